@@ -1,0 +1,413 @@
+//! The typed syntax tree. Every node carries the byte span it came from.
+
+use crate::source::Span;
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct File {
+    pub items: Vec<Item>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    Tree(Tree),
+    Var(VarDecl),
+    Platform(Platform),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TreeKind {
+    Command,
+    Event,
+}
+
+impl TreeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TreeKind::Command => "command",
+            TreeKind::Event => "event",
+        }
+    }
+}
+
+/// A `command` or `event` tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tree {
+    pub kind: TreeKind,
+    pub name: Ident,
+    pub description: Option<Text>,
+    pub body: Vec<Node>,
+    pub span: Span,
+}
+
+/// `var name = "default"`: a custom variable that outlives a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VarDecl {
+    pub name: Ident,
+    pub default: Option<Text>,
+    pub span: Span,
+}
+
+/// `platform "https://discord.com/api"`: the chat platform's API base URL.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Platform {
+    pub url: Text,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+/// A string literal without variables (descriptions, paths, URLs of `platform`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Text {
+    pub value: String,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node {
+    Option(OptionDecl),
+    Api(Box<ApiBlock>),
+    Reply(Reply),
+    Save(Save),
+    If(Box<IfNode>),
+}
+
+impl Node {
+    pub fn span(&self) -> Span {
+        match self {
+            Node::Option(n) => n.span,
+            Node::Api(n) => n.span,
+            Node::Reply(n) => n.span,
+            Node::Save(n) => n.span,
+            Node::If(n) => n.span,
+        }
+    }
+}
+
+/// `option city "City to look up"`: makes `{option_city}` in a command.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptionDecl {
+    pub name: Ident,
+    pub description: Option<Text>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    pub text: Template,
+    pub span: Span,
+}
+
+/// `save name = value`: the only way to keep response data beyond a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Save {
+    pub name: Ident,
+    pub value: Value,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct IfNode {
+    pub condition: Condition,
+    pub then: Branch,
+    pub otherwise: Option<Else>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Else {
+    If(Box<IfNode>),
+    Branch(Branch),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Branch {
+    pub body: Vec<Node>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Condition {
+    pub left: Value,
+    pub test: Option<(CompareOp, Span, Value)>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum CompareOp {
+    #[serde(rename = "==")]
+    Eq,
+    #[serde(rename = "!=")]
+    Ne,
+    #[serde(rename = "<")]
+    Lt,
+    #[serde(rename = "<=")]
+    Le,
+    #[serde(rename = ">")]
+    Gt,
+    #[serde(rename = ">=")]
+    Ge,
+    #[serde(rename = "contains")]
+    Contains,
+}
+
+impl CompareOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompareOp::Eq => "==",
+            CompareOp::Ne => "!=",
+            CompareOp::Lt => "<",
+            CompareOp::Le => "<=",
+            CompareOp::Gt => ">",
+            CompareOp::Ge => ">=",
+            CompareOp::Contains => "contains",
+        }
+    }
+}
+
+/// An `api` request block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiBlock {
+    pub name: Ident,
+    pub fields: Vec<Field>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// The span of the field's keyword.
+    pub keyword: Span,
+    pub kind: FieldKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FieldKind {
+    Method(Ident),
+    Url(Template),
+    Params(Vec<Pair>),
+    Headers(Vec<Pair>),
+    Body(Vec<Entry>),
+    Sample(Text),
+    Allow(Ident),
+}
+
+impl FieldKind {
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            FieldKind::Method(_) => "method",
+            FieldKind::Url(_) => "url",
+            FieldKind::Params(_) => "params",
+            FieldKind::Headers(_) => "headers",
+            FieldKind::Body(_) => "body",
+            FieldKind::Sample(_) => "sample",
+            FieldKind::Allow(_) => "allow",
+        }
+    }
+}
+
+/// A URL parameter or header: `key = "template"`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pair {
+    pub key: Key,
+    pub value: Template,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Key {
+    pub name: String,
+    pub span: Span,
+}
+
+/// A key of a JSON object in a body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub key: Key,
+    pub value: Value,
+    pub span: Span,
+}
+
+/// A JSON value of a body, a `save` or a condition.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Str(Template),
+    /// The number's source text, kept exactly.
+    Number(String, Span),
+    Bool(bool, Span),
+    Null(Span),
+    /// An unquoted response reference: inserts the JSON value itself.
+    Ref(Reference),
+    Object(Vec<Entry>, Span),
+    Array(Vec<Value>, Span),
+}
+
+impl Value {
+    pub fn span(&self) -> Span {
+        match self {
+            Value::Str(t) => t.span,
+            Value::Number(_, s) | Value::Bool(_, s) | Value::Null(s) => *s,
+            Value::Ref(r) => r.span,
+            Value::Object(_, s) | Value::Array(_, s) => *s,
+        }
+    }
+}
+
+/// A string literal, split into literal text, variables and secret slots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    pub parts: Vec<Part>,
+    pub span: Span,
+}
+
+impl Template {
+    /// The text when the template holds no variable or slot.
+    pub fn as_literal(&self) -> Option<String> {
+        let mut out = String::new();
+        for part in &self.parts {
+            match part {
+                Part::Lit(text, _) => out.push_str(text),
+                _ => return None,
+            }
+        }
+        Some(out)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Part {
+    Lit(String, Span),
+    Var(Var),
+    /// `<NAME>`: a secret filled at run time, never stored in the file.
+    Secret(Ident),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Var {
+    /// `{api_<block>[response…]}`
+    Ref(Reference),
+    /// `{bot_token}`
+    BotToken(Span),
+    /// A trigger, option or custom variable: `{user_name}`.
+    Named(Ident),
+}
+
+/// `api_<block>[response.a.0.b]`: a read of a block's response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reference {
+    pub block: Ident,
+    /// `response` or `status` (the span covers the whole path text).
+    pub root: Ident,
+    pub segments: Vec<Segment>,
+    pub span: Span,
+}
+
+impl Reference {
+    /// The path as written: `response.a.0`.
+    pub fn path_text(&self) -> String {
+        let mut out = self.root.name.clone();
+        for seg in &self.segments {
+            out.push('.');
+            out.push_str(&seg.text);
+        }
+        out
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Segment {
+    pub text: String,
+    pub span: Span,
+}
+
+impl ApiBlock {
+    fn find<'a, T>(&'a self, pick: impl Fn(&'a FieldKind) -> Option<T>) -> Option<T> {
+        self.fields.iter().find_map(|f| pick(&f.kind))
+    }
+
+    pub fn method(&self) -> Option<&Ident> {
+        self.find(|k| match k {
+            FieldKind::Method(m) => Some(m),
+            _ => None,
+        })
+    }
+
+    pub fn url(&self) -> Option<&Template> {
+        self.find(|k| match k {
+            FieldKind::Url(u) => Some(u),
+            _ => None,
+        })
+    }
+
+    pub fn params(&self) -> &[Pair] {
+        self.find(|k| match k {
+            FieldKind::Params(p) => Some(p.as_slice()),
+            _ => None,
+        })
+        .unwrap_or(&[])
+    }
+
+    pub fn headers(&self) -> &[Pair] {
+        self.find(|k| match k {
+            FieldKind::Headers(h) => Some(h.as_slice()),
+            _ => None,
+        })
+        .unwrap_or(&[])
+    }
+
+    /// The body's entries and the body field's span, when there is a body.
+    pub fn body(&self) -> Option<(&[Entry], Span)> {
+        self.fields.iter().find_map(|f| match &f.kind {
+            FieldKind::Body(b) => Some((b.as_slice(), f.span)),
+            _ => None,
+        })
+    }
+
+    pub fn sample(&self) -> Option<&Text> {
+        self.find(|k| match k {
+            FieldKind::Sample(s) => Some(s),
+            _ => None,
+        })
+    }
+
+    /// Whether the block says `allow bot_token`.
+    pub fn allows_bot_token(&self) -> bool {
+        self.fields
+            .iter()
+            .any(|f| matches!(&f.kind, FieldKind::Allow(a) if a.name == "bot_token"))
+    }
+}
+
+impl File {
+    pub fn trees(&self) -> impl Iterator<Item = &Tree> {
+        self.items.iter().filter_map(|i| match i {
+            Item::Tree(t) => Some(t),
+            _ => None,
+        })
+    }
+}
+
+/// Calls `f` on every api block of a node list, in every branch, in order.
+pub fn each_block<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a ApiBlock)) {
+    for node in nodes {
+        match node {
+            Node::Api(b) => f(b),
+            Node::If(i) => each_block_in_if(i, f),
+            _ => {}
+        }
+    }
+}
+
+fn each_block_in_if<'a>(node: &'a IfNode, f: &mut impl FnMut(&'a ApiBlock)) {
+    each_block(&node.then.body, f);
+    match &node.otherwise {
+        Some(Else::If(i)) => each_block_in_if(i, f),
+        Some(Else::Branch(b)) => each_block(&b.body, f),
+        None => {}
+    }
+}

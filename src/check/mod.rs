@@ -1,0 +1,91 @@
+//! AST to diagnostics: every static rule, all findings reported together.
+//!
+//! One file per group of rules; each takes the [`Scope`] it needs and pushes
+//! onto one list. Nothing here sends a request or reads the network.
+
+mod declarations;
+mod references;
+mod request;
+mod secrets;
+pub mod url;
+
+use std::collections::{HashMap, HashSet};
+
+use crate::ast::{each_block, ApiBlock, File, Item, Tree, TreeKind};
+use crate::diagnostics::{self, Diagnostic};
+use crate::vocab;
+
+/// What a whole file declares, shared by the rules.
+pub struct Scope<'a> {
+    pub file: &'a File,
+    /// Custom variables: `var` declarations and `save` targets.
+    pub custom: HashSet<&'a str>,
+    /// Every api block of every tree, by name, with its tree.
+    pub blocks: HashMap<&'a str, Vec<(&'a Tree, &'a ApiBlock)>>,
+    /// The chat platform's API: where `{bot_token}` belongs.
+    pub platform: url::Platform,
+}
+
+impl<'a> Scope<'a> {
+    fn new(file: &'a File) -> Scope<'a> {
+        let mut custom = HashSet::new();
+        let mut blocks: HashMap<&str, Vec<_>> = HashMap::new();
+        let mut platform = None;
+        for item in &file.items {
+            match item {
+                Item::Var(v) => {
+                    custom.insert(v.name.name.as_str());
+                }
+                Item::Platform(p) if platform.is_none() => {
+                    platform = url::Platform::parse(&p.url.value)
+                }
+                Item::Platform(_) => {}
+                Item::Tree(tree) => {
+                    references::each_save(&tree.body, &mut |save| {
+                        custom.insert(save.name.name.as_str());
+                    });
+                    each_block(&tree.body, &mut |block| {
+                        blocks
+                            .entry(block.name.name.as_str())
+                            .or_default()
+                            .push((tree, block));
+                    });
+                }
+            }
+        }
+        Scope {
+            file,
+            custom,
+            blocks,
+            platform: platform.unwrap_or_else(url::Platform::default_platform),
+        }
+    }
+
+    /// The variables a tree's templates may name (besides `{bot_token}` and
+    /// response references).
+    pub fn variables_of(&self, tree: &'a Tree) -> Vec<&'a str> {
+        let mut names: Vec<&str> = match tree.kind {
+            TreeKind::Command => vocab::COMMAND_VARIABLES.to_vec(),
+            TreeKind::Event => vocab::event_variables(&tree.name.name)
+                .unwrap_or(&[])
+                .to_vec(),
+        };
+        names.extend(self.custom.iter().copied());
+        names
+    }
+}
+
+/// Runs every rule on a parsed file and returns the findings, sorted by
+/// position.
+pub fn check(file: &File) -> Vec<Diagnostic> {
+    let scope = Scope::new(file);
+    let mut out = Vec::new();
+    declarations::check(&scope, &mut out);
+    for tree in file.trees() {
+        request::check_tree(&scope, tree, &mut out);
+        references::check_tree(&scope, tree, &mut out);
+        secrets::check_tree(&scope, tree, &mut out);
+    }
+    diagnostics::sort(&mut out);
+    out
+}

@@ -1,0 +1,375 @@
+//! Rules on what templates read: response references (which block, whether
+//! it has run, the path's form) and named variables.
+
+use std::collections::HashSet;
+
+use super::Scope;
+use crate::ast::{
+    ApiBlock, Else, IfNode, Node, Part, Reference, Save, Template, Tree, TreeKind, Value, Var,
+};
+use crate::diagnostics::{did_you_mean, Code, Diagnostic};
+use crate::vocab;
+
+/// Calls `f` on every `save` of a node list, in every branch.
+pub fn each_save<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Save)) {
+    for node in nodes {
+        match node {
+            Node::Save(s) => f(s),
+            Node::If(i) => {
+                let mut next: Option<&IfNode> = Some(i);
+                while let Some(node) = next {
+                    each_save(&node.then.body, f);
+                    next = match &node.otherwise {
+                        Some(Else::If(i)) => Some(i),
+                        Some(Else::Branch(b)) => {
+                            each_save(&b.body, f);
+                            None
+                        }
+                        None => None,
+                    };
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Calls `f` on every variable of a template.
+pub fn template_vars<'a>(t: &'a Template, f: &mut impl FnMut(&'a Var)) {
+    for part in &t.parts {
+        if let Part::Var(v) = part {
+            f(v);
+        }
+    }
+}
+
+/// Calls `f` on every template of a value, and `r` on every unquoted reference.
+pub fn value_parts<'a>(
+    v: &'a Value,
+    t: &mut impl FnMut(&'a Template),
+    r: &mut impl FnMut(&'a Reference),
+) {
+    match v {
+        Value::Str(s) => t(s),
+        Value::Ref(re) => r(re),
+        Value::Object(entries, _) => entries.iter().for_each(|e| value_parts(&e.value, t, r)),
+        Value::Array(items, _) => items.iter().for_each(|i| value_parts(i, t, r)),
+        Value::Number(..) | Value::Bool(..) | Value::Null(_) => {}
+    }
+}
+
+/// Calls `f` on every template of a block's fields.
+pub fn block_templates<'a>(
+    block: &'a ApiBlock,
+    f: &mut impl FnMut(&'a Template),
+    r: &mut impl FnMut(&'a Reference),
+) {
+    if let Some(url) = block.url() {
+        f(url);
+    }
+    block.params().iter().for_each(|p| f(&p.value));
+    block.headers().iter().for_each(|h| f(&h.value));
+    if let Some((entries, _)) = block.body() {
+        entries.iter().for_each(|e| value_parts(&e.value, f, r));
+    }
+}
+
+struct Walk<'s, 'a> {
+    scope: &'s Scope<'a>,
+    tree: &'a Tree,
+    variables: Vec<&'a str>,
+    options: Vec<&'a str>,
+    out: &'s mut Vec<Diagnostic>,
+}
+
+pub fn check_tree(scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
+    let options: Vec<&str> = tree
+        .body
+        .iter()
+        .filter_map(|n| match n {
+            Node::Option(o) => Some(o.name.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut variables = scope.variables_of(tree);
+    let option_vars: Vec<String> = options.iter().map(|o| format!("option_{o}")).collect();
+    let mut walk = Walk {
+        scope,
+        tree,
+        variables: Vec::new(),
+        options,
+        out,
+    };
+    variables.sort_unstable();
+    walk.variables = variables;
+    let option_refs: Vec<&str> = option_vars.iter().map(String::as_str).collect();
+    walk.nodes(&tree.body, &mut HashSet::new(), &option_refs);
+}
+
+impl<'a> Walk<'_, 'a> {
+    /// Walks nodes in order; `ran` holds the blocks that have run on every
+    /// path to the current node.
+    fn nodes(&mut self, nodes: &'a [Node], ran: &mut HashSet<&'a str>, option_vars: &[&str]) {
+        for node in nodes {
+            match node {
+                Node::Api(block) => {
+                    let mut templates = Vec::new();
+                    let mut refs = Vec::new();
+                    block_templates(block, &mut |t| templates.push(t), &mut |r| refs.push(r));
+                    for t in templates {
+                        self.template(t, ran, option_vars, Some(block));
+                    }
+                    for r in refs {
+                        self.reference(r, ran, Some(block));
+                    }
+                    ran.insert(block.name.name.as_str());
+                }
+                Node::Reply(reply) => self.template(&reply.text, ran, option_vars, None),
+                Node::Save(save) => self.value(&save.value, ran, option_vars),
+                Node::Option(_) => {}
+                Node::If(node) => self.if_node(node, ran, option_vars),
+            }
+        }
+    }
+
+    fn if_node(&mut self, node: &'a IfNode, ran: &mut HashSet<&'a str>, option_vars: &[&str]) {
+        self.value(&node.condition.left, ran, option_vars);
+        if let Some((_, _, right)) = &node.condition.test {
+            self.value(right, ran, option_vars);
+        }
+        let mut then = ran.clone();
+        self.nodes(&node.then.body, &mut then, option_vars);
+        let mut otherwise = ran.clone();
+        match &node.otherwise {
+            Some(Else::If(i)) => self.if_node(i, &mut otherwise, option_vars),
+            Some(Else::Branch(b)) => self.nodes(&b.body, &mut otherwise, option_vars),
+            None => {}
+        }
+        // A block has run after the `if` when it ran on both sides.
+        ran.extend(then.intersection(&otherwise).copied().collect::<Vec<_>>());
+    }
+
+    fn value(&mut self, value: &'a Value, ran: &HashSet<&'a str>, option_vars: &[&str]) {
+        let mut templates = Vec::new();
+        let mut refs = Vec::new();
+        value_parts(value, &mut |t| templates.push(t), &mut |r| refs.push(r));
+        for t in templates {
+            self.template(t, ran, option_vars, None);
+        }
+        for r in refs {
+            self.reference(r, ran, None);
+        }
+    }
+
+    fn template(
+        &mut self,
+        t: &'a Template,
+        ran: &HashSet<&'a str>,
+        option_vars: &[&str],
+        inside: Option<&ApiBlock>,
+    ) {
+        let mut vars = Vec::new();
+        template_vars(t, &mut |v| vars.push(v));
+        for var in vars {
+            match var {
+                Var::Ref(r) => self.reference(r, ran, inside),
+                Var::Named(name) => self.named(name, option_vars),
+                Var::BotToken(_) => {}
+            }
+        }
+    }
+
+    fn named(&mut self, name: &crate::ast::Ident, option_vars: &[&str]) {
+        let n = name.name.as_str();
+        if self.variables.binary_search(&n).is_ok() || option_vars.contains(&n) {
+            return;
+        }
+        let mut diag =
+            Diagnostic::new(Code::UnknownVariable, format!("unknown variable `{{{n}}}`"))
+                .label(name.span, "not defined here");
+        let candidates = self
+            .variables
+            .iter()
+            .copied()
+            .chain(option_vars.iter().copied())
+            .chain(["bot_token"]);
+        let suggestion = did_you_mean(n, candidates);
+        diag = if let Some(block) = n
+            .strip_prefix("api_")
+            .filter(|b| self.scope.blocks.contains_key(b))
+        {
+            diag.help(format!("a response is read with a path: `{{api_{block}[response]}}` or `{{api_{block}[response.key]}}`"))
+        } else if let Some(s) = suggestion {
+            diag.help(format!("did you mean `{{{s}}}`?"))
+        } else if let Some(option) = n.strip_prefix("option_") {
+            match self.tree.kind {
+                TreeKind::Command => diag.help(format!(
+                    "declare the option in this command: `option {option} \"…\"`"
+                )),
+                TreeKind::Event => {
+                    diag.help("events have no options; use the event's trigger variables")
+                }
+            }
+        } else if let Some((kind, _)) = vocab::EVENTS.iter().find(|(_, vars)| vars.contains(&n)) {
+            diag.help(format!(
+                "`{{{n}}}` is provided by `{kind}` events, not by {} `{}`",
+                self.tree.kind.as_str(),
+                self.tree.name.name
+            ))
+        } else {
+            diag.help(format!(
+                "declare a custom variable with `var {n}`, or use one of this {}'s variables (see `blkc explain B115`)",
+                self.tree.kind.as_str()
+            ))
+        };
+        let _ = &self.options;
+        self.out.push(diag);
+    }
+
+    fn reference(&mut self, r: &'a Reference, ran: &HashSet<&'a str>, inside: Option<&ApiBlock>) {
+        check_path(r, self.out);
+        let name = r.block.name.as_str();
+        if ran.contains(name) {
+            return;
+        }
+        let defs = self
+            .scope
+            .blocks
+            .get(name)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        if let Some((_, block)) = defs.iter().find(|(t, _)| std::ptr::eq(*t, self.tree)) {
+            let diag = if inside.is_some_and(|b| std::ptr::eq(b, *block)) {
+                Diagnostic::new(Code::NotRunBefore, format!("block `{name}` reads its own response"))
+                    .label(r.span, "read while the request is being built")
+                    .help("a block's response exists only after its request is sent; read it in a later node")
+            } else {
+                Diagnostic::new(Code::NotRunBefore, format!("block `{name}` may not have run when this is read"))
+                    .label(r.span, "read here")
+                    .related(block.name.span, "the block is defined here")
+                    .help(format!(
+                        "move block `{name}` before this node, outside any branch, or into every branch that leads here"
+                    ))
+            };
+            self.out.push(diag);
+            return;
+        }
+        if let Some((tree, block)) = defs.first() {
+            self.out.push(
+                Diagnostic::new(
+                    Code::CrossTreeReference,
+                    format!("block `{name}` belongs to {} `{}`", tree.kind.as_str(), tree.name.name),
+                )
+                .label(r.span, format!("read in {} `{}`", self.tree.kind.as_str(), self.tree.name.name))
+                .related(block.name.span, "the block is defined here")
+                .help(format!(
+                    "response data never crosses commands or events; keep what you need with `save my_value = {}` in {} `{}` and read `{{my_value}}` here",
+                    reference_text(r),
+                    tree.kind.as_str(),
+                    tree.name.name
+                )),
+            );
+            return;
+        }
+        let mut here = Vec::new();
+        crate::ast::each_block(&self.tree.body, &mut |b| here.push(b.name.name.as_str()));
+        let help = match did_you_mean(name, here.iter().copied()) {
+            Some(s) => format!("did you mean `api_{s}`?"),
+            None if here.is_empty() => {
+                format!("this {} has no api blocks", self.tree.kind.as_str())
+            }
+            None => format!(
+                "the blocks of this {} are {}",
+                self.tree.kind.as_str(),
+                here.iter()
+                    .map(|b| format!("`{b}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        self.out.push(
+            Diagnostic::new(Code::UnknownBlock, format!("no block named `{name}`"))
+                .label(r.block.span, "unknown block")
+                .help(help),
+        );
+    }
+}
+
+fn reference_text(r: &Reference) -> String {
+    format!("api_{}[{}]", r.block.name, r.path_text())
+}
+
+/// The form of a path: `response` then one segment per level, or `status`.
+fn check_path(r: &Reference, out: &mut Vec<Diagnostic>) {
+    let root = r.root.name.as_str();
+    match root {
+        "response" => {}
+        "status" => {
+            if let Some(first) = r.segments.first() {
+                let last = r.segments.last().map_or(first.span, |s| s.span);
+                out.push(
+                    Diagnostic::new(Code::MalformedPath, "`status` has no fields")
+                        .label(first.span.to(last), "nothing to read here")
+                        .help(format!(
+                            "write `api_{}[status]` for the status code",
+                            r.block.name
+                        )),
+                );
+            }
+            return;
+        }
+        _ => {
+            let help = match did_you_mean(root, ["response", "status"]) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => format!(
+                    "a path starts with `response`, like `api_{}[response.{}]`",
+                    r.block.name,
+                    if root.is_empty() { "key" } else { root }
+                ),
+            };
+            out.push(
+                Diagnostic::new(
+                    Code::MalformedPath,
+                    format!("a response path starts with `response`, not `{root}`"),
+                )
+                .label(r.root.span, "expected `response` or `status`")
+                .help(help),
+            );
+            return;
+        }
+    }
+    for seg in &r.segments {
+        let text = seg.text.as_str();
+        if text.is_empty() {
+            out.push(
+                Diagnostic::new(Code::MalformedPath, "empty segment in a response path")
+                    .label(seg.span, "nothing between the dots")
+                    .help("write one key or index between each pair of dots, like `response.items.0.name`"),
+            );
+        } else if text.len() > 1
+            && text.starts_with('-')
+            && text[1..].bytes().all(|b| b.is_ascii_digit())
+        {
+            out.push(
+                Diagnostic::new(Code::MalformedPath, format!("`{text}` is a negative index"))
+                    .label(seg.span, "indexes count from 0")
+                    .help(
+                        "address array elements by a whole number from 0: the first element is `0`",
+                    ),
+            );
+        } else if let Some(open) = text.find('[') {
+            let (key, index) = text.split_at(open);
+            let index = index.trim_start_matches('[').trim_end_matches(']');
+            out.push(
+                Diagnostic::new(
+                    Code::MalformedPath,
+                    format!("`{text}` uses brackets for an index"),
+                )
+                .label(seg.span, "brackets are not path syntax")
+                .help(format!(
+                    "write the index as its own segment: `{key}.{index}`"
+                )),
+            );
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! Rules on each api block's own fields: names, methods, URL, headers, body.
+
+use std::collections::HashMap;
+
+use super::url::{literal_length, shape, UrlShape};
+use super::Scope;
+use crate::ast::{each_block, ApiBlock, Entry, FieldKind, Part, Tree, Value};
+use crate::diagnostics::{did_you_mean, Code, Diagnostic};
+use crate::source::Span;
+use crate::vocab;
+
+pub fn check_tree(_scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
+    let mut names: HashMap<&str, Span> = HashMap::new();
+    each_block(&tree.body, &mut |block| {
+        let name = block.name.name.as_str();
+        if let Some(first) = names.insert(name, block.name.span) {
+            out.push(
+                Diagnostic::new(
+                    Code::DuplicateBlock,
+                    format!("block name `{name}` is used twice in {} `{}`", tree.kind.as_str(), tree.name.name),
+                )
+                .label(block.name.span, "defined again here")
+                .related(first, "first defined here")
+                .help(format!(
+                    "rename one of them: `{{api_{name}[…]}}` must name exactly one block, or their responses are confused"
+                )),
+            );
+        }
+        check_block(block, out);
+    });
+}
+
+fn check_block(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
+    let mut seen: HashMap<&str, Span> = HashMap::new();
+    for field in &block.fields {
+        let keyword = field.kind.keyword();
+        if let Some(first) = seen.insert(keyword, field.keyword) {
+            out.push(
+                Diagnostic::new(
+                    Code::DuplicateField,
+                    format!("`{keyword}` is given twice in block `{}`", block.name.name),
+                )
+                .label(field.keyword, "given again here")
+                .related(first, "first given here")
+                .help(format!(
+                    "keep one `{keyword}`; blkc would not know which to use"
+                )),
+            );
+        }
+    }
+    for (keyword, example) in [
+        ("method", "method GET"),
+        ("url", "url \"https://api.example.com/v1/items\""),
+    ] {
+        if !seen.contains_key(keyword) {
+            out.push(
+                Diagnostic::new(
+                    Code::MissingField,
+                    format!("block `{}` has no `{keyword}`", block.name.name),
+                )
+                .label(
+                    block.name.span,
+                    format!("`{keyword}` missing in this block"),
+                )
+                .help(format!(
+                    "every API block needs a {keyword}: add `{example}`"
+                )),
+            );
+        }
+    }
+
+    let method = block.method().map(|m| m.name.as_str());
+    if let Some(m) = block.method() {
+        check_method(m.name.as_str(), m.span, out);
+    }
+    if let (Some("GET"), Some((_, body_span))) = (method, block.body()) {
+        let method_span = block.method().map_or(block.name.span, |m| m.span);
+        out.push(
+            Diagnostic::new(
+                Code::BodyOnGet,
+                format!("block `{}` sends a body with GET", block.name.name),
+            )
+            .label(body_span, "a GET request carries no body")
+            .related(method_span, "the method is GET")
+            .help("move the values into `params { … }`, or use POST, PUT or PATCH to send a body"),
+        );
+    }
+    if let Some(url) = block.url() {
+        match shape(url) {
+            UrlShape::Invalid { reason, help } => out.push(
+                Diagnostic::new(
+                    Code::InvalidUrl,
+                    format!(
+                        "the URL of block `{}` is not an absolute http(s) address",
+                        block.name.name
+                    ),
+                )
+                .label(url.span, reason)
+                .help(help),
+            ),
+            UrlShape::Known { .. } | UrlShape::Dynamic if method == Some("GET") => {
+                let len = literal_length(url, block.params());
+                if len > vocab::MAX_GET_URL {
+                    out.push(
+                        Diagnostic::new(
+                            Code::UrlTooLong,
+                            format!(
+                                "the GET URL of block `{}` is {len} characters before any variable is filled, more than {}",
+                                block.name.name,
+                                vocab::MAX_GET_URL
+                            ),
+                        )
+                        .label(url.span, format!("{len} characters with its parameters"))
+                        .help("send the data in a body with POST, or shorten the parameters"),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    for header in block.headers() {
+        if !is_token(&header.key.name) {
+            let bad = header.key.name.chars().find(|c| !is_tchar(*c));
+            let label = match bad {
+                Some(c) => format!("`{}` cannot appear in a header name", c.escape_debug()),
+                None => "a header name cannot be empty".to_string(),
+            };
+            out.push(
+                Diagnostic::new(
+                    Code::InvalidHeaderName,
+                    format!("`{}` is not a valid header name", header.key.name),
+                )
+                .label(header.key.span, label)
+                .help("header names are letters, digits and `!#$%&'*+-.^_`|~`, like `X-Api-Key`"),
+            );
+        }
+        for part in &header.value.parts {
+            if let Part::Lit(text, span) = part {
+                if text.contains(['\r', '\n']) {
+                    out.push(
+                        Diagnostic::new(Code::HeaderValueNewline, format!("header `{}` has a line break in its value", header.key.name))
+                            .label(*span, "CR or LF here")
+                            .help("remove the `\\r` or `\\n`: a line break would end the header and could inject another"),
+                    );
+                }
+            }
+        }
+    }
+    if let Some((entries, _)) = block.body() {
+        check_body_keys(entries, out);
+    }
+    for field in &block.fields {
+        if let FieldKind::Allow(what) = &field.kind {
+            if what.name != "bot_token" {
+                out.push(
+                    Diagnostic::new(
+                        Code::UnknownAllow,
+                        format!("`allow {}` is not something blkc can allow", what.name),
+                    )
+                    .label(what.span, "unknown")
+                    .help("the only exception a block can allow is `allow bot_token`"),
+                );
+            }
+        }
+    }
+}
+
+fn check_method(name: &str, span: Span, out: &mut Vec<Diagnostic>) {
+    if vocab::METHODS.contains(&name) {
+        return;
+    }
+    let upper = name.to_ascii_uppercase();
+    if let Some((m, why)) = vocab::UNSUPPORTED_METHODS.iter().find(|(m, _)| *m == upper) {
+        out.push(
+            Diagnostic::new(
+                Code::UnsupportedMethod,
+                format!("API blocks do not support {m}"),
+            )
+            .label(span, "not supported")
+            .help(format!(
+                "{m} is not used: {why}; use one of GET, POST, PUT, DELETE, PATCH"
+            )),
+        );
+        return;
+    }
+    let help = if vocab::METHODS.contains(&upper.as_str()) {
+        format!("methods are written in capitals: `{upper}`")
+    } else {
+        match did_you_mean(name, vocab::METHODS.iter().copied()) {
+            Some(m) => format!("did you mean `{m}`?"),
+            None => "the methods are GET, POST, PUT, DELETE and PATCH".to_string(),
+        }
+    };
+    out.push(
+        Diagnostic::new(
+            Code::UnknownMethod,
+            format!("`{name}` is not an HTTP method"),
+        )
+        .label(span, "unknown method")
+        .help(help),
+    );
+}
+
+fn check_body_keys(entries: &[Entry], out: &mut Vec<Diagnostic>) {
+    let mut seen: HashMap<&str, Span> = HashMap::new();
+    for entry in entries {
+        if let Some(first) = seen.insert(entry.key.name.as_str(), entry.key.span) {
+            out.push(
+                Diagnostic::new(Code::DuplicateKey, format!("key `{}` is given twice in one body object", entry.key.name))
+                    .label(entry.key.span, "given again here")
+                    .related(first, "first given here")
+                    .help("keep one: a JSON object has one value per key, and servers disagree on which one wins"),
+            );
+        }
+        check_value_keys(&entry.value, out);
+    }
+}
+
+fn check_value_keys(value: &Value, out: &mut Vec<Diagnostic>) {
+    match value {
+        Value::Object(entries, _) => check_body_keys(entries, out),
+        Value::Array(items, _) => items.iter().for_each(|v| check_value_keys(v, out)),
+        _ => {}
+    }
+}
+
+/// RFC 9110 `tchar`.
+fn is_tchar(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
+}
+
+fn is_token(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(is_tchar)
+}

@@ -1,0 +1,208 @@
+//! Diagnostic codes, the diagnostic type, and rendering (terminal and JSON).
+//!
+//! Every code is listed once in [`codes!`]; its page lives in
+//! `docs/codes/<CODE>.md` and is compiled in for `blkc explain`.
+
+mod render;
+
+pub use render::{render_json, render_terminal, RenderOptions};
+
+use crate::source::Span;
+
+macro_rules! codes {
+    ($($variant:ident = $code:literal, $severity:ident, $title:literal;)*) => {
+        /// Every diagnostic blkc can report. Codes are stable and never reused.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code {
+            $($variant,)*
+        }
+
+        impl Code {
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $code,)*
+                }
+            }
+
+            /// The severity a diagnostic of this code has.
+            pub fn severity(self) -> Severity {
+                match self {
+                    $(Code::$variant => Severity::$severity,)*
+                }
+            }
+
+            /// A one-line summary, as listed in docs/diagnostics.md.
+            pub fn title(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $title,)*
+                }
+            }
+
+            /// The code's documentation page (docs/codes/<CODE>.md).
+            pub fn page(self) -> &'static str {
+                match self {
+                    $(Code::$variant => include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/codes/", $code, ".md")),)*
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    // Reading and parsing.
+    Syntax = "B001", Error, "syntax error";
+    FileTooLarge = "B002", Error, "file too large";
+    TooDeep = "B003", Error, "nesting too deep";
+    InvalidEscape = "B004", Error, "invalid escape in a string";
+    MalformedVariable = "B005", Error, "malformed `{…}` variable";
+    InvalidUtf8 = "B006", Error, "file is not UTF-8";
+    // Checking.
+    DuplicateBlock = "B101", Error, "duplicate block name in one command or event";
+    UnsupportedMethod = "B102", Error, "unsupported HTTP method";
+    UnknownMethod = "B103", Error, "unknown HTTP method";
+    BodyOnGet = "B104", Error, "request body on a GET";
+    MissingField = "B105", Error, "missing required field";
+    DuplicateField = "B106", Error, "field given twice";
+    InvalidUrl = "B107", Error, "not an absolute http(s) URL";
+    UrlTooLong = "B108", Error, "GET URL longer than the limit";
+    InvalidHeaderName = "B109", Error, "invalid header name";
+    HeaderValueNewline = "B110", Error, "CR or LF in a header value";
+    UnknownBlock = "B111", Error, "response reference to an unknown block";
+    CrossTreeReference = "B112", Error, "response reference to a block of another command or event";
+    NotRunBefore = "B113", Error, "response reference to a block that may not have run";
+    MalformedPath = "B114", Error, "malformed response path";
+    UnknownVariable = "B115", Error, "unknown variable";
+    TokenWrongHost = "B116", Error, "`{bot_token}` sent to a host other than the chat platform's API";
+    TokenOutsideHeader = "B117", Error, "`{bot_token}` in a URL or body";
+    SecretLiteral = "B118", Warning, "secret-looking literal in a header";
+    DuplicateKey = "B119", Error, "duplicate key in a request body";
+    DuplicateTree = "B120", Error, "duplicate command or event";
+    UnknownEvent = "B121", Error, "unknown event kind";
+    MisplacedOption = "B122", Error, "option outside the top level of a command";
+    SecretInOutput = "B123", Error, "secret or bot token where it would be shown";
+    UnknownAllow = "B124", Error, "unknown `allow` value";
+    DuplicateDeclaration = "B125", Error, "declared twice";
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Advice,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Advice => "advice",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Label {
+    pub span: Span,
+    pub text: String,
+    pub primary: bool,
+}
+
+/// One finding: what is wrong (message), where (labels), what to do (help).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnostic {
+    pub code: Code,
+    pub severity: Severity,
+    pub message: String,
+    pub labels: Vec<Label>,
+    pub help: Option<String>,
+    pub note: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn new(code: Code, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            code,
+            severity: code.severity(),
+            message: message.into(),
+            labels: Vec::new(),
+            help: None,
+            note: None,
+        }
+    }
+
+    /// The primary label: what is here.
+    pub fn label(mut self, span: Span, text: impl Into<String>) -> Diagnostic {
+        self.labels.push(Label {
+            span,
+            text: text.into(),
+            primary: true,
+        });
+        self
+    }
+
+    /// A label on a related place ("first defined here").
+    pub fn related(mut self, span: Span, text: impl Into<String>) -> Diagnostic {
+        self.labels.push(Label {
+            span,
+            text: text.into(),
+            primary: false,
+        });
+        self
+    }
+
+    pub fn help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn note(mut self, note: impl Into<String>) -> Diagnostic {
+        self.note = Some(note.into());
+        self
+    }
+
+    pub fn with_severity(mut self, severity: Severity) -> Diagnostic {
+        self.severity = severity;
+        self
+    }
+
+    pub fn primary_span(&self) -> Option<Span> {
+        self.labels
+            .iter()
+            .find(|l| l.primary)
+            .or(self.labels.first())
+            .map(|l| l.span)
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// Sorts diagnostics by position, then code, so output is stable.
+pub fn sort(diags: &mut [Diagnostic]) {
+    diags.sort_by_key(|d| (d.primary_span().map(|s| (s.start, s.end)), d.code));
+}
+
+/// "did you mean `x`?" over a closed vocabulary.
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let lower = word.to_ascii_lowercase();
+    candidates
+        .into_iter()
+        .filter(|c| *c != word)
+        .map(|c| {
+            (
+                strsim::damerau_levenshtein(&lower, &c.to_ascii_lowercase()),
+                c,
+            )
+        })
+        .filter(|(d, c)| *d <= (c.len().max(word.len()) / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}

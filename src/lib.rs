@@ -1,0 +1,76 @@
+//! blkc: a compiler, checker and runner for `.blk` files.
+//!
+//! Data flows one way: [`syntax`] reads source into an [`ast`], [`check`]
+//! finds every mistake it can see before anything is sent.
+
+pub mod ast;
+pub mod check;
+pub mod diagnostics;
+pub mod source;
+pub mod syntax;
+pub mod vocab;
+
+use diagnostics::{Code, Diagnostic};
+use source::{SourceFile, Span};
+
+/// A file read, parsed and checked.
+#[derive(Debug)]
+pub struct Checked {
+    pub source: SourceFile,
+    pub ast: ast::File,
+    /// Every finding, sorted by position.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Checked {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Reads bytes as a source file; bytes that are not UTF-8 are a diagnostic
+/// (the text is kept, lossily, so the report can show where).
+pub fn source_from_bytes(name: &str, bytes: Vec<u8>) -> (SourceFile, Option<Diagnostic>) {
+    match String::from_utf8(bytes) {
+        Ok(text) => (SourceFile::new(name, text), None),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            let diag = Diagnostic::new(Code::InvalidUtf8, format!("`{name}` is not valid UTF-8"))
+                .label(Span::new(at, at), format!("invalid byte at offset {at}"))
+                .help("save the file as UTF-8");
+            (SourceFile::new(name, text), Some(diag))
+        }
+    }
+}
+
+/// Parses and checks one file. The checker runs only when parsing read the
+/// whole file, so one typo does not cause a wall of follow-on errors.
+pub fn check_source(source: SourceFile) -> Checked {
+    let parsed = syntax::parse(&source);
+    let mut diagnostics = parsed.diagnostics;
+    if parsed.complete {
+        diagnostics.extend(check::check(&parsed.ast));
+    }
+    diagnostics::sort(&mut diagnostics);
+    Checked {
+        source,
+        ast: parsed.ast,
+        diagnostics,
+    }
+}
+
+/// Reads a file from disk, then [`check_source`]. An I/O failure is returned
+/// as is; a file that is not UTF-8 is a diagnostic.
+pub fn check_path(path: &std::path::Path) -> std::io::Result<Checked> {
+    let bytes = std::fs::read(path)?;
+    let (source, bad_utf8) = source_from_bytes(&path.display().to_string(), bytes);
+    if let Some(diag) = bad_utf8 {
+        return Ok(Checked {
+            source,
+            ast: ast::File::default(),
+            diagnostics: vec![diag],
+        });
+    }
+    Ok(check_source(source))
+}

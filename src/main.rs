@@ -1,0 +1,119 @@
+//! The `blkc` binary: parse arguments, call the library, render, exit.
+//!
+//! Exit codes (docs/cli.md): 0 success, 1 diagnostics with errors,
+//! 2 usage or I/O error, 3 run failure.
+
+mod cli;
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use blkc::diagnostics::{render_json, render_terminal, Code, RenderOptions, Severity};
+use cli::{Cli, Color, Command, Format, Output};
+
+const EXIT_DIAGNOSTICS: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Check {
+            files,
+            output,
+            deny_warnings,
+        } => check(&files, &output, deny_warnings),
+        Command::Explain { code } => explain(&code),
+    }
+}
+
+fn render_options(output: &Output) -> RenderOptions {
+    let color = match output.color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let width = terminal_width().unwrap_or(100);
+    RenderOptions { color, width }
+}
+
+fn terminal_width() -> Option<usize> {
+    std::env::var("COLUMNS").ok()?.parse().ok()
+}
+
+fn check(files: &[std::path::PathBuf], output: &Output, deny_warnings: bool) -> ExitCode {
+    let opts = render_options(output);
+    let mut failed = false;
+    let mut io_error = false;
+    let mut json = Vec::new();
+    let (mut errors, mut warnings) = (0, 0);
+    for path in files {
+        let checked = match blkc::check_path(path) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("error: cannot read `{}`: {e}", path.display());
+                io_error = true;
+                continue;
+            }
+        };
+        errors += checked
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count();
+        warnings += checked
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .count();
+        failed |= checked.has_errors() || (deny_warnings && warnings > 0);
+        match output.format {
+            Format::Text => eprint!(
+                "{}",
+                render_terminal(&checked.source, &checked.diagnostics, opts)
+            ),
+            Format::Json => {
+                if let serde_json::Value::Object(mut o) =
+                    render_json(&checked.source, &checked.diagnostics)
+                {
+                    if let Some(serde_json::Value::Array(items)) = o.remove("diagnostics") {
+                        json.extend(items);
+                    }
+                }
+            }
+        }
+    }
+    if output.format == Format::Json {
+        let doc =
+            serde_json::json!({ "errors": errors, "warnings": warnings, "diagnostics": json });
+        let mut stdout = std::io::stdout().lock();
+        let _ = serde_json::to_writer_pretty(&mut stdout, &doc);
+        let _ = writeln!(stdout);
+    }
+    if io_error {
+        ExitCode::from(EXIT_USAGE)
+    } else if failed {
+        ExitCode::from(EXIT_DIAGNOSTICS)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn explain(code: &str) -> ExitCode {
+    let wanted = code.trim().to_ascii_uppercase();
+    match Code::ALL.iter().find(|c| c.as_str() == wanted) {
+        Some(c) => {
+            print!("{}", c.page());
+            ExitCode::SUCCESS
+        }
+        None => {
+            eprintln!("error: `{code}` is not a blkc diagnostic code");
+            eprintln!(
+                "help: the codes are listed in docs/diagnostics.md, from B001 to B{}",
+                &Code::ALL[Code::ALL.len() - 1].as_str()[1..]
+            );
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}

@@ -1,0 +1,494 @@
+//! Source text to AST. The only module that knows pest.
+//!
+//! The file is parsed one top-level item at a time: each item's pairs are
+//! lowered to AST and dropped before the next item is parsed, which keeps
+//! peak memory near the size of the AST (docs/architecture.md).
+
+mod errors;
+pub mod template;
+
+use pest::iterators::Pair;
+use pest::Parser as _;
+
+use crate::ast::*;
+use crate::diagnostics::{Code, Diagnostic};
+use crate::source::{SourceFile, Span};
+
+#[derive(pest_derive::Parser)]
+#[grammar = "../grammar/blk.pest"]
+struct BlkParser;
+
+/// The largest file blkc reads (64 MiB).
+pub const MAX_FILE_SIZE: usize = 64 * 1024 * 1024;
+/// The deepest nesting of `{…}` and `[…]` a file may have.
+pub const MAX_DEPTH: usize = 64;
+
+/// The result of parsing: the AST of what could be read, every diagnostic,
+/// and whether parsing stopped early (so the checker should not run).
+#[derive(Debug)]
+pub struct Parsed {
+    pub ast: File,
+    pub diagnostics: Vec<Diagnostic>,
+    pub complete: bool,
+}
+
+pub fn parse(source: &SourceFile) -> Parsed {
+    let text = source.text.as_str();
+    let mut parsed = Parsed {
+        ast: File::default(),
+        diagnostics: Vec::new(),
+        complete: false,
+    };
+    if text.len() > MAX_FILE_SIZE {
+        parsed.diagnostics.push(
+            Diagnostic::new(
+                Code::FileTooLarge,
+                format!(
+                    "file is {} bytes, more than the limit of {} bytes",
+                    text.len(),
+                    MAX_FILE_SIZE
+                ),
+            )
+            .label(Span::new(0, 0), "this file")
+            .help("split the commands and events over several files"),
+        );
+        return parsed;
+    }
+    if let Some(diag) = check_depth(text) {
+        parsed.diagnostics.push(diag);
+        return parsed;
+    }
+    // pest's own guard against deep recursion, on top of the depth check.
+    pest::set_call_limit(std::num::NonZeroUsize::new(50_000_000));
+
+    let mut lower = Lower {
+        base: 0,
+        diags: &mut parsed.diagnostics,
+    };
+    let mut pos = skip_blank(text, 0);
+    while pos < text.len() {
+        let rest = &text[pos..];
+        match BlkParser::parse(Rule::item, rest) {
+            Ok(mut pairs) => {
+                let Some(pair) = pairs.next() else { break };
+                let end = pair.as_span().end();
+                lower.base = pos;
+                let item = lower.item(pair);
+                parsed.ast.items.push(item);
+                pos = skip_blank(text, pos + end);
+            }
+            Err(_) => {
+                lower.diags.push(errors::syntax_error(text, pos));
+                return parsed;
+            }
+        }
+    }
+    parsed.complete = true;
+    parsed
+}
+
+/// Skips blanks and comments; the grammar's WHITESPACE, by hand, between items.
+fn skip_blank(text: &str, mut pos: usize) -> usize {
+    let bytes = text.as_bytes();
+    while pos < bytes.len() {
+        match bytes[pos] {
+            b' ' | b'\t' | b'\r' | b'\n' => pos += 1,
+            b'#' => pos = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |i| pos + i),
+            _ => break,
+        }
+    }
+    pos
+}
+
+/// Finds the first `{` or `[` nested deeper than [`MAX_DEPTH`], outside
+/// strings and comments, before pest (or anything recursive) sees the file.
+fn check_depth(text: &str) -> Option<Diagnostic> {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'#' => i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |j| i + j),
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Some(
+                        Diagnostic::new(Code::TooDeep, format!("nesting deeper than {MAX_DEPTH} levels"))
+                            .label(Span::new(i, i + 1), format!("level {depth} opens here"))
+                            .help("flatten the branches or the body; blkc reads at most 64 levels of `{…}` and `[…]`"),
+                    );
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Lowers the pairs of one item to AST, with spans offset by `base`.
+struct Lower<'d> {
+    base: usize,
+    diags: &'d mut Vec<Diagnostic>,
+}
+
+impl Lower<'_> {
+    fn span(&self, pair: &Pair<'_, Rule>) -> Span {
+        let s = pair.as_span();
+        Span::new(self.base + s.start(), self.base + s.end())
+    }
+
+    fn item(&mut self, pair: Pair<'_, Rule>) -> Item {
+        match pair.as_rule() {
+            Rule::command => Item::Tree(self.tree(pair, TreeKind::Command)),
+            Rule::event => Item::Tree(self.tree(pair, TreeKind::Event)),
+            Rule::var_decl => Item::Var(self.var_decl(pair)),
+            _ => Item::Platform(self.platform(pair)),
+        }
+    }
+
+    fn tree(&mut self, pair: Pair<'_, Rule>, kind: TreeKind) -> Tree {
+        let span = self.span(&pair);
+        let mut name = None;
+        let mut description = None;
+        let mut body = Vec::new();
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_command | Rule::kw_event => {}
+                Rule::ident => name = Some(self.ident(p)),
+                Rule::string => description = Some(self.text(p)),
+                _ => body.push(self.node(p)),
+            }
+        }
+        Tree {
+            kind,
+            name: name.unwrap_or_else(|| missing(span)),
+            description,
+            body,
+            span,
+        }
+    }
+
+    fn var_decl(&mut self, pair: Pair<'_, Rule>) -> VarDecl {
+        let span = self.span(&pair);
+        let mut name = None;
+        let mut default = None;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::ident => name = Some(self.ident(p)),
+                Rule::string => default = Some(self.text(p)),
+                _ => {}
+            }
+        }
+        VarDecl {
+            name: name.unwrap_or_else(|| missing(span)),
+            default,
+            span,
+        }
+    }
+
+    fn platform(&mut self, pair: Pair<'_, Rule>) -> Platform {
+        let span = self.span(&pair);
+        let url = pair
+            .into_inner()
+            .find(|p| p.as_rule() == Rule::string)
+            .map(|p| self.text(p))
+            .unwrap_or(Text {
+                value: String::new(),
+                span,
+            });
+        Platform { url, span }
+    }
+
+    fn node(&mut self, pair: Pair<'_, Rule>) -> Node {
+        match pair.as_rule() {
+            Rule::option_decl => Node::Option(self.option_decl(pair)),
+            Rule::api_block => Node::Api(Box::new(self.api_block(pair))),
+            Rule::reply => Node::Reply(self.reply(pair)),
+            Rule::save => Node::Save(self.save(pair)),
+            _ => Node::If(Box::new(self.if_node(pair))),
+        }
+    }
+
+    fn option_decl(&mut self, pair: Pair<'_, Rule>) -> OptionDecl {
+        let span = self.span(&pair);
+        let mut name = None;
+        let mut description = None;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::ident => name = Some(self.ident(p)),
+                Rule::string => description = Some(self.text(p)),
+                _ => {}
+            }
+        }
+        OptionDecl {
+            name: name.unwrap_or_else(|| missing(span)),
+            description,
+            span,
+        }
+    }
+
+    fn reply(&mut self, pair: Pair<'_, Rule>) -> Reply {
+        let span = self.span(&pair);
+        let text = pair
+            .into_inner()
+            .find(|p| p.as_rule() == Rule::string)
+            .map(|p| self.template(p))
+            .unwrap_or(Template {
+                parts: Vec::new(),
+                span,
+            });
+        Reply { text, span }
+    }
+
+    fn save(&mut self, pair: Pair<'_, Rule>) -> Save {
+        let span = self.span(&pair);
+        let mut name = None;
+        let mut value = None;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_save => {}
+                Rule::ident if name.is_none() => name = Some(self.ident(p)),
+                _ => value = Some(self.value(p)),
+            }
+        }
+        Save {
+            name: name.unwrap_or_else(|| missing(span)),
+            value: value.unwrap_or(Value::Null(span)),
+            span,
+        }
+    }
+
+    fn if_node(&mut self, pair: Pair<'_, Rule>) -> IfNode {
+        let span = self.span(&pair);
+        let mut condition = None;
+        let mut then = None;
+        let mut otherwise = None;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::condition => condition = Some(self.condition(p)),
+                Rule::branch if then.is_none() => then = Some(self.branch(p)),
+                Rule::branch => otherwise = Some(Else::Branch(self.branch(p))),
+                Rule::if_node => otherwise = Some(Else::If(Box::new(self.if_node(p)))),
+                _ => {}
+            }
+        }
+        IfNode {
+            condition: condition.unwrap_or(Condition {
+                left: Value::Null(span),
+                test: None,
+                span,
+            }),
+            then: then.unwrap_or(Branch {
+                body: Vec::new(),
+                span,
+            }),
+            otherwise,
+            span,
+        }
+    }
+
+    fn branch(&mut self, pair: Pair<'_, Rule>) -> Branch {
+        let span = self.span(&pair);
+        let body = pair.into_inner().map(|p| self.node(p)).collect();
+        Branch { body, span }
+    }
+
+    fn condition(&mut self, pair: Pair<'_, Rule>) -> Condition {
+        let span = self.span(&pair);
+        let mut inner = pair.into_inner();
+        let left = match inner.next() {
+            Some(p) => self.value(p),
+            None => Value::Null(span),
+        };
+        let test = match (inner.next(), inner.next()) {
+            (Some(op), Some(right)) => {
+                let op_span = self.span(&op);
+                let op = match op.as_str() {
+                    "==" => CompareOp::Eq,
+                    "!=" => CompareOp::Ne,
+                    "<" => CompareOp::Lt,
+                    "<=" => CompareOp::Le,
+                    ">" => CompareOp::Gt,
+                    ">=" => CompareOp::Ge,
+                    _ => CompareOp::Contains,
+                };
+                Some((op, op_span, self.value(right)))
+            }
+            _ => None,
+        };
+        Condition { left, test, span }
+    }
+
+    fn api_block(&mut self, pair: Pair<'_, Rule>) -> ApiBlock {
+        let span = self.span(&pair);
+        let mut name = None;
+        let mut fields = Vec::new();
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_api => {}
+                Rule::ident => name = Some(self.ident(p)),
+                _ => fields.push(self.field(p)),
+            }
+        }
+        ApiBlock {
+            name: name.unwrap_or_else(|| missing(span)),
+            fields,
+            span,
+        }
+    }
+
+    fn field(&mut self, pair: Pair<'_, Rule>) -> Field {
+        let span = self.span(&pair);
+        let rule = pair.as_rule();
+        let mut inner = pair.into_inner();
+        let keyword = inner.next().map_or(span, |k| self.span(&k));
+        let kind = match rule {
+            Rule::method_field => FieldKind::Method(
+                inner
+                    .next()
+                    .map_or_else(|| missing(span), |p| self.ident(p)),
+            ),
+            Rule::url_field => FieldKind::Url(inner.next().map_or(
+                Template {
+                    parts: Vec::new(),
+                    span,
+                },
+                |p| self.template(p),
+            )),
+            Rule::params_field => FieldKind::Params(inner.map(|p| self.pair(p)).collect()),
+            Rule::headers_field => FieldKind::Headers(inner.map(|p| self.pair(p)).collect()),
+            Rule::body_field => {
+                FieldKind::Body(inner.next().map_or_else(Vec::new, |p| self.entries(p)))
+            }
+            Rule::sample_field => FieldKind::Sample(inner.next().map_or(
+                Text {
+                    value: String::new(),
+                    span,
+                },
+                |p| self.text(p),
+            )),
+            _ => FieldKind::Allow(
+                inner
+                    .next()
+                    .map_or_else(|| missing(span), |p| self.ident(p)),
+            ),
+        };
+        Field {
+            keyword,
+            kind,
+            span,
+        }
+    }
+
+    /// `param` and `header`: `key = value`.
+    fn pair(&mut self, pair: Pair<'_, Rule>) -> Pair_ {
+        let span = self.span(&pair);
+        let mut inner = pair.into_inner();
+        let key = inner.next().map_or(
+            Key {
+                name: String::new(),
+                span,
+            },
+            |p| self.key(p),
+        );
+        let value = match inner.next() {
+            Some(p) if p.as_rule() == Rule::string => self.template(p),
+            Some(p) => {
+                let s = self.span(&p);
+                Template {
+                    parts: vec![Part::Lit(p.as_str().to_string(), s)],
+                    span: s,
+                }
+            }
+            None => Template {
+                parts: Vec::new(),
+                span,
+            },
+        };
+        Pair_ { key, value, span }
+    }
+
+    fn entries(&mut self, object: Pair<'_, Rule>) -> Vec<Entry> {
+        let inner = object.into_inner();
+        let mut entries = Vec::with_capacity(inner.len());
+        for entry in inner {
+            let span = self.span(&entry);
+            let mut parts = entry.into_inner();
+            let key = parts.next().map_or(
+                Key {
+                    name: String::new(),
+                    span,
+                },
+                |p| self.key(p),
+            );
+            let value = parts.next().map_or(Value::Null(span), |p| self.value(p));
+            entries.push(Entry { key, value, span });
+        }
+        entries
+    }
+
+    fn value(&mut self, pair: Pair<'_, Rule>) -> Value {
+        let span = self.span(&pair);
+        match pair.as_rule() {
+            Rule::string => Value::Str(self.template(pair)),
+            Rule::number => Value::Number(pair.as_str().to_string(), span),
+            Rule::kw_true => Value::Bool(true, span),
+            Rule::kw_false => Value::Bool(false, span),
+            Rule::reference => {
+                match template::scan_reference(pair.as_str(), span.start as usize, self.diags) {
+                    Some(r) => Value::Ref(r),
+                    None => Value::Null(span),
+                }
+            }
+            Rule::object => Value::Object(self.entries(pair), span),
+            Rule::array => Value::Array(pair.into_inner().map(|p| self.value(p)).collect(), span),
+            _ => Value::Null(span),
+        }
+    }
+
+    fn key(&mut self, pair: Pair<'_, Rule>) -> Key {
+        let span = self.span(&pair);
+        let text = pair.as_str();
+        let name = if text.starts_with('"') {
+            template::scan_text(text, span.start as usize, self.diags).value
+        } else {
+            text.to_string()
+        };
+        Key { name, span }
+    }
+
+    fn ident(&mut self, pair: Pair<'_, Rule>) -> Ident {
+        Ident {
+            name: pair.as_str().to_string(),
+            span: self.span(&pair),
+        }
+    }
+
+    fn text(&mut self, pair: Pair<'_, Rule>) -> Text {
+        let start = self.base + pair.as_span().start();
+        template::scan_text(pair.as_str(), start, self.diags)
+    }
+
+    fn template(&mut self, pair: Pair<'_, Rule>) -> Template {
+        let start = self.base + pair.as_span().start();
+        template::scan_template(pair.as_str(), start, self.diags)
+    }
+}
+
+/// A name the grammar guarantees; never reached on a successful parse.
+fn missing(span: Span) -> Ident {
+    Ident {
+        name: String::new(),
+        span,
+    }
+}
+
+use crate::ast::Pair as Pair_;

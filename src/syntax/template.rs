@@ -1,0 +1,303 @@
+//! The hand-written scanner for string literals: escapes, `{…}` variables,
+//! `<SLOT>` secret slots and unquoted response references.
+//!
+//! pest hands over each string literal as one token; splitting it here is
+//! the measured fast path (see ../shared/design/pest-speed.md).
+
+use crate::ast::{Ident, Part, Reference, Segment, Template, Text, Var};
+use crate::diagnostics::{Code, Diagnostic};
+use crate::source::Span;
+
+/// Scans a string literal token (quotes included) starting at byte `base`.
+pub fn scan_template(token: &str, base: usize, diags: &mut Vec<Diagnostic>) -> Template {
+    let span = Span::new(base, base + token.len());
+    let bytes = token.as_bytes();
+    let end = bytes.len() - 1; // the closing quote
+    let mut parts = Vec::with_capacity(1 + memchr::memchr_iter(b'{', bytes).count() * 2);
+    let mut lit = String::new();
+    let mut lit_start = 1;
+    let mut i = 1;
+    while i < end {
+        match bytes[i] {
+            b'\\' => {
+                let (consumed, ch) = scan_escape(token, base, i, diags);
+                if let Some(ch) = ch {
+                    lit.push(ch);
+                }
+                i += consumed;
+            }
+            b'{' => {
+                let Some(close) = memchr::memchr(b'}', &bytes[i + 1..end]).map(|j| i + 1 + j)
+                else {
+                    diags.push(
+                        Diagnostic::new(Code::MalformedVariable, "unclosed `{` in a string")
+                            .label(
+                                Span::new(base + i, base + i + 1),
+                                "this `{` is never closed",
+                            )
+                            .help(
+                                "close the variable with `}`, or write `\\{` for a literal brace",
+                            ),
+                    );
+                    lit.push_str(&token[i..end]);
+                    i = end;
+                    continue;
+                };
+                flush(&mut parts, &mut lit, base + lit_start, base + i);
+                let inner = &token[i + 1..close];
+                if let Some(var) = scan_variable(inner, base + i, base + i + 1, diags) {
+                    parts.push(var);
+                }
+                i = close + 1;
+                lit_start = i;
+            }
+            b'}' => {
+                diags.push(
+                    Diagnostic::new(Code::MalformedVariable, "unmatched `}` in a string")
+                        .label(Span::new(base + i, base + i + 1), "no `{` opens this")
+                        .help("write `\\}` for a literal brace"),
+                );
+                lit.push('}');
+                i += 1;
+            }
+            b'<' => {
+                let name_len = slot_name_len(&bytes[i + 1..end]);
+                if name_len > 0
+                    && bytes.get(i + 1 + name_len) == Some(&b'>')
+                    && i + 1 + name_len < end
+                {
+                    flush(&mut parts, &mut lit, base + lit_start, base + i);
+                    let name = &token[i + 1..i + 1 + name_len];
+                    parts.push(Part::Secret(Ident {
+                        name: name.to_string(),
+                        span: Span::new(base + i, base + i + name_len + 2),
+                    }));
+                    i += name_len + 2;
+                    lit_start = i;
+                } else {
+                    lit.push('<');
+                    i += 1;
+                }
+            }
+            _ => {
+                // Copy the run up to the next special byte in one go.
+                let run_end = bytes[i..end]
+                    .iter()
+                    .position(|b| matches!(b, b'\\' | b'{' | b'}' | b'<'))
+                    .map_or(end, |j| i + j);
+                lit.push_str(&token[i..run_end]);
+                i = run_end;
+            }
+        }
+    }
+    flush(&mut parts, &mut lit, base + lit_start, base + end);
+    Template { parts, span }
+}
+
+/// Scans a string literal whose braces are plain text (descriptions, paths).
+pub fn scan_text(token: &str, base: usize, diags: &mut Vec<Diagnostic>) -> Text {
+    let span = Span::new(base, base + token.len());
+    let bytes = token.as_bytes();
+    let end = bytes.len() - 1;
+    let mut value = String::with_capacity(end);
+    let mut i = 1;
+    while i < end {
+        if bytes[i] == b'\\' {
+            let (consumed, ch) = scan_escape(token, base, i, diags);
+            if let Some(ch) = ch {
+                value.push(ch);
+            }
+            i += consumed;
+        } else {
+            let run_end = memchr::memchr(b'\\', &bytes[i..end]).map_or(end, |j| i + j);
+            value.push_str(&token[i..run_end]);
+            i = run_end;
+        }
+    }
+    Text { value, span }
+}
+
+/// The length of a secret slot's name at the start of `bytes`: an upper-case
+/// letter, then upper-case letters, digits and `_`.
+fn slot_name_len(bytes: &[u8]) -> usize {
+    match bytes.first() {
+        Some(b) if b.is_ascii_uppercase() => bytes
+            .iter()
+            .take_while(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || **b == b'_')
+            .count(),
+        _ => 0,
+    }
+}
+
+fn flush(parts: &mut Vec<Part>, lit: &mut String, start: usize, end: usize) {
+    if !lit.is_empty() {
+        parts.push(Part::Lit(std::mem::take(lit), Span::new(start, end)));
+    }
+}
+
+/// Scans the escape at `token[i]` (a backslash); returns the bytes consumed
+/// and the character it stands for.
+fn scan_escape(
+    token: &str,
+    base: usize,
+    i: usize,
+    diags: &mut Vec<Diagnostic>,
+) -> (usize, Option<char>) {
+    let rest = &token[i + 1..token.len() - 1];
+    let Some(next) = rest.chars().next() else {
+        // A backslash right before the closing quote cannot occur: the
+        // grammar reads `\"` as an escaped quote.
+        return (1, None);
+    };
+    let simple = match next {
+        '"' => Some('"'),
+        '\\' => Some('\\'),
+        'n' => Some('\n'),
+        't' => Some('\t'),
+        'r' => Some('\r'),
+        '{' => Some('{'),
+        '}' => Some('}'),
+        '<' => Some('<'),
+        '>' => Some('>'),
+        _ => None,
+    };
+    if let Some(ch) = simple {
+        return (2, Some(ch));
+    }
+    if next == 'u' {
+        if let Some(body) = rest.strip_prefix("u{") {
+            if let Some(close) = body.find('}') {
+                let hex = &body[..close];
+                let consumed = 1 + 2 + close + 1;
+                let ch = (!hex.is_empty() && hex.len() <= 6)
+                    .then(|| u32::from_str_radix(hex, 16).ok())
+                    .flatten()
+                    .and_then(char::from_u32);
+                if ch.is_none() {
+                    diags.push(
+                        Diagnostic::new(
+                            Code::InvalidEscape,
+                            format!("`\\u{{{hex}}}` is not a unicode character"),
+                        )
+                        .label(
+                            Span::new(base + i, base + i + consumed),
+                            "invalid unicode escape",
+                        )
+                        .help("write 1 to 6 hex digits of a unicode scalar value, like `\\u{e9}`"),
+                    );
+                }
+                return (consumed, ch);
+            }
+        }
+    }
+    let width = 1 + next.len_utf8();
+    diags.push(
+        Diagnostic::new(Code::InvalidEscape, format!("unknown escape `\\{next}`"))
+            .label(Span::new(base + i, base + i + width), "unknown escape")
+            .help("the escapes are `\\\"` `\\\\` `\\n` `\\t` `\\r` `\\{` `\\}` `\\<` `\\>` and `\\u{…}`"),
+    );
+    (width, None)
+}
+
+/// Scans the inside of `{…}`; `brace` is the offset of `{`, `start` of the
+/// text after it.
+fn scan_variable(
+    inner: &str,
+    brace: usize,
+    start: usize,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Part> {
+    let whole = Span::new(brace, start + inner.len() + 1);
+    if inner.is_empty() {
+        diags.push(
+            Diagnostic::new(Code::MalformedVariable, "empty variable `{}`")
+                .label(whole, "no variable named here")
+                .help("name a variable, like `{user_name}`, or write `\\{\\}` for literal braces"),
+        );
+        return None;
+    }
+    if inner.starts_with("api_") && inner.contains('[') {
+        let reference = scan_reference(inner, start, diags)?;
+        return Some(Part::Var(Var::Ref(Reference {
+            span: whole,
+            ..reference
+        })));
+    }
+    if inner == "bot_token" {
+        return Some(Part::Var(Var::BotToken(whole)));
+    }
+    if is_ident(inner) {
+        return Some(Part::Var(Var::Named(Ident {
+            name: inner.to_string(),
+            span: Span::new(start, start + inner.len()),
+        })));
+    }
+    diags.push(
+        Diagnostic::new(Code::MalformedVariable, format!("`{{{inner}}}` is not a variable"))
+            .label(whole, "not a variable name")
+            .help("variables are names like `{user_name}` or `{api_block[response.key]}`; write `\\{` for a literal brace"),
+    );
+    None
+}
+
+pub fn is_ident(s: &str) -> bool {
+    let mut bytes = s.bytes();
+    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// Scans `api_<block>[path]` starting at byte `start`. The path is split on
+/// dots into segments; the checker judges their form.
+pub fn scan_reference(text: &str, start: usize, diags: &mut Vec<Diagnostic>) -> Option<Reference> {
+    let span = Span::new(start, start + text.len());
+    let open = text.find('[')?;
+    let block = &text[4..open];
+    if !is_ident(block) {
+        diags.push(
+            Diagnostic::new(
+                Code::MalformedVariable,
+                format!("`{block}` is not a block name"),
+            )
+            .label(Span::new(start + 4, start + open), "not a block name")
+            .help("a response reference is `api_<block>[response…]` with the block's name"),
+        );
+        return None;
+    }
+    if !text.ends_with(']') {
+        diags.push(
+            Diagnostic::new(Code::MalformedVariable, "response reference is not closed by `]`")
+                .label(Span::new(start + open, start + open + 1), "this `[` is not closed")
+                .help("write the path in one pair of brackets with dots between levels, like `api_block[response.items.0.name]`"),
+        );
+        return None;
+    }
+    let path = &text[open + 1..text.len() - 1];
+    let path_start = start + open + 1;
+    let mut segments = Vec::new();
+    let mut offset = 0;
+    let mut root = None;
+    for piece in path.split('.') {
+        let seg_span = Span::new(path_start + offset, path_start + offset + piece.len());
+        if root.is_none() {
+            root = Some(Ident {
+                name: piece.to_string(),
+                span: seg_span,
+            });
+        } else {
+            segments.push(Segment {
+                text: piece.to_string(),
+                span: seg_span,
+            });
+        }
+        offset += piece.len() + 1;
+    }
+    Some(Reference {
+        block: Ident {
+            name: block.to_string(),
+            span: Span::new(start + 4, start + open),
+        },
+        root: root.expect("split yields at least one piece"),
+        segments,
+        span,
+    })
+}

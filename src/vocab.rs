@@ -1,0 +1,140 @@
+//! The closed vocabularies of the language: methods, event kinds and the
+//! variables each trigger provides (documented in docs/language.md).
+
+/// The methods an API block can send (the spec's section 4.1).
+pub const METHODS: &[&str] = &["GET", "POST", "PUT", "DELETE", "PATCH"];
+
+/// Methods HTTP has that the spec names and excludes.
+pub const UNSUPPORTED_METHODS: &[(&str, &str)] = &[
+    (
+        "HEAD",
+        "it is a GET without a response body, and the block exists to read the response",
+    ),
+    (
+        "OPTIONS",
+        "it describes the target's communication options rather than reading or changing data",
+    ),
+    (
+        "CONNECT",
+        "it opens a tunnel, which a request block cannot use",
+    ),
+    (
+        "TRACE",
+        "it is a loop-back test of the path, not a data request",
+    ),
+];
+
+/// Variables every command provides, besides `option_<name>` per option.
+pub const COMMAND_VARIABLES: &[&str] = &[
+    "user_id",
+    "user_name",
+    "user_mention",
+    "server_id",
+    "server_name",
+    "channel_id",
+    "channel_name",
+];
+
+/// Event kinds and the variables each provides.
+pub const EVENTS: &[(&str, &[&str])] = &[
+    (
+        "member_join",
+        &[
+            "user_id",
+            "user_name",
+            "user_mention",
+            "server_id",
+            "server_name",
+            "member_count",
+        ],
+    ),
+    (
+        "member_leave",
+        &[
+            "user_id",
+            "user_name",
+            "server_id",
+            "server_name",
+            "member_count",
+        ],
+    ),
+    (
+        "message_create",
+        &[
+            "user_id",
+            "user_name",
+            "user_mention",
+            "channel_id",
+            "channel_name",
+            "server_id",
+            "server_name",
+            "message_id",
+            "message_content",
+        ],
+    ),
+    (
+        "message_update",
+        &[
+            "user_id",
+            "user_name",
+            "channel_id",
+            "channel_name",
+            "server_id",
+            "message_id",
+            "message_content",
+        ],
+    ),
+    (
+        "message_delete",
+        &["channel_id", "channel_name", "server_id", "message_id"],
+    ),
+    (
+        "reaction_add",
+        &[
+            "user_id",
+            "user_name",
+            "user_mention",
+            "channel_id",
+            "server_id",
+            "message_id",
+            "emoji",
+        ],
+    ),
+    (
+        "reaction_remove",
+        &[
+            "user_id",
+            "user_name",
+            "channel_id",
+            "server_id",
+            "message_id",
+            "emoji",
+        ],
+    ),
+    (
+        "channel_create",
+        &["channel_id", "channel_name", "server_id", "server_name"],
+    ),
+    (
+        "channel_delete",
+        &["channel_id", "channel_name", "server_id", "server_name"],
+    ),
+    (
+        "role_create",
+        &["role_id", "role_name", "server_id", "server_name"],
+    ),
+    ("ready", &["bot_id", "bot_name", "server_count"]),
+];
+
+pub fn event_variables(kind: &str) -> Option<&'static [&'static str]> {
+    EVENTS.iter().find(|(k, _)| *k == kind).map(|(_, v)| *v)
+}
+
+/// The chat platform's API, where `{bot_token}` may go unless a file says
+/// otherwise with `platform "…"`.
+pub const DEFAULT_PLATFORM: &str = "https://discord.com/api";
+
+/// The longest GET URL, parameters included, that blkc lets through (the
+/// spec's section 8 restricts it without a number; 2,048 is the limit that
+/// common browsers, CDNs and servers all accept).
+pub const MAX_GET_URL: usize = 2048;
