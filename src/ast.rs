@@ -377,9 +377,7 @@ impl ApiBlock {
 
     /// Whether the block says `allow bot_token`.
     pub fn allows_bot_token(&self) -> bool {
-        self.fields
-            .iter()
-            .any(|f| matches!(&f.kind, FieldKind::Allow(a) if a.name == "bot_token"))
+        self.fields.iter().any(|f| matches!(&f.kind, FieldKind::Allow(a) if a.name == "bot_token"))
     }
 }
 

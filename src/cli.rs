@@ -5,11 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "blkc",
-    version,
-    about = "Compile, check and run .blk chat-bot commands and their API request blocks"
-)]
+#[command(name = "blkc", version, about = "Compile, check and run .blk chat-bot commands and their API request blocks")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

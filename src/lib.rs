@@ -47,17 +47,18 @@ pub fn source_from_bytes(name: &str, bytes: Vec<u8>) -> (SourceFile, Option<Diag
 /// Parses and checks one file. The checker runs only when parsing read the
 /// whole file, so one typo does not cause a wall of follow-on errors.
 pub fn check_source(source: SourceFile) -> Checked {
-    let parsed = syntax::parse(&source);
+    check_source_with(source, syntax::Limits::default())
+}
+
+/// [`check_source`] with other limits than the defaults.
+pub fn check_source_with(source: SourceFile, limits: syntax::Limits) -> Checked {
+    let parsed = syntax::parse_with(&source, limits);
     let mut diagnostics = parsed.diagnostics;
     if parsed.complete {
         diagnostics.extend(check::check(&parsed.ast));
     }
     diagnostics::sort(&mut diagnostics);
-    Checked {
-        source,
-        ast: parsed.ast,
-        diagnostics,
-    }
+    Checked { source, ast: parsed.ast, diagnostics }
 }
 
 /// Reads a file from disk, then [`check_source`]. An I/O failure is returned
@@ -66,11 +67,7 @@ pub fn check_path(path: &std::path::Path) -> std::io::Result<Checked> {
     let bytes = std::fs::read(path)?;
     let (source, bad_utf8) = source_from_bytes(&path.display().to_string(), bytes);
     if let Some(diag) = bad_utf8 {
-        return Ok(Checked {
-            source,
-            ast: ast::File::default(),
-            diagnostics: vec![diag],
-        });
+        return Ok(Checked { source, ast: ast::File::default(), diagnostics: vec![diag] });
     }
     Ok(check_source(source))
 }

@@ -19,11 +19,7 @@ const EXIT_USAGE: u8 = 2;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Check {
-            files,
-            output,
-            deny_warnings,
-        } => check(&files, &output, deny_warnings),
+        Command::Check { files, output, deny_warnings } => check(&files, &output, deny_warnings),
         Command::Explain { code } => explain(&code),
     }
 }
@@ -57,26 +53,13 @@ fn check(files: &[std::path::PathBuf], output: &Output, deny_warnings: bool) -> 
                 continue;
             }
         };
-        errors += checked
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
-            .count();
-        warnings += checked
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Warning)
-            .count();
+        errors += checked.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
+        warnings += checked.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count();
         failed |= checked.has_errors() || (deny_warnings && warnings > 0);
         match output.format {
-            Format::Text => eprint!(
-                "{}",
-                render_terminal(&checked.source, &checked.diagnostics, opts)
-            ),
+            Format::Text => eprint!("{}", render_terminal(&checked.source, &checked.diagnostics, opts)),
             Format::Json => {
-                if let serde_json::Value::Object(mut o) =
-                    render_json(&checked.source, &checked.diagnostics)
-                {
+                if let serde_json::Value::Object(mut o) = render_json(&checked.source, &checked.diagnostics) {
                     if let Some(serde_json::Value::Array(items)) = o.remove("diagnostics") {
                         json.extend(items);
                     }
@@ -85,8 +68,7 @@ fn check(files: &[std::path::PathBuf], output: &Output, deny_warnings: bool) -> 
         }
     }
     if output.format == Format::Json {
-        let doc =
-            serde_json::json!({ "errors": errors, "warnings": warnings, "diagnostics": json });
+        let doc = serde_json::json!({ "errors": errors, "warnings": warnings, "diagnostics": json });
         let mut stdout = std::io::stdout().lock();
         let _ = serde_json::to_writer_pretty(&mut stdout, &doc);
         let _ = writeln!(stdout);

@@ -12,10 +12,7 @@ pub struct Span {
 
 impl Span {
     pub fn new(start: usize, end: usize) -> Span {
-        Span {
-            start: start as u32,
-            end: end as u32,
-        }
+        Span { start: start as u32, end: end as u32 }
     }
 
     pub fn len(self) -> usize {
@@ -32,10 +29,7 @@ impl Span {
 
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Span {
-        Span {
-            start: self.start.min(other.start),
-            end: self.end.max(other.end),
-        }
+        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
     }
 }
 
@@ -60,10 +54,7 @@ pub struct SourceFile {
 
 impl SourceFile {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
-        SourceFile {
-            name: name.into(),
-            text: text.into(),
-        }
+        SourceFile { name: name.into(), text: text.into() }
     }
 
     /// 1-based line and column (in characters) of a byte offset.

@@ -6,34 +6,15 @@ pub const METHODS: &[&str] = &["GET", "POST", "PUT", "DELETE", "PATCH"];
 
 /// Methods HTTP has that the spec names and excludes.
 pub const UNSUPPORTED_METHODS: &[(&str, &str)] = &[
-    (
-        "HEAD",
-        "it is a GET without a response body, and the block exists to read the response",
-    ),
-    (
-        "OPTIONS",
-        "it describes the target's communication options rather than reading or changing data",
-    ),
-    (
-        "CONNECT",
-        "it opens a tunnel, which a request block cannot use",
-    ),
-    (
-        "TRACE",
-        "it is a loop-back test of the path, not a data request",
-    ),
+    ("HEAD", "it is a GET without a response body, and the block exists to read the response"),
+    ("OPTIONS", "it describes the target's communication options rather than reading or changing data"),
+    ("CONNECT", "it opens a tunnel, which a request block cannot use"),
+    ("TRACE", "it is a loop-back test of the path, not a data request"),
 ];
 
 /// Variables every command provides, besides `option_<name>` per option.
-pub const COMMAND_VARIABLES: &[&str] = &[
-    "user_id",
-    "user_name",
-    "user_mention",
-    "server_id",
-    "server_name",
-    "channel_id",
-    "channel_name",
-];
+pub const COMMAND_VARIABLES: &[&str] =
+    &["user_id", "user_name", "user_mention", "server_id", "server_name", "channel_id", "channel_name"];
 
 /// Event kinds and the variables each provides.
 pub const EVENTS: &[(&str, &[&str])] = &[
@@ -46,18 +27,12 @@ pub const EVENTS: &[(&str, &[&str])] = &[
             "server_id",
             "server_name",
             "member_count",
+            // The server's system channel, where welcome messages go.
+            "channel_id",
+            "channel_name",
         ],
     ),
-    (
-        "member_leave",
-        &[
-            "user_id",
-            "user_name",
-            "server_id",
-            "server_name",
-            "member_count",
-        ],
-    ),
+    ("member_leave", &["user_id", "user_name", "server_id", "server_name", "member_count"]),
     (
         "message_create",
         &[
@@ -74,55 +49,14 @@ pub const EVENTS: &[(&str, &[&str])] = &[
     ),
     (
         "message_update",
-        &[
-            "user_id",
-            "user_name",
-            "channel_id",
-            "channel_name",
-            "server_id",
-            "message_id",
-            "message_content",
-        ],
+        &["user_id", "user_name", "channel_id", "channel_name", "server_id", "message_id", "message_content"],
     ),
-    (
-        "message_delete",
-        &["channel_id", "channel_name", "server_id", "message_id"],
-    ),
-    (
-        "reaction_add",
-        &[
-            "user_id",
-            "user_name",
-            "user_mention",
-            "channel_id",
-            "server_id",
-            "message_id",
-            "emoji",
-        ],
-    ),
-    (
-        "reaction_remove",
-        &[
-            "user_id",
-            "user_name",
-            "channel_id",
-            "server_id",
-            "message_id",
-            "emoji",
-        ],
-    ),
-    (
-        "channel_create",
-        &["channel_id", "channel_name", "server_id", "server_name"],
-    ),
-    (
-        "channel_delete",
-        &["channel_id", "channel_name", "server_id", "server_name"],
-    ),
-    (
-        "role_create",
-        &["role_id", "role_name", "server_id", "server_name"],
-    ),
+    ("message_delete", &["channel_id", "channel_name", "server_id", "message_id"]),
+    ("reaction_add", &["user_id", "user_name", "user_mention", "channel_id", "server_id", "message_id", "emoji"]),
+    ("reaction_remove", &["user_id", "user_name", "channel_id", "server_id", "message_id", "emoji"]),
+    ("channel_create", &["channel_id", "channel_name", "server_id", "server_name"]),
+    ("channel_delete", &["channel_id", "channel_name", "server_id", "server_name"]),
+    ("role_create", &["role_id", "role_name", "server_id", "server_name"]),
     ("ready", &["bot_id", "bot_name", "server_count"]),
 ];
 

@@ -20,15 +20,10 @@ pub fn check(scope: &Scope<'_>, out: &mut Vec<Diagnostic>) {
                 let kind = tree.kind.as_str();
                 if let Some(first) = trees.insert((tree.kind, name), tree.name.span) {
                     out.push(
-                        Diagnostic::new(
-                            Code::DuplicateTree,
-                            format!("{kind} `{name}` is defined twice"),
-                        )
-                        .label(tree.name.span, "defined again here")
-                        .related(first, "first defined here")
-                        .help(format!(
-                            "merge the two into one {kind}, or rename one of them"
-                        )),
+                        Diagnostic::new(Code::DuplicateTree, format!("{kind} `{name}` is defined twice"))
+                            .label(tree.name.span, "defined again here")
+                            .related(first, "first defined here")
+                            .help(format!("merge the two into one {kind}, or rename one of them")),
                     );
                 }
                 if tree.kind == TreeKind::Event && vocab::event_variables(name).is_none() {
@@ -37,20 +32,13 @@ pub fn check(scope: &Scope<'_>, out: &mut Vec<Diagnostic>) {
                         Some(k) => format!("did you mean `{k}`?"),
                         None => format!(
                             "the event kinds are {}",
-                            vocab::EVENTS
-                                .iter()
-                                .map(|(k, _)| format!("`{k}`"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
+                            vocab::EVENTS.iter().map(|(k, _)| format!("`{k}`")).collect::<Vec<_>>().join(", ")
                         ),
                     };
                     out.push(
-                        Diagnostic::new(
-                            Code::UnknownEvent,
-                            format!("`{name}` is not an event kind"),
-                        )
-                        .label(tree.name.span, "unknown event")
-                        .help(help),
+                        Diagnostic::new(Code::UnknownEvent, format!("`{name}` is not an event kind"))
+                            .label(tree.name.span, "unknown event")
+                            .help(help),
                     );
                 }
                 check_options(tree.kind, &tree.body, true, &mut HashMap::new(), out);
@@ -117,22 +105,16 @@ fn check_options<'a>(
                     );
                 } else if !top {
                     out.push(
-                        Diagnostic::new(
-                            Code::MisplacedOption,
-                            format!("option `{name}` inside a branch"),
-                        )
-                        .label(opt.span, "declared inside a branch")
-                        .help("declare options at the top of the command, before its other nodes"),
+                        Diagnostic::new(Code::MisplacedOption, format!("option `{name}` inside a branch"))
+                            .label(opt.span, "declared inside a branch")
+                            .help("declare options at the top of the command, before its other nodes"),
                     );
                 } else if let Some(first) = seen.insert(name, opt.name.span) {
                     out.push(
-                        Diagnostic::new(
-                            Code::DuplicateDeclaration,
-                            format!("option `{name}` is declared twice"),
-                        )
-                        .label(opt.name.span, "declared again here")
-                        .related(first, "first declared here")
-                        .help("remove one of the declarations"),
+                        Diagnostic::new(Code::DuplicateDeclaration, format!("option `{name}` is declared twice"))
+                            .label(opt.name.span, "declared again here")
+                            .related(first, "first declared here")
+                            .help("remove one of the declarations"),
                     );
                 }
             }

@@ -36,29 +36,19 @@ impl<'a> Scope<'a> {
                 Item::Var(v) => {
                     custom.insert(v.name.name.as_str());
                 }
-                Item::Platform(p) if platform.is_none() => {
-                    platform = url::Platform::parse(&p.url.value)
-                }
+                Item::Platform(p) if platform.is_none() => platform = url::Platform::parse(&p.url.value),
                 Item::Platform(_) => {}
                 Item::Tree(tree) => {
                     references::each_save(&tree.body, &mut |save| {
                         custom.insert(save.name.name.as_str());
                     });
                     each_block(&tree.body, &mut |block| {
-                        blocks
-                            .entry(block.name.name.as_str())
-                            .or_default()
-                            .push((tree, block));
+                        blocks.entry(block.name.name.as_str()).or_default().push((tree, block));
                     });
                 }
             }
         }
-        Scope {
-            file,
-            custom,
-            blocks,
-            platform: platform.unwrap_or_else(url::Platform::default_platform),
-        }
+        Scope { file, custom, blocks, platform: platform.unwrap_or_else(url::Platform::default_platform) }
     }
 
     /// The variables a tree's templates may name (besides `{bot_token}` and
@@ -66,9 +56,7 @@ impl<'a> Scope<'a> {
     pub fn variables_of(&self, tree: &'a Tree) -> Vec<&'a str> {
         let mut names: Vec<&str> = match tree.kind {
             TreeKind::Command => vocab::COMMAND_VARIABLES.to_vec(),
-            TreeKind::Event => vocab::event_variables(&tree.name.name)
-                .unwrap_or(&[])
-                .to_vec(),
+            TreeKind::Event => vocab::event_variables(&tree.name.name).unwrap_or(&[]).to_vec(),
         };
         names.extend(self.custom.iter().copied());
         names

@@ -4,9 +4,7 @@
 use std::collections::HashSet;
 
 use super::Scope;
-use crate::ast::{
-    ApiBlock, Else, IfNode, Node, Part, Reference, Save, Template, Tree, TreeKind, Value, Var,
-};
+use crate::ast::{ApiBlock, Else, IfNode, Node, Part, Reference, Save, Template, Tree, TreeKind, Value, Var};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::vocab;
 
@@ -44,11 +42,7 @@ pub fn template_vars<'a>(t: &'a Template, f: &mut impl FnMut(&'a Var)) {
 }
 
 /// Calls `f` on every template of a value, and `r` on every unquoted reference.
-pub fn value_parts<'a>(
-    v: &'a Value,
-    t: &mut impl FnMut(&'a Template),
-    r: &mut impl FnMut(&'a Reference),
-) {
+pub fn value_parts<'a>(v: &'a Value, t: &mut impl FnMut(&'a Template), r: &mut impl FnMut(&'a Reference)) {
     match v {
         Value::Str(s) => t(s),
         Value::Ref(re) => r(re),
@@ -59,11 +53,7 @@ pub fn value_parts<'a>(
 }
 
 /// Calls `f` on every template of a block's fields.
-pub fn block_templates<'a>(
-    block: &'a ApiBlock,
-    f: &mut impl FnMut(&'a Template),
-    r: &mut impl FnMut(&'a Reference),
-) {
+pub fn block_templates<'a>(block: &'a ApiBlock, f: &mut impl FnMut(&'a Template), r: &mut impl FnMut(&'a Reference)) {
     if let Some(url) = block.url() {
         f(url);
     }
@@ -93,13 +83,7 @@ pub fn check_tree(scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
         .collect();
     let mut variables = scope.variables_of(tree);
     let option_vars: Vec<String> = options.iter().map(|o| format!("option_{o}")).collect();
-    let mut walk = Walk {
-        scope,
-        tree,
-        variables: Vec::new(),
-        options,
-        out,
-    };
+    let mut walk = Walk { scope, tree, variables: Vec::new(), options, out };
     variables.sort_unstable();
     walk.variables = variables;
     let option_refs: Vec<&str> = option_vars.iter().map(String::as_str).collect();
@@ -161,13 +145,7 @@ impl<'a> Walk<'_, 'a> {
         }
     }
 
-    fn template(
-        &mut self,
-        t: &'a Template,
-        ran: &HashSet<&'a str>,
-        option_vars: &[&str],
-        inside: Option<&ApiBlock>,
-    ) {
+    fn template(&mut self, t: &'a Template, ran: &HashSet<&'a str>, option_vars: &[&str], inside: Option<&ApiBlock>) {
         let mut vars = Vec::new();
         template_vars(t, &mut |v| vars.push(v));
         for var in vars {
@@ -184,31 +162,20 @@ impl<'a> Walk<'_, 'a> {
         if self.variables.binary_search(&n).is_ok() || option_vars.contains(&n) {
             return;
         }
-        let mut diag =
-            Diagnostic::new(Code::UnknownVariable, format!("unknown variable `{{{n}}}`"))
-                .label(name.span, "not defined here");
-        let candidates = self
-            .variables
-            .iter()
-            .copied()
-            .chain(option_vars.iter().copied())
-            .chain(["bot_token"]);
+        let mut diag = Diagnostic::new(Code::UnknownVariable, format!("unknown variable `{{{n}}}`"))
+            .label(name.span, "not defined here");
+        let candidates = self.variables.iter().copied().chain(option_vars.iter().copied()).chain(["bot_token"]);
         let suggestion = did_you_mean(n, candidates);
-        diag = if let Some(block) = n
-            .strip_prefix("api_")
-            .filter(|b| self.scope.blocks.contains_key(b))
-        {
-            diag.help(format!("a response is read with a path: `{{api_{block}[response]}}` or `{{api_{block}[response.key]}}`"))
+        diag = if let Some(block) = n.strip_prefix("api_").filter(|b| self.scope.blocks.contains_key(b)) {
+            diag.help(format!(
+                "a response is read with a path: `{{api_{block}[response]}}` or `{{api_{block}[response.key]}}`"
+            ))
         } else if let Some(s) = suggestion {
             diag.help(format!("did you mean `{{{s}}}`?"))
         } else if let Some(option) = n.strip_prefix("option_") {
             match self.tree.kind {
-                TreeKind::Command => diag.help(format!(
-                    "declare the option in this command: `option {option} \"…\"`"
-                )),
-                TreeKind::Event => {
-                    diag.help("events have no options; use the event's trigger variables")
-                }
+                TreeKind::Command => diag.help(format!("declare the option in this command: `option {option} \"…\"`")),
+                TreeKind::Event => diag.help("events have no options; use the event's trigger variables"),
             }
         } else if let Some((kind, _)) = vocab::EVENTS.iter().find(|(_, vars)| vars.contains(&n)) {
             diag.help(format!(
@@ -232,12 +199,7 @@ impl<'a> Walk<'_, 'a> {
         if ran.contains(name) {
             return;
         }
-        let defs = self
-            .scope
-            .blocks
-            .get(name)
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
+        let defs = self.scope.blocks.get(name).map(Vec::as_slice).unwrap_or(&[]);
         if let Some((_, block)) = defs.iter().find(|(t, _)| std::ptr::eq(*t, self.tree)) {
             let diag = if inside.is_some_and(|b| std::ptr::eq(b, *block)) {
                 Diagnostic::new(Code::NotRunBefore, format!("block `{name}` reads its own response"))
@@ -281,10 +243,7 @@ impl<'a> Walk<'_, 'a> {
             None => format!(
                 "the blocks of this {} are {}",
                 self.tree.kind.as_str(),
-                here.iter()
-                    .map(|b| format!("`{b}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                here.iter().map(|b| format!("`{b}`")).collect::<Vec<_>>().join(", ")
             ),
         };
         self.out.push(
@@ -310,10 +269,7 @@ fn check_path(r: &Reference, out: &mut Vec<Diagnostic>) {
                 out.push(
                     Diagnostic::new(Code::MalformedPath, "`status` has no fields")
                         .label(first.span.to(last), "nothing to read here")
-                        .help(format!(
-                            "write `api_{}[status]` for the status code",
-                            r.block.name
-                        )),
+                        .help(format!("write `api_{}[status]` for the status code", r.block.name)),
                 );
             }
             return;
@@ -328,12 +284,9 @@ fn check_path(r: &Reference, out: &mut Vec<Diagnostic>) {
                 ),
             };
             out.push(
-                Diagnostic::new(
-                    Code::MalformedPath,
-                    format!("a response path starts with `response`, not `{root}`"),
-                )
-                .label(r.root.span, "expected `response` or `status`")
-                .help(help),
+                Diagnostic::new(Code::MalformedPath, format!("a response path starts with `response`, not `{root}`"))
+                    .label(r.root.span, "expected `response` or `status`")
+                    .help(help),
             );
             return;
         }
@@ -346,29 +299,19 @@ fn check_path(r: &Reference, out: &mut Vec<Diagnostic>) {
                     .label(seg.span, "nothing between the dots")
                     .help("write one key or index between each pair of dots, like `response.items.0.name`"),
             );
-        } else if text.len() > 1
-            && text.starts_with('-')
-            && text[1..].bytes().all(|b| b.is_ascii_digit())
-        {
+        } else if text.len() > 1 && text.starts_with('-') && text[1..].bytes().all(|b| b.is_ascii_digit()) {
             out.push(
                 Diagnostic::new(Code::MalformedPath, format!("`{text}` is a negative index"))
                     .label(seg.span, "indexes count from 0")
-                    .help(
-                        "address array elements by a whole number from 0: the first element is `0`",
-                    ),
+                    .help("address array elements by a whole number from 0: the first element is `0`"),
             );
         } else if let Some(open) = text.find('[') {
             let (key, index) = text.split_at(open);
             let index = index.trim_start_matches('[').trim_end_matches(']');
             out.push(
-                Diagnostic::new(
-                    Code::MalformedPath,
-                    format!("`{text}` uses brackets for an index"),
-                )
-                .label(seg.span, "brackets are not path syntax")
-                .help(format!(
-                    "write the index as its own segment: `{key}.{index}`"
-                )),
+                Diagnostic::new(Code::MalformedPath, format!("`{text}` uses brackets for an index"))
+                    .label(seg.span, "brackets are not path syntax")
+                    .help(format!("write the index as its own segment: `{key}.{index}`")),
             );
         }
     }

@@ -42,29 +42,16 @@ fn check_block(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
                 )
                 .label(field.keyword, "given again here")
                 .related(first, "first given here")
-                .help(format!(
-                    "keep one `{keyword}`; blkc would not know which to use"
-                )),
+                .help(format!("keep one `{keyword}`; blkc would not know which to use")),
             );
         }
     }
-    for (keyword, example) in [
-        ("method", "method GET"),
-        ("url", "url \"https://api.example.com/v1/items\""),
-    ] {
+    for (keyword, example) in [("method", "method GET"), ("url", "url \"https://api.example.com/v1/items\"")] {
         if !seen.contains_key(keyword) {
             out.push(
-                Diagnostic::new(
-                    Code::MissingField,
-                    format!("block `{}` has no `{keyword}`", block.name.name),
-                )
-                .label(
-                    block.name.span,
-                    format!("`{keyword}` missing in this block"),
-                )
-                .help(format!(
-                    "every API block needs a {keyword}: add `{example}`"
-                )),
+                Diagnostic::new(Code::MissingField, format!("block `{}` has no `{keyword}`", block.name.name))
+                    .label(block.name.span, format!("`{keyword}` missing in this block"))
+                    .help(format!("every API block needs a {keyword}: add `{example}`")),
             );
         }
     }
@@ -76,13 +63,10 @@ fn check_block(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
     if let (Some("GET"), Some((_, body_span))) = (method, block.body()) {
         let method_span = block.method().map_or(block.name.span, |m| m.span);
         out.push(
-            Diagnostic::new(
-                Code::BodyOnGet,
-                format!("block `{}` sends a body with GET", block.name.name),
-            )
-            .label(body_span, "a GET request carries no body")
-            .related(method_span, "the method is GET")
-            .help("move the values into `params { … }`, or use POST, PUT or PATCH to send a body"),
+            Diagnostic::new(Code::BodyOnGet, format!("block `{}` sends a body with GET", block.name.name))
+                .label(body_span, "a GET request carries no body")
+                .related(method_span, "the method is GET")
+                .help("move the values into `params { … }`, or use POST, PUT or PATCH to send a body"),
         );
     }
     if let Some(url) = block.url() {
@@ -90,10 +74,7 @@ fn check_block(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
             UrlShape::Invalid { reason, help } => out.push(
                 Diagnostic::new(
                     Code::InvalidUrl,
-                    format!(
-                        "the URL of block `{}` is not an absolute http(s) address",
-                        block.name.name
-                    ),
+                    format!("the URL of block `{}` is not an absolute http(s) address", block.name.name),
                 )
                 .label(url.span, reason)
                 .help(help),
@@ -126,21 +107,21 @@ fn check_block(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
                 None => "a header name cannot be empty".to_string(),
             };
             out.push(
-                Diagnostic::new(
-                    Code::InvalidHeaderName,
-                    format!("`{}` is not a valid header name", header.key.name),
-                )
-                .label(header.key.span, label)
-                .help("header names are letters, digits and `!#$%&'*+-.^_`|~`, like `X-Api-Key`"),
+                Diagnostic::new(Code::InvalidHeaderName, format!("`{}` is not a valid header name", header.key.name))
+                    .label(header.key.span, label)
+                    .help("header names are letters, digits and `!#$%&'*+-.^_`|~`, like `X-Api-Key`"),
             );
         }
         for part in &header.value.parts {
             if let Part::Lit(text, span) = part {
                 if text.contains(['\r', '\n']) {
                     out.push(
-                        Diagnostic::new(Code::HeaderValueNewline, format!("header `{}` has a line break in its value", header.key.name))
-                            .label(*span, "CR or LF here")
-                            .help("remove the `\\r` or `\\n`: a line break would end the header and could inject another"),
+                        Diagnostic::new(
+                            Code::HeaderValueNewline,
+                            format!("header `{}` has a line break in its value", header.key.name),
+                        )
+                        .label(*span, "CR or LF here")
+                        .help("remove the `\\r` or `\\n`: a line break would end the header and could inject another"),
                     );
                 }
             }
@@ -172,14 +153,9 @@ fn check_method(name: &str, span: Span, out: &mut Vec<Diagnostic>) {
     let upper = name.to_ascii_uppercase();
     if let Some((m, why)) = vocab::UNSUPPORTED_METHODS.iter().find(|(m, _)| *m == upper) {
         out.push(
-            Diagnostic::new(
-                Code::UnsupportedMethod,
-                format!("API blocks do not support {m}"),
-            )
-            .label(span, "not supported")
-            .help(format!(
-                "{m} is not used: {why}; use one of GET, POST, PUT, DELETE, PATCH"
-            )),
+            Diagnostic::new(Code::UnsupportedMethod, format!("API blocks do not support {m}"))
+                .label(span, "not supported")
+                .help(format!("{m} is not used: {why}; use one of GET, POST, PUT, DELETE, PATCH")),
         );
         return;
     }
@@ -192,12 +168,9 @@ fn check_method(name: &str, span: Span, out: &mut Vec<Diagnostic>) {
         }
     };
     out.push(
-        Diagnostic::new(
-            Code::UnknownMethod,
-            format!("`{name}` is not an HTTP method"),
-        )
-        .label(span, "unknown method")
-        .help(help),
+        Diagnostic::new(Code::UnknownMethod, format!("`{name}` is not an HTTP method"))
+            .label(span, "unknown method")
+            .help(help),
     );
 }
 
@@ -206,10 +179,13 @@ fn check_body_keys(entries: &[Entry], out: &mut Vec<Diagnostic>) {
     for entry in entries {
         if let Some(first) = seen.insert(entry.key.name.as_str(), entry.key.span) {
             out.push(
-                Diagnostic::new(Code::DuplicateKey, format!("key `{}` is given twice in one body object", entry.key.name))
-                    .label(entry.key.span, "given again here")
-                    .related(first, "first given here")
-                    .help("keep one: a JSON object has one value per key, and servers disagree on which one wins"),
+                Diagnostic::new(
+                    Code::DuplicateKey,
+                    format!("key `{}` is given twice in one body object", entry.key.name),
+                )
+                .label(entry.key.span, "given again here")
+                .related(first, "first given here")
+                .help("keep one: a JSON object has one value per key, and servers disagree on which one wins"),
             );
         }
         check_value_keys(&entry.value, out);

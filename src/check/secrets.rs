@@ -38,11 +38,7 @@ fn check_token(scope: &Scope<'_>, block: &ApiBlock, out: &mut Vec<Diagnostic>) {
     }
     if let Some((entries, _)) = block.body() {
         for e in entries {
-            value_parts(
-                &e.value,
-                &mut |t| outside.extend(token_spans(t).map(|s| (s, "in the body"))),
-                &mut |_| {},
-            );
+            value_parts(&e.value, &mut |t| outside.extend(token_spans(t).map(|s| (s, "in the body"))), &mut |_| {});
         }
     }
     for (span, place) in outside {
@@ -54,11 +50,7 @@ fn check_token(scope: &Scope<'_>, block: &ApiBlock, out: &mut Vec<Diagnostic>) {
                 )),
         );
     }
-    let in_headers: Vec<Span> = block
-        .headers()
-        .iter()
-        .flat_map(|h| token_spans(&h.value))
-        .collect();
+    let in_headers: Vec<Span> = block.headers().iter().flat_map(|h| token_spans(&h.value)).collect();
     if in_headers.is_empty() {
         return;
     }
@@ -89,19 +81,14 @@ fn is_credential_header(name: &str) -> bool {
     n == "authorization"
         || n == "proxy-authorization"
         || n == "cookie"
-        || ["token", "key", "secret", "password", "auth"]
-            .iter()
-            .any(|w| n.contains(w))
+        || ["token", "key", "secret", "password", "auth"].iter().any(|w| n.contains(w))
 }
 
 /// A long run of token characters with letters and digits mixed.
 fn looks_random(s: &str) -> bool {
-    s.split(|c: char| !(c.is_ascii_alphanumeric() || "-_.+/=".contains(c)))
-        .any(|run| {
-            run.len() >= 24
-                && run.bytes().any(|b| b.is_ascii_digit())
-                && run.bytes().any(|b| b.is_ascii_alphabetic())
-        })
+    s.split(|c: char| !(c.is_ascii_alphanumeric() || "-_.+/=".contains(c))).any(|run| {
+        run.len() >= 24 && run.bytes().any(|b| b.is_ascii_digit()) && run.bytes().any(|b| b.is_ascii_alphabetic())
+    })
 }
 
 /// A header whose value is written out and looks like a credential.
@@ -112,9 +99,7 @@ fn check_literals(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
                 continue;
             };
             let trimmed = text.trim();
-            let scheme = ["Bearer ", "Basic ", "Bot ", "Token "]
-                .iter()
-                .find(|s| trimmed.starts_with(**s));
+            let scheme = ["Bearer ", "Basic ", "Bot ", "Token "].iter().find(|s| trimmed.starts_with(**s));
             let after_scheme = scheme.map_or(trimmed, |s| trimmed[s.len()..].trim());
             let suspicious = looks_random(trimmed)
                 || (scheme.is_some() && after_scheme.len() >= 8)
@@ -125,15 +110,7 @@ fn check_literals(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
             if suspicious {
                 let slot = header.key.name.to_ascii_uppercase().replace('-', "_");
                 let example = match scheme {
-                    Some(s) => format!(
-                        "{}<{}>",
-                        s,
-                        if slot == "AUTHORIZATION" {
-                            "API_TOKEN"
-                        } else {
-                            &slot
-                        }
-                    ),
+                    Some(s) => format!("{}<{}>", s, if slot == "AUTHORIZATION" { "API_TOKEN" } else { &slot }),
                     None => format!("<{slot}>"),
                 };
                 out.push(
@@ -161,7 +138,10 @@ fn check_output(nodes: &[Node], out: &mut Vec<Diagnostic>) {
             };
             out.push(
                 Diagnostic::new(Code::SecretInOutput, format!("{name} in a {what}"))
-                    .label(span, format!("would be {}", if what == "reply" { "shown to users" } else { "stored in plain text" }))
+                    .label(
+                        span,
+                        format!("would be {}", if what == "reply" { "shown to users" } else { "stored in plain text" }),
+                    )
                     .help("secrets are only sent in requests, never shown or saved; remove it from here"),
             );
         }

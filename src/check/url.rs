@@ -46,11 +46,7 @@ impl Platform {
 #[derive(Debug, PartialEq)]
 pub enum UrlShape {
     /// Scheme and host are written out; variables only come after them.
-    Known {
-        scheme: String,
-        host: String,
-        port: Option<u16>,
-    },
+    Known { scheme: String, host: String, port: Option<u16> },
     /// The scheme or host comes from a variable: known only at run time.
     Dynamic,
     /// Cannot be an absolute http(s) URL, whatever the variables hold.
@@ -64,17 +60,14 @@ pub fn shape(url: &Template) -> UrlShape {
         return if url.parts.is_empty() {
             UrlShape::Invalid {
                 reason: "the URL is empty".into(),
-                help: "write the address of the target, like `https://api.example.com/v1/items`"
-                    .into(),
+                help: "write the address of the target, like `https://api.example.com/v1/items`".into(),
             }
         } else {
             UrlShape::Dynamic
         };
     };
     let Some(scheme_end) = first.find("://") else {
-        let looks_like_scheme = first
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+        let looks_like_scheme = first.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
         if url.parts.len() > 1 && looks_like_scheme {
             // `{scheme}://…` style: the scheme is filled at run time.
             return UrlShape::Dynamic;
@@ -89,8 +82,7 @@ pub fn shape(url: &Template) -> UrlShape {
     if scheme != "http" && scheme != "https" {
         return UrlShape::Invalid {
             reason: format!("`{scheme}` is not an HTTP scheme"),
-            help: "API blocks send HTTP requests: start the URL with `https://` (or `http://`)"
-                .into(),
+            help: "API blocks send HTTP requests: start the URL with `https://` (or `http://`)".into(),
         };
     }
     let after = &first[scheme_end + 3..];
@@ -107,11 +99,9 @@ pub fn shape(url: &Template) -> UrlShape {
     }
     match ::url::Url::parse(&text) {
         Ok(parsed) => match parsed.host_str() {
-            Some(host) if !host.is_empty() => UrlShape::Known {
-                scheme,
-                host: host.to_ascii_lowercase(),
-                port: parsed.port(),
-            },
+            Some(host) if !host.is_empty() => {
+                UrlShape::Known { scheme, host: host.to_ascii_lowercase(), port: parsed.port() }
+            }
             _ => UrlShape::Invalid {
                 reason: "the URL has no host".into(),
                 help: "write the host after the scheme, like `https://api.example.com/`".into(),

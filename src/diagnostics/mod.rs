@@ -136,21 +136,13 @@ impl Diagnostic {
 
     /// The primary label: what is here.
     pub fn label(mut self, span: Span, text: impl Into<String>) -> Diagnostic {
-        self.labels.push(Label {
-            span,
-            text: text.into(),
-            primary: true,
-        });
+        self.labels.push(Label { span, text: text.into(), primary: true });
         self
     }
 
     /// A label on a related place ("first defined here").
     pub fn related(mut self, span: Span, text: impl Into<String>) -> Diagnostic {
-        self.labels.push(Label {
-            span,
-            text: text.into(),
-            primary: false,
-        });
+        self.labels.push(Label { span, text: text.into(), primary: false });
         self
     }
 
@@ -170,11 +162,7 @@ impl Diagnostic {
     }
 
     pub fn primary_span(&self) -> Option<Span> {
-        self.labels
-            .iter()
-            .find(|l| l.primary)
-            .or(self.labels.first())
-            .map(|l| l.span)
+        self.labels.iter().find(|l| l.primary).or(self.labels.first()).map(|l| l.span)
     }
 
     pub fn is_error(&self) -> bool {
@@ -188,20 +176,12 @@ pub fn sort(diags: &mut [Diagnostic]) {
 }
 
 /// "did you mean `x`?" over a closed vocabulary.
-pub fn did_you_mean<'a>(
-    word: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let lower = word.to_ascii_lowercase();
     candidates
         .into_iter()
         .filter(|c| *c != word)
-        .map(|c| {
-            (
-                strsim::damerau_levenshtein(&lower, &c.to_ascii_lowercase()),
-                c,
-            )
-        })
+        .map(|c| (strsim::damerau_levenshtein(&lower, &c.to_ascii_lowercase()), c))
         .filter(|(d, c)| *d <= (c.len().max(word.len()) / 3).max(1))
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)

@@ -16,10 +16,7 @@ pub struct RenderOptions {
 
 impl Default for RenderOptions {
     fn default() -> Self {
-        RenderOptions {
-            color: false,
-            width: 100,
-        }
+        RenderOptions { color: false, width: 100 }
     }
 }
 
@@ -85,21 +82,12 @@ impl miette::Diagnostic for Report<'_> {
 
 /// Renders every diagnostic of a file as miette reports, then a summary line.
 pub fn render_terminal(file: &SourceFile, diags: &[Diagnostic], opts: RenderOptions) -> String {
-    let theme = if opts.color {
-        GraphicalTheme::unicode()
-    } else {
-        GraphicalTheme::unicode_nocolor()
-    };
-    let handler = GraphicalReportHandler::new_themed(theme)
-        .with_width(opts.width)
-        .with_links(false);
+    let theme = if opts.color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
+    let handler = GraphicalReportHandler::new_themed(theme).with_width(opts.width).with_links(false);
     let source = NamedSource::new(file.name.clone(), file.text.clone());
     let mut out = String::new();
     for diag in diags {
-        let report = Report {
-            diag,
-            source: &source,
-        };
+        let report = Report { diag, source: &source };
         // Writing into a String cannot fail.
         let _ = handler.render_report(&mut out, &report);
         out.push('\n');
@@ -113,11 +101,7 @@ pub fn render_terminal(file: &SourceFile, diags: &[Diagnostic], opts: RenderOpti
 pub fn summary(name: &str, diags: &[Diagnostic]) -> String {
     let count = |s: Severity| diags.iter().filter(|d| d.severity == s).count();
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-    let (errors, warnings, advice) = (
-        count(Severity::Error),
-        count(Severity::Warning),
-        count(Severity::Advice),
-    );
+    let (errors, warnings, advice) = (count(Severity::Error), count(Severity::Warning), count(Severity::Advice));
     if diags.is_empty() {
         return format!("{name}: no problems found");
     }

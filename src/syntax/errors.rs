@@ -146,19 +146,50 @@ pub(super) fn syntax_error(text: &str, pos: usize) -> Diagnostic {
         0 => format!("unexpected {found}"),
         _ => format!("expected {}, found {found}", join_or(&expected)),
     };
-    let mut diag =
-        Diagnostic::new(Code::Syntax, message).label(found_span, format!("unexpected {found}"));
+    let mut diag = Diagnostic::new(Code::Syntax, message).label(found_span, format!("unexpected {found}"));
     let word = &text[found_span.range()];
+    let unclosed = expected.contains(&"`}`").then(|| innermost_open_brace(text, pos, at)).flatten();
     if let Some(suggestion) = did_you_mean(word, keywords.iter().copied()) {
         diag = diag.help(format!("did you mean `{suggestion}`?"));
-    } else if expected.contains(&"`}`") && found == "end of file" {
-        diag = diag.help("a `{` is not closed: add the missing `}`");
+    } else if let Some(open) = unclosed.filter(|_| found == "end of file" || is_keyword(word)) {
+        diag = diag
+            .related(Span::new(open, open + 1), "this `{` may be missing its `}`")
+            .help("close the braces that are open before this point");
     } else if expected.len() == 1 {
         diag = diag.help(format!("write {} here", expected[0]));
     } else {
         diag = diag.help("see docs/language.md for the syntax of this construct");
     }
     diag
+}
+
+fn is_keyword(word: &str) -> bool {
+    matches!(word, "command" | "event" | "var" | "platform" | "option" | "api" | "reply" | "save" | "if" | "else")
+}
+
+/// The innermost `{` still open at `at`, outside strings and comments.
+fn innermost_open_brace(text: &str, from: usize, at: usize) -> Option<usize> {
+    let bytes = &text.as_bytes()[..at];
+    let mut open = Vec::new();
+    let mut i = from;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'#' => i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |j| i + j),
+            b'{' => open.push(i),
+            b'}' => {
+                open.pop();
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    open.pop()
 }
 
 /// What stands at `at`, in words, and its span: a whole word, one character,

@@ -32,39 +32,45 @@ pub struct Parsed {
     pub complete: bool,
 }
 
+/// Limits on what a file may be: its size and its nesting depth.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_file_size: usize,
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_file_size: MAX_FILE_SIZE, max_depth: MAX_DEPTH }
+    }
+}
+
 pub fn parse(source: &SourceFile) -> Parsed {
+    parse_with(source, Limits::default())
+}
+
+pub fn parse_with(source: &SourceFile, limits: Limits) -> Parsed {
     let text = source.text.as_str();
-    let mut parsed = Parsed {
-        ast: File::default(),
-        diagnostics: Vec::new(),
-        complete: false,
-    };
-    if text.len() > MAX_FILE_SIZE {
+    let mut parsed = Parsed { ast: File::default(), diagnostics: Vec::new(), complete: false };
+    if text.len() > limits.max_file_size {
         parsed.diagnostics.push(
             Diagnostic::new(
                 Code::FileTooLarge,
-                format!(
-                    "file is {} bytes, more than the limit of {} bytes",
-                    text.len(),
-                    MAX_FILE_SIZE
-                ),
+                format!("file is {} bytes, more than the limit of {} bytes", text.len(), limits.max_file_size),
             )
             .label(Span::new(0, 0), "this file")
             .help("split the commands and events over several files"),
         );
         return parsed;
     }
-    if let Some(diag) = check_depth(text) {
+    if let Some(diag) = check_depth(text, limits.max_depth) {
         parsed.diagnostics.push(diag);
         return parsed;
     }
     // pest's own guard against deep recursion, on top of the depth check.
     pest::set_call_limit(std::num::NonZeroUsize::new(50_000_000));
 
-    let mut lower = Lower {
-        base: 0,
-        diags: &mut parsed.diagnostics,
-    };
+    let mut lower = Lower { base: 0, diags: &mut parsed.diagnostics };
     let mut pos = skip_blank(text, 0);
     while pos < text.len() {
         let rest = &text[pos..];
@@ -100,9 +106,9 @@ fn skip_blank(text: &str, mut pos: usize) -> usize {
     pos
 }
 
-/// Finds the first `{` or `[` nested deeper than [`MAX_DEPTH`], outside
+/// Finds the first `{` or `[` nested deeper than `max_depth`, outside
 /// strings and comments, before pest (or anything recursive) sees the file.
-fn check_depth(text: &str) -> Option<Diagnostic> {
+fn check_depth(text: &str, max_depth: usize) -> Option<Diagnostic> {
     let bytes = text.as_bytes();
     let mut depth = 0usize;
     let mut i = 0;
@@ -117,11 +123,11 @@ fn check_depth(text: &str) -> Option<Diagnostic> {
             b'#' => i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |j| i + j),
             b'{' | b'[' => {
                 depth += 1;
-                if depth > MAX_DEPTH {
+                if depth > max_depth {
                     return Some(
-                        Diagnostic::new(Code::TooDeep, format!("nesting deeper than {MAX_DEPTH} levels"))
+                        Diagnostic::new(Code::TooDeep, format!("nesting deeper than {max_depth} levels"))
                             .label(Span::new(i, i + 1), format!("level {depth} opens here"))
-                            .help("flatten the branches or the body; blkc reads at most 64 levels of `{…}` and `[…]`"),
+                            .help(format!("flatten the branches or the body; blkc reads at most {max_depth} levels of `{{…}}` and `[…]`")),
                     );
                 }
             }
@@ -167,13 +173,7 @@ impl Lower<'_> {
                 _ => body.push(self.node(p)),
             }
         }
-        Tree {
-            kind,
-            name: name.unwrap_or_else(|| missing(span)),
-            description,
-            body,
-            span,
-        }
+        Tree { kind, name: name.unwrap_or_else(|| missing(span)), description, body, span }
     }
 
     fn var_decl(&mut self, pair: Pair<'_, Rule>) -> VarDecl {
@@ -187,11 +187,7 @@ impl Lower<'_> {
                 _ => {}
             }
         }
-        VarDecl {
-            name: name.unwrap_or_else(|| missing(span)),
-            default,
-            span,
-        }
+        VarDecl { name: name.unwrap_or_else(|| missing(span)), default, span }
     }
 
     fn platform(&mut self, pair: Pair<'_, Rule>) -> Platform {
@@ -200,10 +196,7 @@ impl Lower<'_> {
             .into_inner()
             .find(|p| p.as_rule() == Rule::string)
             .map(|p| self.text(p))
-            .unwrap_or(Text {
-                value: String::new(),
-                span,
-            });
+            .unwrap_or(Text { value: String::new(), span });
         Platform { url, span }
     }
 
@@ -228,11 +221,7 @@ impl Lower<'_> {
                 _ => {}
             }
         }
-        OptionDecl {
-            name: name.unwrap_or_else(|| missing(span)),
-            description,
-            span,
-        }
+        OptionDecl { name: name.unwrap_or_else(|| missing(span)), description, span }
     }
 
     fn reply(&mut self, pair: Pair<'_, Rule>) -> Reply {
@@ -241,10 +230,7 @@ impl Lower<'_> {
             .into_inner()
             .find(|p| p.as_rule() == Rule::string)
             .map(|p| self.template(p))
-            .unwrap_or(Template {
-                parts: Vec::new(),
-                span,
-            });
+            .unwrap_or(Template { parts: Vec::new(), span });
         Reply { text, span }
     }
 
@@ -259,11 +245,7 @@ impl Lower<'_> {
                 _ => value = Some(self.value(p)),
             }
         }
-        Save {
-            name: name.unwrap_or_else(|| missing(span)),
-            value: value.unwrap_or(Value::Null(span)),
-            span,
-        }
+        Save { name: name.unwrap_or_else(|| missing(span)), value: value.unwrap_or(Value::Null(span)), span }
     }
 
     fn if_node(&mut self, pair: Pair<'_, Rule>) -> IfNode {
@@ -281,15 +263,8 @@ impl Lower<'_> {
             }
         }
         IfNode {
-            condition: condition.unwrap_or(Condition {
-                left: Value::Null(span),
-                test: None,
-                span,
-            }),
-            then: then.unwrap_or(Branch {
-                body: Vec::new(),
-                span,
-            }),
+            condition: condition.unwrap_or(Condition { left: Value::Null(span), test: None, span }),
+            then: then.unwrap_or(Branch { body: Vec::new(), span }),
             otherwise,
             span,
         }
@@ -338,11 +313,7 @@ impl Lower<'_> {
                 _ => fields.push(self.field(p)),
             }
         }
-        ApiBlock {
-            name: name.unwrap_or_else(|| missing(span)),
-            fields,
-            span,
-        }
+        ApiBlock { name: name.unwrap_or_else(|| missing(span)), fields, span }
     }
 
     fn field(&mut self, pair: Pair<'_, Rule>) -> Field {
@@ -351,67 +322,33 @@ impl Lower<'_> {
         let mut inner = pair.into_inner();
         let keyword = inner.next().map_or(span, |k| self.span(&k));
         let kind = match rule {
-            Rule::method_field => FieldKind::Method(
-                inner
-                    .next()
-                    .map_or_else(|| missing(span), |p| self.ident(p)),
-            ),
-            Rule::url_field => FieldKind::Url(inner.next().map_or(
-                Template {
-                    parts: Vec::new(),
-                    span,
-                },
-                |p| self.template(p),
-            )),
+            Rule::method_field => FieldKind::Method(inner.next().map_or_else(|| missing(span), |p| self.ident(p))),
+            Rule::url_field => {
+                FieldKind::Url(inner.next().map_or(Template { parts: Vec::new(), span }, |p| self.template(p)))
+            }
             Rule::params_field => FieldKind::Params(inner.map(|p| self.pair(p)).collect()),
             Rule::headers_field => FieldKind::Headers(inner.map(|p| self.pair(p)).collect()),
-            Rule::body_field => {
-                FieldKind::Body(inner.next().map_or_else(Vec::new, |p| self.entries(p)))
+            Rule::body_field => FieldKind::Body(inner.next().map_or_else(Vec::new, |p| self.entries(p))),
+            Rule::sample_field => {
+                FieldKind::Sample(inner.next().map_or(Text { value: String::new(), span }, |p| self.text(p)))
             }
-            Rule::sample_field => FieldKind::Sample(inner.next().map_or(
-                Text {
-                    value: String::new(),
-                    span,
-                },
-                |p| self.text(p),
-            )),
-            _ => FieldKind::Allow(
-                inner
-                    .next()
-                    .map_or_else(|| missing(span), |p| self.ident(p)),
-            ),
+            _ => FieldKind::Allow(inner.next().map_or_else(|| missing(span), |p| self.ident(p))),
         };
-        Field {
-            keyword,
-            kind,
-            span,
-        }
+        Field { keyword, kind, span }
     }
 
     /// `param` and `header`: `key = value`.
     fn pair(&mut self, pair: Pair<'_, Rule>) -> Pair_ {
         let span = self.span(&pair);
         let mut inner = pair.into_inner();
-        let key = inner.next().map_or(
-            Key {
-                name: String::new(),
-                span,
-            },
-            |p| self.key(p),
-        );
+        let key = inner.next().map_or(Key { name: String::new(), span }, |p| self.key(p));
         let value = match inner.next() {
             Some(p) if p.as_rule() == Rule::string => self.template(p),
             Some(p) => {
                 let s = self.span(&p);
-                Template {
-                    parts: vec![Part::Lit(p.as_str().to_string(), s)],
-                    span: s,
-                }
+                Template { parts: vec![Part::Lit(p.as_str().to_string(), s)], span: s }
             }
-            None => Template {
-                parts: Vec::new(),
-                span,
-            },
+            None => Template { parts: Vec::new(), span },
         };
         Pair_ { key, value, span }
     }
@@ -422,13 +359,7 @@ impl Lower<'_> {
         for entry in inner {
             let span = self.span(&entry);
             let mut parts = entry.into_inner();
-            let key = parts.next().map_or(
-                Key {
-                    name: String::new(),
-                    span,
-                },
-                |p| self.key(p),
-            );
+            let key = parts.next().map_or(Key { name: String::new(), span }, |p| self.key(p));
             let value = parts.next().map_or(Value::Null(span), |p| self.value(p));
             entries.push(Entry { key, value, span });
         }
@@ -442,12 +373,10 @@ impl Lower<'_> {
             Rule::number => Value::Number(pair.as_str().to_string(), span),
             Rule::kw_true => Value::Bool(true, span),
             Rule::kw_false => Value::Bool(false, span),
-            Rule::reference => {
-                match template::scan_reference(pair.as_str(), span.start as usize, self.diags) {
-                    Some(r) => Value::Ref(r),
-                    None => Value::Null(span),
-                }
-            }
+            Rule::reference => match template::scan_reference(pair.as_str(), span.start as usize, self.diags) {
+                Some(r) => Value::Ref(r),
+                None => Value::Null(span),
+            },
             Rule::object => Value::Object(self.entries(pair), span),
             Rule::array => Value::Array(pair.into_inner().map(|p| self.value(p)).collect(), span),
             _ => Value::Null(span),
@@ -466,10 +395,7 @@ impl Lower<'_> {
     }
 
     fn ident(&mut self, pair: Pair<'_, Rule>) -> Ident {
-        Ident {
-            name: pair.as_str().to_string(),
-            span: self.span(&pair),
-        }
+        Ident { name: pair.as_str().to_string(), span: self.span(&pair) }
     }
 
     fn text(&mut self, pair: Pair<'_, Rule>) -> Text {
@@ -485,10 +411,7 @@ impl Lower<'_> {
 
 /// A name the grammar guarantees; never reached on a successful parse.
 fn missing(span: Span) -> Ident {
-    Ident {
-        name: String::new(),
-        span,
-    }
+    Ident { name: String::new(), span }
 }
 
 use crate::ast::Pair as Pair_;

@@ -27,17 +27,11 @@ pub fn scan_template(token: &str, base: usize, diags: &mut Vec<Diagnostic>) -> T
                 i += consumed;
             }
             b'{' => {
-                let Some(close) = memchr::memchr(b'}', &bytes[i + 1..end]).map(|j| i + 1 + j)
-                else {
+                let Some(close) = memchr::memchr(b'}', &bytes[i + 1..end]).map(|j| i + 1 + j) else {
                     diags.push(
                         Diagnostic::new(Code::MalformedVariable, "unclosed `{` in a string")
-                            .label(
-                                Span::new(base + i, base + i + 1),
-                                "this `{` is never closed",
-                            )
-                            .help(
-                                "close the variable with `}`, or write `\\{` for a literal brace",
-                            ),
+                            .label(Span::new(base + i, base + i + 1), "this `{` is never closed")
+                            .help("close the variable with `}`, or write `\\{` for a literal brace"),
                     );
                     lit.push_str(&token[i..end]);
                     i = end;
@@ -62,10 +56,7 @@ pub fn scan_template(token: &str, base: usize, diags: &mut Vec<Diagnostic>) -> T
             }
             b'<' => {
                 let name_len = slot_name_len(&bytes[i + 1..end]);
-                if name_len > 0
-                    && bytes.get(i + 1 + name_len) == Some(&b'>')
-                    && i + 1 + name_len < end
-                {
+                if name_len > 0 && bytes.get(i + 1 + name_len) == Some(&b'>') && i + 1 + name_len < end {
                     flush(&mut parts, &mut lit, base + lit_start, base + i);
                     let name = &token[i + 1..i + 1 + name_len];
                     parts.push(Part::Secret(Ident {
@@ -81,10 +72,8 @@ pub fn scan_template(token: &str, base: usize, diags: &mut Vec<Diagnostic>) -> T
             }
             _ => {
                 // Copy the run up to the next special byte in one go.
-                let run_end = bytes[i..end]
-                    .iter()
-                    .position(|b| matches!(b, b'\\' | b'{' | b'}' | b'<'))
-                    .map_or(end, |j| i + j);
+                let run_end =
+                    bytes[i..end].iter().position(|b| matches!(b, b'\\' | b'{' | b'}' | b'<')).map_or(end, |j| i + j);
                 lit.push_str(&token[i..run_end]);
                 i = run_end;
             }
@@ -121,10 +110,9 @@ pub fn scan_text(token: &str, base: usize, diags: &mut Vec<Diagnostic>) -> Text 
 /// letter, then upper-case letters, digits and `_`.
 fn slot_name_len(bytes: &[u8]) -> usize {
     match bytes.first() {
-        Some(b) if b.is_ascii_uppercase() => bytes
-            .iter()
-            .take_while(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || **b == b'_')
-            .count(),
+        Some(b) if b.is_ascii_uppercase() => {
+            bytes.iter().take_while(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || **b == b'_').count()
+        }
         _ => 0,
     }
 }
@@ -137,12 +125,7 @@ fn flush(parts: &mut Vec<Part>, lit: &mut String, start: usize, end: usize) {
 
 /// Scans the escape at `token[i]` (a backslash); returns the bytes consumed
 /// and the character it stands for.
-fn scan_escape(
-    token: &str,
-    base: usize,
-    i: usize,
-    diags: &mut Vec<Diagnostic>,
-) -> (usize, Option<char>) {
+fn scan_escape(token: &str, base: usize, i: usize, diags: &mut Vec<Diagnostic>) -> (usize, Option<char>) {
     let rest = &token[i + 1..token.len() - 1];
     let Some(next) = rest.chars().next() else {
         // A backslash right before the closing quote cannot occur: the
@@ -175,15 +158,9 @@ fn scan_escape(
                     .and_then(char::from_u32);
                 if ch.is_none() {
                     diags.push(
-                        Diagnostic::new(
-                            Code::InvalidEscape,
-                            format!("`\\u{{{hex}}}` is not a unicode character"),
-                        )
-                        .label(
-                            Span::new(base + i, base + i + consumed),
-                            "invalid unicode escape",
-                        )
-                        .help("write 1 to 6 hex digits of a unicode scalar value, like `\\u{e9}`"),
+                        Diagnostic::new(Code::InvalidEscape, format!("`\\u{{{hex}}}` is not a unicode character"))
+                            .label(Span::new(base + i, base + i + consumed), "invalid unicode escape")
+                            .help("write 1 to 6 hex digits of a unicode scalar value, like `\\u{e9}`"),
                     );
                 }
                 return (consumed, ch);
@@ -201,12 +178,7 @@ fn scan_escape(
 
 /// Scans the inside of `{…}`; `brace` is the offset of `{`, `start` of the
 /// text after it.
-fn scan_variable(
-    inner: &str,
-    brace: usize,
-    start: usize,
-    diags: &mut Vec<Diagnostic>,
-) -> Option<Part> {
+fn scan_variable(inner: &str, brace: usize, start: usize, diags: &mut Vec<Diagnostic>) -> Option<Part> {
     let whole = Span::new(brace, start + inner.len() + 1);
     if inner.is_empty() {
         diags.push(
@@ -218,10 +190,7 @@ fn scan_variable(
     }
     if inner.starts_with("api_") && inner.contains('[') {
         let reference = scan_reference(inner, start, diags)?;
-        return Some(Part::Var(Var::Ref(Reference {
-            span: whole,
-            ..reference
-        })));
+        return Some(Part::Var(Var::Ref(Reference { span: whole, ..reference })));
     }
     if inner == "bot_token" {
         return Some(Part::Var(Var::BotToken(whole)));
@@ -254,12 +223,9 @@ pub fn scan_reference(text: &str, start: usize, diags: &mut Vec<Diagnostic>) -> 
     let block = &text[4..open];
     if !is_ident(block) {
         diags.push(
-            Diagnostic::new(
-                Code::MalformedVariable,
-                format!("`{block}` is not a block name"),
-            )
-            .label(Span::new(start + 4, start + open), "not a block name")
-            .help("a response reference is `api_<block>[response…]` with the block's name"),
+            Diagnostic::new(Code::MalformedVariable, format!("`{block}` is not a block name"))
+                .label(Span::new(start + 4, start + open), "not a block name")
+                .help("a response reference is `api_<block>[response…]` with the block's name"),
         );
         return None;
     }
@@ -279,23 +245,14 @@ pub fn scan_reference(text: &str, start: usize, diags: &mut Vec<Diagnostic>) -> 
     for piece in path.split('.') {
         let seg_span = Span::new(path_start + offset, path_start + offset + piece.len());
         if root.is_none() {
-            root = Some(Ident {
-                name: piece.to_string(),
-                span: seg_span,
-            });
+            root = Some(Ident { name: piece.to_string(), span: seg_span });
         } else {
-            segments.push(Segment {
-                text: piece.to_string(),
-                span: seg_span,
-            });
+            segments.push(Segment { text: piece.to_string(), span: seg_span });
         }
         offset += piece.len() + 1;
     }
     Some(Reference {
-        block: Ident {
-            name: block.to_string(),
-            span: Span::new(start + 4, start + open),
-        },
+        block: Ident { name: block.to_string(), span: Span::new(start + 4, start + open) },
         root: root.expect("split yields at least one piece"),
         segments,
         span,

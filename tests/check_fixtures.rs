@@ -1,0 +1,81 @@
+//! One fixture per diagnostic: `err_` fixtures must fail, `warn_` fixtures
+//! must warn without failing, the rest must check clean. A fixture named
+//! after a code must report that code. Each rendered report is a snapshot.
+
+use std::path::Path;
+
+use blkc::diagnostics::{render_json, render_terminal, Code, RenderOptions, Severity};
+use blkc::syntax::Limits;
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/check");
+
+/// Reads `# fixture: max-file-size=N` from the first line, if present.
+fn limits_of(text: &str) -> Limits {
+    let mut limits = Limits::default();
+    if let Some(n) = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("# fixture: max-file-size="))
+        .and_then(|n| n.trim().parse().ok())
+    {
+        limits.max_file_size = n;
+    }
+    limits
+}
+
+fn check_fixture(path: &Path) -> blkc::Checked {
+    let name = format!("fixtures/check/{}", path.file_name().unwrap().to_string_lossy());
+    let bytes = std::fs::read(path).unwrap();
+    let (source, bad_utf8) = blkc::source_from_bytes(&name, bytes);
+    match bad_utf8 {
+        Some(diag) => blkc::Checked { source, ast: Default::default(), diagnostics: vec![diag] },
+        None => {
+            let limits = limits_of(&source.text);
+            blkc::check_source_with(source, limits)
+        }
+    }
+}
+
+fn code_in_name(stem: &str) -> Option<&str> {
+    stem.split('_').find(|part| part.len() == 4 && part.starts_with('B'))
+}
+
+#[test]
+fn fixtures() {
+    insta::glob!("fixtures/check/*.blk", |path| {
+        let checked = check_fixture(path);
+        let stem = path.file_stem().unwrap().to_string_lossy().to_string();
+        let warnings = checked.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count();
+        if stem.starts_with("err_") {
+            assert!(checked.has_errors(), "{stem} must fail but checked without errors");
+        } else if stem.starts_with("warn_") {
+            assert!(!checked.has_errors() && warnings > 0, "{stem} must warn and not fail");
+        } else {
+            assert!(checked.diagnostics.is_empty(), "{stem} must check clean: {:#?}", checked.diagnostics);
+        }
+        if let Some(code) = code_in_name(&stem) {
+            assert!(checked.diagnostics.iter().any(|d| d.code.as_str() == code), "{stem} must report {code}");
+        }
+        for d in &checked.diagnostics {
+            assert!(d.help.is_some(), "{stem}: {} has no help line", d.code.as_str());
+            assert!(d.primary_span().is_some(), "{stem}: {} has no span", d.code.as_str());
+        }
+        let opts = RenderOptions { color: false, width: 100 };
+        insta::assert_snapshot!(render_terminal(&checked.source, &checked.diagnostics, opts));
+    });
+}
+
+#[test]
+fn every_code_has_a_fixture() {
+    let names: Vec<String> =
+        std::fs::read_dir(FIXTURES).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
+    for code in Code::ALL {
+        assert!(names.iter().any(|n| n.contains(&format!("_{}_", code.as_str()))), "no fixture for {}", code.as_str());
+    }
+}
+
+#[test]
+fn json_report_has_positions_labels_and_help() {
+    let checked = check_fixture(&Path::new(FIXTURES).join("err_B101_duplicate_block.blk"));
+    insta::assert_json_snapshot!(render_json(&checked.source, &checked.diagnostics));
+}

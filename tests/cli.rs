@@ -1,0 +1,65 @@
+//! The binary end to end: exit codes, output streams, `explain`.
+
+use std::process::Command;
+
+use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
+
+fn blkc() -> Command {
+    let mut cmd = Command::new(get_cargo_bin("blkc"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR")).env("NO_COLOR", "1").env("COLUMNS", "100");
+    cmd
+}
+
+#[test]
+fn clean_files_exit_0() {
+    assert_cmd_snapshot!(blkc().args(["check", "examples/weather.blk", "examples/welcome.blk"]));
+}
+
+#[test]
+fn errors_exit_1() {
+    assert_cmd_snapshot!(blkc().args(["check", "tests/fixtures/check/err_B104_body_on_get.blk"]));
+}
+
+#[test]
+fn warnings_alone_exit_0_unless_denied() {
+    let file = "tests/fixtures/check/warn_B118_secret_literal.blk";
+    let status = blkc().args(["check", file]).output().unwrap().status;
+    assert_eq!(status.code(), Some(0));
+    let status = blkc().args(["check", "--deny-warnings", file]).output().unwrap().status;
+    assert_eq!(status.code(), Some(1));
+}
+
+#[test]
+fn json_goes_to_stdout() {
+    assert_cmd_snapshot!(blkc().args([
+        "check",
+        "--format",
+        "json",
+        "tests/fixtures/check/err_B111_unknown_block.blk",
+        "examples/weather.blk"
+    ]));
+}
+
+#[test]
+fn missing_file_exits_2() {
+    assert_cmd_snapshot!(blkc().args(["check", "tests/fixtures/check/no_such_file.blk"]));
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    let out = blkc().args(["check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn explain_prints_the_page() {
+    let out = blkc().args(["explain", "b113"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(page.starts_with("# B113: response reference to a block that may not have run"));
+}
+
+#[test]
+fn explain_unknown_code_exits_2() {
+    assert_cmd_snapshot!(blkc().args(["explain", "B999"]));
+}

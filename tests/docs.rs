@@ -1,0 +1,72 @@
+//! Documentation stays true: every code has its page and every page its
+//! code, and every example checks clean.
+
+use std::path::Path;
+
+use blkc::diagnostics::Code;
+use blkc::source::SourceFile;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+#[test]
+fn every_code_has_a_page_and_every_page_a_code() {
+    let listing = std::fs::read_to_string(Path::new(ROOT).join("docs/diagnostics.md")).unwrap();
+    for code in Code::ALL {
+        let page = code.page();
+        assert!(page.starts_with(&format!("# {}", code.as_str())), "{} page has no title", code.as_str());
+        for section in ["## What it means", "## Why", "## Example", "## Fix"] {
+            assert!(page.contains(section), "{} page has no `{section}`", code.as_str());
+        }
+        assert!(
+            listing.contains(&format!("[{}](codes/{}.md)", code.as_str(), code.as_str())),
+            "docs/diagnostics.md does not list {}",
+            code.as_str()
+        );
+    }
+    for entry in std::fs::read_dir(Path::new(ROOT).join("docs/codes")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().to_string();
+        let code = name.trim_end_matches(".md");
+        assert!(Code::ALL.iter().any(|c| c.as_str() == code), "docs/codes/{name} documents no code");
+    }
+}
+
+fn assert_clean(name: &str, text: &str) {
+    let checked = blkc::check_source(SourceFile::new(name, text));
+    assert!(
+        checked.diagnostics.is_empty(),
+        "{name} must check clean:\n{}",
+        blkc::diagnostics::render_terminal(&checked.source, &checked.diagnostics, Default::default())
+    );
+}
+
+#[test]
+fn examples_check_clean() {
+    let mut count = 0;
+    for entry in std::fs::read_dir(Path::new(ROOT).join("examples")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "blk") {
+            assert_clean(&path.display().to_string(), &std::fs::read_to_string(&path).unwrap());
+            count += 1;
+        }
+    }
+    assert!(count >= 6, "examples/ should hold at least six programs, found {count}");
+}
+
+/// Every ```blk block of the docs checks clean (```blk-error blocks are
+/// examples of mistakes and are left out).
+#[test]
+fn doc_examples_check_clean() {
+    let mut count = 0;
+    for doc in ["docs/language.md", "README.md"] {
+        let text = std::fs::read_to_string(Path::new(ROOT).join(doc)).unwrap();
+        let mut lines = text.lines();
+        while let Some(line) = lines.next() {
+            if line.trim() == "```blk" {
+                let block: Vec<&str> = lines.by_ref().take_while(|l| l.trim() != "```").collect();
+                assert_clean(&format!("{doc} example {count}"), &block.join("\n"));
+                count += 1;
+            }
+        }
+    }
+    assert!(count >= 10, "the docs should hold examples, found {count}");
+}
