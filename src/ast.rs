@@ -2,6 +2,10 @@
 
 use crate::source::Span;
 
+/// Text in the AST: names, keys and literals. Short strings (up to 24 bytes,
+/// which is nearly all of them) are stored inline, without an allocation.
+pub type Str = compact_str::CompactString;
+
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct File {
     pub items: Vec<Item>,
@@ -57,14 +61,14 @@ pub struct Platform {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ident {
-    pub name: String,
+    pub name: Str,
     pub span: Span,
 }
 
 /// A string literal without variables (descriptions, paths, URLs of `platform`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Text {
-    pub value: String,
+    pub value: Str,
     pub span: Span,
 }
 
@@ -221,7 +225,7 @@ pub struct Pair {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Key {
-    pub name: String,
+    pub name: Str,
     pub span: Span,
 }
 
@@ -238,11 +242,11 @@ pub struct Entry {
 pub enum Value {
     Str(Template),
     /// The number's source text, kept exactly.
-    Number(String, Span),
+    Number(Str, Span),
     Bool(bool, Span),
     Null(Span),
     /// An unquoted response reference: inserts the JSON value itself.
-    Ref(Reference),
+    Ref(Box<Reference>),
     Object(Vec<Entry>, Span),
     Array(Vec<Value>, Span),
 }
@@ -281,7 +285,7 @@ impl Template {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Part {
-    Lit(String, Span),
+    Lit(Str, Span),
     Var(Var),
     /// `<NAME>`: a secret filled at run time, never stored in the file.
     Secret(Ident),
@@ -290,7 +294,7 @@ pub enum Part {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Var {
     /// `{api_<block>[response…]}`
-    Ref(Reference),
+    Ref(Box<Reference>),
     /// `{bot_token}`
     BotToken(Span),
     /// A trigger, option or custom variable: `{user_name}`.
@@ -310,7 +314,7 @@ pub struct Reference {
 impl Reference {
     /// The path as written: `response.a.0`.
     pub fn path_text(&self) -> String {
-        let mut out = self.root.name.clone();
+        let mut out = self.root.name.to_string();
         for seg in &self.segments {
             out.push('.');
             out.push_str(&seg.text);
@@ -321,7 +325,7 @@ impl Reference {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Segment {
-    pub text: String,
+    pub text: Str,
     pub span: Span,
 }
 

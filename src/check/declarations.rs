@@ -1,7 +1,7 @@
 //! Rules on what a file declares: trees, events, custom variables, the
 //! platform, and options.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::Scope;
 use crate::ast::{Else, IfNode, Item, Node, TreeKind};
@@ -10,8 +10,8 @@ use crate::source::Span;
 use crate::vocab;
 
 pub fn check(scope: &Scope<'_>, out: &mut Vec<Diagnostic>) {
-    let mut trees: HashMap<(TreeKind, &str), Span> = HashMap::new();
-    let mut vars: HashMap<&str, Span> = HashMap::new();
+    let mut trees: HashMap<(TreeKind, &str), Span> = HashMap::default();
+    let mut vars: HashMap<&str, Span> = HashMap::default();
     let mut platform: Option<Span> = None;
     for item in &scope.file.items {
         match item {
@@ -41,7 +41,7 @@ pub fn check(scope: &Scope<'_>, out: &mut Vec<Diagnostic>) {
                             .help(help),
                     );
                 }
-                check_options(tree.kind, &tree.body, true, &mut HashMap::new(), out);
+                check_options(tree.kind, &tree.body, true, &mut HashMap::default(), out);
             }
             Item::Var(var) => {
                 let name = var.name.name.as_str();

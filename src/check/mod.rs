@@ -9,7 +9,7 @@ mod request;
 mod secrets;
 pub mod url;
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::ast::{each_block, ApiBlock, File, Item, Tree, TreeKind};
 use crate::diagnostics::{self, Diagnostic};
@@ -28,8 +28,8 @@ pub struct Scope<'a> {
 
 impl<'a> Scope<'a> {
     fn new(file: &'a File) -> Scope<'a> {
-        let mut custom = HashSet::new();
-        let mut blocks: HashMap<&str, Vec<_>> = HashMap::new();
+        let mut custom = HashSet::default();
+        let mut blocks: HashMap<&str, Vec<_>> = HashMap::default();
         let mut platform = None;
         for item in &file.items {
             match item {

@@ -1,7 +1,7 @@
 //! Rules on what templates read: response references (which block, whether
 //! it has run, the path's form) and named variables.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 use super::Scope;
 use crate::ast::{ApiBlock, Else, IfNode, Node, Part, Reference, Save, Template, Tree, TreeKind, Value, Var};
@@ -87,7 +87,7 @@ pub fn check_tree(scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
     variables.sort_unstable();
     walk.variables = variables;
     let option_refs: Vec<&str> = option_vars.iter().map(String::as_str).collect();
-    walk.nodes(&tree.body, &mut HashSet::new(), &option_refs);
+    walk.nodes(&tree.body, &mut HashSet::default(), &option_refs);
 }
 
 impl<'a> Walk<'_, 'a> {

@@ -1,6 +1,6 @@
 //! Rules on each api block's own fields: names, methods, URL, headers, body.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::url::{literal_length, shape, UrlShape};
 use super::Scope;
@@ -10,7 +10,7 @@ use crate::source::Span;
 use crate::vocab;
 
 pub fn check_tree(_scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
-    let mut names: HashMap<&str, Span> = HashMap::new();
+    let mut names: HashMap<&str, Span> = HashMap::default();
     each_block(&tree.body, &mut |block| {
         let name = block.name.name.as_str();
         if let Some(first) = names.insert(name, block.name.span) {
@@ -31,7 +31,7 @@ pub fn check_tree(_scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
 }
 
 fn check_block(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
-    let mut seen: HashMap<&str, Span> = HashMap::new();
+    let mut seen: HashMap<&str, Span> = HashMap::default();
     for field in &block.fields {
         let keyword = field.kind.keyword();
         if let Some(first) = seen.insert(keyword, field.keyword) {
@@ -175,7 +175,7 @@ fn check_method(name: &str, span: Span, out: &mut Vec<Diagnostic>) {
 }
 
 fn check_body_keys(entries: &[Entry], out: &mut Vec<Diagnostic>) {
-    let mut seen: HashMap<&str, Span> = HashMap::new();
+    let mut seen: HashMap<&str, Span> = HashMap::default();
     for entry in entries {
         if let Some(first) = seen.insert(entry.key.name.as_str(), entry.key.span) {
             out.push(

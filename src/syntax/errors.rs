@@ -17,7 +17,6 @@ fn describe(rule: Rule) -> Option<&'static str> {
         | Rule::field
         | Rule::operand
         | Rule::ident_char
-        | Rule::bare_key
         | Rule::ref_index => return None,
         Rule::command | Rule::kw_command => "`command`",
         Rule::event | Rule::kw_event => "`event`",

@@ -196,7 +196,7 @@ impl Lower<'_> {
             .into_inner()
             .find(|p| p.as_rule() == Rule::string)
             .map(|p| self.text(p))
-            .unwrap_or(Text { value: String::new(), span });
+            .unwrap_or(Text { value: Str::default(), span });
         Platform { url, span }
     }
 
@@ -302,66 +302,76 @@ impl Lower<'_> {
         Condition { left, test, span }
     }
 
+    /// `api NAME { fields }`: the fields arrive as a flat stream, each a
+    /// keyword token followed by its value tokens.
     fn api_block(&mut self, pair: Pair<'_, Rule>) -> ApiBlock {
         let span = self.span(&pair);
-        let mut name = None;
-        let mut fields = Vec::new();
-        for p in pair.into_inner() {
-            match p.as_rule() {
-                Rule::kw_api => {}
-                Rule::ident => name = Some(self.ident(p)),
-                _ => fields.push(self.field(p)),
-            }
+        let mut inner = pair.into_inner().peekable();
+        let mut name = missing(span);
+        let mut fields = Vec::with_capacity(6);
+        while let Some(p) = inner.next() {
+            let keyword = self.span(&p);
+            let (kind, end) = match p.as_rule() {
+                Rule::kw_api => continue,
+                Rule::ident => {
+                    name = self.ident(p);
+                    continue;
+                }
+                Rule::kw_params | Rule::kw_headers => {
+                    let mut pairs = Vec::new();
+                    while inner.peek().is_some_and(|k| k.as_rule() == Rule::key) {
+                        if let Some(key) = inner.next() {
+                            pairs.push(self.pair(key, inner.next()));
+                        }
+                    }
+                    let end = pairs.last().map_or(keyword, |p: &Pair_| p.span);
+                    let kind = if p.as_rule() == Rule::kw_params {
+                        FieldKind::Params(pairs)
+                    } else {
+                        FieldKind::Headers(pairs)
+                    };
+                    (kind, end)
+                }
+                rule => {
+                    let Some(value) = inner.next() else { break };
+                    let end = self.span(&value);
+                    let kind = match rule {
+                        Rule::kw_method => FieldKind::Method(self.ident(value)),
+                        Rule::kw_url => FieldKind::Url(self.template(value)),
+                        Rule::kw_body => FieldKind::Body(self.entries(value)),
+                        Rule::kw_sample => FieldKind::Sample(self.text(value)),
+                        _ => FieldKind::Allow(self.ident(value)),
+                    };
+                    (kind, end)
+                }
+            };
+            fields.push(Field { keyword, kind, span: keyword.to(end) });
         }
-        ApiBlock { name: name.unwrap_or_else(|| missing(span)), fields, span }
+        ApiBlock { name, fields, span }
     }
 
-    fn field(&mut self, pair: Pair<'_, Rule>) -> Field {
-        let span = self.span(&pair);
-        let rule = pair.as_rule();
-        let mut inner = pair.into_inner();
-        let keyword = inner.next().map_or(span, |k| self.span(&k));
-        let kind = match rule {
-            Rule::method_field => FieldKind::Method(inner.next().map_or_else(|| missing(span), |p| self.ident(p))),
-            Rule::url_field => {
-                FieldKind::Url(inner.next().map_or(Template { parts: Vec::new(), span }, |p| self.template(p)))
-            }
-            Rule::params_field => FieldKind::Params(inner.map(|p| self.pair(p)).collect()),
-            Rule::headers_field => FieldKind::Headers(inner.map(|p| self.pair(p)).collect()),
-            Rule::body_field => FieldKind::Body(inner.next().map_or_else(Vec::new, |p| self.entries(p))),
-            Rule::sample_field => {
-                FieldKind::Sample(inner.next().map_or(Text { value: String::new(), span }, |p| self.text(p)))
-            }
-            _ => FieldKind::Allow(inner.next().map_or_else(|| missing(span), |p| self.ident(p))),
-        };
-        Field { keyword, kind, span }
-    }
-
-    /// `param` and `header`: `key = value`.
-    fn pair(&mut self, pair: Pair<'_, Rule>) -> Pair_ {
-        let span = self.span(&pair);
-        let mut inner = pair.into_inner();
-        let key = inner.next().map_or(Key { name: String::new(), span }, |p| self.key(p));
-        let value = match inner.next() {
+    /// A URL parameter or header: a key token and its value token.
+    fn pair(&mut self, key: Pair<'_, Rule>, value: Option<Pair<'_, Rule>>) -> Pair_ {
+        let key = self.key(key);
+        let value = match value {
             Some(p) if p.as_rule() == Rule::string => self.template(p),
             Some(p) => {
                 let s = self.span(&p);
-                Template { parts: vec![Part::Lit(p.as_str().to_string(), s)], span: s }
+                Template { parts: vec![Part::Lit(p.as_str().into(), s)], span: s }
             }
-            None => Template { parts: Vec::new(), span },
+            None => Template { parts: Vec::new(), span: key.span },
         };
-        Pair_ { key, value, span }
+        Pair_ { span: key.span.to(value.span), key, value }
     }
 
+    /// The entries of an object: key and value tokens, alternating.
     fn entries(&mut self, object: Pair<'_, Rule>) -> Vec<Entry> {
-        let inner = object.into_inner();
-        let mut entries = Vec::with_capacity(inner.len());
-        for entry in inner {
-            let span = self.span(&entry);
-            let mut parts = entry.into_inner();
-            let key = parts.next().map_or(Key { name: String::new(), span }, |p| self.key(p));
-            let value = parts.next().map_or(Value::Null(span), |p| self.value(p));
-            entries.push(Entry { key, value, span });
+        let mut inner = object.into_inner();
+        let mut entries = Vec::with_capacity(inner.len() / 2);
+        while let Some(key) = inner.next() {
+            let key = self.key(key);
+            let value = inner.next().map_or(Value::Null(key.span), |p| self.value(p));
+            entries.push(Entry { span: key.span.to(value.span()), key, value });
         }
         entries
     }
@@ -370,11 +380,11 @@ impl Lower<'_> {
         let span = self.span(&pair);
         match pair.as_rule() {
             Rule::string => Value::Str(self.template(pair)),
-            Rule::number => Value::Number(pair.as_str().to_string(), span),
+            Rule::number => Value::Number(pair.as_str().into(), span),
             Rule::kw_true => Value::Bool(true, span),
             Rule::kw_false => Value::Bool(false, span),
             Rule::reference => match template::scan_reference(pair.as_str(), span.start as usize, self.diags) {
-                Some(r) => Value::Ref(r),
+                Some(r) => Value::Ref(Box::new(r)),
                 None => Value::Null(span),
             },
             Rule::object => Value::Object(self.entries(pair), span),
@@ -389,13 +399,13 @@ impl Lower<'_> {
         let name = if text.starts_with('"') {
             template::scan_text(text, span.start as usize, self.diags).value
         } else {
-            text.to_string()
+            text.into()
         };
         Key { name, span }
     }
 
     fn ident(&mut self, pair: Pair<'_, Rule>) -> Ident {
-        Ident { name: pair.as_str().to_string(), span: self.span(&pair) }
+        Ident { name: pair.as_str().into(), span: self.span(&pair) }
     }
 
     fn text(&mut self, pair: Pair<'_, Rule>) -> Text {
@@ -411,7 +421,7 @@ impl Lower<'_> {
 
 /// A name the grammar guarantees; never reached on a successful parse.
 fn missing(span: Span) -> Ident {
-    Ident { name: String::new(), span }
+    Ident { name: Str::default(), span }
 }
 
 use crate::ast::Pair as Pair_;

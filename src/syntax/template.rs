@@ -4,7 +4,7 @@
 //! pest hands over each string literal as one token; splitting it here is
 //! the measured fast path (see ../shared/design/pest-speed.md).
 
-use crate::ast::{Ident, Part, Reference, Segment, Template, Text, Var};
+use crate::ast::{Ident, Part, Reference, Segment, Str, Template, Text, Var};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::source::Span;
 
@@ -14,7 +14,7 @@ pub fn scan_template(token: &str, base: usize, diags: &mut Vec<Diagnostic>) -> T
     let bytes = token.as_bytes();
     let end = bytes.len() - 1; // the closing quote
     let mut parts = Vec::with_capacity(1 + memchr::memchr_iter(b'{', bytes).count() * 2);
-    let mut lit = String::new();
+    let mut lit = Str::default();
     let mut lit_start = 1;
     let mut i = 1;
     while i < end {
@@ -60,7 +60,7 @@ pub fn scan_template(token: &str, base: usize, diags: &mut Vec<Diagnostic>) -> T
                     flush(&mut parts, &mut lit, base + lit_start, base + i);
                     let name = &token[i + 1..i + 1 + name_len];
                     parts.push(Part::Secret(Ident {
-                        name: name.to_string(),
+                        name: name.into(),
                         span: Span::new(base + i, base + i + name_len + 2),
                     }));
                     i += name_len + 2;
@@ -88,7 +88,7 @@ pub fn scan_text(token: &str, base: usize, diags: &mut Vec<Diagnostic>) -> Text 
     let span = Span::new(base, base + token.len());
     let bytes = token.as_bytes();
     let end = bytes.len() - 1;
-    let mut value = String::with_capacity(end);
+    let mut value = Str::with_capacity(end);
     let mut i = 1;
     while i < end {
         if bytes[i] == b'\\' {
@@ -117,7 +117,7 @@ fn slot_name_len(bytes: &[u8]) -> usize {
     }
 }
 
-fn flush(parts: &mut Vec<Part>, lit: &mut String, start: usize, end: usize) {
+fn flush(parts: &mut Vec<Part>, lit: &mut Str, start: usize, end: usize) {
     if !lit.is_empty() {
         parts.push(Part::Lit(std::mem::take(lit), Span::new(start, end)));
     }
@@ -190,16 +190,13 @@ fn scan_variable(inner: &str, brace: usize, start: usize, diags: &mut Vec<Diagno
     }
     if inner.starts_with("api_") && inner.contains('[') {
         let reference = scan_reference(inner, start, diags)?;
-        return Some(Part::Var(Var::Ref(Reference { span: whole, ..reference })));
+        return Some(Part::Var(Var::Ref(Box::new(Reference { span: whole, ..reference }))));
     }
     if inner == "bot_token" {
         return Some(Part::Var(Var::BotToken(whole)));
     }
     if is_ident(inner) {
-        return Some(Part::Var(Var::Named(Ident {
-            name: inner.to_string(),
-            span: Span::new(start, start + inner.len()),
-        })));
+        return Some(Part::Var(Var::Named(Ident { name: inner.into(), span: Span::new(start, start + inner.len()) })));
     }
     diags.push(
         Diagnostic::new(Code::MalformedVariable, format!("`{{{inner}}}` is not a variable"))
@@ -245,14 +242,14 @@ pub fn scan_reference(text: &str, start: usize, diags: &mut Vec<Diagnostic>) -> 
     for piece in path.split('.') {
         let seg_span = Span::new(path_start + offset, path_start + offset + piece.len());
         if root.is_none() {
-            root = Some(Ident { name: piece.to_string(), span: seg_span });
+            root = Some(Ident { name: piece.into(), span: seg_span });
         } else {
-            segments.push(Segment { text: piece.to_string(), span: seg_span });
+            segments.push(Segment { text: piece.into(), span: seg_span });
         }
         offset += piece.len() + 1;
     }
     Some(Reference {
-        block: Ident { name: block.to_string(), span: Span::new(start + 4, start + open) },
+        block: Ident { name: block.into(), span: Span::new(start + 4, start + open) },
         root: root.expect("split yields at least one piece"),
         segments,
         span,

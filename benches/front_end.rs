@@ -1,0 +1,34 @@
+//! `blkc check` throughput and peak memory, whole process, on a generated
+//! file of 20,000 api blocks over 500 commands and events.
+//!
+//! Run with `cargo bench --bench front_end`. Prints MB/s (10^6 bytes per
+//! second, median of the runs) and peak RSS as a multiple of the file size.
+
+mod support;
+
+use std::path::PathBuf;
+
+const RUNS: usize = 9;
+
+fn main() {
+    let text = support::generate(500, 20_000);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let path = dir.join("bench_front_end.blk");
+    std::fs::write(&path, &text).unwrap();
+    let size = text.len() as f64;
+    let blkc = PathBuf::from(env!("CARGO_BIN_EXE_blkc"));
+    let path_arg = path.to_str().unwrap();
+
+    let first = support::run(&blkc, &["check", path_arg]);
+    assert_eq!(first.status, 0, "the generated file must check clean: run `blkc check {path_arg}`");
+    let runs: Vec<_> = (0..RUNS).map(|_| support::run(&blkc, &["check", path_arg])).collect();
+    let median = support::median(runs.iter().map(|r| r.wall).collect());
+    let peak = runs.iter().map(|r| r.max_rss_kib).max().unwrap() as f64 * 1024.0;
+    println!("front_end: file {:.2} MB, 20000 blocks in 500 trees", size / 1e6);
+    println!(
+        "front_end: blkc check, whole process, median of {RUNS}: {:.1} ms = {:.1} MB/s",
+        median.as_secs_f64() * 1e3,
+        size / 1e6 / median.as_secs_f64()
+    );
+    println!("front_end: peak RSS {:.1} MB = {:.1}x the file", peak / 1e6, peak / size);
+}

@@ -1,0 +1,321 @@
+//! Properties: no input makes the front end panic; printed programs parse
+//! back to the same AST; the grammar accepts and rejects what it should.
+
+mod support {
+    pub mod print;
+}
+
+use blkc::ast::*;
+use blkc::diagnostics::{render_json, render_terminal, RenderOptions};
+use blkc::source::{SourceFile, Span};
+use proptest::prelude::*;
+use support::print;
+
+/// Parses, checks and renders; returns the diagnostics' codes.
+fn run_front_end(name: &str, bytes: Vec<u8>) -> Vec<&'static str> {
+    let (source, bad) = blkc::source_from_bytes(name, bytes);
+    let checked = match bad {
+        Some(d) => blkc::Checked { source, ast: File::default(), diagnostics: vec![d] },
+        None => blkc::check_source(source),
+    };
+    let _ = render_terminal(&checked.source, &checked.diagnostics, RenderOptions::default());
+    let _ = render_json(&checked.source, &checked.diagnostics);
+    checked.diagnostics.iter().map(|d| d.code.as_str()).collect()
+}
+
+fn examples() -> Vec<Vec<u8>> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "blk"))
+        .collect();
+    files.sort();
+    files.iter().map(|p| std::fs::read(p).unwrap()).collect()
+}
+
+const SYNTAX_BYTES: &[u8] = b"{}[]\"\\<>=.,#\n api_[]response0-";
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+        run_front_end("fuzz.blk", bytes);
+    }
+
+    #[test]
+    fn mutated_programs_never_panic(
+        which in 0usize..6,
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..3, 0usize..SYNTAX_BYTES.len()), 1..6),
+    ) {
+        let all = examples();
+        let mut bytes = all[which % all.len()].clone();
+        for (at, kind, byte) in edits {
+            if bytes.is_empty() { break; }
+            let i = at.index(bytes.len());
+            match kind {
+                0 => { bytes.remove(i); }
+                1 => bytes.insert(i, SYNTAX_BYTES[byte]),
+                _ => bytes[i] = SYNTAX_BYTES[byte],
+            }
+        }
+        run_front_end("mutated.blk", bytes);
+    }
+
+    #[test]
+    fn printed_programs_parse_back_to_the_same_ast(file in arb_file()) {
+        let printed = print::file(&file);
+        let parsed = blkc::syntax::parse(&SourceFile::new("printed.blk", printed.clone()));
+        prop_assert!(parsed.complete && parsed.diagnostics.is_empty(), "{printed}\n{:#?}", parsed.diagnostics);
+        let reprinted = print::file(&parsed.ast);
+        prop_assert_eq!(&reprinted, &printed);
+        let again = blkc::syntax::parse(&SourceFile::new("printed.blk", reprinted));
+        prop_assert_eq!(again.ast, parsed.ast);
+    }
+
+    #[test]
+    fn deep_nesting_never_overflows(depth in 1usize..3000, bracket in any::<bool>()) {
+        let (open, close) = if bracket { ("[", "]") } else { ("{ a = ", "}") };
+        let text = format!(
+            "command c {{ api a {{ method POST url \"https://x.io\" body {{ k = {}1{} }} }} }}",
+            open.repeat(depth), close.repeat(depth)
+        );
+        run_front_end("deep.blk", text.into_bytes());
+    }
+}
+
+// ── strategies for ASTs (spans are filled by parsing, so they are zero) ──
+
+fn sp() -> Span {
+    Span::default()
+}
+
+fn ident() -> impl Strategy<Value = Ident> {
+    "[a-z_][a-z0-9_]{0,6}".prop_map(|name: String| Ident { name: name.into(), span: sp() })
+}
+
+fn part() -> impl Strategy<Value = Part> {
+    prop_oneof![
+        "\\PC{1,8}".prop_map(|s: String| Part::Lit(s.into(), sp())),
+        "[A-Z][A-Z0-9_]{0,5}".prop_map(|name: String| Part::Secret(Ident { name: name.into(), span: sp() })),
+        Just(Part::Var(Var::BotToken(sp()))),
+        ident()
+            .prop_filter("not bot_token", |i| i.name != "bot_token" && !i.name.starts_with("api_"))
+            .prop_map(|i| Part::Var(Var::Named(i))),
+        reference().prop_map(|r| Part::Var(Var::Ref(Box::new(r)))),
+    ]
+}
+
+fn reference() -> impl Strategy<Value = Reference> {
+    (ident(), prop::sample::select(vec!["response", "status"]), proptest::collection::vec("[a-zA-Z0-9_ ]{1,6}", 0..4))
+        .prop_map(|(block, root, segs)| Reference {
+            block,
+            root: Ident { name: root.into(), span: sp() },
+            segments: segs.into_iter().map(|text: String| Segment { text: text.into(), span: sp() }).collect(),
+            span: sp(),
+        })
+}
+
+/// Templates never hold two literal parts in a row (the scanner joins them).
+fn template() -> impl Strategy<Value = Template> {
+    proptest::collection::vec(part(), 0..5).prop_map(|parts| {
+        let mut out: Vec<Part> = Vec::new();
+        for p in parts {
+            match (out.last_mut(), p) {
+                (Some(Part::Lit(prev, _)), Part::Lit(s, _)) => prev.push_str(&s),
+                (_, p) => out.push(p),
+            }
+        }
+        Template { parts: out, span: sp() }
+    })
+}
+
+fn key() -> impl Strategy<Value = Key> {
+    prop_oneof!["[a-zA-Z0-9_.-]{1,8}", "\\PC{0,8}"].prop_map(|name: String| Key { name: name.into(), span: sp() })
+}
+
+fn number() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any::<i64>().prop_map(|n| n.to_string()),
+        (0u32..1000, 0u32..100).prop_map(|(a, b)| format!("{a}.{b}e3"))
+    ]
+}
+
+fn value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        template().prop_map(Value::Str),
+        number().prop_map(|n: String| Value::Number(n.into(), sp())),
+        any::<bool>().prop_map(|b| Value::Bool(b, sp())),
+        Just(Value::Null(sp())),
+        reference().prop_map(|r| Value::Ref(Box::new(r))),
+    ];
+    leaf.prop_recursive(3, 16, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(|v| Value::Array(v, sp())),
+            proptest::collection::vec((key(), inner), 0..4).prop_map(|es| Value::Object(
+                es.into_iter().map(|(key, value)| Entry { key, value, span: sp() }).collect(),
+                sp()
+            )),
+        ]
+    })
+}
+
+fn pair() -> impl Strategy<Value = Pair> {
+    (key(), template()).prop_map(|(key, value)| Pair { key, value, span: sp() })
+}
+
+fn field() -> impl Strategy<Value = Field> {
+    let kind = prop_oneof![
+        ident().prop_map(FieldKind::Method),
+        template().prop_map(FieldKind::Url),
+        proptest::collection::vec(pair(), 0..3).prop_map(FieldKind::Params),
+        proptest::collection::vec(pair(), 0..3).prop_map(FieldKind::Headers),
+        proptest::collection::vec((key(), value()), 0..3).prop_map(|es| FieldKind::Body(
+            es.into_iter().map(|(key, value)| Entry { key, value, span: sp() }).collect()
+        )),
+        "\\PC{0,8}".prop_map(|value: String| FieldKind::Sample(Text { value: value.into(), span: sp() })),
+        ident().prop_map(FieldKind::Allow),
+    ];
+    kind.prop_map(|kind| Field { keyword: sp(), kind, span: sp() })
+}
+
+fn text() -> impl Strategy<Value = Option<Text>> {
+    proptest::option::of("\\PC{0,8}".prop_map(|value: String| Text { value: value.into(), span: sp() }))
+}
+
+fn op() -> impl Strategy<Value = CompareOp> {
+    prop::sample::select(vec![
+        CompareOp::Eq,
+        CompareOp::Ne,
+        CompareOp::Lt,
+        CompareOp::Le,
+        CompareOp::Gt,
+        CompareOp::Ge,
+        CompareOp::Contains,
+    ])
+}
+
+fn operand() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        template().prop_map(Value::Str),
+        number().prop_map(|n: String| Value::Number(n.into(), sp())),
+        any::<bool>().prop_map(|b| Value::Bool(b, sp())),
+        reference().prop_map(|r| Value::Ref(Box::new(r))),
+    ]
+}
+
+fn node() -> impl Strategy<Value = Node> {
+    let leaf = prop_oneof![
+        (ident(), text()).prop_map(|(name, description)| Node::Option(OptionDecl { name, description, span: sp() })),
+        (ident(), proptest::collection::vec(field(), 0..4)).prop_map(|(name, fields)| Node::Api(Box::new(ApiBlock {
+            name,
+            fields,
+            span: sp()
+        }))),
+        template().prop_map(|text| Node::Reply(Reply { text, span: sp() })),
+        (ident(), value()).prop_map(|(name, value)| Node::Save(Save { name, value, span: sp() })),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        (
+            operand(),
+            proptest::option::of((op(), operand())),
+            proptest::collection::vec(inner.clone(), 0..3),
+            proptest::option::of(proptest::collection::vec(inner, 0..3)),
+        )
+            .prop_map(|(left, test, then, otherwise)| {
+                Node::If(Box::new(IfNode {
+                    condition: Condition { left, test: test.map(|(o, r)| (o, sp(), r)), span: sp() },
+                    then: Branch { body: then, span: sp() },
+                    otherwise: otherwise.map(|body| Else::Branch(Branch { body, span: sp() })),
+                    span: sp(),
+                }))
+            })
+    })
+}
+
+fn arb_file() -> impl Strategy<Value = File> {
+    let tree = (
+        prop::sample::select(vec![TreeKind::Command, TreeKind::Event]),
+        ident(),
+        text(),
+        proptest::collection::vec(node(), 0..5),
+    )
+        .prop_map(|(kind, name, description, body)| Item::Tree(Tree { kind, name, description, body, span: sp() }));
+    let item = prop_oneof![
+        4 => tree,
+        1 => (ident(), text()).prop_map(|(name, default)| Item::Var(VarDecl { name, default, span: sp() })),
+        1 => "\\PC{0,8}".prop_map(|value: String| Item::Platform(Platform { url: Text { value: value.into(), span: sp() }, span: sp() })),
+    ];
+    proptest::collection::vec(item, 0..4).prop_map(|items| File { items })
+}
+
+// ── grammar tables ──
+
+#[test]
+fn grammar_accepts() {
+    let accepted = [
+        "",
+        "# only a comment",
+        "command c {}",
+        "command c \"desc\" { reply \"x\" }",
+        "event ready { reply \"{bot_name}\" }",
+        "var v\nvar w = \"0\"",
+        "platform \"https://discord.com/api\"",
+        "command c { api a { method GET url \"https://x.io\" params { a = 1, b = true, c = \"s\" } } }",
+        "command c { api a { method POST url \"https://x.io\" body { a = [1, -2.5e3, null, { b = false }] } } }",
+        "command c { api a { method GET url \"https://x.io\" } reply \"{api_a[response.x.0.y z]}\" }",
+        "command c { api a { method GET url \"https://x.io\" } if api_a[status] == 200 { } else if \"x\" contains \"y\" { } else { } }",
+        "command c { save s = api_missing[response] }",
+        "command c { reply \"\\{ \\} \\< \\> \\u{1F600} \\\" \\\\ \\n\" }",
+        "command c { api a { method GET url \"https://x.io\" headers { \"X Weird\" = \"v\", X-Ok = \"w\" } } }",
+        "command c { option x option y \"d\" }",
+    ];
+    for text in accepted {
+        let parsed = blkc::syntax::parse(&SourceFile::new("t.blk", text));
+        let syntax: Vec<_> = parsed.diagnostics.iter().map(|d| d.code.as_str()).collect();
+        assert!(parsed.complete && syntax.is_empty(), "should parse: {text:?} got {syntax:?}");
+    }
+}
+
+#[test]
+fn grammar_rejects() {
+    let rejected = [
+        ("command", "B001"),
+        ("command c", "B001"),
+        ("command c {", "B001"),
+        ("commandc {}", "B001"),
+        ("apifoo", "B001"),
+        ("command c { api a { method } }", "B001"),
+        ("command c { api a { url https://x.io } }", "B001"),
+        ("command c { reply x }", "B001"),
+        ("command c { reply \"x }", "B001"),
+        ("command c { api a { method GET url \"u\" params { a } } }", "B001"),
+        ("command c { if { } }", "B001"),
+        ("command c { else { } }", "B001"),
+        ("command c { reply \"\\q\" }", "B004"),
+        ("command c { reply \"{\" }", "B005"),
+        ("command c { reply \"}\" }", "B005"),
+        ("command c { reply \"{a b}\" }", "B005"),
+        ("command c { reply \"{api_x[response}\" }", "B005"),
+    ];
+    for (text, code) in rejected {
+        let parsed = blkc::syntax::parse(&SourceFile::new("t.blk", text));
+        let codes: Vec<_> = parsed.diagnostics.iter().map(|d| d.code.as_str()).collect();
+        assert!(codes.contains(&code), "{text:?} should give {code}, got {codes:?}");
+    }
+}
+
+#[test]
+fn spans_point_into_the_source() {
+    for bytes in examples() {
+        let text = String::from_utf8(bytes).unwrap();
+        let parsed = blkc::syntax::parse(&SourceFile::new("e.blk", text.clone()));
+        for item in &parsed.ast.items {
+            if let Item::Tree(t) = item {
+                assert!(text[t.span.range()].starts_with(t.kind.as_str()));
+                assert_eq!(&text[t.name.span.range()], t.name.name);
+            }
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! Prints an AST back as canonical source, for the round-trip property.
+
+use blkc::ast::*;
+
+pub fn file(f: &File) -> String {
+    let mut out = String::new();
+    for item in &f.items {
+        match item {
+            Item::Tree(t) => tree(t, &mut out),
+            Item::Var(v) => {
+                out.push_str(&format!("var {}", v.name.name));
+                if let Some(d) = &v.default {
+                    out.push_str(&format!(" = {}", text(&d.value)));
+                }
+                out.push('\n');
+            }
+            Item::Platform(p) => out.push_str(&format!("platform {}\n", text(&p.url.value))),
+        }
+    }
+    out
+}
+
+fn tree(t: &Tree, out: &mut String) {
+    out.push_str(&format!("{} {}", t.kind.as_str(), t.name.name));
+    if let Some(d) = &t.description {
+        out.push_str(&format!(" {}", text(&d.value)));
+    }
+    out.push_str(" {\n");
+    nodes(&t.body, 1, out);
+    out.push_str("}\n");
+}
+
+fn indent(level: usize) -> String {
+    "    ".repeat(level)
+}
+
+fn nodes(ns: &[Node], level: usize, out: &mut String) {
+    for n in ns {
+        out.push_str(&indent(level));
+        match n {
+            Node::Option(o) => {
+                out.push_str(&format!("option {}", o.name.name));
+                if let Some(d) = &o.description {
+                    out.push_str(&format!(" {}", text(&d.value)));
+                }
+                out.push('\n');
+            }
+            Node::Reply(r) => out.push_str(&format!("reply {}\n", template(&r.text))),
+            Node::Save(s) => out.push_str(&format!("save {} = {}\n", s.name.name, value(&s.value, level))),
+            Node::Api(b) => api(b, level, out),
+            Node::If(i) => {
+                if_node(i, level, out);
+                out.push('\n');
+            }
+        }
+    }
+}
+
+fn if_node(i: &IfNode, level: usize, out: &mut String) {
+    out.push_str(&format!("if {}", value(&i.condition.left, level)));
+    if let Some((op, _, right)) = &i.condition.test {
+        out.push_str(&format!(" {} {}", op.as_str(), value(right, level)));
+    }
+    out.push_str(" {\n");
+    nodes(&i.then.body, level + 1, out);
+    out.push_str(&indent(level));
+    out.push('}');
+    match &i.otherwise {
+        Some(Else::If(e)) => {
+            out.push_str(" else ");
+            if_node(e, level, out);
+        }
+        Some(Else::Branch(b)) => {
+            out.push_str(" else {\n");
+            nodes(&b.body, level + 1, out);
+            out.push_str(&indent(level));
+            out.push('}');
+        }
+        None => {}
+    }
+}
+
+fn api(b: &ApiBlock, level: usize, out: &mut String) {
+    out.push_str(&format!("api {} {{\n", b.name.name));
+    for f in &b.fields {
+        out.push_str(&indent(level + 1));
+        match &f.kind {
+            FieldKind::Method(m) => out.push_str(&format!("method {}", m.name)),
+            FieldKind::Url(u) => out.push_str(&format!("url {}", template(u))),
+            FieldKind::Params(ps) => out.push_str(&format!("params {}", pairs(ps))),
+            FieldKind::Headers(hs) => out.push_str(&format!("headers {}", pairs(hs))),
+            FieldKind::Body(es) => out.push_str(&format!("body {}", entries(es, level + 1))),
+            FieldKind::Sample(s) => out.push_str(&format!("sample {}", text(&s.value))),
+            FieldKind::Allow(a) => out.push_str(&format!("allow {}", a.name)),
+        }
+        out.push('\n');
+    }
+    out.push_str(&indent(level));
+    out.push_str("}\n");
+}
+
+fn pairs(ps: &[Pair]) -> String {
+    let items: Vec<String> = ps.iter().map(|p| format!("{} = {}", key(&p.key.name), template(&p.value))).collect();
+    format!("{{ {} }}", items.join(", "))
+}
+
+fn entries(es: &[Entry], level: usize) -> String {
+    let items: Vec<String> = es.iter().map(|e| format!("{} = {}", key(&e.key.name), value(&e.value, level))).collect();
+    format!("{{ {} }}", items.join(", "))
+}
+
+pub fn value(v: &Value, level: usize) -> String {
+    match v {
+        Value::Str(t) => template(t),
+        Value::Number(n, _) => n.to_string(),
+        Value::Bool(b, _) => b.to_string(),
+        Value::Null(_) => "null".into(),
+        Value::Ref(r) => reference(r),
+        Value::Object(es, _) => entries(es, level),
+        Value::Array(items, _) => {
+            let items: Vec<String> = items.iter().map(|i| value(i, level)).collect();
+            format!("[{}]", items.join(", "))
+        }
+    }
+}
+
+fn key(k: &str) -> String {
+    let bare = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+    if bare {
+        k.to_string()
+    } else {
+        text(k)
+    }
+}
+
+fn reference(r: &Reference) -> String {
+    format!("api_{}[{}]", r.block.name, r.path_text())
+}
+
+fn escape(s: &str, braces: bool) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '{' | '}' | '<' if braces => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A plain string literal (braces are text).
+pub fn text(s: &str) -> String {
+    format!("\"{}\"", escape(s, false))
+}
+
+pub fn template(t: &Template) -> String {
+    let mut out = String::from("\"");
+    for part in &t.parts {
+        match part {
+            Part::Lit(s, _) => out.push_str(&escape(s, true)),
+            Part::Secret(id) => out.push_str(&format!("<{}>", id.name)),
+            Part::Var(Var::BotToken(_)) => out.push_str("{bot_token}"),
+            Part::Var(Var::Named(id)) => out.push_str(&format!("{{{}}}", id.name)),
+            Part::Var(Var::Ref(r)) => out.push_str(&format!("{{{}}}", reference(r))),
+        }
+    }
+    out.push('"');
+    out
+}
