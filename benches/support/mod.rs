@@ -53,6 +53,9 @@ pub struct Run {
 }
 
 /// Runs a command to completion and reads its peak memory from wait4.
+// The child is reaped by wait4, which also gives its rusage; `Child::wait`
+// cannot report memory.
+#[allow(clippy::zombie_processes)]
 pub fn run(program: &Path, args: &[&str]) -> Run {
     let start = Instant::now();
     let child = Command::new(program)
