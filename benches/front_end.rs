@@ -21,14 +21,20 @@ fn main() {
 
     let first = support::run(&blkc, &["check", path_arg]);
     assert_eq!(first.status, 0, "the generated file must check clean: run `blkc check {path_arg}`");
-    let runs: Vec<_> = (0..RUNS).map(|_| support::run(&blkc, &["check", path_arg])).collect();
-    let median = support::median(runs.iter().map(|r| r.wall).collect());
-    let peak = runs.iter().map(|r| r.max_rss_kib).max().unwrap() as f64 * 1024.0;
     println!("front_end: file {:.2} MB, 20000 blocks in 500 trees", size / 1e6);
-    println!(
-        "front_end: blkc check, whole process, median of {RUNS}: {:.1} ms = {:.1} MB/s",
-        median.as_secs_f64() * 1e3,
-        size / 1e6 / median.as_secs_f64()
-    );
-    println!("front_end: peak RSS {:.1} MB = {:.1}x the file", peak / 1e6, peak / size);
+    for (label, args) in [
+        ("default threads", vec!["check", path_arg]),
+        ("one thread (--jobs 1)", vec!["check", "--jobs", "1", path_arg]),
+    ] {
+        let runs: Vec<_> = (0..RUNS).map(|_| support::run(&blkc, &args)).collect();
+        let median = support::median(runs.iter().map(|r| r.wall).collect());
+        let peak = runs.iter().map(|r| r.max_rss_kib).max().unwrap() as f64 * 1024.0;
+        println!(
+            "front_end: blkc check, {label}, whole process, median of {RUNS}: {:.1} ms = {:.1} MB/s; peak RSS {:.1} MB = {:.1}x the file",
+            median.as_secs_f64() * 1e3,
+            size / 1e6 / median.as_secs_f64(),
+            peak / 1e6,
+            peak / size
+        );
+    }
 }

@@ -23,6 +23,9 @@ pub enum Command {
         /// Treat warnings as errors (exit code 1)
         #[arg(long)]
         deny_warnings: bool,
+        /// Threads for parsing large files (default: the number of cores)
+        #[arg(long, short = 'j')]
+        jobs: Option<usize>,
     },
     /// Print the documentation page of a diagnostic code, like `blkc explain B101`
     Explain {

@@ -63,11 +63,11 @@ pub fn check_source_with(source: SourceFile, limits: syntax::Limits) -> Checked 
 
 /// Reads a file from disk, then [`check_source`]. An I/O failure is returned
 /// as is; a file that is not UTF-8 is a diagnostic.
-pub fn check_path(path: &std::path::Path) -> std::io::Result<Checked> {
+pub fn check_path(path: &std::path::Path, limits: syntax::Limits) -> std::io::Result<Checked> {
     let bytes = std::fs::read(path)?;
     let (source, bad_utf8) = source_from_bytes(&path.display().to_string(), bytes);
     if let Some(diag) = bad_utf8 {
         return Ok(Checked { source, ast: ast::File::default(), diagnostics: vec![diag] });
     }
-    Ok(check_source(source))
+    Ok(check_source_with(source, limits))
 }

@@ -13,13 +13,18 @@ use clap::Parser;
 use blkc::diagnostics::{render_json, render_terminal, Code, RenderOptions, Severity};
 use cli::{Cli, Color, Command, Format, Output};
 
+// The AST is many small allocations; mimalloc makes them (and the threads'
+// allocations side by side) measurably cheaper than the system allocator.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const EXIT_DIAGNOSTICS: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Check { files, output, deny_warnings } => check(&files, &output, deny_warnings),
+        Command::Check { files, output, deny_warnings, jobs } => check(&files, &output, deny_warnings, jobs),
         Command::Explain { code } => explain(&code),
     }
 }
@@ -38,8 +43,12 @@ fn terminal_width() -> Option<usize> {
     std::env::var("COLUMNS").ok()?.parse().ok()
 }
 
-fn check(files: &[std::path::PathBuf], output: &Output, deny_warnings: bool) -> ExitCode {
+fn check(files: &[std::path::PathBuf], output: &Output, deny_warnings: bool, jobs: Option<usize>) -> ExitCode {
     let opts = render_options(output);
+    let mut limits = blkc::syntax::Limits::default();
+    if let Some(jobs) = jobs {
+        limits.threads = jobs.max(1);
+    }
     let mut failed = false;
     let mut io_error = false;
     let mut json = Vec::new();
@@ -47,7 +56,7 @@ fn check(files: &[std::path::PathBuf], output: &Output, deny_warnings: bool) -> 
     for path in files {
         // The AST is not freed: the process ends soon after, and the OS takes
         // the memory back faster than walking the tree to free it.
-        let checked = match blkc::check_path(path) {
+        let checked = match blkc::check_path(path, limits) {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("error: cannot read `{}`: {e}", path.display());

@@ -37,11 +37,15 @@ pub struct Parsed {
 pub struct Limits {
     pub max_file_size: usize,
     pub max_depth: usize,
+    /// How many threads may parse a large file (files under 1 MiB a
+    /// thread are parsed on one).
+    pub threads: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_file_size: MAX_FILE_SIZE, max_depth: MAX_DEPTH }
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        Limits { max_file_size: MAX_FILE_SIZE, max_depth: MAX_DEPTH, threads }
     }
 }
 
@@ -63,34 +67,86 @@ pub fn parse_with(source: &SourceFile, limits: Limits) -> Parsed {
         );
         return parsed;
     }
-    if let Some(diag) = check_depth(text, limits.max_depth) {
-        parsed.diagnostics.push(diag);
-        return parsed;
-    }
+    let splits = match scan_structure(text, limits.max_depth) {
+        Ok(splits) => splits,
+        Err(diag) => {
+            parsed.diagnostics.push(diag);
+            return parsed;
+        }
+    };
     // pest's own guard against deep recursion, on top of the depth check.
     pest::set_call_limit(std::num::NonZeroUsize::new(50_000_000));
 
+    let chunks = chunk_bounds(text.len(), &splits, limits.threads);
+    if chunks.len() > 1 {
+        let results: Vec<Parsed> = std::thread::scope(|scope| {
+            let handles: Vec<_> =
+                chunks.iter().map(|&(start, end)| scope.spawn(move || parse_range(text, start, end))).collect();
+            handles.into_iter().filter_map(|h| h.join().ok()).collect()
+        });
+        if results.len() == chunks.len() && results.iter().all(|r| r.complete) {
+            for r in results {
+                parsed.ast.items.extend(r.ast.items);
+                parsed.diagnostics.extend(r.diagnostics);
+            }
+            parsed.complete = true;
+            return parsed;
+        }
+        // A syntax error somewhere: the sequential parse reports it exactly
+        // as it would have without threads.
+    }
+    let whole = parse_range(text, 0, text.len());
+    parsed.ast = whole.ast;
+    parsed.diagnostics.extend(whole.diagnostics);
+    parsed.complete = whole.complete;
+    parsed
+}
+
+/// Parses the items that lie in `text[start..end]`, one at a time.
+fn parse_range(text: &str, start: usize, end: usize) -> Parsed {
+    let mut parsed = Parsed { ast: File::default(), diagnostics: Vec::new(), complete: false };
     let mut lower = Lower { base: 0, diags: &mut parsed.diagnostics };
-    let mut pos = skip_blank(text, 0);
-    while pos < text.len() {
-        let rest = &text[pos..];
+    let mut pos = skip_blank(text, start);
+    while pos < end {
+        let rest = &text[pos..end];
         match BlkParser::parse(Rule::item, rest) {
             Ok(mut pairs) => {
                 let Some(pair) = pairs.next() else { break };
-                let end = pair.as_span().end();
+                let item_end = pair.as_span().end();
                 lower.base = pos;
                 let item = lower.item(pair);
                 parsed.ast.items.push(item);
-                pos = skip_blank(text, pos + end);
+                pos = skip_blank(text, pos + item_end);
             }
             Err(_) => {
-                lower.diags.push(errors::syntax_error(text, pos));
+                lower.diags.push(errors::syntax_error(&text[..end], pos));
                 return parsed;
             }
         }
     }
     parsed.complete = true;
     parsed
+}
+
+/// Splits `0..len` into at most `threads` ranges at item boundaries
+/// (`splits`), each about the same size. Small files stay in one piece.
+fn chunk_bounds(len: usize, splits: &[usize], threads: usize) -> Vec<(usize, usize)> {
+    const MIN_CHUNK: usize = 1 << 20;
+    let pieces = threads.min(len / MIN_CHUNK).max(1);
+    let mut bounds = Vec::with_capacity(pieces);
+    let mut start = 0;
+    for k in 1..pieces {
+        let target = len * k / pieces;
+        let at = splits.partition_point(|&s| s < target);
+        if let Some(&split) = splits.get(at) {
+            if split > start && split < len {
+                bounds.push((start, split));
+                start = split;
+            }
+        }
+    }
+    bounds.push((start, len));
+    bounds
 }
 
 /// Skips blanks and comments; the grammar's WHITESPACE, by hand, between items.
@@ -106,13 +162,31 @@ fn skip_blank(text: &str, mut pos: usize) -> usize {
     pos
 }
 
-/// Finds the first `{` or `[` nested deeper than `max_depth`, outside
-/// strings and comments, before pest (or anything recursive) sees the file.
-fn check_depth(text: &str, max_depth: usize) -> Option<Diagnostic> {
+/// Walks the file once before pest sees it, outside strings and comments:
+/// finds the first `{` or `[` nested deeper than `max_depth` (so nothing
+/// recursive can overflow the stack), and the offsets just after each `}`
+/// that closes a top-level item (where the file may be split for threads).
+/// Unbalanced files give no split points.
+fn scan_structure(text: &str, max_depth: usize) -> Result<Vec<usize>, Diagnostic> {
     let bytes = text.as_bytes();
     let mut depth = 0usize;
+    let mut balanced = true;
+    let mut splits = Vec::new();
+    let (mut next_open, mut next_close) = (0, 0);
     let mut i = 0;
     while i < bytes.len() {
+        // Jump to the next byte that matters; each search is redone only
+        // once the scan has passed what it found.
+        if next_open < i {
+            next_open = memchr::memchr3(b'"', b'#', b'{', &bytes[i..]).map_or(usize::MAX, |j| i + j);
+        }
+        if next_close < i {
+            next_close = memchr::memchr3(b'}', b'[', b']', &bytes[i..]).map_or(usize::MAX, |j| i + j);
+        }
+        i = next_open.min(next_close);
+        if i == usize::MAX {
+            break;
+        }
         match bytes[i] {
             b'"' => {
                 i += 1;
@@ -124,19 +198,31 @@ fn check_depth(text: &str, max_depth: usize) -> Option<Diagnostic> {
             b'{' | b'[' => {
                 depth += 1;
                 if depth > max_depth {
-                    return Some(
-                        Diagnostic::new(Code::TooDeep, format!("nesting deeper than {max_depth} levels"))
-                            .label(Span::new(i, i + 1), format!("level {depth} opens here"))
-                            .help(format!("flatten the branches or the body; blkc reads at most {max_depth} levels of `{{…}}` and `[…]`")),
-                    );
+                    return Err(Diagnostic::new(Code::TooDeep, format!("nesting deeper than {max_depth} levels"))
+                        .label(Span::new(i, i + 1), format!("level {depth} opens here"))
+                        .help(format!(
+                            "flatten the branches or the body; blkc reads at most {max_depth} levels of `{{…}}` and `[…]`"
+                        )));
                 }
             }
-            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'}' | b']' => {
+                if depth == 0 {
+                    balanced = false;
+                } else {
+                    depth -= 1;
+                    if depth == 0 && bytes[i] == b'}' {
+                        splits.push(i + 1);
+                    }
+                }
+            }
             _ => {}
         }
         i += 1;
     }
-    None
+    if !balanced || depth != 0 {
+        splits.clear();
+    }
+    Ok(splits)
 }
 
 /// Lowers the pairs of one item to AST, with spans offset by `base`.
