@@ -27,6 +27,23 @@ pub enum Command {
         #[arg(long, short = 'j')]
         jobs: Option<usize>,
     },
+    /// Run a command or event, sending its requests for real
+    Run(RunArgs),
+    /// Compile a file to its plan, as versioned JSON (docs/plan.md)
+    Build {
+        file: PathBuf,
+        /// Where to write the plan (default: standard output)
+        #[arg(long, short = 'o')]
+        output: Option<PathBuf>,
+    },
+    /// List, read, set and delete custom variables in a store
+    Vars {
+        /// The store (default: .blkc/store.sqlite3 in the current folder)
+        #[arg(long)]
+        store: Option<PathBuf>,
+        #[command(subcommand)]
+        action: VarsAction,
+    },
     /// Print the documentation page of a diagnostic code, like `blkc explain B101`
     Explain {
         /// The code, like B101
@@ -34,9 +51,99 @@ pub enum Command {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum VarsAction {
+    /// List every custom variable and its value
+    List {
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Print one variable's value
+    Get { name: String },
+    /// Set a variable (the value is text unless --json)
+    Set {
+        name: String,
+        value: String,
+        /// Read VALUE as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a variable
+    Delete { name: String },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The .blk file
+    pub file: PathBuf,
+    /// The command to run
+    #[arg(long, conflicts_with = "event", required_unless_present = "event")]
+    pub command: Option<String>,
+    /// The event to run
+    #[arg(long)]
+    pub event: Option<String>,
+    /// A trigger variable or option, like `--var option_city=Paris` (repeatable)
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// A JSON object of trigger variables and options
+    #[arg(long = "vars", value_name = "FILE.json")]
+    pub vars_file: Option<PathBuf>,
+    /// A file of secrets, `NAME=value` per line (or a JSON object)
+    #[arg(long, value_name = "FILE")]
+    pub secrets: Option<PathBuf>,
+    /// A file holding the bot token (or set BLKC_BOT_TOKEN)
+    #[arg(long, value_name = "FILE")]
+    pub bot_token_file: Option<PathBuf>,
+    /// The custom variable store (default: .blkc/store.sqlite3)
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: Output,
+    /// Show request and response headers
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+    /// Print the requests that would be sent; send nothing, save nothing
+    #[arg(long, conflicts_with = "offline")]
+    pub dry_run: bool,
+    /// Answer every block from its `sample` file instead of the network
+    #[arg(long)]
+    pub offline: bool,
+    /// Fail the run when a path or variable has no value
+    #[arg(long)]
+    pub strict: bool,
+    /// What a path or variable with no value renders as
+    #[arg(long, value_enum, default_value_t = MissingAs::Text)]
+    pub missing: MissingAs,
+    /// Seconds to wait for a connection
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub connect_timeout: f64,
+    /// Seconds for a whole request, redirects and body included
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub timeout: f64,
+    /// The most bytes of a decoded response body
+    #[arg(long, value_name = "BYTES", default_value_t = 10 * 1024 * 1024)]
+    pub max_response_size: u64,
+    /// The most redirects one request follows
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub max_redirects: u32,
+    /// The chat platform's API base URL, instead of the file's `platform`
+    #[arg(long, value_name = "URL")]
+    pub platform: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MissingAs {
+    /// The variable's own text, as the builder shows it
+    Text,
+    /// Nothing
+    Empty,
+    /// The text `null`
+    Null,
+}
+
 #[derive(Debug, clap::Args)]
 pub struct Output {
-    /// How to print diagnostics
+    /// How to print results and diagnostics
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// When to use colour in text output

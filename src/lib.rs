@@ -6,7 +6,10 @@
 pub mod ast;
 pub mod check;
 pub mod diagnostics;
+pub mod eval;
+pub mod plan;
 pub mod source;
+pub mod store;
 pub mod syntax;
 pub mod vocab;
 

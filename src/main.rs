@@ -4,6 +4,7 @@
 //! 2 usage or I/O error, 3 run failure.
 
 mod cli;
+mod run_cmd;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -20,17 +21,21 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const EXIT_DIAGNOSTICS: u8 = 1;
 const EXIT_USAGE: u8 = 2;
+const EXIT_RUN_FAILURE: u8 = 3;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check { files, output, deny_warnings, jobs } => check(&files, &output, deny_warnings, jobs),
+        Command::Run(args) => run_cmd::run(&args),
+        Command::Build { file, output } => run_cmd::build(&file, output.as_deref()),
+        Command::Vars { store, action } => run_cmd::vars(store.as_deref(), &action),
         Command::Explain { code } => explain(&code),
     }
 }
 
-fn render_options(output: &Output) -> RenderOptions {
-    let color = match output.color {
+fn render_options(color: Color) -> RenderOptions {
+    let color = match color {
         Color::Always => true,
         Color::Never => false,
         Color::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
@@ -44,7 +49,7 @@ fn terminal_width() -> Option<usize> {
 }
 
 fn check(files: &[std::path::PathBuf], output: &Output, deny_warnings: bool, jobs: Option<usize>) -> ExitCode {
-    let opts = render_options(output);
+    let opts = render_options(output.color);
     let mut limits = blkc::syntax::Limits::default();
     if let Some(jobs) = jobs {
         limits.threads = jobs.max(1);

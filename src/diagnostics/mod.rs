@@ -5,7 +5,7 @@
 
 mod render;
 
-pub use render::{render_json, render_terminal, RenderOptions};
+pub use render::{render_json, render_reports, render_terminal, summary, RenderOptions};
 
 use crate::source::Span;
 
@@ -84,6 +84,20 @@ codes! {
     SecretInOutput = "B123", Error, "secret or bot token where it would be shown";
     UnknownAllow = "B124", Error, "unknown `allow` value";
     DuplicateDeclaration = "B125", Error, "declared twice";
+    // Running.
+    ConnectFailed = "B301", Error, "could not connect";
+    TlsFailed = "B302", Error, "TLS handshake failed";
+    Timeout = "B303", Error, "request timed out";
+    ResponseTooLarge = "B304", Error, "response larger than the cap";
+    TooManyRedirects = "B305", Error, "too many redirects";
+    MissingSecret = "B306", Error, "secret or bot token without a value";
+    UnresolvedPath = "B307", Warning, "response path did not resolve";
+    TokenRefused = "B308", Error, "bot token refused for this destination";
+    RedirectNotFollowed = "B309", Warning, "redirect not followed";
+    InvalidRequest = "B310", Error, "invalid request once variables are filled";
+    StoreFailed = "B311", Error, "variable store failed";
+    NoSample = "B312", Error, "no sample to answer from";
+    MissingVariable = "B313", Warning, "variable without a value";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

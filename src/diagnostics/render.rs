@@ -82,6 +82,14 @@ impl miette::Diagnostic for Report<'_> {
 
 /// Renders every diagnostic of a file as miette reports, then a summary line.
 pub fn render_terminal(file: &SourceFile, diags: &[Diagnostic], opts: RenderOptions) -> String {
+    let mut out = render_reports(file, diags, opts);
+    out.push_str(&summary(&file.name, diags));
+    out.push('\n');
+    out
+}
+
+/// Renders diagnostics as miette reports, without a summary line.
+pub fn render_reports(file: &SourceFile, diags: &[Diagnostic], opts: RenderOptions) -> String {
     let theme = if opts.color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
     let handler = GraphicalReportHandler::new_themed(theme).with_width(opts.width).with_links(false);
     let source = NamedSource::new(file.name.clone(), file.text.clone());
@@ -92,8 +100,6 @@ pub fn render_terminal(file: &SourceFile, diags: &[Diagnostic], opts: RenderOpti
         let _ = handler.render_report(&mut out, &report);
         out.push('\n');
     }
-    out.push_str(&summary(&file.name, diags));
-    out.push('\n');
     out
 }
 

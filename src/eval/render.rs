@@ -1,0 +1,257 @@
+//! Resolving response paths and rendering templates. Pure: no I/O.
+
+use std::fmt::Write as _;
+
+use serde_json::Value as Json;
+
+use crate::plan::{Key, Path, Seg, Template, Val};
+
+/// A block's response, as the later nodes of the run see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    pub status: u16,
+    pub body: Body,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    Json(Json),
+    /// A body that is not JSON, kept as text.
+    Text(String),
+}
+
+/// Why a path did not resolve.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Miss {
+    /// The block has not run in this run (a branch skipped it, or `--dry-run`).
+    NoResponse,
+    /// The response is not JSON, so it has no fields.
+    NotJson,
+    /// `key` is not in the object at `at` (index into the path's keys).
+    NoKey { at: usize },
+    /// An array addressed with something other than an index.
+    NotAnIndex { at: usize, len: usize },
+    /// The index is past the end of the array.
+    OutOfRange { at: usize, len: usize },
+    /// The path goes on past a string, number, boolean or null.
+    NotContainer { at: usize, found: &'static str },
+}
+
+/// The JSON type of a value, in words.
+pub fn kind(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
+    }
+}
+
+/// Follows `keys` into `root`. On an array a key must be an index from 0; on
+/// an object it is looked up as a key (so `"0"` works as a key too).
+pub fn lookup<'a>(root: &'a Json, keys: &[Key]) -> Result<&'a Json, Miss> {
+    let mut here = root;
+    for (at, key) in keys.iter().enumerate() {
+        here = match here {
+            Json::Object(map) => map.get(key.name.as_str()).ok_or(Miss::NoKey { at })?,
+            Json::Array(items) => match key.index {
+                Some(i) => items.get(i).ok_or(Miss::OutOfRange { at, len: items.len() })?,
+                None => return Err(Miss::NotAnIndex { at, len: items.len() }),
+            },
+            other => return Err(Miss::NotContainer { at, found: kind(other) }),
+        };
+    }
+    Ok(here)
+}
+
+/// What a reference reads, before it is turned into text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resolved<'a> {
+    Json(&'a Json),
+    Text(&'a str),
+    Status(u16),
+}
+
+pub fn resolve<'a>(response: Option<&'a Response>, path: &Path) -> Result<Resolved<'a>, Miss> {
+    let response = response.ok_or(Miss::NoResponse)?;
+    if path.status {
+        return Ok(Resolved::Status(response.status));
+    }
+    match &response.body {
+        Body::Json(json) => lookup(json, &path.keys).map(Resolved::Json),
+        Body::Text(text) if path.keys.is_empty() => Ok(Resolved::Text(text)),
+        Body::Text(_) => Err(Miss::NotJson),
+    }
+}
+
+/// Appends a JSON value as text: a string as itself, a number as its JSON
+/// text (integers exactly), anything else as compact JSON. Never
+/// `[Object object]`.
+pub fn push_json(out: &mut String, v: &Json) {
+    match v {
+        Json::String(s) => out.push_str(s),
+        Json::Number(n) => out.push_str(n.as_str()),
+        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Json::Null => out.push_str("null"),
+        Json::Array(_) | Json::Object(_) => {
+            // Serializing into a String cannot fail.
+            let _ = write!(out, "{v}");
+        }
+    }
+}
+
+pub fn push_resolved(out: &mut String, r: &Resolved<'_>) {
+    match r {
+        Resolved::Json(v) => push_json(out, v),
+        Resolved::Text(t) => out.push_str(t),
+        Resolved::Status(s) => {
+            let _ = write!(out, "{s}");
+        }
+    }
+}
+
+pub fn resolved_json(r: &Resolved<'_>) -> Json {
+    match r {
+        Resolved::Json(v) => (*v).clone(),
+        Resolved::Text(t) => Json::String((*t).to_string()),
+        Resolved::Status(s) => Json::from(*s),
+    }
+}
+
+/// The values a template can read. Implemented by the runner; lets
+/// rendering stay free of I/O.
+pub trait Scope {
+    fn response(&self, block: &str) -> Option<&Response>;
+    /// A trigger, option or custom variable's text.
+    fn variable(&mut self, name: &str, span: crate::source::Span) -> Option<String>;
+    fn secret(&self, name: &str) -> Option<&str>;
+    fn bot_token(&self) -> Option<&str>;
+    /// Told about each reference or variable that has no value; returns
+    /// what to write instead.
+    fn missing(&mut self, what: Missing<'_>) -> String;
+}
+
+/// Something a template read that had no value.
+#[derive(Debug)]
+pub enum Missing<'a> {
+    Path { path: &'a Path, miss: Miss },
+    Variable { name: &'a str, span: crate::source::Span },
+}
+
+/// How a variable's value is written into the text around it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Escape {
+    None,
+    /// A URL path segment: everything but unreserved characters encoded.
+    PathSegment,
+    /// A URL query component.
+    Query,
+}
+
+fn push_escaped(out: &mut String, value: &str, escape: Escape) {
+    match escape {
+        Escape::None => out.push_str(value),
+        Escape::PathSegment => out.push_str(&super::render_escaped_segment(value)),
+        Escape::Query => out.push_str(&super::render_escaped_query(value)),
+    }
+}
+
+/// Renders a template into text.
+pub fn render(t: &Template, scope: &mut dyn Scope) -> String {
+    render_with(t, scope, |_| Escape::None)
+}
+
+/// Renders a URL template: values after the authority are percent-encoded
+/// (as a path segment, or as a query component after `?`), so a value
+/// cannot change the URL's structure; values before it are written as is.
+pub fn render_url(t: &Template, scope: &mut dyn Scope) -> String {
+    render_with(t, scope, |so_far| match so_far.find("://") {
+        Some(i) if so_far[i + 3..].contains(['/', '?', '#']) => {
+            if so_far.contains('?') {
+                Escape::Query
+            } else {
+                Escape::PathSegment
+            }
+        }
+        _ => Escape::None,
+    })
+}
+
+fn render_with(t: &Template, scope: &mut dyn Scope, escape_at: impl Fn(&str) -> Escape) -> String {
+    let mut out = String::new();
+    for seg in &t.parts {
+        match seg {
+            Seg::Text(s) => out.push_str(s),
+            Seg::Var { name, span } => {
+                let value = scope.variable(name, *span);
+                match value {
+                    Some(v) => {
+                        let escape = escape_at(&out);
+                        push_escaped(&mut out, &v, escape);
+                    }
+                    None => {
+                        let text = scope.missing(Missing::Variable { name, span: *span });
+                        out.push_str(&text);
+                    }
+                }
+            }
+            Seg::BotToken => {
+                let escape = escape_at(&out);
+                match scope.bot_token() {
+                    Some(tok) => push_escaped(&mut out, tok, escape),
+                    None => out.push_str("{bot_token}"),
+                }
+            }
+            Seg::Secret { name } => {
+                let escape = escape_at(&out);
+                match scope.secret(name) {
+                    Some(s) => push_escaped(&mut out, s, escape),
+                    None => {
+                        let _ = write!(out, "<{name}>");
+                    }
+                }
+            }
+            Seg::Ref(path) => {
+                let escape = escape_at(&out);
+                let text = match resolve(scope.response(&path.block), path) {
+                    Ok(r) if escape == Escape::None => {
+                        push_resolved(&mut out, &r);
+                        continue;
+                    }
+                    Ok(r) => {
+                        let mut s = String::new();
+                        push_resolved(&mut s, &r);
+                        s
+                    }
+                    Err(miss) => {
+                        let text = scope.missing(Missing::Path { path, miss });
+                        out.push_str(&text);
+                        continue;
+                    }
+                };
+                push_escaped(&mut out, &text, escape);
+            }
+        }
+    }
+    out
+}
+
+/// Renders a JSON value template: strings are templates, an unquoted
+/// reference inserts the JSON value itself.
+pub fn render_val(v: &Val, scope: &mut dyn Scope) -> Json {
+    match v {
+        Val::Str(t) => Json::String(render(t, scope)),
+        Val::Json(j) => j.clone(),
+        Val::Ref(path) => match resolve(scope.response(&path.block), path) {
+            Ok(r) => resolved_json(&r),
+            Err(miss) => {
+                scope.missing(Missing::Path { path, miss });
+                Json::Null
+            }
+        },
+        Val::Object(entries) => Json::Object(entries.iter().map(|(k, v)| (k.clone(), render_val(v, scope))).collect()),
+        Val::Array(items) => Json::Array(items.iter().map(|i| render_val(i, scope)).collect()),
+    }
+}
