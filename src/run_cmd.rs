@@ -197,8 +197,10 @@ pub fn run(args: &RunArgs) -> ExitCode {
                 &mut opened
             }
             Err(e) => {
+                let span = eval::first_save(&tree.steps).unwrap_or_default();
                 let diag =
                     blkc::diagnostics::Diagnostic::new(blkc::diagnostics::Code::StoreFailed, redactor.redact(&e))
+                        .label(span, "custom variables are read and saved in the store")
                         .help("give another store with `--store PATH`; blkc never recreates a store it cannot read");
                 report_failure(&source, &diag, format, opts);
                 return ExitCode::from(EXIT_RUN_FAILURE);

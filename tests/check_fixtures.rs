@@ -67,8 +67,13 @@ fn fixtures() {
 
 #[test]
 fn every_code_has_a_fixture() {
-    let names: Vec<String> =
-        std::fs::read_dir(FIXTURES).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
+    // Runtime codes have their fixtures in fixtures/run (tests/run_fixtures.rs).
+    let run_fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run");
+    let names: Vec<String> = [FIXTURES, run_fixtures]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(dir).unwrap())
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
     for code in Code::ALL {
         assert!(names.iter().any(|n| n.contains(&format!("_{}_", code.as_str()))), "no fixture for {}", code.as_str());
     }
@@ -77,5 +82,5 @@ fn every_code_has_a_fixture() {
 #[test]
 fn json_report_has_positions_labels_and_help() {
     let checked = check_fixture(&Path::new(FIXTURES).join("err_B101_duplicate_block.blk"));
-    insta::assert_json_snapshot!(render_json(&checked.source, &checked.diagnostics));
+    insta::assert_snapshot!(serde_json::to_string_pretty(&render_json(&checked.source, &checked.diagnostics)).unwrap());
 }

@@ -185,10 +185,13 @@ fn failure(e: ureq::Error) -> Failure {
         E::ConnectionFailed => Failure::Connect("the connection failed".into()),
         E::Io(io) => match io.kind() {
             std::io::ErrorKind::ConnectionRefused => Failure::Connect("the connection was refused".into()),
+            // rustls reports handshake and certificate errors as invalid data.
+            std::io::ErrorKind::InvalidData => Failure::Tls(io.to_string()),
             std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => Failure::Timeout(io.to_string()),
             _ => Failure::Connect(io.to_string()),
         },
         E::Tls(msg) => Failure::Tls(msg.to_string()),
+        E::Rustls(e) => Failure::Tls(e.to_string()),
         E::BodyExceedsLimit(n) => Failure::TooLarge(n),
         E::TooManyRedirects => Failure::TooManyRedirects(0),
         other => {

@@ -272,6 +272,15 @@ fn preflight(steps: &[Step], inputs: &Inputs, test_request: bool) -> Outcome {
     Ok(())
 }
 
+/// The span of the first `save` in `steps`, in any branch.
+pub fn first_save(steps: &[Step]) -> Option<Span> {
+    steps.iter().find_map(|s| match s {
+        Step::Save { span, .. } => Some(*span),
+        Step::If { then, otherwise, .. } => first_save(then).or_else(|| first_save(otherwise)),
+        _ => None,
+    })
+}
+
 /// Calls `f` on every template a list of steps holds.
 pub fn each_template(steps: &[Step], f: &mut impl FnMut(&Template)) {
     fn val(v: &Val, f: &mut impl FnMut(&Template)) {
@@ -524,7 +533,7 @@ impl Runner<'_> {
 
     fn request(&mut self, r: &Request) -> Outcome {
         let fail = |code: Code, message: String, help: String| -> Outcome {
-            Err(Box::new(Diagnostic::new(code, message).label(r.span, format!("block `{}`", r.block)).help(help)))
+            Err(Box::new(Diagnostic::new(code, message).label(r.url.span, "once its variables are filled").help(help)))
         };
         let url_text = render::render_url(&r.url, self);
         let mut url = match url::Url::parse(&url_text) {
@@ -647,7 +656,7 @@ impl Runner<'_> {
                 Code::RedirectNotFollowed,
                 format!("block `{}` was redirected to `{location}`; the redirect was not followed", r.block),
             )
-            .label(r.span, "carries the bot token")
+            .label(r.url.span, "a request that carries the bot token")
             .help("a request that carries `{bot_token}` follows no redirect; its response is the redirect itself");
             self.pending.push(diag);
         }
@@ -686,7 +695,7 @@ impl Runner<'_> {
         let refuse = |why: String| -> Outcome {
             Err(Box::new(
                 Diagnostic::new(Code::TokenRefused, format!("block `{}` would send the bot token {why}", r.block))
-                    .label(r.span, "carries `{bot_token}`")
+                    .label(r.url.span, "the URL, once its variables are filled")
                     .help("the token goes only to the chat platform's API over https; nothing was sent"),
             ))
         };
@@ -792,7 +801,7 @@ fn http_failure(r: &Request, f: http::Failure, limits: &http::Limits) -> Diagnos
             "check the URL and the server".to_string(),
         ),
     };
-    Diagnostic::new(code, message).label(r.span, format!("block `{block}`")).help(help)
+    Diagnostic::new(code, message).label(r.url.span, format!("the URL of block `{block}`")).help(help)
 }
 
 /// Not `""`, `false`, `null`, `0`, or an empty array or object.

@@ -1,0 +1,69 @@
+//! One fixture per runtime diagnostic, run by the real binary against a
+//! real server on 127.0.0.1. `err_` fixtures must fail the run (exit 3),
+//! `warn_` fixtures must warn and succeed. Output is snapshotted.
+//!
+//! A fixture's first comment lines say how to run it: `# args: …`,
+//! `# env: NAME=value`, `# store: corrupt`. In its text, `@SERVER@` is the
+//! test server, `@CLOSED@` a port nothing listens on, `@TLS@` an https address
+//! of a server that answers in plain HTTP at once (the handshake fails).
+
+mod support {
+    pub mod server;
+}
+
+use std::process::Command;
+
+use support::server::TestServer;
+
+#[test]
+fn run_fixtures() {
+    let server = TestServer::start();
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let plain = support::server::plain_responder();
+    insta::glob!("fixtures/run/*.blk", |path| {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(path)
+            .unwrap()
+            .replace("@SERVER@", &server.base())
+            .replace("@CLOSED@", &format!("http://127.0.0.1:{closed}"))
+            .replace("@TLS@", &format!("https://127.0.0.1:{}", plain));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(&name), &text).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_blkc"));
+        cmd.arg("run").arg(&name).current_dir(dir.path()).env("NO_COLOR", "1").env("COLUMNS", "100");
+        cmd.env_remove("BLKC_BOT_TOKEN");
+        for line in text.lines().take_while(|l| l.starts_with('#')) {
+            if let Some(args) = line.strip_prefix("# args: ") {
+                cmd.args(args.split_whitespace());
+            } else if let Some((k, v)) = line.strip_prefix("# env: ").and_then(|e| e.split_once('=')) {
+                cmd.env(k, v);
+            } else if line == "# store: corrupt" {
+                std::fs::create_dir_all(dir.path().join(".blkc")).unwrap();
+                std::fs::write(dir.path().join(".blkc/store.sqlite3"), "this is not a database\n".repeat(100)).unwrap();
+            }
+        }
+        let out = cmd.output().unwrap();
+        let code = out.status.code().unwrap_or(-1);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let code_in_name = name.split('_').nth(1).unwrap();
+        if name.starts_with("err_") {
+            assert_eq!(code, 3, "{name} must fail the run:\n{stderr}");
+        } else {
+            assert_eq!(code, 0, "{name} must succeed:\n{stderr}");
+        }
+        assert!(stderr.lines().any(|l| l.trim() == code_in_name), "{name} must report {code_in_name}:\n{stderr}");
+        if name.contains("store_failed") {
+            let kept = std::fs::read_to_string(dir.path().join(".blkc/store.sqlite3")).unwrap();
+            assert!(kept.starts_with("this is not a database"), "a corrupt store must not be recreated");
+        }
+        let report = format!("exit {code}\n--- stdout\n{stdout}--- stderr\n{stderr}")
+            .replace(&server.port.to_string(), "[PORT]")
+            .replace(&plain.to_string(), "[PORT]")
+            .replace(&closed.to_string(), "[CLOSED]");
+        insta::assert_snapshot!(report);
+    });
+}

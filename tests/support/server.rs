@@ -1,0 +1,153 @@
+#![allow(dead_code)] // Each test binary uses a part of the support module.
+//! A real HTTP server on 127.0.0.1 for the integration tests (tiny_http).
+//! It records every request it receives so tests can check what arrived.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tiny_http::{Header, Response, Server};
+
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub method: String,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Received {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+pub struct TestServer {
+    pub port: u16,
+    pub log: Arc<Mutex<Vec<Received>>>,
+    server: Arc<Server>,
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.server.unblock();
+    }
+}
+
+impl TestServer {
+    pub fn start() -> TestServer {
+        let server = Arc::new(Server::http("127.0.0.1:0").expect("bind 127.0.0.1"));
+        let port = server.server_addr().to_ip().expect("an IP address").port();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (s, l) = (server.clone(), log.clone());
+        std::thread::spawn(move || {
+            for request in s.incoming_requests() {
+                let l = l.clone();
+                std::thread::spawn(move || handle(request, port, &l));
+            }
+        });
+        TestServer { port, log, server }
+    }
+
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn received(&self) -> Vec<Received> {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+fn json_header() -> Header {
+    Header::from_bytes("Content-Type", "application/json").unwrap()
+}
+
+fn handle(mut request: tiny_http::Request, port: u16, log: &Mutex<Vec<Received>>) {
+    let mut body = String::new();
+    let _ = request.as_reader().read_to_string(&mut body);
+    let received = Received {
+        method: request.method().as_str().to_string(),
+        url: request.url().to_string(),
+        headers: request
+            .headers()
+            .iter()
+            .map(|h| (h.field.as_str().to_string(), h.value.as_str().to_string()))
+            .collect(),
+        body,
+    };
+    log.lock().unwrap().push(received.clone());
+    let (path, query) = received.url.split_once('?').unwrap_or((received.url.as_str(), ""));
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let response = match segments.as_slice() {
+        ["echo", ..] => {
+            let args: Vec<serde_json::Value> =
+                url::form_urlencoded::parse(query.as_bytes()).map(|(k, v)| serde_json::json!([k, v])).collect();
+            let headers: serde_json::Map<String, serde_json::Value> = received
+                .headers
+                .iter()
+                .map(|(k, v)| (k.to_ascii_lowercase(), serde_json::Value::String(v.clone())))
+                .collect();
+            let json: serde_json::Value = serde_json::from_str(&received.body).unwrap_or(serde_json::Value::Null);
+            let doc = serde_json::json!({
+                "method": received.method, "path": path, "query": query, "args": args,
+                "headers": headers, "body": received.body, "json": json,
+            });
+            Response::from_string(doc.to_string()).with_header(json_header())
+        }
+        ["status", code] => {
+            let code: u16 = code.parse().unwrap_or(500);
+            let doc = serde_json::json!({ "error": { "message": format!("status {code}") }, "code": code });
+            Response::from_string(doc.to_string()).with_status_code(code).with_header(json_header())
+        }
+        ["fixture", name] => {
+            let path = format!("{}/tests/fixtures/responses/{name}", env!("CARGO_MANIFEST_DIR"));
+            Response::from_string(std::fs::read_to_string(path).unwrap_or_default()).with_header(json_header())
+        }
+        ["text"] => Response::from_string("plain text, not JSON")
+            .with_header(Header::from_bytes("Content-Type", "text/plain").unwrap()),
+        ["big", n] => {
+            let n: usize = n.parse().unwrap_or(0);
+            Response::from_string(format!("\"{}\"", "x".repeat(n))).with_header(json_header())
+        }
+        ["gzip", n] => {
+            let n: usize = n.parse().unwrap_or(0);
+            let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+            enc.write_all(format!("\"{}\"", "x".repeat(n)).as_bytes()).unwrap();
+            let bytes = enc.finish().unwrap();
+            Response::from_data(bytes)
+                .with_header(json_header())
+                .with_header(Header::from_bytes("Content-Encoding", "gzip").unwrap())
+        }
+        ["slow", ms] => {
+            std::thread::sleep(Duration::from_millis(ms.parse().unwrap_or(0)));
+            Response::from_string("{\"slow\":true}").with_header(json_header())
+        }
+        ["redirect", n] => {
+            let n: u32 = n.parse().unwrap_or(0);
+            let to = if n == 0 { "/echo".to_string() } else { format!("/redirect/{}", n - 1) };
+            Response::from_string("").with_status_code(302).with_header(Header::from_bytes("Location", to).unwrap())
+        }
+        ["redirect-to", port_to] => {
+            let to = format!("http://127.0.0.1:{port_to}/echo");
+            Response::from_string("").with_status_code(307).with_header(Header::from_bytes("Location", to).unwrap())
+        }
+        _ => Response::from_string(format!("{{\"error\":\"no route {path} on {port}\"}}"))
+            .with_status_code(404)
+            .with_header(json_header()),
+    };
+    let _ = request.respond(response);
+}
+
+/// A port where a server answers every connection at once with a plain
+/// HTTP error, whatever it is sent: a TLS client's handshake fails there.
+#[allow(dead_code)]
+pub fn plain_responder() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+        }
+    });
+    port
+}
