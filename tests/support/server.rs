@@ -103,6 +103,13 @@ fn handle(mut request: tiny_http::Request, port: u16, log: &Mutex<Vec<Received>>
             let path = format!("{}/tests/fixtures/responses/{name}", env!("CARGO_MANIFEST_DIR"));
             Response::from_string(std::fs::read_to_string(path).unwrap_or_default()).with_header(json_header())
         }
+        ["basic"] => {
+            use base64::Engine as _;
+            let key = received.header("x-api-key").unwrap_or_default();
+            let basic = base64::engine::general_purpose::STANDARD.encode(format!("bot:{key}"));
+            let doc = serde_json::json!({ "authorization": format!("Basic {basic}"), "path_key": key });
+            Response::from_string(doc.to_string()).with_header(json_header())
+        }
         ["text"] => Response::from_string("plain text, not JSON")
             .with_header(Header::from_bytes("Content-Type", "text/plain").unwrap()),
         ["big", n] => {
