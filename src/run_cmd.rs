@@ -2,7 +2,7 @@
 //! library, print events, pick the exit code.
 
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -184,42 +184,36 @@ pub fn run(args: &RunArgs) -> ExitCode {
         Ok(o) => o,
         Err(e) => return usage(e),
     };
-    let redactor = eval::redactor(&inputs, &tree.steps);
     let mut memory = eval::MemoryStore::default();
-    let mut opened;
-    let store: &mut dyn VarStore = if args.dry_run {
-        &mut memory
-    } else {
-        let path = args.store.clone().unwrap_or_else(|| store::DEFAULT_PATH.into());
-        match Store::open(&path) {
-            Ok(s) => {
-                opened = s;
-                &mut opened
-            }
-            Err(e) => {
-                let span = eval::first_save(&tree.steps).unwrap_or_default();
-                let diag =
-                    blkc::diagnostics::Diagnostic::new(blkc::diagnostics::Code::StoreFailed, redactor.redact(&e))
-                        .label(span, "custom variables are read and saved in the store")
-                        .help("give another store with `--store PATH`; blkc never recreates a store it cannot read");
-                report_failure(&source, &diag, format, opts);
-                return ExitCode::from(EXIT_RUN_FAILURE);
-            }
-        }
-    };
+    let mut lazy = LazyStore { path: args.store.clone().unwrap_or_else(|| store::DEFAULT_PATH.into()), store: None };
+    let store: &mut dyn VarStore = if args.dry_run { &mut memory } else { &mut lazy };
 
-    let stdout = std::io::stdout();
+    // Replies are line-buffered on a terminal and block-buffered otherwise,
+    // as C's stdio does; JSON events stream one line at a time for editors.
+    let stream = format == Format::Json || std::io::stdout().is_terminal();
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     let mut sink = |event: Event| {
-        let mut out = stdout.lock();
         match format {
             Format::Json => {
                 let _ = serde_json::to_writer(&mut out, &event_json(&event, &source));
                 let _ = writeln!(out);
             }
-            Format::Text => print_event(&mut out, &event, &source, opts, args.verbose),
+            Format::Text => {
+                if matches!(event, Event::Warning(_)) || args.verbose {
+                    // Keep standard output in step with what goes to standard error.
+                    let _ = out.flush();
+                }
+                print_event(&mut out, &event, &source, opts, args.verbose);
+            }
+        }
+        if stream {
+            let _ = out.flush();
         }
     };
     let outcome = eval::run(&plan, tree, &inputs, &options, store, &mut sink);
+    drop(sink);
+    let _ = out.flush();
+    drop(out);
     match outcome {
         Ok(()) => {
             if format == Format::Json {
@@ -231,6 +225,32 @@ pub fn run(args: &RunArgs) -> ExitCode {
             report_failure(&source, &diag, format, opts);
             ExitCode::from(EXIT_RUN_FAILURE)
         }
+    }
+}
+
+/// The store, opened on the first read or save: a run that uses no custom
+/// variable never touches it.
+struct LazyStore {
+    path: std::path::PathBuf,
+    store: Option<Store>,
+}
+
+impl LazyStore {
+    fn open(&mut self) -> Result<&mut Store, String> {
+        if self.store.is_none() {
+            self.store = Some(Store::open(&self.path)?);
+        }
+        Ok(self.store.as_mut().expect("opened just above"))
+    }
+}
+
+impl VarStore for LazyStore {
+    fn get(&mut self, name: &str) -> Result<Option<serde_json::Value>, String> {
+        self.open()?.get(name)
+    }
+
+    fn set(&mut self, name: &str, value: &serde_json::Value) -> Result<(), String> {
+        self.open()?.set(name, value)
     }
 }
 

@@ -90,7 +90,12 @@ impl Client {
             .timeout_global(Some(limits.timeout))
             .user_agent(concat!("blkc/", env!("CARGO_PKG_VERSION")))
             .build();
-        Client { agent: config.new_agent(), limits }
+        let agent = ureq::Agent::with_parts(
+            config,
+            ureq::unversioned::transport::DefaultConnector::new(),
+            CachingResolver::default(),
+        );
+        Client { agent, limits }
     }
 
     pub fn send(&self, request: Outgoing) -> Result<Incoming, Failure> {
@@ -162,6 +167,44 @@ impl Client {
                 }
             }
         }
+    }
+}
+
+/// Resolves each host once per run, and an IP address without a lookup.
+///
+/// ureq's default resolver runs every lookup on a new thread when a time-out
+/// is set (so that the time-out can be kept), even for `127.0.0.1`; with a
+/// request per block that was the largest cost of a run on loopback.
+#[derive(Debug, Default)]
+struct CachingResolver {
+    inner: ureq::unversioned::resolver::DefaultResolver,
+    cache: std::sync::Mutex<std::collections::HashMap<String, ureq::unversioned::resolver::ResolvedSocketAddrs>>,
+}
+
+impl ureq::unversioned::resolver::Resolver for CachingResolver {
+    fn resolve(
+        &self,
+        uri: &ureq::http::Uri,
+        config: &ureq::config::Config,
+        timeout: ureq::unversioned::transport::NextTimeout,
+    ) -> Result<ureq::unversioned::resolver::ResolvedSocketAddrs, ureq::Error> {
+        let host = uri.host().unwrap_or_default().trim_start_matches('[').trim_end_matches(']');
+        let port = uri.port_u16().unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
+        if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+            let mut addrs = self.empty();
+            addrs.truncate(0);
+            addrs.push(std::net::SocketAddr::new(ip, port));
+            return Ok(addrs);
+        }
+        let key = format!("{host}:{port}");
+        if let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+            return Ok(hit);
+        }
+        let addrs = self.inner.resolve(uri, config, timeout)?;
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.insert(key, addrs.clone());
+        }
+        Ok(addrs)
     }
 }
 

@@ -451,7 +451,7 @@ fn path_warning(path: &crate::plan::Path, miss: &Miss) -> Diagnostic {
 }
 
 fn store_failure(e: &str, span: Span, doing: String) -> Diagnostic {
-    Diagnostic::new(Code::StoreFailed, format!("the variable store failed: {e}"))
+    Diagnostic::new(Code::StoreFailed, e.to_string())
         .label(span, doing)
         .help("check the store's path and permissions (`--store PATH`); a corrupt store is never recreated silently")
 }

@@ -1,0 +1,90 @@
+//! Interpolation alone: one template with 1,000 response-path lookups into a
+//! 100 KB response, rendered over and over. Prints nanoseconds per lookup
+//! (lookup and render into the output text).
+//!
+//! Run with `cargo bench --bench interpolation`.
+
+use std::time::Instant;
+
+use blkc::ast::{Item, Node};
+use blkc::eval::render::{self, Body, Missing, Response, Scope};
+use blkc::plan;
+use blkc::source::{SourceFile, Span};
+
+struct Bench {
+    response: Response,
+}
+
+impl Scope for Bench {
+    fn response(&self, _block: &str) -> Option<&Response> {
+        Some(&self.response)
+    }
+    fn variable(&mut self, _name: &str, _span: Span) -> Option<String> {
+        None
+    }
+    fn secret(&self, _name: &str) -> Option<&str> {
+        None
+    }
+    fn bot_token(&self) -> Option<&str> {
+        None
+    }
+    fn missing(&mut self, _what: Missing<'_>) -> String {
+        panic!("every path of the benchmark resolves")
+    }
+}
+
+/// About 100 KB of JSON: 600 items, each with nested objects and arrays.
+fn response() -> serde_json::Value {
+    let items: Vec<_> = (0..600)
+        .map(|i| {
+            serde_json::json!({
+                "id": 1_000_000_000_000u64 + i,
+                "name": format!("item number {i}"),
+                "price": i as f64 * 1.25,
+                "tags": ["alpha", "beta", "gamma"],
+                "owner": { "login": format!("user{i}"), "profile": { "city": "Paris", "stars": i } },
+                "active": i % 2 == 0,
+            })
+        })
+        .collect();
+    serde_json::json!({ "data": { "total": 600, "items": items } })
+}
+
+fn main() {
+    let json = response();
+    let size = json.to_string().len();
+    let fields =
+        ["id", "name", "price", "tags.1", "owner.login", "owner.profile.city", "owner.profile.stars", "active"];
+    let mut text = String::from("command c {\n    api r { method GET url \"https://x.io\" }\n    reply \"");
+    for i in 0..1000 {
+        text.push_str(&format!("{{api_r[response.data.items.{}.{}]}} ", i * 7 % 600, fields[i % fields.len()]));
+    }
+    text.push_str("\"\n}\n");
+    let checked = blkc::check_source(SourceFile::new("bench.blk", text));
+    assert!(!checked.has_errors());
+    let Item::Tree(tree) = &checked.ast.items[0] else { unreachable!() };
+    let Node::Reply(reply) = &tree.body[1] else { unreachable!() };
+    let template = plan::template(&reply.text);
+    let mut scope = Bench { response: Response { status: 200, body: Body::Json(json) } };
+
+    let out = render::render(&template, &mut scope);
+    assert!(out.contains("item number 3") && !out.contains("{api_r"));
+    let rounds = 2000;
+    let mut samples = Vec::new();
+    for _ in 0..7 {
+        let start = Instant::now();
+        for _ in 0..rounds {
+            std::hint::black_box(render::render(std::hint::black_box(&template), &mut scope));
+        }
+        samples.push(start.elapsed().as_nanos() as f64 / (rounds * 1000) as f64);
+    }
+    samples.sort_by(f64::total_cmp);
+    println!(
+        "interpolation: response {:.0} KB, 1000 lookups per template, {rounds} renders per sample",
+        size as f64 / 1e3
+    );
+    println!(
+        "interpolation: median {:.1} ns per lookup and render (best {:.1}, worst {:.1})",
+        samples[3], samples[0], samples[6]
+    );
+}

@@ -1,0 +1,135 @@
+//! Per-request overhead on loopback: one `blkc run` process running a
+//! command of 200 GET blocks (one URL parameter and one header each, one
+//! field of each response used in a reply), beside one `curl` process
+//! fetching the same 200 URLs with keep-alive (`curl -K` with a config file).
+//! Both talk to the same small Rust server (raw sockets, keep-alive); runs
+//! alternate, medians compared.
+//!
+//! Run with `cargo bench --bench requests` (needs curl on the PATH).
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+const BLOCKS: usize = 200;
+const RUNS: usize = 15;
+
+/// A small keep-alive HTTP/1.1 server: a thread per connection, each
+/// response written in one call, so that the clients are what is measured.
+fn serve() -> u16 {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let _ = stream.set_nodelay(true);
+                let mut writer = stream.try_clone().unwrap();
+                let mut reader = BufReader::new(stream);
+                let mut line = String::new();
+                loop {
+                    line.clear();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let id = line.split(' ').nth(1).unwrap_or("/item/0").trim_start_matches("/item/");
+                    let id = id.split('?').next().unwrap_or("0").to_string();
+                    // Skip the headers; GET requests have no body.
+                    loop {
+                        let mut header = String::new();
+                        if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if header == "\r\n" {
+                            break;
+                        }
+                    }
+                    let body = format!(
+                        "{{\"id\":{id},\"name\":\"item {id}\",\"price\":12.5,\"tags\":[\"a\",\"b\"],\"ok\":true}}"
+                    );
+                    let response = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if writer.write_all(response.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+fn main() {
+    if Command::new("curl").arg("--version").output().is_err() {
+        println!("requests: curl is not installed; nothing to compare with");
+        return;
+    }
+    let port = serve();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench_requests");
+    std::fs::create_dir_all(&dir).unwrap();
+
+    let mut program = String::from("command many {\n");
+    let mut curl = String::from("silent\nheader = \"X-Api-Key: bench-key-value\"\n");
+    for i in 0..BLOCKS {
+        program.push_str(&format!(
+            "    api b{i} {{\n        method GET\n        url \"http://127.0.0.1:{port}/item/{i}\"\n        params {{ q = \"{i}\" }}\n        headers {{ X-Api-Key = \"<BENCH_KEY>\" }}\n    }}\n    reply \"{{api_b{i}[response.name]}}\"\n"
+        ));
+        curl.push_str(&format!("url = \"http://127.0.0.1:{port}/item/{i}?q={i}\"\noutput = \"/dev/null\"\n"));
+    }
+    program.push_str("}\n");
+    let blk = dir.join("many.blk");
+    let cfg = dir.join("curl.cfg");
+    std::fs::write(&blk, program).unwrap();
+    std::fs::write(&cfg, curl).unwrap();
+    let store = dir.join("store.sqlite3");
+    let secrets = dir.join("secrets.env");
+    std::fs::write(&secrets, "BENCH_KEY=bench-key-value\n").unwrap();
+    let blkc = PathBuf::from(env!("CARGO_BIN_EXE_blkc"));
+    let blkc_args = [
+        "run",
+        blk.to_str().unwrap(),
+        "--command",
+        "many",
+        "--store",
+        store.to_str().unwrap(),
+        "--secrets",
+        secrets.to_str().unwrap(),
+    ];
+    let curl_path = PathBuf::from("curl");
+    let curl_bin = which(&curl_path);
+    let curl_args = ["-K", cfg.to_str().unwrap()];
+
+    // Warm up both, and check blkc really got every response.
+    let out = Command::new(&blkc).args(blkc_args).output().unwrap();
+    assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), BLOCKS);
+    assert_eq!(support::run(&curl_bin, &curl_args).status, 0);
+
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        ours.push(support::run(&blkc, &blkc_args).wall);
+        theirs.push(support::run(&curl_bin, &curl_args).wall);
+    }
+    let (ours, theirs) = (support::median(ours), support::median(theirs));
+    println!("requests: {BLOCKS} GET requests on loopback, whole process, median of {RUNS} alternating runs");
+    println!(
+        "requests: blkc run  {:.1} ms ({:.0} µs per request)",
+        ours.as_secs_f64() * 1e3,
+        ours.as_secs_f64() * 1e6 / BLOCKS as f64
+    );
+    println!(
+        "requests: curl -K   {:.1} ms ({:.0} µs per request)",
+        theirs.as_secs_f64() * 1e3,
+        theirs.as_secs_f64() * 1e6 / BLOCKS as f64
+    );
+    println!("requests: blkc / curl = {:.2} (the bar: at most 0.75)", ours.as_secs_f64() / theirs.as_secs_f64());
+}
+
+fn which(name: &std::path::Path) -> PathBuf {
+    std::env::var_os("PATH")
+        .and_then(|paths| std::env::split_paths(&paths).map(|p| p.join(name)).find(|p| p.is_file()))
+        .unwrap_or_else(|| name.to_path_buf())
+}
