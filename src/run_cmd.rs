@@ -211,7 +211,6 @@ pub fn run(args: &RunArgs) -> ExitCode {
         }
     };
     let outcome = eval::run(&plan, tree, &inputs, &options, store, &mut sink);
-    drop(sink);
     let _ = out.flush();
     drop(out);
     match outcome {
