@@ -1,3 +1,4 @@
+#![allow(dead_code)] // Each benchmark uses a part of the support module.
 //! Shared by the benchmarks: generated input, and timing whole processes.
 
 use std::path::Path;
