@@ -29,6 +29,8 @@ pub enum Command {
     },
     /// Run a command or event, sending its requests for real
     Run(RunArgs),
+    /// Send one block's test request, show the response and every path into it
+    Test(TestArgs),
     /// Compile a file to its plan, as versioned JSON (docs/plan.md)
     Build {
         file: PathBuf,
@@ -88,12 +90,8 @@ pub struct RunArgs {
     /// A JSON object of trigger variables and options
     #[arg(long = "vars", value_name = "FILE.json")]
     pub vars_file: Option<PathBuf>,
-    /// A file of secrets, `NAME=value` per line (or a JSON object)
-    #[arg(long, value_name = "FILE")]
-    pub secrets: Option<PathBuf>,
-    /// A file holding the bot token (or set BLKC_BOT_TOKEN)
-    #[arg(long, value_name = "FILE")]
-    pub bot_token_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub net: NetArgs,
     /// The custom variable store (default: .blkc/store.sqlite3)
     #[arg(long, value_name = "PATH")]
     pub store: Option<PathBuf>,
@@ -114,6 +112,17 @@ pub struct RunArgs {
     /// What a path or variable with no value renders as
     #[arg(long, value_enum, default_value_t = MissingAs::Text)]
     pub missing: MissingAs,
+}
+
+/// Secrets, the bot token and the limits of requests: shared by `run` and `test`.
+#[derive(Debug, clap::Args)]
+pub struct NetArgs {
+    /// A file of secrets, `NAME=value` per line (or a JSON object)
+    #[arg(long, value_name = "FILE")]
+    pub secrets: Option<PathBuf>,
+    /// A file holding the bot token (or set BLKC_BOT_TOKEN)
+    #[arg(long, value_name = "FILE")]
+    pub bot_token_file: Option<PathBuf>,
     /// Seconds to wait for a connection
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     pub connect_timeout: f64,
@@ -129,6 +138,27 @@ pub struct RunArgs {
     /// The chat platform's API base URL, instead of the file's `platform`
     #[arg(long, value_name = "URL")]
     pub platform: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TestArgs {
+    /// The .blk file
+    pub file: PathBuf,
+    /// The api block to send
+    pub block: String,
+    /// The command the block is in, when its name alone is ambiguous
+    #[arg(long, conflicts_with = "event")]
+    pub command: Option<String>,
+    /// The event the block is in, when its name alone is ambiguous
+    #[arg(long)]
+    pub event: Option<String>,
+    /// Write the response as the block's sample: to its `sample` path, or to PATH
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "")]
+    pub save: Option<String>,
+    #[command(flatten)]
+    pub net: NetArgs,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

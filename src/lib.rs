@@ -49,16 +49,19 @@ pub fn source_from_bytes(name: &str, bytes: Vec<u8>) -> (SourceFile, Option<Diag
 
 /// Parses and checks one file. The checker runs only when parsing read the
 /// whole file, so one typo does not cause a wall of follow-on errors.
+///
+/// Without a folder to read samples from, response paths are checked for
+/// their form only; [`check_source_in`] reads the samples too.
 pub fn check_source(source: SourceFile) -> Checked {
-    check_source_with(source, syntax::Limits::default())
+    check_source_in(source, syntax::Limits::default(), &check::samples::Samples::none())
 }
 
-/// [`check_source`] with other limits than the defaults.
-pub fn check_source_with(source: SourceFile, limits: syntax::Limits) -> Checked {
+/// [`check_source`] with other limits, reading samples through `samples`.
+pub fn check_source_in(source: SourceFile, limits: syntax::Limits, samples: &check::samples::Samples) -> Checked {
     let parsed = syntax::parse_with(&source, limits);
     let mut diagnostics = parsed.diagnostics;
     if parsed.complete {
-        diagnostics.extend(check::check(&parsed.ast));
+        diagnostics.extend(check::check(&parsed.ast, samples));
     }
     diagnostics::sort(&mut diagnostics);
     Checked { source, ast: parsed.ast, diagnostics }
@@ -72,5 +75,6 @@ pub fn check_path(path: &std::path::Path, limits: syntax::Limits) -> std::io::Re
     if let Some(diag) = bad_utf8 {
         return Ok(Checked { source, ast: ast::File::default(), diagnostics: vec![diag] });
     }
-    Ok(check_source_with(source, limits))
+    let folder = path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+    Ok(check_source_in(source, limits, &check::samples::Samples::in_folder(folder)))
 }

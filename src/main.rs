@@ -5,6 +5,7 @@
 
 mod cli;
 mod run_cmd;
+mod test_cmd;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check { files, output, deny_warnings, jobs } => check(&files, &output, deny_warnings, jobs),
         Command::Run(args) => run_cmd::run(&args),
+        Command::Test(args) => test_cmd::test(&args),
         Command::Build { file, output } => run_cmd::build(&file, output.as_deref()),
         Command::Vars { store, action } => run_cmd::vars(store.as_deref(), &action),
         Command::Explain { code } => explain(&code),

@@ -13,7 +13,7 @@ use blkc::plan::{self, Plan};
 use blkc::source::SourceFile;
 use blkc::store::{self, Store};
 
-use crate::cli::{Format, MissingAs, RunArgs, VarsAction};
+use crate::cli::{Format, MissingAs, NetArgs, RunArgs, VarsAction};
 use crate::{render_options, EXIT_DIAGNOSTICS, EXIT_RUN_FAILURE, EXIT_USAGE};
 
 fn usage(message: impl std::fmt::Display) -> ExitCode {
@@ -23,8 +23,10 @@ fn usage(message: impl std::fmt::Display) -> ExitCode {
 
 /// Reads and checks a file; prints its diagnostics (errors stop here).
 fn compile(path: &Path, format: Format, opts: RenderOptions) -> Result<(SourceFile, Plan), ExitCode> {
-    let checked = blkc::check_path(path, Default::default())
+    let mut checked = blkc::check_path(path, Default::default())
         .map_err(|e| usage(format!("cannot read `{}`: {e}", path.display())))?;
+    // Hints are for `blkc check`; a run shows what is wrong or doubtful.
+    checked.diagnostics.retain(|d| d.severity != Severity::Advice);
     if !checked.diagnostics.is_empty() {
         match format {
             Format::Text => {
@@ -98,7 +100,7 @@ fn read_text(path: &Path) -> Result<String, String> {
 }
 
 fn inputs(args: &RunArgs) -> Result<Inputs, String> {
-    let mut inputs = Inputs::default();
+    let mut inputs = secret_inputs(&args.net)?;
     if let Some(path) = &args.vars_file {
         let text = read_text(path)?;
         if !text.trim_start().starts_with('{') {
@@ -110,36 +112,47 @@ fn inputs(args: &RunArgs) -> Result<Inputs, String> {
         let (k, v) = pair.split_once('=').ok_or_else(|| format!("`--var {pair}`: expected NAME=VALUE"))?;
         inputs.vars.insert(k.to_string(), v.to_string());
     }
+    Ok(inputs)
+}
+
+/// Secrets from `BLKC_SECRET_*` and `--secrets`; the bot token from
+/// `BLKC_BOT_TOKEN` or `--bot-token-file`.
+pub fn secret_inputs(net: &NetArgs) -> Result<Inputs, String> {
+    let mut inputs = Inputs::default();
     for (key, value) in std::env::vars() {
         if let Some(name) = key.strip_prefix("BLKC_SECRET_") {
             inputs.secrets.insert(name.to_string(), value);
         }
     }
-    if let Some(path) = &args.secrets {
+    if let Some(path) = &net.secrets {
         let text = read_text(path)?;
         inputs.secrets.extend(parse_pairs(&text, &format!("`{}`", path.display()))?);
     }
-    inputs.bot_token = match &args.bot_token_file {
+    inputs.bot_token = match &net.bot_token_file {
         Some(path) => Some(read_text(path)?.trim().to_string()),
         None => std::env::var("BLKC_BOT_TOKEN").ok().filter(|t| !t.is_empty()),
     };
     Ok(inputs)
 }
 
-fn options(args: &RunArgs, file: &Path) -> Result<Options, String> {
+pub fn http_limits(net: &NetArgs) -> Result<eval::http::Limits, String> {
     let secs = |s: f64, flag: &str| {
         Duration::try_from_secs_f64(s)
             .ok()
             .filter(|d| !d.is_zero())
             .ok_or(format!("`{flag}` takes a positive number of seconds"))
     };
+    Ok(eval::http::Limits {
+        connect_timeout: secs(net.connect_timeout, "--connect-timeout")?,
+        timeout: secs(net.timeout, "--timeout")?,
+        max_body: net.max_response_size,
+        max_redirects: net.max_redirects,
+    })
+}
+
+fn options(args: &RunArgs, file: &Path) -> Result<Options, String> {
     Ok(Options {
-        http: eval::http::Limits {
-            connect_timeout: secs(args.connect_timeout, "--connect-timeout")?,
-            timeout: secs(args.timeout, "--timeout")?,
-            max_body: args.max_response_size,
-            max_redirects: args.max_redirects,
-        },
+        http: http_limits(&args.net)?,
         strict: args.strict,
         missing_as: match args.missing {
             MissingAs::Text => eval::MissingAs::Text,
@@ -149,7 +162,7 @@ fn options(args: &RunArgs, file: &Path) -> Result<Options, String> {
         dry_run: args.dry_run,
         offline: args.offline,
         base_dir: file.parent().map(Path::to_path_buf).unwrap_or_default(),
-        platform: args.platform.clone(),
+        platform: args.net.platform.clone(),
         verbose: args.verbose,
         test_request: false,
     })

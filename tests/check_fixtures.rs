@@ -1,5 +1,6 @@
 //! One fixture per diagnostic: `err_` fixtures must fail, `warn_` fixtures
-//! must warn without failing, the rest must check clean. A fixture named
+//! must warn without failing, `hint_` fixtures must only hint, the rest must
+//! check clean (hints allowed). A fixture named
 //! after a code must report that code. Each rendered report is a snapshot.
 
 use std::path::Path;
@@ -31,7 +32,8 @@ fn check_fixture(path: &Path) -> blkc::Checked {
         Some(diag) => blkc::Checked { source, ast: Default::default(), diagnostics: vec![diag] },
         None => {
             let limits = limits_of(&source.text);
-            blkc::check_source_with(source, limits)
+            let samples = blkc::check::samples::Samples::in_folder(FIXTURES.into());
+            blkc::check_source_in(source, limits, &samples)
         }
     }
 }
@@ -50,8 +52,16 @@ fn fixtures() {
             assert!(checked.has_errors(), "{stem} must fail but checked without errors");
         } else if stem.starts_with("warn_") {
             assert!(!checked.has_errors() && warnings > 0, "{stem} must warn and not fail");
+        } else if stem.starts_with("hint_") {
+            assert!(!checked.has_errors() && warnings == 0, "{stem} must only hint");
+            assert!(checked.diagnostics.iter().any(|d| d.severity == Severity::Advice), "{stem} must hint");
         } else {
-            assert!(checked.diagnostics.is_empty(), "{stem} must check clean: {:#?}", checked.diagnostics);
+            // Hints (advice) are allowed: a clean file has no error or warning.
+            assert!(
+                checked.diagnostics.iter().all(|d| d.severity == Severity::Advice),
+                "{stem} must check clean: {:#?}",
+                checked.diagnostics
+            );
         }
         if let Some(code) = code_in_name(&stem) {
             assert!(checked.diagnostics.iter().any(|d| d.code.as_str() == code), "{stem} must report {code}");

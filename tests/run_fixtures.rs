@@ -3,7 +3,9 @@
 //! `warn_` fixtures must warn and succeed. Output is snapshotted.
 //!
 //! A fixture's first comment lines say how to run it: `# args: …`,
-//! `# env: NAME=value`, `# store: corrupt`. In its text, `@SERVER@` is the
+//! `# env: NAME=value`, `# store: corrupt`, `# test: BLOCK` (run `blkc test`
+//! instead of `blkc run`), `# exit: N` (an `err_` fixture's exit code, 3 by
+//! default). The folder `samples/` is copied beside each fixture. In its text, `@SERVER@` is the
 //! test server, `@CLOSED@` a port nothing listens on, `@TLS@` an https address
 //! of a server that answers in plain HTTP at once (the handshake fails).
 
@@ -32,10 +34,24 @@ fn run_fixtures() {
             .replace("@TLS@", &format!("https://127.0.0.1:{}", plain));
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(&name), &text).unwrap();
+        let samples = path.parent().unwrap().join("samples");
+        std::fs::create_dir_all(dir.path().join("samples")).unwrap();
+        for entry in std::fs::read_dir(&samples).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), dir.path().join("samples").join(entry.file_name())).unwrap();
+        }
+        let header: Vec<&str> = text.lines().take_while(|l| l.starts_with('#')).collect();
+        let test_block = header.iter().find_map(|l| l.strip_prefix("# test: "));
+        let expected_exit: Option<i32> =
+            header.iter().find_map(|l| l.strip_prefix("# exit: ")).map(|n| n.parse().unwrap());
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_blkc"));
-        cmd.arg("run").arg(&name).current_dir(dir.path()).env("NO_COLOR", "1").env("COLUMNS", "100");
+        match test_block {
+            Some(block) => cmd.arg("test").arg(&name).arg(block),
+            None => cmd.arg("run").arg(&name),
+        };
+        cmd.current_dir(dir.path()).env("NO_COLOR", "1").env("COLUMNS", "100");
         cmd.env_remove("BLKC_BOT_TOKEN");
-        for line in text.lines().take_while(|l| l.starts_with('#')) {
+        for line in header {
             if let Some(args) = line.strip_prefix("# args: ") {
                 cmd.args(args.split_whitespace());
             } else if let Some((k, v)) = line.strip_prefix("# env: ").and_then(|e| e.split_once('=')) {
@@ -51,7 +67,7 @@ fn run_fixtures() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let code_in_name = name.split('_').nth(1).unwrap();
         if name.starts_with("err_") {
-            assert_eq!(code, 3, "{name} must fail the run:\n{stderr}");
+            assert_eq!(code, expected_exit.unwrap_or(3), "{name} must fail:\n{stderr}");
         } else {
             assert_eq!(code, 0, "{name} must succeed:\n{stderr}");
         }
@@ -64,6 +80,22 @@ fn run_fixtures() {
             .replace(&server.port.to_string(), "[PORT]")
             .replace(&plain.to_string(), "[PORT]")
             .replace(&closed.to_string(), "[CLOSED]");
-        insta::assert_snapshot!(report);
+        insta::assert_snapshot!(without_durations(&report));
     });
+}
+
+/// `· 9.6 ms` becomes `· [ms]`: durations differ from run to run.
+fn without_durations(text: &str) -> String {
+    text.lines()
+        .map(|line| if line.starts_with("date: ") { "date: [date]" } else { line })
+        .map(|line| match line.find(" · ").zip(line.strip_suffix(" ms")) {
+            Some((at, _)) if line.rfind(" · ").is_some_and(|last| last > at || line[at + 3..].ends_with(" ms")) => {
+                let last = line.rfind(" · ").unwrap_or(at);
+                format!("{} · [ms]", &line[..last])
+            }
+            _ => line.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
 }

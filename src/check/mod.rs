@@ -4,8 +4,9 @@
 //! onto one list. Nothing here sends a request or reads the network.
 
 mod declarations;
-mod references;
+pub mod references;
 mod request;
+pub mod samples;
 mod secrets;
 pub mod url;
 
@@ -24,10 +25,11 @@ pub struct Scope<'a> {
     pub blocks: HashMap<&'a str, Vec<(&'a Tree, &'a ApiBlock)>>,
     /// The chat platform's API: where `{bot_token}` belongs.
     pub platform: url::Platform,
+    pub samples: &'a samples::Samples,
 }
 
 impl<'a> Scope<'a> {
-    fn new(file: &'a File) -> Scope<'a> {
+    fn new(file: &'a File, samples: &'a samples::Samples) -> Scope<'a> {
         let mut custom = HashSet::default();
         let mut blocks: HashMap<&str, Vec<_>> = HashMap::default();
         let mut platform = None;
@@ -48,7 +50,7 @@ impl<'a> Scope<'a> {
                 }
             }
         }
-        Scope { file, custom, blocks, platform: platform.unwrap_or_else(url::Platform::default_platform) }
+        Scope { file, custom, blocks, platform: platform.unwrap_or_else(url::Platform::default_platform), samples }
     }
 
     /// The variables a tree's templates may name (besides `{bot_token}` and
@@ -64,9 +66,10 @@ impl<'a> Scope<'a> {
 }
 
 /// Runs every rule on a parsed file and returns the findings, sorted by
-/// position.
-pub fn check(file: &File) -> Vec<Diagnostic> {
-    let scope = Scope::new(file);
+/// position. Response paths are checked against the blocks' samples when
+/// `samples` can read them.
+pub fn check(file: &File, samples: &samples::Samples) -> Vec<Diagnostic> {
+    let scope = Scope::new(file, samples);
     let mut out = Vec::new();
     declarations::check(&scope, &mut out);
     for tree in file.trees() {

@@ -3,7 +3,7 @@
 
 use rustc_hash::FxHashSet as HashSet;
 
-use super::Scope;
+use super::{samples, Scope};
 use crate::ast::{ApiBlock, Else, IfNode, Node, Part, Reference, Save, Template, Tree, TreeKind, Value, Var};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::vocab;
@@ -68,8 +68,33 @@ struct Walk<'s, 'a> {
     scope: &'s Scope<'a>,
     tree: &'a Tree,
     variables: Vec<&'a str>,
-    options: Vec<&'a str>,
     out: &'s mut Vec<Diagnostic>,
+    /// Blocks read with a path into their response (they would gain from a sample).
+    read_into: HashSet<&'a str>,
+    /// Blocks whose status, in the current branch, may not be a success.
+    unsure: HashSet<&'a str>,
+}
+
+/// For `if api_b[status] OP N`: the block, and which branch is the error
+/// side, where the response may not have the sample's shape: `(then, else)`.
+/// `== 404` makes the `then` branch the error side; `== 200` the `else`.
+fn status_test(c: &crate::ast::Condition) -> Option<(&str, bool, bool)> {
+    use crate::ast::CompareOp as Op;
+    let (op, _, right) = c.test.as_ref()?;
+    let (Value::Ref(r), Value::Number(n, _)) = (&c.left, right) else { return None };
+    if r.root.name != "status" {
+        return None;
+    }
+    let n: f64 = n.parse().ok()?;
+    let ok = (200.0..300.0).contains(&n);
+    let (then_error, else_error) = match op {
+        Op::Eq => (!ok, ok),
+        Op::Ne => (ok, !ok),
+        Op::Lt | Op::Le => (false, true),
+        Op::Gt | Op::Ge => (true, false),
+        Op::Contains => return None,
+    };
+    Some((r.block.name.as_str(), then_error, else_error))
 }
 
 pub fn check_tree(scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
@@ -83,11 +108,24 @@ pub fn check_tree(scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
         .collect();
     let mut variables = scope.variables_of(tree);
     let option_vars: Vec<String> = options.iter().map(|o| format!("option_{o}")).collect();
-    let mut walk = Walk { scope, tree, variables: Vec::new(), options, out };
     variables.sort_unstable();
-    walk.variables = variables;
+    let mut walk = Walk { scope, tree, variables, out, read_into: HashSet::default(), unsure: HashSet::default() };
     let option_refs: Vec<&str> = option_vars.iter().map(String::as_str).collect();
     walk.nodes(&tree.body, &mut HashSet::default(), &option_refs);
+    let read_into = std::mem::take(&mut walk.read_into);
+    if scope.samples.enabled() {
+        crate::ast::each_block(&tree.body, &mut |block| match block.sample() {
+            Some(field) => {
+                if let Some(loaded) = samples::sample_of(scope.samples, block) {
+                    if let Err(why) = loaded.as_ref() {
+                        walk.out.push(samples::unreadable(block, field, why));
+                    }
+                }
+            }
+            None if read_into.contains(block.name.name.as_str()) => walk.out.push(samples::no_sample(block)),
+            None => {}
+        });
+    }
 }
 
 impl<'a> Walk<'_, 'a> {
@@ -104,7 +142,7 @@ impl<'a> Walk<'_, 'a> {
                         self.template(t, ran, option_vars, Some(block));
                     }
                     for r in refs {
-                        self.reference(r, ran, Some(block));
+                        self.reference(r, ran, Some(block), false);
                     }
                     ran.insert(block.name.name.as_str());
                 }
@@ -121,13 +159,26 @@ impl<'a> Walk<'_, 'a> {
         if let Some((_, _, right)) = &node.condition.test {
             self.value(right, ran, option_vars);
         }
+        // A sample records a success: inside a branch that a status test does
+        // not show to be one, the block's paths are not checked against it.
+        let status_test = status_test(&node.condition);
+        let unsure_then = status_test.filter(|t| t.1).map(|t| t.0);
+        let unsure_else = status_test.filter(|t| t.2).map(|t| t.0);
         let mut then = ran.clone();
+        let added = unsure_then.is_some_and(|b| self.unsure.insert(b));
         self.nodes(&node.then.body, &mut then, option_vars);
+        if added {
+            self.unsure.remove(unsure_then.unwrap_or_default());
+        }
         let mut otherwise = ran.clone();
+        let added = unsure_else.is_some_and(|b| self.unsure.insert(b));
         match &node.otherwise {
             Some(Else::If(i)) => self.if_node(i, &mut otherwise, option_vars),
             Some(Else::Branch(b)) => self.nodes(&b.body, &mut otherwise, option_vars),
             None => {}
+        }
+        if added {
+            self.unsure.remove(unsure_else.unwrap_or_default());
         }
         // A block has run after the `if` when it ran on both sides.
         ran.extend(then.intersection(&otherwise).copied().collect::<Vec<_>>());
@@ -141,7 +192,7 @@ impl<'a> Walk<'_, 'a> {
             self.template(t, ran, option_vars, None);
         }
         for r in refs {
-            self.reference(r, ran, None);
+            self.reference(r, ran, None, false);
         }
     }
 
@@ -150,7 +201,7 @@ impl<'a> Walk<'_, 'a> {
         template_vars(t, &mut |v| vars.push(v));
         for var in vars {
             match var {
-                Var::Ref(r) => self.reference(r, ran, inside),
+                Var::Ref(r) => self.reference(r, ran, inside, true),
                 Var::Named(name) => self.named(name, option_vars),
                 Var::BotToken(_) => {}
             }
@@ -189,19 +240,30 @@ impl<'a> Walk<'_, 'a> {
                 self.tree.kind.as_str()
             ))
         };
-        let _ = &self.options;
         self.out.push(diag);
     }
 
-    fn reference(&mut self, r: &'a Reference, ran: &HashSet<&'a str>, inside: Option<&ApiBlock>) {
+    fn reference(&mut self, r: &'a Reference, ran: &HashSet<&'a str>, inside: Option<&ApiBlock>, in_text: bool) {
         check_path(r, self.out);
         let name = r.block.name.as_str();
+        let defs = self.scope.blocks.get(name).map(Vec::as_slice).unwrap_or(&[]);
+        let here = defs.iter().find(|(t, _)| std::ptr::eq(*t, self.tree)).map(|(_, b)| *b);
+        if let Some(block) = here {
+            if !r.segments.is_empty() && r.root.name == "response" {
+                self.read_into.insert(block.name.name.as_str());
+            }
+            if let Some(loaded) = samples::sample_of(self.scope.samples, block).filter(|_| !self.unsure.contains(name))
+            {
+                if let Ok(sample) = loaded.as_ref() {
+                    samples::check_path(block, sample, r, in_text, self.out);
+                }
+            }
+        }
         if ran.contains(name) {
             return;
         }
-        let defs = self.scope.blocks.get(name).map(Vec::as_slice).unwrap_or(&[]);
-        if let Some((_, block)) = defs.iter().find(|(t, _)| std::ptr::eq(*t, self.tree)) {
-            let diag = if inside.is_some_and(|b| std::ptr::eq(b, *block)) {
+        if let Some(block) = here {
+            let diag = if inside.is_some_and(|b| std::ptr::eq(b, block)) {
                 Diagnostic::new(Code::NotRunBefore, format!("block `{name}` reads its own response"))
                     .label(r.span, "read while the request is being built")
                     .help("a block's response exists only after its request is sent; read it in a later node")
@@ -313,6 +375,53 @@ fn check_path(r: &Reference, out: &mut Vec<Diagnostic>) {
                     .label(seg.span, "brackets are not path syntax")
                     .help(format!("write the index as its own segment: `{key}.{index}`")),
             );
+        }
+    }
+}
+
+/// Calls `f` on every response reference of a node list, in every branch.
+pub fn each_reference<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Reference)) {
+    let template = |t: &'a Template, f: &mut dyn FnMut(&'a Reference)| {
+        template_vars(t, &mut |v| {
+            if let Var::Ref(r) = v {
+                f(r);
+            }
+        })
+    };
+    for node in nodes {
+        match node {
+            Node::Api(b) => {
+                let mut templates = Vec::new();
+                block_templates(b, &mut |t| templates.push(t), &mut |r| f(r));
+                templates.into_iter().for_each(|t| template(t, f));
+            }
+            Node::Reply(r) => template(&r.text, f),
+            Node::Save(s) => {
+                let mut templates = Vec::new();
+                value_parts(&s.value, &mut |t| templates.push(t), &mut |r| f(r));
+                templates.into_iter().for_each(|t| template(t, f));
+            }
+            Node::If(i) => {
+                let mut next: Option<&'a IfNode> = Some(i);
+                while let Some(n) = next {
+                    let mut templates = Vec::new();
+                    value_parts(&n.condition.left, &mut |t| templates.push(t), &mut |r| f(r));
+                    if let Some((_, _, right)) = &n.condition.test {
+                        value_parts(right, &mut |t| templates.push(t), &mut |r| f(r));
+                    }
+                    templates.into_iter().for_each(|t| template(t, f));
+                    each_reference(&n.then.body, f);
+                    next = match &n.otherwise {
+                        Some(Else::If(e)) => Some(e),
+                        Some(Else::Branch(b)) => {
+                            each_reference(&b.body, f);
+                            None
+                        }
+                        None => None,
+                    };
+                }
+            }
+            Node::Option(_) => {}
         }
     }
 }

@@ -84,6 +84,17 @@ codes! {
     SecretInOutput = "B123", Error, "secret or bot token where it would be shown";
     UnknownAllow = "B124", Error, "unknown `allow` value";
     DuplicateDeclaration = "B125", Error, "declared twice";
+    // Samples.
+    SampleMissingKey = "B201", Error, "key not in the block's sample";
+    SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";
+    SampleIndexOnObject = "B203", Error, "index on an object";
+    SamplePastScalar = "B204", Error, "path goes past a string, number, boolean or null";
+    SampleIndexOutOfRange = "B205", Warning, "index past the end of the sample's array";
+    SampleJsonInText = "B206", Advice, "object or array written into text";
+    SampleUnreadable = "B207", Error, "sample cannot be read";
+    NoSampleHint = "B208", Advice, "block without a sample";
+    ShapeChanged = "B209", Error, "response shape changed from the sample";
+    LeftAsText = "B210", Warning, "variables left as text in a test request";
     // Running.
     ConnectFailed = "B301", Error, "could not connect";
     TlsFailed = "B302", Error, "TLS handshake failed";

@@ -5,6 +5,7 @@
 //! values) passes through the [`Redactor`] first, so no secret or bot token
 //! is ever shown or stored.
 
+pub mod explore;
 pub mod http;
 pub mod redact;
 pub mod render;
@@ -21,7 +22,8 @@ use crate::diagnostics::{Code, Diagnostic, Severity};
 use crate::plan::{Condition, Plan, Request, Seg, Step, Template, Tree, Val};
 use crate::source::Span;
 pub use redact::Redactor;
-use render::{Body, Miss, Missing, Response};
+pub use render::Body;
+use render::{Miss, Missing, Response};
 
 /// Where custom variables live between runs.
 pub trait VarStore {
@@ -156,7 +158,7 @@ pub fn run(
 ) -> Outcome {
     let redactor = redactor(inputs, &tree.steps);
     if !options.dry_run && !options.offline {
-        preflight(&tree.steps, inputs, options.test_request)?;
+        preflight(&tree.steps, inputs)?;
     }
     let mut runner = Runner {
         plan,
@@ -170,8 +172,68 @@ pub fn run(
         pending: Vec::new(),
         fatal: None,
         left_as_text: Vec::new(),
+        last_headers: Vec::new(),
     };
     runner.steps(&tree.steps)
+}
+
+/// What a test request got back (every text already redacted).
+#[derive(Debug, Clone)]
+pub struct TestReport {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Body,
+    /// Variables sent as their own text (spec 4.2: only `{bot_token}` is
+    /// substituted in a test request).
+    pub left_as_text: Vec<String>,
+}
+
+/// Sends one block's request the way the builder's test request does: only
+/// `{bot_token}` is substituted; secret slots are filled as in a run; the
+/// bot token and redirect rules of a run apply.
+pub fn test_request(
+    plan: &Plan,
+    request: &Request,
+    inputs: &Inputs,
+    options: &Options,
+    sink: &mut dyn FnMut(Event),
+) -> Result<TestReport, Box<Diagnostic>> {
+    let options = Options { test_request: true, dry_run: false, ..options.clone() };
+    let steps = [Step::Request(Box::new(request.clone()))];
+    let redactor = redactor(inputs, &steps);
+    preflight(&steps, inputs)?;
+    let mut store = MemoryStore::default();
+    let mut runner = Runner {
+        plan,
+        inputs,
+        options: &options,
+        store: &mut store,
+        redactor,
+        responses: HashMap::new(),
+        client: None,
+        sink,
+        pending: Vec::new(),
+        fatal: None,
+        left_as_text: Vec::new(),
+        last_headers: Vec::new(),
+    };
+    runner.request(request)?;
+    let Some(response) = runner.responses.remove(&request.block) else {
+        unreachable!("a request that returns Ok has stored its response")
+    };
+    let body = match response.body {
+        Body::Json(mut j) => {
+            runner.redactor.redact_json(&mut j);
+            Body::Json(j)
+        }
+        Body::Text(t) => Body::Text(runner.redactor.redact(&t)),
+    };
+    Ok(TestReport {
+        status: response.status,
+        headers: std::mem::take(&mut runner.last_headers),
+        body,
+        left_as_text: std::mem::take(&mut runner.left_as_text),
+    })
 }
 
 /// The shortest secret blkc accepts: a shorter one would match ordinary
@@ -215,7 +277,7 @@ pub(crate) fn render_escaped_query(s: &str) -> String {
 
 /// Every secret slot and the bot token that the tree may send must have a
 /// value before the first request goes out.
-fn preflight(steps: &[Step], inputs: &Inputs, test_request: bool) -> Outcome {
+fn preflight(steps: &[Step], inputs: &Inputs) -> Outcome {
     let mut missing: Vec<(String, Span)> = Vec::new();
     let mut short: Option<(String, Span)> = None;
     let mut token_needed: Option<Span> = None;
@@ -232,7 +294,7 @@ fn preflight(steps: &[Step], inputs: &Inputs, test_request: bool) -> Outcome {
                 {
                     missing.push((name.clone(), t.span));
                 }
-                Seg::BotToken if inputs.bot_token.is_none() && !test_request => {
+                Seg::BotToken if inputs.bot_token.is_none() => {
                     token_needed.get_or_insert(t.span);
                 }
                 _ => {}
@@ -330,6 +392,8 @@ struct Runner<'r> {
     fatal: Option<Diagnostic>,
     /// Variables a test request left as their text.
     left_as_text: Vec<String>,
+    /// The response headers of the last request (redacted).
+    last_headers: Vec<(String, String)>,
 }
 
 impl render::Scope for Runner<'_> {
@@ -647,9 +711,9 @@ impl Runner<'_> {
         event.size = Some(incoming.body.len());
         event.redirects = incoming.redirects;
         event.url = self.redactor.redact(incoming.url.as_str());
+        self.last_headers = incoming.headers.iter().map(|(k, v)| (k.clone(), self.redactor.redact(v))).collect();
         if self.options.verbose {
-            event.response_headers =
-                Some(incoming.headers.iter().map(|(k, v)| (k.clone(), self.redactor.redact(v))).collect());
+            event.response_headers = Some(self.last_headers.clone());
         }
         if let Some(location) = &incoming.redirect_refused {
             let diag = Diagnostic::new(

@@ -1,0 +1,204 @@
+//! What a test request shows: every addressable variable form of a response
+//! with its value, and how a new response's shape differs from the sample.
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+/// How many elements of an array are listed before the rest is summed up.
+pub const ARRAY_ELEMENTS_SHOWN: usize = 3;
+/// The most rows a listing has.
+pub const MAX_ROWS: usize = 2000;
+/// Longest value shown in a row before it is cut.
+const MAX_VALUE_WIDTH: usize = 72;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// The variable as written in a template: `{api_b[response.a.0]}`.
+    pub variable: String,
+    /// The value as it renders in text (cut when long).
+    pub shown: String,
+    /// The JSON value itself, for `--format json` (absent on summary rows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<Json>,
+    /// A remark: elements left out, a key that cannot be addressed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+fn shown(v: &Json) -> String {
+    let mut s = String::new();
+    super::render::push_json(&mut s, v);
+    if s.chars().count() > MAX_VALUE_WIDTH {
+        let cut: String = s.chars().take(MAX_VALUE_WIDTH - 1).collect();
+        return format!("{cut}…");
+    }
+    s
+}
+
+/// Every addressable path of `body` for block `block`, in document order.
+pub fn paths(block: &str, status: u16, body: &Json) -> (Vec<Row>, bool) {
+    let mut rows = vec![Row {
+        variable: format!("{{api_{block}[status]}}"),
+        shown: status.to_string(),
+        value: Some(Json::from(status)),
+        note: None,
+    }];
+    let mut truncated = false;
+    walk(block, "response", body, &mut rows, &mut truncated);
+    (rows, truncated)
+}
+
+fn walk(block: &str, path: &str, v: &Json, rows: &mut Vec<Row>, truncated: &mut bool) {
+    if rows.len() >= MAX_ROWS {
+        *truncated = true;
+        return;
+    }
+    rows.push(Row {
+        variable: format!("{{api_{block}[{path}]}}"),
+        shown: shown(v),
+        value: Some(v.clone()),
+        note: None,
+    });
+    match v {
+        Json::Object(map) => {
+            for (k, child) in map {
+                if k.is_empty() || k.contains(['.', ']', '}', '\n']) {
+                    rows.push(Row {
+                        variable: format!("{path}[{k:?}]"),
+                        shown: shown(child),
+                        value: None,
+                        note: Some("cannot be addressed: the key is empty or holds `.`, `]` or `}`".into()),
+                    });
+                    continue;
+                }
+                walk(block, &format!("{path}.{k}"), child, rows, truncated);
+            }
+        }
+        Json::Array(items) => {
+            for (i, child) in items.iter().enumerate().take(ARRAY_ELEMENTS_SHOWN) {
+                walk(block, &format!("{path}.{i}"), child, rows, truncated);
+            }
+            if items.len() > ARRAY_ELEMENTS_SHOWN {
+                rows.push(Row {
+                    variable: format!("{{api_{block}[{path}.{ARRAY_ELEMENTS_SHOWN}…{}]}}", items.len() - 1),
+                    shown: format!("… {} more elements", items.len() - ARRAY_ELEMENTS_SHOWN),
+                    value: None,
+                    note: Some(format!(
+                        "shortened: the array has {} elements; the first {ARRAY_ELEMENTS_SHOWN} are listed",
+                        items.len()
+                    )),
+                });
+            }
+        }
+        _ => {}
+    }
+}
+
+/// One way the new response's shape differs from the sample's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    /// Keys from the response down, indexes as `0`.
+    pub path: Vec<String>,
+    pub kind: ChangeKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "change", rename_all = "snake_case")]
+pub enum ChangeKind {
+    KeyGone,
+    KeyAdded,
+    TypeChanged { was: &'static str, now: &'static str },
+    ArrayNowEmpty,
+}
+
+impl Change {
+    pub fn path_text(&self) -> String {
+        let mut s = String::from("response");
+        for k in &self.path {
+            s.push('.');
+            s.push_str(k);
+        }
+        s
+    }
+
+    pub fn describe(&self) -> String {
+        let at = self.path_text();
+        match &self.kind {
+            ChangeKind::KeyGone => format!("`{at}` is gone"),
+            ChangeKind::KeyAdded => format!("`{at}` is new"),
+            ChangeKind::TypeChanged { was, now } => format!("`{at}` was {was} and is now {now}"),
+            ChangeKind::ArrayNowEmpty => format!("`{at}` is now an empty array"),
+        }
+    }
+
+    /// Whether a reference with these path segments reads through or at the
+    /// changed place (any index matches any index).
+    pub fn affects(&self, segments: &[&str]) -> bool {
+        if matches!(self.kind, ChangeKind::KeyAdded) || segments.len() < self.path.len() {
+            return false;
+        }
+        self.path.iter().zip(segments).all(|(a, b)| a == b || (is_index(a) && is_index(b)))
+    }
+}
+
+fn is_index(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn type_name(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
+    }
+}
+
+/// How `new` differs in shape from `old`. Arrays are compared through their
+/// first elements; values are not compared, only types and keys.
+pub fn shape_changes(old: &Json, new: &Json) -> Vec<Change> {
+    let mut out = Vec::new();
+    diff(old, new, &mut Vec::new(), &mut out);
+    out
+}
+
+fn diff(old: &Json, new: &Json, path: &mut Vec<String>, out: &mut Vec<Change>) {
+    match (old, new) {
+        (Json::Object(a), Json::Object(b)) => {
+            for (k, va) in a {
+                path.push(k.clone());
+                match b.get(k) {
+                    Some(vb) => diff(va, vb, path, out),
+                    None => out.push(Change { path: path.clone(), kind: ChangeKind::KeyGone }),
+                }
+                path.pop();
+            }
+            for k in b.keys().filter(|k| !a.contains_key(*k)) {
+                path.push(k.clone());
+                out.push(Change { path: path.clone(), kind: ChangeKind::KeyAdded });
+                path.pop();
+            }
+        }
+        (Json::Array(a), Json::Array(b)) => match (a.first(), b.first()) {
+            (Some(_), None) => out.push(Change { path: path.clone(), kind: ChangeKind::ArrayNowEmpty }),
+            (Some(x), Some(y)) => {
+                path.push("0".into());
+                diff(x, y, path, out);
+                path.pop();
+            }
+            _ => {}
+        },
+        // null is how many APIs write "no value yet": a scalar that becomes
+        // null, or null that gets a value, is not a change of shape; an object
+        // or array that becomes null is (paths through it stop resolving).
+        (Json::Null, _) => {}
+        (a, Json::Null) if !matches!(a, Json::Object(_) | Json::Array(_)) => {}
+        (a, b) if type_name(a) != type_name(b) => out.push(Change {
+            path: path.clone(),
+            kind: ChangeKind::TypeChanged { was: type_name(a), now: type_name(b) },
+        }),
+        _ => {}
+    }
+}
