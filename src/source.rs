@@ -57,13 +57,44 @@ impl SourceFile {
         SourceFile { name: name.into(), text: text.into() }
     }
 
-    /// 1-based line and column (in characters) of a byte offset.
+    /// An index of line starts, for many line and column look-ups.
+    pub fn line_index(&self) -> LineIndex<'_> {
+        let mut starts = vec![0];
+        starts.extend(memchr::memchr_iter(b'\n', self.text.as_bytes()).map(|i| i + 1));
+        LineIndex { text: &self.text, starts }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset. Scans the
+    /// text: for many look-ups, use [`SourceFile::line_index`].
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
         let before = &self.text.as_bytes()[..offset];
         let line = memchr::memchr_iter(b'\n', before).count() + 1;
         let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
         let col = self.text[line_start..offset].chars().count() + 1;
         (line, col)
+    }
+}
+
+/// Line starts of a text, for line and column look-ups in O(log lines).
+#[derive(Debug, Clone)]
+pub struct LineIndex<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl LineIndex<'_> {
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let col = self.text[self.starts[line]..offset].chars().count() + 1;
+        (line + 1, col)
     }
 }

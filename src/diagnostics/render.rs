@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource};
+use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan};
 
 use super::{Diagnostic, Severity};
 use crate::source::SourceFile;
@@ -22,7 +22,55 @@ impl Default for RenderOptions {
 
 struct Report<'a> {
     diag: &'a Diagnostic,
-    source: &'a NamedSource<String>,
+    source: &'a IndexedSource<'a>,
+}
+
+/// The source as miette reads it, with an index of line starts: miette's own
+/// `SourceCode` for text scans from the start of the file for every report,
+/// which is quadratic when a large file has many diagnostics. This cuts the
+/// lines a report shows out of the file first.
+struct IndexedSource<'a> {
+    name: &'a str,
+    text: &'a str,
+    line_starts: Vec<usize>,
+}
+
+impl<'a> IndexedSource<'a> {
+    fn new(name: &'a str, text: &'a str) -> IndexedSource<'a> {
+        let mut line_starts = vec![0];
+        line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        IndexedSource { name, text, line_starts }
+    }
+
+    /// The 0-based line holding byte `offset`.
+    fn line_of(&self, offset: usize) -> usize {
+        self.line_starts.partition_point(|&start| start <= offset).saturating_sub(1)
+    }
+}
+
+impl miette::SourceCode for IndexedSource<'_> {
+    fn read_span<'b>(
+        &'b self,
+        span: &miette::SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'b> + 'b>, miette::MietteError> {
+        let first = self.line_of(span.offset()).saturating_sub(before);
+        let last = self.line_of(span.offset() + span.len().saturating_sub(1)) + after + 1;
+        let start = self.line_starts[first];
+        let end = self.line_starts.get(last + 1).copied().unwrap_or(self.text.len());
+        let window = &self.text.as_bytes()[start..end];
+        let local = miette::SourceSpan::new((span.offset() - start).into(), span.len());
+        let contents = window.read_span(&local, before, after)?;
+        Ok(Box::new(miette::MietteSpanContents::new_named(
+            self.name.to_string(),
+            contents.data(),
+            miette::SourceSpan::new((contents.span().offset() + start).into(), contents.span().len()),
+            contents.line() + first,
+            contents.column(),
+            contents.line_count() + first,
+        )))
+    }
 }
 
 impl fmt::Debug for Report<'_> {
@@ -80,9 +128,32 @@ impl miette::Diagnostic for Report<'_> {
     }
 }
 
-/// Renders every diagnostic of a file as miette reports, then a summary line.
+/// The most hints a terminal report shows; errors and warnings are always
+/// all shown, and `--format json` lists every hint.
+pub const MAX_HINTS_SHOWN: usize = 10;
+
+/// Renders every error and warning of a file as miette reports, the first
+/// [`MAX_HINTS_SHOWN`] hints, then a summary line.
 pub fn render_terminal(file: &SourceFile, diags: &[Diagnostic], opts: RenderOptions) -> String {
-    let mut out = render_reports(file, diags, opts);
+    let mut hints = 0;
+    let shown: Vec<Diagnostic> = diags
+        .iter()
+        .filter(|d| {
+            if d.severity != Severity::Advice {
+                return true;
+            }
+            hints += 1;
+            hints <= MAX_HINTS_SHOWN
+        })
+        .cloned()
+        .collect();
+    let mut out = render_reports(file, &shown, opts);
+    if hints > MAX_HINTS_SHOWN {
+        out.push_str(&format!(
+            "… and {} more hints, not shown (`--format json` lists them all)\n\n",
+            hints - MAX_HINTS_SHOWN
+        ));
+    }
     out.push_str(&summary(&file.name, diags));
     out.push('\n');
     out
@@ -92,7 +163,7 @@ pub fn render_terminal(file: &SourceFile, diags: &[Diagnostic], opts: RenderOpti
 pub fn render_reports(file: &SourceFile, diags: &[Diagnostic], opts: RenderOptions) -> String {
     let theme = if opts.color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
     let handler = GraphicalReportHandler::new_themed(theme).with_width(opts.width).with_links(false);
-    let source = NamedSource::new(file.name.clone(), file.text.clone());
+    let source = IndexedSource::new(&file.name, &file.text);
     let mut out = String::new();
     for diag in diags {
         let report = Report { diag, source: &source };
@@ -126,8 +197,9 @@ pub fn summary(name: &str, diags: &[Diagnostic]) -> String {
 
 /// The diagnostics of a file as a JSON value, for editors.
 pub fn render_json(file: &SourceFile, diags: &[Diagnostic]) -> serde_json::Value {
+    let index = file.line_index();
     let position = |offset: u32| {
-        let (line, column) = file.line_col(offset as usize);
+        let (line, column) = index.line_col(offset as usize);
         serde_json::json!({ "offset": offset, "line": line, "column": column })
     };
     let items: Vec<_> = diags
