@@ -8,7 +8,7 @@ mod support;
 
 use std::path::PathBuf;
 
-const RUNS: usize = 9;
+const RUNS: usize = 11;
 
 fn main() {
     let text = support::generate(500, 20_000);
@@ -21,10 +21,30 @@ fn main() {
 
     let first = support::run(&blkc, &["check", path_arg]);
     assert_eq!(first.status, 0, "the generated file must check clean: run `blkc check {path_arg}`");
+    // The same file with a sample on every block: 50 files of about 100 KB,
+    // shared among the blocks.
+    let with_samples = dir.join("bench_front_end_samples.blk");
+    std::fs::write(&with_samples, support::generate_with(500, 20_000, 50)).unwrap();
+    std::fs::create_dir_all(dir.join("samples")).unwrap();
+    let mut sample_bytes = 0;
+    for n in 0..50 {
+        let text = support::sample(n);
+        sample_bytes += text.len();
+        std::fs::write(dir.join(format!("samples/s{n:02}.json")), text).unwrap();
+    }
+    let samples_arg = with_samples.to_str().unwrap();
+    let first = support::run(&blkc, &["check", samples_arg]);
+    assert_eq!(first.status, 0, "the file with samples must check clean: run `blkc check {samples_arg}`");
+
     println!("front_end: file {:.2} MB, 20000 blocks in 500 trees", size / 1e6);
+    println!(
+        "front_end: the samples variant reads 50 sample files, {:.1} MB in all (MB/s counts the .blk file only)",
+        sample_bytes as f64 / 1e6
+    );
     for (label, args) in [
         ("default threads", vec!["check", path_arg]),
         ("one thread (--jobs 1)", vec!["check", "--jobs", "1", path_arg]),
+        ("with samples, default threads", vec!["check", samples_arg]),
     ] {
         let runs: Vec<_> = (0..RUNS).map(|_| support::run(&blkc, &args)).collect();
         let median = support::median(runs.iter().map(|r| r.wall).collect());

@@ -14,7 +14,7 @@ pub fn generate(trees: usize, blocks: usize) -> String {
 
 /// A sample file of about 100 KB whose shape the generated paths match.
 pub fn sample(n: usize) -> String {
-    let items: Vec<String> = (0..420)
+    let items: Vec<String> = (0..720)
         .map(|i| {
             format!(
                 "{{\"id\": \"{n}-{i}\", \"name\": \"item {i} of sample {n}\", \"price\": {}.5, \"tags\": [\"a\", \"b\", \"c\"], \"owner\": {{\"login\": \"user{i}\", \"active\": true}}}}",
@@ -22,7 +22,7 @@ pub fn sample(n: usize) -> String {
             )
         })
         .collect();
-    format!("{{\"data\": {{\"total\": 420, \"items\": [{}]}}, \"links\": {{\"next\": null}}}}\n", items.join(",\n"))
+    format!("{{\"data\": {{\"total\": 720, \"items\": [{}]}}, \"links\": {{\"next\": null}}}}\n", items.join(",\n"))
 }
 
 /// [`generate`], each block naming one of `samples` sample files

@@ -10,7 +10,6 @@ use std::path::PathBuf;
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
-use serde_json::Value as Json;
 
 use crate::ast::{ApiBlock, Reference, Text};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
@@ -21,7 +20,81 @@ pub struct Samples {
     /// The folder sample paths are relative to (the `.blk` file's); `None`
     /// reads no sample at all.
     base: Option<PathBuf>,
-    cache: RefCell<FxHashMap<String, Rc<Result<Json, String>>>>,
+    cache: RefCell<FxHashMap<String, Rc<Result<Shape, String>>>>,
+}
+
+/// The shape of a JSON document: its keys, types and array elements, without
+/// the values (which the checker never needs). Far smaller and quicker to
+/// build than a `serde_json::Value` of the same sample.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    Null,
+    Bool,
+    Number,
+    String,
+    Array(Vec<Shape>),
+    Object(Vec<(Box<str>, Shape)>),
+}
+
+impl Shape {
+    fn get(&self, key: &str) -> Option<&Shape> {
+        match self {
+            Shape::Object(entries) => entries.iter().find(|(k, _)| &**k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Shape {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Shape, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Shape;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("JSON")
+            }
+            fn visit_unit<E>(self) -> Result<Shape, E> {
+                Ok(Shape::Null)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
+                Ok(Shape::Bool)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
+                Ok(Shape::Number)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
+                Ok(Shape::Number)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
+                Ok(Shape::Number)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Shape, E> {
+                Ok(Shape::String)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
+                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Shape::Array(items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
+                // serde_json hands numbers over as a one-entry map when
+                // numbers are kept exactly (arbitrary_precision).
+                let mut entries: Vec<(Box<str>, Shape)> = Vec::new();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if key == "$serde_json::private::Number" {
+                        let _: serde::de::IgnoredAny = map.next_value()?;
+                        return Ok(Shape::Number);
+                    }
+                    let value = map.next_value()?;
+                    entries.push((key.into(), value));
+                }
+                Ok(Shape::Object(entries))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl Samples {
@@ -38,7 +111,7 @@ impl Samples {
     }
 
     /// The parsed sample at `path`, or why it cannot be had.
-    pub fn load(&self, path: &str) -> Option<Rc<Result<Json, String>>> {
+    pub fn load(&self, path: &str) -> Option<Rc<Result<Shape, String>>> {
         let base = self.base.as_ref()?;
         if let Some(hit) = self.cache.borrow().get(path) {
             return Some(hit.clone());
@@ -56,7 +129,7 @@ impl Samples {
 
 /// The sample of a block, reporting (once per block) a sample that cannot
 /// be read.
-pub fn sample_of(samples: &Samples, block: &ApiBlock) -> Option<Rc<Result<Json, String>>> {
+pub fn sample_of(samples: &Samples, block: &ApiBlock) -> Option<Rc<Result<Shape, String>>> {
     let field = block.sample()?;
     samples.load(&field.value)
 }
@@ -70,14 +143,14 @@ pub fn unreadable(block: &ApiBlock, field: &Text, why: &str) -> Diagnostic {
         ))
 }
 
-fn kind(v: &Json) -> &'static str {
+fn kind(v: &Shape) -> &'static str {
     match v {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "an array",
-        Json::Object(_) => "an object",
+        Shape::Null => "null",
+        Shape::Bool => "a boolean",
+        Shape::Number => "a number",
+        Shape::String => "a string",
+        Shape::Array(_) => "an array",
+        Shape::Object(_) => "an object",
     }
 }
 
@@ -97,7 +170,7 @@ fn is_index(s: &str) -> bool {
 
 /// Walks `r` through `sample`; `in_text` when the value is written into a
 /// string (where an object or array renders as JSON).
-pub fn check_path(block: &ApiBlock, sample: &Json, r: &Reference, in_text: bool, out: &mut Vec<Diagnostic>) {
+pub fn check_path(block: &ApiBlock, sample: &Shape, r: &Reference, in_text: bool, out: &mut Vec<Diagnostic>) {
     if r.root.name != "response" || r.segments.iter().any(|s| s.text.is_empty() || s.text.contains(['[', ']'])) {
         return; // `status`, or a malformed path (B114 says so).
     }
@@ -108,7 +181,7 @@ pub fn check_path(block: &ApiBlock, sample: &Json, r: &Reference, in_text: bool,
         let at = prefix(r, i);
         let key = seg.text.as_str();
         here = match here {
-            Json::Object(map) => match map.get(key) {
+            Shape::Object(map) => match here.get(key) {
                 Some(v) => v,
                 None if is_index(key) => {
                     out.push(
@@ -117,8 +190,8 @@ pub fn check_path(block: &ApiBlock, sample: &Json, r: &Reference, in_text: bool,
                             format!("`{at}` is an object; `{key}` is not one of its keys"),
                         )
                         .label(seg.span, "an index on an object")
-                        .help(match map.keys().next() {
-                            Some(k) => format!("objects are read by key, like `{at}.{k}`"),
+                        .help(match map.first() {
+                            Some((k, _)) => format!("objects are read by key, like `{at}.{k}`"),
                             None => format!("`{at}` is an empty object in the sample"),
                         })
                         .note(sample_note()),
@@ -126,11 +199,11 @@ pub fn check_path(block: &ApiBlock, sample: &Json, r: &Reference, in_text: bool,
                     return;
                 }
                 None => {
-                    let help = match did_you_mean(key, map.keys().map(String::as_str)) {
+                    let help = match did_you_mean(key, map.iter().map(|(k, _)| &**k)) {
                         Some(k) => format!("did you mean `{k}`?"),
                         None if map.is_empty() => format!("`{at}` is an empty object in the sample"),
                         None => {
-                            let keys: Vec<String> = map.keys().take(8).map(|k| format!("`{k}`")).collect();
+                            let keys: Vec<String> = map.iter().take(8).map(|(k, _)| format!("`{k}`")).collect();
                             let more =
                                 if map.len() > 8 { format!(" and {} more", map.len() - 8) } else { String::new() };
                             format!("the keys of `{at}` are {}{more}", keys.join(", "))
@@ -145,7 +218,7 @@ pub fn check_path(block: &ApiBlock, sample: &Json, r: &Reference, in_text: bool,
                     return;
                 }
             },
-            Json::Array(items) => {
+            Shape::Array(items) => {
                 if !is_index(key) {
                     let rest: Vec<&str> = r.segments[i..].iter().map(|s| s.text.as_str()).collect();
                     let fixed = format!("api_{name}[{at}.0.{}]", rest.join("."));
@@ -189,7 +262,7 @@ pub fn check_path(block: &ApiBlock, sample: &Json, r: &Reference, in_text: bool,
             }
         };
     }
-    if in_text && matches!(here, Json::Object(_) | Json::Array(_)) {
+    if in_text && matches!(here, Shape::Object(_) | Shape::Array(_)) {
         out.push(
             Diagnostic::new(
                 Code::SampleJsonInText,
