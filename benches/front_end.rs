@@ -8,7 +8,7 @@ mod support;
 
 use std::path::PathBuf;
 
-const RUNS: usize = 11;
+const RUNS: usize = 15;
 
 fn main() {
     let text = support::generate(500, 20_000);
@@ -41,12 +41,20 @@ fn main() {
         "front_end: the samples variant reads 50 sample files, {:.1} MB in all (MB/s counts the .blk file only)",
         sample_bytes as f64 / 1e6
     );
-    for (label, args) in [
+    let configs = [
         ("default threads", vec!["check", path_arg]),
         ("one thread (--jobs 1)", vec!["check", "--jobs", "1", path_arg]),
         ("with samples, default threads", vec!["check", samples_arg]),
-    ] {
-        let runs: Vec<_> = (0..RUNS).map(|_| support::run(&blkc, &args)).collect();
+    ];
+    // Round-robin, so that a change in the machine's load falls on every
+    // configuration alike.
+    let mut runs: Vec<Vec<support::Run>> = configs.iter().map(|_| Vec::new()).collect();
+    for _ in 0..RUNS {
+        for (i, (_, args)) in configs.iter().enumerate() {
+            runs[i].push(support::run(&blkc, args));
+        }
+    }
+    for ((label, _), runs) in configs.iter().zip(runs) {
         let median = support::median(runs.iter().map(|r| r.wall).collect());
         let peak = runs.iter().map(|r| r.max_rss_kib).max().unwrap() as f64 * 1024.0;
         println!(

@@ -73,6 +73,8 @@ struct Walk<'s, 'a> {
     read_into: HashSet<&'a str>,
     /// Blocks whose status, in the current branch, may not be a success.
     unsure: HashSet<&'a str>,
+    /// This tree's blocks by name (the first, when a name is used twice).
+    own_blocks: rustc_hash::FxHashMap<&'a str, &'a ApiBlock>,
 }
 
 /// For `if api_b[status] OP N`: the block, and which branch is the error
@@ -109,7 +111,12 @@ pub fn check_tree(scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
     let mut variables = scope.variables_of(tree);
     let option_vars: Vec<String> = options.iter().map(|o| format!("option_{o}")).collect();
     variables.sort_unstable();
-    let mut walk = Walk { scope, tree, variables, out, read_into: HashSet::default(), unsure: HashSet::default() };
+    let mut own_blocks = rustc_hash::FxHashMap::default();
+    crate::ast::each_block(&tree.body, &mut |b| {
+        own_blocks.entry(b.name.name.as_str()).or_insert(b);
+    });
+    let mut walk =
+        Walk { scope, tree, variables, out, read_into: HashSet::default(), unsure: HashSet::default(), own_blocks };
     let option_refs: Vec<&str> = option_vars.iter().map(String::as_str).collect();
     walk.nodes(&tree.body, &mut HashSet::default(), &option_refs);
     let read_into = std::mem::take(&mut walk.read_into);
@@ -247,7 +254,7 @@ impl<'a> Walk<'_, 'a> {
         check_path(r, self.out);
         let name = r.block.name.as_str();
         let defs = self.scope.blocks.get(name).map(Vec::as_slice).unwrap_or(&[]);
-        let here = defs.iter().find(|(t, _)| std::ptr::eq(*t, self.tree)).map(|(_, b)| *b);
+        let here = self.own_blocks.get(name).copied();
         if let Some(block) = here {
             if !r.segments.is_empty() && r.root.name == "response" {
                 self.read_into.insert(block.name.name.as_str());
