@@ -145,17 +145,6 @@ fn is_index(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
-fn type_name(v: &Json) -> &'static str {
-    match v {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "an array",
-        Json::Object(_) => "an object",
-    }
-}
-
 /// How `new` differs in shape from `old`. Arrays are compared through their
 /// first elements; values are not compared, only types and keys.
 pub fn shape_changes(old: &Json, new: &Json) -> Vec<Change> {
@@ -195,9 +184,9 @@ fn diff(old: &Json, new: &Json, path: &mut Vec<String>, out: &mut Vec<Change>) {
         // or array that becomes null is (paths through it stop resolving).
         (Json::Null, _) => {}
         (a, Json::Null) if !matches!(a, Json::Object(_) | Json::Array(_)) => {}
-        (a, b) if type_name(a) != type_name(b) => out.push(Change {
+        (a, b) if super::render::kind(a) != super::render::kind(b) => out.push(Change {
             path: path.clone(),
-            kind: ChangeKind::TypeChanged { was: type_name(a), now: type_name(b) },
+            kind: ChangeKind::TypeChanged { was: super::render::kind(a), now: super::render::kind(b) },
         }),
         _ => {}
     }
