@@ -33,28 +33,30 @@ fn main() {
         std::fs::write(dir.join(format!("samples/s{n:02}.json")), text).unwrap();
     }
     let samples_arg = with_samples.to_str().unwrap();
+    let samples_size = std::fs::metadata(&with_samples).unwrap().len() as f64;
     let first = support::run(&blkc, &["check", samples_arg]);
     assert_eq!(first.status, 0, "the file with samples must check clean: run `blkc check {samples_arg}`");
 
     println!("front_end: file {:.2} MB, 20000 blocks in 500 trees", size / 1e6);
     println!(
-        "front_end: the samples variant reads 50 sample files, {:.1} MB in all (MB/s counts the .blk file only)",
+        "front_end: the samples variant is {:.2} MB (a sample line per block) and reads 50 sample files, {:.1} MB in all (MB/s counts the .blk file only)",
+        samples_size / 1e6,
         sample_bytes as f64 / 1e6
     );
     let configs = [
-        ("default threads", vec!["check", path_arg]),
-        ("one thread (--jobs 1)", vec!["check", "--jobs", "1", path_arg]),
-        ("with samples, default threads", vec!["check", samples_arg]),
+        ("default threads", vec!["check", path_arg], size),
+        ("one thread (--jobs 1)", vec!["check", "--jobs", "1", path_arg], size),
+        ("with samples, default threads", vec!["check", samples_arg], samples_size),
     ];
     // Round-robin, so that a change in the machine's load falls on every
     // configuration alike.
     let mut runs: Vec<Vec<support::Run>> = configs.iter().map(|_| Vec::new()).collect();
     for _ in 0..RUNS {
-        for (i, (_, args)) in configs.iter().enumerate() {
+        for (i, (_, args, _)) in configs.iter().enumerate() {
             runs[i].push(support::run(&blkc, args));
         }
     }
-    for ((label, _), runs) in configs.iter().zip(runs) {
+    for ((label, _, size), runs) in configs.iter().zip(runs) {
         let median = support::median(runs.iter().map(|r| r.wall).collect());
         let peak = runs.iter().map(|r| r.max_rss_kib).max().unwrap() as f64 * 1024.0;
         println!(
