@@ -14,6 +14,8 @@ pub struct Received {
     pub url: String,
     pub headers: Vec<(String, String)>,
     pub body: String,
+    /// The client's address: one per connection, so reuse shows here.
+    pub peer: Option<std::net::SocketAddr>,
 }
 
 impl Received {
@@ -66,6 +68,7 @@ fn handle(mut request: tiny_http::Request, port: u16, log: &Mutex<Vec<Received>>
     let mut body = String::new();
     let _ = request.as_reader().read_to_string(&mut body);
     let received = Received {
+        peer: request.remote_addr().copied(),
         method: request.method().as_str().to_string(),
         url: request.url().to_string(),
         headers: request
