@@ -3,7 +3,7 @@
 use pest::error::{ErrorVariant, InputLocation};
 use pest::Parser as _;
 
-use super::{BlkParser, Rule};
+use super::{skip_literal, BlkParser, Rule};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::source::Span;
 
@@ -173,13 +173,7 @@ fn innermost_open_brace(text: &str, from: usize, at: usize) -> Option<usize> {
     let mut i = from;
     while i < bytes.len() {
         match bytes[i] {
-            b'"' => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            b'#' => i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |j| i + j),
+            b'"' | b'#' => i = skip_literal(bytes, i),
             b'{' => open.push(i),
             b'}' => {
                 open.pop();

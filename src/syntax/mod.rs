@@ -162,6 +162,19 @@ fn skip_blank(text: &str, mut pos: usize) -> usize {
     pos
 }
 
+/// At a `"` or `#` at `i`: the offset of the string's closing quote or the
+/// comment's line end (the scans over raw text skip both).
+pub(super) fn skip_literal(bytes: &[u8], mut i: usize) -> usize {
+    if bytes[i] == b'#' {
+        return memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |j| i + j);
+    }
+    i += 1;
+    while i < bytes.len() && bytes[i] != b'"' {
+        i += if bytes[i] == b'\\' { 2 } else { 1 };
+    }
+    i
+}
+
 /// Walks the file once before pest sees it, outside strings and comments:
 /// finds the first `{` or `[` nested deeper than `max_depth` (so nothing
 /// recursive can overflow the stack), and the offsets just after each `}`
@@ -188,13 +201,7 @@ fn scan_structure(text: &str, max_depth: usize) -> Result<Vec<usize>, Diagnostic
             break;
         }
         match bytes[i] {
-            b'"' => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            b'#' => i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |j| i + j),
+            b'"' | b'#' => i = skip_literal(bytes, i),
             b'{' | b'[' => {
                 depth += 1;
                 if depth > max_depth {
