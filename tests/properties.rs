@@ -1,15 +1,11 @@
 //! Properties: no input makes the front end panic; printed programs parse
 //! back to the same AST; the grammar accepts and rejects what it should.
 
-mod support {
-    pub mod print;
-}
-
+use crate::support::print;
 use blkc::ast::*;
 use blkc::diagnostics::{render_json, render_terminal, RenderOptions};
 use blkc::source::{SourceFile, Span};
 use proptest::prelude::*;
-use support::print;
 
 /// Parses, checks and renders; returns the diagnostics' codes.
 fn run_front_end(name: &str, bytes: Vec<u8>) -> Vec<&'static str> {

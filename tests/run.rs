@@ -1,15 +1,11 @@
 //! `blkc run` end to end: the binary sends real HTTP to a real server on
 //! 127.0.0.1 that the test starts. Nothing on the request path is mocked.
 
-mod support {
-    pub mod server;
-}
-
 use std::path::PathBuf;
 use std::process::Command;
 
+use crate::support::server::TestServer;
 use serde_json::{json, Value};
-use support::server::TestServer;
 
 struct Program {
     dir: tempfile::TempDir,

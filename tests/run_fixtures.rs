@@ -9,13 +9,9 @@
 //! test server, `@CLOSED@` a port nothing listens on, `@TLS@` an https address
 //! of a server that answers in plain HTTP at once (the handshake fails).
 
-mod support {
-    pub mod server;
-}
-
 use std::process::Command;
 
-use support::server::TestServer;
+use crate::support::server::TestServer;
 
 #[test]
 fn run_fixtures() {
@@ -24,7 +20,7 @@ fn run_fixtures() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let plain = support::server::plain_responder();
+    let plain = crate::support::server::plain_responder();
     insta::glob!("fixtures/run/*.blk", |path| {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let text = std::fs::read_to_string(path)

@@ -2,15 +2,11 @@
 //! appears in any output: text, JSON, `-v`, dry runs, failures, the plan,
 //! the store. The server echoes every secret back to make leaks likely.
 
-mod support {
-    pub mod server;
-}
-
 use std::process::Command;
 
+use crate::support::server::TestServer;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use base64::Engine as _;
-use support::server::TestServer;
 
 const TOKEN: &str = "CanaryBotToken.Xy9.qR7-zz_0123456789";
 const SECRET: &str = "canary/secret+key=0987654321";

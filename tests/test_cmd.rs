@@ -1,16 +1,12 @@
 //! `blkc test`: the builder's test request against a real server on
 //! 127.0.0.1, the listing of paths, `--save` and the shape report.
 
-mod support {
-    pub mod server;
-}
-
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::support::server::TestServer;
 use blkc::eval::explore::{shape_changes, ChangeKind};
 use serde_json::{json, Value};
-use support::server::TestServer;
 
 fn write(dir: &Path, text: &str, server: &TestServer) {
     std::fs::write(dir.join("bot.blk"), text.replace("@SERVER@", &server.base())).unwrap();

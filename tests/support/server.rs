@@ -1,4 +1,3 @@
-#![allow(dead_code)] // Each test binary uses a part of the support module.
 //! A real HTTP server on 127.0.0.1 for the integration tests (tiny_http).
 //! It records every request it receives so tests can check what arrived.
 

@@ -1,0 +1,20 @@
+//! Every integration test, in one binary: linking one test executable
+//! instead of one per file keeps `cargo test` quick. Each module is a file
+//! beside this one; `support/` holds the loopback server and the printer.
+
+mod support {
+    pub mod print;
+    pub mod server;
+}
+
+mod build;
+mod check_fixtures;
+mod cli;
+mod docs;
+mod parallel;
+mod properties;
+mod run;
+mod run_fixtures;
+mod secrets;
+mod store;
+mod test_cmd;
