@@ -329,6 +329,12 @@ pub struct Segment {
     pub span: Span,
 }
 
+impl crate::path::Segment for Segment {
+    fn text(&self) -> &str {
+        &self.text
+    }
+}
+
 impl ApiBlock {
     fn find<'a, T>(&'a self, pick: impl Fn(&'a FieldKind) -> Option<T>) -> Option<T> {
         self.fields.iter().find_map(|f| pick(&f.kind))

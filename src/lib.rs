@@ -7,6 +7,7 @@ pub mod ast;
 pub mod check;
 pub mod diagnostics;
 pub mod eval;
+pub mod path;
 pub mod plan;
 pub mod source;
 pub mod store;

@@ -132,12 +132,23 @@ pub struct Path {
     pub span: Span,
 }
 
-/// One level of a path: a key, and its index when it is a whole number.
+/// One level of a path: a key, and its index when it is one
+/// ([`crate::path::index`], computed once here).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Key {
     pub name: String,
     pub index: Option<usize>,
     pub span: Span,
+}
+
+impl crate::path::Segment for Key {
+    fn text(&self) -> &str {
+        &self.name
+    }
+
+    fn index(&self) -> Option<usize> {
+        self.index
+    }
 }
 
 /// A JSON value template.
@@ -282,13 +293,7 @@ fn path(r: &ast::Reference) -> Path {
         keys: r
             .segments
             .iter()
-            .map(|s| Key {
-                name: s.text.to_string(),
-                index: (!s.text.is_empty() && s.text.bytes().all(|b| b.is_ascii_digit()))
-                    .then(|| s.text.parse().ok())
-                    .flatten(),
-                span: s.span,
-            })
+            .map(|s| Key { name: s.text.to_string(), index: crate::path::index(&s.text), span: s.span })
             .collect(),
         text: format!("api_{}[{}]", r.block.name, r.path_text()),
         span: r.span,

@@ -296,7 +296,7 @@ fn unresolved_paths_warn_render_as_chosen_and_fail_under_strict() {
     assert_eq!(
         messages,
         [
-            "`response.releases` has 1 elements; index 5 is past the end",
+            "`response.releases` has 1 element; index 5 is past its end",
             "`response.topics` is an array of 2; `first` is not an index",
             "`response.owner` has no key `name`",
         ]

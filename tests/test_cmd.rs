@@ -94,16 +94,24 @@ fn every_path_of_every_shape_is_listed() {
     has("{api_e[response.orders.1.total]}", "12");
     has("{api_e[response.orders.0]}", r#"{"id":1,"total":9.5}"#);
     has("{api_e[response.many.2]}", "2");
-    has("{api_e[response.many.3…9]}", "… 7 more elements");
+    has("{api_e[response.many.3]} … {api_e[response.many.9]}", "… 7 more elements");
+    has("{api_e[response.01]}", "a key, not an index");
+    has("{api_e[response.0]}", "a key on an object");
     has("{api_e[response.nothing]}", "[]");
     has("{api_e[response.blank]}", "{}");
     has("{api_e[response.snowflake]}", "1215489532217262122");
     has("{api_e[response.ünïcødé]}", "yes");
     has("{api_e[response.two words]}", "spaced");
-    assert!(!rows.iter().any(|(v, _)| v.contains("many.3]")), "long arrays are shortened");
+    assert!(!rows.iter().any(|(v, _)| v == "{api_e[response.many.3]}"), "long arrays are shortened");
     let dotted =
         doc["paths"].as_array().unwrap().iter().find(|r| r["variable"].as_str().unwrap().contains("dotted")).unwrap();
     assert!(dotted["note"].as_str().unwrap().starts_with("cannot be addressed"));
+    // Keys no path can hold are listed as such, never as a variable.
+    let unaddressable = doc["paths"].as_array().unwrap().iter().filter(|r| r["value"].is_null()).count();
+    assert_eq!(unaddressable, 6, "dotted, a[b, x\"y, -1, the empty key, and the shortened array: {rows:#?}");
+    for (v, _) in rows.iter().filter(|(v, _)| v.starts_with('{')) {
+        assert!(!v.contains("a[b") && !v.contains("x\"y") && !v.contains("response.-1") && !v.contains("response.]"));
+    }
     // Every listed path really resolves in a run, to the same value.
     let reply: Vec<String> =
         rows.iter().filter(|(v, _)| !v.contains('…') && v.starts_with('{')).map(|(v, _)| v.clone()).collect();
@@ -112,6 +120,13 @@ fn every_path_of_every_shape_is_listed() {
         reply.join("\\n").replace('"', "\\\"")
     );
     write(dir.path(), &program, &server);
+    let check = blkc(dir.path(), &["check", "bot.blk"], &[]);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "every listed path checks clean: {}",
+        String::from_utf8_lossy(&check.stderr)
+    );
     let run = blkc(dir.path(), &["run", "bot.blk", "--command", "e", "--strict"], &[]);
     assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
 }

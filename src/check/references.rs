@@ -6,6 +6,7 @@ use rustc_hash::FxHashSet as HashSet;
 use super::{samples, Scope};
 use crate::ast::{ApiBlock, Else, IfNode, Node, Part, Reference, Save, Template, Tree, TreeKind, Value, Var};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
+use crate::path::{self, Root};
 use crate::vocab;
 
 /// Calls `f` on every `save` of a node list, in every branch.
@@ -327,12 +328,13 @@ fn reference_text(r: &Reference) -> String {
     format!("api_{}[{}]", r.block.name, r.path_text())
 }
 
-/// The form of a path: `response` then one segment per level, or `status`.
+/// The form of a path: `response` then one segment per level, or `status`
+/// (the rules are [`path::root`] and [`path::check_segment`]).
 fn check_path(r: &Reference, out: &mut Vec<Diagnostic>) {
     let root = r.root.name.as_str();
-    match root {
-        "response" => {}
-        "status" => {
+    match path::root(root) {
+        Some(Root::Response) => {}
+        Some(Root::Status) => {
             if let Some(first) = r.segments.first() {
                 let last = r.segments.last().map_or(first.span, |s| s.span);
                 out.push(
@@ -343,8 +345,8 @@ fn check_path(r: &Reference, out: &mut Vec<Diagnostic>) {
             }
             return;
         }
-        _ => {
-            let help = match did_you_mean(root, ["response", "status"]) {
+        None => {
+            let help = match did_you_mean(root, path::ROOTS) {
                 Some(s) => format!("did you mean `{s}`?"),
                 None => format!(
                     "a path starts with `response`, like `api_{}[response.{}]`",
@@ -360,28 +362,11 @@ fn check_path(r: &Reference, out: &mut Vec<Diagnostic>) {
             return;
         }
     }
-    for seg in &r.segments {
-        let text = seg.text.as_str();
-        if text.is_empty() {
-            out.push(
-                Diagnostic::new(Code::MalformedPath, "empty segment in a response path")
-                    .label(seg.span, "nothing between the dots")
-                    .help("write one key or index between each pair of dots, like `response.items.0.name`"),
-            );
-        } else if text.len() > 1 && text.starts_with('-') && text[1..].bytes().all(|b| b.is_ascii_digit()) {
-            out.push(
-                Diagnostic::new(Code::MalformedPath, format!("`{text}` is a negative index"))
-                    .label(seg.span, "indexes count from 0")
-                    .help("address array elements by a whole number from 0: the first element is `0`"),
-            );
-        } else if let Some(open) = text.find('[') {
-            let (key, index) = text.split_at(open);
-            let index = index.trim_start_matches('[').trim_end_matches(']');
-            out.push(
-                Diagnostic::new(Code::MalformedPath, format!("`{text}` uses brackets for an index"))
-                    .label(seg.span, "brackets are not path syntax")
-                    .help(format!("write the index as its own segment: `{key}.{index}`")),
-            );
+    for (i, seg) in r.segments.iter().enumerate() {
+        if let Err(e) = path::check_segment(&seg.text) {
+            let parent = path::display(r.segments[..i].iter().map(|s| s.text.as_str()));
+            let (message, label, help) = e.text(&seg.text, &parent);
+            out.push(Diagnostic::new(Code::MalformedPath, message).label(seg.span, label).help(help));
         }
     }
 }

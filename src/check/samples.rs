@@ -12,7 +12,8 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 
 use crate::ast::{ApiBlock, Reference, Text};
-use crate::diagnostics::{did_you_mean, Code, Diagnostic};
+use crate::diagnostics::{Code, Diagnostic};
+use crate::path::{self, Document, Kind, MissKind, Root};
 
 /// Where samples are read from, each file read and parsed once.
 #[derive(Debug, Default)]
@@ -34,15 +35,6 @@ pub enum Shape {
     String,
     Array(Vec<Shape>),
     Object(Vec<(Box<str>, Shape)>),
-}
-
-impl Shape {
-    fn get(&self, key: &str) -> Option<&Shape> {
-        match self {
-            Shape::Object(entries) => entries.iter().find(|(k, _)| &**k == key).map(|(_, v)| v),
-            _ => None,
-        }
-    }
 }
 
 impl<'de> serde::Deserialize<'de> for Shape {
@@ -143,135 +135,93 @@ pub fn unreadable(block: &ApiBlock, field: &Text, why: &str) -> Diagnostic {
         ))
 }
 
-fn kind(v: &Shape) -> &'static str {
-    match v {
-        Shape::Null => "null",
-        Shape::Bool => "a boolean",
-        Shape::Number => "a number",
-        Shape::String => "a string",
-        Shape::Array(_) => "an array",
-        Shape::Object(_) => "an object",
+impl Document for Shape {
+    fn kind(&self) -> Kind {
+        match self {
+            Shape::Null => Kind::Null,
+            Shape::Bool => Kind::Boolean,
+            Shape::Number => Kind::Number,
+            Shape::String => Kind::String,
+            Shape::Array(_) => Kind::Array,
+            Shape::Object(_) => Kind::Object,
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<&Shape> {
+        match self {
+            Shape::Object(entries) => entries.iter().find(|(k, _)| &**k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    fn element(&self, index: usize) -> Option<&Shape> {
+        match self {
+            Shape::Array(items) => items.get(index),
+            _ => None,
+        }
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        match self {
+            Shape::Object(entries) => entries.iter().map(|(k, _)| &**k).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Shape::Array(items) => items.len(),
+            _ => 0,
+        }
     }
 }
 
-/// `response.a.b` for the first `n` segments of a reference.
-fn prefix(r: &Reference, n: usize) -> String {
-    let mut s = String::from("response");
-    for seg in &r.segments[..n] {
-        s.push('.');
-        s.push_str(&seg.text);
+/// The code a miss has when a sample shows it.
+fn code(miss: &MissKind) -> Code {
+    match miss {
+        MissKind::NoKey => Code::SampleMissingKey,
+        MissKind::IndexOnObject => Code::SampleIndexOnObject,
+        MissKind::NotAnIndex { .. } => Code::SampleArrayWithoutIndex,
+        MissKind::PastScalar { .. } => Code::SamplePastScalar,
+        MissKind::OutOfRange { .. } => Code::SampleIndexOutOfRange,
     }
-    s
-}
-
-fn is_index(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Walks `r` through `sample`; `in_text` when the value is written into a
 /// string (where an object or array renders as JSON).
 pub fn check_path(block: &ApiBlock, sample: &Shape, r: &Reference, in_text: bool, out: &mut Vec<Diagnostic>) {
-    if r.root.name != "response" || r.segments.iter().any(|s| s.text.is_empty() || s.text.contains(['[', ']'])) {
+    if path::root(&r.root.name) != Some(Root::Response)
+        || r.segments.iter().any(|s| path::check_segment(&s.text).is_err())
+    {
         return; // `status`, or a malformed path (B114 says so).
     }
-    let name = block.name.name.as_str();
-    let sample_note = || format!("checked against the sample `{}`", block.sample().map_or("", |s| s.value.as_str()));
-    let mut here = sample;
-    for (i, seg) in r.segments.iter().enumerate() {
-        let at = prefix(r, i);
-        let key = seg.text.as_str();
-        here = match here {
-            Shape::Object(map) => match here.get(key) {
-                Some(v) => v,
-                None if is_index(key) => {
-                    out.push(
-                        Diagnostic::new(
-                            Code::SampleIndexOnObject,
-                            format!("`{at}` is an object; `{key}` is not one of its keys"),
-                        )
-                        .label(seg.span, "an index on an object")
-                        .help(match map.first() {
-                            Some((k, _)) => format!("objects are read by key, like `{at}.{k}`"),
-                            None => format!("`{at}` is an empty object in the sample"),
-                        })
-                        .note(sample_note()),
-                    );
-                    return;
-                }
-                None => {
-                    let help = match did_you_mean(key, map.iter().map(|(k, _)| &**k)) {
-                        Some(k) => format!("did you mean `{k}`?"),
-                        None if map.is_empty() => format!("`{at}` is an empty object in the sample"),
-                        None => {
-                            let keys: Vec<String> = map.iter().take(8).map(|(k, _)| format!("`{k}`")).collect();
-                            let more =
-                                if map.len() > 8 { format!(" and {} more", map.len() - 8) } else { String::new() };
-                            format!("the keys of `{at}` are {}{more}", keys.join(", "))
-                        }
-                    };
-                    out.push(
-                        Diagnostic::new(Code::SampleMissingKey, format!("`{at}` has no key `{key}`"))
-                            .label(seg.span, "not in the sample")
-                            .help(help)
-                            .note(sample_note()),
-                    );
-                    return;
-                }
-            },
-            Shape::Array(items) => {
-                if !is_index(key) {
-                    let rest: Vec<&str> = r.segments[i..].iter().map(|s| s.text.as_str()).collect();
-                    let fixed = format!("api_{name}[{at}.0.{}]", rest.join("."));
-                    out.push(
-                        Diagnostic::new(Code::SampleArrayWithoutIndex, format!("`{at}` is an array; `{key}` is not an index"))
-                            .label(seg.span, "a key on an array")
-                            .help(format!(
-                                "an array element must be addressed by its index from 0 (the spec's rule 3), like `{fixed}`"
-                            ))
-                            .note(sample_note()),
-                    );
-                    return;
-                }
-                match key.parse::<usize>().ok().and_then(|i| items.get(i)) {
-                    Some(v) => v,
-                    None => {
-                        out.push(
-                            Diagnostic::new(
-                                Code::SampleIndexOutOfRange,
-                                format!(
-                                    "`{at}` has {} elements in the sample; index {key} is past its end",
-                                    items.len()
-                                ),
-                            )
-                            .label(seg.span, "past the end of the sample's array")
-                            .help("a live response may hold more elements; if not, the path will not resolve")
-                            .note(sample_note()),
-                        );
-                        return;
-                    }
-                }
+    let mut note = format!("checked against the sample `{}`", block.sample().map_or("", |s| s.value.as_str()));
+    match path::walk(sample, &r.segments) {
+        Err(miss) => {
+            if matches!(miss.kind, MissKind::OutOfRange { .. }) {
+                note.push_str("; a live response may hold more elements");
             }
-            scalar => {
-                out.push(
-                    Diagnostic::new(Code::SamplePastScalar, format!("`{at}` is {}; it has no `{key}`", kind(scalar)))
-                        .label(seg.span, format!("`{at}` has no fields"))
-                        .help(format!("end the path at `{at}`"))
-                        .note(sample_note()),
-                );
-                return;
-            }
-        };
-    }
-    if in_text && matches!(here, Shape::Object(_) | Shape::Array(_)) {
-        out.push(
+            out.push(
+                Diagnostic::new(code(&miss.kind), miss.message(&r.segments))
+                    .label(r.segments[miss.at].span, miss.label())
+                    .help(miss.help(&block.name.name, &r.segments))
+                    .note(note),
+            );
+        }
+        Ok(here) if in_text && matches!(here, Shape::Object(_) | Shape::Array(_)) => out.push(
             Diagnostic::new(
                 Code::SampleJsonInText,
-                format!("`{}` is {}: it renders as JSON text", prefix(r, r.segments.len()), kind(here)),
+                format!(
+                    "`{}` is {}: it renders as JSON text",
+                    path::display(r.segments.iter().map(|s| s.text.as_str())),
+                    here.kind().words()
+                ),
             )
             .label(r.span, "written into text")
             .help("address a field inside it to show one value, or keep it if the JSON text is what you want")
-            .note(sample_note()),
-        );
+            .note(note),
+        ),
+        Ok(_) => {}
     }
 }
 

@@ -4,6 +4,8 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
+use crate::path::{self, Kind};
+
 /// How many elements of an array are listed before the rest is summed up.
 pub const ARRAY_ELEMENTS_SHOWN: usize = 3;
 /// The most rows a listing has.
@@ -48,39 +50,39 @@ pub fn paths(block: &str, status: u16, body: &Json) -> (Vec<Row>, bool) {
     (rows, truncated)
 }
 
-fn walk(block: &str, path: &str, v: &Json, rows: &mut Vec<Row>, truncated: &mut bool) {
+fn walk(block: &str, at: &str, v: &Json, rows: &mut Vec<Row>, truncated: &mut bool) {
     if rows.len() >= MAX_ROWS {
         *truncated = true;
         return;
     }
-    rows.push(Row {
-        variable: format!("{{api_{block}[{path}]}}"),
-        shown: shown(v),
-        value: Some(v.clone()),
-        note: None,
-    });
+    rows.push(Row { variable: path::variable(block, at), shown: shown(v), value: Some(v.clone()), note: None });
     match v {
         Json::Object(map) => {
             for (k, child) in map {
-                if k.is_empty() || k.contains(['.', ']', '}', '\n']) {
-                    rows.push(Row {
-                        variable: format!("{path}[{k:?}]"),
+                match path::why_not_addressable(k) {
+                    // Not a variable: a place a path cannot reach, named as
+                    // the parent's key in JSON, so the row can't be pasted.
+                    Some(why) => rows.push(Row {
+                        variable: format!("{at} → {}", Json::String(k.clone())),
                         shown: shown(child),
                         value: None,
-                        note: Some("cannot be addressed: the key is empty or holds `.`, `]` or `}`".into()),
-                    });
-                    continue;
+                        note: Some(why),
+                    }),
+                    None => walk(block, &format!("{at}.{k}"), child, rows, truncated),
                 }
-                walk(block, &format!("{path}.{k}"), child, rows, truncated);
             }
         }
         Json::Array(items) => {
             for (i, child) in items.iter().enumerate().take(ARRAY_ELEMENTS_SHOWN) {
-                walk(block, &format!("{path}.{i}"), child, rows, truncated);
+                walk(block, &format!("{at}.{i}"), child, rows, truncated);
             }
             if items.len() > ARRAY_ELEMENTS_SHOWN {
                 rows.push(Row {
-                    variable: format!("{{api_{block}[{path}.{ARRAY_ELEMENTS_SHOWN}…{}]}}", items.len() - 1),
+                    variable: format!(
+                        "{} … {}",
+                        path::variable(block, &format!("{at}.{ARRAY_ELEMENTS_SHOWN}")),
+                        path::variable(block, &format!("{at}.{}", items.len() - 1))
+                    ),
                     shown: format!("… {} more elements", items.len() - ARRAY_ELEMENTS_SHOWN),
                     value: None,
                     note: Some(format!(
@@ -113,12 +115,7 @@ pub enum ChangeKind {
 
 impl Change {
     pub fn path_text(&self) -> String {
-        let mut s = String::from("response");
-        for k in &self.path {
-            s.push('.');
-            s.push_str(k);
-        }
-        s
+        path::display(self.path.iter().map(String::as_str))
     }
 
     pub fn describe(&self) -> String {
@@ -137,12 +134,8 @@ impl Change {
         if matches!(self.kind, ChangeKind::KeyAdded) || segments.len() < self.path.len() {
             return false;
         }
-        self.path.iter().zip(segments).all(|(a, b)| a == b || (is_index(a) && is_index(b)))
+        self.path.iter().zip(segments).all(|(a, b)| a == b || (path::index(a).is_some() && path::index(b).is_some()))
     }
-}
-
-fn is_index(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// How `new` differs in shape from `old`. Arrays are compared through their
@@ -184,9 +177,9 @@ fn diff(old: &Json, new: &Json, path: &mut Vec<String>, out: &mut Vec<Change>) {
         // or array that becomes null is (paths through it stop resolving).
         (Json::Null, _) => {}
         (a, Json::Null) if !matches!(a, Json::Object(_) | Json::Array(_)) => {}
-        (a, b) if super::render::kind(a) != super::render::kind(b) => out.push(Change {
+        (a, b) if Kind::of(a) != Kind::of(b) => out.push(Change {
             path: path.clone(),
-            kind: ChangeKind::TypeChanged { was: super::render::kind(a), now: super::render::kind(b) },
+            kind: ChangeKind::TypeChanged { was: Kind::of(a).words(), now: Kind::of(b).words() },
         }),
         _ => {}
     }

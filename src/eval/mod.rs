@@ -470,48 +470,27 @@ impl render::Scope for Runner<'_> {
 
 /// The warning for a path that did not resolve, pointing at the bad segment.
 fn path_warning(path: &crate::plan::Path, miss: &Miss) -> Diagnostic {
-    let at_key = |at: usize| path.keys.get(at).map_or(path.span, |k| k.span);
-    let prefix = |at: usize| {
-        let mut s = "response".to_string();
-        for k in &path.keys[..at.min(path.keys.len())] {
-            s.push('.');
-            s.push_str(&k.name);
-        }
-        s
-    };
-    let (message, span, help) = match miss {
+    let (message, span, label, help) = match miss {
         Miss::NoResponse => (
             format!("block `{}` has no response in this run", path.block),
             path.span,
+            "does not resolve",
             "the block did not run before this point".to_string(),
         ),
         Miss::NotJson => (
             format!("the response of block `{}` is not JSON", path.block),
             path.span,
+            "does not resolve",
             format!("read the whole body with `{{api_{}[response]}}`", path.block),
         ),
-        Miss::NoKey { at } => (
-            format!("`{}` has no key `{}`", prefix(*at), path.keys[*at].name),
-            at_key(*at),
-            "check the path against the response (`blkc test` shows every path)".to_string(),
-        ),
-        Miss::NotAnIndex { at, len } => (
-            format!("`{}` is an array of {len}; `{}` is not an index", prefix(*at), path.keys[*at].name),
-            at_key(*at),
-            format!("address an element by its index from 0, like `{}.0`", prefix(*at)),
-        ),
-        Miss::OutOfRange { at, len } => (
-            format!("`{}` has {len} elements; index {} is past the end", prefix(*at), path.keys[*at].name),
-            at_key(*at),
-            "indexes count from 0: the last element is at length - 1".to_string(),
-        ),
-        Miss::NotContainer { at, found } => (
-            format!("`{}` is {found}; it has no `{}`", prefix(*at), path.keys[*at].name),
-            at_key(*at),
-            format!("end the path at `{}`", prefix(*at)),
+        Miss::Path(m) => (
+            m.message(&path.keys),
+            path.keys.get(m.at).map_or(path.span, |k| k.span),
+            m.label(),
+            m.help(&path.block, &path.keys),
         ),
     };
-    Diagnostic::new(Code::UnresolvedPath, message).label(span, "does not resolve").help(help)
+    Diagnostic::new(Code::UnresolvedPath, message).label(span, label).help(help)
 }
 
 fn store_failure(e: &str, span: Span, doing: String) -> Diagnostic {

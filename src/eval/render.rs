@@ -4,7 +4,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value as Json;
 
-use crate::plan::{Key, Path, Seg, Template, Val};
+use crate::path;
+use crate::plan::{Path, Seg, Template, Val};
 
 /// A block's response, as the later nodes of the run see it.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,54 +21,15 @@ pub enum Body {
     Text(String),
 }
 
-/// Why a path did not resolve.
+/// Why a reference did not resolve.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Miss {
     /// The block has not run in this run (a branch skipped it, or `--dry-run`).
     NoResponse,
     /// The response is not JSON, so it has no fields.
     NotJson,
-    /// `key` is not in the object at `at` (index into the path's keys).
-    NoKey { at: usize },
-    /// An array addressed with something other than an index.
-    NotAnIndex { at: usize, len: usize },
-    /// The index is past the end of the array.
-    OutOfRange { at: usize, len: usize },
-    /// The path goes on past a string, number, boolean or null.
-    NotContainer { at: usize, found: &'static str },
-}
-
-/// The JSON type of a value, in words.
-pub fn kind(v: &Json) -> &'static str {
-    match v {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "an array",
-        Json::Object(_) => "an object",
-    }
-}
-
-/// Follows `keys` into `root`. On an array a key must be an index from 0; on
-/// an object it is looked up as a key (so `"0"` works as a key too).
-pub fn lookup<'a>(root: &'a Json, keys: &[Key]) -> Result<&'a Json, Miss> {
-    let mut here = root;
-    for (at, key) in keys.iter().enumerate() {
-        here = match here {
-            // Small objects (most API objects) are faster to scan than to hash.
-            Json::Object(map) if map.len() <= 16 => {
-                map.iter().find(|(k, _)| **k == key.name).map(|(_, v)| v).ok_or(Miss::NoKey { at })?
-            }
-            Json::Object(map) => map.get(key.name.as_str()).ok_or(Miss::NoKey { at })?,
-            Json::Array(items) => match key.index {
-                Some(i) => items.get(i).ok_or(Miss::OutOfRange { at, len: items.len() })?,
-                None => return Err(Miss::NotAnIndex { at, len: items.len() }),
-            },
-            other => return Err(Miss::NotContainer { at, found: kind(other) }),
-        };
-    }
-    Ok(here)
+    /// The path does not reach a value of the response.
+    Path(path::Miss),
 }
 
 /// What a reference reads, before it is turned into text.
@@ -84,7 +46,7 @@ pub fn resolve<'a>(response: Option<&'a Response>, path: &Path) -> Result<Resolv
         return Ok(Resolved::Status(response.status));
     }
     match &response.body {
-        Body::Json(json) => lookup(json, &path.keys).map(Resolved::Json),
+        Body::Json(json) => path::walk(json, &path.keys).map(Resolved::Json).map_err(Miss::Path),
         Body::Text(text) if path.keys.is_empty() => Ok(Resolved::Text(text)),
         Body::Text(_) => Err(Miss::NotJson),
     }

@@ -213,7 +213,8 @@ pub fn is_ident(s: &str) -> bool {
 }
 
 /// Scans `api_<block>[path]` starting at byte `start`. The path is split on
-/// dots into segments; the checker judges their form.
+/// dots into segments ([`crate::path::segments`]); the checker judges their
+/// form.
 pub fn scan_reference(text: &str, start: usize, diags: &mut Vec<Diagnostic>) -> Option<Reference> {
     let span = Span::new(start, start + text.len());
     let open = text.find('[')?;
@@ -236,22 +237,13 @@ pub fn scan_reference(text: &str, start: usize, diags: &mut Vec<Diagnostic>) -> 
     }
     let path = &text[open + 1..text.len() - 1];
     let path_start = start + open + 1;
-    let mut segments = Vec::new();
-    let mut offset = 0;
-    let mut root = None;
-    for piece in path.split('.') {
-        let seg_span = Span::new(path_start + offset, path_start + offset + piece.len());
-        if root.is_none() {
-            root = Some(Ident { name: piece.into(), span: seg_span });
-        } else {
-            segments.push(Segment { text: piece.into(), span: seg_span });
-        }
-        offset += piece.len() + 1;
-    }
+    let mut pieces = crate::path::segments(path)
+        .map(|(at, piece)| (piece, Span::new(path_start + at, path_start + at + piece.len())));
+    let (root, root_span) = pieces.next().unwrap_or(("", Span::new(path_start, path_start)));
     Some(Reference {
         block: Ident { name: block.into(), span: Span::new(start + 4, start + open) },
-        root: root.expect("split yields at least one piece"),
-        segments,
+        root: Ident { name: root.into(), span: root_span },
+        segments: pieces.map(|(text, span)| Segment { text: text.into(), span }).collect(),
         span,
     })
 }
