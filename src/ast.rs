@@ -18,8 +18,7 @@ pub enum Item {
     Platform(Platform),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TreeKind {
     Command,
     Event,
@@ -142,21 +141,14 @@ pub struct Condition {
     pub span: Span,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompareOp {
-    #[serde(rename = "==")]
     Eq,
-    #[serde(rename = "!=")]
     Ne,
-    #[serde(rename = "<")]
     Lt,
-    #[serde(rename = "<=")]
     Le,
-    #[serde(rename = ">")]
     Gt,
-    #[serde(rename = ">=")]
     Ge,
-    #[serde(rename = "contains")]
     Contains,
 }
 

@@ -1,7 +1,10 @@
 //! blkc: a compiler, checker and runner for `.blk` files.
 //!
 //! Data flows one way: [`syntax`] reads source into an [`ast`], [`check`]
-//! finds every mistake it can see before anything is sent.
+//! finds every mistake it can see before anything is sent, [`plan`] lowers
+//! a checked file to plain data, and [`eval`] runs it. [`load`] is the one
+//! entry that reads, parses and checks a file; [`path`] and [`policy`] hold
+//! the rules the checker and the runner share.
 
 pub mod ast;
 pub mod check;
@@ -9,9 +12,11 @@ pub mod diagnostics;
 pub mod eval;
 pub mod path;
 pub mod plan;
+pub mod policy;
 pub mod source;
 pub mod store;
 pub mod syntax;
+pub mod test_request;
 pub mod vocab;
 
 use diagnostics::{Code, Diagnostic};
@@ -68,14 +73,44 @@ pub fn check_source_in(source: SourceFile, limits: syntax::Limits, samples: &che
     Checked { source, ast: parsed.ast, diagnostics }
 }
 
-/// Reads a file from disk, then [`check_source`]. An I/O failure is returned
-/// as is; a file that is not UTF-8 is a diagnostic.
-pub fn check_path(path: &std::path::Path, limits: syntax::Limits) -> std::io::Result<Checked> {
-    let bytes = std::fs::read(path)?;
+/// How [`load`] reads a file.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoadOptions {
+    pub limits: syntax::Limits,
+    /// Check response paths against the blocks' samples (beside the file).
+    /// `blkc test` leaves this off: refreshing an outdated sample is what a
+    /// test request is for.
+    pub skip_samples: bool,
+}
+
+/// A file that could not be read at all (a file that is not UTF-8 is read,
+/// and is a diagnostic).
+#[derive(Debug)]
+pub struct LoadError {
+    pub path: std::path::PathBuf,
+    pub error: std::io::Error,
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot read `{}`: {}", self.path.display(), self.error)
+    }
+}
+
+/// Reads, parses and checks a file: the one entry every subcommand uses,
+/// so `check`, `run`, `test` and `build` judge a file alike. Samples are
+/// read from the file's folder unless `options.skip_samples`.
+pub fn load(path: &std::path::Path, options: LoadOptions) -> Result<Checked, LoadError> {
+    let bytes = std::fs::read(path).map_err(|error| LoadError { path: path.to_path_buf(), error })?;
     let (source, bad_utf8) = source_from_bytes(&path.display().to_string(), bytes);
     if let Some(diag) = bad_utf8 {
         return Ok(Checked { source, ast: ast::File::default(), diagnostics: vec![diag] });
     }
-    let folder = path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
-    Ok(check_source_in(source, limits, &check::samples::Samples::in_folder(folder)))
+    let samples = match options.skip_samples {
+        true => check::samples::Samples::none(),
+        false => {
+            check::samples::Samples::in_folder(path.parent().map(std::path::Path::to_path_buf).unwrap_or_default())
+        }
+    };
+    Ok(check_source_in(source, options.limits, &samples))
 }

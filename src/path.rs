@@ -224,7 +224,7 @@ pub trait Document: Sized {
     /// An object's keys, in order.
     fn keys(&self) -> Vec<&str>;
     /// An array's length (0 for anything else).
-    fn len(&self) -> usize;
+    fn array_len(&self) -> usize;
 }
 
 impl Document for Json {
@@ -249,7 +249,7 @@ impl Document for Json {
         self.as_object().map(|m| m.keys().map(String::as_str).collect()).unwrap_or_default()
     }
 
-    fn len(&self) -> usize {
+    fn array_len(&self) -> usize {
         self.as_array().map_or(0, Vec::len)
     }
 }
@@ -293,8 +293,8 @@ pub fn walk<'d, D: Document, S: Segment>(doc: &'d D, path: &[S]) -> Result<&'d D
                 }
             },
             Kind::Array => match seg.index() {
-                Some(i) => here.element(i).ok_or(miss(MissKind::OutOfRange { len: here.len() }))?,
-                None => return Err(miss(MissKind::NotAnIndex { len: here.len() })),
+                Some(i) => here.element(i).ok_or(miss(MissKind::OutOfRange { len: here.array_len() }))?,
+                None => return Err(miss(MissKind::NotAnIndex { len: here.array_len() })),
             },
             found => return Err(miss(MissKind::PastScalar { found })),
         };

@@ -7,8 +7,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ast::{self, CompareOp, Else, FieldKind, Item, Node, Part, TreeKind, Value, Var};
+use crate::ast::{self, Else, FieldKind, Item, Node, Part, Value, Var};
+use crate::diagnostics::{Code, Diagnostic};
 use crate::source::Span;
+pub use crate::vocab::Method;
+use crate::Checked;
 
 /// The version of the Plan's JSON format.
 pub const FORMAT: u32 = 1;
@@ -31,6 +34,31 @@ pub struct Variable {
     pub default: Option<String>,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TreeKind {
+    Command,
+    Event,
+}
+
+impl TreeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TreeKind::Command => "command",
+            TreeKind::Event => "event",
+        }
+    }
+}
+
+impl From<ast::TreeKind> for TreeKind {
+    fn from(kind: ast::TreeKind) -> TreeKind {
+        match kind {
+            ast::TreeKind::Command => TreeKind::Command,
+            ast::TreeKind::Event => TreeKind::Event,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Tree {
     pub kind: TreeKind,
@@ -46,38 +74,6 @@ pub enum Step {
     Reply { text: Template, span: Span },
     Save { name: String, value: Val, span: Span },
     If { condition: Condition, then: Vec<Step>, otherwise: Vec<Step>, span: Span },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Method {
-    GET,
-    POST,
-    PUT,
-    DELETE,
-    PATCH,
-}
-
-impl Method {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::GET => "GET",
-            Method::POST => "POST",
-            Method::PUT => "PUT",
-            Method::DELETE => "DELETE",
-            Method::PATCH => "PATCH",
-        }
-    }
-
-    fn parse(s: &str) -> Option<Method> {
-        Some(match s {
-            "GET" => Method::GET,
-            "POST" => Method::POST,
-            "PUT" => Method::PUT,
-            "DELETE" => Method::DELETE,
-            "PATCH" => Method::PATCH,
-            _ => return None,
-        })
-    }
 }
 
 /// One API block, ready to send.
@@ -165,28 +161,154 @@ pub enum Val {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Condition {
     pub left: Val,
-    pub test: Option<(CompareOp, Val)>,
+    pub test: Option<(Op, Val)>,
     pub span: Span,
 }
 
-/// Lowers a checked file (one without errors) to a Plan.
-pub fn lower(file: &ast::File, source: &str) -> Plan {
+/// A comparison of a condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Op {
+    #[serde(rename = "==")]
+    Eq,
+    #[serde(rename = "!=")]
+    Ne,
+    #[serde(rename = "<")]
+    Lt,
+    #[serde(rename = "<=")]
+    Le,
+    #[serde(rename = ">")]
+    Gt,
+    #[serde(rename = ">=")]
+    Ge,
+    #[serde(rename = "contains")]
+    Contains,
+}
+
+impl From<ast::CompareOp> for Op {
+    fn from(op: ast::CompareOp) -> Op {
+        match op {
+            ast::CompareOp::Eq => Op::Eq,
+            ast::CompareOp::Ne => Op::Ne,
+            ast::CompareOp::Lt => Op::Lt,
+            ast::CompareOp::Le => Op::Le,
+            ast::CompareOp::Gt => Op::Gt,
+            ast::CompareOp::Ge => Op::Ge,
+            ast::CompareOp::Contains => Op::Contains,
+        }
+    }
+}
+
+impl Template {
+    /// Whether the template sends the bot token.
+    pub fn has_token(&self) -> bool {
+        self.parts.iter().any(|s| matches!(s, Seg::BotToken))
+    }
+
+    /// Whether the template holds a secret slot or the bot token.
+    pub fn has_secret(&self) -> bool {
+        self.parts.iter().any(|s| matches!(s, Seg::Secret { .. } | Seg::BotToken))
+    }
+}
+
+impl Val {
+    /// Calls `f` on every template of the value.
+    pub fn each_template(&self, f: &mut impl FnMut(&Template)) {
+        match self {
+            Val::Str(t) => f(t),
+            Val::Object(entries) => entries.iter().for_each(|(_, v)| v.each_template(f)),
+            Val::Array(items) => items.iter().for_each(|v| v.each_template(f)),
+            Val::Json(_) | Val::Ref(_) => {}
+        }
+    }
+}
+
+impl Request {
+    /// Calls `f` on every template the request sends.
+    pub fn each_template(&self, f: &mut impl FnMut(&Template)) {
+        f(&self.url);
+        self.params.iter().for_each(|(_, t)| f(t));
+        self.headers.iter().for_each(|(_, t)| f(t));
+        if let Some(b) = &self.body {
+            b.each_template(f);
+        }
+    }
+
+    /// Whether the request sends the bot token anywhere.
+    pub fn carries_token(&self) -> bool {
+        let mut found = false;
+        self.each_template(&mut |t| found |= t.has_token());
+        found
+    }
+}
+
+/// Calls `f` on every template of a list of steps, in every branch.
+pub fn each_template(steps: &[Step], f: &mut impl FnMut(&Template)) {
+    for step in steps {
+        match step {
+            Step::Request(r) => r.each_template(f),
+            Step::Reply { text, .. } => f(text),
+            Step::Save { value, .. } => value.each_template(f),
+            Step::If { condition, then, otherwise, .. } => {
+                condition.left.each_template(f);
+                if let Some((_, right)) = &condition.test {
+                    right.each_template(f);
+                }
+                each_template(then, f);
+                each_template(otherwise, f);
+            }
+        }
+    }
+}
+
+/// The request of block `name` in a list of steps, in any branch.
+pub fn find_request<'p>(steps: &'p [Step], name: &str) -> Option<&'p Request> {
+    steps.iter().find_map(|s| match s {
+        Step::Request(r) if r.block == name => Some(r.as_ref()),
+        Step::If { then, otherwise, .. } => find_request(then, name).or_else(|| find_request(otherwise, name)),
+        _ => None,
+    })
+}
+
+/// Lowers a checked file to a Plan. A file with errors is refused: the
+/// plan of a file that does not check would send what the checker forbids.
+pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
+    if let Some(first) = checked.diagnostics.iter().find(|d| d.is_error()) {
+        let count = checked.diagnostics.iter().filter(|d| d.is_error()).count();
+        let mut refusal = Diagnostic::new(
+            first.code,
+            format!(
+                "`{}` has {count} error{}: no plan is built",
+                checked.source.name,
+                if count == 1 { "" } else { "s" }
+            ),
+        )
+        .help("fix the errors `blkc check` reports, then build again");
+        if let Some(span) = first.primary_span() {
+            refusal = refusal.label(span, format!("the first: {}", first.message));
+        }
+        return Err(Box::new(refusal));
+    }
+    let file = &checked.ast;
     let mut plan = Plan {
         format: FORMAT,
-        source: source.to_string(),
+        source: checked.source.name.clone(),
         platform: crate::vocab::DEFAULT_PLATFORM.to_string(),
         variables: Vec::new(),
         trees: Vec::new(),
     };
+    // The checker reads the first `platform` line (a second one is B125).
+    if let Some(p) = file.items.iter().find_map(|i| if let Item::Platform(p) = i { Some(p) } else { None }) {
+        plan.platform = p.url.value.to_string();
+    }
     for item in &file.items {
         match item {
-            Item::Platform(p) => plan.platform = p.url.value.to_string(),
+            Item::Platform(_) => {}
             Item::Var(v) => plan.variables.push(Variable {
                 name: v.name.name.to_string(),
                 default: v.default.as_ref().map(|d| d.value.to_string()),
             }),
             Item::Tree(t) => plan.trees.push(Tree {
-                kind: t.kind,
+                kind: t.kind.into(),
                 name: t.name.name.to_string(),
                 options: t
                     .body
@@ -196,53 +318,72 @@ pub fn lower(file: &ast::File, source: &str) -> Plan {
                         _ => None,
                     })
                     .collect(),
-                steps: steps(&t.body),
+                steps: steps(&t.body).map_err(Box::new)?,
             }),
         }
     }
-    plan
+    Ok(plan)
 }
 
-fn steps(nodes: &[Node]) -> Vec<Step> {
-    nodes.iter().filter_map(step).collect()
+type Lowered<T> = Result<T, Diagnostic>;
+
+fn steps(nodes: &[Node]) -> Lowered<Vec<Step>> {
+    nodes.iter().filter_map(|n| step(n).transpose()).collect()
 }
 
-fn step(node: &Node) -> Option<Step> {
-    Some(match node {
-        Node::Option(_) => return None,
-        Node::Api(b) => Step::Request(Box::new(request(b))),
+fn step(node: &Node) -> Lowered<Option<Step>> {
+    Ok(Some(match node {
+        Node::Option(_) => return Ok(None),
+        Node::Api(b) => Step::Request(Box::new(request(b)?)),
         Node::Reply(r) => Step::Reply { text: template(&r.text), span: r.span },
         Node::Save(s) => Step::Save { name: s.name.name.to_string(), value: val(&s.value), span: s.span },
-        Node::If(i) => if_step(i),
+        Node::If(i) => if_step(i)?,
+    }))
+}
+
+/// An `if` with its `else if` chain; the chain is walked from its end, so a
+/// long chain takes no stack.
+fn if_step(node: &ast::IfNode) -> Lowered<Step> {
+    let mut chain = vec![node];
+    while let Some(Else::If(next)) = &chain[chain.len() - 1].otherwise {
+        chain.push(next);
+    }
+    let mut otherwise = match &chain[chain.len() - 1].otherwise {
+        Some(Else::Branch(b)) => steps(&b.body)?,
+        _ => Vec::new(),
+    };
+    for link in chain[1..].iter().rev() {
+        otherwise = vec![link_step(link, otherwise)?];
+    }
+    link_step(node, otherwise)
+}
+
+fn link_step(link: &ast::IfNode, otherwise: Vec<Step>) -> Lowered<Step> {
+    Ok(Step::If {
+        condition: Condition {
+            left: val(&link.condition.left),
+            test: link.condition.test.as_ref().map(|(op, _, right)| ((*op).into(), val(right))),
+            span: link.condition.span,
+        },
+        then: steps(&link.then.body)?,
+        otherwise,
+        span: link.span,
     })
 }
 
-fn if_step(node: &ast::IfNode) -> Step {
-    let otherwise = match &node.otherwise {
-        Some(Else::If(i)) => vec![if_step(i)],
-        Some(Else::Branch(b)) => steps(&b.body),
-        None => Vec::new(),
-    };
-    Step::If {
-        condition: Condition {
-            left: val(&node.condition.left),
-            test: node.condition.test.as_ref().map(|(op, _, right)| (*op, val(right))),
-            span: node.condition.span,
-        },
-        then: steps(&node.then.body),
-        otherwise,
-        span: node.span,
-    }
-}
-
-fn request(block: &ast::ApiBlock) -> Request {
+/// A checked block has a known method and a URL; anything else is a bug in
+/// the checker, said as one rather than sent as a plausible request.
+fn request(block: &ast::ApiBlock) -> Lowered<Request> {
     let pairs = |ps: &[ast::Pair]| ps.iter().map(|p| (p.key.name.to_string(), template(&p.value))).collect();
-    Request {
+    let bug = |what: &str| {
+        Diagnostic::new(Code::InvalidRequest, format!("block `{}` {what} after checking", block.name.name))
+            .label(block.name.span, "this block")
+            .help("this is a bug in blkc's checker; please report it with the file")
+    };
+    Ok(Request {
         block: block.name.name.to_string(),
-        // The checker guarantees a known method; GET is never reached for a
-        // checked file without one.
-        method: block.method().and_then(|m| Method::parse(&m.name)).unwrap_or(Method::GET),
-        url: block.url().map(template).unwrap_or(Template { parts: Vec::new(), span: block.span }),
+        method: block.method().and_then(|m| Method::parse(&m.name)).ok_or_else(|| bug("has no known method"))?,
+        url: block.url().map(template).ok_or_else(|| bug("has no URL"))?,
         params: pairs(block.params()),
         headers: pairs(block.headers()),
         body: block.body().map(|(entries, _)| object(entries)),
@@ -252,7 +393,7 @@ fn request(block: &ast::ApiBlock) -> Request {
         }),
         allow_bot_token: block.allows_bot_token(),
         span: block.span,
-    }
+    })
 }
 
 fn object(entries: &[ast::Entry]) -> Val {

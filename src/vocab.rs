@@ -2,7 +2,40 @@
 //! variables each trigger provides (documented in docs/language.md).
 
 /// The methods an API block can send (the spec's section 4.1).
-pub const METHODS: &[&str] = &["GET", "POST", "PUT", "DELETE", "PATCH"];
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[allow(clippy::upper_case_acronyms)] // written as HTTP writes them, in the plan's JSON too
+pub enum Method {
+    GET,
+    POST,
+    PUT,
+    DELETE,
+    PATCH,
+}
+
+impl Method {
+    pub const ALL: [Method; 5] = [Method::GET, Method::POST, Method::PUT, Method::DELETE, Method::PATCH];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::GET => "GET",
+            Method::POST => "POST",
+            Method::PUT => "PUT",
+            Method::DELETE => "DELETE",
+            Method::PATCH => "PATCH",
+        }
+    }
+
+    /// The method written exactly so (methods are upper case).
+    pub fn parse(s: &str) -> Option<Method> {
+        Method::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+
+    /// Whether a request of this method may carry a body (the spec: every
+    /// method but GET).
+    pub fn takes_body(self) -> bool {
+        self != Method::GET
+    }
+}
 
 /// Methods HTTP has that the spec names and excludes.
 pub const UNSUPPORTED_METHODS: &[(&str, &str)] = &[

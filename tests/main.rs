@@ -7,6 +7,7 @@ mod support {
     pub mod server;
 }
 
+mod agreement;
 mod build;
 mod check_fixtures;
 mod cli;

@@ -66,7 +66,7 @@ pub fn check(scope: &Scope<'_>, out: &mut Vec<Diagnostic>) {
                             .help("a file talks to one chat platform: keep one `platform` line"),
                     );
                 }
-                let parsed = super::url::Platform::parse(&p.url.value);
+                let parsed = crate::policy::Platform::parse(&p.url.value);
                 if parsed.is_none() {
                     out.push(
                         Diagnostic::new(

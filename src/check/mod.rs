@@ -14,6 +14,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::ast::{each_block, ApiBlock, File, Item, Tree, TreeKind};
 use crate::diagnostics::{self, Diagnostic};
+use crate::policy::Platform;
 use crate::vocab;
 
 /// What a whole file declares, shared by the rules.
@@ -24,7 +25,7 @@ pub struct Scope<'a> {
     /// Every api block of every tree, by name, with its tree.
     pub blocks: HashMap<&'a str, Vec<(&'a Tree, &'a ApiBlock)>>,
     /// The chat platform's API: where `{bot_token}` belongs.
-    pub platform: url::Platform,
+    pub platform: Platform,
     pub samples: &'a samples::Samples,
 }
 
@@ -38,7 +39,7 @@ impl<'a> Scope<'a> {
                 Item::Var(v) => {
                     custom.insert(v.name.name.as_str());
                 }
-                Item::Platform(p) if platform.is_none() => platform = url::Platform::parse(&p.url.value),
+                Item::Platform(p) if platform.is_none() => platform = Platform::parse(&p.url.value),
                 Item::Platform(_) => {}
                 Item::Tree(tree) => {
                     references::each_save(&tree.body, &mut |save| {
@@ -50,7 +51,7 @@ impl<'a> Scope<'a> {
                 }
             }
         }
-        Scope { file, custom, blocks, platform: platform.unwrap_or_else(url::Platform::default_platform), samples }
+        Scope { file, custom, blocks, platform: platform.unwrap_or_else(Platform::default_platform), samples }
     }
 
     /// The variables a tree's templates may name (besides `{bot_token}` and

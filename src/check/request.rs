@@ -7,7 +7,7 @@ use super::Scope;
 use crate::ast::{each_block, ApiBlock, Entry, FieldKind, Part, Tree, Value};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::source::Span;
-use crate::vocab;
+use crate::vocab::{self, Method};
 
 pub fn check_tree(_scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
     let mut names: HashMap<&str, Span> = HashMap::default();
@@ -56,16 +56,16 @@ fn check_block(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
         }
     }
 
-    let method = block.method().map(|m| m.name.as_str());
+    let method = block.method().and_then(|m| Method::parse(&m.name));
     if let Some(m) = block.method() {
         check_method(m.name.as_str(), m.span, out);
     }
-    if let (Some("GET"), Some((_, body_span))) = (method, block.body()) {
+    if let (Some(m), Some((_, body_span))) = (method.filter(|m| !m.takes_body()), block.body()) {
         let method_span = block.method().map_or(block.name.span, |m| m.span);
         out.push(
-            Diagnostic::new(Code::BodyOnGet, format!("block `{}` sends a body with GET", block.name.name))
-                .label(body_span, "a GET request carries no body")
-                .related(method_span, "the method is GET")
+            Diagnostic::new(Code::BodyOnGet, format!("block `{}` sends a body with {}", block.name.name, m.as_str()))
+                .label(body_span, format!("a {} request carries no body", m.as_str()))
+                .related(method_span, format!("the method is {}", m.as_str()))
                 .help("move the values into `params { … }`, or use POST, PUT or PATCH to send a body"),
         );
     }
@@ -79,7 +79,7 @@ fn check_block(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
                 .label(url.span, reason)
                 .help(help),
             ),
-            UrlShape::Known { .. } | UrlShape::Dynamic if method == Some("GET") => {
+            UrlShape::Known { .. } | UrlShape::Dynamic if method == Some(Method::GET) => {
                 let len = literal_length(url, block.params());
                 if len > vocab::MAX_GET_URL {
                     out.push(
@@ -147,7 +147,7 @@ fn check_block(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
 }
 
 fn check_method(name: &str, span: Span, out: &mut Vec<Diagnostic>) {
-    if vocab::METHODS.contains(&name) {
+    if Method::parse(name).is_some() {
         return;
     }
     let upper = name.to_ascii_uppercase();
@@ -159,10 +159,10 @@ fn check_method(name: &str, span: Span, out: &mut Vec<Diagnostic>) {
         );
         return;
     }
-    let help = if vocab::METHODS.contains(&upper.as_str()) {
+    let help = if Method::parse(&upper).is_some() {
         format!("methods are written in capitals: `{upper}`")
     } else {
-        match did_you_mean(name, vocab::METHODS.iter().copied()) {
+        match did_you_mean(name, Method::ALL.iter().map(|m| m.as_str())) {
             Some(m) => format!("did you mean `{m}`?"),
             None => "the methods are GET, POST, PUT, DELETE and PATCH".to_string(),
         }

@@ -168,7 +168,7 @@ impl Document for Shape {
         }
     }
 
-    fn len(&self) -> usize {
+    fn array_len(&self) -> usize {
         match self {
             Shape::Array(items) => items.len(),
             _ => 0,

@@ -6,6 +6,7 @@ use super::url::{shape, UrlShape};
 use super::Scope;
 use crate::ast::{each_block, ApiBlock, Else, IfNode, Node, Part, Template, Tree, Var};
 use crate::diagnostics::{Code, Diagnostic};
+use crate::policy::{self, Destination, Place, TokenRefusal};
 use crate::source::Span;
 
 pub fn check_tree(scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
@@ -23,65 +24,55 @@ fn token_spans(t: &Template) -> impl Iterator<Item = Span> + '_ {
     })
 }
 
-/// `{bot_token}` goes in a header of a request to the platform's API.
+/// `{bot_token}` goes in a header ([`policy::token_may_go_in`]) of a request
+/// whose URL, as written, the policy lets it reach
+/// ([`policy::token_destination`]).
 fn check_token(scope: &Scope<'_>, block: &ApiBlock, out: &mut Vec<Diagnostic>) {
-    if block.allows_bot_token() {
-        return;
-    }
-    let allow_help = "if this really must be sent, add `allow bot_token` to the block";
-    let mut outside = Vec::new();
+    let allowed = block.allows_bot_token();
+    let mut places = Vec::new();
     if let Some(url) = block.url() {
-        outside.extend(token_spans(url).map(|s| (s, "in the URL")));
+        places.extend(token_spans(url).map(|s| (s, Place::Url)));
     }
     for p in block.params() {
-        outside.extend(token_spans(&p.value).map(|s| (s, "in a URL parameter")));
+        places.extend(token_spans(&p.value).map(|s| (s, Place::Param)));
+    }
+    for h in block.headers() {
+        places.extend(token_spans(&h.value).map(|s| (s, Place::Header)));
     }
     if let Some((entries, _)) = block.body() {
         for e in entries {
-            value_parts(&e.value, &mut |t| outside.extend(token_spans(t).map(|s| (s, "in the body"))), &mut |_| {});
+            value_parts(&e.value, &mut |t| places.extend(token_spans(t).map(|s| (s, Place::Body))), &mut |_| {});
         }
     }
-    for (span, place) in outside {
+    for &(span, place) in places.iter().filter(|(_, place)| !policy::token_may_go_in(*place, allowed)) {
+        let place = place.words();
         out.push(
             Diagnostic::new(Code::TokenOutsideHeader, format!("`{{bot_token}}` {place} of block `{}`", block.name.name))
                 .label(span, format!("the bot token {place}"))
-                .help(format!(
-                    "send the token in a header, `Authorization = \"Bot {{bot_token}}\"`: URLs and bodies end up in logs and caches; {allow_help}"
-                )),
+                .help(
+                    "send the token in a header, `Authorization = \"Bot {bot_token}\"`: URLs and bodies end up in logs and caches; \
+                     if this really must be sent, add `allow bot_token` to the block",
+                ),
         );
     }
-    let in_headers: Vec<Span> = block.headers().iter().flat_map(|h| token_spans(&h.value)).collect();
-    if in_headers.is_empty() {
-        return;
+    let (Some(&(first, _)), Some(url)) = (places.first(), block.url()) else { return };
+    let UrlShape::Known { scheme, host, port } = shape(url) else { return };
+    let destination = Destination::new(&scheme, &host, port);
+    if let Err(refusal) = policy::token_destination(&destination, &scope.platform, allowed) {
+        let code = match refusal {
+            TokenRefusal::Plaintext { .. } => Code::TokenPlaintext,
+            TokenRefusal::NotPlatform { .. } => Code::TokenWrongHost,
+        };
+        out.push(
+            Diagnostic::new(
+                code,
+                format!("block `{}` would send the bot token {}", block.name.name, refusal.describe()),
+            )
+            .label(first, "the bot token")
+            .related(url.span, format!("the request goes to `{scheme}://{host}`"))
+            .help(refusal.help()),
+        );
     }
-    let Some(url) = block.url() else { return };
-    if let UrlShape::Known { host, port, .. } = shape(url) {
-        if !scope.platform.is_host_of(&host, port) {
-            for span in in_headers {
-                out.push(
-                    Diagnostic::new(
-                        Code::TokenWrongHost,
-                        format!("block `{}` sends the bot token to `{host}`", block.name.name),
-                    )
-                    .label(span, "the bot token")
-                    .related(url.span, format!("the request goes to `{host}`"))
-                    .help(format!(
-                        "`{{bot_token}}` is only for the chat platform's API ({}); other APIs take their own key in a `<SECRET>` slot; {allow_help}",
-                        scope.platform.origin()
-                    )),
-                );
-            }
-        }
-    }
-}
-
-/// Header names that carry credentials.
-fn is_credential_header(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    n == "authorization"
-        || n == "proxy-authorization"
-        || n == "cookie"
-        || ["token", "key", "secret", "password", "auth"].iter().any(|w| n.contains(w))
 }
 
 /// A long run of token characters with letters and digits mixed.
@@ -103,7 +94,7 @@ fn check_literals(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
             let after_scheme = scheme.map_or(trimmed, |s| trimmed[s.len()..].trim());
             let suspicious = looks_random(trimmed)
                 || (scheme.is_some() && after_scheme.len() >= 8)
-                || (is_credential_header(&header.key.name)
+                || (policy::is_credential_header(&header.key.name)
                     && scheme.is_none()
                     && trimmed.len() >= 12
                     && !trimmed.contains(' '));

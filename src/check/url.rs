@@ -2,46 +2,6 @@
 
 use crate::ast::{Part, Template};
 
-/// The chat platform's API base: the one place `{bot_token}` may be sent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Platform {
-    pub scheme: String,
-    pub host: String,
-    pub port: Option<u16>,
-    pub path: String,
-}
-
-impl Platform {
-    pub fn parse(text: &str) -> Option<Platform> {
-        let url = ::url::Url::parse(text).ok()?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return None;
-        }
-        Some(Platform {
-            scheme: url.scheme().to_string(),
-            host: url.host_str()?.to_ascii_lowercase(),
-            port: url.port(),
-            path: url.path().to_string(),
-        })
-    }
-
-    pub fn default_platform() -> Platform {
-        Platform::parse(crate::vocab::DEFAULT_PLATFORM).expect("the default platform URL is valid")
-    }
-
-    /// Whether a URL's host (and port) is the platform's.
-    pub fn is_host_of(&self, host: &str, port: Option<u16>) -> bool {
-        self.host.eq_ignore_ascii_case(host) && self.port == port
-    }
-
-    pub fn origin(&self) -> String {
-        match self.port {
-            Some(p) => format!("{}://{}:{p}", self.scheme, self.host),
-            None => format!("{}://{}", self.scheme, self.host),
-        }
-    }
-}
-
 /// What a URL template says before variables are filled.
 #[derive(Debug, PartialEq)]
 pub enum UrlShape {

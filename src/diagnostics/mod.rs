@@ -84,6 +84,7 @@ codes! {
     SecretInOutput = "B123", Error, "secret or bot token where it would be shown";
     UnknownAllow = "B124", Error, "unknown `allow` value";
     DuplicateDeclaration = "B125", Error, "declared twice";
+    TokenPlaintext = "B126", Error, "`{bot_token}` sent over plain http";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";

@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 
 use url::Url;
 
+use super::request::Built;
+use crate::policy;
+
 /// Limits a user can change by flag (docs/cli.md).
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -35,16 +38,6 @@ pub struct Header {
     pub value: String,
     /// Holds a secret slot or the bot token: never sent to another host.
     pub secret: bool,
-}
-
-#[derive(Debug, Clone)]
-pub struct Outgoing {
-    pub method: &'static str,
-    pub url: Url,
-    pub headers: Vec<Header>,
-    pub body: Option<Vec<u8>>,
-    /// The request carries the bot token somewhere: no redirect is followed.
-    pub carries_token: bool,
 }
 
 #[derive(Debug)]
@@ -98,16 +91,16 @@ impl Client {
         Client { agent, limits }
     }
 
-    pub fn send(&self, request: Outgoing) -> Result<Incoming, Failure> {
+    pub fn send(&self, request: Built) -> Result<Incoming, Failure> {
         let started = Instant::now();
-        let Outgoing { mut method, mut url, mut headers, mut body, carries_token } = request;
+        let Built { mut method, mut url, mut headers, mut body, carries_token } = request;
         let mut redirects = 0;
         loop {
             let remaining = self.limits.timeout.checked_sub(started.elapsed()).unwrap_or_default();
             if remaining.is_zero() {
                 return Err(Failure::Timeout(format!("no answer within {:?}", self.limits.timeout)));
             }
-            let mut builder = ureq::http::Request::builder().method(method).uri(url.as_str());
+            let mut builder = ureq::http::Request::builder().method(method.as_str()).uri(url.as_str());
             for h in &headers {
                 builder = builder.header(h.name.as_str(), h.value.as_str());
             }
@@ -122,8 +115,9 @@ impl Client {
                 .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
                 .collect();
             let is_redirect = matches!(status, 301 | 302 | 303 | 307 | 308);
+            let follows = policy::follows_redirects(carries_token);
             match location {
-                Some(location) if is_redirect && !carries_token => {
+                Some(location) if is_redirect && follows => {
                     if redirects == self.limits.max_redirects {
                         return Err(Failure::TooManyRedirects(redirects));
                     }
@@ -134,11 +128,11 @@ impl Client {
                     // Drain the rest of the redirect's body so the connection
                     // can be reused.
                     let _ = response.into_body().with_config().limit(64 * 1024).read_to_vec();
-                    if origin(&next) != origin(&url) {
-                        headers.retain(|h| !h.secret && !is_credential(&h.name));
+                    if !policy::same_origin(&next, &url) {
+                        headers.retain(|h| policy::forwarded_across_origins(&h.name, h.secret));
                     }
-                    if status == 303 || (matches!(status, 301 | 302) && method == "POST") {
-                        method = "GET";
+                    if let Some(changed) = policy::redirected_method(status, method) {
+                        method = changed;
                         body = None;
                         headers.retain(|h| !h.name.eq_ignore_ascii_case("content-type"));
                     }
@@ -146,7 +140,7 @@ impl Client {
                     redirects += 1;
                 }
                 location => {
-                    let refused = location.filter(|_| is_redirect && carries_token);
+                    let refused = location.filter(|_| is_redirect && !follows);
                     let mut reader = response.into_body().into_with_config().limit(u64::MAX).reader();
                     let mut bytes = Vec::new();
                     (&mut reader)
@@ -206,18 +200,6 @@ impl ureq::unversioned::resolver::Resolver for CachingResolver {
         }
         Ok(addrs)
     }
-}
-
-/// Headers that carry credentials whatever their value.
-fn is_credential(name: &str) -> bool {
-    name.eq_ignore_ascii_case("authorization")
-        || name.eq_ignore_ascii_case("proxy-authorization")
-        || name.eq_ignore_ascii_case("cookie")
-}
-
-/// Scheme, host and port: what "the same host" means for credentials.
-pub fn origin(url: &Url) -> (String, Option<String>, Option<u16>) {
-    (url.scheme().to_string(), url.host_str().map(str::to_ascii_lowercase), url.port_or_known_default())
 }
 
 fn failure(e: ureq::Error) -> Failure {

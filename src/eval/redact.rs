@@ -22,8 +22,8 @@ impl Redactor {
             secret.to_string(),
             utf8_percent_encode(secret, NON_ALPHANUMERIC).to_string(),
             url::form_urlencoded::byte_serialize(secret.as_bytes()).collect(),
-            super::render_escaped_segment(secret),
-            super::render_escaped_query(secret),
+            super::render::escape_segment(secret),
+            super::render::escape_query(secret),
         ];
         for engine in [&STANDARD, &STANDARD_NO_PAD, &URL_SAFE, &URL_SAFE_NO_PAD] {
             forms.push(engine.encode(secret));

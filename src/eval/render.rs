@@ -116,11 +116,27 @@ pub enum Escape {
     Query,
 }
 
+/// A value written into a URL path segment: everything but unreserved
+/// characters percent-encoded.
+pub(crate) fn escape_segment(s: &str) -> String {
+    use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+    const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+    utf8_percent_encode(s, SEGMENT).to_string()
+}
+
+/// A value written into a URL query component.
+pub(crate) fn escape_query(s: &str) -> String {
+    use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+    const QUERY: &AsciiSet =
+        &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~').remove(b'/').remove(b':').remove(b'@');
+    utf8_percent_encode(s, QUERY).to_string()
+}
+
 fn push_escaped(out: &mut String, value: &str, escape: Escape) {
     match escape {
         Escape::None => out.push_str(value),
-        Escape::PathSegment => out.push_str(&super::render_escaped_segment(value)),
-        Escape::Query => out.push_str(&super::render_escaped_query(value)),
+        Escape::PathSegment => out.push_str(&escape_segment(value)),
+        Escape::Query => out.push_str(&escape_query(value)),
     }
 }
 

@@ -82,13 +82,34 @@ fn keyword(rule: Rule) -> Option<&'static str> {
     })
 }
 
+/// pest's process-wide error-detail switch, on while it lives. It is
+/// switched off again however the re-parse ends, so a file with a syntax
+/// error never slows the files parsed after it.
+struct ErrorDetail;
+
+impl ErrorDetail {
+    fn on() -> ErrorDetail {
+        pest::set_error_detail(true);
+        ErrorDetail
+    }
+}
+
+impl Drop for ErrorDetail {
+    fn drop(&mut self) {
+        pest::set_error_detail(false);
+    }
+}
+
 /// Parses the item at `pos` again, this time with pest's error detail on
 /// (it costs nothing on the happy path, where it stays off), and describes
 /// the failure.
 pub(super) fn syntax_error(text: &str, pos: usize) -> Diagnostic {
-    pest::set_error_detail(true);
     let rest = &text[pos..];
-    let err = match BlkParser::parse(Rule::item, rest) {
+    let detailed = {
+        let _detail = ErrorDetail::on();
+        BlkParser::parse(Rule::item, rest)
+    };
+    let err = match detailed {
         Err(err) => err,
         Ok(_) => {
             return Diagnostic::new(Code::Syntax, "could not read this item")
@@ -209,5 +230,19 @@ fn join_or(items: &[&str]) -> String {
         [] => String::new(),
         [one] => one.to_string(),
         [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_detail_is_off_again_after_a_syntax_error() {
+        let diag = syntax_error("command c { reply }", 0);
+        assert_eq!(diag.code, Code::Syntax);
+        // With the detail on, pest records its parse attempts; off, it does not.
+        let err = BlkParser::parse(Rule::item, "command c { reply }").unwrap_err();
+        assert!(err.parse_attempts().is_none(), "pest's error detail was left on");
     }
 }

@@ -1,0 +1,30 @@
+//! `blkc build FILE`: the compiled plan as versioned JSON.
+
+use std::path::Path;
+
+use blkc::LoadOptions;
+
+use super::args::{Color, Format};
+use super::report::{self, Exit};
+
+pub fn build(file: &Path, output: Option<&Path>) -> Exit {
+    let opts = report::render_options(Color::Auto);
+    let (_, plan) = match super::compile(file, LoadOptions::default(), Format::Text, opts) {
+        Ok(p) => p,
+        Err(exit) => return exit,
+    };
+    let json = match serde_json::to_string_pretty(&plan) {
+        Ok(j) => j,
+        Err(e) => return report::usage(format!("cannot write the plan: {e}")),
+    };
+    match output {
+        Some(path) => match std::fs::write(path, json + "\n") {
+            Ok(()) => Exit::Success,
+            Err(e) => report::usage(format!("cannot write `{}`: {e}", path.display())),
+        },
+        None => {
+            println!("{json}");
+            Exit::Success
+        }
+    }
+}

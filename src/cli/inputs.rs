@@ -1,0 +1,94 @@
+//! What `run` and `test` gather from outside the file: trigger variables,
+//! secrets, the bot token and the limits of requests.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+use blkc::eval::{self, Inputs};
+
+use super::args::{NetArgs, RunArgs};
+
+/// `NAME=value` lines (blank lines and `#` comments skipped), or a JSON
+/// object when the text starts with `{`.
+fn parse_pairs(text: &str, what: &str) -> Result<HashMap<String, String>, String> {
+    if text.trim_start().starts_with('{') {
+        let map: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(text).map_err(|e| format!("{what} is not a JSON object: {e}"))?;
+        return Ok(map
+            .into_iter()
+            .map(|(k, v)| {
+                let text = match v {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                (k, text)
+            })
+            .collect());
+    }
+    let mut out = HashMap::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (k, v) = line.split_once('=').ok_or_else(|| format!("{what}, line {}: expected NAME=value", n + 1))?;
+        out.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    Ok(out)
+}
+
+fn read_text(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))
+}
+
+pub fn inputs(args: &RunArgs) -> Result<Inputs, String> {
+    let mut inputs = secret_inputs(&args.net)?;
+    if let Some(path) = &args.vars_file {
+        let text = read_text(path)?;
+        if !text.trim_start().starts_with('{') {
+            return Err(format!("`{}` must hold a JSON object", path.display()));
+        }
+        inputs.vars = parse_pairs(&text, &format!("`{}`", path.display()))?;
+    }
+    for pair in &args.vars {
+        let (k, v) = pair.split_once('=').ok_or_else(|| format!("`--var {pair}`: expected NAME=VALUE"))?;
+        inputs.vars.insert(k.to_string(), v.to_string());
+    }
+    Ok(inputs)
+}
+
+/// Secrets from `BLKC_SECRET_*` and `--secrets`; the bot token from
+/// `BLKC_BOT_TOKEN` or `--bot-token-file`.
+pub fn secret_inputs(net: &NetArgs) -> Result<Inputs, String> {
+    let mut inputs = Inputs::default();
+    for (key, value) in std::env::vars() {
+        if let Some(name) = key.strip_prefix("BLKC_SECRET_") {
+            inputs.secrets.insert(name.to_string(), value);
+        }
+    }
+    if let Some(path) = &net.secrets {
+        let text = read_text(path)?;
+        inputs.secrets.extend(parse_pairs(&text, &format!("`{}`", path.display()))?);
+    }
+    inputs.bot_token = match &net.bot_token_file {
+        Some(path) => Some(read_text(path)?.trim().to_string()),
+        None => std::env::var("BLKC_BOT_TOKEN").ok().filter(|t| !t.is_empty()),
+    };
+    Ok(inputs)
+}
+
+pub fn http_limits(net: &NetArgs) -> Result<eval::http::Limits, String> {
+    let secs = |s: f64, flag: &str| {
+        Duration::try_from_secs_f64(s)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or(format!("`{flag}` takes a positive number of seconds"))
+    };
+    Ok(eval::http::Limits {
+        connect_timeout: secs(net.connect_timeout, "--connect-timeout")?,
+        timeout: secs(net.timeout, "--timeout")?,
+        max_body: net.max_response_size,
+        max_redirects: net.max_redirects,
+    })
+}

@@ -1,0 +1,73 @@
+//! The command line: one file per subcommand, the clap types in [`args`],
+//! and in [`report`] the one printer of diagnostics and errors and the exit
+//! codes (docs/cli.md).
+
+mod args;
+mod build;
+mod check;
+mod explain;
+mod inputs;
+mod report;
+mod run;
+mod test;
+mod vars;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use args::{Cli, Command, Format};
+use blkc::diagnostics::{RenderOptions, Severity};
+use blkc::plan::{self, Plan};
+use blkc::{Checked, LoadOptions};
+pub use report::Exit;
+
+/// Parses the arguments, runs the subcommand, and turns its outcome into
+/// the process's exit code.
+pub fn main() -> ExitCode {
+    no_transparent_huge_pages();
+    let cli = Cli::parse();
+    let exit = match cli.command {
+        Command::Check { files, output, deny_warnings, jobs } => check::check(&files, &output, deny_warnings, jobs),
+        Command::Run(args) => run::run(&args),
+        Command::Test(args) => test::test(&args),
+        Command::Build { file, output } => build::build(&file, output.as_deref()),
+        Command::Vars { store, action } => vars::vars(store.as_deref(), &action),
+        Command::Explain { code } => explain::explain(&code),
+    };
+    exit.into()
+}
+
+/// blkc's memory is many small allocations made once; backing them with
+/// transparent huge pages makes the kernel zero 2 MiB at a time, which cost
+/// about a third of `blkc check` on a large file (benches/front_end.rs).
+fn no_transparent_huge_pages() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_THP_DISABLE takes plain integers and only sets a flag
+    // of this process; a failure leaves things as they were.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+}
+
+/// Reads and checks a file for a subcommand that goes on to run or build
+/// it: prints its errors and warnings (hints are for `blkc check`), and
+/// stops at an error; otherwise lowers it to its plan.
+fn compile(
+    path: &std::path::Path,
+    options: LoadOptions,
+    format: Format,
+    opts: RenderOptions,
+) -> Result<(Checked, Plan), Exit> {
+    let checked = blkc::load(path, options).map_err(report::usage)?;
+    let shown: Vec<_> = checked.diagnostics.iter().filter(|d| d.severity != Severity::Advice).cloned().collect();
+    report::print_check(&checked, &shown, format, opts);
+    if checked.has_errors() {
+        return Err(Exit::Diagnostics);
+    }
+    let plan = plan::lower(&checked).map_err(|d| {
+        report::print_check(&checked, &[*d], format, opts);
+        Exit::Diagnostics
+    })?;
+    Ok((checked, plan))
+}

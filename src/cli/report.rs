@@ -1,0 +1,89 @@
+//! What the command line prints about a file and how it ends: the one
+//! printer of diagnostics (text on standard error, JSON on standard
+//! output), the one printer of errors, and the exit codes.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use blkc::diagnostics::{render_json, render_terminal, Code, Diagnostic, RenderOptions};
+use blkc::source::SourceFile;
+use blkc::Checked;
+
+use super::args::{Color, Format};
+
+/// How the program ends (docs/cli.md). Set here and nowhere else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Success,
+    /// A file has errors (or warnings, with `--deny-warnings`).
+    Diagnostics,
+    /// Bad arguments, or a file that cannot be read or written.
+    Usage,
+    /// A request, the store or a test request failed.
+    RunFailure,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> ExitCode {
+        ExitCode::from(match exit {
+            Exit::Success => 0,
+            Exit::Diagnostics => 1,
+            Exit::Usage => 2,
+            Exit::RunFailure => 3,
+        })
+    }
+}
+
+/// Prints an error that has no place in a file, and ends with `exit`.
+pub fn error(message: impl std::fmt::Display, exit: Exit) -> Exit {
+    eprintln!("error: {message}");
+    exit
+}
+
+/// An error of a diagnostic code that has no place in a file (the store
+/// of `blkc vars`), with what to do about it.
+pub fn coded_error(code: Code, message: impl std::fmt::Display, help: Option<&str>) -> Exit {
+    eprintln!("error[{}]: {message}", code.as_str());
+    if let Some(help) = help {
+        eprintln!("help: {help}");
+    }
+    Exit::RunFailure
+}
+
+/// A usage or I/O error (exit 2).
+pub fn usage(message: impl std::fmt::Display) -> Exit {
+    error(message, Exit::Usage)
+}
+
+pub fn render_options(color: Color) -> RenderOptions {
+    let color = match color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let width = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).unwrap_or(100);
+    RenderOptions { color, width }
+}
+
+/// The diagnostics of a file as `run` and `test` print them before they
+/// go on (or stop): a miette report on standard error, or in JSON one
+/// `{"event":"check","report":…}` line on standard output, where `report`
+/// is exactly what `blkc check --format json` says of the file.
+pub fn print_check(checked: &Checked, diagnostics: &[Diagnostic], format: Format, opts: RenderOptions) {
+    if diagnostics.is_empty() {
+        return;
+    }
+    match format {
+        Format::Text => eprint!("{}", render_terminal(&checked.source, diagnostics, opts)),
+        Format::Json => {
+            let report = render_json(&checked.source, diagnostics);
+            println!("{}", serde_json::json!({ "event": "check", "report": report }));
+        }
+    }
+}
+
+/// A position in JSON events: file, line and column of a byte offset.
+pub fn position(source: &SourceFile, span: blkc::source::Span) -> serde_json::Value {
+    let (line, column) = source.line_col(span.start as usize);
+    serde_json::json!({ "file": source.name, "line": line, "column": column })
+}

@@ -1,0 +1,210 @@
+//! `blkc run FILE --command NAME`: runs a command or event with real HTTP,
+//! printing replies (text) or one JSON event per line.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+use blkc::diagnostics::{did_you_mean, render_reports, RenderOptions, Severity};
+use blkc::eval::{self, Event, Options, VarStore};
+use blkc::plan::TreeKind;
+use blkc::source::SourceFile;
+use blkc::store::{self, Store};
+use blkc::LoadOptions;
+
+use super::args::{Format, MissingAs, RunArgs};
+use super::inputs::{http_limits, inputs};
+use super::report::{self, position, Exit};
+
+fn options(args: &RunArgs, file: &Path) -> Result<Options, String> {
+    Ok(Options {
+        http: http_limits(&args.net)?,
+        strict: args.strict,
+        missing_as: match args.missing {
+            MissingAs::Text => eval::MissingAs::Text,
+            MissingAs::Empty => eval::MissingAs::Empty,
+            MissingAs::Null => eval::MissingAs::Null,
+        },
+        dry_run: args.dry_run,
+        offline: args.offline,
+        base_dir: file.parent().map(Path::to_path_buf).unwrap_or_default(),
+        platform: args.net.platform.clone(),
+        verbose: args.verbose,
+        test_request: false,
+    })
+}
+
+/// The tree `--command` or `--event` names, or why there is none.
+fn find_tree<'p>(plan: &'p blkc::plan::Plan, args: &RunArgs) -> Result<&'p blkc::plan::Tree, String> {
+    let (kind, name) = match (&args.command, &args.event) {
+        (Some(c), _) => (TreeKind::Command, c.as_str()),
+        (None, Some(e)) => (TreeKind::Event, e.as_str()),
+        (None, None) => return Err("give `--command NAME` or `--event NAME`".into()),
+    };
+    if let Some(tree) = plan.trees.iter().find(|t| t.kind == kind && t.name == name) {
+        return Ok(tree);
+    }
+    let names: Vec<&str> = plan.trees.iter().filter(|t| t.kind == kind).map(|t| t.name.as_str()).collect();
+    let hint = match did_you_mean(name, names.iter().copied()) {
+        Some(s) => format!("did you mean `{s}`?"),
+        None if names.is_empty() => format!("the file has no {}s", kind.as_str()),
+        None => format!("the file's {}s are {}", kind.as_str(), names.join(", ")),
+    };
+    Err(format!("`{}` has no {} `{name}`; {hint}", args.file.display(), kind.as_str()))
+}
+
+pub fn run(args: &RunArgs) -> Exit {
+    let opts = report::render_options(args.output.color);
+    let format = args.output.format;
+    let (checked, plan) = match super::compile(&args.file, LoadOptions::default(), format, opts) {
+        Ok(p) => p,
+        Err(exit) => return exit,
+    };
+    let prepared = find_tree(&plan, args).and_then(|tree| Ok((tree, inputs(args)?, options(args, &args.file)?)));
+    let (tree, inputs, options) = match prepared {
+        Ok(p) => p,
+        Err(e) => return report::usage(e),
+    };
+    let mut memory = eval::MemoryStore::default();
+    let mut lazy = LazyStore { path: args.store.clone().unwrap_or_else(|| store::DEFAULT_PATH.into()), store: None };
+    let store: &mut dyn VarStore = if args.dry_run { &mut memory } else { &mut lazy };
+    let source = &checked.source;
+
+    // Replies are line-buffered on a terminal and block-buffered otherwise,
+    // as C's stdio does; JSON events stream one line at a time for editors.
+    let stream = format == Format::Json || std::io::stdout().is_terminal();
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+    let mut sink = |event: Event| {
+        match format {
+            Format::Json => {
+                let _ = serde_json::to_writer(&mut out, &event_json(&event, source));
+                let _ = writeln!(out);
+            }
+            Format::Text => {
+                if matches!(event, Event::Warning(_)) || args.verbose {
+                    // Keep standard output in step with what goes to standard error.
+                    let _ = out.flush();
+                }
+                print_event(&mut out, &event, source, opts, args.verbose);
+            }
+        }
+        if stream {
+            let _ = out.flush();
+        }
+    };
+    let outcome = eval::run(&plan, tree, &inputs, &options, store, &mut sink);
+    let _ = out.flush();
+    drop(out);
+    match outcome {
+        Ok(()) => {
+            if format == Format::Json {
+                println!("{}", serde_json::json!({ "event": "done", "ok": true }));
+            }
+            Exit::Success
+        }
+        Err(diag) => {
+            report_failure(source, &diag, format, opts);
+            Exit::RunFailure
+        }
+    }
+}
+
+/// The store, opened on the first read or save: a run that uses no custom
+/// variable never touches it.
+struct LazyStore {
+    path: std::path::PathBuf,
+    store: Option<Store>,
+}
+
+impl LazyStore {
+    fn open(&mut self) -> Result<&mut Store, String> {
+        if self.store.is_none() {
+            self.store = Some(Store::open(&self.path)?);
+        }
+        Ok(self.store.as_mut().expect("opened just above"))
+    }
+}
+
+impl VarStore for LazyStore {
+    fn get(&mut self, name: &str) -> Result<Option<serde_json::Value>, String> {
+        self.open()?.get(name)
+    }
+
+    fn set(&mut self, name: &str, value: &serde_json::Value) -> Result<(), String> {
+        self.open()?.set(name, value)
+    }
+}
+
+fn event_json(event: &Event, source: &SourceFile) -> serde_json::Value {
+    let mut value = serde_json::to_value(event).unwrap_or_default();
+    let span = match event {
+        Event::Request(r) => Some(r.span),
+        Event::Warning(w) => Some(w.span),
+        _ => None,
+    };
+    if let (Some(span), Some(obj)) = (span, value.as_object_mut()) {
+        obj.insert("at".into(), position(source, span));
+    }
+    value
+}
+
+fn print_event(out: &mut dyn Write, event: &Event, source: &SourceFile, opts: RenderOptions, verbose: bool) {
+    match event {
+        Event::Reply { text } => {
+            let _ = writeln!(out, "{text}");
+        }
+        Event::Save { name, value } if verbose => {
+            eprintln!("saved {name} = {value}");
+        }
+        Event::Save { .. } => {}
+        Event::Warning(w) => {
+            eprint!("{}", render_reports(source, std::slice::from_ref(&w.diagnostic), opts));
+        }
+        Event::Request(r) => {
+            if r.dry_run {
+                let _ = writeln!(out, "{} {}", r.method, r.url);
+                for (k, v) in r.request_headers.iter().flatten() {
+                    let _ = writeln!(out, "{k}: {v}");
+                }
+                if let Some(body) = &r.request_body {
+                    let _ = writeln!(out, "\n{body}");
+                }
+                let _ = writeln!(out);
+            } else if verbose {
+                eprintln!("> {} {}", r.method, r.url);
+                for (k, v) in r.request_headers.iter().flatten() {
+                    eprintln!("> {k}: {v}");
+                }
+                let how = if r.offline { " (offline: from the sample)".to_string() } else { String::new() };
+                eprintln!(
+                    "< {} {} bytes{}{how}",
+                    r.status.map_or("-".into(), |s| s.to_string()),
+                    r.size.unwrap_or(0),
+                    r.duration_ms.map_or(String::new(), |d| format!(", {d} ms"))
+                );
+                for (k, v) in r.response_headers.iter().flatten() {
+                    eprintln!("< {k}: {v}");
+                }
+            }
+        }
+    }
+}
+
+fn report_failure(source: &SourceFile, diag: &blkc::diagnostics::Diagnostic, format: Format, opts: RenderOptions) {
+    match format {
+        Format::Text => eprint!("{}", render_reports(source, std::slice::from_ref(diag), opts)),
+        Format::Json => {
+            let mut value = serde_json::json!({
+                "event": "error",
+                "code": diag.code.as_str(),
+                "severity": Severity::Error,
+                "message": diag.message,
+                "help": diag.help,
+            });
+            if let (Some(span), Some(obj)) = (diag.primary_span(), value.as_object_mut()) {
+                obj.insert("at".into(), position(source, span));
+            }
+            println!("{value}");
+            println!("{}", serde_json::json!({ "event": "done", "ok": false }));
+        }
+    }
+}

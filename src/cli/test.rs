@@ -1,0 +1,224 @@
+//! `blkc test FILE BLOCK`: the builder's test request, the response, every
+//! path into it, the shape compared with the sample, and `--save`. The
+//! domain work is the library's ([`blkc::test_request`]); this file gathers
+//! the inputs and prints.
+
+use std::io::Write;
+use std::path::Path;
+
+use blkc::ast::TreeKind;
+use blkc::diagnostics::{render_reports, Diagnostic, RenderOptions, Severity};
+use blkc::eval::explore::{self, Row};
+use blkc::eval::{self, Body, Event, Options, TestReport};
+use blkc::test_request::{self as domain, Saved, ShapeReport};
+use blkc::LoadOptions;
+
+use super::args::{Format, TestArgs};
+use super::inputs::{http_limits, secret_inputs};
+use super::report::{self, Exit};
+
+/// What the request line of the output shows.
+struct Sent {
+    method: &'static str,
+    url: String,
+    size: Option<usize>,
+    duration: Option<f64>,
+}
+
+pub fn test(args: &TestArgs) -> Exit {
+    let opts = report::render_options(args.output.color);
+    let format = args.output.format;
+    // Paths are not checked against the samples here: refreshing an outdated
+    // sample is what a test request is for, and the shape report says what
+    // changed.
+    let load = LoadOptions { skip_samples: true, ..LoadOptions::default() };
+    let (checked, plan) = match super::compile(&args.file, load, format, opts) {
+        Ok(p) => p,
+        Err(exit) => return exit,
+    };
+    let wanted_tree = match (&args.command, &args.event) {
+        (Some(c), _) => Some((TreeKind::Command, c.as_str())),
+        (None, Some(e)) => Some((TreeKind::Event, e.as_str())),
+        _ => None,
+    };
+    let (tree, block) = match domain::find(&checked.ast, &checked.source.name, &args.block, wanted_tree) {
+        Ok(found) => found,
+        Err(e) => return report::usage(e),
+    };
+    let request = plan
+        .trees
+        .iter()
+        .find(|t| t.kind == tree.kind.into() && t.name == tree.name.name)
+        .and_then(|t| blkc::plan::find_request(&t.steps, &block.name.name));
+    let Some(request) = request else {
+        return report::usage(format!("block `{}` was not found in the plan", block.name.name));
+    };
+    let base_dir = args.file.parent().map(Path::to_path_buf).unwrap_or_default();
+    let prepared = secret_inputs(&args.net).and_then(|i| Ok((i, http_limits(&args.net)?)));
+    let (inputs, http) = match prepared {
+        Ok(p) => p,
+        Err(e) => return report::usage(e),
+    };
+    let options = Options {
+        http,
+        base_dir: base_dir.clone(),
+        platform: args.net.platform.clone(),
+        test_request: true,
+        ..Options::default()
+    };
+    let mut sent = None;
+    let mut warnings = Vec::new();
+    let mut sink = |event: Event| match event {
+        Event::Request(r) => sent = Some(Sent { method: r.method, url: r.url, size: r.size, duration: r.duration_ms }),
+        Event::Warning(w) => warnings.push(w.diagnostic),
+        Event::Reply { .. } | Event::Save { .. } => {}
+    };
+    let test_report = match eval::test_request(&plan, request, &inputs, &options, &mut sink) {
+        Ok(r) => r,
+        Err(diag) => {
+            eprint!("{}", render_reports(&checked.source, &[*diag], opts));
+            return Exit::RunFailure;
+        }
+    };
+    warnings.splice(0..0, domain::left_as_text(&test_report, block));
+    let shape = match &test_report.body {
+        Body::Json(new) => domain::compare_with_sample(tree, block, &base_dir, new),
+        Body::Text(_) => ShapeReport::default(),
+    };
+    let saved = match &args.save {
+        Some(target) => match domain::save(&test_report.body, target, block, &base_dir) {
+            Ok(s) => Some(s),
+            Err(e) => return report::error(e, Exit::RunFailure),
+        },
+        None => None,
+    };
+    let sent = sent.unwrap_or(Sent { method: "?", url: String::new(), size: None, duration: None });
+    let shown = Shown {
+        block: &block.name.name,
+        sent: &sent,
+        report: &test_report,
+        warnings: &warnings,
+        shape: &shape,
+        saved: saved.as_ref(),
+    };
+    match format {
+        Format::Json => shown.print_json(),
+        Format::Text => shown.print_text(&checked.source, opts),
+    }
+    if shape.diagnostics.iter().any(|d| d.severity == Severity::Error) {
+        Exit::Diagnostics
+    } else {
+        Exit::Success
+    }
+}
+
+/// Everything a test request shows.
+struct Shown<'a> {
+    block: &'a str,
+    sent: &'a Sent,
+    report: &'a TestReport,
+    warnings: &'a [Diagnostic],
+    shape: &'a ShapeReport,
+    saved: Option<&'a Saved>,
+}
+
+impl Shown<'_> {
+    /// Every path of the response, or the status and the text of a body
+    /// that is not JSON.
+    fn rows(&self) -> (Vec<Row>, bool) {
+        match &self.report.body {
+            Body::Json(j) => explore::paths(self.block, self.report.status, j),
+            Body::Text(t) => (
+                vec![
+                    Row {
+                        variable: blkc::path::variable(self.block, "status"),
+                        shown: self.report.status.to_string(),
+                        value: Some(self.report.status.into()),
+                        note: None,
+                    },
+                    Row {
+                        variable: blkc::path::variable(self.block, "response"),
+                        shown: t.chars().take(72).collect(),
+                        value: Some(serde_json::Value::String(t.clone())),
+                        note: Some("the body is not JSON: it has no paths".into()),
+                    },
+                ],
+                false,
+            ),
+        }
+    }
+
+    fn print_json(&self) {
+        let (rows, truncated) = self.rows();
+        let report = self.report;
+        let doc = serde_json::json!({
+            "block": self.block,
+            "method": self.sent.method,
+            "url": self.sent.url,
+            "status": report.status,
+            "size": self.sent.size,
+            "duration_ms": self.sent.duration,
+            "headers": report.headers,
+            "body": match &report.body { Body::Json(j) => j.clone(), Body::Text(t) => serde_json::Value::String(t.clone()) },
+            "paths": rows,
+            "paths_shortened": truncated,
+            "left_as_text": report.left_as_text,
+            "changes": self.shape.changes.iter().map(|(c, spans)| serde_json::json!({
+                "path": c.path_text(), "change": c.kind, "breaks_references": !spans.is_empty(),
+            })).collect::<Vec<_>>(),
+            "warnings": self.warnings.iter().chain(&self.shape.diagnostics).map(|d| serde_json::json!({
+                "code": d.code.as_str(), "severity": d.severity, "message": d.message, "help": d.help,
+            })).collect::<Vec<_>>(),
+            "saved": self.saved.map(|s| s.path.display().to_string()),
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    }
+
+    fn print_text(&self, source: &blkc::source::SourceFile, opts: RenderOptions) {
+        eprint!("{}", render_reports(source, self.warnings, opts));
+        let (rows, truncated) = self.rows();
+        let mut out = std::io::stdout().lock();
+        print_response(&mut out, self.sent, self.report, &rows, truncated);
+        if let Some(s) = self.saved {
+            let _ = writeln!(out, "\nsaved the response to {}", s.path.display());
+            if let Some(line) = &s.add_line {
+                let _ =
+                    writeln!(out, "add this line to block `{}` so that `blkc check` uses it:\n    {line}", self.block);
+            }
+        }
+        drop(out);
+        eprint!("{}", render_reports(source, &self.shape.diagnostics, opts));
+    }
+}
+
+fn print_response(out: &mut dyn Write, sent: &Sent, report: &TestReport, rows: &[Row], truncated: bool) {
+    let _ = writeln!(out, "{} {}", sent.method, sent.url);
+    let _ = writeln!(
+        out,
+        "{} · {} bytes{}",
+        report.status,
+        sent.size.unwrap_or(0),
+        sent.duration.map_or(String::new(), |d| format!(" · {d} ms"))
+    );
+    for (k, v) in &report.headers {
+        let _ = writeln!(out, "{k}: {v}");
+    }
+    let _ = writeln!(out);
+    match &report.body {
+        Body::Json(j) => {
+            let _ = writeln!(out, "{}", serde_json::to_string_pretty(j).unwrap_or_default());
+        }
+        Body::Text(t) => {
+            let _ = writeln!(out, "{t}");
+        }
+    }
+    let _ = writeln!(out);
+    let width = rows.iter().map(|r| r.variable.chars().count()).max().unwrap_or(0).min(60);
+    for row in rows {
+        let note = row.note.as_ref().map_or(String::new(), |n| format!("   ({n})"));
+        let _ = writeln!(out, "{:width$}  {}{note}", row.variable, row.shown);
+    }
+    if truncated {
+        let _ = writeln!(out, "… the listing stops at {} rows", explore::MAX_ROWS);
+    }
+}

@@ -1,0 +1,75 @@
+//! `blkc vars list|get|set|delete`: custom variables in a store.
+
+use std::path::Path;
+
+use blkc::diagnostics::Code;
+use blkc::eval::VarStore;
+use blkc::store::{self, Store};
+
+use super::args::{Format, VarsAction};
+use super::report::{self, Exit};
+
+pub fn vars(store_path: Option<&Path>, action: &VarsAction) -> Exit {
+    let path = store_path.map_or_else(|| store::DEFAULT_PATH.into(), Path::to_path_buf);
+    let mut store = match Store::open(&path) {
+        Ok(s) => s,
+        Err(e) => {
+            return report::coded_error(
+                Code::StoreFailed,
+                e,
+                Some("give another store with `--store PATH`; blkc never recreates a store it cannot read"),
+            )
+        }
+    };
+    let failed = |e: String| report::coded_error(Code::StoreFailed, e, None);
+    match action {
+        VarsAction::List { format } => match store.list() {
+            Ok(entries) => {
+                for e in &entries {
+                    match format {
+                        Format::Text => println!("{} = {}", e.name, e.value),
+                        Format::Json => {
+                            println!(
+                                "{}",
+                                serde_json::json!({ "name": e.name, "value": e.value, "updated_at": e.updated_at })
+                            )
+                        }
+                    }
+                }
+                Exit::Success
+            }
+            Err(e) => failed(e),
+        },
+        VarsAction::Get { name } => match store.get(name) {
+            Ok(Some(serde_json::Value::String(s))) => {
+                println!("{s}");
+                Exit::Success
+            }
+            Ok(Some(v)) => {
+                println!("{v}");
+                Exit::Success
+            }
+            Ok(None) => report::usage(format!("no custom variable `{name}` in `{}`", path.display())),
+            Err(e) => failed(e),
+        },
+        VarsAction::Set { name, value, json } => {
+            let value = if *json {
+                match serde_json::from_str(value) {
+                    Ok(v) => v,
+                    Err(e) => return report::usage(format!("`{value}` is not JSON: {e}")),
+                }
+            } else {
+                serde_json::Value::String(value.clone())
+            };
+            match store.set(name, &value) {
+                Ok(()) => Exit::Success,
+                Err(e) => failed(e),
+            }
+        }
+        VarsAction::Delete { name } => match store.delete(name) {
+            Ok(true) => Exit::Success,
+            Ok(false) => report::usage(format!("no custom variable `{name}` in `{}`", path.display())),
+            Err(e) => failed(e),
+        },
+    }
+}

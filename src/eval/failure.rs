@@ -1,0 +1,142 @@
+//! The text of every runtime failure and warning: what went wrong, where,
+//! and what to do. Pure: the runner decides when to say them.
+
+use super::http;
+use super::render::Miss;
+use crate::diagnostics::{Code, Diagnostic};
+use crate::plan::{Path, Request};
+use crate::policy::TokenRefusal;
+use crate::source::Span;
+
+/// A request the runner refuses to send once its variables are filled.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    /// The URL, filled in, is not an absolute http(s) URL (already redacted).
+    NotHttp {
+        url: String,
+    },
+    NotAUrl {
+        url: String,
+        why: String,
+    },
+    /// A header value holds a control character once filled.
+    HeaderControl {
+        name: String,
+    },
+    /// The bot token may not go where the URL points.
+    Token(TokenRefusal),
+}
+
+pub fn refused(r: &Request, refusal: &Refusal) -> Diagnostic {
+    let block = &r.block;
+    let url_help = "the URL's variables must make an absolute http(s) address";
+    let (code, message, help) = match refusal {
+        Refusal::NotHttp { url } => {
+            (Code::InvalidRequest, format!("block `{block}`: `{url}` is not an http(s) URL"), url_help.to_string())
+        }
+        Refusal::NotAUrl { url, why } => {
+            (Code::InvalidRequest, format!("block `{block}`: `{url}` is not a valid URL ({why})"), url_help.to_string())
+        }
+        Refusal::HeaderControl { name } => (
+            Code::InvalidRequest,
+            format!("block `{block}`: header `{name}` holds a control character once its variables are filled"),
+            "a value with a line break would end the header; check the variables it reads".to_string(),
+        ),
+        Refusal::Token(t) => (
+            Code::TokenRefused,
+            format!("block `{block}` would send the bot token {}", t.describe()),
+            format!("{}; nothing was sent", t.help()),
+        ),
+    };
+    Diagnostic::new(code, message).label(r.url.span, "once its variables are filled").help(help)
+}
+
+pub fn redirect_not_followed(r: &Request, location: &str) -> Diagnostic {
+    Diagnostic::new(
+        Code::RedirectNotFollowed,
+        format!("block `{}` was redirected to `{location}`; the redirect was not followed", r.block),
+    )
+    .label(r.url.span, "a request that carries the bot token")
+    .help("a request that carries `{bot_token}` follows no redirect; its response is the redirect itself")
+}
+
+pub fn http_failure(r: &Request, f: http::Failure, limits: &http::Limits) -> Diagnostic {
+    let block = &r.block;
+    let (code, message, help) = match f {
+        http::Failure::Connect(why) => (
+            Code::ConnectFailed,
+            format!("block `{block}` could not connect: {why}"),
+            "check that the server is up and the URL's host and port are right".to_string(),
+        ),
+        http::Failure::Dns(why) => (
+            Code::ConnectFailed,
+            format!("block `{block}` could not connect: {why}"),
+            "check the host name in the URL".to_string(),
+        ),
+        http::Failure::Tls(why) => (
+            Code::TlsFailed,
+            format!("block `{block}`: the TLS handshake failed: {why}"),
+            "the server's certificate must be valid for its host name".to_string(),
+        ),
+        http::Failure::Timeout(why) => (
+            Code::Timeout,
+            format!("block `{block}` got no answer in time: {why}"),
+            format!(
+                "the limits are {:?} to connect and {:?} in all; raise them with `--connect-timeout` and `--timeout`",
+                limits.connect_timeout, limits.timeout
+            ),
+        ),
+        http::Failure::TooLarge(cap) => (
+            Code::ResponseTooLarge,
+            format!("the response of block `{block}` is larger than {cap} bytes (decoded)"),
+            "raise the cap with `--max-response-size BYTES` if this response is expected".to_string(),
+        ),
+        http::Failure::TooManyRedirects(n) => (
+            Code::TooManyRedirects,
+            format!("block `{block}` was redirected more than {n} times"),
+            "raise the limit with `--max-redirects N`, or point the URL at the final address".to_string(),
+        ),
+        http::Failure::BadRedirect(why) => (
+            Code::TooManyRedirects,
+            format!("block `{block}` was redirected somewhere blkc cannot follow: {why}"),
+            "point the URL at the final address".to_string(),
+        ),
+        http::Failure::Other(why) => (
+            Code::ConnectFailed,
+            format!("block `{block}`: the request failed: {why}"),
+            "check the URL and the server".to_string(),
+        ),
+    };
+    Diagnostic::new(code, message).label(r.url.span, format!("the URL of block `{block}`")).help(help)
+}
+
+/// The warning for a path that did not resolve, pointing at the bad segment.
+pub fn path_warning(path: &Path, miss: &Miss) -> Diagnostic {
+    let (message, span, label, help) = match miss {
+        Miss::NoResponse => (
+            format!("block `{}` has no response in this run", path.block),
+            path.span,
+            "does not resolve",
+            "the block did not run before this point".to_string(),
+        ),
+        Miss::NotJson => (
+            format!("the response of block `{}` is not JSON", path.block),
+            path.span,
+            "does not resolve",
+            format!("read the whole body with `{{api_{}[response]}}`", path.block),
+        ),
+        Miss::Path(m) => (
+            m.message(&path.keys),
+            path.keys.get(m.at).map_or(path.span, |k| k.span),
+            m.label(),
+            m.help(&path.block, &path.keys),
+        ),
+    };
+    Diagnostic::new(Code::UnresolvedPath, message).label(span, label).help(help)
+}
+
+pub fn store_failure(e: &str, span: Span, doing: String) -> Diagnostic {
+    Diagnostic::new(Code::StoreFailed, e.to_string())
+        .label(span, doing)
+        .help("check the store's path and permissions (`--store PATH`); a corrupt store is never recreated silently")
+}

@@ -1,0 +1,93 @@
+//! Before the first request: every secret and the bot token a tree may
+//! send has a value long enough to be kept out of output, and the redactor
+//! that keeps them out.
+
+use super::{Inputs, Outcome, Redactor};
+use crate::diagnostics::{Code, Diagnostic};
+use crate::plan::{self, Seg, Step, Template};
+use crate::source::Span;
+
+/// The shortest secret blkc accepts: a shorter one would match ordinary
+/// text, and could not be kept out of output reliably.
+pub const MIN_SECRET_LEN: usize = 8;
+
+/// Builds the redactor of the secrets `steps` use, and the bot token.
+pub fn redactor(inputs: &Inputs, steps: &[Step]) -> Redactor {
+    let mut r = Redactor::default();
+    let mut used = Vec::new();
+    plan::each_template(steps, &mut |t| {
+        for seg in &t.parts {
+            if let Seg::Secret { name } = seg {
+                used.push(name.clone());
+            }
+        }
+    });
+    for (name, value) in &inputs.secrets {
+        if used.contains(name) {
+            r.add(value, &format!("<{name}>"));
+        }
+    }
+    if let Some(token) = &inputs.bot_token {
+        r.add(token, "{bot_token}");
+    }
+    r
+}
+
+/// Every secret slot and the bot token that the tree may send must have a
+/// value before the first request goes out.
+pub fn preflight(steps: &[Step], inputs: &Inputs) -> Outcome {
+    let mut missing: Vec<(String, Span)> = Vec::new();
+    let mut short: Option<(String, Span)> = None;
+    let mut token_needed: Option<Span> = None;
+    let mut visit = |t: &Template| {
+        for seg in &t.parts {
+            match seg {
+                Seg::Secret { name }
+                    if inputs.secrets.get(name).is_some_and(|v| v.chars().count() < MIN_SECRET_LEN) =>
+                {
+                    short.get_or_insert((name.clone(), t.span));
+                }
+                Seg::Secret { name }
+                    if !inputs.secrets.contains_key(name) && !missing.iter().any(|(n, _)| n == name) =>
+                {
+                    missing.push((name.clone(), t.span));
+                }
+                Seg::BotToken if inputs.bot_token.is_none() => {
+                    token_needed.get_or_insert(t.span);
+                }
+                _ => {}
+            }
+        }
+    };
+    plan::each_template(steps, &mut visit);
+    if let Some((name, span)) = short {
+        return Err(Box::new(
+            Diagnostic::new(
+                Code::MissingSecret,
+                format!("secret `<{name}>` is shorter than {MIN_SECRET_LEN} characters"),
+            )
+            .label(span, "its value is too short to keep out of output")
+            .help("a secret this short would match ordinary text and could not be redacted reliably; use the real key"),
+        ));
+    }
+    if let Some((name, span)) = missing.first() {
+        let others: Vec<String> = missing.iter().skip(1).map(|(n, _)| format!("`<{n}>`")).collect();
+        let mut diag = Diagnostic::new(Code::MissingSecret, format!("secret `<{name}>` has no value"))
+            .label(*span, "needs a value before anything is sent")
+            .help(format!(
+                "export BLKC_SECRET_{name}=…, or put `{name}=…` in a file given with `--secrets FILE`; nothing was sent"
+            ));
+        if !others.is_empty() {
+            diag = diag.note(format!("also without a value: {}", others.join(", ")));
+        }
+        return Err(Box::new(diag));
+    }
+    if let Some(span) = token_needed {
+        return Err(Box::new(
+            Diagnostic::new(Code::MissingSecret, "the bot token has no value").label(span, "sends `{bot_token}`").help(
+                "export BLKC_BOT_TOKEN=…, or give a file holding it with `--bot-token-file FILE`; nothing was sent",
+            ),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,213 @@
+//! Building a request from a plan step: the URL with its parameters, the
+//! headers, the JSON body, and the destination policy applied to the URL as
+//! it will be sent. Pure: values come through the [`Scope`], nothing is
+//! sent, so every case is unit-tested without a network.
+
+use url::Url;
+
+use super::failure::Refusal;
+use super::http::Header;
+use super::redact::Redactor;
+use super::render::{self, Scope};
+use crate::plan::{Method, Request};
+use crate::policy::{self, Destination, Platform, TokenRefusal};
+
+/// A request ready to send.
+#[derive(Debug, Clone)]
+pub struct Built {
+    pub method: Method,
+    pub url: Url,
+    pub headers: Vec<Header>,
+    pub body: Option<Vec<u8>>,
+    /// The request sends the bot token somewhere: it follows no redirect.
+    pub carries_token: bool,
+}
+
+/// Renders `r` through `scope`. `platform` is where the bot token may go
+/// (the file's `platform`, or `--platform`); `redactor` keeps secrets out
+/// of the URL a refusal quotes.
+pub fn build(r: &Request, scope: &mut dyn Scope, platform: &str, redactor: &Redactor) -> Result<Built, Refusal> {
+    // Rendered in the order of the block's fields, so warnings come in that order.
+    let url = url(r, scope, redactor);
+    let params: Vec<(&str, String)> = r.params.iter().map(|(k, t)| (k.as_str(), render::render(t, scope))).collect();
+    let headers = headers(r, scope);
+    let body = body(r, scope);
+    let (mut url, mut headers) = (url?, headers?);
+    if !params.is_empty() {
+        url.query_pairs_mut().extend_pairs(params);
+    }
+    if body.is_some() && !headers.iter().any(|h| h.name.eq_ignore_ascii_case("content-type")) {
+        headers.push(Header { name: "Content-Type".into(), value: "application/json".into(), secret: false });
+    }
+    let carries_token = r.carries_token();
+    if carries_token {
+        token_destination(&url, platform, r.allow_bot_token).map_err(Refusal::Token)?;
+    }
+    Ok(Built { method: r.method, url, headers, body, carries_token })
+}
+
+/// The bot token's destination, by the policy `blkc check` applies to the
+/// URL as written.
+pub fn token_destination(url: &Url, platform: &str, allow_bot_token: bool) -> Result<(), TokenRefusal> {
+    let to = Destination::of(url);
+    match Platform::parse(platform) {
+        Some(platform) => policy::token_destination(&to, &platform, allow_bot_token),
+        None => Err(TokenRefusal::NotPlatform { host: to.host, platform: platform.to_string() }),
+    }
+}
+
+fn url(r: &Request, scope: &mut dyn Scope, redactor: &Redactor) -> Result<Url, Refusal> {
+    let text = render::render_url(&r.url, scope);
+    match Url::parse(&text) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Ok(u),
+        Ok(u) => Err(Refusal::NotHttp { url: redactor.redact(u.as_str()) }),
+        Err(e) => Err(Refusal::NotAUrl { url: redactor.redact(&text), why: e.to_string() }),
+    }
+}
+
+fn headers(r: &Request, scope: &mut dyn Scope) -> Result<Vec<Header>, Refusal> {
+    let mut headers = Vec::with_capacity(r.headers.len() + 1);
+    for (name, t) in &r.headers {
+        let value = render::render(t, scope);
+        if value.chars().any(|c| c.is_control() && c != '\t') {
+            return Err(Refusal::HeaderControl { name: name.clone() });
+        }
+        headers.push(Header { name: name.clone(), value, secret: t.has_secret() });
+    }
+    Ok(headers)
+}
+
+fn body(r: &Request, scope: &mut dyn Scope) -> Option<Vec<u8>> {
+    let b = r.body.as_ref().filter(|_| r.method.takes_body())?;
+    // Serializing a JSON value into bytes cannot fail.
+    Some(serde_json::to_vec(&render::render_val(b, scope)).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::eval::render::{Missing, Response};
+    use crate::plan::{Seg, Template, Val};
+    use crate::source::Span;
+
+    #[derive(Default)]
+    struct Values {
+        vars: HashMap<&'static str, &'static str>,
+        token: Option<&'static str>,
+    }
+
+    impl Scope for Values {
+        fn response(&self, _: &str) -> Option<&Response> {
+            None
+        }
+        fn variable(&mut self, name: &str, _: Span) -> Option<String> {
+            self.vars.get(name).map(|v| v.to_string())
+        }
+        fn secret(&self, name: &str) -> Option<&str> {
+            (name == "KEY").then_some("secret-value-123")
+        }
+        fn bot_token(&self) -> Option<&str> {
+            self.token
+        }
+        fn missing(&mut self, _: Missing<'_>) -> String {
+            String::new()
+        }
+    }
+
+    fn template(parts: Vec<Seg>) -> Template {
+        Template { parts, span: Span::default() }
+    }
+
+    fn text(s: &str) -> Seg {
+        Seg::Text(s.into())
+    }
+
+    fn request(method: Method, url: Vec<Seg>) -> Request {
+        Request {
+            block: "b".into(),
+            method,
+            url: template(url),
+            params: Vec::new(),
+            headers: Vec::new(),
+            body: None,
+            sample: None,
+            allow_bot_token: false,
+            span: Span::default(),
+        }
+    }
+
+    const PLATFORM: &str = "https://discord.com/api";
+
+    #[test]
+    fn values_after_the_host_are_encoded_and_params_appended() {
+        let mut r = request(
+            Method::GET,
+            vec![text("https://api.example.com/users/"), Seg::Var { name: "id".into(), span: Span::default() }],
+        );
+        r.params = vec![("q".into(), template(vec![Seg::Var { name: "q".into(), span: Span::default() }]))];
+        let mut scope = Values { vars: HashMap::from([("id", "a/b?c"), ("q", "x&y=z")]), ..Values::default() };
+        let built = build(&r, &mut scope, PLATFORM, &Redactor::default()).unwrap();
+        assert_eq!(built.url.as_str(), "https://api.example.com/users/a%2Fb%3Fc?q=x%26y%3Dz");
+        assert!(built.body.is_none() && built.headers.is_empty() && !built.carries_token);
+    }
+
+    #[test]
+    fn a_body_is_json_with_its_content_type_and_never_on_get() {
+        let mut r = request(Method::POST, vec![text("https://api.example.com/items")]);
+        r.body = Some(Val::Object(vec![("n".into(), Val::Json(serde_json::json!(1)))]));
+        let built = build(&r, &mut Values::default(), PLATFORM, &Redactor::default()).unwrap();
+        assert_eq!(built.body.as_deref(), Some(&b"{\"n\":1}"[..]));
+        assert_eq!(built.headers[0].name, "Content-Type");
+        r.method = Method::GET;
+        assert!(build(&r, &mut Values::default(), PLATFORM, &Redactor::default()).unwrap().body.is_none());
+    }
+
+    #[test]
+    fn secret_headers_are_marked_and_control_characters_refused() {
+        let mut r = request(Method::GET, vec![text("https://api.example.com/")]);
+        r.headers = vec![
+            ("X-Key".into(), template(vec![Seg::Secret { name: "KEY".into() }])),
+            ("Accept".into(), template(vec![text("application/json")])),
+        ];
+        let built = build(&r, &mut Values::default(), PLATFORM, &Redactor::default()).unwrap();
+        assert!(built.headers[0].secret && !built.headers[1].secret);
+        assert_eq!(built.headers[0].value, "secret-value-123");
+        r.headers = vec![("X-Name".into(), template(vec![Seg::Var { name: "n".into(), span: Span::default() }]))];
+        let mut scope = Values { vars: HashMap::from([("n", "a\r\nX-Evil: 1")]), ..Values::default() };
+        assert_eq!(
+            build(&r, &mut scope, PLATFORM, &Redactor::default()).unwrap_err(),
+            Refusal::HeaderControl { name: "X-Name".into() }
+        );
+    }
+
+    #[test]
+    fn the_token_goes_only_where_the_policy_allows() {
+        let mut r = request(Method::GET, vec![text("https://discord.com/api/v10/users/@me")]);
+        r.headers = vec![("Authorization".into(), template(vec![text("Bot "), Seg::BotToken]))];
+        let mut scope = Values { token: Some("tok.en.value"), ..Values::default() };
+        let built = build(&r, &mut scope, PLATFORM, &Redactor::default()).unwrap();
+        assert!(built.carries_token);
+        r.url = template(vec![text("http://discord.com/api/v10/users/@me")]);
+        assert!(matches!(
+            build(&r, &mut scope, PLATFORM, &Redactor::default()),
+            Err(Refusal::Token(TokenRefusal::Plaintext { .. }))
+        ));
+        r.url = template(vec![text("https://"), Seg::Var { name: "host".into(), span: Span::default() }]);
+        scope.vars.insert("host", "evil.example");
+        assert!(matches!(
+            build(&r, &mut scope, PLATFORM, &Redactor::default()),
+            Err(Refusal::Token(TokenRefusal::NotPlatform { .. }))
+        ));
+    }
+
+    #[test]
+    fn a_url_that_is_not_http_is_refused_with_its_secrets_hidden() {
+        let r = request(Method::GET, vec![text("ftp://files.example.com/"), Seg::Secret { name: "KEY".into() }]);
+        let mut redactor = Redactor::default();
+        redactor.add("secret-value-123", "<KEY>");
+        let refusal = build(&r, &mut Values::default(), PLATFORM, &redactor).unwrap_err();
+        assert_eq!(refusal, Refusal::NotHttp { url: "ftp://files.example.com/<KEY>".into() });
+    }
+}

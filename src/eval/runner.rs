@@ -1,0 +1,323 @@
+//! The runner: walks a tree's steps in order, sends each request, renders
+//! replies and saves, and reports as it goes. Everything it emits passes
+//! its redactor first.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use serde_json::Value as Json;
+
+use super::failure::{self, path_warning, store_failure};
+use super::redact::Redactor;
+use super::render::{self, Body, Miss, Missing, Response};
+use super::request::{self, Built};
+use super::{condition, http, DiagnosticEvent, Event, Inputs, MissingAs, Options, Outcome, RequestEvent, VarStore};
+use crate::diagnostics::{Code, Diagnostic, Severity};
+use crate::plan::{Condition, Plan, Request, Step};
+use crate::source::Span;
+
+pub(super) struct Runner<'r> {
+    pub plan: &'r Plan,
+    pub inputs: &'r Inputs,
+    pub options: &'r Options,
+    pub store: &'r mut dyn VarStore,
+    pub redactor: Redactor,
+    pub responses: HashMap<String, Response>,
+    pub client: Option<http::Client>,
+    pub sink: &'r mut dyn FnMut(Event),
+    /// Warnings of the current step, sent after it.
+    pub pending: Vec<Diagnostic>,
+    /// A failure found while rendering (a store that cannot be read).
+    pub fatal: Option<Diagnostic>,
+    /// Variables a test request left as their text.
+    pub left_as_text: Vec<String>,
+    /// The response headers of the last request (redacted).
+    pub last_headers: Vec<(String, String)>,
+}
+
+impl<'r> Runner<'r> {
+    pub fn new(
+        plan: &'r Plan,
+        inputs: &'r Inputs,
+        options: &'r Options,
+        store: &'r mut dyn VarStore,
+        redactor: Redactor,
+        sink: &'r mut dyn FnMut(Event),
+    ) -> Runner<'r> {
+        Runner {
+            plan,
+            inputs,
+            options,
+            store,
+            redactor,
+            responses: HashMap::new(),
+            client: None,
+            sink,
+            pending: Vec::new(),
+            fatal: None,
+            left_as_text: Vec::new(),
+            last_headers: Vec::new(),
+        }
+    }
+}
+
+impl render::Scope for Runner<'_> {
+    fn response(&self, block: &str) -> Option<&Response> {
+        self.responses.get(block)
+    }
+
+    fn variable(&mut self, name: &str, span: Span) -> Option<String> {
+        if self.options.test_request {
+            return None;
+        }
+        if let Some(v) = self.inputs.vars.get(name) {
+            return Some(v.clone());
+        }
+        match self.store.get(name) {
+            Ok(Some(Json::String(s))) => return Some(s),
+            Ok(Some(other)) => return Some(other.to_string()),
+            Ok(None) => {}
+            Err(e) => {
+                self.fatal.get_or_insert(store_failure(&e, span, format!("reading `{name}`")));
+                return Some(String::new());
+            }
+        }
+        self.plan.variables.iter().find(|v| v.name == name).and_then(|v| v.default.clone())
+    }
+
+    fn secret(&self, name: &str) -> Option<&str> {
+        self.inputs.secrets.get(name).map(String::as_str)
+    }
+
+    fn bot_token(&self) -> Option<&str> {
+        self.inputs.bot_token.as_deref()
+    }
+
+    fn missing(&mut self, what: Missing<'_>) -> String {
+        let (text, diag) = match what {
+            Missing::Variable { name, span } => {
+                let text = format!("{{{name}}}");
+                if self.options.test_request {
+                    if !self.left_as_text.iter().any(|n| n == name) {
+                        self.left_as_text.push(name.to_string());
+                    }
+                    return text;
+                }
+                let diag = Diagnostic::new(Code::MissingVariable, format!("`{{{name}}}` has no value in this run"))
+                    .label(span, "no value")
+                    .help(format!("pass it with `--var {name}=…` or in a `--vars FILE.json`"));
+                (text, Some(diag))
+            }
+            Missing::Path { path, miss } => {
+                let text = format!("{{{}}}", path.text);
+                if self.options.test_request && miss == Miss::NoResponse {
+                    if !self.left_as_text.contains(&path.text) {
+                        self.left_as_text.push(path.text.clone());
+                    }
+                    return text;
+                }
+                if self.options.dry_run && miss == Miss::NoResponse {
+                    return text;
+                }
+                (text, Some(path_warning(path, &miss)))
+            }
+        };
+        if let Some(d) = diag {
+            self.pending.push(d);
+        }
+        match self.options.missing_as {
+            MissingAs::Text => text,
+            MissingAs::Empty => String::new(),
+            MissingAs::Null => "null".to_string(),
+        }
+    }
+}
+
+impl Runner<'_> {
+    pub fn steps(&mut self, steps: &[Step]) -> Outcome {
+        for step in steps {
+            match step {
+                Step::Request(r) => self.request(r)?,
+                Step::Reply { text, .. } => {
+                    let text = render::render(text, self);
+                    self.flush()?;
+                    let text = self.redactor.redact(&text);
+                    (self.sink)(Event::Reply { text });
+                }
+                Step::Save { name, value, span } => {
+                    let mut value = render::render_val(value, self);
+                    self.flush()?;
+                    if self.options.dry_run || self.options.test_request {
+                        continue;
+                    }
+                    self.redactor.redact_json(&mut value);
+                    if let Err(e) = self.store.set(name, &value) {
+                        return Err(Box::new(store_failure(&e, *span, format!("saving `{name}`"))));
+                    }
+                    (self.sink)(Event::Save { name: name.clone(), value });
+                }
+                Step::If { condition, then, otherwise, .. } => {
+                    let taken = self.condition(condition);
+                    self.flush()?;
+                    self.steps(if taken { then } else { otherwise })?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends the warnings of the step just rendered, or fails with the first
+    /// one under `--strict`.
+    fn flush(&mut self) -> Outcome {
+        if let Some(fatal) = self.fatal.take() {
+            return Err(Box::new(self.redact_diag(fatal)));
+        }
+        for diag in std::mem::take(&mut self.pending) {
+            let diag = self.redact_diag(diag);
+            if self.options.strict {
+                let mut diag = diag.with_severity(Severity::Error);
+                diag.note = Some("--strict makes this a failure".into());
+                return Err(Box::new(diag));
+            }
+            (self.sink)(Event::Warning(DiagnosticEvent::new(diag)));
+        }
+        Ok(())
+    }
+
+    fn redact_diag(&self, mut d: Diagnostic) -> Diagnostic {
+        if self.redactor.is_empty() {
+            return d;
+        }
+        d.message = self.redactor.redact(&d.message);
+        d.help = d.help.map(|h| self.redactor.redact(&h));
+        d.note = d.note.map(|n| self.redactor.redact(&n));
+        for l in &mut d.labels {
+            l.text = self.redactor.redact(&l.text);
+        }
+        d
+    }
+
+    fn condition(&mut self, c: &Condition) -> bool {
+        let left = render::render_val(&c.left, self);
+        match &c.test {
+            None => condition::truthy(&left),
+            Some((op, right)) => {
+                let right = render::render_val(right, self);
+                condition::compare(&left, *op, &right)
+            }
+        }
+    }
+
+    /// Builds, checks and sends one block's request (or answers it from
+    /// the sample, or only shows it); its response is kept for later steps.
+    pub fn request(&mut self, r: &Request) -> Outcome {
+        let platform = self.options.platform.as_deref().unwrap_or(&self.plan.platform).to_string();
+        let redactor = std::mem::take(&mut self.redactor);
+        let built = request::build(r, self, &platform, &redactor);
+        self.redactor = redactor;
+        self.flush()?;
+        let built = built.map_err(|refusal| Box::new(failure::refused(r, &refusal)))?;
+        let mut event = self.event(r, &built);
+        if self.options.dry_run {
+            (self.sink)(Event::Request(event));
+            return Ok(());
+        }
+        let response = if self.options.offline {
+            let response = self.sample_response(r)?;
+            event.size = Some(match &response.body {
+                Body::Json(j) => j.to_string().len(),
+                Body::Text(t) => t.len(),
+            });
+            response
+        } else {
+            self.send(r, built, &mut event)?
+        };
+        event.status = Some(response.status);
+        self.responses.insert(r.block.clone(), response);
+        (self.sink)(Event::Request(event));
+        self.flush()
+    }
+
+    /// The request as an event, before it is sent (redacted).
+    fn event(&self, r: &Request, built: &Built) -> RequestEvent {
+        let shows_request = self.options.verbose || self.options.dry_run;
+        RequestEvent {
+            block: r.block.clone(),
+            method: r.method.as_str(),
+            url: self.redactor.redact(built.url.as_str()),
+            status: None,
+            duration_ms: None,
+            size: None,
+            redirects: 0,
+            offline: self.options.offline,
+            dry_run: self.options.dry_run,
+            request_headers: shows_request
+                .then(|| built.headers.iter().map(|h| (h.name.clone(), self.redactor.redact(&h.value))).collect()),
+            request_body: built
+                .body
+                .as_ref()
+                .filter(|_| shows_request)
+                .map(|b| self.redactor.redact(&String::from_utf8_lossy(b))),
+            response_headers: None,
+            span: r.span,
+        }
+    }
+
+    /// Sends a built request over HTTP and reads its response.
+    fn send(&mut self, r: &Request, built: Built, event: &mut RequestEvent) -> Result<Response, Box<Diagnostic>> {
+        let started = Instant::now();
+        let client = self.client.get_or_insert_with(|| http::Client::new(self.options.http));
+        let incoming = match client.send(built) {
+            Ok(i) => i,
+            Err(f) => return Err(Box::new(self.redact_diag(failure::http_failure(r, f, &self.options.http)))),
+        };
+        event.duration_ms = Some((started.elapsed().as_secs_f64() * 1e4).round() / 10.0);
+        event.size = Some(incoming.body.len());
+        event.redirects = incoming.redirects;
+        event.url = self.redactor.redact(incoming.url.as_str());
+        self.last_headers = incoming.headers.iter().map(|(k, v)| (k.clone(), self.redactor.redact(v))).collect();
+        if self.options.verbose {
+            event.response_headers = Some(self.last_headers.clone());
+        }
+        if let Some(location) = &incoming.redirect_refused {
+            self.pending.push(failure::redirect_not_followed(r, location));
+        }
+        let body = match serde_json::from_slice::<Json>(&incoming.body) {
+            Ok(json) => Body::Json(json),
+            Err(_) => Body::Text(String::from_utf8_lossy(&incoming.body).into_owned()),
+        };
+        Ok(Response { status: incoming.status, body })
+    }
+
+    fn sample_response(&self, r: &Request) -> Result<Response, Box<Diagnostic>> {
+        let Some(sample) = &r.sample else {
+            return Err(Box::new(
+                Diagnostic::new(Code::NoSample, format!("block `{}` has no sample to answer from", r.block))
+                    .label(r.span, "no `sample` field")
+                    .help(format!("record one with `blkc test FILE {} --save`, or run without `--offline`", r.block)),
+            ));
+        };
+        let path = self.options.base_dir.join(sample);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            Box::new(
+                Diagnostic::new(
+                    Code::NoSample,
+                    format!("sample `{sample}` of block `{}` cannot be read: {e}", r.block),
+                )
+                .label(r.span, "its sample")
+                .help("the sample path is relative to the .blk file"),
+            )
+        })?;
+        let json = serde_json::from_str(&text).map_err(|e| {
+            Box::new(
+                Diagnostic::new(
+                    Code::NoSample,
+                    format!("sample `{sample}` of block `{}` is not valid JSON: {e}", r.block),
+                )
+                .label(r.span, "its sample")
+                .help("a sample holds the JSON body of a response"),
+            )
+        })?;
+        Ok(Response { status: 200, body: Body::Json(json) })
+    }
+}
