@@ -78,7 +78,7 @@ pub fn compare_with_sample(tree: &Tree, block: &ApiBlock, base_dir: &Path, new: 
     let read = std::fs::read(base_dir.join(sample.value.as_str())).ok();
     let Some(old) = read.and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok()) else { return report };
     let mut refs = Vec::new();
-    crate::check::references::each_reference(&tree.body, &mut |r| {
+    crate::ast::each_reference(&tree.body, &mut |r| {
         if r.block.name == block.name.name && r.root.name == "response" {
             refs.push(r);
         }

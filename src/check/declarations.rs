@@ -4,7 +4,8 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::Scope;
-use crate::ast::{Else, IfNode, Item, Node, TreeKind};
+use crate::ast::visit::{self, Visitor};
+use crate::ast::{ApiBlock, Condition, Item, Node, OptionDecl, Reply, Save, TreeKind};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::source::Span;
 use crate::vocab;
@@ -41,7 +42,7 @@ pub fn check(scope: &Scope<'_>, out: &mut Vec<Diagnostic>) {
                             .help(help),
                     );
                 }
-                check_options(tree.kind, &tree.body, true, &mut HashMap::default(), out);
+                check_options(tree.kind, &tree.body, out);
             }
             Item::Var(var) => {
                 let name = var.name.name.as_str();
@@ -86,54 +87,51 @@ pub fn check(scope: &Scope<'_>, out: &mut Vec<Diagnostic>) {
 }
 
 /// Options belong at the top level of a command, once each.
-fn check_options<'a>(
+struct Options<'o, 'a> {
     kind: TreeKind,
-    nodes: &'a [Node],
-    top: bool,
-    seen: &mut HashMap<&'a str, Span>,
-    out: &mut Vec<Diagnostic>,
-) {
-    for node in nodes {
-        match node {
-            Node::Option(opt) => {
-                let name = opt.name.name.as_str();
-                if kind == TreeKind::Event {
-                    out.push(
-                        Diagnostic::new(Code::MisplacedOption, format!("option `{name}` in an event"))
-                            .label(opt.span, "events have no options")
-                            .help("options are what a user types after a command; an event's data comes from its trigger variables"),
-                    );
-                } else if !top {
-                    out.push(
-                        Diagnostic::new(Code::MisplacedOption, format!("option `{name}` inside a branch"))
-                            .label(opt.span, "declared inside a branch")
-                            .help("declare options at the top of the command, before its other nodes"),
-                    );
-                } else if let Some(first) = seen.insert(name, opt.name.span) {
-                    out.push(
-                        Diagnostic::new(Code::DuplicateDeclaration, format!("option `{name}` is declared twice"))
-                            .label(opt.name.span, "declared again here")
-                            .related(first, "first declared here")
-                            .help("remove one of the declarations"),
-                    );
-                }
-            }
-            Node::If(i) => check_options_in_if(kind, i, seen, out),
-            _ => {}
+    /// How many branches deep the walk is (0: the tree's own nodes).
+    depth: usize,
+    seen: HashMap<&'a str, Span>,
+    out: &'o mut Vec<Diagnostic>,
+}
+
+impl<'a> Visitor<'a> for Options<'_, 'a> {
+    fn block(&mut self, _: &'a ApiBlock) {}
+    fn reply(&mut self, _: &'a Reply) {}
+    fn save(&mut self, _: &'a Save) {}
+    fn condition(&mut self, _: &'a Condition) {}
+
+    fn branch(&mut self, nodes: &'a [Node]) {
+        self.depth += 1;
+        visit::walk_nodes(self, nodes);
+        self.depth -= 1;
+    }
+
+    fn option(&mut self, opt: &'a OptionDecl) {
+        let name = opt.name.name.as_str();
+        if self.kind == TreeKind::Event {
+            self.out.push(
+                Diagnostic::new(Code::MisplacedOption, format!("option `{name}` in an event"))
+                    .label(opt.span, "events have no options")
+                    .help("options are what a user types after a command; an event's data comes from its trigger variables"),
+            );
+        } else if self.depth > 0 {
+            self.out.push(
+                Diagnostic::new(Code::MisplacedOption, format!("option `{name}` inside a branch"))
+                    .label(opt.span, "declared inside a branch")
+                    .help("declare options at the top of the command, before its other nodes"),
+            );
+        } else if let Some(first) = self.seen.insert(name, opt.name.span) {
+            self.out.push(
+                Diagnostic::new(Code::DuplicateDeclaration, format!("option `{name}` is declared twice"))
+                    .label(opt.name.span, "declared again here")
+                    .related(first, "first declared here")
+                    .help("remove one of the declarations"),
+            );
         }
     }
 }
 
-fn check_options_in_if<'a>(
-    kind: TreeKind,
-    node: &'a IfNode,
-    seen: &mut HashMap<&'a str, Span>,
-    out: &mut Vec<Diagnostic>,
-) {
-    check_options(kind, &node.then.body, false, seen, out);
-    match &node.otherwise {
-        Some(Else::If(i)) => check_options_in_if(kind, i, seen, out),
-        Some(Else::Branch(b)) => check_options(kind, &b.body, false, seen, out),
-        None => {}
-    }
+fn check_options<'a>(kind: TreeKind, nodes: &'a [Node], out: &mut Vec<Diagnostic>) {
+    visit::walk_nodes(&mut Options { kind, depth: 0, seen: HashMap::default(), out }, nodes);
 }

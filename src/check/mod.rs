@@ -42,7 +42,7 @@ impl<'a> Scope<'a> {
                 Item::Platform(p) if platform.is_none() => platform = Platform::parse(&p.url.value),
                 Item::Platform(_) => {}
                 Item::Tree(tree) => {
-                    references::each_save(&tree.body, &mut |save| {
+                    crate::ast::each_save(&tree.body, &mut |save| {
                         custom.insert(save.name.name.as_str());
                     });
                     each_block(&tree.body, &mut |block| {

@@ -4,72 +4,23 @@
 use rustc_hash::FxHashSet as HashSet;
 
 use super::{samples, Scope};
-use crate::ast::{ApiBlock, Else, IfNode, Node, Part, Reference, Save, Template, Tree, TreeKind, Value, Var};
+use crate::ast::visit::{self, Site, Visitor};
+use crate::ast::{each_block, ApiBlock, Ident, IfNode, Node, Reference, Tree, TreeKind, Value};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::path::{self, Root};
 use crate::vocab;
-
-/// Calls `f` on every `save` of a node list, in every branch.
-pub fn each_save<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Save)) {
-    for node in nodes {
-        match node {
-            Node::Save(s) => f(s),
-            Node::If(i) => {
-                let mut next: Option<&IfNode> = Some(i);
-                while let Some(node) = next {
-                    each_save(&node.then.body, f);
-                    next = match &node.otherwise {
-                        Some(Else::If(i)) => Some(i),
-                        Some(Else::Branch(b)) => {
-                            each_save(&b.body, f);
-                            None
-                        }
-                        None => None,
-                    };
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// Calls `f` on every variable of a template.
-pub fn template_vars<'a>(t: &'a Template, f: &mut impl FnMut(&'a Var)) {
-    for part in &t.parts {
-        if let Part::Var(v) = part {
-            f(v);
-        }
-    }
-}
-
-/// Calls `f` on every template of a value, and `r` on every unquoted reference.
-pub fn value_parts<'a>(v: &'a Value, t: &mut impl FnMut(&'a Template), r: &mut impl FnMut(&'a Reference)) {
-    match v {
-        Value::Str(s) => t(s),
-        Value::Ref(re) => r(re),
-        Value::Object(entries, _) => entries.iter().for_each(|e| value_parts(&e.value, t, r)),
-        Value::Array(items, _) => items.iter().for_each(|i| value_parts(i, t, r)),
-        Value::Number(..) | Value::Bool(..) | Value::Null(_) => {}
-    }
-}
-
-/// Calls `f` on every template of a block's fields.
-pub fn block_templates<'a>(block: &'a ApiBlock, f: &mut impl FnMut(&'a Template), r: &mut impl FnMut(&'a Reference)) {
-    if let Some(url) = block.url() {
-        f(url);
-    }
-    block.params().iter().for_each(|p| f(&p.value));
-    block.headers().iter().for_each(|h| f(&h.value));
-    if let Some((entries, _)) = block.body() {
-        entries.iter().for_each(|e| value_parts(&e.value, f, r));
-    }
-}
 
 struct Walk<'s, 'a> {
     scope: &'s Scope<'a>,
     tree: &'a Tree,
     variables: Vec<&'a str>,
+    /// `option_<name>` of each option of the command.
+    option_vars: Vec<String>,
     out: &'s mut Vec<Diagnostic>,
+    /// The blocks that have run on every path to the current node.
+    ran: HashSet<&'a str>,
+    /// The block whose fields are being walked.
+    inside: Option<&'a ApiBlock>,
     /// Blocks read with a path into their response (they would gain from a sample).
     read_into: HashSet<&'a str>,
     /// Blocks whose status, in the current branch, may not be a success.
@@ -101,28 +52,36 @@ fn status_test(c: &crate::ast::Condition) -> Option<(&str, bool, bool)> {
 }
 
 pub fn check_tree(scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
-    let options: Vec<&str> = tree
+    let option_vars: Vec<String> = tree
         .body
         .iter()
         .filter_map(|n| match n {
-            Node::Option(o) => Some(o.name.name.as_str()),
+            Node::Option(o) => Some(format!("option_{}", o.name.name)),
             _ => None,
         })
         .collect();
     let mut variables = scope.variables_of(tree);
-    let option_vars: Vec<String> = options.iter().map(|o| format!("option_{o}")).collect();
     variables.sort_unstable();
     let mut own_blocks = rustc_hash::FxHashMap::default();
-    crate::ast::each_block(&tree.body, &mut |b| {
+    each_block(&tree.body, &mut |b| {
         own_blocks.entry(b.name.name.as_str()).or_insert(b);
     });
-    let mut walk =
-        Walk { scope, tree, variables, out, read_into: HashSet::default(), unsure: HashSet::default(), own_blocks };
-    let option_refs: Vec<&str> = option_vars.iter().map(String::as_str).collect();
-    walk.nodes(&tree.body, &mut HashSet::default(), &option_refs);
+    let mut walk = Walk {
+        scope,
+        tree,
+        variables,
+        option_vars,
+        out,
+        ran: HashSet::default(),
+        inside: None,
+        read_into: HashSet::default(),
+        unsure: HashSet::default(),
+        own_blocks,
+    };
+    visit::walk_nodes(&mut walk, &tree.body);
     let read_into = std::mem::take(&mut walk.read_into);
     if scope.samples.enabled() {
-        crate::ast::each_block(&tree.body, &mut |block| match block.sample() {
+        each_block(&tree.body, &mut |block| match block.sample() {
             Some(field) => {
                 if let Some(loaded) = samples::sample_of(scope.samples, block) {
                     if let Err(why) = loaded.as_ref() {
@@ -136,94 +95,74 @@ pub fn check_tree(scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
     }
 }
 
-impl<'a> Walk<'_, 'a> {
-    /// Walks nodes in order; `ran` holds the blocks that have run on every
-    /// path to the current node.
-    fn nodes(&mut self, nodes: &'a [Node], ran: &mut HashSet<&'a str>, option_vars: &[&str]) {
-        for node in nodes {
-            match node {
-                Node::Api(block) => {
-                    let mut templates = Vec::new();
-                    let mut refs = Vec::new();
-                    block_templates(block, &mut |t| templates.push(t), &mut |r| refs.push(r));
-                    for t in templates {
-                        self.template(t, ran, option_vars, Some(block));
-                    }
-                    for r in refs {
-                        self.reference(r, ran, Some(block), false);
-                    }
-                    ran.insert(block.name.name.as_str());
-                }
-                Node::Reply(reply) => self.template(&reply.text, ran, option_vars, None),
-                Node::Save(save) => self.value(&save.value, ran, option_vars),
-                Node::Option(_) => {}
-                Node::If(node) => self.if_node(node, ran, option_vars),
-            }
-        }
+impl<'a> Visitor<'a> for Walk<'_, 'a> {
+    fn block(&mut self, block: &'a ApiBlock) {
+        self.inside = Some(block);
+        visit::walk_block(self, block);
+        self.inside = None;
+        self.ran.insert(block.name.name.as_str());
     }
 
-    fn if_node(&mut self, node: &'a IfNode, ran: &mut HashSet<&'a str>, option_vars: &[&str]) {
-        self.value(&node.condition.left, ran, option_vars);
-        if let Some((_, _, right)) = &node.condition.test {
-            self.value(right, ran, option_vars);
-        }
+    /// A block has run after an `if` when it ran in every branch of it (a
+    /// chain without a final `else` has an empty one).
+    fn if_chain(&mut self, node: &'a IfNode) {
+        let before = self.ran.clone();
+        let mut after: Option<HashSet<&'a str>> = None;
         // A sample records a success: inside a branch that a status test does
         // not show to be one, the block's paths are not checked against it.
-        let status_test = status_test(&node.condition);
-        let unsure_then = status_test.filter(|t| t.1).map(|t| t.0);
-        let unsure_else = status_test.filter(|t| t.2).map(|t| t.0);
-        let mut then = ran.clone();
-        let added = unsure_then.is_some_and(|b| self.unsure.insert(b));
-        self.nodes(&node.then.body, &mut then, option_vars);
-        if added {
-            self.unsure.remove(unsure_then.unwrap_or_default());
-        }
-        let mut otherwise = ran.clone();
-        let added = unsure_else.is_some_and(|b| self.unsure.insert(b));
-        match &node.otherwise {
-            Some(Else::If(i)) => self.if_node(i, &mut otherwise, option_vars),
-            Some(Else::Branch(b)) => self.nodes(&b.body, &mut otherwise, option_vars),
-            None => {}
-        }
-        if added {
-            self.unsure.remove(unsure_else.unwrap_or_default());
-        }
-        // A block has run after the `if` when it ran on both sides.
-        ran.extend(then.intersection(&otherwise).copied().collect::<Vec<_>>());
-    }
-
-    fn value(&mut self, value: &'a Value, ran: &HashSet<&'a str>, option_vars: &[&str]) {
-        let mut templates = Vec::new();
-        let mut refs = Vec::new();
-        value_parts(value, &mut |t| templates.push(t), &mut |r| refs.push(r));
-        for t in templates {
-            self.template(t, ran, option_vars, None);
-        }
-        for r in refs {
-            self.reference(r, ran, None, false);
-        }
-    }
-
-    fn template(&mut self, t: &'a Template, ran: &HashSet<&'a str>, option_vars: &[&str], inside: Option<&ApiBlock>) {
-        let mut vars = Vec::new();
-        template_vars(t, &mut |v| vars.push(v));
-        for var in vars {
-            match var {
-                Var::Ref(r) => self.reference(r, ran, inside, true),
-                Var::Named(name) => self.named(name, option_vars),
-                Var::BotToken(_) => {}
+        // The else side of a link is every later link and the final `else`.
+        let mut unsure_else = Vec::new();
+        for link in visit::chain(node) {
+            self.ran = before.clone();
+            self.condition(&link.condition);
+            let test = status_test(&link.condition);
+            let unsure_then = test.filter(|t| t.1).map(|t| t.0).filter(|b| self.unsure.insert(b));
+            self.branch(&link.then.body);
+            if let Some(b) = unsure_then {
+                self.unsure.remove(b);
             }
+            after = Some(intersect(after, &self.ran));
+            unsure_else.extend(test.filter(|t| t.2).map(|t| t.0).filter(|b| self.unsure.insert(b)));
         }
+        self.ran = before.clone();
+        if let Some(last) = visit::final_else(node) {
+            self.branch(&last.body);
+        }
+        for b in unsure_else {
+            self.unsure.remove(b);
+        }
+        let after = intersect(after, &self.ran);
+        self.ran = before;
+        self.ran.extend(after);
     }
 
-    fn named(&mut self, name: &crate::ast::Ident, option_vars: &[&str]) {
+    fn reference(&mut self, r: &'a Reference, _site: Site, in_text: bool) {
+        self.check_reference(r, in_text);
+    }
+
+    fn named(&mut self, name: &'a Ident, _site: Site) {
+        self.check_named(name);
+    }
+}
+
+/// The blocks in both sets (`None` is every block).
+fn intersect<'a>(a: Option<HashSet<&'a str>>, b: &HashSet<&'a str>) -> HashSet<&'a str> {
+    match a {
+        None => b.clone(),
+        Some(a) => a.intersection(b).copied().collect(),
+    }
+}
+
+impl<'a> Walk<'_, 'a> {
+    fn check_named(&mut self, name: &Ident) {
         let n = name.name.as_str();
-        if self.variables.binary_search(&n).is_ok() || option_vars.contains(&n) {
+        if self.variables.binary_search(&n).is_ok() || self.option_vars.iter().any(|o| o == n) {
             return;
         }
         let mut diag = Diagnostic::new(Code::UnknownVariable, format!("unknown variable `{{{n}}}`"))
             .label(name.span, "not defined here");
-        let candidates = self.variables.iter().copied().chain(option_vars.iter().copied()).chain(["bot_token"]);
+        let candidates =
+            self.variables.iter().copied().chain(self.option_vars.iter().map(String::as_str)).chain(["bot_token"]);
         let suggestion = did_you_mean(n, candidates);
         diag = if let Some(block) = n.strip_prefix("api_").filter(|b| self.scope.blocks.contains_key(b)) {
             diag.help(format!(
@@ -251,7 +190,7 @@ impl<'a> Walk<'_, 'a> {
         self.out.push(diag);
     }
 
-    fn reference(&mut self, r: &'a Reference, ran: &HashSet<&'a str>, inside: Option<&ApiBlock>, in_text: bool) {
+    fn check_reference(&mut self, r: &'a Reference, in_text: bool) {
         check_path(r, self.out);
         let name = r.block.name.as_str();
         let defs = self.scope.blocks.get(name).map(Vec::as_slice).unwrap_or(&[]);
@@ -267,11 +206,11 @@ impl<'a> Walk<'_, 'a> {
                 }
             }
         }
-        if ran.contains(name) {
+        if self.ran.contains(name) {
             return;
         }
         if let Some(block) = here {
-            let diag = if inside.is_some_and(|b| std::ptr::eq(b, block)) {
+            let diag = if self.inside.is_some_and(|b| std::ptr::eq(b, block)) {
                 Diagnostic::new(Code::NotRunBefore, format!("block `{name}` reads its own response"))
                     .label(r.span, "read while the request is being built")
                     .help("a block's response exists only after its request is sent; read it in a later node")
@@ -304,7 +243,7 @@ impl<'a> Walk<'_, 'a> {
             return;
         }
         let mut here = Vec::new();
-        crate::ast::each_block(&self.tree.body, &mut |b| here.push(b.name.name.as_str()));
+        each_block(&self.tree.body, &mut |b| here.push(b.name.name.as_str()));
         let help = match did_you_mean(name, here.iter().copied()) {
             Some(s) => format!("did you mean `api_{s}`?"),
             None if here.is_empty() => {
@@ -367,53 +306,6 @@ fn check_path(r: &Reference, out: &mut Vec<Diagnostic>) {
             let parent = path::display(r.segments[..i].iter().map(|s| s.text.as_str()));
             let (message, label, help) = e.text(&seg.text, &parent);
             out.push(Diagnostic::new(Code::MalformedPath, message).label(seg.span, label).help(help));
-        }
-    }
-}
-
-/// Calls `f` on every response reference of a node list, in every branch.
-pub fn each_reference<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Reference)) {
-    let template = |t: &'a Template, f: &mut dyn FnMut(&'a Reference)| {
-        template_vars(t, &mut |v| {
-            if let Var::Ref(r) = v {
-                f(r);
-            }
-        })
-    };
-    for node in nodes {
-        match node {
-            Node::Api(b) => {
-                let mut templates = Vec::new();
-                block_templates(b, &mut |t| templates.push(t), &mut |r| f(r));
-                templates.into_iter().for_each(|t| template(t, f));
-            }
-            Node::Reply(r) => template(&r.text, f),
-            Node::Save(s) => {
-                let mut templates = Vec::new();
-                value_parts(&s.value, &mut |t| templates.push(t), &mut |r| f(r));
-                templates.into_iter().for_each(|t| template(t, f));
-            }
-            Node::If(i) => {
-                let mut next: Option<&'a IfNode> = Some(i);
-                while let Some(n) = next {
-                    let mut templates = Vec::new();
-                    value_parts(&n.condition.left, &mut |t| templates.push(t), &mut |r| f(r));
-                    if let Some((_, _, right)) = &n.condition.test {
-                        value_parts(right, &mut |t| templates.push(t), &mut |r| f(r));
-                    }
-                    templates.into_iter().for_each(|t| template(t, f));
-                    each_reference(&n.then.body, f);
-                    next = match &n.otherwise {
-                        Some(Else::If(e)) => Some(e),
-                        Some(Else::Branch(b)) => {
-                            each_reference(&b.body, f);
-                            None
-                        }
-                        None => None,
-                    };
-                }
-            }
-            Node::Option(_) => {}
         }
     }
 }

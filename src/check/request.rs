@@ -4,6 +4,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::url::{literal_length, shape, UrlShape};
 use super::Scope;
+use crate::ast::visit::{self, Site, Visitor};
 use crate::ast::{each_block, ApiBlock, Entry, FieldKind, Part, Tree, Value};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::source::Span;
@@ -127,9 +128,7 @@ fn check_block(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
             }
         }
     }
-    if let Some((entries, _)) = block.body() {
-        check_body_keys(entries, out);
-    }
+    check_body_keys(block, out);
     for field in &block.fields {
         if let FieldKind::Allow(what) = &field.kind {
             if what.name != "bot_token" {
@@ -174,7 +173,24 @@ fn check_method(name: &str, span: Span, out: &mut Vec<Diagnostic>) {
     );
 }
 
-fn check_body_keys(entries: &[Entry], out: &mut Vec<Diagnostic>) {
+/// Each object of a body, at any depth, has one value per key.
+fn check_body_keys(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
+    struct Keys<'o>(&'o mut Vec<Diagnostic>);
+    impl<'a> Visitor<'a> for Keys<'_> {
+        fn value(&mut self, v: &'a Value, site: Site) {
+            if let Value::Object(entries, _) = v {
+                duplicate_keys(entries, self.0);
+            }
+            visit::walk_value(self, v, site);
+        }
+    }
+    if let Some((entries, _)) = block.body() {
+        duplicate_keys(entries, out);
+        visit::walk_block(&mut Keys(out), block);
+    }
+}
+
+fn duplicate_keys(entries: &[Entry], out: &mut Vec<Diagnostic>) {
     let mut seen: HashMap<&str, Span> = HashMap::default();
     for entry in entries {
         if let Some(first) = seen.insert(entry.key.name.as_str(), entry.key.span) {
@@ -188,15 +204,6 @@ fn check_body_keys(entries: &[Entry], out: &mut Vec<Diagnostic>) {
                 .help("keep one: a JSON object has one value per key, and servers disagree on which one wins"),
             );
         }
-        check_value_keys(&entry.value, out);
-    }
-}
-
-fn check_value_keys(value: &Value, out: &mut Vec<Diagnostic>) {
-    match value {
-        Value::Object(entries, _) => check_body_keys(entries, out),
-        Value::Array(items, _) => items.iter().for_each(|v| check_value_keys(v, out)),
-        _ => {}
     }
 }
 

@@ -1,27 +1,68 @@
 //! Rules that keep secrets secret: where `{bot_token}` may go, literals that
 //! look like credentials, and secrets where they would be shown.
 
-use super::references::value_parts;
 use super::url::{shape, UrlShape};
 use super::Scope;
-use crate::ast::{each_block, ApiBlock, Else, IfNode, Node, Part, Template, Tree, Var};
+use crate::ast::visit::{self, Site, Visitor};
+use crate::ast::{ApiBlock, Ident, Part, Tree};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::policy::{self, Destination, Place, TokenRefusal};
 use crate::source::Span;
 
 pub fn check_tree(scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
-    each_block(&tree.body, &mut |block| {
-        check_token(scope, block, out);
-        check_literals(block, out);
-    });
-    check_output(&tree.body, out);
+    let mut walk = Walk { scope, out };
+    visit::walk_nodes(&mut walk, &tree.body);
 }
 
-fn token_spans(t: &Template) -> impl Iterator<Item = Span> + '_ {
-    t.parts.iter().filter_map(|p| match p {
-        Part::Var(Var::BotToken(span)) => Some(*span),
-        _ => None,
-    })
+struct Walk<'s, 'a> {
+    scope: &'s Scope<'a>,
+    out: &'s mut Vec<Diagnostic>,
+}
+
+impl<'a> Visitor<'a> for Walk<'_, 'a> {
+    fn block(&mut self, block: &'a ApiBlock) {
+        check_token(self.scope, block, self.out);
+        check_literals(block, self.out);
+    }
+
+    /// Replies and saves are shown or stored: no secret may go there.
+    fn secret(&mut self, slot: &'a Ident, site: Site) {
+        self.in_output(slot.span, format!("secret `<{}>`", slot.name), site);
+    }
+
+    fn bot_token(&mut self, span: Span, site: Site) {
+        self.in_output(span, "the bot token".to_string(), site);
+    }
+}
+
+impl Walk<'_, '_> {
+    fn in_output(&mut self, span: Span, what: String, site: Site) {
+        let (place, shown) = match site {
+            Site::Reply => ("reply", "would be shown to users"),
+            Site::Save => ("save", "would be stored in plain text"),
+            // Block fields are requests, where secrets belong; a condition
+            // is neither shown nor stored.
+            _ => return,
+        };
+        self.out.push(
+            Diagnostic::new(Code::SecretInOutput, format!("{what} in a {place}"))
+                .label(span, shown)
+                .help("secrets are only sent in requests, never shown or saved; remove it from here"),
+        );
+    }
+}
+
+/// Every `{bot_token}` of a block, with where it goes in the request.
+fn token_places(block: &ApiBlock) -> Vec<(Span, Place)> {
+    struct Tokens(Vec<(Span, Place)>);
+    impl<'a> Visitor<'a> for Tokens {
+        fn bot_token(&mut self, span: Span, site: Site) {
+            self.0.extend(site.request_place().map(|place| (span, place)));
+        }
+    }
+    let mut tokens = Tokens(Vec::new());
+    visit::walk_block(&mut tokens, block);
+    tokens.0
 }
 
 /// `{bot_token}` goes in a header ([`policy::token_may_go_in`]) of a request
@@ -29,21 +70,7 @@ fn token_spans(t: &Template) -> impl Iterator<Item = Span> + '_ {
 /// ([`policy::token_destination`]).
 fn check_token(scope: &Scope<'_>, block: &ApiBlock, out: &mut Vec<Diagnostic>) {
     let allowed = block.allows_bot_token();
-    let mut places = Vec::new();
-    if let Some(url) = block.url() {
-        places.extend(token_spans(url).map(|s| (s, Place::Url)));
-    }
-    for p in block.params() {
-        places.extend(token_spans(&p.value).map(|s| (s, Place::Param)));
-    }
-    for h in block.headers() {
-        places.extend(token_spans(&h.value).map(|s| (s, Place::Header)));
-    }
-    if let Some((entries, _)) = block.body() {
-        for e in entries {
-            value_parts(&e.value, &mut |t| places.extend(token_spans(t).map(|s| (s, Place::Body))), &mut |_| {});
-        }
-    }
+    let places = token_places(block);
     for &(span, place) in places.iter().filter(|(_, place)| !policy::token_may_go_in(*place, allowed)) {
         let place = place.words();
         out.push(
@@ -115,48 +142,5 @@ fn check_literals(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
                 break;
             }
         }
-    }
-}
-
-/// Replies and saves are shown or stored: no secret may go there.
-fn check_output(nodes: &[Node], out: &mut Vec<Diagnostic>) {
-    let mut report = |t: &Template, what: &str| {
-        for part in &t.parts {
-            let (span, name) = match part {
-                Part::Secret(id) => (id.span, format!("secret `<{}>`", id.name)),
-                Part::Var(Var::BotToken(span)) => (*span, "the bot token".to_string()),
-                _ => continue,
-            };
-            out.push(
-                Diagnostic::new(Code::SecretInOutput, format!("{name} in a {what}"))
-                    .label(
-                        span,
-                        format!("would be {}", if what == "reply" { "shown to users" } else { "stored in plain text" }),
-                    )
-                    .help("secrets are only sent in requests, never shown or saved; remove it from here"),
-            );
-        }
-    };
-    walk_output(nodes, &mut report);
-}
-
-fn walk_output(nodes: &[Node], report: &mut impl FnMut(&Template, &str)) {
-    for node in nodes {
-        match node {
-            Node::Reply(r) => report(&r.text, "reply"),
-            Node::Save(s) => value_parts(&s.value, &mut |t| report(t, "save"), &mut |_| {}),
-            Node::If(i) => walk_output_if(i, report),
-            // Block fields are requests, where secrets belong.
-            Node::Api(_) | Node::Option(_) => {}
-        }
-    }
-}
-
-fn walk_output_if(node: &IfNode, report: &mut impl FnMut(&Template, &str)) {
-    walk_output(&node.then.body, report);
-    match &node.otherwise {
-        Some(Else::If(i)) => walk_output_if(i, report),
-        Some(Else::Branch(b)) => walk_output(&b.body, report),
-        None => {}
     }
 }

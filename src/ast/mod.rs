@@ -1,6 +1,9 @@
 //! The typed syntax tree. Every node carries the byte span it came from.
 
+pub mod visit;
+
 use crate::source::Span;
+pub use visit::{each_block, each_reference, each_save};
 
 /// Text in the AST: names, keys and literals. Short strings (up to 24 bytes,
 /// which is nearly all of them) are stored inline, without an allocation.
@@ -389,25 +392,5 @@ impl File {
             Item::Tree(t) => Some(t),
             _ => None,
         })
-    }
-}
-
-/// Calls `f` on every api block of a node list, in every branch, in order.
-pub fn each_block<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a ApiBlock)) {
-    for node in nodes {
-        match node {
-            Node::Api(b) => f(b),
-            Node::If(i) => each_block_in_if(i, f),
-            _ => {}
-        }
-    }
-}
-
-fn each_block_in_if<'a>(node: &'a IfNode, f: &mut impl FnMut(&'a ApiBlock)) {
-    each_block(&node.then.body, f);
-    match &node.otherwise {
-        Some(Else::If(i)) => each_block_in_if(i, f),
-        Some(Else::Branch(b)) => each_block(&b.body, f),
-        None => {}
     }
 }

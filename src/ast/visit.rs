@@ -1,0 +1,191 @@
+//! Walking the AST: the one place that knows where templates, values and
+//! references sit in a tree. A rule implements [`Visitor`] for the parts it
+//! cares about; the `walk_*` functions visit the rest in source order.
+//!
+//! An `else if` chain is walked as a loop, never by recursion, so a chain
+//! of any length takes no stack.
+
+use super::*;
+use crate::policy::Place;
+
+/// Where a template or value sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Site {
+    Url,
+    Param,
+    Header,
+    Body,
+    Reply,
+    Save,
+    Condition,
+}
+
+impl Site {
+    /// The place in a request, for a block's fields.
+    pub fn request_place(self) -> Option<Place> {
+        match self {
+            Site::Url => Some(Place::Url),
+            Site::Param => Some(Place::Param),
+            Site::Header => Some(Place::Header),
+            Site::Body => Some(Place::Body),
+            Site::Reply | Site::Save | Site::Condition => None,
+        }
+    }
+}
+
+/// Every method visits its part and, by default, walks into it.
+pub trait Visitor<'a> {
+    fn block(&mut self, b: &'a ApiBlock) {
+        walk_block(self, b);
+    }
+    fn reply(&mut self, r: &'a Reply) {
+        self.template(&r.text, Site::Reply);
+    }
+    fn save(&mut self, s: &'a Save) {
+        self.value(&s.value, Site::Save);
+    }
+    fn option(&mut self, _option: &'a OptionDecl) {}
+    /// An `if` with its whole `else if … else` chain.
+    fn if_chain(&mut self, node: &'a IfNode) {
+        walk_if_chain(self, node);
+    }
+    fn condition(&mut self, c: &'a Condition) {
+        walk_condition(self, c);
+    }
+    /// The nodes of a branch (a `then`, an `else`).
+    fn branch(&mut self, nodes: &'a [Node]) {
+        walk_nodes(self, nodes);
+    }
+    fn value(&mut self, v: &'a Value, site: Site) {
+        walk_value(self, v, site);
+    }
+    fn template(&mut self, t: &'a Template, site: Site) {
+        walk_template(self, t, site);
+    }
+    /// A response reference; `in_text` when written inside a string.
+    fn reference(&mut self, _r: &'a Reference, _site: Site, _in_text: bool) {}
+    /// A trigger, option or custom variable.
+    fn named(&mut self, _name: &'a Ident, _site: Site) {}
+    fn bot_token(&mut self, _span: Span, _site: Site) {}
+    fn secret(&mut self, _slot: &'a Ident, _site: Site) {}
+}
+
+pub fn walk_nodes<'a, V: Visitor<'a> + ?Sized>(v: &mut V, nodes: &'a [Node]) {
+    for node in nodes {
+        match node {
+            Node::Api(b) => v.block(b),
+            Node::Reply(r) => v.reply(r),
+            Node::Save(s) => v.save(s),
+            Node::Option(o) => v.option(o),
+            Node::If(i) => v.if_chain(i),
+        }
+    }
+}
+
+/// Each link's condition and branch in order, then the final `else`.
+pub fn walk_if_chain<'a, V: Visitor<'a> + ?Sized>(v: &mut V, node: &'a IfNode) {
+    for link in chain(node) {
+        v.condition(&link.condition);
+        v.branch(&link.then.body);
+    }
+    if let Some(last) = final_else(node) {
+        v.branch(&last.body);
+    }
+}
+
+/// The links of an `if … else if …` chain, first to last.
+pub fn chain(node: &IfNode) -> impl Iterator<Item = &IfNode> {
+    std::iter::successors(Some(node), |n| match &n.otherwise {
+        Some(Else::If(next)) => Some(next),
+        _ => None,
+    })
+}
+
+/// The `else { … }` that ends a chain, if it has one.
+pub fn final_else(node: &IfNode) -> Option<&Branch> {
+    match &chain(node).last()?.otherwise {
+        Some(Else::Branch(b)) => Some(b),
+        _ => None,
+    }
+}
+
+pub fn walk_condition<'a, V: Visitor<'a> + ?Sized>(v: &mut V, c: &'a Condition) {
+    v.value(&c.left, Site::Condition);
+    if let Some((_, _, right)) = &c.test {
+        v.value(right, Site::Condition);
+    }
+}
+
+/// A block's fields in source order: URL, parameters, headers, body.
+pub fn walk_block<'a, V: Visitor<'a> + ?Sized>(v: &mut V, b: &'a ApiBlock) {
+    for field in &b.fields {
+        match &field.kind {
+            FieldKind::Url(t) => v.template(t, Site::Url),
+            FieldKind::Params(pairs) => pairs.iter().for_each(|p| v.template(&p.value, Site::Param)),
+            FieldKind::Headers(pairs) => pairs.iter().for_each(|p| v.template(&p.value, Site::Header)),
+            FieldKind::Body(entries) => entries.iter().for_each(|e| v.value(&e.value, Site::Body)),
+            FieldKind::Method(_) | FieldKind::Sample(_) | FieldKind::Allow(_) => {}
+        }
+    }
+}
+
+pub fn walk_value<'a, V: Visitor<'a> + ?Sized>(v: &mut V, value: &'a Value, site: Site) {
+    match value {
+        Value::Str(t) => v.template(t, site),
+        Value::Ref(r) => v.reference(r, site, false),
+        Value::Object(entries, _) => entries.iter().for_each(|e| v.value(&e.value, site)),
+        Value::Array(items, _) => items.iter().for_each(|i| v.value(i, site)),
+        Value::Number(..) | Value::Bool(..) | Value::Null(_) => {}
+    }
+}
+
+pub fn walk_template<'a, V: Visitor<'a> + ?Sized>(v: &mut V, t: &'a Template, site: Site) {
+    for part in &t.parts {
+        match part {
+            Part::Lit(..) => {}
+            Part::Var(Var::Ref(r)) => v.reference(r, site, true),
+            Part::Var(Var::Named(name)) => v.named(name, site),
+            Part::Var(Var::BotToken(span)) => v.bot_token(*span, site),
+            Part::Secret(slot) => v.secret(slot, site),
+        }
+    }
+}
+
+/// Calls `f` on every api block of a node list, in every branch, in order.
+pub fn each_block<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a ApiBlock)) {
+    struct Blocks<'f, F>(&'f mut F);
+    impl<'a, F: FnMut(&'a ApiBlock)> Visitor<'a> for Blocks<'_, F> {
+        fn block(&mut self, b: &'a ApiBlock) {
+            (self.0)(b);
+        }
+        fn reply(&mut self, _: &'a Reply) {}
+        fn save(&mut self, _: &'a Save) {}
+        fn condition(&mut self, _: &'a Condition) {}
+    }
+    walk_nodes(&mut Blocks(f), nodes);
+}
+
+/// Calls `f` on every `save` of a node list, in every branch.
+pub fn each_save<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Save)) {
+    struct Saves<'f, F>(&'f mut F);
+    impl<'a, F: FnMut(&'a Save)> Visitor<'a> for Saves<'_, F> {
+        fn block(&mut self, _: &'a ApiBlock) {}
+        fn reply(&mut self, _: &'a Reply) {}
+        fn save(&mut self, s: &'a Save) {
+            (self.0)(s);
+        }
+        fn condition(&mut self, _: &'a Condition) {}
+    }
+    walk_nodes(&mut Saves(f), nodes);
+}
+
+/// Calls `f` on every response reference of a node list, in every branch.
+pub fn each_reference<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Reference)) {
+    struct References<'f, F>(&'f mut F);
+    impl<'a, F: FnMut(&'a Reference)> Visitor<'a> for References<'_, F> {
+        fn reference(&mut self, r: &'a Reference, _: Site, _: bool) {
+            (self.0)(r);
+        }
+    }
+    walk_nodes(&mut References(f), nodes);
+}
