@@ -132,6 +132,6 @@ impl<'a> Visitor<'a> for Options<'_, 'a> {
     }
 }
 
-fn check_options<'a>(kind: TreeKind, nodes: &'a [Node], out: &mut Vec<Diagnostic>) {
+fn check_options(kind: TreeKind, nodes: &[Node], out: &mut Vec<Diagnostic>) {
     visit::walk_nodes(&mut Options { kind, depth: 0, seen: HashMap::default(), out }, nodes);
 }
