@@ -114,8 +114,13 @@ fn parse_range(text: &str, start: usize, end: usize) -> Parsed {
                 let Some(pair) = pairs.next() else { break };
                 let item_end = pair.as_span().end();
                 lower.base = pos;
-                let item = lower.item(pair);
-                parsed.ast.items.push(item);
+                match lower.item(pair) {
+                    Ok(item) => parsed.ast.items.push(item),
+                    Err(bug) => {
+                        lower.diags.push(bug.diagnostic());
+                        return parsed;
+                    }
+                }
                 pos = skip_blank(text, pos + item_end);
             }
             Err(_) => {
@@ -238,22 +243,56 @@ struct Lower<'d> {
     diags: &'d mut Vec<Diagnostic>,
 }
 
+/// A rule the lowering did not expect where it found it: a bug in the
+/// grammar or the lowering, reported as such rather than read as a
+/// plausible node.
+#[derive(Debug)]
+struct Unexpected {
+    rule: Rule,
+    /// What was being read.
+    within: &'static str,
+    span: Span,
+}
+
+impl Unexpected {
+    fn diagnostic(&self) -> Diagnostic {
+        Diagnostic::new(
+            Code::Syntax,
+            format!("internal error: the parser found {:?} while reading {}", self.rule, self.within),
+        )
+        .label(self.span, "here")
+        .help("this is a bug in blkc's parser, not in the file; please report it with the file")
+    }
+}
+
+type Lowered<T> = Result<T, Unexpected>;
+
 impl Lower<'_> {
     fn span(&self, pair: &Pair<'_, Rule>) -> Span {
         let s = pair.as_span();
         Span::new(self.base + s.start(), self.base + s.end())
     }
 
-    fn item(&mut self, pair: Pair<'_, Rule>) -> Item {
-        match pair.as_rule() {
-            Rule::command => Item::Tree(self.tree(pair, TreeKind::Command)),
-            Rule::event => Item::Tree(self.tree(pair, TreeKind::Event)),
-            Rule::var_decl => Item::Var(self.var_decl(pair)),
-            _ => Item::Platform(self.platform(pair)),
-        }
+    fn unexpected<T>(&self, pair: &Pair<'_, Rule>, within: &'static str) -> Lowered<T> {
+        Err(Unexpected { rule: pair.as_rule(), within, span: self.span(pair) })
     }
 
-    fn tree(&mut self, pair: Pair<'_, Rule>, kind: TreeKind) -> Tree {
+    /// The value of a part the grammar requires, or the bug that it is missing.
+    fn required<T>(&self, value: Option<T>, rule: Rule, within: &'static str, span: Span) -> Lowered<T> {
+        value.ok_or(Unexpected { rule, within, span })
+    }
+
+    fn item(&mut self, pair: Pair<'_, Rule>) -> Lowered<Item> {
+        Ok(match pair.as_rule() {
+            Rule::command => Item::Tree(self.tree(pair, TreeKind::Command)?),
+            Rule::event => Item::Tree(self.tree(pair, TreeKind::Event)?),
+            Rule::var_decl => Item::Var(self.var_decl(pair)?),
+            Rule::platform => Item::Platform(self.platform(pair)?),
+            _ => return self.unexpected(&pair, "a top-level item"),
+        })
+    }
+
+    fn tree(&mut self, pair: Pair<'_, Rule>, kind: TreeKind) -> Lowered<Tree> {
         let span = self.span(&pair);
         let mut name = None;
         let mut description = None;
@@ -263,71 +302,84 @@ impl Lower<'_> {
                 Rule::kw_command | Rule::kw_event => {}
                 Rule::ident => name = Some(self.ident(p)),
                 Rule::string => description = Some(self.text(p)),
-                _ => body.push(self.node(p)),
+                Rule::option_decl | Rule::api_block | Rule::reply | Rule::save | Rule::if_node => {
+                    body.push(self.node(p)?)
+                }
+                _ => return self.unexpected(&p, "a command or event"),
             }
         }
-        Tree { kind, name: name.unwrap_or_else(|| missing(span)), description, body, span }
+        let name = self.required(name, Rule::ident, "a command or event", span)?;
+        Ok(Tree { kind, name, description, body, span })
     }
 
-    fn var_decl(&mut self, pair: Pair<'_, Rule>) -> VarDecl {
+    fn var_decl(&mut self, pair: Pair<'_, Rule>) -> Lowered<VarDecl> {
         let span = self.span(&pair);
         let mut name = None;
         let mut default = None;
         for p in pair.into_inner() {
             match p.as_rule() {
+                Rule::kw_var => {}
                 Rule::ident => name = Some(self.ident(p)),
                 Rule::string => default = Some(self.text(p)),
-                _ => {}
+                _ => return self.unexpected(&p, "a `var`"),
             }
         }
-        VarDecl { name: name.unwrap_or_else(|| missing(span)), default, span }
+        Ok(VarDecl { name: self.required(name, Rule::ident, "a `var`", span)?, default, span })
     }
 
-    fn platform(&mut self, pair: Pair<'_, Rule>) -> Platform {
+    fn platform(&mut self, pair: Pair<'_, Rule>) -> Lowered<Platform> {
         let span = self.span(&pair);
-        let url = pair
-            .into_inner()
-            .find(|p| p.as_rule() == Rule::string)
-            .map(|p| self.text(p))
-            .unwrap_or(Text { value: Str::default(), span });
-        Platform { url, span }
-    }
-
-    fn node(&mut self, pair: Pair<'_, Rule>) -> Node {
-        match pair.as_rule() {
-            Rule::option_decl => Node::Option(self.option_decl(pair)),
-            Rule::api_block => Node::Api(Box::new(self.api_block(pair))),
-            Rule::reply => Node::Reply(self.reply(pair)),
-            Rule::save => Node::Save(self.save(pair)),
-            _ => Node::If(Box::new(self.if_node(pair))),
+        let mut url = None;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_platform => {}
+                Rule::string => url = Some(self.text(p)),
+                _ => return self.unexpected(&p, "a `platform`"),
+            }
         }
+        Ok(Platform { url: self.required(url, Rule::string, "a `platform`", span)?, span })
     }
 
-    fn option_decl(&mut self, pair: Pair<'_, Rule>) -> OptionDecl {
+    fn node(&mut self, pair: Pair<'_, Rule>) -> Lowered<Node> {
+        Ok(match pair.as_rule() {
+            Rule::option_decl => Node::Option(self.option_decl(pair)?),
+            Rule::api_block => Node::Api(Box::new(self.api_block(pair)?)),
+            Rule::reply => Node::Reply(self.reply(pair)?),
+            Rule::save => Node::Save(self.save(pair)?),
+            Rule::if_node => Node::If(Box::new(self.if_node(pair)?)),
+            _ => return self.unexpected(&pair, "a node"),
+        })
+    }
+
+    fn option_decl(&mut self, pair: Pair<'_, Rule>) -> Lowered<OptionDecl> {
         let span = self.span(&pair);
         let mut name = None;
         let mut description = None;
         for p in pair.into_inner() {
             match p.as_rule() {
+                Rule::kw_option => {}
                 Rule::ident => name = Some(self.ident(p)),
                 Rule::string => description = Some(self.text(p)),
-                _ => {}
+                _ => return self.unexpected(&p, "an `option`"),
             }
         }
-        OptionDecl { name: name.unwrap_or_else(|| missing(span)), description, span }
+        Ok(OptionDecl { name: self.required(name, Rule::ident, "an `option`", span)?, description, span })
     }
 
-    fn reply(&mut self, pair: Pair<'_, Rule>) -> Reply {
+    fn reply(&mut self, pair: Pair<'_, Rule>) -> Lowered<Reply> {
         let span = self.span(&pair);
-        let text = pair
-            .into_inner()
-            .find(|p| p.as_rule() == Rule::string)
-            .map(|p| self.template(p))
-            .unwrap_or(Template { parts: Vec::new(), span });
-        Reply { text, span }
+        let mut text = None;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_reply => {}
+                Rule::string => text = Some(self.template(p)),
+                _ => return self.unexpected(&p, "a `reply`"),
+            }
+        }
+        Ok(Reply { text: self.required(text, Rule::string, "a `reply`", span)?, span })
     }
 
-    fn save(&mut self, pair: Pair<'_, Rule>) -> Save {
+    fn save(&mut self, pair: Pair<'_, Rule>) -> Lowered<Save> {
         let span = self.span(&pair);
         let mut name = None;
         let mut value = None;
@@ -335,87 +387,100 @@ impl Lower<'_> {
             match p.as_rule() {
                 Rule::kw_save => {}
                 Rule::ident if name.is_none() => name = Some(self.ident(p)),
-                _ => value = Some(self.value(p)),
+                _ => value = Some(self.value(p)?),
             }
         }
-        Save { name: name.unwrap_or_else(|| missing(span)), value: value.unwrap_or(Value::Null(span)), span }
+        let name = self.required(name, Rule::ident, "a `save`", span)?;
+        Ok(Save { name, value: self.required(value, Rule::value, "a `save`", span)?, span })
     }
 
-    fn if_node(&mut self, pair: Pair<'_, Rule>) -> IfNode {
-        let span = self.span(&pair);
-        let mut condition = None;
-        let mut then = None;
-        let mut otherwise = None;
-        for p in pair.into_inner() {
-            match p.as_rule() {
-                Rule::condition => condition = Some(self.condition(p)),
-                Rule::branch if then.is_none() => then = Some(self.branch(p)),
-                Rule::branch => otherwise = Some(Else::Branch(self.branch(p))),
-                Rule::if_node => otherwise = Some(Else::If(Box::new(self.if_node(p)))),
-                _ => {}
+    /// `if … else if … else …`: the chain's links are read in a loop and
+    /// linked from the last, so a long chain takes no stack here.
+    fn if_node(&mut self, pair: Pair<'_, Rule>) -> Lowered<IfNode> {
+        let mut links = Vec::new();
+        let mut last_else = None;
+        let mut next = Some(pair);
+        while let Some(pair) = next.take() {
+            let span = self.span(&pair);
+            let (mut condition, mut then) = (None, None);
+            for p in pair.into_inner() {
+                match p.as_rule() {
+                    Rule::kw_if | Rule::kw_else => {}
+                    Rule::condition => condition = Some(self.condition(p)?),
+                    Rule::branch if then.is_none() => then = Some(self.branch(p)?),
+                    Rule::branch => last_else = Some(Else::Branch(self.branch(p)?)),
+                    Rule::if_node => next = Some(p),
+                    _ => return self.unexpected(&p, "an `if`"),
+                }
             }
+            let condition = self.required(condition, Rule::condition, "an `if`", span)?;
+            let then = self.required(then, Rule::branch, "an `if`", span)?;
+            links.push((condition, then, span));
         }
-        IfNode {
-            condition: condition.unwrap_or(Condition { left: Value::Null(span), test: None, span }),
-            then: then.unwrap_or(Branch { body: Vec::new(), span }),
-            otherwise,
-            span,
+        let mut otherwise = last_else;
+        while let Some((condition, then, span)) = links.pop() {
+            let link = IfNode { condition, then, otherwise: otherwise.take(), span };
+            if links.is_empty() {
+                return Ok(link);
+            }
+            otherwise = Some(Else::If(Box::new(link)));
         }
+        Err(Unexpected { rule: Rule::if_node, within: "an `if`", span: Span::default() })
     }
 
-    fn branch(&mut self, pair: Pair<'_, Rule>) -> Branch {
+    fn branch(&mut self, pair: Pair<'_, Rule>) -> Lowered<Branch> {
         let span = self.span(&pair);
-        let body = pair.into_inner().map(|p| self.node(p)).collect();
-        Branch { body, span }
+        let body = pair.into_inner().map(|p| self.node(p)).collect::<Lowered<_>>()?;
+        Ok(Branch { body, span })
     }
 
-    fn condition(&mut self, pair: Pair<'_, Rule>) -> Condition {
+    fn condition(&mut self, pair: Pair<'_, Rule>) -> Lowered<Condition> {
         let span = self.span(&pair);
         let mut inner = pair.into_inner();
         let left = match inner.next() {
-            Some(p) => self.value(p),
-            None => Value::Null(span),
+            Some(p) => self.value(p)?,
+            None => return Err(Unexpected { rule: Rule::operand, within: "a condition", span }),
         };
         let test = match (inner.next(), inner.next()) {
-            (Some(op), Some(right)) => {
-                let op_span = self.span(&op);
-                let op = match op.as_str() {
-                    "==" => CompareOp::Eq,
-                    "!=" => CompareOp::Ne,
-                    "<" => CompareOp::Lt,
-                    "<=" => CompareOp::Le,
-                    ">" => CompareOp::Gt,
-                    ">=" => CompareOp::Ge,
-                    _ => CompareOp::Contains,
-                };
-                Some((op, op_span, self.value(right)))
-            }
-            _ => None,
+            (Some(op), Some(right)) => Some((self.op(&op)?, self.span(&op), self.value(right)?)),
+            (None, None) => None,
+            (Some(p), None) | (None, Some(p)) => return self.unexpected(&p, "a condition"),
         };
-        Condition { left, test, span }
+        Ok(Condition { left, test, span })
+    }
+
+    fn op(&self, pair: &Pair<'_, Rule>) -> Lowered<CompareOp> {
+        Ok(match (pair.as_rule(), pair.as_str()) {
+            (Rule::op, "==") => CompareOp::Eq,
+            (Rule::op, "!=") => CompareOp::Ne,
+            (Rule::op, "<") => CompareOp::Lt,
+            (Rule::op, "<=") => CompareOp::Le,
+            (Rule::op, ">") => CompareOp::Gt,
+            (Rule::op, ">=") => CompareOp::Ge,
+            (Rule::op, "contains") => CompareOp::Contains,
+            _ => return self.unexpected(pair, "a comparison"),
+        })
     }
 
     /// `api NAME { fields }`: the fields arrive as a flat stream, each a
     /// keyword token followed by its value tokens.
-    fn api_block(&mut self, pair: Pair<'_, Rule>) -> ApiBlock {
+    fn api_block(&mut self, pair: Pair<'_, Rule>) -> Lowered<ApiBlock> {
         let span = self.span(&pair);
         let mut inner = pair.into_inner().peekable();
-        let mut name = missing(span);
+        let mut name = None;
         let mut fields = Vec::with_capacity(6);
         while let Some(p) = inner.next() {
             let keyword = self.span(&p);
             let (kind, end) = match p.as_rule() {
                 Rule::kw_api => continue,
-                Rule::ident => {
-                    name = self.ident(p);
+                Rule::ident if name.is_none() => {
+                    name = Some(self.ident(p));
                     continue;
                 }
                 Rule::kw_params | Rule::kw_headers => {
                     let mut pairs = Vec::new();
-                    while inner.peek().is_some_and(|k| k.as_rule() == Rule::key) {
-                        if let Some(key) = inner.next() {
-                            pairs.push(self.pair(key, inner.next()));
-                        }
+                    while let Some(key) = inner.next_if(|k| k.as_rule() == Rule::key) {
+                        pairs.push(self.pair(key, inner.next())?);
                     }
                     let end = pairs.last().map_or(keyword, |p: &Pair_| p.span);
                     let kind = if p.as_rule() == Rule::kw_params {
@@ -425,68 +490,81 @@ impl Lower<'_> {
                     };
                     (kind, end)
                 }
-                rule => {
-                    let Some(value) = inner.next() else { break };
+                rule @ (Rule::kw_method | Rule::kw_url | Rule::kw_body | Rule::kw_sample | Rule::kw_allow) => {
+                    let Some(value) = inner.next() else {
+                        return Err(Unexpected { rule, within: "an api field without its value", span: keyword });
+                    };
                     let end = self.span(&value);
-                    let kind = match rule {
-                        Rule::kw_method => FieldKind::Method(self.ident(value)),
-                        Rule::kw_url => FieldKind::Url(self.template(value)),
-                        Rule::kw_body => FieldKind::Body(self.entries(value)),
-                        Rule::kw_sample => FieldKind::Sample(self.text(value)),
-                        _ => FieldKind::Allow(self.ident(value)),
+                    let kind = match (rule, value.as_rule()) {
+                        (Rule::kw_method, Rule::ident) => FieldKind::Method(self.ident(value)),
+                        (Rule::kw_url, Rule::string) => FieldKind::Url(self.template(value)),
+                        (Rule::kw_body, Rule::object) => FieldKind::Body(self.entries(value)?),
+                        (Rule::kw_sample, Rule::string) => FieldKind::Sample(self.text(value)),
+                        (Rule::kw_allow, Rule::ident) => FieldKind::Allow(self.ident(value)),
+                        _ => return self.unexpected(&value, "an api field"),
                     };
                     (kind, end)
                 }
+                _ => return self.unexpected(&p, "an api block"),
             };
             fields.push(Field { keyword, kind, span: keyword.to(end) });
         }
-        ApiBlock { name, fields, span }
+        Ok(ApiBlock { name: self.required(name, Rule::ident, "an api block", span)?, fields, span })
     }
 
     /// A URL parameter or header: a key token and its value token.
-    fn pair(&mut self, key: Pair<'_, Rule>, value: Option<Pair<'_, Rule>>) -> Pair_ {
-        let key = self.key(key);
+    fn pair(&mut self, key: Pair<'_, Rule>, value: Option<Pair<'_, Rule>>) -> Lowered<Pair_> {
+        let key = self.key(key)?;
         let value = match value {
             Some(p) if p.as_rule() == Rule::string => self.template(p),
-            Some(p) => {
+            Some(p) if matches!(p.as_rule(), Rule::number | Rule::kw_true | Rule::kw_false) => {
                 let s = self.span(&p);
                 Template { parts: vec![Part::Lit(p.as_str().into(), s)], span: s }
             }
-            None => Template { parts: Vec::new(), span: key.span },
+            Some(p) => return self.unexpected(&p, "a parameter or header"),
+            None => return Err(Unexpected { rule: Rule::key, within: "a key without its value", span: key.span }),
         };
-        Pair_ { span: key.span.to(value.span), key, value }
+        Ok(Pair_ { span: key.span.to(value.span), key, value })
     }
 
     /// The entries of an object: key and value tokens, alternating.
-    fn entries(&mut self, object: Pair<'_, Rule>) -> Vec<Entry> {
+    fn entries(&mut self, object: Pair<'_, Rule>) -> Lowered<Vec<Entry>> {
         let mut inner = object.into_inner();
         let mut entries = Vec::with_capacity(inner.len() / 2);
         while let Some(key) = inner.next() {
-            let key = self.key(key);
-            let value = inner.next().map_or(Value::Null(key.span), |p| self.value(p));
+            let key = self.key(key)?;
+            let Some(value) = inner.next() else {
+                return Err(Unexpected { rule: Rule::key, within: "a key without its value", span: key.span });
+            };
+            let value = self.value(value)?;
             entries.push(Entry { span: key.span.to(value.span()), key, value });
         }
-        entries
+        Ok(entries)
     }
 
-    fn value(&mut self, pair: Pair<'_, Rule>) -> Value {
+    fn value(&mut self, pair: Pair<'_, Rule>) -> Lowered<Value> {
         let span = self.span(&pair);
-        match pair.as_rule() {
+        Ok(match pair.as_rule() {
             Rule::string => Value::Str(self.template(pair)),
             Rule::number => Value::Number(pair.as_str().into(), span),
             Rule::kw_true => Value::Bool(true, span),
             Rule::kw_false => Value::Bool(false, span),
+            Rule::kw_null => Value::Null(span),
+            // A reference the scanner cannot read has its diagnostic already.
             Rule::reference => match template::scan_reference(pair.as_str(), span.start as usize, self.diags) {
                 Some(r) => Value::Ref(Box::new(r)),
                 None => Value::Null(span),
             },
-            Rule::object => Value::Object(self.entries(pair), span),
-            Rule::array => Value::Array(pair.into_inner().map(|p| self.value(p)).collect(), span),
-            _ => Value::Null(span),
-        }
+            Rule::object => Value::Object(self.entries(pair)?, span),
+            Rule::array => Value::Array(pair.into_inner().map(|p| self.value(p)).collect::<Lowered<_>>()?, span),
+            _ => return self.unexpected(&pair, "a value"),
+        })
     }
 
-    fn key(&mut self, pair: Pair<'_, Rule>) -> Key {
+    fn key(&mut self, pair: Pair<'_, Rule>) -> Lowered<Key> {
+        if pair.as_rule() != Rule::key {
+            return self.unexpected(&pair, "a key");
+        }
         let span = self.span(&pair);
         let text = pair.as_str();
         let name = if text.starts_with('"') {
@@ -494,7 +572,7 @@ impl Lower<'_> {
         } else {
             text.into()
         };
-        Key { name, span }
+        Ok(Key { name, span })
     }
 
     fn ident(&mut self, pair: Pair<'_, Rule>) -> Ident {
@@ -512,9 +590,32 @@ impl Lower<'_> {
     }
 }
 
-/// A name the grammar guarantees; never reached on a successful parse.
-fn missing(span: Span) -> Ident {
-    Ident { name: Str::default(), span }
-}
-
 use crate::ast::Pair as Pair_;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unexpected_rule_is_a_bug_that_names_the_rule() {
+        let mut diags = Vec::new();
+        let mut lower = Lower { base: 0, diags: &mut diags };
+        let pair = BlkParser::parse(Rule::string, "\"x\"").unwrap().next().unwrap();
+        let diag = lower.item(pair).unwrap_err().diagnostic();
+        assert_eq!(diag.message, "internal error: the parser found string while reading a top-level item");
+        let pair = BlkParser::parse(Rule::number, "12").unwrap().next().unwrap();
+        assert_eq!(lower.node(pair).unwrap_err().rule, Rule::number);
+    }
+
+    #[test]
+    fn a_long_else_if_chain_lowers_in_order() {
+        let links: String = (0..200).map(|i| format!(" else if {i} == 1 {{ reply \"{i}\" }}")).collect();
+        let text = format!("command c {{ if 1 == 2 {{ reply \"a\" }}{links} else {{ reply \"z\" }} }}");
+        let parsed = parse(&SourceFile::new("c.blk", text));
+        assert!(parsed.complete && parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        let Item::Tree(tree) = &parsed.ast.items[0] else { panic!("a tree") };
+        let Node::If(first) = &tree.body[0] else { panic!("an if") };
+        assert_eq!(crate::ast::visit::chain(first).count(), 201);
+        assert!(crate::ast::visit::final_else(first).is_some());
+    }
+}
