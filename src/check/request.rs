@@ -5,7 +5,7 @@ use rustc_hash::FxHashMap as HashMap;
 use super::url::{literal_length, shape, UrlShape};
 use super::Scope;
 use crate::ast::visit::{self, Site, Visitor};
-use crate::ast::{each_block, ApiBlock, Entry, FieldKind, Part, Tree, Value};
+use crate::ast::{each_block, ApiBlock, Entry, FieldKind, Pair, Part, Template, Tree, Value};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::source::Span;
 use crate::vocab::{self, Method};
@@ -32,6 +32,24 @@ pub fn check_tree(_scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
 }
 
 fn check_block(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
+    check_fields(block, out);
+    let method = block.method().and_then(|m| Method::parse(&m.name));
+    if let Some(m) = block.method() {
+        check_method(m.name.as_str(), m.span, out);
+    }
+    check_body_on_get(block, method, out);
+    if let Some(url) = block.url() {
+        check_url(block, url, method, out);
+    }
+    for header in block.headers() {
+        check_header(header, out);
+    }
+    check_body_keys(block, out);
+    check_allow(block, out);
+}
+
+/// Each field once; `method` and `url` required.
+fn check_fields(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
     let mut seen: HashMap<&str, Span> = HashMap::default();
     for field in &block.fields {
         let keyword = field.kind.keyword();
@@ -56,11 +74,9 @@ fn check_block(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
             );
         }
     }
+}
 
-    let method = block.method().and_then(|m| Method::parse(&m.name));
-    if let Some(m) = block.method() {
-        check_method(m.name.as_str(), m.span, out);
-    }
+fn check_body_on_get(block: &ApiBlock, method: Option<Method>, out: &mut Vec<Diagnostic>) {
     if let (Some(m), Some((_, body_span))) = (method.filter(|m| !m.takes_body()), block.body()) {
         let method_span = block.method().map_or(block.name.span, |m| m.span);
         out.push(
@@ -70,65 +86,71 @@ fn check_block(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
                 .help("move the values into `params { … }`, or use POST, PUT or PATCH to send a body"),
         );
     }
-    if let Some(url) = block.url() {
-        match shape(url) {
-            UrlShape::Invalid { reason, help } => out.push(
-                Diagnostic::new(
-                    Code::InvalidUrl,
-                    format!("the URL of block `{}` is not an absolute http(s) address", block.name.name),
-                )
-                .label(url.span, reason)
-                .help(help),
-            ),
-            UrlShape::Known { .. } | UrlShape::Dynamic if method == Some(Method::GET) => {
-                let len = literal_length(url, block.params());
-                if len > vocab::MAX_GET_URL {
-                    out.push(
-                        Diagnostic::new(
-                            Code::UrlTooLong,
-                            format!(
-                                "the GET URL of block `{}` is {len} characters before any variable is filled, more than {}",
-                                block.name.name,
-                                vocab::MAX_GET_URL
-                            ),
-                        )
-                        .label(url.span, format!("{len} characters with its parameters"))
-                        .help("send the data in a body with POST, or shorten the parameters"),
-                    );
-                }
-            }
-            _ => {}
-        }
-    }
-    for header in block.headers() {
-        if !is_token(&header.key.name) {
-            let bad = header.key.name.chars().find(|c| !is_tchar(*c));
-            let label = match bad {
-                Some(c) => format!("`{}` cannot appear in a header name", c.escape_debug()),
-                None => "a header name cannot be empty".to_string(),
-            };
-            out.push(
-                Diagnostic::new(Code::InvalidHeaderName, format!("`{}` is not a valid header name", header.key.name))
-                    .label(header.key.span, label)
-                    .help("header names are letters, digits and `!#$%&'*+-.^_`|~`, like `X-Api-Key`"),
-            );
-        }
-        for part in &header.value.parts {
-            if let Part::Lit(text, span) = part {
-                if text.contains(['\r', '\n']) {
-                    out.push(
-                        Diagnostic::new(
-                            Code::HeaderValueNewline,
-                            format!("header `{}` has a line break in its value", header.key.name),
-                        )
-                        .label(*span, "CR or LF here")
-                        .help("remove the `\\r` or `\\n`: a line break would end the header and could inject another"),
-                    );
-                }
+}
+
+/// An absolute http(s) URL; a GET URL no longer than the limit.
+fn check_url(block: &ApiBlock, url: &Template, method: Option<Method>, out: &mut Vec<Diagnostic>) {
+    match shape(url) {
+        UrlShape::Invalid { reason, help } => out.push(
+            Diagnostic::new(
+                Code::InvalidUrl,
+                format!("the URL of block `{}` is not an absolute http(s) address", block.name.name),
+            )
+            .label(url.span, reason)
+            .help(help),
+        ),
+        UrlShape::Known { .. } | UrlShape::Dynamic if method == Some(Method::GET) => {
+            let len = literal_length(url, block.params());
+            if len > vocab::MAX_GET_URL {
+                out.push(
+                    Diagnostic::new(
+                        Code::UrlTooLong,
+                        format!(
+                            "the GET URL of block `{}` is {len} characters before any variable is filled, more than {}",
+                            block.name.name,
+                            vocab::MAX_GET_URL
+                        ),
+                    )
+                    .label(url.span, format!("{len} characters with its parameters"))
+                    .help("send the data in a body with POST, or shorten the parameters"),
+                );
             }
         }
+        _ => {}
     }
-    check_body_keys(block, out);
+}
+
+/// A header's name is an RFC 9110 token; its value has no line break.
+fn check_header(header: &Pair, out: &mut Vec<Diagnostic>) {
+    if !is_token(&header.key.name) {
+        let bad = header.key.name.chars().find(|c| !is_tchar(*c));
+        let label = match bad {
+            Some(c) => format!("`{}` cannot appear in a header name", c.escape_debug()),
+            None => "a header name cannot be empty".to_string(),
+        };
+        out.push(
+            Diagnostic::new(Code::InvalidHeaderName, format!("`{}` is not a valid header name", header.key.name))
+                .label(header.key.span, label)
+                .help("header names are letters, digits and `!#$%&'*+-.^_`|~`, like `X-Api-Key`"),
+        );
+    }
+    for part in &header.value.parts {
+        if let Part::Lit(text, span) = part {
+            if text.contains(['\r', '\n']) {
+                out.push(
+                    Diagnostic::new(
+                        Code::HeaderValueNewline,
+                        format!("header `{}` has a line break in its value", header.key.name),
+                    )
+                    .label(*span, "CR or LF here")
+                    .help("remove the `\\r` or `\\n`: a line break would end the header and could inject another"),
+                );
+            }
+        }
+    }
+}
+
+fn check_allow(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
     for field in &block.fields {
         if let FieldKind::Allow(what) = &field.kind {
             if what.name != "bot_token" {

@@ -6,12 +6,13 @@
 use std::io::Write;
 use std::path::Path;
 
-use blkc::ast::TreeKind;
+use blkc::ast::{ApiBlock, Tree, TreeKind};
 use blkc::diagnostics::{render_reports, Diagnostic, RenderOptions, Severity};
 use blkc::eval::explore::{self, Row};
-use blkc::eval::{self, Body, Event, Options, TestReport};
+use blkc::eval::{self, Body, Event, Inputs, Options, TestReport};
+use blkc::plan::{Plan, Request};
 use blkc::test_request::{self as domain, Saved, ShapeReport};
-use blkc::LoadOptions;
+use blkc::{Checked, LoadOptions};
 
 use super::args::{Format, TestArgs};
 use super::inputs::{http_limits, secret_inputs};
@@ -36,35 +37,14 @@ pub fn test(args: &TestArgs) -> Exit {
         Ok(p) => p,
         Err(exit) => return exit,
     };
-    let wanted_tree = match (&args.command, &args.event) {
-        (Some(c), _) => Some((TreeKind::Command, c.as_str())),
-        (None, Some(e)) => Some((TreeKind::Event, e.as_str())),
-        _ => None,
-    };
-    let (tree, block) = match domain::find(&checked.ast, &checked.source.name, &args.block, wanted_tree) {
+    let (tree, block, request) = match target(&checked, &plan, args) {
         Ok(found) => found,
         Err(e) => return report::usage(e),
     };
-    let request = plan
-        .trees
-        .iter()
-        .find(|t| t.kind == tree.kind.into() && t.name == tree.name.name)
-        .and_then(|t| blkc::plan::find_request(&t.steps, &block.name.name));
-    let Some(request) = request else {
-        return report::usage(format!("block `{}` was not found in the plan", block.name.name));
-    };
     let base_dir = args.file.parent().map(Path::to_path_buf).unwrap_or_default();
-    let prepared = secret_inputs(&args.net).and_then(|i| Ok((i, http_limits(&args.net)?)));
-    let (inputs, http) = match prepared {
+    let (inputs, options) = match inputs_and_options(args, &base_dir) {
         Ok(p) => p,
         Err(e) => return report::usage(e),
-    };
-    let options = Options {
-        http,
-        base_dir: base_dir.clone(),
-        platform: args.net.platform.clone(),
-        test_request: true,
-        ..Options::default()
     };
     let mut sent = None;
     let mut warnings = Vec::new();
@@ -110,6 +90,41 @@ pub fn test(args: &TestArgs) -> Exit {
     } else {
         Exit::Success
     }
+}
+
+/// The block to send, its tree, and its request in the plan.
+fn target<'c>(
+    checked: &'c Checked,
+    plan: &'c Plan,
+    args: &TestArgs,
+) -> Result<(&'c Tree, &'c ApiBlock, &'c Request), String> {
+    let wanted_tree = match (&args.command, &args.event) {
+        (Some(c), _) => Some((TreeKind::Command, c.as_str())),
+        (None, Some(e)) => Some((TreeKind::Event, e.as_str())),
+        _ => None,
+    };
+    let (tree, block) = domain::find(&checked.ast, &checked.source.name, &args.block, wanted_tree)?;
+    let request = plan
+        .trees
+        .iter()
+        .find(|t| t.kind == tree.kind.into() && t.name == tree.name.name)
+        .and_then(|t| blkc::plan::find_request(&t.steps, &block.name.name))
+        .ok_or_else(|| format!("block `{}` was not found in the plan", block.name.name))?;
+    Ok((tree, block, request))
+}
+
+/// Secrets and the bot token (never trigger variables: a test request fills
+/// only `{bot_token}`), and the options of a test request.
+fn inputs_and_options(args: &TestArgs, base_dir: &Path) -> Result<(Inputs, Options), String> {
+    let inputs = secret_inputs(&args.net)?;
+    let options = Options {
+        http: http_limits(&args.net)?,
+        base_dir: base_dir.to_path_buf(),
+        platform: args.net.platform.clone(),
+        test_request: true,
+        ..Options::default()
+    };
+    Ok((inputs, options))
 }
 
 /// Everything a test request shows.
