@@ -430,7 +430,7 @@ pub fn template(t: &ast::Template) -> Template {
 fn path(r: &ast::Reference) -> Path {
     Path {
         block: r.block.name.to_string(),
-        status: r.root.name == "status",
+        status: r.root() == Some(crate::path::Root::Status),
         keys: r
             .segments
             .iter()

@@ -9,6 +9,7 @@ use crate::ast::{ApiBlock, File, Tree, TreeKind};
 use crate::diagnostics::{Code, Diagnostic, Severity};
 use crate::eval::explore::{self, Change};
 use crate::eval::{Body, TestReport};
+use crate::path::Root;
 use crate::source::Span;
 
 /// Finds the block, qualified by its tree when the name alone is ambiguous.
@@ -79,7 +80,7 @@ pub fn compare_with_sample(tree: &Tree, block: &ApiBlock, base_dir: &Path, new: 
     let Some(old) = read.and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok()) else { return report };
     let mut refs = Vec::new();
     crate::ast::each_reference(&tree.body, &mut |r| {
-        if r.block.name == block.name.name && r.root.name == "response" {
+        if r.block.name == block.name.name && r.root() == Some(Root::Response) {
             refs.push(r);
         }
     });

@@ -307,6 +307,11 @@ pub struct Reference {
 }
 
 impl Reference {
+    /// What the path reads (`None` for a root B114 rejects).
+    pub fn root(&self) -> Option<crate::path::Root> {
+        crate::path::root(&self.root.name)
+    }
+
     /// The path as written: `response.a.0`.
     pub fn path_text(&self) -> String {
         let mut out = self.root.name.to_string();

@@ -36,7 +36,7 @@ fn status_test(c: &crate::ast::Condition) -> Option<(&str, bool, bool)> {
     use crate::ast::CompareOp as Op;
     let (op, _, right) = c.test.as_ref()?;
     let (Value::Ref(r), Value::Number(n, _)) = (&c.left, right) else { return None };
-    if r.root.name != "status" {
+    if r.root() != Some(Root::Status) {
         return None;
     }
     let n: f64 = n.parse().ok()?;
@@ -196,7 +196,7 @@ impl<'a> Walk<'_, 'a> {
         let defs = self.scope.blocks.get(name).map(Vec::as_slice).unwrap_or(&[]);
         let here = self.own_blocks.get(name).copied();
         if let Some(block) = here {
-            if !r.segments.is_empty() && r.root.name == "response" {
+            if !r.segments.is_empty() && r.root() == Some(Root::Response) {
                 self.read_into.insert(block.name.name.as_str());
             }
             if let Some(loaded) = samples::sample_of(self.scope.samples, block).filter(|_| !self.unsure.contains(name))
