@@ -89,6 +89,9 @@ pub struct Request {
     /// The sample file, as written in the block (relative to the source).
     pub sample: Option<String>,
     pub allow_bot_token: bool,
+    /// `allow private_network`: a host from a value or a redirect may be an
+    /// internal address.
+    pub allow_private_network: bool,
     pub span: Span,
 }
 
@@ -392,6 +395,7 @@ fn request(block: &ast::ApiBlock) -> Lowered<Request> {
             _ => None,
         }),
         allow_bot_token: block.allows_bot_token(),
+        allow_private_network: block.allows("private_network"),
         span: block.span,
     })
 }

@@ -187,6 +187,67 @@ pub fn redirected_method(status: u16, method: Method) -> Option<Method> {
     (status == 303 || (matches!(status, 301 | 302) && method == Method::POST)).then_some(Method::GET)
 }
 
+/// A value written into a URL's authority may only name a host: letters,
+/// digits, `-` and `.` (no `@`, `:`, `/`, brackets or anything else that
+/// would make it userinfo, a port, a path or another host).
+pub fn host_value_ok(value: &str) -> bool {
+    !value.is_empty() && value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
+}
+
+/// A value written where the scheme goes may only be `http` or `https`.
+pub fn scheme_value_ok(value: &str) -> bool {
+    value.eq_ignore_ascii_case("http") || value.eq_ignore_ascii_case("https")
+}
+
+/// A path segment the URL parser resolves as `.` or `..` (also written
+/// `%2e`): a value that makes one would move the request along its path.
+pub fn is_dot_segment(segment: &str) -> bool {
+    let s = segment.to_ascii_lowercase().replace("%2e", ".");
+    s == "." || s == ".."
+}
+
+/// Addresses a request whose host came from a value or a redirect may not
+/// reach unless the author allows it: this machine, private networks,
+/// link-local and unique-local addresses, unspecified, shared (CGNAT),
+/// multicast and broadcast addresses. IPv4 written inside IPv6 (mapped,
+/// compatible, NAT64) is judged as the IPv4 it holds.
+pub fn is_internal(ip: std::net::IpAddr) -> bool {
+    use std::net::IpAddr;
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || a == 0
+                || (a == 100 && (64..128).contains(&b))
+        }
+        IpAddr::V6(v6) => {
+            let seg = v6.segments();
+            let embedded = v6.to_ipv4_mapped().or_else(|| {
+                let compat = seg[..6] == [0; 6]
+                    && v6.to_ipv4().is_some_and(|v4| !v4.is_unspecified() && v4.octets() != [0, 0, 0, 1]);
+                let nat64 = seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0];
+                (compat || nat64).then(|| std::net::Ipv4Addr::from(((seg[6] as u32) << 16) | seg[7] as u32))
+            });
+            match embedded {
+                Some(v4) => is_internal(IpAddr::V4(v4)),
+                None => {
+                    v6.is_loopback()
+                        || v6.is_unspecified()
+                        || v6.is_multicast()
+                        || (seg[0] & 0xfe00) == 0xfc00
+                        || (seg[0] & 0xffc0) == 0xfe80
+                        || (seg[0] & 0xffc0) == 0xfec0
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,6 +280,54 @@ mod tests {
         assert_eq!(token_destination(&to("http://127.0.0.1:8080/api/x"), &local, false), Ok(()));
         assert!(token_destination(&to("http://127.0.0.1:8081/api/x"), &local, false).is_err());
         assert_eq!(token_destination(&to("http://[::1]:9/x"), &local, true), Ok(()));
+    }
+
+    #[test]
+    fn internal_addresses_in_every_spelling() {
+        for internal in [
+            "127.0.0.1",
+            "127.1.2.3",
+            "0.0.0.0",
+            "10.0.0.1",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "255.255.255.255",
+            "::1",
+            "::",
+            "fe80::1",
+            "fc00::1",
+            "fd12::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "64:ff9b::7f00:1",
+            "::127.0.0.1",
+        ] {
+            assert!(is_internal(internal.parse().unwrap()), "{internal}");
+        }
+        for public in ["93.184.216.34", "1.1.1.1", "2606:4700::1111", "::ffff:93.184.216.34", "172.32.0.1"] {
+            assert!(!is_internal(public.parse().unwrap()), "{public}");
+        }
+        // The URL parser reads these as 127.0.0.1 before any address is judged.
+        for spelled in ["http://2130706433/", "http://0x7f.1/", "http://017700000001/", "http://127.1/"] {
+            let url = Url::parse(spelled).unwrap();
+            assert_eq!(url.host_str(), Some("127.0.0.1"), "{spelled}");
+        }
+    }
+
+    #[test]
+    fn values_may_only_name_a_host() {
+        for ok in ["api", "eu-west.example.com", "127.0.0.1", "0x7f.1"] {
+            assert!(host_value_ok(ok), "{ok}");
+        }
+        for bad in ["", "@127.0.0.1:9/steal", "a:1", "a/b", "[::1]", "a b", "a?b", "a#b", "a\\b", "user@host"] {
+            assert!(!host_value_ok(bad), "{bad}");
+        }
+        for dots in [".", "..", "%2e%2E", ".%2E", "%2e"] {
+            assert!(is_dot_segment(dots), "{dots}");
+        }
+        assert!(!is_dot_segment("...") && !is_dot_segment(".a") && !is_dot_segment("%252e%252e"));
     }
 
     #[test]

@@ -105,3 +105,10 @@ pub const DEFAULT_PLATFORM: &str = "https://discord.com/api";
 /// spec's section 8 restricts it without a number; 2,048 is the limit that
 /// common browsers, CDNs and servers all accept).
 pub const MAX_GET_URL: usize = 2048;
+
+/// What a block can `allow`: each lifts one rule of the destination policy
+/// (docs/run.md, "Security model").
+pub const ALLOWS: &[(&str, &str)] = &[
+    ("bot_token", "send `{bot_token}` to a host other than the platform's API (still over https)"),
+    ("private_network", "let a host that comes from a value or a redirect be an internal address"),
+];

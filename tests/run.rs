@@ -395,7 +395,13 @@ fn secret_headers_do_not_follow_a_redirect_to_another_host() {
         ),
         &server,
     );
-    let ran = blkc(&p, &["--format", "json", "--command", "r"], &[("BLKC_SECRET_API_KEY", "canary-key-123456")]);
+    // Both servers are on this machine: the redirect's host is an internal
+    // address, refused unless allowed (tested in tests/steering.rs).
+    let ran = blkc(
+        &p,
+        &["--format", "json", "--command", "r", "--allow-private-network"],
+        &[("BLKC_SECRET_API_KEY", "canary-key-123456")],
+    );
     assert_eq!(ran.code, 0, "{}", ran.stdout);
     assert_eq!(ran.replies(), ["POST {\"a\":1}"], "307 keeps the method and body");
     let first = &server.received()[0];
@@ -424,19 +430,22 @@ fn a_request_carrying_the_bot_token_follows_no_redirect() {
 fn the_bot_token_goes_only_to_the_platform_host() {
     let server = TestServer::start();
     let p = program(
-        "platform \"@SERVER@/api\"\ncommand t {\n    option base \"where\"\n    api t {\n        method GET\n        url \"{option_base}/echo\"\n        headers { Authorization = \"Bot {bot_token}\" }\n    }\n    reply \"{api_t[response.headers.authorization]}\"\n}\n",
+        "platform \"@SERVER@/api\"\ncommand t {\n    api t {\n        method GET\n        url \"@SERVER@/echo\"\n        headers { Authorization = \"Bot {bot_token}\" }\n    }\n    reply \"{api_t[response.headers.authorization]}\"\n}\n",
         &server,
     );
     let token = [("BLKC_BOT_TOKEN", "canary.bot.token.0123456789")];
-    let ran =
-        blkc(&p, &["--format", "json", "--command", "t", "--var", &format!("option_base={}", server.base())], &token);
+    let ran = blkc(&p, &["--format", "json", "--command", "t"], &token);
     assert_eq!(ran.code, 0, "{}", ran.stdout);
     assert_eq!(ran.replies(), ["Bot {bot_token}"], "the token was sent, and redacted in the reply");
-    let ran = blkc(&p, &["--format", "json", "--command", "t", "--var", "option_base=http://localhost:1/"], &token);
+    // `--platform` is known only at run time: the run applies the same rule.
+    let ran = blkc(&p, &["--format", "json", "--command", "t", "--platform", "http://localhost:1/api"], &token);
     assert_eq!(ran.code, 3);
     assert_eq!(ran.of("error")[0]["code"], "B308");
-    let ran =
-        blkc(&p, &["--format", "json", "--command", "t", "--var", &format!("option_base={}", server.base())], &[]);
+    let ran = blkc(&p, &["--format", "json", "--command", "t", "--platform", "https://discord.com/api"], &token);
+    assert_eq!(ran.code, 3);
+    assert_eq!(ran.of("error")[0]["code"], "B308");
+    assert_eq!(server.received().len(), 1, "refused before anything was sent");
+    let ran = blkc(&p, &["--format", "json", "--command", "t"], &[]);
     assert_eq!(ran.code, 3);
     assert_eq!(ran.of("error")[0]["code"], "B306", "no token: stopped before any request");
 }

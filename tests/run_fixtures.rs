@@ -7,7 +7,9 @@
 //! instead of `blkc run`), `# exit: N` (an `err_` fixture's exit code, 3 by
 //! default). The folder `samples/` is copied beside each fixture. In its text, `@SERVER@` is the
 //! test server, `@CLOSED@` a port nothing listens on, `@TLS@` an https address
-//! of a server that answers in plain HTTP at once (the handshake fails).
+//! of a server that answers in plain HTTP at once (the handshake fails),
+//! `@BROKEN@` a server whose responses break off, `@PORT@` the test
+//! server's port alone.
 
 use std::process::Command;
 
@@ -21,13 +23,16 @@ fn run_fixtures() {
         l.local_addr().unwrap().port()
     };
     let plain = crate::support::server::plain_responder();
+    let broken = crate::support::server::broken_responder();
     insta::glob!("fixtures/run/*.blk", |path| {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let text = std::fs::read_to_string(path)
             .unwrap()
             .replace("@SERVER@", &server.base())
             .replace("@CLOSED@", &format!("http://127.0.0.1:{closed}"))
-            .replace("@TLS@", &format!("https://127.0.0.1:{}", plain));
+            .replace("@TLS@", &format!("https://127.0.0.1:{}", plain))
+            .replace("@BROKEN@", &format!("http://127.0.0.1:{broken}"))
+            .replace("@PORT@", &server.port.to_string());
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(&name), &text).unwrap();
         let samples = path.parent().unwrap().join("samples");
@@ -75,6 +80,7 @@ fn run_fixtures() {
         let report = format!("exit {code}\n--- stdout\n{stdout}--- stderr\n{stderr}")
             .replace(&server.port.to_string(), "[PORT]")
             .replace(&plain.to_string(), "[PORT]")
+            .replace(&broken.to_string(), "[PORT]")
             .replace(&closed.to_string(), "[CLOSED]");
         insta::assert_snapshot!(without_durations(&report));
     });

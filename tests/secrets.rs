@@ -60,11 +60,11 @@ command leak {
 }
 
 command broken {
-    option base "base URL"
+    option id "an id"
     api bad {
         method GET
-        url "{option_base}/x?k=<API_KEY>"
-        headers { X-Api-Key = "<API_KEY>" }
+        url "@SERVER@/x/{option_id}/<API_KEY>?k=<API_KEY>"
+        headers { X-Api-Key = "<API_KEY>", X-Trace = "{option_id}-<API_KEY>", Authorization = "Bot {bot_token}" }
     }
 }
 "#;
@@ -95,9 +95,13 @@ fn no_output_mode_shows_a_secret() {
         ("dry run", &["run", "leak.blk", "--command", "leak", "--dry-run"]),
         ("dry run json", &["run", "leak.blk", "--command", "leak", "--dry-run", "--format", "json"]),
         ("strict failure", &["run", "leak.blk", "--command", "leak", "--strict", "-v"]),
-        ("invalid URL", &["run", "leak.blk", "--command", "broken", "--var", "option_base=not a url"]),
-        ("invalid URL json", &["run", "leak.blk", "--command", "broken", "--var", "option_base=x", "--format", "json"]),
-        ("refused", &["run", "leak.blk", "--command", "broken", "--var", "option_base=http://127.0.0.1:1", "-v"]),
+        ("dot segment", &["run", "leak.blk", "--command", "broken", "--var", "option_id=.."]),
+        ("dot segment json", &["run", "leak.blk", "--command", "broken", "--var", "option_id=..", "--format", "json"]),
+        ("header refused", &["run", "leak.blk", "--command", "broken", "--var", "option_id=a\nb", "-v"]),
+        (
+            "token refused",
+            &["run", "leak.blk", "--command", "broken", "--var", "option_id=1", "--platform", "http://localhost:1/api"],
+        ),
         ("build", &["build", "leak.blk"]),
         ("vars list", &["vars", "list"]),
         ("vars list json", &["vars", "list", "--format", "json"]),

@@ -286,6 +286,16 @@ pub enum Part {
     Secret(Ident),
 }
 
+impl Var {
+    pub fn span(&self) -> Span {
+        match self {
+            Var::Ref(r) => r.span,
+            Var::BotToken(span) => *span,
+            Var::Named(id) => id.span,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Var {
     /// `{api_<block>[response…]}`
@@ -387,7 +397,12 @@ impl ApiBlock {
 
     /// Whether the block says `allow bot_token`.
     pub fn allows_bot_token(&self) -> bool {
-        self.fields.iter().any(|f| matches!(&f.kind, FieldKind::Allow(a) if a.name == "bot_token"))
+        self.allows("bot_token")
+    }
+
+    /// Whether the block says `allow <what>`.
+    pub fn allows(&self, what: &str) -> bool {
+        self.fields.iter().any(|f| matches!(&f.kind, FieldKind::Allow(a) if a.name == what))
     }
 }
 

@@ -153,14 +153,22 @@ fn check_header(header: &Pair, out: &mut Vec<Diagnostic>) {
 fn check_allow(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
     for field in &block.fields {
         if let FieldKind::Allow(what) = &field.kind {
-            if what.name != "bot_token" {
+            if !vocab::ALLOWS.iter().any(|(name, _)| *name == what.name) {
+                let names = vocab::ALLOWS.iter().map(|(name, _)| *name);
+                let help = match did_you_mean(&what.name, names) {
+                    Some(s) => format!("did you mean `allow {s}`?"),
+                    None => format!(
+                        "a block can allow {}",
+                        vocab::ALLOWS.iter().map(|(n, why)| format!("`{n}` ({why})")).collect::<Vec<_>>().join(" or ")
+                    ),
+                };
                 out.push(
                     Diagnostic::new(
                         Code::UnknownAllow,
                         format!("`allow {}` is not something blkc can allow", what.name),
                     )
                     .label(what.span, "unknown")
-                    .help("the only exception a block can allow is `allow bot_token`"),
+                    .help(help),
                 );
             }
         }

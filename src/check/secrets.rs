@@ -22,6 +22,7 @@ struct Walk<'s, 'a> {
 impl<'a> Visitor<'a> for Walk<'_, 'a> {
     fn block(&mut self, block: &'a ApiBlock) {
         check_token(self.scope, block, self.out);
+        check_destination(block, self.out);
         check_literals(block, self.out);
     }
 
@@ -49,6 +50,73 @@ impl Walk<'_, '_> {
                 .label(span, shown)
                 .help("secrets are only sent in requests, never shown or saved; remove it from here"),
         );
+    }
+}
+
+/// The first secret slot or `{bot_token}` a block sends, anywhere.
+fn first_secret(block: &ApiBlock) -> Option<(Span, String)> {
+    struct First(Option<(Span, String)>);
+    impl<'a> Visitor<'a> for First {
+        fn secret(&mut self, slot: &'a Ident, _: Site) {
+            self.0.get_or_insert((slot.span, format!("secret `<{}>`", slot.name)));
+        }
+        fn bot_token(&mut self, span: Span, _: Site) {
+            self.0.get_or_insert((span, "the bot token".to_string()));
+        }
+    }
+    let mut first = First(None);
+    visit::walk_block(&mut first, block);
+    first.0
+}
+
+/// Where a request goes must be written in the file when it carries a
+/// secret: its scheme, host and port, and a `/` (or `?`) before any value,
+/// so that no value can choose the server that receives the secret. Without
+/// a secret a host from a value is a warning; the run keeps such a value to
+/// a host name (B314) and off internal addresses (B316).
+fn check_destination(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
+    let Some(url) = block.url() else { return };
+    if shape(url) != UrlShape::Dynamic {
+        return;
+    }
+    let value = url.parts.iter().find_map(|p| match p {
+        Part::Var(v) => Some(v.span()),
+        Part::Secret(id) => Some(id.span),
+        Part::Lit(..) => None,
+    });
+    let at = value.unwrap_or(url.span);
+    let literal_start = match url.parts.first() {
+        Some(Part::Lit(text, _)) => text.to_string(),
+        _ => String::new(),
+    };
+    let fixed = match literal_start.split_once("://") {
+        Some((_, host)) if !host.is_empty() => format!("{literal_start}/…"),
+        _ => "https://api.example.com/…".to_string(),
+    };
+    match first_secret(block) {
+        Some((secret_span, what)) => out.push(
+            Diagnostic::new(
+                Code::SecretToTemplatedHost,
+                format!("block `{}` sends {what} to a host that a value chooses", block.name.name),
+            )
+            .label(at, "this value is part of the scheme, host or port")
+            .related(secret_span, format!("{what} is sent"))
+            .help(format!(
+                "write the scheme, host and port in the file and start the path with `/` before any value, like `{fixed}`; \
+                 a value there could send the secret to any server"
+            )),
+        ),
+        None => out.push(
+            Diagnostic::new(
+                Code::TemplatedHost,
+                format!("the host of block `{}` comes from a value", block.name.name),
+            )
+            .label(at, "this value is part of the scheme, host or port")
+            .help(format!(
+                "at run time the value may only be a host name, never an internal address (unless `allow private_network`); \
+                 if the value is a path, start it with `/` in the file, like `{fixed}`"
+            )),
+        ),
     }
 }
 

@@ -138,6 +138,10 @@ pub struct NetArgs {
     /// The chat platform's API base URL, instead of the file's `platform`
     #[arg(long, value_name = "URL")]
     pub platform: Option<String>,
+    /// Let hosts that come from values or redirects be internal addresses
+    /// (this machine, private networks), as `allow private_network` does for one block
+    #[arg(long)]
+    pub allow_private_network: bool,
 }
 
 #[derive(Debug, clap::Args)]

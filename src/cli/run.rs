@@ -30,6 +30,7 @@ fn options(args: &RunArgs, file: &Path) -> Result<Options, String> {
         platform: args.net.platform.clone(),
         verbose: args.verbose,
         test_request: false,
+        allow_private_network: args.net.allow_private_network,
     })
 }
 

@@ -122,6 +122,7 @@ fn inputs_and_options(args: &TestArgs, base_dir: &Path) -> Result<(Inputs, Optio
         base_dir: base_dir.to_path_buf(),
         platform: args.net.platform.clone(),
         test_request: true,
+        allow_private_network: args.net.allow_private_network,
         ..Options::default()
     };
     Ok((inputs, options))

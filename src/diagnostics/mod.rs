@@ -85,6 +85,8 @@ codes! {
     UnknownAllow = "B124", Error, "unknown `allow` value";
     DuplicateDeclaration = "B125", Error, "declared twice";
     TokenPlaintext = "B126", Error, "`{bot_token}` sent over plain http";
+    SecretToTemplatedHost = "B127", Error, "secret sent to a host that a value chooses";
+    TemplatedHost = "B128", Warning, "host that a value chooses";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";
@@ -110,6 +112,10 @@ codes! {
     StoreFailed = "B311", Error, "variable store failed";
     NoSample = "B312", Error, "no sample to answer from";
     MissingVariable = "B313", Warning, "variable without a value";
+    RequestSteered = "B314", Error, "a value would change where the request goes";
+    PathTraversal = "B315", Error, "a value would move the request along its path";
+    InternalAddress = "B316", Error, "host from a value or redirect reaches an internal address";
+    ResponseBroken = "B317", Error, "the response broke off";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

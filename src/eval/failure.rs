@@ -25,6 +25,16 @@ pub enum Refusal {
     },
     /// The bot token may not go where the URL points.
     Token(TokenRefusal),
+    /// A value would change where the request goes: it is not only a host
+    /// name (or a scheme), or the URL carries a user name and password.
+    Steered {
+        value: String,
+        part: &'static str,
+    },
+    /// A value makes a path segment `.` or `..`.
+    DotSegment {
+        segment: String,
+    },
 }
 
 pub fn refused(r: &Request, refusal: &Refusal) -> Diagnostic {
@@ -42,6 +52,20 @@ pub fn refused(r: &Request, refusal: &Refusal) -> Diagnostic {
             format!("block `{block}`: header `{name}` holds a control character once its variables are filled"),
             "a value with a line break would end the header; check the variables it reads".to_string(),
         ),
+        Refusal::Steered { value, part } => (
+            Code::RequestSteered,
+            format!("block `{block}`: the value `{value}` would change the {part} the request goes to"),
+            "values in the scheme or host may only be a scheme or a host name (letters, digits, `-`, `.`), and a URL \
+             carries no user name or password; write the host in the file, or check the variable; nothing was sent"
+                .to_string(),
+        ),
+        Refusal::DotSegment { segment } => (
+            Code::PathTraversal,
+            format!("block `{block}`: a value makes the path segment `{segment}`, which would move the request"),
+            "a value in the path may not be `.` or `..` (in any spelling): the URL parser resolves them and the \
+             request would go to another path; nothing was sent"
+                .to_string(),
+        ),
         Refusal::Token(t) => (
             Code::TokenRefused,
             format!("block `{block}` would send the bot token {}", t.describe()),
@@ -51,13 +75,24 @@ pub fn refused(r: &Request, refusal: &Refusal) -> Diagnostic {
     Diagnostic::new(code, message).label(r.url.span, "once its variables are filled").help(help)
 }
 
-pub fn redirect_not_followed(r: &Request, location: &str) -> Diagnostic {
+pub fn redirect_not_followed(r: &Request, location: &str, why: http::NotFollowed) -> Diagnostic {
+    let (label, help) = match why {
+        http::NotFollowed::CarriesToken => (
+            "a request that carries the bot token",
+            "a request that carries `{bot_token}` follows no redirect; its response is the redirect itself",
+        ),
+        http::NotFollowed::SecretBody => (
+            "its body holds a secret",
+            "a 307 or 308 redirect to another origin would send the body there, secrets included; its response is \
+             the redirect itself: point the URL at the final address",
+        ),
+    };
     Diagnostic::new(
         Code::RedirectNotFollowed,
         format!("block `{}` was redirected to `{location}`; the redirect was not followed", r.block),
     )
-    .label(r.url.span, "a request that carries the bot token")
-    .help("a request that carries `{bot_token}` follows no redirect; its response is the redirect itself")
+    .label(r.url.span, label)
+    .help(help)
 }
 
 pub fn http_failure(r: &Request, f: http::Failure, limits: &http::Limits) -> Diagnostic {
@@ -100,6 +135,19 @@ pub fn http_failure(r: &Request, f: http::Failure, limits: &http::Limits) -> Dia
             Code::TooManyRedirects,
             format!("block `{block}` was redirected somewhere blkc cannot follow: {why}"),
             "point the URL at the final address".to_string(),
+        ),
+        http::Failure::Internal { host, address } => (
+            Code::InternalAddress,
+            format!("block `{block}`: `{host}` is the internal address {address}; nothing was sent"),
+            "a host that comes from a value or a redirect may not reach this machine or a private network; if this \
+             block should, add `allow private_network` to it, or run with `--allow-private-network`"
+                .to_string(),
+        ),
+        http::Failure::Broken(why) => (
+            Code::ResponseBroken,
+            format!("the response of block `{block}` broke off: {why}"),
+            "the server closed the connection before the whole response arrived; try again, or check the server"
+                .to_string(),
         ),
         http::Failure::Other(why) => (
             Code::ConnectFailed,

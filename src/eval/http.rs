@@ -3,6 +3,8 @@
 //! reach another host and a request carrying the bot token follows none.
 
 use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use url::Url;
@@ -47,14 +49,22 @@ pub struct Incoming {
     pub body: Vec<u8>,
     pub url: Url,
     pub redirects: u32,
-    /// A redirect was answered but not followed (the request carried the
-    /// bot token).
-    pub redirect_refused: Option<String>,
+    /// A redirect that was answered but not followed: where to, and why.
+    pub redirect_refused: Option<(String, NotFollowed)>,
+}
+
+/// Why a redirect was not followed (its response is the redirect itself).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotFollowed {
+    /// The request carries the bot token.
+    CarriesToken,
+    /// A 307 or 308 to another origin would send a body holding a secret there.
+    SecretBody,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Failure {
-    /// Nothing listens there, or the connection broke.
+    /// Nothing listens there, or the connection could not be made.
     Connect(String),
     /// The host name does not resolve.
     Dns(String),
@@ -65,12 +75,22 @@ pub enum Failure {
     TooManyRedirects(u32),
     /// A redirect to somewhere that is not an http(s) URL.
     BadRedirect(String),
+    /// A host from a value or a redirect resolved to an internal address.
+    Internal {
+        host: String,
+        address: std::net::IpAddr,
+    },
+    /// The response broke off after it had begun.
+    Broken(String),
     Other(String),
 }
 
 pub struct Client {
     agent: ureq::Agent,
     limits: Limits,
+    /// Whether the request being sent may not reach internal addresses; the
+    /// resolver reads it at connect time.
+    guard: Arc<AtomicBool>,
 }
 
 impl Client {
@@ -81,90 +101,192 @@ impl Client {
             .max_redirects_will_error(false)
             .timeout_connect(Some(limits.connect_timeout))
             .timeout_global(Some(limits.timeout))
+            .accept_encoding("gzip, deflate, br")
             .user_agent(concat!("blkc/", env!("CARGO_PKG_VERSION")))
             .build();
-        let agent = ureq::Agent::with_parts(
-            config,
-            ureq::unversioned::transport::DefaultConnector::new(),
-            CachingResolver::default(),
-        );
-        Client { agent, limits }
+        let guard = Arc::new(AtomicBool::new(false));
+        let resolver = CachingResolver { guard: guard.clone(), ..CachingResolver::default() };
+        let agent = ureq::Agent::with_parts(config, ureq::unversioned::transport::DefaultConnector::new(), resolver);
+        Client { agent, limits, guard }
     }
 
+    /// Sends a request and follows its redirects by the destination policy.
     pub fn send(&self, request: Built) -> Result<Incoming, Failure> {
         let started = Instant::now();
-        let Built { mut method, mut url, mut headers, mut body, carries_token } = request;
+        let mut hop = request;
         let mut redirects = 0;
         loop {
             let remaining = self.limits.timeout.checked_sub(started.elapsed()).unwrap_or_default();
             if remaining.is_zero() {
                 return Err(Failure::Timeout(format!("no answer within {:?}", self.limits.timeout)));
             }
-            let mut builder = ureq::http::Request::builder().method(method.as_str()).uri(url.as_str());
-            for h in &headers {
-                builder = builder.header(h.name.as_str(), h.value.as_str());
-            }
-            let req = builder.body(body.clone().unwrap_or_default()).map_err(|e| Failure::Other(e.to_string()))?;
-            let req = self.agent.configure_request(req).timeout_global(Some(remaining)).build();
-            let response = self.agent.run(req).map_err(failure)?;
+            let mut response = self.call(&hop, remaining)?;
             let status = response.status().as_u16();
-            let location = response.headers().get("location").and_then(|v| v.to_str().ok()).map(str::to_string);
-            let response_headers: Vec<(String, String)> = response
+            // A raw UTF-8 `Location` is read as text; joining it to the URL
+            // percent-encodes it, as browsers and curl do.
+            let location =
+                response.headers().get("location").map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+            let headers: Vec<(String, String)> = response
                 .headers()
                 .iter()
                 .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
                 .collect();
-            let is_redirect = matches!(status, 301 | 302 | 303 | 307 | 308);
-            let follows = policy::follows_redirects(carries_token);
-            match location {
-                Some(location) if is_redirect && follows => {
+            match next_hop(&hop, status, location)? {
+                Next::Follow(next) => {
                     if redirects == self.limits.max_redirects {
                         return Err(Failure::TooManyRedirects(redirects));
                     }
-                    let next = url.join(&location).map_err(|e| Failure::BadRedirect(format!("{location}: {e}")))?;
-                    if !matches!(next.scheme(), "http" | "https") {
-                        return Err(Failure::BadRedirect(format!("{} is not http(s)", next.scheme())));
-                    }
-                    // Drain the rest of the redirect's body so the connection
-                    // can be reused.
-                    let _ = response.into_body().with_config().limit(64 * 1024).read_to_vec();
-                    if !policy::same_origin(&next, &url) {
-                        headers.retain(|h| policy::forwarded_across_origins(&h.name, h.secret));
-                    }
-                    if let Some(changed) = policy::redirected_method(status, method) {
-                        method = changed;
-                        body = None;
-                        headers.retain(|h| !h.name.eq_ignore_ascii_case("content-type"));
-                    }
-                    url = next;
+                    // Drain the redirect's body (decoded, capped) so the
+                    // connection can be reused.
+                    let _ = read_body(&mut response, 64 * 1024);
+                    hop = redirected(hop, status, next);
                     redirects += 1;
                 }
-                location => {
-                    let refused = location.filter(|_| is_redirect && !follows);
-                    let mut reader = response.into_body().into_with_config().limit(u64::MAX).reader();
-                    let mut bytes = Vec::new();
-                    (&mut reader)
-                        .take(self.limits.max_body + 1)
-                        .read_to_end(&mut bytes)
-                        .map_err(|e| read_failure(e, self.limits.max_body))?;
-                    if bytes.len() as u64 > self.limits.max_body {
-                        return Err(Failure::TooLarge(self.limits.max_body));
-                    }
-                    return Ok(Incoming {
-                        status,
-                        headers: response_headers,
-                        body: bytes,
-                        url,
-                        redirects,
-                        redirect_refused: refused,
-                    });
+                Next::Stop(refused) => {
+                    let body = read_body(&mut response, self.limits.max_body)?;
+                    return Ok(Incoming { status, headers, body, url: hop.url, redirects, redirect_refused: refused });
                 }
             }
         }
     }
+
+    /// One HTTP exchange, up to the response's head.
+    fn call(&self, hop: &Built, remaining: Duration) -> Result<ureq::http::Response<ureq::Body>, Failure> {
+        self.guard.store(hop.guarded, Ordering::Relaxed);
+        let mut builder = ureq::http::Request::builder().method(hop.method.as_str()).uri(hop.url.as_str());
+        for h in &hop.headers {
+            builder = builder.header(h.name.as_str(), h.value.as_str());
+        }
+        // The bot token never crosses a plaintext hop to a proxy.
+        let direct = hop.carries_token && hop.url.scheme() == "http";
+        match &hop.body {
+            // A request without a body sends no body and no `Content-Length`.
+            None => self.run(builder.body(()), remaining, direct),
+            Some(body) => self.run(builder.body(body.clone()), remaining, direct),
+        }
+    }
+
+    fn run<S: ureq::AsSendBody>(
+        &self,
+        request: Result<ureq::http::Request<S>, ureq::http::Error>,
+        remaining: Duration,
+        direct: bool,
+    ) -> Result<ureq::http::Response<ureq::Body>, Failure> {
+        let request = request.map_err(|e| Failure::Other(e.to_string()))?;
+        let mut config = self.agent.configure_request(request).timeout_global(Some(remaining));
+        if direct {
+            config = config.proxy(None);
+        }
+        self.agent.run(config.build()).map_err(failure)
+    }
 }
 
-/// Resolves each host once per run, and an IP address without a lookup.
+enum Next {
+    Follow(Url),
+    /// The response is this one; a redirect not followed says why.
+    Stop(Option<(String, NotFollowed)>),
+}
+
+/// Whether a response is a redirect to follow, by the destination policy.
+fn next_hop(hop: &Built, status: u16, location: Option<String>) -> Result<Next, Failure> {
+    let Some(location) = location.filter(|_| matches!(status, 301 | 302 | 303 | 307 | 308)) else {
+        return Ok(Next::Stop(None));
+    };
+    if !policy::follows_redirects(hop.carries_token) {
+        return Ok(Next::Stop(Some((location, NotFollowed::CarriesToken))));
+    }
+    let next = hop.url.join(&location).map_err(|e| Failure::BadRedirect(format!("{location}: {e}")))?;
+    if !matches!(next.scheme(), "http" | "https") {
+        return Err(Failure::BadRedirect(format!("{} is not http(s)", next.scheme())));
+    }
+    let keeps_body = policy::redirected_method(status, hop.method).is_none() && hop.body.is_some();
+    if keeps_body && hop.body_secret && !policy::same_origin(&next, &hop.url) {
+        return Ok(Next::Stop(Some((next.to_string(), NotFollowed::SecretBody))));
+    }
+    Ok(Next::Follow(next))
+}
+
+/// The request to send after a redirect: credentials stay with their
+/// origin, a host the redirect chose is guarded, and 303 (301/302 after a
+/// POST) becomes a GET without a body.
+fn redirected(mut hop: Built, status: u16, next: Url) -> Built {
+    if !policy::same_origin(&next, &hop.url) {
+        hop.headers.retain(|h| policy::forwarded_across_origins(&h.name, h.secret));
+        hop.guarded |= !hop.allow_private_network;
+    }
+    if let Some(changed) = policy::redirected_method(status, hop.method) {
+        hop.method = changed;
+        hop.body = None;
+        hop.body_secret = false;
+        hop.headers.retain(|h| !h.name.eq_ignore_ascii_case("content-type"));
+    }
+    hop.url = next;
+    hop
+}
+
+/// Reads a body, decoded (gzip and brotli by ureq, deflate here), up to
+/// `cap` decoded bytes.
+fn read_body(response: &mut ureq::http::Response<ureq::Body>, cap: u64) -> Result<Vec<u8>, Failure> {
+    let deflate = response
+        .headers()
+        .get("content-encoding")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("deflate"));
+    let reader = response.body_mut().with_config().limit(u64::MAX).reader();
+    let mut bytes = Vec::new();
+    let read = if deflate {
+        Deflate::new(reader).take(cap + 1).read_to_end(&mut bytes)
+    } else {
+        reader.take(cap + 1).read_to_end(&mut bytes)
+    };
+    read.map_err(|e| read_failure(e, cap))?;
+    if bytes.len() as u64 > cap {
+        return Err(Failure::TooLarge(cap));
+    }
+    Ok(bytes)
+}
+
+/// `Content-Encoding: deflate`: zlib-wrapped as RFC 9110 says, or raw
+/// deflate as some servers send it (told apart by the zlib header).
+enum Deflate<R: Read> {
+    Unknown(Option<R>),
+    Zlib(flate2::read::ZlibDecoder<std::io::Chain<std::io::Cursor<Vec<u8>>, R>>),
+    Raw(flate2::read::DeflateDecoder<std::io::Chain<std::io::Cursor<Vec<u8>>, R>>),
+}
+
+impl<R: Read> Deflate<R> {
+    fn new(reader: R) -> Deflate<R> {
+        Deflate::Unknown(Some(reader))
+    }
+}
+
+impl<R: Read> Read for Deflate<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if let Deflate::Unknown(inner) = self {
+            let Some(mut inner) = inner.take() else { return Ok(0) };
+            let mut head = vec![0; 2];
+            let n = inner.read(&mut head[..1])?;
+            let n = n + if n == 1 { inner.read(&mut head[1..])? } else { 0 };
+            head.truncate(n);
+            let zlib = n == 2 && head[0] & 0x0f == 8 && (u16::from(head[0]) << 8 | u16::from(head[1])) % 31 == 0;
+            let chained = std::io::Cursor::new(head).chain(inner);
+            *self = if zlib {
+                Deflate::Zlib(flate2::read::ZlibDecoder::new(chained))
+            } else {
+                Deflate::Raw(flate2::read::DeflateDecoder::new(chained))
+            };
+        }
+        match self {
+            Deflate::Zlib(d) => d.read(buf),
+            Deflate::Raw(d) => d.read(buf),
+            Deflate::Unknown(_) => Ok(0),
+        }
+    }
+}
+
+/// Resolves each host once per run, and an IP address without a lookup;
+/// while the request being sent is guarded, an internal address is refused
+/// here, at connect time, on the address the connection would use.
 ///
 /// ureq's default resolver runs every lookup on a new thread when a time-out
 /// is set (so that the time-out can be kept), even for `127.0.0.1`; with a
@@ -173,7 +295,23 @@ impl Client {
 struct CachingResolver {
     inner: ureq::unversioned::resolver::DefaultResolver,
     cache: std::sync::Mutex<std::collections::HashMap<String, ureq::unversioned::resolver::ResolvedSocketAddrs>>,
+    guard: Arc<AtomicBool>,
 }
+
+/// The resolver's refusal of an internal address, carried through ureq.
+#[derive(Debug)]
+struct InternalAddress {
+    host: String,
+    address: std::net::IpAddr,
+}
+
+impl std::fmt::Display for InternalAddress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}` is the internal address {}", self.host, self.address)
+    }
+}
+
+impl std::error::Error for InternalAddress {}
 
 impl ureq::unversioned::resolver::Resolver for CachingResolver {
     fn resolve(
@@ -184,19 +322,29 @@ impl ureq::unversioned::resolver::Resolver for CachingResolver {
     ) -> Result<ureq::unversioned::resolver::ResolvedSocketAddrs, ureq::Error> {
         let host = uri.host().unwrap_or_default().trim_start_matches('[').trim_end_matches(']');
         let port = uri.port_u16().unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
-        if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        let addrs = if let Ok(ip) = host.parse::<std::net::IpAddr>() {
             let mut addrs = self.empty();
             addrs.truncate(0);
             addrs.push(std::net::SocketAddr::new(ip, port));
-            return Ok(addrs);
-        }
-        let key = format!("{host}:{port}");
-        if let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
-            return Ok(hit);
-        }
-        let addrs = self.inner.resolve(uri, config, timeout)?;
-        if let Ok(mut cache) = self.cache.lock() {
-            cache.insert(key, addrs.clone());
+            addrs
+        } else {
+            let key = format!("{host}:{port}");
+            match self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+                Some(hit) => hit,
+                None => {
+                    let addrs = self.inner.resolve(uri, config, timeout)?;
+                    if let Ok(mut cache) = self.cache.lock() {
+                        cache.insert(key, addrs.clone());
+                    }
+                    addrs
+                }
+            }
+        };
+        if self.guard.load(Ordering::Relaxed) {
+            if let Some(internal) = addrs.iter().find(|a| policy::is_internal(a.ip())) {
+                let refusal = InternalAddress { host: host.to_string(), address: internal.ip() };
+                return Err(ureq::Error::Io(std::io::Error::new(std::io::ErrorKind::PermissionDenied, refusal)));
+            }
         }
         Ok(addrs)
     }
@@ -208,25 +356,61 @@ fn failure(e: ureq::Error) -> Failure {
         E::Timeout(t) => Failure::Timeout(format!("timed out ({t})")),
         E::HostNotFound => Failure::Dns("the host name does not resolve".into()),
         E::ConnectionFailed => Failure::Connect("the connection failed".into()),
-        E::Io(io) => match io.kind() {
-            std::io::ErrorKind::ConnectionRefused => Failure::Connect("the connection was refused".into()),
-            // rustls reports handshake and certificate errors as invalid data.
-            std::io::ErrorKind::InvalidData => Failure::Tls(io.to_string()),
-            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => Failure::Timeout(io.to_string()),
-            _ => Failure::Connect(io.to_string()),
-        },
-        E::Tls(msg) => Failure::Tls(msg.to_string()),
-        E::Rustls(e) => Failure::Tls(e.to_string()),
+        E::Io(io) => {
+            if let Some(internal) = io.get_ref().and_then(|i| i.downcast_ref::<InternalAddress>()) {
+                return Failure::Internal { host: internal.host.clone(), address: internal.address };
+            }
+            match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => Failure::Connect("the connection was refused".into()),
+                // rustls reports handshake and certificate errors as invalid data.
+                std::io::ErrorKind::InvalidData => Failure::Tls(tls_words(&io.to_string())),
+                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => Failure::Timeout(io.to_string()),
+                std::io::ErrorKind::UnexpectedEof
+                | std::io::ErrorKind::ConnectionReset
+                | std::io::ErrorKind::ConnectionAborted
+                | std::io::ErrorKind::BrokenPipe => Failure::Broken(io.to_string()),
+                _ => Failure::Connect(io.to_string()),
+            }
+        }
+        E::Tls(msg) => Failure::Tls(tls_words(msg)),
+        E::Rustls(e) => Failure::Tls(tls_words(&format!("{e:?}"))),
         E::BodyExceedsLimit(n) => Failure::TooLarge(n),
         E::TooManyRedirects => Failure::TooManyRedirects(0),
         other => {
             let text = other.to_string();
             if text.to_ascii_lowercase().contains("tls") || text.contains("certificate") {
-                Failure::Tls(text)
+                Failure::Tls(tls_words(&text))
             } else {
                 Failure::Other(text)
             }
         }
+    }
+}
+
+/// What is wrong with a TLS connection, in words rather than rustls's names.
+fn tls_words(detail: &str) -> String {
+    const WORDS: &[(&str, &str)] = &[
+        ("CaUsedAsEndEntity", "the server presented a certificate authority's certificate as its own"),
+        ("UnknownIssuer", "the server's certificate is not signed by an authority this machine trusts"),
+        ("Expired", "the server's certificate has expired"),
+        ("NotValidYet", "the server's certificate is not valid yet"),
+        ("NotValidForName", "the server's certificate is for another host name"),
+        ("Revoked", "the server's certificate has been revoked"),
+        ("BadSignature", "the server's certificate has a bad signature"),
+        ("BadEncoding", "the server's certificate cannot be read"),
+        ("UnsupportedSignatureAlgorithm", "the server's certificate uses a signature algorithm blkc does not accept"),
+        ("InvalidPurpose", "the server's certificate is not meant for a web server"),
+        ("CorruptMessage", "the server does not speak TLS on this port (is it plain http?)"),
+        ("InvalidContentType", "the server does not speak TLS on this port (is it plain http?)"),
+        ("HandshakeFailure", "the server and blkc share no TLS version or cipher"),
+        ("PeerIncompatible", "the server and blkc share no TLS version or cipher"),
+    ];
+    match WORDS.iter().find(|(name, _)| detail.contains(name)) {
+        Some((_, words)) => (*words).to_string(),
+        None if detail.contains("Other(") || detail.contains("OtherError") => {
+            "the server's certificate was refused".to_string()
+        }
+        None => detail.to_string(),
     }
 }
 
@@ -235,6 +419,6 @@ fn read_failure(e: std::io::Error, cap: u64) -> Failure {
         Some(ureq::Error::Timeout(t)) => Failure::Timeout(format!("timed out reading the body ({t})")),
         Some(ureq::Error::BodyExceedsLimit(_)) => Failure::TooLarge(cap),
         _ if e.kind() == std::io::ErrorKind::TimedOut => Failure::Timeout(e.to_string()),
-        _ => Failure::Connect(format!("reading the body failed: {e}")),
+        _ => Failure::Broken(e.to_string().to_lowercase()),
     }
 }

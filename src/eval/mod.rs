@@ -78,6 +78,9 @@ pub struct Options {
     pub verbose: bool,
     /// A test request: only `{bot_token}` is substituted (spec 4.2).
     pub test_request: bool,
+    /// Hosts from values and redirects may be internal addresses
+    /// (`--allow-private-network`).
+    pub allow_private_network: bool,
 }
 
 /// What a run is given from outside.

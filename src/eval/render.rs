@@ -110,6 +110,10 @@ pub enum Missing<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Escape {
     None,
+    /// The scheme or authority of a URL: written as is; the request builder
+    /// checks that the value is only a scheme or a host name
+    /// ([`crate::policy::host_value_ok`]).
+    Authority,
     /// A URL path segment: everything but unreserved characters encoded.
     PathSegment,
     /// A URL query component.
@@ -134,7 +138,7 @@ pub(crate) fn escape_query(s: &str) -> String {
 
 fn push_escaped(out: &mut String, value: &str, escape: Escape) {
     match escape {
-        Escape::None => out.push_str(value),
+        Escape::None | Escape::Authority => out.push_str(value),
         Escape::PathSegment => out.push_str(&escape_segment(value)),
         Escape::Query => out.push_str(&escape_query(value)),
     }
@@ -142,82 +146,104 @@ fn push_escaped(out: &mut String, value: &str, escape: Escape) {
 
 /// Renders a template into text.
 pub fn render(t: &Template, scope: &mut dyn Scope) -> String {
-    render_with(t, scope, |_| Escape::None)
+    render_with(t, scope, |_| Escape::None).0
+}
+
+/// A URL once its values are filled in, with where each value went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenderedUrl {
+    pub text: String,
+    /// The byte ranges of `text` that came from a value, and how each was
+    /// written (so the builder can tell a value in the host from one in the
+    /// path).
+    pub values: Vec<(std::ops::Range<usize>, Escape)>,
 }
 
 /// Renders a URL template: values after the authority are percent-encoded
 /// (as a path segment, or as a query component after `?`), so a value
-/// cannot change the URL's structure; values before it are written as is.
-pub fn render_url(t: &Template, scope: &mut dyn Scope) -> String {
-    render_with(t, scope, |so_far| match so_far.find("://") {
+/// cannot change the URL's structure; values in the scheme or authority are
+/// written as is and judged by the request builder.
+pub fn render_url(t: &Template, scope: &mut dyn Scope) -> RenderedUrl {
+    let (text, values) = render_with(t, scope, |so_far| match so_far.find("://") {
         Some(i) if so_far[i + 3..].contains(['/', '?', '#']) => {
-            if so_far.contains('?') {
+            if so_far.contains(['?', '#']) {
                 Escape::Query
             } else {
                 Escape::PathSegment
             }
         }
-        _ => Escape::None,
-    })
+        _ => Escape::Authority,
+    });
+    RenderedUrl { text, values }
 }
 
-fn render_with(t: &Template, scope: &mut dyn Scope, escape_at: impl Fn(&str) -> Escape) -> String {
+type Values = Vec<(std::ops::Range<usize>, Escape)>;
+
+fn render_with(t: &Template, scope: &mut dyn Scope, escape_at: impl Fn(&str) -> Escape) -> (String, Values) {
     let mut out = String::new();
+    let mut values = Values::new();
     for seg in &t.parts {
-        match seg {
-            Seg::Text(s) => out.push_str(s),
-            Seg::Var { name, span } => {
-                let value = scope.variable(name, *span);
-                match value {
-                    Some(v) => {
-                        let escape = escape_at(&out);
-                        push_escaped(&mut out, &v, escape);
-                    }
-                    None => {
-                        let text = scope.missing(Missing::Variable { name, span: *span });
-                        out.push_str(&text);
-                    }
+        let start = out.len();
+        let escape = escape_at(&out);
+        let filled = match seg {
+            Seg::Text(s) => {
+                out.push_str(s);
+                false
+            }
+            Seg::Var { name, span } => match scope.variable(name, *span) {
+                Some(v) => {
+                    push_escaped(&mut out, &v, escape);
+                    true
                 }
-            }
-            Seg::BotToken => {
-                let escape = escape_at(&out);
-                match scope.bot_token() {
-                    Some(tok) => push_escaped(&mut out, tok, escape),
-                    None => out.push_str("{bot_token}"),
+                None => {
+                    let text = scope.missing(Missing::Variable { name, span: *span });
+                    out.push_str(&text);
+                    false
                 }
-            }
-            Seg::Secret { name } => {
-                let escape = escape_at(&out);
-                match scope.secret(name) {
-                    Some(s) => push_escaped(&mut out, s, escape),
-                    None => {
-                        let _ = write!(out, "<{name}>");
-                    }
+            },
+            Seg::BotToken => match scope.bot_token() {
+                Some(tok) => {
+                    push_escaped(&mut out, tok, escape);
+                    true
                 }
-            }
-            Seg::Ref(path) => {
-                let escape = escape_at(&out);
-                let text = match resolve(scope.response(&path.block), path) {
-                    Ok(r) if escape == Escape::None => {
-                        push_resolved(&mut out, &r);
-                        continue;
-                    }
-                    Ok(r) => {
-                        let mut s = String::new();
-                        push_resolved(&mut s, &r);
-                        s
-                    }
-                    Err(miss) => {
-                        let text = scope.missing(Missing::Path { path, miss });
-                        out.push_str(&text);
-                        continue;
-                    }
-                };
-                push_escaped(&mut out, &text, escape);
-            }
+                None => {
+                    out.push_str("{bot_token}");
+                    false
+                }
+            },
+            Seg::Secret { name } => match scope.secret(name) {
+                Some(s) => {
+                    push_escaped(&mut out, s, escape);
+                    true
+                }
+                None => {
+                    let _ = write!(out, "<{name}>");
+                    false
+                }
+            },
+            Seg::Ref(path) => match resolve(scope.response(&path.block), path) {
+                Ok(r) if matches!(escape, Escape::None | Escape::Authority) => {
+                    push_resolved(&mut out, &r);
+                    true
+                }
+                Ok(r) => {
+                    let mut s = String::new();
+                    push_resolved(&mut s, &r);
+                    push_escaped(&mut out, &s, escape);
+                    true
+                }
+                Err(miss) => {
+                    let text = scope.missing(Missing::Path { path, miss });
+                    out.push_str(&text);
+                    false
+                }
+            },
+        };
+        if filled {
+            values.push((start..out.len(), escape));
         }
     }
-    out
+    (out, values)
 }
 
 /// Renders a JSON value template: strings are templates, an unquoted

@@ -8,7 +8,7 @@ use url::Url;
 use super::failure::Refusal;
 use super::http::Header;
 use super::redact::Redactor;
-use super::render::{self, Scope};
+use super::render::{self, Escape, Scope};
 use crate::plan::{Method, Request};
 use crate::policy::{self, Destination, Platform, TokenRefusal};
 
@@ -21,18 +21,34 @@ pub struct Built {
     pub body: Option<Vec<u8>>,
     /// The request sends the bot token somewhere: it follows no redirect.
     pub carries_token: bool,
+    /// The body holds a secret slot or the bot token: it never goes on to
+    /// another origin.
+    pub body_secret: bool,
+    /// The host came from a value (and the block does not say `allow
+    /// private_network`): it may not reach an internal address.
+    pub guarded: bool,
+    /// `allow private_network`, or `--allow-private-network`: a redirect
+    /// to another origin is not guarded either.
+    pub allow_private_network: bool,
 }
 
 /// Renders `r` through `scope`. `platform` is where the bot token may go
-/// (the file's `platform`, or `--platform`); `redactor` keeps secrets out
+/// (the file's `platform`, or `--platform`); `allow_private` is
+/// `--allow-private-network`; `redactor` keeps secrets out
 /// of the URL a refusal quotes.
-pub fn build(r: &Request, scope: &mut dyn Scope, platform: &str, redactor: &Redactor) -> Result<Built, Refusal> {
+pub fn build(
+    r: &Request,
+    scope: &mut dyn Scope,
+    platform: &str,
+    allow_private: bool,
+    redactor: &Redactor,
+) -> Result<Built, Refusal> {
     // Rendered in the order of the block's fields, so warnings come in that order.
     let url = url(r, scope, redactor);
     let params: Vec<(&str, String)> = r.params.iter().map(|(k, t)| (k.as_str(), render::render(t, scope))).collect();
     let headers = headers(r, scope);
     let body = body(r, scope);
-    let (mut url, mut headers) = (url?, headers?);
+    let ((mut url, host_from_value), mut headers) = (url?, headers?);
     if !params.is_empty() {
         url.query_pairs_mut().extend_pairs(params);
     }
@@ -43,7 +59,14 @@ pub fn build(r: &Request, scope: &mut dyn Scope, platform: &str, redactor: &Reda
     if carries_token {
         token_destination(&url, platform, r.allow_bot_token).map_err(Refusal::Token)?;
     }
-    Ok(Built { method: r.method, url, headers, body, carries_token })
+    let body_secret = r.body.as_ref().is_some_and(|b| {
+        let mut secret = false;
+        b.each_template(&mut |t| secret |= t.has_secret());
+        secret
+    });
+    let allow_private_network = r.allow_private_network || allow_private;
+    let guarded = host_from_value && !allow_private_network;
+    Ok(Built { method: r.method, url, headers, body, carries_token, body_secret, guarded, allow_private_network })
 }
 
 /// The bot token's destination, by the policy `blkc check` applies to the
@@ -56,13 +79,53 @@ pub fn token_destination(url: &Url, platform: &str, allow_bot_token: bool) -> Re
     }
 }
 
-fn url(r: &Request, scope: &mut dyn Scope, redactor: &Redactor) -> Result<Url, Refusal> {
-    let text = render::render_url(&r.url, scope);
-    match Url::parse(&text) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Ok(u),
-        Ok(u) => Err(Refusal::NotHttp { url: redactor.redact(u.as_str()) }),
-        Err(e) => Err(Refusal::NotAUrl { url: redactor.redact(&text), why: e.to_string() }),
+/// The URL as it will be sent, and whether its host came from a value.
+fn url(r: &Request, scope: &mut dyn Scope, redactor: &Redactor) -> Result<(Url, bool), Refusal> {
+    let rendered = render::render_url(&r.url, scope);
+    let text = &rendered.text;
+    let url = match Url::parse(text) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => u,
+        Ok(u) => return Err(Refusal::NotHttp { url: redactor.redact(u.as_str()) }),
+        Err(e) => return Err(Refusal::NotAUrl { url: redactor.redact(text), why: e.to_string() }),
+    };
+    let mut host_from_value = false;
+    for (range, escape) in &rendered.values {
+        let value = &text[range.clone()];
+        if *escape == Escape::Authority {
+            host_from_value = true;
+            let in_scheme = !text[..range.start].contains("://");
+            let ok = if in_scheme { policy::scheme_value_ok(value) } else { policy::host_value_ok(value) };
+            if !ok {
+                let part = if in_scheme { "scheme" } else { "host" };
+                return Err(Refusal::Steered { value: redactor.redact(value), part });
+            }
+        }
     }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(Refusal::Steered { value: redactor.redact(url.username()), part: "user name and password" });
+    }
+    dot_segments(&rendered, redactor)?;
+    Ok((url, host_from_value))
+}
+
+/// A path segment that a value makes `.` or `..`: the URL parser would
+/// resolve it and move the request to another path.
+fn dot_segments(rendered: &render::RenderedUrl, redactor: &Redactor) -> Result<(), Refusal> {
+    let text = &rendered.text;
+    let Some(path_start) = text.find("://").and_then(|i| text[i + 3..].find('/').map(|j| i + 3 + j)) else {
+        return Ok(());
+    };
+    let path_end = text[path_start..].find(['?', '#']).map_or(text.len(), |j| path_start + j);
+    let mut start = path_start + 1;
+    for segment in text[path_start + 1..path_end].split('/') {
+        let end = start + segment.len();
+        let from_value = rendered.values.iter().any(|(r, _)| r.start < end.max(start + 1) && r.end > start);
+        if from_value && policy::is_dot_segment(segment) {
+            return Err(Refusal::DotSegment { segment: redactor.redact(segment) });
+        }
+        start = end + 1;
+    }
+    Ok(())
 }
 
 fn headers(r: &Request, scope: &mut dyn Scope) -> Result<Vec<Header>, Refusal> {
@@ -134,6 +197,7 @@ mod tests {
             body: None,
             sample: None,
             allow_bot_token: false,
+            allow_private_network: false,
             span: Span::default(),
         }
     }
@@ -148,7 +212,7 @@ mod tests {
         );
         r.params = vec![("q".into(), template(vec![Seg::Var { name: "q".into(), span: Span::default() }]))];
         let mut scope = Values { vars: HashMap::from([("id", "a/b?c"), ("q", "x&y=z")]), ..Values::default() };
-        let built = build(&r, &mut scope, PLATFORM, &Redactor::default()).unwrap();
+        let built = build(&r, &mut scope, PLATFORM, false, &Redactor::default()).unwrap();
         assert_eq!(built.url.as_str(), "https://api.example.com/users/a%2Fb%3Fc?q=x%26y%3Dz");
         assert!(built.body.is_none() && built.headers.is_empty() && !built.carries_token);
     }
@@ -157,11 +221,11 @@ mod tests {
     fn a_body_is_json_with_its_content_type_and_never_on_get() {
         let mut r = request(Method::POST, vec![text("https://api.example.com/items")]);
         r.body = Some(Val::Object(vec![("n".into(), Val::Json(serde_json::json!(1)))]));
-        let built = build(&r, &mut Values::default(), PLATFORM, &Redactor::default()).unwrap();
+        let built = build(&r, &mut Values::default(), PLATFORM, false, &Redactor::default()).unwrap();
         assert_eq!(built.body.as_deref(), Some(&b"{\"n\":1}"[..]));
         assert_eq!(built.headers[0].name, "Content-Type");
         r.method = Method::GET;
-        assert!(build(&r, &mut Values::default(), PLATFORM, &Redactor::default()).unwrap().body.is_none());
+        assert!(build(&r, &mut Values::default(), PLATFORM, false, &Redactor::default()).unwrap().body.is_none());
     }
 
     #[test]
@@ -171,13 +235,13 @@ mod tests {
             ("X-Key".into(), template(vec![Seg::Secret { name: "KEY".into() }])),
             ("Accept".into(), template(vec![text("application/json")])),
         ];
-        let built = build(&r, &mut Values::default(), PLATFORM, &Redactor::default()).unwrap();
+        let built = build(&r, &mut Values::default(), PLATFORM, false, &Redactor::default()).unwrap();
         assert!(built.headers[0].secret && !built.headers[1].secret);
         assert_eq!(built.headers[0].value, "secret-value-123");
         r.headers = vec![("X-Name".into(), template(vec![Seg::Var { name: "n".into(), span: Span::default() }]))];
         let mut scope = Values { vars: HashMap::from([("n", "a\r\nX-Evil: 1")]), ..Values::default() };
         assert_eq!(
-            build(&r, &mut scope, PLATFORM, &Redactor::default()).unwrap_err(),
+            build(&r, &mut scope, PLATFORM, false, &Redactor::default()).unwrap_err(),
             Refusal::HeaderControl { name: "X-Name".into() }
         );
     }
@@ -187,17 +251,17 @@ mod tests {
         let mut r = request(Method::GET, vec![text("https://discord.com/api/v10/users/@me")]);
         r.headers = vec![("Authorization".into(), template(vec![text("Bot "), Seg::BotToken]))];
         let mut scope = Values { token: Some("tok.en.value"), ..Values::default() };
-        let built = build(&r, &mut scope, PLATFORM, &Redactor::default()).unwrap();
+        let built = build(&r, &mut scope, PLATFORM, false, &Redactor::default()).unwrap();
         assert!(built.carries_token);
         r.url = template(vec![text("http://discord.com/api/v10/users/@me")]);
         assert!(matches!(
-            build(&r, &mut scope, PLATFORM, &Redactor::default()),
+            build(&r, &mut scope, PLATFORM, false, &Redactor::default()),
             Err(Refusal::Token(TokenRefusal::Plaintext { .. }))
         ));
         r.url = template(vec![text("https://"), Seg::Var { name: "host".into(), span: Span::default() }]);
         scope.vars.insert("host", "evil.example");
         assert!(matches!(
-            build(&r, &mut scope, PLATFORM, &Redactor::default()),
+            build(&r, &mut scope, PLATFORM, false, &Redactor::default()),
             Err(Refusal::Token(TokenRefusal::NotPlatform { .. }))
         ));
     }
@@ -207,7 +271,7 @@ mod tests {
         let r = request(Method::GET, vec![text("ftp://files.example.com/"), Seg::Secret { name: "KEY".into() }]);
         let mut redactor = Redactor::default();
         redactor.add("secret-value-123", "<KEY>");
-        let refusal = build(&r, &mut Values::default(), PLATFORM, &redactor).unwrap_err();
+        let refusal = build(&r, &mut Values::default(), PLATFORM, false, &redactor).unwrap_err();
         assert_eq!(refusal, Refusal::NotHttp { url: "ftp://files.example.com/<KEY>".into() });
     }
 }

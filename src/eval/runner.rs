@@ -213,7 +213,8 @@ impl Runner<'_> {
     pub fn request(&mut self, r: &Request) -> Outcome {
         let platform = self.options.platform.as_deref().unwrap_or(&self.plan.platform).to_string();
         let redactor = std::mem::take(&mut self.redactor);
-        let built = request::build(r, self, &platform, &redactor);
+        let allow_private = self.options.allow_private_network;
+        let built = request::build(r, self, &platform, allow_private, &redactor);
         self.redactor = redactor;
         self.flush()?;
         let built = built.map_err(|refusal| Box::new(failure::refused(r, &refusal)))?;
@@ -279,8 +280,9 @@ impl Runner<'_> {
         if self.options.verbose {
             event.response_headers = Some(self.last_headers.clone());
         }
-        if let Some(location) = &incoming.redirect_refused {
-            self.pending.push(failure::redirect_not_followed(r, location));
+        if let Some((location, why)) = &incoming.redirect_refused {
+            let location = self.redactor.redact(location);
+            self.pending.push(failure::redirect_not_followed(r, &location, *why));
         }
         let body = match serde_json::from_slice::<Json>(&incoming.body) {
             Ok(json) => Body::Json(json),

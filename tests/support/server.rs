@@ -160,3 +160,22 @@ pub fn plain_responder() -> u16 {
     });
     port
 }
+
+/// A port where a server answers every request with a head that promises
+/// 1,000 bytes of JSON, sends 20 of them, and closes the connection.
+#[allow(dead_code)]
+pub fn broken_responder() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut head = [0u8; 4096];
+            let _ = std::io::Read::read(&mut stream, &mut head);
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"items\": [1, 2, 3, ",
+            );
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    });
+    port
+}
