@@ -202,8 +202,11 @@ pub fn scheme_value_ok(value: &str) -> bool {
 /// A path segment the URL parser resolves as `.` or `..` (also written
 /// `%2e`): a value that makes one would move the request along its path.
 pub fn is_dot_segment(segment: &str) -> bool {
-    let s = segment.to_ascii_lowercase().replace("%2e", ".");
-    s == "." || s == ".."
+    // Decoded twice: a value's own `%2E` arrives here encoded as `%252E`,
+    // and a server that decodes once more would resolve it.
+    let once = percent_encoding::percent_decode_str(segment).decode_utf8_lossy().to_string();
+    let twice = percent_encoding::percent_decode_str(&once).decode_utf8_lossy().to_string();
+    [segment, &once, &twice].iter().any(|s| matches!(s.to_ascii_lowercase().replace("%2e", ".").as_str(), "." | ".."))
 }
 
 /// Addresses a request whose host came from a value or a redirect may not
@@ -327,7 +330,8 @@ mod tests {
         for dots in [".", "..", "%2e%2E", ".%2E", "%2e"] {
             assert!(is_dot_segment(dots), "{dots}");
         }
-        assert!(!is_dot_segment("...") && !is_dot_segment(".a") && !is_dot_segment("%252e%252e"));
+        assert!(is_dot_segment("%252E%252E"), "a value `%2E%2E`, encoded once more");
+        assert!(!is_dot_segment("...") && !is_dot_segment(".a") && !is_dot_segment("a%2E"));
     }
 
     #[test]

@@ -17,5 +17,6 @@ mod properties;
 mod run;
 mod run_fixtures;
 mod secrets;
+mod steering;
 mod store;
 mod test_cmd;

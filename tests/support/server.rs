@@ -140,6 +140,59 @@ fn handle(mut request: tiny_http::Request, port: u16, log: &Mutex<Vec<Received>>
             let to = format!("http://127.0.0.1:{port_to}/echo");
             Response::from_string("").with_status_code(307).with_header(Header::from_bytes("Location", to).unwrap())
         }
+        // `/location/307?to=URL`: a redirect to exactly `URL` (raw bytes kept).
+        ["location", code] => {
+            let to = query.strip_prefix("to=").unwrap_or_default();
+            let to = percent_encoding::percent_decode_str(to).collect::<Vec<u8>>();
+            Response::from_string("{\"redirected\":true}")
+                .with_status_code(code.parse::<u16>().unwrap_or(302))
+                .with_header(Header::from_bytes("Location", to).unwrap())
+        }
+        ["encoded", coding] => {
+            let json = br#"{"encoded":"yes","filler":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}"#;
+            let bytes = match *coding {
+                "deflate" => {
+                    let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+                    enc.write_all(json).unwrap();
+                    enc.finish().unwrap()
+                }
+                "deflate-raw" => {
+                    let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+                    enc.write_all(json).unwrap();
+                    enc.finish().unwrap()
+                }
+                _ => {
+                    let mut out = Vec::new();
+                    brotli::BrotliCompress(&mut &json[..], &mut out, &Default::default()).unwrap();
+                    out
+                }
+            };
+            let coding = if *coding == "deflate-raw" { "deflate" } else { coding };
+            Response::from_data(bytes)
+                .with_header(json_header())
+                .with_header(Header::from_bytes("Content-Encoding", coding).unwrap())
+        }
+        ["bomb", coding] => {
+            let zeros = vec![b' '; 50 * 1024 * 1024];
+            let bytes = if *coding == "deflate" {
+                let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+                enc.write_all(&zeros).unwrap();
+                enc.finish().unwrap()
+            } else {
+                let mut out = Vec::new();
+                brotli::BrotliCompress(&mut &zeros[..], &mut out, &Default::default()).unwrap();
+                out
+            };
+            Response::from_data(bytes)
+                .with_header(json_header())
+                .with_header(Header::from_bytes("Content-Encoding", *coding).unwrap())
+        }
+        ["bom"] => Response::from_data(b"\xEF\xBB\xBF{\"bom\":\"skipped\"}".to_vec()).with_header(json_header()),
+        ["bad-utf8"] => Response::from_data(b"{\"name\":\"caf\xE9\",\"ok\":true}".to_vec()).with_header(json_header()),
+        ["limited"] => Response::from_string("{\"error\":\"slow down\"}")
+            .with_status_code(429)
+            .with_header(json_header())
+            .with_header(Header::from_bytes("Retry-After", "30").unwrap()),
         _ => Response::from_string(format!("{{\"error\":\"no route {path} on {port}\"}}"))
             .with_status_code(404)
             .with_header(json_header()),
@@ -178,4 +231,73 @@ pub fn broken_responder() -> u16 {
         }
     });
     port
+}
+
+/// What a raw-socket server received: the exact bytes of each request.
+#[allow(dead_code)]
+pub struct RawServer {
+    pub port: u16,
+    pub requests: Arc<Mutex<Vec<Vec<u8>>>>,
+}
+
+#[allow(dead_code)]
+impl RawServer {
+    /// Records the bytes of every request (its head, and as many body bytes
+    /// as its `Content-Length` says) and answers `{"ok":true}`.
+    pub fn start() -> RawServer {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let log = requests.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let log = log.clone();
+                std::thread::spawn(move || serve_raw(stream, &log));
+            }
+        });
+        RawServer { port, requests }
+    }
+
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn received(&self) -> Vec<String> {
+        self.requests.lock().unwrap().iter().map(|r| String::from_utf8_lossy(r).into_owned()).collect()
+    }
+}
+
+fn serve_raw(mut stream: std::net::TcpStream, log: &Mutex<Vec<Vec<u8>>>) {
+    use std::io::Read as _;
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        let head_end = buf.windows(4).position(|w| w == b"\r\n\r\n").map(|i| i + 4);
+        if let Some(end) = head_end {
+            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+            let length = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            if buf.len() >= end + length {
+                let rest = buf.split_off(end + length);
+                log.lock().unwrap().push(std::mem::replace(&mut buf, rest));
+                let body = b"{\"ok\":true}";
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                    body.len()
+                );
+                if stream.write_all(reply.as_bytes()).and_then(|_| stream.write_all(body)).is_err() {
+                    return;
+                }
+                continue;
+            }
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
 }

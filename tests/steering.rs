@@ -1,0 +1,177 @@
+//! Issue: requests nobody else can steer. Chat users' values and servers'
+//! redirects may not change where a request goes or what it carries. Every
+//! case runs the real binary against real servers on 127.0.0.1; the
+//! internal-address cases use only loopback spellings, so nothing here can
+//! leave this machine even if a guard failed.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support::server::TestServer;
+
+const KEY: &str = "steering-secret-key-0123456789";
+
+struct Ran {
+    code: i32,
+    events: Vec<Value>,
+    stderr: String,
+}
+
+impl Ran {
+    fn error_code(&self) -> &str {
+        self.events.iter().find(|e| e["event"] == "error").and_then(|e| e["code"].as_str()).unwrap_or("")
+    }
+
+    fn warnings(&self) -> Vec<&str> {
+        self.events.iter().filter(|e| e["event"] == "warning").filter_map(|e| e["code"].as_str()).collect()
+    }
+
+    fn check_codes(&self) -> Vec<&str> {
+        self.events
+            .iter()
+            .filter(|e| e["event"] == "check")
+            .flat_map(|e| e["report"]["diagnostics"].as_array().unwrap())
+            .filter_map(|d| d["code"].as_str())
+            .collect()
+    }
+}
+
+fn run(dir: &Path, file: &str, args: &[&str]) -> Ran {
+    std::fs::write(dir.join("bot.blk"), file).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["run", "bot.blk", "--format", "json", "--connect-timeout", "2"])
+        .args(args)
+        .current_dir(dir)
+        .env("BLKC_SECRET_KEY", KEY)
+        .env_remove("BLKC_BOT_TOKEN")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    Ran {
+        code: out.status.code().unwrap_or(-1),
+        events: stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn a_value_right_after_the_host_cannot_change_the_host() {
+    let server = TestServer::start();
+    let thief = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let steal = format!("option_path=@127.0.0.1:{}/steal", thief.port);
+    // With a secret the file does not check: nothing runs.
+    let with_key = format!(
+        "command c {{\n    option path \"p\"\n    api a {{\n        method GET\n        url \"{}{{option_path}}\"\n        headers {{ X-Api-Key = \"<KEY>\" }}\n    }}\n}}\n",
+        server.base()
+    );
+    let ran = run(dir.path(), &with_key, &["--command", "c", "--var", &steal]);
+    assert_eq!((ran.code, ran.check_codes()), (1, vec!["B127"]));
+    // A templated host with a secret, likewise.
+    let region = "command c {\n    option region \"r\"\n    api a {\n        method GET\n        url \"https://{option_region}.example.com/v1\"\n        headers { X-Api-Key = \"<KEY>\" }\n    }\n}\n";
+    let ran = run(dir.path(), region, &["--command", "c", "--var", "option_region=x"]);
+    assert_eq!((ran.code, ran.check_codes()), (1, vec!["B127"]));
+    // Without a secret the run refuses the value.
+    let without = with_key.replace("        headers { X-Api-Key = \"<KEY>\" }\n", "");
+    let ran = run(dir.path(), &without, &["--command", "c", "--var", &steal]);
+    assert_eq!((ran.code, ran.error_code()), (3, "B314"), "{}", ran.stderr);
+    for value in [format!("option_path=:{}/x", thief.port), "option_path=/x".into(), "option_path=.evil.example".into()]
+    {
+        let ran = run(dir.path(), &without, &["--command", "c", "--var", &value, "--allow-private-network"]);
+        assert_ne!(ran.code, 0, "{value}");
+    }
+    assert!(thief.received().is_empty() && server.received().is_empty(), "nothing was sent anywhere");
+}
+
+#[test]
+fn a_redirect_to_another_origin_never_carries_a_secret_body() {
+    let server = TestServer::start();
+    let other = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!(
+        "command c {{\n    api a {{\n        method POST\n        url \"{}/redirect-to/{}\"\n        body {{ key = \"<KEY>\", n = 1 }}\n    }}\n    reply \"{{api_a[status]}}\"\n}}\n",
+        server.base(),
+        other.port
+    );
+    let ran = run(dir.path(), &file, &["--command", "c", "--allow-private-network"]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(ran.warnings(), ["B309"], "the 307 is the response, and the warning says why");
+    assert!(other.received().is_empty(), "the body with the key never reached the other origin");
+    assert!(server.received()[0].body.contains(KEY), "the first origin did get it");
+}
+
+#[test]
+fn a_dot_segment_from_a_value_is_refused() {
+    let server = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!(
+        "command c {{\n    option id \"id\"\n    api a {{\n        method DELETE\n        url \"{}/echo/api/v1/users/{{option_id}}/sessions\"\n    }}\n}}\n",
+        server.base()
+    );
+    for value in ["..", ".", "%2E%2E", "%2e", ".%2E"] {
+        let ran = run(dir.path(), &file, &["--command", "c", "--var", &format!("option_id={value}")]);
+        assert_eq!((ran.code, ran.error_code()), (3, "B315"), "{value}: {}", ran.stderr);
+    }
+    assert!(server.received().is_empty());
+    // Dots inside a segment are an ordinary value.
+    let ran = run(dir.path(), &file, &["--command", "c", "--var", "option_id=a..b"]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(server.received()[0].url, "/echo/api/v1/users/a..b/sessions");
+}
+
+#[test]
+fn a_host_from_a_value_or_a_redirect_never_reaches_an_internal_address() {
+    let server = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!(
+        "command c {{\n    option host \"h\"\n    api a {{\n        method GET\n        url \"http://{{option_host}}:{}/echo\"\n    }}\n    reply \"{{api_a[response.path]}}\"\n}}\n",
+        server.port
+    );
+    // Every spelling of this machine the URL parser accepts.
+    for host in ["127.0.0.1", "localhost", "0.0.0.0", "2130706433", "0x7f.1", "127.1", "017700000001"] {
+        let ran = run(dir.path(), &file, &["--command", "c", "--var", &format!("option_host={host}")]);
+        assert_eq!((ran.code, ran.error_code()), (3, "B316"), "{host}: {}", ran.stderr);
+    }
+    // An IPv6 literal cannot even be written as a value (brackets, colons).
+    let ran = run(dir.path(), &file, &["--command", "c", "--var", "option_host=[::ffff:127.0.0.1]"]);
+    assert_eq!(ran.error_code(), "B314");
+    assert!(server.received().is_empty(), "nothing reached the server");
+    // The author allows it: by flag, or in the block.
+    let ran = run(dir.path(), &file, &["--command", "c", "--var", "option_host=127.0.0.1", "--allow-private-network"]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let allowed = file.replace("/echo\"\n", "/echo\"\n        allow private_network\n");
+    let ran = run(dir.path(), &allowed, &["--command", "c", "--var", "option_host=localhost"]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(server.received().len(), 2);
+}
+
+#[test]
+fn a_redirect_chooses_no_internal_address() {
+    let server = TestServer::start();
+    let target = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let to = |url: String| percent_encoding::utf8_percent_encode(&url, percent_encoding::NON_ALPHANUMERIC).to_string();
+    for location in [
+        format!("http://127.0.0.1:{}/echo", target.port),
+        format!("http://[::ffff:127.0.0.1]:{}/echo", target.port),
+        format!("http://2130706433:{}/echo", target.port),
+    ] {
+        let file = format!(
+            "command c {{\n    api a {{\n        method GET\n        url \"{}/location/302?to={}\"\n    }}\n}}\n",
+            server.base(),
+            to(location.clone())
+        );
+        let ran = run(dir.path(), &file, &["--command", "c"]);
+        assert_eq!((ran.code, ran.error_code()), (3, "B316"), "{location}: {}", ran.stderr);
+    }
+    assert!(target.received().is_empty(), "the redirect's internal address was never reached");
+    // The same origin as the file's URL is the author's choice: followed.
+    let file = format!(
+        "command c {{\n    api a {{\n        method GET\n        url \"{}/location/302?to=/echo\"\n    }}\n    reply \"{{api_a[response.path]}}\"\n}}\n",
+        server.base()
+    );
+    let ran = run(dir.path(), &file, &["--command", "c"]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+}
