@@ -263,6 +263,49 @@ pub fn each_template(steps: &[Step], f: &mut impl FnMut(&Template)) {
     }
 }
 
+/// Calls `f` on every response path a list of steps reads, in every branch.
+pub fn each_path(steps: &[Step], f: &mut impl FnMut(&Path)) {
+    fn val(v: &Val, f: &mut impl FnMut(&Path)) {
+        match v {
+            Val::Ref(p) => f(p),
+            Val::Object(entries) => entries.iter().for_each(|(_, v)| val(v, f)),
+            Val::Array(items) => items.iter().for_each(|v| val(v, f)),
+            Val::Str(_) | Val::Json(_) => {}
+        }
+    }
+    each_template(steps, &mut |t| {
+        t.parts.iter().for_each(|s| {
+            if let Seg::Ref(p) = s {
+                f(p)
+            }
+        })
+    });
+    for step in steps {
+        match step {
+            Step::Request(r) => r.body.iter().for_each(|b| val(b, f)),
+            Step::Save { value, .. } => val(value, f),
+            Step::If { condition, then, otherwise, .. } => {
+                val(&condition.left, f);
+                condition.test.iter().for_each(|(_, right)| val(right, f));
+                each_path(then, f);
+                each_path(otherwise, f);
+            }
+            Step::Reply { .. } => {}
+        }
+    }
+}
+
+impl Plan {
+    /// Whether any tree reads `api_<block>[status]`.
+    pub fn reads_status(&self, block: &str) -> bool {
+        let mut reads = false;
+        for tree in &self.trees {
+            each_path(&tree.steps, &mut |p| reads |= p.status && p.block == block);
+        }
+        reads
+    }
+}
+
 /// The request of block `name` in a list of steps, in any branch.
 pub fn find_request<'p>(steps: &'p [Step], name: &str) -> Option<&'p Request> {
     steps.iter().find_map(|s| match s {

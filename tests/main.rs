@@ -20,3 +20,4 @@ mod secrets;
 mod steering;
 mod store;
 mod test_cmd;
+mod untrusted;

@@ -116,6 +116,8 @@ codes! {
     PathTraversal = "B315", Error, "a value would move the request along its path";
     InternalAddress = "B316", Error, "host from a value or redirect reaches an internal address";
     ResponseBroken = "B317", Error, "the response broke off";
+    LossyJson = "B318", Warning, "JSON response with bytes that are not UTF-8";
+    StatusNotRead = "B319", Warning, "error status that no step reads";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

@@ -188,3 +188,31 @@ pub fn store_failure(e: &str, span: Span, doing: String) -> Diagnostic {
         .label(span, doing)
         .help("check the store's path and permissions (`--store PATH`); a corrupt store is never recreated silently")
 }
+
+pub fn lossy_json(r: &Request) -> Diagnostic {
+    Diagnostic::new(
+        Code::LossyJson,
+        format!("the response of block `{}` is JSON with bytes that are not UTF-8", r.block),
+    )
+    .label(r.url.span, "its response")
+    .help("each bad byte reads as `\u{fffd}`; the rest of the response is read as sent")
+}
+
+/// An error status that no step of the tree looks at.
+pub fn status_not_read(r: &Request, status: u16, retry_after: Option<&str>) -> Diagnostic {
+    let mut help = format!(
+        "later steps read this response as if it had succeeded; test `api_{}[status]` in an `if` to handle it",
+        r.block
+    );
+    if let Some(retry) = retry_after {
+        help.push_str(&format!("; the server asks to wait (Retry-After: {retry})"));
+    }
+    let what = match status {
+        429 => "too many requests",
+        400..=499 => "a client error",
+        _ => "a server error",
+    };
+    Diagnostic::new(Code::StatusNotRead, format!("block `{}` got status {status} ({what})", r.block))
+        .label(r.url.span, format!("answered {status}"))
+        .help(help)
+}

@@ -33,6 +33,8 @@ pub(super) struct Runner<'r> {
     pub left_as_text: Vec<String>,
     /// The response headers of the last request (redacted).
     pub last_headers: Vec<(String, String)>,
+    /// How many reads had no value so far.
+    pub misses: usize,
 }
 
 impl<'r> Runner<'r> {
@@ -57,6 +59,7 @@ impl<'r> Runner<'r> {
             fatal: None,
             left_as_text: Vec::new(),
             last_headers: Vec::new(),
+            misses: 0,
         }
     }
 }
@@ -94,6 +97,7 @@ impl render::Scope for Runner<'_> {
     }
 
     fn missing(&mut self, what: Missing<'_>) -> String {
+        self.misses += 1;
         let (text, diag) = match what {
             Missing::Variable { name, span } => {
                 let text = format!("{{{name}}}");
@@ -198,13 +202,25 @@ impl Runner<'_> {
     }
 
     fn condition(&mut self, c: &Condition) -> bool {
-        let left = render::render_val(&c.left, self);
+        let left = self.operand(&c.left);
         match &c.test {
             None => condition::truthy(&left),
             Some((op, right)) => {
-                let right = render::render_val(right, self);
+                let right = self.operand(right);
                 condition::compare(&left, *op, &right)
             }
+        }
+    }
+
+    /// A side of a condition: missing when anything it reads has no value
+    /// (which is warned about as for any other read).
+    fn operand(&mut self, v: &crate::plan::Val) -> condition::Operand {
+        let before = self.misses;
+        let value = render::render_val(v, self);
+        if self.misses > before {
+            condition::Operand::Missing
+        } else {
+            condition::Operand::Value(value)
         }
     }
 
@@ -284,10 +300,14 @@ impl Runner<'_> {
             let location = self.redactor.redact(location);
             self.pending.push(failure::redirect_not_followed(r, &location, *why));
         }
-        let body = match serde_json::from_slice::<Json>(&incoming.body) {
-            Ok(json) => Body::Json(json),
-            Err(_) => Body::Text(String::from_utf8_lossy(&incoming.body).into_owned()),
-        };
+        let (body, lossy) = parse_body(&incoming.body);
+        if lossy {
+            self.pending.push(failure::lossy_json(r));
+        }
+        if incoming.status >= 400 && !self.plan.reads_status(&r.block) {
+            let retry = incoming.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("retry-after"));
+            self.pending.push(failure::status_not_read(r, incoming.status, retry.map(|(_, v)| v.as_str())));
+        }
         Ok(Response { status: incoming.status, body })
     }
 
@@ -322,4 +342,21 @@ impl Runner<'_> {
         })?;
         Ok(Response { status: 200, body: Body::Json(json) })
     }
+}
+
+/// A response body as JSON when it is JSON (after a UTF-8 byte order mark,
+/// and with bytes that are not UTF-8 replaced, which the second value says),
+/// otherwise as text.
+fn parse_body(bytes: &[u8]) -> (Body, bool) {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    if let Ok(json) = serde_json::from_slice::<Json>(bytes) {
+        return (Body::Json(json), false);
+    }
+    let text = String::from_utf8_lossy(bytes);
+    if let std::borrow::Cow::Owned(fixed) = &text {
+        if let Ok(json) = serde_json::from_str::<Json>(fixed) {
+            return (Body::Json(json), true);
+        }
+    }
+    (Body::Text(text.into_owned()), false)
 }

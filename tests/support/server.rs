@@ -173,7 +173,7 @@ fn handle(mut request: tiny_http::Request, port: u16, log: &Mutex<Vec<Received>>
                 .with_header(Header::from_bytes("Content-Encoding", coding).unwrap())
         }
         ["bomb", coding] => {
-            let zeros = vec![b' '; 50 * 1024 * 1024];
+            let zeros = vec![b' '; 5 * 1024 * 1024];
             let bytes = if *coding == "deflate" {
                 let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
                 enc.write_all(&zeros).unwrap();
@@ -300,4 +300,19 @@ fn serve_raw(mut stream: std::net::TcpStream, log: &Mutex<Vec<Vec<u8>>>) {
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
         }
     }
+}
+
+/// A port where a server answers every request with exactly `reply`.
+#[allow(dead_code)]
+pub fn raw_responder(reply: Vec<u8>) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut head = [0u8; 8192];
+            let _ = std::io::Read::read(&mut stream, &mut head);
+            let _ = stream.write_all(&reply);
+        }
+    });
+    port
 }

@@ -1,0 +1,152 @@
+//! Issue: untrusted values and responses. Conditions on chat IDs and on
+//! missing values, what servers answer (BOM, bad UTF-8, compression,
+//! redirects with raw UTF-8, error statuses), against real loopback servers.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support::server::TestServer;
+
+struct Ran {
+    code: i32,
+    events: Vec<Value>,
+    stderr: String,
+}
+
+impl Ran {
+    fn replies(&self) -> Vec<&str> {
+        self.events.iter().filter(|e| e["event"] == "reply").filter_map(|e| e["text"].as_str()).collect()
+    }
+
+    fn warnings(&self) -> Vec<&str> {
+        self.events.iter().filter(|e| e["event"] == "warning").filter_map(|e| e["code"].as_str()).collect()
+    }
+
+    fn error_code(&self) -> &str {
+        self.events.iter().find(|e| e["event"] == "error").and_then(|e| e["code"].as_str()).unwrap_or("")
+    }
+}
+
+fn run(dir: &Path, file: &str, args: &[&str]) -> Ran {
+    std::fs::write(dir.join("bot.blk"), file).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["run", "bot.blk", "--format", "json"])
+        .args(args)
+        .current_dir(dir)
+        .env_remove("BLKC_BOT_TOKEN")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    Ran {
+        code: out.status.code().unwrap_or(-1),
+        events: stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn an_admin_check_on_a_long_id_admits_only_that_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = "command whoami {\n    if \"{user_id}\" == \"123456789012345679\" {\n        reply \"admin\"\n    } else {\n        reply \"user\"\n    }\n}\n";
+    let ran = run(dir.path(), file, &["--command", "whoami", "--var", "user_id=123456789012345678"]);
+    assert_eq!(ran.replies(), ["user"], "{}", ran.stderr);
+    let ran = run(dir.path(), file, &["--command", "whoami", "--var", "user_id=123456789012345679"]);
+    assert_eq!(ran.replies(), ["admin"]);
+}
+
+#[test]
+fn a_missing_value_never_makes_an_ordering_true_and_warns() {
+    let server = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!(
+        "command c {{\n    api r {{ method GET url \"{}/echo\" }}\n    if api_r[response.balance] > 1000 {{ reply \"gt\" }} else {{ reply \"not gt\" }}\n    if api_r[response.balance] <= 1000 {{ reply \"le\" }} else {{ reply \"not le\" }}\n    if api_r[response.balance] == null {{ reply \"eq null\" }} else {{ reply \"not eq null\" }}\n    if api_r[response.balance] != 5 {{ reply \"ne\" }}\n    if api_r[response.balance] {{ reply \"truthy\" }} else {{ reply \"falsy\" }}\n}}\n",
+        server.base()
+    );
+    let ran = run(dir.path(), &file, &["--command", "c"]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(ran.replies(), ["not gt", "not le", "not eq null", "ne", "falsy"]);
+    assert_eq!(ran.warnings(), ["B307"; 5], "every read of the missing value is warned about");
+}
+
+#[test]
+fn a_json_body_with_a_bom_is_json() {
+    let server = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!(
+        "command c {{\n    api r {{ method GET url \"{}/bom\" }}\n    reply \"{{api_r[response.bom]}}\"\n}}\n",
+        server.base()
+    );
+    let ran = run(dir.path(), &file, &["--command", "c", "--strict"]);
+    assert_eq!(ran.replies(), ["skipped"], "{}", ran.stderr);
+}
+
+#[test]
+fn a_json_body_with_a_bad_byte_is_read_lossily_and_warned_about() {
+    let server = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!(
+        "command c {{\n    api r {{ method GET url \"{}/bad-utf8\" }}\n    reply \"{{api_r[response.name]}} {{api_r[response.ok]}}\"\n}}\n",
+        server.base()
+    );
+    let ran = run(dir.path(), &file, &["--command", "c"]);
+    assert_eq!(ran.replies(), ["caf\u{fffd} true"], "{}", ran.stderr);
+    assert_eq!(ran.warnings(), ["B318"]);
+}
+
+#[test]
+fn deflate_and_brotli_are_decoded_and_capped() {
+    let server = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    for coding in ["deflate", "deflate-raw", "br"] {
+        let file = format!(
+            "command c {{\n    api r {{ method GET url \"{}/encoded/{coding}\" }}\n    reply \"{{api_r[response.encoded]}}\"\n}}\n",
+            server.base()
+        );
+        let ran = run(dir.path(), &file, &["--command", "c", "--strict"]);
+        assert_eq!(ran.replies(), ["yes"], "{coding}: {}", ran.stderr);
+    }
+    for coding in ["deflate", "br"] {
+        let file = format!("command c {{\n    api r {{ method GET url \"{}/bomb/{coding}\" }}\n}}\n", server.base());
+        let ran = run(dir.path(), &file, &["--command", "c", "--max-response-size", "100000"]);
+        assert_eq!((ran.code, ran.error_code()), (3, "B304"), "{coding}: {}", ran.stderr);
+    }
+}
+
+#[test]
+fn a_redirect_with_raw_utf8_is_followed_encoded() {
+    let server = TestServer::start();
+    let mut reply = b"HTTP/1.1 302 Found\r\nContent-Length: 0\r\nLocation: ".to_vec();
+    reply.extend_from_slice(format!("http://127.0.0.1:{}/echo/caf\u{e9}", server.port).as_bytes());
+    reply.extend_from_slice(b"\r\n\r\n");
+    let redirector = crate::support::server::raw_responder(reply);
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!(
+        "command c {{\n    api r {{ method GET url \"http://127.0.0.1:{redirector}/go\" }}\n    reply \"{{api_r[response.path]}}\"\n}}\n"
+    );
+    // Both servers are on this machine: the redirect's host is internal.
+    let ran = run(dir.path(), &file, &["--command", "c", "--allow-private-network"]);
+    assert_eq!(ran.replies(), ["/echo/caf%C3%A9"], "{}", ran.stderr);
+}
+
+#[test]
+fn an_error_status_nobody_reads_is_said() {
+    let server = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file =
+        format!("command c {{\n    api r {{ method GET url \"{}/limited\" }}\n    reply \"done\"\n}}\n", server.base());
+    let ran = run(dir.path(), &file, &["--command", "c"]);
+    assert_eq!(ran.code, 0);
+    assert_eq!(ran.warnings(), ["B319"]);
+    let warning = ran.events.iter().find(|e| e["event"] == "warning").unwrap();
+    assert!(warning["message"].as_str().unwrap().contains("429"), "{warning}");
+    assert!(warning["help"].as_str().unwrap().contains("Retry-After: 30"), "{warning}");
+    // A tree that reads the status handles it: nothing to say.
+    let file = format!(
+        "command c {{\n    api r {{ method GET url \"{}/limited\" }}\n    if api_r[status] == 429 {{ reply \"later\" }}\n}}\n",
+        server.base()
+    );
+    let ran = run(dir.path(), &file, &["--command", "c"]);
+    assert_eq!((ran.replies(), ran.warnings()), (vec!["later"], vec![]));
+}
