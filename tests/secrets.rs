@@ -9,14 +9,26 @@ use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_S
 use base64::Engine as _;
 
 const TOKEN: &str = "CanaryBotToken.Xy9.qR7-zz_0123456789";
-const SECRET: &str = "canary/secret+key=0987654321";
+// A quote and a backslash: JSON output must escape them, and the redactor
+// must find the escaped form too.
+const SECRET: &str = "canary/se\"cr\\et+key=0987654321";
 
 /// Every form in which a value could leak.
 fn forms(value: &str) -> Vec<String> {
+    let pct = percent_encoding::utf8_percent_encode(value, percent_encoding::NON_ALPHANUMERIC).to_string();
+    let json = serde_json::Value::String(value.into()).to_string();
     let mut forms = vec![
         value.to_string(),
-        percent_encoding::utf8_percent_encode(value, percent_encoding::NON_ALPHANUMERIC).to_string(),
+        value.to_ascii_lowercase(),
+        pct.to_ascii_lowercase(),
+        pct,
         url::form_urlencoded::byte_serialize(value.as_bytes()).collect(),
+        json[1..json.len() - 1].to_string(),
+        value.bytes().map(|b| format!("%{b:02X}")).collect(),
+        value.bytes().map(|b| format!("{b:02x}")).collect(),
+        value.bytes().map(|b| format!("{b:02X}")).collect(),
+        value.encode_utf16().map(|u| format!("\\u{u:04X}")).collect(),
+        value.encode_utf16().map(|u| format!("\\u{u:04x}")).collect(),
     ];
     for engine in [&STANDARD, &STANDARD_NO_PAD, &URL_SAFE, &URL_SAFE_NO_PAD] {
         forms.push(engine.encode(value));
@@ -52,8 +64,15 @@ command leak {
         url "@SERVER@/basic"
         headers { X-Api-Key = "<API_KEY>" }
     }
+    api forms {
+        method GET
+        url "@SERVER@/forms"
+        headers { X-Api-Key = "<API_KEY>" }
+    }
     reply "{api_me[response]}"
     reply "{api_basic[response]}"
+    reply "{api_forms[response]} {api_forms[response.pct]} {api_forms[response.uni]} {api_forms[response.hex]} {api_forms[response.HEX]}"
+    save forms = api_forms[response]
     reply "{api_me[response.nope]}"
     save echoed = "{api_me[response]}"
     save basic = api_basic[response]

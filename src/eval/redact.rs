@@ -1,6 +1,10 @@
 //! Keeps secrets out of every output: each secret value is replaced by its
-//! slot name wherever it appears raw, percent-encoded or base64-encoded
-//! (also inside a longer base64 text, such as `Basic` credentials).
+//! slot name wherever it appears in a form that blkc itself produces or that
+//! a server commonly echoes: raw, lower-cased (host names), percent-encoded
+//! (each of blkc's encode sets, every byte, upper- or lower-case hex),
+//! form-encoded, as a URL's user name or password, JSON-escaped, as JSON
+//! `\u` escapes, hex, and base64 (also inside a longer base64 text, such as
+//! `Basic` credentials).
 
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use base64::Engine as _;
@@ -20,11 +24,25 @@ impl Redactor {
         }
         let mut forms = vec![
             secret.to_string(),
+            // A host name is lower-cased by the URL parser.
+            secret.to_ascii_lowercase(),
             utf8_percent_encode(secret, NON_ALPHANUMERIC).to_string(),
             url::form_urlencoded::byte_serialize(secret.as_bytes()).collect(),
             super::render::escape_segment(secret),
             super::render::escape_query(secret),
+            userinfo_encoded(secret),
+            // As JSON writes it: `"` and `\` escaped (`--format json`, bodies).
+            json_escaped(secret),
+            hex(secret.as_bytes(), false),
+            hex(secret.as_bytes(), true),
+            every_byte_percent(secret.as_bytes(), false),
+            every_byte_percent(secret.as_bytes(), true),
+            every_char_unicode_escape(secret, false),
+            every_char_unicode_escape(secret, true),
         ];
+        // Percent-encoding with lower-case hex digits, as some servers echo it.
+        let lower_hex: Vec<String> = forms.iter().filter(|f| f.contains('%')).map(|f| lower_percent_hex(f)).collect();
+        forms.extend(lower_hex);
         for engine in [&STANDARD, &STANDARD_NO_PAD, &URL_SAFE, &URL_SAFE_NO_PAD] {
             forms.push(engine.encode(secret));
         }
@@ -68,6 +86,51 @@ impl Redactor {
             _ => {}
         }
     }
+}
+
+/// The secret as the URL parser writes it in a URL's user name or password.
+fn userinfo_encoded(secret: &str) -> String {
+    let Ok(mut url) = url::Url::parse("http://host/") else { return String::new() };
+    let _ = url.set_password(Some(secret));
+    url.password().unwrap_or_default().to_string()
+}
+
+/// The inside of the JSON string holding `secret`.
+fn json_escaped(secret: &str) -> String {
+    let quoted = serde_json::Value::String(secret.to_string()).to_string();
+    quoted[1..quoted.len() - 1].to_string()
+}
+
+fn hex(bytes: &[u8], upper: bool) -> String {
+    bytes.iter().map(|b| if upper { format!("{b:02X}") } else { format!("{b:02x}") }).collect()
+}
+
+/// `%73%65…`: every byte percent-encoded, letters and digits too.
+fn every_byte_percent(bytes: &[u8], upper: bool) -> String {
+    bytes.iter().map(|b| if upper { format!("%{b:02X}") } else { format!("%{b:02x}") }).collect()
+}
+
+/// `\u0073\u0065…`: every character as a JSON unicode escape.
+fn every_char_unicode_escape(secret: &str, upper: bool) -> String {
+    secret
+        .encode_utf16()
+        .map(|u| if upper { format!("\\u{u:04X}") } else { format!("\\u{u:04x}") })
+        .collect()
+}
+
+/// The same percent-encoded text with the hex digits after each `%` in
+/// lower case.
+fn lower_percent_hex(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('%') {
+        out.push_str(&rest[..i]);
+        let code = rest.get(i..i + 3).unwrap_or(&rest[i..]);
+        out.push_str(&code.to_ascii_lowercase());
+        rest = &rest[i + code.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The part of base64 text that encodes `secret` whatever bytes come before

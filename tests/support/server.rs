@@ -112,6 +112,18 @@ fn handle(mut request: tiny_http::Request, port: u16, log: &Mutex<Vec<Received>>
             let doc = serde_json::json!({ "authorization": format!("Basic {basic}"), "path_key": key });
             Response::from_string(doc.to_string()).with_header(json_header())
         }
+        // The `X-Api-Key` header echoed in the forms servers commonly use.
+        ["forms"] => {
+            let key = received.header("x-api-key").unwrap_or_default().as_bytes().to_vec();
+            let pct: String = key.iter().map(|b| format!("%{b:02X}")).collect();
+            let uni: String = String::from_utf8_lossy(&key).encode_utf16().map(|u| format!("\\u{u:04X}")).collect();
+            let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+            let body = format!(
+                "{{\"pct\":\"{pct}\",\"uni\":\"{uni}\",\"raw_uni\":\"x{uni}x\",\"hex\":\"{hex}\",\"HEX\":\"{}\"}}",
+                hex.to_uppercase()
+            );
+            Response::from_string(body).with_header(json_header())
+        }
         ["text"] => Response::from_string("plain text, not JSON")
             .with_header(Header::from_bytes("Content-Type", "text/plain").unwrap()),
         ["big", n] => {
