@@ -4,7 +4,7 @@
 use super::url::{shape, UrlShape};
 use super::Scope;
 use crate::ast::visit::{self, Site, Visitor};
-use crate::ast::{ApiBlock, Ident, Part, Tree};
+use crate::ast::{ApiBlock, Entry, Ident, Part, Template, Tree, Value};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::policy::{self, Destination, Place, TokenRefusal};
 use crate::source::Span;
@@ -177,38 +177,146 @@ fn looks_random(s: &str) -> bool {
     })
 }
 
-/// A header whose value is written out and looks like a credential.
-fn check_literals(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
-    for header in block.headers() {
-        for part in &header.value.parts {
-            let Part::Lit(text, span) = part else {
-                continue;
-            };
-            let trimmed = text.trim();
-            let scheme = ["Bearer ", "Basic ", "Bot ", "Token "].iter().find(|s| trimmed.starts_with(**s));
-            let after_scheme = scheme.map_or(trimmed, |s| trimmed[s.len()..].trim());
-            let suspicious = looks_random(trimmed)
-                || (scheme.is_some() && after_scheme.len() >= 8)
-                || (policy::is_credential_header(&header.key.name)
-                    && scheme.is_none()
-                    && trimmed.len() >= 12
-                    && !trimmed.contains(' '));
-            if suspicious {
-                let slot = header.key.name.to_ascii_uppercase().replace('-', "_");
-                let example = match scheme {
-                    Some(s) => format!("{}<{}>", s, if slot == "AUTHORIZATION" { "API_TOKEN" } else { &slot }),
-                    None => format!("<{slot}>"),
-                };
-                out.push(
-                    Diagnostic::new(Code::SecretLiteral, format!("header `{}` looks like it holds a secret written in the file", header.key.name))
-                        .label(*span, "looks like a credential")
-                        .help(format!(
-                            "put the value in a secret slot, `{} = \"{example}\"`, and supply it at run time; a key in the file is shared with everyone who sees it",
-                            header.key.name
-                        )),
-                );
-                break;
+/// What in a block can hold a literal credential: a header, a URL
+/// parameter, a body entry or a query pair written in the URL.
+struct Literal<'a> {
+    place: &'static str,
+    key: &'a str,
+    text: &'a str,
+    span: Span,
+}
+
+/// Every literal a block sends under a name: headers, parameters, body
+/// entries (at any depth) and the query pairs written in its URL.
+fn literals(block: &ApiBlock) -> Vec<Literal<'_>> {
+    fn lits<'a>(place: &'static str, key: &'a str, t: &'a Template, out: &mut Vec<Literal<'a>>) {
+        for part in &t.parts {
+            if let Part::Lit(text, span) = part {
+                out.push(Literal { place, key, text, span: *span });
             }
         }
     }
+    fn body<'a>(entries: &'a [Entry], out: &mut Vec<Literal<'a>>) {
+        for e in entries {
+            match &e.value {
+                Value::Str(t) => lits("body entry", &e.key.name, t, out),
+                Value::Object(inner, _) => body(inner, out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    block.headers().iter().for_each(|h| lits("header", &h.key.name, &h.value, &mut out));
+    block.params().iter().for_each(|p| lits("URL parameter", &p.key.name, &p.value, &mut out));
+    if let Some((entries, _)) = block.body() {
+        body(entries, &mut out);
+    }
+    for part in block.url().map_or(&[][..], |u| &u.parts[..]) {
+        let Part::Lit(text, span) = part else { continue };
+        let Some((_, query)) = text.split_once('?') else { continue };
+        for pair in query.split(['&', '#']) {
+            if let Some((key, value)) = pair.split_once('=') {
+                out.push(Literal { place: "URL query parameter", key, text: value, span: *span });
+            }
+        }
+    }
+    out
+}
+
+/// Whether a literal looks like a credential, and the scheme word before
+/// it (`Bearer `) if any.
+fn credential(lit: &Literal<'_>) -> Option<Option<&'static str>> {
+    let trimmed = lit.text.trim();
+    let scheme = ["Bearer ", "Basic ", "Bot ", "Token "].into_iter().find(|s| trimmed.starts_with(*s));
+    let after_scheme = scheme.map_or(trimmed, |s| trimmed[s.len()..].trim());
+    let suspicious = looks_random(trimmed)
+        || (scheme.is_some() && after_scheme.len() >= 8)
+        || (policy::is_credential_header(lit.key) && scheme.is_none() && trimmed.len() >= 12 && !trimmed.contains(' '));
+    suspicious.then_some(scheme)
+}
+
+/// A literal that looks like a credential (B118), credentials in the URL
+/// (B129), and slots written so that they are not slots (B130).
+fn check_literals(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
+    let mut flagged = Vec::new();
+    for lit in literals(block) {
+        let Some(scheme) = credential(&lit) else { continue };
+        if flagged.contains(&(lit.place, lit.key)) {
+            continue;
+        }
+        flagged.push((lit.place, lit.key));
+        let slot = lit.key.to_ascii_uppercase().replace('-', "_");
+        let slot = if slot == "AUTHORIZATION" || slot.is_empty() { "API_TOKEN".to_string() } else { slot };
+        let example = format!("{}<{slot}>", scheme.unwrap_or(""));
+        out.push(
+            Diagnostic::new(
+                Code::SecretLiteral,
+                format!("{} `{}` looks like it holds a secret written in the file", lit.place, lit.key),
+            )
+            .label(lit.span, "looks like a credential")
+            .help(format!(
+                "put the value in a secret slot, `{} = \"{example}\"`, and supply it at run time; a key in the file is shared with everyone who sees it",
+                lit.key
+            )),
+        );
+    }
+    check_userinfo(block, out);
+    check_near_slots(block, out);
+}
+
+/// `https://user:pass@host/`: refused, since the password would be sent,
+/// logged and shown with the URL; credentials go in a header.
+fn check_userinfo(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
+    let Some(Part::Lit(first, span)) = block.url().and_then(|u| u.parts.first()) else { return };
+    let Some((_, after)) = first.split_once("://") else { return };
+    let authority = &after[..after.find(['/', '?', '#']).unwrap_or(after.len())];
+    if authority.contains('@') {
+        out.push(
+            Diagnostic::new(Code::CredentialsInUrl, format!("the URL of block `{}` holds a user name or password", block.name.name))
+                .label(*span, "credentials before `@`")
+                .help("send credentials in a header with a secret slot, like `Authorization = \"Basic <API_BASIC>\"`, and write the URL without `user:password@`"),
+        );
+    }
+}
+
+/// `<api_key>` or `<API-KEY>` is sent as those characters: a slot is
+/// written `<API_KEY>`, in capitals, digits and `_`.
+fn check_near_slots(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
+    struct Near<'o>(&'o mut Vec<Diagnostic>);
+    impl<'a> Visitor<'a> for Near<'_> {
+        fn template(&mut self, t: &'a Template, _: Site) {
+            for part in &t.parts {
+                if let Part::Lit(text, span) = part {
+                    for name in near_slots(text) {
+                        let slot = name.to_ascii_uppercase().replace('-', "_");
+                        self.0.push(
+                            Diagnostic::new(Code::NearSlot, format!("`<{name}>` is sent as text, not as a secret slot"))
+                                .label(*span, format!("holds `<{name}>`"))
+                                .help(format!("a secret slot is written in capitals, digits and `_`: `<{slot}>`; write `\\<` for a literal `<`")),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    visit::walk_block(&mut Near(out), block);
+}
+
+/// Names in `<…>` that would be a slot if written in capitals with `_`.
+fn near_slots(text: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('<') {
+        rest = &rest[open + 1..];
+        let Some(close) = rest.find('>') else { break };
+        let name = &rest[..close];
+        let shaped = name.starts_with(|c: char| c.is_ascii_alphabetic())
+            && name.len() >= 3
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        let is_slot = name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+        if shaped && !is_slot && (name.contains(['_', '-']) || name.bytes().any(|b| b.is_ascii_uppercase())) {
+            found.push(name);
+        }
+    }
+    found
 }

@@ -76,7 +76,7 @@ codes! {
     UnknownVariable = "B115", Error, "unknown variable";
     TokenWrongHost = "B116", Error, "`{bot_token}` sent to a host other than the chat platform's API";
     TokenOutsideHeader = "B117", Error, "`{bot_token}` in a URL or body";
-    SecretLiteral = "B118", Warning, "secret-looking literal in a header";
+    SecretLiteral = "B118", Warning, "secret-looking literal in a request";
     DuplicateKey = "B119", Error, "duplicate key in a request body";
     DuplicateTree = "B120", Error, "duplicate command or event";
     UnknownEvent = "B121", Error, "unknown event kind";
@@ -87,6 +87,8 @@ codes! {
     TokenPlaintext = "B126", Error, "`{bot_token}` sent over plain http";
     SecretToTemplatedHost = "B127", Error, "secret sent to a host that a value chooses";
     TemplatedHost = "B128", Warning, "host that a value chooses";
+    CredentialsInUrl = "B129", Error, "user name or password in a URL";
+    NearSlot = "B130", Warning, "`<name>` that is not a secret slot";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";

@@ -112,10 +112,7 @@ fn every_byte_percent(bytes: &[u8], upper: bool) -> String {
 
 /// `\u0073\u0065…`: every character as a JSON unicode escape.
 fn every_char_unicode_escape(secret: &str, upper: bool) -> String {
-    secret
-        .encode_utf16()
-        .map(|u| if upper { format!("\\u{u:04X}") } else { format!("\\u{u:04x}") })
-        .collect()
+    secret.encode_utf16().map(|u| if upper { format!("\\u{u:04X}") } else { format!("\\u{u:04x}") }).collect()
 }
 
 /// The same percent-encoded text with the hex digits after each `%` in
