@@ -21,3 +21,4 @@ mod steering;
 mod store;
 mod test_cmd;
 mod untrusted;
+mod wire;

@@ -45,7 +45,40 @@ fn check_block(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
         check_header(header, out);
     }
     check_body_keys(block, out);
+    check_templated_keys(block, out);
     check_allow(block, out);
+}
+
+/// Keys are sent as written: a `{variable}` or `<SLOT>` in a parameter or
+/// body key would be sent as its own text, so it is an error.
+fn check_templated_keys(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
+    fn check(key: &crate::ast::Key, place: &str, out: &mut Vec<Diagnostic>) {
+        let name = key.name.as_str();
+        let variable = name.find('{').is_some_and(|i| name[i..].contains('}'));
+        let slot = name.find('<').is_some_and(|i| name[i..].contains('>'));
+        if variable || slot {
+            out.push(
+                Diagnostic::new(
+                    Code::TemplatedKey,
+                    format!("{place} key `{name}` holds a variable, which keys do not fill"),
+                )
+                .label(key.span, "sent as these very characters")
+                .help("keys are sent as written; put the variable in the value, or write a fixed key"),
+            );
+        }
+    }
+    fn entries(list: &[Entry], out: &mut Vec<Diagnostic>) {
+        for e in list {
+            check(&e.key, "body", out);
+            if let Value::Object(inner, _) = &e.value {
+                entries(inner, out);
+            }
+        }
+    }
+    block.params().iter().for_each(|p| check(&p.key, "parameter", out));
+    if let Some((list, _)) = block.body() {
+        entries(list, out);
+    }
 }
 
 /// Each field once; `method` and `url` required.
@@ -120,8 +153,31 @@ fn check_url(block: &ApiBlock, url: &Template, method: Option<Method>, out: &mut
     }
 }
 
-/// A header's name is an RFC 9110 token; its value has no line break.
+/// Headers that decide how a message is framed or routed: HTTP writes them
+/// itself, and a hand-written one half-sends or confuses the request.
+const FRAMING_HEADERS: &[&str] = &[
+    "content-length",
+    "transfer-encoding",
+    "host",
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "upgrade",
+];
+
+/// A header's name is an RFC 9110 token, not one HTTP writes itself; its
+/// value has no line break.
 fn check_header(header: &Pair, out: &mut Vec<Diagnostic>) {
+    let lower = header.key.name.to_ascii_lowercase();
+    if FRAMING_HEADERS.contains(&lower.as_str()) {
+        out.push(
+            Diagnostic::new(Code::FramingHeader, format!("header `{}` is written by HTTP itself", header.key.name))
+                .label(header.key.span, "decides how the request is framed or routed")
+                .help("remove it: blkc sets the length and connection of each request from what it sends; a hand-written value would cut or confuse the request"),
+        );
+    }
     if !is_token(&header.key.name) {
         let bad = header.key.name.chars().find(|c| !is_tchar(*c));
         let label = match bad {

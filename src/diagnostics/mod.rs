@@ -89,6 +89,8 @@ codes! {
     TemplatedHost = "B128", Warning, "host that a value chooses";
     CredentialsInUrl = "B129", Error, "user name or password in a URL";
     NearSlot = "B130", Warning, "`<name>` that is not a secret slot";
+    FramingHeader = "B131", Error, "header that HTTP writes itself";
+    TemplatedKey = "B132", Error, "variable in a parameter or body key";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";

@@ -328,3 +328,70 @@ pub fn raw_responder(reply: Vec<u8>) -> u16 {
     });
     port
 }
+
+/// An HTTP proxy on 127.0.0.1 that tunnels `CONNECT host:port` (only to
+/// 127.0.0.1) and records every byte a client sends through it.
+#[allow(dead_code)]
+pub struct ProxyServer {
+    pub port: u16,
+    pub seen: Arc<Mutex<Vec<u8>>>,
+}
+
+#[allow(dead_code)]
+impl ProxyServer {
+    pub fn start() -> ProxyServer {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let log = log.clone();
+                std::thread::spawn(move || tunnel(stream, &log));
+            }
+        });
+        ProxyServer { port, seen }
+    }
+
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn seen(&self) -> String {
+        String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
+    }
+}
+
+fn tunnel(mut client: std::net::TcpStream, log: &Arc<Mutex<Vec<u8>>>) {
+    use std::io::Read as _;
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match client.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => return,
+        }
+    }
+    log.lock().unwrap().extend_from_slice(&head);
+    let line = String::from_utf8_lossy(&head).lines().next().unwrap_or_default().to_string();
+    let target = line.strip_prefix("CONNECT ").and_then(|l| l.split(' ').next()).unwrap_or_default().to_string();
+    if !target.starts_with("127.0.0.1:") {
+        let _ = client.write_all(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n");
+        return;
+    }
+    let Ok(mut upstream) = std::net::TcpStream::connect(&target) else { return };
+    let _ = client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n");
+    let (mut client_read, mut upstream_write) = (client.try_clone().unwrap(), upstream.try_clone().unwrap());
+    let log = log.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = client_read.read(&mut buf) {
+            if n == 0 || upstream_write.write_all(&buf[..n]).is_err() {
+                break;
+            }
+            log.lock().unwrap().extend_from_slice(&buf[..n]);
+        }
+        let _ = upstream_write.shutdown(std::net::Shutdown::Write);
+    });
+    let _ = std::io::copy(&mut upstream, &mut client);
+}
