@@ -9,7 +9,7 @@
 //! test server, `@CLOSED@` a port nothing listens on, `@TLS@` an https address
 //! of a server that answers in plain HTTP at once (the handshake fails),
 //! `@BROKEN@` a server whose responses break off, `@PORT@` the test
-//! server's port alone.
+//! server's port alone, `@LONG@` 3,000 characters.
 
 use std::process::Command;
 
@@ -32,7 +32,8 @@ fn run_fixtures() {
             .replace("@CLOSED@", &format!("http://127.0.0.1:{closed}"))
             .replace("@TLS@", &format!("https://127.0.0.1:{}", plain))
             .replace("@BROKEN@", &format!("http://127.0.0.1:{broken}"))
-            .replace("@PORT@", &server.port.to_string());
+            .replace("@PORT@", &server.port.to_string())
+            .replace("@LONG@", &"w".repeat(3000));
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(&name), &text).unwrap();
         let samples = path.parent().unwrap().join("samples");

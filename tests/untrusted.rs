@@ -150,3 +150,38 @@ fn an_error_status_nobody_reads_is_said() {
     let ran = run(dir.path(), &file, &["--command", "c"]);
     assert_eq!((ran.replies(), ran.warnings()), (vec!["later"], vec![]));
 }
+
+#[test]
+fn a_secrets_file_is_read_as_dotenv() {
+    let server = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("secrets.env"),
+        "# the shop\nSHOP_KEY = \"quoted-value-123\"\nexport OTHER_KEY=exported-value-456\nPASS='single$quoted$789'\n",
+    )
+    .unwrap();
+    let file = format!(
+        "command c {{\n    api r {{\n        method GET\n        url \"{}/echo\"\n        headers {{ A = \"<SHOP_KEY>\", B = \"<OTHER_KEY>\", C = \"<PASS>\" }}\n    }}\n}}\n",
+        server.base()
+    );
+    let ran = run(dir.path(), &file, &["--command", "c", "--secrets", "secrets.env"]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let got = &server.received()[0];
+    assert_eq!(
+        (got.header("a"), got.header("b"), got.header("c")),
+        (Some("quoted-value-123"), Some("exported-value-456"), Some("single$quoted$789"))
+    );
+}
+
+#[test]
+fn an_object_is_never_written_into_a_url_or_header() {
+    let server = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!(
+        "command c {{\n    api first {{ method GET url \"{0}/echo\" }}\n    api second {{\n        method GET\n        url \"{0}/echo\"\n        headers {{ X-All = \"{{api_first[response.headers]}}\" }}\n    }}\n}}\n",
+        server.base()
+    );
+    let ran = run(dir.path(), &file, &["--command", "c"]);
+    assert_eq!((ran.code, ran.error_code()), (3, "B310"), "{}", ran.stderr);
+    assert_eq!(server.received().len(), 1, "the second request was not sent");
+}

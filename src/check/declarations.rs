@@ -43,8 +43,10 @@ pub fn check(scope: &Scope<'_>, out: &mut Vec<Diagnostic>) {
                     );
                 }
                 check_options(tree.kind, &tree.body, out);
+                crate::ast::each_save(&tree.body, &mut |save| check_shadowing(&save.name, "save", out));
             }
             Item::Var(var) => {
+                check_shadowing(&var.name, "var", out);
                 let name = var.name.name.as_str();
                 if let Some(first) = vars.insert(name, var.name.span) {
                     out.push(
@@ -134,4 +136,33 @@ impl<'a> Visitor<'a> for Options<'_, 'a> {
 
 fn check_options(kind: TreeKind, nodes: &[Node], out: &mut Vec<Diagnostic>) {
     visit::walk_nodes(&mut Options { kind, depth: 0, seen: HashMap::default(), out }, nodes);
+}
+
+/// What a custom variable may not be called: a trigger variable of any
+/// command or event, an option's variable, the token, or a root of a path.
+fn shadowed(name: &str) -> Option<&'static str> {
+    if vocab::COMMAND_VARIABLES.contains(&name) || vocab::EVENTS.iter().any(|(_, vars)| vars.contains(&name)) {
+        return Some("a trigger variable");
+    }
+    match name {
+        "bot_token" => Some("the bot token"),
+        "response" | "status" => Some("a word of response paths"),
+        _ if name.starts_with("option_") => Some("an option's variable"),
+        _ if name.starts_with("api_") => Some("a response reference"),
+        _ => None,
+    }
+}
+
+/// A custom variable named like a variable blkc provides would be read
+/// instead of it, or never: refused.
+fn check_shadowing(name: &crate::ast::Ident, keyword: &str, out: &mut Vec<Diagnostic>) {
+    let Some(what) = shadowed(&name.name) else { return };
+    out.push(
+        Diagnostic::new(Code::ShadowedVariable, format!("`{keyword} {}` takes the name of {what}", name.name))
+            .label(name.span, format!("`{{{}}}` is already {what}", name.name))
+            .help(format!(
+                "choose another name, like `my_{}`",
+                name.name.trim_start_matches("option_").trim_start_matches("api_")
+            )),
+    );
 }

@@ -136,8 +136,8 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
         self.ran.extend(after);
     }
 
-    fn reference(&mut self, r: &'a Reference, _site: Site, in_text: bool) {
-        self.check_reference(r, in_text);
+    fn reference(&mut self, r: &'a Reference, site: Site, in_text: bool) {
+        self.check_reference(r, site, in_text);
     }
 
     fn named(&mut self, name: &'a Ident, _site: Site) {
@@ -190,7 +190,7 @@ impl<'a> Walk<'_, 'a> {
         self.out.push(diag);
     }
 
-    fn check_reference(&mut self, r: &'a Reference, in_text: bool) {
+    fn check_reference(&mut self, r: &'a Reference, site: Site, in_text: bool) {
         check_path(r, self.out);
         let name = r.block.name.as_str();
         let defs = self.scope.blocks.get(name).map(Vec::as_slice).unwrap_or(&[]);
@@ -202,7 +202,7 @@ impl<'a> Walk<'_, 'a> {
             if let Some(loaded) = samples::sample_of(self.scope.samples, block).filter(|_| !self.unsure.contains(name))
             {
                 if let Ok(sample) = loaded.as_ref() {
-                    samples::check_path(block, sample, r, in_text, self.out);
+                    samples::check_path(block, sample, r, in_text.then_some(site), self.out);
                 }
             }
         }

@@ -11,6 +11,7 @@ use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 
+use crate::ast::visit::Site;
 use crate::ast::{ApiBlock, Reference, Text};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::path::{self, Document, Kind, MissKind, Root};
@@ -187,9 +188,10 @@ fn code(miss: &MissKind) -> Code {
     }
 }
 
-/// Walks `r` through `sample`; `in_text` when the value is written into a
-/// string (where an object or array renders as JSON).
-pub fn check_path(block: &ApiBlock, sample: &Shape, r: &Reference, in_text: bool, out: &mut Vec<Diagnostic>) {
+/// Walks `r` through `sample`; `in_text` is where the value is written into
+/// a string, if it is (where an object or array renders as JSON text: a
+/// hint in a reply, an error in a URL, parameter or header).
+pub fn check_path(block: &ApiBlock, sample: &Shape, r: &Reference, in_text: Option<Site>, out: &mut Vec<Diagnostic>) {
     if path::root(&r.root.name) != Some(Root::Response)
         || r.segments.iter().any(|s| path::check_segment(&s.text).is_err())
     {
@@ -208,19 +210,28 @@ pub fn check_path(block: &ApiBlock, sample: &Shape, r: &Reference, in_text: bool
                     .note(note),
             );
         }
-        Ok(here) if in_text && matches!(here, Shape::Object(_) | Shape::Array(_)) => out.push(
-            Diagnostic::new(
-                Code::SampleJsonInText,
-                format!(
-                    "`{}` is {}: it renders as JSON text",
-                    path::display(r.segments.iter().map(|s| s.text.as_str())),
-                    here.kind().words()
-                ),
-            )
-            .label(r.span, "written into text")
-            .help("address a field inside it to show one value, or keep it if the JSON text is what you want")
-            .note(note),
-        ),
+        Ok(here) if in_text.is_some() && matches!(here, Shape::Object(_) | Shape::Array(_)) => {
+            let at = path::display(r.segments.iter().map(|s| s.text.as_str()));
+            let request = in_text.and_then(Site::request_place).filter(|p| *p != crate::policy::Place::Body);
+            let d = match request {
+                Some(place) => Diagnostic::new(
+                    Code::StructuredInRequest,
+                    format!("`{at}` is {}: it would be sent as JSON text {}", here.kind().words(), place.words()),
+                )
+                .label(r.span, "an object or array")
+                .help(format!(
+                    "address one value inside it, like `{at}.{}`; the run refuses to send JSON text here",
+                    here.keys().first().copied().unwrap_or("0")
+                )),
+                None => Diagnostic::new(
+                    Code::SampleJsonInText,
+                    format!("`{at}` is {}: it renders as JSON text", here.kind().words()),
+                )
+                .label(r.span, "written into text")
+                .help("address a field inside it to show one value, or keep it if the JSON text is what you want"),
+            };
+            out.push(d.note(note));
+        }
         Ok(_) => {}
     }
 }

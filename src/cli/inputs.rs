@@ -9,31 +9,37 @@ use blkc::eval::{self, Inputs};
 
 use super::args::{NetArgs, RunArgs};
 
-/// `NAME=value` lines (blank lines and `#` comments skipped), or a JSON
-/// object when the text starts with `{`.
-fn parse_pairs(text: &str, what: &str) -> Result<HashMap<String, String>, String> {
+/// A JSON object of names and values (a value that is not a string is
+/// written as its JSON text).
+fn json_pairs(text: &str, what: &str) -> Result<HashMap<String, String>, String> {
+    let map: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(text).map_err(|e| format!("{what} is not a JSON object: {e}"))?;
+    Ok(map
+        .into_iter()
+        .map(|(k, v)| {
+            let text = match v {
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            };
+            (k, text)
+        })
+        .collect())
+}
+
+/// A secrets file: a JSON object when it starts with `{`, otherwise the
+/// dotenv format as the `dotenvy` crate reads it (`KEY=value`, quotes,
+/// `export KEY=…`, comments, escapes in double quotes).
+fn secret_pairs(text: &str, what: &str) -> Result<HashMap<String, String>, String> {
     if text.trim_start().starts_with('{') {
-        let map: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(text).map_err(|e| format!("{what} is not a JSON object: {e}"))?;
-        return Ok(map
-            .into_iter()
-            .map(|(k, v)| {
-                let text = match v {
-                    serde_json::Value::String(s) => s,
-                    other => other.to_string(),
-                };
-                (k, text)
-            })
-            .collect());
+        return json_pairs(text, what);
     }
     let mut out = HashMap::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let (k, v) = line.split_once('=').ok_or_else(|| format!("{what}, line {}: expected NAME=value", n + 1))?;
-        out.insert(k.trim().to_string(), v.trim().to_string());
+    for item in dotenvy::from_read_iter(text.as_bytes()) {
+        let (k, v) = item.map_err(|e| match e {
+            dotenvy::Error::LineParse(line, at) => format!("{what}: cannot read `{line}` (at character {at})"),
+            other => format!("{what}: {other}"),
+        })?;
+        out.insert(k, v);
     }
     Ok(out)
 }
@@ -49,7 +55,7 @@ pub fn inputs(args: &RunArgs) -> Result<Inputs, String> {
         if !text.trim_start().starts_with('{') {
             return Err(format!("`{}` must hold a JSON object", path.display()));
         }
-        inputs.vars = parse_pairs(&text, &format!("`{}`", path.display()))?;
+        inputs.vars = json_pairs(&text, &format!("`{}`", path.display()))?;
     }
     for pair in &args.vars {
         let (k, v) = pair.split_once('=').ok_or_else(|| format!("`--var {pair}`: expected NAME=VALUE"))?;
@@ -69,7 +75,7 @@ pub fn secret_inputs(net: &NetArgs) -> Result<Inputs, String> {
     }
     if let Some(path) = &net.secrets {
         let text = read_text(path)?;
-        inputs.secrets.extend(parse_pairs(&text, &format!("`{}`", path.display()))?);
+        inputs.secrets.extend(secret_pairs(&text, &format!("`{}`", path.display()))?);
     }
     inputs.bot_token = match &net.bot_token_file {
         Some(path) => Some(read_text(path)?.trim().to_string()),

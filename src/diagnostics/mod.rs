@@ -91,6 +91,7 @@ codes! {
     NearSlot = "B130", Warning, "`<name>` that is not a secret slot";
     FramingHeader = "B131", Error, "header that HTTP writes itself";
     TemplatedKey = "B132", Error, "variable in a parameter or body key";
+    ShadowedVariable = "B133", Error, "custom variable named like a variable blkc provides";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";
@@ -102,6 +103,7 @@ codes! {
     NoSampleHint = "B208", Advice, "block without a sample";
     ShapeChanged = "B209", Error, "response shape changed from the sample";
     LeftAsText = "B210", Warning, "variables left as text in a test request";
+    StructuredInRequest = "B211", Error, "object or array written into a URL, parameter or header";
     // Running.
     ConnectFailed = "B301", Error, "could not connect";
     TlsFailed = "B302", Error, "TLS handshake failed";
@@ -122,6 +124,7 @@ codes! {
     ResponseBroken = "B317", Error, "the response broke off";
     LossyJson = "B318", Warning, "JSON response with bytes that are not UTF-8";
     StatusNotRead = "B319", Warning, "error status that no step reads";
+    UrlTooLongFilled = "B320", Error, "GET URL longer than the limit once filled";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

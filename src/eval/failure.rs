@@ -25,6 +25,14 @@ pub enum Refusal {
     },
     /// The bot token may not go where the URL points.
     Token(TokenRefusal),
+    /// An object or array would be written into the URL, a parameter or a header.
+    Structured {
+        place: String,
+    },
+    /// A GET URL longer than the limit once its values are filled.
+    TooLong {
+        len: usize,
+    },
     /// A value would change where the request goes: it is not only a host
     /// name (or a scheme), or the URL carries a user name and password.
     Steered {
@@ -64,6 +72,23 @@ pub fn refused(r: &Request, refusal: &Refusal) -> Diagnostic {
             format!("block `{block}`: a value makes the path segment `{segment}`, which would move the request"),
             "a value in the path may not be `.` or `..` (in any spelling): the URL parser resolves them and the \
              request would go to another path; nothing was sent"
+                .to_string(),
+        ),
+        Refusal::Structured { place } => (
+            Code::InvalidRequest,
+            format!("block `{block}`: an object or array would be written into the {place}"),
+            "address one value inside it, like `api_x[response.items.0.id]`; JSON text in a URL or header is never \
+             what a server expects; nothing was sent"
+                .to_string(),
+        ),
+        Refusal::TooLong { len } => (
+            Code::UrlTooLongFilled,
+            format!(
+                "block `{block}`: the GET URL is {len} characters once filled, more than {}",
+                crate::vocab::MAX_GET_URL
+            ),
+            "servers and proxies refuse longer URLs; send the data in a body with POST, or shorten the values; \
+             nothing was sent"
                 .to_string(),
         ),
         Refusal::Token(t) => (

@@ -146,7 +146,13 @@ fn push_escaped(out: &mut String, value: &str, escape: Escape) {
 
 /// Renders a template into text.
 pub fn render(t: &Template, scope: &mut dyn Scope) -> String {
-    render_with(t, scope, |_| Escape::None).0
+    render_with(t, scope, |_| Escape::None).text
+}
+
+/// Renders a template, and says whether an object or array was written
+/// into it (as JSON text): for a URL parameter or a header, an error.
+pub fn render_field(t: &Template, scope: &mut dyn Scope) -> RenderedUrl {
+    render_with(t, scope, |_| Escape::None)
 }
 
 /// A URL once its values are filled in, with where each value went.
@@ -157,6 +163,15 @@ pub struct RenderedUrl {
     /// written (so the builder can tell a value in the host from one in the
     /// path).
     pub values: Vec<(std::ops::Range<usize>, Escape)>,
+    /// An object or array was written into the text as JSON.
+    pub structured: bool,
+}
+
+impl RenderedUrl {
+    /// A control character other than tab (a line break would end a header).
+    pub fn value_is_control(&self) -> bool {
+        self.text.chars().any(|c| c.is_control() && c != '\t')
+    }
 }
 
 /// Renders a URL template: values after the authority are percent-encoded
@@ -164,7 +179,7 @@ pub struct RenderedUrl {
 /// cannot change the URL's structure; values in the scheme or authority are
 /// written as is and judged by the request builder.
 pub fn render_url(t: &Template, scope: &mut dyn Scope) -> RenderedUrl {
-    let (text, values) = render_with(t, scope, |so_far| match so_far.find("://") {
+    render_with(t, scope, |so_far| match so_far.find("://") {
         Some(i) if so_far[i + 3..].contains(['/', '?', '#']) => {
             if so_far.contains(['?', '#']) {
                 Escape::Query
@@ -173,15 +188,15 @@ pub fn render_url(t: &Template, scope: &mut dyn Scope) -> RenderedUrl {
             }
         }
         _ => Escape::Authority,
-    });
-    RenderedUrl { text, values }
+    })
 }
 
 type Values = Vec<(std::ops::Range<usize>, Escape)>;
 
-fn render_with(t: &Template, scope: &mut dyn Scope, escape_at: impl Fn(&str) -> Escape) -> (String, Values) {
+fn render_with(t: &Template, scope: &mut dyn Scope, escape_at: impl Fn(&str) -> Escape) -> RenderedUrl {
     let mut out = String::new();
     let mut values = Values::new();
+    let mut structured = false;
     for seg in &t.parts {
         let start = out.len();
         let escape = escape_at(&out);
@@ -222,14 +237,15 @@ fn render_with(t: &Template, scope: &mut dyn Scope, escape_at: impl Fn(&str) -> 
                 }
             },
             Seg::Ref(path) => match resolve(scope.response(&path.block), path) {
-                Ok(r) if matches!(escape, Escape::None | Escape::Authority) => {
-                    push_resolved(&mut out, &r);
-                    true
-                }
                 Ok(r) => {
-                    let mut s = String::new();
-                    push_resolved(&mut s, &r);
-                    push_escaped(&mut out, &s, escape);
+                    structured |= matches!(r, Resolved::Json(Json::Object(_) | Json::Array(_)));
+                    if matches!(escape, Escape::None | Escape::Authority) {
+                        push_resolved(&mut out, &r);
+                    } else {
+                        let mut s = String::new();
+                        push_resolved(&mut s, &r);
+                        push_escaped(&mut out, &s, escape);
+                    }
                     true
                 }
                 Err(miss) => {
@@ -243,7 +259,7 @@ fn render_with(t: &Template, scope: &mut dyn Scope, escape_at: impl Fn(&str) -> 
             values.push((start..out.len(), escape));
         }
     }
-    (out, values)
+    RenderedUrl { text: out, values, structured }
 }
 
 /// Renders a JSON value template: strings are templates, an unquoted

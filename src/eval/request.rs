@@ -45,12 +45,27 @@ pub fn build(
 ) -> Result<Built, Refusal> {
     // Rendered in the order of the block's fields, so warnings come in that order.
     let url = url(r, scope, redactor);
-    let params: Vec<(&str, String)> = r.params.iter().map(|(k, t)| (k.as_str(), render::render(t, scope))).collect();
+    let mut structured = None;
+    let mut params = Vec::with_capacity(r.params.len());
+    for (k, t) in &r.params {
+        let rendered = render::render_field(t, scope);
+        if rendered.structured {
+            structured.get_or_insert(format!("URL parameter `{k}`"));
+        }
+        params.push((k.as_str(), rendered.text));
+    }
     let headers = headers(r, scope);
     let body = body(r, scope);
-    let ((mut url, host_from_value), mut headers) = (url?, headers?);
+    let ((mut url, host_from_value), headers) = (url?, headers?);
+    if let Some(place) = structured.or(headers.1) {
+        return Err(Refusal::Structured { place });
+    }
+    let mut headers = headers.0;
     if !params.is_empty() {
         url.query_pairs_mut().extend_pairs(params);
+    }
+    if r.method == Method::GET && url.as_str().len() > crate::vocab::MAX_GET_URL {
+        return Err(Refusal::TooLong { len: url.as_str().len() });
     }
     if body.is_some() && !headers.iter().any(|h| h.name.eq_ignore_ascii_case("content-type")) {
         headers.push(Header { name: "Content-Type".into(), value: "application/json".into(), secret: false });
@@ -82,6 +97,9 @@ pub fn token_destination(url: &Url, platform: &str, allow_bot_token: bool) -> Re
 /// The URL as it will be sent, and whether its host came from a value.
 fn url(r: &Request, scope: &mut dyn Scope, redactor: &Redactor) -> Result<(Url, bool), Refusal> {
     let rendered = render::render_url(&r.url, scope);
+    if rendered.structured {
+        return Err(Refusal::Structured { place: "URL".to_string() });
+    }
     let text = &rendered.text;
     let url = match Url::parse(text) {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => u,
@@ -128,16 +146,21 @@ fn dot_segments(rendered: &render::RenderedUrl, redactor: &Redactor) -> Result<(
     Ok(())
 }
 
-fn headers(r: &Request, scope: &mut dyn Scope) -> Result<Vec<Header>, Refusal> {
+/// The headers, and the first one an object or array was written into.
+fn headers(r: &Request, scope: &mut dyn Scope) -> Result<(Vec<Header>, Option<String>), Refusal> {
     let mut headers = Vec::with_capacity(r.headers.len() + 1);
+    let mut structured = None;
     for (name, t) in &r.headers {
-        let value = render::render(t, scope);
-        if value.chars().any(|c| c.is_control() && c != '\t') {
+        let rendered = render::render_field(t, scope);
+        if rendered.value_is_control() {
             return Err(Refusal::HeaderControl { name: name.clone() });
         }
-        headers.push(Header { name: name.clone(), value, secret: t.has_secret() });
+        if rendered.structured {
+            structured.get_or_insert(format!("header `{name}`"));
+        }
+        headers.push(Header { name: name.clone(), value: rendered.text, secret: t.has_secret() });
     }
-    Ok(headers)
+    Ok((headers, structured))
 }
 
 fn body(r: &Request, scope: &mut dyn Scope) -> Option<Vec<u8>> {
