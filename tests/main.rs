@@ -3,6 +3,7 @@
 //! beside this one; `support/` holds the loopback server and the printer.
 
 mod support {
+    pub mod cli;
     pub mod print;
     pub mod server;
 }

@@ -4,56 +4,16 @@
 //! internal-address cases use only loopback spellings, so nothing here can
 //! leave this machine even if a guard failed.
 
-use std::path::Path;
-use std::process::Command;
-
-use serde_json::Value;
-
+use crate::support::cli::{run_json, Ran};
 use crate::support::server::TestServer;
+use std::path::Path;
 
 const KEY: &str = "steering-secret-key-0123456789";
 
-struct Ran {
-    code: i32,
-    events: Vec<Value>,
-    stderr: String,
-}
-
-impl Ran {
-    fn error_code(&self) -> &str {
-        self.events.iter().find(|e| e["event"] == "error").and_then(|e| e["code"].as_str()).unwrap_or("")
-    }
-
-    fn warnings(&self) -> Vec<&str> {
-        self.events.iter().filter(|e| e["event"] == "warning").filter_map(|e| e["code"].as_str()).collect()
-    }
-
-    fn check_codes(&self) -> Vec<&str> {
-        self.events
-            .iter()
-            .filter(|e| e["event"] == "check")
-            .flat_map(|e| e["report"]["diagnostics"].as_array().unwrap())
-            .filter_map(|d| d["code"].as_str())
-            .collect()
-    }
-}
-
 fn run(dir: &Path, file: &str, args: &[&str]) -> Ran {
-    std::fs::write(dir.join("bot.blk"), file).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
-        .args(["run", "bot.blk", "--format", "json", "--connect-timeout", "2"])
-        .args(args)
-        .current_dir(dir)
-        .env("BLKC_SECRET_KEY", KEY)
-        .env_remove("BLKC_BOT_TOKEN")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    Ran {
-        code: out.status.code().unwrap_or(-1),
-        events: stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    let mut all = vec!["--connect-timeout", "2"];
+    all.extend_from_slice(args);
+    run_json(dir, file, &all, &[("BLKC_SECRET_KEY", KEY)])
 }
 
 #[test]

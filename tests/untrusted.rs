@@ -2,48 +2,12 @@
 //! missing values, what servers answer (BOM, bad UTF-8, compression,
 //! redirects with raw UTF-8, error statuses), against real loopback servers.
 
-use std::path::Path;
-use std::process::Command;
-
-use serde_json::Value;
-
+use crate::support::cli::{run_json, Ran};
 use crate::support::server::TestServer;
-
-struct Ran {
-    code: i32,
-    events: Vec<Value>,
-    stderr: String,
-}
-
-impl Ran {
-    fn replies(&self) -> Vec<&str> {
-        self.events.iter().filter(|e| e["event"] == "reply").filter_map(|e| e["text"].as_str()).collect()
-    }
-
-    fn warnings(&self) -> Vec<&str> {
-        self.events.iter().filter(|e| e["event"] == "warning").filter_map(|e| e["code"].as_str()).collect()
-    }
-
-    fn error_code(&self) -> &str {
-        self.events.iter().find(|e| e["event"] == "error").and_then(|e| e["code"].as_str()).unwrap_or("")
-    }
-}
+use std::path::Path;
 
 fn run(dir: &Path, file: &str, args: &[&str]) -> Ran {
-    std::fs::write(dir.join("bot.blk"), file).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
-        .args(["run", "bot.blk", "--format", "json"])
-        .args(args)
-        .current_dir(dir)
-        .env_remove("BLKC_BOT_TOKEN")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    Ran {
-        code: out.status.code().unwrap_or(-1),
-        events: stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    run_json(dir, file, args, &[])
 }
 
 #[test]
