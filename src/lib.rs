@@ -97,11 +97,29 @@ impl std::fmt::Display for LoadError {
     }
 }
 
+/// Reads at most `limit + 1` bytes, so a file over the limit (or a device
+/// that never ends) costs no more than the limit to find out.
+fn read_capped(path: &std::path::Path, limit: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(limit as u64 + 1).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Reads, parses and checks a file: the one entry every subcommand uses,
 /// so `check`, `run`, `test` and `build` judge a file alike. Samples are
 /// read from the file's folder unless `options.skip_samples`.
 pub fn load(path: &std::path::Path, options: LoadOptions) -> Result<Checked, LoadError> {
-    let bytes = std::fs::read(path).map_err(|error| LoadError { path: path.to_path_buf(), error })?;
+    let bytes = read_capped(path, options.limits.max_file_size)
+        .map_err(|error| LoadError { path: path.to_path_buf(), error })?;
+    if bytes.len() > options.limits.max_file_size {
+        let source = SourceFile::new(path.display().to_string(), String::new());
+        return Ok(Checked {
+            source,
+            ast: ast::File::default(),
+            diagnostics: vec![syntax::too_large(options.limits.max_file_size)],
+        });
+    }
     let (source, bad_utf8) = source_from_bytes(&path.display().to_string(), bytes);
     if let Some(diag) = bad_utf8 {
         return Ok(Checked { source, ast: ast::File::default(), diagnostics: vec![diag] });

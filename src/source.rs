@@ -53,8 +53,19 @@ pub struct SourceFile {
 }
 
 impl SourceFile {
+    /// A source file. A UTF-8 byte order mark at the start is dropped (it is
+    /// invisible, and no part of the language), and a lone CR is a line
+    /// break like LF everywhere (it is turned into one, byte for byte, so
+    /// comments end there and line numbers agree on mixed endings).
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
-        SourceFile { name: name.into(), text: text.into() }
+        let mut text: String = text.into();
+        if text.starts_with('\u{feff}') {
+            text.drain(..'\u{feff}'.len_utf8());
+        }
+        if text.contains('\r') {
+            text = lone_cr_to_lf(text);
+        }
+        SourceFile { name: name.into(), text }
     }
 
     /// An index of line starts, for many line and column look-ups.
@@ -97,4 +108,16 @@ impl LineIndex<'_> {
         let col = self.text[self.starts[line]..offset].chars().count() + 1;
         (line + 1, col)
     }
+}
+
+/// Every CR not followed by LF becomes LF (same length: offsets hold).
+fn lone_cr_to_lf(text: String) -> String {
+    let mut bytes = text.into_bytes();
+    for i in 0..bytes.len() {
+        if bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n') {
+            bytes[i] = b'\n';
+        }
+    }
+    // Only ASCII bytes were changed, for ASCII bytes.
+    String::from_utf8(bytes).unwrap_or_default()
 }

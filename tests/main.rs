@@ -13,6 +13,7 @@ mod build;
 mod check_fixtures;
 mod cli;
 mod docs;
+mod hardening;
 mod parallel;
 mod properties;
 mod run;

@@ -13,10 +13,7 @@ pub fn build(file: &Path, output: Option<&Path>) -> Exit {
         Ok(p) => p,
         Err(exit) => return exit,
     };
-    let json = match serde_json::to_string_pretty(&plan) {
-        Ok(j) => j,
-        Err(e) => return report::usage(format!("cannot write the plan: {e}")),
-    };
+    let json = report::json(&plan, true);
     match output {
         Some(path) => match std::fs::write(path, json + "\n") {
             Ok(()) => Exit::Success,

@@ -48,7 +48,7 @@ pub fn check(files: &[PathBuf], output: &Output, deny_warnings: bool, jobs: Opti
     if output.format == Format::Json {
         let doc = serde_json::json!({ "errors": errors, "warnings": warnings, "diagnostics": json });
         let mut stdout = std::io::stdout().lock();
-        let _ = serde_json::to_writer_pretty(&mut stdout, &doc);
+        let _ = stdout.write_all(report::json(&doc, true).as_bytes());
         let _ = writeln!(stdout);
     }
     match (io_error, failed) {

@@ -68,7 +68,9 @@ pub fn inputs(args: &RunArgs) -> Result<Inputs, String> {
 /// `BLKC_BOT_TOKEN` or `--bot-token-file`.
 pub fn secret_inputs(net: &NetArgs) -> Result<Inputs, String> {
     let mut inputs = Inputs::default();
-    for (key, value) in std::env::vars() {
+    // `vars_os`: a variable that is not UTF-8 is not ours, and must not stop the run.
+    let vars = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
+    for (key, value) in vars {
         if let Some(name) = key.strip_prefix("BLKC_SECRET_") {
             inputs.secrets.insert(name.to_string(), value);
         }

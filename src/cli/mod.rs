@@ -26,6 +26,7 @@ pub use report::Exit;
 /// the process's exit code.
 pub fn main() -> ExitCode {
     no_transparent_huge_pages();
+    quiet_on_closed_pipes();
     let cli = Cli::parse();
     let exit = match cli.command {
         Command::Check { files, output, deny_warnings, jobs } => check::check(&files, &output, deny_warnings, jobs),
@@ -36,6 +37,16 @@ pub fn main() -> ExitCode {
         Command::Explain { code } => explain::explain(&code),
     };
     exit.into()
+}
+
+/// A closed pipe (`blkc check … | head -1`) ends the program quietly, as it
+/// does every Unix tool, instead of panicking on the failed write.
+fn quiet_on_closed_pipes() {
+    #[cfg(unix)]
+    // SAFETY: restores the default disposition of one signal; no handler runs.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
 
 /// blkc's memory is many small allocations made once; backing them with

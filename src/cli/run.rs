@@ -77,7 +77,7 @@ pub fn run(args: &RunArgs) -> Exit {
     let mut sink = |event: Event| {
         match format {
             Format::Json => {
-                let _ = serde_json::to_writer(&mut out, &event_json(&event, source));
+                let _ = out.write_all(report::json(&event_json(&event, source), false).as_bytes());
                 let _ = writeln!(out);
             }
             Format::Text => {
@@ -98,7 +98,7 @@ pub fn run(args: &RunArgs) -> Exit {
     match outcome {
         Ok(()) => {
             if format == Format::Json {
-                println!("{}", serde_json::json!({ "event": "done", "ok": true }));
+                println!("{}", report::json(&serde_json::json!({ "event": "done", "ok": true }), false));
             }
             Exit::Success
         }
@@ -204,8 +204,8 @@ fn report_failure(source: &SourceFile, diag: &blkc::diagnostics::Diagnostic, for
             if let (Some(span), Some(obj)) = (diag.primary_span(), value.as_object_mut()) {
                 obj.insert("at".into(), position(source, span));
             }
-            println!("{value}");
-            println!("{}", serde_json::json!({ "event": "done", "ok": false }));
+            println!("{}", report::json(&value, false));
+            println!("{}", report::json(&serde_json::json!({ "event": "done", "ok": false }), false));
         }
     }
 }

@@ -187,7 +187,7 @@ impl Shown<'_> {
             })).collect::<Vec<_>>(),
             "saved": self.saved.map(|s| s.path.display().to_string()),
         });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        println!("{}", report::json(&doc, true));
     }
 
     fn print_text(&self, source: &blkc::source::SourceFile, opts: RenderOptions) {

@@ -29,10 +29,9 @@ pub fn vars(store_path: Option<&Path>, action: &VarsAction) -> Exit {
                     match format {
                         Format::Text => println!("{} = {}", e.name, e.value),
                         Format::Json => {
-                            println!(
-                                "{}",
-                                serde_json::json!({ "name": e.name, "value": e.value, "updated_at": e.updated_at })
-                            )
+                            let entry =
+                                serde_json::json!({ "name": e.name, "value": e.value, "updated_at": e.updated_at });
+                            println!("{}", report::json(&entry, false))
                         }
                     }
                 }

@@ -116,7 +116,12 @@ impl Client {
         let mut hop = request;
         let mut redirects = 0;
         loop {
-            let remaining = self.limits.timeout.checked_sub(started.elapsed()).unwrap_or_default();
+            // The whole time-out on the first hop; what is left of it after.
+            let remaining = if redirects == 0 {
+                self.limits.timeout
+            } else {
+                self.limits.timeout.checked_sub(started.elapsed()).unwrap_or_default()
+            };
             if remaining.is_zero() {
                 return Err(Failure::Timeout(format!("no answer within {:?}", self.limits.timeout)));
             }
@@ -173,6 +178,11 @@ impl Client {
         direct: bool,
     ) -> Result<ureq::http::Response<ureq::Body>, Failure> {
         let request = request.map_err(|e| Failure::Other(e.to_string()))?;
+        // The agent's own configuration serves the first hop of most requests;
+        // building a per-request one costs a copy of it each time.
+        if !direct && remaining == self.limits.timeout {
+            return self.agent.run(request).map_err(failure);
+        }
         let mut config = self.agent.configure_request(request).timeout_global(Some(remaining));
         if direct {
             config = config.proxy(None);

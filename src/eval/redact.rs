@@ -14,6 +14,9 @@ use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
 pub struct Redactor {
     /// (text to find, what to write instead), longest first.
     needles: Vec<(String, String)>,
+    /// All the needles in one automaton: text is searched once, whatever
+    /// the number of forms.
+    automaton: Option<aho_corasick::AhoCorasick>,
 }
 
 impl Redactor {
@@ -53,21 +56,22 @@ impl Redactor {
             }
         }
         self.needles.sort_by_key(|(n, _)| std::cmp::Reverse(n.len()));
+        self.automaton = aho_corasick::AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+            .build(self.needles.iter().map(|(n, _)| n))
+            .ok();
     }
 
     pub fn is_empty(&self) -> bool {
         self.needles.is_empty()
     }
 
-    /// The text with every secret replaced.
+    /// The text with every secret replaced (the longest form wherever two
+    /// overlap).
     pub fn redact(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for (needle, label) in &self.needles {
-            if out.contains(needle.as_str()) {
-                out = out.replace(needle.as_str(), label);
-            }
-        }
-        out
+        let Some(automaton) = &self.automaton else { return text.to_string() };
+        let labels: Vec<&str> = self.needles.iter().map(|(_, label)| label.as_str()).collect();
+        automaton.replace_all(text, &labels)
     }
 
     /// Redacts every string inside a JSON value.

@@ -49,6 +49,13 @@ impl Default for Limits {
     }
 }
 
+/// B002: a file over the size limit (found without reading past it).
+pub fn too_large(limit: usize) -> Diagnostic {
+    Diagnostic::new(Code::FileTooLarge, format!("file is larger than the limit of {limit} bytes"))
+        .label(Span::new(0, 0), "this file")
+        .help("split the commands and events over several files")
+}
+
 pub fn parse(source: &SourceFile) -> Parsed {
     parse_with(source, Limits::default())
 }
@@ -57,14 +64,7 @@ pub fn parse_with(source: &SourceFile, limits: Limits) -> Parsed {
     let text = source.text.as_str();
     let mut parsed = Parsed { ast: File::default(), diagnostics: Vec::new(), complete: false };
     if text.len() > limits.max_file_size {
-        parsed.diagnostics.push(
-            Diagnostic::new(
-                Code::FileTooLarge,
-                format!("file is {} bytes, more than the limit of {} bytes", text.len(), limits.max_file_size),
-            )
-            .label(Span::new(0, 0), "this file")
-            .help("split the commands and events over several files"),
-        );
+        parsed.diagnostics.push(too_large(limits.max_file_size));
         return parsed;
     }
     let splits = match scan_structure(text, limits.max_depth) {

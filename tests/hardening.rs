@@ -1,0 +1,96 @@
+//! Issue: never crash. Inputs that used to panic, abort, misparse or read
+//! without end, each run through the real binary.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn blkc(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_blkc")).args(args).current_dir(dir).env("NO_COLOR", "1").output().unwrap()
+}
+
+fn json_of(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+#[test]
+fn a_lone_cr_is_a_line_break_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cr.blk"), "# a comment\rcommand c {\r    reply \"hi\"\r}\r").unwrap();
+    let out = blkc(dir.path(), &["build", "cr.blk"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(json_of(&out)["trees"].as_array().unwrap().len(), 1, "the comment does not swallow the file");
+    // Mixed endings: the header's line and the snippet's line agree.
+    std::fs::write(dir.path().join("mixed.blk"), "command c {\r\n    reply \"a\"\r    reply \"{nope}\"\n}\n").unwrap();
+    let out = blkc(dir.path(), &["check", "mixed.blk"]);
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("mixed.blk:3:13]"), "{text}");
+    assert!(text.contains(" 3 │     reply \"{nope}\""), "{text}");
+}
+
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bom.blk"), "\u{feff}command c {\n    reply \"hi\"\n}\n").unwrap();
+    let out = blkc(dir.path(), &["check", "bom.blk"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn a_closed_pipe_ends_the_program_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let many: String = (0..3000).map(|i| format!("    reply \"{{nope_{i}}}\"\n")).collect();
+    std::fs::write(dir.path().join("bad.blk"), format!("command c {{\n{many}}}\n")).unwrap();
+    for (args, stdout) in [(&["check", "bad.blk"][..], false), (&["check", "bad.blk", "--format", "json"], true)] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_blkc"))
+            .args(args)
+            .current_dir(dir.path())
+            .stdout(if stdout { Stdio::piped() } else { Stdio::null() })
+            .stderr(if stdout { Stdio::null() } else { Stdio::piped() })
+            .spawn()
+            .unwrap();
+        // Close the reading end before blkc writes.
+        drop(child.stdout.take());
+        drop(child.stderr.take());
+        let status = child.wait().unwrap();
+        assert_ne!(status.code(), Some(101), "{args:?} panicked");
+        assert!(status.signal() == Some(13) || status.code() == Some(1), "{args:?}: {status:?}");
+    }
+}
+
+#[test]
+fn an_environment_variable_that_is_not_utf8_is_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ok.blk"), "command c {\n    reply \"hi\"\n}\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["run", "ok.blk", "--command", "c"])
+        .current_dir(dir.path())
+        .env(OsStr::from_bytes(b"WEIRD"), OsStr::from_bytes(b"\xff\xfe"))
+        .env(OsStr::from_bytes(b"BLKC_SECRET_\xff"), "x")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "hi\n");
+}
+
+#[test]
+fn a_file_that_never_ends_is_read_only_to_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = blkc(dir.path(), &["check", "/dev/zero", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(json_of(&out)["diagnostics"][0]["code"], "B002");
+}
+
+#[test]
+fn json_output_escapes_the_javascript_line_separators() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ls.blk"), "command c {\n    reply \"a\u{2028}b\u{2029}c {user_name}\"\n}\n")
+        .unwrap();
+    let out =
+        blkc(dir.path(), &["run", "ls.blk", "--command", "c", "--format", "json", "--var", "user_name=x\u{2028}y"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains(['\u{2028}', '\u{2029}']), "{text}");
+    assert!(text.contains("a\\u2028b\\u2029c x\\u2028y"), "{text}");
+}
