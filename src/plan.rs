@@ -7,14 +7,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ast::{self, Else, FieldKind, Item, Node, Part, Value, Var};
+use crate::ast::{self, FieldKind, Item, Node, Part, Value, Var};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::source::Span;
 pub use crate::vocab::Method;
 use crate::Checked;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -71,9 +71,22 @@ pub struct Tree {
 #[serde(tag = "step", rename_all = "lowercase")]
 pub enum Step {
     Request(Box<Request>),
-    Reply { text: Template, span: Span },
-    Save { name: String, value: Val, span: Span },
-    If { condition: Condition, then: Vec<Step>, otherwise: Vec<Step>, span: Span },
+    Reply {
+        text: Template,
+        span: Span,
+    },
+    Save {
+        name: String,
+        value: Val,
+        span: Span,
+    },
+    /// An `if` with its `else if` chain, flat: the first branch whose
+    /// condition holds runs, or else `otherwise`.
+    If {
+        branches: Vec<(Condition, Vec<Step>)>,
+        otherwise: Vec<Step>,
+        span: Span,
+    },
 }
 
 /// One API block, ready to send.
@@ -251,12 +264,14 @@ pub fn each_template(steps: &[Step], f: &mut impl FnMut(&Template)) {
             Step::Request(r) => r.each_template(f),
             Step::Reply { text, .. } => f(text),
             Step::Save { value, .. } => value.each_template(f),
-            Step::If { condition, then, otherwise, .. } => {
-                condition.left.each_template(f);
-                if let Some((_, right)) = &condition.test {
-                    right.each_template(f);
+            Step::If { branches, otherwise, .. } => {
+                for (condition, then) in branches {
+                    condition.left.each_template(f);
+                    if let Some((_, right)) = &condition.test {
+                        right.each_template(f);
+                    }
+                    each_template(then, f);
                 }
-                each_template(then, f);
                 each_template(otherwise, f);
             }
         }
@@ -284,10 +299,12 @@ pub fn each_path(steps: &[Step], f: &mut impl FnMut(&Path)) {
         match step {
             Step::Request(r) => r.body.iter().for_each(|b| val(b, f)),
             Step::Save { value, .. } => val(value, f),
-            Step::If { condition, then, otherwise, .. } => {
-                val(&condition.left, f);
-                condition.test.iter().for_each(|(_, right)| val(right, f));
-                each_path(then, f);
+            Step::If { branches, otherwise, .. } => {
+                for (condition, then) in branches {
+                    val(&condition.left, f);
+                    condition.test.iter().for_each(|(_, right)| val(right, f));
+                    each_path(then, f);
+                }
                 each_path(otherwise, f);
             }
             Step::Reply { .. } => {}
@@ -310,7 +327,9 @@ impl Plan {
 pub fn find_request<'p>(steps: &'p [Step], name: &str) -> Option<&'p Request> {
     steps.iter().find_map(|s| match s {
         Step::Request(r) if r.block == name => Some(r.as_ref()),
-        Step::If { then, otherwise, .. } => find_request(then, name).or_else(|| find_request(otherwise, name)),
+        Step::If { branches, otherwise, .. } => {
+            branches.iter().find_map(|(_, then)| find_request(then, name)).or_else(|| find_request(otherwise, name))
+        }
         _ => None,
     })
 }
@@ -387,34 +406,24 @@ fn step(node: &Node) -> Lowered<Option<Step>> {
     }))
 }
 
-/// An `if` with its `else if` chain; the chain is walked from its end, so a
-/// long chain takes no stack.
 fn if_step(node: &ast::IfNode) -> Lowered<Step> {
-    let mut chain = vec![node];
-    while let Some(Else::If(next)) = &chain[chain.len() - 1].otherwise {
-        chain.push(next);
-    }
-    let mut otherwise = match &chain[chain.len() - 1].otherwise {
-        Some(Else::Branch(b)) => steps(&b.body)?,
-        _ => Vec::new(),
+    let branches = node
+        .links
+        .iter()
+        .map(|link| {
+            let condition = Condition {
+                left: val(&link.condition.left),
+                test: link.condition.test.as_ref().map(|(op, _, right)| ((*op).into(), val(right))),
+                span: link.condition.span,
+            };
+            Ok((condition, steps(&link.then.body)?))
+        })
+        .collect::<Lowered<_>>()?;
+    let otherwise = match &node.otherwise {
+        Some(b) => steps(&b.body)?,
+        None => Vec::new(),
     };
-    for link in chain[1..].iter().rev() {
-        otherwise = vec![link_step(link, otherwise)?];
-    }
-    link_step(node, otherwise)
-}
-
-fn link_step(link: &ast::IfNode, otherwise: Vec<Step>) -> Lowered<Step> {
-    Ok(Step::If {
-        condition: Condition {
-            left: val(&link.condition.left),
-            test: link.condition.test.as_ref().map(|(op, _, right)| ((*op).into(), val(right))),
-            span: link.condition.span,
-        },
-        then: steps(&link.then.body)?,
-        otherwise,
-        span: link.span,
-    })
+    Ok(Step::If { branches, otherwise, span: node.span })
 }
 
 /// A checked block has a known method and a URL; anything else is a bug in

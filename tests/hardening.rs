@@ -94,3 +94,22 @@ fn json_output_escapes_the_javascript_line_separators() {
     assert!(!text.contains(['\u{2028}', '\u{2029}']), "{text}");
     assert!(text.contains("a\\u2028b\\u2029c x\\u2028y"), "{text}");
 }
+
+#[test]
+fn a_long_else_if_chain_is_not_nesting() {
+    let dir = tempfile::tempdir().unwrap();
+    let links: String =
+        (0..20_000).map(|i| format!(" else if \"{{user_id}}\" == \"{i}\" {{ reply \"{i}\" }}")).collect();
+    let chain = format!(
+        "command c {{\n    if \"{{user_id}}\" == \"x\" {{ reply \"x\" }}{links} else {{ reply \"none\" }}\n}}\n"
+    );
+    std::fs::write(dir.path().join("chain.blk"), &chain).unwrap();
+    let out = blkc(dir.path(), &["run", "chain.blk", "--command", "c", "--var", "user_id=19999"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "19999\n");
+    // In a file over 2 MiB, parsed on worker threads.
+    let filler: String = (0..40_000).map(|i| format!("command f{i} {{ reply \"{}\" }}\n", "x".repeat(30))).collect();
+    std::fs::write(dir.path().join("big.blk"), format!("{filler}{chain}")).unwrap();
+    let out = blkc(dir.path(), &["check", "big.blk", "--jobs", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -221,9 +221,12 @@ fn node() -> impl Strategy<Value = Node> {
         )
             .prop_map(|(left, test, then, otherwise)| {
                 Node::If(Box::new(IfNode {
-                    condition: Condition { left, test: test.map(|(o, r)| (o, sp(), r)), span: sp() },
-                    then: Branch { body: then, span: sp() },
-                    otherwise: otherwise.map(|body| Else::Branch(Branch { body, span: sp() })),
+                    links: vec![IfLink {
+                        condition: Condition { left, test: test.map(|(o, r)| (o, sp(), r)), span: sp() },
+                        then: Branch { body: then, span: sp() },
+                        span: sp(),
+                    }],
+                    otherwise: otherwise.map(|body| Branch { body, span: sp() }),
                     span: sp(),
                 }))
             })

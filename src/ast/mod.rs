@@ -117,18 +117,23 @@ pub struct Save {
     pub span: Span,
 }
 
+/// `if c1 { … } else if c2 { … } else { … }`: the links of the chain in
+/// order and the final `else`. Flat, so a chain of any length takes no
+/// stack to walk, compare, clone or drop.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IfNode {
-    pub condition: Condition,
-    pub then: Branch,
-    pub otherwise: Option<Else>,
+    /// At least one: the `if`, then each `else if`.
+    pub links: Vec<IfLink>,
+    pub otherwise: Option<Branch>,
     pub span: Span,
 }
 
+/// One `if` or `else if` of a chain: its condition and its branch.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Else {
-    If(Box<IfNode>),
-    Branch(Branch),
+pub struct IfLink {
+    pub condition: Condition,
+    pub then: Branch,
+    pub span: Span,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -94,19 +94,13 @@ pub fn walk_if_chain<'a, V: Visitor<'a> + ?Sized>(v: &mut V, node: &'a IfNode) {
 }
 
 /// The links of an `if … else if …` chain, first to last.
-pub fn chain(node: &IfNode) -> impl Iterator<Item = &IfNode> {
-    std::iter::successors(Some(node), |n| match &n.otherwise {
-        Some(Else::If(next)) => Some(next),
-        _ => None,
-    })
+pub fn chain(node: &IfNode) -> impl Iterator<Item = &IfLink> {
+    node.links.iter()
 }
 
 /// The `else { … }` that ends a chain, if it has one.
 pub fn final_else(node: &IfNode) -> Option<&Branch> {
-    match &chain(node).last()?.otherwise {
-        Some(Else::Branch(b)) => Some(b),
-        _ => None,
-    }
+    node.otherwise.as_ref()
 }
 
 pub fn walk_condition<'a, V: Visitor<'a> + ?Sized>(v: &mut V, c: &'a Condition) {

@@ -160,10 +160,17 @@ impl Runner<'_> {
                     }
                     (self.sink)(Event::Save { name: name.clone(), value });
                 }
-                Step::If { condition, then, otherwise, .. } => {
-                    let taken = self.condition(condition);
-                    self.flush()?;
-                    self.steps(if taken { then } else { otherwise })?;
+                Step::If { branches, otherwise, .. } => {
+                    let mut taken = otherwise;
+                    for (condition, then) in branches {
+                        let holds = self.condition(condition);
+                        self.flush()?;
+                        if holds {
+                            taken = then;
+                            break;
+                        }
+                    }
+                    self.steps(taken)?;
                 }
             }
         }

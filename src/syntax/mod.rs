@@ -394,38 +394,36 @@ impl Lower<'_> {
         Ok(Save { name, value: self.required(value, Rule::value, "a `save`", span)?, span })
     }
 
-    /// `if … else if … else …`: the chain's links are read in a loop and
-    /// linked from the last, so a long chain takes no stack here.
+    /// `if … else if … else …`: a flat stream of `if`/`else` keywords,
+    /// conditions and branches (the grammar repeats, never nests).
     fn if_node(&mut self, pair: Pair<'_, Rule>) -> Lowered<IfNode> {
+        let span = self.span(&pair);
         let mut links = Vec::new();
-        let mut last_else = None;
-        let mut next = Some(pair);
-        while let Some(pair) = next.take() {
-            let span = self.span(&pair);
-            let (mut condition, mut then) = (None, None);
-            for p in pair.into_inner() {
-                match p.as_rule() {
-                    Rule::kw_if | Rule::kw_else => {}
-                    Rule::condition => condition = Some(self.condition(p)?),
-                    Rule::branch if then.is_none() => then = Some(self.branch(p)?),
-                    Rule::branch => last_else = Some(Else::Branch(self.branch(p)?)),
-                    Rule::if_node => next = Some(p),
-                    _ => return self.unexpected(&p, "an `if`"),
+        let mut otherwise = None;
+        let mut condition = None;
+        let mut link_start = span;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_if => link_start = self.span(&p),
+                Rule::kw_else => {}
+                Rule::condition => condition = Some(self.condition(p)?),
+                Rule::branch => {
+                    let branch = self.branch(p)?;
+                    match condition.take() {
+                        Some(condition) => {
+                            let span = link_start.to(branch.span);
+                            links.push(IfLink { condition, then: branch, span });
+                        }
+                        None => otherwise = Some(branch),
+                    }
                 }
+                _ => return self.unexpected(&p, "an `if`"),
             }
-            let condition = self.required(condition, Rule::condition, "an `if`", span)?;
-            let then = self.required(then, Rule::branch, "an `if`", span)?;
-            links.push((condition, then, span));
         }
-        let mut otherwise = last_else;
-        while let Some((condition, then, span)) = links.pop() {
-            let link = IfNode { condition, then, otherwise: otherwise.take(), span };
-            if links.is_empty() {
-                return Ok(link);
-            }
-            otherwise = Some(Else::If(Box::new(link)));
+        if links.is_empty() {
+            return Err(Unexpected { rule: Rule::condition, within: "an `if`", span });
         }
-        Err(Unexpected { rule: Rule::if_node, within: "an `if`", span: Span::default() })
+        Ok(IfNode { links, otherwise, span })
     }
 
     fn branch(&mut self, pair: Pair<'_, Rule>) -> Lowered<Branch> {
@@ -617,5 +615,12 @@ mod tests {
         let Node::If(first) = &tree.body[0] else { panic!("an if") };
         assert_eq!(crate::ast::visit::chain(first).count(), 201);
         assert!(crate::ast::visit::final_else(first).is_some());
+        // Tens of thousands of links: parsed, checked, lowered and dropped
+        // without recursion.
+        let links: String = (0..50_000).map(|i| format!(" else if {i} == 1 {{ reply \"{i}\" }}")).collect();
+        let text = format!("command c {{ if 1 == 2 {{ reply \"a\" }}{links} }}");
+        let checked = crate::check_source(SourceFile::new("long.blk", text));
+        assert!(checked.diagnostics.iter().all(|d| !d.is_error()), "{:?}", checked.diagnostics.first());
+        assert_eq!(crate::plan::lower(&checked).unwrap().trees.len(), 1);
     }
 }

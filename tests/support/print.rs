@@ -57,26 +57,24 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
 }
 
 fn if_node(i: &IfNode, level: usize, out: &mut String) {
-    out.push_str(&format!("if {}", value(&i.condition.left, level)));
-    if let Some((op, _, right)) = &i.condition.test {
-        out.push_str(&format!(" {} {}", op.as_str(), value(right, level)));
-    }
-    out.push_str(" {\n");
-    nodes(&i.then.body, level + 1, out);
-    out.push_str(&indent(level));
-    out.push('}');
-    match &i.otherwise {
-        Some(Else::If(e)) => {
+    for (n, link) in i.links.iter().enumerate() {
+        if n > 0 {
             out.push_str(" else ");
-            if_node(e, level, out);
         }
-        Some(Else::Branch(b)) => {
-            out.push_str(" else {\n");
-            nodes(&b.body, level + 1, out);
-            out.push_str(&indent(level));
-            out.push('}');
+        out.push_str(&format!("if {}", value(&link.condition.left, level)));
+        if let Some((op, _, right)) = &link.condition.test {
+            out.push_str(&format!(" {} {}", op.as_str(), value(right, level)));
         }
-        None => {}
+        out.push_str(" {\n");
+        nodes(&link.then.body, level + 1, out);
+        out.push_str(&indent(level));
+        out.push('}');
+    }
+    if let Some(b) = &i.otherwise {
+        out.push_str(" else {\n");
+        nodes(&b.body, level + 1, out);
+        out.push_str(&indent(level));
+        out.push('}');
     }
 }
 
