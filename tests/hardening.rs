@@ -113,3 +113,18 @@ fn a_long_else_if_chain_is_not_nesting() {
     let out = blkc(dir.path(), &["check", "big.blk", "--jobs", "2"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn a_hash_inside_a_reference_does_not_hide_its_nesting() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!("command c {{\n    save v = [api_[#], {}\n}}\n", "[".repeat(20_000));
+    std::fs::write(dir.path().join("deep.blk"), text).unwrap();
+    let out = blkc(dir.path(), &["check", "deep.blk", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(json_of(&out)["diagnostics"][0]["code"], "B003");
+    // A comment after a reference is still a comment.
+    let ok = format!("command c {{\n    api x {{ method GET url \"https://a.example/x\" }}\n    save v = api_x[response.a] # {}\n}}\n", "[".repeat(100));
+    std::fs::write(dir.path().join("ok.blk"), ok).unwrap();
+    let out = blkc(dir.path(), &["check", "ok.blk"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}

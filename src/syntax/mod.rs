@@ -191,6 +191,10 @@ fn scan_structure(text: &str, max_depth: usize) -> Result<Vec<usize>, Diagnostic
     let mut balanced = true;
     let mut splits = Vec::new();
     let (mut next_open, mut next_close) = (0, 0);
+    // Where the unquoted reference being scanned must end (its line's end).
+    let mut reference_until = 0;
+    // The depth outside that reference's `[`.
+    let mut reference_depth = usize::MAX;
     let mut i = 0;
     while i < bytes.len() {
         // Jump to the next byte that matters; each search is redone only
@@ -206,8 +210,15 @@ fn scan_structure(text: &str, max_depth: usize) -> Result<Vec<usize>, Diagnostic
             break;
         }
         match bytes[i] {
+            // Inside an unquoted reference (`api_x[…]`, one token up to the
+            // end of its line) `#` is an ordinary character, not a comment.
+            b'#' if reference_until > i => {}
             b'"' | b'#' => i = skip_literal(bytes, i),
             b'{' | b'[' => {
+                if bytes[i] == b'[' && reference_until <= i && opens_reference(bytes, i) {
+                    reference_until = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |j| i + j);
+                    reference_depth = depth;
+                }
                 depth += 1;
                 if depth > max_depth {
                     return Err(Diagnostic::new(Code::TooDeep, format!("nesting deeper than {max_depth} levels"))
@@ -222,6 +233,9 @@ fn scan_structure(text: &str, max_depth: usize) -> Result<Vec<usize>, Diagnostic
                     balanced = false;
                 } else {
                     depth -= 1;
+                    if depth == reference_depth && bytes[i] == b']' {
+                        reference_until = 0;
+                    }
                     if depth == 0 && bytes[i] == b'}' {
                         splits.push(i + 1);
                     }
@@ -235,6 +249,13 @@ fn scan_structure(text: &str, max_depth: usize) -> Result<Vec<usize>, Diagnostic
         splits.clear();
     }
     Ok(splits)
+}
+
+/// Whether the `[` at `i` opens an unquoted reference: it follows `api_`
+/// and name characters, as the grammar's `reference` token starts.
+fn opens_reference(bytes: &[u8], i: usize) -> bool {
+    let name_start = bytes[..i].iter().rposition(|b| !(b.is_ascii_alphanumeric() || *b == b'_')).map_or(0, |p| p + 1);
+    bytes[name_start..i].starts_with(b"api_")
 }
 
 /// Lowers the pairs of one item to AST, with spans offset by `base`.
