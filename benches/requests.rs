@@ -5,7 +5,9 @@
 //! Both talk to the same small Rust server (raw sockets, keep-alive); runs
 //! alternate, medians compared.
 //!
-//! Run with `cargo bench --bench requests` (needs curl on the PATH).
+//! Run with `cargo bench --bench requests` (needs curl on the PATH). With
+//! `BLKC_BENCH_BASELINE=/path/to/an/older/blkc`, that binary runs in the
+//! same alternation too, and the ratio of the two blkc builds is printed.
 
 mod support;
 
@@ -108,10 +110,28 @@ fn main() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), BLOCKS);
     assert_eq!(support::run(&curl_bin, &curl_args).status, 0);
 
+    let baseline = std::env::var_os("BLKC_BENCH_BASELINE").map(PathBuf::from);
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let (mut ours_cpu, mut base, mut base_cpu) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..RUNS {
-        ours.push(support::run(&blkc, &blkc_args).wall);
+        let run = support::run(&blkc, &blkc_args);
+        ours.push(run.wall);
+        ours_cpu.push(run.cpu);
         theirs.push(support::run(&curl_bin, &curl_args).wall);
+        if let Some(b) = &baseline {
+            let run = support::run(b, &blkc_args);
+            base.push(run.wall);
+            base_cpu.push(run.cpu);
+        }
+    }
+    if let Some(b) = &baseline {
+        let ratio = |a: Vec<_>, b: Vec<_>| support::median(a).as_secs_f64() / support::median(b).as_secs_f64();
+        println!(
+            "requests: this blkc / baseline ({}): wall {:.2}, CPU {:.2}",
+            b.display(),
+            ratio(ours.clone(), base),
+            ratio(ours_cpu, base_cpu)
+        );
     }
     let (ours, theirs) = (support::median(ours), support::median(theirs));
     println!("requests: {BLOCKS} GET requests on loopback, whole process, median of {RUNS} alternating runs");

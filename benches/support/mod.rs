@@ -73,6 +73,8 @@ pub struct Run {
     pub wall: Duration,
     pub max_rss_kib: i64,
     pub status: i32,
+    /// User and system CPU time of the process.
+    pub cpu: Duration,
 }
 
 /// Runs a command to completion and reads its peak memory from wait4.
@@ -93,7 +95,9 @@ pub fn run(program: &Path, args: &[&str]) -> Run {
     let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
     let wall = start.elapsed();
     assert_eq!(pid, child.id() as i32, "wait4 failed");
-    Run { wall, max_rss_kib: usage.ru_maxrss, status: libc::WEXITSTATUS(status) }
+    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    let cpu = Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime));
+    Run { wall, max_rss_kib: usage.ru_maxrss, status: libc::WEXITSTATUS(status), cpu }
 }
 
 pub fn median(mut xs: Vec<Duration>) -> Duration {
