@@ -128,3 +128,30 @@ fn a_hash_inside_a_reference_does_not_hide_its_nesting() {
     let out = blkc(dir.path(), &["check", "ok.blk"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn reports_on_very_long_lines_and_far_labels_stay_short() {
+    let dir = tempfile::tempdir().unwrap();
+    // A label past column 65,535 (miette's formatting width) panicked.
+    std::fs::write(dir.path().join("wide.blk"), format!("command c {{{}reply }}\n", " ".repeat(65_519))).unwrap();
+    let out = blkc(dir.path(), &["check", "wide.blk"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("wide.blk:1:65537"), "the position is said: {text}");
+    assert!(text.len() < 4000, "no 65 KB line is printed");
+    // 20,000 findings on one 200 KB line: rendering stays short.
+    let line: String = (0..20_000).map(|i| format!("{{v{i}}}")).collect();
+    std::fs::write(dir.path().join("many.blk"), format!("command c {{\n    reply \"{line}\"\n}}\n")).unwrap();
+    let out = blkc(dir.path(), &["check", "many.blk"]);
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("… and 19800 more errors and warnings"), "{}", &text[text.len().saturating_sub(500)..]);
+    assert!(text.len() < 400_000, "{} bytes", text.len());
+    // Two labels 10,000 lines apart: the lines between are not printed.
+    let gap = "\n".repeat(10_000);
+    let far = format!("command c {{\n    api a {{ method GET url \"https://a.example/\" }}{gap}    api a {{ method GET url \"https://b.example/\" }}\n}}\n");
+    std::fs::write(dir.path().join("far.blk"), far).unwrap();
+    let out = blkc(dir.path(), &["check", "far.blk"]);
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("B101") && text.contains("first defined here at far.blk:2:9"), "{text}");
+    assert!(text.len() < 4000, "{} bytes", text.len());
+}

@@ -23,6 +23,58 @@ impl Default for RenderOptions {
 struct Report<'a> {
     diag: &'a Diagnostic,
     source: &'a IndexedSource<'a>,
+    /// The labels shown in the snippet; empty when the report shows no
+    /// snippet (its line is too long to show).
+    shown: Vec<&'a super::Label>,
+    /// What the snippet leaves out, said in the help instead.
+    extra: Option<String>,
+}
+
+/// A line longer than this is not shown in a snippet: the report says where
+/// instead, with an excerpt (terminals cannot show it, and rendering it for
+/// every report of a long line is quadratic).
+const MAX_SNIPPET_LINE: usize = 400;
+/// Related labels further than this many lines from the primary one are
+/// listed in the help rather than drawn, so one snippet stays short.
+const MAX_SNIPPET_REACH: usize = 24;
+/// The most errors and warnings a terminal report shows; `--format json`
+/// lists them all.
+pub const MAX_SHOWN: usize = 200;
+
+impl<'a> Report<'a> {
+    fn new(diag: &'a Diagnostic, source: &'a IndexedSource<'a>) -> Report<'a> {
+        let Some(primary) = diag.primary_span() else {
+            return Report { diag, source, shown: Vec::new(), extra: None };
+        };
+        let primary_line = source.line_of(primary.start as usize);
+        let mut shown = Vec::new();
+        let mut elsewhere = Vec::new();
+        for label in &diag.labels {
+            let line = source.line_of(label.span.start as usize);
+            let near = line.abs_diff(primary_line) <= MAX_SNIPPET_REACH;
+            let end_line = source.line_of((label.span.end as usize).max(label.span.start as usize + 1) - 1);
+            if near && end_line.abs_diff(line) <= MAX_SNIPPET_REACH && source.line_len(line) <= MAX_SNIPPET_LINE {
+                shown.push(label);
+            } else {
+                elsewhere.push(format!("{} at {}", label.text, source.position(label.span.start as usize)));
+            }
+        }
+        if !shown.iter().any(|l| l.primary || l.span == primary) {
+            // The primary label cannot be drawn: show none, say where.
+            let at = source.position(primary.start as usize);
+            let extra = format!("at {}: `{}`", at, source.excerpt(primary.start as usize, primary.end as usize));
+            let mut all: Vec<String> = vec![extra];
+            all.extend(
+                diag.labels
+                    .iter()
+                    .filter(|l| l.span != primary)
+                    .map(|l| format!("{} at {}", l.text, source.position(l.span.start as usize))),
+            );
+            return Report { diag, source, shown: Vec::new(), extra: Some(all.join("; ")) };
+        }
+        let extra = (!elsewhere.is_empty()).then(|| elsewhere.join("; "));
+        Report { diag, source, shown, extra }
+    }
 }
 
 /// The source as miette reads it, with an index of line starts: miette's own
@@ -45,6 +97,38 @@ impl<'a> IndexedSource<'a> {
     /// The 0-based line holding byte `offset`.
     fn line_of(&self, offset: usize) -> usize {
         self.line_starts.partition_point(|&start| start <= offset).saturating_sub(1)
+    }
+
+    fn line_len(&self, line: usize) -> usize {
+        self.line_starts.get(line + 1).copied().unwrap_or(self.text.len()) - self.line_starts[line]
+    }
+
+    /// `file:line:column` of a byte offset (column in characters).
+    fn position(&self, offset: usize) -> String {
+        let line = self.line_of(offset);
+        let start = self.line_starts[line];
+        let mut end = offset.min(self.text.len());
+        while !self.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let column = self.text[start..end.max(start)].chars().count() + 1;
+        format!("{}:{}:{column}", self.name, line + 1)
+    }
+
+    /// Up to 60 characters of the text at a span, on one line.
+    fn excerpt(&self, start: usize, end: usize) -> String {
+        let mut start = start.min(self.text.len());
+        while !self.text.is_char_boundary(start) {
+            start -= 1;
+        }
+        let text: String = self.text[start..].chars().take_while(|c| *c != '\n').take(60).collect();
+        let cut =
+            end.saturating_sub(start) > text.len() || self.text[start..].chars().nth(60).is_some_and(|c| c != '\n');
+        if cut {
+            format!("{text}…")
+        } else {
+            text
+        }
     }
 }
 
@@ -101,23 +185,23 @@ impl miette::Diagnostic for Report<'_> {
     }
 
     fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        match (&self.diag.help, &self.diag.note) {
-            (Some(help), Some(note)) => Some(Box::new(format!("{help}\nnote: {note}"))),
-            (Some(help), None) => Some(Box::new(help)),
-            (None, Some(note)) => Some(Box::new(format!("note: {note}"))),
-            (None, None) => None,
-        }
+        let lines: Vec<String> =
+            [self.diag.help.clone(), self.extra.clone(), self.diag.note.as_ref().map(|n| format!("note: {n}"))]
+                .into_iter()
+                .flatten()
+                .collect();
+        (!lines.is_empty()).then(|| Box::new(lines.join("\n")) as Box<dyn fmt::Display>)
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        (!self.diag.labels.is_empty()).then_some(self.source as &dyn miette::SourceCode)
+        (!self.shown.is_empty()).then_some(self.source as &dyn miette::SourceCode)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        if self.diag.labels.is_empty() {
+        if self.shown.is_empty() {
             return None;
         }
-        Some(Box::new(self.diag.labels.iter().map(|l| {
+        Some(Box::new(self.shown.iter().map(|l| {
             let text = (!l.text.is_empty()).then(|| l.text.clone());
             if l.primary {
                 LabeledSpan::new_primary_with_span(text, l.span)
@@ -128,19 +212,20 @@ impl miette::Diagnostic for Report<'_> {
     }
 }
 
-/// The most hints a terminal report shows; errors and warnings are always
-/// all shown, and `--format json` lists every hint.
+/// The most hints a terminal report shows (errors and warnings: at most
+/// [`MAX_SHOWN`]); `--format json` lists every one.
 pub const MAX_HINTS_SHOWN: usize = 10;
 
 /// Renders every error and warning of a file as miette reports, the first
 /// [`MAX_HINTS_SHOWN`] hints, then a summary line.
 pub fn render_terminal(file: &SourceFile, diags: &[Diagnostic], opts: RenderOptions) -> String {
-    let mut hints = 0;
+    let (mut hints, mut others) = (0, 0);
     let shown: Vec<Diagnostic> = diags
         .iter()
         .filter(|d| {
             if d.severity != Severity::Advice {
-                return true;
+                others += 1;
+                return others <= MAX_SHOWN;
             }
             hints += 1;
             hints <= MAX_HINTS_SHOWN
@@ -148,6 +233,12 @@ pub fn render_terminal(file: &SourceFile, diags: &[Diagnostic], opts: RenderOpti
         .cloned()
         .collect();
     let mut out = render_reports(file, &shown, opts);
+    if others > MAX_SHOWN {
+        out.push_str(&format!(
+            "… and {} more errors and warnings, not shown (`--format json` lists them all)\n\n",
+            others - MAX_SHOWN
+        ));
+    }
     if hints > MAX_HINTS_SHOWN {
         out.push_str(&format!(
             "… and {} more hints, not shown (`--format json` lists them all)\n\n",
@@ -166,7 +257,7 @@ pub fn render_reports(file: &SourceFile, diags: &[Diagnostic], opts: RenderOptio
     let source = IndexedSource::new(&file.name, &file.text);
     let mut out = String::new();
     for diag in diags {
-        let report = Report { diag, source: &source };
+        let report = Report::new(diag, &source);
         // Writing into a String cannot fail.
         let _ = handler.render_report(&mut out, &report);
         out.push('\n');
