@@ -13,6 +13,8 @@ fn describe(rule: Rule) -> Option<&'static str> {
     Some(match rule {
         Rule::WHITESPACE
         | Rule::item
+        | Rule::tree_open
+        | Rule::node_item
         | Rule::node
         | Rule::field
         | Rule::operand

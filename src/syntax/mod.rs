@@ -74,7 +74,9 @@ pub fn parse_with(source: &SourceFile, limits: Limits) -> Parsed {
             return parsed;
         }
     };
-    // pest's own guard against deep recursion, on top of the depth check.
+    // pest's own guard against runaway parsing, on top of the depth check.
+    // Trees are parsed a node at a time, so no single parse is the size of
+    // the file.
     pest::set_call_limit(std::num::NonZeroUsize::new(50_000_000));
 
     let chunks = chunk_bounds(text.len(), &splits, limits.threads);
@@ -109,6 +111,21 @@ fn parse_range(text: &str, start: usize, end: usize) -> Parsed {
     let mut pos = skip_blank(text, start);
     while pos < end {
         let rest = &text[pos..end];
+        let kept = lower.diags.len();
+        match lower.tree_by_nodes(text, pos, end) {
+            Some(Ok((tree, tree_end))) => {
+                parsed.ast.items.push(Item::Tree(tree));
+                pos = skip_blank(text, tree_end);
+                continue;
+            }
+            Some(Err(bug)) => {
+                lower.diags.push(bug.diagnostic());
+                return parsed;
+            }
+            // Not a tree, or a syntax error in it: the whole item is parsed
+            // (and any error reported) as one.
+            None => lower.diags.truncate(kept),
+        }
         match BlkParser::parse(Rule::item, rest) {
             Ok(mut pairs) => {
                 let Some(pair) = pairs.next() else { break };
@@ -301,6 +318,48 @@ impl Lower<'_> {
     /// The value of a part the grammar requires, or the bug that it is missing.
     fn required<T>(&self, value: Option<T>, rule: Rule, within: &'static str, span: Span) -> Lowered<T> {
         value.ok_or(Unexpected { rule, within, span })
+    }
+
+    /// A command or event read a node at a time: `None` when the text at
+    /// `pos` is not a tree's head or does not parse (the caller parses the
+    /// whole item then, to report the error), else the tree and where it ends.
+    fn tree_by_nodes(&mut self, text: &str, pos: usize, end: usize) -> Option<Lowered<(Tree, usize)>> {
+        let head = BlkParser::parse(Rule::tree_open, &text[pos..end]).ok()?.next()?;
+        self.base = pos;
+        let mut at = pos + head.as_span().end();
+        let (mut kind, mut name, mut description) = (None, None, None);
+        for p in head.into_inner() {
+            match p.as_rule() {
+                Rule::kw_command => kind = Some(TreeKind::Command),
+                Rule::kw_event => kind = Some(TreeKind::Event),
+                Rule::ident => name = Some(self.ident(p)),
+                Rule::string => description = Some(self.text(p)),
+                _ => return Some(self.unexpected(&p, "a command or event")),
+            }
+        }
+        let mut body = Vec::new();
+        loop {
+            at = skip_blank(text, at);
+            match text.as_bytes().get(at) {
+                None => return None,
+                Some(b'}') if at < end => break,
+                Some(_) if at >= end => return None,
+                Some(_) => {}
+            }
+            let node = BlkParser::parse(Rule::node_item, &text[at..end]).ok()?.next()?;
+            let node_end = node.as_span().end();
+            self.base = at;
+            match self.node(node) {
+                Ok(n) => body.push(n),
+                Err(bug) => return Some(Err(bug)),
+            }
+            at += node_end;
+        }
+        let span = Span::new(pos, at + 1);
+        let (Some(kind), Some(name)) = (kind, name) else {
+            return Some(Err(Unexpected { rule: Rule::tree_open, within: "a command or event", span }));
+        };
+        Some(Ok((Tree { kind, name, description, body, span }, at + 1)))
     }
 
     fn item(&mut self, pair: Pair<'_, Rule>) -> Lowered<Item> {
