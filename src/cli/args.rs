@@ -65,6 +65,8 @@ pub enum VarsAction {
     /// Set a variable (the value is text unless --json)
     Set {
         name: String,
+        /// The value; `-` reads it from standard input (for values too long
+        /// for a command line)
         value: String,
         /// Read VALUE as JSON
         #[arg(long)]

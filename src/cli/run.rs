@@ -66,8 +66,11 @@ pub fn run(args: &RunArgs) -> Exit {
         Err(e) => return report::usage(e),
     };
     let mut memory = eval::MemoryStore::default();
-    let mut lazy = LazyStore { path: args.store.clone().unwrap_or_else(|| store::DEFAULT_PATH.into()), store: None };
-    let store: &mut dyn VarStore = if args.dry_run { &mut memory } else { &mut lazy };
+    // The store is beside the file, wherever blkc is run from.
+    let default = args.file.parent().unwrap_or(Path::new("")).join(store::DEFAULT_PATH);
+    let mut lazy = LazyStore { path: args.store.clone().unwrap_or(default), store: None, writable: false };
+    // Dry and offline runs never touch the real store.
+    let store: &mut dyn VarStore = if args.dry_run || args.offline { &mut memory } else { &mut lazy };
     let source = &checked.source;
 
     // Replies are line-buffered on a terminal and block-buffered otherwise,
@@ -109,29 +112,57 @@ pub fn run(args: &RunArgs) -> Exit {
     }
 }
 
-/// The store, opened on the first read or save: a run that uses no custom
-/// variable never touches it.
+/// The store, opened on the first read (to read only) or the first save (to
+/// write): a run that uses no custom variable never touches it, and one that
+/// only reads works where the store cannot be written.
 struct LazyStore {
     path: std::path::PathBuf,
     store: Option<Store>,
+    writable: bool,
 }
 
 impl LazyStore {
-    fn open(&mut self) -> Result<&mut Store, String> {
+    fn for_reading(&mut self) -> Result<Option<&mut Store>, String> {
         if self.store.is_none() {
-            self.store = Some(Store::open(&self.path)?);
+            if !self.path.exists() {
+                return Ok(None);
+            }
+            self.store = Some(Store::open_read_only(&self.path)?);
         }
-        Ok(self.store.as_mut().expect("opened just above"))
+        Ok(self.store.as_mut())
+    }
+
+    fn for_writing(&mut self) -> Result<&mut Store, String> {
+        if !self.writable {
+            self.store = None;
+            self.store = Some(Store::open(&self.path)?);
+            self.writable = true;
+        }
+        self.store.as_mut().ok_or_else(|| "the store is not open".to_string())
     }
 }
 
 impl VarStore for LazyStore {
     fn get(&mut self, name: &str) -> Result<Option<serde_json::Value>, String> {
-        self.open()?.get(name)
+        if self.writable {
+            return self.for_writing()?.get(name);
+        }
+        match self.for_reading()? {
+            Some(store) => store.get(name),
+            None => Ok(None),
+        }
     }
 
     fn set(&mut self, name: &str, value: &serde_json::Value) -> Result<(), String> {
-        self.open()?.set(name, value)
+        self.for_writing()?.set(name, value)
+    }
+
+    fn begin(&mut self) -> Result<(), String> {
+        self.for_writing()?.begin()
+    }
+
+    fn end(&mut self, commit: bool) -> Result<(), String> {
+        self.for_writing()?.end(commit)
     }
 }
 

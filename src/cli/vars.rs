@@ -11,7 +11,25 @@ use super::report::{self, Exit};
 
 pub fn vars(store_path: Option<&Path>, action: &VarsAction) -> Exit {
     let path = store_path.map_or_else(|| store::DEFAULT_PATH.into(), Path::to_path_buf);
-    let mut store = match Store::open(&path) {
+    let name = match action {
+        VarsAction::List { .. } => None,
+        VarsAction::Get { name } | VarsAction::Set { name, .. } | VarsAction::Delete { name } => Some(name),
+    };
+    if let Some(name) = name.filter(|n| !blkc::syntax::template::is_ident(n)) {
+        return report::usage(format!(
+            "`{name}` is not a variable name: a name is letters, digits and `_`, not starting with a digit, as `{{name}}` reads it"
+        ));
+    }
+    let reading = matches!(action, VarsAction::List { .. } | VarsAction::Get { .. });
+    if reading && !path.exists() {
+        // Reading never creates a store.
+        return match action {
+            VarsAction::Get { name } => report::usage(format!("no custom variable `{name}`: there is no store at `{}`", path.display())),
+            _ => Exit::Success,
+        };
+    }
+    let opened = if reading { Store::open_read_only(&path) } else { Store::open(&path) };
+    let mut store = match opened {
         Ok(s) => s,
         Err(e) => {
             return report::coded_error(
@@ -52,6 +70,18 @@ pub fn vars(store_path: Option<&Path>, action: &VarsAction) -> Exit {
             Err(e) => failed(e),
         },
         VarsAction::Set { name, value, json } => {
+            let value = if value == "-" {
+                let mut text = String::new();
+                if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut text) {
+                    return report::usage(format!("cannot read the value from standard input: {e}"));
+                }
+                // One trailing line break is the shell's, not the value's.
+                let trimmed = text.strip_suffix('\n').map(|t| t.strip_suffix('\r').unwrap_or(t));
+                trimmed.map(str::to_string).unwrap_or(text)
+            } else {
+                value.clone()
+            };
+            let value = &value;
             let value = if *json {
                 match serde_json::from_str(value) {
                     Ok(v) => v,

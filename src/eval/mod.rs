@@ -33,6 +33,14 @@ use runner::Runner;
 pub trait VarStore {
     fn get(&mut self, name: &str) -> Result<Option<Json>, String>;
     fn set(&mut self, name: &str, value: &Json) -> Result<(), String>;
+    /// Starts a save: what it reads and what it writes are one transaction.
+    fn begin(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    /// Ends a save: commits it, or rolls it back.
+    fn end(&mut self, _commit: bool) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// A store that keeps nothing (for `--dry-run`, and for tests of rendering).

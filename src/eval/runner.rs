@@ -148,18 +148,7 @@ impl Runner<'_> {
                     let text = self.redactor.redact(&text);
                     (self.sink)(Event::Reply { text });
                 }
-                Step::Save { name, value, span } => {
-                    let mut value = render::render_val(value, self);
-                    self.flush()?;
-                    if self.options.dry_run || self.options.test_request {
-                        continue;
-                    }
-                    self.redactor.redact_json(&mut value);
-                    if let Err(e) = self.store.set(name, &value) {
-                        return Err(Box::new(store_failure(&e, *span, format!("saving `{name}`"))));
-                    }
-                    (self.sink)(Event::Save { name: name.clone(), value });
-                }
+                Step::Save { name, value, span } => self.save(name, value, *span)?,
                 Step::If { branches, otherwise, .. } => {
                     let mut taken = otherwise;
                     for (condition, then) in branches {
@@ -174,6 +163,27 @@ impl Runner<'_> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// A save: the reads of its value and its write are one transaction of
+    /// the store, so that runs saving at once lose no update.
+    fn save(&mut self, name: &str, value: &crate::plan::Val, span: Span) -> Outcome {
+        if self.options.dry_run || self.options.test_request {
+            render::render_val(value, self);
+            return self.flush();
+        }
+        let failed = |e: String| Box::new(store_failure(&e, span, format!("saving `{name}`")));
+        self.store.begin().map_err(failed)?;
+        let mut value = render::render_val(value, self);
+        if let Err(e) = self.flush() {
+            let _ = self.store.end(false);
+            return Err(e);
+        }
+        self.redactor.redact_json(&mut value);
+        let written = self.store.set(name, &value);
+        self.store.end(written.is_ok()).and(written).map_err(failed)?;
+        (self.sink)(Event::Save { name: name.to_string(), value });
         Ok(())
     }
 

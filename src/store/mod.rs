@@ -13,7 +13,8 @@ use serde_json::Value as Json;
 
 use crate::eval::VarStore;
 
-/// Where the store is when no `--store` is given: in the current folder.
+/// Where the store is when no `--store` is given, relative to the folder of
+/// the `.blk` file (`blkc vars`: the current folder).
 pub const DEFAULT_PATH: &str = ".blkc/store.sqlite3";
 
 const SCHEMA_VERSION: i64 = 1;
@@ -21,6 +22,8 @@ const SCHEMA_VERSION: i64 = 1;
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// A save's transaction is open (see [`VarStore::begin`]).
+    in_transaction: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -31,47 +34,68 @@ pub struct Entry {
     pub updated_at: i64,
 }
 
+/// How long a save waits for another process's save to finish.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
 impl Store {
-    /// Opens the store at `path`, creating it (and its folder) when absent.
+    /// Opens the store at `path` to read and write, creating it (mode 0600,
+    /// and its folder) when absent. An existing file is checked to be a blkc
+    /// store, read-only, before anything is written to it: a file that is
+    /// not (empty, another program's database, not a database) is refused
+    /// without a byte changed.
     pub fn open(path: &Path) -> Result<Store, String> {
         let shown = path.display();
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
-        }
-        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE)
-            .map_err(|e| format!("cannot open `{shown}`: {e}"))?;
-        conn.busy_timeout(Duration::from_secs(30)).map_err(|e| format!("`{shown}`: {e}"))?;
-        let describe = |e: rusqlite::Error| -> String {
-            match e.sqlite_error_code() {
-                Some(rusqlite::ErrorCode::NotADatabase) => {
-                    format!("`{shown}` is not a blkc store (not an SQLite database, or corrupt)")
-                }
-                Some(rusqlite::ErrorCode::DatabaseCorrupt) => format!("`{shown}` is corrupt"),
-                _ => format!("`{shown}`: {e}"),
+        let exists = match std::fs::metadata(path) {
+            Ok(meta) if meta.len() == 0 => {
+                return Err(format!("`{shown}` is an empty file, not a blkc store"));
             }
+            Ok(_) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(format!("cannot read `{shown}`: {e}")),
         };
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(describe)?;
-        let mut store = Store { conn, path: path.to_path_buf() };
-        store.init().map_err(describe)?;
+        if !exists {
+            create(path)?;
+        }
+        // Checked without writing before it is opened to write.
+        Store::open_read_only(path)?;
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+            .map_err(|e| describe(path, e))?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| describe(path, e))?;
+        let store = Store { conn, path: path.to_path_buf(), in_transaction: false };
         store.verify()?;
         Ok(store)
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Opens an existing store only to read: nothing is created or written,
+    /// and a store in a folder this user cannot write is still readable.
+    pub fn open_read_only(path: &Path) -> Result<Store, String> {
+        let shown = path.display();
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.len() == 0 => return Err(format!("`{shown}` is an empty file, not a blkc store")),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(format!("there is no store at `{shown}`")),
+            Err(e) => return Err(format!("cannot read `{shown}`: {e}")),
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| describe(path, e))?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| describe(path, e))?;
+        let store = Store { conn, path: path.to_path_buf(), in_transaction: false };
+        match store.verify() {
+            // A store in WAL mode needs its shared-memory file to be read; in a
+            // folder that cannot be written, read it as an unchanging file.
+            Err(_) if path.parent().is_some_and(read_only_folder) => {
+                let uri = format!("file:{}?immutable=1", path.display());
+                let conn = Connection::open_with_flags(uri, flags).map_err(|e| describe(path, e))?;
+                let store = Store { conn, path: path.to_path_buf(), in_transaction: false };
+                store.verify()?;
+                Ok(store)
+            }
+            other => other.map(|()| store),
+        }
     }
 
-    fn init(&mut self) -> rusqlite::Result<()> {
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let tables: i64 = tx.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table'", [], |r| r.get(0))?;
-        if tables == 0 {
-            tx.execute_batch(
-                "CREATE TABLE blkc_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-                 CREATE TABLE vars (name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at INTEGER NOT NULL);",
-            )?;
-            tx.execute("INSERT INTO blkc_meta (key, value) VALUES ('schema', ?1)", [SCHEMA_VERSION])?;
-        }
-        tx.commit()
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// A database that is not ours is refused rather than changed.
@@ -80,7 +104,12 @@ impl Store {
             .conn
             .query_row("SELECT value FROM blkc_meta WHERE key = 'schema'", [], |r| r.get(0))
             .optional()
-            .map_err(|_| format!("`{}` is an SQLite database but not a blkc store", self.path.display()))?;
+            .map_err(|e| match e.sqlite_error_code() {
+                Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt) => describe(&self.path, e),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => describe(&self.path, e),
+                Some(rusqlite::ErrorCode::CannotOpen) => describe(&self.path, e),
+                _ => format!("`{}` is an SQLite database but not a blkc store", self.path.display()),
+            })?;
         match version {
             Some(SCHEMA_VERSION) => Ok(()),
             Some(v) => {
@@ -112,6 +141,79 @@ impl Store {
     }
 }
 
+/// What a store failure means, in words.
+fn describe(path: &Path, e: rusqlite::Error) -> String {
+    let shown = path.display();
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => {
+            format!("`{shown}` is not a blkc store (not an SQLite database, or corrupt)")
+        }
+        Some(rusqlite::ErrorCode::DatabaseCorrupt) => format!("`{shown}` is corrupt"),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => format!(
+            "the store `{shown}` is busy: another process (another `blkc run` saving, or a program holding it open) \
+             kept it locked for {} s",
+            BUSY_TIMEOUT.as_secs()
+        ),
+        Some(rusqlite::ErrorCode::ReadOnly) => format!("the store `{shown}` cannot be written (read-only file or folder)"),
+        Some(rusqlite::ErrorCode::DiskFull) => format!("the disk holding the store `{shown}` is full"),
+        Some(rusqlite::ErrorCode::CannotOpen) => format!("the store `{shown}` cannot be opened"),
+        _ => format!("`{shown}`: {e}"),
+    }
+}
+
+/// Creates a new store at `path` (and its folder), readable by this user
+/// only, since it holds saved response data. It is built whole under a
+/// temporary name and linked into place, so another process never sees a
+/// store half made; if one was linked there first, that one is used.
+fn create(path: &Path) -> Result<(), String> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+    let file_name = path.file_name().map_or("store".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(".{file_name}.new-{}", std::process::id()));
+    let made = make_new(&tmp);
+    let linked = made.and_then(|()| match std::fs::hard_link(&tmp, path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(format!("cannot create the store `{}`: {e}", path.display())),
+    });
+    let _ = std::fs::remove_file(&tmp);
+    linked
+}
+
+/// A complete, empty store at `tmp`: mode 0600, WAL, the tables and the
+/// format version.
+fn make_new(tmp: &Path) -> Result<(), String> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(tmp).map_err(|e| format!("cannot create `{}`: {e}", tmp.display()))?;
+    let conn = Connection::open_with_flags(tmp, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(|e| describe(tmp, e))?;
+    conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| describe(tmp, e))?;
+    conn.execute_batch(&format!(
+        "BEGIN;
+         CREATE TABLE blkc_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+         CREATE TABLE vars (name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at INTEGER NOT NULL);
+         INSERT INTO blkc_meta (key, value) VALUES ('schema', {SCHEMA_VERSION});
+         COMMIT;"
+    ))
+    .map_err(|e| describe(tmp, e))?;
+    conn.close().map_err(|(_, e)| describe(tmp, e))
+}
+
+/// Whether this user cannot create files in `dir`.
+fn read_only_folder(dir: &Path) -> bool {
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    let probe = dir.join(format!(".blkc-write-probe-{}", std::process::id()));
+    match std::fs::File::create(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            false
+        }
+        Err(_) => true,
+    }
+}
+
 fn parse(text: &str) -> Result<Json, String> {
     serde_json::from_str(text).map_err(|e| format!("a stored value is not JSON: {e}"))
 }
@@ -122,19 +224,43 @@ impl VarStore for Store {
             .conn
             .query_row("SELECT value FROM vars WHERE name = ?1", [name], |r| r.get(0))
             .optional()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| describe(&self.path, e))?;
         value.map(|v| parse(&v)).transpose()
     }
 
     fn set(&mut self, name: &str, value: &Json) -> Result<(), String> {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| e.to_string())?;
-        tx.execute(
-            "INSERT INTO vars (name, value, updated_at) VALUES (?1, ?2, ?3)
-             ON CONFLICT(name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-            rusqlite::params![name, value.to_string(), now],
-        )
-        .map_err(|e| e.to_string())?;
-        tx.commit().map_err(|e| e.to_string())
+        let upsert = "INSERT INTO vars (name, value, updated_at) VALUES (?1, ?2, ?3)
+             ON CONFLICT(name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at";
+        let params = rusqlite::params![name, value.to_string(), now];
+        if self.in_transaction {
+            self.conn.execute(upsert, params).map_err(|e| describe(&self.path, e))?;
+            return Ok(());
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| describe(&self.path, e))?;
+        tx.execute(upsert, params).map_err(|e| describe(&self.path, e))?;
+        tx.commit().map_err(|e| describe(&self.path, e))
+    }
+
+    /// Takes the store's write lock: the reads of a save and its write are
+    /// one transaction, so concurrent read-then-save runs lose nothing.
+    fn begin(&mut self) -> Result<(), String> {
+        if !self.in_transaction {
+            self.conn.execute_batch("BEGIN IMMEDIATE").map_err(|e| describe(&self.path, e))?;
+            self.in_transaction = true;
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, commit: bool) -> Result<(), String> {
+        if !self.in_transaction {
+            return Ok(());
+        }
+        self.in_transaction = false;
+        let sql = if commit { "COMMIT" } else { "ROLLBACK" };
+        self.conn.execute_batch(sql).map_err(|e| describe(&self.path, e))
     }
 }
