@@ -76,7 +76,7 @@ fn first_secret(block: &ApiBlock) -> Option<(Span, String)> {
 /// a host name (B314) and off internal addresses (B316).
 fn check_destination(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
     let Some(url) = block.url() else { return };
-    if shape(url) != UrlShape::Dynamic {
+    if !super::url::host_from_value(url) {
         return;
     }
     let value = url.parts.iter().find_map(|p| match p {

@@ -13,6 +13,19 @@ pub enum UrlShape {
     Invalid { reason: String, help: String },
 }
 
+/// Whether a value stands before the end of the URL's authority: the
+/// scheme, host or port come (or may come) from it. Cheap: no parsing.
+pub fn host_from_value(url: &Template) -> bool {
+    let Some(Part::Lit(first, _)) = url.parts.first() else {
+        return !url.parts.is_empty();
+    };
+    match first.find("://") {
+        Some(end) => url.parts.len() > 1 && !first[end + 3..].contains(['/', '?', '#']),
+        // `{scheme}://…`: filled at run time.
+        None => url.parts.len() > 1 && first.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)),
+    }
+}
+
 /// Looks at a URL template: variables and slots stand in as `x`, and the
 /// scheme and authority must be literal for the host to be known.
 pub fn shape(url: &Template) -> UrlShape {
@@ -45,9 +58,7 @@ pub fn shape(url: &Template) -> UrlShape {
             help: "API blocks send HTTP requests: start the URL with `https://` (or `http://`)".into(),
         };
     }
-    let after = &first[scheme_end + 3..];
-    let authority_complete = after.contains(['/', '?', '#']) || url.parts.len() == 1;
-    if !authority_complete {
+    if host_from_value(url) {
         return UrlShape::Dynamic;
     }
     let mut text = String::with_capacity(url.span.len());

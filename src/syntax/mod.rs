@@ -79,11 +79,12 @@ pub fn parse_with(source: &SourceFile, limits: Limits) -> Parsed {
     // the file.
     pest::set_call_limit(std::num::NonZeroUsize::new(50_000_000));
 
-    let chunks = chunk_bounds(text.len(), &splits, limits.threads);
+    let splits = &splits[..];
+    let chunks = chunk_bounds(text.len(), splits, limits.threads);
     if chunks.len() > 1 {
         let results: Vec<Parsed> = std::thread::scope(|scope| {
             let handles: Vec<_> =
-                chunks.iter().map(|&(start, end)| scope.spawn(move || parse_range(text, start, end))).collect();
+                chunks.iter().map(|&(start, end)| scope.spawn(move || parse_range(text, start, end, splits))).collect();
             handles.into_iter().filter_map(|h| h.join().ok()).collect()
         });
         if results.len() == chunks.len() && results.iter().all(|r| r.complete) {
@@ -97,22 +98,30 @@ pub fn parse_with(source: &SourceFile, limits: Limits) -> Parsed {
         // A syntax error somewhere: the sequential parse reports it exactly
         // as it would have without threads.
     }
-    let whole = parse_range(text, 0, text.len());
+    let whole = parse_range(text, 0, text.len(), splits);
     parsed.ast = whole.ast;
     parsed.diagnostics.extend(whole.diagnostics);
     parsed.complete = whole.complete;
     parsed
 }
 
-/// Parses the items that lie in `text[start..end]`, one at a time.
-fn parse_range(text: &str, start: usize, end: usize) -> Parsed {
+/// Items larger than this are parsed a node at a time (a whole parse of a
+/// big item holds all of its pairs); smaller ones in one parse, which is
+/// quicker.
+const BIG_ITEM: usize = 256 * 1024;
+
+/// Parses the items that lie in `text[start..end]`, one at a time;
+/// `splits` are the ends of the file's items (empty if it is unbalanced).
+fn parse_range(text: &str, start: usize, end: usize, splits: &[usize]) -> Parsed {
     let mut parsed = Parsed { ast: File::default(), diagnostics: Vec::new(), complete: false };
     let mut lower = Lower { base: 0, diags: &mut parsed.diagnostics };
     let mut pos = skip_blank(text, start);
     while pos < end {
         let rest = &text[pos..end];
         let kept = lower.diags.len();
-        match lower.tree_by_nodes(text, pos, end) {
+        let item_end = splits.get(splits.partition_point(|&s| s <= pos)).copied().unwrap_or(end);
+        let by_nodes = if item_end - pos > BIG_ITEM { lower.tree_by_nodes(text, pos, end) } else { None };
+        match by_nodes {
             Some(Ok((tree, tree_end))) => {
                 parsed.ast.items.push(Item::Tree(tree));
                 pos = skip_blank(text, tree_end);
