@@ -105,3 +105,127 @@ fn another_programs_database_is_not_taken_over() {
         conn.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table'", [], |r| r.get(0)).unwrap();
     assert_eq!(tables, 1);
 }
+
+#[test]
+fn read_then_save_appends_from_eight_writers_are_all_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let (writers, appends) = (8, 40);
+    let saves: String = (0..appends).map(|_| "    save log = \"{log}x\"\n").collect();
+    std::fs::write(dir.path().join("log.blk"), format!("var log = \"\"\ncommand append {{\n{saves}}}\n")).unwrap();
+    let children: Vec<_> = (0..writers)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_blkc"))
+                .args(["run", "log.blk", "--command", "append"])
+                .current_dir(dir.path())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let log = stdout(&blkc(dir.path(), &["vars", "--store", ".blkc/store.sqlite3", "get", "log"]));
+    assert_eq!(
+        log.trim_end().len(),
+        writers * appends,
+        "{} of {} appends kept",
+        log.trim_end().len(),
+        writers * appends
+    );
+}
+
+/// The bytes of a file, to show it was not changed.
+fn bytes(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap()
+}
+
+#[test]
+fn a_file_that_is_not_a_store_is_never_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("save.blk"), "command s {\n    save x = \"1\"\n}\n").unwrap();
+    let foreign = d.join("foreign.db");
+    let conn = rusqlite::Connection::open(&foreign).unwrap();
+    conn.execute_batch("CREATE TABLE users (id INTEGER); INSERT INTO users VALUES (1);").unwrap();
+    drop(conn);
+    let view_only = d.join("view.db");
+    let conn = rusqlite::Connection::open(&view_only).unwrap();
+    conn.execute_batch("CREATE VIEW v AS SELECT 1;").unwrap();
+    drop(conn);
+    let future = d.join("future.db");
+    let conn = rusqlite::Connection::open(&future).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE blkc_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+         CREATE TABLE vars (name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at INTEGER NOT NULL);
+         INSERT INTO blkc_meta VALUES ('schema', 2);",
+    )
+    .unwrap();
+    drop(conn);
+    let empty = d.join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    let text = d.join("notes.txt");
+    std::fs::write(&text, "these are my notes, not a database\n").unwrap();
+    for path in [&foreign, &view_only, &future, &empty, &text] {
+        let before = bytes(path);
+        let shown = path.to_str().unwrap();
+        for args in [
+            &["run", "save.blk", "--command", "s", "--store", shown][..],
+            &["vars", "--store", shown, "set", "x", "1"],
+            &["vars", "--store", shown, "get", "x"],
+        ] {
+            let out = blkc(d, args);
+            assert_ne!(out.status.code(), Some(0), "{args:?}");
+            assert!(String::from_utf8_lossy(&out.stderr).contains("B311"), "{args:?}");
+        }
+        assert_eq!(bytes(path), before, "{} was changed", path.display());
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        assert!(!d.join(format!("{name}-wal")).exists(), "{name} was switched to WAL");
+    }
+}
+
+#[test]
+fn reading_never_creates_a_store_and_a_new_one_is_private() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = blkc(d, &["vars", "--store", "typo.db", "get", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!d.join("typo.db").exists(), "a read created the store");
+    assert!(blkc(d, &["vars", "--store", "typo.db", "list"]).status.success());
+    assert!(!d.join("typo.db").exists());
+    // Names a file cannot read are refused; a value can come from stdin.
+    for bad in ["", "a b", "-x", "1st"] {
+        assert_eq!(blkc(d, &["vars", "set", "--", bad, "v"]).status.code(), Some(2), "{bad:?}");
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["vars", "set", "long", "-"])
+        .current_dir(d)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let long = "y".repeat(3_000_000);
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), format!("{long}\n").as_bytes()).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(stdout(&blkc(d, &["vars", "get", "long"])).trim_end().len(), long.len());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(d.join(".blkc/store.sqlite3")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}
+
+#[test]
+fn the_store_is_beside_the_file_and_offline_runs_never_touch_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let bot = dir.path().join("bot");
+    std::fs::create_dir(&bot).unwrap();
+    std::fs::write(bot.join("save.blk"), "command s {\n    save x = \"1\"\n}\n").unwrap();
+    assert!(blkc(dir.path(), &["run", "bot/save.blk", "--command", "s"]).status.success());
+    assert!(blkc(&bot, &["run", "save.blk", "--command", "s"]).status.success());
+    assert!(bot.join(".blkc/store.sqlite3").exists());
+    assert!(!dir.path().join(".blkc").exists(), "one store, beside the file");
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("save.blk"), "command s {\n    save x = \"1\"\n}\n").unwrap();
+    assert!(blkc(other.path(), &["run", "save.blk", "--command", "s", "--offline"]).status.success());
+    assert!(!other.path().join(".blkc").exists(), "an offline run created the store");
+}

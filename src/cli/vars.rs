@@ -24,7 +24,9 @@ pub fn vars(store_path: Option<&Path>, action: &VarsAction) -> Exit {
     if reading && !path.exists() {
         // Reading never creates a store.
         return match action {
-            VarsAction::Get { name } => report::usage(format!("no custom variable `{name}`: there is no store at `{}`", path.display())),
+            VarsAction::Get { name } => {
+                report::usage(format!("no custom variable `{name}`: there is no store at `{}`", path.display()))
+            }
             _ => Exit::Success,
         };
     }

@@ -58,8 +58,8 @@ impl Store {
         }
         // Checked without writing before it is opened to write.
         Store::open_read_only(path)?;
-        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
-            .map_err(|e| describe(path, e))?;
+        let conn =
+            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(|e| describe(path, e))?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| describe(path, e))?;
         let store = Store { conn, path: path.to_path_buf(), in_transaction: false };
         store.verify()?;
@@ -73,7 +73,9 @@ impl Store {
         match std::fs::metadata(path) {
             Ok(meta) if meta.len() == 0 => return Err(format!("`{shown}` is an empty file, not a blkc store")),
             Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(format!("there is no store at `{shown}`")),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(format!("there is no store at `{shown}`"))
+            }
             Err(e) => return Err(format!("cannot read `{shown}`: {e}")),
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
@@ -105,8 +107,12 @@ impl Store {
             .query_row("SELECT value FROM blkc_meta WHERE key = 'schema'", [], |r| r.get(0))
             .optional()
             .map_err(|e| match e.sqlite_error_code() {
-                Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt) => describe(&self.path, e),
-                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => describe(&self.path, e),
+                Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt) => {
+                    describe(&self.path, e)
+                }
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+                    describe(&self.path, e)
+                }
                 Some(rusqlite::ErrorCode::CannotOpen) => describe(&self.path, e),
                 _ => format!("`{}` is an SQLite database but not a blkc store", self.path.display()),
             })?;
@@ -154,7 +160,9 @@ fn describe(path: &Path, e: rusqlite::Error) -> String {
              kept it locked for {} s",
             BUSY_TIMEOUT.as_secs()
         ),
-        Some(rusqlite::ErrorCode::ReadOnly) => format!("the store `{shown}` cannot be written (read-only file or folder)"),
+        Some(rusqlite::ErrorCode::ReadOnly) => {
+            format!("the store `{shown}` cannot be written (read-only file or folder)")
+        }
         Some(rusqlite::ErrorCode::DiskFull) => format!("the disk holding the store `{shown}` is full"),
         Some(rusqlite::ErrorCode::CannotOpen) => format!("the store `{shown}` cannot be opened"),
         _ => format!("`{shown}`: {e}"),
@@ -237,10 +245,8 @@ impl VarStore for Store {
             self.conn.execute(upsert, params).map_err(|e| describe(&self.path, e))?;
             return Ok(());
         }
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| describe(&self.path, e))?;
+        let tx =
+            self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| describe(&self.path, e))?;
         tx.execute(upsert, params).map_err(|e| describe(&self.path, e))?;
         tx.commit().map_err(|e| describe(&self.path, e))
     }
