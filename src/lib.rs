@@ -70,6 +70,7 @@ pub fn check_source_in(source: SourceFile, limits: syntax::Limits, samples: &che
         diagnostics.extend(check::check(&parsed.ast, samples));
     }
     diagnostics::sort(&mut diagnostics);
+    diagnostics::cap_per_code(&mut diagnostics);
     Checked { source, ast: parsed.ast, diagnostics }
 }
 

@@ -13,6 +13,7 @@ mod build;
 mod check_fixtures;
 mod cli;
 mod docs;
+mod fuzz;
 mod hardening;
 mod parallel;
 mod properties;
@@ -24,3 +25,7 @@ mod store;
 mod test_cmd;
 mod untrusted;
 mod wire;
+
+// The fuzz target measures memory with a counting allocator.
+#[global_allocator]
+static ALLOCATOR: fuzz::Counting = fuzz::Counting;

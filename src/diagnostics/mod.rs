@@ -216,6 +216,45 @@ pub fn sort(diags: &mut [Diagnostic]) {
     diags.sort_by_key(|d| (d.primary_span().map(|s| (s.start, s.end)), d.code));
 }
 
+/// The most findings of one code a file reports, in every format; the rest
+/// are counted in one more diagnostic of that code. A file with thousands
+/// of one mistake is not helped by thousands of reports, and reporting
+/// them all would cost far more than the file itself.
+pub const MAX_PER_CODE: usize = 100;
+
+/// Keeps the first [`MAX_PER_CODE`] diagnostics of each code (in order) and
+/// sums up the rest, at the position of the first one left out.
+pub fn cap_per_code(diags: &mut Vec<Diagnostic>) {
+    if diags.len() <= MAX_PER_CODE {
+        return;
+    }
+    let mut seen: std::collections::HashMap<Code, usize> = std::collections::HashMap::new();
+    let mut left_out: Vec<(Code, usize, Option<Span>)> = Vec::new();
+    diags.retain(|d| {
+        let n = seen.entry(d.code).or_default();
+        *n += 1;
+        if *n <= MAX_PER_CODE {
+            return true;
+        }
+        match left_out.iter_mut().find(|(c, ..)| *c == d.code) {
+            Some((_, count, _)) => *count += 1,
+            None => left_out.push((d.code, 1, d.primary_span())),
+        }
+        false
+    });
+    for (code, count, span) in left_out {
+        let mut summary = Diagnostic::new(
+            code,
+            format!("{count} more {} ({}) not listed", code.as_str(), code.title()),
+        )
+        .help(format!("fix the {MAX_PER_CODE} listed above first; each file lists at most {MAX_PER_CODE} of one code"));
+        if let Some(span) = span {
+            summary = summary.label(span, "the first one not listed");
+        }
+        diags.push(summary);
+    }
+}
+
 /// "did you mean `x`?" over a closed vocabulary.
 pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let lower = word.to_ascii_lowercase();

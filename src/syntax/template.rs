@@ -10,6 +10,32 @@ use crate::source::Span;
 
 /// Scans a string literal token (quotes included) starting at byte `base`.
 pub fn scan_template(token: &str, base: usize, diags: &mut Vec<Diagnostic>) -> Template {
+    let first = diags.len();
+    let template = scan_template_parts(token, base, diags);
+    cap_per_string(diags, first, template.span);
+    template
+}
+
+/// The most problems one string literal reports; the rest are counted in
+/// one more diagnostic (a string full of braces is one mistake, not
+/// thousands).
+const MAX_PER_STRING: usize = 10;
+
+fn cap_per_string(diags: &mut Vec<Diagnostic>, first: usize, span: Span) {
+    let found = diags.len() - first;
+    if found <= MAX_PER_STRING {
+        return;
+    }
+    let code = diags[first].code;
+    diags.truncate(first + MAX_PER_STRING);
+    diags.push(
+        Diagnostic::new(code, format!("{} more problems in this string", found - MAX_PER_STRING))
+            .label(span, "this string")
+            .help("fix the ones above first; a literal brace is written `\\{` or `\\}`"),
+    );
+}
+
+fn scan_template_parts(token: &str, base: usize, diags: &mut Vec<Diagnostic>) -> Template {
     let span = Span::new(base, base + token.len());
     let bytes = token.as_bytes();
     let end = bytes.len() - 1; // the closing quote

@@ -1,0 +1,235 @@
+//! A fuzz target of the whole front end, on stable Rust: parse, check,
+//! render diagnostics as text and as JSON, and build the plan, for inputs
+//! made by mutating every example, fixture and documentation snippet.
+//!
+//! Finding classes: a panic (the test fails with the input), an abort (the
+//! test binary dies; run `blkc check` on the printed input), more than 1 s
+//! for an input under 1 MB, or more than 20× the input's size in memory
+//! (measured by the test binary's counting allocator, above a floor of
+//! 8 MiB: every finding is a diagnostic with its JSON, so a small input full
+//! of mistakes costs more than 20× itself without growing faster than it).
+//!
+//! `cargo test` runs 2,000 inputs; `BLKC_FUZZ_CASES=20000 cargo test
+//! --release fuzz` runs the issue's 20,000 (and `BLKC_FUZZ_SEED` picks
+//! another sequence). Every input is made from the seed alone, so a finding
+//! is reproduced by its case number: `BLKC_FUZZ_CASE=N BLKC_FUZZ_DUMP=FILE`
+//! writes input N to FILE.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use blkc::diagnostics::{render_json, render_terminal, RenderOptions};
+
+/// Counts live heap bytes and their peak, for the memory finding class.
+pub struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded as is to the system allocator.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(live, Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: forwarded as is to the system allocator.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+/// Every `.blk` the project has: examples, fixtures, and the examples in
+/// the documentation.
+fn seeds() -> Vec<Vec<u8>> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut seeds = Vec::new();
+    for dir in ["examples", "tests/fixtures/check", "tests/fixtures/run"] {
+        let mut paths: Vec<_> = std::fs::read_dir(format!("{root}/{dir}"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "blk"))
+            .collect();
+        paths.sort();
+        seeds.extend(paths.iter().map(|p| std::fs::read(p).unwrap()));
+    }
+    let mut docs: Vec<_> =
+        std::fs::read_dir(format!("{root}/docs/codes")).unwrap().map(|e| e.unwrap().path()).collect();
+    docs.sort();
+    docs.push(format!("{root}/docs/language.md").into());
+    for doc in docs {
+        let text = std::fs::read_to_string(doc).unwrap();
+        for block in text.split("```blk").skip(1) {
+            let body = block.split_once('\n').map_or("", |(_, rest)| rest);
+            seeds.push(body.split("```").next().unwrap_or_default().as_bytes().to_vec());
+        }
+    }
+    seeds
+}
+
+/// xorshift64*: a small deterministic generator (inputs must be
+/// reproducible from the seed and the case number alone).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Tokens that matter to the grammar, the scanners and the renderer.
+const TOKENS: &[&[u8]] = &[
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b"\"",
+    b"\\",
+    b"<",
+    b">",
+    b"=",
+    b".",
+    b",",
+    b"#",
+    b"\n",
+    b"\r",
+    b"\r\n",
+    b"\t",
+    b" ",
+    b"api_x[",
+    b"{api_x[response.",
+    b"response",
+    b"status",
+    b"else if 1 == 1 { }",
+    b"if ",
+    b"else ",
+    b"command ",
+    b"event ",
+    b"api a { method GET url \"https://a.example/{x}\" }",
+    b"<SECRET>",
+    b"{bot_token}",
+    b"\xef\xbb\xbf",
+    b"\xff",
+    b"\xe2\x80\xa8",
+    b"0",
+    b"-1",
+    b"01",
+    b"99999999999999999999999",
+    b"\\u{110000}",
+    b"save v = ",
+];
+
+/// One mutated input: a seed with 1 to 8 edits.
+fn mutate(seeds: &[Vec<u8>], rng: &mut Rng) -> Vec<u8> {
+    let mut bytes = seeds[rng.below(seeds.len())].clone();
+    for _ in 0..1 + rng.below(8) {
+        let at = rng.below(bytes.len() + 1);
+        match rng.below(7) {
+            0 if !bytes.is_empty() => {
+                let end = (at + 1 + rng.below(16)).min(bytes.len());
+                bytes.drain(at.min(end)..end);
+            }
+            1 | 2 => {
+                let token = TOKENS[rng.below(TOKENS.len())];
+                bytes.splice(at..at, token.iter().copied());
+            }
+            3 => {
+                // A run of one token: deep nesting, long lines, long chains.
+                let token = TOKENS[rng.below(TOKENS.len())];
+                let times = 1 + rng.below(3000);
+                let run: Vec<u8> = token.iter().copied().cycle().take(token.len() * times).collect();
+                bytes.splice(at..at, run);
+            }
+            4 => {
+                // A slice of another seed spliced in.
+                let other = &seeds[rng.below(seeds.len())];
+                let from = rng.below(other.len());
+                let to = (from + rng.below(400)).min(other.len());
+                bytes.splice(at..at, other[from..to].iter().copied());
+            }
+            5 if !bytes.is_empty() => {
+                let i = at.min(bytes.len() - 1);
+                bytes[i] = rng.next() as u8;
+            }
+            _ => {
+                // Duplicate a slice in place.
+                let to = (at + rng.below(200)).min(bytes.len());
+                let slice = bytes[at..to].to_vec();
+                bytes.splice(at..at, slice);
+            }
+        }
+    }
+    bytes
+}
+
+/// The whole front end on one input: parse, check, render both ways, build.
+fn front_end(bytes: Vec<u8>) {
+    let (source, bad_utf8) = blkc::source_from_bytes("fuzz.blk", bytes);
+    let checked = match bad_utf8 {
+        Some(d) => blkc::Checked { source, ast: Default::default(), diagnostics: vec![d] },
+        None => blkc::check_source(source),
+    };
+    let text = render_terminal(&checked.source, &checked.diagnostics, RenderOptions::default());
+    let json = render_json(&checked.source, &checked.diagnostics);
+    assert!(!text.is_empty() && json.is_object());
+    if let Ok(plan) = blkc::plan::lower(&checked) {
+        assert!(serde_json::to_string(&plan).is_ok());
+    }
+}
+
+#[test]
+fn the_front_end_survives_mutated_programs() {
+    let cases: usize = std::env::var("BLKC_FUZZ_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(2_000);
+    let seed: u64 = std::env::var("BLKC_FUZZ_SEED").ok().and_then(|n| n.parse().ok()).unwrap_or(0x05ee_db1c);
+    let seeds = seeds();
+    assert!(seeds.len() > 60, "every example, fixture and doc snippet is a seed: {}", seeds.len());
+    let mut slowest = (Duration::ZERO, 0);
+    let mut heaviest = (0.0f64, 0);
+    for case in 0..cases {
+        let mut rng = Rng(seed ^ (case as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let input = mutate(&seeds, &mut rng);
+        let size = input.len();
+        if let Some(dump) = std::env::var_os("BLKC_FUZZ_DUMP")
+            .filter(|_| std::env::var("BLKC_FUZZ_CASE").ok() == Some(case.to_string()))
+        {
+            std::fs::write(dump, &input).unwrap();
+        }
+        let shown = String::from_utf8_lossy(&input[..size.min(300)]).into_owned();
+        let base = LIVE.load(Ordering::Relaxed);
+        PEAK.store(base, Ordering::Relaxed);
+        let started = Instant::now();
+        let outcome = std::panic::catch_unwind(|| front_end(input));
+        let took = started.elapsed();
+        let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+        assert!(outcome.is_ok(), "case {case} panicked; input starts {shown:?}");
+        // Debug builds are several times slower than release: the bar scales.
+        let limit = if cfg!(debug_assertions) { Duration::from_secs(5) } else { Duration::from_secs(1) };
+        assert!(size >= 1 << 20 || took < limit, "case {case} took {took:?} for {size} bytes; input starts {shown:?}");
+        let times = peak as f64 / size.max(1) as f64;
+        assert!(
+            peak < 8 << 20 || times <= 20.0,
+            "case {case} used {times:.1}x its {size} bytes; input starts {shown:?}"
+        );
+        slowest = slowest.max((took, case));
+        if size >= 4096 && times > heaviest.0 {
+            heaviest = (times, case);
+        }
+    }
+    println!(
+        "fuzz: {cases} inputs, slowest {:?} (case {}), most memory {:.1}x (case {})",
+        slowest.0, slowest.1, heaviest.0, heaviest.1
+    );
+}
