@@ -22,6 +22,7 @@ mod run_fixtures;
 mod secrets;
 mod steering;
 mod store;
+mod store_faults;
 mod test_cmd;
 mod untrusted;
 mod wire;

@@ -211,7 +211,7 @@ pub fn path_warning(path: &Path, miss: &Miss) -> Diagnostic {
 pub fn store_failure(e: &str, span: Span, doing: String) -> Diagnostic {
     Diagnostic::new(Code::StoreFailed, e.to_string())
         .label(span, doing)
-        .help("check the store's path and permissions (`--store PATH`); a corrupt store is never recreated silently")
+        .help("a busy store frees when the other run ends, and a full disk once space is freed; saves before this one are kept; a file that is not a blkc store is never changed or recreated (`--store PATH` names another)")
 }
 
 pub fn lossy_json(r: &Request) -> Diagnostic {

@@ -164,6 +164,9 @@ fn describe(path: &Path, e: rusqlite::Error) -> String {
             format!("the store `{shown}` cannot be written (read-only file or folder)")
         }
         Some(rusqlite::ErrorCode::DiskFull) => format!("the disk holding the store `{shown}` is full"),
+        Some(rusqlite::ErrorCode::SystemIoFailure) => {
+            format!("the store `{shown}` could not be written (a full disk, a file size limit, or a failing disk)")
+        }
         Some(rusqlite::ErrorCode::CannotOpen) => format!("the store `{shown}` cannot be opened"),
         _ => format!("`{shown}`: {e}"),
     }

@@ -1,0 +1,155 @@
+//! The store under faults: processes killed mid-save, a disk that fills, a
+//! folder that cannot be written. Every value is old or new, no
+//! acknowledged save is lost, and the store stays readable.
+
+use std::io::BufRead;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn blkc(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_blkc")).args(args).current_dir(dir).output().unwrap()
+}
+
+/// Every variable of the store at `.blkc/store.sqlite3`, as (name, value).
+fn listing(dir: &Path) -> Vec<(String, serde_json::Value)> {
+    let out = blkc(dir, &["vars", "--store", ".blkc/store.sqlite3", "list", "--format", "json"]);
+    assert!(out.status.success(), "the store must stay readable: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let e: serde_json::Value = serde_json::from_str(l).unwrap();
+            (e["name"].as_str().unwrap().to_string(), e["value"].clone())
+        })
+        .collect()
+}
+
+#[test]
+fn killing_a_run_mid_save_loses_no_acknowledged_save() {
+    let dir = tempfile::tempdir().unwrap();
+    let saves: String = (0..400).map(|i| format!("    save k{i} = \"value {i} of round {{round}}\"\n")).collect();
+    std::fs::write(dir.path().join("saves.blk"), format!("command s {{\n{saves}}}\n")).unwrap();
+    for round in 0..30u64 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_blkc"))
+            .args(["run", "saves.blk", "--command", "s", "--format", "json", "--var", &format!("round={round}")])
+            .current_dir(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut acknowledged = Vec::new();
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                let e: serde_json::Value = serde_json::from_str(&line).unwrap();
+                if e["event"] == "save" {
+                    acknowledged.push((e["name"].as_str().unwrap().to_string(), e["value"].clone()));
+                }
+            }
+            acknowledged
+        });
+        std::thread::sleep(Duration::from_millis(5 + (round * 7) % 60));
+        let _ = child.kill();
+        let _ = child.wait();
+        let acknowledged = reader.join().unwrap();
+        let stored = listing(dir.path());
+        for (name, value) in &acknowledged {
+            assert!(stored.iter().any(|(n, v)| n == name && v == value), "round {round}: {name} = {value} was lost");
+        }
+        for (name, value) in &stored {
+            let text = value.as_str().unwrap_or_default();
+            let i: usize = name[1..].parse().unwrap();
+            assert!(text.starts_with(&format!("value {i} of round ")), "round {round}: {name} holds {text:?}");
+        }
+    }
+}
+
+#[test]
+fn a_full_disk_fails_the_save_and_keeps_what_was_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("small.blk"), "command s {\n    save small = \"kept\"\n}\n").unwrap();
+    assert!(blkc(d, &["run", "small.blk", "--command", "s"]).status.success());
+    let big = "z".repeat(2_000_000);
+    std::fs::write(
+        d.join("big.blk"),
+        format!("command b {{\n    save small = \"replaced\"\n    save big = \"{big}\"\n}}\n"),
+    )
+    .unwrap();
+    let size = std::fs::metadata(d.join(".blkc/store.sqlite3")).unwrap().len();
+    let limit = size + 256 * 1024;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_blkc"));
+    cmd.args(["run", "big.blk", "--command", "b"]).current_dir(d);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let rlimit = libc::rlimit { rlim_cur: limit, rlim_max: limit };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &rlimit);
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("B311") && said.contains("could not be written"), "{said}");
+    let stored = listing(d);
+    assert!(
+        stored.iter().any(|(n, v)| n == "small" && v == "replaced"),
+        "the save before the failure stays: {stored:?}"
+    );
+    assert!(!stored.iter().any(|(n, _)| n == "big"), "the failed save left nothing");
+}
+
+/// A folder that cannot be written: read-only for this user, or (as root,
+/// whom permissions do not stop) a read-only bind mount.
+struct ReadOnly<'a>(&'a Path, bool);
+
+impl<'a> ReadOnly<'a> {
+    fn new(dir: &'a Path) -> ReadOnly<'a> {
+        if unsafe { libc::geteuid() } == 0 {
+            let path = dir.to_str().unwrap();
+            let bind = Command::new("mount").args(["--bind", path, path]).status().unwrap();
+            let ro = Command::new("mount").args(["-o", "remount,ro,bind", path, path]).status().unwrap();
+            assert!(bind.success() && ro.success(), "root must be able to mount a read-only folder for this test");
+            ReadOnly(dir, true)
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+            ReadOnly(dir, false)
+        }
+    }
+}
+
+impl Drop for ReadOnly<'_> {
+    fn drop(&mut self) {
+        if self.1 {
+            let _ = Command::new("umount").arg(self.0).status();
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(self.0, std::fs::Permissions::from_mode(0o755));
+        }
+    }
+}
+
+#[test]
+fn a_store_in_a_folder_that_cannot_be_written_is_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let bot = dir.path().join("bot");
+    std::fs::create_dir(&bot).unwrap();
+    std::fs::write(
+        bot.join("save.blk"),
+        "var seen = \"never\"\ncommand s {\n    save seen = \"once\"\n}\ncommand r {\n    reply \"{seen}\"\n}\n",
+    )
+    .unwrap();
+    assert!(blkc(&bot, &["run", "save.blk", "--command", "s"]).status.success());
+    let _guard = ReadOnly::new(&bot);
+    let got = blkc(&bot, &["vars", "--store", ".blkc/store.sqlite3", "get", "seen"]);
+    assert_eq!(String::from_utf8_lossy(&got.stdout), "once\n", "{}", String::from_utf8_lossy(&got.stderr));
+    let run = blkc(&bot, &["run", "save.blk", "--command", "r"]);
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "once\n", "{}", String::from_utf8_lossy(&run.stderr));
+    let save = blkc(&bot, &["run", "save.blk", "--command", "s"]);
+    assert_eq!(save.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&save.stderr).contains("B311"));
+}
