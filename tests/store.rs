@@ -229,3 +229,22 @@ fn the_store_is_beside_the_file_and_offline_runs_never_touch_it() {
     assert!(blkc(other.path(), &["run", "save.blk", "--command", "s", "--offline"]).status.success());
     assert!(!other.path().join(".blkc").exists(), "an offline run created the store");
 }
+
+#[test]
+fn a_save_whose_path_fails_is_reported_and_follows_strict() {
+    let server = crate::support::server::TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!(
+        "command s {{\n    api b {{ method GET url \"{}/echo\" }}\n    save got = \"{{api_b[response.nope]}}\"\n}}\n",
+        server.base()
+    );
+    std::fs::write(dir.path().join("s.blk"), file).unwrap();
+    let out = blkc(dir.path(), &["run", "s.blk", "--command", "s", "--strict"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("B307"));
+    let got = blkc(dir.path(), &["vars", "--store", ".blkc/store.sqlite3", "get", "got"]);
+    assert_eq!(got.status.code(), Some(2), "nothing was saved under --strict");
+    let out = blkc(dir.path(), &["run", "s.blk", "--command", "s", "--missing", "empty"]);
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stderr).contains("B307"), "reported");
+    assert_eq!(stdout(&blkc(dir.path(), &["vars", "--store", ".blkc/store.sqlite3", "get", "got"])), "\n");
+}

@@ -273,3 +273,22 @@ impl VarStore for Store {
         self.conn.execute_batch(sql).map_err(|e| describe(&self.path, e))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_held_by_another_process_is_said_to_be_busy() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store.sqlite3");
+        let mut store = Store::open(&path).unwrap();
+        store.conn.busy_timeout(Duration::from_millis(50)).unwrap();
+        let other = Connection::open(&path).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let error = store.set("x", &Json::from(1)).unwrap_err();
+        assert!(error.contains("is busy") && error.contains("another process"), "{error}");
+        other.execute_batch("ROLLBACK").unwrap();
+        store.set("x", &Json::from(1)).unwrap();
+    }
+}
