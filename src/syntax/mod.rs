@@ -40,12 +40,25 @@ pub struct Limits {
     /// How many threads may parse a large file (files under 1 MiB a
     /// thread are parsed on one).
     pub threads: usize,
+    /// pest's guard against runaway parsing: the most rule calls one parse
+    /// (an item, or a node of a big tree) may make.
+    pub call_limit: usize,
+    /// A command or event larger than this many bytes is parsed a node at a
+    /// time (a whole parse of a big item holds all of its pairs); smaller
+    /// ones in one parse, which is quicker.
+    pub big_item: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-        Limits { max_file_size: MAX_FILE_SIZE, max_depth: MAX_DEPTH, threads }
+        Limits {
+            max_file_size: MAX_FILE_SIZE,
+            max_depth: MAX_DEPTH,
+            threads,
+            call_limit: 50_000_000,
+            big_item: 256 * 1024,
+        }
     }
 }
 
@@ -77,14 +90,16 @@ pub fn parse_with(source: &SourceFile, limits: Limits) -> Parsed {
     // pest's own guard against runaway parsing, on top of the depth check.
     // Trees are parsed a node at a time, so no single parse is the size of
     // the file.
-    pest::set_call_limit(std::num::NonZeroUsize::new(50_000_000));
+    pest::set_call_limit(std::num::NonZeroUsize::new(limits.call_limit));
 
     let splits = &splits[..];
     let chunks = chunk_bounds(text.len(), splits, limits.threads);
     if chunks.len() > 1 {
         let results: Vec<Parsed> = std::thread::scope(|scope| {
-            let handles: Vec<_> =
-                chunks.iter().map(|&(start, end)| scope.spawn(move || parse_range(text, start, end, splits))).collect();
+            let handles: Vec<_> = chunks
+                .iter()
+                .map(|&(start, end)| scope.spawn(move || parse_range(text, start, end, splits, limits)))
+                .collect();
             handles.into_iter().filter_map(|h| h.join().ok()).collect()
         });
         if results.len() == chunks.len() && results.iter().all(|r| r.complete) {
@@ -98,21 +113,16 @@ pub fn parse_with(source: &SourceFile, limits: Limits) -> Parsed {
         // A syntax error somewhere: the sequential parse reports it exactly
         // as it would have without threads.
     }
-    let whole = parse_range(text, 0, text.len(), splits);
+    let whole = parse_range(text, 0, text.len(), splits, limits);
     parsed.ast = whole.ast;
     parsed.diagnostics.extend(whole.diagnostics);
     parsed.complete = whole.complete;
     parsed
 }
 
-/// Items larger than this are parsed a node at a time (a whole parse of a
-/// big item holds all of its pairs); smaller ones in one parse, which is
-/// quicker.
-const BIG_ITEM: usize = 256 * 1024;
-
 /// Parses the items that lie in `text[start..end]`, one at a time;
 /// `splits` are the ends of the file's items (empty if it is unbalanced).
-fn parse_range(text: &str, start: usize, end: usize, splits: &[usize]) -> Parsed {
+fn parse_range(text: &str, start: usize, end: usize, splits: &[usize], limits: Limits) -> Parsed {
     let mut parsed = Parsed { ast: File::default(), diagnostics: Vec::new(), complete: false };
     let mut lower = Lower { base: 0, diags: &mut parsed.diagnostics };
     let mut pos = skip_blank(text, start);
@@ -120,7 +130,7 @@ fn parse_range(text: &str, start: usize, end: usize, splits: &[usize]) -> Parsed
         let rest = &text[pos..end];
         let kept = lower.diags.len();
         let item_end = splits.get(splits.partition_point(|&s| s <= pos)).copied().unwrap_or(end);
-        let by_nodes = if item_end - pos > BIG_ITEM { lower.tree_by_nodes(text, pos, end) } else { None };
+        let by_nodes = if item_end - pos > limits.big_item { lower.tree_by_nodes(text, pos, end) } else { None };
         match by_nodes {
             Some(Ok((tree, tree_end))) => {
                 parsed.ast.items.push(Item::Tree(tree));
@@ -683,6 +693,10 @@ use crate::ast::Pair as Pair_;
 mod tests {
     use super::*;
 
+    /// pest's call limit is one setting for the process: tests that lower it,
+    /// and tests whose parses need a high one, take turns.
+    static CALL_LIMIT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn an_unexpected_rule_is_a_bug_that_names_the_rule() {
         let mut diags = Vec::new();
@@ -695,7 +709,26 @@ mod tests {
     }
 
     #[test]
+    fn a_big_tree_is_parsed_a_node_at_a_time_within_the_call_limit() {
+        // Scaled down: pest's limit of rule calls per parse, and a tree that
+        // needs more calls than that when parsed whole (as a million one-line
+        // nodes did with the real limit, failing with a false B001).
+        let _turn = CALL_LIMIT.lock().unwrap_or_else(|e| e.into_inner());
+        let saves: String = (0..5_000).map(|_| "    save v = 1\n").collect();
+        let source = SourceFile::new("big.blk", format!("command c {{\n{saves}}}\n"));
+        let whole = Limits { call_limit: 100_000, big_item: usize::MAX, ..Limits::default() };
+        assert_eq!(parse_with(&source, whole).diagnostics.first().map(|d| d.code), Some(Code::Syntax));
+        let by_nodes = Limits { call_limit: 100_000, big_item: 1024, ..Limits::default() };
+        let parsed = parse_with(&source, by_nodes);
+        assert!(parsed.complete && parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics.first());
+        let Item::Tree(tree) = &parsed.ast.items[0] else { panic!("a tree") };
+        assert_eq!(tree.body.len(), 5_000);
+        assert_eq!(parsed.ast, parse(&source).ast, "the same tree as a whole parse");
+    }
+
+    #[test]
     fn a_long_else_if_chain_lowers_in_order() {
+        let _turn = CALL_LIMIT.lock().unwrap_or_else(|e| e.into_inner());
         let links: String = (0..200).map(|i| format!(" else if {i} == 1 {{ reply \"{i}\" }}")).collect();
         let text = format!("command c {{ if 1 == 2 {{ reply \"a\" }}{links} else {{ reply \"z\" }} }}");
         let parsed = parse(&SourceFile::new("c.blk", text));
