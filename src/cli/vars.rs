@@ -9,37 +9,44 @@ use blkc::store::{self, Store};
 use super::args::{Format, VarsAction};
 use super::report::{self, Exit};
 
-pub fn vars(store_path: Option<&Path>, action: &VarsAction) -> Exit {
-    let path = store_path.map_or_else(|| store::DEFAULT_PATH.into(), Path::to_path_buf);
+/// The store, after the variable name is checked: read-only to read (a
+/// missing store is empty, and never created), to write otherwise.
+fn open(path: &Path, action: &VarsAction) -> Result<Store, Exit> {
     let name = match action {
         VarsAction::List { .. } => None,
         VarsAction::Get { name } | VarsAction::Set { name, .. } | VarsAction::Delete { name } => Some(name),
     };
     if let Some(name) = name.filter(|n| !blkc::syntax::template::is_ident(n)) {
-        return report::usage(format!(
+        return Err(report::usage(format!(
             "`{name}` is not a variable name: a name is letters, digits and `_`, not starting with a digit, as `{{name}}` reads it"
-        ));
+        )));
     }
     let reading = matches!(action, VarsAction::List { .. } | VarsAction::Get { .. });
     if reading && !path.exists() {
-        // Reading never creates a store.
-        return match action {
+        return Err(match action {
             VarsAction::Get { name } => {
                 report::usage(format!("no custom variable `{name}`: there is no store at `{}`", path.display()))
             }
             _ => Exit::Success,
-        };
+        });
     }
-    let opened = if reading { Store::open_read_only(&path) } else { Store::open(&path) };
-    let mut store = match opened {
+    let opened = if reading { Store::open_read_only(path) } else { Store::open(path) };
+    opened.map_err(|e| {
+        report::coded_error(
+            Code::StoreFailed,
+            e,
+            Some(
+                "give another store with `--store PATH`; blkc never changes or recreates a file that is not its store",
+            ),
+        )
+    })
+}
+
+pub fn vars(store_path: Option<&Path>, action: &VarsAction) -> Exit {
+    let path = store_path.map_or_else(|| store::DEFAULT_PATH.into(), Path::to_path_buf);
+    let mut store = match open(&path, action) {
         Ok(s) => s,
-        Err(e) => {
-            return report::coded_error(
-                Code::StoreFailed,
-                e,
-                Some("give another store with `--store PATH`; blkc never recreates a store it cannot read"),
-            )
-        }
+        Err(exit) => return exit,
     };
     let failed = |e: String| report::coded_error(Code::StoreFailed, e, None);
     match action {
