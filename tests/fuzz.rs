@@ -73,16 +73,20 @@ fn seeds() -> Vec<Vec<u8>> {
     seeds
 }
 
-/// xorshift64*: a small deterministic generator (inputs must be
-/// reproducible from the seed and the case number alone).
-struct Rng(u64);
+/// proptest's deterministic generator, seeded per case: every input is
+/// made again from the seed and the case number alone.
+struct Rng(proptest::test_runner::TestRng);
 
 impl Rng {
+    fn new(seed: u64, case: usize) -> Rng {
+        let mut bytes = [0u8; 32];
+        bytes[..8].copy_from_slice(&seed.to_le_bytes());
+        bytes[8..16].copy_from_slice(&(case as u64).to_le_bytes());
+        Rng(proptest::test_runner::TestRng::from_seed(proptest::test_runner::RngAlgorithm::ChaCha, &bytes))
+    }
+
     fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        proptest::prelude::Rng::next_u64(&mut self.0)
     }
 
     fn below(&mut self, n: usize) -> usize {
@@ -199,7 +203,7 @@ fn the_front_end_survives_mutated_programs() {
     let mut slowest = (Duration::ZERO, 0);
     let mut heaviest = (0.0f64, 0);
     for case in 0..cases {
-        let mut rng = Rng(seed ^ (case as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let mut rng = Rng::new(seed, case);
         let input = mutate(&seeds, &mut rng);
         let size = input.len();
         if let Some(dump) = std::env::var_os("BLKC_FUZZ_DUMP")
