@@ -102,8 +102,12 @@ impl std::fmt::Display for LoadError {
 /// that never ends) costs no more than the limit to find out.
 fn read_capped(path: &std::path::Path, limit: usize) -> std::io::Result<Vec<u8>> {
     use std::io::Read as _;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?.take(limit as u64 + 1).read_to_end(&mut bytes)?;
+    let file = std::fs::File::open(path)?;
+    // Sized from the file's length when it has one: reading into a growing
+    // buffer would keep up to twice the file for the whole run.
+    let known = file.metadata().map_or(0, |m| m.len()).min(limit as u64 + 1) as usize;
+    let mut bytes = Vec::with_capacity(known + 1);
+    file.take(limit as u64 + 1).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 

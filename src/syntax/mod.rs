@@ -130,7 +130,8 @@ fn parse_range(text: &str, start: usize, end: usize, splits: &[usize], limits: L
         let rest = &text[pos..end];
         let kept = lower.diags.len();
         let item_end = splits.get(splits.partition_point(|&s| s <= pos)).copied().unwrap_or(end);
-        let by_nodes = if item_end - pos > limits.big_item { lower.tree_by_nodes(text, pos, end) } else { None };
+        let by_nodes =
+            if item_end - pos > limits.big_item { lower.tree_by_nodes(text, pos, end, item_end) } else { None };
         match by_nodes {
             Some(Ok((tree, tree_end))) => {
                 parsed.ast.items.push(Item::Tree(tree));
@@ -342,7 +343,7 @@ impl Lower<'_> {
     /// A command or event read a node at a time: `None` when the text at
     /// `pos` is not a tree's head or does not parse (the caller parses the
     /// whole item then, to report the error), else the tree and where it ends.
-    fn tree_by_nodes(&mut self, text: &str, pos: usize, end: usize) -> Option<Lowered<(Tree, usize)>> {
+    fn tree_by_nodes(&mut self, text: &str, pos: usize, end: usize, item_end: usize) -> Option<Lowered<(Tree, usize)>> {
         let head = BlkParser::parse(Rule::tree_open, &text[pos..end]).ok()?.next()?;
         self.base = pos;
         let mut at = pos + head.as_span().end();
@@ -356,7 +357,11 @@ impl Lower<'_> {
                 _ => return Some(self.unexpected(&p, "a command or event")),
             }
         }
-        let mut body = Vec::new();
+        // At most a node a line: reserved at once, the body never grows by
+        // doubling (which briefly holds two copies of a big tree), and is
+        // trimmed to its size at the end.
+        let lines = memchr::memchr_iter(b'\n', &text.as_bytes()[pos..item_end.min(text.len())]).count();
+        let mut body = Vec::with_capacity(lines + 1);
         loop {
             at = skip_blank(text, at);
             match text.as_bytes().get(at) {
@@ -374,6 +379,7 @@ impl Lower<'_> {
             }
             at += node_end;
         }
+        body.shrink_to_fit();
         let span = Span::new(pos, at + 1);
         let (Some(kind), Some(name)) = (kind, name) else {
             return Some(Err(Unexpected { rule: Rule::tree_open, within: "a command or event", span }));
