@@ -135,3 +135,19 @@ fn a_redirect_chooses_no_internal_address() {
     let ran = run(dir.path(), &file, &["--command", "c"]);
     assert_eq!(ran.code, 0, "{}", ran.stderr);
 }
+
+#[test]
+fn a_connection_the_file_opened_is_not_reused_by_a_host_from_a_value() {
+    let server = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    // The author's own block reaches this machine; a user's value then names
+    // the same host and port, which a pooled connection would serve unchecked.
+    let file = format!(
+        "command c {{\n    option host \"h\"\n    api mine {{ method GET url \"{}/echo\" }}\n    api theirs {{ method GET url \"http://{{option_host}}:{}/echo/other\" }}\n}}\n",
+        server.base(),
+        server.port
+    );
+    let ran = run(dir.path(), &file, &["--command", "c", "--var", "option_host=127.0.0.1"]);
+    assert_eq!((ran.code, ran.error_code()), (3, "B316"), "{}", ran.stderr);
+    assert_eq!(server.received().len(), 1, "only the author's request was sent");
+}

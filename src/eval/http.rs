@@ -3,7 +3,6 @@
 //! reach another host and a request carrying the bot token follows none.
 
 use std::io::Read;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -86,28 +85,31 @@ pub enum Failure {
 }
 
 pub struct Client {
+    /// For hosts the file wrote.
     agent: ureq::Agent,
+    /// For hosts that came from a value or a redirect: its resolver refuses
+    /// internal addresses. A pool of its own, so such a request never reuses
+    /// a connection the other agent opened to an internal host (a pooled
+    /// connection is never resolved again). Made on first use.
+    guarded: std::sync::OnceLock<ureq::Agent>,
     limits: Limits,
-    /// Whether the request being sent may not reach internal addresses; the
-    /// resolver reads it at connect time.
-    guard: Arc<AtomicBool>,
+    /// Host lookups, shared by both agents: no host is looked up twice.
+    cache: DnsCache,
 }
 
 impl Client {
     pub fn new(limits: Limits) -> Client {
-        let config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .max_redirects_will_error(false)
-            .timeout_connect(Some(limits.connect_timeout))
-            .timeout_global(Some(limits.timeout))
-            .accept_encoding("gzip, deflate, br")
-            .user_agent(concat!("blkc/", env!("CARGO_PKG_VERSION")))
-            .build();
-        let guard = Arc::new(AtomicBool::new(false));
-        let resolver = CachingResolver { guard: guard.clone(), ..CachingResolver::default() };
-        let agent = ureq::Agent::with_parts(config, ureq::unversioned::transport::DefaultConnector::new(), resolver);
-        Client { agent, limits, guard }
+        let cache = DnsCache::default();
+        let agent = agent(limits, &cache, false);
+        Client { agent, guarded: std::sync::OnceLock::new(), limits, cache }
+    }
+
+    fn agent_for(&self, hop: &Built) -> &ureq::Agent {
+        if hop.guarded {
+            self.guarded.get_or_init(|| agent(self.limits, &self.cache, true))
+        } else {
+            &self.agent
+        }
     }
 
     /// Sends a request and follows its redirects by the destination policy.
@@ -157,7 +159,7 @@ impl Client {
 
     /// One HTTP exchange, up to the response's head.
     fn call(&self, hop: &Built, remaining: Duration) -> Result<ureq::http::Response<ureq::Body>, Failure> {
-        self.guard.store(hop.guarded, Ordering::Relaxed);
+        let agent = self.agent_for(hop);
         let mut builder = ureq::http::Request::builder().method(hop.method.as_str()).uri(hop.url.as_str());
         for h in &hop.headers {
             builder = builder.header(h.name.as_str(), h.value.as_str());
@@ -166,13 +168,14 @@ impl Client {
         let direct = hop.carries_token && hop.url.scheme() == "http";
         match &hop.body {
             // A request without a body sends no body and no `Content-Length`.
-            None => self.run(builder.body(()), remaining, direct),
-            Some(body) => self.run(builder.body(body.clone()), remaining, direct),
+            None => self.run(agent, builder.body(()), remaining, direct),
+            Some(body) => self.run(agent, builder.body(body.clone()), remaining, direct),
         }
     }
 
     fn run<S: ureq::AsSendBody>(
         &self,
+        agent: &ureq::Agent,
         request: Result<ureq::http::Request<S>, ureq::http::Error>,
         remaining: Duration,
         direct: bool,
@@ -181,13 +184,13 @@ impl Client {
         // The agent's own configuration serves the first hop of most requests;
         // building a per-request one costs a copy of it each time.
         if !direct && remaining == self.limits.timeout {
-            return self.agent.run(request).map_err(failure);
+            return agent.run(request).map_err(failure);
         }
-        let mut config = self.agent.configure_request(request).timeout_global(Some(remaining));
+        let mut config = agent.configure_request(request).timeout_global(Some(remaining));
         if direct {
             config = config.proxy(None);
         }
-        self.agent.run(config.build()).map_err(failure)
+        agent.run(config.build()).map_err(failure)
     }
 }
 
@@ -294,18 +297,38 @@ impl<R: Read> Read for Deflate<R> {
     }
 }
 
-/// Resolves each host once per run, and an IP address without a lookup;
-/// while the request being sent is guarded, an internal address is refused
-/// here, at connect time, on the address the connection would use.
+/// An agent of blkc's configuration: redirects followed by blkc, time-outs,
+/// every coding it decodes; `guard`: its resolver refuses internal addresses.
+fn agent(limits: Limits, cache: &DnsCache, guard: bool) -> ureq::Agent {
+    let config = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .max_redirects_will_error(false)
+        .timeout_connect(Some(limits.connect_timeout))
+        .timeout_global(Some(limits.timeout))
+        .accept_encoding("gzip, deflate, br")
+        .user_agent(concat!("blkc/", env!("CARGO_PKG_VERSION")))
+        .build();
+    let resolver = CachingResolver { inner: Default::default(), cache: cache.clone(), guard };
+    ureq::Agent::with_parts(config, ureq::unversioned::transport::DefaultConnector::new(), resolver)
+}
+
+type DnsCache =
+    Arc<std::sync::Mutex<std::collections::HashMap<String, ureq::unversioned::resolver::ResolvedSocketAddrs>>>;
+
+/// Resolves each host once per run, and an IP address without a lookup; the
+/// guarded agent's resolver refuses an internal address here, at connect
+/// time, on the address the connection would use.
 ///
 /// ureq's default resolver runs every lookup on a new thread when a time-out
 /// is set (so that the time-out can be kept), even for `127.0.0.1`; with a
 /// request per block that was the largest cost of a run on loopback.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct CachingResolver {
     inner: ureq::unversioned::resolver::DefaultResolver,
-    cache: std::sync::Mutex<std::collections::HashMap<String, ureq::unversioned::resolver::ResolvedSocketAddrs>>,
-    guard: Arc<AtomicBool>,
+    cache: DnsCache,
+    /// This resolver refuses internal addresses.
+    guard: bool,
 }
 
 /// The resolver's refusal of an internal address, carried through ureq.
@@ -350,7 +373,7 @@ impl ureq::unversioned::resolver::Resolver for CachingResolver {
                 }
             }
         };
-        if self.guard.load(Ordering::Relaxed) {
+        if self.guard {
             if let Some(internal) = addrs.iter().find(|a| policy::is_internal(a.ip())) {
                 let refusal = InternalAddress { host: host.to_string(), address: internal.ip() };
                 return Err(ureq::Error::Io(std::io::Error::new(std::io::ErrorKind::PermissionDenied, refusal)));
