@@ -250,7 +250,7 @@ impl Runner<'_> {
         let built = request::build(r, self, &platform, allow_private, &redactor);
         self.redactor = redactor;
         self.flush()?;
-        let built = built.map_err(|refusal| Box::new(failure::refused(r, &refusal)))?;
+        let built = built.map_err(|refusal| Box::new(self.redact_diag(failure::refused(r, &refusal))))?;
         let mut event = self.event(r, &built);
         if self.options.dry_run {
             (self.sink)(Event::Request(event));
