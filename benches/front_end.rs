@@ -1,5 +1,6 @@
 //! `blkc check` throughput and peak memory, whole process, on a generated
-//! file of 20,000 api blocks over 500 commands and events.
+//! file of 20,000 api blocks over 500 commands and events, and on a file of a
+//! million one-line `save`s (where the nodes themselves are the memory).
 //!
 //! Run with `cargo bench --bench front_end`. Prints MB/s (10^6 bytes per
 //! second, median of the runs) and peak RSS as a multiple of the file size.
@@ -37,6 +38,18 @@ fn main() {
     let first = support::run(&blkc, &["check", samples_arg]);
     assert_eq!(first.status, 0, "the file with samples must check clean: run `blkc check {samples_arg}`");
 
+    // The shape of file whose nodes are most of its memory: a million
+    // one-line saves in one command (9 MB).
+    let saves = dir.join("bench_front_end_saves.blk");
+    let mut saves_text = String::from("command c {\n");
+    saves_text.push_str(&"save v=1\n".repeat(1_000_000));
+    saves_text.push_str("}\n");
+    std::fs::write(&saves, &saves_text).unwrap();
+    let saves_arg = saves.to_str().unwrap();
+    let saves_size = saves_text.len() as f64;
+    let first = support::run(&blkc, &["check", saves_arg]);
+    assert_eq!(first.status, 0, "the file of saves must check clean: run `blkc check {saves_arg}`");
+
     println!("front_end: file {:.2} MB, 20000 blocks in 500 trees", size / 1e6);
     println!(
         "front_end: the samples variant is {:.2} MB (a sample line per block) and reads 50 sample files, {:.1} MB in all (MB/s counts the .blk file only)",
@@ -47,6 +60,7 @@ fn main() {
         ("default threads", vec!["check", path_arg], size),
         ("one thread (--jobs 1)", vec!["check", "--jobs", "1", path_arg], size),
         ("with samples, default threads", vec!["check", samples_arg], samples_size),
+        ("1,000,000 one-line saves", vec!["check", saves_arg], saves_size),
     ];
     // Round-robin, so that a change in the machine's load falls on every
     // configuration alike.

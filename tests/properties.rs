@@ -148,7 +148,7 @@ fn value() -> impl Strategy<Value = Value> {
     ];
     leaf.prop_recursive(3, 16, 4, |inner| {
         prop_oneof![
-            proptest::collection::vec(inner.clone(), 0..4).prop_map(|v| Value::Array(v, sp())),
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(|v| Value::Array(v.into(), sp())),
             proptest::collection::vec((key(), inner), 0..4).prop_map(|es| Value::Object(
                 es.into_iter().map(|(key, value)| Entry { key, value, span: sp() }).collect(),
                 sp()
@@ -202,16 +202,18 @@ fn operand() -> impl Strategy<Value = Value> {
 }
 
 fn node() -> impl Strategy<Value = Node> {
-    let leaf = prop_oneof![
-        (ident(), text()).prop_map(|(name, description)| Node::Option(OptionDecl { name, description, span: sp() })),
-        (ident(), proptest::collection::vec(field(), 0..4)).prop_map(|(name, fields)| Node::Api(Box::new(ApiBlock {
-            name,
-            fields,
-            span: sp()
-        }))),
-        template().prop_map(|text| Node::Reply(Reply { text, span: sp() })),
-        (ident(), value()).prop_map(|(name, value)| Node::Save(Save { name, value, span: sp() })),
-    ];
+    let leaf =
+        prop_oneof![
+            (ident(), text()).prop_map(|(name, description)| Node::Option(Box::new(OptionDecl {
+                name,
+                description,
+                span: sp()
+            }))),
+            (ident(), proptest::collection::vec(field(), 0..4))
+                .prop_map(|(name, fields)| Node::Api(Box::new(ApiBlock { name, fields, span: sp() }))),
+            template().prop_map(|text| Node::Reply(Reply { text, span: sp() })),
+            (ident(), value()).prop_map(|(name, value)| Node::Save(Save { name, value, span: sp() })),
+        ];
     leaf.prop_recursive(3, 24, 4, |inner| {
         (
             operand(),

@@ -9,6 +9,11 @@ pub use visit::{each_block, each_reference, each_save};
 /// which is nearly all of them) are stored inline, without an allocation.
 pub type Str = compact_str::CompactString;
 
+/// Names and number text: up to 15 bytes inline in 16 bytes. The smaller
+/// handle keeps a one-line node (`save v = 1`) at 64 bytes, which is most of
+/// what a file of a million of them costs.
+pub type Name = ecow::EcoString;
+
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct File {
     pub items: Vec<Item>,
@@ -63,7 +68,7 @@ pub struct Platform {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ident {
-    pub name: Str,
+    pub name: Name,
     pub span: Span,
 }
 
@@ -76,7 +81,7 @@ pub struct Text {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Node {
-    Option(OptionDecl),
+    Option(Box<OptionDecl>),
     Api(Box<ApiBlock>),
     Reply(Reply),
     Save(Save),
@@ -242,13 +247,14 @@ pub struct Entry {
 pub enum Value {
     Str(Template),
     /// The number's source text, kept exactly.
-    Number(Str, Span),
+    Number(Name, Span),
     Bool(bool, Span),
     Null(Span),
     /// An unquoted response reference: inserts the JSON value itself.
     Ref(Box<Reference>),
-    Object(Vec<Entry>, Span),
-    Array(Vec<Value>, Span),
+    /// Boxed slices, not vectors: a value fits in 32 bytes.
+    Object(Box<[Entry]>, Span),
+    Array(Box<[Value]>, Span),
 }
 
 impl Value {
@@ -417,5 +423,19 @@ impl File {
             Item::Tree(t) => Some(t),
             _ => None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of a million one-line nodes costs mostly its nodes: keep them
+    /// small (the front-end benchmark prints what the memory comes to).
+    #[test]
+    fn nodes_stay_small() {
+        assert_eq!(std::mem::size_of::<Value>(), 32);
+        assert_eq!(std::mem::size_of::<Save>(), 64);
+        assert_eq!(std::mem::size_of::<Node>(), 64);
     }
 }

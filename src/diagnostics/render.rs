@@ -252,6 +252,11 @@ pub fn render_terminal(file: &SourceFile, diags: &[Diagnostic], opts: RenderOpti
 
 /// Renders diagnostics as miette reports, without a summary line.
 pub fn render_reports(file: &SourceFile, diags: &[Diagnostic], opts: RenderOptions) -> String {
+    if diags.is_empty() {
+        // No line index for a clean file: on a big one it is a tenth of the
+        // memory the check takes.
+        return String::new();
+    }
     let theme = if opts.color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
     let handler = GraphicalReportHandler::new_themed(theme).with_width(opts.width).with_links(false);
     let source = IndexedSource::new(&file.name, &file.text);

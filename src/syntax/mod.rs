@@ -447,7 +447,7 @@ impl Lower<'_> {
 
     fn node(&mut self, pair: Pair<'_, Rule>) -> Lowered<Node> {
         Ok(match pair.as_rule() {
-            Rule::option_decl => Node::Option(self.option_decl(pair)?),
+            Rule::option_decl => Node::Option(Box::new(self.option_decl(pair)?)),
             Rule::api_block => Node::Api(Box::new(self.api_block(pair)?)),
             Rule::reply => Node::Reply(self.reply(pair)?),
             Rule::save => Node::Save(self.save(pair)?),
@@ -658,7 +658,7 @@ impl Lower<'_> {
                 Some(r) => Value::Ref(Box::new(r)),
                 None => Value::Null(span),
             },
-            Rule::object => Value::Object(self.entries(pair)?, span),
+            Rule::object => Value::Object(self.entries(pair)?.into_boxed_slice(), span),
             Rule::array => Value::Array(pair.into_inner().map(|p| self.value(p)).collect::<Lowered<_>>()?, span),
             _ => return self.unexpected(&pair, "a value"),
         })
