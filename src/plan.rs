@@ -383,14 +383,14 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
                         _ => None,
                     })
                     .collect(),
-                steps: steps(&t.body).map_err(Box::new)?,
+                steps: steps(&t.body)?,
             }),
         }
     }
     Ok(plan)
 }
 
-type Lowered<T> = Result<T, Diagnostic>;
+type Lowered<T> = Result<T, Box<Diagnostic>>;
 
 fn steps(nodes: &[Node]) -> Lowered<Vec<Step>> {
     nodes.iter().filter_map(|n| step(n).transpose()).collect()
@@ -431,9 +431,11 @@ fn if_step(node: &ast::IfNode) -> Lowered<Step> {
 fn request(block: &ast::ApiBlock) -> Lowered<Request> {
     let pairs = |ps: &[ast::Pair]| ps.iter().map(|p| (p.key.name.to_string(), template(&p.value))).collect();
     let bug = |what: &str| {
-        Diagnostic::new(Code::InvalidRequest, format!("block `{}` {what} after checking", block.name.name))
-            .label(block.name.span, "this block")
-            .help("this is a bug in blkc's checker; please report it with the file")
+        Box::new(
+            Diagnostic::new(Code::InvalidRequest, format!("block `{}` {what} after checking", block.name.name))
+                .label(block.name.span, "this block")
+                .help("this is a bug in blkc's checker; please report it with the file"),
+        )
     };
     Ok(Request {
         block: block.name.name.to_string(),

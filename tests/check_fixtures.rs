@@ -54,11 +54,11 @@ fn fixtures() {
             assert!(!checked.has_errors() && warnings > 0, "{stem} must warn and not fail");
         } else if stem.starts_with("hint_") {
             assert!(!checked.has_errors() && warnings == 0, "{stem} must only hint");
-            assert!(checked.diagnostics.iter().any(|d| d.severity == Severity::Advice), "{stem} must hint");
+            assert!(checked.diagnostics.iter().any(|d| d.severity == Severity::Hint), "{stem} must hint");
         } else {
-            // Hints (advice) are allowed: a clean file has no error or warning.
+            // Hints are allowed: a clean file has no error or warning.
             assert!(
-                checked.diagnostics.iter().all(|d| d.severity == Severity::Advice),
+                checked.diagnostics.iter().all(|d| d.severity == Severity::Hint),
                 "{stem} must check clean: {:#?}",
                 checked.diagnostics
             );

@@ -15,6 +15,7 @@ mod cli;
 mod docs;
 mod fuzz;
 mod hardening;
+mod mistakes;
 mod parallel;
 mod properties;
 mod run;

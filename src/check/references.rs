@@ -8,6 +8,7 @@ use crate::ast::visit::{self, Site, Visitor};
 use crate::ast::{each_block, ApiBlock, Ident, IfNode, Node, Reference, Tree, TreeKind, Value};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::path::{self, Root};
+use crate::source::Span;
 use crate::vocab;
 
 struct Walk<'s, 'a> {
@@ -215,12 +216,18 @@ impl<'a> Walk<'_, 'a> {
                     .label(r.span, "read while the request is being built")
                     .help("a block's response exists only after its request is sent; read it in a later node")
             } else {
+                let help = if block.span.start > r.span.start {
+                    format!("move block `{name}` above this node: a response exists only once its block has run")
+                } else {
+                    format!(
+                        "block `{name}` is inside a branch, so it runs only when that branch does: read its response \
+                         inside that branch, or move the block above the `if` so it runs on every path"
+                    )
+                };
                 Diagnostic::new(Code::NotRunBefore, format!("block `{name}` may not have run when this is read"))
                     .label(r.span, "read here")
                     .related(block.name.span, "the block is defined here")
-                    .help(format!(
-                        "move block `{name}` before this node, outside any branch, or into every branch that leads here"
-                    ))
+                    .help(help)
             };
             self.out.push(diag);
             return;
@@ -263,6 +270,43 @@ impl<'a> Walk<'_, 'a> {
     }
 }
 
+/// A path whose first segment is not a root: `response][0][temp` (a
+/// bracket per level), a misspelled root, or `response` left out.
+fn root_mistake(r: &Reference) -> Diagnostic {
+    let root = r.root.name.as_str();
+    let block = &r.block.name;
+    let whole = r.root.span.to(r.segments.last().map_or(r.root.span, |s| s.span));
+    let written = r.path_text();
+    if root.contains("][") {
+        let dotted = written.replace("][", ".");
+        if path::root(dotted.split('.').next().unwrap_or("")).is_some() {
+            return Diagnostic::new(
+                Code::MalformedPath,
+                "each level of a path is written with a dot, in one pair of brackets",
+            )
+            .label(whole, "a bracket for every level")
+            .help(format!("write `api_{block}[{dotted}]`"))
+            .fix(format!("write `{dotted}`"), whole, dotted);
+        }
+    }
+    let diag = Diagnostic::new(Code::MalformedPath, format!("a response path starts with `response`, not `{root}`"))
+        .label(r.root.span, "expected `response` or `status`");
+    match did_you_mean(root, path::ROOTS) {
+        Some(s) => diag.help(format!("did you mean `{s}`?")).fix(format!("write `{s}`"), r.root.span, s),
+        None if root.is_empty() => {
+            diag.help(format!("a path starts with `response`, like `api_{block}[response.key]`"))
+        }
+        None => {
+            let fixed = format!("response.{written}");
+            diag.help(format!("the response's fields come after `response.`: `api_{block}[{fixed}]`")).fix(
+                "add `response.`",
+                Span::new(r.root.span.start as usize, r.root.span.start as usize),
+                "response.",
+            )
+        }
+    }
+}
+
 fn reference_text(r: &Reference) -> String {
     format!("api_{}[{}]", r.block.name, r.path_text())
 }
@@ -285,27 +329,23 @@ fn check_path(r: &Reference, out: &mut Vec<Diagnostic>) {
             return;
         }
         None => {
-            let help = match did_you_mean(root, path::ROOTS) {
-                Some(s) => format!("did you mean `{s}`?"),
-                None => format!(
-                    "a path starts with `response`, like `api_{}[response.{}]`",
-                    r.block.name,
-                    if root.is_empty() { "key" } else { root }
-                ),
-            };
-            out.push(
-                Diagnostic::new(Code::MalformedPath, format!("a response path starts with `response`, not `{root}`"))
-                    .label(r.root.span, "expected `response` or `status`")
-                    .help(help),
-            );
+            out.push(root_mistake(r));
             return;
         }
     }
     for (i, seg) in r.segments.iter().enumerate() {
         if let Err(e) = path::check_segment(&seg.text) {
             let parent = path::display(r.segments[..i].iter().map(|s| s.text.as_str()));
+            let fix = match &e {
+                path::SegmentError::Brackets { key, index } => Some(format!("{key}.{index}")),
+                _ => None,
+            };
             let (message, label, help) = e.text(&seg.text, &parent);
-            out.push(Diagnostic::new(Code::MalformedPath, message).label(seg.span, label).help(help));
+            let mut diag = Diagnostic::new(Code::MalformedPath, message).label(seg.span, label).help(help);
+            if let Some(fix) = fix {
+                diag = diag.fix(format!("write `{fix}`"), seg.span, fix);
+            }
+            out.push(diag);
         }
     }
 }

@@ -244,19 +244,21 @@ fn check_method(name: &str, span: Span, out: &mut Vec<Diagnostic>) {
         );
         return;
     }
-    let help = if Method::parse(&upper).is_some() {
-        format!("methods are written in capitals: `{upper}`")
+    let diag =
+        Diagnostic::new(Code::UnknownMethod, format!("`{name}` is not an HTTP method")).label(span, "unknown method");
+    let diag = if Method::parse(&upper).is_some() {
+        diag.help(format!("methods are written in capitals: `method {upper}`")).fix(
+            format!("write `{upper}`"),
+            span,
+            upper,
+        )
     } else {
         match did_you_mean(name, Method::ALL.iter().map(|m| m.as_str())) {
-            Some(m) => format!("did you mean `{m}`?"),
-            None => "the methods are GET, POST, PUT, DELETE and PATCH".to_string(),
+            Some(m) => diag.help(format!("did you mean `{m}`?")).fix(format!("write `{m}`"), span, m),
+            None => diag.help("the methods are GET, POST, PUT, DELETE and PATCH"),
         }
     };
-    out.push(
-        Diagnostic::new(Code::UnknownMethod, format!("`{name}` is not an HTTP method"))
-            .label(span, "unknown method")
-            .help(help),
-    );
+    out.push(diag);
 }
 
 /// Each object of a body, at any depth, has one value per key.

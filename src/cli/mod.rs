@@ -71,7 +71,7 @@ fn compile(
     opts: RenderOptions,
 ) -> Result<(Checked, Plan), Exit> {
     let checked = blkc::load(path, options).map_err(report::usage)?;
-    let shown: Vec<_> = checked.diagnostics.iter().filter(|d| d.severity != Severity::Advice).cloned().collect();
+    let shown: Vec<_> = checked.diagnostics.iter().filter(|d| d.severity != Severity::Hint).cloned().collect();
     report::print_check(&checked, &shown, format, opts);
     if checked.has_errors() {
         return Err(Exit::Diagnostics);

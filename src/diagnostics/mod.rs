@@ -5,7 +5,7 @@
 
 mod render;
 
-pub use render::{render_json, render_reports, render_terminal, summary, RenderOptions};
+pub use render::{diagnostic_json, render_json, render_reports, render_terminal, span_json, summary, RenderOptions};
 
 use crate::source::Span;
 
@@ -92,15 +92,16 @@ codes! {
     FramingHeader = "B131", Error, "header that HTTP writes itself";
     TemplatedKey = "B132", Error, "variable in a parameter or body key";
     ShadowedVariable = "B133", Error, "custom variable named like a variable blkc provides";
+    DollarBeforeVariable = "B134", Warning, "`$` before a `{…}` variable";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";
     SampleIndexOnObject = "B203", Error, "index on an object";
     SamplePastScalar = "B204", Error, "path goes past a string, number, boolean or null";
     SampleIndexOutOfRange = "B205", Warning, "index past the end of the sample's array";
-    SampleJsonInText = "B206", Advice, "object or array written into text";
+    SampleJsonInText = "B206", Hint, "object or array written into text";
     SampleUnreadable = "B207", Error, "sample cannot be read";
-    NoSampleHint = "B208", Advice, "block without a sample";
+    NoSampleHint = "B208", Hint, "block without a sample";
     ShapeChanged = "B209", Error, "response shape changed from the sample";
     LeftAsText = "B210", Warning, "variables left as text in a test request";
     StructuredInRequest = "B211", Error, "object or array written into a URL, parameter or header";
@@ -130,7 +131,7 @@ codes! {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
-    Advice,
+    Hint,
     Warning,
     Error,
 }
@@ -138,7 +139,7 @@ pub enum Severity {
 impl Severity {
     pub fn as_str(self) -> &'static str {
         match self {
-            Severity::Advice => "advice",
+            Severity::Hint => "hint",
             Severity::Warning => "warning",
             Severity::Error => "error",
         }
@@ -152,7 +153,35 @@ pub struct Label {
     pub primary: bool,
 }
 
-/// One finding: what is wrong (message), where (labels), what to do (help).
+/// A replacement of a span's text: what a suggestion does to the file.
+/// An empty span inserts; an empty replacement deletes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    pub span: Span,
+    pub replacement: String,
+}
+
+/// How sure a suggestion is. `blkc check --fix` applies only certain ones;
+/// editors offer both as quick fixes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    /// The one obvious fix: a misspelled keyword, `:` for `=`.
+    Certain,
+    /// A likely fix that a person should confirm.
+    Maybe,
+}
+
+/// A fix for a diagnostic: edits applied together, and what they do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suggestion {
+    pub message: String,
+    pub edits: Vec<Edit>,
+    pub confidence: Confidence,
+}
+
+/// One finding: what is wrong (message), where (labels), what to do (help),
+/// and the edits that do it (suggestions).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diagnostic {
     pub code: Code,
@@ -161,6 +190,7 @@ pub struct Diagnostic {
     pub labels: Vec<Label>,
     pub help: Option<String>,
     pub note: Option<String>,
+    pub suggestions: Vec<Suggestion>,
 }
 
 impl Diagnostic {
@@ -172,7 +202,26 @@ impl Diagnostic {
             labels: Vec::new(),
             help: None,
             note: None,
+            suggestions: Vec::new(),
         }
+    }
+
+    /// A certain fix: replace `span` with `replacement` (`blkc check --fix`
+    /// applies it).
+    pub fn fix(self, message: impl Into<String>, span: Span, replacement: impl Into<String>) -> Diagnostic {
+        self.suggest_edits(message, vec![Edit { span, replacement: replacement.into() }], Confidence::Certain)
+    }
+
+    /// A likely fix that a person should confirm (offered, never applied
+    /// by `--fix`).
+    pub fn maybe_fix(self, message: impl Into<String>, span: Span, replacement: impl Into<String>) -> Diagnostic {
+        self.suggest_edits(message, vec![Edit { span, replacement: replacement.into() }], Confidence::Maybe)
+    }
+
+    /// A fix made of several edits applied together.
+    pub fn suggest_edits(mut self, message: impl Into<String>, edits: Vec<Edit>, confidence: Confidence) -> Diagnostic {
+        self.suggestions.push(Suggestion { message: message.into(), edits, confidence });
+        self
     }
 
     /// The primary label: what is here.
@@ -265,4 +314,43 @@ pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str
         .filter(|(d, c)| *d <= (c.len().max(word.len()) / 3).max(1))
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
+}
+
+/// Applies the certain suggestions of `diags` to `text`: the new text and
+/// how many suggestions were applied. A suggestion whose edits overlap an
+/// earlier one's is left for the next run (fixes never fight).
+pub fn apply_certain(text: &str, diags: &[Diagnostic]) -> (String, usize) {
+    let mut chosen: Vec<&Edit> = Vec::new();
+    let mut applied = 0;
+    let mut suggestions: Vec<&Suggestion> =
+        diags.iter().flat_map(|d| &d.suggestions).filter(|s| s.confidence == Confidence::Certain).collect();
+    suggestions.sort_by_key(|s| s.edits.iter().map(|e| e.span.start).min());
+    for suggestion in suggestions {
+        let fits = suggestion.edits.iter().all(|e| {
+            e.span.end as usize <= text.len()
+                && text.is_char_boundary(e.span.start as usize)
+                && text.is_char_boundary(e.span.end as usize)
+                && chosen.iter().all(|c| !conflict(e.span, c.span))
+        });
+        if fits {
+            chosen.extend(&suggestion.edits);
+            applied += 1;
+        }
+    }
+    chosen.sort_by_key(|e| (e.span.start, e.span.end));
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut at = 0;
+    for edit in chosen {
+        out.push_str(&text[at..edit.span.start as usize]);
+        out.push_str(&edit.replacement);
+        at = edit.span.end as usize;
+    }
+    out.push_str(&text[at..]);
+    (out, applied)
+}
+
+/// Two edits conflict when their spans overlap or start at the same place
+/// (two insertions there would have no order).
+fn conflict(a: Span, b: Span) -> bool {
+    (a.start < b.end && b.start < a.end) || a.start == b.start
 }

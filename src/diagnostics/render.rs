@@ -6,7 +6,7 @@ use std::fmt;
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan};
 
 use super::{Diagnostic, Severity};
-use crate::source::SourceFile;
+use crate::source::{LineIndex, SourceFile, Span};
 
 #[derive(Debug, Clone, Copy)]
 pub struct RenderOptions {
@@ -180,7 +180,7 @@ impl miette::Diagnostic for Report<'_> {
         Some(match self.diag.severity {
             Severity::Error => miette::Severity::Error,
             Severity::Warning => miette::Severity::Warning,
-            Severity::Advice => miette::Severity::Advice,
+            Severity::Hint => miette::Severity::Advice,
         })
     }
 
@@ -223,7 +223,7 @@ pub fn render_terminal(file: &SourceFile, diags: &[Diagnostic], opts: RenderOpti
     let shown: Vec<Diagnostic> = diags
         .iter()
         .filter(|d| {
-            if d.severity != Severity::Advice {
+            if d.severity != Severity::Hint {
                 others += 1;
                 return others <= MAX_SHOWN;
             }
@@ -274,7 +274,7 @@ pub fn render_reports(file: &SourceFile, diags: &[Diagnostic], opts: RenderOptio
 pub fn summary(name: &str, diags: &[Diagnostic]) -> String {
     let count = |s: Severity| diags.iter().filter(|d| d.severity == s).count();
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-    let (errors, warnings, advice) = (count(Severity::Error), count(Severity::Warning), count(Severity::Advice));
+    let (errors, warnings, hints) = (count(Severity::Error), count(Severity::Warning), count(Severity::Hint));
     if diags.is_empty() {
         return format!("{name}: no problems found");
     }
@@ -285,8 +285,8 @@ pub fn summary(name: &str, diags: &[Diagnostic]) -> String {
     if warnings > 0 {
         parts.push(plural(warnings, "warning"));
     }
-    if advice > 0 {
-        parts.push(plural(advice, "hint"));
+    if hints > 0 {
+        parts.push(plural(hints, "hint"));
     }
     format!("{name}: {}", parts.join(", "))
 }
@@ -294,34 +294,50 @@ pub fn summary(name: &str, diags: &[Diagnostic]) -> String {
 /// The diagnostics of a file as a JSON value, for editors.
 pub fn render_json(file: &SourceFile, diags: &[Diagnostic]) -> serde_json::Value {
     let index = file.line_index();
+    let items: Vec<_> = diags.iter().map(|d| diagnostic_json(file, &index, d)).collect();
+    let count = |s: Severity| diags.iter().filter(|d| d.severity == s).count();
+    serde_json::json!({
+        "file": file.name,
+        "errors": count(Severity::Error),
+        "warnings": count(Severity::Warning),
+        "hints": count(Severity::Hint),
+        "diagnostics": items,
+    })
+}
+
+/// A span in every JSON format blkc prints: start and end, each with the
+/// byte offset, the 1-based line and the 1-based column in characters.
+pub fn span_json(index: &LineIndex<'_>, span: Span) -> serde_json::Value {
     let position = |offset: u32| {
         let (line, column) = index.line_col(offset as usize);
         serde_json::json!({ "offset": offset, "line": line, "column": column })
     };
-    let items: Vec<_> = diags
-        .iter()
-        .map(|d| {
-            let span = d.primary_span();
-            serde_json::json!({
-                "code": d.code.as_str(),
-                "severity": d.severity,
-                "message": d.message,
-                "file": file.name,
-                "span": span.map(|s| serde_json::json!({ "start": position(s.start), "end": position(s.end) })),
-                "labels": d.labels.iter().map(|l| serde_json::json!({
-                    "message": l.text,
-                    "primary": l.primary,
-                    "span": { "start": position(l.span.start), "end": position(l.span.end) },
-                })).collect::<Vec<_>>(),
-                "help": d.help,
-                "note": d.note,
-            })
-        })
-        .collect();
+    serde_json::json!({ "start": position(span.start), "end": position(span.end) })
+}
+
+/// One diagnostic as JSON: the object `blkc check --format json` lists and
+/// `blkc run --format json` puts in its `warning` and `error` events.
+pub fn diagnostic_json(file: &SourceFile, index: &LineIndex<'_>, d: &Diagnostic) -> serde_json::Value {
     serde_json::json!({
+        "code": d.code.as_str(),
+        "severity": d.severity,
+        "message": d.message,
         "file": file.name,
-        "errors": diags.iter().filter(|d| d.severity == Severity::Error).count(),
-        "warnings": diags.iter().filter(|d| d.severity == Severity::Warning).count(),
-        "diagnostics": items,
+        "span": d.primary_span().map(|s| span_json(index, s)),
+        "labels": d.labels.iter().map(|l| serde_json::json!({
+            "message": l.text,
+            "primary": l.primary,
+            "span": span_json(index, l.span),
+        })).collect::<Vec<_>>(),
+        "help": d.help,
+        "note": d.note,
+        "suggestions": d.suggestions.iter().map(|s| serde_json::json!({
+            "message": s.message,
+            "confidence": s.confidence,
+            "edits": s.edits.iter().map(|e| serde_json::json!({
+                "span": span_json(index, e.span),
+                "replacement": e.replacement,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
     })
 }

@@ -102,9 +102,42 @@ impl Drop for ErrorDetail {
     }
 }
 
+/// What pest could not read: where (the furthest point any rule reached),
+/// what would have been read there, and what stands there instead.
+pub(super) struct Failure<'t> {
+    /// The text up to the end of the parsed range.
+    pub text: &'t str,
+    /// Where the item that failed starts.
+    pub item: usize,
+    /// Where reading stopped.
+    pub at: usize,
+    /// What could have come at `at`, in words (`` `{` ``, "a string").
+    pub expected: Vec<&'static str>,
+    /// The keywords among them, for did-you-mean.
+    pub keywords: Vec<&'static str>,
+    /// The literal tokens pest tried at `at` (`=`, `{`, `"`, `reply`, …).
+    pub tokens: Vec<String>,
+    /// What stands at `at`, in words, and its span.
+    pub found: String,
+    pub found_span: Span,
+}
+
+impl Failure<'_> {
+    /// Whether pest tried the literal token `token` at the failure.
+    pub fn expects(&self, token: &str) -> bool {
+        self.tokens.iter().any(|t| t == token)
+    }
+
+    /// The text of the found token (a word, one character, or nothing).
+    pub fn found_text(&self) -> &str {
+        &self.text[self.found_span.range()]
+    }
+}
+
 /// Parses the item at `pos` again, this time with pest's error detail on
 /// (it costs nothing on the happy path, where it stays off), and describes
-/// the failure.
+/// the failure: as one of the mistakes people make first when one is
+/// recognised (src/syntax/mistakes.rs), in pest's terms otherwise.
 pub(super) fn syntax_error(text: &str, pos: usize) -> Diagnostic {
     let rest = &text[pos..];
     let detailed = {
@@ -119,60 +152,117 @@ pub(super) fn syntax_error(text: &str, pos: usize) -> Diagnostic {
                 .help("check the item's syntax against docs/language.md")
         }
     };
-    let at = pos
-        + match err.location {
-            InputLocation::Pos(p) => p,
-            InputLocation::Span((s, _)) => s,
-        };
+    let failure = failure(text, pos, &err);
+    super::mistakes::recognize(&failure).unwrap_or_else(|| generic(&failure))
+}
+
+fn failure<'t>(text: &'t str, pos: usize, err: &pest::error::Error<Rule>) -> Failure<'t> {
+    let location = match err.location {
+        InputLocation::Pos(p) => p,
+        InputLocation::Span((s, _)) => s,
+    };
+    // The furthest point reached is where the mistake is: pest's own
+    // location is where the last whole rule failed, often a token earlier
+    // (`body { "a": 1 }` fails the object at `{`, but the `=` at `:`).
+    let attempts = err.parse_attempts();
+    let furthest = attempts.as_ref().map_or(location, |a| a.max_position.max(location));
+    let at = pos + furthest;
     let mut expected: Vec<&'static str> = Vec::new();
     let mut keywords: Vec<&'static str> = Vec::new();
-    if let ErrorVariant::ParsingError { positives, .. } = &err.variant {
-        for rule in positives {
-            if let Some(words) = describe(*rule) {
-                if !expected.contains(&words) {
-                    expected.push(words);
+    if furthest == location {
+        if let ErrorVariant::ParsingError { positives, .. } = &err.variant {
+            for rule in positives {
+                if let Some(words) = describe(*rule) {
+                    if !expected.contains(&words) {
+                        expected.push(words);
+                    }
                 }
-            }
-            if let Some(k) = keyword(*rule) {
-                keywords.push(k);
-            }
-        }
-    }
-    // Punctuation that pest tracks as tokens rather than rules.
-    if let Some(attempts) = err.parse_attempts() {
-        if attempts.max_position + pos == at {
-            for token in attempts.expected_tokens() {
-                let token = token.to_string();
-                let words = match token.as_str() {
-                    "{" => "`{`",
-                    "}" => "`}`",
-                    "[" => "`[`",
-                    "]" => "`]`",
-                    "=" => "`=`",
-                    _ => continue,
-                };
-                if !expected.contains(&words) {
-                    expected.push(words);
+                if let Some(k) = keyword(*rule) {
+                    keywords.push(k);
                 }
             }
         }
     }
-
+    let mut tokens = Vec::new();
+    if let Some(attempts) = &attempts {
+        for token in attempts.expected_tokens() {
+            let token = token.to_string();
+            let words = match token.as_str() {
+                "{" => Some("`{`"),
+                "}" => Some("`}`"),
+                "[" => Some("`[`"),
+                "]" => Some("`]`"),
+                "=" => Some("`=`"),
+                "\"" if furthest > location => Some("a string"),
+                _ => None,
+            };
+            if let Some(words) = words.filter(|w| !expected.contains(w)) {
+                expected.push(words);
+            }
+            if furthest > location {
+                if let Some(k) = KEYWORDS.iter().find(|k| **k == token) {
+                    keywords.push(k);
+                    let words = keyword_words(k);
+                    if !expected.contains(&words) {
+                        expected.push(words);
+                    }
+                }
+            }
+            tokens.push(token);
+        }
+    }
     let (found, found_span) = found_at(text, at);
-    if text[at..].starts_with('"') {
-        return Diagnostic::new(Code::Syntax, "unterminated string")
-            .label(Span::new(at, at + 1), "this string is never closed")
-            .help("end the string with `\"`; write `\\\"` for a quote inside it");
+    Failure { text, item: pos, at, expected, keywords, tokens, found, found_span }
+}
+
+/// Every keyword of the language.
+pub(super) const KEYWORDS: &[&str] = &[
+    "command", "event", "var", "platform", "option", "api", "reply", "save", "if", "else", "method", "url", "params",
+    "headers", "body", "sample", "allow", "true", "false", "null",
+];
+
+fn keyword_words(k: &str) -> &'static str {
+    match k {
+        "command" => "`command`",
+        "event" => "`event`",
+        "var" => "`var`",
+        "platform" => "`platform`",
+        "option" => "`option`",
+        "api" => "`api`",
+        "reply" => "`reply`",
+        "save" => "`save`",
+        "if" => "`if`",
+        "else" => "`else`",
+        "method" => "`method`",
+        "url" => "`url`",
+        "params" => "`params`",
+        "headers" => "`headers`",
+        "body" => "`body`",
+        "sample" => "`sample`",
+        "allow" => "`allow`",
+        "true" => "`true`",
+        "false" => "`false`",
+        _ => "`null`",
     }
+}
+
+/// A failure no recognised mistake explains, in pest's terms.
+fn generic(f: &Failure<'_>) -> Diagnostic {
+    let (text, pos, at, expected) = (f.text, f.item, f.at, &f.expected);
+    let found = &f.found;
     let message = match expected.len() {
         0 => format!("unexpected {found}"),
-        _ => format!("expected {}, found {found}", join_or(&expected)),
+        _ => format!("expected {}, found {found}", join_or(expected)),
     };
-    let mut diag = Diagnostic::new(Code::Syntax, message).label(found_span, format!("unexpected {found}"));
-    let word = &text[found_span.range()];
+    let mut diag = Diagnostic::new(Code::Syntax, message).label(f.found_span, format!("unexpected {found}"));
+    let word = f.found_text();
     let unclosed = expected.contains(&"`}`").then(|| innermost_open_brace(text, pos, at)).flatten();
-    if let Some(suggestion) = did_you_mean(word, keywords.iter().copied()) {
-        diag = diag.help(format!("did you mean `{suggestion}`?"));
+    if let Some(suggestion) = did_you_mean(word, f.keywords.iter().copied()) {
+        diag = diag.help(format!("did you mean `{suggestion}`?")).fix(
+            format!("write `{suggestion}`"),
+            f.found_span,
+            suggestion,
+        );
     } else if let Some(open) = unclosed.filter(|_| found == "end of file" || is_keyword(word)) {
         diag = diag
             .related(Span::new(open, open + 1), "this `{` may be missing its `}`")
@@ -190,7 +280,7 @@ fn is_keyword(word: &str) -> bool {
 }
 
 /// The innermost `{` still open at `at`, outside strings and comments.
-fn innermost_open_brace(text: &str, from: usize, at: usize) -> Option<usize> {
+pub(super) fn innermost_open_brace(text: &str, from: usize, at: usize) -> Option<usize> {
     let bytes = &text.as_bytes()[..at];
     let mut open = Vec::new();
     let mut i = from;
@@ -210,7 +300,7 @@ fn innermost_open_brace(text: &str, from: usize, at: usize) -> Option<usize> {
 
 /// What stands at `at`, in words, and its span: a whole word, one character,
 /// or the end of the file.
-fn found_at(text: &str, at: usize) -> (String, Span) {
+pub(super) fn found_at(text: &str, at: usize) -> (String, Span) {
     let rest = &text[at..];
     let Some(first) = rest.chars().next() else {
         return ("end of file".to_string(), Span::new(at, at));
@@ -227,7 +317,7 @@ fn found_at(text: &str, at: usize) -> (String, Span) {
     (shown, Span::new(at, at + first.len_utf8()))
 }
 
-fn join_or(items: &[&str]) -> String {
+pub(super) fn join_or(items: &[&str]) -> String {
     match items {
         [] => String::new(),
         [one] => one.to_string(),

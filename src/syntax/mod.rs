@@ -5,6 +5,7 @@
 //! peak memory near the size of the AST (docs/architecture.md).
 
 mod errors;
+mod mistakes;
 pub mod template;
 
 use pest::iterators::Pair;
@@ -83,7 +84,7 @@ pub fn parse_with(source: &SourceFile, limits: Limits) -> Parsed {
     let splits = match scan_structure(text, limits.max_depth) {
         Ok(splits) => splits,
         Err(diag) => {
-            parsed.diagnostics.push(diag);
+            parsed.diagnostics.push(*diag);
             return parsed;
         }
     };
@@ -222,7 +223,7 @@ pub(super) fn skip_literal(bytes: &[u8], mut i: usize) -> usize {
 /// recursive can overflow the stack), and the offsets just after each `}`
 /// that closes a top-level item (where the file may be split for threads).
 /// Unbalanced files give no split points.
-fn scan_structure(text: &str, max_depth: usize) -> Result<Vec<usize>, Diagnostic> {
+fn scan_structure(text: &str, max_depth: usize) -> Result<Vec<usize>, Box<Diagnostic>> {
     let bytes = text.as_bytes();
     let mut depth = 0usize;
     let mut balanced = true;
@@ -258,11 +259,11 @@ fn scan_structure(text: &str, max_depth: usize) -> Result<Vec<usize>, Diagnostic
                 }
                 depth += 1;
                 if depth > max_depth {
-                    return Err(Diagnostic::new(Code::TooDeep, format!("nesting deeper than {max_depth} levels"))
+                    return Err(Box::new(Diagnostic::new(Code::TooDeep, format!("nesting deeper than {max_depth} levels"))
                         .label(Span::new(i, i + 1), format!("level {depth} opens here"))
                         .help(format!(
                             "flatten the branches or the body; blkc reads at most {max_depth} levels of `{{…}}` and `[…]`"
-                        )));
+                        ))));
                 }
             }
             b'}' | b']' => {

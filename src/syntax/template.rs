@@ -53,16 +53,19 @@ fn scan_template_parts(token: &str, base: usize, diags: &mut Vec<Diagnostic>) ->
                 i += consumed;
             }
             b'{' => {
+                if let Some(skip) = double_braces(token, base, i, diags) {
+                    i = skip;
+                    continue;
+                }
                 let Some(close) = memchr::memchr(b'}', &bytes[i + 1..end]).map(|j| i + 1 + j) else {
-                    diags.push(
-                        Diagnostic::new(Code::MalformedVariable, "unclosed `{` in a string")
-                            .label(Span::new(base + i, base + i + 1), "this `{` is never closed")
-                            .help("close the variable with `}`, or write `\\{` for a literal brace"),
-                    );
+                    diags.push(unclosed_brace(token, base, i));
                     lit.push_str(&token[i..end]);
                     i = end;
                     continue;
                 };
+                if bytes[i - 1] == b'$' && bytes[..i - 1].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 0 {
+                    diags.push(dollar_brace(token, base, i, close));
+                }
                 flush(&mut parts, &mut lit, base + lit_start, base + i);
                 let inner = &token[i + 1..close];
                 if let Some(var) = scan_variable(inner, base + i, base + i + 1, diags) {
@@ -168,6 +171,7 @@ fn scan_escape(token: &str, base: usize, i: usize, diags: &mut Vec<Diagnostic>) 
         '}' => Some('}'),
         '<' => Some('<'),
         '>' => Some('>'),
+        '$' => Some('$'),
         _ => None,
     };
     if let Some(ch) = simple {
@@ -197,7 +201,7 @@ fn scan_escape(token: &str, base: usize, i: usize, diags: &mut Vec<Diagnostic>) 
     diags.push(
         Diagnostic::new(Code::InvalidEscape, format!("unknown escape `\\{next}`"))
             .label(Span::new(base + i, base + i + width), "unknown escape")
-            .help("the escapes are `\\\"` `\\\\` `\\n` `\\t` `\\r` `\\{` `\\}` `\\<` `\\>` and `\\u{…}`"),
+            .help("the escapes are `\\\"` `\\\\` `\\n` `\\t` `\\r` `\\{` `\\}` `\\<` `\\>` `\\$` and `\\u{…}`"),
     );
     (width, None)
 }
@@ -224,12 +228,83 @@ fn scan_variable(inner: &str, brace: usize, start: usize, diags: &mut Vec<Diagno
     if is_ident(inner) {
         return Some(Part::Var(Var::Named(Ident { name: inner.into(), span: Span::new(start, start + inner.len()) })));
     }
-    diags.push(
-        Diagnostic::new(Code::MalformedVariable, format!("`{{{inner}}}` is not a variable"))
-            .label(whole, "not a variable name")
-            .help("variables are names like `{user_name}` or `{api_block[response.key]}`; write `\\{` for a literal brace"),
-    );
+    diags.push(not_a_variable(inner, whole));
     None
+}
+
+/// `{inner}` that names no variable: a JavaScript path (`{api_x.response.a}`),
+/// a block without `api_` (`{forecast[response.a]}`), or anything else.
+fn not_a_variable(inner: &str, whole: Span) -> Diagnostic {
+    let diag = Diagnostic::new(Code::MalformedVariable, format!("`{{{inner}}}` is not a variable"))
+        .label(whole, "not a variable name");
+    if let Some((block, path)) = inner.split_once('.').filter(|(b, _)| b.starts_with("api_") && is_ident(b)) {
+        let fixed = format!("{{{block}[{path}]}}");
+        return diag.help(format!("a response path goes in brackets after the block: `{fixed}`")).fix(
+            format!("write `{fixed}`"),
+            whole,
+            fixed,
+        );
+    }
+    if let Some((block, _)) = inner.split_once('[').filter(|(b, rest)| is_ident(b) && rest.ends_with(']')) {
+        let fixed = format!("{{api_{inner}}}");
+        return diag.help(format!("a block's response is read through `api_` and its name: `{fixed}`")).fix(
+            format!("write `api_{block}`"),
+            Span::new(whole.start as usize + 1, whole.start as usize + 1),
+            "api_",
+        );
+    }
+    diag.help("variables are names like `{user_name}` or `{api_block[response.key]}`; write `\\{` for a literal brace")
+}
+
+/// `{{name}}`, as Handlebars, Jinja and Mustache write a variable: one
+/// diagnostic for both pairs of braces. Returns where scanning goes on.
+fn double_braces(token: &str, base: usize, i: usize, diags: &mut Vec<Diagnostic>) -> Option<usize> {
+    let rest = &token[i..token.len() - 1];
+    let inner = rest.strip_prefix("{{")?;
+    let close = inner.find("}}")?;
+    let name = inner[..close].trim();
+    if name.is_empty() || name.contains(['{', '}']) {
+        return None;
+    }
+    let span = Span::new(base + i, base + i + 2 + close + 2);
+    let fixed = format!("{{{name}}}");
+    diags.push(
+        Diagnostic::new(Code::MalformedVariable, format!("`{{{{{name}}}}}` has one pair of braces too many"))
+            .label(span, "double braces")
+            .help(format!("a variable takes one pair of braces: `{fixed}`"))
+            .fix(format!("write `{fixed}`"), span, fixed),
+    );
+    Some(i + 2 + close + 2)
+}
+
+/// A `{` never closed in its string: the fix closes it after the name.
+fn unclosed_brace(token: &str, base: usize, i: usize) -> Diagnostic {
+    let bytes = token.as_bytes();
+    let end = bytes.len() - 1;
+    let name_end = (i + 1..end).find(|&j| !(bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_')).unwrap_or(end);
+    let diag = Diagnostic::new(Code::MalformedVariable, "unclosed `{` in a string")
+        .label(Span::new(base + i, base + i + 1), "this `{` is never closed");
+    if name_end > i + 1 && !bytes[i + 1].is_ascii_digit() {
+        let name = &token[i + 1..name_end];
+        return diag.help(format!("close the variable: `{{{name}}}`, or write `\\{{` for a literal brace")).fix(
+            "close the variable with `}`",
+            Span::new(base + name_end, base + name_end),
+            "}",
+        );
+    }
+    diag.help("close the variable with `}`, or write `\\{` for a literal brace")
+}
+
+/// `${name}`, a JavaScript template literal: the `$` is sent as text.
+fn dollar_brace(token: &str, base: usize, i: usize, close: usize) -> Diagnostic {
+    let dollar = Span::new(base + i - 1, base + i);
+    let var = &token[i..=close];
+    Diagnostic::new(Code::DollarBeforeVariable, format!("`${var}` sends a `$` before the value of `{var}`"))
+        .label(dollar, "sent as text")
+        .help(format!(
+            "in blk `{var}` alone is the variable: leave out the `$` if it is a JavaScript habit, or write `\\${var}` to mean a dollar sign"
+        ))
+        .maybe_fix("leave out the `$`", dollar, "")
 }
 
 pub fn is_ident(s: &str) -> bool {

@@ -163,7 +163,15 @@ pub fn template(t: &Template) -> String {
     let mut out = String::from("\"");
     for part in &t.parts {
         match part {
-            Part::Lit(s, _) => out.push_str(&escape(s, true)),
+            // A `$` right before a variable is written `\$` (a bare `${…}`
+            // warns, B134).
+            Part::Lit(s, _) => match s.strip_suffix('$') {
+                Some(rest) => {
+                    out.push_str(&escape(rest, true));
+                    out.push_str("\\$");
+                }
+                None => out.push_str(&escape(s, true)),
+            },
             Part::Secret(id) => out.push_str(&format!("<{}>", id.name)),
             Part::Var(Var::BotToken(_)) => out.push_str("{bot_token}"),
             Part::Var(Var::Named(id)) => out.push_str(&format!("{{{}}}", id.name)),

@@ -1,0 +1,923 @@
+//! The mistakes people make first, recognised where pest stops: habits from
+//! JSON, YAML, `.http` and `.hurl` files, curl and JavaScript, and the slips
+//! of a first hour (quotes, braces, capitals). Each gives one diagnostic with
+//! its label on the token at fault, a help line in this language's syntax
+//! and, where the fix is obvious, the edit that makes it.
+//!
+//! A recogniser sees the [`Failure`] (where reading stopped, what pest tried
+//! there, what stands there) and the text around it; the first that matches
+//! wins. None matching, the caller words pest's failure itself.
+
+use super::errors::{innermost_open_brace, Failure, KEYWORDS};
+use super::skip_literal;
+use crate::diagnostics::{did_you_mean, Code, Confidence, Diagnostic, Edit};
+use crate::source::Span;
+
+type Recogniser = fn(&Failure<'_>) -> Option<Diagnostic>;
+
+/// In order: a string left open explains everything after it, so it comes
+/// first; the rest look only at the token where reading stopped.
+const RECOGNISERS: &[Recogniser] = &[
+    unclosed_string,
+    foreign_quotes,
+    slash_comment,
+    braces_around_variable,
+    colon,
+    equals,
+    stray_punctuation,
+    unclosed_array,
+    missing_close_brace,
+    extra_close_brace,
+    condition_habits,
+    missing_open_brace,
+    header_in_one_string,
+    quoted_name,
+    name_with_hyphen,
+    slash_in_name,
+    unquoted_string,
+    concatenation,
+    foreign_literal,
+    foreign_word,
+];
+
+pub(super) fn recognize(f: &Failure<'_>) -> Option<Diagnostic> {
+    RECOGNISERS.iter().find_map(|r| r(f))
+}
+
+fn syntax(message: impl Into<String>) -> Diagnostic {
+    Diagnostic::new(Code::Syntax, message)
+}
+
+// ── text helpers ─────────────────────────────────────────────────────────
+
+fn is_name_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The start of the line holding `at`.
+fn line_start(text: &str, at: usize) -> usize {
+    text[..at].rfind('\n').map_or(0, |i| i + 1)
+}
+
+/// The end of the line holding `at` (before its `\r\n` or `\n`).
+fn line_end(text: &str, at: usize) -> usize {
+    let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    if end > at && text.as_bytes()[end - 1] == b'\r' {
+        end - 1
+    } else {
+        end
+    }
+}
+
+/// The line's leading blanks.
+fn indent(text: &str, at: usize) -> &str {
+    let start = line_start(text, at);
+    let line = &text[start..line_end(text, start)];
+    &line[..line.len() - line.trim_start().len()]
+}
+
+/// The end of the last token before `at`: `at` less the blanks (and line
+/// breaks) before it.
+fn end_of_previous(text: &str, at: usize) -> usize {
+    text[..at].trim_end().len()
+}
+
+/// The word (letters, digits, `_`) that ends at `end`, if any.
+fn word_before(text: &str, end: usize) -> Option<(&str, Span)> {
+    let bytes = text.as_bytes();
+    let start = (0..end).rev().take_while(|&i| is_name_char(bytes[i])).last()?;
+    Some((&text[start..end], Span::new(start, end)))
+}
+
+/// The word just before `at` (across blanks).
+fn previous_word(text: &str, at: usize) -> Option<(&str, Span)> {
+    word_before(text, end_of_previous(text, at))
+}
+
+/// The two words before `at`, the nearer last: `api forecast` before `{`.
+fn two_words_before(text: &str, at: usize) -> Option<(&str, &str)> {
+    let (second, span) = previous_word(text, at)?;
+    let (first, _) = previous_word(text, span.start as usize)?;
+    Some((first, second))
+}
+
+/// A run of characters from `at` that a person would call one word here:
+/// letters, digits and `_-./:` (a URL, `application/json`, `my-block`).
+fn loose_word(text: &str, at: usize) -> Span {
+    let len =
+        text[at..].find(|c: char| !(c.is_alphanumeric() || "_-./:?&=%+@~".contains(c))).unwrap_or(text.len() - at);
+    Span::new(at, at + len)
+}
+
+/// `text` as the inside of a blk string (quotes and backslashes escaped).
+fn escaped(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// The line holding `at` as it reads once `edits` are made (edits inside
+/// that line only), trimmed: the corrected line a help shows.
+fn corrected_line(text: &str, at: usize, edits: &[Edit]) -> String {
+    let (start, end) = (line_start(text, at), line_end(text, at));
+    let mut edits: Vec<&Edit> =
+        edits.iter().filter(|e| e.span.start as usize >= start && e.span.end as usize <= end).collect();
+    edits.sort_by_key(|e| e.span.start);
+    let mut out = String::new();
+    let mut pos = start;
+    for e in edits {
+        out.push_str(&text[pos..e.span.start as usize]);
+        out.push_str(&e.replacement);
+        pos = e.span.end as usize;
+    }
+    out.push_str(&text[pos..end]);
+    out.trim().to_string()
+}
+
+/// A diagnostic with one certain fix, and a help that shows the line as it
+/// reads once fixed.
+fn with_fix(diag: Diagnostic, f: &Failure<'_>, how: &str, span: Span, replacement: String) -> Diagnostic {
+    let edit = Edit { span, replacement };
+    let line = corrected_line(f.text, span.start as usize, std::slice::from_ref(&edit));
+    diag.help(format!("{how}: `{line}`")).suggest_edits(how, vec![edit], Confidence::Certain)
+}
+
+/// What the innermost open `{` before `at` belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Context {
+    Top,
+    Tree,
+    Api,
+    Params,
+    Headers,
+    Body,
+}
+
+fn context(f: &Failure<'_>) -> Context {
+    let Some(open) = innermost_open_brace(f.text, f.item, f.at) else { return Context::Top };
+    let head = f.text[line_start(f.text, open)..open].trim();
+    let first = head.split_whitespace().next().unwrap_or("");
+    match first {
+        "command" | "event" | "if" | "}" | "else" => Context::Tree,
+        "api" => Context::Api,
+        "params" => Context::Params,
+        "headers" => Context::Headers,
+        "body" => Context::Body,
+        _ if head.ends_with('=') || head.ends_with(',') || head.ends_with('[') || head.is_empty() => Context::Body,
+        _ => Context::Tree,
+    }
+}
+
+/// Whether pest was looking for a field of an `api` block here.
+fn wants_field(f: &Failure<'_>) -> bool {
+    f.expects("method") && f.expects("url")
+}
+
+/// Whether pest was looking for a node of a tree here.
+fn wants_node(f: &Failure<'_>) -> bool {
+    f.expects("reply") && f.expects("save")
+}
+
+/// Whether pest was looking for a value (of a body, `save` or parameter).
+fn wants_value(f: &Failure<'_>) -> bool {
+    f.expects("\"") && f.expects("true")
+}
+
+// ── strings and quotes ───────────────────────────────────────────────────
+
+/// A string opened before the failure whose closing quote is missing: it
+/// ran on into the next lines, and reading failed somewhere after. The
+/// mistake is the quote, on its own line.
+fn unclosed_string(f: &Failure<'_>) -> Option<Diagnostic> {
+    let bytes = f.text.as_bytes();
+    let mut i = f.item;
+    while i < f.at.min(bytes.len()) {
+        match bytes[i] {
+            b'#' => i = skip_literal(bytes, i),
+            b'"' => {
+                let close = skip_literal(bytes, i);
+                let eol = line_end(f.text, i);
+                // A string over several lines is the mistake when reading
+                // stopped inside it or on the line where it closed (the
+                // next string's opening quote closed it). One that closed
+                // lines before the failure may be meant so.
+                if close > eol && (close >= f.at || line_start(f.text, close) == line_start(f.text, f.at)) {
+                    return Some(open_quote(f, i, eol));
+                }
+                i = close;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    // Reading stopped right at an opening quote whose string never closes.
+    if bytes.get(f.at) == Some(&b'"') && skip_literal(bytes, f.at) >= bytes.len() {
+        return Some(open_quote(f, f.at, line_end(f.text, f.at)));
+    }
+    None
+}
+
+fn open_quote(f: &Failure<'_>, quote: usize, eol: usize) -> Diagnostic {
+    let end = f.text[..eol].trim_end().len().max(quote + 1);
+    let diag = syntax("this string is never closed")
+        .label(Span::new(quote, quote + 1), "this string has no closing `\"` on its line");
+    with_fix(diag, f, "end the string with `\"` on its line", Span::new(end, end), "\"".into())
+        .note("a string runs until the next `\"`, so the lines after it were read as its text")
+}
+
+/// `'single'` or “curly” quotes around a string.
+fn foreign_quotes(f: &Failure<'_>) -> Option<Diagnostic> {
+    let open = f.text[f.at..].chars().next()?;
+    let closers: &[char] = match open {
+        '\'' => &['\''],
+        '‘' | '’' => &['’', '‘'],
+        '“' | '”' | '„' => &['”', '“'],
+        '«' => &['»'],
+        '`' => &['`'],
+        _ => return None,
+    };
+    let after = f.at + open.len_utf8();
+    let eol = line_end(f.text, f.at);
+    let what = match open {
+        '\'' => "single quotes",
+        '`' => "backquotes",
+        _ => "curly quotes",
+    };
+    let diag = syntax(format!("strings are written in double quotes, not {what}"));
+    match f.text[after..eol].find(closers).map(|i| after + i) {
+        Some(close) => {
+            let end = close + f.text[close..].chars().next().map_or(1, char::len_utf8);
+            let inner = &f.text[after..close];
+            let span = Span::new(f.at, end);
+            let diag = diag.label(span, format!("a string in {what}"));
+            Some(with_fix(diag, f, "write it in double quotes", span, format!("\"{}\"", escaped(inner))))
+        }
+        None => {
+            let span = Span::new(f.at, after);
+            Some(diag.label(span, format!("{what} open a string only with `\"`")).help(
+                "write strings in straight double quotes, like `reply \"hello\"` (a text editor may have turned them curly)",
+            ))
+        }
+    }
+}
+
+/// `// comment` from C, JavaScript or Rust.
+fn slash_comment(f: &Failure<'_>) -> Option<Diagnostic> {
+    if !f.text[f.at..].starts_with("//") {
+        return None;
+    }
+    let span = Span::new(f.at, f.at + 2);
+    let diag = syntax("comments start with `#`, not `//`").label(span, "`//` does not start a comment");
+    Some(with_fix(diag, f, "write `#`", span, "#".into()))
+}
+
+/// `{option_city}` or `{api_x[response.id]}` written as a bare value: braces
+/// make a variable only inside a string.
+fn braces_around_variable(f: &Failure<'_>) -> Option<Diagnostic> {
+    // The `{` is where reading stopped (a parameter), or it was read as an
+    // object whose first key is the variable's name (a body, a `save`).
+    let open = if f.text[f.at..].starts_with('{') && f.expects("\"") {
+        f.at
+    } else if !f.expects("=") {
+        return None;
+    } else {
+        let (_, name) = previous_word(f.text, f.at)?;
+        let before = end_of_previous(f.text, name.start as usize);
+        (before > 0 && f.text.as_bytes()[before - 1] == b'{').then(|| before - 1)?
+    };
+    let eol = line_end(f.text, open);
+    let inner_end = open + 1 + f.text[open + 1..eol].find('}')?;
+    let inner = f.text[open + 1..inner_end].trim();
+    let name_len = inner.bytes().take_while(|b| is_name_char(*b)).count();
+    if name_len == 0 || inner.as_bytes()[0].is_ascii_digit() {
+        return None;
+    }
+    let rest = &inner[name_len..];
+    let is_reference = inner.starts_with("api_") && rest.starts_with('[') && rest.ends_with(']');
+    if !(rest.is_empty() || is_reference) {
+        return None;
+    }
+    let span = Span::new(open, inner_end + 1);
+    let in_params = context(f) == Context::Params;
+    if is_reference && !in_params {
+        let diag = syntax("a response reference in a value is written without braces")
+            .label(Span::new(open, open + 1), "braces make a variable only inside a string");
+        return Some(with_fix(
+            diag,
+            f,
+            "write the reference itself (it inserts the JSON value)",
+            span,
+            inner.to_string(),
+        ));
+    }
+    let diag = syntax(format!("`{{{inner}}}` is a variable only inside a string"))
+        .label(Span::new(open, open + 1), "braces make a variable only inside a string");
+    Some(with_fix(diag, f, "put it in a string", span, format!("\"{{{inner}}}\"")))
+}
+
+// ── punctuation from other formats ───────────────────────────────────────
+
+/// `key: value` (JSON, YAML, HTTP headers) or `method: GET`, `url: …`.
+fn colon(f: &Failure<'_>) -> Option<Diagnostic> {
+    if !f.text[f.at..].starts_with(':') {
+        return None;
+    }
+    let span = Span::new(f.at, f.at + 1);
+    if f.expects("=") {
+        let (habit, form) = match context(f) {
+            Context::Headers => ("an HTTP header line", "Name = \"value\""),
+            Context::Body => ("JSON", "key = value"),
+            _ => ("JSON or YAML", "name = value"),
+        };
+        let diag = syntax(format!("expected `=`, found `:` ({habit} habit)"))
+            .label(span, format!("blk writes `{form}`, with `=`"));
+        let edits = key_colons(f.text, f.at);
+        let line = corrected_line(f.text, f.at, &edits);
+        return Some(diag.help(format!("write `=`: `{line}`")).suggest_edits("write `=`", edits, Confidence::Certain));
+    }
+    // A colon after a keyword or a name: `method: GET`, `url: https://…`,
+    // `option city: "…"`, `headers: { … }`.
+    let keyword = previous_word(f.text, f.at).map_or("", |(w, _)| w);
+    let diag = syntax(format!("no `:` after `{keyword}`")).label(span, "`:` is not used here");
+    let after = f.at + 1;
+    let value_at = after + (f.text[after..].len() - f.text[after..].trim_start_matches([' ', '\t']).len());
+    let next = f.text[value_at..].chars().next();
+    let wants_string = f.expects("\"") && !f.expects("true");
+    if wants_string && next.is_some_and(|c| c != '"' && c != '\n' && c != '\r') {
+        // `url: https://…`: the value needs its quotes too.
+        let word = loose_word(f.text, value_at);
+        let value = &f.text[word.range()];
+        let edit = Span::new(f.at, word.end as usize);
+        return Some(with_fix(
+            diag,
+            f,
+            "leave out the `:` and quote the value",
+            edit,
+            format!(" \"{}\"", escaped(value)),
+        ));
+    }
+    let glued_after = f.text[after..].starts_with([' ', '\t']);
+    let edit = if glued_after { span } else { Span::new(f.at, after) };
+    let replacement = if glued_after { "" } else { " " };
+    Some(with_fix(diag, f, "leave out the `:`", edit, replacement.into()))
+}
+
+/// The edits that turn the colon at `at`, and every later `key:` colon of
+/// its line (outside strings), into `=`: a JSON object pasted whole is one
+/// mistake with one fix.
+fn key_colons(text: &str, at: usize) -> Vec<Edit> {
+    let bytes = text.as_bytes();
+    let eol = line_end(text, at);
+    let mut edits = Vec::new();
+    let mut i = at;
+    while i < eol {
+        match bytes[i] {
+            b'"' => i = skip_literal(bytes, i),
+            b'#' => break,
+            b':' => {
+                let glued = i > 0 && !bytes[i - 1].is_ascii_whitespace();
+                let key_before = i > 0 && (bytes[i - 1] == b'"' || is_name_char(bytes[i - 1]) || bytes[i - 1] == b'-');
+                if i == at || key_before {
+                    edits.push(Edit { span: Span::new(i, i + 1), replacement: if glued { " =" } else { "=" }.into() });
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    edits
+}
+
+/// `=` where `==` compares, `===`, `body = { … }`, `var n = 0`.
+fn equals(f: &Failure<'_>) -> Option<Diagnostic> {
+    let rest = &f.text[f.at..];
+    if f.expects("==") {
+        let (wrong, right) = if rest.starts_with("===") {
+            ("===", "==")
+        } else if rest.starts_with("!==") {
+            ("!==", "!=")
+        } else if rest.starts_with('=') && !rest.starts_with("==") {
+            ("=", "==")
+        } else {
+            return None;
+        };
+        let span = Span::new(f.at, f.at + wrong.len());
+        let diag = syntax(format!("`{wrong}` does not compare; write `{right}`"))
+            .label(span, format!("a condition compares with `{right}`"));
+        return Some(with_fix(diag, f, &format!("write `{right}`"), span, right.into()));
+    }
+    // `===` whose first `==` was read: reading stops at the third `=`.
+    if rest.starts_with('=') && f.text[..f.at].ends_with("==") && f.expects("\"") {
+        let span = Span::new(f.at - 2, f.at + 1);
+        let diag = syntax("`===` is JavaScript; blk compares with `==`").label(span, "write `==`");
+        return Some(with_fix(diag, f, "write `==`", span, "==".into()));
+    }
+    if !rest.starts_with('=') {
+        return None;
+    }
+    let span = Span::new(f.at, f.at + 1);
+    if f.expects("{") {
+        let keyword = previous_word(f.text, f.at).map_or("", |(w, _)| w);
+        let diag = syntax(format!("no `=` after `{keyword}`")).label(span, "`=` is not used here");
+        let edit = if f.text[f.at + 1..].starts_with(' ') { Span::new(f.at, f.at + 2) } else { span };
+        let edit = Span::new(end_of_previous(f.text, f.at), edit.end as usize);
+        return Some(with_fix(diag, f, &format!("write `{keyword} {{ … }}`"), edit, " ".into()));
+    }
+    // `var visits = 0`: the `var` item ended before `=` (its default must
+    // be a string), and `=` cannot start an item.
+    if f.at == f.item {
+        let (first, _) = two_words_before(f.text, f.at)?;
+        if first != "var" {
+            return None;
+        }
+        let value_at = f.at + 1 + (f.text[f.at + 1..].len() - f.text[f.at + 1..].trim_start().len());
+        let word = loose_word(f.text, value_at);
+        if word.start == word.end {
+            return None;
+        }
+        let value = &f.text[word.range()];
+        let diag = syntax("a `var`'s default value is a string").label(word, format!("`{value}` is not a string"));
+        return Some(with_fix(diag, f, "quote it", word, format!("\"{}\"", escaped(value))));
+    }
+    None
+}
+
+/// `;` at the end of a line, or a `,` between fields or nodes.
+fn stray_punctuation(f: &Failure<'_>) -> Option<Diagnostic> {
+    let c = f.text[f.at..].chars().next()?;
+    if c != ';' && !(c == ',' && (wants_field(f) || wants_node(f))) {
+        return None;
+    }
+    let span = Span::new(f.at, f.at + 1);
+    let diag = syntax(format!("unexpected `{c}`")).label(span, "nothing ends or separates fields and nodes here");
+    let diag = with_fix(diag, f, &format!("leave out the `{c}`"), span, String::new());
+    Some(
+        diag.note(
+            "a line break ends a field or node; commas separate entries only inside `params`, `headers` and `body`",
+        ),
+    )
+}
+
+// ── brackets ─────────────────────────────────────────────────────────────
+
+/// The innermost `[` still open at `at` (outside strings, comments and
+/// response references).
+fn innermost_open_bracket(text: &str, from: usize, at: usize) -> Option<usize> {
+    let bytes = &text.as_bytes()[..at];
+    let mut open = Vec::new();
+    let mut i = from;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' | b'#' => i = skip_literal(bytes, i),
+            b'[' if i >= 4 && word_before(text, i).is_some_and(|(w, _)| w.starts_with("api_")) => {
+                // A reference: skip to its `]`.
+                i = text[i..at].find(']').map_or(at, |j| i + j);
+            }
+            b'[' => open.push(i),
+            b']' => {
+                open.pop();
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    open.pop()
+}
+
+/// `tags = ["a", "b"` with the `]` missing.
+fn unclosed_array(f: &Failure<'_>) -> Option<Diagnostic> {
+    if !(f.expects("]") && f.expects(",")) || f.text[f.at..].starts_with(']') {
+        return None;
+    }
+    let open = innermost_open_bracket(f.text, f.item, f.at)?;
+    let end = end_of_previous(f.text, f.at);
+    let diag = syntax("this `[` is never closed")
+        .label(Span::new(open, open + 1), "this array has no `]`")
+        .related(f.found_span, format!("the array should have ended before {}", f.found));
+    Some(with_fix(diag, f, "close the array with `]`", Span::new(end, end), "]".into()))
+}
+
+/// The file ends inside a tree or block.
+fn missing_close_brace(f: &Failure<'_>) -> Option<Diagnostic> {
+    if f.at < f.text.trim_end().len() || !f.expects("}") {
+        return None;
+    }
+    let mut open = Vec::new();
+    let bytes = f.text.as_bytes();
+    let mut i = f.item;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' | b'#' => i = skip_literal(bytes, i),
+            b'{' => open.push(i),
+            b'}' => {
+                open.pop();
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let innermost = *open.last()?;
+    let head = f.text[line_start(f.text, innermost)..innermost].trim();
+    let mut closing = String::new();
+    if !f.text.ends_with('\n') {
+        closing.push('\n');
+    }
+    for &brace in open.iter().rev() {
+        closing.push_str(indent(f.text, brace));
+        closing.push_str("}\n");
+    }
+    let end = f.text.len();
+    let s = if open.len() == 1 { "" } else { "s" };
+    let diag = syntax(format!("`{head} {{` is never closed"))
+        .label(Span::new(innermost, innermost + 1), "this `{` has no `}`")
+        .related(Span::new(f.at, f.at), "the file ends here")
+        .help(format!("add the closing `}}`{s} at the end of the file (or where the block should end)"))
+        .suggest_edits(
+            format!("add the missing `}}`{s}"),
+            vec![Edit { span: Span::new(end, end), replacement: closing }],
+            Confidence::Certain,
+        );
+    Some(diag)
+}
+
+/// A `}` that closes nothing.
+fn extra_close_brace(f: &Failure<'_>) -> Option<Diagnostic> {
+    if !f.text[f.at..].starts_with('}') || f.at != f.item || !f.expects("command") {
+        return None;
+    }
+    let span = Span::new(f.at, f.at + 1);
+    let diag = syntax("this `}` closes nothing").label(span, "no `{` is open here");
+    Some(diag.help("delete it (the `}` before it already closed the command or event)").suggest_edits(
+        "delete the `}`",
+        vec![Edit { span, replacement: String::new() }],
+        Confidence::Certain,
+    ))
+}
+
+/// `api forecast` with its `{` missing: reading stops at the next line.
+fn missing_open_brace(f: &Failure<'_>) -> Option<Diagnostic> {
+    if !(f.tokens.iter().filter(|t| !is_blank_token(t)).all(|t| t == "{") && f.expects("{")) {
+        return None;
+    }
+    if f.text[f.at..].starts_with(['=', ':']) {
+        return None;
+    }
+    let end = end_of_previous(f.text, f.at);
+    let head = f.text[line_start(f.text, end)..end].trim();
+    let diag = syntax(format!("expected `{{` after `{head}`, found {}", f.found))
+        .label(f.found_span, format!("expected `{{` before {}", f.found));
+    let edit = Edit { span: Span::new(end, end), replacement: " {".into() };
+    let line = corrected_line(f.text, end, std::slice::from_ref(&edit));
+    Some(diag.help(format!("open the block: `{line}`")).suggest_edits("add `{`", vec![edit], Confidence::Certain))
+}
+
+fn is_blank_token(t: &str) -> bool {
+    matches!(t, " " | "    " | "\t" | "\n" | "\r" | "#")
+}
+
+/// `headers { "Accept: application/json" }`: a whole header line quoted.
+fn header_in_one_string(f: &Failure<'_>) -> Option<Diagnostic> {
+    if context(f) != Context::Headers || !f.expects("=") {
+        return None;
+    }
+    let end = end_of_previous(f.text, f.at);
+    if !f.text[..end].ends_with('"') {
+        return None;
+    }
+    let start = f.text[..end - 1].rfind('"')?;
+    let inner = &f.text[start + 1..end - 1];
+    let (name, value) = inner.split_once(':')?;
+    let name = name.trim();
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+        return None;
+    }
+    let span = Span::new(start, end);
+    let diag = syntax("a header is written `Name = \"value\"`, not as one string")
+        .label(span, "a whole header line in one string");
+    Some(with_fix(diag, f, "split it into name and value", span, format!("{name} = \"{}\"", value.trim())))
+}
+
+// ── names ────────────────────────────────────────────────────────────────
+
+/// `method "GET"`, `api "my block" {`.
+fn quoted_name(f: &Failure<'_>) -> Option<Diagnostic> {
+    if !f.text[f.at..].starts_with('"') || !f.expects("_") || f.expects("\"") {
+        return None;
+    }
+    let close = skip_literal(f.text.as_bytes(), f.at);
+    if close >= line_end(f.text, f.at) {
+        return None;
+    }
+    let span = Span::new(f.at, close + 1);
+    let inner = &f.text[f.at + 1..close];
+    let keyword = previous_word(f.text, f.at).map_or("", |(w, _)| w);
+    if keyword == "method" {
+        let method = inner.trim().to_ascii_uppercase();
+        let diag = syntax("the method is a word, not a string").label(span, "write it without quotes");
+        return Some(with_fix(diag, f, "write the method without quotes", span, method));
+    }
+    let name = to_name(inner);
+    let what = match keyword {
+        "api" => "block",
+        "command" => "command",
+        "event" => "event",
+        "option" => "option",
+        "save" | "var" => "variable",
+        _ => "a",
+    };
+    let diag = syntax(format!("a {what} name is a word, not a string"))
+        .label(span, "names are letters, digits and `_`, without quotes");
+    Some(with_fix(diag, f, "write the name without quotes", span, name))
+}
+
+/// The name a person meant by `text`: letters, digits and `_`, with
+/// anything else turned into `_`.
+fn to_name(text: &str) -> String {
+    let mut name: String =
+        text.trim().chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    if name.is_empty() || name.as_bytes()[0].is_ascii_digit() {
+        name.insert(0, '_');
+    }
+    name
+}
+
+/// `api my-block {`: a hyphen in a name.
+fn name_with_hyphen(f: &Failure<'_>) -> Option<Diagnostic> {
+    if !f.text[f.at..].starts_with('-') || f.at == 0 || !is_name_char(f.text.as_bytes()[f.at - 1]) {
+        return None;
+    }
+    let (_, head) = word_before(f.text, f.at)?;
+    let keyword = previous_word(f.text, head.start as usize).map_or("", |(w, _)| w);
+    if !matches!(keyword, "api" | "command" | "event" | "option" | "save" | "var") {
+        return None;
+    }
+    let mut end = f.at;
+    let bytes = f.text.as_bytes();
+    while end < bytes.len() && (is_name_char(bytes[end]) || bytes[end] == b'-') {
+        end += 1;
+    }
+    let span = Span::new(head.start as usize, end);
+    let written = &f.text[span.range()];
+    let name = written.replace('-', "_");
+    let diag = syntax(format!("`{written}` is not a name: names are letters, digits and `_`"))
+        .label(span, "a hyphen cannot be part of a name");
+    Some(with_fix(diag, f, &format!("write `{name}`"), span, name))
+}
+
+/// `command /weather`: the slash is how users type a command, not its name.
+fn slash_in_name(f: &Failure<'_>) -> Option<Diagnostic> {
+    if !f.text[f.at..].starts_with('/') || !f.expects("_") {
+        return None;
+    }
+    let span = Span::new(f.at, f.at + 1);
+    let diag =
+        syntax("a command's name is written without `/`").label(span, "users type the `/`; the name is the word");
+    Some(with_fix(diag, f, "leave out the `/`", span, String::new()))
+}
+
+// ── values ───────────────────────────────────────────────────────────────
+
+/// `reply Hello`, `url https://…`, `Accept = application/json`: text that
+/// must be a string.
+fn unquoted_string(f: &Failure<'_>) -> Option<Diagnostic> {
+    let only_string = f.expects("\"") && f.tokens.iter().filter(|t| !is_blank_token(t)).all(|t| t == "\"");
+    let first = f.text[f.at..].chars().next()?;
+    if !only_string || !(first.is_alphanumeric() || first == '/' || first == '<') {
+        return None;
+    }
+    let keyword = previous_word(f.text, f.at).map_or("", |(w, _)| w);
+    let eol = line_end(f.text, f.at);
+    let span = if keyword == "reply" {
+        // The rest of the line, less an end-of-line comment.
+        let line = &f.text[f.at..eol];
+        let text = line.split(" #").next().unwrap_or(line).trim_end();
+        Span::new(f.at, f.at + text.len())
+    } else if context(f) == Context::Headers || context(f) == Context::Params {
+        let line = &f.text[f.at..eol];
+        let text = line.split([',', '}', '#']).next().unwrap_or(line).trim_end();
+        Span::new(f.at, f.at + text.len())
+    } else {
+        loose_word(f.text, f.at)
+    };
+    let text = &f.text[span.range()];
+    let what = match keyword {
+        "reply" => "a reply's text",
+        "url" => "a URL",
+        "platform" => "the platform's URL",
+        _ if context(f) == Context::Headers => "a header value",
+        _ => "this value",
+    };
+    let diag = syntax(format!("{what} is a string: write it in double quotes"))
+        .label(Span::new(span.start as usize, loose_word(f.text, f.at).end.min(span.end) as usize), "not a string");
+    Some(with_fix(diag, f, "quote it", span, format!("\"{}\"", escaped(text))))
+}
+
+/// `if (a == b)`, `&&`, `||`, `and`, `or` in conditions.
+fn condition_habits(f: &Failure<'_>) -> Option<Diagnostic> {
+    let rest = &f.text[f.at..];
+    if rest.starts_with('(') && f.expects("api_") {
+        let eol = line_end(f.text, f.at);
+        let close = f.text[f.at..eol].rfind(')').map(|i| f.at + i)?;
+        let open = Span::new(f.at, f.at + 1);
+        let edits = vec![
+            Edit { span: open, replacement: String::new() },
+            Edit { span: Span::new(close, close + 1), replacement: String::new() },
+        ];
+        let line = corrected_line(f.text, f.at, &edits);
+        let diag = syntax("a condition is written without parentheses")
+            .label(open, "`(` does not group here")
+            .help(format!("leave out the parentheses: `{line}`"))
+            .suggest_edits("leave out the parentheses", edits, Confidence::Certain);
+        return Some(diag);
+    }
+    if !f.expects("{") || !f.text[line_start(f.text, f.at)..f.at].trim_start().starts_with(['i', '}']) {
+        return None;
+    }
+    let word = ["&&", "||", "and ", "or ", "AND ", "OR "].iter().find(|w| rest.starts_with(**w))?;
+    let word = word.trim();
+    let span = Span::new(f.at, f.at + word.len());
+    let both = word.starts_with('&') || word.eq_ignore_ascii_case("and");
+    let help = if both {
+        "a condition compares one pair; for both, nest one `if` inside the other: `if a == 1 { if b == 2 { … } }`"
+    } else {
+        "a condition compares one pair; for either, use `else if` with the same branch: `if a == 1 { … } else if b == 2 { … }`"
+    };
+    Some(syntax(format!("`{word}` does not join conditions")).label(span, "one comparison per `if`").help(help))
+}
+
+/// `reply "It is " + api_x[response.temp]`: JavaScript concatenation.
+fn concatenation(f: &Failure<'_>) -> Option<Diagnostic> {
+    if !f.text[f.at..].starts_with('+') {
+        return None;
+    }
+    let plus = Span::new(f.at, f.at + 1);
+    let diag = syntax("strings are not joined with `+`").label(plus, "`+` does not join strings");
+    let end = end_of_previous(f.text, f.at);
+    let eol = line_end(f.text, f.at);
+    if !f.text[..end].ends_with('"') {
+        return Some(diag.help("put variables inside one string: `\"It is {api_x[response.temp]}\"`"));
+    }
+    let start = f.text[..end - 1].rfind('"')?;
+    let left = &f.text[start + 1..end - 1];
+    let right = f.text[f.at + 1..eol].trim();
+    let joined = if let Some(inner) = right.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+        format!("\"{left}{inner}\"")
+    } else if right.starts_with("api_") && right.ends_with(']') || right.bytes().all(is_name_char) && !right.is_empty()
+    {
+        format!("\"{left}{{{right}}}\"")
+    } else {
+        return Some(diag.help("put variables inside one string: `\"It is {api_x[response.temp]}\"`"));
+    };
+    let span = Span::new(start, f.at + 1 + (f.text[f.at + 1..eol].trim_end().len()));
+    Some(with_fix(diag, f, "put the value inside the string", span, joined))
+}
+
+/// `True`, `None`, `nil`, `undefined` from other languages.
+fn foreign_literal(f: &Failure<'_>) -> Option<Diagnostic> {
+    if !wants_value(f) {
+        return None;
+    }
+    let word = f.found_text();
+    let right = match word {
+        "True" | "TRUE" => "true",
+        "False" | "FALSE" => "false",
+        "None" | "nil" | "NULL" | "Null" | "undefined" | "NaN" => "null",
+        _ => return None,
+    };
+    let diag = syntax(format!("`{word}` is not a value here; blk writes `{right}`"))
+        .label(f.found_span, format!("write `{right}`"));
+    Some(with_fix(diag, f, &format!("write `{right}`"), f.found_span, right.into()))
+}
+
+// ── words where a keyword belongs ────────────────────────────────────────
+
+/// Words from other languages and tools (and keywords in other cases)
+/// where a field of an `api` block or a node of a tree belongs.
+fn foreign_word(f: &Failure<'_>) -> Option<Diagnostic> {
+    let (field, node) = (wants_field(f), wants_node(f));
+    if !field && !node && !f.expects("else") {
+        return None;
+    }
+    let word = f.found_text();
+    let span = f.found_span;
+    if word.is_empty() {
+        return None;
+    }
+    if field {
+        if let Some(d) = request_line(f, word) {
+            return Some(d);
+        }
+        if let Some(d) = curl_option(f) {
+            return Some(d);
+        }
+    }
+    let lower = word.to_ascii_lowercase();
+    let candidates: Vec<&str> = KEYWORDS.iter().copied().filter(|k| f.expects(k)).collect();
+    if candidates.contains(&lower.as_str()) {
+        let diag =
+            syntax(format!("keywords are lowercase: `{lower}`, not `{word}`")).label(span, format!("write `{lower}`"));
+        return Some(with_fix(diag, f, &format!("write `{lower}`"), span, lower));
+    }
+    let synonym = match lower.as_str() {
+        "query" | "querystring" | "query_params" | "qs" | "search" | "param" | "parameters" => Some("params"),
+        "json" | "data" | "payload" | "form" | "content" => Some("body"),
+        "header" => Some("headers"),
+        "uri" | "endpoint" | "link" | "href" | "address" => Some("url"),
+        "verb" | "type" => Some("method"),
+        _ => None,
+    };
+    if let Some(right) = synonym.filter(|r| candidates.contains(r)) {
+        let diag =
+            syntax(format!("unknown field `{word}`; the field is `{right}`")).label(span, format!("write `{right}`"));
+        return Some(with_fix(diag, f, &format!("write `{right}`"), span, right.into()));
+    }
+    if matches!(lower.as_str(), "elif" | "elsif" | "elseif") && f.expects("else") {
+        let diag = syntax(format!("`{word}` is written `else if`")).label(span, "write `else if`");
+        return Some(with_fix(diag, f, "write `else if`", span, "else if".into()));
+    }
+    if node && matches!(word, "let" | "const" | "set") {
+        return Some(syntax(format!("`{word}` is not a node; blk keeps values with `save`"))
+            .label(span, "not a keyword")
+            .help("`save name = value` keeps a value in a custom variable (it outlives the run); inside one run, write the value where it is used"));
+    }
+    if node && matches!(word, "fetch" | "axios" | "request" | "curl" | "http" | "GET" | "POST") {
+        return Some(
+            syntax(format!("`{word}` is not a node; requests are `api` blocks"))
+                .label(span, "not a keyword")
+                .help("send a request with a block: `api name { method GET  url \"https://…\" }` (one field a line)"),
+        );
+    }
+    if let Some(right) = did_you_mean(word, candidates.iter().copied()) {
+        let diag = syntax(format!("unknown keyword `{word}`; did you mean `{right}`?"))
+            .label(span, format!("write `{right}`"));
+        return Some(with_fix(diag, f, &format!("write `{right}`"), span, right.into()));
+    }
+    None
+}
+
+const METHODS: &[&str] = &["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"];
+
+/// `GET https://…` on one line, as `.http` and `.hurl` files write it.
+fn request_line(f: &Failure<'_>, word: &str) -> Option<Diagnostic> {
+    if !METHODS.contains(&word.to_ascii_uppercase().as_str()) {
+        return None;
+    }
+    let eol = line_end(f.text, f.at);
+    let url = f.text[f.found_span.end as usize..eol].trim();
+    let url = url.split(" HTTP/").next().unwrap_or(url).trim();
+    let method = word.to_ascii_uppercase();
+    let diag = syntax("a request line is written as two fields, `method` and `url`")
+        .label(f.found_span, "`.http` files write `GET https://…`; blk writes `method GET`");
+    if url.is_empty() {
+        return Some(with_fix(diag, f, "write the method as a field", f.found_span, format!("method {method}")));
+    }
+    let pad = indent(f.text, f.at);
+    let span = Span::new(f.at, eol);
+    let replacement = format!("method {method}\n{pad}url \"{}\"", escaped(url.trim_matches('"')));
+    let diag = diag.help(format!("write `method {method}` and, on the next line, `url \"{url}\"`"));
+    Some(diag.suggest_edits(
+        "split the request line into fields",
+        vec![Edit { span, replacement }],
+        Confidence::Certain,
+    ))
+}
+
+/// `-H "Name: value"`, `-d '…'`, `-X POST`: curl options.
+fn curl_option(f: &Failure<'_>) -> Option<Diagnostic> {
+    let rest = &f.text[f.at..];
+    let flag_len = rest.find(|c: char| c.is_whitespace()).unwrap_or(rest.len());
+    let flag = &rest[..flag_len];
+    let field = match flag {
+        "-H" | "--header" => "headers",
+        "-d" | "--data" | "--data-raw" | "--json" => "body",
+        "-X" | "--request" => "method",
+        "-G" | "--get" => "method",
+        _ => return None,
+    };
+    let span = Span::new(f.at, f.at + flag_len);
+    let diag = syntax(format!("`{flag}` is a curl option; blk writes `{field}`")).label(span, "a curl option");
+    let eol = line_end(f.text, f.at);
+    let value = f.text[f.at + flag_len..eol].trim();
+    let unquoted = value.trim_matches(|c| c == '"' || c == '\'');
+    if field == "headers" {
+        if let Some((name, v)) = unquoted.split_once(':') {
+            let line = format!("headers {{ {} = \"{}\" }}", name.trim(), escaped(v.trim()));
+            let diag = diag.help(format!("write the header in `headers`: `{line}`"));
+            return Some(diag.suggest_edits(
+                "write it as a `headers` field",
+                vec![Edit { span: Span::new(f.at, eol), replacement: line }],
+                Confidence::Certain,
+            ));
+        }
+    }
+    if field == "method" && !unquoted.is_empty() {
+        let line = format!("method {}", unquoted.to_ascii_uppercase());
+        let diag = diag.help(format!("write `{line}`"));
+        return Some(diag.suggest_edits(
+            "write it as a `method` field",
+            vec![Edit { span: Span::new(f.at, eol), replacement: line }],
+            Confidence::Certain,
+        ));
+    }
+    Some(diag.help(format!(
+        "write the {field} as a field of the block (docs/language.md), like `body {{ key = \"value\" }}`"
+    )))
+}

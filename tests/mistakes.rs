@@ -1,0 +1,59 @@
+//! The mistakes people make first (tests/fixtures/mistakes): habits from
+//! JSON, YAML, `.http` and `.hurl` files, curl and JavaScript, and the slips
+//! of a first hour. Each fixture's first line says where the mistake is
+//! (`expect: LINE:COLUMN`, columns in characters). Each must give exactly
+//! one error or warning (no cascade), with its primary label there and a
+//! help line; where the fix is certain, `blkc check --fix` must leave a file
+//! that checks clean. The snapshot shows the report and the fixed file.
+
+use blkc::diagnostics::{apply_certain, render_terminal, Confidence, RenderOptions, Severity};
+use blkc::source::SourceFile;
+
+fn check(name: &str, text: &str) -> blkc::Checked {
+    blkc::check_source(SourceFile::new(name, text.to_string()))
+}
+
+fn expected_position(text: &str) -> (usize, usize) {
+    let line = text.lines().next().unwrap_or("");
+    let at = line.rsplit("expect: ").next().unwrap_or("");
+    let (l, c) = at.trim().split_once(':').unwrap_or_else(|| panic!("no `expect: LINE:COLUMN` in {line:?}"));
+    (l.parse().unwrap(), c.parse().unwrap())
+}
+
+#[test]
+fn corpus_is_large() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mistakes");
+    let count = std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "blk"))
+        .count();
+    assert!(count >= 40, "the corpus of newcomer mistakes holds {count} files, fewer than 40");
+}
+
+#[test]
+fn each_mistake_gets_one_diagnostic_at_its_token() {
+    insta::glob!("fixtures/mistakes/*.blk", |path| {
+        let name = format!("fixtures/mistakes/{}", path.file_name().unwrap().to_string_lossy());
+        let text = std::fs::read_to_string(path).unwrap();
+        let checked = check(&name, &text);
+        let found: Vec<_> = checked.diagnostics.iter().filter(|d| d.severity != Severity::Hint).collect();
+        assert_eq!(found.len(), 1, "{name}: one mistake must give one error or warning, got {found:#?}");
+        let diag = found[0];
+        let span = diag.primary_span().expect("a primary label");
+        assert_eq!(checked.source.line_col(span.start as usize), expected_position(&text), "{name}: {}", diag.message);
+        assert!(diag.help.is_some(), "{name}: no help line");
+
+        let opts = RenderOptions { color: false, width: 100 };
+        let mut shown = render_terminal(&checked.source, &checked.diagnostics, opts);
+        if diag.suggestions.iter().any(|s| s.confidence == Confidence::Certain) {
+            let (fixed, applied) = apply_certain(&checked.source.text, &checked.diagnostics);
+            assert!(applied > 0);
+            let after = check(&name, &fixed);
+            let left: Vec<_> = after.diagnostics.iter().filter(|d| d.severity != Severity::Hint).collect();
+            assert!(left.is_empty(), "{name}: `--fix` left {left:#?}\n{fixed}");
+            shown.push_str("\n── after `blkc check --fix` ──\n");
+            shown.push_str(&fixed);
+        }
+        insta::assert_snapshot!(shown);
+    });
+}
