@@ -100,40 +100,86 @@ impl std::fmt::Display for LoadError {
 
 /// Reads at most `limit + 1` bytes, so a file over the limit (or a device
 /// that never ends) costs no more than the limit to find out.
-fn read_capped(path: &std::path::Path, limit: usize) -> std::io::Result<Vec<u8>> {
-    use std::io::Read as _;
-    let file = std::fs::File::open(path)?;
+fn read_capped(reader: impl std::io::Read, known: u64, limit: usize) -> std::io::Result<Vec<u8>> {
     // Sized from the file's length when it has one: reading into a growing
     // buffer would keep up to twice the file for the whole run.
-    let known = file.metadata().map_or(0, |m| m.len()).min(limit as u64 + 1) as usize;
+    let known = known.min(limit as u64 + 1) as usize;
     let mut bytes = Vec::with_capacity(known + 1);
-    file.take(limit as u64 + 1).read_to_end(&mut bytes)?;
+    use std::io::Read as _;
+    reader.take(limit as u64 + 1).read_to_end(&mut bytes)?;
     Ok(bytes)
+}
+
+impl LoadError {
+    /// The error as a diagnostic (B007), for reports that list files'
+    /// findings (`--format json`, `sarif`, …): a file that cannot be read
+    /// is an error of that file, never "no errors".
+    pub fn diagnostic(&self) -> Diagnostic {
+        use std::io::ErrorKind;
+        let help = match self.error.kind() {
+            ErrorKind::NotFound => "check the path: it is read from the current folder",
+            ErrorKind::PermissionDenied => "the file's permissions do not let this user read it",
+            ErrorKind::IsADirectory => "give the `.blk` files inside the folder, like `folder/*.blk`",
+            _ => "check that the path names a readable `.blk` file",
+        };
+        Diagnostic::new(Code::Unreadable, format!("cannot read this file: {}", self.error))
+            .label(Span::new(0, 0), "this file")
+            .help(help)
+    }
+
+    /// A [`Checked`] that holds only this error, so a file that cannot be
+    /// read is reported like any other file.
+    pub fn into_checked(self) -> Checked {
+        let diagnostic = self.diagnostic();
+        Checked {
+            source: SourceFile::new(self.path.display().to_string(), String::new()),
+            ast: ast::File::default(),
+            diagnostics: vec![diagnostic],
+        }
+    }
 }
 
 /// Reads, parses and checks a file: the one entry every subcommand uses,
 /// so `check`, `run`, `test` and `build` judge a file alike. Samples are
 /// read from the file's folder unless `options.skip_samples`.
 pub fn load(path: &std::path::Path, options: LoadOptions) -> Result<Checked, LoadError> {
-    let bytes = read_capped(path, options.limits.max_file_size)
-        .map_err(|error| LoadError { path: path.to_path_buf(), error })?;
+    let error = |error| LoadError { path: path.to_path_buf(), error };
+    let file = std::fs::File::open(path).map_err(error)?;
+    let known = file.metadata().map_or(0, |m| m.len());
+    let bytes = read_capped(file, known, options.limits.max_file_size).map_err(error)?;
+    Ok(load_bytes(&path.display().to_string(), path.parent(), bytes, options))
+}
+
+/// [`load`] for text that is not a file of its own: standard input, an
+/// editor's buffer. `name` is what reports call it; samples are read from
+/// `folder` (the folder of the file the text stands for).
+pub fn load_reader(
+    reader: impl std::io::Read,
+    name: &str,
+    folder: Option<&std::path::Path>,
+    options: LoadOptions,
+) -> Result<Checked, LoadError> {
+    let bytes =
+        read_capped(reader, 0, options.limits.max_file_size).map_err(|error| LoadError { path: name.into(), error })?;
+    Ok(load_bytes(name, folder, bytes, options))
+}
+
+fn load_bytes(name: &str, folder: Option<&std::path::Path>, bytes: Vec<u8>, options: LoadOptions) -> Checked {
     if bytes.len() > options.limits.max_file_size {
-        let source = SourceFile::new(path.display().to_string(), String::new());
-        return Ok(Checked {
+        let source = SourceFile::new(name, String::new());
+        return Checked {
             source,
             ast: ast::File::default(),
             diagnostics: vec![syntax::too_large(options.limits.max_file_size)],
-        });
+        };
     }
-    let (source, bad_utf8) = source_from_bytes(&path.display().to_string(), bytes);
+    let (source, bad_utf8) = source_from_bytes(name, bytes);
     if let Some(diag) = bad_utf8 {
-        return Ok(Checked { source, ast: ast::File::default(), diagnostics: vec![diag] });
+        return Checked { source, ast: ast::File::default(), diagnostics: vec![diag] };
     }
     let samples = match options.skip_samples {
         true => check::samples::Samples::none(),
-        false => {
-            check::samples::Samples::in_folder(path.parent().map(std::path::Path::to_path_buf).unwrap_or_default())
-        }
+        false => check::samples::Samples::in_folder(folder.map(std::path::Path::to_path_buf).unwrap_or_default()),
     };
-    Ok(check_source_in(source, options.limits, &samples))
+    check_source_in(source, options.limits, &samples)
 }

@@ -26,6 +26,13 @@ fn limits_of(text: &str) -> Limits {
 
 fn check_fixture(path: &Path) -> blkc::Checked {
     let name = format!("fixtures/check/{}", path.file_name().unwrap().to_string_lossy());
+    if path.is_dir() {
+        // A fixture that cannot be read (B007): a folder named like a file.
+        let err = blkc::load(path, blkc::LoadOptions::default()).expect_err("a folder cannot be read as a file");
+        let mut checked = err.into_checked();
+        checked.source.name = name;
+        return checked;
+    }
     let bytes = std::fs::read(path).unwrap();
     let (source, bad_utf8) = blkc::source_from_bytes(&name, bytes);
     match bad_utf8 {

@@ -50,11 +50,11 @@ unsafe impl GlobalAlloc for Counting {
 fn seeds() -> Vec<Vec<u8>> {
     let root = env!("CARGO_MANIFEST_DIR");
     let mut seeds = Vec::new();
-    for dir in ["examples", "tests/fixtures/check", "tests/fixtures/run"] {
+    for dir in ["examples", "tests/fixtures/check", "tests/fixtures/run", "tests/fixtures/mistakes"] {
         let mut paths: Vec<_> = std::fs::read_dir(format!("{root}/{dir}"))
             .unwrap()
             .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "blk"))
+            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "blk"))
             .collect();
         paths.sort();
         seeds.extend(paths.iter().map(|p| std::fs::read(p).unwrap()));

@@ -4,6 +4,7 @@
 
 mod support {
     pub mod cli;
+    pub mod node;
     pub mod print;
     pub mod server;
 }
@@ -13,6 +14,7 @@ mod build;
 mod check_fixtures;
 mod cli;
 mod docs;
+mod formats;
 mod fuzz;
 mod hardening;
 mod mistakes;

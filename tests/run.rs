@@ -333,7 +333,7 @@ fn a_slow_server_hits_the_time_out() {
     assert_eq!(ran.code, 3, "{}", ran.stdout);
     let error = &ran.of("error")[0];
     assert_eq!(error["code"], "B303");
-    assert_eq!(error["at"]["line"], 2);
+    assert_eq!(error["span"]["start"]["line"], 2);
 }
 
 #[test]

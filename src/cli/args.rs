@@ -14,19 +14,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Check files for every mistake that can be seen before a request is sent
-    Check {
-        /// The .blk files to check
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-        #[command(flatten)]
-        output: Output,
-        /// Treat warnings as errors (exit code 1)
-        #[arg(long)]
-        deny_warnings: bool,
-        /// Threads for parsing large files (default: the number of cores)
-        #[arg(long, short = 'j')]
-        jobs: Option<usize>,
-    },
+    Check(CheckArgs),
     /// Run a command or event, sending its requests for real
     Run(RunArgs),
     /// Send one block's test request, show the response and every path into it
@@ -51,6 +39,49 @@ pub enum Command {
         /// The code, like B101
         code: String,
     },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// The .blk files to check; `-` reads standard input
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// How to print the findings (docs/cli.md)
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
+    /// When to use colour in text output
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    pub color: Color,
+    /// Treat warnings as errors (exit code 1)
+    #[arg(long)]
+    pub deny_warnings: bool,
+    /// Threads for parsing large files (default: the number of cores)
+    #[arg(long, short = 'j')]
+    pub jobs: Option<usize>,
+    /// Make the fixes that are certain (a misspelled keyword, `:` for `=`)
+    /// in the files, then report what is left; for standard input, print
+    /// the fixed text on standard output
+    #[arg(long)]
+    pub fix: bool,
+    /// The file standard input stands for: reports name it, and samples are
+    /// read from its folder
+    #[arg(long, value_name = "NAME")]
+    pub stdin_filename: Option<PathBuf>,
+}
+
+/// The formats of `blkc check`'s findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    /// Reports with the source, on standard error
+    Text,
+    /// One JSON document with every file's diagnostics
+    Json,
+    /// `file:line:col: severity[CODE]: message`, a line each
+    Short,
+    /// GitHub Actions annotations (`::error file=…::…`)
+    Github,
+    /// A SARIF 2.1.0 log, for code-scanning services
+    Sarif,
 }
 
 #[derive(Debug, Subcommand)]

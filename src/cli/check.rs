@@ -1,59 +1,144 @@
-//! `blkc check FILE…`: every finding of every file, in text or JSON.
+//! `blkc check FILE…`: every finding of every file, in the format asked for
+//! (text, json, short, github, sarif), with `--fix` making the certain fixes.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::Path;
 
-use blkc::diagnostics::{render_json, render_terminal, Severity};
-use blkc::LoadOptions;
+use blkc::diagnostics::{apply_certain, formats, render_json, render_terminal, Severity};
+use blkc::{Checked, LoadOptions};
 
-use super::args::{Format, Output};
+use super::args::{CheckArgs, CheckFormat};
 use super::report::{self, Exit};
 
-pub fn check(files: &[PathBuf], output: &Output, deny_warnings: bool, jobs: Option<usize>) -> Exit {
-    let opts = report::render_options(output.color);
+pub fn check(args: &CheckArgs) -> Exit {
+    let opts = report::render_options(args.color);
+    let stdin = args.files.iter().filter(|p| p.as_os_str() == "-").count();
+    if stdin > 1 {
+        return report::usage("`-` (standard input) can be given once");
+    }
+    if args.fix && stdin == 1 && args.format != CheckFormat::Text {
+        return report::usage("`--fix` on standard input prints the fixed text there; leave out `--format`");
+    }
     let mut options = LoadOptions::default();
-    if let Some(jobs) = jobs {
+    if let Some(jobs) = args.jobs {
         options.limits.threads = jobs.max(1);
     }
-    let mut failed = false;
-    let mut io_error = false;
-    let mut json = Vec::new();
-    let (mut errors, mut warnings) = (0, 0);
-    for path in files {
-        let checked = match blkc::load(path, options) {
+    let (mut failed, mut unreadable) = (false, false);
+    let mut checked_files: Vec<Checked> = Vec::new();
+    let mut stdout = std::io::stdout().lock();
+    for path in &args.files {
+        let mut checked = match read(path, args.stdin_filename.as_deref(), options) {
             Ok(c) => c,
             Err(e) => {
-                report::usage(e);
-                io_error = true;
-                continue;
+                unreadable = true;
+                e.into_checked()
             }
         };
-        // The AST is not freed: the process ends soon after, and the OS takes
-        // the memory back faster than walking the tree to free it.
-        let checked = std::mem::ManuallyDrop::new(checked);
-        errors += checked.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
-        warnings += checked.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count();
-        failed |= checked.has_errors() || (deny_warnings && warnings > 0);
-        match output.format {
-            Format::Text => eprint!("{}", render_terminal(&checked.source, &checked.diagnostics, opts)),
-            Format::Json => {
-                if let serde_json::Value::Object(mut o) = render_json(&checked.source, &checked.diagnostics) {
-                    if let Some(serde_json::Value::Array(items)) = o.remove("diagnostics") {
-                        json.extend(items);
-                    }
-                }
+        if args.fix {
+            match fix(path, checked, args.stdin_filename.as_deref(), options, &mut stdout) {
+                Ok(c) => checked = c,
+                Err(exit) => return exit,
             }
         }
+        let warnings = checked.diagnostics.iter().any(|d| d.severity == Severity::Warning);
+        failed |= checked.has_errors() || (args.deny_warnings && warnings);
+        match args.format {
+            CheckFormat::Text => eprint!("{}", render_terminal(&checked.source, &checked.diagnostics, opts)),
+            CheckFormat::Short => {
+                let _ = stdout.write_all(formats::short(&checked.source, &checked.diagnostics).as_bytes());
+            }
+            CheckFormat::Github => {
+                let _ = stdout.write_all(formats::github(&checked.source, &checked.diagnostics).as_bytes());
+            }
+            CheckFormat::Json | CheckFormat::Sarif => {}
+        }
+        if matches!(args.format, CheckFormat::Json | CheckFormat::Sarif) {
+            // Kept for the one document printed at the end; the AST is not
+            // needed for it.
+            checked.ast = Default::default();
+            checked_files.push(checked);
+        } else {
+            // The AST is not freed: the process ends soon after, and the OS
+            // takes the memory back faster than walking the tree to free it.
+            std::mem::forget(checked);
+        }
     }
-    if output.format == Format::Json {
-        let doc = serde_json::json!({ "errors": errors, "warnings": warnings, "diagnostics": json });
-        let mut stdout = std::io::stdout().lock();
-        let _ = stdout.write_all(report::json(&doc, true).as_bytes());
-        let _ = writeln!(stdout);
+    match args.format {
+        CheckFormat::Json => {
+            let _ = writeln!(stdout, "{}", report::json(&json_document(&checked_files), true));
+        }
+        CheckFormat::Sarif => {
+            let files: Vec<_> = checked_files.iter().map(|c| (&c.source, c.diagnostics.as_slice())).collect();
+            let _ = writeln!(stdout, "{}", report::json(&formats::sarif(&files), true));
+        }
+        _ => {}
     }
-    match (io_error, failed) {
+    match (unreadable, failed) {
         (true, _) => Exit::Usage,
         (false, true) => Exit::Diagnostics,
         (false, false) => Exit::Success,
     }
+}
+
+/// Reads a file, or standard input for `-`.
+fn read(path: &Path, stdin_name: Option<&Path>, options: LoadOptions) -> Result<Checked, blkc::LoadError> {
+    if path.as_os_str() != "-" {
+        return blkc::load(path, options);
+    }
+    let name = stdin_name.map_or("<stdin>".to_string(), |n| n.display().to_string());
+    let folder = stdin_name.map(|n| n.parent().unwrap_or(Path::new("")));
+    blkc::load_reader(std::io::stdin().lock(), &name, folder, options)
+}
+
+/// Makes the certain fixes of a file (over and over, as one fix can reveal
+/// the next mistake, at most a few rounds) and writes it back; for standard
+/// input, prints the fixed text. Returns the file as checked at the end.
+fn fix(
+    path: &Path,
+    mut checked: Checked,
+    stdin_name: Option<&Path>,
+    options: LoadOptions,
+    stdout: &mut dyn Write,
+) -> Result<Checked, Exit> {
+    let original = checked.source.text.clone();
+    let mut total = 0;
+    for _ in 0..8 {
+        let (fixed, applied) = apply_certain(&checked.source.text, &checked.diagnostics);
+        if applied == 0 {
+            break;
+        }
+        total += applied;
+        let name = checked.source.name.clone();
+        let folder = if path.as_os_str() == "-" { stdin_name.and_then(Path::parent) } else { path.parent() };
+        checked = blkc::load_reader(fixed.as_bytes(), &name, folder, options).map_err(report::usage)?;
+    }
+    if path.as_os_str() == "-" {
+        let _ = stdout.write_all(checked.source.text.as_bytes());
+    } else if checked.source.text != original {
+        std::fs::write(path, &checked.source.text)
+            .map_err(|e| report::usage(format!("cannot write `{}`: {e}", path.display())))?;
+    }
+    if total > 0 {
+        let s = if total == 1 { "" } else { "s" };
+        eprintln!("{}: fixed {total} problem{s}", checked.source.name);
+    }
+    Ok(checked)
+}
+
+/// `blkc check --format json`: every file's diagnostics in one document,
+/// with the totals.
+fn json_document(files: &[Checked]) -> serde_json::Value {
+    let mut diagnostics = Vec::new();
+    let (mut errors, mut warnings, mut hints) = (0, 0, 0);
+    for c in files {
+        if let serde_json::Value::Object(mut o) = render_json(&c.source, &c.diagnostics) {
+            errors += o["errors"].as_u64().unwrap_or(0);
+            warnings += o["warnings"].as_u64().unwrap_or(0);
+            hints += o["hints"].as_u64().unwrap_or(0);
+            if let Some(serde_json::Value::Array(items)) = o.remove("diagnostics") {
+                diagnostics.extend(items);
+            }
+        }
+    }
+    serde_json::json!({ "errors": errors, "warnings": warnings, "hints": hints, "diagnostics": diagnostics })
 }

@@ -29,7 +29,7 @@ pub fn main() -> ExitCode {
     quiet_on_closed_pipes();
     let cli = Cli::parse();
     let exit = match cli.command {
-        Command::Check { files, output, deny_warnings, jobs } => check::check(&files, &output, deny_warnings, jobs),
+        Command::Check(args) => check::check(&args),
         Command::Run(args) => run::run(&args),
         Command::Test(args) => test::test(&args),
         Command::Build { file, output } => build::build(&file, output.as_deref()),

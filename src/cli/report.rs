@@ -6,7 +6,6 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use blkc::diagnostics::{render_json, render_terminal, Code, Diagnostic, RenderOptions};
-use blkc::source::SourceFile;
 use blkc::Checked;
 
 use super::args::{Color, Format};
@@ -94,10 +93,4 @@ pub fn json(value: &impl serde::Serialize, pretty: bool) -> String {
     } else {
         text
     }
-}
-
-/// A position in JSON events: file, line and column of a byte offset.
-pub fn position(source: &SourceFile, span: blkc::source::Span) -> serde_json::Value {
-    let (line, column) = source.line_col(span.start as usize);
-    serde_json::json!({ "file": source.name, "line": line, "column": column })
 }

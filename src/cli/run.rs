@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
-use blkc::diagnostics::{did_you_mean, render_reports, RenderOptions, Severity};
+use blkc::diagnostics::{diagnostic_json, did_you_mean, render_reports, span_json, RenderOptions, Severity};
 use blkc::eval::{self, Event, Options, VarStore};
 use blkc::plan::TreeKind;
 use blkc::source::SourceFile;
@@ -13,7 +13,7 @@ use blkc::LoadOptions;
 
 use super::args::{Format, MissingAs, RunArgs};
 use super::inputs::{http_limits, inputs};
-use super::report::{self, position, Exit};
+use super::report::{self, Exit};
 
 fn options(args: &RunArgs, file: &Path) -> Result<Options, String> {
     Ok(Options {
@@ -166,15 +166,26 @@ impl VarStore for LazyStore {
     }
 }
 
+/// An event as a JSON line. A warning is the diagnostic object of
+/// `blkc check --format json` with `"event": "warning"`; a request carries
+/// the span of its block, in the same span object.
 fn event_json(event: &Event, source: &SourceFile) -> serde_json::Value {
-    let mut value = serde_json::to_value(event).unwrap_or_default();
-    let span = match event {
-        Event::Request(r) => Some(r.span),
-        Event::Warning(w) => Some(w.span),
-        _ => None,
+    let index = source.line_index();
+    let mut value = match event {
+        Event::Warning(w) => diagnostic_json(source, &index, &w.diagnostic),
+        _ => serde_json::to_value(event).unwrap_or_default(),
     };
-    if let (Some(span), Some(obj)) = (span, value.as_object_mut()) {
-        obj.insert("at".into(), position(source, span));
+    if let Some(obj) = value.as_object_mut() {
+        match event {
+            Event::Warning(_) => {
+                obj.insert("event".into(), "warning".into());
+            }
+            Event::Request(r) => {
+                obj.insert("file".into(), source.name.clone().into());
+                obj.insert("span".into(), span_json(&index, r.span));
+            }
+            _ => {}
+        }
     }
     value
 }
@@ -225,15 +236,10 @@ fn report_failure(source: &SourceFile, diag: &blkc::diagnostics::Diagnostic, for
     match format {
         Format::Text => eprint!("{}", render_reports(source, std::slice::from_ref(diag), opts)),
         Format::Json => {
-            let mut value = serde_json::json!({
-                "event": "error",
-                "code": diag.code.as_str(),
-                "severity": Severity::Error,
-                "message": diag.message,
-                "help": diag.help,
-            });
-            if let (Some(span), Some(obj)) = (diag.primary_span(), value.as_object_mut()) {
-                obj.insert("at".into(), position(source, span));
+            let mut value = diagnostic_json(source, &source.line_index(), diag);
+            if let Some(obj) = value.as_object_mut() {
+                obj.insert("event".into(), "error".into());
+                obj.insert("severity".into(), serde_json::to_value(Severity::Error).unwrap_or_default());
             }
             println!("{}", report::json(&value, false));
             println!("{}", report::json(&serde_json::json!({ "event": "done", "ok": false }), false));

@@ -3,6 +3,7 @@
 //! Every code is listed once in [`codes!`]; its page lives in
 //! `docs/codes/<CODE>.md` and is compiled in for `blkc explain`.
 
+pub mod formats;
 mod render;
 
 pub use render::{diagnostic_json, render_json, render_reports, render_terminal, span_json, summary, RenderOptions};
@@ -58,6 +59,7 @@ codes! {
     InvalidEscape = "B004", Error, "invalid escape in a string";
     MalformedVariable = "B005", Error, "malformed `{…}` variable";
     InvalidUtf8 = "B006", Error, "file is not UTF-8";
+    Unreadable = "B007", Error, "file cannot be read";
     // Checking.
     DuplicateBlock = "B101", Error, "duplicate block name in one command or event";
     UnsupportedMethod = "B102", Error, "unsupported HTTP method";

@@ -146,12 +146,17 @@ impl miette::SourceCode for IndexedSource<'_> {
         let window = &self.text.as_bytes()[start..end];
         let local = miette::SourceSpan::new((span.offset() - start).into(), span.len());
         let contents = window.read_span(&local, before, after)?;
+        let offset = contents.span().offset() + start;
+        // Columns count characters, as in every other format (miette's own
+        // count is bytes; the header `file:line:col` shows this one).
+        let line_start = self.line_starts[self.line_of(offset)];
+        let column = self.text.get(line_start..offset).map_or(contents.column(), |t| t.chars().count());
         Ok(Box::new(miette::MietteSpanContents::new_named(
             self.name.to_string(),
             contents.data(),
-            miette::SourceSpan::new((contents.span().offset() + start).into(), contents.span().len()),
+            miette::SourceSpan::new(offset.into(), contents.span().len()),
             contents.line() + first,
-            contents.column(),
+            column,
             contents.line_count() + first,
         )))
     }

@@ -1,0 +1,51 @@
+//! The npm packages the tests drive as real clients (tests/node): installed
+//! from the committed package-lock.json by `.ci/run`, or here, once per
+//! test run, when they are missing.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/node");
+
+/// `tests/node/node_modules`, installed with `npm ci` if it is missing or
+/// older than the lock file.
+pub fn modules() -> PathBuf {
+    static INSTALLED: OnceLock<PathBuf> = OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            let modules = PathBuf::from(DIR).join("node_modules");
+            let installed = modules.join(".package-lock.json");
+            let modified = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+            let lock = modified(&PathBuf::from(DIR).join("package-lock.json"));
+            if modified(&installed).is_none() || modified(&installed) < lock {
+                let status = Command::new("npm")
+                    .args(["ci", "--no-audit", "--no-fund"])
+                    .current_dir(DIR)
+                    .status()
+                    .expect("npm must be installed to run the tests that drive real clients");
+                assert!(status.success(), "`npm ci` in tests/node failed");
+            }
+            modules
+        })
+        .clone()
+}
+
+/// Microsoft's SARIF validator (`sarif-multitool`), ready to run. Its
+/// package marks the binary executable in an install script, which npm may
+/// be set not to run; the test does what the script would.
+pub fn sarif_multitool() -> PathBuf {
+    let tool = modules().join("@microsoft/sarif-multitool-linux/Sarif.Multitool");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(meta) = std::fs::metadata(&tool) {
+            let mut perms = meta.permissions();
+            if perms.mode() & 0o100 == 0 {
+                perms.set_mode(perms.mode() | 0o100);
+                let _ = std::fs::set_permissions(&tool, perms);
+            }
+        }
+    }
+    tool
+}
