@@ -74,6 +74,23 @@ pub fn check_source_in(source: SourceFile, limits: syntax::Limits, samples: &che
     Checked { source, ast: parsed.ast, diagnostics }
 }
 
+/// Makes the certain suggestions of a checked file, checking again after
+/// each round (a fix can uncover the next mistake), at most eight rounds.
+/// `recheck` checks a new text as the same file. Returns the file as last
+/// checked and how many suggestions were made.
+pub fn fix_certain(mut checked: Checked, mut recheck: impl FnMut(String) -> Checked) -> (Checked, usize) {
+    let mut total = 0;
+    for _ in 0..8 {
+        let (fixed, applied) = diagnostics::apply_certain(&checked.source.text, &checked.diagnostics);
+        if applied == 0 {
+            break;
+        }
+        total += applied;
+        checked = recheck(fixed);
+    }
+    (checked, total)
+}
+
 /// How [`load`] reads a file.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LoadOptions {

@@ -6,7 +6,7 @@
 //! help line; where the fix is certain, `blkc check --fix` must leave a file
 //! that checks clean. The snapshot shows the report and the fixed file.
 
-use blkc::diagnostics::{apply_certain, render_terminal, Confidence, RenderOptions, Severity};
+use blkc::diagnostics::{render_terminal, Confidence, RenderOptions, Severity};
 use blkc::source::SourceFile;
 
 fn check(name: &str, text: &str) -> blkc::Checked {
@@ -46,9 +46,9 @@ fn each_mistake_gets_one_diagnostic_at_its_token() {
         let opts = RenderOptions { color: false, width: 100 };
         let mut shown = render_terminal(&checked.source, &checked.diagnostics, opts);
         if diag.suggestions.iter().any(|s| s.confidence == Confidence::Certain) {
-            let (fixed, applied) = apply_certain(&checked.source.text, &checked.diagnostics);
+            let (after, applied) = blkc::fix_certain(check(&name, &text), |fixed| check(&name, &fixed));
             assert!(applied > 0);
-            let after = check(&name, &fixed);
+            let fixed = after.source.text.clone();
             let left: Vec<_> = after.diagnostics.iter().filter(|d| d.severity != Severity::Hint).collect();
             assert!(left.is_empty(), "{name}: `--fix` left {left:#?}\n{fixed}");
             shown.push_str("\n── after `blkc check --fix` ──\n");

@@ -170,7 +170,7 @@ impl<'a> Walk<'_, 'a> {
                 "a response is read with a path: `{{api_{block}[response]}}` or `{{api_{block}[response.key]}}`"
             ))
         } else if let Some(s) = suggestion {
-            diag.help(format!("did you mean `{{{s}}}`?"))
+            diag.help(format!("did you mean `{{{s}}}`?")).fix(format!("write `{s}`"), name.span, s)
         } else if let Some(option) = n.strip_prefix("option_") {
             match self.tree.kind {
                 TreeKind::Command => diag.help(format!("declare the option in this command: `option {option} \"…\"`")),

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use blkc::diagnostics::{apply_certain, formats, render_json, render_terminal, Severity};
+use blkc::diagnostics::{formats, render_json, render_terminal, Severity};
 use blkc::{Checked, LoadOptions};
 
 use super::args::{CheckArgs, CheckFormat};
@@ -95,23 +95,18 @@ fn read(path: &Path, stdin_name: Option<&Path>, options: LoadOptions) -> Result<
 /// input, prints the fixed text. Returns the file as checked at the end.
 fn fix(
     path: &Path,
-    mut checked: Checked,
+    checked: Checked,
     stdin_name: Option<&Path>,
     options: LoadOptions,
     stdout: &mut dyn Write,
 ) -> Result<Checked, Exit> {
     let original = checked.source.text.clone();
-    let mut total = 0;
-    for _ in 0..8 {
-        let (fixed, applied) = apply_certain(&checked.source.text, &checked.diagnostics);
-        if applied == 0 {
-            break;
-        }
-        total += applied;
-        let name = checked.source.name.clone();
-        let folder = if path.as_os_str() == "-" { stdin_name.and_then(Path::parent) } else { path.parent() };
-        checked = blkc::load_reader(fixed.as_bytes(), &name, folder, options).map_err(report::usage)?;
-    }
+    let name = checked.source.name.clone();
+    let folder = if path.as_os_str() == "-" { stdin_name.and_then(Path::parent) } else { path.parent() };
+    let (checked, total) = blkc::fix_certain(checked, |fixed| {
+        // Reading from memory cannot fail.
+        blkc::load_reader(fixed.as_bytes(), &name, folder, options).unwrap_or_else(blkc::LoadError::into_checked)
+    });
     if path.as_os_str() == "-" {
         let _ = stdout.write_all(checked.source.text.as_bytes());
     } else if checked.source.text != original {

@@ -31,12 +31,15 @@ const RECOGNISERS: &[Recogniser] = &[
     condition_habits,
     missing_open_brace,
     header_in_one_string,
+    call_parens,
+    top_level_node,
     quoted_name,
     name_with_hyphen,
     slash_in_name,
     unquoted_string,
     concatenation,
     foreign_literal,
+    lost_close_brace,
     foreign_word,
 ];
 
@@ -335,8 +338,29 @@ fn colon(f: &Failure<'_>) -> Option<Diagnostic> {
     }
     // A colon after a keyword or a name: `method: GET`, `url: https://…`,
     // `option city: "…"`, `headers: { … }`.
-    let keyword = previous_word(f.text, f.at).map_or("", |(w, _)| w);
-    let diag = syntax(format!("no `:` after `{keyword}`")).label(span, "`:` is not used here");
+    let keyword = previous_word(f.text, f.at)
+        .filter(|(_, s)| s.end as usize == end_of_previous(f.text, f.at))
+        .map_or("", |(w, _)| w);
+    if f.expects("{") && !f.expects("=") && !matches!(keyword, "body" | "params" | "headers") {
+        // `command weather:`, `if a == b:`, `else:`: Python and YAML open
+        // a block with `:` and indentation; blk with braces.
+        let diag =
+            syntax("a block opens with `{`, not `:`").label(span, "write `{` here, and close the block with `}`");
+        let edit = Span::new(end_of_previous(f.text, f.at), f.at + 1);
+        let line = corrected_line(f.text, f.at, &[Edit { span: edit, replacement: " {".into() }]);
+        return Some(
+            diag.help(format!("open the block with `{{` and close it with `}}`: `{line} … }}`")).suggest_edits(
+                "write `{`",
+                vec![Edit { span: edit, replacement: " {".into() }],
+                Confidence::Maybe,
+            ),
+        );
+    }
+    let diag = match keyword {
+        "" => syntax("unexpected `:`"),
+        _ => syntax(format!("no `:` after `{keyword}`")),
+    }
+    .label(span, "`:` is not used here");
     let after = f.at + 1;
     let value_at = after + (f.text[after..].len() - f.text[after..].trim_start_matches([' ', '\t']).len());
     let next = f.text[value_at..].chars().next();
@@ -414,6 +438,26 @@ fn equals(f: &Failure<'_>) -> Option<Diagnostic> {
         return None;
     }
     let span = Span::new(f.at, f.at + 1);
+    let keyword = previous_word(f.text, f.at).map_or("", |(w, _)| w);
+    if matches!(keyword, "method" | "url" | "sample" | "allow" | "reply" | "platform") && !f.expects("{") {
+        let value_at = f.at + 1 + (f.text[f.at + 1..].len() - f.text[f.at + 1..].trim_start_matches([' ', '\t']).len());
+        let mut edits =
+            vec![Edit { span: Span::new(end_of_previous(f.text, f.at), value_at), replacement: " ".into() }];
+        if keyword == "method" && f.text[value_at..].starts_with('"') {
+            let close = skip_literal(f.text.as_bytes(), value_at);
+            if close < line_end(f.text, value_at) {
+                let method = f.text[value_at + 1..close].trim().to_ascii_uppercase();
+                edits.push(Edit { span: Span::new(value_at, close + 1), replacement: method });
+            }
+        }
+        let line = corrected_line(f.text, f.at, &edits);
+        return Some(
+            syntax(format!("no `=` after `{keyword}`"))
+                .label(span, "fields are written `keyword value`")
+                .help(format!("leave out the `=`: `{line}`"))
+                .suggest_edits("leave out the `=`", edits, Confidence::Certain),
+        );
+    }
     if f.expects("{") {
         let keyword = previous_word(f.text, f.at).map_or("", |(w, _)| w);
         let diag = syntax(format!("no `=` after `{keyword}`")).label(span, "`=` is not used here");
@@ -679,8 +723,20 @@ fn slash_in_name(f: &Failure<'_>) -> Option<Diagnostic> {
 /// must be a string.
 fn unquoted_string(f: &Failure<'_>) -> Option<Diagnostic> {
     let only_string = f.expects("\"") && f.tokens.iter().filter(|t| !is_blank_token(t)).all(|t| t == "\"");
+    // A value of a body or a parameter: a string, number, `true`, … .
+    let value = f.expects("\"") && f.expects("true");
     let first = f.text[f.at..].chars().next()?;
-    if !only_string || !(first.is_alphanumeric() || first == '/' || first == '<') {
+    if !(only_string || value)
+        || !(first.is_alphabetic() || (only_string && (first.is_alphanumeric() || first == '/' || first == '<')))
+    {
+        return None;
+    }
+    if value
+        && matches!(
+            f.found_text(),
+            "True" | "TRUE" | "False" | "FALSE" | "None" | "nil" | "NULL" | "Null" | "undefined" | "NaN"
+        )
+    {
         return None;
     }
     let keyword = previous_word(f.text, f.at).map_or("", |(w, _)| w);
@@ -690,9 +746,9 @@ fn unquoted_string(f: &Failure<'_>) -> Option<Diagnostic> {
         let line = &f.text[f.at..eol];
         let text = line.split(" #").next().unwrap_or(line).trim_end();
         Span::new(f.at, f.at + text.len())
-    } else if context(f) == Context::Headers || context(f) == Context::Params {
+    } else if context(f) == Context::Headers || context(f) == Context::Params || value {
         let line = &f.text[f.at..eol];
-        let text = line.split([',', '}', '#']).next().unwrap_or(line).trim_end();
+        let text = line.split([',', '}', ']', '#']).next().unwrap_or(line).trim_end();
         Span::new(f.at, f.at + text.len())
     } else {
         loose_word(f.text, f.at)
@@ -808,6 +864,17 @@ fn foreign_word(f: &Failure<'_>) -> Option<Diagnostic> {
         if let Some(d) = curl_option(f) {
             return Some(d);
         }
+        if word == "curl" {
+            return Some(curl_command(f));
+        }
+    }
+    if node && word == "var" {
+        let diag =
+            syntax("`var` declares a variable at the top level, outside commands and events").label(span, "not a node");
+        return Some(
+            diag.help("inside a command, `save name = value` sets a custom variable; declare it with `var name = \"default\"` at the top of the file")
+                .maybe_fix("write `save`", span, "save"),
+        );
     }
     let lower = word.to_ascii_lowercase();
     let candidates: Vec<&str> = KEYWORDS.iter().copied().filter(|k| f.expects(k)).collect();
@@ -872,7 +939,7 @@ fn request_line(f: &Failure<'_>, word: &str) -> Option<Diagnostic> {
     let pad = indent(f.text, f.at);
     let span = Span::new(f.at, eol);
     let replacement = format!("method {method}\n{pad}url \"{}\"", escaped(url.trim_matches('"')));
-    let diag = diag.help(format!("write `method {method}` and, on the next line, `url \"{url}\"`"));
+    let diag = diag.help(format!("write `method {method}` and, on the next line, `url \"{}\"`", url.trim_matches('"')));
     Some(diag.suggest_edits(
         "split the request line into fields",
         vec![Edit { span, replacement }],
@@ -920,4 +987,187 @@ fn curl_option(f: &Failure<'_>) -> Option<Diagnostic> {
     Some(diag.help(format!(
         "write the {field} as a field of the block (docs/language.md), like `body {{ key = \"value\" }}`"
     )))
+}
+
+/// `curl -X POST https://… -H 'Name: value'` pasted into a block.
+fn curl_command(f: &Failure<'_>) -> Diagnostic {
+    let eol = line_end(f.text, f.at);
+    let words: Vec<&str> = f.text[f.found_span.end as usize..eol].split_whitespace().collect();
+    let mut method = None;
+    let mut url = None;
+    let mut headers = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let unquote = |w: &str| w.trim_matches(|c| c == '"' || c == '\'').to_string();
+        match words[i] {
+            "-X" | "--request" => {
+                method = words.get(i + 1).map(|m| unquote(m).to_ascii_uppercase());
+                i += 1;
+            }
+            "-H" | "--header" => {
+                // A header value may hold blanks: read up to the closing quote.
+                let mut value = String::new();
+                while let Some(w) = words.get(i + 1) {
+                    i += 1;
+                    if !value.is_empty() {
+                        value.push(' ');
+                    }
+                    value.push_str(w);
+                    if value.len() > 1 && (value.ends_with('\'') || value.ends_with('"')) {
+                        break;
+                    }
+                }
+                if let Some((k, v)) = unquote(&value).split_once(':') {
+                    headers.push(format!("{} = \"{}\"", k.trim(), escaped(v.trim())));
+                }
+            }
+            w if w.trim_matches(|c| c == '"' || c == '\'').starts_with("http") => url = Some(unquote(w)),
+            _ => {}
+        }
+        i += 1;
+    }
+    let diag = syntax("a curl command is written as the block's fields").label(f.found_span, "curl is not a field");
+    let Some(url) = url else {
+        return diag
+            .help("write the request as fields: `method POST`, `url \"https://…\"`, `headers { Name = \"value\" }`");
+    };
+    let pad = indent(f.text, f.at);
+    let mut lines =
+        vec![format!("method {}", method.unwrap_or_else(|| "GET".into())), format!("url \"{}\"", escaped(&url))];
+    if !headers.is_empty() {
+        lines.push(format!("headers {{ {} }}", headers.join(", ")));
+    }
+    let replacement = lines.join(&format!("\n{pad}"));
+    diag.help(format!("write the request as fields: `{}`", lines.join("`, `"))).suggest_edits(
+        "write the fields",
+        vec![Edit { span: Span::new(f.at, eol), replacement }],
+        Confidence::Certain,
+    )
+}
+
+/// `reply("hi")`, `command weather() {`: parentheses from function calls.
+fn call_parens(f: &Failure<'_>) -> Option<Diagnostic> {
+    if !f.text[f.at..].starts_with('(') || f.at == 0 {
+        return None;
+    }
+    let glued = is_name_char(f.text.as_bytes()[f.at - 1]);
+    let (keyword, _) = previous_word(f.text, f.at)?;
+    let eol = line_end(f.text, f.at);
+    let close = f.at + f.text[f.at..eol].find(')')?;
+    let open = Span::new(f.at, f.at + 1);
+    let inner = f.text[f.at + 1..close].trim();
+    let (message, edits) = if inner.is_empty() {
+        (
+            "a name takes no parentheses".to_string(),
+            vec![Edit { span: Span::new(f.at, close + 1), replacement: String::new() }],
+        )
+    } else {
+        (
+            format!("`{keyword}` is not a function: write its value after it"),
+            vec![
+                Edit { span: open, replacement: if glued { " ".into() } else { String::new() } },
+                Edit { span: Span::new(close, close + 1), replacement: String::new() },
+            ],
+        )
+    };
+    let line = corrected_line(f.text, f.at, &edits);
+    let help = if inner.is_empty() {
+        format!("leave out `()` (a command's inputs are `option`s): `{line}`")
+    } else {
+        format!("leave out the parentheses: `{line}`")
+    };
+    Some(syntax(message).label(open, "parentheses are not used here").help(help).suggest_edits(
+        "leave out the parentheses",
+        edits,
+        Confidence::Certain,
+    ))
+}
+
+/// `save` at the top level of a file.
+fn top_level_node(f: &Failure<'_>) -> Option<Diagnostic> {
+    if f.at != f.item || !f.expects("command") {
+        return None;
+    }
+    let word = f.found_text();
+    let message = match word {
+        "save" => "`save` runs inside a command or event; a variable is declared at the top level with `var`",
+        "reply" | "api" | "if" | "option" => "this node belongs inside a command or event",
+        _ => return None,
+    };
+    let diag = syntax(message).label(f.found_span, "outside any command or event");
+    if word == "save" {
+        return Some(
+            diag.help("declare the variable with its default at the top level: `var name = \"default\"`, or move the `save` into a command")
+                .maybe_fix("write `var`", f.found_span, "var"),
+        );
+    }
+    Some(diag.help(format!("put it inside a command: `command name {{ {word} … }}`")))
+}
+
+/// A keyword that cannot stand where it is, because a `{` before it was
+/// never closed (`body { name = "Ann"` then `}` closes the block instead).
+/// Indentation tells which `{` lost its `}`: the first one closed by a `}`
+/// indented less than its own line.
+fn lost_close_brace(f: &Failure<'_>) -> Option<Diagnostic> {
+    let word = f.found_text();
+    if !f.expects("}") || !KEYWORDS.contains(&word) || word == "else" {
+        return None;
+    }
+    let bytes = f.text.as_bytes();
+    let mut open: Vec<usize> = Vec::new();
+    let mut mismatch = None;
+    let mut i = f.item;
+    while i < f.at {
+        match bytes[i] {
+            b'"' | b'#' => i = skip_literal(bytes, i),
+            b'{' => open.push(i),
+            b'}' => {
+                if let Some(o) = open.pop() {
+                    if mismatch.is_none() && indent(f.text, i).len() < indent(f.text, o).len() {
+                        mismatch = Some((o, i));
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let head = |o: usize| f.text[line_start(f.text, o)..o].trim().to_string();
+    if let Some((o, close)) = mismatch {
+        let at = end_of_previous(f.text, line_start(f.text, close));
+        // `body { name = "Ann"`: closed on its own line; else on a new one.
+        let same_line = line_start(f.text, at) == line_start(f.text, o);
+        let replacement = if same_line { " }".to_string() } else { format!("\n{}}}", indent(f.text, o)) };
+        let edit = Edit { span: Span::new(at, at), replacement };
+        return Some(
+            syntax(format!("`{} {{` is never closed", head(o)))
+                .label(Span::new(o, o + 1), "this `{` has no `}`")
+                .related(Span::new(close, close + 1), "so this `}` closes it, and the block around it stays open")
+                .help(format!(
+                    "close it with `}}` after its last line (line {})",
+                    f.text[..at].matches('\n').count() + 1
+                ))
+                .suggest_edits("add the missing `}`", vec![edit], Confidence::Certain),
+        );
+    }
+    let o = *open.last()?;
+    if indent(f.text, f.at).len() > indent(f.text, o).len() {
+        // Indented inside the block on purpose: it is in the wrong place.
+        let inside = head(o);
+        return Some(
+            syntax(format!("`{word}` cannot go inside `{inside} {{ … }}`"))
+                .label(f.found_span, "not allowed here")
+                .related(Span::new(o, o + 1), "inside this")
+                .help(format!("move it out, after the `}}` that closes `{inside}`")),
+        );
+    }
+    let at = end_of_previous(f.text, f.at);
+    let edit = Edit { span: Span::new(at, at), replacement: format!("\n{}}}", indent(f.text, o)) };
+    Some(
+        syntax(format!("`{} {{` is never closed", head(o)))
+            .label(Span::new(o, o + 1), "this `{` has no `}`")
+            .related(f.found_span, format!("`{word}` would be inside it"))
+            .help(format!("close it with `}}` before `{word}`"))
+            .suggest_edits("add the missing `}`", vec![edit], Confidence::Maybe),
+    )
 }

@@ -253,6 +253,15 @@ fn not_a_variable(inner: &str, whole: Span) -> Diagnostic {
             "api_",
         );
     }
+    let joined = inner.replace(['.', '-'], "_");
+    if is_ident(&joined) {
+        let fixed = format!("{{{joined}}}");
+        return diag.help(format!("a variable's name joins its words with `_`: `{fixed}`")).maybe_fix(
+            format!("write `{fixed}`"),
+            whole,
+            fixed,
+        );
+    }
     diag.help("variables are names like `{user_name}` or `{api_block[response.key]}`; write `\\{` for a literal brace")
 }
 
