@@ -19,7 +19,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use blkc::diagnostics::{render_json, render_terminal, RenderOptions};
+use blkc::diagnostics::{apply_certain, formats, render_json, render_terminal, RenderOptions};
 
 /// Counts live heap bytes and their peak, for the memory finding class.
 pub struct Counting;
@@ -179,7 +179,8 @@ fn mutate(seeds: &[Vec<u8>], rng: &mut Rng) -> Vec<u8> {
     bytes
 }
 
-/// The whole front end on one input: parse, check, render both ways, build.
+/// The whole front end on one input: parse, check, render in every format,
+/// make the certain fixes, build.
 fn front_end(bytes: Vec<u8>) {
     let (source, bad_utf8) = blkc::source_from_bytes("fuzz.blk", bytes);
     let checked = match bad_utf8 {
@@ -189,6 +190,12 @@ fn front_end(bytes: Vec<u8>) {
     let text = render_terminal(&checked.source, &checked.diagnostics, RenderOptions::default());
     let json = render_json(&checked.source, &checked.diagnostics);
     assert!(!text.is_empty() && json.is_object());
+    let short = formats::short(&checked.source, &checked.diagnostics);
+    assert_eq!(short.lines().count(), checked.diagnostics.len());
+    let _ = formats::github(&checked.source, &checked.diagnostics);
+    let _ = formats::sarif(&[(&checked.source, checked.diagnostics.as_slice())]);
+    // The certain fixes apply to any file.
+    let _ = apply_certain(&checked.source.text, &checked.diagnostics);
     if let Ok(plan) = blkc::plan::lower(&checked) {
         assert!(serde_json::to_string(&plan).is_ok());
     }
