@@ -10,6 +10,7 @@ pub mod ast;
 pub mod check;
 pub mod diagnostics;
 pub mod eval;
+pub mod format;
 pub mod path;
 pub mod plan;
 pub mod policy;
@@ -156,14 +157,41 @@ impl LoadError {
     }
 }
 
+/// Reads a file's bytes, at most the size limit and one byte more (so a
+/// file over the limit is found without reading it all).
+pub fn read_bytes(path: &std::path::Path, limits: syntax::Limits) -> Result<Vec<u8>, LoadError> {
+    let error = |error| LoadError { path: path.to_path_buf(), error };
+    let file = std::fs::File::open(path).map_err(error)?;
+    let known = file.metadata().map_or(0, |m| m.len());
+    read_capped(file, known, limits.max_file_size).map_err(error)
+}
+
+/// [`read_bytes`] from a reader (standard input) that `name` stands for.
+pub fn read_bytes_from(reader: impl std::io::Read, name: &str, limits: syntax::Limits) -> Result<Vec<u8>, LoadError> {
+    read_capped(reader, 0, limits.max_file_size).map_err(|error| LoadError { path: name.into(), error })
+}
+
+/// Bytes read by [`read_bytes`] as a source file, or the diagnostic that
+/// says why they are not one (too large, not UTF-8).
+pub fn source_of(
+    name: &str,
+    bytes: Vec<u8>,
+    limits: syntax::Limits,
+) -> Result<SourceFile, Box<(SourceFile, Diagnostic)>> {
+    if bytes.len() > limits.max_file_size {
+        return Err(Box::new((SourceFile::new(name, String::new()), syntax::too_large(limits.max_file_size))));
+    }
+    match source_from_bytes(name, bytes) {
+        (source, None) => Ok(source),
+        (source, Some(diag)) => Err(Box::new((source, diag))),
+    }
+}
+
 /// Reads, parses and checks a file: the one entry every subcommand uses,
 /// so `check`, `run`, `test` and `build` judge a file alike. Samples are
 /// read from the file's folder unless `options.skip_samples`.
 pub fn load(path: &std::path::Path, options: LoadOptions) -> Result<Checked, LoadError> {
-    let error = |error| LoadError { path: path.to_path_buf(), error };
-    let file = std::fs::File::open(path).map_err(error)?;
-    let known = file.metadata().map_or(0, |m| m.len());
-    let bytes = read_capped(file, known, options.limits.max_file_size).map_err(error)?;
+    let bytes = read_bytes(path, options.limits)?;
     Ok(load_bytes(&path.display().to_string(), path.parent(), bytes, options))
 }
 
@@ -176,24 +204,18 @@ pub fn load_reader(
     folder: Option<&std::path::Path>,
     options: LoadOptions,
 ) -> Result<Checked, LoadError> {
-    let bytes =
-        read_capped(reader, 0, options.limits.max_file_size).map_err(|error| LoadError { path: name.into(), error })?;
+    let bytes = read_bytes_from(reader, name, options.limits)?;
     Ok(load_bytes(name, folder, bytes, options))
 }
 
 fn load_bytes(name: &str, folder: Option<&std::path::Path>, bytes: Vec<u8>, options: LoadOptions) -> Checked {
-    if bytes.len() > options.limits.max_file_size {
-        let source = SourceFile::new(name, String::new());
-        return Checked {
-            source,
-            ast: ast::File::default(),
-            diagnostics: vec![syntax::too_large(options.limits.max_file_size)],
-        };
-    }
-    let (source, bad_utf8) = source_from_bytes(name, bytes);
-    if let Some(diag) = bad_utf8 {
-        return Checked { source, ast: ast::File::default(), diagnostics: vec![diag] };
-    }
+    let source = match source_of(name, bytes, options.limits) {
+        Ok(source) => source,
+        Err(bad) => {
+            let (source, diag) = *bad;
+            return Checked { source, ast: ast::File::default(), diagnostics: vec![diag] };
+        }
+    };
     let samples = match options.skip_samples {
         true => check::samples::Samples::none(),
         false => check::samples::Samples::in_folder(folder.map(std::path::Path::to_path_buf).unwrap_or_default()),

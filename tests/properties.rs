@@ -235,7 +235,7 @@ fn node() -> impl Strategy<Value = Node> {
     })
 }
 
-fn arb_file() -> impl Strategy<Value = File> {
+pub(crate) fn arb_file() -> impl Strategy<Value = File> {
     let tree = (
         prop::sample::select(vec![TreeKind::Command, TreeKind::Event]),
         ident(),

@@ -15,6 +15,8 @@ pub struct Cli {
 pub enum Command {
     /// Check files for every mistake that can be seen before a request is sent
     Check(CheckArgs),
+    /// Rewrite files in the one canonical layout, comments kept
+    Fmt(FmtArgs),
     /// Run a command or event, sending its requests for real
     Run(RunArgs),
     /// Send one block's test request, show the response and every path into it
@@ -67,6 +69,24 @@ pub struct CheckArgs {
     /// read from its folder
     #[arg(long, value_name = "NAME")]
     pub stdin_filename: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FmtArgs {
+    /// The .blk files to format in place; `-` formats standard input to
+    /// standard output
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Change nothing: print a unified diff of each file that is not
+    /// formatted, and exit 1 if there is one
+    #[arg(long)]
+    pub check: bool,
+    /// The file standard input stands for (reports name it)
+    #[arg(long, value_name = "NAME")]
+    pub stdin_filename: Option<PathBuf>,
+    /// When to use colour in reports of syntax errors
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    pub color: Color,
 }
 
 /// The formats of `blkc check`'s findings.

@@ -6,6 +6,7 @@ mod args;
 mod build;
 mod check;
 mod explain;
+mod fmt;
 mod inputs;
 mod report;
 mod run;
@@ -30,6 +31,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let exit = match cli.command {
         Command::Check(args) => check::check(&args),
+        Command::Fmt(args) => fmt::fmt(&args),
         Command::Run(args) => run::run(&args),
         Command::Test(args) => test::test(&args),
         Command::Build { file, output } => build::build(&file, output.as_deref()),

@@ -1,0 +1,99 @@
+//! `blkc fmt FILE…`: the canonical layout (docs/language.md), written back,
+//! checked (`--check`, with a unified diff) or piped (`-`).
+
+use std::io::Write;
+use std::path::Path;
+
+use blkc::diagnostics::render_terminal;
+use blkc::source::SourceFile;
+use blkc::syntax::Limits;
+
+use super::args::FmtArgs;
+use super::report::{self, Exit};
+
+pub fn fmt(args: &FmtArgs) -> Exit {
+    let opts = report::render_options(args.color);
+    if args.files.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
+        return report::usage("`-` (standard input) can be given once");
+    }
+    let limits = Limits::default();
+    let mut stdout = std::io::stdout().lock();
+    let (mut unformatted, mut errors, mut unreadable) = (false, false, false);
+    for path in &args.files {
+        let stdin = path.as_os_str() == "-";
+        let name = match (stdin, &args.stdin_filename) {
+            (true, Some(n)) => n.display().to_string(),
+            (true, None) => "<stdin>".to_string(),
+            (false, _) => path.display().to_string(),
+        };
+        let bytes = if stdin {
+            blkc::read_bytes_from(std::io::stdin().lock(), &name, limits)
+        } else {
+            blkc::read_bytes(path, limits)
+        };
+        let source = match bytes.map(|b| blkc::source_of(&name, b, limits)) {
+            Err(e) => {
+                unreadable = true;
+                let checked = e.into_checked();
+                eprint!("{}", render_terminal(&checked.source, &checked.diagnostics, opts));
+                continue;
+            }
+            Ok(Err(bad)) => {
+                let (source, diag) = *bad;
+                errors = true;
+                eprint!("{}", render_terminal(&source, &[diag], opts));
+                continue;
+            }
+            Ok(Ok(source)) => source,
+        };
+        let formatted = match blkc::format::format_text(&name, &source.text) {
+            Ok(f) => f,
+            Err(diags) => {
+                // Never rewritten: the errors, as `blkc check` reports them.
+                errors = true;
+                eprint!("{}", render_terminal(&source, &diags, opts));
+                continue;
+            }
+        };
+        if args.check {
+            if formatted != source.text {
+                unformatted = true;
+                let _ = stdout.write_all(diff(&name, &source, &formatted).as_bytes());
+            }
+        } else if stdin {
+            let _ = stdout.write_all(formatted.as_bytes());
+        } else if formatted != source.text {
+            if let Err(e) = write_atomically(path, &formatted) {
+                return report::usage(format!("cannot write `{}`: {e}", path.display()));
+            }
+        }
+    }
+    match (unreadable, errors || unformatted) {
+        (true, _) => Exit::Usage,
+        (false, true) => Exit::Diagnostics,
+        (false, false) => Exit::Success,
+    }
+}
+
+/// A unified diff from the file to its formatted text, as `diff -u` and
+/// `git diff` print it.
+fn diff(name: &str, source: &SourceFile, formatted: &str) -> String {
+    similar::TextDiff::from_lines(source.text.as_str(), formatted)
+        .unified_diff()
+        .context_radius(3)
+        .header(name, &format!("{name} (formatted)"))
+        .to_string()
+}
+
+/// Writes through a temporary file in the same folder, renamed over the
+/// original: a crash or a full disk never leaves half a file.
+fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(folder)?;
+    tmp.write_all(text.as_bytes())?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

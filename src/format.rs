@@ -1,0 +1,660 @@
+//! `blkc fmt`: one canonical layout for `.blk` files, comments kept.
+//!
+//! Comments are not in the syntax tree: the parser never sees them (its
+//! speed is measured, and trivia on every node would cost every check). The
+//! formatter reads them in one scan of its own ([`comments`]) and lays them
+//! out by position against the tree's spans, as gofmt does: before each
+//! item, node, field, entry or closing brace it prints the comments that
+//! come before it in the source, and a comment on the same line as the end
+//! of what was just printed stays at the end of that line. Every comment is
+//! printed once, in source order. The layout is documented in
+//! docs/language.md ("Layout").
+
+use crate::ast::*;
+use crate::diagnostics::Diagnostic;
+use crate::source::{SourceFile, Span};
+use crate::syntax;
+
+/// Indentation: four spaces a level.
+const INDENT: &str = "    ";
+/// `params`, `headers`, objects and arrays stay on one line when it fits in
+/// this many characters, holds no comment, and (but for arrays) has at most
+/// [`MAX_INLINE`] entries; otherwise one entry a line. A `body` is always
+/// one entry a line.
+pub const MAX_WIDTH: usize = 100;
+pub const MAX_INLINE: usize = 3;
+
+/// A `#` comment: where it is, and its text (from `#` to the end of its
+/// line, trailing blanks dropped).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Comment {
+    pub span: Span,
+    pub text: String,
+}
+
+/// Every comment of a file, in order: `#` to the end of the line, outside
+/// strings and outside unquoted response references (where `#` is a
+/// character of the path), as the grammar reads them.
+pub fn comments(text: &str) -> Vec<Comment> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'#' => {
+                let end = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |j| i + j);
+                let body = text[i..end].trim_end();
+                out.push(Comment { span: Span::new(i, i + body.len()), text: body.to_string() });
+                i = end;
+            }
+            b'[' if opens_reference(bytes, i) => {
+                // An unquoted reference runs to its `]`, on its line.
+                while i < bytes.len() && bytes[i] != b']' && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+fn opens_reference(bytes: &[u8], i: usize) -> bool {
+    let start = bytes[..i].iter().rposition(|b| !(b.is_ascii_alphanumeric() || *b == b'_')).map_or(0, |p| p + 1);
+    bytes[start..i].starts_with(b"api_")
+}
+
+/// Formats source text: the canonical text, or the errors that stop it (a
+/// file that cannot be read as syntax is never rewritten).
+pub fn format_text(name: &str, text: &str) -> Result<String, Vec<Diagnostic>> {
+    let source = SourceFile::new(name, text.to_string());
+    let parsed = syntax::parse(&source);
+    if !parsed.complete || parsed.diagnostics.iter().any(Diagnostic::is_error) {
+        return Err(parsed.diagnostics);
+    }
+    Ok(format_file(&source.text, &parsed.ast))
+}
+
+/// Prints a parsed file in the canonical layout, with the comments of its
+/// source text.
+pub fn format_file(text: &str, file: &File) -> String {
+    let mut p =
+        Printer { text, comments: comments(text), next: 0, out: String::with_capacity(text.len() + 64), depth: 0 };
+    let mut previous: Option<&Item> = None;
+    for item in &file.items {
+        let start = item_span(item).start as usize;
+        if let Some(prev) = previous {
+            // Trees stand apart; `var` and `platform` lines may be grouped.
+            let grouped = !matches!(prev, Item::Tree(_)) && !matches!(item, Item::Tree(_));
+            if !grouped || p.blank_between(p.token_end(item_span(prev).end as usize), p.first_before(start)) {
+                p.out.push('\n');
+            }
+        }
+        p.comments_before(start);
+        p.item(item);
+        previous = Some(item);
+    }
+    if previous.is_some() && p.next < p.comments.len() {
+        let end = file.items.last().map_or(0, |i| p.token_end(item_span(i).end as usize));
+        if p.blank_between(end, p.comments[p.next].span.start as usize) {
+            p.out.push('\n');
+        }
+    }
+    p.comments_before(text.len() + 1);
+    p.out
+}
+
+fn item_span(item: &Item) -> Span {
+    match item {
+        Item::Tree(t) => t.span,
+        Item::Var(v) => v.span,
+        Item::Platform(p) => p.span,
+    }
+}
+
+struct Printer<'t> {
+    text: &'t str,
+    comments: Vec<Comment>,
+    /// The first comment not printed yet.
+    next: usize,
+    out: String,
+    depth: usize,
+}
+
+impl Printer<'_> {
+    fn indent(&mut self) {
+        for _ in 0..self.depth {
+            self.out.push_str(INDENT);
+        }
+    }
+
+    /// Where the next thing at `start` really begins: the first comment
+    /// before it, if any.
+    fn first_before(&self, start: usize) -> usize {
+        match self.comments.get(self.next) {
+            Some(c) if (c.span.start as usize) < start => c.span.start as usize,
+            _ => start,
+        }
+    }
+
+    /// Whether the source has an empty line between `from` and `to`.
+    fn blank_between(&self, from: usize, to: usize) -> bool {
+        let (from, to) = (from.min(self.text.len()), to.min(self.text.len()));
+        if from >= to {
+            return false;
+        }
+        let mut lines = self.text[from..to].split('\n');
+        lines.next();
+        let mut interior = lines.collect::<Vec<_>>();
+        interior.pop();
+        interior.iter().any(|l| l.trim().is_empty())
+    }
+
+    /// Prints, each on its own line, the comments that start before
+    /// `start`, keeping one empty line where the source had one between
+    /// them and between the last and `start`.
+    fn comments_before(&mut self, start: usize) {
+        let mut last_end: Option<usize> = None;
+        while let Some(c) = self.comments.get(self.next) {
+            if c.span.start as usize >= start {
+                break;
+            }
+            let (c_start, c_end) = (c.span.start as usize, c.span.end as usize);
+            let text = c.text.clone();
+            if let Some(end) = last_end {
+                if self.blank_between(end, c_start) {
+                    self.out.push('\n');
+                }
+            }
+            self.indent();
+            self.out.push_str(&text);
+            self.out.push('\n');
+            self.next += 1;
+            last_end = Some(c_end);
+        }
+        if let Some(end) = last_end {
+            if start <= self.text.len() && self.blank_between(end, start) {
+                self.out.push('\n');
+            }
+        }
+    }
+
+    /// Where the last token of a span ends. pest's span of a rule that ends
+    /// in an optional part (`option a` without its description, an `if`
+    /// without `else`) runs on over the blanks and comments after it.
+    fn token_end(&self, end: usize) -> usize {
+        let mut end = end.min(self.text.len());
+        loop {
+            end = self.text[..end].trim_end().len();
+            match self.comments.binary_search_by_key(&end, |c| c.span.end as usize) {
+                Ok(k) => end = self.comments[k].span.start as usize,
+                Err(_) => return end,
+            }
+        }
+    }
+
+    /// After a line that ends at source offset `end`: the comment on the
+    /// same source line, if any, goes at the end of the output line.
+    fn trailing(&mut self, end: usize) {
+        let end = self.token_end(end);
+        if let Some(c) = self.comments.get(self.next) {
+            let start = c.span.start as usize;
+            if start >= end && !self.text[end.min(start)..start].contains('\n') {
+                let text = c.text.clone();
+                self.out.push_str("  ");
+                self.out.push_str(&text);
+                self.next += 1;
+            }
+        }
+        self.out.push('\n');
+    }
+
+    /// Whether a comment starts inside `span` (then it cannot be laid out
+    /// on one line).
+    fn has_comment_in(&self, span: Span) -> bool {
+        self.comments[self.next..].iter().take_while(|c| c.span.start < span.end).any(|c| c.span.start >= span.start)
+    }
+
+    /// The `}` that closes a list whose last entry ends at `from`: only
+    /// blanks, commas and comments can stand between.
+    fn close_brace(&self, from: usize) -> usize {
+        let bytes = self.text.as_bytes();
+        let mut i = from;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'}' => return i,
+                b'#' => i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |j| i + j),
+                _ => {}
+            }
+            i += 1;
+        }
+        bytes.len().saturating_sub(1)
+    }
+
+    /// The offset of the first `{` at or after `from`, outside comments and
+    /// strings.
+    fn open_brace(&self, from: usize) -> usize {
+        let bytes = self.text.as_bytes();
+        let mut i = from;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'{' => return i,
+                b'#' => i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |j| i + j),
+                b'"' => {
+                    i += 1;
+                    while i < bytes.len() && bytes[i] != b'"' {
+                        i += if bytes[i] == b'\\' { 2 } else { 1 };
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        from
+    }
+
+    /// Lays out a `{ … }` body whose items are printed by `each`: comments
+    /// before each item and before the closing `}`, and blank lines kept
+    /// (one at most) where the source had them between items.
+    fn block<T>(
+        &mut self,
+        open: usize,
+        close: usize,
+        items: &[T],
+        span_of: impl Fn(&T) -> Span,
+        mut each: impl FnMut(&mut Self, &T),
+    ) {
+        self.trailing(open + 1);
+        self.depth += 1;
+        let mut previous_end: Option<usize> = None;
+        for item in items {
+            let span = span_of(item);
+            let start = span.start as usize;
+            if let Some(end) = previous_end {
+                if self.blank_between(end, self.first_before(start)) {
+                    self.out.push('\n');
+                }
+            }
+            self.comments_before(start);
+            each(self, item);
+            previous_end = Some(self.token_end(span.end as usize));
+        }
+        if let (Some(end), Some(c)) = (previous_end, self.comments.get(self.next)) {
+            if (c.span.start as usize) < close && self.blank_between(end, c.span.start as usize) {
+                self.out.push('\n');
+            }
+        }
+        self.comments_before(close);
+        self.depth -= 1;
+        self.indent();
+        self.out.push('}');
+    }
+
+    fn item(&mut self, item: &Item) {
+        match item {
+            Item::Tree(t) => {
+                self.out.push_str(t.kind.as_str());
+                self.out.push(' ');
+                self.out.push_str(&t.name.name);
+                if let Some(d) = &t.description {
+                    self.out.push(' ');
+                    self.out.push_str(&text_literal(&d.value));
+                }
+                self.out.push_str(" {");
+                let after = t.description.as_ref().map_or(t.name.span.end, |d| d.span.end);
+                let open = self.open_brace(after as usize);
+                let close = t.span.end as usize - 1;
+                self.block(open, close, &t.body, Node::span, |p, n| p.node(n));
+                self.trailing(t.span.end as usize);
+            }
+            Item::Var(v) => {
+                self.out.push_str("var ");
+                self.out.push_str(&v.name.name);
+                if let Some(d) = &v.default {
+                    self.out.push_str(" = ");
+                    self.out.push_str(&text_literal(&d.value));
+                }
+                self.trailing(v.span.end as usize);
+            }
+            Item::Platform(p) => {
+                self.out.push_str("platform ");
+                self.out.push_str(&text_literal(&p.url.value));
+                self.trailing(p.span.end as usize);
+            }
+        }
+    }
+
+    fn node(&mut self, node: &Node) {
+        self.indent();
+        match node {
+            Node::Option(o) => {
+                self.out.push_str("option ");
+                self.out.push_str(&o.name.name);
+                if let Some(d) = &o.description {
+                    self.out.push(' ');
+                    self.out.push_str(&text_literal(&d.value));
+                }
+                self.trailing(o.span.end as usize);
+            }
+            Node::Reply(r) => {
+                self.out.push_str("reply ");
+                self.template(&r.text);
+                self.trailing(r.span.end as usize);
+            }
+            Node::Save(s) => {
+                self.out.push_str("save ");
+                self.out.push_str(&s.name.name);
+                self.out.push_str(" = ");
+                self.value(&s.value);
+                self.trailing(s.span.end as usize);
+            }
+            Node::Api(b) => {
+                self.out.push_str("api ");
+                self.out.push_str(&b.name.name);
+                self.out.push_str(" {");
+                let open = self.open_brace(b.name.span.end as usize);
+                self.block(open, b.span.end as usize - 1, &b.fields, |f| f.span, |p, f| p.field(f));
+                self.trailing(b.span.end as usize);
+            }
+            Node::If(i) => self.if_node(i),
+        }
+    }
+
+    fn if_node(&mut self, node: &IfNode) {
+        for (k, link) in node.links.iter().enumerate() {
+            self.out.push_str(if k == 0 { "if " } else { " else if " });
+            self.condition(&link.condition);
+            self.out.push_str(" {");
+            let branch = &link.then;
+            self.block(branch.span.start as usize, branch.span.end as usize - 1, &branch.body, Node::span, |p, n| {
+                p.node(n)
+            });
+        }
+        if let Some(otherwise) = &node.otherwise {
+            self.out.push_str(" else {");
+            self.block(
+                otherwise.span.start as usize,
+                otherwise.span.end as usize - 1,
+                &otherwise.body,
+                Node::span,
+                |p, n| p.node(n),
+            );
+        }
+        self.trailing(node.span.end as usize);
+    }
+
+    fn condition(&mut self, c: &Condition) {
+        self.value(&c.left);
+        if let Some((op, _, right)) = &c.test {
+            self.out.push(' ');
+            self.out.push_str(op.as_str());
+            self.out.push(' ');
+            self.value(right);
+        }
+    }
+
+    fn field(&mut self, field: &Field) {
+        self.indent();
+        self.out.push_str(field.kind.keyword());
+        self.out.push(' ');
+        match &field.kind {
+            FieldKind::Method(m) | FieldKind::Allow(m) => self.out.push_str(&m.name),
+            FieldKind::Url(t) => self.template(t),
+            FieldKind::Sample(s) => self.out.push_str(&text_literal(&s.value)),
+            FieldKind::Params(pairs) | FieldKind::Headers(pairs) => {
+                let open = self.open_brace(field.keyword.end as usize);
+                // The field's span ends at its last pair: find its `}`.
+                let close = self.close_brace(pairs.last().map_or(open + 1, |p| p.span.end as usize));
+                let column = self.column();
+                let whole = Span::new(open, close + 1);
+                let inline = (!self.has_comment_in(whole) && pairs.len() <= MAX_INLINE)
+                    .then(|| inline_pairs(self.text, pairs))
+                    .flatten();
+                match inline.filter(|s| column + s.chars().count() <= MAX_WIDTH) {
+                    Some(line) => self.out.push_str(&line),
+                    None => {
+                        self.out.push('{');
+                        self.block(
+                            open,
+                            close,
+                            pairs,
+                            |p| p.span,
+                            |p, pair| {
+                                p.indent();
+                                p.out.push_str(&key_literal(&pair.key.name));
+                                p.out.push_str(" = ");
+                                p.out.push_str(&pair_value(p.text, &pair.value));
+                                p.trailing(pair.span.end as usize);
+                            },
+                        );
+                    }
+                }
+                self.trailing(close + 1);
+                return;
+            }
+            FieldKind::Body(entries) => {
+                let open = self.open_brace(field.keyword.end as usize);
+                self.object(entries, open, field.span.end as usize - 1, field.span, false);
+            }
+        }
+        self.trailing(field.span.end as usize);
+    }
+
+    /// The output column the next character goes in.
+    fn column(&self) -> usize {
+        self.out[self.out.rfind('\n').map_or(0, |i| i + 1)..].chars().count()
+    }
+
+    fn object(&mut self, entries: &[Entry], open: usize, close: usize, span: Span, may_inline: bool) {
+        let column = self.column();
+        let inline = ((may_inline || entries.is_empty()) && !self.has_comment_in(span))
+            .then(|| inline_entries(self.text, entries))
+            .flatten();
+        match inline.filter(|s| column + s.chars().count() <= MAX_WIDTH) {
+            Some(line) => self.out.push_str(&line),
+            None => {
+                self.out.push('{');
+                self.block(
+                    open,
+                    close,
+                    entries,
+                    |e| e.span,
+                    |p, e| {
+                        p.indent();
+                        p.out.push_str(&key_literal(&e.key.name));
+                        p.out.push_str(" = ");
+                        p.value(&e.value);
+                        p.trailing(e.span.end as usize);
+                    },
+                );
+            }
+        }
+    }
+
+    fn value(&mut self, value: &Value) {
+        match value {
+            Value::Object(entries, span) => {
+                let close = span.end as usize - 1;
+                self.object(entries, span.start as usize, close, *span, true);
+            }
+            Value::Array(items, span) => {
+                let column = self.column();
+                let inline = (!self.has_comment_in(*span)).then(|| inline_array(self.text, items)).flatten();
+                match inline.filter(|s| column + s.chars().count() <= MAX_WIDTH) {
+                    Some(line) => self.out.push_str(&line),
+                    None => {
+                        self.out.push('[');
+                        self.trailing(span.start as usize + 1);
+                        self.depth += 1;
+                        let mut previous_end: Option<usize> = None;
+                        for item in items.iter() {
+                            let start = item.span().start as usize;
+                            if let Some(end) = previous_end {
+                                if self.blank_between(end, self.first_before(start)) {
+                                    self.out.push('\n');
+                                }
+                            }
+                            self.comments_before(start);
+                            self.indent();
+                            self.value(item);
+                            self.trailing(item.span().end as usize);
+                            previous_end = Some(self.token_end(item.span().end as usize));
+                        }
+                        self.comments_before(span.end as usize - 1);
+                        self.depth -= 1;
+                        self.indent();
+                        self.out.push(']');
+                    }
+                }
+            }
+            _ => self.out.push_str(&inline_value(self.text, value).unwrap_or_default()),
+        }
+    }
+
+    fn template(&mut self, t: &Template) {
+        self.out.push_str(&template_literal(self.text, t));
+    }
+}
+
+/// `{ a = "x", b = 1 }` on one line, if every value fits on one.
+fn inline_pairs(text: &str, pairs: &[Pair]) -> Option<String> {
+    if pairs.is_empty() {
+        return Some("{}".into());
+    }
+    let items: Vec<String> =
+        pairs.iter().map(|p| format!("{} = {}", key_literal(&p.key.name), pair_value(text, &p.value))).collect();
+    Some(format!("{{ {} }}", items.join(", ")))
+}
+
+fn inline_entries(text: &str, entries: &[Entry]) -> Option<String> {
+    if entries.is_empty() {
+        return Some("{}".into());
+    }
+    if entries.len() > MAX_INLINE {
+        return None;
+    }
+    let mut items = Vec::with_capacity(entries.len());
+    for e in entries {
+        items.push(format!("{} = {}", key_literal(&e.key.name), inline_value(text, &e.value)?));
+    }
+    Some(format!("{{ {} }}", items.join(", ")))
+}
+
+fn inline_array(text: &str, items: &[Value]) -> Option<String> {
+    let mut parts = Vec::with_capacity(items.len());
+    for v in items {
+        parts.push(inline_value(text, v)?);
+    }
+    Some(format!("[{}]", parts.join(", ")))
+}
+
+/// A value on one line: always for scalars, for objects and arrays when
+/// their own contents fit.
+fn inline_value(text: &str, value: &Value) -> Option<String> {
+    Some(match value {
+        Value::Str(t) => template_literal(text, t),
+        Value::Number(n, _) => n.to_string(),
+        Value::Bool(b, _) => b.to_string(),
+        Value::Null(_) => "null".into(),
+        // A reference is printed as written: its path is the author's.
+        Value::Ref(r) => text.get(r.span.range()).unwrap_or_default().to_string(),
+        Value::Object(entries, _) => inline_entries(text, entries)?,
+        Value::Array(items, _) => inline_array(text, items)?,
+    })
+}
+
+/// A parameter's or header's value: a string, or a number or boolean as
+/// written (the grammar takes both; the value is the same text).
+fn pair_value(text: &str, value: &Template) -> String {
+    match text.get(value.span.range()) {
+        Some(written) if !written.starts_with('"') => written.to_string(),
+        _ => template_literal(text, value),
+    }
+}
+
+/// A key bare when the grammar reads it bare, quoted otherwise.
+fn key_literal(key: &str) -> String {
+    let bare = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if bare {
+        key.to_string()
+    } else {
+        text_literal(key)
+    }
+}
+
+/// A string whose braces are plain text (descriptions, keys, paths).
+fn text_literal(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('"');
+    for c in value.chars() {
+        escape_char(c, &mut out);
+    }
+    out.push('"');
+    out
+}
+
+fn escape_char(c: char, out: &mut String) {
+    match c {
+        '"' => out.push_str("\\\""),
+        '\\' => out.push_str("\\\\"),
+        '\n' => out.push_str("\\n"),
+        '\t' => out.push_str("\\t"),
+        '\r' => out.push_str("\\r"),
+        c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        c => out.push(c),
+    }
+}
+
+/// A template: literal text escaped in one canonical way, variables and
+/// slots as written.
+fn template_literal(text: &str, t: &Template) -> String {
+    let mut out = String::with_capacity(t.span.end as usize - t.span.start as usize);
+    out.push('"');
+    for (k, part) in t.parts.iter().enumerate() {
+        match part {
+            Part::Lit(lit, _) => {
+                let next_is_var = matches!(t.parts.get(k + 1), Some(Part::Var(_)));
+                let chars: Vec<char> = lit.chars().collect();
+                for (j, &c) in chars.iter().enumerate() {
+                    match c {
+                        '{' => out.push_str("\\{"),
+                        '}' => out.push_str("\\}"),
+                        // `<NAME>` in text would read as a slot.
+                        '<' if reads_as_slot(&chars[j + 1..]) => out.push_str("\\<"),
+                        // `${x}` warns (B134); a dollar sign before a
+                        // variable is written `\$`.
+                        '$' if j + 1 == chars.len() && next_is_var => out.push_str("\\$"),
+                        c => escape_char(c, &mut out),
+                    }
+                }
+            }
+            Part::Var(Var::Named(id)) => {
+                out.push('{');
+                out.push_str(&id.name);
+                out.push('}');
+            }
+            Part::Var(Var::BotToken(_)) => out.push_str("{bot_token}"),
+            // A reference is printed as written (its span holds the braces).
+            Part::Var(Var::Ref(r)) => out.push_str(text.get(r.span.range()).unwrap_or_default()),
+            Part::Secret(id) => {
+                out.push('<');
+                out.push_str(&id.name);
+                out.push('>');
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn reads_as_slot(rest: &[char]) -> bool {
+    let name = rest.iter().take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || **c == '_').count();
+    name > 0 && rest[0].is_ascii_uppercase() && rest.get(name) == Some(&'>')
+}
