@@ -78,7 +78,9 @@ pub fn fmt(args: &FmtArgs) -> Exit {
 /// A unified diff from the file to its formatted text, as `diff -u` and
 /// `git diff` print it.
 fn diff(name: &str, source: &SourceFile, formatted: &str) -> String {
-    similar::TextDiff::from_lines(source.text.as_str(), formatted)
+    similar::TextDiff::configure()
+        .algorithm(similar::Algorithm::Patience)
+        .diff_lines(source.text.as_str(), formatted)
         .unified_diff()
         .context_radius(3)
         .header(name, &format!("{name} (formatted)"))

@@ -1,0 +1,59 @@
+//! `blkc fmt --check` against `blkc check` on a generated file of about
+//! 10 MB, whole process: on the file as generated (not in the canonical
+//! layout, so a diff is printed) and on the file once formatted (the usual
+//! CI case). The bar: `fmt --check` at least half as fast as `check`.
+//!
+//! Run with `cargo bench --bench fmt`.
+
+mod support;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+const RUNS: usize = 9;
+
+fn main() {
+    let text = support::generate(370, 14_800);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let raw = dir.join("bench_fmt_raw.blk");
+    std::fs::write(&raw, &text).unwrap();
+    let blkc = PathBuf::from(env!("CARGO_BIN_EXE_blkc"));
+
+    let mut child =
+        Command::new(&blkc).args(["fmt", "-"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = text.clone();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(out.status.success(), "the generated file must format");
+    let formatted_path = dir.join("bench_fmt_formatted.blk");
+    std::fs::write(&formatted_path, &out.stdout).unwrap();
+
+    let (raw_arg, formatted_arg) = (raw.to_str().unwrap(), formatted_path.to_str().unwrap());
+    let size = text.len() as f64;
+    let formatted_size = out.stdout.len() as f64;
+    println!("fmt: generated file {:.2} MB, {:.2} MB once formatted", size / 1e6, formatted_size / 1e6);
+    let configs = [
+        ("check, generated file", vec!["check", raw_arg], size),
+        ("fmt --check, generated file (prints the diff)", vec!["fmt", "--check", raw_arg], size),
+        ("check, formatted file", vec!["check", formatted_arg], formatted_size),
+        ("fmt --check, formatted file", vec!["fmt", "--check", formatted_arg], formatted_size),
+    ];
+    let mut runs: Vec<Vec<std::time::Duration>> = configs.iter().map(|_| Vec::new()).collect();
+    for _ in 0..RUNS {
+        for (i, (_, args, _)) in configs.iter().enumerate() {
+            runs[i].push(support::run(&blkc, args).wall);
+        }
+    }
+    let medians: Vec<f64> = runs.into_iter().map(|r| support::median(r).as_secs_f64()).collect();
+    for ((label, _, size), median) in configs.iter().zip(&medians) {
+        println!("fmt: {label}, median of {RUNS}: {:.1} ms = {:.1} MB/s", median * 1e3, size / 1e6 / median);
+    }
+    println!(
+        "fmt: fmt --check runs at {:.2}x the speed of check on the generated file, {:.2}x on the formatted one (bar: 0.5x)",
+        medians[0] / medians[1],
+        medians[2] / medians[3]
+    );
+}
