@@ -11,6 +11,7 @@ pub mod check;
 pub mod diagnostics;
 pub mod eval;
 pub mod format;
+pub mod lsp;
 pub mod path;
 pub mod plan;
 pub mod policy;

@@ -18,6 +18,7 @@ mod fmt;
 mod formats;
 mod fuzz;
 mod hardening;
+mod lsp;
 mod mistakes;
 mod parallel;
 mod properties;

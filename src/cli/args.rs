@@ -36,6 +36,9 @@ pub enum Command {
         #[command(subcommand)]
         action: VarsAction,
     },
+    /// Run the language server on standard input and output, for editors
+    /// (docs/editor.md)
+    Lsp,
     /// Print the documentation page of a diagnostic code, like `blkc explain B101`
     Explain {
         /// The code, like B101

@@ -37,6 +37,10 @@ pub fn main() -> ExitCode {
         Command::Build { file, output } => build::build(&file, output.as_deref()),
         Command::Vars { store, action } => vars::vars(store.as_deref(), &action),
         Command::Explain { code } => explain::explain(&code),
+        Command::Lsp => match blkc::lsp::serve_stdio() {
+            Ok(()) => Exit::Success,
+            Err(e) => report::error(format!("blkc lsp: {e}"), Exit::RunFailure),
+        },
     };
     exit.into()
 }

@@ -1,0 +1,296 @@
+//! What the language server knows of one document: positions in the
+//! protocol's units, the names of the file (blocks, variables) and where
+//! they are defined and used, and the samples behind response paths.
+
+use std::path::{Path, PathBuf};
+
+use crate::ast::visit::{self, Site, Visitor};
+use crate::ast::*;
+use crate::check::samples::Samples;
+use crate::source::{SourceFile, Span};
+use crate::vocab;
+use crate::Checked;
+
+/// A document as the server holds it: its text, checked.
+pub struct Document {
+    pub checked: Checked,
+    /// The file's path, when its URI is a `file:` URI.
+    pub path: Option<PathBuf>,
+    pub version: i32,
+    line_starts: Vec<usize>,
+}
+
+/// A line and a column in UTF-16 code units, as LSP counts by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pos {
+    pub line: u32,
+    pub character: u32,
+}
+
+impl Document {
+    pub fn new(name: &str, path: Option<PathBuf>, text: String, version: i32) -> Document {
+        let folder = path.as_deref().and_then(Path::parent).map(Path::to_path_buf);
+        let samples = match &folder {
+            Some(f) => Samples::in_folder(f.clone()),
+            None => Samples::none(),
+        };
+        let checked = crate::check_source_in(SourceFile::new(name, text), crate::syntax::Limits::default(), &samples);
+        let mut line_starts = vec![0];
+        line_starts.extend(memchr::memchr_iter(b'\n', checked.source.text.as_bytes()).map(|i| i + 1));
+        Document { checked, path, version, line_starts }
+    }
+
+    pub fn text(&self) -> &str {
+        &self.checked.source.text
+    }
+
+    pub fn folder(&self) -> Option<&Path> {
+        self.path.as_deref().and_then(Path::parent)
+    }
+
+    /// The protocol position of a byte offset.
+    pub fn pos(&self, offset: usize) -> Pos {
+        let text = self.text();
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
+        let character = text[self.line_starts[line]..offset].encode_utf16().count();
+        Pos { line: line as u32, character: character as u32 }
+    }
+
+    /// The byte offset of a protocol position (clamped to its line).
+    pub fn offset(&self, pos: Pos) -> usize {
+        let text = self.text();
+        let Some(&start) = self.line_starts.get(pos.line as usize) else { return text.len() };
+        let end = self.line_starts.get(pos.line as usize + 1).map_or(text.len(), |e| e.saturating_sub(1));
+        let mut units = 0;
+        for (i, c) in text[start..end].char_indices() {
+            if units >= pos.character as usize {
+                return start + i;
+            }
+            units += c.len_utf16();
+        }
+        end
+    }
+
+    /// The tree holding a byte offset.
+    pub fn tree_at(&self, offset: usize) -> Option<&Tree> {
+        self.checked.ast.trees().find(|t| t.span.start as usize <= offset && offset <= t.span.end as usize)
+    }
+
+    /// Every name in the file: definitions and uses.
+    pub fn symbols(&self) -> Vec<Symbol<'_>> {
+        let mut collect = Collect { out: Vec::new(), tree: None };
+        for item in &self.checked.ast.items {
+            match item {
+                Item::Var(v) => collect.out.push(Symbol {
+                    kind: SymbolKind::Variable,
+                    name: v.name.name.to_string(),
+                    span: v.name.span,
+                    definition: true,
+                    tree: None,
+                    block: None,
+                }),
+                Item::Tree(t) => {
+                    collect.tree = Some(t);
+                    visit::walk_nodes(&mut collect, &t.body);
+                    collect_saves_and_options(&t.body, t, &mut collect.out);
+                }
+                Item::Platform(_) => {}
+            }
+        }
+        collect.out
+    }
+
+    /// The samples of this document's folder, read now (so a changed
+    /// sample is read again).
+    pub fn samples(&self) -> Samples {
+        match self.folder() {
+            Some(f) => Samples::in_folder(f.to_path_buf()),
+            None => Samples::none(),
+        }
+    }
+
+    /// A block's sample as JSON values (hover shows values), if it has one.
+    pub fn sample_json(&self, block: &ApiBlock) -> Option<serde_json::Value> {
+        let rel = block.sample()?;
+        let path = self.folder()?.join(rel.value.as_str());
+        let bytes = std::fs::read(path).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// The blocks whose responses exist at `offset`: those of its tree that
+    /// ran before it on every path there.
+    pub fn blocks_run_before(&self, offset: usize) -> Vec<&ApiBlock> {
+        let mut out = Vec::new();
+        if let Some(tree) = self.tree_at(offset) {
+            run_before(&tree.body, offset, &mut out);
+        }
+        out
+    }
+
+    /// The block named `name` in the tree holding `offset`.
+    pub fn block_named(&self, offset: usize, name: &str) -> Option<&ApiBlock> {
+        let tree = self.tree_at(offset)?;
+        let mut found = None;
+        crate::ast::each_block(&tree.body, &mut |b| {
+            if b.name.name == name && found.is_none() {
+                found = Some(b);
+            }
+        });
+        found
+    }
+
+    /// The variables that `{…}` can name at `offset`.
+    pub fn variables_at(&self, offset: usize) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        let Some(tree) = self.tree_at(offset) else { return out };
+        match tree.kind {
+            TreeKind::Command => {
+                for v in vocab::COMMAND_VARIABLES {
+                    out.push((v.to_string(), format!("trigger variable of command `{}`", tree.name.name)));
+                }
+                for n in &tree.body {
+                    if let Node::Option(o) = n {
+                        let what = o.description.as_ref().map_or(String::new(), |d| format!(": {}", d.value));
+                        out.push((format!("option_{}", o.name.name), format!("option `{}`{what}", o.name.name)));
+                    }
+                }
+            }
+            TreeKind::Event => {
+                if let Some((_, vars)) = vocab::EVENTS.iter().find(|(k, _)| *k == tree.name.name.as_str()) {
+                    for v in *vars {
+                        out.push((v.to_string(), format!("trigger variable of `{}` events", tree.name.name)));
+                    }
+                }
+            }
+        }
+        for s in self.symbols() {
+            if s.kind == SymbolKind::Variable && s.definition && !out.iter().any(|(n, _)| *n == s.name) {
+                out.push((s.name.clone(), "custom variable".into()));
+            }
+        }
+        out.push(("bot_token".into(), "the bot's token (sent only to the platform's API)".into()));
+        out
+    }
+}
+
+fn run_before<'a>(nodes: &'a [Node], offset: usize, out: &mut Vec<&'a ApiBlock>) {
+    for node in nodes {
+        if node.span().start as usize >= offset {
+            break;
+        }
+        match node {
+            Node::Api(b) if (b.span.end as usize) <= offset => out.push(b),
+            Node::If(i) => {
+                let branches = i.links.iter().map(|l| &l.then).chain(i.otherwise.iter());
+                for b in branches {
+                    if b.span.start as usize <= offset && offset <= b.span.end as usize {
+                        run_before(&b.body, offset, out);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn collect_saves_and_options<'a>(nodes: &'a [Node], tree: &'a Tree, out: &mut Vec<Symbol<'a>>) {
+    for node in nodes {
+        match node {
+            Node::Save(s) => out.push(Symbol {
+                kind: SymbolKind::Variable,
+                name: s.name.name.to_string(),
+                span: s.name.span,
+                definition: true,
+                tree: Some(tree),
+                block: None,
+            }),
+            Node::Option(o) => out.push(Symbol {
+                kind: SymbolKind::Variable,
+                name: format!("option_{}", o.name.name),
+                span: o.name.span,
+                definition: true,
+                tree: Some(tree),
+                block: None,
+            }),
+            Node::If(i) => {
+                for l in &i.links {
+                    collect_saves_and_options(&l.then.body, tree, out);
+                }
+                if let Some(o) = &i.otherwise {
+                    collect_saves_and_options(&o.body, tree, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SymbolKind {
+    Block,
+    Variable,
+}
+
+/// A name: a block or a variable, where it is defined or used.
+#[derive(Debug, Clone)]
+pub struct Symbol<'a> {
+    pub kind: SymbolKind,
+    pub name: String,
+    pub span: Span,
+    pub definition: bool,
+    pub tree: Option<&'a Tree>,
+    /// For a use of a block: the reference.
+    pub block: Option<&'a Reference>,
+}
+
+struct Collect<'a> {
+    out: Vec<Symbol<'a>>,
+    tree: Option<&'a Tree>,
+}
+
+impl<'a> Visitor<'a> for Collect<'a> {
+    fn block(&mut self, b: &'a ApiBlock) {
+        self.out.push(Symbol {
+            kind: SymbolKind::Block,
+            name: b.name.name.to_string(),
+            span: b.name.span,
+            definition: true,
+            tree: self.tree,
+            block: None,
+        });
+        visit::walk_block(self, b);
+    }
+    fn reference(&mut self, r: &'a Reference, _site: Site, _in_text: bool) {
+        self.out.push(Symbol {
+            kind: SymbolKind::Block,
+            name: r.block.name.to_string(),
+            span: r.block.span,
+            definition: false,
+            tree: self.tree,
+            block: Some(r),
+        });
+    }
+    fn named(&mut self, name: &'a Ident, _site: Site) {
+        self.out.push(Symbol {
+            kind: SymbolKind::Variable,
+            name: name.name.to_string(),
+            span: name.span,
+            definition: false,
+            tree: self.tree,
+            block: None,
+        });
+    }
+}
+
+/// Every reference of the file, with its tree.
+pub fn references(file: &File) -> Vec<&Reference> {
+    let mut out = Vec::new();
+    for tree in file.trees() {
+        crate::ast::each_reference(&tree.body, &mut |r| out.push(r));
+    }
+    out
+}

@@ -1,0 +1,446 @@
+//! `blkc lsp` driven over real stdio with JSON-RPC messages, as an editor
+//! does: initialize, open, change, every feature, shutdown.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::Duration;
+
+use insta_cmd::get_cargo_bin;
+use serde_json::{json, Value};
+
+pub struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    messages: Receiver<Value>,
+    next_id: i64,
+    /// Notifications received while waiting for something else.
+    pending: Vec<Value>,
+}
+
+const WAIT: Duration = Duration::from_secs(20);
+
+impl Client {
+    pub fn start(envs: &[(&str, &str)]) -> Client {
+        let mut cmd = Command::new(get_cargo_bin("blkc"));
+        cmd.arg("lsp").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let line = line.trim_end();
+                    if line.is_empty() {
+                        break;
+                    }
+                    if let Some(n) = line.strip_prefix("Content-Length: ") {
+                        length = n.parse().unwrap();
+                    }
+                }
+                let mut body = vec![0; length];
+                if reader.read_exact(&mut body).is_err() {
+                    return;
+                }
+                if tx.send(serde_json::from_slice(&body).unwrap()).is_err() {
+                    return;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut client = Client { child, stdin, messages: rx, next_id: 0, pending: Vec::new() };
+        let result = client.request("initialize", json!({ "processId": null, "rootUri": null, "capabilities": {} }));
+        assert!(result["capabilities"]["hoverProvider"].as_bool().unwrap());
+        client.notify("initialized", json!({}));
+        client
+    }
+
+    fn send(&mut self, message: Value) {
+        let body = serde_json::to_string(&message).unwrap();
+        let stdin = self.stdin.as_mut().unwrap();
+        write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+    }
+
+    /// The whole response (result or error) to a request.
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        loop {
+            let message = self.messages.recv_timeout(WAIT).expect("a response in time");
+            if message["id"] == id && message.get("method").is_none() {
+                return message;
+            }
+            self.pending.push(message);
+        }
+    }
+
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let response = self.call(method, params);
+        assert!(response.get("error").is_none(), "{method} failed: {response}");
+        response["result"].clone()
+    }
+
+    /// The next notification of `method` (earlier ones kept are used first).
+    pub fn notification(&mut self, method: &str) -> Value {
+        if let Some(i) = self.pending.iter().position(|m| m["method"] == method) {
+            return self.pending.remove(i)["params"].clone();
+        }
+        loop {
+            let message = self.messages.recv_timeout(WAIT).unwrap_or_else(|_| panic!("no {method} in time"));
+            if message["method"] == method {
+                return message["params"].clone();
+            }
+            self.pending.push(message);
+        }
+    }
+
+    pub fn open(&mut self, uri: &str, text: &str) -> Value {
+        self.notify(
+            "textDocument/didOpen",
+            json!({ "textDocument": { "uri": uri, "languageId": "blk", "version": 1, "text": text } }),
+        );
+        self.notification("textDocument/publishDiagnostics")
+    }
+
+    pub fn change(&mut self, uri: &str, version: i32, text: &str) -> Value {
+        self.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": [{ "text": text }] }),
+        );
+        self.notification("textDocument/publishDiagnostics")
+    }
+
+    /// A position request at the `n`th occurrence of `needle` in `text`,
+    /// `shift` characters into it.
+    pub fn at(&mut self, method: &str, uri: &str, text: &str, needle: &str, shift: usize) -> Value {
+        let offset = text.find(needle).unwrap_or_else(|| panic!("{needle:?} not in the text")) + shift;
+        let line = text[..offset].matches('\n').count();
+        let character = text[text[..offset].rfind('\n').map_or(0, |i| i + 1)..offset].encode_utf16().count();
+        let mut params =
+            json!({ "textDocument": { "uri": uri }, "position": { "line": line, "character": character } });
+        if method == "textDocument/references" {
+            params["context"] = json!({ "includeDeclaration": true });
+        }
+        self.request(method, params)
+    }
+
+    pub fn shutdown(mut self) -> i32 {
+        self.request("shutdown", Value::Null);
+        self.notify("exit", Value::Null);
+        drop(self.stdin.take());
+        wait_exit(&mut self.child)
+    }
+}
+
+fn wait_exit(child: &mut Child) -> i32 {
+    for _ in 0..200 {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code().unwrap_or(-1);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    panic!("the server did not exit");
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const BOT: &str = r#"var visits = "0"
+
+command weather "Current weather" {
+    option city "City to look up"
+    api forecast {
+        method GET
+        url "https://api.example.com/weather"
+        params { q = "{option_city}" }
+        sample "samples/forecast.json"
+    }
+    reply "It is {api_forecast[response.main.temp]} in {api_forecast[response.name]}, {option_city}"
+    save visits = "{visits}1"
+}
+"#;
+
+fn workspace() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp");
+    std::fs::create_dir_all(dir.path().join("samples")).unwrap();
+    std::fs::copy(fixtures.join("samples/forecast.json"), dir.path().join("samples/forecast.json")).unwrap();
+    std::fs::write(dir.path().join("bot.blk"), BOT).unwrap();
+    let uri = blkc::lsp::path_to_uri(&dir.path().join("bot.blk"));
+    (dir, uri)
+}
+
+fn codes(published: &Value) -> Vec<String> {
+    published["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["severity"] != 4)
+        .map(|d| d["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn diagnostics_on_open_and_change_are_check_s() {
+    let (_dir, uri) = workspace();
+    let mut client = Client::start(&[]);
+    let published = client.open(&uri, BOT);
+    assert_eq!(codes(&published), Vec::<String>::new(), "{published}");
+    let broken = BOT.replace("response.main.temp", "response.main.tmep").replace("method GET", "method get");
+    let published = client.change(&uri, 2, &broken);
+    assert_eq!(published["version"], 2);
+    let diags = published["diagnostics"].as_array().unwrap();
+    let b201 = diags.iter().find(|d| d["code"] == "B201").expect("the sample check, as `blkc check`");
+    assert_eq!(b201["source"], "blkc");
+    assert_eq!(b201["severity"], 1);
+    assert_eq!(b201["range"]["start"]["line"], 10);
+    assert!(b201["message"].as_str().unwrap().contains("help:"));
+    assert!(diags.iter().any(|d| d["code"] == "B103"));
+    // The same findings as the command line.
+    let checked = blkc::check_source(blkc::source::SourceFile::new("bot.blk", broken.clone()));
+    assert!(checked.diagnostics.iter().any(|d| d.code.as_str() == "B103"));
+    // Related information for a diagnostic's other labels.
+    let twice =
+        BOT.replace("    reply \"It", "    api forecast { method GET url \"https://x.example\" }\n    reply \"It");
+    let published = client.change(&uri, 3, &twice);
+    let b101 = published["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "B101").unwrap().clone();
+    assert_eq!(b101["relatedInformation"][0]["location"]["uri"], uri);
+    assert_eq!(client.shutdown(), 0);
+}
+
+#[test]
+fn quick_fixes_come_from_the_suggestions() {
+    let (_dir, uri) = workspace();
+    let mut client = Client::start(&[]);
+    let text = BOT.replace("method GET", "method get");
+    let published = client.open(&uri, &text);
+    let diag = published["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "B103").unwrap().clone();
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": uri }, "range": diag["range"], "context": { "diagnostics": [diag] } }),
+    );
+    let action = &actions[0];
+    assert_eq!(action["kind"], "quickfix");
+    assert_eq!(action["isPreferred"], true);
+    assert_eq!(action["edit"]["changes"][&uri][0]["newText"], "GET");
+    // A syntax error's fix: `:` for `=`.
+    let text = BOT.replace("q = \"{option_city}\"", "q: \"{option_city}\"");
+    let published = client.change(&uri, 2, &text);
+    let diag = published["diagnostics"][0].clone();
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": uri }, "range": diag["range"], "context": { "diagnostics": [diag] } }),
+    );
+    assert_eq!(actions[0]["edit"]["changes"][&uri][0]["newText"], " =");
+}
+
+#[test]
+fn hover_shows_sample_values_blocks_variables_and_codes() {
+    let (_dir, uri) = workspace();
+    let mut client = Client::start(&[]);
+    client.open(&uri, BOT);
+    let hover = client.at("textDocument/hover", &uri, BOT, "response.main.temp", 14);
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(
+        text.contains("api_forecast[response.main.temp]") && text.contains("a number") && text.contains("21.4"),
+        "{text}"
+    );
+    // The path so far: on `main`, the object.
+    let hover = client.at("textDocument/hover", &uri, BOT, "response.main.temp", 10);
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(text.contains("[response.main]") && text.contains("an object") && text.contains("humidity"), "{text}");
+    let hover = client.at("textDocument/hover", &uri, BOT, "api forecast", 5);
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(text.contains("GET https://api.example.com/weather"), "{text}");
+    let hover = client.at("textDocument/hover", &uri, BOT, "{option_city}\"", 2);
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(text.contains("option `city`: City to look up"), "{text}");
+    let hover = client.at("textDocument/hover", &uri, BOT, "{visits}", 2);
+    assert!(hover["contents"]["value"].as_str().unwrap().contains("custom variable (declared on line 1)"));
+    // A diagnostic's code: its page.
+    let bad = BOT.replace("method GET", "method TRACE");
+    client.change(&uri, 2, &bad);
+    let hover = client.at("textDocument/hover", &uri, &bad, "TRACE", 1);
+    assert!(hover["contents"]["value"].as_str().unwrap().contains("# B102"));
+}
+
+#[test]
+fn completion_knows_blocks_paths_variables_and_keywords() {
+    let (_dir, uri) = workspace();
+    let mut client = Client::start(&[]);
+    let labels =
+        |v: &Value| v.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let text = BOT.replace("{api_forecast[response.name]}", "{api_");
+    client.open(&uri, &text);
+    let items = client.at("textDocument/completion", &uri, &text, "{api_,", 5);
+    assert_eq!(labels(&items), ["api_forecast"]);
+    let text = BOT.replace("{api_forecast[response.name]}", "{api_forecast[response.weather.0.");
+    client.change(&uri, 2, &text);
+    let items = client.at("textDocument/completion", &uri, &text, "weather.0.", 10);
+    assert_eq!(labels(&items), ["description", "id"]);
+    let items = client.at("textDocument/completion", &uri, &text, "weather.0.", 8);
+    assert_eq!(labels(&items), ["0"]);
+    let text = BOT.replace("{api_forecast[response.name]}", "{");
+    client.change(&uri, 3, &text);
+    let items = labels(&client.at("textDocument/completion", &uri, &text, "in {,", 4));
+    for v in ["option_city", "user_name", "visits", "bot_token", "api_forecast"] {
+        assert!(items.contains(&v.to_string()), "{v} in {items:?}");
+    }
+    // Blocks that have not run yet are not offered.
+    let text = BOT.replace("    option city", "    reply \"{api_\"\n    option city");
+    client.change(&uri, 4, &text);
+    assert!(labels(&client.at("textDocument/completion", &uri, &text, "{api_\"", 5)).is_empty());
+    let text = format!("{BOT}\nevent \n");
+    client.change(&uri, 5, &text);
+    assert!(
+        labels(&client.at("textDocument/completion", &uri, &text, "event \n", 6)).contains(&"member_join".to_string())
+    );
+    let text = BOT.replace("        sample", "        he\n        sample");
+    client.change(&uri, 6, &text);
+    assert!(labels(&client.at("textDocument/completion", &uri, &text, "he\n", 2)).contains(&"headers".to_string()));
+}
+
+#[test]
+fn definition_references_and_rename() {
+    let (dir, uri) = workspace();
+    let mut client = Client::start(&[]);
+    client.open(&uri, BOT);
+    let def = client.at("textDocument/definition", &uri, BOT, "api_forecast[response.main", 6);
+    assert_eq!(def["range"]["start"]["line"], 4);
+    let def = client.at("textDocument/definition", &uri, BOT, "samples/forecast", 3);
+    assert_eq!(def["uri"], blkc::lsp::path_to_uri(&dir.path().join("samples/forecast.json")));
+    let def = client.at("textDocument/definition", &uri, BOT, "{visits}", 2);
+    assert_eq!(def["range"]["start"]["line"], 0);
+    let refs = client.at("textDocument/references", &uri, BOT, "api forecast", 5);
+    assert_eq!(refs.as_array().unwrap().len(), 3);
+    let rename = client.call(
+        "textDocument/rename",
+        json!({ "textDocument": { "uri": uri }, "position": { "line": 4, "character": 9 }, "newName": "weather_now" }),
+    );
+    let edits = rename["result"]["changes"][&uri].as_array().unwrap().clone();
+    assert_eq!(edits.len(), 3);
+    assert!(edits.iter().all(|e| e["newText"] == "weather_now"));
+    // Refused when the name is taken in that tree.
+    let two = BOT.replace("    reply \"It", "    api other { method GET url \"https://x.example\" }\n    reply \"It");
+    client.change(&uri, 2, &two);
+    let refused = client.call(
+        "textDocument/rename",
+        json!({ "textDocument": { "uri": uri }, "position": { "line": 4, "character": 9 }, "newName": "other" }),
+    );
+    assert!(refused["error"]["message"].as_str().unwrap().contains("already exists"), "{refused}");
+    // An option: declared by its bare name, used as `option_…`.
+    client.change(&uri, 3, BOT);
+    let rename = client.request(
+        "textDocument/rename",
+        json!({ "textDocument": { "uri": uri }, "position": { "line": 3, "character": 12 }, "newName": "town" }),
+    );
+    let texts: Vec<&str> =
+        rename["changes"][&uri].as_array().unwrap().iter().map(|e| e["newText"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["option_town", "option_town", "town"]);
+    // What blkc provides cannot be renamed.
+    let refused = client.call(
+        "textDocument/rename",
+        json!({ "textDocument": { "uri": uri }, "position": { "line": 10, "character": 0 }, "newName": "x" }),
+    );
+    assert!(refused.get("error").is_some());
+}
+
+#[test]
+fn outline_folding_and_formatting() {
+    let (_dir, uri) = workspace();
+    let mut client = Client::start(&[]);
+    client.open(&uri, BOT);
+    let symbols = client.request("textDocument/documentSymbol", json!({ "textDocument": { "uri": uri } }));
+    assert_eq!(symbols[0]["name"], "visits");
+    assert_eq!(symbols[1]["name"], "weather");
+    assert_eq!(symbols[1]["children"][0]["name"], "forecast");
+    let folds = client.request("textDocument/foldingRange", json!({ "textDocument": { "uri": uri } }));
+    assert!(folds.as_array().unwrap().iter().any(|f| f["startLine"] == 2 && f["endLine"] == 11), "{folds}");
+    let edits = client.request(
+        "textDocument/formatting",
+        json!({ "textDocument": { "uri": uri }, "options": { "tabSize": 4, "insertSpaces": true } }),
+    );
+    assert_eq!(edits, json!([]), "the text is formatted already");
+    let messy = BOT.replace("    reply \"It", "  reply   \"It");
+    client.change(&uri, 2, &messy);
+    let edits = client.request(
+        "textDocument/formatting",
+        json!({ "textDocument": { "uri": uri }, "options": { "tabSize": 4, "insertSpaces": true } }),
+    );
+    assert_eq!(edits[0]["newText"], BOT);
+}
+
+#[test]
+fn a_changed_sample_is_read_again() {
+    let (dir, uri) = workspace();
+    let mut client = Client::start(&[]);
+    assert!(codes(&client.open(&uri, BOT)).is_empty());
+    // `blkc test --save` writes a new sample without `main`.
+    std::fs::write(dir.path().join("samples/forecast.json"), r#"{"name": "Paris", "temperature": 21}"#).unwrap();
+    let sample_uri = blkc::lsp::path_to_uri(&dir.path().join("samples/forecast.json"));
+    client.notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": sample_uri, "type": 2 }] }));
+    let published = client.notification("textDocument/publishDiagnostics");
+    assert_eq!(codes(&published), ["B201"]);
+}
+
+#[test]
+fn a_file_that_does_not_parse_still_gets_answers() {
+    let (_dir, uri) = workspace();
+    let mut client = Client::start(&[]);
+    let text = format!("{BOT}\ncommand broken {{\n    reply 'oops'\n");
+    let published = client.open(&uri, &text);
+    assert_eq!(codes(&published), ["B001"]);
+    // The command before the error is known.
+    let hover = client.at("textDocument/hover", &uri, &text, "api forecast", 5);
+    assert!(hover["contents"]["value"].as_str().unwrap().contains("GET"));
+    let symbols = client.request("textDocument/documentSymbol", json!({ "textDocument": { "uri": uri } }));
+    assert_eq!(symbols.as_array().unwrap().len(), 2);
+    assert_eq!(
+        client.request("textDocument/formatting", json!({ "textDocument": { "uri": uri }, "options": {} })),
+        Value::Null
+    );
+    client.at("textDocument/completion", &uri, &text, "'oops'", 3);
+}
+
+#[test]
+fn a_panic_in_a_handler_is_caught_and_the_server_goes_on() {
+    let (_dir, uri) = workspace();
+    let mut client = Client::start(&[("BLKC_LSP_TEST_PANIC", "1")]);
+    let answer = client.call("blkc/panic", json!({}));
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    let log = client.notification("window/logMessage");
+    assert!(log["message"].as_str().unwrap().contains("a panic asked for by the tests"));
+    client.open(&uri, BOT);
+    assert!(!client.at("textDocument/hover", &uri, BOT, "api forecast", 5).is_null());
+    assert_eq!(client.shutdown(), 0);
+}
+
+#[test]
+fn the_server_exits_when_its_parent_closes_stdin() {
+    let mut client = Client::start(&[]);
+    drop(client.stdin.take());
+    assert_eq!(wait_exit(&mut client.child), 0);
+    // No message after the end.
+    assert!(matches!(client.messages.recv_timeout(Duration::from_millis(100)), Err(RecvTimeoutError::Disconnected)));
+}
