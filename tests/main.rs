@@ -14,6 +14,7 @@ mod build;
 mod check_fixtures;
 mod cli;
 mod docs;
+mod editor;
 mod fmt;
 mod formats;
 mod fuzz;

@@ -7,28 +7,41 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/node");
+const EXTENSION: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/editors/vscode");
 
 /// `tests/node/node_modules`, installed with `npm ci` if it is missing or
 /// older than the lock file.
 pub fn modules() -> PathBuf {
     static INSTALLED: OnceLock<PathBuf> = OnceLock::new();
-    INSTALLED
-        .get_or_init(|| {
-            let modules = PathBuf::from(DIR).join("node_modules");
-            let installed = modules.join(".package-lock.json");
-            let modified = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-            let lock = modified(&PathBuf::from(DIR).join("package-lock.json"));
-            if modified(&installed).is_none() || modified(&installed) < lock {
-                let status = Command::new("npm")
-                    .args(["ci", "--no-audit", "--no-fund"])
-                    .current_dir(DIR)
-                    .status()
-                    .expect("npm must be installed to run the tests that drive real clients");
-                assert!(status.success(), "`npm ci` in tests/node failed");
-            }
-            modules
-        })
-        .clone()
+    INSTALLED.get_or_init(|| install(DIR)).clone()
+}
+
+/// The VS Code extension's own packages (`editors/vscode/node_modules`).
+pub fn extension_modules() -> PathBuf {
+    static INSTALLED: OnceLock<PathBuf> = OnceLock::new();
+    INSTALLED.get_or_init(|| install(EXTENSION)).clone()
+}
+
+fn install(dir: &str) -> PathBuf {
+    let modules = PathBuf::from(dir).join("node_modules");
+    let installed = modules.join(".package-lock.json");
+    let modified = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let lock = modified(&PathBuf::from(dir).join("package-lock.json"));
+    if modified(&installed).is_none() || modified(&installed) < lock {
+        let status = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(dir)
+            .status()
+            .expect("npm must be installed to run the tests that drive real clients");
+        assert!(status.success(), "`npm ci` in {dir} failed");
+    }
+    modules
+}
+
+/// `node tests/node/SCRIPT ARGS…`, its output.
+pub fn node(script: &str, args: &[&std::ffi::OsStr]) -> std::process::Output {
+    modules();
+    Command::new("node").arg(PathBuf::from(DIR).join(script)).args(args).output().expect("node runs")
 }
 
 /// Microsoft's SARIF validator (`sarif-multitool`), ready to run. Its
