@@ -2,7 +2,10 @@
 //! protocol's units, the names of the file (blocks, variables) and where
 //! they are defined and used, and the samples behind response paths.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use crate::ast::visit::{self, Site, Visitor};
 use crate::ast::*;
@@ -18,6 +21,10 @@ pub struct Document {
     pub path: Option<PathBuf>,
     pub version: i32,
     line_starts: Vec<usize>,
+    /// Samples read as JSON values (for hovers and completion), each once
+    /// while this version of the document lives; a changed sample makes a
+    /// new version (watched files).
+    sample_values: RefCell<HashMap<PathBuf, Option<Rc<serde_json::Value>>>>,
 }
 
 /// A line and a column in UTF-16 code units, as LSP counts by default.
@@ -37,7 +44,7 @@ impl Document {
         let checked = crate::check_source_in(SourceFile::new(name, text), crate::syntax::Limits::default(), &samples);
         let mut line_starts = vec![0];
         line_starts.extend(memchr::memchr_iter(b'\n', checked.source.text.as_bytes()).map(|i| i + 1));
-        Document { checked, path, version, line_starts }
+        Document { checked, path, version, line_starts, sample_values: RefCell::default() }
     }
 
     pub fn text(&self) -> &str {
@@ -114,11 +121,17 @@ impl Document {
     }
 
     /// A block's sample as JSON values (hover shows values), if it has one.
-    pub fn sample_json(&self, block: &ApiBlock) -> Option<serde_json::Value> {
+    pub fn sample_json(&self, block: &ApiBlock) -> Option<Rc<serde_json::Value>> {
         let rel = block.sample()?;
         let path = self.folder()?.join(rel.value.as_str());
-        let bytes = std::fs::read(path).ok()?;
-        serde_json::from_slice(&bytes).ok()
+        let mut cache = self.sample_values.borrow_mut();
+        cache
+            .entry(path)
+            .or_insert_with_key(|path| {
+                let bytes = std::fs::read(path).ok()?;
+                serde_json::from_slice(&bytes).ok().map(Rc::new)
+            })
+            .clone()
     }
 
     /// The blocks whose responses exist at `offset`: those of its tree that

@@ -170,7 +170,7 @@ fn reference_hover(doc: &Document, r: &Reference, offset: usize) -> String {
             r.block.name, r.block.name
         );
     };
-    match crate::path::walk(&sample, &upto) {
+    match crate::path::walk(sample.as_ref(), &upto) {
         Ok(v) => {
             let mut text = serde_json::to_string_pretty(v).unwrap_or_default();
             if text.len() > 600 {
@@ -240,7 +240,7 @@ pub fn completion(doc: &Document, offset: usize) -> Value {
             }
             if let Some(b) = doc.block_named(offset, block) {
                 if let Some(sample) = doc.sample_json(b) {
-                    if let Ok(v) = crate::path::walk(&sample, &segments[1..]) {
+                    if let Ok(v) = crate::path::walk(sample.as_ref(), &segments[1..]) {
                         match v {
                             serde_json::Value::Object(map) => {
                                 for (k, v) in map {

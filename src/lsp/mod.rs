@@ -55,7 +55,8 @@ pub fn serve(connection: &Connection) -> Result<(), String> {
     for message in &connection.receiver {
         match message {
             Message::Request(req) => {
-                if connection.handle_shutdown(&req).map_err(|e| e.to_string())? {
+                // After `shutdown`, an `exit` or a closed input both end it.
+                if connection.handle_shutdown(&req).unwrap_or(true) {
                     return Ok(());
                 }
                 let id = req.id.clone();

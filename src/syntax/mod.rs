@@ -38,7 +38,7 @@ pub struct Parsed {
 pub struct Limits {
     pub max_file_size: usize,
     pub max_depth: usize,
-    /// How many threads may parse a large file (files under 1 MiB a
+    /// How many threads may parse a large file (files under 512 KiB a
     /// thread are parsed on one).
     pub threads: usize,
     /// pest's guard against runaway parsing: the most rule calls one parse
@@ -174,7 +174,7 @@ fn parse_range(text: &str, start: usize, end: usize, splits: &[usize], limits: L
 /// Splits `0..len` into at most `threads` ranges at item boundaries
 /// (`splits`), each about the same size. Small files stay in one piece.
 fn chunk_bounds(len: usize, splits: &[usize], threads: usize) -> Vec<(usize, usize)> {
-    const MIN_CHUNK: usize = 1 << 20;
+    const MIN_CHUNK: usize = 1 << 19;
     let pieces = threads.min(len / MIN_CHUNK).max(1);
     let mut bounds = Vec::with_capacity(pieces);
     let mut start = 0;
