@@ -216,6 +216,9 @@ fn diagnostics_on_open_and_change_are_check_s() {
     assert_eq!(b201["severity"], 1);
     assert_eq!(b201["range"]["start"]["line"], 10);
     assert!(b201["message"].as_str().unwrap().contains("help:"));
+    // The code links to its page.
+    let page = blkc::lsp::uri_to_path(b201["codeDescription"]["href"].as_str().unwrap()).unwrap();
+    assert!(std::fs::read_to_string(page).unwrap().starts_with("# B201"));
     assert!(diags.iter().any(|d| d["code"] == "B103"));
     // The same findings as the command line.
     let checked = blkc::check_source(blkc::source::SourceFile::new("bot.blk", broken.clone()));

@@ -21,6 +21,27 @@ fn contains(span: Span, offset: usize) -> bool {
     span.start as usize <= offset && offset <= span.end as usize
 }
 
+/// Where the pages of the diagnostic codes are written for the editor to
+/// open: a diagnostic's code links to its page (the page `blkc explain`
+/// prints, compiled into the program).
+fn code_pages() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("blkc-{}-codes", env!("CARGO_PKG_VERSION")))
+}
+
+/// Writes every code's page once per server (a few hundred KB at most).
+pub fn write_code_pages() {
+    let dir = code_pages();
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    for code in Code::ALL {
+        let path = dir.join(format!("{}.md", code.as_str()));
+        if !path.exists() {
+            let _ = std::fs::write(path, code.page());
+        }
+    }
+}
+
 /// The file's diagnostics, as `blkc check` finds them.
 pub fn diagnostics(uri: &str, doc: &Document) -> Vec<Value> {
     doc.checked
@@ -43,6 +64,7 @@ pub fn diagnostics(uri: &str, doc: &Document) -> Vec<Value> {
                 "range": range(doc, span),
                 "severity": match d.severity { Severity::Error => 1, Severity::Warning => 2, Severity::Hint => 4 },
                 "code": d.code.as_str(),
+                "codeDescription": { "href": path_to_uri(&code_pages().join(format!("{}.md", d.code.as_str()))) },
                 "source": "blkc",
                 "message": message,
                 "relatedInformation": related,

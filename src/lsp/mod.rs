@@ -52,6 +52,7 @@ pub fn serve(connection: &Connection) -> Result<(), String> {
     let (id, _params) = connection.initialize_start().map_err(|e| e.to_string())?;
     connection.initialize_finish(id, init).map_err(|e| e.to_string())?;
     let mut server = Server { docs: HashMap::new(), connection };
+    features::write_code_pages();
     for message in &connection.receiver {
         match message {
             Message::Request(req) => {
