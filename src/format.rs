@@ -41,19 +41,14 @@ pub fn comments(text: &str) -> Vec<Comment> {
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            b'"' => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-            }
+            b'"' => i = syntax::skip_literal(bytes, i),
             b'#' => {
-                let end = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |j| i + j);
+                let end = syntax::skip_literal(bytes, i);
                 let body = text[i..end].trim_end();
                 out.push(Comment { span: Span::new(i, i + body.len()), text: body.to_string() });
                 i = end;
             }
-            b'[' if opens_reference(bytes, i) => {
+            b'[' if syntax::opens_reference(bytes, i) => {
                 // An unquoted reference runs to its `]`, on its line.
                 while i < bytes.len() && bytes[i] != b']' && bytes[i] != b'\n' {
                     i += 1;
@@ -64,11 +59,6 @@ pub fn comments(text: &str) -> Vec<Comment> {
         i += 1;
     }
     out
-}
-
-fn opens_reference(bytes: &[u8], i: usize) -> bool {
-    let start = bytes[..i].iter().rposition(|b| !(b.is_ascii_alphanumeric() || *b == b'_')).map_or(0, |p| p + 1);
-    bytes[start..i].starts_with(b"api_")
 }
 
 /// Formats source text: the canonical text, or the errors that stop it (a
@@ -246,13 +236,7 @@ impl Printer<'_> {
         while i < bytes.len() {
             match bytes[i] {
                 b'{' => return i,
-                b'#' => i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |j| i + j),
-                b'"' => {
-                    i += 1;
-                    while i < bytes.len() && bytes[i] != b'"' {
-                        i += if bytes[i] == b'\\' { 2 } else { 1 };
-                    }
-                }
+                b'#' | b'"' => i = syntax::skip_literal(bytes, i),
                 _ => {}
             }
             i += 1;
@@ -427,11 +411,9 @@ impl Printer<'_> {
                             pairs,
                             |p| p.span,
                             |p, pair| {
-                                p.indent();
-                                p.out.push_str(&key_literal(&pair.key.name));
-                                p.out.push_str(" = ");
-                                p.out.push_str(&pair_value(p.text, &pair.value));
-                                p.trailing(pair.span.end as usize);
+                                p.key_line(&pair.key.name, pair.span, |p| {
+                                    p.out.push_str(&pair_value(p.text, &pair.value))
+                                })
                             },
                         );
                     }
@@ -445,6 +427,15 @@ impl Printer<'_> {
             }
         }
         self.trailing(field.span.end as usize);
+    }
+
+    /// `key = value` on a line of its own, with its trailing comment.
+    fn key_line(&mut self, key: &str, span: Span, value: impl FnOnce(&mut Self)) {
+        self.indent();
+        self.out.push_str(&key_literal(key));
+        self.out.push_str(" = ");
+        value(self);
+        self.trailing(span.end as usize);
     }
 
     /// The output column the next character goes in.
@@ -466,13 +457,7 @@ impl Printer<'_> {
                     close,
                     entries,
                     |e| e.span,
-                    |p, e| {
-                        p.indent();
-                        p.out.push_str(&key_literal(&e.key.name));
-                        p.out.push_str(" = ");
-                        p.value(&e.value);
-                        p.trailing(e.span.end as usize);
-                    },
+                    |p, e| p.key_line(&e.key.name, e.span, |p| p.value(&e.value)),
                 );
             }
         }

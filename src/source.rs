@@ -121,3 +121,25 @@ fn lone_cr_to_lf(text: String) -> String {
     // Only ASCII bytes were changed, for ASCII bytes.
     String::from_utf8(bytes).unwrap_or_default()
 }
+
+/// A path as a `file:` URI (editors and SARIF logs name files so), with the
+/// characters a URI cannot hold percent-encoded.
+pub fn file_uri(path: &str) -> String {
+    format!("file://{}", uri_escaped(path))
+}
+
+/// Text with the characters a URI path cannot hold percent-encoded.
+pub fn uri_escaped(text: &str) -> String {
+    const PATH: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+        .add(b' ')
+        .add(b'"')
+        .add(b'#')
+        .add(b'%')
+        .add(b'<')
+        .add(b'>')
+        .add(b'?')
+        .add(b'`')
+        .add(b'{')
+        .add(b'}');
+    percent_encoding::utf8_percent_encode(text, PATH).to_string()
+}

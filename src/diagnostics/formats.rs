@@ -197,26 +197,13 @@ fn level(severity: Severity) -> &'static str {
 /// characters a URI cannot hold percent-encoded.
 fn artifact_uri(name: &str) -> String {
     let name = name.replace('\\', "/");
-    let encoded = percent_encoding::utf8_percent_encode(&name, URI).to_string();
     // An absolute path is a `file:` URI; a relative one a relative reference.
     if name.starts_with('/') {
-        format!("file://{encoded}")
+        crate::source::file_uri(&name)
     } else {
-        encoded
+        crate::source::uri_escaped(&name)
     }
 }
-
-const URI: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'#')
-    .add(b'%')
-    .add(b'<')
-    .add(b'>')
-    .add(b'?')
-    .add(b'`')
-    .add(b'{')
-    .add(b'}');
 
 /// The "What it means" paragraph of a code's page.
 fn first_paragraph(page: &str) -> String {

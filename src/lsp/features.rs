@@ -341,27 +341,7 @@ enum Where {
 /// typed): the head of the innermost `{` still open there.
 fn where_in(doc: &Document, offset: usize) -> Where {
     let text = doc.text();
-    let bytes = &text.as_bytes()[..offset.min(text.len())];
-    let mut open: Vec<usize> = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'"' => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            b'#' => i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |j| i + j),
-            b'{' => open.push(i),
-            b'}' => {
-                open.pop();
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    let Some(&brace) = open.last() else { return Where::Top };
+    let Some(&brace) = crate::syntax::open_braces(text, 0, offset).last() else { return Where::Top };
     let head = text[text[..brace].rfind('\n').map_or(0, |i| i + 1)..brace].trim_start();
     if head.starts_with("api ") {
         Where::Block

@@ -109,18 +109,7 @@ pub fn uri_to_path(uri: &str) -> Option<PathBuf> {
 
 /// The `file:` URI of a path.
 pub fn path_to_uri(path: &std::path::Path) -> String {
-    const PATH: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
-        .add(b' ')
-        .add(b'"')
-        .add(b'#')
-        .add(b'%')
-        .add(b'<')
-        .add(b'>')
-        .add(b'?')
-        .add(b'`')
-        .add(b'{')
-        .add(b'}');
-    format!("file://{}", percent_encoding::utf8_percent_encode(&path.to_string_lossy(), PATH))
+    crate::source::file_uri(&path.to_string_lossy())
 }
 
 impl Server<'_> {

@@ -3,7 +3,7 @@
 use pest::error::{ErrorVariant, InputLocation};
 use pest::Parser as _;
 
-use super::{skip_literal, BlkParser, Rule};
+use super::{BlkParser, Rule};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::source::Span;
 
@@ -281,21 +281,7 @@ fn is_keyword(word: &str) -> bool {
 
 /// The innermost `{` still open at `at`, outside strings and comments.
 pub(super) fn innermost_open_brace(text: &str, from: usize, at: usize) -> Option<usize> {
-    let bytes = &text.as_bytes()[..at];
-    let mut open = Vec::new();
-    let mut i = from;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'"' | b'#' => i = skip_literal(bytes, i),
-            b'{' => open.push(i),
-            b'}' => {
-                open.pop();
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    open.pop()
+    super::open_braces(text, from, at).pop()
 }
 
 /// What stands at `at`, in words, and its span: a whole word, one character,

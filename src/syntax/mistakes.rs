@@ -544,20 +544,7 @@ fn missing_close_brace(f: &Failure<'_>) -> Option<Diagnostic> {
     if f.at < f.text.trim_end().len() || !f.expects("}") {
         return None;
     }
-    let mut open = Vec::new();
-    let bytes = f.text.as_bytes();
-    let mut i = f.item;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'"' | b'#' => i = skip_literal(bytes, i),
-            b'{' => open.push(i),
-            b'}' => {
-                open.pop();
-            }
-            _ => {}
-        }
-        i += 1;
-    }
+    let open = super::open_braces(f.text, f.item, f.text.len());
     let innermost = *open.last()?;
     let head = f.text[line_start(f.text, innermost)..innermost].trim();
     let mut closing = String::new();

@@ -207,7 +207,7 @@ fn skip_blank(text: &str, mut pos: usize) -> usize {
 
 /// At a `"` or `#` at `i`: the offset of the string's closing quote or the
 /// comment's line end (the scans over raw text skip both).
-pub(super) fn skip_literal(bytes: &[u8], mut i: usize) -> usize {
+pub(crate) fn skip_literal(bytes: &[u8], mut i: usize) -> usize {
     if bytes[i] == b'#' {
         return memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |j| i + j);
     }
@@ -216,6 +216,26 @@ pub(super) fn skip_literal(bytes: &[u8], mut i: usize) -> usize {
         i += if bytes[i] == b'\\' { 2 } else { 1 };
     }
     i
+}
+
+/// The `{`s still open at `at`, outermost first, reading from `from`
+/// (outside strings and comments): where a block or tree is being written.
+pub fn open_braces(text: &str, from: usize, at: usize) -> Vec<usize> {
+    let bytes = &text.as_bytes()[..at.min(text.len())];
+    let mut open = Vec::new();
+    let mut i = from;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' | b'#' => i = skip_literal(bytes, i),
+            b'{' => open.push(i),
+            b'}' => {
+                open.pop();
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    open
 }
 
 /// Walks the file once before pest sees it, outside strings and comments:
@@ -291,7 +311,7 @@ fn scan_structure(text: &str, max_depth: usize) -> Result<Vec<usize>, Box<Diagno
 
 /// Whether the `[` at `i` opens an unquoted reference: it follows `api_`
 /// and name characters, as the grammar's `reference` token starts.
-fn opens_reference(bytes: &[u8], i: usize) -> bool {
+pub(crate) fn opens_reference(bytes: &[u8], i: usize) -> bool {
     let name_start = bytes[..i].iter().rposition(|b| !(b.is_ascii_alphanumeric() || *b == b'_')).map_or(0, |p| p + 1);
     bytes[name_start..i].starts_with(b"api_")
 }
