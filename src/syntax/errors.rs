@@ -211,6 +211,13 @@ fn failure<'t>(text: &'t str, pos: usize, err: &pest::error::Error<Rule>) -> Fai
             tokens.push(token);
         }
     }
+    // Inside a word (`elseif`: `else` read, then the word went on), the
+    // word is what was found.
+    let mut at = at;
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    while at > pos && at < text.len() && is_word(text.as_bytes()[at]) && is_word(text.as_bytes()[at - 1]) {
+        at -= 1;
+    }
     let (found, found_span) = found_at(text, at);
     Failure { text, item: pos, at, expected, keywords, tokens, found, found_span }
 }

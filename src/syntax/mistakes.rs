@@ -219,7 +219,13 @@ fn unclosed_string(f: &Failure<'_>) -> Option<Diagnostic> {
 }
 
 fn open_quote(f: &Failure<'_>, quote: usize, eol: usize) -> Diagnostic {
-    let end = f.text[..eol].trim_end().len().max(quote + 1);
+    let mut end = f.text[..eol].trim_end().len().max(quote + 1);
+    // `name = "Ann }`: the string ends before the closers set off by a blank.
+    let line = &f.text[quote + 1..end];
+    let closers = line.trim_end_matches(['}', ']', ',']);
+    if closers.len() < line.len() && closers.ends_with([' ', '\t']) && !closers.trim().is_empty() {
+        end = quote + 1 + closers.trim_end().len();
+    }
     let diag = syntax("this string is never closed")
         .label(Span::new(quote, quote + 1), "this string has no closing `\"` on its line");
     with_fix(diag, f, "end the string with `\"` on its line", Span::new(end, end), "\"".into())
@@ -381,7 +387,24 @@ fn colon(f: &Failure<'_>) -> Option<Diagnostic> {
     let glued_after = f.text[after..].starts_with([' ', '\t']);
     let edit = if glued_after { span } else { Span::new(f.at, after) };
     let replacement = if glued_after { "" } else { " " };
-    Some(with_fix(diag, f, "leave out the `:`", edit, replacement.into()))
+    let mut edits = vec![Edit { span: edit, replacement: replacement.into() }];
+    if matches!(keyword, "headers" | "params" | "body") {
+        // `headers: {"Accept": "…"}`: the keys' colons too, one mistake.
+        edits.extend(key_colons(f.text, after));
+    }
+    if keyword == "method" && f.text[value_at..].starts_with('"') {
+        let close = skip_literal(f.text.as_bytes(), value_at);
+        if close < line_end(f.text, value_at) {
+            let method = f.text[value_at + 1..close].trim().to_ascii_uppercase();
+            edits.push(Edit { span: Span::new(value_at, close + 1), replacement: method });
+        }
+    }
+    let line = corrected_line(f.text, f.at, &edits);
+    Some(diag.help(format!("leave out the `:`: `{line}`")).suggest_edits(
+        "leave out the `:`",
+        edits,
+        Confidence::Certain,
+    ))
 }
 
 /// The edits that turn the colon at `at`, and every later `key:` colon of
@@ -473,6 +496,15 @@ fn equals(f: &Failure<'_>) -> Option<Diagnostic> {
             return None;
         }
         let value_at = f.at + 1 + (f.text[f.at + 1..].len() - f.text[f.at + 1..].trim_start().len());
+        if f.text[f.at + 1..value_at].contains('\n') || value_at >= f.text.len() {
+            // `var count =` and nothing after it on the line.
+            let edit = Span::new(end_of_previous(f.text, f.at), f.at + 1);
+            let diag = syntax("`=` with no default value after it").label(span, "no value follows on this line");
+            return Some(
+                diag.help("give the default as a string, `var count = \"0\"`, or leave out the `=` (the variable then starts empty)")
+                    .suggest_edits("leave out the `=`", vec![Edit { span: edit, replacement: String::new() }], Confidence::Certain),
+            );
+        }
         let word = loose_word(f.text, value_at);
         if word.start == word.end {
             return None;
@@ -544,7 +576,11 @@ fn missing_close_brace(f: &Failure<'_>) -> Option<Diagnostic> {
     if f.at < f.text.trim_end().len() || !f.expects("}") {
         return None;
     }
-    let open = super::open_braces(f.text, f.item, f.text.len());
+    let (open, mismatch) = lost_brace(f.text, f.item, f.text.len());
+    if let Some((o, close)) = mismatch {
+        // The `}` at the end closed an inner block: that block lost its own.
+        return Some(lost_brace_diagnostic(f, o, close));
+    }
     let innermost = *open.last()?;
     let head = f.text[line_start(f.text, innermost)..innermost].trim();
     let mut closing = String::new();
@@ -836,11 +872,16 @@ fn foreign_literal(f: &Failure<'_>) -> Option<Diagnostic> {
 /// where a field of an `api` block or a node of a tree belongs.
 fn foreign_word(f: &Failure<'_>) -> Option<Diagnostic> {
     let (field, node) = (wants_field(f), wants_node(f));
+    let word = f.found_text();
+    let span = f.found_span;
+    let after_brace = f.text[..f.at].trim_end().ends_with('}');
+    if matches!(word.to_ascii_lowercase().as_str(), "elif" | "elsif" | "elseif") && (after_brace || f.expects("else")) {
+        let diag = syntax(format!("`{word}` is written `else if`")).label(span, "write `else if`");
+        return Some(with_fix(diag, f, "write `else if`", span, "else if".into()));
+    }
     if !field && !node && !f.expects("else") {
         return None;
     }
-    let word = f.found_text();
-    let span = f.found_span;
     if word.is_empty() {
         return None;
     }
@@ -882,10 +923,6 @@ fn foreign_word(f: &Failure<'_>) -> Option<Diagnostic> {
         let diag =
             syntax(format!("unknown field `{word}`; the field is `{right}`")).label(span, format!("write `{right}`"));
         return Some(with_fix(diag, f, &format!("write `{right}`"), span, right.into()));
-    }
-    if matches!(lower.as_str(), "elif" | "elsif" | "elseif") && f.expects("else") {
-        let diag = syntax(format!("`{word}` is written `else if`")).label(span, "write `else if`");
-        return Some(with_fix(diag, f, "write `else if`", span, "else if".into()));
     }
     if node && matches!(word, "let" | "const" | "set") {
         return Some(syntax(format!("`{word}` is not a node; blk keeps values with `save`"))
@@ -1091,6 +1128,60 @@ fn top_level_node(f: &Failure<'_>) -> Option<Diagnostic> {
     Some(diag.help(format!("put it inside a command: `command name {{ {word} … }}`")))
 }
 
+/// The `{`s open at `at`, and the first `{` closed by a `}` indented less
+/// than its own line: the one whose `}` was lost, so that the `}` meant for
+/// the block around it closed it instead.
+fn lost_brace(text: &str, from: usize, at: usize) -> (Vec<usize>, Option<(usize, usize)>) {
+    let bytes = text.as_bytes();
+    let mut open: Vec<usize> = Vec::new();
+    let mut mismatch = None;
+    let mut i = from;
+    while i < at.min(bytes.len()) {
+        match bytes[i] {
+            b'"' | b'#' => i = skip_literal(bytes, i),
+            b'{' => open.push(i),
+            b'}' => {
+                if let Some(o) = open.pop() {
+                    if mismatch.is_none() && indent(text, i).len() < indent(text, o).len() {
+                        mismatch = Some((o, i));
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    (open, mismatch)
+}
+
+/// The `{` at `o` lost its `}`, and the `}` at `close` closed it instead:
+/// the fix closes it after its last line indented deeper than it (on its
+/// own line when the block's content is, else on the line of its `{`).
+fn lost_brace_diagnostic(f: &Failure<'_>, o: usize, close: usize) -> Diagnostic {
+    let depth = indent(f.text, o).len();
+    let mut at = end_of_previous(f.text, line_start(f.text, close));
+    let mut line = line_start(f.text, o);
+    while let Some(next) = f.text[line..close].find('\n').map(|i| line + i + 1) {
+        if next >= close {
+            break;
+        }
+        let body = &f.text[next..line_end(f.text, next)];
+        if !body.trim().is_empty() && indent(f.text, next).len() > depth {
+            at = line_end(f.text, next);
+        }
+        line = next;
+    }
+    let at = f.text[..at].trim_end().len();
+    let same_line = line_start(f.text, at) == line_start(f.text, o);
+    let replacement = if same_line { " }".to_string() } else { format!("\n{}}}", indent(f.text, o)) };
+    let head = f.text[line_start(f.text, o)..o].trim().to_string();
+    syntax(format!("`{head} {{` is never closed"))
+        .label(Span::new(o, o + 1), "this `{` has no `}`")
+        .related(Span::new(close, close + 1), "so this `}` closes it, and the block around it stays open")
+        .help(format!("close it with `}}` after line {}", f.text[..at].matches('\n').count() + 1))
+        .suggest_edits("add the missing `}`", vec![Edit { span: Span::new(at, at), replacement }], Confidence::Certain)
+}
+
 /// A keyword that cannot stand where it is, because a `{` before it was
 /// never closed (`body { name = "Ann"` then `}` closes the block instead).
 /// Indentation tells which `{` lost its `}`: the first one closed by a `}`
@@ -1100,42 +1191,10 @@ fn lost_close_brace(f: &Failure<'_>) -> Option<Diagnostic> {
     if !f.expects("}") || !KEYWORDS.contains(&word) || word == "else" {
         return None;
     }
-    let bytes = f.text.as_bytes();
-    let mut open: Vec<usize> = Vec::new();
-    let mut mismatch = None;
-    let mut i = f.item;
-    while i < f.at {
-        match bytes[i] {
-            b'"' | b'#' => i = skip_literal(bytes, i),
-            b'{' => open.push(i),
-            b'}' => {
-                if let Some(o) = open.pop() {
-                    if mismatch.is_none() && indent(f.text, i).len() < indent(f.text, o).len() {
-                        mismatch = Some((o, i));
-                    }
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
+    let (open, mismatch) = lost_brace(f.text, f.item, f.at);
     let head = |o: usize| f.text[line_start(f.text, o)..o].trim().to_string();
     if let Some((o, close)) = mismatch {
-        let at = end_of_previous(f.text, line_start(f.text, close));
-        // `body { name = "Ann"`: closed on its own line; else on a new one.
-        let same_line = line_start(f.text, at) == line_start(f.text, o);
-        let replacement = if same_line { " }".to_string() } else { format!("\n{}}}", indent(f.text, o)) };
-        let edit = Edit { span: Span::new(at, at), replacement };
-        return Some(
-            syntax(format!("`{} {{` is never closed", head(o)))
-                .label(Span::new(o, o + 1), "this `{` has no `}`")
-                .related(Span::new(close, close + 1), "so this `}` closes it, and the block around it stays open")
-                .help(format!(
-                    "close it with `}}` after its last line (line {})",
-                    f.text[..at].matches('\n').count() + 1
-                ))
-                .suggest_edits("add the missing `}`", vec![edit], Confidence::Certain),
-        );
+        return Some(lost_brace_diagnostic(f, o, close));
     }
     let o = *open.last()?;
     if indent(f.text, f.at).len() > indent(f.text, o).len() {
