@@ -95,6 +95,7 @@ codes! {
     TemplatedKey = "B132", Error, "variable in a parameter or body key";
     ShadowedVariable = "B133", Error, "custom variable named like a variable blkc provides";
     DollarBeforeVariable = "B134", Warning, "`$` before a `{…}` variable";
+    ReferenceAsText = "B135", Warning, "response reference written as text in a string";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";

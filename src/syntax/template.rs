@@ -12,8 +12,53 @@ use crate::source::Span;
 pub fn scan_template(token: &str, base: usize, diags: &mut Vec<Diagnostic>) -> Template {
     let first = diags.len();
     let template = scan_template_parts(token, base, diags);
+    references_as_text(token, base, &template, diags);
     cap_per_string(diags, first, template.span);
     template
+}
+
+/// B135: `api_x[response.a]` in a string's text, outside braces: it is sent
+/// as those characters, not as the response's value (`$api_x[…]` and bare
+/// paths are habits from shells and JavaScript).
+fn references_as_text(token: &str, base: usize, t: &Template, diags: &mut Vec<Diagnostic>) {
+    for part in &t.parts {
+        let Part::Lit(lit, span) = part else { continue };
+        let (start, end) = (span.start as usize - base, span.end as usize - base);
+        // Only where the text is written as is (no escapes to map offsets).
+        if token.get(start..end) != Some(lit.as_str()) {
+            continue;
+        }
+        let mut from = 0;
+        while let Some(i) = lit[from..].find("api_").map(|i| from + i) {
+            from = i + 4;
+            let bytes = lit.as_bytes();
+            if i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_') {
+                continue;
+            }
+            let name_end = i + 4 + lit[i + 4..].bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+            let rest = &lit[name_end..];
+            let Some(close) = rest.strip_prefix('[').and_then(|r| r.find(']')) else { continue };
+            let path = &rest[1..1 + close];
+            if !(path == "status" || path == "response" || path.starts_with("response.")) {
+                continue;
+            }
+            let reference = &lit[i..name_end + close + 2];
+            let dollar = i > 0 && bytes[i - 1] == b'$';
+            let at = base + start + i - usize::from(dollar);
+            let whole = Span::new(at, base + start + name_end + close + 2);
+            let fixed = format!("{{{reference}}}");
+            diags.push(
+                Diagnostic::new(
+                    Code::ReferenceAsText,
+                    format!("`{reference}` is sent as text, not as the response's value"),
+                )
+                .label(whole, "not in braces")
+                .help(format!("inside a string a response is read in braces: `{fixed}`"))
+                .fix(format!("write `{fixed}`"), whole, fixed),
+            );
+            from = name_end + close + 2;
+        }
+    }
 }
 
 /// The most problems one string literal reports; the rest are counted in
