@@ -110,7 +110,7 @@ fn fix(
     if path.as_os_str() == "-" {
         let _ = stdout.write_all(checked.source.text.as_bytes());
     } else if checked.source.text != original {
-        std::fs::write(path, &checked.source.text)
+        super::write_atomically(path, &checked.source.text)
             .map_err(|e| report::usage(format!("cannot write `{}`: {e}", path.display())))?;
     }
     if total > 0 {

@@ -2,7 +2,6 @@
 //! checked (`--check`, with a unified diff) or piped (`-`).
 
 use std::io::Write;
-use std::path::Path;
 
 use blkc::diagnostics::render_terminal;
 use blkc::source::SourceFile;
@@ -63,7 +62,7 @@ pub fn fmt(args: &FmtArgs) -> Exit {
         } else if stdin {
             let _ = stdout.write_all(formatted.as_bytes());
         } else if formatted != source.text {
-            if let Err(e) = write_atomically(path, &formatted) {
+            if let Err(e) = super::write_atomically(path, &formatted) {
                 return report::usage(format!("cannot write `{}`: {e}", path.display()));
             }
         }
@@ -85,17 +84,4 @@ fn diff(name: &str, source: &SourceFile, formatted: &str) -> String {
         .context_radius(3)
         .header(name, &format!("{name} (formatted)"))
         .to_string()
-}
-
-/// Writes through a temporary file in the same folder, renamed over the
-/// original: a crash or a full disk never leaves half a file.
-fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(folder)?;
-    tmp.write_all(text.as_bytes())?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }

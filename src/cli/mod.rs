@@ -13,6 +13,8 @@ mod run;
 mod test;
 mod vars;
 
+use std::io::Write as _;
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -87,4 +89,17 @@ fn compile(
         Exit::Diagnostics
     })?;
     Ok((checked, plan))
+}
+
+/// Writes through a temporary file in the same folder, renamed over the
+/// original: a crash or a full disk never leaves half a file.
+pub(crate) fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(folder)?;
+    tmp.write_all(text.as_bytes())?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
