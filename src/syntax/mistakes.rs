@@ -392,12 +392,8 @@ fn colon(f: &Failure<'_>) -> Option<Diagnostic> {
         // `headers: {"Accept": "…"}`: the keys' colons too, one mistake.
         edits.extend(key_colons(f.text, after));
     }
-    if keyword == "method" && f.text[value_at..].starts_with('"') {
-        let close = skip_literal(f.text.as_bytes(), value_at);
-        if close < line_end(f.text, value_at) {
-            let method = f.text[value_at + 1..close].trim().to_ascii_uppercase();
-            edits.push(Edit { span: Span::new(value_at, close + 1), replacement: method });
-        }
+    if keyword == "method" {
+        edits.extend(unquoted_method(f.text, value_at));
     }
     let line = corrected_line(f.text, f.at, &edits);
     Some(diag.help(format!("leave out the `:`: `{line}`")).suggest_edits(
@@ -466,12 +462,8 @@ fn equals(f: &Failure<'_>) -> Option<Diagnostic> {
         let value_at = f.at + 1 + (f.text[f.at + 1..].len() - f.text[f.at + 1..].trim_start_matches([' ', '\t']).len());
         let mut edits =
             vec![Edit { span: Span::new(end_of_previous(f.text, f.at), value_at), replacement: " ".into() }];
-        if keyword == "method" && f.text[value_at..].starts_with('"') {
-            let close = skip_literal(f.text.as_bytes(), value_at);
-            if close < line_end(f.text, value_at) {
-                let method = f.text[value_at + 1..close].trim().to_ascii_uppercase();
-                edits.push(Edit { span: Span::new(value_at, close + 1), replacement: method });
-            }
+        if keyword == "method" {
+            edits.extend(unquoted_method(f.text, value_at));
         }
         let line = corrected_line(f.text, f.at, &edits);
         return Some(
@@ -514,6 +506,17 @@ fn equals(f: &Failure<'_>) -> Option<Diagnostic> {
         return Some(with_fix(diag, f, "quote it", word, format!("\"{}\"", escaped(value))));
     }
     None
+}
+
+/// `"post"` where a method goes: the edit that writes `POST`, when the
+/// string closes on its line.
+fn unquoted_method(text: &str, at: usize) -> Option<Edit> {
+    if !text[at..].starts_with('"') {
+        return None;
+    }
+    let close = skip_literal(text.as_bytes(), at);
+    (close < line_end(text, at))
+        .then(|| Edit { span: Span::new(at, close + 1), replacement: text[at + 1..close].trim().to_ascii_uppercase() })
 }
 
 /// `;` at the end of a line, or a `,` between fields or nodes.
