@@ -25,6 +25,8 @@ impl Client {
     pub fn start(envs: &[(&str, &str)]) -> Client {
         let mut cmd = Command::new(get_cargo_bin("blkc"));
         cmd.arg("lsp").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        // Code pages go to the cache folder: not the tester's own.
+        cmd.env("XDG_CACHE_HOME", std::env::temp_dir().join("blkc-lsp-tests"));
         for (k, v) in envs {
             cmd.env(k, v);
         }

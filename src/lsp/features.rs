@@ -24,21 +24,25 @@ fn contains(span: Span, offset: usize) -> bool {
 /// Where the pages of the diagnostic codes are written for the editor to
 /// open: a diagnostic's code links to its page (the page `blkc explain`
 /// prints, compiled into the program).
+/// The user's own cache folder (`$XDG_CACHE_HOME`, `~/.cache`), not a
+/// shared temporary one another user could have filled first.
 fn code_pages() -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("blkc-{}-codes", env!("CARGO_PKG_VERSION")))
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    cache.join("blkc").join(format!("codes-{}", env!("CARGO_PKG_VERSION")))
 }
 
-/// Writes every code's page once per server (a few hundred KB at most).
+/// Writes every code's page when the server starts (a few hundred KB).
 pub fn write_code_pages() {
     let dir = code_pages();
     if std::fs::create_dir_all(&dir).is_err() {
         return;
     }
     for code in Code::ALL {
-        let path = dir.join(format!("{}.md", code.as_str()));
-        if !path.exists() {
-            let _ = std::fs::write(path, code.page());
-        }
+        // Written each time: the page is the one this program prints.
+        let _ = std::fs::write(dir.join(format!("{}.md", code.as_str())), code.page());
     }
 }
 
