@@ -14,6 +14,7 @@ use crate::ast::*;
 use crate::diagnostics::Diagnostic;
 use crate::source::{SourceFile, Span};
 use crate::syntax;
+use crate::syntax::lexer::{self, Kind, Lexer};
 
 /// Indentation: four spaces a level.
 const INDENT: &str = "    ";
@@ -36,29 +37,13 @@ pub struct Comment {
 /// strings and outside unquoted response references (where `#` is a
 /// character of the path), as the grammar reads them.
 pub fn comments(text: &str) -> Vec<Comment> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'"' => i = syntax::skip_literal(bytes, i),
-            b'#' => {
-                let end = syntax::skip_literal(bytes, i);
-                let body = text[i..end].trim_end();
-                out.push(Comment { span: Span::new(i, i + body.len()), text: body.to_string() });
-                i = end;
-            }
-            b'[' if syntax::opens_reference(bytes, i) => {
-                // An unquoted reference runs to its `]`, on its line.
-                while i < bytes.len() && bytes[i] != b']' && bytes[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    out
+    Lexer::new(text)
+        .filter(|t| t.kind == Kind::Comment)
+        .map(|t| {
+            let body = t.text(text).trim_end();
+            Comment { span: Span::new(t.start(), t.start() + body.len()), text: body.to_string() }
+        })
+        .collect()
 }
 
 /// Formats source text: the canonical text, or the errors that stop it (a
@@ -215,33 +200,13 @@ impl Printer<'_> {
     /// The `}` that closes a list whose last entry ends at `from`: only
     /// blanks, commas and comments can stand between.
     fn close_brace(&self, from: usize) -> usize {
-        let bytes = self.text.as_bytes();
-        let mut i = from;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'}' => return i,
-                b'#' => i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |j| i + j),
-                _ => {}
-            }
-            i += 1;
-        }
-        bytes.len().saturating_sub(1)
+        lexer::next_punct(self.text, from, b'}').unwrap_or(self.text.len().saturating_sub(1))
     }
 
     /// The offset of the first `{` at or after `from`, outside comments and
     /// strings.
     fn open_brace(&self, from: usize) -> usize {
-        let bytes = self.text.as_bytes();
-        let mut i = from;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'{' => return i,
-                b'#' | b'"' => i = syntax::skip_literal(bytes, i),
-                _ => {}
-            }
-            i += 1;
-        }
-        from
+        lexer::next_punct(self.text, from, b'{').unwrap_or(from)
     }
 
     /// Lays out a `{ … }` body whose items are printed by `each`: comments

@@ -112,3 +112,73 @@ pub const ALLOWS: &[(&str, &str)] = &[
     ("bot_token", "send `{bot_token}` to a host other than the platform's API (still over https)"),
     ("private_network", "let a host that comes from a value or a redirect be an internal address"),
 ];
+
+/// Where a keyword can stand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// At the top of a file.
+    Top,
+    /// Among the nodes of a command, an event or a branch.
+    Tree,
+    /// Among the fields of an `api` block.
+    Block,
+    /// Where a value goes.
+    Value,
+}
+
+macro_rules! keywords {
+    ($($variant:ident $text:literal $place:ident,)*) => {
+        /// The keywords of the language: the one list that the parser's
+        /// messages, the mistake recognisers and the editor's completion
+        /// read (the grammar's `kw_*` rules spell the same words).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Keyword { $($variant,)* }
+
+        impl Keyword {
+            pub const ALL: &'static [Keyword] = &[$(Keyword::$variant,)*];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(Keyword::$variant => $text,)* }
+            }
+
+            /// The keyword in backticks, as messages show it.
+            pub fn quoted(self) -> &'static str {
+                match self { $(Keyword::$variant => concat!("`", $text, "`"),)* }
+            }
+
+            pub fn place(self) -> Place {
+                match self { $(Keyword::$variant => Place::$place,)* }
+            }
+        }
+    };
+}
+
+keywords! {
+    Command "command" Top,
+    Event "event" Top,
+    Var "var" Top,
+    Platform "platform" Top,
+    Option "option" Tree,
+    Api "api" Tree,
+    Reply "reply" Tree,
+    Save "save" Tree,
+    If "if" Tree,
+    Else "else" Tree,
+    Method "method" Block,
+    Url "url" Block,
+    Params "params" Block,
+    Headers "headers" Block,
+    Body "body" Block,
+    Sample "sample" Block,
+    Allow "allow" Block,
+    True "true" Value,
+    False "false" Value,
+    Null "null" Value,
+}
+
+impl Keyword {
+    /// The keyword spelled exactly `word`.
+    pub fn parse(word: &str) -> Option<Keyword> {
+        Keyword::ALL.iter().copied().find(|k| k.as_str() == word)
+    }
+}

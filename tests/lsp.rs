@@ -189,7 +189,7 @@ fn workspace() -> (tempfile::TempDir, String) {
     std::fs::create_dir_all(dir.path().join("samples")).unwrap();
     std::fs::copy(fixtures.join("samples/forecast.json"), dir.path().join("samples/forecast.json")).unwrap();
     std::fs::write(dir.path().join("bot.blk"), BOT).unwrap();
-    let uri = blkc::lsp::path_to_uri(&dir.path().join("bot.blk"));
+    let uri = file_uri(&dir.path().join("bot.blk"));
     (dir, uri)
 }
 
@@ -219,7 +219,7 @@ fn diagnostics_on_open_and_change_are_check_s() {
     assert_eq!(b201["range"]["start"]["line"], 10);
     assert!(b201["message"].as_str().unwrap().contains("help:"));
     // The code links to its page.
-    let page = blkc::lsp::uri_to_path(b201["codeDescription"]["href"].as_str().unwrap()).unwrap();
+    let page = blkc::lsp::uri_to_path(&b201["codeDescription"]["href"].as_str().unwrap().parse().unwrap()).unwrap();
     assert!(std::fs::read_to_string(page).unwrap().starts_with("# B201"));
     assert!(diags.iter().any(|d| d["code"] == "B103"));
     // The same findings as the command line.
@@ -327,6 +327,29 @@ fn completion_knows_blocks_paths_variables_and_keywords() {
 }
 
 #[test]
+fn completion_inside_a_string_that_is_not_closed_yet() {
+    // Typed without auto-closing quotes: the string runs on, so the file
+    // does not parse, and completion still knows the tree and the sample.
+    let (_dir, uri) = workspace();
+    let mut client = Client::start(&[]);
+    let labels =
+        |v: &Value| v.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let typed = "    reply \"{api_forecast[response.\n";
+    let text = BOT.replace("    save visits", &format!("{typed}    save visits"));
+    assert_eq!(codes(&client.open(&uri, &text)), ["B001"], "the file does not parse");
+    let items = client.at("textDocument/completion", &uri, &text, "[response.\n", 10);
+    assert_eq!(labels(&items), ["name", "main", "weather"]);
+    let text = BOT.replace("    save visits", "    reply \"{api_forecast[response.weather.0.\n    save visits");
+    client.change(&uri, 2, &text);
+    let items = client.at("textDocument/completion", &uri, &text, "weather.0.\n", 10);
+    assert_eq!(labels(&items), ["description", "id"]);
+    let text = BOT.replace("    save visits", "    reply \"It is {op\n    save visits");
+    client.change(&uri, 3, &text);
+    let items = labels(&client.at("textDocument/completion", &uri, &text, "{op\n", 3));
+    assert!(items.contains(&"option_city".to_string()), "{items:?}");
+}
+
+#[test]
 fn definition_references_and_rename() {
     let (dir, uri) = workspace();
     let mut client = Client::start(&[]);
@@ -334,7 +357,7 @@ fn definition_references_and_rename() {
     let def = client.at("textDocument/definition", &uri, BOT, "api_forecast[response.main", 6);
     assert_eq!(def["range"]["start"]["line"], 4);
     let def = client.at("textDocument/definition", &uri, BOT, "samples/forecast", 3);
-    assert_eq!(def["uri"], blkc::lsp::path_to_uri(&dir.path().join("samples/forecast.json")));
+    assert_eq!(def["uri"], file_uri(&dir.path().join("samples/forecast.json")));
     let def = client.at("textDocument/definition", &uri, BOT, "{visits}", 2);
     assert_eq!(def["range"]["start"]["line"], 0);
     let refs = client.at("textDocument/references", &uri, BOT, "api forecast", 5);
@@ -403,7 +426,7 @@ fn a_changed_sample_is_read_again() {
     assert!(codes(&client.open(&uri, BOT)).is_empty());
     // `blkc test --save` writes a new sample without `main`.
     std::fs::write(dir.path().join("samples/forecast.json"), r#"{"name": "Paris", "temperature": 21}"#).unwrap();
-    let sample_uri = blkc::lsp::path_to_uri(&dir.path().join("samples/forecast.json"));
+    let sample_uri = file_uri(&dir.path().join("samples/forecast.json"));
     client.notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": sample_uri, "type": 2 }] }));
     let published = client.notification("textDocument/publishDiagnostics");
     assert_eq!(codes(&published), ["B201"]);
@@ -422,7 +445,10 @@ fn a_file_that_does_not_parse_still_gets_answers() {
     let symbols = client.request("textDocument/documentSymbol", json!({ "textDocument": { "uri": uri } }));
     assert_eq!(symbols.as_array().unwrap().len(), 2);
     assert_eq!(
-        client.request("textDocument/formatting", json!({ "textDocument": { "uri": uri }, "options": {} })),
+        client.request(
+            "textDocument/formatting",
+            json!({ "textDocument": { "uri": uri }, "options": { "tabSize": 4, "insertSpaces": true } })
+        ),
         Value::Null
     );
     client.at("textDocument/completion", &uri, &text, "'oops'", 3);
@@ -448,4 +474,9 @@ fn the_server_exits_when_its_parent_closes_stdin() {
     assert_eq!(wait_exit(&mut client.child), 0);
     // No message after the end.
     assert!(matches!(client.messages.recv_timeout(Duration::from_millis(100)), Err(RecvTimeoutError::Disconnected)));
+}
+
+/// The `file:` URI of a path, as text.
+fn file_uri(path: &std::path::Path) -> String {
+    blkc::lsp::path_to_uri(path).expect("a file URI").as_str().to_string()
 }

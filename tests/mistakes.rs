@@ -57,3 +57,35 @@ fn each_mistake_gets_one_diagnostic_at_its_token() {
         insta::assert_snapshot!(shown);
     });
 }
+
+#[test]
+fn every_recogniser_fires_on_a_file_of_the_corpus() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mistakes");
+    let mut fired = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|x| x == "blk") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            if let Some(name) = blkc::syntax::recognised_mistake(&text) {
+                fired
+                    .entry(name)
+                    .or_insert_with(Vec::new)
+                    .push(path.file_name().unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    let silent: Vec<&str> = blkc::syntax::mistake_names().filter(|n| !fired.contains_key(n)).collect();
+    assert!(silent.is_empty(), "recognisers no corpus file makes fire: {silent:?}");
+}
+
+#[test]
+fn a_hash_inside_a_reference_is_not_a_comment_to_the_lost_brace_recogniser() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/mistakes/lost_brace_after_hash_in_reference.blk"
+    ))
+    .unwrap();
+    assert_eq!(blkc::syntax::recognised_mistake(&text), Some("lost_close_brace"));
+    let checked = check("x.blk", &text);
+    assert_eq!(checked.diagnostics[0].message, "`api b {` is never closed");
+}

@@ -7,6 +7,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use lsp_types::Position;
+
 use crate::ast::visit::{self, Site, Visitor};
 use crate::ast::*;
 use crate::check::samples::Samples;
@@ -25,13 +27,6 @@ pub struct Document {
     /// while this version of the document lives; a changed sample makes a
     /// new version (watched files).
     sample_values: RefCell<HashMap<PathBuf, Option<Rc<serde_json::Value>>>>,
-}
-
-/// A line and a column in UTF-16 code units, as LSP counts by default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pos {
-    pub line: u32,
-    pub character: u32,
 }
 
 impl Document {
@@ -56,7 +51,9 @@ impl Document {
     }
 
     /// The protocol position of a byte offset.
-    pub fn pos(&self, offset: usize) -> Pos {
+    /// The protocol position (UTF-16 code units, as LSP counts by
+    /// default) of a byte offset.
+    pub fn pos(&self, offset: usize) -> Position {
         let text = self.text();
         let mut offset = offset.min(text.len());
         while !text.is_char_boundary(offset) {
@@ -64,11 +61,11 @@ impl Document {
         }
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let character = text[self.line_starts[line]..offset].encode_utf16().count();
-        Pos { line: line as u32, character: character as u32 }
+        Position { line: line as u32, character: character as u32 }
     }
 
     /// The byte offset of a protocol position (clamped to its line).
-    pub fn offset(&self, pos: Pos) -> usize {
+    pub fn offset(&self, pos: Position) -> usize {
         let text = self.text();
         let Some(&start) = self.line_starts.get(pos.line as usize) else { return text.len() };
         let end = self.line_starts.get(pos.line as usize + 1).map_or(text.len(), |e| e.saturating_sub(1));
@@ -80,6 +77,22 @@ impl Document {
             units += c.len_utf16();
         }
         end
+    }
+
+    /// The document as it reads with the string that holds `offset` closed
+    /// at the end of its line, when that string is still open there (the
+    /// usual state while a string is typed): `None` when it is not.
+    pub fn with_string_closed(&self, offset: usize) -> Option<Document> {
+        let text = self.text();
+        let token = crate::syntax::lexer::token_at(text, 0, offset)?;
+        let crate::syntax::lexer::Kind::Str { closed } = token.kind else { return None };
+        let eol = text[offset.min(text.len())..].find('\n').map_or(text.len(), |i| offset + i);
+        if closed && token.end() <= eol {
+            return None;
+        }
+        let eol = if text[..eol].ends_with('\r') { eol - 1 } else { eol };
+        let repaired = format!("{}\"{}", &text[..eol], &text[eol..]);
+        Some(Document::new(&self.checked.source.name, self.path.clone(), repaired, self.version))
     }
 
     /// The tree holding a byte offset.

@@ -1,8 +1,15 @@
-//! The answers of the language server, one function a request, as JSON
-//! in the protocol's shapes.
+//! The answers of the language server, one function a request, as the
+//! protocol's types (`lsp-types`).
+
+use std::collections::HashMap;
 
 use lsp_server::ErrorCode;
-use serde_json::{json, Value};
+use lsp_types::{
+    CodeAction, CodeActionKind, CodeActionOrCommand, CodeDescription, CompletionItem, CompletionItemKind,
+    Diagnostic as LspDiagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, DocumentSymbol,
+    DocumentSymbolResponse, FoldingRange, GotoDefinitionResponse, Hover, HoverContents, Location, MarkupContent,
+    MarkupKind, NumberOrString, Position, Range, SymbolKind as LspSymbolKind, TextEdit, Uri, WorkspaceEdit,
+};
 
 use super::analysis::{Document, SymbolKind};
 use super::{path_to_uri, Answer};
@@ -10,15 +17,19 @@ use crate::ast::*;
 use crate::diagnostics::{Code, Confidence, Severity};
 use crate::path::Kind;
 use crate::source::Span;
+use crate::syntax::lexer::{self, Kind as Token};
 use crate::vocab;
 
-fn range(doc: &Document, span: Span) -> Value {
-    let (s, e) = (doc.pos(span.start as usize), doc.pos(span.end as usize));
-    json!({ "start": { "line": s.line, "character": s.character }, "end": { "line": e.line, "character": e.character } })
+fn range(doc: &Document, span: Span) -> Range {
+    Range { start: doc.pos(span.start as usize), end: doc.pos(span.end as usize) }
 }
 
 fn contains(span: Span, offset: usize) -> bool {
     span.start as usize <= offset && offset <= span.end as usize
+}
+
+fn changes(uri: &Uri, edits: Vec<TextEdit>) -> WorkspaceEdit {
+    WorkspaceEdit { changes: Some(HashMap::from([(uri.clone(), edits)])), ..WorkspaceEdit::default() }
 }
 
 /// Where the pages of the diagnostic codes are written for the editor to
@@ -47,47 +58,48 @@ pub fn write_code_pages() {
 }
 
 /// The file's diagnostics, as `blkc check` finds them.
-pub fn diagnostics(uri: &str, doc: &Document) -> Vec<Value> {
+pub fn diagnostics(uri: &Uri, doc: &Document) -> Vec<LspDiagnostic> {
     doc.checked
         .diagnostics
         .iter()
         .map(|d| {
             let span = d.primary_span().unwrap_or_default();
-            let related: Vec<Value> = d
+            let related = d
                 .labels
                 .iter()
                 .filter(|l| !l.primary)
-                .map(|l| json!({ "location": { "uri": uri, "range": range(doc, l.span) }, "message": l.text }))
+                .map(|l| DiagnosticRelatedInformation {
+                    location: Location { uri: uri.clone(), range: range(doc, l.span) },
+                    message: l.text.clone(),
+                })
                 .collect();
             let mut message = d.message.clone();
             if let Some(help) = &d.help {
                 message.push_str("\nhelp: ");
                 message.push_str(help);
             }
-            json!({
-                "range": range(doc, span),
-                "severity": match d.severity { Severity::Error => 1, Severity::Warning => 2, Severity::Hint => 4 },
-                "code": d.code.as_str(),
-                "codeDescription": { "href": path_to_uri(&code_pages().join(format!("{}.md", d.code.as_str()))) },
-                "source": "blkc",
-                "message": message,
-                "relatedInformation": related,
-            })
+            LspDiagnostic {
+                range: range(doc, span),
+                severity: Some(match d.severity {
+                    Severity::Error => DiagnosticSeverity::ERROR,
+                    Severity::Warning => DiagnosticSeverity::WARNING,
+                    Severity::Hint => DiagnosticSeverity::HINT,
+                }),
+                code: Some(NumberOrString::String(d.code.as_str().into())),
+                code_description: path_to_uri(&code_pages().join(format!("{}.md", d.code.as_str())))
+                    .map(|href| CodeDescription { href }),
+                source: Some("blkc".into()),
+                message,
+                related_information: Some(related),
+                ..LspDiagnostic::default()
+            }
         })
         .collect()
 }
 
-/// Quick fixes: the suggestions of the diagnostics in `range`.
-pub fn code_actions(uri: &str, doc: &Document, wanted: &Value) -> Value {
-    let start = super::Pos {
-        line: wanted["start"]["line"].as_u64().unwrap_or(0) as u32,
-        character: wanted["start"]["character"].as_u64().unwrap_or(0) as u32,
-    };
-    let end = super::Pos {
-        line: wanted["end"]["line"].as_u64().unwrap_or(0) as u32,
-        character: wanted["end"]["character"].as_u64().unwrap_or(0) as u32,
-    };
-    let (from, to) = (doc.offset(start), doc.offset(end));
+/// Quick fixes: the suggestions of the diagnostics in `wanted`.
+pub fn code_actions(uri: &Uri, doc: &Document, wanted: Range) -> Vec<CodeActionOrCommand> {
+    let (from, to) = (doc.offset(wanted.start), doc.offset(wanted.end));
     let mut actions = Vec::new();
     let all = diagnostics(uri, doc);
     for (d, lsp) in doc.checked.diagnostics.iter().zip(all) {
@@ -96,40 +108,43 @@ pub fn code_actions(uri: &str, doc: &Document, wanted: &Value) -> Value {
             continue;
         }
         for s in &d.suggestions {
-            let edits: Vec<Value> =
-                s.edits.iter().map(|e| json!({ "range": range(doc, e.span), "newText": e.replacement })).collect();
-            actions.push(json!({
-                "title": s.message,
-                "kind": "quickfix",
-                "diagnostics": [lsp],
-                "isPreferred": s.confidence == Confidence::Certain,
-                "edit": { "changes": { uri: edits } },
+            let edits = s
+                .edits
+                .iter()
+                .map(|e| TextEdit { range: range(doc, e.span), new_text: e.replacement.clone() })
+                .collect();
+            actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title: s.message.clone(),
+                kind: Some(CodeActionKind::QUICKFIX),
+                diagnostics: Some(vec![lsp.clone()]),
+                is_preferred: Some(s.confidence == Confidence::Certain),
+                edit: Some(changes(uri, edits)),
+                ..CodeAction::default()
             }));
         }
     }
-    json!(actions)
+    actions
 }
 
-/// The whole document in the canonical layout, as one edit.
-pub fn formatting(doc: &Document) -> Value {
+/// The whole document in the canonical layout, as one edit (`None`: a file
+/// that does not parse is not formatted; its errors show).
+pub fn formatting(doc: &Document) -> Option<Vec<TextEdit>> {
     match crate::format::format_text(&doc.checked.source.name, doc.text()) {
         Ok(formatted) if formatted != doc.text() => {
-            json!([{ "range": range(doc, Span::new(0, doc.text().len())), "newText": formatted }])
+            Some(vec![TextEdit { range: range(doc, Span::new(0, doc.text().len())), new_text: formatted }])
         }
-        Ok(_) => json!([]),
-        // A file that does not parse is not formatted (its errors show).
-        Err(_) => Value::Null,
+        Ok(_) => Some(Vec::new()),
+        Err(_) => None,
     }
 }
 
 // ── hover ────────────────────────────────────────────────────────────────
 
-pub fn hover(doc: &Document, offset: usize) -> Value {
+pub fn hover(doc: &Document, offset: usize) -> Option<Hover> {
     let mut parts: Vec<String> = Vec::new();
     let mut at: Option<Span> = None;
     let symbols = doc.symbols();
-    if let Some(s) = symbols.iter().find(|s| s.block.is_some_and(|r| contains(r.span, offset))) {
-        let r = s.block.unwrap_or_else(|| unreachable!());
+    if let Some(r) = symbols.iter().find_map(|s| s.block.filter(|r| contains(r.span, offset))) {
         parts.push(reference_hover(doc, r, offset));
         at = Some(r.span);
     } else if let Some(s) = symbols.iter().find(|s| contains(s.span, offset)) {
@@ -153,13 +168,12 @@ pub fn hover(doc: &Document, offset: usize) -> Value {
         parts.push(format!("**{}**: {}\n\n{}", d.code.as_str(), d.code.title(), d.code.page()));
     }
     if parts.is_empty() {
-        return Value::Null;
+        return None;
     }
-    let mut value = json!({ "contents": { "kind": "markdown", "value": parts.join("\n\n---\n\n") } });
-    if let Some(span) = at {
-        value["range"] = range(doc, span);
-    }
-    value
+    Some(Hover {
+        contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: parts.join("\n\n---\n\n") }),
+        range: at.map(|span| range(doc, span)),
+    })
 }
 
 fn word_at(text: &str, offset: usize) -> &str {
@@ -243,120 +257,159 @@ fn variable_hover(doc: &Document, name: &str, offset: usize) -> String {
 
 // ── completion ───────────────────────────────────────────────────────────
 
-pub fn completion(doc: &Document, offset: usize) -> Value {
-    let text = doc.text();
-    let line_start = text[..offset.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
-    let prefix = &text[line_start..offset.min(text.len())];
-    let mut items: Vec<Value> = Vec::new();
-    let item = |label: String, kind: u32, detail: String| json!({ "label": label, "kind": kind, "detail": detail });
+fn item(label: String, kind: CompletionItemKind, detail: String) -> CompletionItem {
+    CompletionItem { label, kind: Some(kind), detail: Some(detail), ..CompletionItem::default() }
+}
 
-    // `api_x[response.a.` : the keys of the sample there.
-    if let Some(open) = prefix.rfind('[') {
-        let before = &prefix[..open];
-        let name_start = before.rfind(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
-        let path = &prefix[open + 1..];
-        if let Some(block) = before[name_start..].strip_prefix("api_").filter(|_| !path.contains(']')) {
-            let mut segments: Vec<&str> = path.split('.').collect();
-            segments.pop();
-            if segments.is_empty() {
-                for root in ["response", "status"] {
-                    items.push(item(root.into(), 14, "a response path starts here".into()));
-                }
-                return json!(items);
+/// What the cursor is in, from the lexer's tokens (the file may not parse
+/// while it is typed).
+enum Context<'t> {
+    /// Inside `{…}` of a string, or an unquoted reference: the text from
+    /// the variable's start (after `{`) to the cursor.
+    Variable(&'t str),
+    /// A word being typed, the text of its line before it.
+    Word(&'t str),
+    Nothing,
+}
+
+fn context(text: &str, offset: usize) -> Context<'_> {
+    let offset = offset.min(text.len());
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let Some(token) = lexer::token_at(text, 0, offset) else { return Context::Word(&text[line_start..offset]) };
+    let (start, end) = (token.start(), token.end());
+    match token.kind {
+        // Inside a string (closed or still open): the innermost `{` of its
+        // text before the cursor that no `}` closes.
+        Token::Str { closed } if offset > start && (offset < end || !closed) => {
+            let inside = &text[start + 1..offset];
+            match inside.rfind('{') {
+                Some(b) if !inside[b..].contains('}') => Context::Variable(&inside[b + 1..]),
+                _ => Context::Nothing,
             }
-            if let Some(b) = doc.block_named(offset, block) {
-                if let Some(sample) = doc.sample_json(b) {
-                    if let Ok(v) = crate::path::walk(sample.as_ref(), &segments[1..]) {
-                        match v {
-                            serde_json::Value::Object(map) => {
-                                for (k, v) in map {
-                                    if crate::path::addressable(k) {
-                                        items.push(item(k.clone(), 10, Kind::of(v).words().into()));
-                                    }
-                                }
-                            }
-                            serde_json::Value::Array(a) => {
-                                for (i, v) in a.iter().enumerate().take(50) {
-                                    items.push(item(
-                                        i.to_string(),
-                                        12,
-                                        format!("element {i}: {}", Kind::of(v).words()),
-                                    ));
-                                }
-                            }
-                            _ => {}
-                        }
+        }
+        Token::Reference { .. } => Context::Variable(&text[start..offset]),
+        Token::Comment => Context::Nothing,
+        _ => Context::Word(&text[line_start..offset]),
+    }
+}
+
+pub fn completion(doc: &Document, offset: usize) -> Vec<CompletionItem> {
+    // A string being typed is not closed yet, so the file does not parse
+    // and its tree is not known: the tree is read from the file with the
+    // string closed at the end of the cursor's line.
+    let repaired;
+    let doc = match doc.tree_at(offset) {
+        None => match doc.with_string_closed(offset) {
+            Some(d) => {
+                repaired = d;
+                &repaired
+            }
+            None => doc,
+        },
+        Some(_) => doc,
+    };
+    match context(doc.text(), offset) {
+        Context::Variable(v) => variable_completion(doc, offset, v),
+        Context::Word(prefix) => word_completion(doc, offset, prefix),
+        Context::Nothing => Vec::new(),
+    }
+}
+
+/// In `{…}` or an unquoted reference: `api_x[response.a.` gives the keys of
+/// the sample there; `api_` the blocks that have run; a word the variables.
+fn variable_completion(doc: &Document, offset: usize, v: &str) -> Vec<CompletionItem> {
+    let mut items = Vec::new();
+    if let Some((name, path)) = v.split_once('[') {
+        let Some(block) = name.strip_prefix("api_") else { return items };
+        if path.contains(']') {
+            return items;
+        }
+        let mut segments: Vec<&str> = path.split('.').collect();
+        segments.pop();
+        if segments.is_empty() {
+            for root in ["response", "status"] {
+                items.push(item(root.into(), CompletionItemKind::KEYWORD, "a response path starts here".into()));
+            }
+            return items;
+        }
+        let Some(b) = doc.block_named(offset, block) else { return items };
+        let Some(sample) = doc.sample_json(b) else { return items };
+        match crate::path::walk(sample.as_ref(), &segments[1..]) {
+            Ok(serde_json::Value::Object(map)) => {
+                for (k, v) in map {
+                    if crate::path::addressable(k) {
+                        items.push(item(k.clone(), CompletionItemKind::PROPERTY, Kind::of(v).words().into()));
                     }
                 }
             }
-            return json!(items);
-        }
-    }
-    // `{api_` : the blocks that have run here; `{` : the variables.
-    if let Some(brace) = prefix.rfind('{').filter(|&b| !prefix[b..].contains('}')) {
-        let word = &prefix[brace + 1..];
-        if word.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            for b in doc.blocks_run_before(offset) {
-                let mut it = item(format!("api_{}", b.name.name), 9, block_hover(b).replace('\n', " "));
-                it["insertText"] = json!(format!("api_{}[response", b.name.name));
-                items.push(it);
-            }
-            if !word.starts_with("api_") {
-                for (name, what) in doc.variables_at(offset) {
-                    items.push(item(name, 6, what));
+            Ok(serde_json::Value::Array(a)) => {
+                for (i, v) in a.iter().enumerate().take(50) {
+                    let detail = format!("element {i}: {}", Kind::of(v).words());
+                    items.push(item(i.to_string(), CompletionItemKind::VALUE, detail));
                 }
             }
-            return json!(items);
+            _ => {}
+        }
+        return items;
+    }
+    if !v.bytes().all(lexer::is_word_byte) {
+        return items;
+    }
+    for b in doc.blocks_run_before(offset) {
+        items.push(CompletionItem {
+            insert_text: Some(format!("api_{}[response", b.name.name)),
+            ..item(format!("api_{}", b.name.name), CompletionItemKind::MODULE, block_hover(b).replace('\n', " "))
+        });
+    }
+    if !v.starts_with("api_") {
+        for (name, what) in doc.variables_at(offset) {
+            items.push(item(name, CompletionItemKind::VARIABLE, what));
         }
     }
+    items
+}
+
+/// A word: an event kind after `event`, a method after `method`, else the
+/// keywords that can stand where the cursor is.
+fn word_completion(doc: &Document, offset: usize, prefix: &str) -> Vec<CompletionItem> {
+    let mut items = Vec::new();
     let trimmed = prefix.trim_start();
     if trimmed.starts_with("event ") && !trimmed[6..].contains(' ') {
         for (kind, vars) in vocab::EVENTS {
-            items.push(item(kind.to_string(), 23, format!("provides {}", vars.join(", "))));
+            items.push(item(kind.to_string(), CompletionItemKind::EVENT, format!("provides {}", vars.join(", "))));
         }
-        return json!(items);
+        return items;
     }
     if trimmed.starts_with("method ") && !trimmed[7..].contains(' ') {
         for m in vocab::Method::ALL {
-            items.push(item(m.as_str().into(), 20, "HTTP method".into()));
+            items.push(item(m.as_str().into(), CompletionItemKind::ENUM_MEMBER, "HTTP method".into()));
         }
-        return json!(items);
+        return items;
     }
-    if trimmed.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-        let words: &[&str] = match where_in(doc, offset) {
-            Where::Top => &["command", "event", "var", "platform"],
-            Where::Tree => &["option", "api", "reply", "save", "if", "else"],
-            Where::Block => &["method", "url", "params", "headers", "body", "sample", "allow"],
-        };
-        for w in words {
-            items.push(item(w.to_string(), 14, "keyword".into()));
+    if trimmed.bytes().all(lexer::is_word_byte) {
+        for k in vocab::Keyword::ALL.iter().filter(|k| k.place() == where_in(doc, offset)) {
+            items.push(item(k.as_str().to_string(), CompletionItemKind::KEYWORD, "keyword".into()));
         }
     }
-    json!(items)
+    items
 }
 
-enum Where {
-    Top,
-    Tree,
-    Block,
-}
-
-/// Where `offset` is, from the text (the file may not parse while it is
+/// Where `offset` is, from the tokens (the file may not parse while it is
 /// typed): the head of the innermost `{` still open there.
-fn where_in(doc: &Document, offset: usize) -> Where {
+fn where_in(doc: &Document, offset: usize) -> vocab::Place {
     let text = doc.text();
-    let Some(&brace) = crate::syntax::open_braces(text, 0, offset).last() else { return Where::Top };
+    let Some(&brace) = lexer::open_braces(text, 0, offset).last() else { return vocab::Place::Top };
     let head = text[text[..brace].rfind('\n').map_or(0, |i| i + 1)..brace].trim_start();
     if head.starts_with("api ") {
-        Where::Block
+        vocab::Place::Block
     } else {
-        Where::Tree
+        vocab::Place::Tree
     }
 }
 
 // ── definitions, references, rename ──────────────────────────────────────
 
-pub fn definition(uri: &str, doc: &Document, offset: usize) -> Value {
+pub fn definition(uri: &Uri, doc: &Document, offset: usize) -> Option<GotoDefinitionResponse> {
     // `sample "…"`: the file.
     for tree in doc.checked.ast.trees() {
         let mut target = None;
@@ -368,21 +421,20 @@ pub fn definition(uri: &str, doc: &Document, offset: usize) -> Value {
             }
         });
         if let Some(path) = target {
-            return json!({ "uri": path_to_uri(&path), "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } } });
+            let start = Position { line: 0, character: 0 };
+            let location = Location { uri: path_to_uri(&path)?, range: Range { start, end: start } };
+            return Some(GotoDefinitionResponse::Scalar(location));
         }
     }
     let symbols = doc.symbols();
-    let Some(here) = symbols.iter().find(|s| contains(s.span, offset)) else { return Value::Null };
+    let here = symbols.iter().find(|s| contains(s.span, offset))?;
     let def = symbols.iter().find(|s| {
         s.definition
             && s.kind == here.kind
             && s.name == here.name
             && (here.kind == SymbolKind::Variable || same_tree(s.tree, here.tree))
-    });
-    match def {
-        Some(d) => json!({ "uri": uri, "range": range(doc, d.span) }),
-        None => Value::Null,
-    }
+    })?;
+    Some(GotoDefinitionResponse::Scalar(Location { uri: uri.clone(), range: range(doc, def.span) }))
 }
 
 fn same_tree(a: Option<&Tree>, b: Option<&Tree>) -> bool {
@@ -393,19 +445,18 @@ fn same_tree(a: Option<&Tree>, b: Option<&Tree>) -> bool {
     }
 }
 
-pub fn references(uri: &str, doc: &Document, offset: usize) -> Value {
+pub fn references(uri: &Uri, doc: &Document, offset: usize) -> Vec<Location> {
     let symbols = doc.symbols();
-    let Some(here) = symbols.iter().find(|s| contains(s.span, offset)) else { return json!([]) };
-    let found: Vec<Value> = symbols
+    let Some(here) = symbols.iter().find(|s| contains(s.span, offset)) else { return Vec::new() };
+    symbols
         .iter()
         .filter(|s| s.kind == here.kind && s.name == here.name)
         .filter(|s| here.kind == SymbolKind::Variable || same_tree(s.tree, here.tree))
-        .map(|s| json!({ "uri": uri, "range": range(doc, s.span) }))
-        .collect();
-    json!(found)
+        .map(|s| Location { uri: uri.clone(), range: range(doc, s.span) })
+        .collect()
 }
 
-pub fn rename(uri: &str, doc: &Document, offset: usize, new_name: &str) -> Answer {
+pub fn rename(uri: &Uri, doc: &Document, offset: usize, new_name: &str) -> Answer<WorkspaceEdit> {
     let refuse = |why: String| Err((ErrorCode::InvalidParams, why));
     if !crate::syntax::template::is_ident(new_name) {
         return refuse(format!("`{new_name}` is not a name: letters, digits and `_`"));
@@ -414,18 +465,20 @@ pub fn rename(uri: &str, doc: &Document, offset: usize, new_name: &str) -> Answe
     let Some(here) = symbols.iter().find(|s| contains(s.span, offset)) else {
         return refuse("nothing to rename here".into());
     };
+    let edit = |s: &super::analysis::Symbol<'_>, text: String| TextEdit { range: range(doc, s.span), new_text: text };
     let mut edits = Vec::new();
     match here.kind {
         SymbolKind::Block => {
-            let taken = symbols.iter().any(|s| {
-                s.kind == SymbolKind::Block && s.definition && s.name == new_name && same_tree(s.tree, here.tree)
-            });
+            let taken = new_name != here.name
+                && symbols.iter().any(|s| {
+                    s.kind == SymbolKind::Block && s.definition && s.name == new_name && same_tree(s.tree, here.tree)
+                });
             if taken {
                 return refuse(format!("a block named `{new_name}` already exists in this command or event"));
             }
             for s in symbols.iter().filter(|s| s.kind == SymbolKind::Block && s.name == here.name) {
                 if same_tree(s.tree, here.tree) {
-                    edits.push(json!({ "range": range(doc, s.span), "newText": new_name }));
+                    edits.push(edit(s, new_name.to_string()));
                 }
             }
         }
@@ -436,22 +489,45 @@ pub fn rename(uri: &str, doc: &Document, offset: usize, new_name: &str) -> Answe
             }
             let option = here.name.starts_with("option_");
             let new_var = if option { format!("option_{new_name}") } else { new_name.to_string() };
-            if symbols.iter().any(|s| s.kind == SymbolKind::Variable && s.definition && s.name == new_var) {
+            let taken = new_var != here.name
+                && symbols.iter().any(|s| s.kind == SymbolKind::Variable && s.definition && s.name == new_var);
+            if taken {
                 return refuse(format!("a variable named `{new_var}` already exists"));
             }
             for s in symbols.iter().filter(|s| s.kind == SymbolKind::Variable && s.name == here.name) {
                 // An option is declared by its bare name, used as `option_…`.
                 let text = if option && !s.definition { new_var.clone() } else { new_name.to_string() };
-                edits.push(json!({ "range": range(doc, s.span), "newText": text }));
+                edits.push(edit(s, text));
             }
         }
     }
-    Ok(json!({ "changes": { uri: edits } }))
+    Ok(changes(uri, edits))
 }
 
 // ── outline ──────────────────────────────────────────────────────────────
 
-pub fn symbols(doc: &Document) -> Value {
+#[allow(deprecated)] // `DocumentSymbol::deprecated` must be written, though the protocol deprecates it
+fn symbol(
+    doc: &Document,
+    name: String,
+    detail: Option<String>,
+    kind: LspSymbolKind,
+    span: Span,
+    name_span: Span,
+) -> DocumentSymbol {
+    DocumentSymbol {
+        name,
+        detail,
+        kind,
+        tags: None,
+        deprecated: None,
+        range: range(doc, span),
+        selection_range: range(doc, name_span),
+        children: None,
+    }
+}
+
+pub fn symbols(doc: &Document) -> DocumentSymbolResponse {
     let mut out = Vec::new();
     for item in &doc.checked.ast.items {
         match item {
@@ -459,40 +535,41 @@ pub fn symbols(doc: &Document) -> Value {
                 let mut children = Vec::new();
                 crate::ast::each_block(&t.body, &mut |b| {
                     let detail = b.method().map_or(String::new(), |m| m.name.to_string());
-                    children.push(json!({
-                        "name": b.name.name.as_str(), "detail": detail, "kind": 19,
-                        "range": range(doc, b.span), "selectionRange": range(doc, b.name.span),
-                    }));
+                    children.push(symbol(
+                        doc,
+                        b.name.name.to_string(),
+                        Some(detail),
+                        LspSymbolKind::OBJECT,
+                        b.span,
+                        b.name.span,
+                    ));
                 });
                 for n in &t.body {
                     if let Node::Option(o) = n {
-                        children.push(json!({
-                            "name": format!("option_{}", o.name.name), "kind": 13,
-                            "range": range(doc, o.span), "selectionRange": range(doc, o.name.span),
-                        }));
+                        let name = format!("option_{}", o.name.name);
+                        children.push(symbol(doc, name, None, LspSymbolKind::VARIABLE, o.span, o.name.span));
                     }
                 }
-                out.push(json!({
-                    "name": t.name.name.as_str(), "detail": t.kind.as_str(),
-                    "kind": if t.kind == TreeKind::Command { 12 } else { 24 },
-                    "range": range(doc, t.span), "selectionRange": range(doc, t.name.span),
-                    "children": children,
-                }));
+                let kind = if t.kind == TreeKind::Command { LspSymbolKind::FUNCTION } else { LspSymbolKind::EVENT };
+                let detail = Some(t.kind.as_str().to_string());
+                let mut tree = symbol(doc, t.name.name.to_string(), detail, kind, t.span, t.name.span);
+                tree.children = Some(children);
+                out.push(tree);
             }
-            Item::Var(v) => out.push(json!({
-                "name": v.name.name.as_str(), "detail": "var", "kind": 13,
-                "range": range(doc, v.span), "selectionRange": range(doc, v.name.span),
-            })),
-            Item::Platform(p) => out.push(json!({
-                "name": "platform", "detail": p.url.value.as_str(), "kind": 14,
-                "range": range(doc, p.span), "selectionRange": range(doc, p.url.span),
-            })),
+            Item::Var(v) => {
+                let detail = Some("var".to_string());
+                out.push(symbol(doc, v.name.name.to_string(), detail, LspSymbolKind::VARIABLE, v.span, v.name.span));
+            }
+            Item::Platform(p) => {
+                let detail = Some(p.url.value.to_string());
+                out.push(symbol(doc, "platform".into(), detail, LspSymbolKind::CONSTANT, p.span, p.url.span));
+            }
         }
     }
-    json!(out)
+    DocumentSymbolResponse::Nested(out)
 }
 
-pub fn folding(doc: &Document) -> Value {
+pub fn folding(doc: &Document) -> Vec<FoldingRange> {
     let mut spans: Vec<Span> = Vec::new();
     for tree in doc.checked.ast.trees() {
         spans.push(tree.span);
@@ -502,10 +579,14 @@ pub fn folding(doc: &Document) -> Value {
     for span in spans {
         let (s, e) = (doc.pos(span.start as usize), doc.pos(span.end as usize));
         if e.line > s.line {
-            out.push(json!({ "startLine": s.line, "endLine": e.line.saturating_sub(1).max(s.line) }));
+            out.push(FoldingRange {
+                start_line: s.line,
+                end_line: e.line.saturating_sub(1).max(s.line),
+                ..FoldingRange::default()
+            });
         }
     }
-    json!(out)
+    out
 }
 
 fn fold_nodes(nodes: &[Node], spans: &mut Vec<Span>) {

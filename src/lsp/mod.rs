@@ -17,9 +17,17 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
-use serde_json::{json, Value};
+use lsp_types::notification::{self as note, Notification as _};
+use lsp_types::request::{self as req, Request as _};
+use lsp_types::{
+    CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions, FoldingRangeProviderCapability,
+    HoverProviderCapability, InitializeResult, LogMessageParams, MessageType, OneOf, PositionEncodingKind,
+    PublishDiagnosticsParams, ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
+    TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Uri,
+};
+use serde_json::Value;
 
-use analysis::{Document, Pos};
+use analysis::Document;
 
 /// Runs the server on standard input and output until the client says
 /// `exit` (or closes standard input).
@@ -30,25 +38,41 @@ pub fn serve_stdio() -> Result<(), String> {
     io_threads.join().map_err(|e| e.to_string())
 }
 
+fn capabilities() -> ServerCapabilities {
+    ServerCapabilities {
+        position_encoding: Some(PositionEncodingKind::UTF16),
+        text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
+            open_close: Some(true),
+            change: Some(TextDocumentSyncKind::FULL),
+            save: Some(TextDocumentSyncSaveOptions::Supported(false)),
+            ..TextDocumentSyncOptions::default()
+        })),
+        hover_provider: Some(HoverProviderCapability::Simple(true)),
+        completion_provider: Some(CompletionOptions {
+            trigger_characters: Some(["{", "[", ".", "_", " "].map(String::from).to_vec()),
+            ..CompletionOptions::default()
+        }),
+        definition_provider: Some(OneOf::Left(true)),
+        references_provider: Some(OneOf::Left(true)),
+        rename_provider: Some(OneOf::Left(true)),
+        document_symbol_provider: Some(OneOf::Left(true)),
+        folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
+        document_formatting_provider: Some(OneOf::Left(true)),
+        code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+            code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+            ..CodeActionOptions::default()
+        })),
+        ..ServerCapabilities::default()
+    }
+}
+
 /// Runs the server on a connection (tests use an in-memory one).
 pub fn serve(connection: &Connection) -> Result<(), String> {
-    let capabilities = json!({
-        "positionEncoding": "utf-16",
-        "textDocumentSync": { "openClose": true, "change": 1, "save": false },
-        "hoverProvider": true,
-        "completionProvider": { "triggerCharacters": ["{", "[", ".", "_", " "] },
-        "definitionProvider": true,
-        "referencesProvider": true,
-        "renameProvider": true,
-        "documentSymbolProvider": true,
-        "foldingRangeProvider": true,
-        "documentFormattingProvider": true,
-        "codeActionProvider": { "codeActionKinds": ["quickfix"] },
-    });
-    let init = json!({
-        "capabilities": capabilities,
-        "serverInfo": { "name": "blkc", "version": env!("CARGO_PKG_VERSION") },
-    });
+    let init = InitializeResult {
+        capabilities: capabilities(),
+        server_info: Some(ServerInfo { name: "blkc".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+    };
+    let init = serde_json::to_value(init).map_err(|e| e.to_string())?;
     let (id, _params) = connection.initialize_start().map_err(|e| e.to_string())?;
     connection.initialize_finish(id, init).map_err(|e| e.to_string())?;
     let mut server = Server { docs: HashMap::new(), connection };
@@ -93,124 +117,166 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_else(|| "a panic".into())
 }
 
-pub(crate) type Answer = Result<Value, (ErrorCode, String)>;
+pub(crate) type Answer<T> = Result<T, (ErrorCode, String)>;
 
 struct Server<'c> {
-    docs: HashMap<String, Document>,
+    docs: HashMap<Uri, Document>,
     connection: &'c Connection,
 }
 
 /// The path of a `file:` URI.
-pub fn uri_to_path(uri: &str) -> Option<PathBuf> {
-    let rest = uri.strip_prefix("file://")?;
+pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
+    let rest = uri.as_str().strip_prefix("file://")?;
     let decoded = percent_encoding::percent_decode_str(rest).decode_utf8().ok()?;
     Some(PathBuf::from(decoded.as_ref()))
 }
 
 /// The `file:` URI of a path.
-pub fn path_to_uri(path: &std::path::Path) -> String {
-    crate::source::file_uri(&path.to_string_lossy())
+pub fn path_to_uri(path: &std::path::Path) -> Option<Uri> {
+    crate::source::file_uri(&path.to_string_lossy()).parse().ok()
+}
+
+/// A request's parameters as their protocol type.
+fn params<R: req::Request>(req: &Request) -> Answer<R::Params> {
+    serde_json::from_value(req.params.clone()).map_err(|e| (ErrorCode::InvalidParams, format!("`{}`: {e}", req.method)))
+}
+
+/// A notification's parameters as their protocol type (`None`: malformed,
+/// ignored as the protocol says notifications are).
+fn note_params<N: note::Notification>(n: &Notification) -> Option<N::Params> {
+    serde_json::from_value(n.params.clone()).ok()
+}
+
+fn answer<T: serde::Serialize>(value: T) -> Answer<Value> {
+    serde_json::to_value(value).map_err(|e| (ErrorCode::InternalError, e.to_string()))
 }
 
 impl Server<'_> {
+    fn notify<N: note::Notification>(&self, params: N::Params) {
+        if let Ok(params) = serde_json::to_value(params) {
+            let note = Notification::new(N::METHOD.into(), params);
+            let _ = self.connection.sender.send(Message::Notification(note));
+        }
+    }
+
     fn log(&self, message: &str) {
-        let note = Notification::new("window/logMessage".into(), json!({ "type": 1, "message": message }));
-        let _ = self.connection.sender.send(Message::Notification(note));
+        self.notify::<note::LogMessage>(LogMessageParams { typ: MessageType::ERROR, message: message.into() });
     }
 
-    fn open(&mut self, uri: &str, text: String, version: i32) {
-        let path = uri_to_path(uri);
-        let name =
-            path.as_ref().and_then(|p| p.file_name()).map_or(uri.to_string(), |n| n.to_string_lossy().into_owned());
+    fn open(&mut self, uri: Uri, text: String, version: i32) {
+        let path = uri_to_path(&uri);
+        let name = path
+            .as_ref()
+            .and_then(|p| p.file_name())
+            .map_or(uri.as_str().to_string(), |n| n.to_string_lossy().into_owned());
         let doc = Document::new(&name, path, text, version);
-        self.publish(uri, &doc);
-        self.docs.insert(uri.to_string(), doc);
+        self.publish(&uri, &doc);
+        self.docs.insert(uri, doc);
     }
 
-    fn publish(&self, uri: &str, doc: &Document) {
+    fn publish(&self, uri: &Uri, doc: &Document) {
         let diagnostics = features::diagnostics(uri, doc);
-        let params = json!({ "uri": uri, "version": doc.version, "diagnostics": diagnostics });
-        let note = Notification::new("textDocument/publishDiagnostics".into(), params);
-        let _ = self.connection.sender.send(Message::Notification(note));
+        self.notify::<note::PublishDiagnostics>(PublishDiagnosticsParams {
+            uri: uri.clone(),
+            diagnostics,
+            version: Some(doc.version),
+        });
     }
 
-    fn notification(&mut self, note: Notification) {
-        let p = &note.params;
-        match note.method.as_str() {
-            "textDocument/didOpen" => {
-                let d = &p["textDocument"];
-                let text = d["text"].as_str().unwrap_or_default().to_string();
-                self.open(d["uri"].as_str().unwrap_or_default(), text, d["version"].as_i64().unwrap_or(0) as i32);
-            }
-            "textDocument/didChange" => {
-                let uri = p["textDocument"]["uri"].as_str().unwrap_or_default().to_string();
-                let version = p["textDocument"]["version"].as_i64().unwrap_or(0) as i32;
-                // Full sync: the last change holds the whole text.
-                if let Some(text) =
-                    p["contentChanges"].as_array().and_then(|c| c.last()).and_then(|c| c["text"].as_str())
-                {
-                    self.open(&uri, text.to_string(), version);
+    fn notification(&mut self, n: Notification) {
+        match n.method.as_str() {
+            note::DidOpenTextDocument::METHOD => {
+                if let Some(p) = note_params::<note::DidOpenTextDocument>(&n) {
+                    self.open(p.text_document.uri, p.text_document.text, p.text_document.version);
                 }
             }
-            "textDocument/didClose" => {
-                let uri = p["textDocument"]["uri"].as_str().unwrap_or_default();
-                self.docs.remove(uri);
-                let params = json!({ "uri": uri, "diagnostics": [] });
-                let _ = self
-                    .connection
-                    .sender
-                    .send(Message::Notification(Notification::new("textDocument/publishDiagnostics".into(), params)));
+            note::DidChangeTextDocument::METHOD => {
+                // Full sync: the last change holds the whole text.
+                if let Some(mut p) = note_params::<note::DidChangeTextDocument>(&n) {
+                    if let Some(change) = p.content_changes.pop() {
+                        self.open(p.text_document.uri, change.text, p.text_document.version);
+                    }
+                }
+            }
+            note::DidCloseTextDocument::METHOD => {
+                if let Some(p) = note_params::<note::DidCloseTextDocument>(&n) {
+                    self.docs.remove(&p.text_document.uri);
+                    self.notify::<note::PublishDiagnostics>(PublishDiagnosticsParams {
+                        uri: p.text_document.uri,
+                        diagnostics: Vec::new(),
+                        version: None,
+                    });
+                }
             }
             // A sample written by `blkc test --save` (or by hand): every open
             // document is checked again, reading samples afresh.
-            "workspace/didChangeWatchedFiles" => {
-                let open: Vec<(String, String, i32)> =
+            note::DidChangeWatchedFiles::METHOD => {
+                let open: Vec<(Uri, String, i32)> =
                     self.docs.iter().map(|(u, d)| (u.clone(), d.text().to_string(), d.version)).collect();
                 for (uri, text, version) in open {
-                    self.open(&uri, text, version);
+                    self.open(uri, text, version);
                 }
             }
             _ => {}
         }
     }
 
-    fn request(&mut self, req: &Request) -> Answer {
+    fn request(&mut self, r: &Request) -> Answer<Value> {
         // A request that panics, for the tests of the server's recovery
         // (only when the environment asks for it).
-        if req.method == "blkc/panic" && std::env::var_os("BLKC_LSP_TEST_PANIC").is_some() {
+        if r.method == "blkc/panic" && std::env::var_os("BLKC_LSP_TEST_PANIC").is_some() {
             panic!("a panic asked for by the tests");
         }
-        let p = &req.params;
-        let uri = p["textDocument"]["uri"].as_str().unwrap_or_default().to_string();
-        let Some(doc) = self.docs.get(&uri) else {
-            return match req.method.as_str() {
-                "textDocument/hover" | "textDocument/definition" | "textDocument/formatting" => Ok(Value::Null),
-                "textDocument/completion"
-                | "textDocument/references"
-                | "textDocument/documentSymbol"
-                | "textDocument/foldingRange"
-                | "textDocument/codeAction" => Ok(json!([])),
-                _ => Err((ErrorCode::MethodNotFound, format!("`{}` is not supported", req.method))),
-            };
+        let docs = &self.docs;
+        // The document and the byte offset of a position in it.
+        let at = |p: &lsp_types::TextDocumentPositionParams| {
+            docs.get(&p.text_document.uri).map(|d| (d, d.offset(p.position)))
         };
-        let pos = || Pos {
-            line: p["position"]["line"].as_u64().unwrap_or(0) as u32,
-            character: p["position"]["character"].as_u64().unwrap_or(0) as u32,
-        };
-        match req.method.as_str() {
-            "textDocument/hover" => Ok(features::hover(doc, doc.offset(pos()))),
-            "textDocument/completion" => Ok(features::completion(doc, doc.offset(pos()))),
-            "textDocument/definition" => Ok(features::definition(&uri, doc, doc.offset(pos()))),
-            "textDocument/references" => Ok(features::references(&uri, doc, doc.offset(pos()))),
-            "textDocument/rename" => {
-                let new_name = p["newName"].as_str().unwrap_or_default();
-                features::rename(&uri, doc, doc.offset(pos()), new_name)
+        match r.method.as_str() {
+            req::HoverRequest::METHOD => {
+                let p = params::<req::HoverRequest>(r)?;
+                answer(at(&p.text_document_position_params).and_then(|(d, o)| features::hover(d, o)))
             }
-            "textDocument/documentSymbol" => Ok(features::symbols(doc)),
-            "textDocument/foldingRange" => Ok(features::folding(doc)),
-            "textDocument/formatting" => Ok(features::formatting(doc)),
-            "textDocument/codeAction" => Ok(features::code_actions(&uri, doc, &p["range"])),
-            _ => Err((ErrorCode::MethodNotFound, format!("`{}` is not supported", req.method))),
+            req::Completion::METHOD => {
+                let p = params::<req::Completion>(r)?;
+                answer(at(&p.text_document_position).map_or_else(Vec::new, |(d, o)| features::completion(d, o)))
+            }
+            req::GotoDefinition::METHOD => {
+                let p = params::<req::GotoDefinition>(r)?;
+                let uri = &p.text_document_position_params.text_document.uri;
+                answer(at(&p.text_document_position_params).and_then(|(d, o)| features::definition(uri, d, o)))
+            }
+            req::References::METHOD => {
+                let p = params::<req::References>(r)?;
+                let uri = &p.text_document_position.text_document.uri;
+                answer(at(&p.text_document_position).map_or_else(Vec::new, |(d, o)| features::references(uri, d, o)))
+            }
+            req::Rename::METHOD => {
+                let p = params::<req::Rename>(r)?;
+                let uri = &p.text_document_position.text_document.uri;
+                let Some((d, o)) = at(&p.text_document_position) else {
+                    return Err((ErrorCode::InvalidParams, "the document is not open".into()));
+                };
+                answer(features::rename(uri, d, o, &p.new_name)?)
+            }
+            req::DocumentSymbolRequest::METHOD => {
+                let p = params::<req::DocumentSymbolRequest>(r)?;
+                answer(docs.get(&p.text_document.uri).map(features::symbols))
+            }
+            req::FoldingRangeRequest::METHOD => {
+                let p = params::<req::FoldingRangeRequest>(r)?;
+                answer(docs.get(&p.text_document.uri).map_or_else(Vec::new, features::folding))
+            }
+            req::Formatting::METHOD => {
+                let p = params::<req::Formatting>(r)?;
+                answer(docs.get(&p.text_document.uri).and_then(features::formatting))
+            }
+            req::CodeActionRequest::METHOD => {
+                let p = params::<req::CodeActionRequest>(r)?;
+                let uri = &p.text_document.uri;
+                answer(docs.get(uri).map_or_else(Vec::new, |d| features::code_actions(uri, d, p.range)))
+            }
+            _ => Err((ErrorCode::MethodNotFound, format!("`{}` is not supported", r.method))),
         }
     }
 }

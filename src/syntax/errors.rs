@@ -6,6 +6,7 @@ use pest::Parser as _;
 use super::{BlkParser, Rule};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::source::Span;
+use crate::vocab::{Keyword, Place};
 
 /// The words a person would use for each rule. Exhaustive on purpose: a new
 /// rule cannot be added without saying how it reads.
@@ -58,30 +59,79 @@ fn describe(rule: Rule) -> Option<&'static str> {
 }
 
 /// The keyword a rule starts with, for did-you-mean.
-fn keyword(rule: Rule) -> Option<&'static str> {
+fn keyword(rule: Rule) -> Option<Keyword> {
     Some(match rule {
-        Rule::command | Rule::kw_command => "command",
-        Rule::event | Rule::kw_event => "event",
-        Rule::var_decl | Rule::kw_var => "var",
-        Rule::platform | Rule::kw_platform => "platform",
-        Rule::option_decl | Rule::kw_option => "option",
-        Rule::api_block | Rule::kw_api => "api",
-        Rule::reply | Rule::kw_reply => "reply",
-        Rule::save | Rule::kw_save => "save",
-        Rule::if_node | Rule::kw_if => "if",
-        Rule::kw_else => "else",
-        Rule::method_field | Rule::kw_method => "method",
-        Rule::url_field | Rule::kw_url => "url",
-        Rule::params_field | Rule::kw_params => "params",
-        Rule::headers_field | Rule::kw_headers => "headers",
-        Rule::body_field | Rule::kw_body => "body",
-        Rule::sample_field | Rule::kw_sample => "sample",
-        Rule::allow_field | Rule::kw_allow => "allow",
-        Rule::kw_true => "true",
-        Rule::kw_false => "false",
-        Rule::kw_null => "null",
+        Rule::command | Rule::kw_command => Keyword::Command,
+        Rule::event | Rule::kw_event => Keyword::Event,
+        Rule::var_decl | Rule::kw_var => Keyword::Var,
+        Rule::platform | Rule::kw_platform => Keyword::Platform,
+        Rule::option_decl | Rule::kw_option => Keyword::Option,
+        Rule::api_block | Rule::kw_api => Keyword::Api,
+        Rule::reply | Rule::kw_reply => Keyword::Reply,
+        Rule::save | Rule::kw_save => Keyword::Save,
+        Rule::if_node | Rule::kw_if => Keyword::If,
+        Rule::kw_else => Keyword::Else,
+        Rule::method_field | Rule::kw_method => Keyword::Method,
+        Rule::url_field | Rule::kw_url => Keyword::Url,
+        Rule::params_field | Rule::kw_params => Keyword::Params,
+        Rule::headers_field | Rule::kw_headers => Keyword::Headers,
+        Rule::body_field | Rule::kw_body => Keyword::Body,
+        Rule::sample_field | Rule::kw_sample => Keyword::Sample,
+        Rule::allow_field | Rule::kw_allow => Keyword::Allow,
+        Rule::kw_true => Keyword::True,
+        Rule::kw_false => Keyword::False,
+        Rule::kw_null => Keyword::Null,
         _ => return None,
     })
+}
+
+/// A token pest tried where reading stopped, as a kind of token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expected {
+    Keyword(Keyword),
+    /// Punctuation or an operator: `{` `}` `[` `]` `=` `,` `==` `contains` …
+    Punct(&'static str),
+    /// A string (its opening `"`).
+    Str,
+    /// A name (its first letter or `_`).
+    Name,
+    /// A number (its `-` or first digit).
+    Number,
+    /// An unquoted response reference (its `api_`).
+    Reference,
+    /// A blank or a comment (pest tries whitespace between any two tokens).
+    Trivia,
+}
+
+/// The punctuation and operators of the grammar.
+const PUNCTUATION: &[&str] = &["{", "}", "[", "]", "=", ",", "==", "!=", "<", "<=", ">", ">=", "contains"];
+
+impl Expected {
+    /// The kind of one of pest's tokens (as pest prints it); `None` for a
+    /// token the grammar does not have (the unit test below reads every
+    /// literal of the grammar, so a new one cannot be forgotten).
+    fn of(token: &str) -> Option<Expected> {
+        Some(match token {
+            // A string's quote, or an escape inside one.
+            "\"" | "\\" => Expected::Str,
+            "_" => Expected::Name,
+            "api_" => Expected::Reference,
+            "-" | "0" | "." | "e" | "E" | "+" => Expected::Number,
+            " " | "    " | "\t" | "\n" | "\r" | "#" | "BUILTIN_RULE" => Expected::Trivia,
+            // A range of characters, written `a..z` by pest.
+            t if t.len() == 4 && t.is_char_boundary(1) && &t[1..3] == ".." => {
+                if t.as_bytes()[0].is_ascii_digit() {
+                    Expected::Number
+                } else {
+                    Expected::Name
+                }
+            }
+            t => match Keyword::parse(t) {
+                Some(k) => Expected::Keyword(k),
+                None => Expected::Punct(PUNCTUATION.iter().find(|p| **p == t)?),
+            },
+        })
+    }
 }
 
 /// pest's process-wide error-detail switch, on while it lives. It is
@@ -115,17 +165,25 @@ pub(super) struct Failure<'t> {
     pub expected: Vec<&'static str>,
     /// The keywords among them, for did-you-mean.
     pub keywords: Vec<&'static str>,
-    /// The literal tokens pest tried at `at` (`=`, `{`, `"`, `reply`, …).
-    pub tokens: Vec<String>,
+    /// The tokens pest tried at `at`, by kind (`=`, `{`, a string, `reply`, …).
+    pub tokens: Vec<Expected>,
     /// What stands at `at`, in words, and its span.
     pub found: String,
     pub found_span: Span,
 }
 
 impl Failure<'_> {
-    /// Whether pest tried the literal token `token` at the failure.
-    pub fn expects(&self, token: &str) -> bool {
-        self.tokens.iter().any(|t| t == token)
+    /// Whether pest tried a token of this kind at the failure.
+    pub fn expects(&self, token: Expected) -> bool {
+        self.tokens.contains(&token)
+    }
+
+    pub fn expects_keyword(&self, k: Keyword) -> bool {
+        self.expects(Expected::Keyword(k))
+    }
+
+    pub fn expects_punct(&self, p: &str) -> bool {
+        self.tokens.iter().any(|t| matches!(t, Expected::Punct(q) if *q == p))
     }
 
     /// The text of the found token (a word, one character, or nothing).
@@ -153,7 +211,26 @@ pub(super) fn syntax_error(text: &str, pos: usize) -> Diagnostic {
         }
     };
     let failure = failure(text, pos, &err);
-    super::mistakes::recognize(&failure).unwrap_or_else(|| generic(&failure))
+    super::mistakes::recognize(&failure).map_or_else(|| generic(&failure), |(_, d)| d)
+}
+
+/// The name of the mistake recogniser that explains the first syntax error
+/// of `text`, if one does (for the tests of the corpus).
+pub fn recognised_mistake(text: &str) -> Option<&'static str> {
+    let mut pos = super::skip_blank(text, 0);
+    while pos < text.len() {
+        match BlkParser::parse(Rule::item, &text[pos..]) {
+            Ok(mut pairs) => pos = super::skip_blank(text, pos + pairs.next()?.as_span().end()),
+            Err(_) => {
+                let err = {
+                    let _detail = ErrorDetail::on();
+                    BlkParser::parse(Rule::item, &text[pos..]).err()?
+                };
+                return super::mistakes::recognize(&failure(text, pos, &err)).map(|(name, _)| name);
+            }
+        }
+    }
+    None
 }
 
 fn failure<'t>(text: &'t str, pos: usize, err: &pest::error::Error<Rule>) -> Failure<'t> {
@@ -178,7 +255,7 @@ fn failure<'t>(text: &'t str, pos: usize, err: &pest::error::Error<Rule>) -> Fai
                     }
                 }
                 if let Some(k) = keyword(*rule) {
-                    keywords.push(k);
+                    keywords.push(k.as_str());
                 }
             }
         }
@@ -186,29 +263,26 @@ fn failure<'t>(text: &'t str, pos: usize, err: &pest::error::Error<Rule>) -> Fai
     let mut tokens = Vec::new();
     if let Some(attempts) = &attempts {
         for token in attempts.expected_tokens() {
-            let token = token.to_string();
-            let words = match token.as_str() {
-                "{" => Some("`{`"),
-                "}" => Some("`}`"),
-                "[" => Some("`[`"),
-                "]" => Some("`]`"),
-                "=" => Some("`=`"),
-                "\"" if furthest > location => Some("a string"),
+            let Some(kind) = Expected::of(&token.to_string()) else { continue };
+            let words = match kind {
+                Expected::Punct(p @ ("{" | "}" | "[" | "]" | "=")) => Some(match p {
+                    "{" => "`{`",
+                    "}" => "`}`",
+                    "[" => "`[`",
+                    "]" => "`]`",
+                    _ => "`=`",
+                }),
+                Expected::Str if furthest > location => Some("a string"),
+                Expected::Keyword(k) if furthest > location => {
+                    keywords.push(k.as_str());
+                    Some(k.quoted())
+                }
                 _ => None,
             };
             if let Some(words) = words.filter(|w| !expected.contains(w)) {
                 expected.push(words);
             }
-            if furthest > location {
-                if let Some(k) = KEYWORDS.iter().find(|k| **k == token) {
-                    keywords.push(k);
-                    let words = keyword_words(k);
-                    if !expected.contains(&words) {
-                        expected.push(words);
-                    }
-                }
-            }
-            tokens.push(token);
+            tokens.push(kind);
         }
     }
     // Inside a word (`elseif`: `else` read, then the word went on), the
@@ -220,37 +294,6 @@ fn failure<'t>(text: &'t str, pos: usize, err: &pest::error::Error<Rule>) -> Fai
     }
     let (found, found_span) = found_at(text, at);
     Failure { text, item: pos, at, expected, keywords, tokens, found, found_span }
-}
-
-/// Every keyword of the language.
-pub(super) const KEYWORDS: &[&str] = &[
-    "command", "event", "var", "platform", "option", "api", "reply", "save", "if", "else", "method", "url", "params",
-    "headers", "body", "sample", "allow", "true", "false", "null",
-];
-
-fn keyword_words(k: &str) -> &'static str {
-    match k {
-        "command" => "`command`",
-        "event" => "`event`",
-        "var" => "`var`",
-        "platform" => "`platform`",
-        "option" => "`option`",
-        "api" => "`api`",
-        "reply" => "`reply`",
-        "save" => "`save`",
-        "if" => "`if`",
-        "else" => "`else`",
-        "method" => "`method`",
-        "url" => "`url`",
-        "params" => "`params`",
-        "headers" => "`headers`",
-        "body" => "`body`",
-        "sample" => "`sample`",
-        "allow" => "`allow`",
-        "true" => "`true`",
-        "false" => "`false`",
-        _ => "`null`",
-    }
 }
 
 /// A failure no recognised mistake explains, in pest's terms.
@@ -283,7 +326,7 @@ fn generic(f: &Failure<'_>) -> Diagnostic {
 }
 
 fn is_keyword(word: &str) -> bool {
-    matches!(word, "command" | "event" | "var" | "platform" | "option" | "api" | "reply" | "save" | "if" | "else")
+    Keyword::parse(word).is_some_and(|k| matches!(k.place(), Place::Top | Place::Tree))
 }
 
 /// The innermost `{` still open at `at`, outside strings and comments.
@@ -321,6 +364,39 @@ pub(super) fn join_or(items: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_literal_of_the_grammar_has_a_kind() {
+        let grammar = include_str!("../../grammar/blk.pest");
+        let mut literals = Vec::new();
+        for line in grammar.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            let mut chars = line.chars();
+            while let Some(c) = chars.next() {
+                if c != '"' {
+                    continue;
+                }
+                let mut literal = String::new();
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => literal.push(match chars.next() {
+                            Some('n') => '\n',
+                            Some('t') => '\t',
+                            Some('r') => '\r',
+                            Some(other) => other,
+                            None => break,
+                        }),
+                        c => literal.push(c),
+                    }
+                }
+                literals.push(literal);
+            }
+        }
+        assert!(literals.len() > 40, "{literals:?}");
+        for l in literals.iter().filter(|l| !l.is_empty()) {
+            assert!(Expected::of(l).is_some(), "the grammar's literal {l:?} has no kind in `Expected::of`");
+        }
+    }
 
     #[test]
     fn error_detail_is_off_again_after_a_syntax_error() {

@@ -8,43 +8,47 @@
 //! there, what stands there) and the text around it; the first that matches
 //! wins. None matching, the caller words pest's failure itself.
 
-use super::errors::{innermost_open_brace, Failure, KEYWORDS};
-use super::skip_literal;
+use super::errors::{innermost_open_brace, Expected, Failure};
+use super::lexer::{Kind, Lexer};
 use crate::diagnostics::{did_you_mean, Code, Confidence, Diagnostic, Edit};
 use crate::source::Span;
+use crate::vocab::Keyword;
 
 type Recogniser = fn(&Failure<'_>) -> Option<Diagnostic>;
 
-/// In order: a string left open explains everything after it, so it comes
-/// first; the rest look only at the token where reading stopped.
-const RECOGNISERS: &[Recogniser] = &[
-    unclosed_string,
-    foreign_quotes,
-    slash_comment,
-    braces_around_variable,
-    colon,
-    equals,
-    stray_punctuation,
-    unclosed_array,
-    missing_close_brace,
-    extra_close_brace,
-    condition_habits,
-    missing_open_brace,
-    header_in_one_string,
-    call_parens,
-    top_level_node,
-    quoted_name,
-    name_with_hyphen,
-    slash_in_name,
-    unquoted_string,
-    concatenation,
-    foreign_literal,
-    lost_close_brace,
-    foreign_word,
+/// Every recogniser, by name, in order: a string left open explains
+/// everything after it, so it comes first; the rest look only at the token
+/// where reading stopped. Each has a file in `tests/fixtures/mistakes/` that
+/// the tests prove it recognises.
+pub const RECOGNISERS: &[(&str, Recogniser)] = &[
+    ("unclosed_string", unclosed_string),
+    ("foreign_quotes", foreign_quotes),
+    ("slash_comment", slash_comment),
+    ("braces_around_variable", braces_around_variable),
+    ("colon", colon),
+    ("equals", equals),
+    ("stray_punctuation", stray_punctuation),
+    ("unclosed_array", unclosed_array),
+    ("missing_close_brace", missing_close_brace),
+    ("extra_close_brace", extra_close_brace),
+    ("condition_habits", condition_habits),
+    ("missing_open_brace", missing_open_brace),
+    ("header_in_one_string", header_in_one_string),
+    ("call_parens", call_parens),
+    ("top_level_node", top_level_node),
+    ("quoted_name", quoted_name),
+    ("name_with_hyphen", name_with_hyphen),
+    ("slash_in_name", slash_in_name),
+    ("unquoted_string", unquoted_string),
+    ("concatenation", concatenation),
+    ("foreign_literal", foreign_literal),
+    ("lost_close_brace", lost_close_brace),
+    ("foreign_word", foreign_word),
 ];
 
-pub(super) fn recognize(f: &Failure<'_>) -> Option<Diagnostic> {
-    RECOGNISERS.iter().find_map(|r| r(f))
+/// The first recogniser that explains the failure: its name and diagnostic.
+pub(super) fn recognize(f: &Failure<'_>) -> Option<(&'static str, Diagnostic)> {
+    RECOGNISERS.iter().find_map(|(name, r)| r(f).map(|d| (*name, d)))
 }
 
 fn syntax(message: impl Into<String>) -> Diagnostic {
@@ -171,17 +175,17 @@ fn context(f: &Failure<'_>) -> Context {
 
 /// Whether pest was looking for a field of an `api` block here.
 fn wants_field(f: &Failure<'_>) -> bool {
-    f.expects("method") && f.expects("url")
+    f.expects_keyword(Keyword::Method) && f.expects_keyword(Keyword::Url)
 }
 
 /// Whether pest was looking for a node of a tree here.
 fn wants_node(f: &Failure<'_>) -> bool {
-    f.expects("reply") && f.expects("save")
+    f.expects_keyword(Keyword::Reply) && f.expects_keyword(Keyword::Save)
 }
 
 /// Whether pest was looking for a value (of a body, `save` or parameter).
 fn wants_value(f: &Failure<'_>) -> bool {
-    f.expects("\"") && f.expects("true")
+    f.expects(Expected::Str) && f.expects_keyword(Keyword::True)
 }
 
 // ── strings and quotes ───────────────────────────────────────────────────
@@ -190,32 +194,52 @@ fn wants_value(f: &Failure<'_>) -> bool {
 /// ran on into the next lines, and reading failed somewhere after. The
 /// mistake is the quote, on its own line.
 fn unclosed_string(f: &Failure<'_>) -> Option<Diagnostic> {
-    let bytes = f.text.as_bytes();
-    let mut i = f.item;
-    while i < f.at.min(bytes.len()) {
-        match bytes[i] {
-            b'#' => i = skip_literal(bytes, i),
-            b'"' => {
-                let close = skip_literal(bytes, i);
-                let eol = line_end(f.text, i);
-                // A string over several lines is the mistake when reading
-                // stopped inside it or on the line where it closed (the
-                // next string's opening quote closed it). One that closed
-                // lines before the failure may be meant so.
-                if close > eol && (close >= f.at || line_start(f.text, close) == line_start(f.text, f.at)) {
-                    return Some(open_quote(f, i, eol));
-                }
-                i = close;
-            }
-            _ => {}
+    for t in Lexer::from(f.text, f.item) {
+        if t.start() >= f.at {
+            break;
         }
-        i += 1;
+        if let Kind::Str { closed } = t.kind {
+            let (i, close) = (t.start(), if closed { t.end() - 1 } else { f.text.len() });
+            let eol = line_end(f.text, i);
+            // A string over several lines is the mistake when reading
+            // stopped inside it or on the line where it closed (the next
+            // string's opening quote closed it). One that closed lines
+            // before the failure may be meant so.
+            if close > eol && (close >= f.at || line_start(f.text, close) == line_start(f.text, f.at)) {
+                return Some(open_quote(f, i, eol));
+            }
+        }
     }
     // Reading stopped right at an opening quote whose string never closes.
-    if bytes.get(f.at) == Some(&b'"') && skip_literal(bytes, f.at) >= bytes.len() {
+    if string_at(f.text, f.at).is_some_and(|close| close >= f.text.len()) {
         return Some(open_quote(f, f.at, line_end(f.text, f.at)));
     }
     None
+}
+
+/// The start of the string that ends (with its closing quote) at `end`.
+fn string_ending_at(f: &Failure<'_>, end: usize) -> Option<usize> {
+    Lexer::from(f.text, f.item)
+        .take_while(|t| t.start() < end)
+        .find(|t| t.end() == end && t.kind == Kind::Str { closed: true })
+        .map(|t| t.start())
+}
+
+/// Where the line holding `at` ends, or its comment starts.
+fn comment_or_eol(text: &str, at: usize) -> usize {
+    let eol = line_end(text, at);
+    Lexer::from(text, at).take_while(|t| t.start() < eol).find(|t| t.kind == Kind::Comment).map_or(eol, |t| t.start())
+}
+
+/// At a string's opening quote: the offset of its closing quote, or the
+/// text's length when it never closes (the lexer's reading).
+fn string_at(text: &str, at: usize) -> Option<usize> {
+    let t = Lexer::from(text, at).next()?;
+    match t.kind {
+        Kind::Str { closed: true } => Some(t.end() - 1),
+        Kind::Str { closed: false } => Some(text.len()),
+        _ => None,
+    }
 }
 
 fn open_quote(f: &Failure<'_>, quote: usize, eol: usize) -> Diagnostic {
@@ -283,9 +307,9 @@ fn slash_comment(f: &Failure<'_>) -> Option<Diagnostic> {
 fn braces_around_variable(f: &Failure<'_>) -> Option<Diagnostic> {
     // The `{` is where reading stopped (a parameter), or it was read as an
     // object whose first key is the variable's name (a body, a `save`).
-    let open = if f.text[f.at..].starts_with('{') && f.expects("\"") {
+    let open = if f.text[f.at..].starts_with('{') && f.expects(Expected::Str) {
         f.at
-    } else if !f.expects("=") {
+    } else if !f.expects_punct("=") {
         return None;
     } else {
         let (_, name) = previous_word(f.text, f.at)?;
@@ -330,7 +354,7 @@ fn colon(f: &Failure<'_>) -> Option<Diagnostic> {
         return None;
     }
     let span = Span::new(f.at, f.at + 1);
-    if f.expects("=") {
+    if f.expects_punct("=") {
         let (habit, form) = match context(f) {
             Context::Headers => ("an HTTP header line", "Name = \"value\""),
             Context::Body => ("JSON", "key = value"),
@@ -347,7 +371,7 @@ fn colon(f: &Failure<'_>) -> Option<Diagnostic> {
     let keyword = previous_word(f.text, f.at)
         .filter(|(_, s)| s.end as usize == end_of_previous(f.text, f.at))
         .map_or("", |(w, _)| w);
-    if f.expects("{") && !f.expects("=") && !matches!(keyword, "body" | "params" | "headers") {
+    if f.expects_punct("{") && !f.expects_punct("=") && !matches!(keyword, "body" | "params" | "headers") {
         // `command weather:`, `if a == b:`, `else:`: Python and YAML open
         // a block with `:` and indentation; blk with braces.
         let diag =
@@ -370,7 +394,7 @@ fn colon(f: &Failure<'_>) -> Option<Diagnostic> {
     let after = f.at + 1;
     let value_at = after + (f.text[after..].len() - f.text[after..].trim_start_matches([' ', '\t']).len());
     let next = f.text[value_at..].chars().next();
-    let wants_string = f.expects("\"") && !f.expects("true");
+    let wants_string = f.expects(Expected::Str) && !f.expects_keyword(Keyword::True);
     if wants_string && next.is_some_and(|c| c != '"' && c != '\n' && c != '\r') {
         // `url: https://…`: the value needs its quotes too.
         let word = loose_word(f.text, value_at);
@@ -410,21 +434,18 @@ fn key_colons(text: &str, at: usize) -> Vec<Edit> {
     let bytes = text.as_bytes();
     let eol = line_end(text, at);
     let mut edits = Vec::new();
-    let mut i = at;
-    while i < eol {
-        match bytes[i] {
-            b'"' => i = skip_literal(bytes, i),
-            b'#' => break,
-            b':' => {
-                let glued = i > 0 && !bytes[i - 1].is_ascii_whitespace();
-                let key_before = i > 0 && (bytes[i - 1] == b'"' || is_name_char(bytes[i - 1]) || bytes[i - 1] == b'-');
-                if i == at || key_before {
-                    edits.push(Edit { span: Span::new(i, i + 1), replacement: if glued { " =" } else { "=" }.into() });
-                }
-            }
-            _ => {}
+    for t in Lexer::from(text, at) {
+        let i = t.start();
+        if i >= eol || t.kind == Kind::Comment {
+            break;
         }
-        i += 1;
+        if t.is(text, b':') {
+            let glued = i > 0 && !bytes[i - 1].is_ascii_whitespace();
+            let key_before = i > 0 && (bytes[i - 1] == b'"' || is_name_char(bytes[i - 1]) || bytes[i - 1] == b'-');
+            if i == at || key_before {
+                edits.push(Edit { span: Span::new(i, i + 1), replacement: if glued { " =" } else { "=" }.into() });
+            }
+        }
     }
     edits
 }
@@ -432,7 +453,7 @@ fn key_colons(text: &str, at: usize) -> Vec<Edit> {
 /// `=` where `==` compares, `===`, `body = { … }`, `var n = 0`.
 fn equals(f: &Failure<'_>) -> Option<Diagnostic> {
     let rest = &f.text[f.at..];
-    if f.expects("==") {
+    if f.expects_punct("==") {
         let (wrong, right) = if rest.starts_with("===") {
             ("===", "==")
         } else if rest.starts_with("!==") {
@@ -448,7 +469,7 @@ fn equals(f: &Failure<'_>) -> Option<Diagnostic> {
         return Some(with_fix(diag, f, &format!("write `{right}`"), span, right.into()));
     }
     // `===` whose first `==` was read: reading stops at the third `=`.
-    if rest.starts_with('=') && f.text[..f.at].ends_with("==") && f.expects("\"") {
+    if rest.starts_with('=') && f.text[..f.at].ends_with("==") && f.expects(Expected::Str) {
         let span = Span::new(f.at - 2, f.at + 1);
         let diag = syntax("`===` is JavaScript; blk compares with `==`").label(span, "write `==`");
         return Some(with_fix(diag, f, "write `==`", span, "==".into()));
@@ -458,7 +479,7 @@ fn equals(f: &Failure<'_>) -> Option<Diagnostic> {
     }
     let span = Span::new(f.at, f.at + 1);
     let keyword = previous_word(f.text, f.at).map_or("", |(w, _)| w);
-    if matches!(keyword, "method" | "url" | "sample" | "allow" | "reply" | "platform") && !f.expects("{") {
+    if matches!(keyword, "method" | "url" | "sample" | "allow" | "reply" | "platform") && !f.expects_punct("{") {
         let value_at = f.at + 1 + (f.text[f.at + 1..].len() - f.text[f.at + 1..].trim_start_matches([' ', '\t']).len());
         let mut edits =
             vec![Edit { span: Span::new(end_of_previous(f.text, f.at), value_at), replacement: " ".into() }];
@@ -473,7 +494,7 @@ fn equals(f: &Failure<'_>) -> Option<Diagnostic> {
                 .suggest_edits("leave out the `=`", edits, Confidence::Certain),
         );
     }
-    if f.expects("{") {
+    if f.expects_punct("{") {
         let keyword = previous_word(f.text, f.at).map_or("", |(w, _)| w);
         let diag = syntax(format!("no `=` after `{keyword}`")).label(span, "`=` is not used here");
         let edit = if f.text[f.at + 1..].starts_with(' ') { Span::new(f.at, f.at + 2) } else { span };
@@ -511,10 +532,7 @@ fn equals(f: &Failure<'_>) -> Option<Diagnostic> {
 /// `"post"` where a method goes: the edit that writes `POST`, when the
 /// string closes on its line.
 fn unquoted_method(text: &str, at: usize) -> Option<Edit> {
-    if !text[at..].starts_with('"') {
-        return None;
-    }
-    let close = skip_literal(text.as_bytes(), at);
+    let close = string_at(text, at)?;
     (close < line_end(text, at))
         .then(|| Edit { span: Span::new(at, close + 1), replacement: text[at + 1..close].trim().to_ascii_uppercase() })
 }
@@ -540,30 +558,23 @@ fn stray_punctuation(f: &Failure<'_>) -> Option<Diagnostic> {
 /// The innermost `[` still open at `at` (outside strings, comments and
 /// response references).
 fn innermost_open_bracket(text: &str, from: usize, at: usize) -> Option<usize> {
-    let bytes = &text.as_bytes()[..at];
     let mut open = Vec::new();
-    let mut i = from;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'"' | b'#' => i = skip_literal(bytes, i),
-            b'[' if i >= 4 && word_before(text, i).is_some_and(|(w, _)| w.starts_with("api_")) => {
-                // A reference: skip to its `]`.
-                i = text[i..at].find(']').map_or(at, |j| i + j);
-            }
-            b'[' => open.push(i),
-            b']' => {
-                open.pop();
-            }
-            _ => {}
+    for t in Lexer::from(text, from) {
+        if t.start() >= at {
+            break;
         }
-        i += 1;
+        if t.is(text, b'[') {
+            open.push(t.start());
+        } else if t.is(text, b']') {
+            open.pop();
+        }
     }
     open.pop()
 }
 
 /// `tags = ["a", "b"` with the `]` missing.
 fn unclosed_array(f: &Failure<'_>) -> Option<Diagnostic> {
-    if !(f.expects("]") && f.expects(",")) || f.text[f.at..].starts_with(']') {
+    if !(f.expects_punct("]") && f.expects_punct(",")) || f.text[f.at..].starts_with(']') {
         return None;
     }
     let open = innermost_open_bracket(f.text, f.item, f.at)?;
@@ -576,7 +587,7 @@ fn unclosed_array(f: &Failure<'_>) -> Option<Diagnostic> {
 
 /// The file ends inside a tree or block.
 fn missing_close_brace(f: &Failure<'_>) -> Option<Diagnostic> {
-    if f.at < f.text.trim_end().len() || !f.expects("}") {
+    if f.at < f.text.trim_end().len() || !f.expects_punct("}") {
         return None;
     }
     let (open, mismatch) = lost_brace(f.text, f.item, f.text.len());
@@ -610,7 +621,7 @@ fn missing_close_brace(f: &Failure<'_>) -> Option<Diagnostic> {
 
 /// A `}` that closes nothing.
 fn extra_close_brace(f: &Failure<'_>) -> Option<Diagnostic> {
-    if !f.text[f.at..].starts_with('}') || f.at != f.item || !f.expects("command") {
+    if !f.text[f.at..].starts_with('}') || f.at != f.item || !f.expects_keyword(Keyword::Command) {
         return None;
     }
     let span = Span::new(f.at, f.at + 1);
@@ -624,7 +635,9 @@ fn extra_close_brace(f: &Failure<'_>) -> Option<Diagnostic> {
 
 /// `api forecast` with its `{` missing: reading stops at the next line.
 fn missing_open_brace(f: &Failure<'_>) -> Option<Diagnostic> {
-    if !(f.tokens.iter().filter(|t| !is_blank_token(t)).all(|t| t == "{") && f.expects("{")) {
+    if !(f.tokens.iter().filter(|t| **t != Expected::Trivia).all(|t| *t == Expected::Punct("{"))
+        && f.expects_punct("{"))
+    {
         return None;
     }
     if f.text[f.at..].starts_with(['=', ':']) {
@@ -639,20 +652,13 @@ fn missing_open_brace(f: &Failure<'_>) -> Option<Diagnostic> {
     Some(diag.help(format!("open the block: `{line}`")).suggest_edits("add `{`", vec![edit], Confidence::Certain))
 }
 
-fn is_blank_token(t: &str) -> bool {
-    matches!(t, " " | "    " | "\t" | "\n" | "\r" | "#")
-}
-
 /// `headers { "Accept: application/json" }`: a whole header line quoted.
 fn header_in_one_string(f: &Failure<'_>) -> Option<Diagnostic> {
-    if context(f) != Context::Headers || !f.expects("=") {
+    if context(f) != Context::Headers || !f.expects_punct("=") {
         return None;
     }
     let end = end_of_previous(f.text, f.at);
-    if !f.text[..end].ends_with('"') {
-        return None;
-    }
-    let start = f.text[..end - 1].rfind('"')?;
+    let start = string_ending_at(f, end)?;
     let inner = &f.text[start + 1..end - 1];
     let (name, value) = inner.split_once(':')?;
     let name = name.trim();
@@ -669,10 +675,10 @@ fn header_in_one_string(f: &Failure<'_>) -> Option<Diagnostic> {
 
 /// `method "GET"`, `api "my block" {`.
 fn quoted_name(f: &Failure<'_>) -> Option<Diagnostic> {
-    if !f.text[f.at..].starts_with('"') || !f.expects("_") || f.expects("\"") {
+    if !f.expects(Expected::Name) || f.expects(Expected::Str) {
         return None;
     }
-    let close = skip_literal(f.text.as_bytes(), f.at);
+    let close = string_at(f.text, f.at)?;
     if close >= line_end(f.text, f.at) {
         return None;
     }
@@ -734,7 +740,7 @@ fn name_with_hyphen(f: &Failure<'_>) -> Option<Diagnostic> {
 
 /// `command /weather`: the slash is how users type a command, not its name.
 fn slash_in_name(f: &Failure<'_>) -> Option<Diagnostic> {
-    if !f.text[f.at..].starts_with('/') || !f.expects("_") {
+    if !f.text[f.at..].starts_with('/') || !f.expects(Expected::Name) {
         return None;
     }
     let span = Span::new(f.at, f.at + 1);
@@ -748,9 +754,10 @@ fn slash_in_name(f: &Failure<'_>) -> Option<Diagnostic> {
 /// `reply Hello`, `url https://…`, `Accept = application/json`: text that
 /// must be a string.
 fn unquoted_string(f: &Failure<'_>) -> Option<Diagnostic> {
-    let only_string = f.expects("\"") && f.tokens.iter().filter(|t| !is_blank_token(t)).all(|t| t == "\"");
+    let only_string =
+        f.expects(Expected::Str) && f.tokens.iter().filter(|t| **t != Expected::Trivia).all(|t| *t == Expected::Str);
     // A value of a body or a parameter: a string, number, `true`, … .
-    let value = f.expects("\"") && f.expects("true");
+    let value = f.expects(Expected::Str) && f.expects_keyword(Keyword::True);
     let first = f.text[f.at..].chars().next()?;
     if !(only_string || value)
         || !(first.is_alphabetic() || (only_string && (first.is_alphanumeric() || first == '/' || first == '<')))
@@ -766,15 +773,13 @@ fn unquoted_string(f: &Failure<'_>) -> Option<Diagnostic> {
         return None;
     }
     let keyword = previous_word(f.text, f.at).map_or("", |(w, _)| w);
-    let eol = line_end(f.text, f.at);
     let span = if keyword == "reply" {
         // The rest of the line, less an end-of-line comment.
-        let line = &f.text[f.at..eol];
-        let text = line.split(" #").next().unwrap_or(line).trim_end();
+        let text = f.text[f.at..comment_or_eol(f.text, f.at)].trim_end();
         Span::new(f.at, f.at + text.len())
     } else if context(f) == Context::Headers || context(f) == Context::Params || value {
-        let line = &f.text[f.at..eol];
-        let text = line.split([',', '}', ']', '#']).next().unwrap_or(line).trim_end();
+        let line = &f.text[f.at..comment_or_eol(f.text, f.at)];
+        let text = line.split([',', '}', ']']).next().unwrap_or(line).trim_end();
         Span::new(f.at, f.at + text.len())
     } else {
         loose_word(f.text, f.at)
@@ -795,7 +800,7 @@ fn unquoted_string(f: &Failure<'_>) -> Option<Diagnostic> {
 /// `if (a == b)`, `&&`, `||`, `and`, `or` in conditions.
 fn condition_habits(f: &Failure<'_>) -> Option<Diagnostic> {
     let rest = &f.text[f.at..];
-    if rest.starts_with('(') && f.expects("api_") {
+    if rest.starts_with('(') && f.expects(Expected::Reference) {
         let eol = line_end(f.text, f.at);
         let close = f.text[f.at..eol].rfind(')').map(|i| f.at + i)?;
         let open = Span::new(f.at, f.at + 1);
@@ -810,7 +815,7 @@ fn condition_habits(f: &Failure<'_>) -> Option<Diagnostic> {
             .suggest_edits("leave out the parentheses", edits, Confidence::Certain);
         return Some(diag);
     }
-    if !f.expects("{") || !f.text[line_start(f.text, f.at)..f.at].trim_start().starts_with(['i', '}']) {
+    if !f.expects_punct("{") || !f.text[line_start(f.text, f.at)..f.at].trim_start().starts_with(['i', '}']) {
         return None;
     }
     let word = ["&&", "||", "and ", "or ", "AND ", "OR "].iter().find(|w| rest.starts_with(**w))?;
@@ -834,10 +839,9 @@ fn concatenation(f: &Failure<'_>) -> Option<Diagnostic> {
     let diag = syntax("strings are not joined with `+`").label(plus, "`+` does not join strings");
     let end = end_of_previous(f.text, f.at);
     let eol = line_end(f.text, f.at);
-    if !f.text[..end].ends_with('"') {
+    let Some(start) = string_ending_at(f, end) else {
         return Some(diag.help("put variables inside one string: `\"It is {api_x[response.temp]}\"`"));
-    }
-    let start = f.text[..end - 1].rfind('"')?;
+    };
     let left = &f.text[start + 1..end - 1];
     let right = f.text[f.at + 1..eol].trim();
     let joined = if let Some(inner) = right.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
@@ -878,11 +882,13 @@ fn foreign_word(f: &Failure<'_>) -> Option<Diagnostic> {
     let word = f.found_text();
     let span = f.found_span;
     let after_brace = f.text[..f.at].trim_end().ends_with('}');
-    if matches!(word.to_ascii_lowercase().as_str(), "elif" | "elsif" | "elseif") && (after_brace || f.expects("else")) {
+    if matches!(word.to_ascii_lowercase().as_str(), "elif" | "elsif" | "elseif")
+        && (after_brace || f.expects_keyword(Keyword::Else))
+    {
         let diag = syntax(format!("`{word}` is written `else if`")).label(span, "write `else if`");
         return Some(with_fix(diag, f, "write `else if`", span, "else if".into()));
     }
-    if !field && !node && !f.expects("else") {
+    if !field && !node && !f.expects_keyword(Keyword::Else) {
         return None;
     }
     if word.is_empty() {
@@ -908,7 +914,7 @@ fn foreign_word(f: &Failure<'_>) -> Option<Diagnostic> {
         );
     }
     let lower = word.to_ascii_lowercase();
-    let candidates: Vec<&str> = KEYWORDS.iter().copied().filter(|k| f.expects(k)).collect();
+    let candidates: Vec<&str> = Keyword::ALL.iter().filter(|k| f.expects_keyword(**k)).map(|k| k.as_str()).collect();
     if candidates.contains(&lower.as_str()) {
         let diag =
             syntax(format!("keywords are lowercase: `{lower}`, not `{word}`")).label(span, format!("write `{lower}`"));
@@ -1112,7 +1118,7 @@ fn call_parens(f: &Failure<'_>) -> Option<Diagnostic> {
 
 /// `save` at the top level of a file.
 fn top_level_node(f: &Failure<'_>) -> Option<Diagnostic> {
-    if f.at != f.item || !f.expects("command") {
+    if f.at != f.item || !f.expects_keyword(Keyword::Command) {
         return None;
     }
     let word = f.found_text();
@@ -1135,24 +1141,22 @@ fn top_level_node(f: &Failure<'_>) -> Option<Diagnostic> {
 /// than its own line: the one whose `}` was lost, so that the `}` meant for
 /// the block around it closed it instead.
 fn lost_brace(text: &str, from: usize, at: usize) -> (Vec<usize>, Option<(usize, usize)>) {
-    let bytes = text.as_bytes();
     let mut open: Vec<usize> = Vec::new();
     let mut mismatch = None;
-    let mut i = from;
-    while i < at.min(bytes.len()) {
-        match bytes[i] {
-            b'"' | b'#' => i = skip_literal(bytes, i),
-            b'{' => open.push(i),
-            b'}' => {
-                if let Some(o) = open.pop() {
-                    if mismatch.is_none() && indent(text, i).len() < indent(text, o).len() {
-                        mismatch = Some((o, i));
-                    }
+    for t in Lexer::from(text, from) {
+        let i = t.start();
+        if i >= at {
+            break;
+        }
+        if t.is(text, b'{') {
+            open.push(i);
+        } else if t.is(text, b'}') {
+            if let Some(o) = open.pop() {
+                if mismatch.is_none() && indent(text, i).len() < indent(text, o).len() {
+                    mismatch = Some((o, i));
                 }
             }
-            _ => {}
         }
-        i += 1;
     }
     (open, mismatch)
 }
@@ -1191,7 +1195,7 @@ fn lost_brace_diagnostic(f: &Failure<'_>, o: usize, close: usize) -> Diagnostic 
 /// indented less than its own line.
 fn lost_close_brace(f: &Failure<'_>) -> Option<Diagnostic> {
     let word = f.found_text();
-    if !f.expects("}") || !KEYWORDS.contains(&word) || word == "else" {
+    if !f.expects_punct("}") || Keyword::parse(word).is_none() || word == "else" {
         return None;
     }
     let (open, mismatch) = lost_brace(f.text, f.item, f.at);

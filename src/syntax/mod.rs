@@ -5,7 +5,15 @@
 //! peak memory near the size of the AST (docs/architecture.md).
 
 mod errors;
+pub mod lexer;
 mod mistakes;
+
+pub use errors::recognised_mistake;
+
+/// The names of the mistake recognisers, in the order they are tried.
+pub fn mistake_names() -> impl Iterator<Item = &'static str> {
+    mistakes::RECOGNISERS.iter().map(|(name, _)| *name)
+}
 pub mod template;
 
 use pest::iterators::Pair;
@@ -192,129 +200,26 @@ fn chunk_bounds(len: usize, splits: &[usize], threads: usize) -> Vec<(usize, usi
     bounds
 }
 
-/// Skips blanks and comments; the grammar's WHITESPACE, by hand, between items.
-fn skip_blank(text: &str, mut pos: usize) -> usize {
-    let bytes = text.as_bytes();
-    while pos < bytes.len() {
-        match bytes[pos] {
-            b' ' | b'\t' | b'\r' | b'\n' => pos += 1,
-            b'#' => pos = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |i| pos + i),
-            _ => break,
-        }
-    }
-    pos
+/// Skips blanks and comments (the grammar's WHITESPACE) between items.
+fn skip_blank(text: &str, pos: usize) -> usize {
+    lexer::Lexer::from(text, pos).find(|t| !t.is_trivia()).map_or(text.len(), |t| t.start())
 }
 
-/// At a `"` or `#` at `i`: the offset of the string's closing quote or the
-/// comment's line end (the scans over raw text skip both).
-pub(crate) fn skip_literal(bytes: &[u8], mut i: usize) -> usize {
-    if bytes[i] == b'#' {
-        return memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |j| i + j);
-    }
-    i += 1;
-    while i < bytes.len() && bytes[i] != b'"' {
-        i += if bytes[i] == b'\\' { 2 } else { 1 };
-    }
-    i
-}
-
-/// The `{`s still open at `at`, outermost first, reading from `from`
-/// (outside strings and comments): where a block or tree is being written.
-pub fn open_braces(text: &str, from: usize, at: usize) -> Vec<usize> {
-    let bytes = &text.as_bytes()[..at.min(text.len())];
-    let mut open = Vec::new();
-    let mut i = from;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'"' | b'#' => i = skip_literal(bytes, i),
-            b'{' => open.push(i),
-            b'}' => {
-                open.pop();
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    open
-}
-
-/// Walks the file once before pest sees it, outside strings and comments:
-/// finds the first `{` or `[` nested deeper than `max_depth` (so nothing
-/// recursive can overflow the stack), and the offsets just after each `}`
-/// that closes a top-level item (where the file may be split for threads).
-/// Unbalanced files give no split points.
+/// The nesting-depth limit (B003) and the split points of the file, from
+/// the lexer's structure scan.
 fn scan_structure(text: &str, max_depth: usize) -> Result<Vec<usize>, Box<Diagnostic>> {
-    let bytes = text.as_bytes();
-    let mut depth = 0usize;
-    let mut balanced = true;
-    let mut splits = Vec::new();
-    let (mut next_open, mut next_close) = (0, 0);
-    // Where the unquoted reference being scanned must end (its line's end).
-    let mut reference_until = 0;
-    // The depth outside that reference's `[`.
-    let mut reference_depth = usize::MAX;
-    let mut i = 0;
-    while i < bytes.len() {
-        // Jump to the next byte that matters; each search is redone only
-        // once the scan has passed what it found.
-        if next_open < i {
-            next_open = memchr::memchr3(b'"', b'#', b'{', &bytes[i..]).map_or(usize::MAX, |j| i + j);
-        }
-        if next_close < i {
-            next_close = memchr::memchr3(b'}', b'[', b']', &bytes[i..]).map_or(usize::MAX, |j| i + j);
-        }
-        i = next_open.min(next_close);
-        if i == usize::MAX {
-            break;
-        }
-        match bytes[i] {
-            // Inside an unquoted reference (`api_x[…]`, one token up to the
-            // end of its line) `#` is an ordinary character, not a comment.
-            b'#' if reference_until > i => {}
-            b'"' | b'#' => i = skip_literal(bytes, i),
-            b'{' | b'[' => {
-                if bytes[i] == b'[' && reference_until <= i && opens_reference(bytes, i) {
-                    reference_until = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |j| i + j);
-                    reference_depth = depth;
-                }
-                depth += 1;
-                if depth > max_depth {
-                    return Err(Box::new(Diagnostic::new(Code::TooDeep, format!("nesting deeper than {max_depth} levels"))
-                        .label(Span::new(i, i + 1), format!("level {depth} opens here"))
-                        .help(format!(
-                            "flatten the branches or the body; blkc reads at most {max_depth} levels of `{{…}}` and `[…]`"
-                        ))));
-                }
-            }
-            b'}' | b']' => {
-                if depth == 0 {
-                    balanced = false;
-                } else {
-                    depth -= 1;
-                    if depth == reference_depth && bytes[i] == b']' {
-                        reference_until = 0;
-                    }
-                    if depth == 0 && bytes[i] == b'}' {
-                        splits.push(i + 1);
-                    }
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    if !balanced || depth != 0 {
-        splits.clear();
-    }
-    Ok(splits)
+    lexer::structure(text, max_depth).map_err(|(i, depth)| {
+        Box::new(
+            Diagnostic::new(Code::TooDeep, format!("nesting deeper than {max_depth} levels"))
+                .label(Span::new(i, i + 1), format!("level {depth} opens here"))
+                .help(format!(
+                    "flatten the branches or the body; blkc reads at most {max_depth} levels of `{{…}}` and `[…]`"
+                )),
+        )
+    })
 }
 
-/// Whether the `[` at `i` opens an unquoted reference: it follows `api_`
-/// and name characters, as the grammar's `reference` token starts.
-pub(crate) fn opens_reference(bytes: &[u8], i: usize) -> bool {
-    let name_start = bytes[..i].iter().rposition(|b| !(b.is_ascii_alphanumeric() || *b == b'_')).map_or(0, |p| p + 1);
-    bytes[name_start..i].starts_with(b"api_")
-}
+pub use lexer::open_braces;
 
 /// Lowers the pairs of one item to AST, with spans offset by `base`.
 struct Lower<'d> {
