@@ -160,29 +160,10 @@ fn the_canonical_form_of_every_construct() {
 
 /// Inserts `# cN` comments at the given token boundaries of `text` (blanks
 /// outside strings), each ending its line.
-fn with_comments(text: &str, picks: &[prop::sample::Index]) -> String {
-    let bytes = text.as_bytes();
-    let mut boundaries = Vec::new();
-    let mut in_string = false;
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' if in_string => i += 1,
-            b'"' => in_string = !in_string,
-            // An unquoted reference `api_x[…]` is one token.
-            b'[' if !in_string
-                && text[..i]
-                    .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
-                    .next()
-                    .is_some_and(|w| w.starts_with("api_")) =>
-            {
-                i += text[i..].find(']').unwrap_or(text.len() - i);
-            }
-            b' ' | b'\n' if !in_string => boundaries.push(i),
-            _ => {}
-        }
-        i += 1;
-    }
+pub(crate) fn with_comments(text: &str, picks: &[prop::sample::Index]) -> String {
+    use blkc::syntax::lexer::{Kind, Lexer};
+    let boundaries: Vec<usize> =
+        Lexer::new(text).filter(|t| matches!(t.kind, Kind::Blank | Kind::Newline)).map(|t| t.start()).collect();
     if boundaries.is_empty() {
         return format!("{text}\n# c0\n");
     }

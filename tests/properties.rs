@@ -71,6 +71,43 @@ proptest! {
     }
 
     #[test]
+    fn the_lexer_reads_strings_comments_and_references_as_the_grammar_does(
+        file in arb_file(),
+        comments in proptest::collection::vec(any::<prop::sample::Index>(), 0..6),
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..4, 0usize..SYNTAX_BYTES.len()), 0..4),
+    ) {
+        let text = crate::fmt::with_comments(&print::file(&file), &comments);
+        same_reading(&text)?;
+        let mut bytes = text.into_bytes();
+        for (at, kind, byte) in edits {
+            if bytes.is_empty() { break; }
+            let i = at.index(bytes.len());
+            match kind {
+                0 => { bytes.remove(i); }
+                1 => bytes.insert(i, SYNTAX_BYTES[byte]),
+                2 => bytes[i] = SYNTAX_BYTES[byte],
+                // Inside a string, a reference or a comment, where the two
+                // readings could part.
+                _ => {
+                    use blkc::syntax::lexer::{Kind, Lexer};
+                    let Ok(now) = std::str::from_utf8(&bytes) else { break };
+                    let inside: Vec<usize> = Lexer::new(now)
+                        .filter(|t| matches!(t.kind, Kind::Str { .. } | Kind::Reference { .. } | Kind::Comment) && t.end() - t.start() > 2)
+                        .map(|t| t.start() + 1 + (i % (t.end() - t.start() - 2)))
+                        .filter(|&j| now.is_char_boundary(j))
+                        .collect();
+                    if let Some(&j) = inside.get(i % inside.len().max(1)) {
+                        bytes.insert(j, SYNTAX_BYTES[byte]);
+                    }
+                }
+            }
+        }
+        if let Ok(mutated) = String::from_utf8(bytes) {
+            same_reading(&mutated)?;
+        }
+    }
+
+    #[test]
     fn deep_nesting_never_overflows(depth in 1usize..3000, bracket in any::<bool>()) {
         let (open, close) = if bracket { ("[", "]") } else { ("{ a = ", "}") };
         let text = format!(
@@ -82,6 +119,73 @@ proptest! {
 }
 
 // ── strategies for ASTs (spans are filled by parsing, so they are zero) ──
+
+/// The lexer and the grammar agree on `text`: every string and reference
+/// the grammar reads is one closed token of the lexer with the same span,
+/// the lexer finds none the grammar does not (in the items that parse), and
+/// no comment of the lexer's is inside a token of the grammar's. The
+/// lexer's tokens cover the text exactly.
+fn same_reading(text: &str) -> Result<(), TestCaseError> {
+    use blkc::syntax::lexer::{Kind, Lexer};
+    use blkc::syntax::GrammarLeaf;
+    let tokens: Vec<_> = Lexer::new(text).collect();
+    let joined: String = tokens.iter().map(|t| t.text(text)).collect();
+    prop_assert_eq!(&joined, text);
+    let leaves = blkc::syntax::grammar_leaves(text);
+    let parsed_to = leaves.iter().map(|(_, s)| s.end as usize).max().unwrap_or(0);
+    for (leaf, span) in &leaves {
+        let want = match leaf {
+            GrammarLeaf::Str => Some(Kind::Str { closed: true }),
+            GrammarLeaf::Reference => Some(Kind::Reference { closed: true }),
+            GrammarLeaf::Other => None,
+        };
+        let same = tokens.iter().find(|t| t.span == *span);
+        match want {
+            Some(kind) => prop_assert!(
+                same.is_some_and(|t| t.kind == kind),
+                "the grammar reads {:?} at {:?} ({:?}), the lexer {:?}\n{}",
+                leaf,
+                span,
+                &text[span.range()],
+                same,
+                text
+            ),
+            None => prop_assert!(
+                !tokens.iter().any(|t| t.kind == Kind::Comment
+                    && t.start() >= span.start as usize
+                    && t.start() < span.end as usize),
+                "a comment of the lexer's inside the grammar's token {:?}\n{}",
+                &text[span.range()],
+                text
+            ),
+        }
+    }
+    for t in tokens.iter().filter(|t| t.end() <= parsed_to) {
+        let grammar = match t.kind {
+            Kind::Str { .. } => Some(GrammarLeaf::Str),
+            Kind::Reference { .. } => Some(GrammarLeaf::Reference),
+            _ => None,
+        };
+        if let Some(g) = grammar {
+            prop_assert!(
+                leaves.contains(&(g, t.span)),
+                "the lexer reads {:?} at {:?}, the grammar does not\n{}",
+                t.kind,
+                t.text(text),
+                text
+            );
+        }
+        if t.kind == Kind::Comment {
+            prop_assert!(
+                !leaves.iter().any(|(_, s)| s.start as usize <= t.start() && t.start() < s.end as usize),
+                "the lexer's comment {:?} is inside a token of the grammar's\n{}",
+                t.text(text),
+                text
+            );
+        }
+    }
+    Ok(())
+}
 
 fn sp() -> Span {
     Span::default()
@@ -319,4 +423,11 @@ fn spans_point_into_the_source() {
             }
         }
     }
+}
+
+#[test]
+fn the_lexer_and_the_grammar_agree_on_a_hash_in_a_reference() {
+    let text = "command c {\n    save x = api_a[response.b#c]\n}\n";
+    same_reading(text).unwrap();
+    assert!(blkc::syntax::grammar_leaves(text).iter().any(|(k, _)| *k == blkc::syntax::GrammarLeaf::Reference));
 }

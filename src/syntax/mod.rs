@@ -221,6 +221,57 @@ fn scan_structure(text: &str, max_depth: usize) -> Result<Vec<usize>, Box<Diagno
 
 pub use lexer::open_braces;
 
+/// What the grammar reads as a leaf token, for [`grammar_leaves`].
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrammarLeaf {
+    Str,
+    Reference,
+    /// A keyword, name, key, number or operator.
+    Other,
+}
+
+/// The leaf tokens pest reads in the items of `text` that parse (up to the
+/// first that does not): where the grammar sees strings and unquoted
+/// references. The tests hold the lexer to the same reading.
+#[doc(hidden)]
+pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
+    let mut out = Vec::new();
+    let mut pos = skip_blank(text, 0);
+    while pos < text.len() {
+        let Ok(pairs) = BlkParser::parse(Rule::item, &text[pos..]) else { break };
+        let mut end = pos;
+        for pair in pairs.flatten() {
+            let s = pair.as_span();
+            let span = Span::new(pos + s.start(), pos + s.end());
+            end = end.max(pos + s.end());
+            let leaf = match pair.as_rule() {
+                Rule::string => GrammarLeaf::Str,
+                Rule::key if pair.as_str().starts_with('"') => GrammarLeaf::Str,
+                Rule::reference => GrammarLeaf::Reference,
+                Rule::command
+                | Rule::event
+                | Rule::var_decl
+                | Rule::platform
+                | Rule::option_decl
+                | Rule::reply
+                | Rule::save
+                | Rule::if_node
+                | Rule::branch
+                | Rule::condition
+                | Rule::api_block
+                | Rule::object
+                | Rule::array
+                | Rule::tree_open => continue,
+                _ => GrammarLeaf::Other,
+            };
+            out.push((leaf, span));
+        }
+        pos = skip_blank(text, end);
+    }
+    out
+}
+
 /// Lowers the pairs of one item to AST, with spans offset by `base`.
 struct Lower<'d> {
     base: usize,
