@@ -19,6 +19,7 @@ pub mod source;
 pub mod store;
 pub mod syntax;
 pub mod test_request;
+pub mod urls;
 pub mod vocab;
 
 use diagnostics::{Code, Diagnostic};

@@ -22,7 +22,7 @@ impl Platform {
     /// An absolute http(s) URL with a host, or nothing.
     pub fn parse(text: &str) -> Option<Platform> {
         let url = Url::parse(text).ok()?;
-        if !matches!(url.scheme(), "http" | "https") {
+        if !crate::urls::is_http(url.scheme()) {
             return None;
         }
         Some(Platform {
@@ -62,7 +62,7 @@ impl Destination {
     /// `port` is the one written in the URL; without it, the scheme's default.
     pub fn new(scheme: &str, host: &str, port: Option<u16>) -> Destination {
         let scheme = scheme.to_ascii_lowercase();
-        let default = if scheme == "https" { 443 } else { 80 };
+        let default = crate::urls::default_port(&scheme);
         let host = host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
         Destination { port: port.unwrap_or(default), scheme, host }
     }
@@ -197,6 +197,14 @@ pub fn host_value_ok(value: &str) -> bool {
 /// A value written where the scheme goes may only be `http` or `https`.
 pub fn scheme_value_ok(value: &str) -> bool {
     value.eq_ignore_ascii_case("http") || value.eq_ignore_ascii_case("https")
+}
+
+/// A port a value may write: digits, 1 to 65535.
+pub fn port_value_ok(value: &str) -> bool {
+    !value.is_empty()
+        && value.len() <= 5
+        && value.bytes().all(|b| b.is_ascii_digit())
+        && value.parse::<u16>().is_ok_and(|p| p > 0)
 }
 
 /// A path segment the URL parser resolves as `.` or `..` (also written

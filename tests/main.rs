@@ -31,6 +31,7 @@ mod store;
 mod store_faults;
 mod test_cmd;
 mod untrusted;
+mod urls;
 mod wire;
 
 // The fuzz target measures memory with a counting allocator.

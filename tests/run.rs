@@ -125,7 +125,7 @@ fn url_parameters_are_encoded_and_appended_in_order() {
     let replies = ran.replies();
     assert_eq!(
         replies[0],
-        "keep=1&q=rock+%26+roll&space=a+b&reserved=%26%3D%2B%2F%3F%23%25&unicode=caf%C3%A9+%E2%98%95&n=5&flag=true"
+        "keep=1&q=rock%20%26%20roll&space=a%20b&reserved=%26%3D%2B%2F%3F%23%25&unicode=caf%C3%A9%20%E2%98%95&n=5&flag=true"
     );
     let args: Value = serde_json::from_str(&replies[1]).unwrap();
     assert_eq!(

@@ -268,8 +268,7 @@ fn check_literals(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
 /// logged and shown with the URL; credentials go in a header.
 fn check_userinfo(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
     let Some(Part::Lit(first, span)) = block.url().and_then(|u| u.parts.first()) else { return };
-    let Some((_, after)) = first.split_once("://") else { return };
-    let authority = &after[..after.find(['/', '?', '#']).unwrap_or(after.len())];
+    let Some(authority) = crate::urls::authority(first) else { return };
     if authority.contains('@') {
         out.push(
             Diagnostic::new(Code::CredentialsInUrl, format!("the URL of block `{}` holds a user name or password", block.name.name))

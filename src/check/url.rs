@@ -13,17 +13,23 @@ pub enum UrlShape {
     Invalid { reason: String, help: String },
 }
 
-/// Whether a value stands before the end of the URL's authority: the
-/// scheme, host or port come (or may come) from it. Cheap: no parsing.
+/// Whether a value stands in the URL's scheme or authority: the scheme,
+/// host or port come (or may come) from it. Asked of `urls::region`, as the
+/// runner asks it of the URL being filled in.
 pub fn host_from_value(url: &Template) -> bool {
-    let Some(Part::Lit(first, _)) = url.parts.first() else {
-        return !url.parts.is_empty();
-    };
-    match first.find("://") {
-        Some(end) => url.parts.len() > 1 && !first[end + 3..].contains(['/', '?', '#']),
-        // `{scheme}://…`: filled at run time.
-        None => url.parts.len() > 1 && first.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)),
+    let mut before = String::new();
+    for part in &url.parts {
+        match part {
+            Part::Lit(s, _) => before.push_str(s),
+            Part::Var(_) | Part::Secret(_) => {
+                if crate::urls::region(&before).chooses_destination() {
+                    return true;
+                }
+                before.push('x');
+            }
+        }
     }
+    false
 }
 
 /// Looks at a URL template: variables and slots stand in as `x`, and the
@@ -52,7 +58,7 @@ pub fn shape(url: &Template) -> UrlShape {
         };
     };
     let scheme = first[..scheme_end].to_ascii_lowercase();
-    if scheme != "http" && scheme != "https" {
+    if !crate::urls::is_http(&scheme) {
         return UrlShape::Invalid {
             reason: format!("`{scheme}` is not an HTTP scheme"),
             help: "API blocks send HTTP requests: start the URL with `https://` (or `http://`)".into(),
@@ -98,12 +104,7 @@ pub fn literal_length(url: &Template, params: &[crate::ast::Pair]) -> usize {
             .collect()
     };
     let mut len = literal(url).len();
-    if !params.is_empty() {
-        let mut query = ::url::form_urlencoded::Serializer::new(String::new());
-        for p in params {
-            query.append_pair(&p.key.name, &literal(&p.value));
-        }
-        len += 1 + query.finish().len();
-    }
+    let literals: Vec<(&str, String)> = params.iter().map(|p| (p.key.name.as_str(), literal(&p.value))).collect();
+    len += crate::urls::params_length(literals.iter().map(|(k, v)| (*k, v.as_str())));
     len
 }

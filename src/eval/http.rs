@@ -209,7 +209,7 @@ fn next_hop(hop: &Built, status: u16, location: Option<String>) -> Result<Next, 
         return Ok(Next::Stop(Some((location, NotFollowed::CarriesToken))));
     }
     let next = hop.url.join(&location).map_err(|e| Failure::BadRedirect(format!("{location}: {e}")))?;
-    if !matches!(next.scheme(), "http" | "https") {
+    if !crate::urls::is_http(next.scheme()) {
         return Err(Failure::BadRedirect(format!("{} is not http(s)", next.scheme())));
     }
     let keeps_body = policy::redirected_method(status, hop.method).is_none() && hop.body.is_some();
@@ -354,7 +354,7 @@ impl ureq::unversioned::resolver::Resolver for CachingResolver {
         timeout: ureq::unversioned::transport::NextTimeout,
     ) -> Result<ureq::unversioned::resolver::ResolvedSocketAddrs, ureq::Error> {
         let host = uri.host().unwrap_or_default().trim_start_matches('[').trim_end_matches(']');
-        let port = uri.port_u16().unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
+        let port = uri.port_u16().unwrap_or(crate::urls::default_port(uri.scheme_str().unwrap_or_default()));
         let addrs = if let Ok(ip) = host.parse::<std::net::IpAddr>() {
             let mut addrs = self.empty();
             addrs.truncate(0);

@@ -24,6 +24,7 @@ use serde_json::Value as Json;
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::plan::{Plan, Request, Step, Tree};
 use crate::source::Span;
+pub use failure::Refusal;
 pub use preflight::{redactor, MIN_SECRET_LEN};
 pub use redact::Redactor;
 pub use render::Body;

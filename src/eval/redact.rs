@@ -31,8 +31,7 @@ impl Redactor {
             secret.to_ascii_lowercase(),
             utf8_percent_encode(secret, NON_ALPHANUMERIC).to_string(),
             url::form_urlencoded::byte_serialize(secret.as_bytes()).collect(),
-            super::render::escape_segment(secret),
-            super::render::escape_query(secret),
+            crate::urls::encode_value(secret),
             userinfo_encoded(secret),
             // As JSON writes it: `"` and `\` escaped (`--format json`, bodies).
             json_escaped(secret),

@@ -6,6 +6,7 @@ use serde_json::Value as Json;
 
 use crate::path;
 use crate::plan::{Path, Seg, Template, Val};
+use crate::urls::Region;
 
 /// A block's response, as the later nodes of the run see it.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,31 +117,14 @@ pub enum Escape {
     Authority,
     /// A URL path segment: everything but unreserved characters encoded.
     PathSegment,
-    /// A URL query component.
+    /// A URL query component (or the fragment).
     Query,
-}
-
-/// A value written into a URL path segment: everything but unreserved
-/// characters percent-encoded.
-pub(crate) fn escape_segment(s: &str) -> String {
-    use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
-    const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
-    utf8_percent_encode(s, SEGMENT).to_string()
-}
-
-/// A value written into a URL query component.
-pub(crate) fn escape_query(s: &str) -> String {
-    use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
-    const QUERY: &AsciiSet =
-        &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~').remove(b'/').remove(b':').remove(b'@');
-    utf8_percent_encode(s, QUERY).to_string()
 }
 
 fn push_escaped(out: &mut String, value: &str, escape: Escape) {
     match escape {
         Escape::None | Escape::Authority => out.push_str(value),
-        Escape::PathSegment => out.push_str(&escape_segment(value)),
-        Escape::Query => out.push_str(&escape_query(value)),
+        Escape::PathSegment | Escape::Query => out.push_str(&crate::urls::encode_value(value)),
     }
 }
 
@@ -179,15 +163,10 @@ impl RenderedUrl {
 /// cannot change the URL's structure; values in the scheme or authority are
 /// written as is and judged by the request builder.
 pub fn render_url(t: &Template, scope: &mut dyn Scope) -> RenderedUrl {
-    render_with(t, scope, |so_far| match so_far.find("://") {
-        Some(i) if so_far[i + 3..].contains(['/', '?', '#']) => {
-            if so_far.contains(['?', '#']) {
-                Escape::Query
-            } else {
-                Escape::PathSegment
-            }
-        }
-        _ => Escape::Authority,
+    render_with(t, scope, |so_far| match crate::urls::region(so_far) {
+        Region::Scheme | Region::Authority | Region::Port => Escape::Authority,
+        Region::Path => Escape::PathSegment,
+        Region::Query | Region::Fragment => Escape::Query,
     })
 }
 

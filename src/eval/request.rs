@@ -11,6 +11,7 @@ use super::redact::Redactor;
 use super::render::{self, Escape, Scope};
 use crate::plan::{Method, Request};
 use crate::policy::{self, Destination, Platform, TokenRefusal};
+use crate::urls::Region;
 
 /// A request ready to send.
 #[derive(Debug, Clone)]
@@ -61,9 +62,7 @@ pub fn build(
         return Err(Refusal::Structured { place });
     }
     let mut headers = headers.0;
-    if !params.is_empty() {
-        url.query_pairs_mut().extend_pairs(params);
-    }
+    crate::urls::append_params(&mut url, params.iter().map(|(k, v)| (*k, v.as_str())));
     if r.method == Method::GET && url.as_str().len() > crate::vocab::MAX_GET_URL {
         return Err(Refusal::TooLong { len: url.as_str().len() });
     }
@@ -101,24 +100,32 @@ fn url(r: &Request, scope: &mut dyn Scope, redactor: &Redactor) -> Result<(Url, 
         return Err(Refusal::Structured { place: "URL".to_string() });
     }
     let text = &rendered.text;
-    let url = match Url::parse(text) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => u,
-        Ok(u) => return Err(Refusal::NotHttp { url: redactor.redact(u.as_str()) }),
-        Err(e) => return Err(Refusal::NotAUrl { url: redactor.redact(text), why: e.to_string() }),
-    };
+    // Values in the scheme or the authority first: what a value wrote there
+    // is refused as steering (B314), whatever the URL parser makes of it.
     let mut host_from_value = false;
     for (range, escape) in &rendered.values {
         let value = &text[range.clone()];
         if *escape == Escape::Authority {
             host_from_value = true;
-            let in_scheme = !text[..range.start].contains("://");
-            let ok = if in_scheme { policy::scheme_value_ok(value) } else { policy::host_value_ok(value) };
+            let (ok, part) = match crate::urls::region(&text[..range.start]) {
+                // Followed by `://`, the value is the scheme; a value that
+                // begins the URL without one (`{base}/list.json`) may also be
+                // a bare host name, and the URL is then no URL (B310).
+                Region::Scheme if text[range.end..].starts_with("://") => (policy::scheme_value_ok(value), "scheme"),
+                Region::Scheme => (policy::scheme_value_ok(value) || policy::host_value_ok(value), "scheme"),
+                Region::Port => (policy::port_value_ok(value), "port"),
+                _ => (policy::host_value_ok(value), "host"),
+            };
             if !ok {
-                let part = if in_scheme { "scheme" } else { "host" };
                 return Err(Refusal::Steered { value: redactor.redact(value), part });
             }
         }
     }
+    let url = match Url::parse(text) {
+        Ok(u) if crate::urls::is_http(u.scheme()) && u.host_str().is_some() => u,
+        Ok(u) => return Err(Refusal::NotHttp { url: redactor.redact(u.as_str()) }),
+        Err(e) => return Err(Refusal::NotAUrl { url: redactor.redact(text), why: e.to_string() }),
+    };
     if !url.username().is_empty() || url.password().is_some() {
         return Err(Refusal::Steered { value: redactor.redact(url.username()), part: "user name and password" });
     }
@@ -130,10 +137,8 @@ fn url(r: &Request, scope: &mut dyn Scope, redactor: &Redactor) -> Result<(Url, 
 /// resolve it and move the request to another path.
 fn dot_segments(rendered: &render::RenderedUrl, redactor: &Redactor) -> Result<(), Refusal> {
     let text = &rendered.text;
-    let Some(path_start) = text.find("://").and_then(|i| text[i + 3..].find('/').map(|j| i + 3 + j)) else {
-        return Ok(());
-    };
-    let path_end = text[path_start..].find(['?', '#']).map_or(text.len(), |j| path_start + j);
+    let Some(path) = crate::urls::path_range(text) else { return Ok(()) };
+    let (path_start, path_end) = (path.start, path.end);
     let mut start = path_start + 1;
     for segment in text[path_start + 1..path_end].split('/') {
         let end = start + segment.len();

@@ -120,7 +120,8 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
 pub(crate) type Answer<T> = Result<T, (ErrorCode, String)>;
 
 struct Server<'c> {
-    docs: HashMap<Uri, Document>,
+    /// Open documents by URI (as text: `Uri` caches inside, so it is no map key).
+    docs: HashMap<String, Document>,
     connection: &'c Connection,
 }
 
@@ -171,7 +172,7 @@ impl Server<'_> {
             .map_or(uri.as_str().to_string(), |n| n.to_string_lossy().into_owned());
         let doc = Document::new(&name, path, text, version);
         self.publish(&uri, &doc);
-        self.docs.insert(uri, doc);
+        self.docs.insert(uri.as_str().to_string(), doc);
     }
 
     fn publish(&self, uri: &Uri, doc: &Document) {
@@ -200,7 +201,7 @@ impl Server<'_> {
             }
             note::DidCloseTextDocument::METHOD => {
                 if let Some(p) = note_params::<note::DidCloseTextDocument>(&n) {
-                    self.docs.remove(&p.text_document.uri);
+                    self.docs.remove(p.text_document.uri.as_str());
                     self.notify::<note::PublishDiagnostics>(PublishDiagnosticsParams {
                         uri: p.text_document.uri,
                         diagnostics: Vec::new(),
@@ -211,8 +212,11 @@ impl Server<'_> {
             // A sample written by `blkc test --save` (or by hand): every open
             // document is checked again, reading samples afresh.
             note::DidChangeWatchedFiles::METHOD => {
-                let open: Vec<(Uri, String, i32)> =
-                    self.docs.iter().map(|(u, d)| (u.clone(), d.text().to_string(), d.version)).collect();
+                let open: Vec<(Uri, String, i32)> = self
+                    .docs
+                    .iter()
+                    .filter_map(|(u, d)| Some((u.parse().ok()?, d.text().to_string(), d.version)))
+                    .collect();
                 for (uri, text, version) in open {
                     self.open(uri, text, version);
                 }
@@ -230,7 +234,7 @@ impl Server<'_> {
         let docs = &self.docs;
         // The document and the byte offset of a position in it.
         let at = |p: &lsp_types::TextDocumentPositionParams| {
-            docs.get(&p.text_document.uri).map(|d| (d, d.offset(p.position)))
+            docs.get(p.text_document.uri.as_str()).map(|d| (d, d.offset(p.position)))
         };
         match r.method.as_str() {
             req::HoverRequest::METHOD => {
@@ -261,20 +265,20 @@ impl Server<'_> {
             }
             req::DocumentSymbolRequest::METHOD => {
                 let p = params::<req::DocumentSymbolRequest>(r)?;
-                answer(docs.get(&p.text_document.uri).map(features::symbols))
+                answer(docs.get(p.text_document.uri.as_str()).map(features::symbols))
             }
             req::FoldingRangeRequest::METHOD => {
                 let p = params::<req::FoldingRangeRequest>(r)?;
-                answer(docs.get(&p.text_document.uri).map_or_else(Vec::new, features::folding))
+                answer(docs.get(p.text_document.uri.as_str()).map_or_else(Vec::new, features::folding))
             }
             req::Formatting::METHOD => {
                 let p = params::<req::Formatting>(r)?;
-                answer(docs.get(&p.text_document.uri).and_then(features::formatting))
+                answer(docs.get(p.text_document.uri.as_str()).and_then(features::formatting))
             }
             req::CodeActionRequest::METHOD => {
                 let p = params::<req::CodeActionRequest>(r)?;
                 let uri = &p.text_document.uri;
-                answer(docs.get(uri).map_or_else(Vec::new, |d| features::code_actions(uri, d, p.range)))
+                answer(docs.get(uri.as_str()).map_or_else(Vec::new, |d| features::code_actions(uri, d, p.range)))
             }
             _ => Err((ErrorCode::MethodNotFound, format!("`{}` is not supported", r.method))),
         }
