@@ -12,6 +12,7 @@ pub mod diagnostics;
 pub mod eval;
 pub mod format;
 pub mod lsp;
+pub mod model;
 pub mod path;
 pub mod plan;
 pub mod policy;
@@ -32,6 +33,16 @@ pub struct Checked {
     pub ast: ast::File,
     /// Every finding, sorted by position.
     pub diagnostics: Vec<Diagnostic>,
+    /// What the checker learned of the file (blocks, samples, variables,
+    /// what has run where), for the commands and the editor.
+    pub model: model::Model,
+}
+
+impl Checked {
+    /// A file that could not be read as source: its one diagnostic.
+    pub fn unreadable(source: SourceFile, diagnostic: Diagnostic) -> Checked {
+        Checked { source, ast: ast::File::default(), diagnostics: vec![diagnostic], model: model::Model::default() }
+    }
 }
 
 impl Checked {
@@ -62,19 +73,22 @@ pub fn source_from_bytes(name: &str, bytes: Vec<u8>) -> (SourceFile, Option<Diag
 /// Without a folder to read samples from, response paths are checked for
 /// their form only; [`check_source_in`] reads the samples too.
 pub fn check_source(source: SourceFile) -> Checked {
-    check_source_in(source, syntax::Limits::default(), &check::samples::Samples::none())
+    check_source_in(source, syntax::Limits::default(), model::Samples::none())
 }
 
 /// [`check_source`] with other limits, reading samples through `samples`.
-pub fn check_source_in(source: SourceFile, limits: syntax::Limits, samples: &check::samples::Samples) -> Checked {
+pub fn check_source_in(source: SourceFile, limits: syntax::Limits, samples: model::Samples) -> Checked {
     let parsed = syntax::parse_with(&source, limits);
     let mut diagnostics = parsed.diagnostics;
+    // The model of what was read, whole or up to a syntax error (the
+    // editor answers from it either way).
+    let model = model::Model::build(&parsed.ast, std::sync::Arc::new(samples));
     if parsed.complete {
-        diagnostics.extend(check::check(&parsed.ast, samples));
+        diagnostics.extend(check::check(&parsed.ast, &model));
     }
     diagnostics::sort(&mut diagnostics);
     diagnostics::cap_per_code(&mut diagnostics);
-    Checked { source, ast: parsed.ast, diagnostics }
+    Checked { source, ast: parsed.ast, diagnostics, model }
 }
 
 /// Makes the certain suggestions of a checked file, checking again after
@@ -151,11 +165,7 @@ impl LoadError {
     /// read is reported like any other file.
     pub fn into_checked(self) -> Checked {
         let diagnostic = self.diagnostic();
-        Checked {
-            source: SourceFile::new(self.path.display().to_string(), String::new()),
-            ast: ast::File::default(),
-            diagnostics: vec![diagnostic],
-        }
+        Checked::unreadable(SourceFile::new(self.path.display().to_string(), String::new()), diagnostic)
     }
 }
 
@@ -215,12 +225,10 @@ fn load_bytes(name: &str, folder: Option<&std::path::Path>, bytes: Vec<u8>, opti
         Ok(source) => source,
         Err(bad) => {
             let (source, diag) = *bad;
-            return Checked { source, ast: ast::File::default(), diagnostics: vec![diag] };
+            return Checked::unreadable(source, diag);
         }
     };
-    let samples = match options.skip_samples {
-        true => check::samples::Samples::none(),
-        false => check::samples::Samples::in_folder(folder.map(std::path::Path::to_path_buf).unwrap_or_default()),
-    };
-    check_source_in(source, options.limits, &samples)
+    let samples = model::Samples::in_folder(folder.map(std::path::Path::to_path_buf).unwrap_or_default());
+    let samples = if options.skip_samples { samples.unchecked() } else { samples };
+    check_source_in(source, options.limits, samples)
 }

@@ -71,20 +71,25 @@ pub struct ShapeReport {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Compares `new` with the sample of `block` (read from `base_dir`); a
+/// Compares `new` with the sample of `block` (the model's, read once); a
 /// block without a readable sample has nothing to compare.
-pub fn compare_with_sample(tree: &Tree, block: &ApiBlock, base_dir: &Path, new: &serde_json::Value) -> ShapeReport {
+pub fn compare_with_sample(
+    tree: &Tree,
+    block: &ApiBlock,
+    samples: &crate::model::Samples,
+    new: &serde_json::Value,
+) -> ShapeReport {
     let mut report = ShapeReport::default();
     let Some(sample) = block.sample() else { return report };
-    let read = std::fs::read(base_dir.join(sample.value.as_str())).ok();
-    let Some(old) = read.and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok()) else { return report };
+    let loaded = samples.of(block);
+    let Some(Ok(old)) = loaded.as_deref() else { return report };
     let mut refs = Vec::new();
     crate::ast::each_reference(&tree.body, &mut |r| {
         if r.block.name == block.name.name && r.root() == Some(Root::Response) {
             refs.push(r);
         }
     });
-    for change in explore::shape_changes(&old, new) {
+    for change in explore::shape_changes(old, new) {
         let spans: Vec<Span> = refs
             .iter()
             .filter(|r| change.affects(&r.segments.iter().map(|s| s.text.as_str()).collect::<Vec<_>>()))

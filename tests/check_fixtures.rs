@@ -36,11 +36,11 @@ fn check_fixture(path: &Path) -> blkc::Checked {
     let bytes = std::fs::read(path).unwrap();
     let (source, bad_utf8) = blkc::source_from_bytes(&name, bytes);
     match bad_utf8 {
-        Some(diag) => blkc::Checked { source, ast: Default::default(), diagnostics: vec![diag] },
+        Some(diag) => blkc::Checked::unreadable(source, diag),
         None => {
             let limits = limits_of(&source.text);
-            let samples = blkc::check::samples::Samples::in_folder(FIXTURES.into());
-            blkc::check_source_in(source, limits, &samples)
+            let samples = blkc::model::Samples::in_folder(FIXTURES.into());
+            blkc::check_source_in(source, limits, samples)
         }
     }
 }

@@ -184,7 +184,7 @@ fn mutate(seeds: &[Vec<u8>], rng: &mut Rng) -> Vec<u8> {
 fn front_end(bytes: Vec<u8>) {
     let (source, bad_utf8) = blkc::source_from_bytes("fuzz.blk", bytes);
     let checked = match bad_utf8 {
-        Some(d) => blkc::Checked { source, ast: Default::default(), diagnostics: vec![d] },
+        Some(d) => blkc::Checked::unreadable(source, d),
         None => blkc::check_source(source),
     };
     let text = render_terminal(&checked.source, &checked.diagnostics, RenderOptions::default());

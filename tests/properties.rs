@@ -11,7 +11,7 @@ use proptest::prelude::*;
 fn run_front_end(name: &str, bytes: Vec<u8>) -> Vec<&'static str> {
     let (source, bad) = blkc::source_from_bytes(name, bytes);
     let checked = match bad {
-        Some(d) => blkc::Checked { source, ast: File::default(), diagnostics: vec![d] },
+        Some(d) => blkc::Checked::unreadable(source, d),
         None => blkc::check_source(source),
     };
     let _ = render_terminal(&checked.source, &checked.diagnostics, RenderOptions::default());

@@ -12,10 +12,9 @@ pub mod url;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::ast::{each_block, ApiBlock, File, Item, Tree, TreeKind};
+use crate::ast::{each_block, ApiBlock, File, Item, Tree};
 use crate::diagnostics::{self, Diagnostic};
 use crate::policy::Platform;
-use crate::vocab;
 
 /// What a whole file declares, shared by the rules.
 pub struct Scope<'a> {
@@ -26,11 +25,12 @@ pub struct Scope<'a> {
     pub blocks: HashMap<&'a str, Vec<(&'a Tree, &'a ApiBlock)>>,
     /// The chat platform's API: where `{bot_token}` belongs.
     pub platform: Platform,
-    pub samples: &'a samples::Samples,
+    pub samples: &'a crate::model::Samples,
+    pub model: &'a crate::model::Model,
 }
 
 impl<'a> Scope<'a> {
-    fn new(file: &'a File, samples: &'a samples::Samples) -> Scope<'a> {
+    fn new(file: &'a File, model: &'a crate::model::Model) -> Scope<'a> {
         let mut custom = HashSet::default();
         let mut blocks: HashMap<&str, Vec<_>> = HashMap::default();
         let mut platform = None;
@@ -51,26 +51,22 @@ impl<'a> Scope<'a> {
                 }
             }
         }
-        Scope { file, custom, blocks, platform: platform.unwrap_or_else(Platform::default_platform), samples }
-    }
-
-    /// The variables a tree's templates may name (besides `{bot_token}` and
-    /// response references).
-    pub fn variables_of(&self, tree: &'a Tree) -> Vec<&'a str> {
-        let mut names: Vec<&str> = match tree.kind {
-            TreeKind::Command => vocab::COMMAND_VARIABLES.to_vec(),
-            TreeKind::Event => vocab::event_variables(&tree.name.name).unwrap_or(&[]).to_vec(),
-        };
-        names.extend(self.custom.iter().copied());
-        names
+        Scope {
+            file,
+            custom,
+            blocks,
+            platform: platform.unwrap_or_else(Platform::default_platform),
+            samples: &model.samples,
+            model,
+        }
     }
 }
 
 /// Runs every rule on a parsed file and returns the findings, sorted by
 /// position. Response paths are checked against the blocks' samples when
 /// `samples` can read them.
-pub fn check(file: &File, samples: &samples::Samples) -> Vec<Diagnostic> {
-    let scope = Scope::new(file, samples);
+pub fn check(file: &File, model: &crate::model::Model) -> Vec<Diagnostic> {
+    let scope = Scope::new(file, model);
     let mut out = Vec::new();
     declarations::check(&scope, &mut out);
     for tree in file.trees() {

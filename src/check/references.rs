@@ -5,8 +5,9 @@ use rustc_hash::FxHashSet as HashSet;
 
 use super::{samples, Scope};
 use crate::ast::visit::{self, Site, Visitor};
-use crate::ast::{each_block, ApiBlock, Ident, IfNode, Node, Reference, Tree, TreeKind, Value};
+use crate::ast::{each_block, ApiBlock, Ident, IfNode, Reference, Tree, TreeKind, Value};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
+use crate::model::Flow;
 use crate::path::{self, Root};
 use crate::source::Span;
 use crate::vocab;
@@ -14,12 +15,11 @@ use crate::vocab;
 struct Walk<'s, 'a> {
     scope: &'s Scope<'a>,
     tree: &'a Tree,
-    variables: Vec<&'a str>,
-    /// `option_<name>` of each option of the command.
-    option_vars: Vec<String>,
+    /// What the model knows of this tree (its variables).
+    model: &'a crate::model::TreeModel,
     out: &'s mut Vec<Diagnostic>,
     /// The blocks that have run on every path to the current node.
-    ran: HashSet<&'a str>,
+    flow: Flow<'a>,
     /// The block whose fields are being walked.
     inside: Option<&'a ApiBlock>,
     /// Blocks read with a path into their response (they would gain from a sample).
@@ -53,27 +53,19 @@ fn status_test(c: &crate::ast::Condition) -> Option<(&str, bool, bool)> {
 }
 
 pub fn check_tree(scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
-    let option_vars: Vec<String> = tree
-        .body
-        .iter()
-        .filter_map(|n| match n {
-            Node::Option(o) => Some(format!("option_{}", o.name.name)),
-            _ => None,
-        })
-        .collect();
-    let mut variables = scope.variables_of(tree);
-    variables.sort_unstable();
+    let Some(model) = scope.model.tree(tree) else { return };
     let mut own_blocks = rustc_hash::FxHashMap::default();
+    let mut blocks = Vec::new();
     each_block(&tree.body, &mut |b| {
         own_blocks.entry(b.name.name.as_str()).or_insert(b);
+        blocks.push(b);
     });
     let mut walk = Walk {
         scope,
         tree,
-        variables,
-        option_vars,
+        model,
         out,
-        ran: HashSet::default(),
+        flow: Flow::new(&blocks),
         inside: None,
         read_into: HashSet::default(),
         unsure: HashSet::default(),
@@ -101,20 +93,19 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
         self.inside = Some(block);
         visit::walk_block(self, block);
         self.inside = None;
-        self.ran.insert(block.name.name.as_str());
+        self.flow.block_ran(&block.name.name, block.span.end);
     }
 
     /// A block has run after an `if` when it ran in every branch of it (a
     /// chain without a final `else` has an empty one).
     fn if_chain(&mut self, node: &'a IfNode) {
-        let before = self.ran.clone();
-        let mut after: Option<HashSet<&'a str>> = None;
+        self.flow.chain_start();
         // A sample records a success: inside a branch that a status test does
         // not show to be one, the block's paths are not checked against it.
         // The else side of a link is every later link and the final `else`.
         let mut unsure_else = Vec::new();
         for link in visit::chain(node) {
-            self.ran = before.clone();
+            self.flow.branch_start(link.then.span.start);
             self.condition(&link.condition);
             let test = status_test(&link.condition);
             let unsure_then = test.filter(|t| t.1).map(|t| t.0).filter(|b| self.unsure.insert(b));
@@ -122,19 +113,19 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
             if let Some(b) = unsure_then {
                 self.unsure.remove(b);
             }
-            after = Some(intersect(after, &self.ran));
+            self.flow.branch_end();
             unsure_else.extend(test.filter(|t| t.2).map(|t| t.0).filter(|b| self.unsure.insert(b)));
         }
-        self.ran = before.clone();
-        if let Some(last) = visit::final_else(node) {
+        let last = visit::final_else(node);
+        if let Some(last) = last {
+            self.flow.branch_start(last.span.start);
             self.branch(&last.body);
+            self.flow.branch_end();
         }
         for b in unsure_else {
             self.unsure.remove(b);
         }
-        let after = intersect(after, &self.ran);
-        self.ran = before;
-        self.ran.extend(after);
+        self.flow.chain_end(last.is_some(), node.span.end);
     }
 
     fn reference(&mut self, r: &'a Reference, site: Site, in_text: bool) {
@@ -146,24 +137,15 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
     }
 }
 
-/// The blocks in both sets (`None` is every block).
-fn intersect<'a>(a: Option<HashSet<&'a str>>, b: &HashSet<&'a str>) -> HashSet<&'a str> {
-    match a {
-        None => b.clone(),
-        Some(a) => a.intersection(b).copied().collect(),
-    }
-}
-
 impl<'a> Walk<'_, 'a> {
     fn check_named(&mut self, name: &Ident) {
         let n = name.name.as_str();
-        if self.variables.binary_search(&n).is_ok() || self.option_vars.iter().any(|o| o == n) {
+        if self.model.variable(n).is_some() {
             return;
         }
         let mut diag = Diagnostic::new(Code::UnknownVariable, format!("unknown variable `{{{n}}}`"))
             .label(name.span, "not defined here");
-        let candidates =
-            self.variables.iter().copied().chain(self.option_vars.iter().map(String::as_str)).chain(["bot_token"]);
+        let candidates = self.model.variables.iter().map(|v| v.name.as_str());
         let suggestion = did_you_mean(n, candidates);
         diag = if let Some(block) = n.strip_prefix("api_").filter(|b| self.scope.blocks.contains_key(b)) {
             diag.help(format!(
@@ -207,7 +189,7 @@ impl<'a> Walk<'_, 'a> {
                 }
             }
         }
-        if self.ran.contains(name) {
+        if self.flow.has_run(name) {
             return;
         }
         if let Some(block) = here {

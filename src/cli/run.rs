@@ -15,7 +15,7 @@ use super::args::{Format, MissingAs, RunArgs};
 use super::inputs::{http_limits, inputs};
 use super::report::{self, Exit};
 
-fn options(args: &RunArgs, file: &Path) -> Result<Options, String> {
+fn options(args: &RunArgs, samples: std::sync::Arc<blkc::model::Samples>) -> Result<Options, String> {
     Ok(Options {
         http: http_limits(&args.net)?,
         strict: args.strict,
@@ -26,7 +26,7 @@ fn options(args: &RunArgs, file: &Path) -> Result<Options, String> {
         },
         dry_run: args.dry_run,
         offline: args.offline,
-        base_dir: file.parent().map(Path::to_path_buf).unwrap_or_default(),
+        samples,
         platform: args.net.platform.clone(),
         verbose: args.verbose,
         test_request: false,
@@ -60,7 +60,8 @@ pub fn run(args: &RunArgs) -> Exit {
         Ok(p) => p,
         Err(exit) => return exit,
     };
-    let prepared = find_tree(&plan, args).and_then(|tree| Ok((tree, inputs(args)?, options(args, &args.file)?)));
+    let prepared = find_tree(&plan, args)
+        .and_then(|tree| Ok((tree, inputs(args)?, options(args, checked.model.samples.clone())?)));
     let (tree, inputs, options) = match prepared {
         Ok(p) => p,
         Err(e) => return report::usage(e),

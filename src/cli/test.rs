@@ -42,7 +42,7 @@ pub fn test(args: &TestArgs) -> Exit {
         Err(e) => return report::usage(e),
     };
     let base_dir = args.file.parent().map(Path::to_path_buf).unwrap_or_default();
-    let (inputs, options) = match inputs_and_options(args, &base_dir) {
+    let (inputs, options) = match inputs_and_options(args, checked.model.samples.clone()) {
         Ok(p) => p,
         Err(e) => return report::usage(e),
     };
@@ -62,7 +62,7 @@ pub fn test(args: &TestArgs) -> Exit {
     };
     warnings.splice(0..0, domain::left_as_text(&test_report, block));
     let shape = match &test_report.body {
-        Body::Json(new) => domain::compare_with_sample(tree, block, &base_dir, new),
+        Body::Json(new) => domain::compare_with_sample(tree, block, &checked.model.samples, new),
         Body::Text(_) => ShapeReport::default(),
     };
     let saved = match &args.save {
@@ -115,11 +115,14 @@ fn target<'c>(
 
 /// Secrets and the bot token (never trigger variables: a test request fills
 /// only `{bot_token}`), and the options of a test request.
-fn inputs_and_options(args: &TestArgs, base_dir: &Path) -> Result<(Inputs, Options), String> {
+fn inputs_and_options(
+    args: &TestArgs,
+    samples: std::sync::Arc<blkc::model::Samples>,
+) -> Result<(Inputs, Options), String> {
     let inputs = secret_inputs(&args.net)?;
     let options = Options {
         http: http_limits(&args.net)?,
-        base_dir: base_dir.to_path_buf(),
+        samples,
         platform: args.net.platform.clone(),
         test_request: true,
         allow_private_network: args.net.allow_private_network,

@@ -16,7 +16,6 @@ pub mod request;
 mod runner;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -79,8 +78,9 @@ pub struct Options {
     pub dry_run: bool,
     /// Answer every block from its sample file.
     pub offline: bool,
-    /// Where sample paths are relative to (the source file's folder).
-    pub base_dir: PathBuf,
+    /// The file's samples, which `offline` answers from: the model's (each
+    /// read once, relative to the file's folder).
+    pub samples: std::sync::Arc<crate::model::Samples>,
     /// Replaces the file's `platform` (where `{bot_token}` may go).
     pub platform: Option<String>,
     /// Include request and response headers in request events.

@@ -336,27 +336,29 @@ impl Runner<'_> {
                     .help(format!("record one with `blkc test FILE {} --save`, or run without `--offline`", r.block)),
             ));
         };
-        let path = self.options.base_dir.join(sample);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            Box::new(
-                Diagnostic::new(
-                    Code::NoSample,
-                    format!("sample `{sample}` of block `{}` cannot be read: {e}", r.block),
-                )
-                .label(r.span, "its sample")
-                .help("the sample path is relative to the .blk file"),
-            )
-        })?;
-        let json = serde_json::from_str(&text).map_err(|e| {
-            Box::new(
-                Diagnostic::new(
-                    Code::NoSample,
-                    format!("sample `{sample}` of block `{}` is not valid JSON: {e}", r.block),
-                )
-                .label(r.span, "its sample")
-                .help("a sample holds the JSON body of a response"),
-            )
-        })?;
+        let loaded = self.options.samples.load(sample);
+        let json = match loaded.as_deref() {
+            Some(Ok(json)) => json.clone(),
+            Some(Err(why)) => {
+                let help = if why.starts_with("is not valid JSON") {
+                    "a sample holds the JSON body of a response"
+                } else {
+                    "the sample path is relative to the .blk file"
+                };
+                return Err(Box::new(
+                    Diagnostic::new(Code::NoSample, format!("sample `{sample}` of block `{}` {why}", r.block))
+                        .label(r.span, "its sample")
+                        .help(help),
+                ));
+            }
+            None => {
+                return Err(Box::new(
+                    Diagnostic::new(Code::NoSample, format!("sample `{sample}` of block `{}` cannot be read", r.block))
+                        .label(r.span, "its sample")
+                        .help("the sample path is relative to the .blk file"),
+                ))
+            }
+        };
         Ok(Response { status: 200, body: Body::Json(json) })
     }
 }

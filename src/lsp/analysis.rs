@@ -2,18 +2,15 @@
 //! protocol's units, the names of the file (blocks, variables) and where
 //! they are defined and used, and the samples behind response paths.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::sync::Arc;
 
 use lsp_types::Position;
 
 use crate::ast::visit::{self, Site, Visitor};
 use crate::ast::*;
-use crate::check::samples::Samples;
+use crate::model::Samples;
 use crate::source::{SourceFile, Span};
-use crate::vocab;
 use crate::Checked;
 
 /// A document as the server holds it: its text, checked.
@@ -23,23 +20,21 @@ pub struct Document {
     pub path: Option<PathBuf>,
     pub version: i32,
     line_starts: Vec<usize>,
-    /// Samples read as JSON values (for hovers and completion), each once
-    /// while this version of the document lives; a changed sample makes a
-    /// new version (watched files).
-    sample_values: RefCell<HashMap<PathBuf, Option<Rc<serde_json::Value>>>>,
 }
 
 impl Document {
     pub fn new(name: &str, path: Option<PathBuf>, text: String, version: i32) -> Document {
         let folder = path.as_deref().and_then(Path::parent).map(Path::to_path_buf);
+        // Samples are read (once) by the check, for the model: a changed
+        // sample makes a new version of the document (watched files).
         let samples = match &folder {
             Some(f) => Samples::in_folder(f.clone()),
             None => Samples::none(),
         };
-        let checked = crate::check_source_in(SourceFile::new(name, text), crate::syntax::Limits::default(), &samples);
+        let checked = crate::check_source_in(SourceFile::new(name, text), crate::syntax::Limits::default(), samples);
         let mut line_starts = vec![0];
         line_starts.extend(memchr::memchr_iter(b'\n', checked.source.text.as_bytes()).map(|i| i + 1));
-        Document { checked, path, version, line_starts, sample_values: RefCell::default() }
+        Document { checked, path, version, line_starts }
     }
 
     pub fn text(&self) -> &str {
@@ -124,37 +119,17 @@ impl Document {
         collect.out
     }
 
-    /// The samples of this document's folder, read now (so a changed
-    /// sample is read again).
-    pub fn samples(&self) -> Samples {
-        match self.folder() {
-            Some(f) => Samples::in_folder(f.to_path_buf()),
-            None => Samples::none(),
-        }
-    }
-
-    /// A block's sample as JSON values (hover shows values), if it has one.
-    pub fn sample_json(&self, block: &ApiBlock) -> Option<Rc<serde_json::Value>> {
-        let rel = block.sample()?;
-        let path = self.folder()?.join(rel.value.as_str());
-        let mut cache = self.sample_values.borrow_mut();
-        cache
-            .entry(path)
-            .or_insert_with_key(|path| {
-                let bytes = std::fs::read(path).ok()?;
-                serde_json::from_slice(&bytes).ok().map(Rc::new)
-            })
-            .clone()
+    /// A block's sample as JSON values (hover shows values), if it has one
+    /// that can be read: the model's, read once by the check.
+    pub fn sample_json(&self, block: &ApiBlock) -> Option<Arc<Result<serde_json::Value, String>>> {
+        self.checked.model.samples.of(block)
     }
 
     /// The blocks whose responses exist at `offset`: those of its tree that
-    /// ran before it on every path there.
+    /// ran before it on every path there (the model's flow, the checker's).
     pub fn blocks_run_before(&self, offset: usize) -> Vec<&ApiBlock> {
-        let mut out = Vec::new();
-        if let Some(tree) = self.tree_at(offset) {
-            run_before(&tree.body, offset, &mut out);
-        }
-        out
+        let Some(tree) = self.checked.model.tree_at(offset) else { return Vec::new() };
+        tree.ran_at(offset).into_iter().filter_map(|b| self.block_named(offset, &b.name)).collect()
     }
 
     /// The block named `name` in the tree holding `offset`.
@@ -169,57 +144,10 @@ impl Document {
         found
     }
 
-    /// The variables that `{…}` can name at `offset`.
+    /// The variables that `{…}` can name at `offset`, and what each is.
     pub fn variables_at(&self, offset: usize) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> = Vec::new();
-        let Some(tree) = self.tree_at(offset) else { return out };
-        match tree.kind {
-            TreeKind::Command => {
-                for v in vocab::COMMAND_VARIABLES {
-                    out.push((v.to_string(), format!("trigger variable of command `{}`", tree.name.name)));
-                }
-                for n in &tree.body {
-                    if let Node::Option(o) = n {
-                        let what = o.description.as_ref().map_or(String::new(), |d| format!(": {}", d.value));
-                        out.push((format!("option_{}", o.name.name), format!("option `{}`{what}", o.name.name)));
-                    }
-                }
-            }
-            TreeKind::Event => {
-                if let Some((_, vars)) = vocab::EVENTS.iter().find(|(k, _)| *k == tree.name.name.as_str()) {
-                    for v in *vars {
-                        out.push((v.to_string(), format!("trigger variable of `{}` events", tree.name.name)));
-                    }
-                }
-            }
-        }
-        for s in self.symbols() {
-            if s.kind == SymbolKind::Variable && s.definition && !out.iter().any(|(n, _)| *n == s.name) {
-                out.push((s.name.clone(), "custom variable".into()));
-            }
-        }
-        out.push(("bot_token".into(), "the bot's token (sent only to the platform's API)".into()));
-        out
-    }
-}
-
-fn run_before<'a>(nodes: &'a [Node], offset: usize, out: &mut Vec<&'a ApiBlock>) {
-    for node in nodes {
-        if node.span().start as usize >= offset {
-            break;
-        }
-        match node {
-            Node::Api(b) if (b.span.end as usize) <= offset => out.push(b),
-            Node::If(i) => {
-                let branches = i.links.iter().map(|l| &l.then).chain(i.otherwise.iter());
-                for b in branches {
-                    if b.span.start as usize <= offset && offset <= b.span.end as usize {
-                        run_before(&b.body, offset, out);
-                    }
-                }
-            }
-            _ => {}
-        }
+        let Some(tree) = self.checked.model.tree_at(offset) else { return Vec::new() };
+        tree.variables.iter().map(|v| (v.name.clone(), tree.describe(v))).collect()
     }
 }
 

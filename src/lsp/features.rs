@@ -204,13 +204,14 @@ fn reference_hover(doc: &Document, r: &Reference, offset: usize) -> String {
     if r.root.name == "status" {
         return format!("{head}: the HTTP status code of block `{}` (a number)", r.block.name);
     }
-    let Some(sample) = doc.sample_json(block) else {
+    let sample = doc.sample_json(block);
+    let Some(Ok(sample)) = sample.as_deref() else {
         return format!(
             "{head}\n\nblock `{}` has no sample: record one with `blkc test FILE {}` `--save`, and its paths show their values",
             r.block.name, r.block.name
         );
     };
-    match crate::path::walk(sample.as_ref(), &upto) {
+    match crate::path::walk(sample, &upto) {
         Ok(v) => {
             let mut text = serde_json::to_string_pretty(v).unwrap_or_default();
             if text.len() > 600 {
@@ -333,8 +334,9 @@ fn variable_completion(doc: &Document, offset: usize, v: &str) -> Vec<Completion
             return items;
         }
         let Some(b) = doc.block_named(offset, block) else { return items };
-        let Some(sample) = doc.sample_json(b) else { return items };
-        match crate::path::walk(sample.as_ref(), &segments[1..]) {
+        let sample = doc.sample_json(b);
+        let Some(Ok(sample)) = sample.as_deref() else { return items };
+        match crate::path::walk(sample, &segments[1..]) {
             Ok(serde_json::Value::Object(map)) => {
                 for (k, v) in map {
                     if crate::path::addressable(k) {

@@ -1,0 +1,447 @@
+//! The model of a file: what the checker learns once and hands to everyone
+//! who needs it — the language server, `blkc test` and the runner — so none
+//! of them works it out again.
+//!
+//! For each command or event: its blocks with their samples (each sample
+//! file read and parsed once, as JSON values), the variables its templates
+//! may name, and which blocks have run at every place of the tree, on every
+//! path there. [`Flow`] is the one definition of "has run": the checker's
+//! reference rule walks a tree with it, and the model records its states so
+//! that any offset can be asked about afterwards.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde_json::Value as Json;
+
+use crate::ast::visit::{self, Visitor};
+use crate::ast::{each_block, ApiBlock, File, IfNode, Item, Node, Tree, TreeKind};
+use crate::source::Span;
+use crate::vocab;
+
+/// The largest sample blkc reads (a recorded response, 64 MiB).
+pub const MAX_SAMPLE_SIZE: u64 = 64 * 1024 * 1024;
+
+/// Where samples are read from, each file read and parsed once.
+#[derive(Debug, Default)]
+pub struct Samples {
+    /// The folder sample paths are relative to (the `.blk` file's); `None`
+    /// reads no sample at all.
+    base: Option<PathBuf>,
+    /// Whether the checker walks response paths through the samples
+    /// (`blkc test` reads them only to compare a new response).
+    check_paths: bool,
+    cache: Mutex<FxHashMap<String, Arc<Result<Json, String>>>>,
+}
+
+impl Samples {
+    /// Samples beside the file, read when needed, and paths checked
+    /// against them.
+    pub fn in_folder(base: PathBuf) -> Samples {
+        Samples { base: Some(base), check_paths: true, cache: Mutex::default() }
+    }
+
+    /// No samples: paths are checked for form only.
+    pub fn none() -> Samples {
+        Samples::default()
+    }
+
+    /// Samples that can be read, but that the checker does not walk paths
+    /// through.
+    pub fn unchecked(mut self) -> Samples {
+        self.check_paths = false;
+        self
+    }
+
+    /// Whether paths are checked against samples.
+    pub fn enabled(&self) -> bool {
+        self.base.is_some() && self.check_paths
+    }
+
+    pub fn folder(&self) -> Option<&Path> {
+        self.base.as_deref()
+    }
+
+    /// The parsed sample at `path` (relative to the folder), or why it
+    /// cannot be had; `None` without a folder.
+    pub fn load(&self, path: &str) -> Option<Arc<Result<Json, String>>> {
+        let base = self.base.as_ref()?;
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(hit) = cache.get(path) {
+            return Some(hit.clone());
+        }
+        let loaded = Arc::new(read_sample(&base.join(path)));
+        cache.insert(path.to_string(), loaded.clone());
+        Some(loaded)
+    }
+
+    /// The sample of a block, if it has one and it can be read.
+    pub fn of(&self, block: &ApiBlock) -> Option<Arc<Result<Json, String>>> {
+        self.load(&block.sample()?.value)
+    }
+}
+
+/// Reads a sample: a regular file of JSON, within the size limit.
+fn read_sample(path: &Path) -> Result<Json, String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
+    let meta = file.metadata().map_err(|e| format!("cannot be read: {e}"))?;
+    if !meta.is_file() {
+        return Err("cannot be read: it is not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SAMPLE_SIZE + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot be read: {e}"))?;
+    if bytes.len() as u64 > MAX_SAMPLE_SIZE {
+        return Err(format!("is larger than the limit of {MAX_SAMPLE_SIZE} bytes"));
+    }
+    serde_json::from_slice(&bytes).map_err(|e| format!("is not valid JSON: {e}"))
+}
+
+/// The model of a whole file.
+#[derive(Debug, Default)]
+pub struct Model {
+    /// One per command or event, in the file's order.
+    pub trees: Vec<TreeModel>,
+    pub samples: Arc<Samples>,
+}
+
+/// A block of a tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockInfo {
+    pub name: String,
+    pub span: Span,
+    /// The `sample` path as written, if the block has one.
+    pub sample: Option<String>,
+}
+
+/// A variable a tree's templates may name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variable {
+    pub name: String,
+    pub origin: Origin,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Origin {
+    /// Provided by the command or the event kind.
+    Trigger,
+    /// `option_<name>`, with the option's description.
+    Option {
+        description: Option<String>,
+        span: Span,
+    },
+    /// A `var` or a `save` target.
+    Custom,
+    BotToken,
+}
+
+/// What the model knows of one command or event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreeModel {
+    pub kind: TreeKind,
+    pub name: String,
+    pub span: Span,
+    /// Every block, in source order (across branches).
+    pub blocks: Vec<BlockInfo>,
+    /// The variables its templates may name, sorted by name.
+    pub variables: Vec<Variable>,
+    /// The states of the flow, in source order (see [`Flow`]).
+    points: Vec<Point>,
+}
+
+/// A state of the flow: from `at` on (until the next point), the blocks
+/// that have run are those of `base` and `added`.
+#[derive(Debug, Clone, PartialEq)]
+struct Point {
+    at: u32,
+    base: Option<u32>,
+    added: Box<[u32]>,
+}
+
+impl TreeModel {
+    /// The first block named `name`.
+    pub fn block(&self, name: &str) -> Option<&BlockInfo> {
+        self.blocks.iter().find(|b| b.name == name)
+    }
+
+    pub fn variable(&self, name: &str) -> Option<&Variable> {
+        self.variables.binary_search_by(|v| v.name.as_str().cmp(name)).ok().map(|i| &self.variables[i])
+    }
+
+    /// The blocks whose responses exist at `offset`: those that have run
+    /// before it on every path there.
+    pub fn ran_at(&self, offset: usize) -> Vec<&BlockInfo> {
+        let k = self.points.partition_point(|p| p.at as usize <= offset);
+        let mut out: Vec<usize> = Vec::new();
+        let mut next = k.checked_sub(1);
+        while let Some(i) = next {
+            let p = &self.points[i];
+            out.extend(p.added.iter().map(|&b| b as usize));
+            next = p.base.map(|b| b as usize);
+        }
+        out.sort_unstable();
+        out.dedup();
+        out.into_iter().map(|i| &self.blocks[i]).collect()
+    }
+
+    /// What a variable is, in words (for hovers and completion).
+    pub fn describe(&self, v: &Variable) -> String {
+        match &v.origin {
+            Origin::Trigger => match self.kind {
+                TreeKind::Command => format!("trigger variable of command `{}`", self.name),
+                TreeKind::Event => format!("trigger variable of `{}` events", self.name),
+            },
+            Origin::Option { description, .. } => {
+                let what = description.as_ref().map_or(String::new(), |d| format!(": {d}"));
+                format!("option `{}`{what}", v.name.trim_start_matches("option_"))
+            }
+            Origin::Custom => "custom variable".into(),
+            Origin::BotToken => "the bot's token (sent only to the platform's API)".into(),
+        }
+    }
+}
+
+impl Model {
+    /// Builds the model of a file (one that parsed whole, or the items read
+    /// before a syntax error).
+    pub fn build(file: &File, samples: Arc<Samples>) -> Model {
+        let custom = custom_variables(file);
+        let trees = file.trees().map(|t| tree_model(t, &custom)).collect();
+        Model { trees, samples }
+    }
+
+    /// The tree holding `offset`.
+    pub fn tree_at(&self, offset: usize) -> Option<&TreeModel> {
+        self.trees.iter().find(|t| t.span.start as usize <= offset && offset <= t.span.end as usize)
+    }
+
+    /// The model of `tree` (found by its span).
+    pub fn tree(&self, tree: &Tree) -> Option<&TreeModel> {
+        self.trees.iter().find(|t| t.span == tree.span)
+    }
+
+    /// A block's sample, read once.
+    pub fn sample(&self, block: &BlockInfo) -> Option<Arc<Result<Json, String>>> {
+        self.samples.load(block.sample.as_deref()?)
+    }
+}
+
+/// The names of the file's custom variables: `var`s and `save` targets.
+fn custom_variables(file: &File) -> Vec<&str> {
+    let mut names = Vec::new();
+    for item in &file.items {
+        match item {
+            Item::Var(v) => names.push(v.name.name.as_str()),
+            Item::Tree(t) => crate::ast::each_save(&t.body, &mut |s| names.push(s.name.name.as_str())),
+            Item::Platform(_) => {}
+        }
+    }
+    names
+}
+
+fn tree_model(tree: &Tree, custom: &[&str]) -> TreeModel {
+    let mut blocks = Vec::new();
+    let mut refs: Vec<&ApiBlock> = Vec::new();
+    each_block(&tree.body, &mut |b| {
+        refs.push(b);
+        blocks.push(BlockInfo {
+            name: b.name.name.to_string(),
+            span: b.span,
+            sample: b.sample().map(|s| s.value.to_string()),
+        });
+    });
+    let mut variables: Vec<Variable> = Vec::new();
+    let mut add = |name: String, origin: Origin| {
+        if !variables.iter().any(|v| v.name == name) {
+            variables.push(Variable { name, origin });
+        }
+    };
+    let triggers = match tree.kind {
+        TreeKind::Command => vocab::COMMAND_VARIABLES,
+        TreeKind::Event => vocab::event_variables(&tree.name.name).unwrap_or(&[]),
+    };
+    for t in triggers {
+        add(t.to_string(), Origin::Trigger);
+    }
+    // (An option in an event is an error of its own, B-coded where options
+    // are declared; its variable is still known, so it is not reported twice.)
+    for n in &tree.body {
+        if let Node::Option(o) = n {
+            let description = o.description.as_ref().map(|d| d.value.to_string());
+            add(format!("option_{}", o.name.name), Origin::Option { description, span: o.name.span });
+        }
+    }
+    for c in custom {
+        add(c.to_string(), Origin::Custom);
+    }
+    add("bot_token".into(), Origin::BotToken);
+    variables.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut walk = FlowWalk(Flow::new(&refs));
+    visit::walk_nodes(&mut walk, &tree.body);
+    TreeModel {
+        kind: tree.kind,
+        name: tree.name.name.to_string(),
+        span: tree.span,
+        blocks,
+        variables,
+        points: walk.0.points,
+    }
+}
+
+/// Which blocks have run, as a tree is walked in order: after a block, it
+/// has; after an `if`, what ran before it and what ran in every branch of it
+/// (a chain without a final `else` has an empty one). The checker's
+/// reference rule walks with one; the model records its states.
+#[derive(Debug)]
+pub struct Flow<'a> {
+    ran: FxHashSet<&'a str>,
+    /// The tree's blocks by name (the first, when a name is used twice).
+    index: FxHashMap<&'a str, u32>,
+    /// Per open `if` chain.
+    chains: Vec<Chain<'a>>,
+    points: Vec<Point>,
+    current: Option<u32>,
+}
+
+/// An `if` chain being walked: what had run before it, the point then,
+/// and what ran in every branch finished so far.
+#[derive(Debug)]
+struct Chain<'a> {
+    before: FxHashSet<&'a str>,
+    point: Option<u32>,
+    after: Option<FxHashSet<&'a str>>,
+}
+
+impl<'a> Flow<'a> {
+    pub fn new(blocks: &[&'a ApiBlock]) -> Flow<'a> {
+        let mut index = FxHashMap::default();
+        for (i, b) in blocks.iter().enumerate() {
+            index.entry(b.name.name.as_str()).or_insert(i as u32);
+        }
+        Flow { ran: FxHashSet::default(), index, chains: Vec::new(), points: Vec::new(), current: None }
+    }
+
+    /// Whether the block named `name` has run on every path to here.
+    pub fn has_run(&self, name: &str) -> bool {
+        self.ran.contains(name)
+    }
+
+    fn point(&mut self, at: u32, base: Option<u32>, added: Vec<u32>) {
+        self.points.push(Point { at, base, added: added.into_boxed_slice() });
+        self.current = Some(self.points.len() as u32 - 1);
+    }
+
+    /// A block has run (it ends at `end`).
+    pub fn block_ran(&mut self, name: &'a str, end: u32) {
+        if self.ran.insert(name) {
+            let added = self.index.get(name).copied().into_iter().collect();
+            self.point(end, self.current, added);
+        }
+    }
+
+    pub fn chain_start(&mut self) {
+        self.chains.push(Chain { before: self.ran.clone(), point: self.current, after: None });
+    }
+
+    /// A branch of the open chain starts at `at` (and its condition is read
+    /// with what ran before the chain).
+    pub fn branch_start(&mut self, at: u32) {
+        let Some(chain) = self.chains.last() else { return };
+        self.ran = chain.before.clone();
+        let point = chain.point;
+        self.point(at, point, Vec::new());
+    }
+
+    pub fn branch_end(&mut self) {
+        let ran = std::mem::take(&mut self.ran);
+        if let Some(Chain { after, .. }) = self.chains.last_mut() {
+            *after = Some(match after.take() {
+                None => ran,
+                Some(a) => a.intersection(&ran).copied().collect(),
+            });
+        }
+    }
+
+    /// The chain ends at `at`; without a final `else`, its empty one counts.
+    pub fn chain_end(&mut self, has_else: bool, at: u32) {
+        let Some(Chain { before, point, after }) = self.chains.pop() else { return };
+        let after = match (after, has_else) {
+            (Some(a), true) => a,
+            (Some(a), false) => a.intersection(&before).copied().collect(),
+            (None, _) => before.clone(),
+        };
+        let mut added: Vec<u32> =
+            after.iter().filter(|b| !before.contains(*b)).filter_map(|b| self.index.get(b).copied()).collect();
+        added.sort_unstable();
+        self.ran = before;
+        self.ran.extend(after);
+        self.point(at, point, added);
+    }
+}
+
+/// Walks a tree's nodes for the flow alone.
+struct FlowWalk<'a>(Flow<'a>);
+
+impl<'a> Visitor<'a> for FlowWalk<'a> {
+    fn block(&mut self, b: &'a ApiBlock) {
+        self.0.block_ran(&b.name.name, b.span.end);
+    }
+    fn reply(&mut self, _: &'a crate::ast::Reply) {}
+    fn save(&mut self, _: &'a crate::ast::Save) {}
+    fn if_chain(&mut self, node: &'a IfNode) {
+        self.0.chain_start();
+        for link in visit::chain(node) {
+            self.0.branch_start(link.then.span.start);
+            self.branch(&link.then.body);
+            self.0.branch_end();
+        }
+        let last = visit::final_else(node);
+        if let Some(last) = last {
+            self.0.branch_start(last.span.start);
+            self.branch(&last.body);
+            self.0.branch_end();
+        }
+        self.0.chain_end(last.is_some(), node.span.end);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::SourceFile;
+
+    fn model(text: &str) -> (String, Model) {
+        let parsed = crate::syntax::parse(&SourceFile::new("m.blk", text.to_string()));
+        (text.to_string(), Model::build(&parsed.ast, Arc::new(Samples::none())))
+    }
+
+    fn ran_at(text: &str, m: &Model, needle: &str) -> Vec<String> {
+        let at = text.find(needle).unwrap();
+        m.tree_at(at).unwrap().ran_at(at).into_iter().map(|b| b.name.clone()).collect()
+    }
+
+    #[test]
+    fn what_has_run_on_every_path() {
+        let (text, m) = model(
+            "command c {\n  api a { method GET url \"https://x.io\" }\n  reply \"r1\"\n  if 1 == 1 {\n    api b { method GET url \"https://x.io\" }\n    reply \"r2\"\n  } else {\n    reply \"r3\"\n    api b2 { method GET url \"https://x.io\" }\n  }\n  reply \"r4\"\n  if 1 == 1 { api d { method GET url \"https://x.io\" } } else { api d { method GET url \"https://x.io\" } }\n  reply \"r5\"\n}\n",
+        );
+        assert_eq!(ran_at(&text, &m, "method GET"), Vec::<String>::new(), "a block's own fields");
+        assert_eq!(ran_at(&text, &m, "r1"), ["a"]);
+        assert_eq!(ran_at(&text, &m, "r2"), ["a", "b"]);
+        assert_eq!(ran_at(&text, &m, "r3"), ["a"]);
+        assert_eq!(ran_at(&text, &m, "r4"), ["a"], "b and b2 ran on one path each");
+        assert_eq!(ran_at(&text, &m, "r5"), ["a", "d"], "d ran on both");
+    }
+
+    #[test]
+    fn variables_in_scope() {
+        let (_, m) = model("var visits = \"0\"\ncommand c {\n  option city \"City\"\n  save last = \"x\"\n}\nevent member_join { reply \"hi\" }\n");
+        let c = &m.trees[0];
+        for v in ["option_city", "visits", "last", "user_name", "bot_token"] {
+            assert!(c.variable(v).is_some(), "{v}");
+        }
+        assert_eq!(c.describe(c.variable("option_city").unwrap()), "option `city`: City");
+        assert!(m.trees[1].variable("option_city").is_none());
+    }
+}
