@@ -116,6 +116,9 @@ pub struct LoadOptions {
     /// `blkc test` leaves this off: refreshing an outdated sample is what a
     /// test request is for.
     pub skip_samples: bool,
+    /// Read and parse only, with no checker rule (`blkc fmt`, which needs
+    /// the syntax tree and refuses a file whose syntax has errors).
+    pub parse_only: bool,
 }
 
 /// A file that could not be read at all (a file that is not UTF-8 is read,
@@ -228,6 +231,12 @@ fn load_bytes(name: &str, folder: Option<&std::path::Path>, bytes: Vec<u8>, opti
             return Checked::unreadable(source, diag);
         }
     };
+    if options.parse_only {
+        let parsed = syntax::parse_with(&source, options.limits);
+        let mut diagnostics = parsed.diagnostics;
+        diagnostics::sort(&mut diagnostics);
+        return Checked { source, ast: parsed.ast, diagnostics, model: model::Model::default() };
+    }
     let samples = model::Samples::in_folder(folder.map(std::path::Path::to_path_buf).unwrap_or_default());
     let samples = if options.skip_samples { samples.unchecked() } else { samples };
     check_source_in(source, options.limits, samples)

@@ -63,3 +63,17 @@ fn explain_prints_the_page() {
 fn explain_unknown_code_exits_2() {
     assert_cmd_snapshot!(blkc().args(["explain", "B999"]));
 }
+
+#[test]
+fn a_bad_platform_is_a_usage_error_before_anything_runs() {
+    for cmd in [
+        &["run", "examples/order_status.blk", "--command", "order", "--offline", "--var", "option_number=A-1"][..],
+        &["test", "examples/weather.blk", "forecast"][..],
+    ] {
+        let out = blkc().args(cmd).args(["--platform", "ftp://discord.com/api"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("is not an absolute http(s) URL"), "{err}");
+        assert!(out.stdout.is_empty(), "nothing ran");
+    }
+}

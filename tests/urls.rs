@@ -55,7 +55,8 @@ fn request(url: &str, params: &str) -> Option<Request> {
 }
 
 fn build(r: &Request, values: &HashMap<String, String>) -> Result<blkc::eval::request::Built, Refusal> {
-    blkc::eval::request::build(r, &mut Values(values.clone()), "https://discord.com/api", false, &Redactor::default())
+    let platform = blkc::policy::Platform::default_platform();
+    blkc::eval::request::build(r, &mut Values(values.clone()), Some(&platform), false, &Redactor::default())
 }
 
 fn url_template() -> impl Strategy<Value = String> {

@@ -5,13 +5,14 @@ pub mod visit;
 use crate::source::Span;
 pub use visit::{each_block, each_reference, each_save};
 
-/// Text in the AST: names, keys and literals. Short strings (up to 24 bytes,
-/// which is nearly all of them) are stored inline, without an allocation.
-pub type Str = compact_str::CompactString;
+/// Text in the AST: names, number text, keys and literals, up to 15 bytes
+/// inline in a 16-byte handle (longer ones shared, cloned without copying).
+/// The small handle keeps a one-line node (`save v = 1`) at 64 bytes, which
+/// is most of what a file of a million of them costs. One crate for every
+/// inline string: `ecow`.
+pub type Str = ecow::EcoString;
 
-/// Names and number text: up to 15 bytes inline in 16 bytes. The smaller
-/// handle keeps a one-line node (`save v = 1`) at 64 bytes, which is most of
-/// what a file of a million of them costs.
+/// Names and number text (the same type as [`Str`]).
 pub type Name = ecow::EcoString;
 
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -192,8 +192,8 @@ pub struct NetArgs {
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub max_redirects: u32,
     /// The chat platform's API base URL, instead of the file's `platform`
-    #[arg(long, value_name = "URL")]
-    pub platform: Option<String>,
+    #[arg(long, value_name = "URL", value_parser = platform_url)]
+    pub platform: Option<blkc::policy::Platform>,
     /// Let hosts that come from values or redirects be internal addresses
     /// (this machine, private networks), as `allow private_network` does for one block
     #[arg(long)]
@@ -252,4 +252,11 @@ pub enum Color {
     Auto,
     Always,
     Never,
+}
+
+/// `--platform`: an absolute http(s) URL with a host, or a usage error.
+fn platform_url(text: &str) -> Result<blkc::policy::Platform, String> {
+    blkc::policy::Platform::parse(text).ok_or_else(|| {
+        format!("`{text}` is not an absolute http(s) URL with a host, like `https://discord.com/api/v10`")
+    })
 }

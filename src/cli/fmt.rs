@@ -6,6 +6,7 @@ use std::io::Write;
 use blkc::diagnostics::render_terminal;
 use blkc::source::SourceFile;
 use blkc::syntax::Limits;
+use blkc::LoadOptions;
 
 use super::args::FmtArgs;
 use super::report::{self, Exit};
@@ -25,39 +26,34 @@ pub fn fmt(args: &FmtArgs) -> Exit {
             (true, None) => "<stdin>".to_string(),
             (false, _) => path.display().to_string(),
         };
-        let bytes = if stdin {
-            blkc::read_bytes_from(std::io::stdin().lock(), &name, limits)
+        // Read and parsed through the loading entry every subcommand uses.
+        let options = LoadOptions { limits, parse_only: true, ..LoadOptions::default() };
+        let loaded = if stdin {
+            blkc::load_reader(std::io::stdin().lock(), &name, None, options)
         } else {
-            blkc::read_bytes(path, limits)
+            blkc::load(path, options)
         };
-        let source = match bytes.map(|b| blkc::source_of(&name, b, limits)) {
+        let checked = match loaded {
             Err(e) => {
                 unreadable = true;
                 let checked = e.into_checked();
                 eprint!("{}", render_terminal(&checked.source, &checked.diagnostics, opts));
                 continue;
             }
-            Ok(Err(bad)) => {
-                let (source, diag) = *bad;
-                errors = true;
-                eprint!("{}", render_terminal(&source, &[diag], opts));
-                continue;
-            }
-            Ok(Ok(source)) => source,
-        };
-        let formatted = match blkc::format::format_text(&name, &source.text) {
-            Ok(f) => f,
-            Err(diags) => {
+            Ok(checked) if checked.has_errors() => {
                 // Never rewritten: the errors, as `blkc check` reports them.
                 errors = true;
-                eprint!("{}", render_terminal(&source, &diags, opts));
+                eprint!("{}", render_terminal(&checked.source, &checked.diagnostics, opts));
                 continue;
             }
+            Ok(checked) => checked,
         };
+        let source = &checked.source;
+        let formatted = blkc::format::format_file(&source.text, &checked.ast);
         if args.check {
             if formatted != source.text {
                 unformatted = true;
-                let _ = stdout.write_all(diff(&name, &source, &formatted).as_bytes());
+                let _ = stdout.write_all(diff(&name, source, &formatted).as_bytes());
             }
         } else if stdin {
             let _ = stdout.write_all(formatted.as_bytes());

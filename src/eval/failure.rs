@@ -3,47 +3,10 @@
 
 use super::http;
 use super::render::Miss;
+use super::request::Refusal;
 use crate::diagnostics::{Code, Diagnostic};
 use crate::plan::{Path, Request};
-use crate::policy::TokenRefusal;
 use crate::source::Span;
-
-/// A request the runner refuses to send once its variables are filled.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Refusal {
-    /// The URL, filled in, is not an absolute http(s) URL (already redacted).
-    NotHttp {
-        url: String,
-    },
-    NotAUrl {
-        url: String,
-        why: String,
-    },
-    /// A header value holds a control character once filled.
-    HeaderControl {
-        name: String,
-    },
-    /// The bot token may not go where the URL points.
-    Token(TokenRefusal),
-    /// An object or array would be written into the URL, a parameter or a header.
-    Structured {
-        place: String,
-    },
-    /// A GET URL longer than the limit once its values are filled.
-    TooLong {
-        len: usize,
-    },
-    /// A value would change where the request goes: it is not only a host
-    /// name (or a scheme), or the URL carries a user name and password.
-    Steered {
-        value: String,
-        part: &'static str,
-    },
-    /// A value makes a path segment `.` or `..`.
-    DotSegment {
-        segment: String,
-    },
-}
 
 pub fn refused(r: &Request, refusal: &Refusal) -> Diagnostic {
     let block = &r.block;

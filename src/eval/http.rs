@@ -33,14 +33,6 @@ impl Default for Limits {
     }
 }
 
-#[derive(Debug, Clone)]
-pub struct Header {
-    pub name: String,
-    pub value: String,
-    /// Holds a secret slot or the bot token: never sent to another host.
-    pub secret: bool,
-}
-
 #[derive(Debug)]
 pub struct Incoming {
     pub status: u16,

@@ -23,10 +23,10 @@ use serde_json::Value as Json;
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::plan::{Plan, Request, Step, Tree};
 use crate::source::Span;
-pub use failure::Refusal;
 pub use preflight::{redactor, MIN_SECRET_LEN};
 pub use redact::Redactor;
 pub use render::Body;
+pub use request::Refusal;
 use runner::Runner;
 
 /// Where custom variables live between runs.
@@ -81,8 +81,9 @@ pub struct Options {
     /// The file's samples, which `offline` answers from: the model's (each
     /// read once, relative to the file's folder).
     pub samples: std::sync::Arc<crate::model::Samples>,
-    /// Replaces the file's `platform` (where `{bot_token}` may go).
-    pub platform: Option<String>,
+    /// Replaces the file's `platform` (where `{bot_token}` may go); parsed
+    /// once, by the command line.
+    pub platform: Option<crate::policy::Platform>,
     /// Include request and response headers in request events.
     pub verbose: bool,
     /// A test request: only `{bot_token}` is substituted (spec 4.2).

@@ -5,13 +5,56 @@
 
 use url::Url;
 
-use super::failure::Refusal;
-use super::http::Header;
 use super::redact::Redactor;
 use super::render::{self, Escape, Scope};
 use crate::plan::{Method, Request};
 use crate::policy::{self, Destination, Platform, TokenRefusal};
 use crate::urls::Region;
+
+#[derive(Debug, Clone)]
+pub struct Header {
+    pub name: String,
+    pub value: String,
+    /// Holds a secret slot or the bot token: never sent to another host.
+    pub secret: bool,
+}
+
+/// A request the runner refuses to send once its variables are filled.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    /// The URL, filled in, is not an absolute http(s) URL (already redacted).
+    NotHttp {
+        url: String,
+    },
+    NotAUrl {
+        url: String,
+        why: String,
+    },
+    /// A header value holds a control character once filled.
+    HeaderControl {
+        name: String,
+    },
+    /// The bot token may not go where the URL points.
+    Token(TokenRefusal),
+    /// An object or array would be written into the URL, a parameter or a header.
+    Structured {
+        place: String,
+    },
+    /// A GET URL longer than the limit once its values are filled.
+    TooLong {
+        len: usize,
+    },
+    /// A value would change where the request goes: it is not only a host
+    /// name (or a scheme), or the URL carries a user name and password.
+    Steered {
+        value: String,
+        part: &'static str,
+    },
+    /// A value makes a path segment `.` or `..`.
+    DotSegment {
+        segment: String,
+    },
+}
 
 /// A request ready to send.
 #[derive(Debug, Clone)]
@@ -40,7 +83,7 @@ pub struct Built {
 pub fn build(
     r: &Request,
     scope: &mut dyn Scope,
-    platform: &str,
+    platform: Option<&Platform>,
     allow_private: bool,
     redactor: &Redactor,
 ) -> Result<Built, Refusal> {
@@ -85,11 +128,11 @@ pub fn build(
 
 /// The bot token's destination, by the policy `blkc check` applies to the
 /// URL as written.
-pub fn token_destination(url: &Url, platform: &str, allow_bot_token: bool) -> Result<(), TokenRefusal> {
+pub fn token_destination(url: &Url, platform: Option<&Platform>, allow_bot_token: bool) -> Result<(), TokenRefusal> {
     let to = Destination::of(url);
-    match Platform::parse(platform) {
-        Some(platform) => policy::token_destination(&to, &platform, allow_bot_token),
-        None => Err(TokenRefusal::NotPlatform { host: to.host, platform: platform.to_string() }),
+    match platform {
+        Some(platform) => policy::token_destination(&to, platform, allow_bot_token),
+        None => Err(TokenRefusal::NotPlatform { host: to.host, platform: "no valid platform URL".into() }),
     }
 }
 
@@ -230,7 +273,10 @@ mod tests {
         }
     }
 
-    const PLATFORM: &str = "https://discord.com/api";
+    fn platform() -> Option<&'static Platform> {
+        static PLATFORM: std::sync::OnceLock<Platform> = std::sync::OnceLock::new();
+        Some(PLATFORM.get_or_init(|| Platform::parse("https://discord.com/api").unwrap()))
+    }
 
     #[test]
     fn values_after_the_host_are_encoded_and_params_appended() {
@@ -240,7 +286,7 @@ mod tests {
         );
         r.params = vec![("q".into(), template(vec![Seg::Var { name: "q".into(), span: Span::default() }]))];
         let mut scope = Values { vars: HashMap::from([("id", "a/b?c"), ("q", "x&y=z")]), ..Values::default() };
-        let built = build(&r, &mut scope, PLATFORM, false, &Redactor::default()).unwrap();
+        let built = build(&r, &mut scope, platform(), false, &Redactor::default()).unwrap();
         assert_eq!(built.url.as_str(), "https://api.example.com/users/a%2Fb%3Fc?q=x%26y%3Dz");
         assert!(built.body.is_none() && built.headers.is_empty() && !built.carries_token);
     }
@@ -249,11 +295,11 @@ mod tests {
     fn a_body_is_json_with_its_content_type_and_never_on_get() {
         let mut r = request(Method::POST, vec![text("https://api.example.com/items")]);
         r.body = Some(Val::Object(vec![("n".into(), Val::Json(serde_json::json!(1)))]));
-        let built = build(&r, &mut Values::default(), PLATFORM, false, &Redactor::default()).unwrap();
+        let built = build(&r, &mut Values::default(), platform(), false, &Redactor::default()).unwrap();
         assert_eq!(built.body.as_deref(), Some(&b"{\"n\":1}"[..]));
         assert_eq!(built.headers[0].name, "Content-Type");
         r.method = Method::GET;
-        assert!(build(&r, &mut Values::default(), PLATFORM, false, &Redactor::default()).unwrap().body.is_none());
+        assert!(build(&r, &mut Values::default(), platform(), false, &Redactor::default()).unwrap().body.is_none());
     }
 
     #[test]
@@ -263,13 +309,13 @@ mod tests {
             ("X-Key".into(), template(vec![Seg::Secret { name: "KEY".into() }])),
             ("Accept".into(), template(vec![text("application/json")])),
         ];
-        let built = build(&r, &mut Values::default(), PLATFORM, false, &Redactor::default()).unwrap();
+        let built = build(&r, &mut Values::default(), platform(), false, &Redactor::default()).unwrap();
         assert!(built.headers[0].secret && !built.headers[1].secret);
         assert_eq!(built.headers[0].value, "secret-value-123");
         r.headers = vec![("X-Name".into(), template(vec![Seg::Var { name: "n".into(), span: Span::default() }]))];
         let mut scope = Values { vars: HashMap::from([("n", "a\r\nX-Evil: 1")]), ..Values::default() };
         assert_eq!(
-            build(&r, &mut scope, PLATFORM, false, &Redactor::default()).unwrap_err(),
+            build(&r, &mut scope, platform(), false, &Redactor::default()).unwrap_err(),
             Refusal::HeaderControl { name: "X-Name".into() }
         );
     }
@@ -279,17 +325,17 @@ mod tests {
         let mut r = request(Method::GET, vec![text("https://discord.com/api/v10/users/@me")]);
         r.headers = vec![("Authorization".into(), template(vec![text("Bot "), Seg::BotToken]))];
         let mut scope = Values { token: Some("tok.en.value"), ..Values::default() };
-        let built = build(&r, &mut scope, PLATFORM, false, &Redactor::default()).unwrap();
+        let built = build(&r, &mut scope, platform(), false, &Redactor::default()).unwrap();
         assert!(built.carries_token);
         r.url = template(vec![text("http://discord.com/api/v10/users/@me")]);
         assert!(matches!(
-            build(&r, &mut scope, PLATFORM, false, &Redactor::default()),
+            build(&r, &mut scope, platform(), false, &Redactor::default()),
             Err(Refusal::Token(TokenRefusal::Plaintext { .. }))
         ));
         r.url = template(vec![text("https://"), Seg::Var { name: "host".into(), span: Span::default() }]);
         scope.vars.insert("host", "evil.example");
         assert!(matches!(
-            build(&r, &mut scope, PLATFORM, false, &Redactor::default()),
+            build(&r, &mut scope, platform(), false, &Redactor::default()),
             Err(Refusal::Token(TokenRefusal::NotPlatform { .. }))
         ));
     }
@@ -299,7 +345,7 @@ mod tests {
         let r = request(Method::GET, vec![text("ftp://files.example.com/"), Seg::Secret { name: "KEY".into() }]);
         let mut redactor = Redactor::default();
         redactor.add("secret-value-123", "<KEY>");
-        let refusal = build(&r, &mut Values::default(), PLATFORM, false, &redactor).unwrap_err();
+        let refusal = build(&r, &mut Values::default(), platform(), false, &redactor).unwrap_err();
         assert_eq!(refusal, Refusal::NotHttp { url: "ftp://files.example.com/<KEY>".into() });
     }
 }

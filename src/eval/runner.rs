@@ -35,6 +35,8 @@ pub(super) struct Runner<'r> {
     pub last_headers: Vec<(String, String)>,
     /// How many reads had no value so far.
     pub misses: usize,
+    /// Where the bot token may go: `--platform`, or the plan's (read once).
+    pub platform: Option<crate::policy::Platform>,
 }
 
 impl<'r> Runner<'r> {
@@ -60,6 +62,7 @@ impl<'r> Runner<'r> {
             left_as_text: Vec::new(),
             last_headers: Vec::new(),
             misses: 0,
+            platform: options.platform.clone().or_else(|| crate::policy::Platform::parse(&plan.platform)),
         }
     }
 }
@@ -244,10 +247,10 @@ impl Runner<'_> {
     /// Builds, checks and sends one block's request (or answers it from
     /// the sample, or only shows it); its response is kept for later steps.
     pub fn request(&mut self, r: &Request) -> Outcome {
-        let platform = self.options.platform.as_deref().unwrap_or(&self.plan.platform).to_string();
+        let platform = self.platform.clone();
         let redactor = std::mem::take(&mut self.redactor);
         let allow_private = self.options.allow_private_network;
-        let built = request::build(r, self, &platform, allow_private, &redactor);
+        let built = request::build(r, self, platform.as_ref(), allow_private, &redactor);
         self.redactor = redactor;
         self.flush()?;
         let built = built.map_err(|refusal| Box::new(self.redact_diag(failure::refused(r, &refusal))))?;

@@ -3,6 +3,7 @@
 use pest::error::{ErrorVariant, InputLocation};
 use pest::Parser as _;
 
+use super::failure::{Expected, Failure};
 use super::{BlkParser, Rule};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::source::Span;
@@ -85,55 +86,6 @@ fn keyword(rule: Rule) -> Option<Keyword> {
     })
 }
 
-/// A token pest tried where reading stopped, as a kind of token.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expected {
-    Keyword(Keyword),
-    /// Punctuation or an operator: `{` `}` `[` `]` `=` `,` `==` `contains` …
-    Punct(&'static str),
-    /// A string (its opening `"`).
-    Str,
-    /// A name (its first letter or `_`).
-    Name,
-    /// A number (its `-` or first digit).
-    Number,
-    /// An unquoted response reference (its `api_`).
-    Reference,
-    /// A blank or a comment (pest tries whitespace between any two tokens).
-    Trivia,
-}
-
-/// The punctuation and operators of the grammar.
-const PUNCTUATION: &[&str] = &["{", "}", "[", "]", "=", ",", "==", "!=", "<", "<=", ">", ">=", "contains"];
-
-impl Expected {
-    /// The kind of one of pest's tokens (as pest prints it); `None` for a
-    /// token the grammar does not have (the unit test below reads every
-    /// literal of the grammar, so a new one cannot be forgotten).
-    fn of(token: &str) -> Option<Expected> {
-        Some(match token {
-            // A string's quote, or an escape inside one.
-            "\"" | "\\" => Expected::Str,
-            "_" => Expected::Name,
-            "api_" => Expected::Reference,
-            "-" | "0" | "." | "e" | "E" | "+" => Expected::Number,
-            " " | "    " | "\t" | "\n" | "\r" | "#" | "BUILTIN_RULE" => Expected::Trivia,
-            // A range of characters, written `a..z` by pest.
-            t if t.len() == 4 && t.is_char_boundary(1) && &t[1..3] == ".." => {
-                if t.as_bytes()[0].is_ascii_digit() {
-                    Expected::Number
-                } else {
-                    Expected::Name
-                }
-            }
-            t => match Keyword::parse(t) {
-                Some(k) => Expected::Keyword(k),
-                None => Expected::Punct(PUNCTUATION.iter().find(|p| **p == t)?),
-            },
-        })
-    }
-}
-
 /// pest's process-wide error-detail switch, on while it lives. It is
 /// switched off again however the re-parse ends, so a file with a syntax
 /// error never slows the files parsed after it.
@@ -149,46 +101,6 @@ impl ErrorDetail {
 impl Drop for ErrorDetail {
     fn drop(&mut self) {
         pest::set_error_detail(false);
-    }
-}
-
-/// What pest could not read: where (the furthest point any rule reached),
-/// what would have been read there, and what stands there instead.
-pub(super) struct Failure<'t> {
-    /// The text up to the end of the parsed range.
-    pub text: &'t str,
-    /// Where the item that failed starts.
-    pub item: usize,
-    /// Where reading stopped.
-    pub at: usize,
-    /// What could have come at `at`, in words (`` `{` ``, "a string").
-    pub expected: Vec<&'static str>,
-    /// The keywords among them, for did-you-mean.
-    pub keywords: Vec<&'static str>,
-    /// The tokens pest tried at `at`, by kind (`=`, `{`, a string, `reply`, …).
-    pub tokens: Vec<Expected>,
-    /// What stands at `at`, in words, and its span.
-    pub found: String,
-    pub found_span: Span,
-}
-
-impl Failure<'_> {
-    /// Whether pest tried a token of this kind at the failure.
-    pub fn expects(&self, token: Expected) -> bool {
-        self.tokens.contains(&token)
-    }
-
-    pub fn expects_keyword(&self, k: Keyword) -> bool {
-        self.expects(Expected::Keyword(k))
-    }
-
-    pub fn expects_punct(&self, p: &str) -> bool {
-        self.tokens.iter().any(|t| matches!(t, Expected::Punct(q) if *q == p))
-    }
-
-    /// The text of the found token (a word, one character, or nothing).
-    pub fn found_text(&self) -> &str {
-        &self.text[self.found_span.range()]
     }
 }
 
@@ -306,7 +218,7 @@ fn generic(f: &Failure<'_>) -> Diagnostic {
     };
     let mut diag = Diagnostic::new(Code::Syntax, message).label(f.found_span, format!("unexpected {found}"));
     let word = f.found_text();
-    let unclosed = expected.contains(&"`}`").then(|| innermost_open_brace(text, pos, at)).flatten();
+    let unclosed = expected.contains(&"`}`").then(|| super::lexer::open_braces(text, pos, at).pop()).flatten();
     if let Some(suggestion) = did_you_mean(word, f.keywords.iter().copied()) {
         diag = diag.help(format!("did you mean `{suggestion}`?")).fix(
             format!("write `{suggestion}`"),
@@ -327,11 +239,6 @@ fn generic(f: &Failure<'_>) -> Diagnostic {
 
 fn is_keyword(word: &str) -> bool {
     Keyword::parse(word).is_some_and(|k| matches!(k.place(), Place::Top | Place::Tree))
-}
-
-/// The innermost `{` still open at `at`, outside strings and comments.
-pub(super) fn innermost_open_brace(text: &str, from: usize, at: usize) -> Option<usize> {
-    super::open_braces(text, from, at).pop()
 }
 
 /// What stands at `at`, in words, and its span: a whole word, one character,

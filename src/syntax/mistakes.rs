@@ -8,7 +8,7 @@
 //! there, what stands there) and the text around it; the first that matches
 //! wins. None matching, the caller words pest's failure itself.
 
-use super::errors::{innermost_open_brace, Expected, Failure};
+use super::failure::{innermost_open_brace, Expected, Failure};
 use super::lexer::{Kind, Lexer};
 use crate::diagnostics::{did_you_mean, Code, Confidence, Diagnostic, Edit};
 use crate::source::Span;

@@ -5,6 +5,7 @@
 //! peak memory near the size of the AST (docs/architecture.md).
 
 mod errors;
+mod failure;
 pub mod lexer;
 mod mistakes;
 
