@@ -204,3 +204,60 @@ pub fn status_not_read(r: &Request, status: u16, retry_after: Option<&str>) -> D
         .label(r.url.span, format!("answered {status}"))
         .help(help)
 }
+
+/// B306: a secret too short to be redacted reliably.
+pub fn secret_too_short(name: &str, span: Span) -> Diagnostic {
+    Diagnostic::new(
+        Code::MissingSecret,
+        format!("secret `<{name}>` is shorter than {} characters", super::MIN_SECRET_LEN),
+    )
+    .label(span, "its value is too short to keep out of output")
+    .help("a secret this short would match ordinary text and could not be redacted reliably; use the real key")
+}
+
+/// B306: secrets without a value (the first, and the others in a note).
+pub fn missing_secret(name: &str, span: Span, others: &[&str]) -> Diagnostic {
+    let diag = Diagnostic::new(Code::MissingSecret, format!("secret `<{name}>` has no value"))
+        .label(span, "needs a value before anything is sent")
+        .help(format!(
+            "export BLKC_SECRET_{name}=…, or put `{name}=…` in a file given with `--secrets FILE`; nothing was sent"
+        ));
+    if others.is_empty() {
+        return diag;
+    }
+    let others: Vec<String> = others.iter().map(|n| format!("`<{n}>`")).collect();
+    diag.note(format!("also without a value: {}", others.join(", ")))
+}
+
+/// B306: the bot token without a value.
+pub fn missing_token(span: Span) -> Diagnostic {
+    Diagnostic::new(Code::MissingSecret, "the bot token has no value")
+        .label(span, "sends `{bot_token}`")
+        .help("export BLKC_BOT_TOKEN=…, or give a file holding it with `--bot-token-file FILE`; nothing was sent")
+}
+
+/// B313: a variable without a value in this run.
+pub fn missing_variable(name: &str, span: Span) -> Diagnostic {
+    Diagnostic::new(Code::MissingVariable, format!("`{{{name}}}` has no value in this run"))
+        .label(span, "no value")
+        .help(format!("pass it with `--var {name}=…` or in a `--vars FILE.json`"))
+}
+
+/// B312: `--offline` and a block without a sample.
+pub fn no_sample(r: &Request) -> Diagnostic {
+    Diagnostic::new(Code::NoSample, format!("block `{}` has no sample to answer from", r.block))
+        .label(r.span, "no `sample` field")
+        .help(format!("record one with `blkc test FILE {} --save`, or run without `--offline`", r.block))
+}
+
+/// B312: `--offline` and a sample that cannot be read (`why`, from the model).
+pub fn sample_unreadable(r: &Request, sample: &str, why: &str) -> Diagnostic {
+    let help = if why.starts_with("is not valid JSON") {
+        "a sample holds the JSON body of a response"
+    } else {
+        "the sample path is relative to the .blk file"
+    };
+    Diagnostic::new(Code::NoSample, format!("sample `{sample}` of block `{}` {why}", r.block))
+        .label(r.span, "its sample")
+        .help(help)
+}

@@ -2,8 +2,7 @@
 //! send has a value long enough to be kept out of output, and the redactor
 //! that keeps them out.
 
-use super::{Inputs, Outcome, Redactor};
-use crate::diagnostics::{Code, Diagnostic};
+use super::{failure, Inputs, Outcome, Redactor};
 use crate::plan::{self, Seg, Step, Template};
 use crate::source::Span;
 
@@ -61,33 +60,14 @@ pub fn preflight(steps: &[Step], inputs: &Inputs) -> Outcome {
     };
     plan::each_template(steps, &mut visit);
     if let Some((name, span)) = short {
-        return Err(Box::new(
-            Diagnostic::new(
-                Code::MissingSecret,
-                format!("secret `<{name}>` is shorter than {MIN_SECRET_LEN} characters"),
-            )
-            .label(span, "its value is too short to keep out of output")
-            .help("a secret this short would match ordinary text and could not be redacted reliably; use the real key"),
-        ));
+        return Err(Box::new(failure::secret_too_short(&name, span)));
     }
     if let Some((name, span)) = missing.first() {
-        let others: Vec<String> = missing.iter().skip(1).map(|(n, _)| format!("`<{n}>`")).collect();
-        let mut diag = Diagnostic::new(Code::MissingSecret, format!("secret `<{name}>` has no value"))
-            .label(*span, "needs a value before anything is sent")
-            .help(format!(
-                "export BLKC_SECRET_{name}=…, or put `{name}=…` in a file given with `--secrets FILE`; nothing was sent"
-            ));
-        if !others.is_empty() {
-            diag = diag.note(format!("also without a value: {}", others.join(", ")));
-        }
-        return Err(Box::new(diag));
+        let others: Vec<&str> = missing.iter().skip(1).map(|(n, _)| n.as_ref()).collect();
+        return Err(Box::new(failure::missing_secret(name, *span, &others)));
     }
     if let Some(span) = token_needed {
-        return Err(Box::new(
-            Diagnostic::new(Code::MissingSecret, "the bot token has no value").label(span, "sends `{bot_token}`").help(
-                "export BLKC_BOT_TOKEN=…, or give a file holding it with `--bot-token-file FILE`; nothing was sent",
-            ),
-        ));
+        return Err(Box::new(failure::missing_token(span)));
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ use super::redact::Redactor;
 use super::render::{self, Body, Miss, Missing, Response};
 use super::request::{self, Built};
 use super::{condition, http, DiagnosticEvent, Event, Inputs, MissingAs, Options, Outcome, RequestEvent, VarStore};
-use crate::diagnostics::{Code, Diagnostic, Severity};
+use crate::diagnostics::{Diagnostic, Severity};
 use crate::plan::{Condition, Plan, Request, Step};
 use crate::source::Span;
 
@@ -110,10 +110,7 @@ impl render::Scope for Runner<'_> {
                     }
                     return text;
                 }
-                let diag = Diagnostic::new(Code::MissingVariable, format!("`{{{name}}}` has no value in this run"))
-                    .label(span, "no value")
-                    .help(format!("pass it with `--var {name}=…` or in a `--vars FILE.json`"));
-                (text, Some(diag))
+                (text, Some(failure::missing_variable(name, span)))
             }
             Missing::Path { path, miss } => {
                 let text = format!("{{{}}}", path.text);
@@ -332,37 +329,12 @@ impl Runner<'_> {
     }
 
     fn sample_response(&self, r: &Request) -> Result<Response, Box<Diagnostic>> {
-        let Some(sample) = &r.sample else {
-            return Err(Box::new(
-                Diagnostic::new(Code::NoSample, format!("block `{}` has no sample to answer from", r.block))
-                    .label(r.span, "no `sample` field")
-                    .help(format!("record one with `blkc test FILE {} --save`, or run without `--offline`", r.block)),
-            ));
-        };
-        let loaded = self.options.samples.load(sample);
-        let json = match loaded.as_deref() {
-            Some(Ok(json)) => json.clone(),
-            Some(Err(why)) => {
-                let help = if why.starts_with("is not valid JSON") {
-                    "a sample holds the JSON body of a response"
-                } else {
-                    "the sample path is relative to the .blk file"
-                };
-                return Err(Box::new(
-                    Diagnostic::new(Code::NoSample, format!("sample `{sample}` of block `{}` {why}", r.block))
-                        .label(r.span, "its sample")
-                        .help(help),
-                ));
-            }
-            None => {
-                return Err(Box::new(
-                    Diagnostic::new(Code::NoSample, format!("sample `{sample}` of block `{}` cannot be read", r.block))
-                        .label(r.span, "its sample")
-                        .help("the sample path is relative to the .blk file"),
-                ))
-            }
-        };
-        Ok(Response { status: 200, body: Body::Json(json) })
+        let Some(sample) = &r.sample else { return Err(Box::new(failure::no_sample(r))) };
+        match self.options.samples.load(sample).as_deref() {
+            Some(Ok(json)) => Ok(Response { status: 200, body: Body::Json(json.clone()) }),
+            Some(Err(why)) => Err(Box::new(failure::sample_unreadable(r, sample, why))),
+            None => Err(Box::new(failure::sample_unreadable(r, sample, "cannot be read"))),
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! `<SLOT>` secret slots and unquoted response references.
 //!
 //! pest hands over each string literal as one token; splitting it here is
-//! the measured fast path (see ../shared/design/pest-speed.md).
+//! the measured fast path (docs/architecture.md, "What makes the parser fast").
 
 use crate::ast::{Ident, Part, Reference, Segment, Str, Template, Text, Var};
 use crate::diagnostics::{Code, Diagnostic};
