@@ -3,7 +3,9 @@
 //! layout, so a diff is printed) and on the file once formatted (the usual
 //! CI case). The bar: `fmt --check` at least half as fast as `check`.
 //!
-//! Run with `cargo bench --bench fmt`.
+//! Run with `cargo bench --bench fmt`. With
+//! `BLKC_BENCH_BASELINE=/path/to/an/older/blkc`, that binary's `fmt --check`
+//! runs too, alternating, and the ratio is printed.
 
 mod support;
 
@@ -41,19 +43,32 @@ fn main() {
         ("check, formatted file", vec!["check", formatted_arg], formatted_size),
         ("fmt --check, formatted file", vec!["fmt", "--check", formatted_arg], formatted_size),
     ];
-    let mut runs: Vec<Vec<std::time::Duration>> = configs.iter().map(|_| Vec::new()).collect();
+    let baseline = std::env::var_os("BLKC_BENCH_BASELINE").map(PathBuf::from);
+    let mut programs = vec![blkc.as_path()];
+    programs.extend(baseline.as_deref());
+    let mut runs: Vec<Vec<Vec<std::time::Duration>>> =
+        programs.iter().map(|_| configs.iter().map(|_| Vec::new()).collect()).collect();
     for _ in 0..RUNS {
         for (i, (_, args, _)) in configs.iter().enumerate() {
-            runs[i].push(support::run(&blkc, args).wall);
+            for (p, program) in programs.iter().enumerate() {
+                runs[p][i].push(support::run(program, args).wall);
+            }
         }
     }
-    let medians: Vec<f64> = runs.into_iter().map(|r| support::median(r).as_secs_f64()).collect();
-    for ((label, _, size), median) in configs.iter().zip(&medians) {
+    let medians: Vec<Vec<f64>> =
+        runs.into_iter().map(|r| r.into_iter().map(|r| support::median(r).as_secs_f64()).collect()).collect();
+    for ((label, _, size), median) in configs.iter().zip(&medians[0]) {
         println!("fmt: {label}, median of {RUNS}: {:.1} ms = {:.1} MB/s", median * 1e3, size / 1e6 / median);
     }
+    let m = &medians[0];
     println!(
         "fmt: fmt --check runs at {:.2}x the speed of check on the generated file, {:.2}x on the formatted one (bar: 0.5x)",
-        medians[0] / medians[1],
-        medians[2] / medians[3]
+        m[0] / m[1],
+        m[2] / m[3]
     );
+    if let Some(b) = medians.get(1) {
+        for (i, (label, _, _)) in configs.iter().enumerate() {
+            println!("fmt: {label}: blkc takes {:.3}x the baseline's time", m[i] / b[i]);
+        }
+    }
 }

@@ -4,6 +4,8 @@
 //!
 //! Run with `cargo bench --bench front_end`. Prints MB/s (10^6 bytes per
 //! second, median of the runs) and peak RSS as a multiple of the file size.
+//! With `BLKC_BENCH_BASELINE=/path/to/an/older/blkc`, that binary runs each
+//! configuration too, alternating with this one, and the ratio is printed.
 
 mod support;
 
@@ -62,23 +64,41 @@ fn main() {
         ("with samples, default threads", vec!["check", samples_arg], samples_size),
         ("1,000,000 one-line saves", vec!["check", saves_arg], saves_size),
     ];
-    // Round-robin, so that a change in the machine's load falls on every
-    // configuration alike.
-    let mut runs: Vec<Vec<support::Run>> = configs.iter().map(|_| Vec::new()).collect();
+    // Round-robin (and alternating with the baseline, if any), so that a
+    // change in the machine's load falls on every configuration alike.
+    let baseline = std::env::var_os("BLKC_BENCH_BASELINE").map(PathBuf::from);
+    let programs: Vec<&std::path::Path> = std::iter::once(blkc.as_path()).chain(baseline.as_deref()).collect();
+    let mut runs: Vec<Vec<Vec<support::Run>>> =
+        programs.iter().map(|_| configs.iter().map(|_| Vec::new()).collect()).collect();
     for _ in 0..RUNS {
         for (i, (_, args, _)) in configs.iter().enumerate() {
-            runs[i].push(support::run(&blkc, args));
+            for (p, program) in programs.iter().enumerate() {
+                runs[p][i].push(support::run(program, args));
+            }
         }
     }
-    for ((label, _, size), runs) in configs.iter().zip(runs) {
-        let median = support::median(runs.iter().map(|r| r.wall).collect());
-        let peak = runs.iter().map(|r| r.max_rss_kib).max().unwrap() as f64 * 1024.0;
-        println!(
-            "front_end: blkc check, {label}, whole process, median of {RUNS}: {:.1} ms = {:.1} MB/s; peak RSS {:.1} MB = {:.1}x the file",
-            median.as_secs_f64() * 1e3,
-            size / 1e6 / median.as_secs_f64(),
-            peak / 1e6,
-            peak / size
-        );
+    let mut medians = vec![Vec::new(); programs.len()];
+    for (p, program_runs) in runs.iter().enumerate() {
+        let who = if p == 0 { "blkc" } else { "baseline" };
+        for ((label, _, size), runs) in configs.iter().zip(program_runs) {
+            let median = support::median(runs.iter().map(|r| r.wall).collect());
+            medians[p].push(median);
+            let peak = runs.iter().map(|r| r.max_rss_kib).max().unwrap() as f64 * 1024.0;
+            println!(
+                "front_end: {who} check, {label}, whole process, median of {RUNS}: {:.1} ms = {:.1} MB/s; peak RSS {:.1} MB = {:.1}x the file",
+                median.as_secs_f64() * 1e3,
+                size / 1e6 / median.as_secs_f64(),
+                peak / 1e6,
+                peak / size
+            );
+        }
+    }
+    if programs.len() == 2 {
+        for (i, (label, _, _)) in configs.iter().enumerate() {
+            println!(
+                "front_end: {label}: blkc takes {:.3}x the baseline's time",
+                medians[0][i].as_secs_f64() / medians[1][i].as_secs_f64()
+            );
+        }
     }
 }

@@ -17,6 +17,7 @@ use serde_json::Value as Json;
 
 use crate::ast::visit::{self, Visitor};
 use crate::ast::{each_block, ApiBlock, File, IfNode, Item, Node, Tree, TreeKind};
+use crate::path::Kind;
 use crate::source::Span;
 use crate::vocab;
 
@@ -32,7 +33,159 @@ pub struct Samples {
     /// Whether the checker walks response paths through the samples
     /// (`blkc test` reads them only to compare a new response).
     check_paths: bool,
-    cache: Mutex<FxHashMap<String, Arc<Result<Json, String>>>>,
+    cache: Mutex<FxHashMap<String, Arc<Result<Sample, String>>>>,
+}
+
+/// A sample, parsed once: a JSON document in a compact form (boxed slices
+/// and strings, numbers as their exact text). The checker walks paths
+/// through it, the editor shows its values, `--offline` answers with it
+/// ([`Sample::to_json`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sample {
+    Null,
+    Bool(bool),
+    /// A number's JSON text, exactly as written.
+    Number(Box<str>),
+    String(Box<str>),
+    Array(Box<[Sample]>),
+    Object(Box<[(Box<str>, Sample)]>),
+}
+
+impl Sample {
+    /// The sample as a `serde_json` value (numbers exact).
+    pub fn to_json(&self) -> Json {
+        match self {
+            Sample::Null => Json::Null,
+            Sample::Bool(b) => Json::Bool(*b),
+            Sample::Number(n) => {
+                serde_json::from_str::<serde_json::Number>(n).map_or_else(|_| Json::String(n.to_string()), Json::Number)
+            }
+            Sample::String(s) => Json::String(s.to_string()),
+            Sample::Array(items) => Json::Array(items.iter().map(Sample::to_json).collect()),
+            Sample::Object(entries) => {
+                Json::Object(entries.iter().map(|(k, v)| (k.to_string(), v.to_json())).collect())
+            }
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Sample {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Sample, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Sample;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("JSON")
+            }
+            fn visit_unit<E>(self) -> Result<Sample, E> {
+                Ok(Sample::Null)
+            }
+            fn visit_bool<E>(self, b: bool) -> Result<Sample, E> {
+                Ok(Sample::Bool(b))
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<Sample, E> {
+                Ok(Sample::Number(n.to_string().into()))
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<Sample, E> {
+                Ok(Sample::Number(n.to_string().into()))
+            }
+            fn visit_f64<E>(self, n: f64) -> Result<Sample, E> {
+                Ok(Sample::Number(n.to_string().into()))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Sample, E> {
+                Ok(Sample::String(s.into()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Sample, A::Error> {
+                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Sample::Array(items.into_boxed_slice()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Sample, A::Error> {
+                let mut entries: Vec<(Box<str>, Sample)> = Vec::new();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    // serde_json hands a number over as a one-entry map when
+                    // numbers are kept exactly (arbitrary_precision).
+                    if key == "$serde_json::private::Number" {
+                        let text: String = map.next_value()?;
+                        return Ok(Sample::Number(text.into()));
+                    }
+                    let value = map.next_value()?;
+                    entries.push((key.into(), value));
+                }
+                Ok(Sample::Object(entries.into_boxed_slice()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl serde::Serialize for Sample {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self {
+            Sample::Null => s.serialize_unit(),
+            Sample::Bool(b) => s.serialize_bool(*b),
+            Sample::Number(_) => self.to_json().serialize(s),
+            Sample::String(v) => s.serialize_str(v),
+            Sample::Array(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for i in items.iter() {
+                    seq.serialize_element(i)?;
+                }
+                seq.end()
+            }
+            Sample::Object(entries) => {
+                let mut map = s.serialize_map(Some(entries.len()))?;
+                for (k, v) in entries.iter() {
+                    map.serialize_entry(k, v)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+impl crate::path::Document for Sample {
+    fn kind(&self) -> Kind {
+        match self {
+            Sample::Null => Kind::Null,
+            Sample::Bool(_) => Kind::Boolean,
+            Sample::Number(_) => Kind::Number,
+            Sample::String(_) => Kind::String,
+            Sample::Array(_) => Kind::Array,
+            Sample::Object(_) => Kind::Object,
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<&Sample> {
+        match self {
+            Sample::Object(entries) => entries.iter().find(|(k, _)| &**k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    fn element(&self, index: usize) -> Option<&Sample> {
+        match self {
+            Sample::Array(items) => items.get(index),
+            _ => None,
+        }
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        match self {
+            Sample::Object(entries) => entries.iter().map(|(k, _)| &**k).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn array_len(&self) -> usize {
+        match self {
+            Sample::Array(items) => items.len(),
+            _ => 0,
+        }
+    }
 }
 
 impl Samples {
@@ -65,7 +218,7 @@ impl Samples {
 
     /// The parsed sample at `path` (relative to the folder), or why it
     /// cannot be had; `None` without a folder.
-    pub fn load(&self, path: &str) -> Option<Arc<Result<Json, String>>> {
+    pub fn load(&self, path: &str) -> Option<Arc<Result<Sample, String>>> {
         let base = self.base.as_ref()?;
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(hit) = cache.get(path) {
@@ -77,13 +230,13 @@ impl Samples {
     }
 
     /// The sample of a block, if it has one and it can be read.
-    pub fn of(&self, block: &ApiBlock) -> Option<Arc<Result<Json, String>>> {
+    pub fn of(&self, block: &ApiBlock) -> Option<Arc<Result<Sample, String>>> {
         self.load(&block.sample()?.value)
     }
 }
 
 /// Reads a sample: a regular file of JSON, within the size limit.
-fn read_sample(path: &Path) -> Result<Json, String> {
+fn read_sample(path: &Path) -> Result<Sample, String> {
     use std::io::Read as _;
     let file = std::fs::File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
     let meta = file.metadata().map_err(|e| format!("cannot be read: {e}"))?;
@@ -144,8 +297,12 @@ pub struct TreeModel {
     pub span: Span,
     /// Every block, in source order (across branches).
     pub blocks: Vec<BlockInfo>,
-    /// The variables its templates may name, sorted by name.
+    /// The variables its templates may name but the custom ones: trigger
+    /// variables, options and the bot token, sorted by name.
     pub variables: Vec<Variable>,
+    /// The file's custom variables (`var`s and `save` targets), sorted; one
+    /// list shared by every tree.
+    pub custom: Arc<[Box<str>]>,
     /// The states of the flow, in source order (see [`Flow`]).
     points: Vec<Point>,
 }
@@ -165,8 +322,33 @@ impl TreeModel {
         self.blocks.iter().find(|b| b.name == name)
     }
 
-    pub fn variable(&self, name: &str) -> Option<&Variable> {
-        self.variables.binary_search_by(|v| v.name.as_str().cmp(name)).ok().map(|i| &self.variables[i])
+    /// The variable `name` may name here, and where it comes from.
+    pub fn variable(&self, name: &str) -> Option<Variable> {
+        if let Ok(i) = self.variables.binary_search_by(|v| v.name.as_str().cmp(name)) {
+            return Some(self.variables[i].clone());
+        }
+        self.custom
+            .binary_search_by(|c| (**c).cmp(name))
+            .ok()
+            .map(|_| Variable { name: name.to_string(), origin: Origin::Custom })
+    }
+
+    /// Whether `{name}` names a variable here.
+    pub fn knows(&self, name: &str) -> bool {
+        self.variables.binary_search_by(|v| v.name.as_str().cmp(name)).is_ok()
+            || self.custom.binary_search_by(|c| (**c).cmp(name)).is_ok()
+    }
+
+    /// Every variable `{…}` may name here: the tree's, then the custom ones
+    /// it does not shadow.
+    pub fn all_variables(&self) -> impl Iterator<Item = Variable> + '_ {
+        let own = self.variables.iter().cloned();
+        let custom = self
+            .custom
+            .iter()
+            .filter(|c| self.variables.binary_search_by(|v| v.name.as_str().cmp(c)).is_err())
+            .map(|c| Variable { name: c.to_string(), origin: Origin::Custom });
+        own.chain(custom)
     }
 
     /// The blocks whose responses exist at `offset`: those that have run
@@ -206,7 +388,9 @@ impl Model {
     /// Builds the model of a file (one that parsed whole, or the items read
     /// before a syntax error).
     pub fn build(file: &File, samples: Arc<Samples>) -> Model {
-        let custom = custom_variables(file);
+        let mut custom = custom_variables(file);
+        custom.sort_unstable();
+        let custom: Arc<[Box<str>]> = custom.into_iter().map(Box::from).collect();
         let trees = file.trees().map(|t| tree_model(t, &custom)).collect();
         Model { trees, samples }
     }
@@ -222,25 +406,31 @@ impl Model {
     }
 
     /// A block's sample, read once.
-    pub fn sample(&self, block: &BlockInfo) -> Option<Arc<Result<Json, String>>> {
+    pub fn sample(&self, block: &BlockInfo) -> Option<Arc<Result<Sample, String>>> {
         self.samples.load(block.sample.as_deref()?)
     }
 }
 
 /// The names of the file's custom variables: `var`s and `save` targets.
-fn custom_variables(file: &File) -> Vec<&str> {
+fn custom_variables<'a>(file: &'a File) -> Vec<&'a str> {
+    let mut seen = FxHashSet::default();
     let mut names = Vec::new();
+    let mut add = |name: &'a str| {
+        if seen.insert(name) {
+            names.push(name);
+        }
+    };
     for item in &file.items {
         match item {
-            Item::Var(v) => names.push(v.name.name.as_str()),
-            Item::Tree(t) => crate::ast::each_save(&t.body, &mut |s| names.push(s.name.name.as_str())),
+            Item::Var(v) => add(v.name.name.as_str()),
+            Item::Tree(t) => crate::ast::each_save(&t.body, &mut |s| add(s.name.name.as_str())),
             Item::Platform(_) => {}
         }
     }
     names
 }
 
-fn tree_model(tree: &Tree, custom: &[&str]) -> TreeModel {
+fn tree_model(tree: &Tree, custom: &Arc<[Box<str>]>) -> TreeModel {
     let mut blocks = Vec::new();
     let mut refs: Vec<&ApiBlock> = Vec::new();
     each_block(&tree.body, &mut |b| {
@@ -252,11 +442,7 @@ fn tree_model(tree: &Tree, custom: &[&str]) -> TreeModel {
         });
     });
     let mut variables: Vec<Variable> = Vec::new();
-    let mut add = |name: String, origin: Origin| {
-        if !variables.iter().any(|v| v.name == name) {
-            variables.push(Variable { name, origin });
-        }
-    };
+    let mut add = |name: String, origin: Origin| variables.push(Variable { name, origin });
     let triggers = match tree.kind {
         TreeKind::Command => vocab::COMMAND_VARIABLES,
         TreeKind::Event => vocab::event_variables(&tree.name.name).unwrap_or(&[]),
@@ -272,11 +458,11 @@ fn tree_model(tree: &Tree, custom: &[&str]) -> TreeModel {
             add(format!("option_{}", o.name.name), Origin::Option { description, span: o.name.span });
         }
     }
-    for c in custom {
-        add(c.to_string(), Origin::Custom);
-    }
     add("bot_token".into(), Origin::BotToken);
+    // Sorted, and the first of a name kept (an option declared twice is an
+    // error of its own).
     variables.sort_by(|a, b| a.name.cmp(&b.name));
+    variables.dedup_by(|b, a| a.name == b.name);
     let mut walk = FlowWalk(Flow::new(&refs));
     visit::walk_nodes(&mut walk, &tree.body);
     TreeModel {
@@ -285,6 +471,7 @@ fn tree_model(tree: &Tree, custom: &[&str]) -> TreeModel {
         span: tree.span,
         blocks,
         variables,
+        custom: custom.clone(),
         points: walk.0.points,
     }
 }
@@ -441,7 +628,9 @@ mod tests {
         for v in ["option_city", "visits", "last", "user_name", "bot_token"] {
             assert!(c.variable(v).is_some(), "{v}");
         }
-        assert_eq!(c.describe(c.variable("option_city").unwrap()), "option `city`: City");
+        assert_eq!(c.describe(&c.variable("option_city").unwrap()), "option `city`: City");
+        assert_eq!(c.variable("visits").unwrap().origin, Origin::Custom);
+        assert_eq!(c.all_variables().filter(|v| v.name == "last").count(), 1);
         assert!(m.trees[1].variable("option_city").is_none());
     }
 }

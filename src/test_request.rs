@@ -89,7 +89,7 @@ pub fn compare_with_sample(
             refs.push(r);
         }
     });
-    for change in explore::shape_changes(old, new) {
+    for change in explore::shape_changes(&old.to_json(), new) {
         let spans: Vec<Span> = refs
             .iter()
             .filter(|r| change.affects(&r.segments.iter().map(|s| s.text.as_str()).collect::<Vec<_>>()))

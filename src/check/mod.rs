@@ -10,7 +10,7 @@ pub mod samples;
 mod secrets;
 pub mod url;
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::ast::{each_block, ApiBlock, File, Item, Tree};
 use crate::diagnostics::{self, Diagnostic};
@@ -19,8 +19,6 @@ use crate::policy::Platform;
 /// What a whole file declares, shared by the rules.
 pub struct Scope<'a> {
     pub file: &'a File,
-    /// Custom variables: `var` declarations and `save` targets.
-    pub custom: HashSet<&'a str>,
     /// Every api block of every tree, by name, with its tree.
     pub blocks: HashMap<&'a str, Vec<(&'a Tree, &'a ApiBlock)>>,
     /// The chat platform's API: where `{bot_token}` belongs.
@@ -31,20 +29,14 @@ pub struct Scope<'a> {
 
 impl<'a> Scope<'a> {
     fn new(file: &'a File, model: &'a crate::model::Model) -> Scope<'a> {
-        let mut custom = HashSet::default();
         let mut blocks: HashMap<&str, Vec<_>> = HashMap::default();
         let mut platform = None;
         for item in &file.items {
             match item {
-                Item::Var(v) => {
-                    custom.insert(v.name.name.as_str());
-                }
+                Item::Var(_) => {}
                 Item::Platform(p) if platform.is_none() => platform = Platform::parse(&p.url.value),
                 Item::Platform(_) => {}
                 Item::Tree(tree) => {
-                    crate::ast::each_save(&tree.body, &mut |save| {
-                        custom.insert(save.name.name.as_str());
-                    });
                     each_block(&tree.body, &mut |block| {
                         blocks.entry(block.name.name.as_str()).or_default().push((tree, block));
                     });
@@ -53,7 +45,6 @@ impl<'a> Scope<'a> {
         }
         Scope {
             file,
-            custom,
             blocks,
             platform: platform.unwrap_or_else(Platform::default_platform),
             samples: &model.samples,

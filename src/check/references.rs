@@ -140,12 +140,13 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
 impl<'a> Walk<'_, 'a> {
     fn check_named(&mut self, name: &Ident) {
         let n = name.name.as_str();
-        if self.model.variable(n).is_some() {
+        if self.model.knows(n) {
             return;
         }
         let mut diag = Diagnostic::new(Code::UnknownVariable, format!("unknown variable `{{{n}}}`"))
             .label(name.span, "not defined here");
-        let candidates = self.model.variables.iter().map(|v| v.name.as_str());
+        let candidates =
+            self.model.variables.iter().map(|v| v.name.as_str()).chain(self.model.custom.iter().map(|c| &**c));
         let suggestion = did_you_mean(n, candidates);
         diag = if let Some(block) = n.strip_prefix("api_").filter(|b| self.scope.blocks.contains_key(b)) {
             diag.help(format!(

@@ -7,16 +7,14 @@
 
 use std::sync::Arc;
 
-use serde_json::Value as Json;
-
 use crate::ast::visit::Site;
 use crate::ast::{ApiBlock, Reference, Text};
 use crate::diagnostics::{Code, Diagnostic};
-use crate::model::Samples;
+use crate::model::{Sample, Samples};
 use crate::path::{self, Document, MissKind, Root};
 
 /// The sample of a block, when paths are checked against samples.
-pub fn sample_of(samples: &Samples, block: &ApiBlock) -> Option<Arc<Result<Json, String>>> {
+pub fn sample_of(samples: &Samples, block: &ApiBlock) -> Option<Arc<Result<Sample, String>>> {
     samples.enabled().then(|| samples.of(block)).flatten()
 }
 
@@ -43,7 +41,7 @@ fn code(miss: &MissKind) -> Code {
 /// Walks `r` through `sample`; `in_text` is where the value is written into
 /// a string, if it is (where an object or array renders as JSON text: a
 /// hint in a reply, an error in a URL, parameter or header).
-pub fn check_path(block: &ApiBlock, sample: &Json, r: &Reference, in_text: Option<Site>, out: &mut Vec<Diagnostic>) {
+pub fn check_path(block: &ApiBlock, sample: &Sample, r: &Reference, in_text: Option<Site>, out: &mut Vec<Diagnostic>) {
     if path::root(&r.root.name) != Some(Root::Response)
         || r.segments.iter().any(|s| path::check_segment(&s.text).is_err())
     {
@@ -62,7 +60,7 @@ pub fn check_path(block: &ApiBlock, sample: &Json, r: &Reference, in_text: Optio
                     .note(note),
             );
         }
-        Ok(here) if in_text.is_some() && matches!(here, Json::Object(_) | Json::Array(_)) => {
+        Ok(here) if in_text.is_some() && matches!(here, Sample::Object(_) | Sample::Array(_)) => {
             let at = path::display(r.segments.iter().map(|s| s.text.as_str()));
             let request = in_text.and_then(Site::request_place).filter(|p| *p != crate::policy::Place::Body);
             let d = match request {

@@ -331,7 +331,7 @@ impl Runner<'_> {
     fn sample_response(&self, r: &Request) -> Result<Response, Box<Diagnostic>> {
         let Some(sample) = &r.sample else { return Err(Box::new(failure::no_sample(r))) };
         match self.options.samples.load(sample).as_deref() {
-            Some(Ok(json)) => Ok(Response { status: 200, body: Body::Json(json.clone()) }),
+            Some(Ok(sample)) => Ok(Response { status: 200, body: Body::Json(sample.to_json()) }),
             Some(Err(why)) => Err(Box::new(failure::sample_unreadable(r, sample, why))),
             None => Err(Box::new(failure::sample_unreadable(r, sample, "cannot be read"))),
         }

@@ -121,7 +121,7 @@ impl Document {
 
     /// A block's sample as JSON values (hover shows values), if it has one
     /// that can be read: the model's, read once by the check.
-    pub fn sample_json(&self, block: &ApiBlock) -> Option<Arc<Result<serde_json::Value, String>>> {
+    pub fn sample_json(&self, block: &ApiBlock) -> Option<Arc<Result<crate::model::Sample, String>>> {
         self.checked.model.samples.of(block)
     }
 
@@ -147,7 +147,12 @@ impl Document {
     /// The variables that `{…}` can name at `offset`, and what each is.
     pub fn variables_at(&self, offset: usize) -> Vec<(String, String)> {
         let Some(tree) = self.checked.model.tree_at(offset) else { return Vec::new() };
-        tree.variables.iter().map(|v| (v.name.clone(), tree.describe(v))).collect()
+        tree.all_variables()
+            .map(|v| {
+                let what = tree.describe(&v);
+                (v.name, what)
+            })
+            .collect()
     }
 }
 

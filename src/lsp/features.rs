@@ -15,7 +15,8 @@ use super::analysis::{Document, SymbolKind};
 use super::{path_to_uri, Answer};
 use crate::ast::*;
 use crate::diagnostics::{Code, Confidence, Severity};
-use crate::path::Kind;
+use crate::model::Sample;
+use crate::path::Document as _;
 use crate::source::Span;
 use crate::syntax::lexer::{self, Kind as Token};
 use crate::vocab;
@@ -218,7 +219,7 @@ fn reference_hover(doc: &Document, r: &Reference, offset: usize) -> String {
                 text.truncate(text.char_indices().take_while(|(i, _)| *i < 600).last().map_or(0, |(i, _)| i));
                 text.push_str("\n…");
             }
-            format!("{head}: {} in the sample\n\n```json\n{text}\n```", Kind::of(v).words())
+            format!("{head}: {} in the sample\n\n```json\n{text}\n```", v.kind().words())
         }
         Err(miss) => format!("{head}: {}", miss.message(&upto)),
     }
@@ -337,16 +338,16 @@ fn variable_completion(doc: &Document, offset: usize, v: &str) -> Vec<Completion
         let sample = doc.sample_json(b);
         let Some(Ok(sample)) = sample.as_deref() else { return items };
         match crate::path::walk(sample, &segments[1..]) {
-            Ok(serde_json::Value::Object(map)) => {
-                for (k, v) in map {
+            Ok(Sample::Object(map)) => {
+                for (k, v) in map.iter() {
                     if crate::path::addressable(k) {
-                        items.push(item(k.clone(), CompletionItemKind::PROPERTY, Kind::of(v).words().into()));
+                        items.push(item(k.to_string(), CompletionItemKind::PROPERTY, v.kind().words().into()));
                     }
                 }
             }
-            Ok(serde_json::Value::Array(a)) => {
+            Ok(Sample::Array(a)) => {
                 for (i, v) in a.iter().enumerate().take(50) {
-                    let detail = format!("element {i}: {}", Kind::of(v).words());
+                    let detail = format!("element {i}: {}", v.kind().words());
                     items.push(item(i.to_string(), CompletionItemKind::VALUE, detail));
                 }
             }

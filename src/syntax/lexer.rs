@@ -210,6 +210,21 @@ pub(crate) fn opens_reference(bytes: &[u8], i: usize) -> bool {
 
 // ── questions asked of the tokens ────────────────────────────────────────
 
+/// The first offset at or after `pos` that is not trivia (blanks, line
+/// breaks, comments): what the lexer's trivia tokens cover, scanned without
+/// making them (the parser calls it between items and nodes).
+pub fn skip_trivia(text: &str, mut pos: usize) -> usize {
+    let bytes = text.as_bytes();
+    while let Some(&b) = bytes.get(pos) {
+        match b {
+            b' ' | b'\t' | b'\r' | b'\n' => pos += 1,
+            b'#' => pos = comment_end(bytes, pos),
+            _ => break,
+        }
+    }
+    pos
+}
+
 /// The `{`s still open at `at` (outside strings, comments and references),
 /// outermost first, lexing from `from`.
 pub fn open_braces(text: &str, from: usize, at: usize) -> Vec<usize> {
@@ -352,6 +367,14 @@ mod tests {
         );
         assert_eq!(kinds("api_x[a[0]]")[0], (Kind::Reference { closed: true }, "api_x[a[0]]"));
         assert_eq!(kinds("api_x[a[[0]]")[0], (Kind::Reference { closed: false }, "api_x[a["));
+    }
+
+    #[test]
+    fn skipping_trivia_is_the_lexer_s_trivia() {
+        for text in ["  # a\n\t\r\n x", "#only", "", "x", " \n#\n# y\n  \"s\""] {
+            let by_tokens = Lexer::new(text).find(|t| !t.is_trivia()).map_or(text.len(), |t| t.start());
+            assert_eq!(skip_trivia(text, 0), by_tokens, "{text:?}");
+        }
     }
 
     #[test]

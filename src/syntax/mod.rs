@@ -203,7 +203,7 @@ fn chunk_bounds(len: usize, splits: &[usize], threads: usize) -> Vec<(usize, usi
 
 /// Skips blanks and comments (the grammar's WHITESPACE) between items.
 fn skip_blank(text: &str, pos: usize) -> usize {
-    lexer::Lexer::from(text, pos).find(|t| !t.is_trivia()).map_or(text.len(), |t| t.start())
+    lexer::skip_trivia(text, pos)
 }
 
 /// The nesting-depth limit (B003) and the split points of the file, from
