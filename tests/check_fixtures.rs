@@ -101,3 +101,40 @@ fn json_report_has_positions_labels_and_help() {
     let checked = check_fixture(&Path::new(FIXTURES).join("err_B101_duplicate_block.blk"));
     insta::assert_snapshot!(serde_json::to_string_pretty(&render_json(&checked.source, &checked.diagnostics)).unwrap());
 }
+
+/// Every did-you-mean comes with its edit (an editor's quick fix; not made
+/// by `--fix`, since a guessed name is not certain).
+#[test]
+fn a_did_you_mean_comes_with_its_edit() {
+    use blkc::diagnostics::Confidence;
+    let text = r#"command c {
+    api forecast {
+        method GET
+        url "https://api.example.com/w"
+        sample "samples/titles.json"
+    }
+    reply "{api_forcast[response.title]} {api_forecast[response.titel]}"
+}
+event member_joined {
+    reply "hi"
+}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("samples")).unwrap();
+    std::fs::write(dir.path().join("samples/titles.json"), r#"{"title": "x"}"#).unwrap();
+    std::fs::write(dir.path().join("bot.blk"), text).unwrap();
+    let checked = blkc::load(&dir.path().join("bot.blk"), blkc::LoadOptions::default()).unwrap();
+    for (code, replaced, with) in
+        [("B111", "forcast", "forecast"), ("B201", "titel", "title"), ("B121", "member_joined", "member_join")]
+    {
+        let d = checked
+            .diagnostics
+            .iter()
+            .find(|d| d.code.as_str() == code)
+            .unwrap_or_else(|| panic!("{code}: {:#?}", checked.diagnostics));
+        let s = d.suggestions.first().unwrap_or_else(|| panic!("{code} has no suggestion"));
+        assert_eq!(s.confidence, Confidence::Maybe, "{code}");
+        assert_eq!(&text[s.edits[0].span.range()], replaced, "{code}");
+        assert_eq!(s.edits[0].replacement, with, "{code}");
+    }
+}

@@ -77,3 +77,19 @@ fn a_bad_platform_is_a_usage_error_before_anything_runs() {
         assert!(out.stdout.is_empty(), "nothing ran");
     }
 }
+
+#[test]
+fn a_var_that_names_nothing_is_a_usage_error_with_a_did_you_mean() {
+    let base = ["run", "examples/weather.blk", "--command", "weather", "--dry-run"];
+    let out = blkc().args(base).args(["--var", "city=Paris"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("`city` is not a variable of command `weather`") && err.contains("did you mean `option_city`?"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "nothing was sent or shown");
+    let out = blkc().args(base).args(["--var", "option_city=Paris"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8(out.stdout).unwrap().contains("q=Paris"));
+}

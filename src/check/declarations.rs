@@ -29,7 +29,8 @@ pub fn check(scope: &Scope<'_>, out: &mut Vec<Diagnostic>) {
                 }
                 if tree.kind == TreeKind::Event && vocab::event_variables(name).is_none() {
                     let kinds = vocab::EVENTS.iter().map(|(k, _)| *k);
-                    let help = match did_you_mean(name, kinds) {
+                    let suggestion = did_you_mean(name, kinds);
+                    let help = match suggestion {
                         Some(k) => format!("did you mean `{k}`?"),
                         None => format!(
                             "the event kinds are {}",
@@ -39,7 +40,8 @@ pub fn check(scope: &Scope<'_>, out: &mut Vec<Diagnostic>) {
                     out.push(
                         Diagnostic::new(Code::UnknownEvent, format!("`{name}` is not an event kind"))
                             .label(tree.name.span, "unknown event")
-                            .help(help),
+                            .help(help)
+                            .maybe_fixes(suggestion.map(|k| (format!("write `{k}`"), tree.name.span, k.to_string()))),
                     );
                 }
                 check_options(tree.kind, &tree.body, out);

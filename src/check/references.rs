@@ -234,7 +234,8 @@ impl<'a> Walk<'_, 'a> {
         }
         let mut here = Vec::new();
         each_block(&self.tree.body, &mut |b| here.push(b.name.name.as_str()));
-        let help = match did_you_mean(name, here.iter().copied()) {
+        let suggestion = did_you_mean(name, here.iter().copied());
+        let help = match suggestion {
             Some(s) => format!("did you mean `api_{s}`?"),
             None if here.is_empty() => {
                 format!("this {} has no api blocks", self.tree.kind.as_str())
@@ -248,7 +249,8 @@ impl<'a> Walk<'_, 'a> {
         self.out.push(
             Diagnostic::new(Code::UnknownBlock, format!("no block named `{name}`"))
                 .label(r.block.span, "unknown block")
-                .help(help),
+                .help(help)
+                .maybe_fixes(suggestion.map(|s| (format!("write `api_{s}`"), r.block.span, s.to_string()))),
         );
     }
 }

@@ -53,11 +53,18 @@ pub fn check_path(block: &ApiBlock, sample: &Sample, r: &Reference, in_text: Opt
             if matches!(miss.kind, MissKind::OutOfRange { .. }) {
                 note.push_str("; a live response may hold more elements");
             }
+            let at = &r.segments[miss.at];
+            let suggestion = match miss.kind {
+                MissKind::NoKey => crate::diagnostics::did_you_mean(&at.text, miss.keys.iter().map(String::as_str))
+                    .filter(|k| path::addressable(k)),
+                _ => None,
+            };
             out.push(
                 Diagnostic::new(code(&miss.kind), miss.message(&r.segments))
-                    .label(r.segments[miss.at].span, miss.label())
+                    .label(at.span, miss.label())
                     .help(miss.help(&block.name.name, &r.segments))
-                    .note(note),
+                    .note(note)
+                    .maybe_fixes(suggestion.map(|k| (format!("write `{k}`"), at.span, k.to_string()))),
             );
         }
         Ok(here) if in_text.is_some() && matches!(here, Sample::Object(_) | Sample::Array(_)) => {

@@ -53,6 +53,31 @@ fn find_tree<'p>(plan: &'p blkc::plan::Plan, args: &RunArgs) -> Result<&'p blkc:
     Err(format!("`{}` has no {} `{name}`; {hint}", args.file.display(), kind.as_str()))
 }
 
+/// Every `--var` and `--vars` key names a variable of the tree (a trigger
+/// variable, an option as `option_<name>`, or a custom variable): a name
+/// that is none of them would be sent as its literal `{…}`, so it is a usage
+/// error before anything is sent.
+fn known_variables(checked: &blkc::Checked, tree: &blkc::plan::Tree, inputs: &eval::Inputs) -> Result<(), String> {
+    let Some(model) = checked.model.trees.iter().find(|t| t.kind.as_str() == tree.kind.as_str() && t.name == tree.name)
+    else {
+        return Ok(());
+    };
+    let mut unknown: Vec<&String> = inputs.vars.keys().filter(|k| *k == "bot_token" || !model.knows(k)).collect();
+    unknown.sort();
+    let Some(name) = unknown.first() else { return Ok(()) };
+    let names: Vec<String> = model.all_variables().filter(|v| v.name != "bot_token").map(|v| v.name).collect();
+    let what = format!("{} `{}`", tree.kind.as_str(), tree.name);
+    let option = format!("option_{name}");
+    let suggestion =
+        if model.knows(&option) { Some(option.as_str()) } else { did_you_mean(name, names.iter().map(String::as_str)) };
+    let hint = match suggestion {
+        Some(s) => format!("did you mean `{s}`?"),
+        None if *name == "bot_token" => "the bot token is given with BLKC_BOT_TOKEN or `--bot-token-file`".into(),
+        None => format!("its variables are {}", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")),
+    };
+    Err(format!("`{name}` is not a variable of {what}, so `--var {name}=…` would fill nothing; {hint}"))
+}
+
 pub fn run(args: &RunArgs) -> Exit {
     let opts = report::render_options(args.output.color);
     let format = args.output.format;
@@ -60,8 +85,11 @@ pub fn run(args: &RunArgs) -> Exit {
         Ok(p) => p,
         Err(exit) => return exit,
     };
-    let prepared = find_tree(&plan, args)
-        .and_then(|tree| Ok((tree, inputs(args)?, options(args, checked.model.samples.clone())?)));
+    let prepared = find_tree(&plan, args).and_then(|tree| {
+        let inputs = inputs(args)?;
+        known_variables(&checked, tree, &inputs)?;
+        Ok((tree, inputs, options(args, checked.model.samples.clone())?))
+    });
     let (tree, inputs, options) = match prepared {
         Ok(p) => p,
         Err(e) => return report::usage(e),

@@ -221,6 +221,14 @@ impl Diagnostic {
         self.suggest_edits(message, vec![Edit { span, replacement: replacement.into() }], Confidence::Maybe)
     }
 
+    /// [`Diagnostic::maybe_fix`] when there is one: a did-you-mean's edit.
+    pub fn maybe_fixes(self, fix: Option<(String, Span, String)>) -> Diagnostic {
+        match fix {
+            Some((message, span, replacement)) => self.maybe_fix(message, span, replacement),
+            None => self,
+        }
+    }
+
     /// A fix made of several edits applied together.
     pub fn suggest_edits(mut self, message: impl Into<String>, edits: Vec<Edit>, confidence: Confidence) -> Diagnostic {
         self.suggestions.push(Suggestion { message: message.into(), edits, confidence });
