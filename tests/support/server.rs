@@ -386,10 +386,15 @@ fn tunnel(mut client: std::net::TcpStream, log: &Arc<Mutex<Vec<u8>>>) {
     std::thread::spawn(move || {
         let mut buf = [0u8; 8192];
         while let Ok(n) = client_read.read(&mut buf) {
-            if n == 0 || upstream_write.write_all(&buf[..n]).is_err() {
+            if n == 0 {
                 break;
             }
+            // Logged before it is passed on: once the target has answered,
+            // the test reads a log that holds what it was sent.
             log.lock().unwrap().extend_from_slice(&buf[..n]);
+            if upstream_write.write_all(&buf[..n]).is_err() {
+                break;
+            }
         }
         let _ = upstream_write.shutdown(std::net::Shutdown::Write);
     });
