@@ -12,6 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use ecow::EcoString;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value as Json;
 
@@ -36,8 +37,9 @@ pub struct Samples {
     cache: Mutex<FxHashMap<String, Arc<Result<Sample, String>>>>,
 }
 
-/// A sample, parsed once: a JSON document in a compact form (boxed slices
-/// and strings, numbers as their exact text). The checker walks paths
+/// A sample, parsed once: a JSON document in a compact form (boxed slices;
+/// keys, strings and numbers' exact text as inline strings, which most of
+/// them fit without an allocation). The checker walks paths
 /// through it, the editor shows its values, `--offline` answers with it
 /// ([`Sample::to_json`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -45,10 +47,10 @@ pub enum Sample {
     Null,
     Bool(bool),
     /// A number's JSON text, exactly as written.
-    Number(Box<str>),
-    String(Box<str>),
+    Number(EcoString),
+    String(EcoString),
     Array(Box<[Sample]>),
-    Object(Box<[(Box<str>, Sample)]>),
+    Object(Box<[(EcoString, Sample)]>),
 }
 
 impl Sample {
@@ -84,13 +86,13 @@ impl<'de> serde::Deserialize<'de> for Sample {
                 Ok(Sample::Bool(b))
             }
             fn visit_i64<E>(self, n: i64) -> Result<Sample, E> {
-                Ok(Sample::Number(n.to_string().into()))
+                Ok(Sample::Number(ecow::eco_format!("{n}")))
             }
             fn visit_u64<E>(self, n: u64) -> Result<Sample, E> {
-                Ok(Sample::Number(n.to_string().into()))
+                Ok(Sample::Number(ecow::eco_format!("{n}")))
             }
             fn visit_f64<E>(self, n: f64) -> Result<Sample, E> {
-                Ok(Sample::Number(n.to_string().into()))
+                Ok(Sample::Number(ecow::eco_format!("{n}")))
             }
             fn visit_str<E>(self, s: &str) -> Result<Sample, E> {
                 Ok(Sample::String(s.into()))
@@ -103,21 +105,41 @@ impl<'de> serde::Deserialize<'de> for Sample {
                 Ok(Sample::Array(items.into_boxed_slice()))
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Sample, A::Error> {
-                let mut entries: Vec<(Box<str>, Sample)> = Vec::new();
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                let mut entries: Vec<(EcoString, Sample)> = Vec::new();
+                while let Some(Text(key)) = map.next_key::<Text>()? {
                     // serde_json hands a number over as a one-entry map when
                     // numbers are kept exactly (arbitrary_precision).
                     if key == "$serde_json::private::Number" {
-                        let text: String = map.next_value()?;
-                        return Ok(Sample::Number(text.into()));
+                        let Text(text) = map.next_value()?;
+                        return Ok(Sample::Number(text));
                     }
                     let value = map.next_value()?;
-                    entries.push((key.into(), value));
+                    entries.push((key, value));
                 }
                 Ok(Sample::Object(entries.into_boxed_slice()))
             }
         }
         d.deserialize_any(V)
+    }
+}
+
+/// A key or a number's text, read straight into an inline string (no
+/// `String` in between).
+struct Text(EcoString);
+
+impl<'de> serde::Deserialize<'de> for Text {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Text;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Text, E> {
+                Ok(Text(EcoString::from(s)))
+            }
+        }
+        d.deserialize_str(V)
     }
 }
 
@@ -139,7 +161,7 @@ impl serde::Serialize for Sample {
             Sample::Object(entries) => {
                 let mut map = s.serialize_map(Some(entries.len()))?;
                 for (k, v) in entries.iter() {
-                    map.serialize_entry(k, v)?;
+                    map.serialize_entry(k.as_str(), v)?;
                 }
                 map.end()
             }
@@ -619,6 +641,20 @@ mod tests {
         assert_eq!(ran_at(&text, &m, "r3"), ["a"]);
         assert_eq!(ran_at(&text, &m, "r4"), ["a"], "b and b2 ran on one path each");
         assert_eq!(ran_at(&text, &m, "r5"), ["a", "d"], "d ran on both");
+    }
+
+    #[test]
+    fn a_sample_keeps_every_value_exactly() {
+        let text = r#"{"a": [1, -2.50, 123456789012345678901234567890, 1e400, 0.1], "b\u00e9 long key here": {"s": "x\"y", "t": true, "n": null}}"#;
+        let sample: Sample = serde_json::from_str(text).unwrap();
+        let json: Json = serde_json::from_str(text).unwrap();
+        assert_eq!(sample.to_json(), json);
+        assert_eq!(serde_json::to_string(&sample).unwrap(), serde_json::to_string(&json).unwrap());
+        use crate::path::Document as _;
+        assert_eq!(
+            sample.get("a").and_then(|a| a.element(2)),
+            Some(&Sample::Number("123456789012345678901234567890".into()))
+        );
     }
 
     #[test]
