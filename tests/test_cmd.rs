@@ -233,3 +233,34 @@ fn shape_changes_are_found() {
     assert!(list_change.affects(&["list", "3", "x"]), "any index reads through a now empty array");
     assert!(!list_change.affects(&["gone"]));
 }
+
+#[test]
+fn an_error_answer_is_not_saved_as_the_sample_and_the_test_fails() {
+    let server = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "command c {\n    api gone {\n        method GET\n        url \"@SERVER@/no-such-thing\"\n        sample \"samples/gone.json\"\n    }\n}\n",
+        &server,
+    );
+    let sample = dir.path().join("samples/gone.json");
+    let out = blkc(dir.path(), &["test", "bot.blk", "gone", "--save"], &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the server answered 404") && err.contains("--save-error-status"), "{err}");
+    assert!(!sample.exists(), "a 404 body must not become the sample");
+    // Without --save the test request fails too; with the flag it is saved.
+    assert_eq!(blkc(dir.path(), &["test", "bot.blk", "gone"], &[]).status.code(), Some(3));
+    let out = blkc(dir.path(), &["test", "bot.blk", "gone", "--save", "--save-error-status"], &[]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(std::fs::read_to_string(&sample).unwrap().contains("no route"));
+    // A body that is not JSON is never saved.
+    write(
+        dir.path(),
+        "command c {\n    api t {\n        method GET\n        url \"@SERVER@/text\"\n    }\n}\n",
+        &server,
+    );
+    let out = blkc(dir.path(), &["test", "bot.blk", "t", "--save"], &[]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(!dir.path().join("samples/t.json").exists());
+}

@@ -215,6 +215,10 @@ pub struct TestArgs {
     /// Write the response as the block's sample: to its `sample` path, or to PATH
     #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "")]
     pub save: Option<String>,
+    /// With --save: save the response even when its status is not 2xx (a
+    /// sample normally records a success)
+    #[arg(long, requires = "save")]
+    pub save_error_status: bool,
     #[command(flatten)]
     pub net: NetArgs,
     #[command(flatten)]

@@ -65,7 +65,19 @@ pub fn test(args: &TestArgs) -> Exit {
         Body::Json(new) => domain::compare_with_sample(tree, block, &checked.model.samples, new),
         Body::Text(_) => ShapeReport::default(),
     };
+    // A sample records a success: an error answer is not saved unless the
+    // author asks for it, and the test request counts as failed either way.
+    let succeeded = (200..300).contains(&test_report.status);
+    let mut refused = None;
     let saved = match &args.save {
+        Some(_) if !succeeded && !args.save_error_status => {
+            refused = Some(format!(
+                "the server answered {}, so the response was not saved as the sample of `{}` (a sample records a \
+                 successful answer; add `--save-error-status` to save it anyway)",
+                test_report.status, block.name.name
+            ));
+            None
+        }
         Some(target) => match domain::save(&test_report.body, target, block, &base_dir) {
             Ok(s) => Some(s),
             Err(e) => return report::error(e, Exit::RunFailure),
@@ -84,6 +96,13 @@ pub fn test(args: &TestArgs) -> Exit {
     match format {
         Format::Json => shown.print_json(),
         Format::Text => shown.print_text(&checked.source, opts),
+    }
+    if let Some(why) = refused {
+        return report::error(why, Exit::RunFailure);
+    }
+    if !succeeded {
+        // Shown in full above; the exit code says the request failed.
+        return Exit::RunFailure;
     }
     if shape.diagnostics.iter().any(|d| d.severity == Severity::Error) {
         Exit::Diagnostics

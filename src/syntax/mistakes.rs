@@ -39,6 +39,7 @@ pub const RECOGNISERS: &[(&str, Recogniser)] = &[
     ("quoted_name", quoted_name),
     ("name_with_hyphen", name_with_hyphen),
     ("slash_in_name", slash_in_name),
+    ("arithmetic", arithmetic),
     ("unquoted_string", unquoted_string),
     ("concatenation", concatenation),
     ("foreign_literal", foreign_literal),
@@ -794,7 +795,50 @@ fn unquoted_string(f: &Failure<'_>) -> Option<Diagnostic> {
     };
     let diag = syntax(format!("{what} is a string: write it in double quotes"))
         .label(Span::new(span.start as usize, loose_word(f.text, f.at).end.min(span.end) as usize), "not a string");
+    if keyword != "reply" && context(f) == Context::Tree && text.bytes().all(super::lexer::is_word_byte) {
+        // `save last = visits`: the text `visits`, or the value of `{visits}`?
+        // Either edit changes what is saved, so neither is made for you.
+        return Some(
+            diag.help(format!(
+                "write `\"{{{text}}}\"` to save the value of the variable `{text}`, or `\"{text}\"` to save the word itself"
+            ))
+            .suggest_edits(format!("save the value of `{{{text}}}`"), vec![Edit { span, replacement: format!("\"{{{text}}}\"") }], Confidence::Maybe)
+            .suggest_edits("save the word", vec![Edit { span, replacement: format!("\"{text}\"") }], Confidence::Maybe),
+        );
+    }
     Some(with_fix(diag, f, "quote it", span, format!("\"{}\"", escaped(text))))
+}
+
+/// `save joins = joins + 1`: arithmetic where a value goes. The language
+/// has none (yet), so there is no edit: quoting it would save the text
+/// `joins + 1`, which is not what the line asks for.
+fn arithmetic(f: &Failure<'_>) -> Option<Diagnostic> {
+    if !(f.expects(Expected::Str) && f.expects_keyword(Keyword::True)) {
+        return None;
+    }
+    let eol = line_end(f.text, f.at);
+    let tokens: Vec<_> = Lexer::from(f.text, f.at).take_while(|t| t.start() < eol).filter(|t| !t.is_trivia()).collect();
+    let operand = |t: &super::lexer::Token| matches!(t.kind, Kind::Word | Kind::Number | Kind::Reference { .. });
+    let [first, op, second, ..] = tokens.as_slice() else { return None };
+    let is_op = op.kind == Kind::Punct && matches!(op.text(f.text), "+" | "-" | "*" | "/" | "%");
+    if !(operand(first) && is_op && operand(second)) {
+        return None;
+    }
+    let last = tokens.iter().take_while(|t| t.kind != Kind::Comment).last().unwrap_or(second);
+    let span = Span::new(first.start(), last.end());
+    let expression = &f.text[span.range()];
+    let name = first.text(f.text);
+    Some(
+        syntax(format!("`{expression}` is arithmetic, which blkc does not compute"))
+            .label(span, "a calculation")
+            .help(format!(
+                "a value is a string, a number, `true`, `false`, `null` or a response reference; \
+                 `\"{{{name}}} {} {}\"` would save the text, not the result, so nothing is changed for you",
+                op.text(f.text),
+                second.text(f.text)
+            ))
+            .note("a counter can be kept by the API the bot talks to (send it the new value and save its answer)"),
+    )
 }
 
 /// `if (a == b)`, `&&`, `||`, `and`, `or` in conditions.
