@@ -89,3 +89,52 @@ fn a_hash_inside_a_reference_is_not_a_comment_to_the_lost_brace_recogniser() {
     let checked = check("x.blk", &text);
     assert_eq!(checked.diagnostics[0].message, "`api b {` is never closed");
 }
+
+/// The help shows the edit: where a certain fix changes one line, its help
+/// quotes that line as the fix leaves it.
+#[test]
+fn the_help_shows_the_line_the_fix_makes() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mistakes");
+    let mut checked_any = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|x| x != "blk") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let checked = check("m.blk", &text);
+        for d in &checked.diagnostics {
+            let Some(s) = d.suggestions.iter().find(|s| s.confidence == Confidence::Certain) else { continue };
+            let line_of = |at: usize| {
+                (text[..at].rfind('\n').map_or(0, |i| i + 1), text[at..].find('\n').map_or(text.len(), |i| at + i))
+            };
+            let (start, end) = line_of(s.edits[0].span.start as usize);
+            if s.edits.iter().any(|e| (e.span.start as usize) < start || (e.span.end as usize) > end) {
+                continue; // an edit over several lines: no one line to show
+            }
+            let mut line = text[start..end].to_string();
+            let mut edits = s.edits.clone();
+            edits.sort_by_key(|e| std::cmp::Reverse(e.span.start));
+            for e in edits {
+                line.replace_range(e.span.start as usize - start..e.span.end as usize - start, &e.replacement);
+            }
+            let fixed = line.trim();
+            if fixed.contains('\n') || fixed.is_empty() {
+                continue;
+            }
+            let help = d.help.as_deref().unwrap_or("");
+            // The fixed line, or (for one edit) what it writes, in backticks.
+            let replacement = s.edits[0].replacement.trim();
+            let shows_edit = s.edits.len() == 1
+                && !replacement.is_empty()
+                && help.split('`').skip(1).step_by(2).any(|quoted| quoted.contains(replacement));
+            assert!(
+                help.contains(fixed) || shows_edit,
+                "{}: the help does not show the fixed line `{fixed}`: {help}",
+                path.display()
+            );
+            checked_any += 1;
+        }
+    }
+    assert!(checked_any > 20, "only {checked_any} fixes compared");
+}

@@ -6,7 +6,7 @@ use rustc_hash::FxHashSet as HashSet;
 use super::{samples, Scope};
 use crate::ast::visit::{self, Site, Visitor};
 use crate::ast::{each_block, ApiBlock, Ident, IfNode, Reference, Tree, TreeKind, Value};
-use crate::diagnostics::{did_you_mean, Code, Diagnostic};
+use crate::diagnostics::{did_you_mean, Code, Confidence, Diagnostic, Edit};
 use crate::model::Flow;
 use crate::path::{self, Root};
 use crate::source::Span;
@@ -132,13 +132,13 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
         self.check_reference(r, site, in_text);
     }
 
-    fn named(&mut self, name: &'a Ident, _site: Site) {
-        self.check_named(name);
+    fn named(&mut self, name: &'a Ident, site: Site) {
+        self.check_named(name, site);
     }
 }
 
 impl<'a> Walk<'_, 'a> {
-    fn check_named(&mut self, name: &Ident) {
+    fn check_named(&mut self, name: &Ident, site: Site) {
         let n = name.name.as_str();
         if self.model.knows(n) {
             return;
@@ -148,7 +148,26 @@ impl<'a> Walk<'_, 'a> {
         let candidates =
             self.model.variables.iter().map(|v| v.name.as_str()).chain(self.model.custom.iter().map(|c| &**c));
         let suggestion = did_you_mean(n, candidates);
-        diag = if let Some(block) = n.strip_prefix("api_").filter(|b| self.scope.blocks.contains_key(b)) {
+        let capitals = n.bytes().any(|b| b.is_ascii_uppercase())
+            && n.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+        let lower = n.to_ascii_lowercase();
+        let key_like = ["key", "token", "secret", "password", "passwd"].iter().any(|w| lower.contains(w));
+        diag = if (capitals || key_like) && suggestion.is_none() {
+            // `{WEATHER_KEY}`: a secret written as a variable.
+            let slot = n.to_ascii_uppercase();
+            let braces = Span::new(name.span.start as usize - 1, name.span.end as usize + 1);
+            // In a header, in capitals, it can only be the key: certain.
+            let confidence = if capitals && site == Site::Header { Confidence::Certain } else { Confidence::Maybe };
+            diag.help(format!(
+                "a secret is written as a slot, `<{slot}>`, and filled at run time (`BLKC_SECRET_{slot}` or \
+                 `--secrets FILE`), never kept in the file; braces are for variables"
+            ))
+            .suggest_edits(
+                format!("write the slot `<{slot}>`"),
+                vec![Edit { span: braces, replacement: format!("<{slot}>") }],
+                confidence,
+            )
+        } else if let Some(block) = n.strip_prefix("api_").filter(|b| self.scope.blocks.contains_key(b)) {
             diag.help(format!(
                 "a response is read with a path: `{{api_{block}[response]}}` or `{{api_{block}[response.key]}}`"
             ))

@@ -806,7 +806,28 @@ fn unquoted_string(f: &Failure<'_>) -> Option<Diagnostic> {
             .suggest_edits("save the word", vec![Edit { span, replacement: format!("\"{text}\"") }], Confidence::Maybe),
         );
     }
-    Some(with_fix(diag, f, "quote it", span, format!("\"{}\"", escaped(text))))
+    Some(with_fix(diag, f, "quote it", span, quoted(f.text, span)))
+}
+
+/// The text of `span` as a string literal: escaped, with each unquoted
+/// response reference in it put in braces (`api_x[response.a]` reads the
+/// response; quoted bare, it would be sent as those characters).
+fn quoted(text: &str, span: Span) -> String {
+    let mut out = String::from("\"");
+    let end = span.end as usize;
+    for t in Lexer::from(text, span.start as usize).take_while(|t| t.start() < end) {
+        let piece = &text[t.start()..t.end().min(end)];
+        match t.kind {
+            Kind::Reference { closed: true } if t.end() <= end => {
+                out.push('{');
+                out.push_str(piece);
+                out.push('}');
+            }
+            _ => out.push_str(&escaped(piece)),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// `save joins = joins + 1`: arithmetic where a value goes. The language
