@@ -32,6 +32,24 @@ fn examples() -> Vec<Vec<u8>> {
 
 const SYNTAX_BYTES: &[u8] = b"{}[]\"\\<>=.,#\n api_[]response0-";
 
+/// Each edit removes the byte at a place (0), inserts a syntax byte there
+/// (1) or replaces it with one (2).
+fn mutate(bytes: &mut Vec<u8>, edits: &[(prop::sample::Index, u8, usize)]) {
+    for (at, kind, byte) in edits {
+        if bytes.is_empty() {
+            return;
+        }
+        let i = at.index(bytes.len());
+        match kind {
+            0 => {
+                bytes.remove(i);
+            }
+            1 => bytes.insert(i, SYNTAX_BYTES[*byte]),
+            _ => bytes[i] = SYNTAX_BYTES[*byte],
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
@@ -47,15 +65,7 @@ proptest! {
     ) {
         let all = examples();
         let mut bytes = all[which % all.len()].clone();
-        for (at, kind, byte) in edits {
-            if bytes.is_empty() { break; }
-            let i = at.index(bytes.len());
-            match kind {
-                0 => { bytes.remove(i); }
-                1 => bytes.insert(i, SYNTAX_BYTES[byte]),
-                _ => bytes[i] = SYNTAX_BYTES[byte],
-            }
-        }
+        mutate(&mut bytes, &edits);
         run_front_end("mutated.blk", bytes);
     }
 
@@ -79,13 +89,11 @@ proptest! {
         let text = crate::fmt::with_comments(&print::file(&file), &comments);
         same_reading(&text)?;
         let mut bytes = text.into_bytes();
-        for (at, kind, byte) in edits {
+        for &(at, kind, byte) in &edits {
             if bytes.is_empty() { break; }
             let i = at.index(bytes.len());
             match kind {
-                0 => { bytes.remove(i); }
-                1 => bytes.insert(i, SYNTAX_BYTES[byte]),
-                2 => bytes[i] = SYNTAX_BYTES[byte],
+                0..=2 => mutate(&mut bytes, &[(at, kind, byte)]),
                 // Inside a string, a reference or a comment, where the two
                 // readings could part.
                 _ => {

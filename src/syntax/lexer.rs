@@ -228,18 +228,24 @@ pub fn skip_trivia(text: &str, mut pos: usize) -> usize {
 /// The `{`s still open at `at` (outside strings, comments and references),
 /// outermost first, lexing from `from`.
 pub fn open_braces(text: &str, from: usize, at: usize) -> Vec<usize> {
-    let mut open = Vec::new();
+    still_open(text, from, at, b'{', b'}')
+}
+
+/// The `open` punctuation still open at `at` (each closed by a later
+/// `close`), outermost first, lexing from `from`: `{`/`}` or `[`/`]`.
+pub fn still_open(text: &str, from: usize, at: usize, open: u8, close: u8) -> Vec<usize> {
+    let mut stack = Vec::new();
     for t in Lexer::from(text, from) {
         if t.start() >= at {
             break;
         }
-        if t.is(text, b'{') {
-            open.push(t.start());
-        } else if t.is(text, b'}') {
-            open.pop();
+        if t.is(text, open) {
+            stack.push(t.start());
+        } else if t.is(text, close) {
+            stack.pop();
         }
     }
-    open
+    stack
 }
 
 /// The token that holds `offset` (the one it is inside or at the end of,

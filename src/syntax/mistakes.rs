@@ -559,18 +559,7 @@ fn stray_punctuation(f: &Failure<'_>) -> Option<Diagnostic> {
 /// The innermost `[` still open at `at` (outside strings, comments and
 /// response references).
 fn innermost_open_bracket(text: &str, from: usize, at: usize) -> Option<usize> {
-    let mut open = Vec::new();
-    for t in Lexer::from(text, from) {
-        if t.start() >= at {
-            break;
-        }
-        if t.is(text, b'[') {
-            open.push(t.start());
-        } else if t.is(text, b']') {
-            open.pop();
-        }
-    }
-    open.pop()
+    super::lexer::still_open(text, from, at, b'[', b']').pop()
 }
 
 /// `tags = ["a", "b"` with the `]` missing.
