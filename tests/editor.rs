@@ -75,3 +75,44 @@ fn the_extension_packages_into_a_vsix() {
         assert!(listing.contains(part), "the package holds {part}");
     }
 }
+
+/// The Neovim 0.7–0.10 recipe of docs/editor.md, run as written in a
+/// headless Neovim: the server starts and the diagnostics arrive. Needs
+/// `nvim` (CI installs Debian's, 0.7.2); without it the test says so and
+/// passes, since the other editor tests cover the server itself.
+#[test]
+fn the_neovim_recipe_of_the_docs_gets_diagnostics() {
+    if Command::new("nvim").arg("--version").output().is_err() {
+        eprintln!("skipped: no `nvim` on this machine (CI installs it)");
+        return;
+    }
+    let doc = std::fs::read_to_string(Path::new(ROOT).join("docs/editor.md")).unwrap();
+    let section = doc.split("## Neovim 0.7 to 0.10").nth(1).expect("the section");
+    let recipe = section.split("```lua").nth(1).and_then(|r| r.split("```").next()).expect("its Lua block");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("init.lua"), recipe).unwrap();
+    std::fs::write(dir.path().join("bot.blk"), "command c {\n    reply \"{option_citty}\"\n}\n").unwrap();
+    std::fs::write(
+        dir.path().join("probe.lua"),
+        r#"vim.cmd("edit bot.blk")
+vim.wait(10000, function() return #vim.diagnostic.get(0) > 0 end, 50)
+for _, d in ipairs(vim.diagnostic.get(0)) do io.stdout:write(tostring(d.code) .. "\n") end
+io.stdout:write("filetype " .. vim.bo.filetype .. "\n")
+vim.cmd("qa!")
+"#,
+    )
+    .unwrap();
+    let blkc = get_cargo_bin("blkc");
+    let path = format!("{}:{}", blkc.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new("nvim")
+        .args(["--headless", "-u", "init.lua", "-c", "luafile probe.lua"])
+        .current_dir(dir.path())
+        .env("PATH", path)
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("filetype blk"), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.lines().any(|l| l == "B115"), "no diagnostics from blkc lsp: {stdout}");
+}
