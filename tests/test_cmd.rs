@@ -264,3 +264,20 @@ fn an_error_answer_is_not_saved_as_the_sample_and_the_test_fails() {
     assert_eq!(out.status.code(), Some(3));
     assert!(!dir.path().join("samples/t.json").exists());
 }
+
+#[test]
+fn a_test_request_that_changes_data_says_so_before_it_is_sent() {
+    let server = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "command c {\n    api make {\n        method POST\n        url \"@SERVER@/echo\"\n        body { name = \"x\" }\n    }\n    api look {\n        method GET\n        url \"@SERVER@/echo\"\n    }\n}\n",
+        &server,
+    );
+    let out = blkc(dir.path(), &["test", "bot.blk", "make"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("note: sending POST for block `make`: a test request is a real request"));
+    let out = blkc(dir.path(), &["test", "bot.blk", "look"], &[]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("a test request is a real request"));
+}

@@ -53,6 +53,15 @@ pub fn test(args: &TestArgs) -> Exit {
         Event::Warning(w) => warnings.push(w.diagnostic),
         Event::Reply { .. } | Event::Save { .. } => {}
     };
+    // A test request is sent for real: one that changes data says so first.
+    if request.method != blkc::vocab::Method::GET && format == Format::Text {
+        eprintln!(
+            "note: sending {} for block `{}`: a test request is a real request, and the server may change or \
+             delete data (as it would in a run)",
+            request.method.as_str(),
+            block.name.name
+        );
+    }
     let test_report = match eval::test_request(&plan, request, &inputs, &options, &mut sink) {
         Ok(r) => r,
         Err(diag) => {
