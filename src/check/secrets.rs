@@ -213,11 +213,19 @@ fn literals(block: &ApiBlock) -> Vec<Literal<'_>> {
     }
     for part in block.url().map_or(&[][..], |u| &u.parts[..]) {
         let Part::Lit(text, span) = part else { continue };
-        let Some((_, query)) = text.split_once('?') else { continue };
-        for pair in query.split(['&', '#']) {
+        let Some(q) = text.find('?') else { continue };
+        // Where the literal's text stands in the source one for one (no
+        // escapes in it), a value's own span; else the literal's.
+        let exact = span.len() == text.len();
+        let base = span.start as usize;
+        let mut at = q + 1;
+        for pair in text[q + 1..].split(['&', '#']) {
             if let Some((key, value)) = pair.split_once('=') {
-                out.push(Literal { place: "URL query parameter", key, text: value, span: *span });
+                let start = at + key.len() + 1;
+                let value_span = if exact { Span::new(base + start, base + start + value.len()) } else { *span };
+                out.push(Literal { place: "URL query parameter", key, text: value, span: value_span });
             }
+            at += pair.len() + 1;
         }
     }
     out
