@@ -185,7 +185,7 @@ impl Shown<'_> {
                     },
                     Row {
                         variable: blkc::path::variable(self.block, "response"),
-                        shown: t.chars().take(72).collect(),
+                        shown: blkc::eval::explore::one_line(&t.chars().take(72).collect::<String>()),
                         value: Some(serde_json::Value::String(t.clone())),
                         note: Some("the body is not JSON: it has no paths".into()),
                     },

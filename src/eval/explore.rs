@@ -30,11 +30,29 @@ pub struct Row {
 fn shown(v: &Json) -> String {
     let mut s = String::new();
     super::render::push_json(&mut s, v);
+    let s = one_line(&s);
     if s.chars().count() > MAX_VALUE_WIDTH {
         let cut: String = s.chars().take(MAX_VALUE_WIDTH - 1).collect();
         return format!("{cut}…");
     }
     s
+}
+
+/// A value as one line of a table: line breaks, tabs and every other control
+/// character written as escapes (`\n`, `\u{1b}`), so a value cannot break
+/// the table's alignment or send the terminal a control sequence.
+pub fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Every addressable path of `body` for block `block`, in document order.
@@ -182,5 +200,17 @@ fn diff(old: &Json, new: &Json, path: &mut Vec<String>, out: &mut Vec<Change>) {
             kind: ChangeKind::TypeChanged { was: Kind::of(a).words(), now: Kind::of(b).words() },
         }),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cell_is_one_line() {
+        assert_eq!(one_line("a\nb\tc\u{1b}]0;x\u{7}"), "a\\nb\\tc\\u{1b}]0;x\\u{7}");
+        let v: Json = serde_json::json!("line one\nline two");
+        assert_eq!(shown(&v), "line one\\nline two");
     }
 }
