@@ -138,3 +138,48 @@ fn the_help_shows_the_line_the_fix_makes() {
     }
     assert!(checked_any > 20, "only {checked_any} fixes compared");
 }
+
+/// Every certain fix of the corpus leaves the lines a person evidently
+/// meant, as reviewed and written down in `fixtures/mistakes/means.txt`: a
+/// fix that would save `"joins + 1"` as text, or quote a variable's name, is
+/// caught here. A new certain fix must add its lines there.
+#[test]
+fn every_certain_fix_leaves_what_was_meant() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mistakes");
+    let listed = std::fs::read_to_string(dir.join("means.txt")).unwrap();
+    let mut means: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for line in listed.lines().filter(|l| !l.starts_with('#')) {
+        let (file, fixed) = line.split_once(": ").unwrap_or((line.trim_end_matches(':'), ""));
+        means.entry(file.to_string()).or_default().push(fixed.to_string());
+    }
+    let mut fixed_files = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|x| x != "blk") {
+            continue;
+        }
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let checked = check(&name, &text);
+        if !checked.diagnostics.iter().any(|d| d.suggestions.iter().any(|s| s.confidence == Confidence::Certain)) {
+            assert!(!means.contains_key(&name), "{name} is in means.txt but has no certain fix");
+            continue;
+        }
+        let (after, _) = blkc::fix_certain(checked, |fixed| check(&name, &fixed));
+        let diff = similar::TextDiff::from_lines(text.as_str(), after.source.text.as_str());
+        let mut added: Vec<String> = diff
+            .iter_all_changes()
+            .filter(|c| c.tag() == similar::ChangeTag::Insert)
+            .map(|c| c.value().trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect();
+        if added.is_empty() {
+            added.push(String::new());
+        }
+        let want =
+            means.get(&name).unwrap_or_else(|| panic!("{name}: its certain fix leaves {added:?}; add it to means.txt"));
+        assert_eq!(&added, want, "{name}: the fix does not leave what was meant");
+        fixed_files.push(name);
+    }
+    assert_eq!(fixed_files.len(), means.len(), "means.txt lists files without a certain fix");
+}

@@ -784,18 +784,55 @@ fn unquoted_string(f: &Failure<'_>) -> Option<Diagnostic> {
     };
     let diag = syntax(format!("{what} is a string: write it in double quotes"))
         .label(Span::new(span.start as usize, loose_word(f.text, f.at).end.min(span.end) as usize), "not a string");
-    if keyword != "reply" && context(f) == Context::Tree && text.bytes().all(super::lexer::is_word_byte) {
-        // `save last = visits`: the text `visits`, or the value of `{visits}`?
-        // Either edit changes what is saved, so neither is made for you.
+    if keyword != "reply" && text.bytes().all(super::lexer::is_word_byte) && names_a_variable(f.text, text) {
+        // `save last = visits` with a variable `visits`: the word, or the
+        // variable's value? Either edit changes what is sent or saved, so
+        // neither is made for you.
+        let var = if declares_option(f.text, text) { format!("option_{text}") } else { text.to_string() };
         return Some(
             diag.help(format!(
-                "write `\"{{{text}}}\"` to save the value of the variable `{text}`, or `\"{text}\"` to save the word itself"
+                "write `\"{{{var}}}\"` for the value of the variable `{var}`, or `\"{text}\"` for the word itself"
             ))
-            .suggest_edits(format!("save the value of `{{{text}}}`"), vec![Edit { span, replacement: format!("\"{{{text}}}\"") }], Confidence::Maybe)
-            .suggest_edits("save the word", vec![Edit { span, replacement: format!("\"{text}\"") }], Confidence::Maybe),
+            .suggest_edits(
+                format!("use the value of `{{{var}}}`"),
+                vec![Edit { span, replacement: format!("\"{{{var}}}\"") }],
+                Confidence::Maybe,
+            )
+            .suggest_edits(
+                "use the word",
+                vec![Edit { span, replacement: format!("\"{text}\"") }],
+                Confidence::Maybe,
+            ),
         );
     }
     Some(with_fix(diag, f, "quote it", span, quoted(f.text, span)))
+}
+
+/// Whether `word` names a variable of the file: declared with `var`, a
+/// `save` target, an option (as `city` or `option_city`), or a variable a
+/// trigger provides.
+fn names_a_variable(text: &str, word: &str) -> bool {
+    let triggers =
+        crate::vocab::COMMAND_VARIABLES.iter().chain(crate::vocab::EVENTS.iter().flat_map(|(_, vars)| vars.iter()));
+    if triggers.into_iter().any(|v| *v == word) {
+        return true;
+    }
+    let bare = word.strip_prefix("option_").unwrap_or(word);
+    declared(text).any(|(keyword, name)| name == word || (keyword == "option" && name == bare))
+}
+
+/// Whether `word` is declared by an `option` (so its variable is `option_<word>`).
+fn declares_option(text: &str, word: &str) -> bool {
+    declared(text).any(|(keyword, name)| keyword == "option" && name == word)
+}
+
+/// The names that `var`, `option` and `save` declare in the text, with the keyword.
+fn declared(text: &str) -> impl Iterator<Item = (&str, &str)> {
+    let words: Vec<&str> =
+        Lexer::new(text).significant().filter(|t| t.kind == Kind::Word).map(|t| t.text(text)).collect();
+    let pairs: Vec<(&str, &str)> =
+        words.windows(2).filter(|w| matches!(w[0], "var" | "option" | "save")).map(|w| (w[0], w[1])).collect();
+    pairs.into_iter()
 }
 
 /// The text of `span` as a string literal: escaped, with each unquoted
