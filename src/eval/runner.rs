@@ -88,7 +88,15 @@ impl render::Scope for Runner<'_> {
                 return Some(String::new());
             }
         }
-        self.plan.variables.iter().find(|v| v.name == name).and_then(|v| v.default.clone())
+        let declared = self.plan.variables.iter().find(|v| v.name == name)?;
+        match &declared.default {
+            Some(default) => Some(default.clone()),
+            // `var visits` with no default, never saved: empty, and said so.
+            None => {
+                self.pending.push(failure::unset_variable(name, span));
+                Some(String::new())
+            }
+        }
     }
 
     fn secret(&self, name: &str) -> Option<&str> {
