@@ -257,10 +257,19 @@ impl Samples {
     }
 }
 
-/// Reads a sample: a regular file of JSON, within the size limit.
+/// Reads a sample: a regular file of JSON, within the size limit. It is
+/// opened without blocking (a FIFO or a terminal named as a sample must not
+/// hang `check` or the editor) and refused unless it is a regular file.
 fn read_sample(path: &Path) -> Result<Sample, String> {
     use std::io::Read as _;
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| format!("cannot be read: {e}"))?;
     let meta = file.metadata().map_err(|e| format!("cannot be read: {e}"))?;
     if !meta.is_file() {
         return Err("cannot be read: it is not a regular file".into());
@@ -655,6 +664,21 @@ mod tests {
             sample.get("a").and_then(|a| a.element(2)),
             Some(&Sample::Number("123456789012345678901234567890".into()))
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_sample_that_is_a_fifo_or_a_device_is_refused_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo.json");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid path and mode; nothing is read from or written to it.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let samples = Samples::in_folder(dir.path().to_path_buf());
+        let loaded = samples.load("fifo.json").unwrap();
+        assert!(matches!(loaded.as_ref(), Err(e) if e.contains("not a regular file")), "{loaded:?}");
+        let loaded = Samples::in_folder("/".into()).load("dev/zero").unwrap();
+        assert!(matches!(loaded.as_ref(), Err(e) if e.contains("not a regular file")), "{loaded:?}");
     }
 
     #[test]
