@@ -265,7 +265,10 @@ pub fn sample_unreadable(r: &Request, sample: &str, why: &str) -> Diagnostic {
 /// B313: a declared custom variable with no default that was never saved:
 /// read as empty.
 pub fn unset_variable(name: &str, span: Span) -> Diagnostic {
-    Diagnostic::new(Code::MissingVariable, format!("`{{{name}}}` has never been saved and has no default: read as empty"))
-        .label(span, "empty in this run")
-        .help(format!("give it a default where it is declared, like `var {name} = \"0\"`, or `save` it before it is read"))
+    Diagnostic::new(
+        Code::MissingVariable,
+        format!("`{{{name}}}` has never been saved and has no default: read as empty"),
+    )
+    .label(span, "empty in this run")
+    .help(format!("give it a default where it is declared, like `var {name} = \"0\"`, or `save` it before it is read"))
 }
