@@ -16,30 +16,39 @@
 //! writes input N to FILE.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use blkc::diagnostics::{apply_certain, formats, render_json, render_terminal, RenderOptions};
 
-/// Counts live heap bytes and their peak, for the memory finding class.
+/// Counts live heap bytes and their peak, for the memory finding class, per
+/// thread: the tests run side by side, and another test's allocations must
+/// not count against the input being measured (the front end parses inputs
+/// under 1 MiB on the calling thread).
 pub struct Counting;
 
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded as is to the system allocator.
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(live, Ordering::Relaxed);
+            // `try_with`: a thread being torn down has no counters left.
+            let _ = LIVE.try_with(|live| {
+                let now = live.get() + layout.size() as isize;
+                live.set(now);
+                let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
+            });
         }
         p
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        let _ = LIVE.try_with(|live| live.set(live.get() - layout.size() as isize));
         // SAFETY: forwarded as is to the system allocator.
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -219,12 +228,12 @@ fn the_front_end_survives_mutated_programs() {
             std::fs::write(dump, &input).unwrap();
         }
         let shown = String::from_utf8_lossy(&input[..size.min(300)]).into_owned();
-        let base = LIVE.load(Ordering::Relaxed);
-        PEAK.store(base, Ordering::Relaxed);
+        let base = LIVE.with(Cell::get);
+        PEAK.with(|p| p.set(base));
         let started = Instant::now();
         let outcome = std::panic::catch_unwind(|| front_end(input));
         let took = started.elapsed();
-        let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+        let peak = (PEAK.with(Cell::get) - base).max(0) as usize;
         assert!(outcome.is_ok(), "case {case} panicked; input starts {shown:?}");
         // Debug builds are several times slower than release: the bar scales.
         let limit = if cfg!(debug_assertions) { Duration::from_secs(5) } else { Duration::from_secs(1) };
