@@ -431,11 +431,6 @@ impl Model {
         self.trees.iter().find(|t| t.span.start as usize <= offset && offset <= t.span.end as usize)
     }
 
-    /// The model of `tree` (found by its span).
-    pub fn tree(&self, tree: &Tree) -> Option<&TreeModel> {
-        self.trees.iter().find(|t| t.span == tree.span)
-    }
-
     /// A block's sample, read once.
     pub fn sample(&self, block: &BlockInfo) -> Option<Arc<Result<Sample, String>>> {
         self.samples.load(block.sample.as_deref()?)

@@ -60,9 +60,10 @@ pub fn check(file: &File, model: &crate::model::Model) -> Vec<Diagnostic> {
     let scope = Scope::new(file, model);
     let mut out = Vec::new();
     declarations::check(&scope, &mut out);
-    for tree in file.trees() {
+    // The model holds one entry per tree, in the file's order.
+    for (tree, tree_model) in file.trees().zip(&model.trees) {
         request::check_tree(&scope, tree, &mut out);
-        references::check_tree(&scope, tree, &mut out);
+        references::check_tree(&scope, tree, tree_model, &mut out);
         secrets::check_tree(&scope, tree, &mut out);
     }
     diagnostics::sort(&mut out);

@@ -52,8 +52,12 @@ fn status_test(c: &crate::ast::Condition) -> Option<(&str, bool, bool)> {
     Some((r.block.name.as_str(), then_error, else_error))
 }
 
-pub fn check_tree(scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
-    let Some(model) = scope.model.tree(tree) else { return };
+pub fn check_tree<'a>(
+    scope: &Scope<'a>,
+    tree: &'a Tree,
+    model: &'a crate::model::TreeModel,
+    out: &mut Vec<Diagnostic>,
+) {
     let mut own_blocks = rustc_hash::FxHashMap::default();
     let mut blocks = Vec::new();
     each_block(&tree.body, &mut |b| {
