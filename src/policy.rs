@@ -218,45 +218,111 @@ pub fn is_dot_segment(segment: &str) -> bool {
 }
 
 /// Addresses a request whose host came from a value or a redirect may not
-/// reach unless the author allows it: this machine, private networks,
-/// link-local and unique-local addresses, unspecified, shared (CGNAT),
-/// multicast and broadcast addresses. IPv4 written inside IPv6 (mapped,
-/// compatible, NAT64) is judged as the IPv4 it holds.
+/// reach unless the author allows it: every address of the IANA IPv4 and
+/// IPv6 special-purpose registries that is not globally reachable (this
+/// machine, private and shared networks, link-local, documentation,
+/// benchmarking, reserved), unspecified, multicast and broadcast. An IPv6
+/// address that embeds an IPv4 one (mapped, compatible, NAT64, 6to4,
+/// Teredo) is judged by the IPv4 it embeds. The addresses of this machine's
+/// own interfaces are refused too, by the resolver (`eval/http.rs`), which
+/// can see them.
 pub fn is_internal(ip: std::net::IpAddr) -> bool {
     use std::net::IpAddr;
     match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.is_multicast()
-                || a == 0
-                || (a == 100 && (64..128).contains(&b))
-        }
-        IpAddr::V6(v6) => {
-            let seg = v6.segments();
-            let embedded = v6.to_ipv4_mapped().or_else(|| {
-                let compat = seg[..6] == [0; 6]
-                    && v6.to_ipv4().is_some_and(|v4| !v4.is_unspecified() && v4.octets() != [0, 0, 0, 1]);
-                let nat64 = seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0];
-                (compat || nat64).then(|| std::net::Ipv4Addr::from(((seg[6] as u32) << 16) | seg[7] as u32))
-            });
-            match embedded {
-                Some(v4) => is_internal(IpAddr::V4(v4)),
-                None => {
-                    v6.is_loopback()
-                        || v6.is_unspecified()
-                        || v6.is_multicast()
-                        || (seg[0] & 0xfe00) == 0xfc00
-                        || (seg[0] & 0xffc0) == 0xfe80
-                        || (seg[0] & 0xffc0) == 0xfec0
-                }
-            }
-        }
+        IpAddr::V4(v4) => ipv4_internal(v4),
+        IpAddr::V6(v6) => match embedded_ipv4(v6) {
+            Some(embedded) => embedded.iter().any(|v4| ipv4_internal(*v4)),
+            None => ipv6_internal(v6),
+        },
     }
+}
+
+/// The IPv4 special-purpose registry's ranges that are not globally
+/// reachable, with multicast and the reserved 240/4.
+fn ipv4_internal(v4: std::net::Ipv4Addr) -> bool {
+    let [a, b, c, d] = v4.octets();
+    a == 0 // "this network"
+        || a == 10
+        || a == 127
+        || (a == 100 && (64..128).contains(&b)) // shared address space (CGNAT)
+        || (a == 169 && b == 254)
+        || (a == 172 && (16..32).contains(&b))
+        || (a == 192 && b == 0 && c == 0 && d != 9 && d != 10) // IETF protocol assignments (.9 and .10 are global)
+        || (a == 192 && b == 0 && c == 2) // TEST-NET-1
+        || (a == 192 && b == 88 && c == 99) // 6to4 relay anycast (deprecated)
+        || (a == 192 && b == 168)
+        || (a == 198 && (b & 0xfe) == 18) // benchmarking, 198.18.0.0/15
+        || (a == 198 && b == 51 && c == 100) // TEST-NET-2
+        || (a == 203 && b == 0 && c == 113) // TEST-NET-3
+        || a >= 224 // multicast, reserved and broadcast
+}
+
+/// The IPv6 special-purpose registry's ranges that are not globally
+/// reachable (after embedded IPv4 is taken out), with multicast and the
+/// deprecated site-local range.
+fn ipv6_internal(v6: std::net::Ipv6Addr) -> bool {
+    let s = v6.segments();
+    let in_range = |prefix: &[u16], bits: u32| {
+        let mut left = bits;
+        for (i, segment) in s.iter().enumerate() {
+            let want = prefix.get(i).copied().unwrap_or(0);
+            let take = left.min(16);
+            if take == 0 {
+                break;
+            }
+            let mask = if take == 16 { 0xffff } else { !(0xffffu16 >> take) };
+            if segment & mask != want & mask {
+                return false;
+            }
+            left -= take;
+        }
+        true
+    };
+    // Globally reachable exceptions inside 2001::/23.
+    let global_in_2001 = in_range(&[0x2001, 0x1, 0, 0, 0, 0, 0, 0x1], 128) // port control protocol anycast
+        || in_range(&[0x2001, 0x1, 0, 0, 0, 0, 0, 0x2], 128) // TURN anycast
+        || in_range(&[0x2001, 0x3], 32) // AMT
+        || in_range(&[0x2001, 0x4, 0x112], 48) // AS112
+        || in_range(&[0x2001, 0x20], 28) // ORCHIDv2
+        || in_range(&[0x2001, 0x30], 28); // drone remote ID
+    v6.is_loopback()
+        || v6.is_unspecified()
+        || in_range(&[0x64, 0xff9b, 0x1], 48) // local-use IPv4/IPv6 translation
+        || in_range(&[0x100], 64) // discard-only
+        || (in_range(&[0x2001], 23) && !global_in_2001) // IETF protocol assignments, benchmarking
+        || in_range(&[0x2001, 0xdb8], 32) // documentation
+        || in_range(&[0x3fff], 20) // documentation
+        || in_range(&[0x5f00], 16) // segment routing SIDs
+        || in_range(&[0xfc00], 7) // unique-local
+        || in_range(&[0xfe80], 10) // link-local
+        || in_range(&[0xfec0], 10) // site-local (deprecated)
+        || in_range(&[0xff00], 8) // multicast
+}
+
+/// The IPv4 addresses an IPv6 address carries: IPv4-mapped, -compatible,
+/// NAT64 (`64:ff9b::/96`), 6to4 (`2002::/16`) and Teredo (`2001::/32`, the
+/// server's address and the client's, which Teredo stores inverted).
+fn embedded_ipv4(v6: std::net::Ipv6Addr) -> Option<Vec<std::net::Ipv4Addr>> {
+    use std::net::Ipv4Addr;
+    let s = v6.segments();
+    let join = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    if let Some(mapped) = v6.to_ipv4_mapped() {
+        return Some(vec![mapped]);
+    }
+    // `::` and `::1` are themselves, not IPv4-compatible forms.
+    if s[..6] == [0; 6] && !v6.is_unspecified() && !v6.is_loopback() {
+        return Some(vec![join(s[6], s[7])]);
+    }
+    if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        return Some(vec![join(s[6], s[7])]);
+    }
+    if s[0] == 0x2002 {
+        return Some(vec![join(s[1], s[2])]);
+    }
+    if s[0] == 0x2001 && s[1] == 0 {
+        return Some(vec![join(s[2], s[3]), join(!s[6], !s[7])]);
+    }
+    None
 }
 
 #[cfg(test)]
@@ -314,10 +380,46 @@ mod tests {
             "::ffff:10.0.0.1",
             "64:ff9b::7f00:1",
             "::127.0.0.1",
+            "198.18.0.1",
+            "198.19.255.254",
+            "192.0.0.1",
+            "192.0.0.170",
+            "192.0.2.1",
+            "198.51.100.7",
+            "203.0.113.5",
+            "240.0.0.1",
+            "224.0.0.1",
+            "2002:7f00:1::",
+            "2002:a00:1::1",
+            "2001:0:4136:e378:8000:63bf:80ff:fffe",
+            "2001:0:7f00:1::",
+            "64:ff9b::a00:1",
+            "64:ff9b:1::1",
+            "100::1",
+            "2001:db8::1",
+            "2001:2::1",
+            "3fff::1",
+            "5f00::1",
+            "fec0::1",
+            "ff02::1",
+            "::ffff:198.18.0.1",
         ] {
             assert!(is_internal(internal.parse().unwrap()), "{internal}");
         }
-        for public in ["93.184.216.34", "1.1.1.1", "2606:4700::1111", "::ffff:93.184.216.34", "172.32.0.1"] {
+        for public in [
+            "93.184.216.34",
+            "1.1.1.1",
+            "2606:4700::1111",
+            "::ffff:93.184.216.34",
+            "172.32.0.1",
+            "192.0.0.9",
+            "198.20.0.1",
+            "2002:5db8:d822::1",
+            "64:ff9b::5db8:d822",
+            "2001:4860:4860::8888",
+            "2001:20::1",
+            "2001:0:5db8:d822::a247:27dd",
+        ] {
             assert!(!is_internal(public.parse().unwrap()), "{public}");
         }
         // The URL parser reads these as 127.0.0.1 before any address is judged.

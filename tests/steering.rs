@@ -108,6 +108,70 @@ fn a_host_from_a_value_or_a_redirect_never_reaches_an_internal_address() {
 }
 
 #[test]
+fn an_address_of_this_machine_is_refused_whatever_its_range() {
+    use crate::support::server::{add_address, in_private_network};
+    // In a private network namespace, `lo` also holds an address of a
+    // public range, and a server listens on every interface: a value (or a
+    // redirect) naming that address would reach this machine.
+    in_private_network(|| {
+        add_address("93.184.216.34/32");
+        add_address("2606:2800:220:1::1/128");
+        let server = TestServer::start_on("0.0.0.0");
+        let dir = tempfile::tempdir().unwrap();
+        let file = format!(
+            "command c {{\n    option host \"h\"\n    api a {{\n        method GET\n        url \"http://{{option_host}}:{}/echo\"\n    }}\n}}\n",
+            server.port
+        );
+        let ran = run(dir.path(), &file, &["--command", "c", "--var", "option_host=93.184.216.34"]);
+        assert_eq!((ran.code, ran.error_code()), (3, "B316"), "{}", ran.stderr);
+        let redirect = format!(
+            "command c {{\n    api a {{\n        method GET\n        url \"{}/location/302?to=http%3A%2F%2F93.184.216.34%3A{}%2Fecho\"\n    }}\n}}\n",
+            server.base(),
+            server.port
+        );
+        let ran = run(dir.path(), &redirect, &["--command", "c"]);
+        assert_eq!((ran.code, ran.error_code()), (3, "B316"), "{}", ran.stderr);
+        assert_eq!(server.received().len(), 1, "only the file's own request reached the server");
+        // Where the file itself names the address, it is the author's choice.
+        let own = file.replace("{option_host}", "93.184.216.34");
+        let ran = run(dir.path(), &own, &["--command", "c"]);
+        assert_eq!(ran.code, 0, "{}", ran.stderr);
+    });
+}
+
+#[test]
+fn special_purpose_addresses_are_refused_by_the_address_they_embed() {
+    use crate::support::server::{add_address, in_private_network};
+    // Each address is put on `lo` of a private namespace, so a guard that
+    // let it through would be caught reaching the server.
+    in_private_network(|| {
+        for address in ["198.18.0.1/32", "192.0.0.8/32", "2002:7f00:1::1/128", "2001:db8::1/128"] {
+            add_address(address);
+        }
+        let server = TestServer::start_on("[::]");
+        let dir = tempfile::tempdir().unwrap();
+        for location in [
+            format!("http://198.18.0.1:{}/echo", server.port),
+            format!("http://192.0.0.8:{}/echo", server.port),
+            format!("http://[2002:7f00:1::1]:{}/echo", server.port),
+            format!("http://[2001:db8::1]:{}/echo", server.port),
+            format!("http://[64:ff9b::7f00:1]:{}/echo", server.port),
+            format!("http://[2001:0:7f00:1::]:{}/echo", server.port),
+        ] {
+            let to = percent_encoding::utf8_percent_encode(&location, percent_encoding::NON_ALPHANUMERIC);
+            let file = format!(
+                "command c {{\n    api a {{\n        method GET\n        url \"{}/location/302?to={to}\"\n    }}\n}}\n",
+                server.base()
+            );
+            let ran = run(dir.path(), &file, &["--command", "c"]);
+            assert_eq!((ran.code, ran.error_code()), (3, "B316"), "{location}: {}", ran.stderr);
+        }
+        let reached: Vec<String> = server.received().iter().map(|r| r.url.clone()).collect();
+        assert!(reached.iter().all(|u| u.starts_with("/location")), "{reached:?}");
+    });
+}
+
+#[test]
 fn a_redirect_chooses_no_internal_address() {
     let server = TestServer::start();
     let target = TestServer::start();

@@ -366,13 +366,49 @@ impl ureq::unversioned::resolver::Resolver for CachingResolver {
             }
         };
         if self.guard {
-            if let Some(internal) = addrs.iter().find(|a| policy::is_internal(a.ip())) {
+            let own = own_addresses();
+            if let Some(internal) = addrs.iter().find(|a| policy::is_internal(a.ip()) || own.contains(&a.ip())) {
                 let refusal = InternalAddress { host: host.to_string(), address: internal.ip() };
                 return Err(ureq::Error::Io(std::io::Error::new(std::io::ErrorKind::PermissionDenied, refusal)));
             }
         }
         Ok(addrs)
     }
+}
+
+/// The addresses of this machine's own interfaces, read afresh each time
+/// (an interface may gain an address while blkc runs). A value or a
+/// redirect must not reach this machine through one of them, whatever
+/// range it is in: a server bound to `0.0.0.0` answers on all of them.
+fn own_addresses() -> Vec<std::net::IpAddr> {
+    let mut found = Vec::new();
+    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `list` with a linked list that freeifaddrs
+    // releases; each node is read only while the list is alive.
+    unsafe {
+        if libc::getifaddrs(&mut list) != 0 {
+            return found;
+        }
+        let mut node = list;
+        while let Some(entry) = node.as_ref() {
+            if let Some(addr) = entry.ifa_addr.as_ref() {
+                match i32::from(addr.sa_family) {
+                    libc::AF_INET => {
+                        let v4 = &*(entry.ifa_addr as *const libc::sockaddr_in);
+                        found.push(std::net::IpAddr::from(u32::from_be(v4.sin_addr.s_addr).to_be_bytes()));
+                    }
+                    libc::AF_INET6 => {
+                        let v6 = &*(entry.ifa_addr as *const libc::sockaddr_in6);
+                        found.push(std::net::IpAddr::from(v6.sin6_addr.s6_addr));
+                    }
+                    _ => {}
+                }
+            }
+            node = entry.ifa_next;
+        }
+        libc::freeifaddrs(list);
+    }
+    found
 }
 
 fn failure(e: ureq::Error) -> Failure {

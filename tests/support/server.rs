@@ -37,7 +37,12 @@ impl Drop for TestServer {
 
 impl TestServer {
     pub fn start() -> TestServer {
-        let server = Arc::new(Server::http("127.0.0.1:0").expect("bind 127.0.0.1"));
+        TestServer::start_on("127.0.0.1")
+    }
+
+    /// A server listening on `address` (`0.0.0.0` for every interface).
+    pub fn start_on(address: &str) -> TestServer {
+        let server = Arc::new(Server::http(format!("{address}:0")).expect("bind"));
         let port = server.server_addr().to_ip().expect("an IP address").port();
         let log = Arc::new(Mutex::new(Vec::new()));
         let (s, l) = (server.clone(), log.clone());
@@ -399,4 +404,33 @@ fn tunnel(mut client: std::net::TcpStream, log: &Arc<Mutex<Vec<u8>>>) {
         let _ = upstream_write.shutdown(std::net::Shutdown::Write);
     });
     let _ = std::io::copy(&mut upstream, &mut client);
+}
+
+/// Runs `f` on a thread of its own in a private network namespace, where
+/// only `lo` exists, and returns what it returned; `None` (with a message)
+/// when not root, as a namespace needs. Servers started and commands run
+/// inside `f` live in that namespace: nothing in it can reach beyond it.
+#[allow(dead_code)]
+pub fn in_private_network<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a private network namespace needs root (CI runs as root)");
+        return None;
+    }
+    let ran = std::thread::spawn(move || {
+        // SAFETY: unshare affects only this thread, which ends with `f`.
+        let unshared = unsafe { libc::unshare(libc::CLONE_NEWNET) };
+        assert_eq!(unshared, 0, "unshare(CLONE_NEWNET): {}", std::io::Error::last_os_error());
+        let up = std::process::Command::new("ip").args(["link", "set", "lo", "up"]).status().expect("run ip");
+        assert!(up.success(), "ip link set lo up");
+        f()
+    });
+    Some(ran.join().unwrap())
+}
+
+/// Adds an address to `lo` in the current (private) network namespace.
+#[allow(dead_code)]
+pub fn add_address(address: &str) {
+    let added = std::process::Command::new("ip").args(["addr", "add", address, "dev", "lo"]).status().expect("run ip");
+    assert!(added.success(), "ip addr add {address} dev lo");
 }
