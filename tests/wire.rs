@@ -97,3 +97,49 @@ fn a_proxy_is_used_but_the_bot_token_never_crosses_a_plaintext_hop() {
     assert_eq!(proxy.seen().matches("CONNECT").count(), 1, "the token request did not use the proxy");
     assert!(!proxy.seen().contains("wire.bot.token"));
 }
+
+#[test]
+fn through_a_proxy_the_target_is_judged_and_a_loopback_proxy_is_allowed() {
+    use crate::support::server::in_private_network;
+    // In a private network namespace: a name nobody can resolve there goes
+    // to the proxy (which answers for it), and nothing leaves this machine.
+    in_private_network(|| {
+        crate::support::server::add_address("93.184.216.34/32");
+        let internal = TestServer::start();
+        // A proxy on loopback, and one on an address of a public range.
+        for proxy in [ProxyServer::start(), ProxyServer::start_on("93.184.216.34")] {
+            let dir = tempfile::tempdir().unwrap();
+            let file = format!(
+            "command c {{\n    option host \"h\"\n    api a {{\n        method GET\n        url \"http://{{option_host}}:{}/echo\"\n    }}\n    reply \"{{api_a[response.proxied]}}\"\n}}\n",
+            internal.port
+        );
+            for variable in ["HTTP_PROXY", "ALL_PROXY"] {
+                let env = [(variable, proxy.base())];
+                let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                for host in ["127.0.0.1", "localhost", "api.localhost", "2130706433", "10.0.0.1", "198.18.0.1"] {
+                    let mut args = vec!["--command", "c", "--format", "json", "--connect-timeout", "2"];
+                    let var = format!("option_host={host}");
+                    args.extend(["--var", &var]);
+                    let out = run(dir.path(), &file, &args, &env);
+                    let stdout = String::from_utf8_lossy(&out.stdout);
+                    assert_eq!(out.status.code(), Some(3), "{variable} {host}: {stdout}");
+                    assert!(stdout.contains("\"B316\""), "{variable} {host}: {stdout}");
+                }
+                assert!(!proxy.seen().contains("CONNECT"), "the proxy never saw an internal target: {}", proxy.seen());
+                assert!(internal.received().is_empty());
+                // A public name, through a proxy on loopback: allowed, and the
+                // proxy resolves it.
+                let out = run(dir.path(), &file, &["--command", "c", "--var", "option_host=api.example.com"], &env);
+                assert_eq!(out.status.code(), Some(0), "{variable}: {}", String::from_utf8_lossy(&out.stderr));
+                let reply = format!("api.example.com:{}", internal.port);
+                assert!(
+                    String::from_utf8_lossy(&out.stdout).contains(&reply),
+                    "{}",
+                    String::from_utf8_lossy(&out.stdout)
+                );
+                assert!(proxy.seen().contains(&format!("CONNECT {reply}")), "{}", proxy.seen());
+                proxy.seen.lock().unwrap().clear();
+            }
+        }
+    });
+}

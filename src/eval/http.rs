@@ -158,11 +158,58 @@ impl Client {
         }
         // The bot token never crosses a plaintext hop to a proxy.
         let direct = hop.carries_token && hop.url.scheme() == "http";
+        if hop.guarded && !direct {
+            self.judge_before_proxy(agent, &hop.url)?;
+        }
         match &hop.body {
             // A request without a body sends no body and no `Content-Length`.
             None => self.run(agent, builder.body(()), remaining, direct),
             Some(body) => self.run(agent, builder.body(body.clone()), remaining, direct),
         }
+    }
+
+    /// Through a proxy, the proxy resolves the target's name and only the
+    /// proxy's own address reaches the resolver. So a guarded target is
+    /// judged here, before the proxy sees it: an address by itself, a
+    /// `localhost` name as this machine, and any other name by what it
+    /// resolves to here when it does (when it does not, the proxy resolves
+    /// it: its network is not this machine's).
+    fn judge_before_proxy(&self, agent: &ureq::Agent, url: &Url) -> Result<(), Failure> {
+        let Some(proxy) = agent.config().proxy() else { return Ok(()) };
+        let Ok(uri) = url.as_str().parse::<ureq::http::Uri>() else { return Ok(()) };
+        if proxy.is_no_proxy(&uri) || proxy.resolve_target() {
+            // ureq resolves the target itself, through the guarded resolver.
+            return Ok(());
+        }
+        let refused = |host: &str, address: std::net::IpAddr| Failure::Internal { host: host.to_string(), address };
+        match url.host() {
+            Some(url::Host::Ipv4(v4)) => refuses(v4.into()).then_some(refused(&v4.to_string(), v4.into())),
+            Some(url::Host::Ipv6(v6)) => refuses(v6.into()).then_some(refused(&v6.to_string(), v6.into())),
+            Some(url::Host::Domain(name)) => {
+                let name = name.trim_end_matches('.').to_ascii_lowercase();
+                if name == "localhost" || name.ends_with(".localhost") {
+                    Some(refused(&name, std::net::Ipv4Addr::LOCALHOST.into()))
+                } else {
+                    let timeout = ureq::unversioned::transport::NextTimeout {
+                        after: self.limits.connect_timeout.into(),
+                        reason: ureq::Timeout::Resolve,
+                        per_read: None,
+                        per_write: None,
+                    };
+                    let lookup = CachingResolver { inner: Default::default(), cache: self.cache.clone(), guard: true };
+                    match ureq::unversioned::resolver::Resolver::resolve(&lookup, &uri, agent.config(), timeout) {
+                        Err(ureq::Error::Io(io))
+                            if io.get_ref().is_some_and(|i| i.downcast_ref::<InternalAddress>().is_some()) =>
+                        {
+                            return Err(failure(ureq::Error::Io(io)));
+                        }
+                        _ => None,
+                    }
+                }
+            }
+            None => None,
+        }
+        .map_or(Ok(()), Err)
     }
 
     fn run<S: ureq::AsSendBody>(
@@ -365,15 +412,23 @@ impl ureq::unversioned::resolver::Resolver for CachingResolver {
                 }
             }
         };
-        if self.guard {
-            let own = own_addresses();
-            if let Some(internal) = addrs.iter().find(|a| policy::is_internal(a.ip()) || own.contains(&a.ip())) {
+        // The proxy is the operator's choice, on loopback too: its target
+        // was judged before the request was made (`judge_before_proxy`).
+        let is_proxy = config.proxy().is_some_and(|p| p.host() == host && p.port() == port);
+        if self.guard && !is_proxy {
+            if let Some(internal) = addrs.iter().find(|a| refuses(a.ip())) {
                 let refusal = InternalAddress { host: host.to_string(), address: internal.ip() };
                 return Err(ureq::Error::Io(std::io::Error::new(std::io::ErrorKind::PermissionDenied, refusal)));
             }
         }
         Ok(addrs)
     }
+}
+
+/// Whether a guarded request may not connect to `ip`: an internal address,
+/// or one of this machine's own.
+fn refuses(ip: std::net::IpAddr) -> bool {
+    policy::is_internal(ip) || own_addresses().contains(&ip)
 }
 
 /// The addresses of this machine's own interfaces, read afresh each time

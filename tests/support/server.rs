@@ -334,10 +334,12 @@ pub fn raw_responder(reply: Vec<u8>) -> u16 {
     port
 }
 
-/// An HTTP proxy on 127.0.0.1 that tunnels `CONNECT host:port` (only to
-/// 127.0.0.1) and records every byte a client sends through it.
+/// An HTTP proxy on 127.0.0.1 that tunnels `CONNECT host:port` to
+/// 127.0.0.1, answers for any other target itself (`{"proxied":"host:port"}`),
+/// and records every byte a client sends through it.
 #[allow(dead_code)]
 pub struct ProxyServer {
+    pub address: String,
     pub port: u16,
     pub seen: Arc<Mutex<Vec<u8>>>,
 }
@@ -345,7 +347,11 @@ pub struct ProxyServer {
 #[allow(dead_code)]
 impl ProxyServer {
     pub fn start() -> ProxyServer {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        ProxyServer::start_on("127.0.0.1")
+    }
+
+    pub fn start_on(address: &str) -> ProxyServer {
+        let listener = std::net::TcpListener::bind(format!("{address}:0")).unwrap();
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let log = seen.clone();
@@ -355,11 +361,11 @@ impl ProxyServer {
                 std::thread::spawn(move || tunnel(stream, &log));
             }
         });
-        ProxyServer { port, seen }
+        ProxyServer { address: address.to_string(), port, seen }
     }
 
     pub fn base(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        format!("http://{}:{}", self.address, self.port)
     }
 
     pub fn seen(&self) -> String {
@@ -381,7 +387,24 @@ fn tunnel(mut client: std::net::TcpStream, log: &Arc<Mutex<Vec<u8>>>) {
     let line = String::from_utf8_lossy(&head).lines().next().unwrap_or_default().to_string();
     let target = line.strip_prefix("CONNECT ").and_then(|l| l.split(' ').next()).unwrap_or_default().to_string();
     if !target.starts_with("127.0.0.1:") {
-        let _ = client.write_all(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n");
+        // Any other target: the proxy answers as that origin itself, so
+        // nothing leaves this machine.
+        let _ = client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n");
+        let mut request = Vec::new();
+        while !request.ends_with(b"\r\n\r\n") {
+            match client.read(&mut byte) {
+                Ok(1) => request.push(byte[0]),
+                _ => return,
+            }
+        }
+        log.lock().unwrap().extend_from_slice(&request);
+        let body = format!("{{\"proxied\":\"{target}\"}}");
+        let head = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        let _ = client.write_all(head.as_bytes());
+        let _ = client.write_all(body.as_bytes());
         return;
     }
     let Ok(mut upstream) = std::net::TcpStream::connect(&target) else { return };
