@@ -65,7 +65,8 @@ fn main() {
     let Item::Tree(tree) = &checked.ast.items[0] else { unreachable!() };
     let Node::Reply(reply) = &tree.body[1] else { unreachable!() };
     let template = plan::template(&reply.text);
-    let mut scope = Bench { response: Response { status: 200, body: Body::Json(json) } };
+    let data = blkc::data::Data::parse(json.to_string().as_bytes()).unwrap().data;
+    let mut scope = Bench { response: Response { status: 200, body: Body::Json(data) } };
 
     let out = render::render(&template, &mut scope);
     assert!(out.contains("item number 3") && !out.contains("{api_r"));

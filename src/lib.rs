@@ -8,6 +8,7 @@
 
 pub mod ast;
 pub mod check;
+pub mod data;
 pub mod diagnostics;
 pub mod eval;
 pub mod format;

@@ -12,13 +12,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use ecow::EcoString;
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde_json::Value as Json;
 
 use crate::ast::visit::{self, Visitor};
 use crate::ast::{each_block, ApiBlock, File, IfNode, Item, Node, Tree, TreeKind};
-use crate::path::Kind;
+use crate::data::Data;
 use crate::source::Span;
 use crate::vocab;
 
@@ -34,180 +32,7 @@ pub struct Samples {
     /// Whether the checker walks response paths through the samples
     /// (`blkc test` reads them only to compare a new response).
     check_paths: bool,
-    cache: Mutex<FxHashMap<String, Arc<Result<Sample, String>>>>,
-}
-
-/// A sample, parsed once: a JSON document in a compact form (boxed slices;
-/// keys, strings and numbers' exact text as inline strings, which most of
-/// them fit without an allocation). The checker walks paths
-/// through it, the editor shows its values, `--offline` answers with it
-/// ([`Sample::to_json`]).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Sample {
-    Null,
-    Bool(bool),
-    /// A number's JSON text, exactly as written.
-    Number(EcoString),
-    String(EcoString),
-    Array(Box<[Sample]>),
-    Object(Box<[(EcoString, Sample)]>),
-}
-
-impl Sample {
-    /// The sample as a `serde_json` value (numbers exact).
-    pub fn to_json(&self) -> Json {
-        match self {
-            Sample::Null => Json::Null,
-            Sample::Bool(b) => Json::Bool(*b),
-            Sample::Number(n) => {
-                serde_json::from_str::<serde_json::Number>(n).map_or_else(|_| Json::String(n.to_string()), Json::Number)
-            }
-            Sample::String(s) => Json::String(s.to_string()),
-            Sample::Array(items) => Json::Array(items.iter().map(Sample::to_json).collect()),
-            Sample::Object(entries) => {
-                Json::Object(entries.iter().map(|(k, v)| (k.to_string(), v.to_json())).collect())
-            }
-        }
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Sample {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Sample, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Sample;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("JSON")
-            }
-            fn visit_unit<E>(self) -> Result<Sample, E> {
-                Ok(Sample::Null)
-            }
-            fn visit_bool<E>(self, b: bool) -> Result<Sample, E> {
-                Ok(Sample::Bool(b))
-            }
-            fn visit_i64<E>(self, n: i64) -> Result<Sample, E> {
-                Ok(Sample::Number(ecow::eco_format!("{n}")))
-            }
-            fn visit_u64<E>(self, n: u64) -> Result<Sample, E> {
-                Ok(Sample::Number(ecow::eco_format!("{n}")))
-            }
-            fn visit_f64<E>(self, n: f64) -> Result<Sample, E> {
-                Ok(Sample::Number(ecow::eco_format!("{n}")))
-            }
-            fn visit_str<E>(self, s: &str) -> Result<Sample, E> {
-                Ok(Sample::String(s.into()))
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Sample, A::Error> {
-                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-                while let Some(item) = seq.next_element()? {
-                    items.push(item);
-                }
-                Ok(Sample::Array(items.into_boxed_slice()))
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Sample, A::Error> {
-                let mut entries: Vec<(EcoString, Sample)> = Vec::new();
-                while let Some(Text(key)) = map.next_key::<Text>()? {
-                    // serde_json hands a number over as a one-entry map when
-                    // numbers are kept exactly (arbitrary_precision).
-                    if key == "$serde_json::private::Number" {
-                        let Text(text) = map.next_value()?;
-                        return Ok(Sample::Number(text));
-                    }
-                    let value = map.next_value()?;
-                    entries.push((key, value));
-                }
-                Ok(Sample::Object(entries.into_boxed_slice()))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// A key or a number's text, read straight into an inline string (no
-/// `String` in between).
-struct Text(EcoString);
-
-impl<'de> serde::Deserialize<'de> for Text {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
-        struct V;
-        impl serde::de::Visitor<'_> for V {
-            type Value = Text;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_str<E>(self, s: &str) -> Result<Text, E> {
-                Ok(Text(EcoString::from(s)))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
-impl serde::Serialize for Sample {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        match self {
-            Sample::Null => s.serialize_unit(),
-            Sample::Bool(b) => s.serialize_bool(*b),
-            Sample::Number(_) => self.to_json().serialize(s),
-            Sample::String(v) => s.serialize_str(v),
-            Sample::Array(items) => {
-                let mut seq = s.serialize_seq(Some(items.len()))?;
-                for i in items.iter() {
-                    seq.serialize_element(i)?;
-                }
-                seq.end()
-            }
-            Sample::Object(entries) => {
-                let mut map = s.serialize_map(Some(entries.len()))?;
-                for (k, v) in entries.iter() {
-                    map.serialize_entry(k.as_str(), v)?;
-                }
-                map.end()
-            }
-        }
-    }
-}
-
-impl crate::path::Document for Sample {
-    fn kind(&self) -> Kind {
-        match self {
-            Sample::Null => Kind::Null,
-            Sample::Bool(_) => Kind::Boolean,
-            Sample::Number(_) => Kind::Number,
-            Sample::String(_) => Kind::String,
-            Sample::Array(_) => Kind::Array,
-            Sample::Object(_) => Kind::Object,
-        }
-    }
-
-    fn get(&self, key: &str) -> Option<&Sample> {
-        match self {
-            Sample::Object(entries) => entries.iter().find(|(k, _)| &**k == key).map(|(_, v)| v),
-            _ => None,
-        }
-    }
-
-    fn element(&self, index: usize) -> Option<&Sample> {
-        match self {
-            Sample::Array(items) => items.get(index),
-            _ => None,
-        }
-    }
-
-    fn keys(&self) -> Vec<&str> {
-        match self {
-            Sample::Object(entries) => entries.iter().map(|(k, _)| &**k).collect(),
-            _ => Vec::new(),
-        }
-    }
-
-    fn array_len(&self) -> usize {
-        match self {
-            Sample::Array(items) => items.len(),
-            _ => 0,
-        }
-    }
+    cache: Mutex<FxHashMap<String, Arc<Result<Data, String>>>>,
 }
 
 impl Samples {
@@ -240,7 +65,7 @@ impl Samples {
 
     /// The parsed sample at `path` (relative to the folder), or why it
     /// cannot be had; `None` without a folder.
-    pub fn load(&self, path: &str) -> Option<Arc<Result<Sample, String>>> {
+    pub fn load(&self, path: &str) -> Option<Arc<Result<Data, String>>> {
         let base = self.base.as_ref()?;
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(hit) = cache.get(path) {
@@ -252,7 +77,7 @@ impl Samples {
     }
 
     /// The sample of a block, if it has one and it can be read.
-    pub fn of(&self, block: &ApiBlock) -> Option<Arc<Result<Sample, String>>> {
+    pub fn of(&self, block: &ApiBlock) -> Option<Arc<Result<Data, String>>> {
         self.load(&block.sample()?.value)
     }
 }
@@ -260,7 +85,7 @@ impl Samples {
 /// Reads a sample: a regular file of JSON, within the size limit. It is
 /// opened without blocking (a FIFO or a terminal named as a sample must not
 /// hang `check` or the editor) and refused unless it is a regular file.
-fn read_sample(path: &Path) -> Result<Sample, String> {
+fn read_sample(path: &Path) -> Result<Data, String> {
     use std::io::Read as _;
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
@@ -279,7 +104,7 @@ fn read_sample(path: &Path) -> Result<Sample, String> {
     if bytes.len() as u64 > MAX_SAMPLE_SIZE {
         return Err(format!("is larger than the limit of {MAX_SAMPLE_SIZE} bytes"));
     }
-    serde_json::from_slice(&bytes).map_err(|e| format!("is not valid JSON: {e}"))
+    Data::parse(&bytes).map(|parsed| parsed.data).map_err(|e| format!("is not valid JSON: {e}"))
 }
 
 /// The model of a whole file.
@@ -432,7 +257,7 @@ impl Model {
     }
 
     /// A block's sample, read once.
-    pub fn sample(&self, block: &BlockInfo) -> Option<Arc<Result<Sample, String>>> {
+    pub fn sample(&self, block: &BlockInfo) -> Option<Arc<Result<Data, String>>> {
         self.samples.load(block.sample.as_deref()?)
     }
 }
@@ -645,20 +470,6 @@ mod tests {
         assert_eq!(ran_at(&text, &m, "r3"), ["a"]);
         assert_eq!(ran_at(&text, &m, "r4"), ["a"], "b and b2 ran on one path each");
         assert_eq!(ran_at(&text, &m, "r5"), ["a", "d"], "d ran on both");
-    }
-
-    #[test]
-    fn a_sample_keeps_every_value_exactly() {
-        let text = r#"{"a": [1, -2.50, 123456789012345678901234567890, 1e400, 0.1], "b\u00e9 long key here": {"s": "x\"y", "t": true, "n": null}}"#;
-        let sample: Sample = serde_json::from_str(text).unwrap();
-        let json: Json = serde_json::from_str(text).unwrap();
-        assert_eq!(sample.to_json(), json);
-        assert_eq!(serde_json::to_string(&sample).unwrap(), serde_json::to_string(&json).unwrap());
-        use crate::path::Document as _;
-        assert_eq!(
-            sample.get("a").and_then(|a| a.element(2)),
-            Some(&Sample::Number("123456789012345678901234567890".into()))
-        );
     }
 
     #[cfg(unix)]

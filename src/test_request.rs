@@ -77,7 +77,7 @@ pub fn compare_with_sample(
     tree: &Tree,
     block: &ApiBlock,
     samples: &crate::model::Samples,
-    new: &serde_json::Value,
+    new: &crate::data::Data,
 ) -> ShapeReport {
     let mut report = ShapeReport::default();
     let Some(sample) = block.sample() else { return report };
@@ -89,7 +89,7 @@ pub fn compare_with_sample(
             refs.push(r);
         }
     });
-    for change in explore::shape_changes(&old.to_json(), new) {
+    for change in explore::shape_changes(old, new) {
         let spans: Vec<Span> = refs
             .iter()
             .filter(|r| change.affects(&r.segments.iter().map(|s| s.text.as_str()).collect::<Vec<_>>()))

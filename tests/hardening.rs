@@ -159,3 +159,42 @@ fn reports_on_very_long_lines_and_far_labels_stay_short() {
     assert!(text.contains("B101") && text.contains("first defined here at far.blk:2:9"), "{text}");
     assert!(text.len() < 4000, "{} bytes", text.len());
 }
+
+#[test]
+fn a_response_costs_a_small_multiple_of_its_size_and_a_run_has_a_budget() {
+    use crate::support::cli::peak_memory;
+    let server = crate::support::server::TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    // 10 MB of `[0,0,…]` once decoded (5,000,000 values, 10 KB on the wire):
+    // it used to take almost 1 GB.
+    let one = format!(
+        "command c {{\n    api a {{ method GET url \"{}/zeros/5000000\" }}\n    reply \"{{api_a[response.4999999]}}\"\n}}\n",
+        server.base()
+    );
+    std::fs::write(dir.path().join("bot.blk"), one).unwrap();
+    let (out, peak) = peak_memory(
+        Command::new(env!("CARGO_BIN_EXE_blkc")).args(["run", "bot.blk", "--command", "c"]).current_dir(dir.path()),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "0");
+    let body = 10_000_001;
+    assert!(peak < 20 * body, "peak {peak} bytes for a body of {body}: more than 20 times its size");
+    // Four such blocks: the run's budget (256 MiB) fails the run with B321
+    // at the second, long before memory runs out.
+    let four = format!(
+        "command c {{\n{}    reply \"done\"\n}}\n",
+        (0..4)
+            .map(|i| format!("    api a{i} {{ method GET url \"{}/zeros/5000000\" }}\n", server.base()))
+            .collect::<String>()
+    );
+    std::fs::write(dir.path().join("bot.blk"), four).unwrap();
+    let (out, peak) = peak_memory(
+        Command::new(env!("CARGO_BIN_EXE_blkc"))
+            .args(["run", "bot.blk", "--command", "c", "--format", "json"])
+            .current_dir(dir.path()),
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("\"B321\"") && stdout.contains("block `a1`"), "{stdout}");
+    assert!(peak < 300 * 1024 * 1024, "peak {peak} bytes: the budget did not hold");
+}

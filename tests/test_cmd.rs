@@ -217,6 +217,8 @@ fn an_ambiguous_block_must_be_qualified() {
 fn shape_changes_are_found() {
     let old = json!({ "a": { "b": 1 }, "list": [ { "x": "s" } ], "gone": true, "kept": null, "obj": { "k": 1 } });
     let new = json!({ "a": { "b": "now text" }, "list": [], "kept": 5, "obj": null, "added": 1 });
+    let data = |j: serde_json::Value| blkc::data::Data::parse(j.to_string().as_bytes()).unwrap().data;
+    let (old, new) = (data(old), data(new));
     let changes: Vec<(String, ChangeKind)> =
         shape_changes(&old, &new).into_iter().map(|c| (c.path_text(), c.kind)).collect();
     assert_eq!(

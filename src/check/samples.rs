@@ -9,12 +9,13 @@ use std::sync::Arc;
 
 use crate::ast::visit::Site;
 use crate::ast::{ApiBlock, Reference, Text};
+use crate::data::Data;
 use crate::diagnostics::{Code, Diagnostic};
-use crate::model::{Sample, Samples};
+use crate::model::Samples;
 use crate::path::{self, Document, MissKind, Root};
 
 /// The sample of a block, when paths are checked against samples.
-pub fn sample_of(samples: &Samples, block: &ApiBlock) -> Option<Arc<Result<Sample, String>>> {
+pub fn sample_of(samples: &Samples, block: &ApiBlock) -> Option<Arc<Result<Data, String>>> {
     samples.enabled().then(|| samples.of(block)).flatten()
 }
 
@@ -41,7 +42,7 @@ fn code(miss: &MissKind) -> Code {
 /// Walks `r` through `sample`; `in_text` is where the value is written into
 /// a string, if it is (where an object or array renders as JSON text: a
 /// hint in a reply, an error in a URL, parameter or header).
-pub fn check_path(block: &ApiBlock, sample: &Sample, r: &Reference, in_text: Option<Site>, out: &mut Vec<Diagnostic>) {
+pub fn check_path(block: &ApiBlock, sample: &Data, r: &Reference, in_text: Option<Site>, out: &mut Vec<Diagnostic>) {
     if path::root(&r.root.name) != Some(Root::Response)
         || r.segments.iter().any(|s| path::check_segment(&s.text).is_err())
     {
@@ -67,7 +68,7 @@ pub fn check_path(block: &ApiBlock, sample: &Sample, r: &Reference, in_text: Opt
                     .maybe_fixes(suggestion.map(|k| (format!("write `{k}`"), at.span, k.to_string()))),
             );
         }
-        Ok(here) if in_text.is_some() && matches!(here, Sample::Object(_) | Sample::Array(_)) => {
+        Ok(here) if in_text.is_some() && matches!(here, Data::Object(_) | Data::Array(_)) => {
             let at = path::display(r.segments.iter().map(|s| s.text.as_str()));
             let request = in_text.and_then(Site::request_place).filter(|p| *p != crate::policy::Place::Body);
             let d = match request {

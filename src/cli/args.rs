@@ -191,6 +191,9 @@ pub struct NetArgs {
     /// The most redirects one request follows
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub max_redirects: u32,
+    /// The most memory a run's responses may hold at once (B321)
+    #[arg(long, value_name = "BYTES", default_value_t = blkc::eval::budget::DEFAULT_RUN_BUDGET)]
+    pub max_run_memory: u64,
     /// The chat platform's API base URL, instead of the file's `platform`
     #[arg(long, value_name = "URL", value_parser = platform_url)]
     pub platform: Option<blkc::policy::Platform>,

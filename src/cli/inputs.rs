@@ -100,3 +100,8 @@ pub fn http_limits(net: &NetArgs) -> Result<eval::http::Limits, String> {
         max_redirects: net.max_redirects,
     })
 }
+
+/// The memory budget of a run, from the flags.
+pub fn memory(net: &NetArgs) -> eval::Memory {
+    eval::Memory { run: net.max_run_memory, shared: None }
+}

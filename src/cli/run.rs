@@ -31,6 +31,7 @@ fn options(args: &RunArgs, samples: std::sync::Arc<blkc::model::Samples>) -> Res
         verbose: args.verbose,
         test_request: false,
         allow_private_network: args.net.allow_private_network,
+        memory: super::inputs::memory(&args.net),
     })
 }
 

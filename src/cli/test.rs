@@ -154,6 +154,7 @@ fn inputs_and_options(
         platform: args.net.platform.clone(),
         test_request: true,
         allow_private_network: args.net.allow_private_network,
+        memory: super::inputs::memory(&args.net),
         ..Options::default()
     };
     Ok((inputs, options))
@@ -206,7 +207,7 @@ impl Shown<'_> {
             "size": self.sent.size,
             "duration_ms": self.sent.duration,
             "headers": report.headers,
-            "body": match &report.body { Body::Json(j) => j.clone(), Body::Text(t) => serde_json::Value::String(t.clone()) },
+            "body": match &report.body { Body::Json(j) => j.to_json(), Body::Text(t) => serde_json::Value::String(t.clone()) },
             "paths": rows,
             "paths_shortened": truncated,
             "left_as_text": report.left_as_text,

@@ -129,6 +129,7 @@ codes! {
     LossyJson = "B318", Warning, "JSON response with bytes that are not UTF-8";
     StatusNotRead = "B319", Warning, "error status that no step reads";
     UrlTooLongFilled = "B320", Error, "GET URL longer than the limit once filled";
+    MemoryBudget = "B321", Error, "responses exceed the run's memory budget";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

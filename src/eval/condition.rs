@@ -73,7 +73,7 @@ fn as_number(v: &Json) -> Option<Decimal> {
 
 fn as_text(v: &Json) -> String {
     let mut s = String::new();
-    render::push_json(&mut s, v);
+    render::push_value(&mut s, v);
     s
 }
 

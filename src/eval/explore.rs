@@ -4,7 +4,8 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::path::{self, Kind};
+use crate::data::Data;
+use crate::path;
 
 /// How many elements of an array are listed before the rest is summed up.
 pub const ARRAY_ELEMENTS_SHOWN: usize = 3;
@@ -27,7 +28,10 @@ pub struct Row {
     pub note: Option<String>,
 }
 
-fn shown(v: &Json) -> String {
+/// The largest object or array a row carries as its value (in memory).
+const MAX_VALUE_BYTES: u64 = 64 * 1024;
+
+fn shown(v: &Data) -> String {
     let mut s = String::new();
     super::render::push_json(&mut s, v);
     let s = one_line(&s);
@@ -56,7 +60,7 @@ pub fn one_line(s: &str) -> String {
 }
 
 /// Every addressable path of `body` for block `block`, in document order.
-pub fn paths(block: &str, status: u16, body: &Json) -> (Vec<Row>, bool) {
+pub fn paths(block: &str, status: u16, body: &Data) -> (Vec<Row>, bool) {
     let mut rows = vec![Row {
         variable: format!("{{api_{block}[status]}}"),
         shown: status.to_string(),
@@ -68,20 +72,23 @@ pub fn paths(block: &str, status: u16, body: &Json) -> (Vec<Row>, bool) {
     (rows, truncated)
 }
 
-fn walk(block: &str, at: &str, v: &Json, rows: &mut Vec<Row>, truncated: &mut bool) {
+fn walk(block: &str, at: &str, v: &Data, rows: &mut Vec<Row>, truncated: &mut bool) {
     if rows.len() >= MAX_ROWS {
         *truncated = true;
         return;
     }
-    rows.push(Row { variable: path::variable(block, at), shown: shown(v), value: Some(v.clone()), note: None });
+    // An object or array's value is given whole only while it is small: a
+    // row per level of a large response would copy it once per level.
+    let value = (!v.is_structured() || v.footprint() <= MAX_VALUE_BYTES).then(|| v.to_json());
+    rows.push(Row { variable: path::variable(block, at), shown: shown(v), value, note: None });
     match v {
-        Json::Object(map) => {
-            for (k, child) in map {
+        Data::Object(map) => {
+            for (k, child) in map.iter() {
                 match path::why_not_addressable(k) {
                     // Not a variable: a place a path cannot reach, named as
                     // the parent's key in JSON, so the row can't be pasted.
                     Some(why) => rows.push(Row {
-                        variable: format!("{at} → {}", Json::String(k.clone())),
+                        variable: format!("{at} → {}", Json::String(k.to_string())),
                         shown: shown(child),
                         value: None,
                         note: Some(why),
@@ -90,7 +97,7 @@ fn walk(block: &str, at: &str, v: &Json, rows: &mut Vec<Row>, truncated: &mut bo
                 }
             }
         }
-        Json::Array(items) => {
+        Data::Array(items) => {
             for (i, child) in items.iter().enumerate().take(ARRAY_ELEMENTS_SHOWN) {
                 walk(block, &format!("{at}.{i}"), child, rows, truncated);
             }
@@ -158,30 +165,31 @@ impl Change {
 
 /// How `new` differs in shape from `old`. Arrays are compared through their
 /// first elements; values are not compared, only types and keys.
-pub fn shape_changes(old: &Json, new: &Json) -> Vec<Change> {
+pub fn shape_changes(old: &Data, new: &Data) -> Vec<Change> {
     let mut out = Vec::new();
     diff(old, new, &mut Vec::new(), &mut out);
     out
 }
 
-fn diff(old: &Json, new: &Json, path: &mut Vec<String>, out: &mut Vec<Change>) {
+fn diff(old: &Data, new: &Data, path: &mut Vec<String>, out: &mut Vec<Change>) {
+    use crate::path::Document as _;
     match (old, new) {
-        (Json::Object(a), Json::Object(b)) => {
-            for (k, va) in a {
-                path.push(k.clone());
-                match b.get(k) {
+        (Data::Object(a), Data::Object(_)) => {
+            for (k, va) in a.iter() {
+                path.push(k.to_string());
+                match new.get(k) {
                     Some(vb) => diff(va, vb, path, out),
                     None => out.push(Change { path: path.clone(), kind: ChangeKind::KeyGone }),
                 }
                 path.pop();
             }
-            for k in b.keys().filter(|k| !a.contains_key(*k)) {
-                path.push(k.clone());
+            for k in new.keys().into_iter().filter(|k| old.get(k).is_none()) {
+                path.push(k.to_string());
                 out.push(Change { path: path.clone(), kind: ChangeKind::KeyAdded });
                 path.pop();
             }
         }
-        (Json::Array(a), Json::Array(b)) => match (a.first(), b.first()) {
+        (Data::Array(a), Data::Array(b)) => match (a.first(), b.first()) {
             (Some(_), None) => out.push(Change { path: path.clone(), kind: ChangeKind::ArrayNowEmpty }),
             (Some(x), Some(y)) => {
                 path.push("0".into());
@@ -193,11 +201,11 @@ fn diff(old: &Json, new: &Json, path: &mut Vec<String>, out: &mut Vec<Change>) {
         // null is how many APIs write "no value yet": a scalar that becomes
         // null, or null that gets a value, is not a change of shape; an object
         // or array that becomes null is (paths through it stop resolving).
-        (Json::Null, _) => {}
-        (a, Json::Null) if !matches!(a, Json::Object(_) | Json::Array(_)) => {}
-        (a, b) if Kind::of(a) != Kind::of(b) => out.push(Change {
+        (Data::Null, _) => {}
+        (a, Data::Null) if !a.is_structured() => {}
+        (a, b) if a.kind() != b.kind() => out.push(Change {
             path: path.clone(),
-            kind: ChangeKind::TypeChanged { was: Kind::of(a).words(), now: Kind::of(b).words() },
+            kind: ChangeKind::TypeChanged { was: a.kind().words(), now: b.kind().words() },
         }),
         _ => {}
     }
@@ -210,7 +218,7 @@ mod tests {
     #[test]
     fn a_cell_is_one_line() {
         assert_eq!(one_line("a\nb\tc\u{1b}]0;x\u{7}"), "a\\nb\\tc\\u{1b}]0;x\\u{7}");
-        let v: Json = serde_json::json!("line one\nline two");
+        let v = Data::String("line one\nline two".into());
         assert_eq!(shown(&v), "line one\\nline two");
     }
 }

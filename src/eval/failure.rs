@@ -272,3 +272,28 @@ pub fn unset_variable(name: &str, span: Span) -> Diagnostic {
     .label(span, "empty in this run")
     .help(format!("give it a default where it is declared, like `var {name} = \"0\"`, or `save` it before it is read"))
 }
+
+/// A response that does not fit in the run's memory budget (or the budget
+/// every run of a server shares).
+pub fn over_budget(r: &Request, exceeded: super::budget::Exceeded) -> Diagnostic {
+    let block = &r.block;
+    let (message, help) = if exceeded.shared {
+        (
+            format!(
+                "the response of block `{block}` does not fit in the memory every run shares ({} bytes)",
+                exceeded.limit
+            ),
+            "other runs hold the rest; raise the shared budget with `--max-memory BYTES`, or ask the API for less"
+                .to_string(),
+        )
+    } else {
+        (
+            format!(
+                "with the response of block `{block}`, this run's responses would hold more than {} bytes in memory",
+                exceeded.limit
+            ),
+            "raise the budget with `--max-run-memory BYTES` if these responses are expected, or ask the API for less (paging, filters)".to_string(),
+        )
+    };
+    Diagnostic::new(Code::MemoryBudget, message).label(r.span, "this response does not fit").help(help)
+}

@@ -5,6 +5,7 @@
 //! values) passes through the [`Redactor`] first, so no secret or bot token
 //! is ever shown or stored.
 
+pub mod budget;
 mod condition;
 pub mod explore;
 mod failure;
@@ -91,6 +92,23 @@ pub struct Options {
     /// Hosts from values and redirects may be internal addresses
     /// (`--allow-private-network`).
     pub allow_private_network: bool,
+    /// What the run's responses may hold in memory.
+    pub memory: Memory,
+}
+
+/// The memory budgets of a run (docs/run.md).
+#[derive(Debug, Clone)]
+pub struct Memory {
+    /// Bytes the responses of one run may hold (`--max-run-memory`).
+    pub run: u64,
+    /// A budget shared by every run of the process, charged too.
+    pub shared: Option<std::sync::Arc<budget::Budget>>,
+}
+
+impl Default for Memory {
+    fn default() -> Memory {
+        Memory { run: budget::DEFAULT_RUN_BUDGET, shared: None }
+    }
 }
 
 /// What a run is given from outside.
@@ -215,7 +233,7 @@ pub fn test_request(
         .unwrap_or(render::Response { status: 0, body: Body::Text(String::new()) });
     let body = match response.body {
         Body::Json(mut j) => {
-            runner.redactor.redact_json(&mut j);
+            runner.redactor.redact_data(&mut j);
             Body::Json(j)
         }
         Body::Text(t) => Body::Text(runner.redactor.redact(&t)),

@@ -73,6 +73,19 @@ impl Redactor {
         automaton.replace_all(text, &labels)
     }
 
+    /// Redacts every string and key of a JSON document.
+    pub fn redact_data(&self, v: &mut crate::data::Data) {
+        if self.automaton.is_none() {
+            return;
+        }
+        v.each_string_mut(&mut |s| {
+            let redacted = self.redact(s);
+            if redacted != s.as_str() {
+                *s = redacted.into();
+            }
+        });
+    }
+
     /// Redacts every string inside a JSON value.
     pub fn redact_json(&self, v: &mut serde_json::Value) {
         use serde_json::Value as J;

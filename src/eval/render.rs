@@ -4,6 +4,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value as Json;
 
+use crate::data::Data;
+
 use crate::path;
 use crate::plan::{Path, Seg, Template, Val};
 use crate::urls::Region;
@@ -17,7 +19,7 @@ pub struct Response {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Body {
-    Json(Json),
+    Json(Data),
     /// A body that is not JSON, kept as text.
     Text(String),
 }
@@ -36,7 +38,7 @@ pub enum Miss {
 /// What a reference reads, before it is turned into text.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Resolved<'a> {
-    Json(&'a Json),
+    Json(&'a Data),
     Text(&'a str),
     Status(u16),
 }
@@ -56,7 +58,18 @@ pub fn resolve<'a>(response: Option<&'a Response>, path: &Path) -> Result<Resolv
 /// Appends a JSON value as text: a string as itself, a number as its JSON
 /// text (integers exactly), anything else as compact JSON. Never
 /// `[Object object]`.
-pub fn push_json(out: &mut String, v: &Json) {
+pub fn push_json(out: &mut String, v: &Data) {
+    match v {
+        Data::String(s) => out.push_str(s),
+        Data::Number(n) => out.push_str(n),
+        Data::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Data::Null => out.push_str("null"),
+        Data::Array(_) | Data::Object(_) => v.write_json(out),
+    }
+}
+
+/// [`push_json`] for a `serde_json` value (a condition's operand).
+pub fn push_value(out: &mut String, v: &Json) {
     match v {
         Json::String(s) => out.push_str(s),
         Json::Number(n) => out.push_str(n.as_str()),
@@ -81,7 +94,7 @@ pub fn push_resolved(out: &mut String, r: &Resolved<'_>) {
 
 pub fn resolved_json(r: &Resolved<'_>) -> Json {
     match r {
-        Resolved::Json(v) => (*v).clone(),
+        Resolved::Json(v) => v.to_json(),
         Resolved::Text(t) => Json::String((*t).to_string()),
         Resolved::Status(s) => Json::from(*s),
     }
@@ -217,7 +230,7 @@ fn render_with(t: &Template, scope: &mut dyn Scope, escape_at: impl Fn(&str) -> 
             },
             Seg::Ref(path) => match resolve(scope.response(&path.block), path) {
                 Ok(r) => {
-                    structured |= matches!(r, Resolved::Json(Json::Object(_) | Json::Array(_)));
+                    structured |= matches!(r, Resolved::Json(d) if d.is_structured());
                     if matches!(escape, Escape::None | Escape::Authority) {
                         push_resolved(&mut out, &r);
                     } else {

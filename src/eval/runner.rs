@@ -7,11 +7,13 @@ use std::time::Instant;
 
 use serde_json::Value as Json;
 
+use super::budget::{Budgets, Charge};
 use super::failure::{self, path_warning, store_failure};
 use super::redact::Redactor;
 use super::render::{self, Body, Miss, Missing, Response};
 use super::request::{self, Built};
 use super::{condition, http, DiagnosticEvent, Event, Inputs, MissingAs, Options, Outcome, RequestEvent, VarStore};
+use crate::data::{Data, Shape};
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::plan::{Condition, Plan, Request, Step};
 use crate::source::Span;
@@ -37,6 +39,9 @@ pub(super) struct Runner<'r> {
     pub misses: usize,
     /// Where the bot token may go: `--platform`, or the plan's (read once).
     pub platform: Option<crate::policy::Platform>,
+    /// What the responses may hold, and what each one holds.
+    budgets: Budgets,
+    charges: HashMap<String, Charge>,
 }
 
 impl<'r> Runner<'r> {
@@ -63,6 +68,8 @@ impl<'r> Runner<'r> {
             last_headers: Vec::new(),
             misses: 0,
             platform: options.platform.clone().or_else(|| crate::policy::Platform::parse(&plan.platform)),
+            budgets: Budgets::new(options.memory.run, options.memory.shared.clone()),
+            charges: HashMap::new(),
         }
     }
 }
@@ -267,7 +274,11 @@ impl Runner<'_> {
         let response = if self.options.offline {
             let response = self.sample_response(r)?;
             event.size = Some(match &response.body {
-                Body::Json(j) => j.to_string().len(),
+                Body::Json(j) => {
+                    let mut text = String::new();
+                    j.write_json(&mut text);
+                    text.len()
+                }
                 Body::Text(t) => t.len(),
             });
             response
@@ -325,7 +336,7 @@ impl Runner<'_> {
             let location = self.redactor.redact(location);
             self.pending.push(failure::redirect_not_followed(r, &location, *why));
         }
-        let (body, lossy) = parse_body(&incoming.body);
+        let (body, lossy) = self.keep(r, &incoming.body)?;
         if lossy {
             self.pending.push(failure::lossy_json(r));
         }
@@ -336,29 +347,51 @@ impl Runner<'_> {
         Ok(Response { status: incoming.status, body })
     }
 
-    fn sample_response(&self, r: &Request) -> Result<Response, Box<Diagnostic>> {
+    /// A response body as JSON when it is JSON (after a UTF-8 byte order
+    /// mark, and with bytes that are not UTF-8 replaced, which the second
+    /// value says), otherwise as text; charged to the run's budgets before
+    /// it is built.
+    fn keep(&mut self, r: &Request, bytes: &[u8]) -> Result<(Body, bool), Box<Diagnostic>> {
+        // A block that runs again gives back what its last response held.
+        self.charges.remove(&r.block);
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        let shape = Shape::of(bytes);
+        let charge = self.charge(r, shape.cost(bytes.len()))?;
+        if let Ok(json) = Data::parse_shaped(bytes, &shape) {
+            self.charges.insert(r.block.clone(), charge);
+            return Ok((Body::Json(json), false));
+        }
+        drop(charge);
+        let text = String::from_utf8_lossy(bytes);
+        if let std::borrow::Cow::Owned(fixed) = &text {
+            let shape = Shape::of(fixed.as_bytes());
+            let charge = self.charge(r, shape.cost(fixed.len()))?;
+            if let Ok(json) = Data::parse_shaped(fixed.as_bytes(), &shape) {
+                self.charges.insert(r.block.clone(), charge);
+                return Ok((Body::Json(json), true));
+            }
+        }
+        let charge = self.charge(r, text.len() as u64)?;
+        self.charges.insert(r.block.clone(), charge);
+        Ok((Body::Text(text.into_owned()), false))
+    }
+
+    fn charge(&self, r: &Request, bytes: u64) -> Result<Charge, Box<Diagnostic>> {
+        self.budgets.charge(bytes).map_err(|exceeded| Box::new(failure::over_budget(r, exceeded)))
+    }
+
+    fn sample_response(&mut self, r: &Request) -> Result<Response, Box<Diagnostic>> {
         let Some(sample) = &r.sample else { return Err(Box::new(failure::no_sample(r))) };
-        match self.options.samples.load(sample).as_deref() {
-            Some(Ok(sample)) => Ok(Response { status: 200, body: Body::Json(sample.to_json()) }),
+        let loaded = self.options.samples.load(sample);
+        match loaded.as_deref() {
+            Some(Ok(sample)) => {
+                self.charges.remove(&r.block);
+                let charge = self.charge(r, sample.footprint())?;
+                self.charges.insert(r.block.clone(), charge);
+                Ok(Response { status: 200, body: Body::Json(sample.clone()) })
+            }
             Some(Err(why)) => Err(Box::new(failure::sample_unreadable(r, sample, why))),
             None => Err(Box::new(failure::sample_unreadable(r, sample, "cannot be read"))),
         }
     }
-}
-
-/// A response body as JSON when it is JSON (after a UTF-8 byte order mark,
-/// and with bytes that are not UTF-8 replaced, which the second value says),
-/// otherwise as text.
-fn parse_body(bytes: &[u8]) -> (Body, bool) {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    if let Ok(json) = serde_json::from_slice::<Json>(bytes) {
-        return (Body::Json(json), false);
-    }
-    let text = String::from_utf8_lossy(bytes);
-    if let std::borrow::Cow::Owned(fixed) = &text {
-        if let Ok(json) = serde_json::from_str::<Json>(fixed) {
-            return (Body::Json(json), true);
-        }
-    }
-    (Body::Text(text.into_owned()), false)
 }

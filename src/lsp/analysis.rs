@@ -121,7 +121,7 @@ impl Document {
 
     /// A block's sample as JSON values (hover shows values), if it has one
     /// that can be read: the model's, read once by the check.
-    pub fn sample_json(&self, block: &ApiBlock) -> Option<Arc<Result<crate::model::Sample, String>>> {
+    pub fn sample_json(&self, block: &ApiBlock) -> Option<Arc<Result<crate::data::Data, String>>> {
         self.checked.model.samples.of(block)
     }
 

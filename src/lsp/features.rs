@@ -14,8 +14,8 @@ use lsp_types::{
 use super::analysis::{Document, SymbolKind};
 use super::{path_to_uri, Answer};
 use crate::ast::*;
+use crate::data::Data;
 use crate::diagnostics::{Code, Confidence, Severity};
-use crate::model::Sample;
 use crate::path::Document as _;
 use crate::source::Span;
 use crate::syntax::lexer::{self, Kind as Token};
@@ -338,14 +338,14 @@ fn variable_completion(doc: &Document, offset: usize, v: &str) -> Vec<Completion
         let sample = doc.sample_json(b);
         let Some(Ok(sample)) = sample.as_deref() else { return items };
         match crate::path::walk(sample, &segments[1..]) {
-            Ok(Sample::Object(map)) => {
+            Ok(Data::Object(map)) => {
                 for (k, v) in map.iter() {
                     if crate::path::addressable(k) {
                         items.push(item(k.to_string(), CompletionItemKind::PROPERTY, v.kind().words().into()));
                     }
                 }
             }
-            Ok(Sample::Array(a)) => {
+            Ok(Data::Array(a)) => {
                 for (i, v) in a.iter().enumerate().take(50) {
                     let detail = format!("element {i}: {}", v.kind().words());
                     items.push(item(i.to_string(), CompletionItemKind::VALUE, detail));

@@ -57,3 +57,36 @@ pub fn run_json(dir: &Path, file: &str, args: &[&str], env: &[(&str, &str)]) -> 
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
+
+/// Runs a command to its end and says how much memory it took at most (its
+/// peak resident set, in bytes), measured by the kernel for that process
+/// alone.
+#[allow(dead_code)]
+pub fn peak_memory(cmd: &mut Command) -> (std::process::Output, u64) {
+    use std::io::Read as _;
+    use std::os::unix::process::ExitStatusExt as _;
+    #[allow(clippy::zombie_processes)] // waited for by wait4, for its usage
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let errors = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = stderr.read_to_end(&mut text);
+        text
+    });
+    let mut stdout = Vec::new();
+    let _ = child.stdout.take().unwrap().read_to_end(&mut stdout);
+    let stderr = errors.join().unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it for this child,
+    // which is not waited for anywhere else.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(waited, child.id() as libc::pid_t, "wait4");
+    let status = std::process::ExitStatus::from_raw(status);
+    (std::process::Output { status, stdout, stderr }, usage.ru_maxrss as u64 * 1024)
+}

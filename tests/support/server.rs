@@ -144,6 +144,21 @@ fn handle(mut request: tiny_http::Request, port: u16, log: &Mutex<Vec<Received>>
                 .with_header(json_header())
                 .with_header(Header::from_bytes("Content-Encoding", "gzip").unwrap())
         }
+        ["zeros", n] => {
+            // `[0,0,…]`, n elements, gzipped: the cheapest JSON to send and
+            // the densest in values.
+            let n: usize = n.parse().unwrap_or(0);
+            let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+            enc.write_all(b"[").unwrap();
+            for i in 0..n {
+                enc.write_all(if i == 0 { b"0" } else { b",0" }).unwrap();
+            }
+            enc.write_all(b"]").unwrap();
+            let bytes = enc.finish().unwrap();
+            Response::from_data(bytes)
+                .with_header(json_header())
+                .with_header(Header::from_bytes("Content-Encoding", "gzip").unwrap())
+        }
         ["slow", ms] => {
             std::thread::sleep(Duration::from_millis(ms.parse().unwrap_or(0)));
             Response::from_string("{\"slow\":true}").with_header(json_header())
