@@ -153,3 +153,105 @@ fn a_store_in_a_folder_that_cannot_be_written_is_still_read() {
     assert_eq!(save.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&save.stderr).contains("B311"));
 }
+
+#[test]
+fn vars_set_in_a_folder_that_cannot_be_written_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let bot = dir.path().join("bot");
+    std::fs::create_dir(&bot).unwrap();
+    assert!(blkc(&bot, &["vars", "set", "seen", "once"]).status.success());
+    let _guard = ReadOnly::new(&bot);
+    let set = blkc(&bot, &["vars", "set", "seen", "twice"]);
+    let err = String::from_utf8_lossy(&set.stderr);
+    assert_eq!(set.status.code(), Some(3), "{err}");
+    assert!(err.contains("cannot be written") && !err.contains("not a blkc store"), "{err}");
+    let fresh = blkc(&bot, &["vars", "--store", "new.sqlite3", "set", "a", "1"]);
+    let err = String::from_utf8_lossy(&fresh.stderr);
+    assert!(err.contains("folder cannot be written"), "{err}");
+}
+
+/// The pids the next processes of this machine are likely to get.
+fn next_pids() -> std::ops::Range<i32> {
+    let last: i32 = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(1000);
+    last + 1..last + 400
+}
+
+#[test]
+fn creating_a_store_follows_no_planted_name_and_cleans_up_after_a_killed_creation() {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    // A folder everyone may write, as /tmp is.
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    std::fs::create_dir(shared.join(".blkc")).unwrap();
+    std::fs::set_permissions(shared.join(".blkc"), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "precious\n").unwrap();
+    // Another user plants the temporary names of the processes to come,
+    // and the files SQLite would make beside them.
+    for pid in next_pids() {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let name = shared.join(format!(".blkc/.store.sqlite3.new-{pid}{suffix}"));
+            let _ = std::os::unix::fs::symlink(&victim, name);
+        }
+    }
+    // And what a creation killed half-way left: a folder of a process that
+    // is gone.
+    let gone = {
+        let mut child = Command::new("true").spawn().unwrap();
+        child.wait().unwrap();
+        child.id()
+    };
+    let left = shared.join(format!(".blkc/.store.sqlite3.new-{gone}-abc123"));
+    std::fs::create_dir(&left).unwrap();
+    std::fs::write(left.join("store.sqlite3"), "half made").unwrap();
+    let set = blkc(&shared, &["vars", "set", "token", "s3cret"]);
+    assert!(set.status.success(), "{}", String::from_utf8_lossy(&set.stderr));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n", "the planted link was followed");
+    let store = shared.join(".blkc/store.sqlite3");
+    let meta = std::fs::symlink_metadata(&store).unwrap();
+    assert!(meta.is_file());
+    assert_eq!(meta.mode() & 0o777, 0o600);
+    assert_eq!(meta.uid(), unsafe { libc::geteuid() });
+    assert!(!left.exists(), "the abandoned creation was cleaned up");
+    let got = blkc(&shared, &["vars", "get", "token"]);
+    assert_eq!(String::from_utf8_lossy(&got.stdout), "s3cret\n");
+}
+
+#[test]
+fn a_store_others_can_write_or_another_user_owns_is_refused() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    assert!(blkc(d, &["vars", "set", "a", "1"]).status.success());
+    let store = d.join(".blkc/store.sqlite3");
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let set = blkc(d, &["vars", "set", "a", "2"]);
+    let err = String::from_utf8_lossy(&set.stderr);
+    assert_eq!(set.status.code(), Some(3), "{err}");
+    assert!(err.contains("can be written by other users") && err.contains("chmod 600"), "{err}");
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o600)).unwrap();
+    // A link in place of the store is not followed.
+    std::fs::rename(&store, d.join("real.sqlite3")).unwrap();
+    std::os::unix::fs::symlink(d.join("real.sqlite3"), &store).unwrap();
+    let err = String::from_utf8_lossy(&blkc(d, &["vars", "set", "a", "3"]).stderr).into_owned();
+    assert!(err.contains("symbolic link"), "{err}");
+    std::fs::remove_file(&store).unwrap();
+    std::fs::rename(d.join("real.sqlite3"), &store).unwrap();
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a store of another user needs root to make (CI runs as root)");
+        return;
+    }
+    // SAFETY: a valid path; 65534 is `nobody`.
+    let c = std::ffi::CString::new(store.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
+    let set = blkc(d, &["vars", "set", "a", "4"]);
+    let err = String::from_utf8_lossy(&set.stderr);
+    assert_eq!(set.status.code(), Some(3), "{err}");
+    assert!(err.contains("belongs to another user"), "{err}");
+}

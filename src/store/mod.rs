@@ -56,14 +56,20 @@ impl Store {
         if !exists {
             create(path)?;
         }
+        check_ownership(path)?;
         // Checked without writing before it is opened to write.
         Store::open_read_only(path)?;
-        let conn =
-            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(|e| describe(path, e))?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| describe(path, e))?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| describe(path, e))?;
         let store = Store { conn, path: path.to_path_buf(), in_transaction: false };
-        store.verify()?;
-        Ok(store)
+        match store.verify() {
+            // SQLite needs to create its journal beside the store to write.
+            Err(_) if path.parent().is_some_and(read_only_folder) => Err(format!(
+                "the store `{shown}` cannot be written: its folder is read-only (a store writes its journal beside it)"
+            )),
+            other => other.map(|()| store),
+        }
     }
 
     /// Opens an existing store only to read: nothing is created or written,
@@ -173,29 +179,110 @@ fn describe(path: &Path, e: rusqlite::Error) -> String {
 }
 
 /// Creates a new store at `path` (and its folder), readable by this user
-/// only, since it holds saved response data. It is built whole under a
-/// temporary name and linked into place, so another process never sees a
-/// store half made; if one was linked there first, that one is used.
+/// only, since it holds saved response data. It is built whole in a
+/// private folder made for it beside `path` (`mkdtemp`: a fresh name, mode
+/// 0700, so nobody else can plant a name in it, not even SQLite's journal
+/// files) and linked into place, which never follows or replaces a name
+/// already there: another process never sees a store half made, and if a
+/// store was linked there first, that one is used (and checked, like any
+/// store, by [`check_ownership`]). A folder a killed creation left behind
+/// is removed by the next one.
 fn create(path: &Path) -> Result<(), String> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
     let file_name = path.file_name().map_or("store".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{file_name}.new-{}", std::process::id()));
-    let made = make_new(&tmp);
-    let linked = made.and_then(|()| match std::fs::hard_link(&tmp, path) {
+    let prefix = format!(".{file_name}.new-");
+    remove_abandoned(dir, &prefix);
+    let private = tempfile::Builder::new()
+        .prefix(&format!("{prefix}{}-", std::process::id()))
+        .tempdir_in(dir)
+        .map_err(|e| cannot_create(path, &e))?;
+    let tmp = private.path().join("store.sqlite3");
+    make_new(&tmp)?;
+    match std::fs::hard_link(&tmp, path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(format!("cannot create the store `{}`: {e}", path.display())),
-    });
-    let _ = std::fs::remove_file(&tmp);
-    linked
+        Err(e) => Err(cannot_create(path, &e)),
+    }
+    // `private` and what is in it are removed here.
 }
 
-/// A complete, empty store at `tmp`: mode 0600, WAL, the tables and the
-/// format version.
+fn cannot_create(path: &Path, e: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    if matches!(e.kind(), ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem) {
+        let why = if e.kind() == ErrorKind::PermissionDenied { "permission denied" } else { "read-only file system" };
+        format!("cannot create the store `{}`: its folder cannot be written ({why})", path.display())
+    } else {
+        format!("cannot create the store `{}`: {e}", path.display())
+    }
+}
+
+/// Removes what a creation killed half-way left in `dir`: folders (and the
+/// files of older versions) named `prefix<pid>…` whose process is gone and
+/// which belong to this user. Nothing else is touched.
+fn remove_abandoned(dir: &Path, prefix: &str) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(rest) = name.strip_prefix(prefix) else { continue };
+            let Ok(pid) = rest.split('-').next().unwrap_or_default().parse::<libc::pid_t>() else { continue };
+            // SAFETY: signal 0 sends nothing; it asks whether `pid` exists.
+            let alive = pid <= 0
+                || unsafe { libc::kill(pid, 0) } == 0
+                || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
+            let Ok(meta) = entry.path().symlink_metadata() else { continue };
+            if alive || meta.uid() != me {
+                continue;
+            }
+            let _ =
+                if meta.is_dir() { std::fs::remove_dir_all(entry.path()) } else { std::fs::remove_file(entry.path()) };
+        }
+    }
+}
+
+/// A store is refused when another user owns it or others may write it:
+/// such a file may have been planted for this user to write saved data
+/// into (for another to read), or be changed under it.
+fn check_ownership(path: &Path) -> Result<(), String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let shown = path.display();
+        let meta = std::fs::symlink_metadata(path).map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+        if meta.file_type().is_symlink() {
+            return Err(format!("`{shown}` is a symbolic link; a store must be the file itself"));
+        }
+        if !meta.is_file() {
+            return Err(format!("`{shown}` is not a file, not a blkc store"));
+        }
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        if meta.uid() != me {
+            return Err(format!(
+                "the store `{shown}` belongs to another user (uid {}); blkc writes only a store of its own user (uid {me})",
+                meta.uid()
+            ));
+        }
+        if meta.mode() & 0o022 != 0 {
+            return Err(format!(
+                "the store `{shown}` can be written by other users (mode {:o}); make it private with `chmod 600`",
+                meta.mode() & 0o777
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A complete, empty store at `tmp` (a new name in a private folder):
+/// mode 0600, WAL, the tables and the format version.
 fn make_new(tmp: &Path) -> Result<(), String> {
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     options.open(tmp).map_err(|e| format!("cannot create `{}`: {e}", tmp.display()))?;
