@@ -52,7 +52,7 @@ pub fn format_text(name: &str, text: &str) -> Result<String, Vec<Diagnostic>> {
     let source = SourceFile::new(name, text.to_string());
     let parsed = syntax::parse(&source);
     if !parsed.complete || parsed.diagnostics.iter().any(Diagnostic::is_error) {
-        return Err(parsed.diagnostics);
+        return Err(parsed.diagnostics.finish());
     }
     Ok(format_file(&source.text, &parsed.ast))
 }

@@ -80,15 +80,14 @@ pub fn check_source(source: SourceFile) -> Checked {
 /// [`check_source`] with other limits, reading samples through `samples`.
 pub fn check_source_in(source: SourceFile, limits: syntax::Limits, samples: model::Samples) -> Checked {
     let parsed = syntax::parse_with(&source, limits);
-    let mut diagnostics = parsed.diagnostics;
+    let mut findings = parsed.diagnostics;
     // The model of what was read, whole or up to a syntax error (the
     // editor answers from it either way).
     let model = model::Model::build(&parsed.ast, std::sync::Arc::new(samples));
     if parsed.complete {
-        diagnostics.extend(check::check(&parsed.ast, &model));
+        findings.absorb(check::check(&parsed.ast, &model));
     }
-    diagnostics::sort(&mut diagnostics);
-    diagnostics::cap_per_code(&mut diagnostics);
+    let diagnostics = findings.finish();
     Checked { source, ast: parsed.ast, diagnostics, model }
 }
 
@@ -234,8 +233,7 @@ fn load_bytes(name: &str, folder: Option<&std::path::Path>, bytes: Vec<u8>, opti
     };
     if options.parse_only {
         let parsed = syntax::parse_with(&source, options.limits);
-        let mut diagnostics = parsed.diagnostics;
-        diagnostics::sort(&mut diagnostics);
+        let diagnostics = parsed.diagnostics.finish();
         return Checked { source, ast: parsed.ast, diagnostics, model: model::Model::default() };
     }
     let samples = model::Samples::in_folder(folder.map(std::path::Path::to_path_buf).unwrap_or_default());

@@ -155,7 +155,7 @@ pub struct TreeModel {
     pub blocks: Vec<BlockInfo>,
     /// The variables its templates may name but the custom ones: trigger
     /// variables, options and the bot token, sorted by name.
-    pub variables: Vec<Variable>,
+    pub variables: Arc<[Variable]>,
     /// The file's custom variables (`var`s and `save` targets), sorted; one
     /// list shared by every tree.
     pub custom: Arc<[Box<str>]>,
@@ -247,7 +247,9 @@ impl Model {
         let mut custom = custom_variables(file);
         custom.sort_unstable();
         let custom: Arc<[Box<str>]> = custom.into_iter().map(Box::from).collect();
-        let trees = file.trees().map(|t| tree_model(t, &custom)).collect();
+        // Trees without options share one list of variables per kind.
+        let mut shared = FxHashMap::default();
+        let trees = file.trees().map(|t| tree_model(t, &custom, &mut shared)).collect();
         Model { trees, samples }
     }
 
@@ -281,7 +283,11 @@ fn custom_variables<'a>(file: &'a File) -> Vec<&'a str> {
     names
 }
 
-fn tree_model(tree: &Tree, custom: &Arc<[Box<str>]>) -> TreeModel {
+fn tree_model(
+    tree: &Tree,
+    custom: &Arc<[Box<str>]>,
+    shared: &mut FxHashMap<(TreeKind, String), Arc<[Variable]>>,
+) -> TreeModel {
     let mut blocks = Vec::new();
     let mut refs: Vec<&ApiBlock> = Vec::new();
     each_block(&tree.body, &mut |b| {
@@ -292,6 +298,33 @@ fn tree_model(tree: &Tree, custom: &Arc<[Box<str>]>) -> TreeModel {
             sample: b.sample().map(|s| s.value.to_string()),
         });
     });
+    let has_options = tree.body.iter().any(|n| matches!(n, Node::Option(_)));
+    let key = (tree.kind, if tree.kind == TreeKind::Event { tree.name.name.to_string() } else { String::new() });
+    let variables = match shared.get(&key) {
+        Some(list) if !has_options => list.clone(),
+        _ => {
+            let list = tree_variables(tree);
+            if !has_options {
+                shared.insert(key, list.clone());
+            }
+            list
+        }
+    };
+    let mut walk = FlowWalk(Flow::new(&refs));
+    visit::walk_nodes(&mut walk, &tree.body);
+    TreeModel {
+        kind: tree.kind,
+        name: tree.name.name.to_string(),
+        span: tree.span,
+        blocks,
+        variables,
+        custom: custom.clone(),
+        points: walk.0.points,
+    }
+}
+
+/// The variables a tree's templates may name but the custom ones.
+fn tree_variables(tree: &Tree) -> Arc<[Variable]> {
     let mut variables: Vec<Variable> = Vec::new();
     let mut add = |name: String, origin: Origin| variables.push(Variable { name, origin });
     let triggers = match tree.kind {
@@ -314,17 +347,7 @@ fn tree_model(tree: &Tree, custom: &Arc<[Box<str>]>) -> TreeModel {
     // error of its own).
     variables.sort_by(|a, b| a.name.cmp(&b.name));
     variables.dedup_by(|b, a| a.name == b.name);
-    let mut walk = FlowWalk(Flow::new(&refs));
-    visit::walk_nodes(&mut walk, &tree.body);
-    TreeModel {
-        kind: tree.kind,
-        name: tree.name.name.to_string(),
-        span: tree.span,
-        blocks,
-        variables,
-        custom: custom.clone(),
-        points: walk.0.points,
-    }
+    variables.into()
 }
 
 /// Which blocks have run, as a tree is walked in order: after a block, it

@@ -198,3 +198,28 @@ fn a_response_costs_a_small_multiple_of_its_size_and_a_run_has_a_budget() {
     assert!(stdout.contains("\"B321\"") && stdout.contains("block `a1`"), "{stdout}");
     assert!(peak < 300 * 1024 * 1024, "peak {peak} bytes: the budget did not hold");
 }
+
+#[test]
+fn inputs_dense_with_problems_cost_a_small_multiple_of_their_size() {
+    use crate::support::cli::peak_memory;
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        // 5 MB of `}` in one string: it took 2.4 GB.
+        ("braces.blk", format!("command c {{\n    reply \"{}\"\n}}\n", "}".repeat(5_000_000))),
+        // `api_a[` over and over in a string: every one searched to the end.
+        ("names.blk", format!("command c {{\n    reply \"{}\"\n}}\n", "api_a[".repeat(350_000))),
+        // A problem on each of 300,000 lines.
+        ("lines.blk", format!("command c {{\n{}}}\n", "    reply \"{nope}\"\n".repeat(300_000))),
+    ];
+    for (name, text) in &cases {
+        std::fs::write(dir.path().join(name), text).unwrap();
+        let (out, peak) = peak_memory(
+            Command::new(env!("CARGO_BIN_EXE_blkc")).args(["check", name, "--format", "json"]).current_dir(dir.path()),
+        );
+        let report = json_of(&out);
+        let listed = report["diagnostics"].as_array().unwrap().len();
+        assert!(listed <= 202, "{name}: {listed} diagnostics listed");
+        let limit = 12 * text.len() as u64 + 64 * 1024 * 1024;
+        assert!(peak < limit, "{name}: peak {peak} bytes for a file of {}", text.len());
+    }
+}

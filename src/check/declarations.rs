@@ -6,11 +6,11 @@ use rustc_hash::FxHashMap as HashMap;
 use super::Scope;
 use crate::ast::visit::{self, Visitor};
 use crate::ast::{ApiBlock, Condition, Item, Node, OptionDecl, Reply, Save, TreeKind};
-use crate::diagnostics::{did_you_mean, Code, Diagnostic};
+use crate::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
 use crate::source::Span;
 use crate::vocab;
 
-pub fn check(scope: &Scope<'_>, out: &mut Vec<Diagnostic>) {
+pub fn check(scope: &Scope<'_>, out: &mut Findings) {
     let mut trees: HashMap<(TreeKind, &str), Span> = HashMap::default();
     let mut vars: HashMap<&str, Span> = HashMap::default();
     let mut platform: Option<Span> = None;
@@ -96,7 +96,7 @@ struct Options<'o, 'a> {
     /// How many branches deep the walk is (0: the tree's own nodes).
     depth: usize,
     seen: HashMap<&'a str, Span>,
-    out: &'o mut Vec<Diagnostic>,
+    out: &'o mut Findings,
 }
 
 impl<'a> Visitor<'a> for Options<'_, 'a> {
@@ -136,7 +136,7 @@ impl<'a> Visitor<'a> for Options<'_, 'a> {
     }
 }
 
-fn check_options(kind: TreeKind, nodes: &[Node], out: &mut Vec<Diagnostic>) {
+fn check_options(kind: TreeKind, nodes: &[Node], out: &mut Findings) {
     visit::walk_nodes(&mut Options { kind, depth: 0, seen: HashMap::default(), out }, nodes);
 }
 
@@ -157,7 +157,7 @@ fn shadowed(name: &str) -> Option<&'static str> {
 
 /// A custom variable named like a variable blkc provides would be read
 /// instead of it, or never: refused.
-fn check_shadowing(name: &crate::ast::Ident, keyword: &str, out: &mut Vec<Diagnostic>) {
+fn check_shadowing(name: &crate::ast::Ident, keyword: &str, out: &mut Findings) {
     let Some(what) = shadowed(&name.name) else { return };
     out.push(
         Diagnostic::new(Code::ShadowedVariable, format!("`{keyword} {}` takes the name of {what}", name.name))

@@ -13,7 +13,7 @@ pub mod url;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::ast::{each_block, ApiBlock, File, Item, Tree};
-use crate::diagnostics::{self, Diagnostic};
+use crate::diagnostics::Findings;
 use crate::policy::Platform;
 
 /// What a whole file declares, shared by the rules.
@@ -56,9 +56,9 @@ impl<'a> Scope<'a> {
 /// Runs every rule on a parsed file and returns the findings, sorted by
 /// position. Response paths are checked against the blocks' samples when
 /// `samples` can read them.
-pub fn check(file: &File, model: &crate::model::Model) -> Vec<Diagnostic> {
+pub fn check(file: &File, model: &crate::model::Model) -> Findings {
     let scope = Scope::new(file, model);
-    let mut out = Vec::new();
+    let mut out = Findings::new();
     declarations::check(&scope, &mut out);
     // The model holds one entry per tree, in the file's order.
     for (tree, tree_model) in file.trees().zip(&model.trees) {
@@ -66,6 +66,5 @@ pub fn check(file: &File, model: &crate::model::Model) -> Vec<Diagnostic> {
         references::check_tree(&scope, tree, tree_model, &mut out);
         secrets::check_tree(&scope, tree, &mut out);
     }
-    diagnostics::sort(&mut out);
     out
 }

@@ -6,7 +6,7 @@ use rustc_hash::FxHashSet as HashSet;
 use super::{samples, Scope};
 use crate::ast::visit::{self, Site, Visitor};
 use crate::ast::{each_block, ApiBlock, Ident, IfNode, Reference, Tree, TreeKind, Value};
-use crate::diagnostics::{did_you_mean, Code, Confidence, Diagnostic, Edit};
+use crate::diagnostics::{did_you_mean, Code, Confidence, Diagnostic, Edit, Findings};
 use crate::model::Flow;
 use crate::path::{self, Root};
 use crate::source::Span;
@@ -17,7 +17,7 @@ struct Walk<'s, 'a> {
     tree: &'a Tree,
     /// What the model knows of this tree (its variables).
     model: &'a crate::model::TreeModel,
-    out: &'s mut Vec<Diagnostic>,
+    out: &'s mut Findings,
     /// The blocks that have run on every path to the current node.
     flow: Flow<'a>,
     /// The block whose fields are being walked.
@@ -52,12 +52,7 @@ fn status_test(c: &crate::ast::Condition) -> Option<(&str, bool, bool)> {
     Some((r.block.name.as_str(), then_error, else_error))
 }
 
-pub fn check_tree<'a>(
-    scope: &Scope<'a>,
-    tree: &'a Tree,
-    model: &'a crate::model::TreeModel,
-    out: &mut Vec<Diagnostic>,
-) {
+pub fn check_tree<'a>(scope: &Scope<'a>, tree: &'a Tree, model: &'a crate::model::TreeModel, out: &mut Findings) {
     let mut own_blocks = rustc_hash::FxHashMap::default();
     let mut blocks = Vec::new();
     each_block(&tree.body, &mut |b| {
@@ -321,7 +316,7 @@ fn reference_text(r: &Reference) -> String {
 
 /// The form of a path: `response` then one segment per level, or `status`
 /// (the rules are [`path::root`] and [`path::check_segment`]).
-fn check_path(r: &Reference, out: &mut Vec<Diagnostic>) {
+fn check_path(r: &Reference, out: &mut Findings) {
     let root = r.root.name.as_str();
     match path::root(root) {
         Some(Root::Response) => {}

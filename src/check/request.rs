@@ -6,11 +6,11 @@ use super::url::{literal_length, shape, UrlShape};
 use super::Scope;
 use crate::ast::visit::{self, Site, Visitor};
 use crate::ast::{each_block, ApiBlock, Entry, FieldKind, Pair, Part, Template, Tree, Value};
-use crate::diagnostics::{did_you_mean, Code, Diagnostic};
+use crate::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
 use crate::source::Span;
 use crate::vocab::{self, Method};
 
-pub fn check_tree(_scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
+pub fn check_tree(_scope: &Scope<'_>, tree: &Tree, out: &mut Findings) {
     let mut names: HashMap<&str, Span> = HashMap::default();
     each_block(&tree.body, &mut |block| {
         let name = block.name.name.as_str();
@@ -31,7 +31,7 @@ pub fn check_tree(_scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
     });
 }
 
-fn check_block(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
+fn check_block(block: &ApiBlock, out: &mut Findings) {
     check_fields(block, out);
     let method = block.method().and_then(|m| Method::parse(&m.name));
     if let Some(m) = block.method() {
@@ -51,8 +51,8 @@ fn check_block(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
 
 /// Keys are sent as written: a `{variable}` or `<SLOT>` in a parameter or
 /// body key would be sent as its own text, so it is an error.
-fn check_templated_keys(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
-    fn check(key: &crate::ast::Key, place: &str, out: &mut Vec<Diagnostic>) {
+fn check_templated_keys(block: &ApiBlock, out: &mut Findings) {
+    fn check(key: &crate::ast::Key, place: &str, out: &mut Findings) {
         let name = key.name.as_str();
         let variable = name.find('{').is_some_and(|i| name[i..].contains('}'));
         let slot = name.find('<').is_some_and(|i| name[i..].contains('>'));
@@ -67,7 +67,7 @@ fn check_templated_keys(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
             );
         }
     }
-    fn entries(list: &[Entry], out: &mut Vec<Diagnostic>) {
+    fn entries(list: &[Entry], out: &mut Findings) {
         for e in list {
             check(&e.key, "body", out);
             if let Value::Object(inner, _) = &e.value {
@@ -82,7 +82,7 @@ fn check_templated_keys(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
 }
 
 /// Each field once; `method` and `url` required.
-fn check_fields(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
+fn check_fields(block: &ApiBlock, out: &mut Findings) {
     let mut seen: HashMap<&str, Span> = HashMap::default();
     for field in &block.fields {
         let keyword = field.kind.keyword();
@@ -109,7 +109,7 @@ fn check_fields(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn check_body_on_get(block: &ApiBlock, method: Option<Method>, out: &mut Vec<Diagnostic>) {
+fn check_body_on_get(block: &ApiBlock, method: Option<Method>, out: &mut Findings) {
     if let (Some(m), Some((_, body_span))) = (method.filter(|m| !m.takes_body()), block.body()) {
         let method_span = block.method().map_or(block.name.span, |m| m.span);
         out.push(
@@ -122,7 +122,7 @@ fn check_body_on_get(block: &ApiBlock, method: Option<Method>, out: &mut Vec<Dia
 }
 
 /// An absolute http(s) URL; a GET URL no longer than the limit.
-fn check_url(block: &ApiBlock, url: &Template, method: Option<Method>, out: &mut Vec<Diagnostic>) {
+fn check_url(block: &ApiBlock, url: &Template, method: Option<Method>, out: &mut Findings) {
     match shape(url) {
         UrlShape::Invalid { reason, help } => out.push(
             Diagnostic::new(
@@ -169,7 +169,7 @@ const FRAMING_HEADERS: &[&str] = &[
 
 /// A header's name is an RFC 9110 token, not one HTTP writes itself; its
 /// value has no line break.
-fn check_header(header: &Pair, out: &mut Vec<Diagnostic>) {
+fn check_header(header: &Pair, out: &mut Findings) {
     let lower = header.key.name.to_ascii_lowercase();
     if FRAMING_HEADERS.contains(&lower.as_str()) {
         out.push(
@@ -206,7 +206,7 @@ fn check_header(header: &Pair, out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn check_allow(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
+fn check_allow(block: &ApiBlock, out: &mut Findings) {
     for field in &block.fields {
         if let FieldKind::Allow(what) = &field.kind {
             if !vocab::ALLOWS.iter().any(|(name, _)| *name == what.name) {
@@ -231,7 +231,7 @@ fn check_allow(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn check_method(name: &str, span: Span, out: &mut Vec<Diagnostic>) {
+fn check_method(name: &str, span: Span, out: &mut Findings) {
     if Method::parse(name).is_some() {
         return;
     }
@@ -262,8 +262,8 @@ fn check_method(name: &str, span: Span, out: &mut Vec<Diagnostic>) {
 }
 
 /// Each object of a body, at any depth, has one value per key.
-fn check_body_keys(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
-    struct Keys<'o>(&'o mut Vec<Diagnostic>);
+fn check_body_keys(block: &ApiBlock, out: &mut Findings) {
+    struct Keys<'o>(&'o mut Findings);
     impl<'a> Visitor<'a> for Keys<'_> {
         fn value(&mut self, v: &'a Value, site: Site) {
             if let Value::Object(entries, _) = v {
@@ -278,7 +278,7 @@ fn check_body_keys(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn duplicate_keys(entries: &[Entry], out: &mut Vec<Diagnostic>) {
+fn duplicate_keys(entries: &[Entry], out: &mut Findings) {
     let mut seen: HashMap<&str, Span> = HashMap::default();
     for entry in entries {
         if let Some(first) = seen.insert(entry.key.name.as_str(), entry.key.span) {

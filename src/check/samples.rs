@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::ast::visit::Site;
 use crate::ast::{ApiBlock, Reference, Text};
 use crate::data::Data;
-use crate::diagnostics::{Code, Diagnostic};
+use crate::diagnostics::{Code, Diagnostic, Findings};
 use crate::model::Samples;
 use crate::path::{self, Document, MissKind, Root};
 
@@ -42,7 +42,7 @@ fn code(miss: &MissKind) -> Code {
 /// Walks `r` through `sample`; `in_text` is where the value is written into
 /// a string, if it is (where an object or array renders as JSON text: a
 /// hint in a reply, an error in a URL, parameter or header).
-pub fn check_path(block: &ApiBlock, sample: &Data, r: &Reference, in_text: Option<Site>, out: &mut Vec<Diagnostic>) {
+pub fn check_path(block: &ApiBlock, sample: &Data, r: &Reference, in_text: Option<Site>, out: &mut Findings) {
     if path::root(&r.root.name) != Some(Root::Response)
         || r.segments.iter().any(|s| path::check_segment(&s.text).is_err())
     {

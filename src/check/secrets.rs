@@ -5,18 +5,18 @@ use super::url::{shape, UrlShape};
 use super::Scope;
 use crate::ast::visit::{self, Site, Visitor};
 use crate::ast::{ApiBlock, Entry, Ident, Part, Template, Tree, Value};
-use crate::diagnostics::{Code, Diagnostic};
+use crate::diagnostics::{Code, Diagnostic, Findings};
 use crate::policy::{self, Destination, Place, TokenRefusal};
 use crate::source::Span;
 
-pub fn check_tree(scope: &Scope<'_>, tree: &Tree, out: &mut Vec<Diagnostic>) {
+pub fn check_tree(scope: &Scope<'_>, tree: &Tree, out: &mut Findings) {
     let mut walk = Walk { scope, out };
     visit::walk_nodes(&mut walk, &tree.body);
 }
 
 struct Walk<'s, 'a> {
     scope: &'s Scope<'a>,
-    out: &'s mut Vec<Diagnostic>,
+    out: &'s mut Findings,
 }
 
 impl<'a> Visitor<'a> for Walk<'_, 'a> {
@@ -74,7 +74,7 @@ fn first_secret(block: &ApiBlock) -> Option<(Span, String)> {
 /// so that no value can choose the server that receives the secret. Without
 /// a secret a host from a value is a warning; the run keeps such a value to
 /// a host name (B314) and off internal addresses (B316).
-fn check_destination(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
+fn check_destination(block: &ApiBlock, out: &mut Findings) {
     let Some(url) = block.url() else { return };
     if !super::url::host_from_value(url) {
         return;
@@ -136,7 +136,7 @@ fn token_places(block: &ApiBlock) -> Vec<(Span, Place)> {
 /// `{bot_token}` goes in a header ([`policy::token_may_go_in`]) of a request
 /// whose URL, as written, the policy lets it reach
 /// ([`policy::token_destination`]).
-fn check_token(scope: &Scope<'_>, block: &ApiBlock, out: &mut Vec<Diagnostic>) {
+fn check_token(scope: &Scope<'_>, block: &ApiBlock, out: &mut Findings) {
     let allowed = block.allows_bot_token();
     let places = token_places(block);
     for &(span, place) in places.iter().filter(|(_, place)| !policy::token_may_go_in(*place, allowed)) {
@@ -245,7 +245,7 @@ fn credential(lit: &Literal<'_>) -> Option<Option<&'static str>> {
 
 /// A literal that looks like a credential (B118), credentials in the URL
 /// (B129), and slots written so that they are not slots (B130).
-fn check_literals(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
+fn check_literals(block: &ApiBlock, out: &mut Findings) {
     let mut flagged = Vec::new();
     for lit in literals(block) {
         let Some(scheme) = credential(&lit) else { continue };
@@ -274,7 +274,7 @@ fn check_literals(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
 
 /// `https://user:pass@host/`: refused, since the password would be sent,
 /// logged and shown with the URL; credentials go in a header.
-fn check_userinfo(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
+fn check_userinfo(block: &ApiBlock, out: &mut Findings) {
     let Some(Part::Lit(first, span)) = block.url().and_then(|u| u.parts.first()) else { return };
     let Some(authority) = crate::urls::authority(first) else { return };
     if authority.contains('@') {
@@ -288,8 +288,8 @@ fn check_userinfo(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
 
 /// `<api_key>` or `<API-KEY>` is sent as those characters: a slot is
 /// written `<API_KEY>`, in capitals, digits and `_`.
-fn check_near_slots(block: &ApiBlock, out: &mut Vec<Diagnostic>) {
-    struct Near<'o>(&'o mut Vec<Diagnostic>);
+fn check_near_slots(block: &ApiBlock, out: &mut Findings) {
+    struct Near<'o>(&'o mut Findings);
     impl<'a> Visitor<'a> for Near<'_> {
         fn template(&mut self, t: &'a Template, _: Site) {
             for part in &t.parts {

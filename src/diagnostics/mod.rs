@@ -283,36 +283,117 @@ pub fn sort(diags: &mut [Diagnostic]) {
 /// them all would cost far more than the file itself.
 pub const MAX_PER_CODE: usize = 100;
 
-/// Keeps the first [`MAX_PER_CODE`] diagnostics of each code (in order) and
-/// sums up the rest, at the position of the first one left out.
-pub fn cap_per_code(diags: &mut Vec<Diagnostic>) {
-    if diags.len() <= MAX_PER_CODE {
-        return;
+/// Diagnostics as they are found, each code capped at [`MAX_PER_CODE`] as
+/// they come: the first ones of a code are kept, the rest only counted
+/// (with where the first of them was), so a file of a million mistakes
+/// costs the memory of a hundred. Reads as the list kept (`Deref`).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Findings {
+    kept: Vec<Diagnostic>,
+    counts: rustc_hash::FxHashMap<Code, usize>,
+    left_out: Vec<(Code, usize, Option<Span>)>,
+}
+
+/// Where a [`Findings`] was, to go back to ([`Findings::rollback`]).
+#[derive(Debug, Clone)]
+pub struct Mark {
+    len: usize,
+    counts: rustc_hash::FxHashMap<Code, usize>,
+    left_out: Vec<(Code, usize, Option<Span>)>,
+}
+
+impl Findings {
+    pub fn new() -> Findings {
+        Findings::default()
     }
-    let mut seen: std::collections::HashMap<Code, usize> = std::collections::HashMap::new();
-    let mut left_out: Vec<(Code, usize, Option<Span>)> = Vec::new();
-    diags.retain(|d| {
-        let n = seen.entry(d.code).or_default();
-        *n += 1;
-        if *n <= MAX_PER_CODE {
-            return true;
+
+    pub fn push(&mut self, d: Diagnostic) {
+        let n = self.counts.entry(d.code).or_default();
+        if *n < MAX_PER_CODE {
+            *n += 1;
+            self.kept.push(d);
+            return;
         }
-        match left_out.iter_mut().find(|(c, ..)| *c == d.code) {
+        match self.left_out.iter_mut().find(|(c, ..)| *c == d.code) {
             Some((_, count, _)) => *count += 1,
-            None => left_out.push((d.code, 1, d.primary_span())),
+            None => self.left_out.push((d.code, 1, d.primary_span())),
         }
-        false
-    });
-    for (code, count, span) in left_out {
-        let mut summary = Diagnostic::new(
-            code,
-            format!("{count} more {} ({}) not listed", code.as_str(), code.title()),
-        )
-        .help(format!("fix the {MAX_PER_CODE} listed above first; each file lists at most {MAX_PER_CODE} of one code"));
-        if let Some(span) = span {
-            summary = summary.label(span, "the first one not listed");
+    }
+
+    pub fn extend(&mut self, ds: impl IntoIterator<Item = Diagnostic>) {
+        ds.into_iter().for_each(|d| self.push(d));
+    }
+
+    /// Takes in another's findings, its counts of what it left out too.
+    pub fn absorb(&mut self, other: Findings) {
+        self.extend(other.kept);
+        for (code, count, span) in other.left_out {
+            match self.left_out.iter_mut().find(|(c, ..)| *c == code) {
+                Some((_, n, _)) => *n += count,
+                None => self.left_out.push((code, count, span)),
+            }
         }
-        diags.push(summary);
+    }
+
+    pub fn mark(&self) -> Mark {
+        Mark { len: self.kept.len(), counts: self.counts.clone(), left_out: self.left_out.clone() }
+    }
+
+    /// Forgets everything found since `mark`.
+    pub fn rollback(&mut self, mark: Mark) {
+        self.kept.truncate(mark.len);
+        self.counts = mark.counts;
+        self.left_out = mark.left_out;
+    }
+
+    /// The findings by position, each code capped, with one more
+    /// diagnostic per code that says how many of it were left out.
+    pub fn finish(mut self) -> Vec<Diagnostic> {
+        sort(&mut self.kept);
+        // Kept in the order found; the ones of a code listed are its first
+        // by position.
+        let mut seen: rustc_hash::FxHashMap<Code, usize> = rustc_hash::FxHashMap::default();
+        let mut left_out = self.left_out;
+        self.kept.retain(|d| {
+            let n = seen.entry(d.code).or_default();
+            *n += 1;
+            if *n <= MAX_PER_CODE {
+                return true;
+            }
+            match left_out.iter_mut().find(|(c, ..)| *c == d.code) {
+                Some((_, count, _)) => *count += 1,
+                None => left_out.push((d.code, 1, d.primary_span())),
+            }
+            false
+        });
+        for (code, count, span) in left_out {
+            let mut summary =
+                Diagnostic::new(code, format!("{count} more {} ({}) not listed", code.as_str(), code.title())).help(
+                    format!(
+                        "fix the {MAX_PER_CODE} listed above first; each file lists at most {MAX_PER_CODE} of one code"
+                    ),
+                );
+            if let Some(span) = span {
+                summary = summary.label(span, "the first one not listed");
+            }
+            self.kept.push(summary);
+        }
+        self.kept
+    }
+}
+
+impl std::ops::Deref for Findings {
+    type Target = Vec<Diagnostic>;
+    fn deref(&self) -> &Vec<Diagnostic> {
+        &self.kept
+    }
+}
+
+impl From<Vec<Diagnostic>> for Findings {
+    fn from(ds: Vec<Diagnostic>) -> Findings {
+        let mut f = Findings::new();
+        f.extend(ds);
+        f
     }
 }
 

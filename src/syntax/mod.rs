@@ -21,7 +21,7 @@ use pest::iterators::Pair;
 use pest::Parser as _;
 
 use crate::ast::*;
-use crate::diagnostics::{Code, Diagnostic};
+use crate::diagnostics::{Code, Diagnostic, Findings};
 use crate::source::{SourceFile, Span};
 
 #[derive(pest_derive::Parser)]
@@ -38,7 +38,7 @@ pub const MAX_DEPTH: usize = 64;
 #[derive(Debug)]
 pub struct Parsed {
     pub ast: File,
-    pub diagnostics: Vec<Diagnostic>,
+    pub diagnostics: Findings,
     pub complete: bool,
 }
 
@@ -85,7 +85,7 @@ pub fn parse(source: &SourceFile) -> Parsed {
 
 pub fn parse_with(source: &SourceFile, limits: Limits) -> Parsed {
     let text = source.text.as_str();
-    let mut parsed = Parsed { ast: File::default(), diagnostics: Vec::new(), complete: false };
+    let mut parsed = Parsed { ast: File::default(), diagnostics: Findings::new(), complete: false };
     if text.len() > limits.max_file_size {
         parsed.diagnostics.push(too_large(limits.max_file_size));
         return parsed;
@@ -115,7 +115,7 @@ pub fn parse_with(source: &SourceFile, limits: Limits) -> Parsed {
         if results.len() == chunks.len() && results.iter().all(|r| r.complete) {
             for r in results {
                 parsed.ast.items.extend(r.ast.items);
-                parsed.diagnostics.extend(r.diagnostics);
+                parsed.diagnostics.absorb(r.diagnostics);
             }
             parsed.complete = true;
             return parsed;
@@ -125,7 +125,7 @@ pub fn parse_with(source: &SourceFile, limits: Limits) -> Parsed {
     }
     let whole = parse_range(text, 0, text.len(), splits, limits);
     parsed.ast = whole.ast;
-    parsed.diagnostics.extend(whole.diagnostics);
+    parsed.diagnostics.absorb(whole.diagnostics);
     parsed.complete = whole.complete;
     parsed
 }
@@ -133,12 +133,12 @@ pub fn parse_with(source: &SourceFile, limits: Limits) -> Parsed {
 /// Parses the items that lie in `text[start..end]`, one at a time;
 /// `splits` are the ends of the file's items (empty if it is unbalanced).
 fn parse_range(text: &str, start: usize, end: usize, splits: &[usize], limits: Limits) -> Parsed {
-    let mut parsed = Parsed { ast: File::default(), diagnostics: Vec::new(), complete: false };
+    let mut parsed = Parsed { ast: File::default(), diagnostics: Findings::new(), complete: false };
     let mut lower = Lower { base: 0, diags: &mut parsed.diagnostics };
     let mut pos = skip_blank(text, start);
     while pos < end {
         let rest = &text[pos..end];
-        let kept = lower.diags.len();
+        let kept = lower.diags.mark();
         let item_end = splits.get(splits.partition_point(|&s| s <= pos)).copied().unwrap_or(end);
         let by_nodes =
             if item_end - pos > limits.big_item { lower.tree_by_nodes(text, pos, end, item_end) } else { None };
@@ -154,7 +154,7 @@ fn parse_range(text: &str, start: usize, end: usize, splits: &[usize], limits: L
             }
             // Not a tree, or a syntax error in it: the whole item is parsed
             // (and any error reported) as one.
-            None => lower.diags.truncate(kept),
+            None => lower.diags.rollback(kept),
         }
         match BlkParser::parse(Rule::item, rest) {
             Ok(mut pairs) => {
@@ -276,7 +276,7 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
 /// Lowers the pairs of one item to AST, with spans offset by `base`.
 struct Lower<'d> {
     base: usize,
-    diags: &'d mut Vec<Diagnostic>,
+    diags: &'d mut Findings,
 }
 
 /// A rule the lowering did not expect where it found it: a bug in the
@@ -632,10 +632,12 @@ impl Lower<'_> {
             Rule::kw_false => Value::Bool(false, span),
             Rule::kw_null => Value::Null(span),
             // A reference the scanner cannot read has its diagnostic already.
-            Rule::reference => match template::scan_reference(pair.as_str(), span.start as usize, self.diags) {
-                Some(r) => Value::Ref(Box::new(r)),
-                None => Value::Null(span),
-            },
+            Rule::reference => {
+                match self.scanned(|d| template::scan_reference(pair.as_str(), span.start as usize, d)) {
+                    Some(r) => Value::Ref(Box::new(r)),
+                    None => Value::Null(span),
+                }
+            }
             Rule::object => Value::Object(self.entries(pair)?.into_boxed_slice(), span),
             Rule::array => Value::Array(pair.into_inner().map(|p| self.value(p)).collect::<Lowered<_>>()?, span),
             _ => return self.unexpected(&pair, "a value"),
@@ -649,7 +651,7 @@ impl Lower<'_> {
         let span = self.span(&pair);
         let text = pair.as_str();
         let name = if text.starts_with('"') {
-            template::scan_text(text, span.start as usize, self.diags).value
+            self.scanned(|d| template::scan_text(text, span.start as usize, d)).value
         } else {
             text.into()
         };
@@ -662,12 +664,21 @@ impl Lower<'_> {
 
     fn text(&mut self, pair: Pair<'_, Rule>) -> Text {
         let start = self.base + pair.as_span().start();
-        template::scan_text(pair.as_str(), start, self.diags)
+        self.scanned(|d| template::scan_text(pair.as_str(), start, d))
     }
 
     fn template(&mut self, pair: Pair<'_, Rule>) -> Template {
         let start = self.base + pair.as_span().start();
-        template::scan_template(pair.as_str(), start, self.diags)
+        self.scanned(|d| template::scan_template(pair.as_str(), start, d))
+    }
+
+    /// Runs a string scanner (which caps its own findings per string) and
+    /// takes in what it found.
+    fn scanned<T>(&mut self, scan: impl FnOnce(&mut Vec<Diagnostic>) -> T) -> T {
+        let mut found = Vec::new();
+        let scanned = scan(&mut found);
+        self.diags.extend(found);
+        scanned
     }
 }
 
@@ -683,7 +694,7 @@ mod tests {
 
     #[test]
     fn an_unexpected_rule_is_a_bug_that_names_the_rule() {
-        let mut diags = Vec::new();
+        let mut diags = Findings::new();
         let mut lower = Lower { base: 0, diags: &mut diags };
         let pair = BlkParser::parse(Rule::string, "\"x\"").unwrap().next().unwrap();
         let diag = lower.item(pair).unwrap_err().diagnostic();

@@ -11,16 +11,29 @@ use crate::source::Span;
 /// Scans a string literal token (quotes included) starting at byte `base`.
 pub fn scan_template(token: &str, base: usize, diags: &mut Vec<Diagnostic>) -> Template {
     let first = diags.len();
-    let template = scan_template_parts(token, base, diags);
-    references_as_text(token, base, &template, diags);
-    cap_per_string(diags, first, template.span);
+    let mut dropped = 0;
+    let template = scan_template_parts(token, base, diags, &mut dropped);
+    references_as_text(token, base, &template, diags, &mut dropped);
+    cap_per_string(diags, first, template.span, dropped);
     template
+}
+
+/// Keeps at most one more than [`MAX_PER_STRING`] problems of a string
+/// (the string's first problem is at `first`) and counts the rest, as they
+/// are found: a string of a million stray braces costs no more memory than
+/// one of eleven.
+fn keep_few(diags: &mut Vec<Diagnostic>, first: usize, dropped: &mut usize) {
+    while diags.len() > first + MAX_PER_STRING + 1 {
+        diags.pop();
+        *dropped += 1;
+    }
 }
 
 /// B135: `api_x[response.a]` in a string's text, outside braces: it is sent
 /// as those characters, not as the response's value (`$api_x[…]` and bare
 /// paths are habits from shells and JavaScript).
-fn references_as_text(token: &str, base: usize, t: &Template, diags: &mut Vec<Diagnostic>) {
+fn references_as_text(token: &str, base: usize, t: &Template, diags: &mut Vec<Diagnostic>, dropped: &mut usize) {
+    let first = diags.len();
     for part in &t.parts {
         let Part::Lit(lit, span) = part else { continue };
         let (start, end) = (span.start as usize - base, span.end as usize - base);
@@ -29,7 +42,10 @@ fn references_as_text(token: &str, base: usize, t: &Template, diags: &mut Vec<Di
             continue;
         }
         let mut from = 0;
-        while let Some(i) = lit[from..].find("api_").map(|i| from + i) {
+        // Where the next `]` is, once looked for: every `api_x[` before it
+        // closes there, so the text is searched once, not once per name.
+        let mut next_close: Option<Option<usize>> = None;
+        while let Some(i) = memchr::memmem::find(&lit.as_bytes()[from..], b"api_").map(|i| from + i) {
             from = i + 4;
             let bytes = lit.as_bytes();
             if i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_') {
@@ -37,7 +53,17 @@ fn references_as_text(token: &str, base: usize, t: &Template, diags: &mut Vec<Di
             }
             let name_end = i + 4 + lit[i + 4..].bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
             let rest = &lit[name_end..];
-            let Some(close) = rest.strip_prefix('[').and_then(|r| r.find(']')) else { continue };
+            if !rest.starts_with('[') {
+                continue;
+            }
+            let found = match next_close {
+                Some(Some(at)) if at > name_end => Some(at),
+                Some(None) => None,
+                _ => memchr::memchr(b']', &lit.as_bytes()[name_end..]).map(|j| name_end + j),
+            };
+            next_close = Some(found);
+            // No `]` after this one: none after any later name either.
+            let Some(close) = found.map(|at| at - name_end - 1) else { break };
             let path = &rest[1..1 + close];
             if !(path == "status" || path == "response" || path.starts_with("response.")) {
                 continue;
@@ -56,6 +82,7 @@ fn references_as_text(token: &str, base: usize, t: &Template, diags: &mut Vec<Di
                 .help(format!("inside a string a response is read in braces: `{fixed}`"))
                 .fix(format!("write `{fixed}`"), whole, fixed),
             );
+            keep_few(diags, first, dropped);
             from = name_end + close + 2;
         }
     }
@@ -66,8 +93,8 @@ fn references_as_text(token: &str, base: usize, t: &Template, diags: &mut Vec<Di
 /// thousands).
 const MAX_PER_STRING: usize = 10;
 
-fn cap_per_string(diags: &mut Vec<Diagnostic>, first: usize, span: Span) {
-    let found = diags.len() - first;
+fn cap_per_string(diags: &mut Vec<Diagnostic>, first: usize, span: Span, dropped: usize) {
+    let found = diags.len() - first + dropped;
     if found <= MAX_PER_STRING {
         return;
     }
@@ -80,7 +107,8 @@ fn cap_per_string(diags: &mut Vec<Diagnostic>, first: usize, span: Span) {
     );
 }
 
-fn scan_template_parts(token: &str, base: usize, diags: &mut Vec<Diagnostic>) -> Template {
+fn scan_template_parts(token: &str, base: usize, diags: &mut Vec<Diagnostic>, dropped: &mut usize) -> Template {
+    let first = diags.len();
     let span = Span::new(base, base + token.len());
     let bytes = token.as_bytes();
     let end = bytes.len() - 1; // the closing quote
@@ -89,6 +117,7 @@ fn scan_template_parts(token: &str, base: usize, diags: &mut Vec<Diagnostic>) ->
     let mut lit_start = 1;
     let mut i = 1;
     while i < end {
+        keep_few(diags, first, dropped);
         match bytes[i] {
             b'\\' => {
                 let (consumed, ch) = scan_escape(token, base, i, diags);
