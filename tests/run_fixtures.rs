@@ -5,7 +5,8 @@
 //! A fixture's first comment lines say how to run it: `# args: …`,
 //! `# env: NAME=value`, `# store: corrupt`, `# test: BLOCK` (run `blkc test`
 //! instead of `blkc run`), `# exit: N` (an `err_` fixture's exit code, 3 by
-//! default). The folder `samples/` is copied beside each fixture. In its text, `@SERVER@` is the
+//! default), `# meanwhile: ARGS` (another `blkc ARGS` in the same folder
+//! while the run waits 300 ms into its requests). The folder `samples/` is copied beside each fixture. In its text, `@SERVER@` is the
 //! test server, `@CLOSED@` a port nothing listens on, `@TLS@` an https address
 //! of a server that answers in plain HTTP at once (the handshake fails),
 //! `@BROKEN@` a server whose responses break off, `@PORT@` the test
@@ -53,17 +54,34 @@ fn run_fixtures() {
         };
         cmd.current_dir(dir.path()).env("NO_COLOR", "1").env("COLUMNS", "100");
         cmd.env_remove("BLKC_BOT_TOKEN");
-        for line in header {
+        for line in &header {
             if let Some(args) = line.strip_prefix("# args: ") {
                 cmd.args(args.split_whitespace());
             } else if let Some((k, v)) = line.strip_prefix("# env: ").and_then(|e| e.split_once('=')) {
                 cmd.env(k, v);
-            } else if line == "# store: corrupt" {
+            } else if *line == "# store: corrupt" {
                 std::fs::create_dir_all(dir.path().join(".blkc")).unwrap();
                 std::fs::write(dir.path().join(".blkc/store.sqlite3"), "this is not a database\n".repeat(100)).unwrap();
             }
         }
-        let out = cmd.output().unwrap();
+        // `# meanwhile: ARGS`: another blkc, run in the same folder while
+        // this one waits for a slow response (another run saving at once).
+        let meanwhile = header.iter().find_map(|l| l.strip_prefix("# meanwhile: ")).map(|a| a.to_string());
+        let out = match meanwhile {
+            None => cmd.output().unwrap(),
+            Some(args) => {
+                let child =
+                    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                let other = Command::new(env!("CARGO_BIN_EXE_blkc"))
+                    .args(args.split_whitespace())
+                    .current_dir(dir.path())
+                    .output()
+                    .unwrap();
+                assert!(other.status.success(), "{}", String::from_utf8_lossy(&other.stderr));
+                child.wait_with_output().unwrap()
+            }
+        };
         let code = out.status.code().unwrap_or(-1);
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);

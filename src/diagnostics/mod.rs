@@ -130,6 +130,7 @@ codes! {
     StatusNotRead = "B319", Warning, "error status that no step reads";
     UrlTooLongFilled = "B320", Error, "GET URL longer than the limit once filled";
     MemoryBudget = "B321", Error, "responses exceed the run's memory budget";
+    ChangedByAnotherRun = "B322", Error, "a variable the run read was changed by another run before its save";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

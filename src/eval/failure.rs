@@ -177,6 +177,18 @@ pub fn store_failure(e: &str, span: Span, doing: String) -> Diagnostic {
         .help("a busy store frees when the other run ends, and a full disk once space is freed; saves before this one are kept; a file that is not a blkc store is never changed or recreated (`--store PATH` names another)")
 }
 
+/// A save refused because a variable the run read has changed since.
+pub fn changed_by_another_run(saving: &str, changed: &str, span: Span) -> Diagnostic {
+    Diagnostic::new(
+        Code::ChangedByAnotherRun,
+        format!("`{changed}` was changed by another run after this run read it: `{saving}` was not saved"),
+    )
+    .label(span, "not saved")
+    .help(format!(
+        "this run decided on a value of `{changed}` that is no longer current, so its save would overwrite another run's; run it again to decide on the current value"
+    ))
+}
+
 pub fn lossy_json(r: &Request) -> Diagnostic {
     Diagnostic::new(
         Code::LossyJson,

@@ -42,6 +42,14 @@ pub(super) struct Runner<'r> {
     /// What the responses may hold, and what each one holds.
     budgets: Budgets,
     charges: HashMap<String, Charge>,
+    /// Each custom variable this run has read from the store outside a
+    /// save, as it read it (`None`: not saved yet). Later reads return the
+    /// same, and a save is made only if none of them has changed since
+    /// (docs/run.md, "Runs at once").
+    seen: HashMap<String, Option<Json>>,
+    /// A save's value is being rendered, inside its transaction: its reads
+    /// are fresh, and are part of the save itself.
+    in_save: bool,
 }
 
 impl<'r> Runner<'r> {
@@ -70,6 +78,8 @@ impl<'r> Runner<'r> {
             platform: options.platform.clone().or_else(|| crate::policy::Platform::parse(&plan.platform)),
             budgets: Budgets::new(options.memory.run, options.memory.shared.clone()),
             charges: HashMap::new(),
+            seen: HashMap::new(),
+            in_save: false,
         }
     }
 }
@@ -86,14 +96,25 @@ impl render::Scope for Runner<'_> {
         if let Some(v) = self.inputs.vars.get(name) {
             return Some(v.clone());
         }
-        match self.store.get(name) {
-            Ok(Some(Json::String(s))) => return Some(s),
-            Ok(Some(other)) => return Some(other.to_string()),
-            Ok(None) => {}
-            Err(e) => {
-                self.fatal.get_or_insert(store_failure(&e, span, format!("reading `{name}`")));
-                return Some(String::new());
-            }
+        let stored = match self.seen.get(name) {
+            Some(seen) => seen.clone(),
+            None => match self.store.get(name) {
+                Ok(stored) => {
+                    if !self.in_save {
+                        self.seen.insert(name.to_string(), stored.clone());
+                    }
+                    stored
+                }
+                Err(e) => {
+                    self.fatal.get_or_insert(store_failure(&e, span, format!("reading `{name}`")));
+                    return Some(String::new());
+                }
+            },
+        };
+        match stored {
+            Some(Json::String(s)) => return Some(s),
+            Some(other) => return Some(other.to_string()),
+            None => {}
         }
         let declared = self.plan.variables.iter().find(|v| v.name == name)?;
         match &declared.default {
@@ -190,16 +211,42 @@ impl Runner<'_> {
         }
         let failed = |e: String| Box::new(store_failure(&e, span, format!("saving `{name}`")));
         self.store.begin().map_err(failed)?;
+        self.in_save = true;
         let mut value = render::render_val(value, self);
+        self.in_save = false;
         if let Err(e) = self.flush() {
             let _ = self.store.end(false);
             return Err(e);
         }
         self.redactor.redact_json(&mut value);
+        // What this run read must still be so, or its decision is stale.
+        if let Some(changed) = self.changed_since_read().map_err(|e| {
+            let _ = self.store.end(false);
+            failed(e)
+        })? {
+            let _ = self.store.end(false);
+            return Err(Box::new(self.redact_diag(failure::changed_by_another_run(name, &changed, span))));
+        }
         let written = self.store.set(name, &value);
         self.store.end(written.is_ok()).and(written).map_err(failed)?;
+        // Read afresh from now on: what this save wrote is not a decision
+        // of this run's (another run may build on it).
+        self.seen.remove(name);
         (self.sink)(Event::Save { name: name.to_string(), value });
         Ok(())
+    }
+
+    /// The first variable this run read that another run has changed
+    /// since, read again inside the save's transaction.
+    fn changed_since_read(&mut self) -> Result<Option<String>, String> {
+        let mut names: Vec<&String> = self.seen.keys().collect();
+        names.sort();
+        for name in names {
+            if self.store.get(name)? != self.seen[name] {
+                return Ok(Some(name.clone()));
+            }
+        }
+        Ok(None)
     }
 
     /// Sends the warnings of the step just rendered, or fails with the first
