@@ -183,3 +183,38 @@ fn every_certain_fix_leaves_what_was_meant() {
     }
     assert_eq!(fixed_files.len(), means.len(), "means.txt lists files without a certain fix");
 }
+
+#[test]
+fn a_fix_never_changes_a_comment_or_moves_text_into_a_string() {
+    // Pasted curl options and commands, quoted every way, each with a
+    // trailing comment (some with `#` inside the quotes too).
+    let headers = [
+        "-H \"Accept: application/json\"",
+        "-H 'Accept: application/json'",
+        "--header \"X-Tag: #1\"",
+        "-H 'X-Tag: a # b'",
+        "-H \"Authorization: Bearer <KEY>\"",
+    ];
+    let methods = ["-X POST", "-X 'PUT'", "--request \"DELETE\""];
+    let comments = ["# note", "#note", "# keep: \"quoted\" {braces}", "# -H 'X: y'"];
+    let mut lines = Vec::new();
+    for c in comments {
+        for h in headers {
+            lines.push(format!("{h} {c}"));
+            lines.push(format!("{h}   {c}"));
+            lines.push(format!("curl https://api.example.com/x {h} {c}"));
+        }
+        for m in methods {
+            lines.push(format!("{m} {c}"));
+            lines.push(format!("curl {m} 'https://api.example.com/x' {c}"));
+        }
+    }
+    for line in lines {
+        let text = format!("command c {{\n    api a {{\n        method GET\n        url \"https://api.example.com/x\"\n        {line}\n    }}\n}}\n");
+        let before: Vec<String> = blkc::format::comments(&text).into_iter().map(|c| c.text).collect();
+        let (after, _) = blkc::fix_certain(check("t.blk", &text), |fixed| check("t.blk", &fixed));
+        let fixed = &after.source.text;
+        let kept: Vec<String> = blkc::format::comments(fixed).into_iter().map(|c| c.text).collect();
+        assert_eq!(kept, before, "the comment changed or moved:\n{line}\n=>\n{fixed}");
+    }
+}

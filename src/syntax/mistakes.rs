@@ -77,6 +77,47 @@ fn line_end(text: &str, at: usize) -> usize {
     }
 }
 
+/// Where a pasted shell command on the line from `at` ends: before a
+/// trailing `# comment` (a `#` that begins a word outside quotes, as the
+/// shell reads it) and the blanks before it, or at the line's end. A fix
+/// replaces the command only, so a comment after it stays as written.
+fn shell_command_end(text: &str, at: usize) -> usize {
+    let eol = line_end(text, at);
+    let bytes = text.as_bytes();
+    let mut quote = None;
+    let mut i = at;
+    while i < eol {
+        let b = bytes[i];
+        match quote {
+            Some(q) if b == q => quote = None,
+            Some(b'"') if b == b'\\' => i += 1,
+            Some(_) => {}
+            None if b == b'\'' || b == b'"' => quote = Some(b),
+            None if b == b'\\' => i += 1,
+            None if b == b'#' && (i == at || bytes[i - 1].is_ascii_whitespace()) => {
+                return at + text[at..i].trim_end().len();
+            }
+            None => {}
+        }
+        i += 1;
+    }
+    eol
+}
+
+/// How sure a fix that replaces a pasted shell command up to `end` is: not
+/// when blk reads a comment that begins inside it (a `#` in single quotes,
+/// `'a # b'`, is text to the shell and a comment to blk), since applying
+/// it would change that comment.
+fn shell_fix_confidence(text: &str, at: usize, end: usize) -> Confidence {
+    let comment_inside =
+        Lexer::from(text, at).take_while(|t| t.start() < end).any(|t| t.kind == crate::syntax::lexer::Kind::Comment);
+    if comment_inside {
+        Confidence::Maybe
+    } else {
+        Confidence::Certain
+    }
+}
+
 /// The line's leading blanks.
 fn indent(text: &str, at: usize) -> &str {
     let start = line_start(text, at);
@@ -1085,7 +1126,7 @@ fn curl_option(f: &Failure<'_>) -> Option<Diagnostic> {
     };
     let span = Span::new(f.at, f.at + flag_len);
     let diag = syntax(format!("`{flag}` is a curl option; blk writes `{field}`")).label(span, "a curl option");
-    let eol = line_end(f.text, f.at);
+    let eol = shell_command_end(f.text, f.at);
     let value = f.text[f.at + flag_len..eol].trim();
     let unquoted = value.trim_matches(|c| c == '"' || c == '\'');
     if field == "headers" {
@@ -1095,7 +1136,7 @@ fn curl_option(f: &Failure<'_>) -> Option<Diagnostic> {
             return Some(diag.suggest_edits(
                 "write it as a `headers` field",
                 vec![Edit { span: Span::new(f.at, eol), replacement: line }],
-                Confidence::Certain,
+                shell_fix_confidence(f.text, f.at, eol),
             ));
         }
     }
@@ -1105,7 +1146,7 @@ fn curl_option(f: &Failure<'_>) -> Option<Diagnostic> {
         return Some(diag.suggest_edits(
             "write it as a `method` field",
             vec![Edit { span: Span::new(f.at, eol), replacement: line }],
-            Confidence::Certain,
+            shell_fix_confidence(f.text, f.at, eol),
         ));
     }
     Some(diag.help(format!(
@@ -1115,7 +1156,7 @@ fn curl_option(f: &Failure<'_>) -> Option<Diagnostic> {
 
 /// `curl -X POST https://… -H 'Name: value'` pasted into a block.
 fn curl_command(f: &Failure<'_>) -> Diagnostic {
-    let eol = line_end(f.text, f.at);
+    let eol = shell_command_end(f.text, f.at);
     let words: Vec<&str> = f.text[f.found_span.end as usize..eol].split_whitespace().collect();
     let mut method = None;
     let mut url = None;
@@ -1165,7 +1206,7 @@ fn curl_command(f: &Failure<'_>) -> Diagnostic {
     diag.help(format!("write the request as fields: `{}`", lines.join("`, `"))).suggest_edits(
         "write the fields",
         vec![Edit { span: Span::new(f.at, eol), replacement }],
-        Confidence::Certain,
+        shell_fix_confidence(f.text, f.at, eol),
     )
 }
 
