@@ -480,3 +480,50 @@ fn the_server_exits_when_its_parent_closes_stdin() {
 fn file_uri(path: &std::path::Path) -> String {
     blkc::lsp::path_to_uri(path).expect("a file URI").as_str().to_string()
 }
+
+#[test]
+fn exit_without_shutdown_is_exit_code_1() {
+    let mut client = Client::start(&[]);
+    client.notify("exit", Value::Null);
+    assert_eq!(wait_exit(&mut client.child), 1);
+}
+
+#[test]
+fn a_message_too_large_or_malformed_is_skipped_and_the_server_goes_on() {
+    let mut client = Client::start(&[]);
+    let (_dir, uri) = workspace();
+    {
+        let stdin = client.stdin.as_mut().unwrap();
+        // Larger than the limit: read past, never allocated.
+        let huge = blkc::lsp::transport::MAX_MESSAGE + 10;
+        write!(stdin, "Content-Length: {huge}\r\n\r\n").unwrap();
+        let chunk = vec![b' '; 1 << 20];
+        let mut left = huge;
+        while left > 0 {
+            let n = left.min(chunk.len() as u64) as usize;
+            stdin.write_all(&chunk[..n]).unwrap();
+            left -= n as u64;
+        }
+        // Not JSON-RPC.
+        write!(stdin, "Content-Length: 5\r\n\r\nhello").unwrap();
+        stdin.flush().unwrap();
+    }
+    let published = client.open(&uri, "command c {\n    reply \"{nope}\"\n}\n");
+    assert!(!codes(&published).is_empty(), "the server still answers: {published}");
+    assert_eq!(client.shutdown(), 0);
+}
+
+#[test]
+fn a_content_length_of_a_terabyte_does_not_abort_the_server() {
+    let mut client = Client::start(&[]);
+    {
+        let stdin = client.stdin.as_mut().unwrap();
+        write!(stdin, "Content-Length: 1000000000000\r\n\r\n{{}}").unwrap();
+        stdin.flush().unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(client.child.try_wait().unwrap().is_none(), "the server is still there, reading past the message");
+    drop(client.stdin.take());
+    let code = wait_exit(&mut client.child);
+    assert_ne!(code, -1, "ended by a signal (an abort)");
+}

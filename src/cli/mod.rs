@@ -40,7 +40,9 @@ pub fn main() -> ExitCode {
         Command::Vars { store, action } => vars::vars(store.as_deref(), &action),
         Command::Explain { code } => explain::explain(&code),
         Command::Lsp => match blkc::lsp::serve_stdio() {
-            Ok(()) => Exit::Success,
+            Ok(blkc::lsp::Ended::Cleanly) => Exit::Success,
+            // The protocol's exit code 1: `exit` came without `shutdown`.
+            Ok(blkc::lsp::Ended::ExitWithoutShutdown) => Exit::Diagnostics,
             Err(e) => report::error(format!("blkc lsp: {e}"), Exit::RunFailure),
         },
     };

@@ -11,6 +11,7 @@
 
 pub mod analysis;
 mod features;
+pub mod transport;
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -29,13 +30,25 @@ use serde_json::Value;
 
 use analysis::Document;
 
+/// How the client ended the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// `shutdown`, then `exit` (or a closed input).
+    Cleanly,
+    /// `exit` without `shutdown` first: the protocol says exit code 1.
+    ExitWithoutShutdown,
+}
+
 /// Runs the server on standard input and output until the client says
 /// `exit` (or closes standard input).
-pub fn serve_stdio() -> Result<(), String> {
-    let (connection, io_threads) = Connection::stdio();
-    serve(&connection)?;
+pub fn serve_stdio() -> Result<Ended, String> {
+    let (connection, threads) = transport::stdio();
+    let ended = serve(&connection)?;
     drop(connection);
-    io_threads.join().map_err(|e| e.to_string())
+    for thread in threads {
+        thread.join().map_err(|_| "a transport thread failed".to_string())?;
+    }
+    Ok(ended)
 }
 
 fn capabilities() -> ServerCapabilities {
@@ -67,7 +80,7 @@ fn capabilities() -> ServerCapabilities {
 }
 
 /// Runs the server on a connection (tests use an in-memory one).
-pub fn serve(connection: &Connection) -> Result<(), String> {
+pub fn serve(connection: &Connection) -> Result<Ended, String> {
     let init = InitializeResult {
         capabilities: capabilities(),
         server_info: Some(ServerInfo { name: "blkc".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
@@ -82,7 +95,7 @@ pub fn serve(connection: &Connection) -> Result<(), String> {
             Message::Request(req) => {
                 // After `shutdown`, an `exit` or a closed input both end it.
                 if connection.handle_shutdown(&req).unwrap_or(true) {
-                    return Ok(());
+                    return Ok(Ended::Cleanly);
                 }
                 let id = req.id.clone();
                 let method = req.method.clone();
@@ -97,6 +110,7 @@ pub fn serve(connection: &Connection) -> Result<(), String> {
                 };
                 let _ = connection.sender.send(Message::Response(response));
             }
+            Message::Notification(note) if note.method == "exit" => return Ok(Ended::ExitWithoutShutdown),
             Message::Notification(note) => {
                 let method = note.method.clone();
                 if let Err(panic) = catch_unwind(AssertUnwindSafe(|| server.notification(note))) {
@@ -106,7 +120,7 @@ pub fn serve(connection: &Connection) -> Result<(), String> {
             Message::Response(_) => {}
         }
     }
-    Ok(())
+    Ok(Ended::Cleanly)
 }
 
 fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
