@@ -10,6 +10,7 @@ pub mod ast;
 pub mod check;
 pub mod data;
 pub mod diagnostics;
+pub mod display;
 pub mod eval;
 pub mod format;
 pub mod lsp;

@@ -149,3 +149,32 @@ fn an_object_is_never_written_into_a_url_or_header() {
     assert_eq!((ran.code, ran.error_code()), (3, "B310"), "{}", ran.stderr);
     assert_eq!(server.received().len(), 1, "the second request was not sent");
 }
+
+#[test]
+fn a_value_cannot_forge_a_line_or_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = "command c {\n    option x \"x\"\n    reply \"you said {option_x}\"\n    reply \"second\"\n}\n";
+    std::fs::write(dir.path().join("bot.blk"), file).unwrap();
+    let value = "hi\nWON\r\u{1b}]0;owned\u{7}\u{85}\u{202e}";
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["run", "bot.blk", "--command", "c", "--var", &format!("option_x={value}")])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(stdout, "you said hi\n  WON\\r\\u{1b}]0;owned\\u{7}\\u{85}\\u{202e}\nsecond\n");
+    // In JSON lines, a line-splitting reader sees one line per event.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["run", "bot.blk", "--command", "c", "--format", "json", "--var", &format!("option_x={value}")])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    let split: Vec<&str> =
+        stdout.split(['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}']).filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines, split, "a line end inside an event");
+    let first: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(first["text"], format!("you said {value}"), "the JSON keeps the value exactly");
+}

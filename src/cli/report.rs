@@ -82,14 +82,15 @@ pub fn print_check(checked: &Checked, diagnostics: &[Diagnostic], format: Format
 }
 
 /// JSON text as blkc prints it: compact (one event per line) or pretty, with
-/// U+2028 and U+2029 escaped, since JavaScript's line-oriented readers take
-/// them for line ends (JSON allows them raw; blkc never prints them so).
+/// U+0085, U+2028 and U+2029 escaped, since line-oriented readers take them
+/// for line ends (JavaScript the last two, Python's `splitlines` all three;
+/// JSON allows them raw, blkc never prints them so).
 pub fn json(value: &impl serde::Serialize, pretty: bool) -> String {
     let text = if pretty { serde_json::to_string_pretty(value) } else { serde_json::to_string(value) };
     // Serializing a value blkc built cannot fail.
     let text = text.unwrap_or_default();
-    if text.contains(['\u{2028}', '\u{2029}']) {
-        text.replace('\u{2028}', "\\u2028").replace('\u{2029}', "\\u2029")
+    if text.contains(['\u{85}', '\u{2028}', '\u{2029}']) {
+        text.replace('\u{85}', "\\u0085").replace('\u{2028}', "\\u2028").replace('\u{2029}', "\\u2029")
     } else {
         text
     }

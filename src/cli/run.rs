@@ -5,6 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use blkc::diagnostics::{diagnostic_json, did_you_mean, render_reports, span_json, RenderOptions, Severity};
+use blkc::display;
 use blkc::eval::{self, Event, Options, VarStore};
 use blkc::plan::TreeKind;
 use blkc::source::SourceFile;
@@ -222,11 +223,13 @@ fn event_json(event: &Event, source: &SourceFile) -> serde_json::Value {
 
 fn print_event(out: &mut dyn Write, event: &Event, source: &SourceFile, opts: RenderOptions, verbose: bool) {
     match event {
+        // A reply holds chat users' values: shown so that none can forge a
+        // line or send the terminal a control sequence.
         Event::Reply { text } => {
-            let _ = writeln!(out, "{text}");
+            let _ = writeln!(out, "{}", display::lines(text));
         }
         Event::Save { name, value } if verbose => {
-            eprintln!("saved {name} = {value}");
+            eprintln!("saved {name} = {}", display::one_line(&value.to_string()));
         }
         Event::Save { .. } => {}
         Event::Warning(w) => {
@@ -234,18 +237,18 @@ fn print_event(out: &mut dyn Write, event: &Event, source: &SourceFile, opts: Re
         }
         Event::Request(r) => {
             if r.dry_run {
-                let _ = writeln!(out, "{} {}", r.method, r.url);
+                let _ = writeln!(out, "{} {}", r.method, display::one_line(&r.url));
                 for (k, v) in r.request_headers.iter().flatten() {
-                    let _ = writeln!(out, "{k}: {v}");
+                    let _ = writeln!(out, "{k}: {}", display::one_line(v));
                 }
                 if let Some(body) = &r.request_body {
-                    let _ = writeln!(out, "\n{body}");
+                    let _ = writeln!(out, "\n{}", display::lines(body));
                 }
                 let _ = writeln!(out);
             } else if verbose {
-                eprintln!("> {} {}", r.method, r.url);
+                eprintln!("> {} {}", r.method, display::one_line(&r.url));
                 for (k, v) in r.request_headers.iter().flatten() {
-                    eprintln!("> {k}: {v}");
+                    eprintln!("> {k}: {}", display::one_line(v));
                 }
                 let how = if r.offline { " (offline: from the sample)".to_string() } else { String::new() };
                 eprintln!(
@@ -255,7 +258,7 @@ fn print_event(out: &mut dyn Write, event: &Event, source: &SourceFile, opts: Re
                     r.duration_ms.map_or(String::new(), |d| format!(", {d} ms"))
                 );
                 for (k, v) in r.response_headers.iter().flatten() {
-                    eprintln!("< {k}: {v}");
+                    eprintln!("< {}: {}", display::one_line(k), display::one_line(v));
                 }
             }
         }

@@ -248,8 +248,10 @@ fn print_response(out: &mut dyn Write, sent: &Sent, report: &TestReport, rows: &
         sent.size.unwrap_or(0),
         sent.duration.map_or(String::new(), |d| format!(" · {d} ms"))
     );
+    // A server's headers and body, shown so that none can send the
+    // terminal a control sequence (JSON escapes its own).
     for (k, v) in &report.headers {
-        let _ = writeln!(out, "{k}: {v}");
+        let _ = writeln!(out, "{}: {}", blkc::display::one_line(k), blkc::display::one_line(v));
     }
     let _ = writeln!(out);
     match &report.body {
@@ -257,7 +259,7 @@ fn print_response(out: &mut dyn Write, sent: &Sent, report: &TestReport, rows: &
             let _ = writeln!(out, "{}", serde_json::to_string_pretty(j).unwrap_or_default());
         }
         Body::Text(t) => {
-            let _ = writeln!(out, "{t}");
+            let _ = writeln!(out, "{}", blkc::display::lines(t));
         }
     }
     let _ = writeln!(out);
