@@ -106,6 +106,12 @@ pub const DEFAULT_PLATFORM: &str = "https://discord.com/api";
 /// common browsers, CDNs and servers all accept).
 pub const MAX_GET_URL: usize = 2048;
 
+/// The longest header value blkc sends, once filled (16 KiB: above the
+/// 8 KiB most servers accept for a whole header line, so that nothing a
+/// server would take is refused, and a value of a megabyte never reaches
+/// the HTTP library, which could not write it).
+pub const MAX_HEADER_VALUE: usize = 16 * 1024;
+
 /// What a block can `allow`: each lifts one rule of the destination policy
 /// (docs/run.md, "Security model").
 pub const ALLOWS: &[(&str, &str)] = &[

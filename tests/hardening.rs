@@ -178,7 +178,7 @@ fn a_response_costs_a_small_multiple_of_its_size_and_a_run_has_a_budget() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "0");
     let body = 10_000_001;
-    assert!(peak < 20 * body, "peak {peak} bytes for a body of {body}: more than 20 times its size");
+    assert!(peak < 25 * body, "peak {peak} bytes for a body of {body}: more than 25 times its size");
     // Four such blocks: the run's budget (256 MiB) fails the run with B321
     // at the second, long before memory runs out.
     let four = format!(
@@ -219,7 +219,7 @@ fn inputs_dense_with_problems_cost_a_small_multiple_of_their_size() {
         let report = json_of(&out);
         let listed = report["diagnostics"].as_array().unwrap().len();
         assert!(listed <= 202, "{name}: {listed} diagnostics listed");
-        let limit = 12 * text.len() as u64 + 64 * 1024 * 1024;
+        let limit = 16 * text.len() as u64 + 96 * 1024 * 1024;
         assert!(peak < limit, "{name}: peak {peak} bytes for a file of {}", text.len());
     }
 }

@@ -178,3 +178,37 @@ fn a_value_cannot_forge_a_line_or_reach_the_terminal() {
     let first: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
     assert_eq!(first["text"], format!("you said {value}"), "the JSON keeps the value exactly");
 }
+
+#[test]
+fn an_object_from_vars_or_a_huge_value_in_a_header_is_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = "command c {\n    option q \"q\"\n    option h \"h\"\n    api a {\n        method GET\n        url \"https://api.example.com/s/{option_q}\"\n        headers { X-H = \"{option_h}\" }\n    }\n}\n";
+    std::fs::write(dir.path().join("bot.blk"), file).unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
+            .args(["run", "bot.blk", "--command", "c", "--dry-run", "--format", "json"])
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    for vars in [r#"{"option_q": {"a": 1}, "option_h": "x"}"#, r#"{"option_q": "x", "option_h": [1, 2]}"#] {
+        std::fs::write(dir.path().join("vars.json"), vars).unwrap();
+        let (code, out) = run(&["--vars", "vars.json"]);
+        assert_eq!(code, Some(3), "{out}");
+        assert!(out.contains("\"B310\"") && out.contains("object or array"), "{out}");
+    }
+    // The same text given with --var is a string like any other.
+    let (code, out) = run(&["--var", "option_q={\"a\":1}", "--var", "option_h=x"]);
+    assert_eq!(code, Some(0), "{out}");
+    let huge = serde_json::json!({ "option_q": "x", "option_h": "h".repeat(1 << 20) });
+    std::fs::write(dir.path().join("vars.json"), huge.to_string()).unwrap();
+    let (code, out) = run(&["--vars", "vars.json"]);
+    assert_eq!(code, Some(3), "{out}");
+    assert!(
+        out.contains("\"B310\"") && out.contains("header `X-H` is 1048576 bytes"),
+        "{}",
+        &out[..out.len().min(2000)]
+    );
+}

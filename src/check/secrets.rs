@@ -4,7 +4,7 @@
 use super::url::{shape, UrlShape};
 use super::Scope;
 use crate::ast::visit::{self, Site, Visitor};
-use crate::ast::{ApiBlock, Entry, Ident, Part, Template, Tree, Value};
+use crate::ast::{ApiBlock, Entry, Ident, Part, Reference, Template, Tree, Value};
 use crate::diagnostics::{Code, Diagnostic, Findings};
 use crate::policy::{self, Destination, Place, TokenRefusal};
 use crate::source::Span;
@@ -33,6 +33,34 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
 
     fn bot_token(&mut self, span: Span, site: Site) {
         self.in_output(span, "the bot token".to_string(), site);
+    }
+
+    /// A whole response saved or shown, from a request that sent a secret:
+    /// whatever the server echoes back (a token in an error message, a
+    /// signed URL) would be stored or shown with it.
+    fn reference(&mut self, r: &'a Reference, site: Site, _in_text: bool) {
+        let place = match site {
+            Site::Reply => "shown in a reply",
+            Site::Save => "saved",
+            _ => return,
+        };
+        if r.root() != Some(crate::path::Root::Response) || !r.segments.is_empty() {
+            return;
+        }
+        let Some(blocks) = self.scope.blocks.get(r.block.name.as_str()) else { return };
+        let Some((_, secret)) = blocks.iter().find_map(|(_, b)| first_secret(b)) else { return };
+        self.out.push(
+            Diagnostic::new(
+                Code::WholeResponseOfSecretRequest,
+                format!("the whole response of block `{}`, which sends {secret}, is {place}", r.block.name),
+            )
+            .label(r.span, format!("the whole response, {place}"))
+            .help(format!(
+                "a server may echo what it was sent (an error that quotes the token); {} only the values needed, like `{{api_{}[response.id]}}` (blkc redacts known secrets at run time, but not what a server derives from them)",
+                if site == Site::Save { "save" } else { "show" },
+                r.block.name
+            )),
+        );
     }
 }
 

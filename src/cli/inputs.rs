@@ -26,6 +26,12 @@ fn json_pairs(text: &str, what: &str) -> Result<HashMap<String, String>, String>
         .collect())
 }
 
+/// The keys of a JSON object whose values are objects or arrays.
+fn structured_keys(text: &str) -> std::collections::HashSet<String> {
+    let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).unwrap_or_default();
+    map.into_iter().filter(|(_, v)| v.is_object() || v.is_array()).map(|(k, _)| k).collect()
+}
+
 /// A secrets file: a JSON object when it starts with `{`, otherwise the
 /// dotenv format as the `dotenvy` crate reads it (`KEY=value`, quotes,
 /// `export KEY=…`, comments, escapes in double quotes).
@@ -55,11 +61,14 @@ pub fn inputs(args: &RunArgs) -> Result<Inputs, String> {
         if !text.trim_start().starts_with('{') {
             return Err(format!("`{}` must hold a JSON object", path.display()));
         }
-        inputs.vars = json_pairs(&text, &format!("`{}`", path.display()))?;
+        let what = format!("`{}`", path.display());
+        inputs.structured = structured_keys(&text);
+        inputs.vars = json_pairs(&text, &what)?;
     }
     for pair in &args.vars {
         let (k, v) = pair.split_once('=').ok_or_else(|| format!("`--var {pair}`: expected NAME=VALUE"))?;
         inputs.vars.insert(k.to_string(), v.to_string());
+        inputs.structured.remove(k);
     }
     Ok(inputs)
 }

@@ -96,6 +96,7 @@ codes! {
     ShadowedVariable = "B133", Error, "custom variable named like a variable blkc provides";
     DollarBeforeVariable = "B134", Warning, "`$` before a `{…}` variable";
     ReferenceAsText = "B135", Warning, "response reference written as text in a string";
+    WholeResponseOfSecretRequest = "B136", Warning, "whole response of a request that sends a secret, saved or shown";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";

@@ -54,6 +54,15 @@ pub fn refused(r: &Request, refusal: &Refusal) -> Diagnostic {
              nothing was sent"
                 .to_string(),
         ),
+        Refusal::HeaderTooLong { name, len } => (
+            Code::InvalidRequest,
+            format!(
+                "block `{block}`: header `{name}` is {len} bytes once its variables are filled, more than {}",
+                crate::vocab::MAX_HEADER_VALUE
+            ),
+            "servers refuse longer header lines (most at 8 KiB); send the data in a body, or check the variables              the header reads; nothing was sent"
+                .to_string(),
+        ),
         Refusal::Token(t) => (
             Code::TokenRefused,
             format!("block `{block}` would send the bot token {}", t.describe()),

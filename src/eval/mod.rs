@@ -116,6 +116,8 @@ impl Default for Memory {
 pub struct Inputs {
     /// Trigger variables and options (`option_city`), by name.
     pub vars: HashMap<String, String>,
+    /// The names of `vars` whose values are objects or arrays (as JSON text).
+    pub structured: std::collections::HashSet<String>,
     /// Secret slots, by name.
     pub secrets: HashMap<String, String>,
     pub bot_token: Option<String>,

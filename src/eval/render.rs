@@ -107,6 +107,11 @@ pub trait Scope {
     /// A trigger, option or custom variable's text.
     fn variable(&mut self, name: &str, span: crate::source::Span) -> Option<String>;
     fn secret(&self, name: &str) -> Option<&str>;
+    /// Whether the variable's value is an object or an array (given so in
+    /// `--vars FILE.json`): it is never written into a URL or a header.
+    fn is_structured(&self, _name: &str) -> bool {
+        false
+    }
     fn bot_token(&self) -> Option<&str>;
     /// Told about each reference or variable that has no value; returns
     /// what to write instead.
@@ -199,6 +204,7 @@ fn render_with(t: &Template, scope: &mut dyn Scope, escape_at: impl Fn(&str) -> 
             }
             Seg::Var { name, span } => match scope.variable(name, *span) {
                 Some(v) => {
+                    structured |= scope.is_structured(name);
                     push_escaped(&mut out, &v, escape);
                     true
                 }

@@ -44,6 +44,11 @@ pub enum Refusal {
     TooLong {
         len: usize,
     },
+    /// A header value longer than the limit once its values are filled.
+    HeaderTooLong {
+        name: String,
+        len: usize,
+    },
     /// A value would change where the request goes: it is not only a host
     /// name (or a scheme), or the URL carries a user name and password.
     Steered {
@@ -205,6 +210,9 @@ fn headers(r: &Request, scope: &mut dyn Scope) -> Result<(Vec<Header>, Option<St
         }
         if rendered.structured {
             structured.get_or_insert(format!("header `{name}`"));
+        }
+        if rendered.text.len() > crate::vocab::MAX_HEADER_VALUE {
+            return Err(Refusal::HeaderTooLong { name: name.clone(), len: rendered.text.len() });
         }
         headers.push(Header { name: name.clone(), value: rendered.text, secret: t.has_secret() });
     }

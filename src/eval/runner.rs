@@ -127,6 +127,10 @@ impl render::Scope for Runner<'_> {
         }
     }
 
+    fn is_structured(&self, name: &str) -> bool {
+        self.inputs.structured.contains(name)
+    }
+
     fn secret(&self, name: &str) -> Option<&str> {
         self.inputs.secrets.get(name).map(String::as_str)
     }
