@@ -116,3 +116,34 @@ vim.cmd("qa!")
     assert!(stdout.contains("filetype blk"), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.lines().any(|l| l == "B115"), "no diagnostics from blkc lsp: {stdout}");
 }
+
+#[test]
+fn every_keyword_of_the_language_is_highlighted_by_the_textmate_grammar() {
+    // The grammar's words are `vocab::Keyword`; a word added there and not
+    // to the editor's grammar would show as plain text.
+    let grammar =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/editors/vscode/syntaxes/blk.tmLanguage.json"))
+            .unwrap();
+    let grammar: serde_json::Value = serde_json::from_str(&grammar).unwrap();
+    let mut patterns = Vec::new();
+    fn collect(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                if let Some(m) = map.get("match").and_then(|m| m.as_str()) {
+                    out.push(m.to_string());
+                }
+                map.values().for_each(|v| collect(v, out));
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| collect(v, out)),
+            _ => {}
+        }
+    }
+    collect(&grammar, &mut patterns);
+    for keyword in blkc::vocab::Keyword::ALL {
+        let word = keyword.as_str();
+        let listed = patterns.iter().any(|p| {
+            p.split(['(', ')', '|']).any(|alternative| alternative == word || alternative == format!("\\b{word}\\b"))
+        });
+        assert!(listed, "`{word}` is not in any pattern of the TextMate grammar");
+    }
+}
