@@ -5,8 +5,8 @@
 //! A fixture's first comment lines say how to run it: `# args: …`,
 //! `# env: NAME=value`, `# store: corrupt`, `# test: BLOCK` (run `blkc test`
 //! instead of `blkc run`), `# exit: N` (an `err_` fixture's exit code, 3 by
-//! default), `# meanwhile: ARGS` (another `blkc ARGS` in the same folder
-//! while the run waits 300 ms into its requests). The folder `samples/` is copied beside each fixture. In its text, `@SERVER@` is the
+//! default), `# meanwhile: ARGS` (another `blkc ARGS` in the same folder,
+//! once the run's first request has reached the server). The folder `samples/` is copied beside each fixture. In its text, `@SERVER@` is the
 //! test server, `@CLOSED@` a port nothing listens on, `@TLS@` an https address
 //! of a server that answers in plain HTTP at once (the handshake fails),
 //! `@BROKEN@` a server whose responses break off, `@PORT@` the test
@@ -70,9 +70,16 @@ fn run_fixtures() {
         let out = match meanwhile {
             None => cmd.output().unwrap(),
             Some(args) => {
+                let before = server.received().len();
                 let child =
                     cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
-                std::thread::sleep(std::time::Duration::from_millis(300));
+                // Once the run's request has reached the server, the run
+                // has read what it decides on and waits for the answer.
+                let waited = std::time::Instant::now();
+                while server.received().len() == before {
+                    assert!(waited.elapsed().as_secs() < 30, "{name}: the run sent no request");
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
                 let other = Command::new(env!("CARGO_BIN_EXE_blkc"))
                     .args(args.split_whitespace())
                     .current_dir(dir.path())

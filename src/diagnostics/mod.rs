@@ -391,14 +391,6 @@ impl std::ops::Deref for Findings {
     }
 }
 
-impl From<Vec<Diagnostic>> for Findings {
-    fn from(ds: Vec<Diagnostic>) -> Findings {
-        let mut f = Findings::new();
-        f.extend(ds);
-        f
-    }
-}
-
 /// "did you mean `x`?" over a closed vocabulary.
 pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let lower = word.to_ascii_lowercase();
