@@ -290,6 +290,18 @@ impl Printer<'_> {
                     self.out.push(' ');
                     self.out.push_str(&text_literal(&d.value));
                 }
+                if let Some(kind) = &o.kind {
+                    self.out.push(' ');
+                    self.out.push_str(&kind.name);
+                }
+                if o.required.is_some() {
+                    self.out.push_str(" required");
+                }
+                if let Some(choices) = &o.choices {
+                    self.out.push_str(" choices ");
+                    self.choices(choices);
+                    return;
+                }
                 self.trailing(o.span.end as usize);
             }
             Node::Reply(r) => {
@@ -392,6 +404,41 @@ impl Printer<'_> {
             }
         }
         self.trailing(field.span.end as usize);
+    }
+
+    /// An option's `choices { … }`: on one line when it fits and holds no
+    /// comment, one choice a line otherwise.
+    fn choices(&mut self, choices: &Choices) {
+        let open = self.open_brace(choices.keyword.end as usize);
+        let close = choices.span.end as usize - 1;
+        let column = self.column();
+        let whole = Span::new(open, close + 1);
+        let inline = (!self.has_comment_in(whole) && choices.entries.len() <= MAX_INLINE).then(|| {
+            let items: Vec<String> = choices.entries.iter().map(|c| choice_line(self.text, c)).collect();
+            if items.is_empty() {
+                "{}".to_string()
+            } else {
+                format!("{{ {} }}", items.join(", "))
+            }
+        });
+        match inline.filter(|s| column + s.chars().count() <= MAX_WIDTH) {
+            Some(line) => self.out.push_str(&line),
+            None => {
+                self.out.push('{');
+                self.block(
+                    open,
+                    close,
+                    &choices.entries,
+                    |c| c.span,
+                    |p, c| {
+                        p.indent();
+                        p.out.push_str(&choice_line(p.text, c));
+                        p.trailing(c.span.end as usize);
+                    },
+                );
+            }
+        }
+        self.trailing(close + 1);
     }
 
     /// `key = value` on a line of its own, with its trailing comment.
@@ -522,6 +569,15 @@ fn inline_value(text: &str, value: &Value) -> Option<String> {
 
 /// A parameter's or header's value: a string, or a number or boolean as
 /// written (the grammar takes both; the value is the same text).
+/// `"Shown" = value` of a choice; a number as written.
+fn choice_line(text: &str, choice: &Choice) -> String {
+    let value = match &choice.value {
+        ChoiceValue::Text(t) => text_literal(&t.value),
+        ChoiceValue::Number(_, span) => text.get(span.range()).unwrap_or_default().to_string(),
+    };
+    format!("{} = {value}", key_literal(&choice.name.name))
+}
+
 fn pair_value(text: &str, value: &Template) -> String {
     match text.get(value.span.range()) {
         Some(written) if !written.starts_with('"') => written.to_string(),

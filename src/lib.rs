@@ -18,6 +18,7 @@ pub mod model;
 pub mod path;
 pub mod plan;
 pub mod policy;
+pub mod serve;
 pub mod source;
 pub mod store;
 pub mod syntax;

@@ -135,9 +135,12 @@ pub struct Variable {
 pub enum Origin {
     /// Provided by the command or the event kind.
     Trigger,
-    /// `option_<name>`, with the option's description.
+    /// `option_<name>`, with the option's description, type and whether
+    /// it is required.
     Option {
         description: Option<String>,
+        kind: crate::vocab::OptionType,
+        required: bool,
         span: Span,
     },
     /// A `var` or a `save` target.
@@ -230,9 +233,10 @@ impl TreeModel {
                 TreeKind::Command => format!("trigger variable of command `{}`", self.name),
                 TreeKind::Event => format!("trigger variable of `{}` events", self.name),
             },
-            Origin::Option { description, .. } => {
+            Origin::Option { description, kind, required, .. } => {
                 let what = description.as_ref().map_or(String::new(), |d| format!(": {d}"));
-                format!("option `{}`{what}", v.name.trim_start_matches("option_"))
+                let required = if *required { ", required" } else { "" };
+                format!("option `{}` ({}{required}){what}", v.name.trim_start_matches("option_"), kind.as_str())
             }
             Origin::Custom => "custom variable".into(),
             Origin::BotToken => "the bot's token (sent only to the platform's API)".into(),
@@ -339,7 +343,8 @@ fn tree_variables(tree: &Tree) -> Arc<[Variable]> {
     for n in &tree.body {
         if let Node::Option(o) = n {
             let description = o.description.as_ref().map(|d| d.value.to_string());
-            add(format!("option_{}", o.name.name), Origin::Option { description, span: o.name.span });
+            let (kind, required, span) = (o.option_type(), o.required.is_some(), o.name.span);
+            add(format!("option_{}", o.name.name), Origin::Option { description, kind, required, span });
         }
     }
     add("bot_token".into(), Origin::BotToken);
@@ -517,7 +522,7 @@ mod tests {
         for v in ["option_city", "visits", "last", "user_name", "bot_token"] {
             assert!(c.variable(v).is_some(), "{v}");
         }
-        assert_eq!(c.describe(&c.variable("option_city").unwrap()), "option `city`: City");
+        assert_eq!(c.describe(&c.variable("option_city").unwrap()), "option `city` (string): City");
         assert_eq!(c.variable("visits").unwrap().origin, Origin::Custom);
         assert_eq!(c.all_variables().filter(|v| v.name == "last").count(), 1);
         assert!(m.trees[1].variable("option_city").is_none());

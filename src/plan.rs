@@ -14,7 +14,7 @@ pub use crate::vocab::Method;
 use crate::Checked;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -63,8 +63,34 @@ impl From<ast::TreeKind> for TreeKind {
 pub struct Tree {
     pub kind: TreeKind,
     pub name: String,
-    pub options: Vec<String>,
+    pub options: Vec<OptionSpec>,
     pub steps: Vec<Step>,
+}
+
+impl Tree {
+    /// The option that fills variable `option_<name>`.
+    pub fn option_of(&self, variable: &str) -> Option<&OptionSpec> {
+        let name = variable.strip_prefix("option_")?;
+        self.options.iter().find(|o| o.name == name)
+    }
+
+    /// Checks a value given for a variable against its option's type: the
+    /// error says which option and what it takes.
+    pub fn check_option_value(&self, variable: &str, value: &str) -> Result<(), String> {
+        match self.option_of(variable) {
+            Some(o) => o.kind.accepts(value).map_err(|e| format!("option `{}` is {}: {e}", o.name, o.kind.as_str())),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A command's option: `{option_<name>}` in the run, of a type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OptionSpec {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: crate::vocab::OptionType,
+    pub required: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -379,7 +405,11 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
                     .body
                     .iter()
                     .filter_map(|n| match n {
-                        Node::Option(o) => Some(o.name.name.to_string()),
+                        Node::Option(o) => Some(OptionSpec {
+                            name: o.name.name.to_string(),
+                            kind: o.option_type(),
+                            required: o.required.is_some(),
+                        }),
                         _ => None,
                     })
                     .collect(),

@@ -10,13 +10,24 @@ use url::Url;
 use crate::vocab::Method;
 
 /// The chat platform's API base: the one place `{bot_token}` may be sent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Platform {
     pub scheme: String,
     pub host: String,
     /// The port written in the URL, if any (the scheme's default is left out).
     pub port: Option<u16>,
+    /// The API's path (`/api`), for blkc's own calls; two platforms are
+    /// the same by their origin alone.
+    pub path: String,
 }
+
+impl PartialEq for Platform {
+    fn eq(&self, other: &Platform) -> bool {
+        (&self.scheme, &self.host, self.port) == (&other.scheme, &other.host, other.port)
+    }
+}
+
+impl Eq for Platform {}
 
 impl Platform {
     /// An absolute http(s) URL with a host, or nothing.
@@ -29,11 +40,17 @@ impl Platform {
             scheme: url.scheme().to_string(),
             host: url.host_str()?.to_ascii_lowercase(),
             port: url.port(),
+            path: url.path().trim_end_matches('/').to_string(),
         })
     }
 
     pub fn default_platform() -> Platform {
         Platform::parse(crate::vocab::DEFAULT_PLATFORM).expect("the default platform URL is valid")
+    }
+
+    /// The API's base URL, `https://discord.com/api`.
+    pub fn base_url(&self) -> String {
+        format!("{}{}", self.origin(), self.path)
     }
 
     /// `https://discord.com`, for messages.

@@ -119,6 +119,176 @@ pub const ALLOWS: &[(&str, &str)] = &[
     ("private_network", "let a host that comes from a value or a redirect be an internal address"),
 ];
 
+/// The type of an `option`: what the chat user gives, and the platform's
+/// number for it (its `ApplicationCommandOptionType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OptionType {
+    String,
+    Integer,
+    Number,
+    Boolean,
+    User,
+    Channel,
+    Role,
+    Mentionable,
+    Attachment,
+}
+
+impl OptionType {
+    pub const ALL: &'static [OptionType] = &[
+        OptionType::String,
+        OptionType::Integer,
+        OptionType::Number,
+        OptionType::Boolean,
+        OptionType::User,
+        OptionType::Channel,
+        OptionType::Role,
+        OptionType::Mentionable,
+        OptionType::Attachment,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OptionType::String => "string",
+            OptionType::Integer => "integer",
+            OptionType::Number => "number",
+            OptionType::Boolean => "boolean",
+            OptionType::User => "user",
+            OptionType::Channel => "channel",
+            OptionType::Role => "role",
+            OptionType::Mentionable => "mentionable",
+            OptionType::Attachment => "attachment",
+        }
+    }
+
+    pub fn parse(word: &str) -> Option<OptionType> {
+        OptionType::ALL.iter().copied().find(|t| t.as_str() == word)
+    }
+
+    /// The platform's number for the type.
+    pub fn code(self) -> u8 {
+        match self {
+            OptionType::String => 3,
+            OptionType::Integer => 4,
+            OptionType::Boolean => 5,
+            OptionType::User => 6,
+            OptionType::Channel => 7,
+            OptionType::Role => 8,
+            OptionType::Mentionable => 9,
+            OptionType::Number => 10,
+            OptionType::Attachment => 11,
+        }
+    }
+
+    /// What the type holds, for hover and messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            OptionType::String => "text the user types",
+            OptionType::Integer => "a whole number between -2^53 and 2^53",
+            OptionType::Number => "a number, decimals allowed",
+            OptionType::Boolean => "`true` or `false`",
+            OptionType::User => "a user of the server: the value is the user's ID",
+            OptionType::Channel => "a channel of the server: the value is the channel's ID",
+            OptionType::Role => "a role of the server: the value is the role's ID",
+            OptionType::Mentionable => "a user or a role: the value is its ID",
+            OptionType::Attachment => "a file the user uploads: the value is the attachment's ID",
+        }
+    }
+
+    /// Whether the platform lets the type have `choices`.
+    pub fn takes_choices(self) -> bool {
+        matches!(self, OptionType::String | OptionType::Integer | OptionType::Number)
+    }
+
+    /// Checks a value given as text (`--var`, or an interaction's value made
+    /// text) against the type; the error says what was expected.
+    pub fn accepts(self, value: &str) -> Result<(), String> {
+        let snowflake = |v: &str| !v.is_empty() && v.len() <= 20 && v.bytes().all(|b| b.is_ascii_digit());
+        let ok = match self {
+            OptionType::String => true,
+            OptionType::Integer => parse_integer(value).is_some(),
+            OptionType::Number => is_json_number(value),
+            OptionType::Boolean => matches!(value, "true" | "false"),
+            _ => snowflake(value),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("expected {}", self.describe()))
+        }
+    }
+}
+
+/// The largest magnitude of an integer option (the platform's: 2^53).
+pub const MAX_OPTION_INTEGER: i64 = 1 << 53;
+
+/// An integer option's value: digits with an optional `-`, within ±2^53.
+pub fn parse_integer(value: &str) -> Option<i64> {
+    let digits = value.strip_prefix('-').unwrap_or(value);
+    if digits.is_empty() || digits.len() > 16 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: i64 = value.parse().ok()?;
+    (n.abs() <= MAX_OPTION_INTEGER).then_some(n)
+}
+
+/// JSON's number syntax, exactly.
+pub fn is_json_number(value: &str) -> bool {
+    let b = value.as_bytes();
+    let mut i = usize::from(b.first() == Some(&b'-'));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i - start
+    };
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(c) if c.is_ascii_digit() => {
+            digits(&mut i);
+        }
+        _ => return false,
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+/// The platform's limits on what `blkc deploy` registers.
+pub mod limits {
+    /// Characters in a command's or an option's name.
+    pub const NAME: usize = 32;
+    /// Characters in a description (and at least one).
+    pub const DESCRIPTION: usize = 100;
+    /// Options of one command.
+    pub const OPTIONS: usize = 25;
+    /// Choices of one option.
+    pub const CHOICES: usize = 25;
+    /// Characters of a choice's name and of a string choice's value.
+    pub const CHOICE_TEXT: usize = 100;
+    /// Global commands of one application.
+    pub const COMMANDS: usize = 100;
+    /// Characters of a command's names, descriptions and choices together.
+    pub const COMMAND_TEXT: usize = 8000;
+    /// Characters of a message's `content`.
+    pub const MESSAGE: usize = 2000;
+}
+
 /// Where a keyword can stand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
@@ -130,6 +300,8 @@ pub enum Place {
     Block,
     /// Where a value goes.
     Value,
+    /// After an `option`'s name and description.
+    Option,
 }
 
 macro_rules! keywords {
@@ -170,6 +342,8 @@ keywords! {
     Save "save" Tree,
     If "if" Tree,
     Else "else" Tree,
+    Required "required" Option,
+    Choices "choices" Option,
     Method "method" Block,
     Url "url" Block,
     Params "params" Block,

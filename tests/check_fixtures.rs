@@ -86,7 +86,9 @@ fn fixtures() {
 fn every_code_has_a_fixture() {
     // Runtime codes have their fixtures in fixtures/run (tests/run_fixtures.rs).
     let run_fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run");
-    let names: Vec<String> = [FIXTURES, run_fixtures]
+    // Registration codes in fixtures/deploy (tests/serve.rs).
+    let deploy_fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/deploy");
+    let names: Vec<String> = [FIXTURES, run_fixtures, deploy_fixtures]
         .iter()
         .flat_map(|dir| std::fs::read_dir(dir).unwrap())
         .map(|e| e.unwrap().file_name().to_string_lossy().to_string())

@@ -108,7 +108,8 @@ fn a_long_else_if_chain_is_not_nesting() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "19999\n");
     // In a file over 2 MiB, parsed on worker threads.
-    let filler: String = (0..40_000).map(|i| format!("command f{i} {{ reply \"{}\" }}\n", "x".repeat(30))).collect();
+    let replies = format!("    reply \"{}\"\n", "x".repeat(30)).repeat(600);
+    let filler: String = (0..90).map(|i| format!("command f{i} {{\n{replies}}}\n")).collect();
     std::fs::write(dir.path().join("big.blk"), format!("{filler}{chain}")).unwrap();
     let out = blkc(dir.path(), &["check", "big.blk", "--jobs", "2"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));

@@ -280,12 +280,21 @@ fn hover_shows_sample_values_blocks_variables_and_codes() {
     assert!(text.contains("GET https://api.example.com/weather"), "{text}");
     let hover = client.at("textDocument/hover", &uri, BOT, "{option_city}\"", 2);
     let text = hover["contents"]["value"].as_str().unwrap();
-    assert!(text.contains("option `city`: City to look up"), "{text}");
+    assert!(text.contains("option `city` (string): City to look up"), "{text}");
+    let typed = BOT.replace("option city \"City to look up\"", "option city \"City to look up\" integer required");
+    client.change(&uri, 2, &typed);
+    let hover = client.at("textDocument/hover", &uri, &typed, "integer required", 3);
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(text.contains("option type `integer`") && text.contains("2^53") && text.contains("type 4"), "{text}");
+    let hover = client.at("textDocument/hover", &uri, &typed, "{option_city}\"", 2);
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(text.contains("option `city` (integer, required): City to look up"), "{text}");
+    client.change(&uri, 3, BOT);
     let hover = client.at("textDocument/hover", &uri, BOT, "{visits}", 2);
     assert!(hover["contents"]["value"].as_str().unwrap().contains("custom variable (declared on line 1)"));
     // A diagnostic's code: its page.
     let bad = BOT.replace("method GET", "method TRACE");
-    client.change(&uri, 2, &bad);
+    client.change(&uri, 4, &bad);
     let hover = client.at("textDocument/hover", &uri, &bad, "TRACE", 1);
     assert!(hover["contents"]["value"].as_str().unwrap().contains("# B102"));
 }
@@ -324,6 +333,17 @@ fn completion_knows_blocks_paths_variables_and_keywords() {
     let text = BOT.replace("        sample", "        he\n        sample");
     client.change(&uri, 6, &text);
     assert!(labels(&client.at("textDocument/completion", &uri, &text, "he\n", 2)).contains(&"headers".to_string()));
+    // After an option's description: its types and words.
+    let text = BOT.replace("option city \"City to look up\"", "option city \"City to look up\" in");
+    client.change(&uri, 7, &text);
+    let items = labels(&client.at("textDocument/completion", &uri, &text, "up\" in", 6));
+    for word in ["integer", "user", "attachment", "required", "choices"] {
+        assert!(items.contains(&word.to_string()), "{word} in {items:?}");
+    }
+    assert!(!items.contains(&"reply".to_string()), "{items:?}");
+    // Inside the description, nothing of the sort.
+    let items = labels(&client.at("textDocument/completion", &uri, &text, "to look", 3));
+    assert!(!items.contains(&"integer".to_string()), "{items:?}");
 }
 
 #[test]

@@ -5,6 +5,7 @@
 mod support {
     pub mod cli;
     pub mod node;
+    pub mod platform;
     pub mod print;
     pub mod server;
 }
@@ -26,6 +27,7 @@ mod properties;
 mod run;
 mod run_fixtures;
 mod secrets;
+mod serve;
 mod steering;
 mod store;
 mod store_faults;

@@ -292,6 +292,24 @@ fn text() -> impl Strategy<Value = Option<Text>> {
     proptest::option::of("\\PC{0,8}".prop_map(|value: String| Text { value: value.into(), span: sp() }))
 }
 
+/// An option's type word: a type, or a word that is not one (the checker's
+/// business, not the parser's).
+fn option_kind() -> impl Strategy<Value = Option<Ident>> {
+    let words: Vec<&str> = blkc::vocab::OptionType::ALL.iter().map(|t| t.as_str()).chain(["int", "text"]).collect();
+    proptest::option::of(prop::sample::select(words).prop_map(|w| Ident { name: w.into(), span: sp() }))
+}
+
+fn choices() -> impl Strategy<Value = Option<Choices>> {
+    let value = prop_oneof![
+        "\\PC{0,8}".prop_map(|v: String| ChoiceValue::Text(Text { value: v.into(), span: sp() })),
+        number().prop_map(|n| ChoiceValue::Number(n.into(), sp())),
+    ];
+    proptest::option::of(
+        proptest::collection::vec((key(), value).prop_map(|(name, value)| Choice { name, value, span: sp() }), 0..4)
+            .prop_map(|entries| Choices { entries, keyword: sp(), span: sp() }),
+    )
+}
+
 fn op() -> impl Strategy<Value = CompareOp> {
     prop::sample::select(vec![
         CompareOp::Eq,
@@ -316,11 +334,16 @@ fn operand() -> impl Strategy<Value = Value> {
 fn node() -> impl Strategy<Value = Node> {
     let leaf =
         prop_oneof![
-            (ident(), text()).prop_map(|(name, description)| Node::Option(Box::new(OptionDecl {
-                name,
-                description,
-                span: sp()
-            }))),
+            (ident(), text(), option_kind(), any::<bool>(), choices()).prop_map(
+                |(name, description, kind, required, choices)| Node::Option(Box::new(OptionDecl {
+                    name,
+                    description,
+                    kind,
+                    required: required.then(sp),
+                    choices,
+                    span: sp()
+                }))
+            ),
             (ident(), proptest::collection::vec(field(), 0..4))
                 .prop_map(|(name, fields)| Node::Api(Box::new(ApiBlock { name, fields, span: sp() }))),
             template().prop_map(|text| Node::Reply(Reply { text, span: sp() })),

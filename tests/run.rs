@@ -559,3 +559,32 @@ fn json_output_snapshot() {
     }
     insta::assert_snapshot!(serde_json::to_string_pretty(&events).unwrap());
 }
+
+#[test]
+fn typed_options_check_their_values_and_integers_compare_exactly() {
+    let server = TestServer::start();
+    let p = program(
+        "command pick \"Pick\" {\n    option n \"A number\" integer required\n    option who \"Someone\" user\n    \
+         option on \"On or off\" boolean\n    \
+         if \"{option_n}\" > 9007199254740991 { reply \"above\" } else { reply \"not above\" }\n    \
+         if \"{option_n}\" == 9007199254740992 { reply \"equal\" }\n}\n",
+        &server,
+    );
+    let ran = blkc(&p, &["--command", "pick", "--var", "option_n=9007199254740992"], &[]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(ran.stdout, "above\nequal\n");
+    let ran = blkc(&p, &["--command", "pick", "--var", "option_n=9007199254740991"], &[]);
+    assert_eq!(ran.stdout, "not above\n");
+    for (var, expected) in [
+        ("option_n=12.5", "option `n` is integer: expected a whole number between -2^53 and 2^53"),
+        ("option_n=9007199254740993", "option `n` is integer"),
+        ("option_who=@everyone", "option `who` is user: expected a user of the server"),
+        ("option_on=yes", "option `on` is boolean: expected `true` or `false`"),
+    ] {
+        let ran = blkc(&p, &["--command", "pick", "--var", var], &[]);
+        assert_eq!(ran.code, 2, "{var}: {}", ran.stderr);
+        assert!(ran.stderr.contains(expected), "{var}: {}", ran.stderr);
+    }
+    let ran = blkc(&p, &["--command", "pick", "--var", "option_n=-3", "--var", "option_who=80351110224678912"], &[]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+}

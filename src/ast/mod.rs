@@ -101,12 +101,68 @@ impl Node {
     }
 }
 
-/// `option city "City to look up"`: makes `{option_city}` in a command.
+/// `option city "City to look up" string required choices { … }`: makes
+/// `{option_city}` in a command.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OptionDecl {
     pub name: Ident,
     pub description: Option<Text>,
+    /// The type as written (the checker reads it; `string` when absent).
+    pub kind: Option<Ident>,
+    /// The span of `required`, when written.
+    pub required: Option<Span>,
+    pub choices: Option<Choices>,
     pub span: Span,
+}
+
+impl OptionDecl {
+    /// The option's type: `string` when none is written or the word is not
+    /// a type (the checker has said so).
+    pub fn option_type(&self) -> crate::vocab::OptionType {
+        self.kind
+            .as_ref()
+            .and_then(|k| crate::vocab::OptionType::parse(&k.name))
+            .unwrap_or(crate::vocab::OptionType::String)
+    }
+}
+
+/// `choices { "Shown" = value, … }` of an option.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choices {
+    pub entries: Vec<Choice>,
+    /// The span of the keyword.
+    pub keyword: Span,
+    pub span: Span,
+}
+
+/// One choice: the name shown to the user and the value the run gets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    pub name: Key,
+    pub value: ChoiceValue,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChoiceValue {
+    Text(Text),
+    Number(Name, Span),
+}
+
+impl ChoiceValue {
+    pub fn span(&self) -> Span {
+        match self {
+            ChoiceValue::Text(t) => t.span,
+            ChoiceValue::Number(_, s) => *s,
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            ChoiceValue::Text(t) => &t.value,
+            ChoiceValue::Number(n, _) => n,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

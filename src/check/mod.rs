@@ -4,6 +4,7 @@
 //! onto one list. Nothing here sends a request or reads the network.
 
 mod declarations;
+pub mod platform;
 pub mod references;
 mod request;
 pub mod samples;
@@ -60,6 +61,7 @@ pub fn check(file: &File, model: &crate::model::Model) -> Findings {
     let scope = Scope::new(file, model);
     let mut out = Findings::new();
     declarations::check(&scope, &mut out);
+    platform::check(file, &mut out);
     // The model holds one entry per tree, in the file's order.
     for (tree, tree_model) in file.trees().zip(&model.trees) {
         request::check_tree(&scope, tree, &mut out);

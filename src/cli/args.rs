@@ -36,6 +36,11 @@ pub enum Command {
         #[command(subcommand)]
         action: VarsAction,
     },
+    /// Serve the bot to chat users: the platform's interactions, signed,
+    /// over HTTP (docs/serve.md)
+    Serve(ServeArgs),
+    /// Register the file's commands with the platform (one bulk overwrite)
+    Deploy(DeployArgs),
     /// Run the language server on standard input and output, for editors
     /// (docs/editor.md)
     Lsp,
@@ -224,6 +229,72 @@ pub struct TestArgs {
     pub save_error_status: bool,
     #[command(flatten)]
     pub net: NetArgs,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// The .blk file
+    pub file: PathBuf,
+    /// The address to listen on (`0` as the port picks a free one)
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub listen: std::net::SocketAddr,
+    #[command(flatten)]
+    pub net: NetArgs,
+    /// The custom variable store (default: .blkc/store.sqlite3 beside the file)
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    /// The most memory the responses of all runs at once may hold (B321)
+    #[arg(long, value_name = "BYTES", default_value_t = 1024 * 1024 * 1024)]
+    pub max_memory: u64,
+    /// Seconds within which the first answer goes out: the run's first
+    /// reply if it has one by then, else "thinking" and an edit later
+    /// (the platform allows 3)
+    #[arg(long, value_name = "SECS", default_value_t = 2.5)]
+    pub answer_within: f64,
+    /// Runs at once
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub workers: usize,
+    /// Runs waiting for a worker; past it, users are told the bot is busy
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    pub queue: usize,
+    /// The largest interaction body read
+    #[arg(long, value_name = "BYTES", default_value_t = 1024 * 1024)]
+    pub max_body: usize,
+    /// Connections open at once; more are closed at once
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub max_connections: usize,
+    /// Seconds to let runs in flight finish after SIGTERM or SIGINT
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub drain_timeout: f64,
+    /// Reload the file when it changes (as SIGHUP does)
+    #[arg(long)]
+    pub watch: bool,
+    /// How to write the log (standard error)
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub log_format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DeployArgs {
+    /// The .blk file
+    pub file: PathBuf,
+    /// Register in this server only (they appear at once; for testing)
+    #[arg(long, value_name = "ID")]
+    pub guild: Option<String>,
+    /// Print the registration's JSON; send nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The application's ID (or set BLKC_APPLICATION_ID)
+    #[arg(long, value_name = "ID")]
+    pub application_id: Option<String>,
+    /// A file holding the bot token (or set BLKC_BOT_TOKEN)
+    #[arg(long, value_name = "FILE")]
+    pub bot_token_file: Option<PathBuf>,
+    /// The chat platform's API base URL, instead of the file's `platform`
+    #[arg(long, value_name = "URL", value_parser = platform_url)]
+    pub platform: Option<blkc::policy::Platform>,
     #[command(flatten)]
     pub output: Output,
 }

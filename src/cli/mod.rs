@@ -5,11 +5,13 @@
 mod args;
 mod build;
 mod check;
+mod deploy;
 mod explain;
 mod fmt;
 mod inputs;
 mod report;
 mod run;
+mod serve;
 mod test;
 mod vars;
 
@@ -39,6 +41,8 @@ pub fn main() -> ExitCode {
         Command::Build { file, output } => build::build(&file, output.as_deref()),
         Command::Vars { store, action } => vars::vars(store.as_deref(), &action),
         Command::Explain { code } => explain::explain(&code),
+        Command::Serve(args) => serve::serve(&args),
+        Command::Deploy(args) => deploy::deploy(&args),
         Command::Lsp => match blkc::lsp::serve_stdio() {
             Ok(blkc::lsp::Ended::Cleanly) => Exit::Success,
             // The protocol's exit code 1: `exit` came without `shutdown`.

@@ -9,7 +9,7 @@ use blkc::display;
 use blkc::eval::{self, Event, Options, VarStore};
 use blkc::plan::TreeKind;
 use blkc::source::SourceFile;
-use blkc::store::{self, Store};
+use blkc::store;
 use blkc::LoadOptions;
 
 use super::args::{Format, MissingAs, RunArgs};
@@ -33,6 +33,8 @@ fn options(args: &RunArgs, samples: std::sync::Arc<blkc::model::Samples>) -> Res
         test_request: false,
         allow_private_network: args.net.allow_private_network,
         memory: super::inputs::memory(&args.net),
+        client: None,
+        limiter: None,
     })
 }
 
@@ -64,6 +66,13 @@ fn known_variables(checked: &blkc::Checked, tree: &blkc::plan::Tree, inputs: &ev
     else {
         return Ok(());
     };
+    let mut typed: Vec<(&String, &String)> = inputs.vars.iter().collect();
+    typed.sort();
+    for (name, value) in typed {
+        if let Err(e) = tree.check_option_value(name, value) {
+            return Err(format!("`--var {name}={}`: {e}", blkc::display::one_line(value)));
+        }
+    }
     let mut unknown: Vec<&String> = inputs.vars.keys().filter(|k| *k == "bot_token" || !model.knows(k)).collect();
     unknown.sort();
     let Some(name) = unknown.first() else { return Ok(()) };
@@ -99,7 +108,7 @@ pub fn run(args: &RunArgs) -> Exit {
     let mut memory = eval::MemoryStore::default();
     // The store is beside the file, wherever blkc is run from.
     let default = args.file.parent().unwrap_or(Path::new("")).join(store::DEFAULT_PATH);
-    let mut lazy = LazyStore { path: args.store.clone().unwrap_or(default), store: None, writable: false };
+    let mut lazy = store::LazyStore::new(args.store.clone().unwrap_or(default));
     // Dry and offline runs never touch the real store.
     let store: &mut dyn VarStore = if args.dry_run || args.offline { &mut memory } else { &mut lazy };
     let source = &checked.source;
@@ -140,60 +149,6 @@ pub fn run(args: &RunArgs) -> Exit {
             report_failure(source, &diag, format, opts);
             Exit::RunFailure
         }
-    }
-}
-
-/// The store, opened on the first read (to read only) or the first save (to
-/// write): a run that uses no custom variable never touches it, and one that
-/// only reads works where the store cannot be written.
-struct LazyStore {
-    path: std::path::PathBuf,
-    store: Option<Store>,
-    writable: bool,
-}
-
-impl LazyStore {
-    fn for_reading(&mut self) -> Result<Option<&mut Store>, String> {
-        if self.store.is_none() {
-            if !self.path.exists() {
-                return Ok(None);
-            }
-            self.store = Some(Store::open_read_only(&self.path)?);
-        }
-        Ok(self.store.as_mut())
-    }
-
-    fn for_writing(&mut self) -> Result<&mut Store, String> {
-        if !self.writable {
-            self.store = None;
-            self.store = Some(Store::open(&self.path)?);
-            self.writable = true;
-        }
-        self.store.as_mut().ok_or_else(|| "the store is not open".to_string())
-    }
-}
-
-impl VarStore for LazyStore {
-    fn get(&mut self, name: &str) -> Result<Option<serde_json::Value>, String> {
-        if self.writable {
-            return self.for_writing()?.get(name);
-        }
-        match self.for_reading()? {
-            Some(store) => store.get(name),
-            None => Ok(None),
-        }
-    }
-
-    fn set(&mut self, name: &str, value: &serde_json::Value) -> Result<(), String> {
-        self.for_writing()?.set(name, value)
-    }
-
-    fn begin(&mut self) -> Result<(), String> {
-        self.for_writing()?.begin()
-    }
-
-    fn end(&mut self, commit: bool) -> Result<(), String> {
-        self.for_writing()?.end(commit)
     }
 }
 

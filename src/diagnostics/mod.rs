@@ -97,6 +97,7 @@ codes! {
     DollarBeforeVariable = "B134", Warning, "`$` before a `{…}` variable";
     ReferenceAsText = "B135", Warning, "response reference written as text in a string";
     WholeResponseOfSecretRequest = "B136", Warning, "whole response of a request that sends a secret, saved or shown";
+    UnknownOptionType = "B137", Error, "unknown option type";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";
@@ -132,6 +133,16 @@ codes! {
     UrlTooLongFilled = "B320", Error, "GET URL longer than the limit once filled";
     MemoryBudget = "B321", Error, "responses exceed the run's memory budget";
     ChangedByAnotherRun = "B322", Error, "a variable the run read was changed by another run before its save";
+    // What the chat platform registers (`blkc deploy`; checked by `check` too).
+    PlatformName = "B401", Error, "command or option name the platform refuses";
+    DescriptionLength = "B402", Error, "description empty or longer than 100 characters";
+    TooManyOptions = "B403", Error, "more than 25 options in a command";
+    TooManyChoices = "B404", Error, "more than 25 choices in an option";
+    ChoiceMismatch = "B405", Error, "choice that does not fit its option";
+    TooManyCommands = "B406", Error, "more than 100 commands";
+    CommandTooLong = "B407", Error, "command longer than 8,000 characters";
+    RequiredAfterOptional = "B408", Error, "required option after an optional one";
+    MissingDescription = "B409", Error, "command or option without a description, at registration";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

@@ -92,6 +92,13 @@ pub fn redirect_not_followed(r: &Request, location: &str, why: http::NotFollowed
     .help(help)
 }
 
+/// The platform's rate limit leaves no turn for the request in its time.
+pub fn rate_limited(r: &Request, why: &str) -> Diagnostic {
+    Diagnostic::new(Code::Timeout, format!("block `{}` was not sent: {why}", r.block))
+        .label(r.span, "this block")
+        .help("the platform limits how fast a bot may call it; the run waited as long as its time-out allows")
+}
+
 pub fn http_failure(r: &Request, f: http::Failure, limits: &http::Limits) -> Diagnostic {
     let block = &r.block;
     let (code, message, help) = match f {

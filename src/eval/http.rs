@@ -89,6 +89,12 @@ pub struct Client {
     cache: DnsCache,
 }
 
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client").field("limits", &self.limits).finish_non_exhaustive()
+    }
+}
+
 impl Client {
     pub fn new(limits: Limits) -> Client {
         let cache = DnsCache::default();

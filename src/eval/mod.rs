@@ -94,6 +94,30 @@ pub struct Options {
     pub allow_private_network: bool,
     /// What the run's responses may hold in memory.
     pub memory: Memory,
+    /// One HTTP client for every run of a process (`blkc serve`), so runs
+    /// reuse connections; a run makes its own when there is none.
+    pub client: Option<std::sync::Arc<http::Client>>,
+    /// Waits for the platform's rate limits before a request that carries
+    /// the bot token, and learns them from its answer (`blkc serve`).
+    pub limiter: Option<std::sync::Arc<dyn Limiter>>,
+}
+
+/// The platform's rate limits, shared by every request of a process that
+/// carries the bot token (docs/serve.md, "Rate limits").
+pub trait Limiter: Send + Sync + std::fmt::Debug {
+    /// Waits for the request's turn; an error says why it cannot have one
+    /// before `deadline`.
+    fn before(&self, method: &str, url: &url::Url, deadline: std::time::Instant) -> Result<(), String>;
+    /// Learns from an answer's headers; a 429 gives how long to wait before
+    /// trying again.
+    fn after(
+        &self,
+        method: &str,
+        url: &url::Url,
+        status: u16,
+        headers: &[(String, String)],
+        body: &[u8],
+    ) -> Option<std::time::Duration>;
 }
 
 /// The memory budgets of a run (docs/run.md).

@@ -370,10 +370,34 @@ impl Runner<'_> {
     /// Sends a built request over HTTP and reads its response.
     fn send(&mut self, r: &Request, built: Built, event: &mut RequestEvent) -> Result<Response, Box<Diagnostic>> {
         let started = Instant::now();
-        let client = self.client.get_or_insert_with(|| http::Client::new(self.options.http));
-        let incoming = match client.send(built) {
-            Ok(i) => i,
-            Err(f) => return Err(Box::new(self.redact_diag(failure::http_failure(r, f, &self.options.http)))),
+        let limiter = self.options.limiter.clone().filter(|_| built.carries_token);
+        let deadline = started + self.options.http.timeout;
+        let mut retried = false;
+        let incoming = loop {
+            if let Some(limiter) = &limiter {
+                if let Err(why) = limiter.before(built.method.as_str(), &built.url, deadline) {
+                    return Err(Box::new(failure::rate_limited(r, &why)));
+                }
+            }
+            let sent = match &self.options.client {
+                Some(shared) => shared.send(built.clone()),
+                None => self.client.get_or_insert_with(|| http::Client::new(self.options.http)).send(built.clone()),
+            };
+            let incoming = match sent {
+                Ok(i) => i,
+                Err(f) => return Err(Box::new(self.redact_diag(failure::http_failure(r, f, &self.options.http)))),
+            };
+            let Some(limiter) = &limiter else { break incoming };
+            let wait =
+                limiter.after(built.method.as_str(), &built.url, incoming.status, &incoming.headers, &incoming.body);
+            // A 429 is tried once more, when its wait fits in the request's time.
+            match wait {
+                Some(wait) if !retried && Instant::now() + wait < deadline => {
+                    std::thread::sleep(wait);
+                    retried = true;
+                }
+                _ => break incoming,
+            }
         };
         event.duration_ms = Some((started.elapsed().as_secs_f64() * 1e4).round() / 10.0);
         event.size = Some(incoming.body.len());

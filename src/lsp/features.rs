@@ -159,6 +159,16 @@ pub fn hover(doc: &Document, offset: usize) -> Option<Hover> {
             SymbolKind::Variable => parts.push(variable_hover(doc, &s.name, offset)),
         }
     }
+    // An option's type: what the user gives, and what the platform shows.
+    if let Some((kind, span)) = option_type_at(doc, offset) {
+        parts.push(format!(
+            "option type `{}`: {} (the platform's type {})",
+            kind.as_str(),
+            kind.describe(),
+            kind.code()
+        ));
+        at = Some(span);
+    }
     // A diagnostic here, or a code written here (`B101` in a comment): its page.
     let word = word_at(doc.text(), offset);
     if let Some(code) = Code::ALL.iter().find(|c| c.as_str() == word) {
@@ -174,6 +184,17 @@ pub fn hover(doc: &Document, offset: usize) -> Option<Hover> {
     Some(Hover {
         contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: parts.join("\n\n---\n\n") }),
         range: at.map(|span| range(doc, span)),
+    })
+}
+
+/// The type word of an `option` under `offset`.
+fn option_type_at(doc: &Document, offset: usize) -> Option<(vocab::OptionType, Span)> {
+    doc.checked.ast.trees().flat_map(|t| &t.body).find_map(|n| match n {
+        crate::ast::Node::Option(o) => {
+            let kind = o.kind.as_ref().filter(|k| contains(k.span, offset))?;
+            Some((vocab::OptionType::parse(&kind.name)?, kind.span))
+        }
+        _ => None,
     })
 }
 
@@ -386,6 +407,20 @@ fn word_completion(doc: &Document, offset: usize, prefix: &str) -> Vec<Completio
     if trimmed.starts_with("method ") && !trimmed[7..].contains(' ') {
         for m in vocab::Method::ALL {
             items.push(item(m.as_str().into(), CompletionItemKind::ENUM_MEMBER, "HTTP method".into()));
+        }
+        return items;
+    }
+    // After `option NAME` (and its description): the types, `required`, `choices`.
+    if let Some(rest) = trimmed.strip_prefix("option ") {
+        let in_string = rest.matches('"').count() % 2 == 1;
+        let word = rest.rsplit(' ').next().unwrap_or_default();
+        if !in_string && rest.trim_start().contains(' ') && word.bytes().all(lexer::is_word_byte) {
+            for t in vocab::OptionType::ALL {
+                items.push(item(t.as_str().into(), CompletionItemKind::TYPE_PARAMETER, t.describe().into()));
+            }
+            for k in vocab::Keyword::ALL.iter().filter(|k| k.place() == vocab::Place::Option) {
+                items.push(item(k.as_str().to_string(), CompletionItemKind::KEYWORD, "keyword".into()));
+            }
         }
         return items;
     }

@@ -361,6 +361,64 @@ impl VarStore for Store {
     }
 }
 
+/// The store, opened on the first read (to read only) or the first save (to
+/// write): a run that uses no custom variable never touches it, and one that
+/// only reads works where the store cannot be written.
+pub struct LazyStore {
+    path: std::path::PathBuf,
+    store: Option<Store>,
+    writable: bool,
+}
+
+impl LazyStore {
+    pub fn new(path: std::path::PathBuf) -> LazyStore {
+        LazyStore { path, store: None, writable: false }
+    }
+
+    fn for_reading(&mut self) -> Result<Option<&mut Store>, String> {
+        if self.store.is_none() {
+            if !self.path.exists() {
+                return Ok(None);
+            }
+            self.store = Some(Store::open_read_only(&self.path)?);
+        }
+        Ok(self.store.as_mut())
+    }
+
+    fn for_writing(&mut self) -> Result<&mut Store, String> {
+        if !self.writable {
+            self.store = None;
+            self.store = Some(Store::open(&self.path)?);
+            self.writable = true;
+        }
+        self.store.as_mut().ok_or_else(|| "the store is not open".to_string())
+    }
+}
+
+impl crate::eval::VarStore for LazyStore {
+    fn get(&mut self, name: &str) -> Result<Option<serde_json::Value>, String> {
+        if self.writable {
+            return self.for_writing()?.get(name);
+        }
+        match self.for_reading()? {
+            Some(store) => store.get(name),
+            None => Ok(None),
+        }
+    }
+
+    fn set(&mut self, name: &str, value: &serde_json::Value) -> Result<(), String> {
+        self.for_writing()?.set(name, value)
+    }
+
+    fn begin(&mut self) -> Result<(), String> {
+        self.for_writing()?.begin()
+    }
+
+    fn end(&mut self, commit: bool) -> Result<(), String> {
+        self.for_writing()?.end(commit)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

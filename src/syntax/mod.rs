@@ -255,6 +255,8 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
                 | Rule::var_decl
                 | Rule::platform
                 | Rule::option_decl
+                | Rule::option_type
+                | Rule::choices
                 | Rule::reply
                 | Rule::save
                 | Rule::if_node
@@ -438,15 +440,50 @@ impl Lower<'_> {
         let span = self.span(&pair);
         let mut name = None;
         let mut description = None;
+        let mut kind = None;
+        let mut required = None;
+        let mut choices = None;
+        // The node ends at its last token, not at the blanks the grammar's
+        // optional parts skipped looking for more.
+        let mut span = span;
         for p in pair.into_inner() {
+            span.end = self.span(&p).end;
             match p.as_rule() {
                 Rule::kw_option => {}
                 Rule::ident => name = Some(self.ident(p)),
                 Rule::string => description = Some(self.text(p)),
+                Rule::option_type => match p.into_inner().next() {
+                    Some(word) => kind = Some(self.ident(word)),
+                    None => return Err(Unexpected { rule: Rule::option_type, within: "an `option`", span }),
+                },
+                Rule::kw_required => required = Some(self.span(&p)),
+                Rule::choices => choices = Some(self.choices(p)?),
                 _ => return self.unexpected(&p, "an `option`"),
             }
         }
-        Ok(OptionDecl { name: self.required(name, Rule::ident, "an `option`", span)?, description, span })
+        let name = self.required(name, Rule::ident, "an `option`", span)?;
+        Ok(OptionDecl { name, description, kind, required, choices, span })
+    }
+
+    /// `choices { "Shown" = value, … }`: the keyword, then key and value tokens.
+    fn choices(&mut self, pair: Pair<'_, Rule>) -> Lowered<Choices> {
+        let span = self.span(&pair);
+        let mut inner = pair.into_inner();
+        let keyword = inner.next().map_or(span, |k| self.span(&k));
+        let mut entries = Vec::new();
+        while let Some(key) = inner.next() {
+            let name = self.key(key)?;
+            let value = match inner.next() {
+                Some(p) if p.as_rule() == Rule::string => ChoiceValue::Text(self.text(p)),
+                Some(p) if p.as_rule() == Rule::number => ChoiceValue::Number(p.as_str().into(), self.span(&p)),
+                Some(p) => return self.unexpected(&p, "a choice"),
+                None => {
+                    return Err(Unexpected { rule: Rule::key, within: "a choice without its value", span: name.span })
+                }
+            };
+            entries.push(Choice { span: name.span.to(value.span()), name, value });
+        }
+        Ok(Choices { entries, keyword, span })
     }
 
     fn reply(&mut self, pair: Pair<'_, Rule>) -> Lowered<Reply> {

@@ -61,32 +61,32 @@ pub fn run_json(dir: &Path, file: &str, args: &[&str], env: &[(&str, &str)]) -> 
 /// Runs a command to its end and says how much memory it took at most (its
 /// peak resident set, in bytes), measured by the kernel for that process
 /// alone.
+///
+/// The command is started by a small Python process with a real `fork`:
+/// Linux starts a process's peak at the peak of the memory it was spawned
+/// from, and a test process that other tests have grown (spawning with
+/// `vfork`, as Rust does) would lend it its own.
 #[allow(dead_code)]
 pub fn peak_memory(cmd: &mut Command) -> (std::process::Output, u64) {
-    use std::io::Read as _;
-    use std::os::unix::process::ExitStatusExt as _;
-    #[allow(clippy::zombie_processes)] // waited for by wait4, for its usage
-    let mut child = cmd
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let errors = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        let _ = stderr.read_to_end(&mut text);
-        text
-    });
-    let mut stdout = Vec::new();
-    let _ = child.stdout.take().unwrap().read_to_end(&mut stdout);
-    let stderr = errors.join().unwrap();
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid; wait4 fills it for this child,
-    // which is not waited for anywhere else.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let waited = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
-    assert_eq!(waited, child.id() as libc::pid_t, "wait4");
-    let status = std::process::ExitStatus::from_raw(status);
-    (std::process::Output { status, stdout, stderr }, usage.ru_maxrss as u64 * 1024)
+    const SCRIPT: &str = "import os, sys\n\
+        pid = os.fork()\n\
+        if pid == 0:\n    os.execvp(sys.argv[2], sys.argv[2:])\n\
+        _, status, usage = os.wait4(pid, 0)\n\
+        open(sys.argv[1], 'w').write(str(usage.ru_maxrss))\n\
+        sys.exit(os.waitstatus_to_exitcode(status) % 256)\n";
+    let report = tempfile::NamedTempFile::new().unwrap();
+    let mut wrapper = Command::new("python3");
+    wrapper.arg("-c").arg(SCRIPT).arg(report.path()).arg(cmd.get_program()).args(cmd.get_args());
+    if let Some(dir) = cmd.get_current_dir() {
+        wrapper.current_dir(dir);
+    }
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(v) => wrapper.env(key, v),
+            None => wrapper.env_remove(key),
+        };
+    }
+    let out = wrapper.stdin(std::process::Stdio::null()).output().expect("python3 runs the measured command");
+    let kib: u64 = std::fs::read_to_string(report.path()).unwrap().trim().parse().unwrap();
+    (out, kib * 1024)
 }

@@ -43,6 +43,23 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
                 if let Some(d) = &o.description {
                     out.push_str(&format!(" {}", text(&d.value)));
                 }
+                if let Some(k) = &o.kind {
+                    out.push_str(&format!(" {}", k.name));
+                }
+                if o.required.is_some() {
+                    out.push_str(" required");
+                }
+                if let Some(c) = &o.choices {
+                    out.push_str(" choices {");
+                    for choice in &c.entries {
+                        let value = match &choice.value {
+                            ChoiceValue::Text(t) => text(&t.value),
+                            ChoiceValue::Number(n, _) => n.to_string(),
+                        };
+                        out.push_str(&format!(" {} = {value},", text(&choice.name.name)));
+                    }
+                    out.push_str(" }");
+                }
                 out.push('\n');
             }
             Node::Reply(r) => out.push_str(&format!("reply {}\n", template(&r.text))),

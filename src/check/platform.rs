@@ -1,0 +1,298 @@
+//! What the chat platform accepts of a command: option types, names,
+//! descriptions, choices and the registration limits (docs/serve.md).
+//!
+//! The same rules decide what `blkc deploy` may register: it refuses a file
+//! with any of these findings, and adds [`missing_descriptions`], which only
+//! registration needs.
+
+use crate::ast::{Choice, ChoiceValue, File, Node, OptionDecl, Tree, TreeKind};
+use crate::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
+use crate::vocab::{self, limits, OptionType};
+
+pub fn check(file: &File, out: &mut Findings) {
+    let commands: Vec<&Tree> = file.trees().filter(|t| t.kind == TreeKind::Command).collect();
+    if let Some(extra) = commands.get(limits::COMMANDS) {
+        out.push(
+            Diagnostic::new(
+                Code::TooManyCommands,
+                format!("{} commands, where the platform registers at most {}", commands.len(), limits::COMMANDS),
+            )
+            .label(extra.name.span, format!("command {} of the file", limits::COMMANDS + 1))
+            .help("split the bot into two applications, or fold related commands into one with a `choices` option"),
+        );
+    }
+    for tree in commands {
+        command(tree, out);
+    }
+}
+
+fn command(tree: &Tree, out: &mut Findings) {
+    name("command", &tree.name.name, tree.name.span, out);
+    if let Some(d) = &tree.description {
+        description("command", &tree.name.name, &d.value, d.span, out);
+    }
+    let options: Vec<&OptionDecl> = tree
+        .body
+        .iter()
+        .filter_map(|n| match n {
+            Node::Option(o) => Some(&**o),
+            _ => None,
+        })
+        .collect();
+    if let Some(extra) = options.get(limits::OPTIONS) {
+        out.push(
+            Diagnostic::new(
+                Code::TooManyOptions,
+                format!(
+                    "command `{}` has {} options, where the platform allows {}",
+                    tree.name.name,
+                    options.len(),
+                    limits::OPTIONS
+                ),
+            )
+            .label(extra.name.span, format!("option {}", limits::OPTIONS + 1))
+            .help("ask for fewer things at once, or split the command in two"),
+        );
+    }
+    let mut optional: Option<&OptionDecl> = None;
+    for o in &options {
+        option(o, out);
+        match (o.required, optional) {
+            (Some(required), Some(before)) => out.push(
+                Diagnostic::new(
+                    Code::RequiredAfterOptional,
+                    format!("required option `{}` after optional option `{}`", o.name.name, before.name.name),
+                )
+                .label(required, "required here")
+                .related(before.name.span, "this option is optional")
+                .help("move the required options above the optional ones: the platform asks for them first"),
+            ),
+            (None, None) => optional = Some(o),
+            _ => {}
+        }
+    }
+    let size = text_size(tree, &options);
+    if size > limits::COMMAND_TEXT {
+        out.push(
+            Diagnostic::new(
+                Code::CommandTooLong,
+                format!(
+                    "command `{}` has {size} characters of names, descriptions and choices, where the platform allows {}",
+                    tree.name.name,
+                    limits::COMMAND_TEXT
+                ),
+            )
+            .label(tree.name.span, "this command")
+            .help("shorten the descriptions and choice names, or split the command in two"),
+        );
+    }
+}
+
+/// The characters the platform counts toward a command's limit: the names,
+/// descriptions, and choice names and values of the command and its options.
+fn text_size(tree: &Tree, options: &[&OptionDecl]) -> usize {
+    let chars = |s: &str| s.chars().count();
+    let mut size = chars(&tree.name.name) + tree.description.as_ref().map_or(0, |d| chars(&d.value));
+    for o in options {
+        size += chars(&o.name.name) + o.description.as_ref().map_or(0, |d| chars(&d.value));
+        for c in o.choices.iter().flat_map(|c| &c.entries) {
+            size += chars(&c.name.name) + chars(c.value.as_str());
+        }
+    }
+    size
+}
+
+fn option(o: &OptionDecl, out: &mut Findings) {
+    name("option", &o.name.name, o.name.span, out);
+    if let Some(d) = &o.description {
+        description("option", &o.name.name, &d.value, d.span, out);
+    }
+    if let Some(kind) = &o.kind {
+        if OptionType::parse(&kind.name).is_none() {
+            let types = OptionType::ALL.iter().map(|t| t.as_str());
+            let word = kind.name.to_ascii_lowercase();
+            // The words other languages use for the same types.
+            let alias = match word.as_str() {
+                "int" | "i64" | "long" => Some("integer"),
+                "float" | "double" | "decimal" | "f64" => Some("number"),
+                "bool" => Some("boolean"),
+                "str" | "text" => Some("string"),
+                "member" => Some("user"),
+                "file" => Some("attachment"),
+                _ => None,
+            };
+            let help = match alias.or_else(|| did_you_mean(&word, types)) {
+                Some(t) => format!("did you mean `{t}`?"),
+                None => format!(
+                    "the types are {}",
+                    OptionType::ALL.iter().map(|t| format!("`{}`", t.as_str())).collect::<Vec<_>>().join(", ")
+                ),
+            };
+            out.push(
+                Diagnostic::new(Code::UnknownOptionType, format!("`{}` is not an option type", kind.name))
+                    .label(kind.span, "not a type")
+                    .help(help),
+            );
+        }
+    }
+    let Some(choices) = &o.choices else { return };
+    let kind = o.option_type();
+    if !kind.takes_choices() {
+        out.push(
+            Diagnostic::new(Code::ChoiceMismatch, format!("a {} option cannot have choices", kind.as_str()))
+                .label(choices.keyword, "choices here")
+                .help("only `string`, `integer` and `number` options have choices; remove them or change the type"),
+        );
+        return;
+    }
+    if let Some(extra) = choices.entries.get(limits::CHOICES) {
+        out.push(
+            Diagnostic::new(
+                Code::TooManyChoices,
+                format!(
+                    "option `{}` has {} choices, where the platform allows {}",
+                    o.name.name,
+                    choices.entries.len(),
+                    limits::CHOICES
+                ),
+            )
+            .label(extra.span, format!("choice {}", limits::CHOICES + 1))
+            .help("keep the 25 most used, or let the user type the value"),
+        );
+    }
+    if choices.entries.is_empty() {
+        out.push(
+            Diagnostic::new(Code::ChoiceMismatch, format!("option `{}` has an empty `choices`", o.name.name))
+                .label(choices.span, "no choices")
+                .help("give at least one choice, or remove `choices`"),
+        );
+    }
+    let mut seen = std::collections::HashMap::new();
+    for c in &choices.entries {
+        choice(kind, c, out);
+        if let Some(first) = seen.insert(c.name.name.as_str(), c.name.span) {
+            out.push(
+                Diagnostic::new(Code::ChoiceMismatch, format!("choice `{}` is given twice", c.name.name))
+                    .label(c.name.span, "given again here")
+                    .related(first, "first given here")
+                    .help("the user could not tell the two apart; rename or remove one"),
+            );
+        }
+    }
+}
+
+/// A choice's name, and its value against the option's type.
+fn choice(kind: OptionType, c: &Choice, out: &mut Findings) {
+    let length = c.name.name.chars().count();
+    if length == 0 || length > limits::CHOICE_TEXT {
+        out.push(
+            Diagnostic::new(
+                Code::ChoiceMismatch,
+                format!(
+                    "a choice's name has {length} characters, where the platform wants 1 to {}",
+                    limits::CHOICE_TEXT
+                ),
+            )
+            .label(c.name.span, "this name")
+            .help("the name is what the user sees in the list; keep it short"),
+        );
+    }
+    let problem = match (&c.value, kind) {
+        (ChoiceValue::Text(t), OptionType::String) => {
+            let n = t.value.chars().count();
+            (n == 0 || n > limits::CHOICE_TEXT)
+                .then(|| format!("has {n} characters, where the platform wants 1 to 100"))
+        }
+        (ChoiceValue::Number(..), OptionType::String) => Some("is a number, and the option is a string".into()),
+        (ChoiceValue::Text(_), _) => Some(format!("is text, and the option is {}", article(kind))),
+        (ChoiceValue::Number(n, _), OptionType::Integer) if vocab::parse_integer(n).is_none() => {
+            Some("is not a whole number between -2^53 and 2^53".into())
+        }
+        (ChoiceValue::Number(..), _) => None,
+    };
+    if let Some(problem) = problem {
+        out.push(
+            Diagnostic::new(Code::ChoiceMismatch, format!("the value of choice `{}` {problem}", c.name.name))
+                .label(c.value.span(), "this value")
+                .help(format!("a choice of {} option takes {}", article(kind), kind.describe())),
+        );
+    }
+}
+
+fn article(kind: OptionType) -> String {
+    match kind {
+        OptionType::Integer => "an integer".into(),
+        _ => format!("a {}", kind.as_str()),
+    }
+}
+
+/// A command's or an option's name: 1 to 32 characters, lower case.
+fn name(what: &str, name: &str, span: crate::source::Span, out: &mut Findings) {
+    let length = name.chars().count();
+    let problem = if length > limits::NAME {
+        Some(format!("has {length} characters, where the platform allows {}", limits::NAME))
+    } else if name.chars().any(char::is_uppercase) {
+        Some("has capital letters, which the platform refuses".into())
+    } else {
+        None
+    };
+    if let Some(problem) = problem {
+        let fix = if length > limits::NAME {
+            "shorten it to 32 characters or fewer".to_string()
+        } else {
+            format!("write it `{}`", name.to_lowercase())
+        };
+        out.push(
+            Diagnostic::new(Code::PlatformName, format!("the name of {what} `{name}` {problem}"))
+                .label(span, "this name")
+                .help(format!("{fix}: names are 1 to 32 lower-case letters, digits, `-` and `_`")),
+        );
+    }
+}
+
+fn description(what: &str, name: &str, text: &str, span: crate::source::Span, out: &mut Findings) {
+    let length = text.chars().count();
+    if length == 0 || length > limits::DESCRIPTION {
+        out.push(
+            Diagnostic::new(
+                Code::DescriptionLength,
+                format!(
+                    "the description of {what} `{name}` has {length} characters, where the platform wants 1 to {}",
+                    limits::DESCRIPTION
+                ),
+            )
+            .label(span, "this description")
+            .help("the user reads it in the command list; say in a few words what it does"),
+        );
+    }
+}
+
+/// Commands and options without a description: the platform registers none
+/// (`blkc deploy` refuses the file; `run` and `serve` need none).
+pub fn missing_descriptions(file: &File) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for tree in file.trees().filter(|t| t.kind == TreeKind::Command) {
+        if tree.description.is_none() {
+            out.push(
+                Diagnostic::new(Code::MissingDescription, format!("command `{}` has no description", tree.name.name))
+                    .label(tree.name.span, "no description")
+                    .help(format!("write one after the name: `command {} \"What it does\" {{`", tree.name.name)),
+            );
+        }
+        for n in &tree.body {
+            if let Node::Option(o) = n {
+                if o.description.is_none() {
+                    out.push(
+                        Diagnostic::new(
+                            Code::MissingDescription,
+                            format!("option `{}` of command `{}` has no description", o.name.name, tree.name.name),
+                        )
+                        .label(o.name.span, "no description")
+                        .help(format!("write one after the name: `option {} \"What to give\"`", o.name.name)),
+                    );
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,111 @@
+//! `blkc deploy FILE`: registers the file's commands with the platform, in
+//! one bulk overwrite (docs/serve.md).
+
+use std::time::{Duration, Instant};
+
+use blkc::serve::platform::{Platform, RateLimiter};
+use blkc::serve::registration;
+use blkc::LoadOptions;
+
+use super::args::{DeployArgs, Format};
+use super::report::{self, Exit};
+
+pub fn deploy(args: &DeployArgs) -> Exit {
+    let opts = report::render_options(args.output.color);
+    let (checked, plan) = match super::compile(&args.file, LoadOptions::default(), args.output.format, opts) {
+        Ok(p) => p,
+        Err(exit) => return exit,
+    };
+    let payload = match registration::payload(&checked.ast) {
+        Ok(p) => p,
+        Err(diagnostics) => {
+            report::print_check(&checked, &diagnostics, args.output.format, opts);
+            return Exit::Diagnostics;
+        }
+    };
+    let names: Vec<String> =
+        payload.as_array().into_iter().flatten().filter_map(|c| c["name"].as_str().map(|n| format!("/{n}"))).collect();
+    let scope = match &args.guild {
+        Some(g) => format!("in server {g}"),
+        None => "globally".to_string(),
+    };
+    if args.dry_run {
+        println!("{}", serde_json::to_string_pretty(&payload).unwrap_or_default());
+        eprintln!("would register {} command{} {scope}: {}", names.len(), plural(names.len()), names.join(", "));
+        return Exit::Success;
+    }
+    let application = match args.application_id.clone().or_else(|| std::env::var("BLKC_APPLICATION_ID").ok()) {
+        Some(a) if !a.is_empty() && a.bytes().all(|b| b.is_ascii_digit()) => a,
+        Some(a) => return report::usage(format!("the application ID is a number, not `{}`", blkc::display::one_line(&a))),
+        None => {
+            return report::usage(
+                "give the application's ID with `--application-id` or BLKC_APPLICATION_ID (the developer portal, General Information)",
+            )
+        }
+    };
+    if let Some(g) = args.guild.as_ref().filter(|g| g.is_empty() || !g.bytes().all(|b| b.is_ascii_digit())) {
+        return report::usage(format!("`--guild` takes a server's ID, a number, not `{}`", blkc::display::one_line(g)));
+    }
+    let token = match &args.bot_token_file {
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(t) => t.trim().to_string(),
+            Err(e) => return report::usage(format!("cannot read `{}`: {e}", path.display())),
+        },
+        None => std::env::var("BLKC_BOT_TOKEN").unwrap_or_default(),
+    };
+    if token.is_empty() {
+        return report::usage("registering needs the bot token: set BLKC_BOT_TOKEN or give `--bot-token-file`");
+    }
+    let base = match &args.platform {
+        Some(p) => p.base_url(),
+        None => plan.platform.clone(),
+    };
+    // The token goes over https only, as for runs (plain http to this machine).
+    if let Some(p) = blkc::policy::Platform::parse(&base) {
+        let to = blkc::policy::Destination::new(&p.scheme, &p.host, p.port);
+        if let Err(refusal) = blkc::policy::token_destination(&to, &p, false) {
+            return report::usage(format!("the bot token would go {}; {}", refusal.describe(), refusal.help()));
+        }
+    }
+    let path = match &args.guild {
+        Some(g) => format!("/applications/{application}/guilds/{g}/commands"),
+        None => format!("/applications/{application}/commands"),
+    };
+    let platform = Platform::new(&base, Some(token.clone()), std::sync::Arc::new(RateLimiter::new()));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    match platform.send("PUT", &path, Some(&payload), true, deadline) {
+        Ok(answer) if answer.is_success() => {
+            if args.output.format == Format::Json {
+                println!("{}", report::json(&serde_json::json!({ "registered": names, "scope": scope }), false));
+            }
+            eprintln!("registered {} command{} {scope}: {}", names.len(), plural(names.len()), names.join(", "));
+            Exit::Success
+        }
+        Ok(answer) => {
+            let why = answer.message().replace(&token, "[bot token]");
+            let hint = match answer.status {
+                401 => "; the bot token was refused: copy it again from the developer portal (Bot, Reset Token)",
+                403 => "; the token's application may not be the one given, or the bot is not in that server",
+                404 => "; check the application ID (and the server ID)",
+                429 => "; the platform's rate limit: try again in a minute",
+                _ => "",
+            };
+            report::error(
+                format!("the platform refused the registration ({}): {why}{hint}", answer.status),
+                Exit::RunFailure,
+            )
+        }
+        Err(e) => report::error(
+            format!("the registration was not sent: {}", e.replace(&token, "[bot token]")),
+            Exit::RunFailure,
+        ),
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}

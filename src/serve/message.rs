@@ -1,0 +1,121 @@
+//! Messages to the chat: a reply's text made into the platform's messages,
+//! each with `allowed_mentions`, so that text a chat user supplied can never
+//! ping `@everyone`, `@here`, a role, or a user the command did not name.
+
+use serde_json::{json, Value as Json};
+
+use crate::vocab::limits;
+
+/// The most messages one `reply` becomes; a longer reply is cut, with a mark.
+pub const MAX_PIECES: usize = 5;
+
+/// What a failed run tells the chat user: nothing of the file, the secrets
+/// or the failure (the operator's log has the diagnostic).
+pub const FAILED: &str =
+    "Sorry, something went wrong running this command. The bot's operator can see what in the log.";
+pub const BUSY: &str = "The bot is busy right now. Please try again in a moment.";
+pub const UNKNOWN: &str = "This command is not available right now.";
+/// What a command that replies nothing answers, so the user is not left waiting.
+pub const DONE: &str = "Done.";
+
+/// The platform counts a message's length in UTF-16 units, as JavaScript does.
+fn units(s: &str) -> usize {
+    s.encode_utf16().count()
+}
+
+/// A reply's text as the messages it is sent in, and a warning for the log
+/// when it did not fit in one (or was empty).
+pub fn pieces(text: &str) -> (Vec<String>, Option<String>) {
+    if text.trim().is_empty() {
+        return (vec!["(empty reply)".into()], Some("a reply rendered empty; `(empty reply)` was sent".into()));
+    }
+    if units(text) <= limits::MESSAGE {
+        return (vec![text.to_string()], None);
+    }
+    let total = units(text);
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() && out.len() < MAX_PIECES {
+        if units(rest) <= limits::MESSAGE {
+            out.push(rest.to_string());
+            rest = "";
+            break;
+        }
+        let end = split_point(rest, limits::MESSAGE);
+        out.push(rest[..end].to_string());
+        rest = rest[end..].trim_start_matches('\n');
+    }
+    if rest.is_empty() {
+        let warning = format!("a reply of {total} characters was sent as {} messages", out.len());
+        return (out, Some(warning));
+    }
+    let mark = format!("\n… (cut: the reply was {total} characters)");
+    if let Some(last) = out.last_mut() {
+        let keep = split_point(last, limits::MESSAGE - units(&mark));
+        last.truncate(keep);
+        last.push_str(&mark);
+    }
+    let warning = format!("a reply of {total} characters was cut after {MAX_PIECES} messages");
+    (out, Some(warning))
+}
+
+/// Where to end a piece of at most `max` units: after the last line break
+/// in the second half of the window, else the last blank, else at `max`.
+fn split_point(text: &str, max: usize) -> usize {
+    let mut end = 0;
+    let mut used = 0;
+    for (i, c) in text.char_indices() {
+        used += c.len_utf16();
+        if used > max {
+            break;
+        }
+        end = i + c.len_utf8();
+    }
+    let window = &text[..end];
+    let half = end / 2;
+    match window.rfind('\n').filter(|&i| i >= half).or_else(|| window.rfind(' ').filter(|&i| i >= half)) {
+        Some(i) => i + 1,
+        None => end,
+    }
+}
+
+/// `allowed_mentions` for a message that may mention `users` and no one else.
+pub fn allowed_mentions(users: &[String]) -> Json {
+    json!({ "parse": [], "users": users, "replied_user": false })
+}
+
+/// A message's body: its content, its mentions, and `flags` 64 (only the
+/// user who triggered it sees it) when `ephemeral`.
+pub fn message(content: &str, users: &[String], ephemeral: bool) -> Json {
+    let mut m = json!({ "content": content, "allowed_mentions": allowed_mentions(users) });
+    if ephemeral {
+        m["flags"] = json!(64);
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_reply_is_split_at_lines_and_a_very_long_one_cut_with_a_mark() {
+        let (one, warning) = pieces("hello");
+        assert_eq!((one, warning), (vec!["hello".to_string()], None));
+        let text = "line of text\n".repeat(300); // 3,900 characters
+        let (parts, warning) = pieces(&text);
+        assert_eq!(parts.len(), 2);
+        assert!(parts.iter().all(|p| units(p) <= 2000));
+        assert_eq!(parts.concat().replace('\n', ""), text.replace('\n', ""));
+        assert!(warning.unwrap().contains("2 messages"));
+        let (parts, warning) = pieces(&"x".repeat(20_000));
+        assert_eq!(parts.len(), MAX_PIECES);
+        assert!(parts.iter().all(|p| units(p) <= 2000));
+        assert!(parts.last().unwrap().ends_with("(cut: the reply was 20000 characters)"));
+        assert!(warning.unwrap().contains("cut"));
+        // Characters outside the BMP count twice, as the platform counts them.
+        let (parts, _) = pieces(&"😀".repeat(1500));
+        assert!(parts.len() == 2 && parts.iter().all(|p| units(p) <= 2000));
+        assert_eq!(pieces("  ").0, ["(empty reply)"]);
+    }
+}

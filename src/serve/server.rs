@@ -1,0 +1,733 @@
+//! The server: the HTTP front door, the pool of runs, the answers, the log,
+//! reloads and the drain.
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant, SystemTime};
+
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::{json, Value as Json};
+use tokio::sync::{oneshot, Notify};
+
+use super::interaction::{self, Interaction};
+use super::message::{self, pieces};
+use super::metrics::Metrics;
+use super::platform::{Platform, RateLimiter};
+use super::signature::{self, PublicKey};
+use super::Loaded;
+use crate::eval::{self, Event, Inputs, Options, Redactor};
+
+/// How long an interaction token lasts: answers after this cannot be sent.
+const TOKEN_LIFETIME: Duration = Duration::from_secs(15 * 60);
+/// How long an interaction id is remembered: past it, the timestamp of a
+/// replay is stale anyway.
+const REPLAY_MEMORY: Duration = Duration::from_secs(6 * 60);
+const REPLAY_MAX: usize = 500_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// What `blkc serve` was given.
+pub struct Config {
+    pub file: PathBuf,
+    pub listen: SocketAddr,
+    pub public_key: PublicKey,
+    /// Secrets and the bot token (`vars` empty): each run adds its own.
+    pub inputs: Inputs,
+    /// The runs' options: HTTP limits, `--platform`, memory.
+    pub options: Options,
+    pub store: PathBuf,
+    /// The first answer goes out by then: the run's first reply, or "thinking".
+    pub answer_within: Duration,
+    pub workers: usize,
+    pub queue: usize,
+    pub max_body: usize,
+    pub max_connections: usize,
+    pub drain_timeout: Duration,
+    pub watch: bool,
+    pub log: LogFormat,
+    /// Called with the address once it is bound (tests and `--listen :0`).
+    pub on_ready: Option<Box<dyn FnOnce(SocketAddr) + Send>>,
+}
+
+/// What every request and run shares.
+struct Shared {
+    file: PathBuf,
+    public_key: PublicKey,
+    inputs: Inputs,
+    options: Options,
+    store: PathBuf,
+    answer_within: Duration,
+    max_body: usize,
+    loaded: RwLock<Arc<Loaded>>,
+    metrics: Metrics,
+    limiter: Arc<RateLimiter>,
+    jobs: crossbeam_channel::Sender<Job>,
+    replay: Mutex<Replay>,
+    log: Log,
+    /// HTTP exchanges and runs not finished yet.
+    busy: AtomicUsize,
+    draining: AtomicBool,
+    idle: Notify,
+    /// The file's stamp when `--watch` last looked.
+    watched: Mutex<Option<(SystemTime, u64)>>,
+}
+
+/// Interaction ids seen lately, oldest first.
+#[derive(Default)]
+struct Replay {
+    seen: HashMap<String, Instant>,
+    order: VecDeque<(Instant, String)>,
+}
+
+impl Replay {
+    /// Whether `id` is new (and now remembered).
+    fn first(&mut self, id: &str, now: Instant) -> bool {
+        while let Some((at, _)) = self.order.front() {
+            if now.duration_since(*at) < REPLAY_MEMORY && self.order.len() < REPLAY_MAX {
+                break;
+            }
+            if let Some((_, old)) = self.order.pop_front() {
+                self.seen.remove(&old);
+            }
+        }
+        if self.seen.contains_key(id) {
+            return false;
+        }
+        self.seen.insert(id.to_string(), now);
+        self.order.push_back((now, id.to_string()));
+        true
+    }
+}
+
+/// One command to run.
+struct Job {
+    interaction: Interaction,
+    loaded: Arc<Loaded>,
+    answer: Arc<Answer>,
+    received: Instant,
+}
+
+/// Where the interaction's answer stands; the run and the HTTP exchange
+/// both move it on, under its lock.
+struct Answer {
+    phase: Mutex<Phase>,
+}
+
+enum Phase {
+    /// The platform still waits on the HTTP exchange for the first answer.
+    Waiting(Option<oneshot::Sender<Json>>),
+    /// The first answer was a message; more go as follow-ups.
+    Answered,
+    /// The first answer was "thinking": the first message edits it.
+    Deferred { edited: bool },
+}
+
+/// What to do with a message, decided under the lock and done after it.
+enum Delivery {
+    Sent,
+    Edit,
+    FollowUp,
+}
+
+impl Answer {
+    fn deliver(&self, message: Json) -> (Delivery, Json) {
+        let mut phase = self.phase.lock().unwrap_or_else(|e| e.into_inner());
+        match &mut *phase {
+            Phase::Waiting(tx) => {
+                if let Some(tx) = tx.take() {
+                    let _ = tx.send(message.clone());
+                }
+                *phase = Phase::Answered;
+                (Delivery::Sent, message)
+            }
+            Phase::Deferred { edited } if !*edited => {
+                *edited = true;
+                (Delivery::Edit, message)
+            }
+            _ => (Delivery::FollowUp, message),
+        }
+    }
+}
+
+/// The operator's log: a line per interaction and per event of the server,
+/// on standard error, through the redactor.
+struct Log {
+    format: LogFormat,
+    redactor: Redactor,
+    out: Mutex<std::io::Stderr>,
+}
+
+impl Log {
+    fn write(&self, level: &str, message: &str, fields: &[(&str, Json)], token: Option<&str>) {
+        use std::io::Write as _;
+        let mut line = match self.format {
+            LogFormat::Json => {
+                let mut o = serde_json::Map::new();
+                o.insert("time".into(), rfc3339(SystemTime::now()).into());
+                o.insert("level".into(), level.into());
+                o.insert("message".into(), message.into());
+                for (k, v) in fields {
+                    o.insert((*k).into(), v.clone());
+                }
+                crate::display::one_line(&Json::Object(o).to_string())
+            }
+            LogFormat::Text => {
+                let mut s = format!("{} {level:<5} {}", rfc3339(SystemTime::now()), crate::display::one_line(message));
+                for (k, v) in fields {
+                    let v = match v {
+                        Json::String(t) => t.clone(),
+                        other => other.to_string(),
+                    };
+                    s.push_str(&format!(" {k}={}", crate::display::one_line(&v)));
+                }
+                s
+            }
+        };
+        // The interaction's token is a credential: never in the log.
+        if let Some(t) = token.filter(|t| t.len() >= 8) {
+            line = line.replace(t, "[interaction token]");
+        }
+        let line = self.redactor.redact(&line);
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+/// `2026-11-23T10:00:00.123Z`.
+fn rfc3339(t: SystemTime) -> String {
+    let d = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's days-to-civil.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+/// Runs the server until SIGTERM or SIGINT, then drains. Errors are what
+/// stopped it from starting.
+pub fn serve(mut config: Config) -> Result<(), String> {
+    let loaded = Arc::new(super::load(&config.file)?);
+    let limiter = Arc::new(RateLimiter::new());
+    config.options.limiter = Some(limiter.clone());
+    config.options.client = Some(Arc::new(eval::http::Client::new(config.options.http)));
+    let (jobs, queue) = crossbeam_channel::bounded::<Job>(config.queue.max(1));
+    let redactor = eval::redactor(&config.inputs, &[]);
+    let shared = Arc::new(Shared {
+        file: config.file.clone(),
+        public_key: config.public_key.clone(),
+        inputs: config.inputs.clone(),
+        options: config.options.clone(),
+        store: config.store.clone(),
+        answer_within: config.answer_within,
+        max_body: config.max_body,
+        loaded: RwLock::new(loaded.clone()),
+        metrics: Metrics::default(),
+        limiter,
+        jobs,
+        replay: Mutex::new(Replay::default()),
+        log: Log { format: config.log, redactor, out: Mutex::new(std::io::stderr()) },
+        busy: AtomicUsize::new(0),
+        draining: AtomicBool::new(false),
+        idle: Notify::new(),
+        watched: Mutex::new(loaded.stamp),
+    });
+    for i in 0..config.workers.max(1) {
+        let (shared, queue) = (shared.clone(), queue.clone());
+        std::thread::Builder::new()
+            .name(format!("blkc-run-{i}"))
+            .spawn(move || {
+                for job in queue {
+                    run_job(&shared, job);
+                }
+            })
+            .map_err(|e| format!("cannot start a run thread: {e}"))?;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()).min(4))
+        .thread_name("blkc-http")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the server: {e}"))?;
+    let commands = loaded.plan.trees.iter().filter(|t| t.kind == crate::plan::TreeKind::Command).count();
+    let result = runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+        let address = listener.local_addr().map_err(|e| e.to_string())?;
+        shared.log.write(
+            "info",
+            "serving",
+            &[
+                ("listen", address.to_string().into()),
+                ("file", shared.file.display().to_string().into()),
+                ("commands", commands.into()),
+            ],
+            None,
+        );
+        if let Some(ready) = config.on_ready.take() {
+            ready(address);
+        }
+        if config.watch {
+            tokio::spawn(watch(shared.clone()));
+        }
+        tokio::spawn(reload_on_hangup(shared.clone()));
+        let stop = stop_signal();
+        tokio::pin!(stop);
+        let connections = Arc::new(tokio::sync::Semaphore::new(config.max_connections.max(1)));
+        loop {
+            tokio::select! {
+                _ = &mut stop => break,
+                accepted = listener.accept() => {
+                    let Ok((stream, _)) = accepted else { continue };
+                    let Ok(permit) = connections.clone().try_acquire_owned() else {
+                        // Over the limit of open connections: closed at once.
+                        drop(stream);
+                        continue;
+                    };
+                    let _ = stream.set_nodelay(true);
+                    let shared = shared.clone();
+                    tokio::spawn(async move {
+                        let service = hyper::service::service_fn(move |req| handle(shared.clone(), req));
+                        let _ = hyper::server::conn::http1::Builder::new()
+                            .timer(hyper_util::rt::TokioTimer::new())
+                            .header_read_timeout(Duration::from_secs(10))
+                            .max_buf_size(64 * 1024)
+                            .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                            .await;
+                        drop(permit);
+                    });
+                }
+            }
+        }
+        drop(listener);
+        drain(&shared, config.drain_timeout).await;
+        Ok(())
+    });
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    result
+}
+
+/// SIGTERM or SIGINT.
+async fn stop_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}
+
+/// Stops taking interactions, and waits for those in flight to be answered
+/// in full, for at most `timeout`.
+async fn drain(shared: &Arc<Shared>, timeout: Duration) {
+    shared.draining.store(true, Ordering::SeqCst);
+    let in_flight = shared.busy.load(Ordering::SeqCst);
+    shared.log.write("info", "draining", &[("in_flight", in_flight.into())], None);
+    let deadline = tokio::time::Instant::now() + timeout;
+    while shared.busy.load(Ordering::SeqCst) > 0 {
+        let notified = shared.idle.notified();
+        if shared.busy.load(Ordering::SeqCst) == 0 {
+            break;
+        }
+        if tokio::time::timeout_at(deadline, notified).await.is_err() {
+            let left = shared.busy.load(Ordering::SeqCst);
+            shared.log.write("warn", "drain timed out", &[("unfinished", left.into())], None);
+            return;
+        }
+    }
+    shared.log.write("info", "stopped", &[], None);
+}
+
+/// Counts an exchange or a run in flight while it lives.
+struct Busy(Arc<Shared>);
+
+impl Busy {
+    fn new(shared: &Arc<Shared>) -> Busy {
+        shared.busy.fetch_add(1, Ordering::SeqCst);
+        Busy(shared.clone())
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        if self.0.busy.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+async fn reload_on_hangup(shared: Arc<Shared>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let Ok(mut hangup) = signal(SignalKind::hangup()) else { return };
+    while hangup.recv().await.is_some() {
+        let s = shared.clone();
+        let _ = tokio::task::spawn_blocking(move || reload(&s, "SIGHUP")).await;
+    }
+}
+
+/// `--watch`: reloads when the file's modification time or size changes.
+async fn watch(shared: Arc<Shared>) {
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let now = super::stamp(&shared.file);
+        // A file with errors is tried once per change, not every half second.
+        let changed = {
+            let mut seen = shared.watched.lock().unwrap_or_else(|e| e.into_inner());
+            let changed = now.is_some() && now != *seen;
+            *seen = now.or(*seen);
+            changed
+        };
+        if changed {
+            let s = shared.clone();
+            let _ = tokio::task::spawn_blocking(move || reload(&s, "change")).await;
+        }
+    }
+}
+
+/// Loads the file again: a clean file replaces the plan for new runs (runs
+/// in flight keep theirs); a file with errors is refused and logged.
+fn reload(shared: &Shared, why: &str) {
+    match super::load(&shared.file) {
+        Ok(loaded) => {
+            let commands = loaded.plan.trees.iter().filter(|t| t.kind == crate::plan::TreeKind::Command).count();
+            *shared.loaded.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(loaded);
+            shared.metrics.reload("ok");
+            shared.log.write("info", "reloaded", &[("on", why.into()), ("commands", commands.into())], None);
+        }
+        Err(diagnostics) => {
+            shared.metrics.reload("refused");
+            shared.log.write(
+                "error",
+                "reload refused: the file has errors; the previous version keeps serving",
+                &[("on", why.into()), ("diagnostics", diagnostics.into())],
+                None,
+            );
+        }
+    }
+}
+
+type Reply = Response<Full<Bytes>>;
+
+fn respond(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Reply {
+    let mut r = Response::new(Full::new(body.into()));
+    *r.status_mut() = status;
+    if let Ok(v) = hyper::header::HeaderValue::from_str(content_type) {
+        r.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
+    }
+    r
+}
+
+fn json_reply(value: &Json) -> Reply {
+    respond(StatusCode::OK, "application/json", value.to_string())
+}
+
+async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, Infallible> {
+    let _busy = Busy::new(&shared);
+    let reply = match (req.method(), req.uri().path()) {
+        (&Method::GET, "/healthz") if shared.draining.load(Ordering::SeqCst) => {
+            respond(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "draining\n")
+        }
+        (&Method::GET, "/healthz") => respond(StatusCode::OK, "text/plain", "ok\n"),
+        (&Method::GET, "/metrics") => respond(StatusCode::OK, "text/plain; version=0.0.4", shared.metrics.render()),
+        (&Method::POST, "/interactions") => interaction(&shared, req).await,
+        (_, "/healthz" | "/metrics" | "/interactions") => {
+            respond(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "method not allowed\n")
+        }
+        _ => respond(StatusCode::NOT_FOUND, "text/plain", "not found\n"),
+    };
+    Ok(reply)
+}
+
+/// `POST /interactions`: size, signature, then the body.
+async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
+    let received = Instant::now();
+    if shared.draining.load(Ordering::SeqCst) {
+        return respond(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "draining\n");
+    }
+    let header = |name: &str| req.headers().get(name).map(|v| v.as_bytes().to_vec());
+    let signature = header("x-signature-ed25519");
+    let timestamp = header("x-signature-timestamp");
+    let too_large = req
+        .headers()
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+        .is_some_and(|n| n > shared.max_body as u64);
+    if too_large {
+        shared.metrics.interaction("too_large");
+        return respond(StatusCode::PAYLOAD_TOO_LARGE, "text/plain", "too large\n");
+    }
+    let body = Limited::new(req.into_body(), shared.max_body);
+    let body = match tokio::time::timeout(Duration::from_secs(10), body.collect()).await {
+        Ok(Ok(b)) => b.to_bytes(),
+        Ok(Err(_)) => {
+            shared.metrics.interaction("too_large");
+            return respond(StatusCode::PAYLOAD_TOO_LARGE, "text/plain", "too large\n");
+        }
+        Err(_) => return respond(StatusCode::REQUEST_TIMEOUT, "text/plain", "too slow\n"),
+    };
+    if let Err(refused) =
+        signature::verify(&shared.public_key, signature.as_deref(), timestamp.as_deref(), &body, SystemTime::now())
+    {
+        shared.metrics.interaction("unauthorized");
+        shared.log.write("warn", "refused", &[("status", 401.into()), ("why", refused.as_str().into())], None);
+        return respond(StatusCode::UNAUTHORIZED, "text/plain", "invalid request signature\n");
+    }
+    let interaction: Interaction = match serde_json::from_slice(&body) {
+        Ok(i) => i,
+        Err(e) => {
+            shared.metrics.interaction("malformed");
+            shared.log.write("warn", "malformed interaction", &[("error", e.to_string().into())], None);
+            return respond(StatusCode::BAD_REQUEST, "text/plain", "malformed interaction\n");
+        }
+    };
+    match interaction.kind {
+        interaction::PING => {
+            shared.metrics.interaction("ping");
+            return json_reply(&json!({ "type": 1 }));
+        }
+        interaction::APPLICATION_COMMAND => {}
+        other => {
+            shared.metrics.interaction("unsupported");
+            shared.log.write("warn", "interaction of a type blkc does not answer", &[("type", other.into())], None);
+            return respond(StatusCode::BAD_REQUEST, "text/plain", "unsupported interaction type\n");
+        }
+    }
+    let first = shared.replay.lock().unwrap_or_else(|e| e.into_inner()).first(&interaction.id, received);
+    if !first {
+        shared.metrics.interaction("replayed");
+        shared.log.write("warn", "replayed interaction refused", &[("id", interaction.id.clone().into())], None);
+        return respond(StatusCode::CONFLICT, "text/plain", "interaction already answered\n");
+    }
+    let loaded = shared.loaded.read().unwrap_or_else(|e| e.into_inner()).clone();
+    let known =
+        loaded.plan.trees.iter().any(|t| t.kind == crate::plan::TreeKind::Command && t.name == interaction.command());
+    if !known {
+        shared.metrics.interaction("unknown_command");
+        log_interaction(shared, &interaction, "unknown_command", received, None, &[]);
+        return json_reply(&json!({ "type": 4, "data": message::message(message::UNKNOWN, &[], true) }));
+    }
+    let (tx, rx) = oneshot::channel();
+    let answer = Arc::new(Answer { phase: Mutex::new(Phase::Waiting(Some(tx))) });
+    let job = Job { interaction, loaded, answer: answer.clone(), received };
+    // The run holds the server busy until it is answered in full.
+    shared.metrics.in_flight.fetch_add(1, Ordering::SeqCst);
+    shared.busy.fetch_add(1, Ordering::SeqCst);
+    if let Err(e) = shared.jobs.try_send(job) {
+        let job = e.into_inner();
+        shared.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
+        drop(Busy(shared.clone())); // gives back the count taken above
+        shared.metrics.interaction("busy");
+        log_interaction(shared, &job.interaction, "busy", received, None, &[]);
+        return json_reply(&json!({ "type": 4, "data": message::message(message::BUSY, &[], true) }));
+    }
+    let deadline = tokio::time::Instant::from_std(received + shared.answer_within);
+    let mut rx = rx;
+    match tokio::time::timeout_at(deadline, &mut rx).await {
+        Ok(Ok(first)) => json_reply(&json!({ "type": 4, "data": first })),
+        Ok(Err(_)) => json_reply(&json!({ "type": 4, "data": message::message(message::FAILED, &[], true) })),
+        Err(_) => {
+            let mut phase = answer.phase.lock().unwrap_or_else(|e| e.into_inner());
+            match &*phase {
+                Phase::Waiting(_) => {
+                    *phase = Phase::Deferred { edited: false };
+                    shared.metrics.deferral();
+                    json_reply(&json!({ "type": 5 }))
+                }
+                // The first message came as the time ran out.
+                _ => match rx.try_recv() {
+                    Ok(first) => json_reply(&json!({ "type": 4, "data": first })),
+                    Err(_) => json_reply(&json!({ "type": 5 })),
+                },
+            }
+        }
+    }
+}
+
+/// What a run did, for its log line.
+#[derive(Default)]
+struct RunReport {
+    requests: usize,
+    warnings: Vec<&'static str>,
+    messages: usize,
+    failure: Option<String>,
+    deferred: bool,
+}
+
+fn log_interaction(
+    shared: &Shared,
+    i: &Interaction,
+    outcome: &str,
+    received: Instant,
+    report: Option<&RunReport>,
+    extra: &[(&str, Json)],
+) {
+    let mut fields: Vec<(&str, Json)> = vec![
+        ("id", i.id.clone().into()),
+        ("command", i.command().into()),
+        ("user", i.user().map_or(String::new(), |u| u.id.clone()).into()),
+        ("server", i.guild_id.clone().unwrap_or_default().into()),
+        ("outcome", outcome.into()),
+        ("ms", ((received.elapsed().as_secs_f64() * 1e4).round() / 10.0).into()),
+    ];
+    if let Some(r) = report {
+        fields.push(("requests", r.requests.into()));
+        fields.push(("messages", r.messages.into()));
+        if r.deferred {
+            fields.push(("deferred", true.into()));
+        }
+        if !r.warnings.is_empty() {
+            fields.push(("warnings", r.warnings.join(",").into()));
+        }
+        if let Some(f) = &r.failure {
+            fields.push(("error", f.clone().into()));
+        }
+    }
+    fields.extend(extra.iter().cloned());
+    let level = if outcome == "failed" { "error" } else { "info" };
+    shared.log.write(level, "interaction", &fields, Some(&i.token));
+}
+
+/// Runs one command on a pool thread, and delivers what it says.
+fn run_job(shared: &Arc<Shared>, job: Job) {
+    let _busy = Busy(shared.clone()); // taken when the job was queued
+    let started = Instant::now();
+    let Job { interaction, loaded, answer, received } = job;
+    let token_deadline = received + TOKEN_LIFETIME;
+    let platform = Platform::new(&platform_base(shared, &loaded), None, shared.limiter.clone());
+    let mut report = RunReport::default();
+    let deliver = |report: &mut RunReport, content: &str, users: &[String], ephemeral: bool| {
+        let (delivery, body) = answer.deliver(message::message(content, users, ephemeral));
+        report.messages += 1;
+        let path = match delivery {
+            Delivery::Sent => return,
+            Delivery::Edit => {
+                report.deferred = true;
+                format!("/webhooks/{}/{}/messages/@original", interaction.application_id, interaction.token)
+            }
+            Delivery::FollowUp => {
+                shared.metrics.followup();
+                format!("/webhooks/{}/{}", interaction.application_id, interaction.token)
+            }
+        };
+        let method = if matches!(delivery, Delivery::Edit) { "PATCH" } else { "POST" };
+        match platform.send(method, &path, Some(&body), false, token_deadline) {
+            Ok(a) => {
+                shared.metrics.platform_call(a.status);
+                if !a.is_success() {
+                    shared.log.write(
+                        "warn",
+                        "the platform refused a message",
+                        &[
+                            ("id", interaction.id.clone().into()),
+                            ("status", a.status.into()),
+                            ("platform", a.message().into()),
+                        ],
+                        Some(&interaction.token),
+                    );
+                }
+            }
+            Err(e) => shared.log.write(
+                "warn",
+                "a message could not be sent",
+                &[("id", interaction.id.clone().into()), ("error", e.into())],
+                Some(&interaction.token),
+            ),
+        }
+    };
+    let tree =
+        loaded.plan.trees.iter().find(|t| t.kind == crate::plan::TreeKind::Command && t.name == interaction.command());
+    let prepared = tree
+        .ok_or_else(|| "the command is not in the file".to_string())
+        .and_then(|tree| interaction::variables(&interaction, tree).map(|vars| (tree, vars)));
+    let outcome = match prepared {
+        Err(why) => {
+            report.failure = Some(why);
+            deliver(&mut report, message::FAILED, &[], true);
+            "failed"
+        }
+        Ok((tree, vars)) => {
+            let users = interaction::mentionable_users(&interaction, tree, &vars);
+            let mut inputs = shared.inputs.clone();
+            inputs.vars.extend(vars);
+            let mut options = shared.options.clone();
+            options.samples = loaded.checked.model.samples.clone();
+            let mut store = crate::store::LazyStore::new(shared.store.clone());
+            let mut replies: Vec<String> = Vec::new();
+            let mut sink = |event: Event| match event {
+                Event::Reply { text } => {
+                    let (parts, warning) = pieces(&text);
+                    if let Some(w) = warning {
+                        shared.log.write(
+                            "warn",
+                            &w,
+                            &[("id", interaction.id.clone().into())],
+                            Some(&interaction.token),
+                        );
+                    }
+                    for p in parts {
+                        deliver(&mut report, &p, &users, false);
+                    }
+                    replies.push(String::new());
+                }
+                Event::Request(r) => {
+                    report.requests += 1;
+                    shared.metrics.request(r.status);
+                }
+                Event::Warning(w) => report.warnings.push(w.code),
+                Event::Save { .. } => {}
+            };
+            let outcome = eval::run(&loaded.plan, tree, &inputs, &options, &mut store, &mut sink);
+            match outcome {
+                Ok(()) => {
+                    if replies.is_empty() {
+                        deliver(&mut report, message::DONE, &[], true);
+                    }
+                    "answered"
+                }
+                Err(d) => {
+                    report.failure = Some(format!("{} {}", d.code.as_str(), d.message));
+                    deliver(&mut report, message::FAILED, &[], true);
+                    "failed"
+                }
+            }
+        }
+    };
+    shared.metrics.run_time(started.elapsed());
+    shared.metrics.interaction(if report.deferred && outcome == "answered" { "deferred" } else { outcome });
+    shared.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
+    log_interaction(shared, &interaction, outcome, received, Some(&report), &[]);
+}
+
+/// The platform's API base: `--platform`, or the file's.
+fn platform_base(shared: &Shared, loaded: &Loaded) -> String {
+    match &shared.options.platform {
+        Some(p) => p.base_url(),
+        None => loaded.plan.platform.clone(),
+    }
+}

@@ -1,0 +1,505 @@
+//! `blkc serve` end to end: the binary, a test platform that signs its
+//! interactions and records blkc's answers, and an API server, all on
+//! 127.0.0.1. Nothing on the request path is mocked.
+
+use std::io::{BufRead as _, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::support::platform::{command, post, Answered, TestPlatform};
+use crate::support::server::TestServer;
+
+struct Served {
+    child: Child,
+    url: String,
+    log: Arc<Mutex<String>>,
+    _dir: tempfile::TempDir,
+    file: PathBuf,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Served {
+    fn interactions(&self) -> String {
+        format!("{}/interactions", self.url)
+    }
+
+    /// Signs and posts `body` as the platform does.
+    fn send(&self, platform: &TestPlatform, body: &Value) -> Answered {
+        let bytes = serde_json::to_vec(body).unwrap();
+        post(&self.interactions(), &bytes, Some(platform.sign(&bytes, 0)))
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Waits (up to 20 s) for the log to hold `text`.
+    fn wait_log(&self, text: &str) -> String {
+        let until = Instant::now() + Duration::from_secs(20);
+        loop {
+            let log = self.log();
+            if log.contains(text) || Instant::now() > until {
+                return log;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn signal(&self, signal: libc::c_int) {
+        // SAFETY: sends a signal to our own child process.
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, signal);
+        }
+    }
+}
+
+/// Starts `blkc serve` on `program` (`@API@` becomes the API server's base).
+fn serve(
+    program: &str,
+    platform: &TestPlatform,
+    api: Option<&TestServer>,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Served {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bot.blk");
+    let text = match api {
+        Some(api) => program.replace("@API@", &api.base()),
+        None => program.to_string(),
+    };
+    std::fs::write(&file, text).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["serve", "bot.blk", "--listen", "127.0.0.1:0", "--platform"])
+        .arg(platform.api())
+        .args(args)
+        .env("BLKC_DISCORD_PUBLIC_KEY", platform.public_key())
+        .env_remove("BLKC_BOT_TOKEN")
+        .envs(env.iter().copied())
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let log = Arc::new(Mutex::new(String::new()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    let l = log.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(at) = line.split(" listen=").nth(1) {
+                let _ = tx.send(at.split(' ').next().unwrap_or_default().to_string());
+            }
+            let mut l = l.lock().unwrap();
+            l.push_str(&line);
+            l.push('\n');
+        }
+    });
+    let address = rx
+        .recv_timeout(Duration::from_secs(30))
+        .unwrap_or_else(|_| panic!("no `serving` line: {}", log.lock().unwrap()));
+    Served { child, url: format!("http://{address}"), log, _dir: dir, file }
+}
+
+const HELLO: &str = r#"command hello "Say hello" {
+    option name "Whom to greet" required
+    option times "How many times" integer
+    reply "Hello {option_name} x{option_times}, from {user_name} in #{channel_name}"
+}
+"#;
+
+fn content(answer: &Answered) -> &str {
+    answer.body["data"]["content"].as_str().unwrap_or_default()
+}
+
+#[test]
+fn a_ping_is_answered_and_anything_unsigned_gets_401_before_it_is_read() {
+    let platform = TestPlatform::start();
+    let served = serve(HELLO, &platform, None, &["--max-body", "1000"], &[]);
+    let ping = served.send(&platform, &json!({ "type": 1, "id": "1" }));
+    assert_eq!((ping.status, ping.body.clone()), (200, json!({ "type": 1 })));
+    let body = br#"{"type":1,"id":"2"}"#;
+    // Missing, bad, stale, and another key's signatures.
+    assert_eq!(post(&served.interactions(), body, None).status, 401);
+    let (sig, ts) = platform.sign(body, 0);
+    let other = br#"{"type":1,"id":"3"}"#;
+    assert_eq!(post(&served.interactions(), other, Some((sig.clone(), ts.clone()))).status, 401);
+    assert_eq!(post(&served.interactions(), body, Some(platform.sign(body, 301))).status, 401);
+    assert_eq!(post(&served.interactions(), body, Some(("00".repeat(64), ts.clone()))).status, 401);
+    let stranger = TestPlatform::start();
+    assert_eq!(post(&served.interactions(), body, Some(stranger.sign(body, 0))).status, 401);
+    // Not JSON at all, unsigned: 401, not 400 (nothing unsigned is parsed).
+    assert_eq!(post(&served.interactions(), b"{{{{ not json", None).status, 401);
+    // Signed but not an interaction: 400.
+    let junk = b"[1, 2, 3]";
+    assert_eq!(post(&served.interactions(), junk, Some(platform.sign(junk, 0))).status, 400);
+    // Over the size cap: refused by its length before it is read, or as it
+    // is read when it comes in chunks.
+    let address = served.url.trim_start_matches("http://").to_string();
+    let raw = |request: &[u8]| {
+        use std::io::{Read as _, Write as _};
+        let mut stream = std::net::TcpStream::connect(&address).unwrap();
+        stream.write_all(request).unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        answer
+    };
+    let answer = raw(b"POST /interactions HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\nConnection: close\r\n\r\n");
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    let chunk = format!("{:x}\r\n{}\r\n", 1500, "x".repeat(1500));
+    let chunked = format!(
+        "POST /interactions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n{chunk}0\r\n\r\n"
+    );
+    let answer = raw(chunked.as_bytes());
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    let health = ureq::get(&format!("{}/healthz", served.url)).call().unwrap();
+    assert_eq!(health.status(), 200);
+    let metrics = ureq::get(&format!("{}/metrics", served.url)).call().unwrap().body_mut().read_to_string().unwrap();
+    assert!(metrics.contains("blkc_interactions_total{outcome=\"unauthorized\"} 6"), "{metrics}");
+    assert!(metrics.contains("blkc_interactions_total{outcome=\"ping\"} 1"), "{metrics}");
+    assert!(metrics.contains("blkc_interactions_total{outcome=\"too_large\"} 2"), "{metrics}");
+    assert!(
+        served.log().contains("why=bad signature") && served.log().contains("why=stale timestamp"),
+        "{}",
+        served.log()
+    );
+}
+
+#[test]
+fn a_command_is_answered_with_its_reply_options_and_trigger_variables() {
+    let platform = TestPlatform::start();
+    let served = serve(HELLO, &platform, None, &[], &[]);
+    let options = json!([{ "name": "name", "type": 3, "value": "@everyone and <@&5>" }, { "name": "times", "type": 4, "value": 3 }]);
+    let answer = served.send(&platform, &command("10", "hello", options));
+    assert_eq!(answer.status, 200, "{:?}", answer);
+    assert_eq!(answer.body["type"], 4);
+    assert_eq!(content(&answer), "Hello @everyone and <@&5> x3, from Ada in #general");
+    // The text a chat user supplied pings no one: no `everyone`, no roles,
+    // only the user who asked.
+    assert_eq!(
+        answer.body["data"]["allowed_mentions"],
+        json!({ "parse": [], "users": ["1001"], "replied_user": false })
+    );
+    assert!(answer.took < Duration::from_secs(3));
+    // An optional option left out is empty; an unknown command is said so.
+    let answer = served.send(&platform, &command("11", "hello", json!([{ "name": "name", "type": 3, "value": "Bo" }])));
+    assert_eq!(content(&answer), "Hello Bo x, from Ada in #general");
+    let answer = served.send(&platform, &command("12", "nope", json!([])));
+    assert_eq!((answer.body["type"].clone(), answer.body["data"]["flags"].clone()), (json!(4), json!(64)));
+    // A value of the wrong type (an integer option given text) fails the
+    // run, ephemerally, and the log says why.
+    let bad = json!([{ "name": "name", "type": 3, "value": "x" }, { "name": "times", "type": 4, "value": "many" }]);
+    let answer = served.send(&platform, &command("13", "hello", bad));
+    assert_eq!(answer.body["data"]["flags"], 64);
+    assert!(served.wait_log("option `times` is integer").contains("outcome=failed"));
+}
+
+#[test]
+fn a_slow_run_is_deferred_in_time_then_edited_and_more_replies_follow_up() {
+    let platform = TestPlatform::start();
+    let api = TestServer::start();
+    let program = r#"command slow "Slow" {
+    api wait {
+        method GET
+        url "@API@/slow/3500"
+    }
+    reply "first"
+    reply "second {user_mention}"
+}
+command quick "Quick" {
+    reply "one"
+    reply "two"
+}
+"#;
+    let served = serve(program, &platform, Some(&api), &[], &[]);
+    let answer = served.send(&platform, &command("20", "slow", json!([])));
+    assert_eq!(answer.body, json!({ "type": 5 }));
+    assert!(answer.took < Duration::from_millis(2900), "deferred after {:?}", answer.took);
+    let edits = platform.wait_for("/messages/@original", 1);
+    assert_eq!(edits.len(), 1);
+    assert_eq!(edits[0].method, "PATCH");
+    assert_eq!(edits[0].path, "/api/webhooks/4242/itoken-20-secretpart/messages/@original");
+    assert_eq!(edits[0].body["content"], "first");
+    assert_eq!(edits[0].body["allowed_mentions"]["parse"], json!([]));
+    // Webhooks need no bot token.
+    assert_eq!(edits[0].authorization, None);
+    let follow = platform.wait_for("/webhooks/4242/itoken-20-secretpart", 2);
+    let follow: Vec<_> = follow.iter().filter(|c| c.method == "POST").collect();
+    assert_eq!(follow.len(), 1);
+    assert_eq!(follow[0].body["content"], "second <@1001>");
+    // A quick run: its first reply is the answer, the second a follow-up.
+    let answer = served.send(&platform, &command("21", "quick", json!([])));
+    assert_eq!(content(&answer), "one");
+    let follow = platform.wait_for("/webhooks/4242/itoken-21-secretpart", 1);
+    assert_eq!(follow[0].body["content"], "two");
+    assert!(served.wait_log("outcome=answered").contains("deferred=true"));
+}
+
+#[test]
+fn a_replayed_interaction_is_answered_once() {
+    let platform = TestPlatform::start();
+    let api = TestServer::start();
+    let program = "command hit \"Hit\" {\n    api h {\n        method GET\n        url \"@API@/echo\"\n    }\n    reply \"hit\"\n}\n";
+    let served = serve(program, &platform, Some(&api), &[], &[]);
+    let bytes = serde_json::to_vec(&command("30", "hit", json!([]))).unwrap();
+    let signature = platform.sign(&bytes, 0);
+    let first = post(&served.interactions(), &bytes, Some(signature.clone()));
+    let again = post(&served.interactions(), &bytes, Some(signature));
+    assert_eq!((first.status, again.status), (200, 409));
+    assert_eq!(api.received().len(), 1);
+}
+
+#[test]
+fn runs_at_once_each_see_only_their_own_values_and_responses() {
+    let platform = TestPlatform::start();
+    let api = TestServer::start();
+    let program = r#"command echo "Echo" {
+    option word "A word" required
+    api e {
+        method GET
+        url "@API@/echo"
+        params { w = "{option_word}" }
+    }
+    reply "{option_word}={api_e[response.args.0.1]}"
+}
+"#;
+    let served = Arc::new(serve(program, &platform, Some(&api), &[], &[]));
+    let threads: Vec<_> = (0..40)
+        .map(|i| {
+            let (served, word) = (served.clone(), format!("w{i}"));
+            let body = command(&format!("4{i:03}"), "echo", json!([{ "name": "word", "type": 3, "value": word }]));
+            let bytes = serde_json::to_vec(&body).unwrap();
+            let signature = platform.sign(&bytes, 0);
+            std::thread::spawn(move || {
+                let answer = post(&served.interactions(), &bytes, Some(signature));
+                (word, answer.body["data"]["content"].as_str().unwrap_or_default().to_string())
+            })
+        })
+        .collect();
+    for t in threads {
+        let (word, content) = t.join().unwrap();
+        assert_eq!(content, format!("{word}={word}"));
+    }
+}
+
+#[test]
+fn a_failed_run_tells_the_user_nothing_and_the_log_everything_but_secrets() {
+    let platform = TestPlatform::start();
+    let program = r#"command fail "Fails" {
+    api down {
+        method GET
+        url "http://127.0.0.1:9/<API_KEY>/x"
+        headers { Authorization = "Bot {bot_token}" }
+        allow bot_token
+    }
+    reply "never"
+}
+"#;
+    let secret = "s3cret-value-0123456789";
+    let token = "bot-token-abcdefghijklmnop";
+    let served = serve(program, &platform, None, &[], &[("BLKC_SECRET_API_KEY", secret), ("BLKC_BOT_TOKEN", token)]);
+    let answer = served.send(&platform, &command("50", "fail", json!([])));
+    assert_eq!(answer.body["data"]["flags"], 64);
+    let text = content(&answer);
+    assert!(text.contains("went wrong") && !text.contains("B3") && !text.contains("127.0.0.1"), "{text}");
+    let log = served.wait_log("outcome=failed");
+    assert!(log.contains("error=B301"), "{log}");
+    for leaked in [secret, token, "itoken-50-secretpart"] {
+        assert!(!log.contains(leaked), "the log holds {leaked}: {log}");
+    }
+}
+
+#[test]
+fn a_long_reply_is_split_and_every_message_limits_mentions() {
+    let platform = TestPlatform::start();
+    let program = "command long \"Long\" {\n    option text \"Text\" required\n    reply \"{option_text}\"\n}\n";
+    let served = serve(program, &platform, None, &[], &[]);
+    let long = "word ".repeat(900); // 4,500 characters
+    let answer = served.send(&platform, &command("60", "long", json!([{ "name": "text", "type": 3, "value": long }])));
+    let first = content(&answer).to_string();
+    assert!(first.chars().count() <= 2000 && !first.is_empty());
+    let follow = platform.wait_for("itoken-60-secretpart", 2);
+    assert_eq!(follow.len(), 2);
+    let all: String =
+        std::iter::once(first).chain(follow.iter().map(|c| c.body["content"].as_str().unwrap().to_string())).collect();
+    assert_eq!(all.split_whitespace().count(), 900);
+    assert!(follow.iter().all(|c| c.body["allowed_mentions"]["parse"] == json!([])));
+    assert!(served.wait_log("sent as 3 messages").contains("warn"));
+}
+
+#[test]
+fn a_429_from_the_platform_is_waited_out_within_the_run() {
+    let platform = TestPlatform::start();
+    let program = r#"command post "Post" {
+    api send {
+        method POST
+        url "{platform_url}/channels/888/messages"
+        headers { Authorization = "Bot {bot_token}" }
+        body { content = "hi" }
+    }
+    reply "status {api_send[status]}"
+}
+"#;
+    let program = program.replace("{platform_url}", &platform.api());
+    let program = format!("platform \"{}\"\n{program}", platform.api());
+    platform.limit_once("/api/channels/888/messages", 0.4);
+    let served = serve(&program, &platform, None, &[], &[("BLKC_BOT_TOKEN", "bot-token-abcdefghijklmnop")]);
+    let answer = served.send(&platform, &command("70", "post", json!([])));
+    assert_eq!(content(&answer), "status 200", "{answer:?}\n{}", served.log());
+    let sent = platform.wait_for("/channels/888/messages", 2);
+    assert_eq!(sent.len(), 2);
+    assert!(sent[1].at.duration_since(sent[0].at) >= Duration::from_millis(380));
+    assert_eq!(sent[1].authorization.as_deref(), Some("Bot bot-token-abcdefghijklmnop"));
+}
+
+#[test]
+fn sighup_reloads_a_clean_file_and_keeps_the_old_one_for_a_broken_file() {
+    let platform = TestPlatform::start();
+    let served = serve("command v \"Version\" {\n    reply \"one\"\n}\n", &platform, None, &[], &[]);
+    assert_eq!(content(&served.send(&platform, &command("80", "v", json!([])))), "one");
+    std::fs::write(&served.file, "command v \"Version\" {\n    reply \"two\"\n}\n").unwrap();
+    served.signal(libc::SIGHUP);
+    served.wait_log("reloaded");
+    assert_eq!(content(&served.send(&platform, &command("81", "v", json!([])))), "two");
+    std::fs::write(&served.file, "command v \"Version\" {\n    reply \"three\"\n    api {\n}\n").unwrap();
+    served.signal(libc::SIGHUP);
+    let log = served.wait_log("reload refused");
+    assert!(log.contains("B001"), "{log}");
+    assert_eq!(content(&served.send(&platform, &command("82", "v", json!([])))), "two");
+}
+
+#[test]
+fn watch_reloads_when_the_file_changes() {
+    let platform = TestPlatform::start();
+    let served = serve("command v \"Version\" {\n    reply \"one\"\n}\n", &platform, None, &["--watch"], &[]);
+    std::fs::write(&served.file, "command v \"Version\" {\n    reply \"two, longer\"\n}\n").unwrap();
+    served.wait_log("reloaded");
+    assert_eq!(content(&served.send(&platform, &command("85", "v", json!([])))), "two, longer");
+}
+
+#[test]
+fn sigterm_lets_runs_in_flight_finish_and_deliver_then_exits_0() {
+    let platform = TestPlatform::start();
+    let api = TestServer::start();
+    let program = "command slow \"Slow\" {\n    api w {\n        method GET\n        url \"@API@/slow/3200\"\n    }\n    reply \"done\"\n}\n";
+    let mut served = serve(program, &platform, Some(&api), &[], &[]);
+    let url = served.interactions();
+    let bytes = serde_json::to_vec(&command("90", "slow", json!([]))).unwrap();
+    let signature = platform.sign(&bytes, 0);
+    let pending = std::thread::spawn(move || post(&url, &bytes, Some(signature)));
+    while api.received().is_empty() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    served.signal(libc::SIGTERM);
+    assert_eq!(pending.join().unwrap().body, json!({ "type": 5 }));
+    let status = served.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", served.log());
+    let edits = platform.wait_for("itoken-90-secretpart/messages/@original", 1);
+    assert_eq!(edits[0].body["content"], "done");
+    assert!(served.log().contains("draining"));
+}
+
+#[test]
+fn a_file_with_errors_does_not_start() {
+    let platform = TestPlatform::start();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bot.blk"), "command x {\n    reply \"{nope}\"\n}\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["serve", "bot.blk", "--listen", "127.0.0.1:0"])
+        .env("BLKC_DISCORD_PUBLIC_KEY", platform.public_key())
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("B115") && stderr.contains("did not start"), "{stderr}");
+    std::fs::write(dir.path().join("bot.blk"), HELLO).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["serve", "bot.blk"])
+        .env_remove("BLKC_DISCORD_PUBLIC_KEY")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("BLKC_DISCORD_PUBLIC_KEY"));
+}
+
+fn deploy(dir: &std::path::Path, file: &str, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .arg("deploy")
+        .arg(file)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "100")
+        .env_remove("BLKC_BOT_TOKEN")
+        .env_remove("BLKC_APPLICATION_ID")
+        .envs(env.iter().copied())
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// `blkc deploy --dry-run` of each fixture: the payload, or the diagnostics
+/// of what the platform would not register.
+#[test]
+fn deploy_fixtures() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/deploy");
+    let mut names: Vec<_> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    for name in names {
+        let out = deploy(&dir, &name, &["--dry-run"], &[]);
+        let text = format!(
+            "exit: {:?}\n--- stdout\n{}--- stderr\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if let Some(code) = name.strip_prefix("err_").and_then(|n| n.get(..4)) {
+            assert_eq!(out.status.code(), Some(1), "{text}");
+            assert!(text.contains(code), "{name} must report {code}: {text}");
+        } else {
+            assert_eq!(out.status.code(), Some(0), "{text}");
+        }
+        insta::assert_snapshot!(format!("deploy_{}", name.trim_end_matches(".blk")), text);
+    }
+}
+
+#[test]
+fn deploy_registers_every_command_in_one_put_with_the_bot_token() {
+    let platform = TestPlatform::start();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/deploy");
+    let token = "bot-token-abcdefghijklmnop";
+    let env = [("BLKC_BOT_TOKEN", token), ("BLKC_APPLICATION_ID", "4242")];
+    let out = deploy(&dir, "every_option.blk", &["--platform", &platform.api()], &env);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("registered 1 command globally: /remind"));
+    let out = deploy(&dir, "every_option.blk", &["--platform", &platform.api(), "--guild", "777"], &env);
+    assert_eq!(out.status.code(), Some(0));
+    let calls = platform.calls();
+    assert_eq!(calls.len(), 2);
+    assert_eq!((calls[0].method.as_str(), calls[0].path.as_str()), ("PUT", "/api/applications/4242/commands"));
+    assert_eq!(calls[1].path, "/api/applications/4242/guilds/777/commands");
+    assert_eq!(calls[0].authorization.as_deref(), Some("Bot bot-token-abcdefghijklmnop"));
+    let options = calls[0].body[0]["options"].as_array().unwrap();
+    let types: Vec<u64> = options.iter().map(|o| o["type"].as_u64().unwrap()).collect();
+    assert_eq!(types, [4, 3, 5, 6, 7, 10, 3, 8, 9, 11]);
+    assert_eq!(options[0]["choices"], json!([{ "name": "Five", "value": 5 }, { "name": "A quarter", "value": 15 }]));
+    assert_eq!(options[5]["choices"], json!([{ "name": "Half", "value": 0.5 }]));
+    // Without a token or an application ID: told what to set, nothing sent.
+    let out = deploy(&dir, "every_option.blk", &["--platform", &platform.api()], &[("BLKC_APPLICATION_ID", "4242")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("BLKC_BOT_TOKEN"));
+    assert_eq!(platform.calls().len(), 2);
+}

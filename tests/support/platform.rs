@@ -1,0 +1,167 @@
+//! A test chat platform on 127.0.0.1: it signs interactions with its own
+//! Ed25519 key pair, as the real one does, and records what blkc sends it
+//! (registrations, webhook edits and follow-ups, channel messages). It can
+//! answer a route with 429 first, to test the rate limiter.
+
+use std::io::Read as _;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ed25519_dalek::{Signer, SigningKey};
+use serde_json::{json, Value};
+use tiny_http::{Header, Response, Server};
+
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub method: String,
+    pub path: String,
+    pub authorization: Option<String>,
+    pub body: Value,
+    pub at: Instant,
+}
+
+pub struct TestPlatform {
+    pub port: u16,
+    key: SigningKey,
+    calls: Arc<Mutex<Vec<Call>>>,
+    /// Answers to give first, by path prefix: 429s with their `retry_after`.
+    limited: Arc<Mutex<Vec<(String, f64)>>>,
+    server: Arc<Server>,
+}
+
+impl Drop for TestPlatform {
+    fn drop(&mut self) {
+        self.server.unblock();
+    }
+}
+
+fn random_key() -> SigningKey {
+    let mut seed = [0u8; 32];
+    std::fs::File::open("/dev/urandom").unwrap().read_exact(&mut seed).unwrap();
+    SigningKey::from_bytes(&seed)
+}
+
+impl TestPlatform {
+    pub fn start() -> TestPlatform {
+        let server = Arc::new(Server::http("127.0.0.1:0").expect("bind"));
+        let port = server.server_addr().to_ip().unwrap().port();
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let limited: Arc<Mutex<Vec<(String, f64)>>> = Arc::new(Mutex::new(Vec::new()));
+        let (s, c, l) = (server.clone(), calls.clone(), limited.clone());
+        std::thread::spawn(move || {
+            for mut request in s.incoming_requests() {
+                let mut body = String::new();
+                let _ = request.as_reader().read_to_string(&mut body);
+                let path = request.url().to_string();
+                let authorization = request
+                    .headers()
+                    .iter()
+                    .find(|h| h.field.equiv("Authorization"))
+                    .map(|h| h.value.as_str().to_string());
+                let method = request.method().as_str().to_string();
+                let json: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+                let limit = {
+                    let mut l = l.lock().unwrap();
+                    let i = l.iter().position(|(prefix, _)| path.starts_with(prefix.as_str()));
+                    i.map(|i| l.remove(i))
+                };
+                c.lock().unwrap().push(Call { method, path, authorization, body: json.clone(), at: Instant::now() });
+                let header = |k: &str, v: &str| Header::from_bytes(k, v).unwrap();
+                let response = match limit {
+                    Some((_, retry)) => Response::from_string(
+                        json!({ "message": "You are being rate limited.", "retry_after": retry, "global": false })
+                            .to_string(),
+                    )
+                    .with_status_code(429)
+                    .with_header(header("X-RateLimit-Bucket", "test-bucket"))
+                    .with_header(header("X-RateLimit-Remaining", "0"))
+                    .with_header(header("X-RateLimit-Reset-After", &retry.to_string()))
+                    .with_header(header("X-RateLimit-Scope", "user")),
+                    None => Response::from_string(if json.is_null() { "{}".to_string() } else { json.to_string() })
+                        .with_header(header("X-RateLimit-Bucket", "test-bucket"))
+                        .with_header(header("X-RateLimit-Remaining", "5"))
+                        .with_header(header("X-RateLimit-Reset-After", "1")),
+                };
+                let _ = request.respond(response.with_header(header("Content-Type", "application/json")));
+            }
+        });
+        TestPlatform { port, key: random_key(), calls, limited, server }
+    }
+
+    /// The API's base URL, for `--platform`.
+    pub fn api(&self) -> String {
+        format!("http://127.0.0.1:{}/api", self.port)
+    }
+
+    pub fn public_key(&self) -> String {
+        hex::encode(self.key.verifying_key().to_bytes())
+    }
+
+    /// The next request whose path starts with `prefix` gets a 429 asking
+    /// to wait `retry_after` seconds.
+    pub fn limit_once(&self, prefix: &str, retry_after: f64) {
+        self.limited.lock().unwrap().push((prefix.to_string(), retry_after));
+    }
+
+    pub fn calls(&self) -> Vec<Call> {
+        self.calls.lock().unwrap().clone()
+    }
+
+    /// Waits (up to 20 s) for `n` calls whose path contains `part`.
+    pub fn wait_for(&self, part: &str, n: usize) -> Vec<Call> {
+        let until = Instant::now() + Duration::from_secs(20);
+        loop {
+            let found: Vec<Call> = self.calls().into_iter().filter(|c| c.path.contains(part)).collect();
+            if found.len() >= n || Instant::now() > until {
+                return found;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The signature headers of `body`, timestamped `age` seconds ago.
+    pub fn sign(&self, body: &[u8], age: i64) -> (String, String) {
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() as i64;
+        let timestamp = (now - age).to_string();
+        let mut message = timestamp.as_bytes().to_vec();
+        message.extend_from_slice(body);
+        (hex::encode(self.key.sign(&message).to_bytes()), timestamp)
+    }
+}
+
+/// What the server answered to an interaction.
+#[derive(Debug)]
+pub struct Answered {
+    pub status: u16,
+    pub body: Value,
+    pub took: Duration,
+}
+
+/// Posts `body` to `url` with the given signature headers (none when `None`).
+pub fn post(url: &str, body: &[u8], signature: Option<(String, String)>) -> Answered {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into();
+    let mut request = agent.post(url).header("Content-Type", "application/json");
+    if let Some((sig, ts)) = signature {
+        request = request.header("X-Signature-Ed25519", &sig).header("X-Signature-Timestamp", &ts);
+    }
+    let started = Instant::now();
+    let mut response = request.send(body).expect("the server answers");
+    let took = started.elapsed();
+    let status = response.status().as_u16();
+    let text = response.body_mut().read_to_string().unwrap_or_default();
+    Answered { status, body: serde_json::from_str(&text).unwrap_or(Value::String(text)), took }
+}
+
+/// An APPLICATION_COMMAND interaction for `command` with `options`.
+pub fn command(id: &str, command: &str, options: Value) -> Value {
+    json!({
+        "type": 2, "id": id, "application_id": "4242", "token": format!("itoken-{id}-secretpart"),
+        "guild_id": "777", "channel_id": "888", "channel": { "name": "general" },
+        "member": { "user": { "id": "1001", "username": "ada", "global_name": "Ada" }, "nick": null },
+        "data": { "name": command, "options": options }
+    })
+}
