@@ -17,59 +17,12 @@ use std::process::Command;
 const BLOCKS: usize = 200;
 const RUNS: usize = 15;
 
-/// A small keep-alive HTTP/1.1 server: a thread per connection, each
-/// response written in one call, so that the clients are what is measured.
-fn serve() -> u16 {
-    use std::io::{BufRead, BufReader, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || {
-                let _ = stream.set_nodelay(true);
-                let mut writer = stream.try_clone().unwrap();
-                let mut reader = BufReader::new(stream);
-                let mut line = String::new();
-                loop {
-                    line.clear();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let id = line.split(' ').nth(1).unwrap_or("/item/0").trim_start_matches("/item/");
-                    let id = id.split('?').next().unwrap_or("0").to_string();
-                    // Skip the headers; GET requests have no body.
-                    loop {
-                        let mut header = String::new();
-                        if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if header == "\r\n" {
-                            break;
-                        }
-                    }
-                    let body = format!(
-                        "{{\"id\":{id},\"name\":\"item {id}\",\"price\":12.5,\"tags\":[\"a\",\"b\"],\"ok\":true}}"
-                    );
-                    let response = format!(
-                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-                        body.len()
-                    );
-                    if writer.write_all(response.as_bytes()).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    port
-}
-
 fn main() {
     if Command::new("curl").arg("--version").output().is_err() {
         println!("requests: curl is not installed; nothing to compare with");
         return;
     }
-    let port = serve();
+    let port = support::json_server();
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench_requests");
     std::fs::create_dir_all(&dir).unwrap();
 

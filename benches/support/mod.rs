@@ -104,3 +104,63 @@ pub fn median(mut xs: Vec<Duration>) -> Duration {
     xs.sort();
     xs[xs.len() / 2]
 }
+
+/// A small keep-alive HTTP/1.1 server: a thread per connection, each
+/// response written in one call, so that the clients are what is measured.
+/// `/item/ID` answers a small JSON object; `/slow/MS` waits first.
+pub fn json_server() -> u16 {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let _ = stream.set_nodelay(true);
+                let mut writer = stream.try_clone().unwrap();
+                let mut reader = BufReader::new(stream);
+                let mut line = String::new();
+                loop {
+                    line.clear();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let target = line.split(' ').nth(1).unwrap_or("/item/0").to_string();
+                    if let Some(ms) = target.strip_prefix("/slow/").and_then(|m| m.parse().ok()) {
+                        std::thread::sleep(std::time::Duration::from_millis(ms));
+                    }
+                    let id = target.trim_start_matches("/item/").trim_start_matches("/slow/");
+                    let id = id.split('?').next().unwrap_or("0").to_string();
+                    // Skip the headers, and the body if there is one.
+                    let mut length = 0;
+                    loop {
+                        let mut header = String::new();
+                        if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if header == "\r\n" {
+                            break;
+                        }
+                        if let Some(v) = header.to_ascii_lowercase().strip_prefix("content-length:") {
+                            length = v.trim().parse().unwrap_or(0);
+                        }
+                    }
+                    let mut body = vec![0u8; length];
+                    if std::io::Read::read_exact(&mut reader, &mut body).is_err() {
+                        return;
+                    }
+                    let body = format!(
+                        "{{\"id\":{id},\"name\":\"item {id}\",\"price\":12.5,\"tags\":[\"a\",\"b\"],\"ok\":true}}"
+                    );
+                    let response = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if writer.write_all(response.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}

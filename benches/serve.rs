@@ -1,0 +1,334 @@
+//! `blkc serve` under load: signed interactions from a load generator on
+//! loopback (64 keep-alive clients), for a command with no request block
+//! and one with a request block to a loopback API. Beside it, in the same
+//! alternation, Discord's own example stack (Node's express with the
+//! discord-interactions package, benches/node) answering the same signed
+//! interactions with the same replies. Then memory with 1,000 slow
+//! interactions in flight, and the latest first answer of 500 slow commands
+//! at once (the platform's deadline is 3 s).
+//!
+//! Run with `cargo bench --bench serve` (node and npm on the PATH for the
+//! comparison; `npm ci` runs in benches/node on first use).
+
+mod support;
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ed25519_dalek::{Signer, SigningKey};
+
+const CLIENTS: usize = 64;
+const PER_ROUND: usize = 10_000;
+const ROUNDS: usize = 5;
+
+fn key() -> SigningKey {
+    let mut seed = [0u8; 32];
+    std::fs::File::open("/dev/urandom").unwrap().read_exact(&mut seed).unwrap();
+    SigningKey::from_bytes(&seed)
+}
+
+/// A whole HTTP request of a signed interaction, ready to write.
+fn signed(key: &SigningKey, id: usize, command: &str, word: &str) -> Vec<u8> {
+    let body = serde_json::json!({
+        "type": 2, "id": format!("{id}"), "application_id": "4242", "token": format!("token-{id}"),
+        "guild_id": "777", "channel_id": "888",
+        "member": { "user": { "id": "1001", "username": "ada" } },
+        "data": { "name": command, "options": [{ "name": "word", "type": 3, "value": word }] }
+    })
+    .to_string();
+    let timestamp = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs().to_string();
+    let mut message = timestamp.as_bytes().to_vec();
+    message.extend_from_slice(body.as_bytes());
+    let signature = hex::encode(key.sign(&message).to_bytes());
+    format!(
+        "POST /interactions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+         X-Signature-Ed25519: {signature}\r\nX-Signature-Timestamp: {timestamp}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Reads one HTTP response; its status and body.
+fn read_response(reader: &mut BufReader<TcpStream>) -> Option<(u16, String)> {
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let status = line.split(' ').nth(1)?.parse().ok()?;
+    let mut length = 0;
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).ok()? == 0 {
+            return None;
+        }
+        if header == "\r\n" {
+            break;
+        }
+        if let Some(v) = header.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().ok()?;
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some((status, String::from_utf8_lossy(&body).into_owned()))
+}
+
+struct Load {
+    wall: Duration,
+    latencies: Vec<Duration>,
+    failures: usize,
+}
+
+/// Sends `requests` over `clients` keep-alive connections at once; each
+/// latency is from the request's first byte written to its answer read.
+fn load(address: &str, requests: Vec<Vec<u8>>, clients: usize) -> Load {
+    let mut shares: Vec<Vec<Vec<u8>>> = (0..clients).map(|_| Vec::new()).collect();
+    for (i, r) in requests.into_iter().enumerate() {
+        shares[i % clients].push(r);
+    }
+    let started = Instant::now();
+    let threads: Vec<_> = shares
+        .into_iter()
+        .map(|share| {
+            let address = address.to_string();
+            std::thread::spawn(move || {
+                let stream = TcpStream::connect(&address).unwrap();
+                stream.set_nodelay(true).unwrap();
+                let mut writer = stream.try_clone().unwrap();
+                let mut reader = BufReader::new(stream);
+                let mut latencies = Vec::with_capacity(share.len());
+                let mut failures = 0;
+                for request in share {
+                    let t = Instant::now();
+                    if writer.write_all(&request).is_err() {
+                        failures += 1;
+                        continue;
+                    }
+                    match read_response(&mut reader) {
+                        Some((200, body)) if body.contains("\"type\":4") || body.contains("\"type\":5") => {}
+                        other => {
+                            if failures == 0 {
+                                eprintln!("unexpected answer: {other:?}");
+                            }
+                            failures += 1;
+                        }
+                    }
+                    latencies.push(t.elapsed());
+                }
+                (latencies, failures)
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    let mut failures = 0;
+    for t in threads {
+        let (l, f) = t.join().unwrap();
+        latencies.extend(l);
+        failures += f;
+    }
+    Load { wall: started.elapsed(), latencies, failures }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
+}
+
+/// A server under test: its process and the address it listens on.
+struct Server {
+    child: Child,
+    address: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Resident memory now and at most (KiB), from /proc.
+    fn memory(&self) -> (u64, u64) {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+        };
+        (field("VmRSS:"), field("VmHWM:"))
+    }
+}
+
+fn start_blkc(dir: &Path, api: u16, key: &SigningKey) -> Server {
+    let file = dir.join("bot.blk");
+    std::fs::write(
+        &file,
+        format!(
+            r#"command fast "Fast" {{
+    option word "Word"
+    reply "pong {{option_word}}"
+}}
+command lookup "Look up" {{
+    option word "Word"
+    api item {{
+        method GET
+        url "http://127.0.0.1:{api}/item/{{option_word}}"
+    }}
+    reply "{{option_word}}: {{api_item[response.name]}}"
+}}
+command slow "Slow" {{
+    option word "Word"
+    api wait {{
+        method GET
+        url "http://127.0.0.1:{api}/slow/4000"
+    }}
+    reply "done {{option_word}}"
+}}
+"#
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["serve", "bot.blk", "--listen", "127.0.0.1:0", "--log-format", "json", "--platform"])
+        .arg(format!("http://127.0.0.1:{api}/api"))
+        .env("BLKC_DISCORD_PUBLIC_KEY", hex::encode(key.verifying_key().to_bytes()))
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start blkc serve");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().and_then(Result::ok).unwrap_or_default();
+    let log: serde_json::Value = serde_json::from_str(&first).unwrap_or_default();
+    let address = log["listen"].as_str().unwrap_or_else(|| panic!("blkc serve did not start: {first}")).to_string();
+    // The log of every interaction is read (and dropped), as a terminal would.
+    std::thread::spawn(move || for _ in lines {});
+    Server { child, address }
+}
+
+fn start_node(api: u16, key: &SigningKey) -> Option<Server> {
+    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/node");
+    if !folder.join("node_modules").exists() {
+        let ok = Command::new("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(&folder).status();
+        if !ok.is_ok_and(|s| s.success()) {
+            return None;
+        }
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0").ok()?.local_addr().ok()?.port();
+    let mut child = Command::new("node")
+        .arg("server.js")
+        .arg(port.to_string())
+        .arg(format!("http://127.0.0.1:{api}"))
+        .env("PUBLIC_KEY", hex::encode(key.verifying_key().to_bytes()))
+        .current_dir(&folder)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut line = String::new();
+    BufReader::new(child.stdout.take()?).read_line(&mut line).ok()?;
+    line.starts_with("listening").then(|| Server { child, address: format!("127.0.0.1:{port}") })
+}
+
+fn main() {
+    let api = support::json_server();
+    let key = key();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench_serve");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let blkc = start_blkc(&dir, api, &key);
+    let node = start_node(api, &key);
+    if node.is_none() {
+        println!("serve: node or npm is missing; blkc alone");
+    }
+    let mut next_id = 1_000_000;
+    let mut batch = |command: &str| -> Vec<Vec<u8>> {
+        let requests = (0..PER_ROUND).map(|i| signed(&key, next_id + i, command, &format!("{}", i % 97))).collect();
+        next_id += PER_ROUND;
+        requests
+    };
+    // Warm both up (connections, JIT).
+    for server in std::iter::once(&blkc).chain(node.as_ref()) {
+        let l = load(&server.address, batch("fast"), CLIENTS);
+        assert_eq!(l.failures, 0, "warm-up of {} failed", server.address);
+    }
+    type Figures = Vec<(f64, Duration, Duration)>;
+    let mut results: Vec<(String, Figures)> = Vec::new();
+    let mut record = |name: String, l: Load| {
+        let mut sorted = l.latencies;
+        sorted.sort();
+        assert_eq!(l.failures, 0, "{name}: {} interactions not answered", l.failures);
+        let rate = sorted.len() as f64 / l.wall.as_secs_f64();
+        let entry = (rate, percentile(&sorted, 0.5), percentile(&sorted, 0.99));
+        match results.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, v)) => v.push(entry),
+            None => results.push((name, vec![entry])),
+        }
+    };
+    for _ in 0..ROUNDS {
+        for command in ["fast", "lookup"] {
+            record(format!("blkc {command}"), load(&blkc.address, batch(command), CLIENTS));
+            if let Some(node) = &node {
+                record(format!("node {command}"), load(&node.address, batch(command), CLIENTS));
+            }
+        }
+    }
+    println!("serve: {PER_ROUND} signed interactions per run, {CLIENTS} keep-alive clients, {ROUNDS} alternating runs; medians");
+    let median = |v: &[(f64, Duration, Duration)], f: &dyn Fn(&(f64, Duration, Duration)) -> f64| {
+        let mut xs: Vec<f64> = v.iter().map(f).collect();
+        xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        xs[xs.len() / 2]
+    };
+    let mut rates = std::collections::HashMap::new();
+    for (name, v) in &results {
+        let rate = median(v, &|e| e.0);
+        rates.insert(name.clone(), rate);
+        println!(
+            "  {name:<12} {rate:>8.0} interactions/s   p50 {:>6.2} ms   p99 {:>6.2} ms",
+            median(v, &|e| e.1.as_secs_f64() * 1e3),
+            median(v, &|e| e.2.as_secs_f64() * 1e3)
+        );
+    }
+    for command in ["fast", "lookup"] {
+        if let (Some(b), Some(n)) = (rates.get(&format!("blkc {command}")), rates.get(&format!("node {command}"))) {
+            println!(
+                "  {command}: blkc answers {:.2}× the interactions a second of express + discord-interactions",
+                b / n
+            );
+        }
+    }
+    drop(node);
+    // Slow commands: 1,000 in flight (memory), then 500 at once (deadline).
+    let slow: Vec<Vec<u8>> = (0..1000).map(|i| signed(&key, 9_000_000 + i, "slow", "s")).collect();
+    let (before, _) = blkc.memory();
+    let address = blkc.address.clone();
+    let flight = std::thread::spawn(move || load(&address, slow, 1000));
+    std::thread::sleep(Duration::from_millis(2000));
+    let (during, _) = blkc.memory();
+    let l = flight.join().unwrap();
+    let (_, peak) = blkc.memory();
+    let latest = l.latencies.iter().max().copied().unwrap_or_default();
+    println!(
+        "  1,000 slow interactions in flight: resident {:.1} MB (idle {:.1} MB, peak {:.1} MB); latest first answer {:.0} ms, {} failed",
+        during as f64 / 1024.0,
+        before as f64 / 1024.0,
+        peak as f64 / 1024.0,
+        latest.as_secs_f64() * 1e3,
+        l.failures
+    );
+    std::thread::sleep(Duration::from_secs(5));
+    let slow: Vec<Vec<u8>> = (0..500).map(|i| signed(&key, 9_500_000 + i, "slow", "s")).collect();
+    let l = load(&blkc.address, slow, 500);
+    let mut sorted = l.latencies;
+    sorted.sort();
+    println!(
+        "  500 slow commands at once: first answers p50 {:.0} ms, latest {:.0} ms (the deadline is 3,000 ms), {} failed",
+        percentile(&sorted, 0.5).as_secs_f64() * 1e3,
+        sorted.last().copied().unwrap_or_default().as_secs_f64() * 1e3,
+        l.failures
+    );
+}
