@@ -99,6 +99,8 @@ fn serve(
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             if let Some(at) = line.split(" listen=").nth(1) {
                 let _ = tx.send(at.split(' ').next().unwrap_or_default().to_string());
+            } else if let Some(at) = line.split("\"listen\":\"").nth(1) {
+                let _ = tx.send(at.split('"').next().unwrap_or_default().to_string());
             }
             let mut l = l.lock().unwrap();
             l.push_str(&line);
@@ -237,11 +239,19 @@ command quick "Quick" {
     let follow: Vec<_> = follow.iter().filter(|c| c.method == "POST").collect();
     assert_eq!(follow.len(), 1);
     assert_eq!(follow[0].body["content"], "second <@1001>");
-    // A quick run: its first reply is the answer, the second a follow-up.
+    // A quick run: its first reply is the answer, the second a follow-up,
+    // sent again when the platform did not know the webhook yet.
+    platform.unknown_once("/api/webhooks/4242/itoken-21-secretpart");
     let answer = served.send(&platform, &command("21", "quick", json!([])));
     assert_eq!(content(&answer), "one");
-    let follow = platform.wait_for("/webhooks/4242/itoken-21-secretpart", 1);
-    assert_eq!(follow[0].body["content"], "two");
+    let follow = platform.wait_for("/webhooks/4242/itoken-21-secretpart", 2);
+    assert_eq!(follow.len(), 2);
+    assert_eq!(follow[1].body["content"], "two");
+    let metrics = ureq::get(&format!("{}/metrics", served.url)).call().unwrap().body_mut().read_to_string().unwrap();
+    assert!(
+        metrics.contains("blkc_deferrals_total 1") && metrics.contains("blkc_platform_calls_total{status=\"404\"} 1"),
+        "{metrics}"
+    );
     assert!(served.wait_log("outcome=answered").contains("deferred=true"));
 }
 
@@ -307,13 +317,20 @@ fn a_failed_run_tells_the_user_nothing_and_the_log_everything_but_secrets() {
 "#;
     let secret = "s3cret-value-0123456789";
     let token = "bot-token-abcdefghijklmnop";
-    let served = serve(program, &platform, None, &[], &[("BLKC_SECRET_API_KEY", secret), ("BLKC_BOT_TOKEN", token)]);
+    let env = [("BLKC_SECRET_API_KEY", secret), ("BLKC_BOT_TOKEN", token)];
+    let served = serve(program, &platform, None, &["--log-format", "json"], &env);
     let answer = served.send(&platform, &command("50", "fail", json!([])));
     assert_eq!(answer.body["data"]["flags"], 64);
     let text = content(&answer);
     assert!(text.contains("went wrong") && !text.contains("B3") && !text.contains("127.0.0.1"), "{text}");
-    let log = served.wait_log("outcome=failed");
-    assert!(log.contains("error=B301"), "{log}");
+    let log = served.wait_log("\"outcome\":\"failed\"");
+    let line = log.lines().find(|l| l.contains("\"outcome\":\"failed\"")).unwrap();
+    let line: Value = serde_json::from_str(line).unwrap();
+    assert_eq!(
+        (line["level"].as_str(), line["command"].as_str(), line["id"].as_str()),
+        (Some("error"), Some("fail"), Some("50"))
+    );
+    assert!(line["error"].as_str().unwrap().starts_with("B301"), "{line}");
     for leaked in [secret, token, "itoken-50-secretpart"] {
         assert!(!log.contains(leaked), "the log holds {leaked}: {log}");
     }

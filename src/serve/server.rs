@@ -636,7 +636,21 @@ fn run_job(shared: &Arc<Shared>, job: Job) {
             }
         };
         let method = if matches!(delivery, Delivery::Edit) { "PATCH" } else { "POST" };
-        match platform.send(method, &path, Some(&body), false, token_deadline) {
+        // The platform may not know the interaction's webhook until the
+        // answer on the HTTP exchange has reached it: an "unknown webhook"
+        // (404) right after the answer is tried again, a few times.
+        let mut sent = platform.send(method, &path, Some(&body), false, token_deadline);
+        for _ in 0..3 {
+            match &sent {
+                Ok(a) if a.status == 404 => {
+                    shared.metrics.platform_call(a.status);
+                    std::thread::sleep(Duration::from_millis(300));
+                    sent = platform.send(method, &path, Some(&body), false, token_deadline);
+                }
+                _ => break,
+            }
+        }
+        match sent {
             Ok(a) => {
                 shared.metrics.platform_call(a.status);
                 if !a.is_success() {

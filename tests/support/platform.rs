@@ -24,7 +24,8 @@ pub struct TestPlatform {
     pub port: u16,
     key: SigningKey,
     calls: Arc<Mutex<Vec<Call>>>,
-    /// Answers to give first, by path prefix: 429s with their `retry_after`.
+    /// Answers to give first, by path prefix: 429s with their
+    /// `retry_after`, or a 404 (an unknown webhook) when it is negative.
     limited: Arc<Mutex<Vec<(String, f64)>>>,
     server: Arc<Server>,
 }
@@ -68,6 +69,10 @@ impl TestPlatform {
                 c.lock().unwrap().push(Call { method, path, authorization, body: json.clone(), at: Instant::now() });
                 let header = |k: &str, v: &str| Header::from_bytes(k, v).unwrap();
                 let response = match limit {
+                    Some((_, retry)) if retry < 0.0 => {
+                        Response::from_string(json!({ "message": "Unknown Webhook", "code": 10015 }).to_string())
+                            .with_status_code(404)
+                    }
                     Some((_, retry)) => Response::from_string(
                         json!({ "message": "You are being rate limited.", "retry_after": retry, "global": false })
                             .to_string(),
@@ -101,6 +106,12 @@ impl TestPlatform {
     /// to wait `retry_after` seconds.
     pub fn limit_once(&self, prefix: &str, retry_after: f64) {
         self.limited.lock().unwrap().push((prefix.to_string(), retry_after));
+    }
+
+    /// The next request whose path starts with `prefix` gets a 404 "Unknown
+    /// Webhook", as the platform answers before it has seen the answer.
+    pub fn unknown_once(&self, prefix: &str) {
+        self.limited.lock().unwrap().push((prefix.to_string(), -1.0));
     }
 
     pub fn calls(&self) -> Vec<Call> {
