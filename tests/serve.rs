@@ -256,6 +256,37 @@ command quick "Quick" {
 }
 
 #[test]
+fn a_full_queue_answers_busy_at_once_and_queued_runs_are_still_answered_in_time() {
+    let platform = TestPlatform::start();
+    let api = TestServer::start();
+    let program = "command slow \"Slow\" {\n    api w {\n        method GET\n        url \"@API@/slow/3000\"\n    }\n    reply \"done\"\n}\n";
+    let served = Arc::new(serve(program, &platform, Some(&api), &["--workers", "1", "--queue", "1"], &[]));
+    let send = |id: &str| {
+        let (served, bytes) = (served.clone(), serde_json::to_vec(&command(id, "slow", json!([]))).unwrap());
+        let signature = platform.sign(&bytes, 0);
+        std::thread::spawn(move || post(&served.interactions(), &bytes, Some(signature)))
+    };
+    // One runs, one waits in the queue, the third finds it full.
+    let running = send("a1");
+    while api.received().is_empty() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let queued = send("a2");
+    std::thread::sleep(Duration::from_millis(200));
+    let busy = send("a3").join().unwrap();
+    assert_eq!(busy.body["data"]["content"], "The bot is busy right now. Please try again in a moment.");
+    assert_eq!(busy.body["data"]["flags"], 64);
+    assert!(busy.took < Duration::from_secs(1));
+    for pending in [running, queued] {
+        let answer = pending.join().unwrap();
+        assert_eq!(answer.body, json!({ "type": 5 }));
+        assert!(answer.took < Duration::from_millis(2900));
+    }
+    // Both are edited once their runs end, the queued one after the first.
+    assert_eq!(platform.wait_for("/messages/@original", 2).len(), 2);
+}
+
+#[test]
 fn a_replayed_interaction_is_answered_once() {
     let platform = TestPlatform::start();
     let api = TestServer::start();

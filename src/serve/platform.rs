@@ -355,6 +355,26 @@ mod tests {
     }
 
     #[test]
+    fn the_global_limit_lets_50_requests_through_a_second() {
+        let limiter = RateLimiter::new();
+        let url = url::Url::parse("http://127.0.0.1:1/api/channels/5/messages").unwrap();
+        let started = Instant::now();
+        for _ in 0..GLOBAL_PER_SECOND {
+            limiter.wait("POST", &url, started + Duration::from_secs(5)).unwrap();
+        }
+        // The 51st waits for the first to be a second old (a lower bound:
+        // the limit's own guarantee, not a speed).
+        limiter.wait("POST", &url, started + Duration::from_secs(5)).unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(990));
+        // And one that cannot have its turn before its deadline says so.
+        let limiter = RateLimiter::new();
+        for _ in 0..GLOBAL_PER_SECOND {
+            limiter.wait("POST", &url, Instant::now() + Duration::from_secs(5)).unwrap();
+        }
+        assert!(limiter.wait("POST", &url, Instant::now() + Duration::from_millis(100)).is_err());
+    }
+
+    #[test]
     fn an_empty_bucket_waits_for_its_reset_and_a_429_says_how_long() {
         let limiter = RateLimiter::new();
         let url = url::Url::parse("http://127.0.0.1:1/api/channels/5/messages").unwrap();
