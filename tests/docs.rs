@@ -31,7 +31,9 @@ fn every_code_has_a_page_and_every_page_a_code() {
 }
 
 fn assert_clean(name: &str, text: &str) {
-    let checked = blkc::check_source(SourceFile::new(name, text));
+    let mut checked = blkc::check_source(SourceFile::new(name, text));
+    // Which portal switch an event needs (B138) is no fault of the example.
+    checked.diagnostics.retain(|d| d.code != blkc::diagnostics::Code::PrivilegedIntent);
     assert!(
         checked.diagnostics.is_empty(),
         "{name} must check clean:\n{}",

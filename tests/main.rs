@@ -4,6 +4,7 @@
 
 mod support {
     pub mod cli;
+    pub mod gateway;
     pub mod node;
     pub mod platform;
     pub mod print;
@@ -19,6 +20,7 @@ mod editor;
 mod fmt;
 mod formats;
 mod fuzz;
+mod gateway;
 mod hardening;
 mod lsp;
 mod mistakes;

@@ -13,9 +13,9 @@ use serde_json::{json, Value};
 use crate::support::platform::{command, post, Answered, TestPlatform};
 use crate::support::server::TestServer;
 
-struct Served {
-    child: Child,
-    url: String,
+pub(crate) struct Served {
+    pub(crate) child: Child,
+    pub(crate) url: String,
     log: Arc<Mutex<String>>,
     _dir: tempfile::TempDir,
     file: PathBuf,
@@ -39,12 +39,12 @@ impl Served {
         post(&self.interactions(), &bytes, Some(platform.sign(&bytes, 0)))
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         self.log.lock().unwrap().clone()
     }
 
     /// Waits (up to 20 s) for the log to hold `text`.
-    fn wait_log(&self, text: &str) -> String {
+    pub(crate) fn wait_log(&self, text: &str) -> String {
         let until = Instant::now() + Duration::from_secs(20);
         loop {
             let log = self.log();
@@ -55,7 +55,7 @@ impl Served {
         }
     }
 
-    fn signal(&self, signal: libc::c_int) {
+    pub(crate) fn signal(&self, signal: libc::c_int) {
         // SAFETY: sends a signal to our own child process.
         unsafe {
             libc::kill(self.child.id() as libc::pid_t, signal);
@@ -64,7 +64,7 @@ impl Served {
 }
 
 /// Starts `blkc serve` on `program` (`@API@` becomes the API server's base).
-fn serve(
+pub(crate) fn serve(
     program: &str,
     platform: &TestPlatform,
     api: Option<&TestServer>,

@@ -24,6 +24,31 @@ pub fn check(file: &File, out: &mut Findings) {
     for tree in commands {
         command(tree, out);
     }
+    privileged_intents(file, out);
+}
+
+/// Event trees that need a privileged Gateway intent: the portal must
+/// allow it, or the Gateway refuses the bot (close code 4014).
+fn privileged_intents(file: &File, out: &mut Findings) {
+    use crate::serve::intents;
+    for tree in file.trees().filter(|t| t.kind == TreeKind::Event) {
+        let mut bits = intents::of_event(&tree.name.name);
+        if intents::reads(&tree.body, "message_content") {
+            bits |= intents::MESSAGE_CONTENT;
+        }
+        for (name, switch) in intents::privileged(bits) {
+            let why = if name == "MESSAGE_CONTENT" {
+                format!("event `{}` reads `message_content`, which needs the privileged {name} intent", tree.name.name)
+            } else {
+                format!("`{}` events need the privileged {name} intent", tree.name.name)
+            };
+            out.push(
+                Diagnostic::new(Code::PrivilegedIntent, why).label(tree.name.span, "this event").help(format!(
+                    "enable {switch} in the developer portal (Bot, Privileged Gateway Intents), or `blkc serve` is refused with close code 4014"
+                )),
+            );
+        }
+    }
 }
 
 fn command(tree: &Tree, out: &mut Findings) {

@@ -237,9 +237,16 @@ pub struct TestArgs {
 pub struct ServeArgs {
     /// The .blk file
     pub file: PathBuf,
-    /// The address to listen on (`0` as the port picks a free one)
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
-    pub listen: std::net::SocketAddr,
+    /// The address to listen on for interactions (`0` as the port picks a
+    /// free one); default 127.0.0.1:8080 when the file has commands
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// Hold Gateway shard ID of COUNT, like `--shard 0/4` (for events)
+    #[arg(long, value_name = "ID/COUNT", value_parser = shard, conflicts_with = "shards")]
+    pub shard: Option<(u32, u32)>,
+    /// Hold every shard the platform recommends (the default)
+    #[arg(long, value_name = "auto", value_parser = ["auto"])]
+    pub shards: Option<String>,
     #[command(flatten)]
     pub net: NetArgs,
     /// The custom variable store (default: .blkc/store.sqlite3 beside the file)
@@ -330,6 +337,16 @@ pub enum Color {
     Auto,
     Always,
     Never,
+}
+
+/// `--shard ID/COUNT`: a shard below its count.
+fn shard(text: &str) -> Result<(u32, u32), String> {
+    let parsed =
+        text.split_once('/').and_then(|(id, count)| Some((id.parse::<u32>().ok()?, count.parse::<u32>().ok()?)));
+    match parsed {
+        Some((id, count)) if id < count => Ok((id, count)),
+        _ => Err(format!("`{text}` is not a shard: write ID/COUNT with ID below COUNT, like `0/4`")),
+    }
 }
 
 /// `--platform`: an absolute http(s) URL with a host, or a usage error.

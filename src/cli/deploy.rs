@@ -29,9 +29,26 @@ pub fn deploy(args: &DeployArgs) -> Exit {
         Some(g) => format!("in server {g}"),
         None => "globally".to_string(),
     };
+    // Events are not registered; what the Gateway will be asked for is said.
+    let intents = blkc::serve::intents::needed(&checked.ast);
+    let intents_line = (intents != 0).then(|| {
+        let privileged: Vec<String> = blkc::serve::intents::privileged(intents)
+            .iter()
+            .map(|(name, switch)| format!("{name}: enable {switch} in the developer portal"))
+            .collect();
+        let privileged =
+            if privileged.is_empty() { String::new() } else { format!(" (privileged {})", privileged.join("; ")) };
+        format!(
+            "`blkc serve` will ask the Gateway for intents {} = {intents}{privileged}",
+            blkc::serve::intents::names(intents)
+        )
+    });
     if args.dry_run {
         println!("{}", serde_json::to_string_pretty(&payload).unwrap_or_default());
         eprintln!("would register {} command{} {scope}: {}", names.len(), plural(names.len()), names.join(", "));
+        if let Some(line) = &intents_line {
+            eprintln!("{line}");
+        }
         return Exit::Success;
     }
     let application = match args.application_id.clone().or_else(|| std::env::var("BLKC_APPLICATION_ID").ok()) {
@@ -79,6 +96,9 @@ pub fn deploy(args: &DeployArgs) -> Exit {
                 println!("{}", report::json(&serde_json::json!({ "registered": names, "scope": scope }), false));
             }
             eprintln!("registered {} command{} {scope}: {}", names.len(), plural(names.len()), names.join(", "));
+            if let Some(line) = &intents_line {
+                eprintln!("{line}");
+            }
             Exit::Success
         }
         Ok(answer) => {

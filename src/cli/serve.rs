@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use blkc::eval::{self, Options};
-use blkc::serve::{self, signature::PublicKey, Config, LogFormat};
+use blkc::serve::{self, signature::PublicKey, Config, LogFormat, Shards};
 
 use super::args::{Format, ServeArgs};
 use super::inputs::{http_limits, secret_inputs};
@@ -13,12 +13,19 @@ fn seconds(value: f64, flag: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(value).map_err(|_| format!("`{flag}` must be a number of seconds, not {value}"))
 }
 
-fn config(args: &ServeArgs) -> Result<Config, String> {
-    let key = std::env::var("BLKC_DISCORD_PUBLIC_KEY").map_err(|_| {
-        "set BLKC_DISCORD_PUBLIC_KEY to the application's public key (the developer portal, General Information)"
-            .to_string()
-    })?;
-    let public_key = PublicKey::from_hex(&key).map_err(|e| format!("BLKC_DISCORD_PUBLIC_KEY: {e}"))?;
+fn config(args: &ServeArgs, plan: &blkc::plan::Plan) -> Result<Config, String> {
+    use blkc::plan::TreeKind;
+    let commands = plan.trees.iter().any(|t| t.kind == TreeKind::Command);
+    // Interactions are for commands; a file of events only needs no endpoint.
+    let listen = args.listen.or_else(|| commands.then(|| ([127, 0, 0, 1], 8080).into()));
+    let public_key = match std::env::var("BLKC_DISCORD_PUBLIC_KEY") {
+        Ok(key) => Some(PublicKey::from_hex(&key).map_err(|e| format!("BLKC_DISCORD_PUBLIC_KEY: {e}"))?),
+        Err(_) if commands => return Err(
+            "set BLKC_DISCORD_PUBLIC_KEY to the application's public key (the developer portal, General Information)"
+                .into(),
+        ),
+        Err(_) => None,
+    };
     let answer_within = seconds(args.answer_within, "--answer-within")?;
     if answer_within >= Duration::from_millis(2900) || answer_within.is_zero() {
         return Err(format!(
@@ -36,8 +43,12 @@ fn config(args: &ServeArgs) -> Result<Config, String> {
     };
     Ok(Config {
         file: args.file.clone(),
-        listen: args.listen,
+        listen,
         public_key,
+        shards: match args.shard {
+            Some((id, count)) => Shards::One { id, count },
+            None => Shards::Auto,
+        },
         inputs,
         options,
         store: args.store.clone().unwrap_or_else(|| serve::default_store(&args.file)),
@@ -59,18 +70,23 @@ fn config(args: &ServeArgs) -> Result<Config, String> {
 pub fn serve(args: &ServeArgs) -> Exit {
     // A file with errors does not start: its diagnostics, as `check` shows them.
     let opts = report::render_options(super::args::Color::Auto);
-    if let Err(exit) = super::compile(&args.file, blkc::LoadOptions::default(), Format::Text, opts) {
-        if exit == Exit::Diagnostics {
-            eprintln!("error: `{}` has errors; the server did not start", args.file.display());
+    let plan = match super::compile(&args.file, blkc::LoadOptions::default(), Format::Text, opts) {
+        Ok((_, plan)) => plan,
+        Err(exit) => {
+            if exit == Exit::Diagnostics {
+                eprintln!("error: `{}` has errors; the server did not start", args.file.display());
+            }
+            return exit;
         }
-        return exit;
-    }
-    let config = match config(args) {
+    };
+    let config = match config(args, &plan) {
         Ok(c) => c,
         Err(e) => return report::usage(e),
     };
     match serve::serve(config) {
         Ok(()) => Exit::Success,
+        // The Gateway refused for good (a wrong token, a disallowed intent).
+        Err(e) if e.starts_with("the Gateway") => report::error(e, Exit::RunFailure),
         Err(e) => report::error(e, Exit::Usage),
     }
 }

@@ -98,6 +98,7 @@ codes! {
     ReferenceAsText = "B135", Warning, "response reference written as text in a string";
     WholeResponseOfSecretRequest = "B136", Warning, "whole response of a request that sends a secret, saved or shown";
     UnknownOptionType = "B137", Error, "unknown option type";
+    PrivilegedIntent = "B138", Hint, "event that needs a privileged Gateway intent";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";

@@ -22,6 +22,10 @@ pub struct Metrics {
     followups: AtomicU64,
     pub in_flight: AtomicI64,
     reloads: Mutex<BTreeMap<&'static str, u64>>,
+    events: Mutex<BTreeMap<(String, &'static str), u64>>,
+    gateway: Mutex<BTreeMap<&'static str, u64>>,
+    /// The last heartbeat's round trip, in microseconds.
+    heartbeat_us: AtomicU64,
 }
 
 impl Metrics {
@@ -60,6 +64,21 @@ impl Metrics {
 
     pub fn reload(&self, outcome: &'static str) {
         *self.reloads.lock().unwrap_or_else(|e| e.into_inner()).entry(outcome).or_default() += 1;
+    }
+
+    /// A Gateway event, by kind and how it ended (`ran`, `failed`, `busy`,
+    /// `no_tree`).
+    pub fn event(&self, kind: &str, outcome: &'static str) {
+        *self.events.lock().unwrap_or_else(|e| e.into_inner()).entry((kind.to_string(), outcome)).or_default() += 1;
+    }
+
+    /// The Gateway's connections: `reconnect`, `resume`, `identify`.
+    pub fn gateway(&self, what: &'static str) {
+        *self.gateway.lock().unwrap_or_else(|e| e.into_inner()).entry(what).or_default() += 1;
+    }
+
+    pub fn heartbeat(&self, latency: Duration) {
+        self.heartbeat_us.store(latency.as_micros() as u64, Ordering::Relaxed);
     }
 
     pub fn count(&self, outcome: &str) -> u64 {
@@ -107,6 +126,20 @@ impl Metrics {
         let _ = writeln!(out, "# HELP blkc_runs_in_flight Runs started and not yet answered in full.");
         let _ = writeln!(out, "# TYPE blkc_runs_in_flight gauge");
         let _ = writeln!(out, "blkc_runs_in_flight {}", self.in_flight.load(Ordering::Relaxed));
+        let _ = writeln!(out, "# HELP blkc_events_total Gateway events, by kind and outcome.");
+        let _ = writeln!(out, "# TYPE blkc_events_total counter");
+        for ((kind, outcome), n) in self.events.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            let _ = writeln!(out, "blkc_events_total{{kind=\"{kind}\",outcome=\"{outcome}\"}} {n}");
+        }
+        let _ = writeln!(out, "# HELP blkc_gateway_total Gateway connections: reconnects, resumes, identifies.");
+        let _ = writeln!(out, "# TYPE blkc_gateway_total counter");
+        for (what, n) in self.gateway.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            let _ = writeln!(out, "blkc_gateway_total{{what=\"{what}\"}} {n}");
+        }
+        let _ = writeln!(out, "# HELP blkc_gateway_heartbeat_seconds The last heartbeat's round trip.");
+        let _ = writeln!(out, "# TYPE blkc_gateway_heartbeat_seconds gauge");
+        let _ =
+            writeln!(out, "blkc_gateway_heartbeat_seconds {}", self.heartbeat_us.load(Ordering::Relaxed) as f64 / 1e6);
         let _ = writeln!(out, "# HELP blkc_reloads_total Reloads of the file, by outcome.");
         let _ = writeln!(out, "# TYPE blkc_reloads_total counter");
         for (outcome, n) in self.reloads.lock().unwrap_or_else(|e| e.into_inner()).iter() {

@@ -7,6 +7,9 @@
 //! or idle client costs a task, not a thread; the runs are the synchronous
 //! runner of `blkc run`, each on a pool thread with its own responses.
 
+pub mod events;
+pub mod gateway;
+pub mod intents;
 pub mod interaction;
 pub mod message;
 pub mod metrics;
@@ -15,7 +18,7 @@ pub mod registration;
 mod server;
 pub mod signature;
 
-pub use server::{serve, Config, LogFormat};
+pub use server::{serve, Config, LogFormat, Shards};
 
 use std::path::{Path, PathBuf};
 

@@ -71,7 +71,7 @@ mod tests {
             "command roll \"Roll dice\" {\n    option sides \"Sides\" integer required choices { Six = 6, Twenty = 20 }\n    \
              option who \"For whom\" user\n    reply \"{option_sides}\"\n}\nevent member_join { reply \"hi\" }\n",
         ));
-        assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
+        assert!(!checked.has_errors(), "{:?}", checked.diagnostics);
         let payload = super::payload(&checked.ast).unwrap();
         assert_eq!(
             payload,

@@ -39,8 +39,12 @@ pub enum LogFormat {
 /// What `blkc serve` was given.
 pub struct Config {
     pub file: PathBuf,
-    pub listen: SocketAddr,
-    pub public_key: PublicKey,
+    /// Where interactions arrive; none for a file of events only.
+    pub listen: Option<SocketAddr>,
+    /// Needed for interactions only.
+    pub public_key: Option<PublicKey>,
+    /// Which Gateway shards this process holds.
+    pub shards: Shards,
     /// Secrets and the bot token (`vars` empty): each run adds its own.
     pub inputs: Inputs,
     /// The runs' options: HTTP limits, `--platform`, memory.
@@ -59,10 +63,19 @@ pub struct Config {
     pub on_ready: Option<Box<dyn FnOnce(SocketAddr) + Send>>,
 }
 
+/// The Gateway shards a process holds (`--shard ID/COUNT`, `--shards auto`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shards {
+    /// Every shard the platform recommends, in this process.
+    Auto,
+    /// Shard `id` of `count`.
+    One { id: u32, count: u32 },
+}
+
 /// What every request and run shares.
 struct Shared {
     file: PathBuf,
-    public_key: PublicKey,
+    public_key: Option<PublicKey>,
     inputs: Inputs,
     options: Options,
     store: PathBuf,
@@ -71,7 +84,7 @@ struct Shared {
     loaded: RwLock<Arc<Loaded>>,
     metrics: Metrics,
     limiter: Arc<RateLimiter>,
-    jobs: crossbeam_channel::Sender<Job>,
+    jobs: crossbeam_channel::Sender<Work>,
     replay: Mutex<Replay>,
     log: Log,
     /// HTTP exchanges and runs not finished yet.
@@ -80,6 +93,25 @@ struct Shared {
     idle: Notify,
     /// The file's stamp when `--watch` last looked.
     watched: Mutex<Option<(SystemTime, u64)>>,
+    /// What the Gateway said of servers and channels.
+    cache: super::events::Cache,
+    /// Ends the Gateway's shards.
+    gateway_stop: Arc<AtomicBool>,
+    /// Why the server must stop (a Gateway close code retrying cannot fix).
+    fatal: Mutex<Option<String>>,
+    fatal_notify: Notify,
+}
+
+/// What the pool runs.
+enum Work {
+    Command(Box<Job>),
+    Event(EventJob),
+}
+
+/// One event tree to run.
+struct EventJob {
+    run: super::events::EventRun,
+    loaded: Arc<Loaded>,
 }
 
 /// Interaction ids seen lately, oldest first.
@@ -234,7 +266,7 @@ pub fn serve(mut config: Config) -> Result<(), String> {
     let limiter = Arc::new(RateLimiter::new());
     config.options.limiter = Some(limiter.clone());
     config.options.client = Some(Arc::new(eval::http::Client::new(config.options.http)));
-    let (jobs, queue) = crossbeam_channel::bounded::<Job>(config.queue.max(1));
+    let (jobs, queue) = crossbeam_channel::bounded::<Work>(config.queue.max(1));
     let redactor = eval::redactor(&config.inputs, &[]);
     let shared = Arc::new(Shared {
         file: config.file.clone(),
@@ -254,14 +286,21 @@ pub fn serve(mut config: Config) -> Result<(), String> {
         draining: AtomicBool::new(false),
         idle: Notify::new(),
         watched: Mutex::new(loaded.stamp),
+        cache: super::events::Cache::default(),
+        gateway_stop: Arc::new(AtomicBool::new(false)),
+        fatal: Mutex::new(None),
+        fatal_notify: Notify::new(),
     });
     for i in 0..config.workers.max(1) {
         let (shared, queue) = (shared.clone(), queue.clone());
         std::thread::Builder::new()
             .name(format!("blkc-run-{i}"))
             .spawn(move || {
-                for job in queue {
-                    run_job(&shared, job);
+                for work in queue {
+                    match work {
+                        Work::Command(job) => run_job(&shared, *job),
+                        Work::Event(job) => run_event(&shared, job),
+                    }
                 }
             })
             .map_err(|e| format!("cannot start a run thread: {e}"))?;
@@ -273,22 +312,31 @@ pub fn serve(mut config: Config) -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start the server: {e}"))?;
     let commands = loaded.plan.trees.iter().filter(|t| t.kind == crate::plan::TreeKind::Command).count();
+    let events = loaded.plan.trees.iter().filter(|t| t.kind == crate::plan::TreeKind::Event).count();
+    let gateway = if events > 0 { Some(start_gateway(&shared, &loaded, config.shards)?) } else { None };
     let result = runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(config.listen)
-            .await
-            .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
-        let address = listener.local_addr().map_err(|e| e.to_string())?;
+        let listener = match config.listen {
+            Some(at) => {
+                Some(tokio::net::TcpListener::bind(at).await.map_err(|e| format!("cannot listen on {at}: {e}"))?)
+            }
+            None => None,
+        };
+        let address = match &listener {
+            Some(l) => Some(l.local_addr().map_err(|e| e.to_string())?),
+            None => None,
+        };
         shared.log.write(
             "info",
             "serving",
             &[
-                ("listen", address.to_string().into()),
+                ("listen", address.map_or("none".to_string(), |a| a.to_string()).into()),
                 ("file", shared.file.display().to_string().into()),
                 ("commands", commands.into()),
+                ("events", events.into()),
             ],
             None,
         );
-        if let Some(ready) = config.on_ready.take() {
+        if let (Some(ready), Some(address)) = (config.on_ready.take(), address) {
             ready(address);
         }
         if config.watch {
@@ -301,7 +349,8 @@ pub fn serve(mut config: Config) -> Result<(), String> {
         loop {
             tokio::select! {
                 _ = &mut stop => break,
-                accepted = listener.accept() => {
+                _ = shared.fatal_notify.notified() => break,
+                accepted = accept(listener.as_ref()) => {
                     let Ok((stream, _)) = accepted else { continue };
                     let Ok(permit) = connections.clone().try_acquire_owned() else {
                         // Over the limit of open connections: closed at once.
@@ -324,11 +373,28 @@ pub fn serve(mut config: Config) -> Result<(), String> {
             }
         }
         drop(listener);
+        shared.gateway_stop.store(true, Ordering::SeqCst);
         drain(&shared, config.drain_timeout).await;
-        Ok(())
+        match shared.fatal.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            Some(why) => Err(why),
+            None => Ok(()),
+        }
     });
+    if let Some(threads) = gateway {
+        for t in threads {
+            let _ = t.join();
+        }
+    }
     runtime.shutdown_timeout(Duration::from_millis(100));
     result
+}
+
+/// The next connection, or never when there is no listener.
+async fn accept(listener: Option<&tokio::net::TcpListener>) -> std::io::Result<(tokio::net::TcpStream, SocketAddr)> {
+    match listener {
+        Some(l) => l.accept().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// SIGTERM or SIGINT.
@@ -491,8 +557,11 @@ async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
         }
         Err(_) => return respond(StatusCode::REQUEST_TIMEOUT, "text/plain", "too slow\n"),
     };
+    let Some(public_key) = &shared.public_key else {
+        return respond(StatusCode::NOT_FOUND, "text/plain", "not found\n");
+    };
     if let Err(refused) =
-        signature::verify(&shared.public_key, signature.as_deref(), timestamp.as_deref(), &body, SystemTime::now())
+        signature::verify(public_key, signature.as_deref(), timestamp.as_deref(), &body, SystemTime::now())
     {
         shared.metrics.interaction("unauthorized");
         shared.log.write("warn", "refused", &[("status", 401.into()), ("why", refused.as_str().into())], None);
@@ -538,8 +607,8 @@ async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
     // The run holds the server busy until it is answered in full.
     shared.metrics.in_flight.fetch_add(1, Ordering::SeqCst);
     shared.busy.fetch_add(1, Ordering::SeqCst);
-    if let Err(e) = shared.jobs.try_send(job) {
-        let job = e.into_inner();
+    if let Err(e) = shared.jobs.try_send(Work::Command(Box::new(job))) {
+        let Work::Command(job) = e.into_inner() else { unreachable!("a command was queued") };
         shared.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
         drop(Busy(shared.clone())); // gives back the count taken above
         shared.metrics.interaction("busy");
@@ -744,4 +813,202 @@ fn platform_base(shared: &Shared, loaded: &Loaded) -> String {
         Some(p) => p.base_url(),
         None => loaded.plan.platform.clone(),
     }
+}
+
+/// The Gateway's reports, into the server: dispatches become event runs.
+struct GatewayEvents(Arc<Shared>);
+
+impl super::gateway::Events for GatewayEvents {
+    fn dispatch(&self, t: &str, d: &Json) {
+        let shared = &self.0;
+        let Some(run) = shared.cache.dispatch(t, d) else { return };
+        let loaded = shared.loaded.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let has_tree =
+            loaded.plan.trees.iter().any(|tree| tree.kind == crate::plan::TreeKind::Event && tree.name == run.kind);
+        if !has_tree {
+            return;
+        }
+        let kind = run.kind;
+        shared.metrics.in_flight.fetch_add(1, Ordering::SeqCst);
+        shared.busy.fetch_add(1, Ordering::SeqCst);
+        if shared.jobs.try_send(Work::Event(EventJob { run, loaded })).is_err() {
+            shared.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
+            drop(Busy(shared.clone()));
+            shared.metrics.event(kind, "busy");
+            shared.log.write("warn", "event dropped: the run queue is full", &[("kind", kind.into())], None);
+        }
+    }
+
+    fn log(&self, level: &str, message: &str, fields: &[(&str, Json)]) {
+        self.0.log.write(level, message, fields, None);
+    }
+
+    fn count(&self, what: &'static str) {
+        self.0.metrics.gateway(what);
+    }
+
+    fn heartbeat(&self, latency: Duration) {
+        self.0.metrics.heartbeat(latency);
+    }
+}
+
+/// Asks the platform where its Gateway is, and starts a thread for each
+/// shard this process holds.
+fn start_gateway(
+    shared: &Arc<Shared>,
+    loaded: &Loaded,
+    shards: Shards,
+) -> Result<Vec<std::thread::JoinHandle<()>>, String> {
+    let token = shared.inputs.bot_token.clone().ok_or(
+        "the file has event trees, and events need the bot token: set BLKC_BOT_TOKEN or give `--bot-token-file`",
+    )?;
+    let intents = super::intents::needed(&loaded.checked.ast);
+    let platform = Platform::new(&platform_base(shared, loaded), Some(token.clone()), shared.limiter.clone());
+    let answer = platform.send("GET", "/gateway/bot", None, true, Instant::now() + Duration::from_secs(30))?;
+    if !answer.is_success() {
+        return Err(format!(
+            "the platform refused `GET /gateway/bot` ({}): {}{}",
+            answer.status,
+            answer.message(),
+            if answer.status == 401 { "; the bot token is wrong" } else { "" }
+        ));
+    }
+    let body: Json = serde_json::from_slice(&answer.body).map_err(|e| format!("/gateway/bot: {e}"))?;
+    let info = super::gateway::GatewayInfo::parse(&body)?;
+    let (ids, count) = match shards {
+        Shards::Auto => ((0..info.shards).collect::<Vec<u32>>(), info.shards),
+        Shards::One { id, count } => (vec![id], count),
+    };
+    shared.log.write(
+        "info",
+        "connecting to the Gateway",
+        &[
+            ("shards", format!("{ids:?} of {count}").into()),
+            ("intents", super::intents::names(intents).into()),
+            ("session_starts_left", info.session_starts_left.into()),
+        ],
+        None,
+    );
+    let gate = Arc::new(super::gateway::IdentifyGate::new(&info));
+    let events: Arc<dyn super::gateway::Events> = Arc::new(GatewayEvents(shared.clone()));
+    let mut threads = Vec::new();
+    for id in ids {
+        let shard = super::gateway::Shard {
+            id,
+            count,
+            token: token.clone(),
+            intents,
+            url: info.url.clone(),
+            gate: gate.clone(),
+            events: events.clone(),
+            stop: shared.gateway_stop.clone(),
+        };
+        let shared = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("blkc-gateway-{id}"))
+            .spawn(move || {
+                if let Err(fatal) = shard.run() {
+                    shared.log.write("error", &fatal.0, &[("shard", id.into())], None);
+                    *shared.fatal.lock().unwrap_or_else(|e| e.into_inner()) = Some(fatal.0);
+                    shared.gateway_stop.store(true, Ordering::SeqCst);
+                    shared.fatal_notify.notify_one();
+                }
+            })
+            .map_err(|e| format!("cannot start a Gateway thread: {e}"))?;
+        threads.push(thread);
+    }
+    Ok(threads)
+}
+
+/// Runs one event tree on a pool thread; its replies go to its channel.
+fn run_event(shared: &Arc<Shared>, job: EventJob) {
+    let _busy = Busy(shared.clone()); // taken when the job was queued
+    let started = Instant::now();
+    let EventJob { run, loaded } = job;
+    let Some(tree) = loaded.plan.trees.iter().find(|t| t.kind == crate::plan::TreeKind::Event && t.name == run.kind)
+    else {
+        shared.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
+        return;
+    };
+    let platform =
+        Platform::new(&platform_base(shared, &loaded), shared.inputs.bot_token.clone(), shared.limiter.clone());
+    let users: Vec<String> = run.mention.iter().cloned().collect();
+    let mut inputs = shared.inputs.clone();
+    inputs.vars.extend(run.vars.iter().cloned());
+    let mut options = shared.options.clone();
+    options.samples = loaded.checked.model.samples.clone();
+    let mut store = crate::store::LazyStore::new(shared.store.clone());
+    let mut report = RunReport::default();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut sink = |event: Event| match event {
+        Event::Reply { text } => {
+            let Some(channel) = &run.channel else {
+                shared.log.write(
+                    "warn",
+                    "a reply in this event has no channel to go to; not sent",
+                    &[("kind", run.kind.into())],
+                    None,
+                );
+                return;
+            };
+            let (parts, warning) = pieces(&text);
+            if let Some(w) = warning {
+                shared.log.write("warn", &w, &[("kind", run.kind.into())], None);
+            }
+            for p in parts {
+                report.messages += 1;
+                let body = message::message(&p, &users, false);
+                match platform.send("POST", &format!("/channels/{channel}/messages"), Some(&body), true, deadline) {
+                    Ok(a) => {
+                        shared.metrics.platform_call(a.status);
+                        if !a.is_success() {
+                            shared.log.write(
+                                "warn",
+                                "the platform refused a message",
+                                &[
+                                    ("kind", run.kind.into()),
+                                    ("status", a.status.into()),
+                                    ("platform", a.message().into()),
+                                ],
+                                None,
+                            );
+                        }
+                    }
+                    Err(e) => shared.log.write("warn", "a message could not be sent", &[("error", e.into())], None),
+                }
+            }
+        }
+        Event::Request(r) => {
+            report.requests += 1;
+            shared.metrics.request(r.status);
+        }
+        Event::Warning(w) => report.warnings.push(w.code),
+        Event::Save { .. } => {}
+    };
+    let outcome = eval::run(&loaded.plan, tree, &inputs, &options, &mut store, &mut sink);
+    let outcome = match outcome {
+        Ok(()) => "ran",
+        Err(d) => {
+            report.failure = Some(format!("{} {}", d.code.as_str(), d.message));
+            "failed"
+        }
+    };
+    shared.metrics.run_time(started.elapsed());
+    shared.metrics.event(run.kind, outcome);
+    shared.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
+    let mut fields: Vec<(&str, Json)> = vec![
+        ("kind", run.kind.into()),
+        ("server", run.vars.iter().find(|(k, _)| k == "server_id").map_or(String::new(), |(_, v)| v.clone()).into()),
+        ("outcome", outcome.into()),
+        ("ms", ((started.elapsed().as_secs_f64() * 1e4).round() / 10.0).into()),
+        ("requests", report.requests.into()),
+        ("messages", report.messages.into()),
+    ];
+    if !report.warnings.is_empty() {
+        fields.push(("warnings", report.warnings.join(",").into()));
+    }
+    if let Some(f) = &report.failure {
+        fields.push(("error", f.clone().into()));
+    }
+    shared.log.write(if outcome == "failed" { "error" } else { "info" }, "event", &fields, None);
 }

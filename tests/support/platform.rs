@@ -27,6 +27,8 @@ pub struct TestPlatform {
     /// Answers to give first, by path prefix: 429s with their
     /// `retry_after`, or a 404 (an unknown webhook) when it is negative.
     limited: Arc<Mutex<Vec<(String, f64)>>>,
+    /// What `GET /api/gateway/bot` answers.
+    gateway: Arc<Mutex<Value>>,
     server: Arc<Server>,
 }
 
@@ -48,7 +50,8 @@ impl TestPlatform {
         let port = server.server_addr().to_ip().unwrap().port();
         let calls = Arc::new(Mutex::new(Vec::new()));
         let limited: Arc<Mutex<Vec<(String, f64)>>> = Arc::new(Mutex::new(Vec::new()));
-        let (s, c, l) = (server.clone(), calls.clone(), limited.clone());
+        let gateway = Arc::new(Mutex::new(Value::Null));
+        let (s, c, l, g) = (server.clone(), calls.clone(), limited.clone(), gateway.clone());
         std::thread::spawn(move || {
             for mut request in s.incoming_requests() {
                 let mut body = String::new();
@@ -66,7 +69,13 @@ impl TestPlatform {
                     let i = l.iter().position(|(prefix, _)| path.starts_with(prefix.as_str()));
                     i.map(|i| l.remove(i))
                 };
-                c.lock().unwrap().push(Call { method, path, authorization, body: json.clone(), at: Instant::now() });
+                c.lock().unwrap().push(Call {
+                    method,
+                    path: path.clone(),
+                    authorization,
+                    body: json.clone(),
+                    at: Instant::now(),
+                });
                 let header = |k: &str, v: &str| Header::from_bytes(k, v).unwrap();
                 let response = match limit {
                     Some((_, retry)) if retry < 0.0 => {
@@ -82,6 +91,7 @@ impl TestPlatform {
                     .with_header(header("X-RateLimit-Remaining", "0"))
                     .with_header(header("X-RateLimit-Reset-After", &retry.to_string()))
                     .with_header(header("X-RateLimit-Scope", "user")),
+                    None if path == "/api/gateway/bot" => Response::from_string(g.lock().unwrap().to_string()),
                     None => Response::from_string(if json.is_null() { "{}".to_string() } else { json.to_string() })
                         .with_header(header("X-RateLimit-Bucket", "test-bucket"))
                         .with_header(header("X-RateLimit-Remaining", "5"))
@@ -90,7 +100,7 @@ impl TestPlatform {
                 let _ = request.respond(response.with_header(header("Content-Type", "application/json")));
             }
         });
-        TestPlatform { port, key: random_key(), calls, limited, server }
+        TestPlatform { port, key: random_key(), calls, limited, gateway, server }
     }
 
     /// The API's base URL, for `--platform`.
@@ -112,6 +122,11 @@ impl TestPlatform {
     /// Webhook", as the platform answers before it has seen the answer.
     pub fn unknown_once(&self, prefix: &str) {
         self.limited.lock().unwrap().push((prefix.to_string(), -1.0));
+    }
+
+    /// What `GET /gateway/bot` answers from now on.
+    pub fn set_gateway(&self, info: Value) {
+        *self.gateway.lock().unwrap() = info;
     }
 
     pub fn calls(&self) -> Vec<Call> {

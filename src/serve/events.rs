@@ -1,0 +1,287 @@
+//! Gateway dispatches made into event runs: which event tree a dispatch
+//! triggers and its trigger variables, from the payload and from a small
+//! cache of what GUILD_CREATE said (server names, member counts, system
+//! channels, channel names), kept current from the events that change it.
+//! Everything here came from the platform: untrusted, only ever values.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use serde_json::Value as Json;
+
+/// What the Gateway told of each server, and who the bot is.
+#[derive(Debug, Default)]
+pub struct Cache {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    guilds: HashMap<String, Guild>,
+    bot_id: Option<String>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct Guild {
+    name: String,
+    member_count: i64,
+    system_channel: Option<String>,
+    channels: HashMap<String, String>,
+}
+
+/// An event run to make: its tree's kind, its variables, where its
+/// replies go, and whom they may mention.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventRun {
+    pub kind: &'static str,
+    pub vars: Vec<(String, String)>,
+    pub channel: Option<String>,
+    pub mention: Option<String>,
+}
+
+/// The event kind of a dispatch's name, for those with event trees.
+pub fn kind_of(t: &str) -> Option<&'static str> {
+    Some(match t {
+        "GUILD_MEMBER_ADD" => "member_join",
+        "GUILD_MEMBER_REMOVE" => "member_leave",
+        "MESSAGE_CREATE" => "message_create",
+        "MESSAGE_UPDATE" => "message_update",
+        "MESSAGE_DELETE" => "message_delete",
+        "MESSAGE_REACTION_ADD" => "reaction_add",
+        "MESSAGE_REACTION_REMOVE" => "reaction_remove",
+        "CHANNEL_CREATE" => "channel_create",
+        "CHANNEL_DELETE" => "channel_delete",
+        "GUILD_ROLE_CREATE" => "role_create",
+        "READY" => "ready",
+        _ => return None,
+    })
+}
+
+fn text(v: &Json, key: &str) -> Option<String> {
+    match v.get(key)? {
+        Json::String(s) => Some(s.clone()),
+        Json::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// A user's name as shown: the server nickname, else the display name,
+/// else the user name.
+fn display_name(user: Option<&Json>, member: Option<&Json>) -> String {
+    member
+        .and_then(|m| text(m, "nick"))
+        .or_else(|| user.and_then(|u| text(u, "global_name")))
+        .or_else(|| user.and_then(|u| text(u, "username")))
+        .unwrap_or_default()
+}
+
+impl Cache {
+    pub fn bot_id(&self) -> Option<String> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).bot_id.clone()
+    }
+
+    /// Takes in a dispatch: updates the cache, and says which run it makes
+    /// (`None`: no tree's business, or the bot's own message).
+    pub fn dispatch(&self, t: &str, d: &Json) -> Option<EventRun> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let guild_id = text(d, "guild_id");
+        match t {
+            "READY" => {
+                let user = d.get("user");
+                s.bot_id = user.and_then(|u| text(u, "id"));
+                let servers = d.get("guilds").and_then(Json::as_array).map_or(0, Vec::len);
+                let vars = vec![
+                    ("bot_id".into(), s.bot_id.clone().unwrap_or_default()),
+                    ("bot_name".into(), user.and_then(|u| text(u, "username")).unwrap_or_default()),
+                    ("server_count".into(), servers.to_string()),
+                ];
+                return Some(EventRun { kind: "ready", vars, channel: None, mention: None });
+            }
+            "GUILD_CREATE" | "GUILD_UPDATE" => {
+                let id = text(d, "id")?;
+                let guild = s.guilds.entry(id).or_default();
+                if let Some(name) = text(d, "name") {
+                    guild.name = name;
+                }
+                if let Some(n) = d.get("member_count").and_then(Json::as_i64) {
+                    guild.member_count = n;
+                }
+                if d.get("system_channel_id").is_some() {
+                    guild.system_channel = text(d, "system_channel_id");
+                }
+                for c in d.get("channels").and_then(Json::as_array).into_iter().flatten() {
+                    if let (Some(id), Some(name)) = (text(c, "id"), text(c, "name")) {
+                        guild.channels.insert(id, name);
+                    }
+                }
+                return None;
+            }
+            "GUILD_DELETE" => {
+                // An outage marks a server unavailable; only a real removal forgets it.
+                if d.get("unavailable").and_then(Json::as_bool) != Some(true) {
+                    s.guilds.remove(&text(d, "id")?);
+                }
+                return None;
+            }
+            "CHANNEL_CREATE" | "CHANNEL_UPDATE" => {
+                if let (Some(g), Some(id), Some(name)) = (&guild_id, text(d, "id"), text(d, "name")) {
+                    s.guilds.entry(g.clone()).or_default().channels.insert(id, name);
+                }
+            }
+            "GUILD_MEMBER_ADD" => {
+                if let Some(g) = &guild_id {
+                    s.guilds.entry(g.clone()).or_default().member_count += 1;
+                }
+            }
+            "GUILD_MEMBER_REMOVE" => {
+                if let Some(g) = &guild_id {
+                    let guild = s.guilds.entry(g.clone()).or_default();
+                    guild.member_count = (guild.member_count - 1).max(0);
+                }
+            }
+            _ => {}
+        }
+        let kind = kind_of(t)?;
+        let guild = guild_id.as_ref().and_then(|g| s.guilds.get(g)).cloned().unwrap_or_default();
+        let channel_id = text(d, "channel_id");
+        let channel_name =
+            |id: &Option<String>| id.as_ref().and_then(|c| guild.channels.get(c)).cloned().unwrap_or_default();
+        let mut vars: Vec<(String, String)> = Vec::new();
+        let mut put = |k: &str, v: String| vars.push((k.to_string(), v));
+        let server = guild_id.clone().unwrap_or_default();
+        let mut channel = channel_id.clone();
+        let mut mention = None;
+        match kind {
+            "member_join" | "member_leave" => {
+                let user = d.get("user");
+                let id = user.and_then(|u| text(u, "id")).unwrap_or_default();
+                put("user_id", id.clone());
+                put("user_name", display_name(user, Some(d)));
+                put("user_mention", format!("<@{id}>"));
+                put("server_id", server);
+                put("server_name", guild.name.clone());
+                put("member_count", guild.member_count.to_string());
+                if kind == "member_join" {
+                    // Welcome messages go to the server's system channel.
+                    channel = guild.system_channel.clone();
+                    put("channel_id", channel.clone().unwrap_or_default());
+                    put("channel_name", channel_name(&channel));
+                } else {
+                    channel = None;
+                }
+                mention = Some(id).filter(|i| !i.is_empty());
+            }
+            "message_create" | "message_update" => {
+                let author = d.get("author");
+                let id = author.and_then(|u| text(u, "id")).unwrap_or_default();
+                // The bot's own messages trigger nothing: no reply loops.
+                if kind == "message_create" && (s.bot_id.as_deref() == Some(id.as_str()) || id.is_empty()) {
+                    return None;
+                }
+                put("user_id", id.clone());
+                put("user_name", display_name(author, d.get("member")));
+                put("user_mention", format!("<@{id}>"));
+                put("channel_id", channel_id.clone().unwrap_or_default());
+                put("channel_name", channel_name(&channel_id));
+                put("server_id", server);
+                put("server_name", guild.name.clone());
+                put("message_id", text(d, "id").unwrap_or_default());
+                put("message_content", text(d, "content").unwrap_or_default());
+                mention = Some(id).filter(|i| !i.is_empty());
+            }
+            "message_delete" => {
+                put("channel_id", channel_id.clone().unwrap_or_default());
+                put("channel_name", channel_name(&channel_id));
+                put("server_id", server);
+                put("message_id", text(d, "id").unwrap_or_default());
+            }
+            "reaction_add" | "reaction_remove" => {
+                let id = text(d, "user_id").unwrap_or_default();
+                let member = d.get("member");
+                put("user_id", id.clone());
+                put("user_name", display_name(member.and_then(|m| m.get("user")), member));
+                put("user_mention", format!("<@{id}>"));
+                put("channel_id", channel_id.clone().unwrap_or_default());
+                put("server_id", server);
+                put("message_id", text(d, "message_id").unwrap_or_default());
+                let emoji = d.get("emoji");
+                let name = emoji.and_then(|e| text(e, "name")).unwrap_or_default();
+                put(
+                    "emoji",
+                    match emoji.and_then(|e| text(e, "id")) {
+                        Some(id) => format!("<:{name}:{id}>"),
+                        None => name,
+                    },
+                );
+                mention = Some(id).filter(|i| !i.is_empty());
+            }
+            "channel_create" | "channel_delete" => {
+                let id = text(d, "id");
+                put("channel_id", id.clone().unwrap_or_default());
+                put("channel_name", text(d, "name").unwrap_or_default());
+                put("server_id", server);
+                put("server_name", guild.name.clone());
+                channel = id.filter(|_| kind == "channel_create");
+            }
+            "role_create" => {
+                let role = d.get("role");
+                put("role_id", role.and_then(|r| text(r, "id")).unwrap_or_default());
+                put("role_name", role.and_then(|r| text(r, "name")).unwrap_or_default());
+                put("server_id", server);
+                put("server_name", guild.name.clone());
+                channel = None;
+            }
+            _ => return None,
+        }
+        if t == "CHANNEL_DELETE" {
+            if let (Some(g), Some(id)) = (&guild_id, text(d, "id")) {
+                if let Some(guild) = s.guilds.get_mut(g) {
+                    guild.channels.remove(&id);
+                }
+            }
+        }
+        Some(EventRun { kind, vars, channel, mention })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn var<'a>(run: &'a EventRun, name: &str) -> &'a str {
+        run.vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).unwrap_or("<none>")
+    }
+
+    #[test]
+    fn the_cache_fills_trigger_variables_and_follows_changes() {
+        let cache = Cache::default();
+        let ready =
+            cache.dispatch("READY", &json!({ "user": { "id": "9", "username": "bot" }, "guilds": [{ "id": "1" }] }));
+        assert_eq!(var(ready.as_ref().unwrap(), "server_count"), "1");
+        let guild = json!({ "id": "1", "name": "Home", "member_count": 41, "system_channel_id": "5", "channels": [{ "id": "5", "name": "welcome" }] });
+        assert_eq!(cache.dispatch("GUILD_CREATE", &guild), None);
+        let join = cache
+            .dispatch(
+                "GUILD_MEMBER_ADD",
+                &json!({ "guild_id": "1", "user": { "id": "7", "username": "ada" }, "nick": "Ada L." }),
+            )
+            .unwrap();
+        assert_eq!(join.kind, "member_join");
+        assert_eq!(
+            (var(&join, "member_count"), var(&join, "server_name"), var(&join, "user_name")),
+            ("42", "Home", "Ada L.")
+        );
+        assert_eq!((join.channel.as_deref(), var(&join, "channel_name")), (Some("5"), "welcome"));
+        cache.dispatch("CHANNEL_UPDATE", &json!({ "guild_id": "1", "id": "5", "name": "hello" }));
+        let message = json!({ "guild_id": "1", "channel_id": "5", "id": "77", "content": "hi", "author": { "id": "7", "username": "ada" } });
+        let run = cache.dispatch("MESSAGE_CREATE", &message).unwrap();
+        assert_eq!((var(&run, "channel_name"), var(&run, "message_content")), ("hello", "hi"));
+        // The bot's own message: nothing.
+        let own = json!({ "guild_id": "1", "channel_id": "5", "id": "78", "content": "hi", "author": { "id": "9" } });
+        assert_eq!(cache.dispatch("MESSAGE_CREATE", &own), None);
+        let leave = cache.dispatch("GUILD_MEMBER_REMOVE", &json!({ "guild_id": "1", "user": { "id": "7" } })).unwrap();
+        assert_eq!((var(&leave, "member_count"), leave.channel.clone()), ("41", None));
+        assert_eq!(cache.dispatch("TYPING_START", &json!({})), None);
+    }
+}

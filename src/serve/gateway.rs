@@ -1,0 +1,477 @@
+//! The platform's Gateway: a WebSocket per shard that the bot keeps open,
+//! over which events arrive (docs/serve.md, "Events: the Gateway").
+//!
+//! One thread per shard runs [`Shard::run`]: connect, HELLO, heartbeats
+//! (the first after a random part of the interval), IDENTIFY or RESUME,
+//! then dispatches until the connection drops, the platform asks for a
+//! reconnect (op 7) or invalidates the session (op 9), or a heartbeat goes
+//! unacknowledged (a zombie connection). Drops are retried with backoff
+//! and resumed; the close codes that retrying cannot fix end the server.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value as Json};
+use tungstenite::protocol::frame::coding::CloseCode;
+use tungstenite::protocol::CloseFrame;
+use tungstenite::stream::MaybeTlsStream;
+use tungstenite::{Message, WebSocket};
+
+type Socket = WebSocket<MaybeTlsStream<std::net::TcpStream>>;
+
+/// The Gateway's API version blkc speaks.
+pub const VERSION: u8 = 10;
+/// The platform allows 120 sends a minute on one connection.
+const SENDS_PER_MINUTE: usize = 110;
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// What `GET /gateway/bot` said.
+#[derive(Debug, Clone)]
+pub struct GatewayInfo {
+    pub url: String,
+    pub shards: u32,
+    pub session_starts_left: u64,
+    pub session_reset_after: Duration,
+    pub max_concurrency: u32,
+}
+
+impl GatewayInfo {
+    pub fn parse(body: &Json) -> Result<GatewayInfo, String> {
+        let url = body.get("url").and_then(Json::as_str).ok_or("the platform's /gateway/bot has no `url`")?;
+        let limit = body.get("session_start_limit");
+        let number = |k: &str| limit.and_then(|l| l.get(k)).and_then(Json::as_u64);
+        Ok(GatewayInfo {
+            url: url.to_string(),
+            shards: body.get("shards").and_then(Json::as_u64).unwrap_or(1).clamp(1, 65_536) as u32,
+            session_starts_left: number("remaining").unwrap_or(1000),
+            session_reset_after: Duration::from_millis(number("reset_after").unwrap_or(0).min(86_400_000)),
+            max_concurrency: number("max_concurrency").unwrap_or(1).clamp(1, 1024) as u32,
+        })
+    }
+}
+
+/// Why the Gateway cannot go on: a close code retrying will not fix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fatal(pub String);
+
+/// The close codes that end the server, and what to fix.
+pub fn fatal_close(code: u16, intents: u64) -> Option<String> {
+    Some(match code {
+        4004 => "the Gateway refused the bot token (close code 4004, authentication failed): copy the token again from the developer portal (Bot, Reset Token)".to_string(),
+        4010 => "the Gateway refused the shard (close code 4010, invalid shard): check `--shard ID/COUNT`, ID below COUNT".to_string(),
+        4011 => "the Gateway wants more shards (close code 4011, sharding required): the bot is in too many servers for one connection; use `--shards auto`".to_string(),
+        4012 => "the Gateway refused API version 10 (close code 4012)".to_string(),
+        4013 => format!("the Gateway refused the intents {} (close code 4013, invalid intents)", super::intents::names(intents)),
+        4014 => {
+            let switches: Vec<String> = super::intents::privileged(intents)
+                .iter()
+                .map(|(name, switch)| format!("{switch} (for {name})"))
+                .collect();
+            format!(
+                "the Gateway refused a privileged intent (close code 4014, disallowed intents): in the developer portal, Bot, Privileged Gateway Intents, enable {}",
+                if switches.is_empty() { "the privileged intents".to_string() } else { switches.join(" and ") }
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// Identifies wait their turn: one per `max_concurrency` bucket every 5
+/// seconds, and none past the session-start budget until it resets.
+#[derive(Debug)]
+pub struct IdentifyGate {
+    max_concurrency: u32,
+    state: Mutex<(std::collections::HashMap<u32, Instant>, u64, Instant)>,
+    /// The wait between identifies of one bucket (5 s on the platform).
+    pub spacing: Duration,
+}
+
+impl IdentifyGate {
+    pub fn new(info: &GatewayInfo) -> IdentifyGate {
+        IdentifyGate {
+            max_concurrency: info.max_concurrency,
+            state: Mutex::new((
+                Default::default(),
+                info.session_starts_left,
+                Instant::now() + info.session_reset_after,
+            )),
+            spacing: Duration::from_secs(5),
+        }
+    }
+
+    /// Waits for `shard`'s turn to identify; false when stopping.
+    fn wait(&self, shard: u32, stop: &AtomicBool, log: &dyn Fn(&str, &str)) -> bool {
+        let bucket = shard % self.max_concurrency;
+        loop {
+            if stop.load(Ordering::SeqCst) {
+                return false;
+            }
+            let wait = {
+                let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                let now = Instant::now();
+                let (last, left, reset_at) = &mut *s;
+                if *left == 0 && now < *reset_at {
+                    log("warn", "no session starts left today; waiting for the platform's reset");
+                    (*reset_at - now).min(Duration::from_secs(1))
+                } else {
+                    if *left == 0 {
+                        *left = 1000;
+                    }
+                    match last.get(&bucket) {
+                        Some(t) if now.duration_since(*t) < self.spacing => self.spacing - now.duration_since(*t),
+                        _ => {
+                            last.insert(bucket, now);
+                            *left -= 1;
+                            return true;
+                        }
+                    }
+                }
+            };
+            std::thread::sleep(wait.min(Duration::from_millis(250)));
+        }
+    }
+}
+
+/// What a shard reports to the server.
+pub trait Events: Send + Sync {
+    /// A dispatch (op 0): its name and data.
+    fn dispatch(&self, t: &str, d: &Json);
+    /// A line for the operator's log.
+    fn log(&self, level: &str, message: &str, fields: &[(&str, Json)]);
+    /// The Gateway's counters: `reconnect`, `resume`, `identify`.
+    fn count(&self, what: &'static str);
+    /// How long a heartbeat took to be acknowledged.
+    fn heartbeat(&self, latency: Duration);
+}
+
+/// One shard's connection, kept.
+pub struct Shard {
+    pub id: u32,
+    pub count: u32,
+    pub token: String,
+    pub intents: u64,
+    pub url: String,
+    pub gate: Arc<IdentifyGate>,
+    pub events: Arc<dyn Events>,
+    pub stop: Arc<AtomicBool>,
+}
+
+/// A session that can be resumed.
+#[derive(Debug, Clone)]
+struct Session {
+    id: String,
+    resume_url: String,
+}
+
+/// How a connection ended.
+enum End {
+    /// Connect again and resume (after `backoff` when set).
+    Resume {
+        backoff: bool,
+    },
+    /// Connect again with a new session.
+    Identify,
+    Stop,
+    Fatal(String),
+}
+
+fn jitter() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(Instant::now().elapsed().as_nanos());
+    (h.finish() % 10_000) as f64 / 10_000.0
+}
+
+/// `url` with the Gateway's query; plain `ws://` only to this machine.
+fn gateway_url(url: &str) -> Result<String, String> {
+    let parsed = url::Url::parse(url).map_err(|e| format!("the Gateway URL `{url}` is not a URL: {e}"))?;
+    match parsed.scheme() {
+        "wss" => {}
+        "ws" => {
+            let to = crate::policy::Destination::new("ws", parsed.host_str().unwrap_or_default(), parsed.port());
+            if !to.is_loopback() {
+                return Err(format!(
+                    "the Gateway `{url}` is plain ws to another machine; the bot token goes only over wss"
+                ));
+            }
+        }
+        other => return Err(format!("the Gateway URL has scheme `{other}`, not wss")),
+    }
+    let mut parsed = parsed;
+    parsed.set_query(Some(&format!("v={VERSION}&encoding=json")));
+    Ok(parsed.to_string())
+}
+
+fn set_timeout(socket: &Socket, timeout: Duration) {
+    let timeout = Some(timeout.max(Duration::from_millis(1)));
+    let _ = match socket.get_ref() {
+        MaybeTlsStream::Plain(s) => s.set_read_timeout(timeout),
+        MaybeTlsStream::Rustls(s) => s.get_ref().set_read_timeout(timeout),
+        _ => Ok(()),
+    };
+}
+
+impl Shard {
+    /// Keeps the shard connected until the server stops, or a close code
+    /// that retrying cannot fix.
+    pub fn run(&self) -> Result<(), Fatal> {
+        let mut session: Option<Session> = None;
+        let mut seq: Option<u64> = None;
+        let mut failures = 0u32;
+        loop {
+            if self.stop.load(Ordering::SeqCst) {
+                return Ok(());
+            }
+            let url = match &session {
+                Some(s) => s.resume_url.clone(),
+                None => self.url.clone(),
+            };
+            let end = self.connection(&url, &mut session, &mut seq, &mut failures);
+            match end {
+                End::Stop => return Ok(()),
+                End::Fatal(why) => return Err(Fatal(why)),
+                End::Identify => {
+                    session = None;
+                    seq = None;
+                }
+                End::Resume { backoff } => {
+                    if backoff {
+                        failures += 1;
+                        let wait = Duration::from_millis(250 << failures.min(8)).min(MAX_BACKOFF);
+                        let wait = wait.mul_f64(0.5 + jitter() / 2.0);
+                        self.events.log(
+                            "warn",
+                            "Gateway connection lost; reconnecting",
+                            &[("shard", self.id.into()), ("in_ms", (wait.as_millis() as u64).into())],
+                        );
+                        let until = Instant::now() + wait;
+                        while Instant::now() < until && !self.stop.load(Ordering::SeqCst) {
+                            std::thread::sleep(Duration::from_millis(50));
+                        }
+                    }
+                }
+            }
+            self.events.count("reconnect");
+        }
+    }
+
+    fn send(&self, socket: &mut Socket, sent: &mut Vec<Instant>, payload: Json) -> Result<(), End> {
+        let now = Instant::now();
+        sent.retain(|t| now.duration_since(*t) < Duration::from_secs(60));
+        if sent.len() >= SENDS_PER_MINUTE {
+            // Over the platform's budget the connection would be closed.
+            std::thread::sleep(Duration::from_secs(60).saturating_sub(now.duration_since(sent[0])));
+        }
+        sent.push(Instant::now());
+        socket.send(Message::text(payload.to_string())).map_err(|_| End::Resume { backoff: true })
+    }
+
+    /// One connection, from connect to its end.
+    fn connection(&self, url: &str, session: &mut Option<Session>, seq: &mut Option<u64>, failures: &mut u32) -> End {
+        let url = match gateway_url(url) {
+            Ok(u) => u,
+            Err(e) => return End::Fatal(e),
+        };
+        let mut socket = match tungstenite::connect(url.as_str()) {
+            Ok((s, _)) => s,
+            Err(e) => {
+                self.events.log(
+                    "warn",
+                    "cannot connect to the Gateway",
+                    &[("shard", self.id.into()), ("error", e.to_string().into())],
+                );
+                return End::Resume { backoff: true };
+            }
+        };
+        let end = self.converse(&mut socket, session, seq, failures);
+        let close = match &end {
+            // A session to resume: any code but 1000/1001, which end it.
+            End::Resume { .. } => CloseCode::from(4900),
+            _ => CloseCode::Normal,
+        };
+        let _ = socket.close(Some(CloseFrame { code: close, reason: "".into() }));
+        let _ = socket.flush();
+        end
+    }
+
+    fn converse(
+        &self,
+        socket: &mut Socket,
+        session: &mut Option<Session>,
+        seq: &mut Option<u64>,
+        failures: &mut u32,
+    ) -> End {
+        let mut sent = Vec::new();
+        // HELLO first.
+        set_timeout(socket, Duration::from_secs(30));
+        let interval = match read(socket) {
+            Ok(Some(m)) if m.get("op").and_then(Json::as_u64) == Some(10) => {
+                m["d"]["heartbeat_interval"].as_u64().unwrap_or(41_250)
+            }
+            Ok(_) => return End::Resume { backoff: true },
+            Err(end) => return self.closed(end),
+        };
+        let interval = Duration::from_millis(interval.clamp(100, 600_000));
+        let mut next_beat = Instant::now() + interval.mul_f64(jitter());
+        let mut acked = true;
+        let mut beat_sent = Instant::now();
+        let hello = match session {
+            Some(s) => {
+                self.events.count("resume");
+                json!({ "op": 6, "d": { "token": self.token, "session_id": s.id, "seq": seq } })
+            }
+            None => {
+                let log = |level: &str, message: &str| self.events.log(level, message, &[("shard", self.id.into())]);
+                if !self.gate.wait(self.id, &self.stop, &log) {
+                    return End::Stop;
+                }
+                self.events.count("identify");
+                json!({ "op": 2, "d": {
+                    "token": self.token,
+                    "intents": self.intents,
+                    "properties": { "os": std::env::consts::OS, "browser": "blkc", "device": "blkc" },
+                    "shard": [self.id, self.count],
+                }})
+            }
+        };
+        if let Err(end) = self.send(socket, &mut sent, hello) {
+            return end;
+        }
+        loop {
+            if self.stop.load(Ordering::SeqCst) {
+                return End::Stop;
+            }
+            let now = Instant::now();
+            if now >= next_beat {
+                if !acked {
+                    self.events.log(
+                        "warn",
+                        "no heartbeat ACK: the connection is a zombie; reconnecting",
+                        &[("shard", self.id.into())],
+                    );
+                    return End::Resume { backoff: false };
+                }
+                if let Err(end) = self.send(socket, &mut sent, json!({ "op": 1, "d": seq })) {
+                    return end;
+                }
+                acked = false;
+                beat_sent = Instant::now();
+                next_beat = beat_sent + interval;
+            }
+            set_timeout(socket, next_beat.saturating_duration_since(Instant::now()).min(Duration::from_millis(250)));
+            let message = match read(socket) {
+                Ok(Some(m)) => m,
+                Ok(None) => continue,
+                Err(end) => return self.closed(end),
+            };
+            if let Some(s) = message.get("s").and_then(Json::as_u64) {
+                *seq = Some(s);
+            }
+            match message.get("op").and_then(Json::as_u64) {
+                Some(0) => {
+                    let t = message.get("t").and_then(Json::as_str).unwrap_or_default();
+                    let d = message.get("d").unwrap_or(&Json::Null);
+                    if t == "READY" {
+                        let id = d.get("session_id").and_then(Json::as_str).unwrap_or_default().to_string();
+                        let resume_url =
+                            d.get("resume_gateway_url").and_then(Json::as_str).unwrap_or(&self.url).to_string();
+                        *session = Some(Session { id, resume_url });
+                        *failures = 0;
+                        self.events.log(
+                            "info",
+                            "Gateway ready",
+                            &[("shard", self.id.into()), ("intents", self.intents.into())],
+                        );
+                    } else if t == "RESUMED" {
+                        *failures = 0;
+                        self.events.log("info", "Gateway resumed", &[("shard", self.id.into())]);
+                    }
+                    self.events.dispatch(t, d);
+                }
+                Some(1) => {
+                    if let Err(end) = self.send(socket, &mut sent, json!({ "op": 1, "d": seq })) {
+                        return end;
+                    }
+                }
+                Some(7) => {
+                    self.events.log("info", "the Gateway asked to reconnect", &[("shard", self.id.into())]);
+                    return End::Resume { backoff: false };
+                }
+                Some(9) => {
+                    let resumable = message.get("d").and_then(Json::as_bool).unwrap_or(false);
+                    self.events.log(
+                        "info",
+                        "the Gateway invalidated the session",
+                        &[("shard", self.id.into()), ("resumable", resumable.into())],
+                    );
+                    let wait = Duration::from_millis(1000 + (jitter() * 4000.0) as u64);
+                    let until = Instant::now() + wait;
+                    while Instant::now() < until && !self.stop.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    return if resumable && session.is_some() { End::Resume { backoff: false } } else { End::Identify };
+                }
+                Some(11) => {
+                    acked = true;
+                    self.events.heartbeat(beat_sent.elapsed());
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// What a closed connection means.
+    fn closed(&self, close: Option<u16>) -> End {
+        match close {
+            Some(code) => {
+                if let Some(why) = fatal_close(code, self.intents) {
+                    return End::Fatal(why);
+                }
+                self.events.log(
+                    "warn",
+                    "the Gateway closed the connection",
+                    &[("shard", self.id.into()), ("code", code.into())],
+                );
+                // An invalid sequence or a timed-out session cannot be resumed.
+                if matches!(code, 4007 | 4009) {
+                    End::Identify
+                } else {
+                    End::Resume { backoff: true }
+                }
+            }
+            None => End::Resume { backoff: true },
+        }
+    }
+}
+
+/// The next JSON message: `Ok(None)` on a read time-out or a frame that is
+/// not text; `Err` with the close code (if any) when the connection ended.
+fn read(socket: &mut Socket) -> Result<Option<Json>, Option<u16>> {
+    match socket.read() {
+        Ok(Message::Text(t)) => Ok(serde_json::from_str(t.as_str()).ok()),
+        Ok(Message::Close(frame)) => Err(frame.map(|f| u16::from(f.code))),
+        Ok(_) => Ok(None),
+        Err(tungstenite::Error::Io(e))
+            if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
+        {
+            Ok(None)
+        }
+        Err(_) => Err(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_ws_goes_only_to_this_machine_and_the_query_is_set() {
+        assert_eq!(gateway_url("wss://gateway.discord.gg").unwrap(), "wss://gateway.discord.gg/?v=10&encoding=json");
+        assert!(gateway_url("ws://127.0.0.1:9/").is_ok());
+        assert!(gateway_url("ws://gateway.example.com/").is_err());
+        assert!(gateway_url("https://gateway.example.com/").is_err());
+        assert!(fatal_close(4014, super::super::intents::GUILD_MEMBERS).unwrap().contains("Server Members Intent"));
+        assert!(fatal_close(4000, 0).is_none());
+    }
+}

@@ -1,0 +1,148 @@
+//! `blkc serve` on the Gateway: a test Gateway on 127.0.0.1 speaking the
+//! protocol, the test platform, and the binary. Nothing is mocked.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::serve::serve;
+use crate::support::gateway::{Control, TestGateway};
+use crate::support::platform::TestPlatform;
+
+const TOKEN: &str = "bot-token-abcdefghijklmnop";
+
+const WELCOME: &str = r#"event member_join {
+    reply "Welcome {user_mention} to {server_name}, member #{member_count}! See #{channel_name}"
+}
+event message_create {
+    if "{message_content}" == "!ping" {
+        reply "pong in #{channel_name}"
+    }
+}
+"#;
+
+fn start(program: &str, shards: u32, args: &[&str]) -> (TestPlatform, TestGateway, crate::serve::Served) {
+    let platform = TestPlatform::start();
+    let gateway = TestGateway::start(200);
+    platform.set_gateway(gateway.bot_info(shards));
+    let served = serve(program, &platform, None, args, &[("BLKC_BOT_TOKEN", TOKEN)]);
+    (platform, gateway, served)
+}
+
+fn member_join(id: &str) -> serde_json::Value {
+    json!({ "guild_id": "777", "user": { "id": id, "username": format!("user{id}") } })
+}
+
+#[test]
+fn identify_asks_for_the_intents_the_file_needs_and_heartbeats_keep_time() {
+    let (_platform, gateway, _served) = start(WELCOME, 1, &[]);
+    let identify = gateway.wait_op(2, 1);
+    assert_eq!(identify.len(), 1);
+    let d = &identify[0].2["d"];
+    assert_eq!(d["token"], TOKEN);
+    // GUILDS | GUILD_MEMBERS | GUILD_MESSAGES | MESSAGE_CONTENT, and no more.
+    assert_eq!(d["intents"], (1 << 0) | (1 << 1) | (1 << 9) | (1 << 15));
+    assert_eq!(d["shard"], json!([0, 1]));
+    let beats = gateway.wait_op(1, 5);
+    assert!(beats.len() >= 5);
+    // Every 200 ms, after the first: none early, none much late.
+    for pair in beats.windows(2).skip(1) {
+        let gap = pair[1].1.duration_since(pair[0].1);
+        assert!(gap >= Duration::from_millis(180) && gap < Duration::from_millis(400), "heartbeat gap {gap:?}");
+    }
+    assert!(beats[1].2["d"].as_u64().unwrap() >= 2, "a heartbeat carries the last sequence: {:?}", beats[1].2);
+}
+
+#[test]
+fn a_dispatch_runs_its_tree_and_the_reply_reaches_the_channel_but_not_for_the_bot_s_own_messages() {
+    let (platform, gateway, served) = start(WELCOME, 1, &[]);
+    gateway.wait_op(2, 1);
+    gateway.dispatch("GUILD_MEMBER_ADD", member_join("1001"));
+    let sent = platform.wait_for("/channels/888/messages", 1);
+    assert_eq!(sent.len(), 1, "{}", served.log());
+    assert_eq!(sent[0].body["content"], "Welcome <@1001> to Test Server, member #11! See #general");
+    assert_eq!(sent[0].authorization.as_deref(), Some("Bot bot-token-abcdefghijklmnop"));
+    assert_eq!(sent[0].body["allowed_mentions"], json!({ "parse": [], "users": ["1001"], "replied_user": false }));
+    // The bot's own "!ping" triggers nothing; a user's does.
+    let message = |author: &str, id: &str| json!({ "guild_id": "777", "channel_id": "889", "id": id, "content": "!ping", "author": { "id": author, "username": "x" } });
+    gateway.dispatch("MESSAGE_CREATE", message("999", "1"));
+    gateway.dispatch("MESSAGE_CREATE", message("1001", "2"));
+    let sent = platform.wait_for("/channels/889/messages", 1);
+    std::thread::sleep(Duration::from_millis(300));
+    let sent_after = platform.wait_for("/channels/889/messages", 1);
+    assert_eq!((sent.len(), sent_after.len()), (1, 1));
+    assert_eq!(sent[0].body["content"], "pong in #random");
+    let log = served.wait_log("kind=message_create");
+    assert!(!log.contains(TOKEN), "{log}");
+}
+
+#[test]
+fn a_dropped_connection_resumes_and_receives_what_it_missed() {
+    let (platform, gateway, _served) = start(WELCOME, 1, &[]);
+    gateway.wait_op(2, 1);
+    gateway.dispatch("GUILD_MEMBER_ADD", member_join("1"));
+    platform.wait_for("/channels/888/messages", 1);
+    gateway.control(Control::Drop);
+    // Dispatched while the bot is away: replayed on RESUME.
+    gateway.dispatch("GUILD_MEMBER_ADD", member_join("2"));
+    let resume = gateway.wait_op(6, 1);
+    assert_eq!(resume.len(), 1);
+    assert_eq!(resume[0].2["d"]["session_id"], "session-1");
+    assert_eq!(resume[0].2["d"]["seq"], 3);
+    let sent = platform.wait_for("/channels/888/messages", 2);
+    assert_eq!(sent.len(), 2);
+    assert!(sent[1].body["content"].as_str().unwrap().starts_with("Welcome <@2>"));
+    // One identify in all: the session went on.
+    assert_eq!(gateway.sent_op(2).len(), 1);
+}
+
+#[test]
+fn reconnect_and_invalid_session_are_handled_both_ways() {
+    let (_platform, gateway, served) = start(WELCOME, 1, &[]);
+    gateway.wait_op(2, 1);
+    gateway.control(Control::Reconnect);
+    assert_eq!(gateway.wait_op(6, 1).len(), 1, "op 7 resumes");
+    gateway.control(Control::Invalid(true));
+    assert_eq!(gateway.wait_op(6, 2).len(), 2, "op 9 true resumes");
+    assert_eq!(gateway.sent_op(2).len(), 1);
+    gateway.control(Control::Invalid(false));
+    assert_eq!(gateway.wait_op(2, 2).len(), 2, "op 9 false identifies afresh");
+    assert!(served.log().contains("invalidated the session"));
+}
+
+#[test]
+fn a_missing_ack_is_a_zombie_connection_that_reconnects() {
+    let (_platform, gateway, served) = start(WELCOME, 1, &[]);
+    gateway.wait_op(2, 1);
+    gateway.set_ack(false);
+    let resumed = gateway.wait_op(6, 1);
+    assert_eq!(resumed.len(), 1, "{}", served.log());
+    assert!(served.log().contains("zombie"));
+    assert!(gateway.connections() >= 2);
+}
+
+#[test]
+fn fatal_close_codes_stop_the_server_with_what_to_fix_and_no_retry_loop() {
+    for (code, says) in [(4004, "Reset Token"), (4014, "Server Members Intent")] {
+        let (_platform, gateway, mut served) = start(WELCOME, 1, &[]);
+        gateway.wait_op(2, 1);
+        gateway.control(Control::Close(code));
+        let status = served.child.wait().unwrap();
+        assert_eq!(status.code(), Some(3), "{}", served.log());
+        let log = served.log();
+        assert!(log.contains(says) && log.contains(&format!("close code {code}")), "{log}");
+        assert_eq!(gateway.connections(), 1, "no retry after {code}");
+    }
+}
+
+#[test]
+fn shards_identify_with_their_id_and_count() {
+    let (_platform, gateway, _served) = start(WELCOME, 2, &["--shard", "1/3"]);
+    let identify = gateway.wait_op(2, 1);
+    assert_eq!(identify[0].2["d"]["shard"], json!([1, 3]));
+    let (_platform, gateway, _served) = start(WELCOME, 2, &[]);
+    let identify = gateway.wait_op(2, 2);
+    let mut shards: Vec<_> = identify.iter().map(|i| i.2["d"]["shard"].clone()).collect();
+    shards.sort_by_key(|s| s[0].as_u64());
+    assert_eq!(shards, [json!([0, 2]), json!([1, 2])]);
+}
