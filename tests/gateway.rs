@@ -74,6 +74,15 @@ fn a_dispatch_runs_its_tree_and_the_reply_reaches_the_channel_but_not_for_the_bo
     assert_eq!(sent[0].body["content"], "pong in #random");
     let log = served.wait_log("kind=message_create");
     assert!(!log.contains(TOKEN), "{log}");
+    let metrics = ureq::get(&format!("{}/metrics", served.url)).call().unwrap().body_mut().read_to_string().unwrap();
+    for line in [
+        "blkc_events_total{kind=\"member_join\",outcome=\"ran\"} 1",
+        "blkc_events_total{kind=\"message_create\",outcome=\"ran\"} 1",
+        "blkc_gateway_total{what=\"identify\"} 1",
+    ] {
+        assert!(metrics.contains(line), "{line} in {metrics}");
+    }
+    assert!(!metrics.contains("blkc_gateway_heartbeat_seconds 0\n"), "{metrics}");
 }
 
 #[test]

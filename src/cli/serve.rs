@@ -45,6 +45,7 @@ fn config(args: &ServeArgs, plan: &blkc::plan::Plan) -> Result<Config, String> {
         file: args.file.clone(),
         listen,
         public_key,
+        global_rate_limit: args.global_rate_limit,
         shards: match args.shard {
             Some((id, count)) => Shards::One { id, count },
             None => Shards::Auto,

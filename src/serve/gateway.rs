@@ -466,6 +466,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn identifies_wait_for_their_bucket_and_the_session_budget() {
+        let info = GatewayInfo::parse(&json!({ "url": "wss://x", "shards": 4,
+            "session_start_limit": { "remaining": 3, "reset_after": 400, "max_concurrency": 2 } }))
+        .unwrap();
+        let mut gate = IdentifyGate::new(&info);
+        gate.spacing = Duration::from_millis(300);
+        let stop = AtomicBool::new(false);
+        let started = Instant::now();
+        // Shards 0 and 1 are in buckets 0 and 1: both at once.
+        assert!(gate.wait(0, &stop, &|_, _| {}) && gate.wait(1, &stop, &|_, _| {}));
+        assert!(started.elapsed() < Duration::from_millis(200));
+        // Shard 2 shares bucket 0 with shard 0: it waits its spacing.
+        assert!(gate.wait(2, &stop, &|_, _| {}));
+        assert!(started.elapsed() >= Duration::from_millis(290));
+        // The budget of 3 is spent: the next waits for the reset.
+        assert!(gate.wait(3, &stop, &|_, _| {}));
+        assert!(started.elapsed() >= Duration::from_millis(390));
+        stop.store(true, Ordering::SeqCst);
+        assert!(!gate.wait(0, &stop, &|_, _| {}));
+    }
+
+    #[test]
     fn plain_ws_goes_only_to_this_machine_and_the_query_is_set() {
         assert_eq!(gateway_url("wss://gateway.discord.gg").unwrap(), "wss://gateway.discord.gg/?v=10&encoding=json");
         assert!(gateway_url("ws://127.0.0.1:9/").is_ok());

@@ -133,9 +133,17 @@ pub fn redact_webhook(path: &str) -> String {
 /// The platform's rate limits as it announces them: per-route buckets
 /// (`X-RateLimit-Bucket`, `-Remaining`, `-Reset-After`), the global limit of
 /// 50 requests a second, and a 429's `retry_after` (global or per route).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct RateLimiter {
     state: Mutex<Limits>,
+    /// Requests a second across every route (the platform's global limit).
+    per_second: usize,
+}
+
+impl Default for RateLimiter {
+    fn default() -> RateLimiter {
+        RateLimiter::with_global(GLOBAL_PER_SECOND)
+    }
 }
 
 #[derive(Debug, Default)]
@@ -199,6 +207,12 @@ impl RateLimiter {
         RateLimiter::default()
     }
 
+    /// A limiter whose global limit is `per_second` (a bot the platform
+    /// has granted a higher limit: `--global-rate-limit`).
+    pub fn with_global(per_second: usize) -> RateLimiter {
+        RateLimiter { state: Mutex::new(Limits::default()), per_second: per_second.max(1) }
+    }
+
     /// Waits until `method url` may be sent, or says why it may not be
     /// before `deadline`.
     pub fn wait(&self, method: &str, url: &url::Url, deadline: Instant) -> Result<(), String> {
@@ -214,7 +228,7 @@ impl RateLimiter {
                 if let Some(until) = s.global_until {
                     wait = wait.max(until.saturating_duration_since(now));
                 }
-                if s.recent.len() >= GLOBAL_PER_SECOND {
+                if s.recent.len() >= self.per_second {
                     let oldest = s.recent[0];
                     wait = wait.max((oldest + Duration::from_secs(1)).saturating_duration_since(now));
                 }

@@ -45,6 +45,8 @@ pub struct Config {
     pub public_key: Option<PublicKey>,
     /// Which Gateway shards this process holds.
     pub shards: Shards,
+    /// Requests a second to the platform, across routes (its global limit).
+    pub global_rate_limit: usize,
     /// Secrets and the bot token (`vars` empty): each run adds its own.
     pub inputs: Inputs,
     /// The runs' options: HTTP limits, `--platform`, memory.
@@ -100,6 +102,7 @@ struct Shared {
     /// Why the server must stop (a Gateway close code retrying cannot fix).
     fatal: Mutex<Option<String>>,
     fatal_notify: Notify,
+    platform: Mutex<Option<Platform>>,
 }
 
 /// What the pool runs.
@@ -263,7 +266,7 @@ fn rfc3339(t: SystemTime) -> String {
 /// stopped it from starting.
 pub fn serve(mut config: Config) -> Result<(), String> {
     let loaded = Arc::new(super::load(&config.file)?);
-    let limiter = Arc::new(RateLimiter::new());
+    let limiter = Arc::new(RateLimiter::with_global(config.global_rate_limit));
     config.options.limiter = Some(limiter.clone());
     config.options.client = Some(Arc::new(eval::http::Client::new(config.options.http)));
     let (jobs, queue) = crossbeam_channel::bounded::<Work>(config.queue.max(1));
@@ -290,6 +293,7 @@ pub fn serve(mut config: Config) -> Result<(), String> {
         gateway_stop: Arc::new(AtomicBool::new(false)),
         fatal: Mutex::new(None),
         fatal_notify: Notify::new(),
+        platform: Mutex::new(None),
     });
     for i in 0..config.workers.max(1) {
         let (shared, queue) = (shared.clone(), queue.clone());
@@ -688,7 +692,7 @@ fn run_job(shared: &Arc<Shared>, job: Job) {
     let started = Instant::now();
     let Job { interaction, loaded, answer, received } = job;
     let token_deadline = received + TOKEN_LIFETIME;
-    let platform = Platform::new(&platform_base(shared, &loaded), None, shared.limiter.clone());
+    let platform = platform(shared, &loaded);
     let mut report = RunReport::default();
     let deliver = |report: &mut RunReport, content: &str, users: &[String], ephemeral: bool| {
         let (delivery, body) = answer.deliver(message::message(content, users, ephemeral));
@@ -807,6 +811,21 @@ fn run_job(shared: &Arc<Shared>, job: Job) {
     log_interaction(shared, &interaction, outcome, received, Some(&report), &[]);
 }
 
+/// The platform's API client, one per process (its connections are reused
+/// by every run); made again only when a reload changes the file's platform.
+fn platform(shared: &Shared, loaded: &Loaded) -> Platform {
+    let base = platform_base(shared, loaded);
+    let mut cached = shared.platform.lock().unwrap_or_else(|e| e.into_inner());
+    match &*cached {
+        Some(p) if p.base() == base.trim_end_matches('/') => p.clone(),
+        _ => {
+            let p = Platform::new(&base, shared.inputs.bot_token.clone(), shared.limiter.clone());
+            *cached = Some(p.clone());
+            p
+        }
+    }
+}
+
 /// The platform's API base: `--platform`, or the file's.
 fn platform_base(shared: &Shared, loaded: &Loaded) -> String {
     match &shared.options.platform {
@@ -831,7 +850,10 @@ impl super::gateway::Events for GatewayEvents {
         let kind = run.kind;
         shared.metrics.in_flight.fetch_add(1, Ordering::SeqCst);
         shared.busy.fetch_add(1, Ordering::SeqCst);
-        if shared.jobs.try_send(Work::Event(EventJob { run, loaded })).is_err() {
+        // The Gateway's reader waits for room a little (its heartbeats can
+        // be that late) before an event is dropped.
+        let job = Work::Event(EventJob { run, loaded });
+        if shared.jobs.send_timeout(job, Duration::from_secs(1)).is_err() {
             shared.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
             drop(Busy(shared.clone()));
             shared.metrics.event(kind, "busy");
@@ -863,7 +885,7 @@ fn start_gateway(
         "the file has event trees, and events need the bot token: set BLKC_BOT_TOKEN or give `--bot-token-file`",
     )?;
     let intents = super::intents::needed(&loaded.checked.ast);
-    let platform = Platform::new(&platform_base(shared, loaded), Some(token.clone()), shared.limiter.clone());
+    let platform = platform(shared, loaded);
     let answer = platform.send("GET", "/gateway/bot", None, true, Instant::now() + Duration::from_secs(30))?;
     if !answer.is_success() {
         return Err(format!(
@@ -930,8 +952,7 @@ fn run_event(shared: &Arc<Shared>, job: EventJob) {
         shared.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
         return;
     };
-    let platform =
-        Platform::new(&platform_base(shared, &loaded), shared.inputs.bot_token.clone(), shared.limiter.clone());
+    let platform = platform(shared, &loaded);
     let users: Vec<String> = run.mention.iter().cloned().collect();
     let mut inputs = shared.inputs.clone();
     inputs.vars.extend(run.vars.iter().cloned());
