@@ -155,3 +155,19 @@ fn shards_identify_with_their_id_and_count() {
     shards.sort_by_key(|s| s[0].as_u64());
     assert_eq!(shards, [json!([0, 2]), json!([1, 2])]);
 }
+
+#[test]
+fn a_command_knows_its_server_s_name_from_the_gateway_s_cache() {
+    let program =
+        format!("{WELCOME}command where \"Where am I\" {{\n    reply \"{{server_name}} #{{channel_name}}\"\n}}\n");
+    let (platform, gateway, served) = start(&program, 1, &[]);
+    gateway.wait_op(2, 1);
+    // GUILD_CREATE has come before the first heartbeat's ACK.
+    gateway.wait_op(1, 2);
+    let mut interaction = crate::support::platform::command("g1", "where", json!([]));
+    interaction["channel"] = serde_json::Value::Null;
+    let bytes = serde_json::to_vec(&interaction).unwrap();
+    let answer =
+        crate::support::platform::post(&format!("{}/interactions", served.url), &bytes, Some(platform.sign(&bytes, 0)));
+    assert_eq!(answer.body["data"]["content"], "Test Server #general");
+}

@@ -76,6 +76,14 @@ fn display_name(user: Option<&Json>, member: Option<&Json>) -> String {
 }
 
 impl Cache {
+    /// A server's name and a channel's, as the Gateway last told them
+    /// (for commands, whose interactions do not carry them).
+    pub fn names(&self, server: &str, channel: &str) -> (Option<String>, Option<String>) {
+        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let guild = s.guilds.get(server);
+        (guild.map(|g| g.name.clone()).filter(|n| !n.is_empty()), guild.and_then(|g| g.channels.get(channel).cloned()))
+    }
+
     pub fn bot_id(&self) -> Option<String> {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).bot_id.clone()
     }

@@ -762,6 +762,15 @@ fn run_job(shared: &Arc<Shared>, job: Job) {
             let users = interaction::mentionable_users(&interaction, tree, &vars);
             let mut inputs = shared.inputs.clone();
             inputs.vars.extend(vars);
+            // The interaction carries no server name: the Gateway's cache
+            // has it when the file's events keep one open.
+            let server = interaction.guild_id.clone().unwrap_or_default();
+            let channel = interaction.channel_id.clone().unwrap_or_default();
+            let (server_name, channel_name) = shared.cache.names(&server, &channel);
+            inputs.vars.insert("server_name".into(), server_name.unwrap_or_default());
+            if inputs.vars.get("channel_name").is_none_or(String::is_empty) {
+                inputs.vars.insert("channel_name".into(), channel_name.unwrap_or_default());
+            }
             let mut options = shared.options.clone();
             options.samples = loaded.checked.model.samples.clone();
             let mut store = crate::store::LazyStore::new(shared.store.clone());
