@@ -477,6 +477,12 @@ impl Printer<'_> {
 
     fn value(&mut self, value: &Value) {
         match value {
+            // A calculation with a comment inside stays as written, comments and all.
+            Value::Arith(e) if self.has_comment_in(e.span()) => {
+                let span = e.span();
+                self.out.push_str(self.text.get(span.range()).unwrap_or_default());
+                self.next += self.comments[self.next..].iter().take_while(|c| c.span.start < span.end).count();
+            }
             Value::Object(entries, span) => {
                 let close = span.end as usize - 1;
                 self.object(entries, span.start as usize, close, *span, true);
@@ -564,6 +570,18 @@ fn inline_value(text: &str, value: &Value) -> Option<String> {
         Value::Ref(r) => text.get(r.span.range()).unwrap_or_default().to_string(),
         Value::Object(entries, _) => inline_entries(text, entries)?,
         Value::Array(items, _) => inline_array(text, items)?,
+        Value::Arith(e) => expr_text(text, e)?,
+    })
+}
+
+/// A calculation on one line: operators between blanks, parentheses as
+/// written.
+fn expr_text(text: &str, e: &Expr) -> Option<String> {
+    Some(match e {
+        Expr::Value(v) => inline_value(text, v)?,
+        Expr::Var(name) => name.name.to_string(),
+        Expr::Binary(b) => format!("{} {} {}", expr_text(text, &b.left)?, b.op.as_str(), expr_text(text, &b.right)?),
+        Expr::Group(inner, _) => format!("({})", expr_text(text, inner)?),
     })
 }
 

@@ -198,6 +198,32 @@ pub enum Val {
     Ref(Path),
     Object(Vec<(String, Val)>),
     Array(Vec<Val>),
+    /// A calculation, computed exactly when the run reaches it.
+    Arith(Box<Calc>),
+}
+
+/// A calculation: operands and the operations on them (docs/language.md,
+/// "Arithmetic"). Each part keeps its span, for the run's diagnostics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Calc {
+    Value { value: Val, span: Span },
+    Var { name: String, span: Span },
+    Op { op: ast::ArithOp, left: Box<Calc>, right: Box<Calc>, span: Span },
+}
+
+impl Calc {
+    /// Calls `f` on every value of the calculation.
+    pub fn each_value(&self, f: &mut impl FnMut(&Val)) {
+        match self {
+            Calc::Value { value, .. } => f(value),
+            Calc::Var { .. } => {}
+            Calc::Op { left, right, .. } => {
+                left.each_value(f);
+                right.each_value(f);
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -259,6 +285,7 @@ impl Val {
             Val::Str(t) => f(t),
             Val::Object(entries) => entries.iter().for_each(|(_, v)| v.each_template(f)),
             Val::Array(items) => items.iter().for_each(|v| v.each_template(f)),
+            Val::Arith(c) => c.each_value(&mut |v| v.each_template(f)),
             Val::Json(_) | Val::Ref(_) => {}
         }
     }
@@ -311,6 +338,7 @@ pub fn each_path(steps: &[Step], f: &mut impl FnMut(&Path)) {
             Val::Ref(p) => f(p),
             Val::Object(entries) => entries.iter().for_each(|(_, v)| val(v, f)),
             Val::Array(items) => items.iter().for_each(|v| val(v, f)),
+            Val::Arith(c) => c.each_value(&mut |v| val(v, f)),
             Val::Str(_) | Val::Json(_) => {}
         }
     }
@@ -497,6 +525,18 @@ fn val(v: &Value) -> Val {
         Value::Ref(r) => Val::Ref(path(r)),
         Value::Object(entries, _) => object(entries),
         Value::Array(items, _) => Val::Array(items.iter().map(val).collect()),
+        Value::Arith(e) => Val::Arith(Box::new(calc(e))),
+    }
+}
+
+fn calc(e: &ast::Expr) -> Calc {
+    match e {
+        ast::Expr::Value(v) => Calc::Value { value: val(v), span: v.span() },
+        ast::Expr::Var(name) => Calc::Var { name: name.name.to_string(), span: name.span },
+        ast::Expr::Binary(b) => {
+            Calc::Op { op: b.op, left: Box::new(calc(&b.left)), right: Box::new(calc(&b.right)), span: b.op_span }
+        }
+        ast::Expr::Group(inner, _) => calc(inner),
     }
 }
 

@@ -224,3 +224,30 @@ fn inputs_dense_with_problems_cost_a_small_multiple_of_their_size() {
         assert!(peak < limit, "{name}: peak {peak} bytes for a file of {}", text.len());
     }
 }
+
+#[test]
+fn calculations_deep_or_long_are_diagnosed_not_crashed() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = format!(
+        "var v = \"0\"\ncommand c \"C\" {{\n    save v = {}1{}\n}}\n",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    let long = format!("var v = \"0\"\ncommand c \"C\" {{\n    save v = v{}\n}}\n", " + 1".repeat(200_000));
+    let huge = "var v = \"0\"\ncommand c \"C\" {\n    save v = v + 1e999999999\n}\n".to_string();
+    for (name, text, code) in [("deep.blk", &deep, "B003"), ("long.blk", &long, "B003")] {
+        std::fs::write(dir.path().join(name), text).unwrap();
+        let out = blkc(dir.path(), &["check", name]);
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(code),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // An exponent that would write out a billion digits: refused at run time.
+    std::fs::write(dir.path().join("huge.blk"), huge).unwrap();
+    let out = blkc(dir.path(), &["run", "huge.blk", "--command", "c", "--store", "s.sqlite3"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("too large to compute with"));
+}

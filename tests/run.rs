@@ -588,3 +588,28 @@ fn typed_options_check_their_values_and_integers_compare_exactly() {
     let ran = blkc(&p, &["--command", "pick", "--var", "option_n=-3", "--var", "option_who=80351110224678912"], &[]);
     assert_eq!(ran.code, 0, "{}", ran.stderr);
 }
+
+#[test]
+fn arithmetic_saves_exact_results_and_conditions_compute() {
+    let server = TestServer::start();
+    let p = program(
+        "var points = \"0\"\nvar ratio = \"0\"\ncommand add \"Add\" {\n    option n \"How many\" integer\n    \
+         api item {\n        method GET\n        url \"@SERVER@/echo\"\n        params { price = \"0.2\" }\n    }\n    \
+         save points = points + \"{option_n}\" * 2\n    \
+         save ratio = (0.1 + api_item[response.args.0.1]) * 10 / 4\n    \
+         if points % 2 == 0 { reply \"even {points}, {ratio}\" } else { reply \"odd {points}\" }\n}\n",
+        &server,
+    );
+    let ran = blkc(&p, &["--command", "add", "--var", "option_n=3"], &[]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(ran.stdout, "even 6, 0.75\n");
+    let ran = blkc(&p, &["--command", "add", "--var", "option_n=9007199254740990"], &[]);
+    assert_eq!(ran.stdout, "even 18014398509481986, 0.75\n", "{}", ran.stderr);
+    let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["vars", "--store"])
+        .arg(p.dir.path().join("store.sqlite3"))
+        .args(["get", "points"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "18014398509481986");
+}

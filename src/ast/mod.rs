@@ -312,6 +312,81 @@ pub enum Value {
     /// Boxed slices, not vectors: a value fits in 32 bytes.
     Object(Box<[Entry]>, Span),
     Array(Box<[Value]>, Span),
+    /// `points + 1`: arithmetic, computed exactly when the run reaches it.
+    Arith(Box<Expr>),
+}
+
+/// An arithmetic expression (docs/language.md, "Arithmetic").
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// A number, a string (a template) or a response reference.
+    Value(Value),
+    /// A variable by its bare name: `points`.
+    Var(Ident),
+    Binary(Box<Binary>),
+    /// `( … )`, kept as written.
+    Group(Box<Expr>, Span),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Binary {
+    pub op: ArithOp,
+    pub op_span: Span,
+    pub left: Expr,
+    pub right: Expr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum ArithOp {
+    #[serde(rename = "+")]
+    Add,
+    #[serde(rename = "-")]
+    Sub,
+    #[serde(rename = "*")]
+    Mul,
+    #[serde(rename = "/")]
+    Div,
+    #[serde(rename = "%")]
+    Rem,
+}
+
+impl ArithOp {
+    pub fn parse(text: &str) -> Option<ArithOp> {
+        Some(match text {
+            "+" => ArithOp::Add,
+            "-" => ArithOp::Sub,
+            "*" => ArithOp::Mul,
+            "/" => ArithOp::Div,
+            "%" => ArithOp::Rem,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ArithOp::Add => "+",
+            ArithOp::Sub => "-",
+            ArithOp::Mul => "*",
+            ArithOp::Div => "/",
+            ArithOp::Rem => "%",
+        }
+    }
+
+    /// `*`, `/` and `%` bind tighter than `+` and `-`.
+    pub fn binds_tight(self) -> bool {
+        matches!(self, ArithOp::Mul | ArithOp::Div | ArithOp::Rem)
+    }
+}
+
+impl Expr {
+    pub fn span(&self) -> Span {
+        match self {
+            Expr::Value(v) => v.span(),
+            Expr::Var(i) => i.span,
+            Expr::Binary(b) => b.left.span().to(b.right.span()),
+            Expr::Group(_, s) => *s,
+        }
+    }
 }
 
 impl Value {
@@ -321,6 +396,7 @@ impl Value {
             Value::Number(_, s) | Value::Bool(_, s) | Value::Null(s) => *s,
             Value::Ref(r) => r.span,
             Value::Object(_, s) | Value::Array(_, s) => *s,
+            Value::Arith(e) => e.span(),
         }
     }
 }

@@ -130,6 +130,24 @@ pub fn walk_value<'a, V: Visitor<'a> + ?Sized>(v: &mut V, value: &'a Value, site
         Value::Object(entries, _) => entries.iter().for_each(|e| v.value(&e.value, site)),
         Value::Array(items, _) => items.iter().for_each(|i| v.value(i, site)),
         Value::Number(..) | Value::Bool(..) | Value::Null(_) => {}
+        Value::Arith(e) => walk_expr(v, e, site),
+    }
+}
+
+/// The values and variables of an arithmetic expression, left to right.
+/// (Its depth is bounded by the lowering: at most [`MAX_OPERATIONS`]
+/// operators and the nesting limit of parentheses.)
+///
+/// [`MAX_OPERATIONS`]: crate::syntax::MAX_OPERATIONS
+pub fn walk_expr<'a, V: Visitor<'a> + ?Sized>(v: &mut V, e: &'a Expr, site: Site) {
+    match e {
+        Expr::Value(value) => v.value(value, site),
+        Expr::Var(name) => v.named(name, site),
+        Expr::Binary(b) => {
+            walk_expr(v, &b.left, site);
+            walk_expr(v, &b.right, site);
+        }
+        Expr::Group(inner, _) => walk_expr(v, inner, site),
     }
 }
 

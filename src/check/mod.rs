@@ -3,6 +3,7 @@
 //! One file per group of rules; each takes the [`Scope`] it needs and pushes
 //! onto one list. Nothing here sends a request or reads the network.
 
+mod arith;
 mod declarations;
 pub mod platform;
 pub mod references;
@@ -65,6 +66,7 @@ pub fn check(file: &File, model: &crate::model::Model) -> Findings {
     // The model holds one entry per tree, in the file's order.
     for (tree, tree_model) in file.trees().zip(&model.trees) {
         request::check_tree(&scope, tree, &mut out);
+        arith::check_tree(&scope, tree, &mut out);
         references::check_tree(&scope, tree, tree_model, &mut out);
         secrets::check_tree(&scope, tree, &mut out);
     }

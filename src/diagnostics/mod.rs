@@ -99,6 +99,8 @@ codes! {
     WholeResponseOfSecretRequest = "B136", Warning, "whole response of a request that sends a secret, saved or shown";
     UnknownOptionType = "B137", Error, "unknown option type";
     PrivilegedIntent = "B138", Hint, "event that needs a privileged Gateway intent";
+    CalcNotANumber = "B139", Error, "calculation on a value that is never a number";
+    CalcDivisionByZero = "B140", Error, "division by a literal zero";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";
@@ -134,6 +136,8 @@ codes! {
     UrlTooLongFilled = "B320", Error, "GET URL longer than the limit once filled";
     MemoryBudget = "B321", Error, "responses exceed the run's memory budget";
     ChangedByAnotherRun = "B322", Error, "a variable the run read was changed by another run before its save";
+    NotANumber = "B323", Error, "a value in a calculation is not a number";
+    DivisionByZero = "B324", Error, "division by zero";
     // What the chat platform registers (`blkc deploy`; checked by `check` too).
     PlatformName = "B401", Error, "command or option name the platform refuses";
     DescriptionLength = "B402", Error, "description empty or longer than 100 characters";

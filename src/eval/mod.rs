@@ -5,6 +5,7 @@
 //! values) passes through the [`Redactor`] first, so no secret or bot token
 //! is ever shown or stored.
 
+pub mod arith;
 pub mod budget;
 mod condition;
 pub mod explore;

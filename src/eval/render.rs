@@ -116,6 +116,9 @@ pub trait Scope {
     /// Told about each reference or variable that has no value; returns
     /// what to write instead.
     fn missing(&mut self, what: Missing<'_>) -> String;
+    /// Told that a calculation failed (a value that is not a number, a
+    /// division by zero): the step fails with it.
+    fn failed(&mut self, _diagnostic: crate::diagnostics::Diagnostic) {}
 }
 
 /// Something a template read that had no value.
@@ -275,5 +278,44 @@ pub fn render_val(v: &Val, scope: &mut dyn Scope) -> Json {
         },
         Val::Object(entries) => Json::Object(entries.iter().map(|(k, v)| (k.clone(), render_val(v, scope))).collect()),
         Val::Array(items) => Json::Array(items.iter().map(|i| render_val(i, scope)).collect()),
+        Val::Arith(c) => match calculate(c, scope) {
+            Ok(n) => super::arith::to_json(&n),
+            Err(d) => {
+                scope.failed(*d);
+                Json::Null
+            }
+        },
+    }
+}
+
+/// A calculation's result, or the diagnostic of the operand or operation
+/// that failed, at its span.
+fn calculate(
+    c: &crate::plan::Calc,
+    scope: &mut dyn Scope,
+) -> Result<bigdecimal::BigDecimal, Box<crate::diagnostics::Diagnostic>> {
+    use super::arith;
+    use super::failure::calc_failure;
+    use crate::plan::Calc;
+    match c {
+        Calc::Value { value, span } => {
+            let v = render_val(value, scope);
+            arith::number(&v).map_err(|e| Box::new(calc_failure(&e, "this value", *span)))
+        }
+        Calc::Var { name, span } => match scope.variable(name, *span) {
+            Some(text) => {
+                arith::parse(text.trim()).map_err(|e| Box::new(calc_failure(&e, &format!("`{name}`"), *span)))
+            }
+            None => {
+                scope.missing(Missing::Variable { name, span: *span });
+                let why = arith::CalcError::NotANumber("without a value".into());
+                Err(Box::new(calc_failure(&why, &format!("`{name}`"), *span)))
+            }
+        },
+        Calc::Op { op, left, right, span } => {
+            let l = calculate(left, scope)?;
+            let r = calculate(right, scope)?;
+            arith::apply(*op, &l, &r).map_err(|e| Box::new(calc_failure(&e, op.as_str(), *span)))
+        }
     }
 }

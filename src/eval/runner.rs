@@ -131,6 +131,10 @@ impl render::Scope for Runner<'_> {
         self.inputs.structured.contains(name)
     }
 
+    fn failed(&mut self, diagnostic: Diagnostic) {
+        self.fatal.get_or_insert(diagnostic);
+    }
+
     fn secret(&self, name: &str) -> Option<&str> {
         self.inputs.secrets.get(name).map(String::as_str)
     }

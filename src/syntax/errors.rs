@@ -21,7 +21,8 @@ fn describe(rule: Rule) -> Option<&'static str> {
         | Rule::field
         | Rule::operand
         | Rule::ident_char
-        | Rule::ref_index => return None,
+        | Rule::ref_index
+        | Rule::arith_atom => return None,
         Rule::command | Rule::kw_command => "`command`",
         Rule::event | Rule::kw_event => "`event`",
         Rule::var_decl | Rule::kw_var => "`var`",
@@ -33,6 +34,9 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::if_node | Rule::kw_if => "`if`",
         Rule::kw_else => "`else`",
         Rule::option_type => "an option type",
+        Rule::arith | Rule::arith_group => "a calculation",
+        Rule::arith_var => "a variable's name",
+        Rule::arith_op => "an operator (`+` `-` `*` `/` `%`)",
         Rule::kw_required => "`required`",
         Rule::choices | Rule::kw_choices => "`choices`",
         Rule::choice => "a choice `\"Shown\" = value`",

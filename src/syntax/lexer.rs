@@ -286,7 +286,7 @@ pub fn structure(text: &str, max_depth: usize) -> Result<Vec<usize>, (usize, usi
     // The next of each group of bytes that matter; each search is redone
     // only once the scan has passed what it found (so a byte that is rare
     // in the file is not searched for again and again: linear time).
-    let (mut next_open, mut next_close) = (0, 0);
+    let (mut next_open, mut next_close, mut next_paren) = (0, 0, 0);
     let mut i = 0;
     while i < bytes.len() {
         if next_open < i {
@@ -295,7 +295,11 @@ pub fn structure(text: &str, max_depth: usize) -> Result<Vec<usize>, (usize, usi
         if next_close < i {
             next_close = memchr::memchr3(b'}', b'[', b']', &bytes[i..]).map_or(usize::MAX, |j| i + j);
         }
-        i = next_open.min(next_close);
+        // Parentheses group arithmetic; they nest like the rest.
+        if next_paren < i {
+            next_paren = memchr::memchr2(b'(', b')', &bytes[i..]).map_or(usize::MAX, |j| i + j);
+        }
+        i = next_open.min(next_close).min(next_paren);
         if i == usize::MAX {
             break;
         }
@@ -305,13 +309,13 @@ pub fn structure(text: &str, max_depth: usize) -> Result<Vec<usize>, (usize, usi
             // A reference is one token: what is inside does not count, and
             // an unclosed one stops before what ended it.
             b'[' if opens_reference(bytes, i) => i = reference_end(bytes, i).0 - 1,
-            b'{' | b'[' => {
+            b'{' | b'[' | b'(' => {
                 depth += 1;
                 if depth > max_depth {
                     return Err((i, depth));
                 }
             }
-            b'}' | b']' => {
+            b'}' | b']' | b')' => {
                 if depth == 0 {
                     balanced = false;
                 } else {

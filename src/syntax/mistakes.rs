@@ -49,7 +49,52 @@ pub const RECOGNISERS: &[(&str, Recogniser)] = &[
 
 /// The first recogniser that explains the failure: its name and diagnostic.
 pub(super) fn recognize(f: &Failure<'_>) -> Option<(&'static str, Diagnostic)> {
+    // A bare word where a value goes reads as the start of a calculation,
+    // so pest stops after it, wanting an operator: the mistake is the word.
+    if let Some(shifted) = at_bare_word(f) {
+        if let Some(found) = RECOGNISERS.iter().find_map(|(name, r)| r(&shifted).map(|d| (*name, d))) {
+            return Some(found);
+        }
+    }
     RECOGNISERS.iter().find_map(|(name, r)| r(f).map(|d| (*name, d)))
+}
+
+/// The failure as it was before calculations: at a lone word where a value
+/// goes (`save last = visits`, `if status == 200`), wanting a value.
+fn at_bare_word<'t>(f: &Failure<'t>) -> Option<Failure<'t>> {
+    if !f.expects_punct("*") {
+        return None;
+    }
+    let before = f.text[..f.at].trim_end();
+    let start = before.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+    let word = &before[start..];
+    if !word.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_') {
+        return None;
+    }
+    let head = before[..start].trim_end();
+    let value_goes_here =
+        head.ends_with('=') || head.ends_with("if") || ["!=", "<", ">", "contains"].iter().any(|op| head.ends_with(op));
+    if !value_goes_here {
+        return None;
+    }
+    Some(Failure {
+        text: f.text,
+        item: f.item,
+        at: start,
+        expected: vec!["a string", "a number", "a response reference", "`true`", "`false`", "`null`"],
+        keywords: vec!["true", "false", "null"],
+        tokens: vec![
+            Expected::Str,
+            Expected::Number,
+            Expected::Reference,
+            Expected::Keyword(Keyword::True),
+            Expected::Keyword(Keyword::False),
+            Expected::Keyword(Keyword::Null),
+            Expected::Trivia,
+        ],
+        found: format!("`{word}`"),
+        found_span: Span::new(start, start + word.len()),
+    })
 }
 
 fn syntax(message: impl Into<String>) -> Diagnostic {
@@ -897,45 +942,46 @@ fn quoted(text: &str, span: Span) -> String {
     out
 }
 
-/// `save joins = joins + 1`: arithmetic where a value goes. The language
-/// has none (yet), so there is no edit: quoting it would save the text
-/// `joins + 1`, which is not what the line asks for.
+/// `save joins += 1`: an assignment operator other languages have. The
+/// calculation it means is written out: `save joins = joins + 1`.
 fn arithmetic(f: &Failure<'_>) -> Option<Diagnostic> {
-    if !(f.expects(Expected::Str) && f.expects_keyword(Keyword::True)) {
+    let rest = &f.text[f.at..];
+    let op = ["+=", "-=", "*=", "/=", "%="].into_iter().find(|op| rest.starts_with(op))?;
+    let head = f.text[line_start(f.text, f.at)..f.at].trim();
+    let name = head.strip_prefix("save")?.trim();
+    if name.is_empty() || !name.bytes().all(super::lexer::is_word_byte) {
         return None;
     }
-    let eol = line_end(f.text, f.at);
-    let tokens: Vec<_> = Lexer::from(f.text, f.at).take_while(|t| t.start() < eol).filter(|t| !t.is_trivia()).collect();
-    let operand = |t: &super::lexer::Token| matches!(t.kind, Kind::Word | Kind::Number | Kind::Reference { .. });
-    let [first, op, second, ..] = tokens.as_slice() else { return None };
-    let is_op = op.kind == Kind::Punct && matches!(op.text(f.text), "+" | "-" | "*" | "/" | "%");
-    if !(operand(first) && is_op && operand(second)) {
-        return None;
-    }
-    let last = tokens.iter().take_while(|t| t.kind != Kind::Comment).last().unwrap_or(second);
-    let span = Span::new(first.start(), last.end());
-    let expression = &f.text[span.range()];
-    let name = first.text(f.text);
+    let span = Span::new(f.at, f.at + 2);
+    let replacement = format!("= {name} {}", &op[..1]);
+    let line = corrected_line(f.text, f.at, &[Edit { span, replacement: replacement.clone() }]);
     Some(
-        syntax(format!("`{expression}` is arithmetic, which blkc does not compute"))
-            .label(span, "a calculation")
-            .help(format!(
-                "a value is a string, a number, `true`, `false`, `null` or a response reference; \
-                 `\"{{{name}}} {} {}\"` would save the text, not the result, so nothing is changed for you",
-                op.text(f.text),
-                second.text(f.text)
-            ))
-            .note("a counter can be kept by the API the bot talks to (send it the new value and save its answer)"),
+        syntax(format!("blk has no `{op}`"))
+            .label(span, "an assignment operator")
+            .help(format!("write the calculation out: `{line}`"))
+            .suggest_edits(format!("write `{replacement}`"), vec![Edit { span, replacement }], Confidence::Certain),
     )
 }
 
 /// `if (a == b)`, `&&`, `||`, `and`, `or` in conditions.
 fn condition_habits(f: &Failure<'_>) -> Option<Diagnostic> {
     let rest = &f.text[f.at..];
-    if rest.starts_with('(') && f.expects(Expected::Reference) {
-        let eol = line_end(f.text, f.at);
-        let close = f.text[f.at..eol].rfind(')').map(|i| f.at + i)?;
-        let open = Span::new(f.at, f.at + 1);
+    // `if (a == b)`: parentheses group a calculation, so reading stops at
+    // the comparison inside them (or, before there were calculations, at
+    // the `(` itself).
+    let line_head = &f.text[line_start(f.text, f.at)..f.at];
+    let comparison = ["==", "!=", "<", ">", "contains"].iter().any(|op| rest.starts_with(op));
+    let open_at = if rest.starts_with('(') && f.expects(Expected::Reference) {
+        Some(f.at)
+    } else if comparison && f.expects_punct(")") && line_head.trim_start().starts_with("if") {
+        line_head.find('(').map(|i| line_start(f.text, f.at) + i)
+    } else {
+        None
+    };
+    if let Some(open_at) = open_at {
+        let eol = line_end(f.text, open_at);
+        let close = f.text[open_at..eol].rfind(')').map(|i| open_at + i)?;
+        let open = Span::new(open_at, open_at + 1);
         let edits = vec![
             Edit { span: open, replacement: String::new() },
             Edit { span: Span::new(close, close + 1), replacement: String::new() },

@@ -33,6 +33,10 @@ pub const MAX_FILE_SIZE: usize = 64 * 1024 * 1024;
 /// The deepest nesting of `{…}` and `[…]` a file may have.
 pub const MAX_DEPTH: usize = 64;
 
+/// The most operators in one calculation: an expression is a tree, and a
+/// tree of a million `+` would take a million frames to walk.
+pub const MAX_OPERATIONS: usize = 256;
+
 /// The result of parsing: the AST of what could be read, every diagnostic,
 /// and whether parsing stopped early (so the checker should not run).
 #[derive(Debug)]
@@ -214,7 +218,7 @@ fn scan_structure(text: &str, max_depth: usize) -> Result<Vec<usize>, Box<Diagno
             Diagnostic::new(Code::TooDeep, format!("nesting deeper than {max_depth} levels"))
                 .label(Span::new(i, i + 1), format!("level {depth} opens here"))
                 .help(format!(
-                    "flatten the branches or the body; blkc reads at most {max_depth} levels of `{{…}}` and `[…]`"
+                    "flatten the branches, the body or the calculation; blkc reads at most {max_depth} levels of `{{…}}`, `[…]` and `(…)`"
                 )),
         )
     })
@@ -257,6 +261,9 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
                 | Rule::option_decl
                 | Rule::option_type
                 | Rule::choices
+                | Rule::arith
+                | Rule::arith_group
+                | Rule::arith_var
                 | Rule::reply
                 | Rule::save
                 | Rule::if_node
@@ -675,10 +682,67 @@ impl Lower<'_> {
                     None => Value::Null(span),
                 }
             }
+            Rule::arith | Rule::arith_group => Value::Arith(Box::new(self.arith(pair)?)),
             Rule::object => Value::Object(self.entries(pair)?.into_boxed_slice(), span),
             Rule::array => Value::Array(pair.into_inner().map(|p| self.value(p)).collect::<Lowered<_>>()?, span),
             _ => return self.unexpected(&pair, "a value"),
         })
+    }
+
+    /// A calculation: its operands and operators in a row, made a tree by
+    /// precedence (`*`, `/`, `%` before `+`, `-`; left to right).
+    fn arith(&mut self, pair: Pair<'_, Rule>) -> Lowered<Expr> {
+        let span = self.span(&pair);
+        let group = pair.as_rule() == Rule::arith_group;
+        let mut operands = Vec::new();
+        let mut ops = Vec::new();
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::arith_op => match ArithOp::parse(p.as_str()) {
+                    Some(op) => ops.push((op, self.span(&p))),
+                    None => return self.unexpected(&p, "a calculation"),
+                },
+                Rule::arith_var => match p.into_inner().next() {
+                    Some(word) => operands.push(Expr::Var(self.ident(word))),
+                    None => return Err(Unexpected { rule: Rule::arith_var, within: "a calculation", span }),
+                },
+                Rule::arith | Rule::arith_group => operands.push(self.arith(p)?),
+                _ => operands.push(Expr::Value(self.value(p)?)),
+            }
+        }
+        if ops.len() > MAX_OPERATIONS {
+            self.diags.push(
+                Diagnostic::new(Code::TooDeep, format!("a calculation of {} operations", ops.len()))
+                    .label(span, format!("more than {MAX_OPERATIONS} operators"))
+                    .help(format!(
+                        "split it over several `save`s; blkc computes at most {MAX_OPERATIONS} operations in one"
+                    )),
+            );
+            ops.truncate(MAX_OPERATIONS);
+            operands.truncate(MAX_OPERATIONS + 1);
+        }
+        if operands.len() != ops.len() + 1 {
+            return Err(Unexpected { rule: Rule::arith, within: "a calculation", span });
+        }
+        // `*`, `/`, `%` first: each joins the operand before it.
+        let mut operands = operands.into_iter();
+        let mut terms = vec![operands.next().ok_or(Unexpected { rule: Rule::arith, within: "a calculation", span })?];
+        let mut loose = Vec::new();
+        for ((op, op_span), right) in ops.into_iter().zip(operands) {
+            if op.binds_tight() {
+                let left = terms.pop().unwrap_or(Expr::Var(Ident { name: "".into(), span }));
+                terms.push(Expr::Binary(Box::new(Binary { op, op_span, left, right })));
+            } else {
+                loose.push((op, op_span));
+                terms.push(right);
+            }
+        }
+        let mut terms = terms.into_iter();
+        let mut expr = terms.next().ok_or(Unexpected { rule: Rule::arith, within: "a calculation", span })?;
+        for ((op, op_span), right) in loose.into_iter().zip(terms) {
+            expr = Expr::Binary(Box::new(Binary { op, op_span, left: expr, right }));
+        }
+        Ok(if group { Expr::Group(Box::new(expr), span) } else { expr })
     }
 
     fn key(&mut self, pair: Pair<'_, Rule>) -> Lowered<Key> {

@@ -136,6 +136,16 @@ pub fn value(v: &Value, level: usize) -> String {
             let items: Vec<String> = items.iter().map(|i| value(i, level)).collect();
             format!("[{}]", items.join(", "))
         }
+        Value::Arith(e) => expr(e, level),
+    }
+}
+
+fn expr(e: &Expr, level: usize) -> String {
+    match e {
+        Expr::Value(v) => value(v, level),
+        Expr::Var(name) => name.name.to_string(),
+        Expr::Binary(b) => format!("{} {} {}", expr(&b.left, level), b.op.as_str(), expr(&b.right, level)),
+        Expr::Group(inner, _) => format!("({})", expr(inner, level)),
     }
 }
 
