@@ -266,6 +266,10 @@ impl Printer<'_> {
             Item::Var(v) => {
                 self.out.push_str("var ");
                 self.out.push_str(&v.name.name);
+                if let Some(scope) = &v.scope {
+                    self.out.push_str(" per ");
+                    self.out.push_str(&scope.name);
+                }
                 if let Some(d) = &v.default {
                     self.out.push_str(" = ");
                     self.out.push_str(&text_literal(&d.value));

@@ -32,6 +32,13 @@ pub struct Plan {
 pub struct Variable {
     pub name: String,
     pub default: Option<String>,
+    /// Where its value is kept (docs/language.md, "Scopes").
+    #[serde(default = "global")]
+    pub scope: crate::vocab::VarScope,
+}
+
+fn global() -> crate::vocab::VarScope {
+    crate::vocab::VarScope::Global
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -425,6 +432,7 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
             Item::Var(v) => plan.variables.push(Variable {
                 name: v.name.name.to_string(),
                 default: v.default.as_ref().map(|d| d.value.to_string()),
+                scope: v.scope.as_ref().and_then(|s| crate::vocab::VarScope::parse(&s.name)).unwrap_or(global()),
             }),
             Item::Tree(t) => plan.trees.push(Tree {
                 kind: t.kind.into(),

@@ -220,6 +220,87 @@ impl OptionType {
     }
 }
 
+/// Where a custom variable's value is kept: once for the whole bot (the
+/// default), or once per user in each server, per server, or per channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VarScope {
+    Global,
+    User,
+    Server,
+    Channel,
+}
+
+impl VarScope {
+    /// The scopes a `var` may name after `per`.
+    pub const WORDS: &'static [VarScope] = &[VarScope::User, VarScope::Server, VarScope::Channel];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VarScope::Global => "global",
+            VarScope::User => "user",
+            VarScope::Server => "server",
+            VarScope::Channel => "channel",
+        }
+    }
+
+    pub fn parse(word: &str) -> Option<VarScope> {
+        VarScope::WORDS.iter().copied().find(|s| s.as_str() == word)
+    }
+
+    /// The trigger variables whose values pick the variable's value: a
+    /// user's is theirs within one server.
+    pub fn ids(self) -> &'static [&'static str] {
+        match self {
+            VarScope::Global => &[],
+            VarScope::User => &["server_id", "user_id"],
+            VarScope::Server => &["server_id"],
+            VarScope::Channel => &["channel_id"],
+        }
+    }
+
+    /// The one id a run must have (a direct message has no server: a user's
+    /// value there is theirs outside any server).
+    pub fn needs(self) -> Option<&'static str> {
+        match self {
+            VarScope::Global => None,
+            VarScope::User => Some("user_id"),
+            VarScope::Server => Some("server_id"),
+            VarScope::Channel => Some("channel_id"),
+        }
+    }
+
+    /// In words: "per user (in each server)".
+    pub fn describe(self) -> &'static str {
+        match self {
+            VarScope::Global => "one value for the whole bot",
+            VarScope::User => "a value per user in each server",
+            VarScope::Server => "a value per server",
+            VarScope::Channel => "a value per channel",
+        }
+    }
+
+    /// The store's key for the value of `name` in this scope, from the
+    /// scope's ids (`points:user:777:1001`). Variable names are words, so
+    /// `:` cannot clash.
+    pub fn key(self, name: &str, ids: &[&str]) -> String {
+        match self {
+            VarScope::Global => name.to_string(),
+            _ => format!("{name}:{}:{}", self.as_str(), ids.join(":")),
+        }
+    }
+
+    /// A store key read back: the name, the scope and its ids.
+    pub fn split_key(key: &str) -> (&str, VarScope, Vec<&str>) {
+        let mut parts = key.split(':');
+        let name = parts.next().unwrap_or_default();
+        match parts.next().and_then(VarScope::parse) {
+            Some(scope) => (name, scope, parts.collect()),
+            None => (key, VarScope::Global, Vec::new()),
+        }
+    }
+}
+
 /// The largest magnitude of an integer option (the platform's: 2^53).
 pub const MAX_OPTION_INTEGER: i64 = 1 << 53;
 
@@ -302,6 +383,8 @@ pub enum Place {
     Value,
     /// After an `option`'s name and description.
     Option,
+    /// After a `var`'s name.
+    Var,
 }
 
 macro_rules! keywords {
@@ -342,6 +425,7 @@ keywords! {
     Save "save" Tree,
     If "if" Tree,
     Else "else" Tree,
+    Per "per" Var,
     Required "required" Option,
     Choices "choices" Option,
     Method "method" Block,

@@ -547,3 +547,23 @@ fn a_content_length_of_a_terabyte_does_not_abort_the_server() {
     let code = wait_exit(&mut client.child);
     assert_ne!(code, -1, "ended by a signal (an abort)");
 }
+
+#[test]
+fn scoped_variables_complete_and_hover_with_their_scope() {
+    let (_dir, uri) = workspace();
+    let mut client = Client::start(&[]);
+    let labels =
+        |v: &Value| v.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let text = "var points per user = \"0\"\ncommand c \"C\" {\n    save points = points + 1\n    reply \"{points}\"\n}\nvar other \n";
+    client.open(&uri, text);
+    let hover = client.at("textDocument/hover", &uri, text, "{points}\"", 2);
+    let shown = hover["contents"]["value"].as_str().unwrap();
+    assert!(shown.contains("per user: a value per user in each server"), "{shown}");
+    // A bare name in a calculation is the variable too.
+    let hover = client.at("textDocument/hover", &uri, text, "points + 1", 2);
+    assert!(hover["contents"]["value"].as_str().unwrap().contains("per user"));
+    assert_eq!(labels(&client.at("textDocument/completion", &uri, text, "var other \n", 10)), ["per"]);
+    let text = text.replace("var other \n", "var other per \n");
+    client.change(&uri, 2, &text);
+    assert_eq!(labels(&client.at("textDocument/completion", &uri, &text, "per \n", 4)), ["user", "server", "channel"]);
+}

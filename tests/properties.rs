@@ -380,7 +380,13 @@ pub(crate) fn arb_file() -> impl Strategy<Value = File> {
         .prop_map(|(kind, name, description, body)| Item::Tree(Tree { kind, name, description, body, span: sp() }));
     let item = prop_oneof![
         4 => tree,
-        1 => (ident(), text()).prop_map(|(name, default)| Item::Var(VarDecl { name, default, span: sp() })),
+        1 => (ident(), text(), proptest::option::of(prop::sample::select(vec!["user", "server", "channel", "member"])))
+            .prop_map(|(name, default, scope)| Item::Var(VarDecl {
+                name,
+                scope: scope.map(|w| Ident { name: w.into(), span: sp() }),
+                default,
+                span: sp()
+            })),
         1 => "\\PC{0,8}".prop_map(|value: String| Item::Platform(Platform { url: Text { value: value.into(), span: sp() }, span: sp() })),
     ];
     proptest::collection::vec(item, 0..4).prop_map(|items| File { items })

@@ -613,3 +613,54 @@ fn arithmetic_saves_exact_results_and_conditions_compute() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "18014398509481986");
 }
+
+#[test]
+fn scoped_variables_keep_a_value_per_user_server_and_channel() {
+    let server = TestServer::start();
+    let p = program(
+        "var points per user = \"0\"\nvar tickets per server = \"0\"\nvar topic per channel = \"none\"\nvar total = \"0\"\n\
+         command hit \"Hit\" {\n    save points = points + 1\n    save tickets = tickets + 10\n    save total = total + 1\n    \
+         reply \"{user_id}@{server_id}: {points} points, {tickets} tickets, {total} in all, topic {topic}\"\n}\n",
+        &server,
+    );
+    let hit = |user: &str, guild: &str| {
+        let ran = blkc(
+            &p,
+            &[
+                "--command",
+                "hit",
+                "--var",
+                &format!("user_id={user}"),
+                "--var",
+                &format!("server_id={guild}"),
+                "--var",
+                "channel_id=5",
+            ],
+            &[],
+        );
+        assert_eq!(ran.code, 0, "{}", ran.stderr);
+        ran.stdout
+    };
+    assert_eq!(hit("1", "77"), "1@77: 1 points, 10 tickets, 1 in all, topic none\n");
+    assert_eq!(hit("1", "77"), "1@77: 2 points, 20 tickets, 2 in all, topic none\n");
+    assert_eq!(hit("2", "77"), "2@77: 1 points, 30 tickets, 3 in all, topic none\n");
+    // The same user in another server: theirs there, from the start.
+    assert_eq!(hit("1", "88"), "1@88: 1 points, 10 tickets, 4 in all, topic none\n");
+    let vars = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
+            .args(["vars", "--store"])
+            .arg(p.dir.path().join("store.sqlite3"))
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(vars(&["get", "points", "--user", "1", "--server", "77"]).trim(), "2");
+    assert_eq!(vars(&["get", "tickets", "--server", "88"]).trim(), "10");
+    let listed = vars(&["list", "--server", "77", "--user", "1"]);
+    assert_eq!(listed, "points [user 1 in server 77] = 2\n");
+    let all = vars(&["list"]);
+    assert!(all.contains("tickets [server 77] = 30") && all.contains("total = 4"), "{all}");
+    vars(&["set", "topic", "rust", "--channel", "5"]);
+    assert!(hit("3", "77").ends_with("topic rust\n"));
+}

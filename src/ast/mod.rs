@@ -56,6 +56,8 @@ pub struct Tree {
 #[derive(Debug, Clone, PartialEq)]
 pub struct VarDecl {
     pub name: Ident,
+    /// `per user` and the like: the scope's word (the checker reads it).
+    pub scope: Option<Ident>,
     pub default: Option<Text>,
     pub span: Span,
 }

@@ -9,6 +9,7 @@ pub mod platform;
 pub mod references;
 mod request;
 pub mod samples;
+mod scopes;
 mod secrets;
 pub mod url;
 
@@ -63,6 +64,7 @@ pub fn check(file: &File, model: &crate::model::Model) -> Findings {
     let mut out = Findings::new();
     declarations::check(&scope, &mut out);
     platform::check(file, &mut out);
+    scopes::check(file, &mut out);
     // The model holds one entry per tree, in the file's order.
     for (tree, tree_model) in file.trees().zip(&model.trees) {
         request::check_tree(&scope, tree, &mut out);

@@ -33,6 +33,8 @@ pub enum Command {
         /// The store (default: .blkc/store.sqlite3 in the current folder)
         #[arg(long)]
         store: Option<PathBuf>,
+        #[command(flatten)]
+        scope: ScopeArgs,
         #[command(subcommand)]
         action: VarsAction,
     },
@@ -110,6 +112,21 @@ pub enum CheckFormat {
     Github,
     /// A SARIF 2.1.0 log, for code-scanning services
     Sarif,
+}
+
+/// Which scope of a `per user`, `per server` or `per channel` variable
+/// `blkc vars` reads or writes (none: the global value).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ScopeArgs {
+    /// A user's value (with `--server`, theirs in that server)
+    #[arg(long, value_name = "ID", global = true, conflicts_with = "channel")]
+    pub user: Option<String>,
+    /// A server's value (or, with `--user`, the user's in it)
+    #[arg(long, value_name = "ID", global = true)]
+    pub server: Option<String>,
+    /// A channel's value
+    #[arg(long, value_name = "ID", global = true, conflicts_with = "server")]
+    pub channel: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

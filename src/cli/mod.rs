@@ -39,7 +39,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(&args),
         Command::Test(args) => test::test(&args),
         Command::Build { file, output } => build::build(&file, output.as_deref()),
-        Command::Vars { store, action } => vars::vars(store.as_deref(), &action),
+        Command::Vars { store, scope, action } => vars::vars(store.as_deref(), &scope, &action),
         Command::Explain { code } => explain::explain(&code),
         Command::Serve(args) => serve::serve(&args),
         Command::Deploy(args) => deploy::deploy(&args),

@@ -6,8 +6,9 @@ use blkc::diagnostics::Code;
 use blkc::eval::VarStore;
 use blkc::store::{self, Store};
 
-use super::args::{Format, VarsAction};
+use super::args::{Format, ScopeArgs, VarsAction};
 use super::report::{self, Exit};
+use blkc::vocab::VarScope;
 
 /// The store, after the variable name is checked: read-only to read (a
 /// missing store is empty, and never created), to write otherwise.
@@ -42,8 +43,53 @@ fn open(path: &Path, action: &VarsAction) -> Result<Store, Exit> {
     })
 }
 
-pub fn vars(store_path: Option<&Path>, action: &VarsAction) -> Exit {
+/// The scope the flags select, and its ids in the store's order.
+fn selected(scope: &ScopeArgs) -> Result<(VarScope, Vec<String>), String> {
+    for id in [&scope.user, &scope.server, &scope.channel].into_iter().flatten() {
+        if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!("`{}` is not an ID: IDs are numbers", blkc::display::one_line(id)));
+        }
+    }
+    Ok(match (&scope.user, &scope.server, &scope.channel) {
+        (Some(user), server, None) => (VarScope::User, vec![server.clone().unwrap_or_default(), user.clone()]),
+        (None, Some(server), None) => (VarScope::Server, vec![server.clone()]),
+        (None, None, Some(channel)) => (VarScope::Channel, vec![channel.clone()]),
+        (None, None, None) => (VarScope::Global, Vec::new()),
+        _ => return Err("give `--user` (and `--server`), `--server`, or `--channel`".into()),
+    })
+}
+
+/// How a stored key reads in a listing: `points`, `points [user 1001 in server 777]`.
+fn shown(key: &str) -> (String, serde_json::Value) {
+    let (name, scope, ids) = VarScope::split_key(key);
+    let (words, json) = match (scope, ids.as_slice()) {
+        (VarScope::User, ["", user]) => {
+            (format!(" [user {user}, outside servers]"), serde_json::json!({ "scope": "user", "user": user }))
+        }
+        (VarScope::User, [server, user]) => (
+            format!(" [user {user} in server {server}]"),
+            serde_json::json!({ "scope": "user", "user": user, "server": server }),
+        ),
+        (VarScope::Server, [server]) => {
+            (format!(" [server {server}]"), serde_json::json!({ "scope": "server", "server": server }))
+        }
+        (VarScope::Channel, [channel]) => {
+            (format!(" [channel {channel}]"), serde_json::json!({ "scope": "channel", "channel": channel }))
+        }
+        _ => (String::new(), serde_json::json!({ "scope": "global" })),
+    };
+    (format!("{name}{words}"), json)
+}
+
+pub fn vars(store_path: Option<&Path>, scope: &ScopeArgs, action: &VarsAction) -> Exit {
     let path = store_path.map_or_else(|| store::DEFAULT_PATH.into(), Path::to_path_buf);
+    let (scope, ids) = match selected(scope) {
+        Ok(s) => s,
+        Err(e) => return report::usage(e),
+    };
+    let any_scope = ids.is_empty();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let key = |name: &str| scope.key(name, &ids);
     let mut store = match open(&path, action) {
         Ok(s) => s,
         Err(exit) => return exit,
@@ -52,12 +98,22 @@ pub fn vars(store_path: Option<&Path>, action: &VarsAction) -> Exit {
     match action {
         VarsAction::List { format } => match store.list() {
             Ok(entries) => {
-                for e in &entries {
+                // With a scope's flags, only the values of that user, server or channel.
+                let wanted = |k: &str| {
+                    let (name, s, found) = VarScope::split_key(k);
+                    any_scope || (s == scope && found == ids && !name.is_empty())
+                };
+                for e in entries.iter().filter(|e| wanted(&e.name)) {
+                    let (label, place) = shown(&e.name);
                     match format {
-                        Format::Text => println!("{} = {}", e.name, e.value),
+                        Format::Text => println!("{label} = {}", e.value),
                         Format::Json => {
-                            let entry =
-                                serde_json::json!({ "name": e.name, "value": e.value, "updated_at": e.updated_at });
+                            let mut entry = serde_json::json!({
+                                "name": VarScope::split_key(&e.name).0, "value": e.value, "updated_at": e.updated_at
+                            });
+                            if let (Some(o), Some(p)) = (entry.as_object_mut(), place.as_object()) {
+                                o.extend(p.clone());
+                            }
                             println!("{}", report::json(&entry, false))
                         }
                     }
@@ -66,7 +122,7 @@ pub fn vars(store_path: Option<&Path>, action: &VarsAction) -> Exit {
             }
             Err(e) => failed(e),
         },
-        VarsAction::Get { name } => match store.get(name) {
+        VarsAction::Get { name } => match store.get(&key(name)) {
             Ok(Some(serde_json::Value::String(s))) => {
                 println!("{s}");
                 Exit::Success
@@ -99,12 +155,12 @@ pub fn vars(store_path: Option<&Path>, action: &VarsAction) -> Exit {
             } else {
                 serde_json::Value::String(value.clone())
             };
-            match store.set(name, &value) {
+            match store.set(&key(name), &value) {
                 Ok(()) => Exit::Success,
                 Err(e) => failed(e),
             }
         }
-        VarsAction::Delete { name } => match store.delete(name) {
+        VarsAction::Delete { name } => match store.delete(&key(name)) {
             Ok(true) => Exit::Success,
             Ok(false) => report::usage(format!("no custom variable `{name}` in `{}`", path.display())),
             Err(e) => failed(e),

@@ -101,6 +101,8 @@ codes! {
     PrivilegedIntent = "B138", Hint, "event that needs a privileged Gateway intent";
     CalcNotANumber = "B139", Error, "calculation on a value that is never a number";
     CalcDivisionByZero = "B140", Error, "division by a literal zero";
+    UnknownScope = "B141", Error, "unknown variable scope";
+    ScopeNotInTree = "B142", Error, "scoped variable where the trigger has no id for its scope";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";
@@ -138,6 +140,7 @@ codes! {
     ChangedByAnotherRun = "B322", Error, "a variable the run read was changed by another run before its save";
     NotANumber = "B323", Error, "a value in a calculation is not a number";
     DivisionByZero = "B324", Error, "division by zero";
+    ScopeIdMissing = "B325", Error, "scoped variable in a run without its scope's id";
     // What the chat platform registers (`blkc deploy`; checked by `check` too).
     PlatformName = "B401", Error, "command or option name the platform refuses";
     DescriptionLength = "B402", Error, "description empty or longer than 100 characters";

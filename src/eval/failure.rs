@@ -92,6 +92,16 @@ pub fn redirect_not_followed(r: &Request, location: &str, why: http::NotFollowed
     .help(help)
 }
 
+/// A scoped variable read or saved by a run without its scope's id.
+pub fn scope_without_id(name: &str, scope: crate::vocab::VarScope, needed: &str, span: Span) -> Diagnostic {
+    Diagnostic::new(
+        Code::ScopeIdMissing,
+        format!("`{name}` is kept per {}, and this run has no `{needed}`", scope.as_str()),
+    )
+    .label(span, "read or saved here")
+    .help(format!("from a shell, give it: `--var {needed}=…`; a run the platform triggers always has it"))
+}
+
 /// A calculation that cannot be made: `what` is the operand or operator.
 pub fn calc_failure(e: &super::arith::CalcError, what: &str, span: Span) -> Diagnostic {
     use super::arith::CalcError;

@@ -96,12 +96,19 @@ impl render::Scope for Runner<'_> {
         if let Some(v) = self.inputs.vars.get(name) {
             return Some(v.clone());
         }
-        let stored = match self.seen.get(name) {
+        let key = match self.store_key(name, span) {
+            Ok(key) => key,
+            Err(d) => {
+                self.fatal.get_or_insert(*d);
+                return Some(String::new());
+            }
+        };
+        let stored = match self.seen.get(&key) {
             Some(seen) => seen.clone(),
-            None => match self.store.get(name) {
+            None => match self.store.get(&key) {
                 Ok(stored) => {
                     if !self.in_save {
-                        self.seen.insert(name.to_string(), stored.clone());
+                        self.seen.insert(key.clone(), stored.clone());
                     }
                     stored
                 }
@@ -182,6 +189,21 @@ impl render::Scope for Runner<'_> {
 }
 
 impl Runner<'_> {
+    /// Where the store keeps `name`'s value for this run: the name itself,
+    /// or with the ids of its scope (`points:user:777:1001`).
+    fn store_key(&self, name: &str, span: Span) -> Result<String, Box<Diagnostic>> {
+        use crate::vocab::VarScope;
+        let scope = self.plan.variables.iter().find(|v| v.name == name).map_or(VarScope::Global, |v| v.scope);
+        if let Some(needed) = scope.needs() {
+            if self.inputs.vars.get(needed).is_none_or(|v| v.is_empty()) {
+                return Err(Box::new(failure::scope_without_id(name, scope, needed, span)));
+            }
+        }
+        let ids: Vec<&str> =
+            scope.ids().iter().map(|id| self.inputs.vars.get(*id).map_or("", String::as_str)).collect();
+        Ok(scope.key(name, &ids))
+    }
+
     pub fn steps(&mut self, steps: &[Step]) -> Outcome {
         for step in steps {
             match step {
@@ -218,6 +240,7 @@ impl Runner<'_> {
             return self.flush();
         }
         let failed = |e: String| Box::new(store_failure(&e, span, format!("saving `{name}`")));
+        let key = self.store_key(name, span)?;
         self.store.begin().map_err(failed)?;
         self.in_save = true;
         let mut value = render::render_val(value, self);
@@ -235,11 +258,11 @@ impl Runner<'_> {
             let _ = self.store.end(false);
             return Err(Box::new(self.redact_diag(failure::changed_by_another_run(name, &changed, span))));
         }
-        let written = self.store.set(name, &value);
+        let written = self.store.set(&key, &value);
         self.store.end(written.is_ok()).and(written).map_err(failed)?;
         // Read afresh from now on: what this save wrote is not a decision
         // of this run's (another run may build on it).
-        self.seen.remove(name);
+        self.seen.remove(&key);
         (self.sink)(Event::Save { name: name.to_string(), value });
         Ok(())
     }

@@ -275,7 +275,20 @@ fn variable_hover(doc: &Document, name: &str, offset: usize) -> String {
         .find(|s| s.kind == SymbolKind::Variable && s.definition && s.name == name)
         .map(|s| format!(" (declared on line {})", doc.pos(s.span.start as usize).line + 1))
         .unwrap_or_default();
-    format!("`{{{name}}}`: {what}{declared}")
+    // A scoped variable: whose value this is.
+    let scope = doc
+        .checked
+        .ast
+        .items
+        .iter()
+        .find_map(|i| match i {
+            crate::ast::Item::Var(v) if v.name.name == name => v.scope.as_ref(),
+            _ => None,
+        })
+        .and_then(|w| vocab::VarScope::parse(&w.name))
+        .map(|s| format!(", per {}: {}", s.as_str(), s.describe()))
+        .unwrap_or_default();
+    format!("`{{{name}}}`: {what}{scope}{declared}")
 }
 
 // ── completion ───────────────────────────────────────────────────────────
@@ -407,6 +420,24 @@ fn word_completion(doc: &Document, offset: usize, prefix: &str) -> Vec<Completio
     if trimmed.starts_with("method ") && !trimmed[7..].contains(' ') {
         for m in vocab::Method::ALL {
             items.push(item(m.as_str().into(), CompletionItemKind::ENUM_MEMBER, "HTTP method".into()));
+        }
+        return items;
+    }
+    // `var NAME per …`: the scopes; `var NAME …`: `per`.
+    if let Some(rest) = trimmed.strip_prefix("var ") {
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let typing = !rest.ends_with(' ');
+        let done = words.len() - usize::from(typing && !words.is_empty());
+        if done == 2 && words[1] == "per" {
+            for s in vocab::VarScope::WORDS {
+                items.push(item(s.as_str().into(), CompletionItemKind::ENUM_MEMBER, s.describe().into()));
+            }
+        } else if done == 1 {
+            items.push(item(
+                "per".into(),
+                CompletionItemKind::KEYWORD,
+                "keep a value per user, server or channel".into(),
+            ));
         }
         return items;
     }

@@ -260,6 +260,7 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
                 | Rule::platform
                 | Rule::option_decl
                 | Rule::option_type
+                | Rule::var_scope
                 | Rule::choices
                 | Rule::arith
                 | Rule::arith_group
@@ -407,16 +408,24 @@ impl Lower<'_> {
     fn var_decl(&mut self, pair: Pair<'_, Rule>) -> Lowered<VarDecl> {
         let span = self.span(&pair);
         let mut name = None;
+        let mut scope = None;
         let mut default = None;
+        // The declaration ends at its last token, not at blanks skipped after it.
+        let mut span = span;
         for p in pair.into_inner() {
+            span.end = self.span(&p).end;
             match p.as_rule() {
                 Rule::kw_var => {}
                 Rule::ident => name = Some(self.ident(p)),
+                Rule::var_scope => match p.into_inner().nth(1) {
+                    Some(word) => scope = Some(self.ident(word)),
+                    None => return Err(Unexpected { rule: Rule::var_scope, within: "a `var`", span }),
+                },
                 Rule::string => default = Some(self.text(p)),
                 _ => return self.unexpected(&p, "a `var`"),
             }
         }
-        Ok(VarDecl { name: self.required(name, Rule::ident, "a `var`", span)?, default, span })
+        Ok(VarDecl { name: self.required(name, Rule::ident, "a `var`", span)?, scope, default, span })
     }
 
     fn platform(&mut self, pair: Pair<'_, Rule>) -> Lowered<Platform> {
@@ -510,7 +519,10 @@ impl Lower<'_> {
         let span = self.span(&pair);
         let mut name = None;
         let mut value = None;
+        // The node ends at its value, not at blanks a calculation looked past.
+        let mut span = span;
         for p in pair.into_inner() {
+            span.end = self.span(&p).end;
             match p.as_rule() {
                 Rule::kw_save => {}
                 Rule::ident if name.is_none() => name = Some(self.ident(p)),
@@ -518,7 +530,9 @@ impl Lower<'_> {
             }
         }
         let name = self.required(name, Rule::ident, "a `save`", span)?;
-        Ok(Save { name, value: self.required(value, Rule::value, "a `save`", span)?, span })
+        let value = self.required(value, Rule::value, "a `save`", span)?;
+        span.end = span.end.min(value.span().end.max(name.span.end));
+        Ok(Save { name, value, span })
     }
 
     /// `if … else if … else …`: a flat stream of `if`/`else` keywords,

@@ -9,6 +9,9 @@ pub fn file(f: &File) -> String {
             Item::Tree(t) => tree(t, &mut out),
             Item::Var(v) => {
                 out.push_str(&format!("var {}", v.name.name));
+                if let Some(s) = &v.scope {
+                    out.push_str(&format!(" per {}", s.name));
+                }
                 if let Some(d) = &v.default {
                     out.push_str(&format!(" = {}", text(&d.value)));
                 }
