@@ -7,6 +7,7 @@ mod support {
     pub mod gateway;
     pub mod node;
     pub mod platform;
+    pub mod postgres;
     pub mod print;
     pub mod server;
 }

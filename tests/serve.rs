@@ -551,3 +551,59 @@ fn deploy_registers_every_command_in_one_put_with_the_bot_token() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("BLKC_BOT_TOKEN"));
     assert_eq!(platform.calls().len(), 2);
 }
+
+/// Two `blkc serve` processes of one bot, behind no balancer but the test:
+/// they share a PostgreSQL store, every increment lands, and an
+/// interaction delivered to both runs once.
+#[test]
+fn two_servers_sharing_postgres_count_every_interaction_once() {
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.database();
+    let dir = tempfile::tempdir().unwrap();
+    let migrated = Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["vars", "--store", &url, "migrate"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(migrated.status.success(), "{}", String::from_utf8_lossy(&migrated.stderr));
+    let platform = TestPlatform::start();
+    let program =
+        "var hits per server = \"0\"\ncommand hit \"Hit\" {\n    save hits = hits + 1\n    reply \"{hits}\"\n}\n";
+    let servers: Vec<Arc<Served>> =
+        (0..2).map(|_| Arc::new(serve(program, &platform, None, &["--store", &url, "--workers", "16"], &[]))).collect();
+    let (clients, each) = (8, 250);
+    let threads: Vec<_> = (0..clients)
+        .map(|c| {
+            let servers = servers.clone();
+            let signed: Vec<(Vec<u8>, (String, String))> = (0..each)
+                .map(|i| {
+                    let bytes = serde_json::to_vec(&command(&format!("{c}-{i}"), "hit", json!([]))).unwrap();
+                    let signature = platform.sign(&bytes, 0);
+                    (bytes, signature)
+                })
+                .collect();
+            std::thread::spawn(move || {
+                for (i, (bytes, signature)) in signed.into_iter().enumerate() {
+                    let answer = post(&servers[i % 2].interactions(), &bytes, Some(signature));
+                    assert_eq!(answer.status, 200, "{answer:?}");
+                    assert!(answer.body["data"]["flags"].is_null(), "{answer:?}");
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let count = Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["vars", "--store", &url, "get", "hits", "--server", "777"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&count.stdout).trim(), (clients * each).to_string());
+    // One interaction, delivered to both: the second is a replay.
+    let bytes = serde_json::to_vec(&command("twice", "hit", json!([]))).unwrap();
+    let signature = platform.sign(&bytes, 0);
+    let first = post(&servers[0].interactions(), &bytes, Some(signature.clone()));
+    let second = post(&servers[1].interactions(), &bytes, Some(signature));
+    assert_eq!((first.status, second.status), (200, 409));
+    assert_eq!(first.body["data"]["content"], (clients * each + 1).to_string());
+}

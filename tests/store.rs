@@ -293,3 +293,90 @@ fn a_decision_and_the_save_that_follows_it_are_one_transaction() {
         assert_eq!(stored.trim_end(), winners[0].to_string(), "round {round}");
     }
 }
+
+/// The same store tests on both backends: an SQLite file, and a database
+/// of the test PostgreSQL (`postgres://…`, created with `blkc vars migrate`).
+fn backends(dir: &Path) -> Vec<String> {
+    let mut stores = vec![dir.join("store.sqlite3").display().to_string()];
+    if let Some(pg) = crate::support::postgres::server() {
+        let url = pg.database();
+        let out = blkc(dir, &["vars", "--store", &url, "migrate"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("created the store"));
+        stores.push(url);
+    }
+    stores
+}
+
+#[test]
+fn eight_processes_of_150_read_then_save_appends_keep_all_1200_on_both_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    let (writers, appends) = (8, 150);
+    std::fs::write(dir.path().join("count.blk"), "var n = \"0\"\ncommand add {\n    save n = n + 1\n}\n").unwrap();
+    for store in backends(dir.path()) {
+        let children: Vec<_> = (0..writers)
+            .map(|_| {
+                let store = store.clone();
+                let dir = dir.path().to_path_buf();
+                std::thread::spawn(move || {
+                    for _ in 0..appends {
+                        let out = blkc(&dir, &["run", "count.blk", "--command", "add", "--store", &store]);
+                        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+                    }
+                })
+            })
+            .collect();
+        for c in children {
+            c.join().unwrap();
+        }
+        let n = stdout(&blkc(dir.path(), &["vars", "--store", &store, "get", "n"]));
+        assert_eq!(n.trim(), (writers * appends).to_string(), "{store}");
+    }
+}
+
+#[test]
+fn both_backends_read_list_set_and_delete_alike_and_refuse_what_is_not_theirs() {
+    let dir = tempfile::tempdir().unwrap();
+    for store in backends(dir.path()) {
+        let vars = |args: &[&str]| {
+            let mut all = vec!["vars", "--store", &store];
+            all.extend_from_slice(args);
+            blkc(dir.path(), &all)
+        };
+        assert!(vars(&["set", "greeting", "hi"]).status.success());
+        assert!(vars(&["set", "points", "5", "--json", "--user", "1", "--server", "2"]).status.success());
+        assert_eq!(stdout(&vars(&["get", "greeting"])), "hi\n");
+        assert_eq!(stdout(&vars(&["list"])), "greeting = \"hi\"\npoints [user 1 in server 2] = 5\n");
+        assert!(vars(&["delete", "greeting"]).status.success());
+        assert_eq!(vars(&["get", "greeting"]).status.code(), Some(2));
+    }
+    let Some(pg) = crate::support::postgres::server() else { return };
+    // A database that is not a blkc store: refused, and not changed.
+    let url = pg.database();
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client.batch_execute("CREATE TABLE orders (id INT)").unwrap();
+    let out = blkc(dir.path(), &["vars", "--store", &url, "set", "x", "1"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("holds no blkc store"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tables: i64 = client
+        .query_one("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 1);
+    // A newer format: refused by the commands and by migrate.
+    let url = pg.database();
+    assert!(blkc(dir.path(), &["vars", "--store", &url, "migrate"]).status.success());
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client.batch_execute("UPDATE blkc_meta SET value = 9 WHERE key = 'schema'").unwrap();
+    for args in [vec!["get", "x"], vec!["migrate"]] {
+        let mut all = vec!["vars", "--store", &url];
+        all.extend(args);
+        let out = blkc(dir.path(), &all);
+        assert_eq!(out.status.code(), Some(3));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("format 9"), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}

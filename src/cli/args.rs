@@ -30,9 +30,10 @@ pub enum Command {
     },
     /// List, read, set and delete custom variables in a store
     Vars {
-        /// The store (default: .blkc/store.sqlite3 in the current folder)
+        /// The store: a file, or `postgres://…` (default: BLKC_STORE, else
+        /// .blkc/store.sqlite3 in the current folder)
         #[arg(long)]
-        store: Option<PathBuf>,
+        store: Option<String>,
         #[command(flatten)]
         scope: ScopeArgs,
         #[command(subcommand)]
@@ -150,6 +151,10 @@ pub enum VarsAction {
     },
     /// Delete a variable
     Delete { name: String },
+    /// Create the store's tables in an empty PostgreSQL database, or move
+    /// an older store format forward (an SQLite store is created by its
+    /// first save)
+    Migrate,
 }
 
 #[derive(Debug, clap::Args)]
@@ -170,9 +175,10 @@ pub struct RunArgs {
     pub vars_file: Option<PathBuf>,
     #[command(flatten)]
     pub net: NetArgs,
-    /// The custom variable store (default: .blkc/store.sqlite3)
-    #[arg(long, value_name = "PATH")]
-    pub store: Option<PathBuf>,
+    /// The custom variable store: a file, or `postgres://…` (default:
+    /// BLKC_STORE, else .blkc/store.sqlite3 beside the file)
+    #[arg(long, value_name = "PATH|URL")]
+    pub store: Option<String>,
     #[command(flatten)]
     pub output: Output,
     /// Show request and response headers
@@ -266,9 +272,11 @@ pub struct ServeArgs {
     pub shards: Option<String>,
     #[command(flatten)]
     pub net: NetArgs,
-    /// The custom variable store (default: .blkc/store.sqlite3 beside the file)
-    #[arg(long, value_name = "PATH")]
-    pub store: Option<PathBuf>,
+    /// The custom variable store: a file, or `postgres://…` shared by
+    /// several servers (default: BLKC_STORE, else .blkc/store.sqlite3
+    /// beside the file)
+    #[arg(long, value_name = "PATH|URL")]
+    pub store: Option<String>,
     /// The most memory the responses of all runs at once may hold (B321)
     #[arg(long, value_name = "BYTES", default_value_t = 1024 * 1024 * 1024)]
     pub max_memory: u64,

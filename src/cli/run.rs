@@ -108,9 +108,13 @@ pub fn run(args: &RunArgs) -> Exit {
     let mut memory = eval::MemoryStore::default();
     // The store is beside the file, wherever blkc is run from.
     let default = args.file.parent().unwrap_or(Path::new("")).join(store::DEFAULT_PATH);
-    let mut lazy = store::LazyStore::new(args.store.clone().unwrap_or(default));
+    let backend = match store::Backend::open(&store::Location::choose(args.store.as_deref(), default)) {
+        Ok(b) => b,
+        Err(e) => return report::coded_error(blkc::diagnostics::Code::StoreFailed, e, None),
+    };
+    let mut lazy = backend.run_store();
     // Dry and offline runs never touch the real store.
-    let store: &mut dyn VarStore = if args.dry_run || args.offline { &mut memory } else { &mut lazy };
+    let store: &mut dyn VarStore = if args.dry_run || args.offline { &mut memory } else { lazy.as_mut() };
     let source = &checked.source;
 
     // Replies are line-buffered on a terminal and block-buffered otherwise,

@@ -52,7 +52,10 @@ fn config(args: &ServeArgs, plan: &blkc::plan::Plan) -> Result<Config, String> {
         },
         inputs,
         options,
-        store: args.store.clone().unwrap_or_else(|| serve::default_store(&args.file)),
+        store: blkc::store::Backend::open(&blkc::store::Location::choose(
+            args.store.as_deref(),
+            serve::default_store(&args.file),
+        ))?,
         answer_within,
         workers: args.workers,
         queue: args.queue,

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use blkc::diagnostics::Code;
 use blkc::eval::VarStore;
+use blkc::store::postgres::PgStore;
 use blkc::store::{self, Store};
 
 use super::args::{Format, ScopeArgs, VarsAction};
@@ -14,7 +15,7 @@ use blkc::vocab::VarScope;
 /// missing store is empty, and never created), to write otherwise.
 fn open(path: &Path, action: &VarsAction) -> Result<Store, Exit> {
     let name = match action {
-        VarsAction::List { .. } => None,
+        VarsAction::List { .. } | VarsAction::Migrate => None,
         VarsAction::Get { name } | VarsAction::Set { name, .. } | VarsAction::Delete { name } => Some(name),
     };
     if let Some(name) = name.filter(|n| !blkc::syntax::template::is_ident(n)) {
@@ -81,8 +82,60 @@ fn shown(key: &str) -> (String, serde_json::Value) {
     (format!("{name}{words}"), json)
 }
 
-pub fn vars(store_path: Option<&Path>, scope: &ScopeArgs, action: &VarsAction) -> Exit {
-    let path = store_path.map_or_else(|| store::DEFAULT_PATH.into(), Path::to_path_buf);
+/// A store of either kind, for the commands of `blkc vars`.
+enum Opened {
+    Sqlite(Store),
+    Postgres(PgStore),
+}
+
+impl Opened {
+    fn list(&mut self) -> Result<Vec<store::Entry>, String> {
+        match self {
+            Opened::Sqlite(s) => s.list(),
+            Opened::Postgres(s) => s.list(),
+        }
+    }
+
+    fn delete(&mut self, name: &str) -> Result<bool, String> {
+        match self {
+            Opened::Sqlite(s) => s.delete(name),
+            Opened::Postgres(s) => s.delete(name),
+        }
+    }
+
+    fn vars(&mut self) -> &mut dyn VarStore {
+        match self {
+            Opened::Sqlite(s) => s,
+            Opened::Postgres(s) => s,
+        }
+    }
+}
+
+pub fn vars(store_flag: Option<&str>, scope: &ScopeArgs, action: &VarsAction) -> Exit {
+    let location = store::Location::choose(store_flag, store::DEFAULT_PATH.into());
+    let failed = |e: String| report::coded_error(Code::StoreFailed, e, None);
+    if let VarsAction::Migrate = action {
+        return match &location {
+            store::Location::Postgres(url) => match store::postgres::migrate(url) {
+                Ok(done) => {
+                    eprintln!("{done}");
+                    Exit::Success
+                }
+                Err(e) => failed(e),
+            },
+            store::Location::Sqlite(path) => match Store::open(path) {
+                Ok(_) => {
+                    eprintln!("`{}` is at store format 1; nothing to do", path.display());
+                    Exit::Success
+                }
+                Err(e) => failed(e),
+            },
+        };
+    }
+    let (path, url) = match &location {
+        store::Location::Sqlite(p) => (p.clone(), None),
+        store::Location::Postgres(u) => (std::path::PathBuf::from(store::postgres::shown(u)), Some(u.clone())),
+    };
     let (scope, ids) = match selected(scope) {
         Ok(s) => s,
         Err(e) => return report::usage(e),
@@ -90,11 +143,16 @@ pub fn vars(store_path: Option<&Path>, scope: &ScopeArgs, action: &VarsAction) -
     let any_scope = ids.is_empty();
     let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     let key = |name: &str| scope.key(name, &ids);
-    let mut store = match open(&path, action) {
-        Ok(s) => s,
-        Err(exit) => return exit,
+    let mut store = match url {
+        Some(url) => match store::postgres::Pool::open(&url) {
+            Ok(pool) => Opened::Postgres(pool.store()),
+            Err(e) => return failed(e),
+        },
+        None => match open(&path, action) {
+            Ok(s) => Opened::Sqlite(s),
+            Err(exit) => return exit,
+        },
     };
-    let failed = |e: String| report::coded_error(Code::StoreFailed, e, None);
     match action {
         VarsAction::List { format } => match store.list() {
             Ok(entries) => {
@@ -122,7 +180,7 @@ pub fn vars(store_path: Option<&Path>, scope: &ScopeArgs, action: &VarsAction) -
             }
             Err(e) => failed(e),
         },
-        VarsAction::Get { name } => match store.get(&key(name)) {
+        VarsAction::Get { name } => match store.vars().get(&key(name)) {
             Ok(Some(serde_json::Value::String(s))) => {
                 println!("{s}");
                 Exit::Success
@@ -155,7 +213,7 @@ pub fn vars(store_path: Option<&Path>, scope: &ScopeArgs, action: &VarsAction) -
             } else {
                 serde_json::Value::String(value.clone())
             };
-            match store.set(&key(name), &value) {
+            match store.vars().set(&key(name), &value) {
                 Ok(()) => Exit::Success,
                 Err(e) => failed(e),
             }
@@ -165,5 +223,6 @@ pub fn vars(store_path: Option<&Path>, scope: &ScopeArgs, action: &VarsAction) -
             Ok(false) => report::usage(format!("no custom variable `{name}` in `{}`", path.display())),
             Err(e) => failed(e),
         },
+        VarsAction::Migrate => Exit::Success,
     }
 }

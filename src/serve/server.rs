@@ -51,7 +51,7 @@ pub struct Config {
     pub inputs: Inputs,
     /// The runs' options: HTTP limits, `--platform`, memory.
     pub options: Options,
-    pub store: PathBuf,
+    pub store: crate::store::Backend,
     /// The first answer goes out by then: the run's first reply, or "thinking".
     pub answer_within: Duration,
     pub workers: usize,
@@ -80,7 +80,7 @@ struct Shared {
     public_key: Option<PublicKey>,
     inputs: Inputs,
     options: Options,
-    store: PathBuf,
+    store: crate::store::Backend,
     answer_within: Duration,
     max_body: usize,
     loaded: RwLock<Arc<Loaded>>,
@@ -592,6 +592,25 @@ async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
         }
     }
     let first = shared.replay.lock().unwrap_or_else(|e| e.into_inner()).first(&interaction.id, received);
+    // Across processes sharing a PostgreSQL store: the database decides.
+    let first = first && {
+        let (store, id) = (shared.store.clone(), interaction.id.clone());
+        let keep = REPLAY_MEMORY.as_secs() as i64;
+        match tokio::task::spawn_blocking(move || store.first_time(&id, keep)).await {
+            Ok(Ok(first)) => first,
+            Ok(Err(e)) => {
+                // The store is down: this process's memory still refuses replays.
+                shared.log.write(
+                    "warn",
+                    "the store could not say whether the interaction is new",
+                    &[("error", e.into())],
+                    None,
+                );
+                true
+            }
+            Err(_) => true,
+        }
+    };
     if !first {
         shared.metrics.interaction("replayed");
         shared.log.write("warn", "replayed interaction refused", &[("id", interaction.id.clone().into())], None);
@@ -773,7 +792,7 @@ fn run_job(shared: &Arc<Shared>, job: Job) {
             }
             let mut options = shared.options.clone();
             options.samples = loaded.checked.model.samples.clone();
-            let mut store = crate::store::LazyStore::new(shared.store.clone());
+            let mut store = shared.store.run_store();
             let mut replies: Vec<String> = Vec::new();
             let mut sink = |event: Event| match event {
                 Event::Reply { text } => {
@@ -798,7 +817,7 @@ fn run_job(shared: &Arc<Shared>, job: Job) {
                 Event::Warning(w) => report.warnings.push(w.code),
                 Event::Save { .. } => {}
             };
-            let outcome = eval::run(&loaded.plan, tree, &inputs, &options, &mut store, &mut sink);
+            let outcome = eval::run(&loaded.plan, tree, &inputs, &options, store.as_mut(), &mut sink);
             match outcome {
                 Ok(()) => {
                     if replies.is_empty() {
@@ -967,7 +986,7 @@ fn run_event(shared: &Arc<Shared>, job: EventJob) {
     inputs.vars.extend(run.vars.iter().cloned());
     let mut options = shared.options.clone();
     options.samples = loaded.checked.model.samples.clone();
-    let mut store = crate::store::LazyStore::new(shared.store.clone());
+    let mut store = shared.store.run_store();
     let mut report = RunReport::default();
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut sink = |event: Event| match event {
@@ -1015,7 +1034,7 @@ fn run_event(shared: &Arc<Shared>, job: EventJob) {
         Event::Warning(w) => report.warnings.push(w.code),
         Event::Save { .. } => {}
     };
-    let outcome = eval::run(&loaded.plan, tree, &inputs, &options, &mut store, &mut sink);
+    let outcome = eval::run(&loaded.plan, tree, &inputs, &options, store.as_mut(), &mut sink);
     let outcome = match outcome {
         Ok(()) => "ran",
         Err(d) => {

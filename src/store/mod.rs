@@ -13,6 +13,71 @@ use serde_json::Value as Json;
 
 use crate::eval::VarStore;
 
+pub mod postgres;
+
+/// Where custom variables live: an SQLite file (the default, beside the
+/// `.blk` file) or a PostgreSQL database (`postgres://…`), from `--store`
+/// or `BLKC_STORE`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+impl Location {
+    pub fn parse(text: &str) -> Location {
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            Location::Postgres(text.to_string())
+        } else {
+            Location::Sqlite(PathBuf::from(text))
+        }
+    }
+
+    /// `--store`, else `BLKC_STORE`, else the SQLite file at `default`.
+    pub fn choose(flag: Option<&str>, default: PathBuf) -> Location {
+        match flag.map(str::to_string).or_else(|| std::env::var("BLKC_STORE").ok().filter(|s| !s.is_empty())) {
+            Some(text) => Location::parse(&text),
+            None => Location::Sqlite(default),
+        }
+    }
+}
+
+/// An opened store location that runs take their stores from.
+#[derive(Debug, Clone)]
+pub enum Backend {
+    /// Opened by each run when it first reads or saves.
+    Sqlite(PathBuf),
+    Postgres(std::sync::Arc<postgres::Pool>),
+}
+
+impl Backend {
+    /// Checks a PostgreSQL store now (an SQLite one is opened by its runs).
+    pub fn open(location: &Location) -> Result<Backend, String> {
+        Ok(match location {
+            Location::Sqlite(path) => Backend::Sqlite(path.clone()),
+            Location::Postgres(url) => Backend::Postgres(postgres::Pool::open(url)?),
+        })
+    }
+
+    /// Whether no process sharing this store has seen interaction `id`
+    /// lately (always, for a store of one machine's SQLite file: the
+    /// server's own memory covers it).
+    pub fn first_time(&self, id: &str, keep_seconds: i64) -> Result<bool, String> {
+        match self {
+            Backend::Sqlite(_) => Ok(true),
+            Backend::Postgres(pool) => pool.first_time(id, keep_seconds),
+        }
+    }
+
+    /// The store of one run.
+    pub fn run_store(&self) -> Box<dyn VarStore + Send> {
+        match self {
+            Backend::Sqlite(path) => Box::new(LazyStore::new(path.clone())),
+            Backend::Postgres(pool) => Box::new(pool.store()),
+        }
+    }
+}
+
 /// Where the store is when no `--store` is given, relative to the folder of
 /// the `.blk` file (`blkc vars`: the current folder).
 pub const DEFAULT_PATH: &str = ".blkc/store.sqlite3";

@@ -1,0 +1,302 @@
+//! Custom variables in PostgreSQL, for several `blkc serve` processes (on
+//! one machine or many) sharing one bot's state. The same behaviour as the
+//! SQLite store: a save's reads and its write are one transaction, taken
+//! in turn by every process (a transaction-scoped advisory lock, as SQLite's
+//! `BEGIN IMMEDIATE`), so no read-then-save loses an update; a database
+//! that is not a blkc store, or of a newer format, is refused unchanged;
+//! the schema is created and moved forward only by `blkc vars migrate`.
+//!
+//! Connections go over TLS when the server offers it (rustls, as ureq
+//! uses), and must with `sslmode=require`.
+
+use std::sync::{Arc, Mutex};
+
+use postgres::{Client, Config};
+use serde_json::Value as Json;
+
+use super::Entry;
+use crate::eval::VarStore;
+
+/// The format of the tables this blkc reads and writes.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// The advisory lock every save takes (an arbitrary constant: "blkc").
+const SAVE_LOCK: i64 = 0x626c_6b63;
+
+/// Connections to one database, kept for the runs that follow.
+pub struct Pool {
+    config: Config,
+    tls: tokio_postgres_rustls::MakeRustlsConnect,
+    idle: Mutex<Vec<Client>>,
+    /// Where, for messages (the URL without its password).
+    shown: String,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool").field("database", &self.shown).finish_non_exhaustive()
+    }
+}
+
+/// `postgres://user:password@host/db` without the password, for messages.
+pub fn shown(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) => {
+            if u.password().is_some() {
+                let _ = u.set_password(Some("***"));
+            }
+            u.to_string()
+        }
+        Err(_) => "the PostgreSQL store".to_string(),
+    }
+}
+
+fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
+    let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map(|b| b.with_root_certificates(roots).with_no_client_auth());
+    match config {
+        Ok(c) => tokio_postgres_rustls::MakeRustlsConnect::new(c),
+        // The ring provider always has the default protocol versions.
+        Err(_) => tokio_postgres_rustls::MakeRustlsConnect::new(
+            rustls::ClientConfig::builder()
+                .with_root_certificates(rustls::RootCertStore::empty())
+                .with_no_client_auth(),
+        ),
+    }
+}
+
+impl Pool {
+    /// Connects to `url` and checks that the database holds a blkc store
+    /// of this format; refuses it, unchanged, otherwise.
+    pub fn open(url: &str) -> Result<Arc<Pool>, String> {
+        let pool = Pool::unchecked(url)?;
+        let mut client = pool.client()?;
+        match version(&mut client, &pool.shown)? {
+            Some(SCHEMA_VERSION) => {}
+            Some(v) if v > SCHEMA_VERSION => {
+                return Err(format!(
+                    "{} has store format {v}; this blkc reads format {SCHEMA_VERSION} (a newer blkc made it)",
+                    pool.shown
+                ))
+            }
+            Some(v) => {
+                return Err(format!(
+                    "{} has store format {v}; move it to format {SCHEMA_VERSION} with `blkc vars --store URL migrate`",
+                    pool.shown
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "{} holds no blkc store; create one with `blkc vars --store URL migrate` (blkc never writes into a database it did not set up)",
+                    pool.shown
+                ))
+            }
+        }
+        pool.give_back(client);
+        Ok(Arc::new(pool))
+    }
+
+    fn unchecked(url: &str) -> Result<Pool, String> {
+        let shown = shown(url);
+        let config: Config = url.parse().map_err(|e| format!("{shown} is not a PostgreSQL URL: {e}"))?;
+        Ok(Pool { config, tls: tls(), idle: Mutex::new(Vec::new()), shown })
+    }
+
+    fn client(&self) -> Result<Client, String> {
+        if let Some(c) = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+            if !c.is_closed() {
+                return Ok(c);
+            }
+        }
+        self.config.connect(self.tls.clone()).map_err(|e| format!("cannot connect to {}: {e}", self.shown))
+    }
+
+    fn give_back(&self, client: Client) {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if !client.is_closed() && idle.len() < 64 {
+            idle.push(client);
+        }
+    }
+
+    /// Whether this is the first time any process sharing the database has
+    /// seen `id` (an interaction): the platform may deliver one twice, or
+    /// to two processes behind a load balancer. Ids are forgotten after
+    /// `keep_seconds`.
+    pub fn first_time(&self, id: &str, keep_seconds: i64) -> Result<bool, String> {
+        let mut client = self.client()?;
+        let at = now();
+        let result = (|| {
+            // Forget the old now and then, not on every call.
+            if at % 16 == 0 {
+                client.execute("DELETE FROM blkc_seen WHERE seen_at < $1", &[&(at - keep_seconds)])?;
+            }
+            client
+                .execute("INSERT INTO blkc_seen (id, seen_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING", &[&id, &at])
+        })();
+        let first = result.map(|n| n == 1).map_err(|e| format!("{}: {e}", self.shown));
+        self.give_back(client);
+        first
+    }
+
+    /// A store for one run (or one `blkc vars` command).
+    pub fn store(self: &Arc<Pool>) -> PgStore {
+        PgStore { pool: self.clone(), client: None, in_transaction: false }
+    }
+}
+
+/// The store's format, `None` when the database has no blkc tables.
+fn version(client: &mut Client, shown: &str) -> Result<Option<i64>, String> {
+    let has_meta: bool = client
+        .query_one("SELECT to_regclass('blkc_meta') IS NOT NULL", &[])
+        .and_then(|r| r.try_get(0))
+        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if !has_meta {
+        return Ok(None);
+    }
+    let row = client
+        .query_opt("SELECT value FROM blkc_meta WHERE key = 'schema'", &[])
+        .map_err(|e| format!("{shown} has a `blkc_meta` table that is not blkc's: {e}"))?;
+    row.map(|r| r.try_get::<_, i64>(0)).transpose().map_err(|e| format!("{shown}: {e}"))
+}
+
+/// `blkc vars migrate`: creates the store's tables in an empty database, or
+/// moves an older format forward; says what it did.
+pub fn migrate(url: &str) -> Result<String, String> {
+    let pool = Pool::unchecked(url)?;
+    let mut client = pool.client()?;
+    let mut tx = client.transaction().map_err(|e| e.to_string())?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SAVE_LOCK]).map_err(|e| e.to_string())?;
+    let current = {
+        let has_meta: bool = tx
+            .query_one("SELECT to_regclass('blkc_meta') IS NOT NULL", &[])
+            .and_then(|r| r.try_get(0))
+            .map_err(|e| e.to_string())?;
+        if has_meta {
+            tx.query_opt("SELECT value FROM blkc_meta WHERE key = 'schema'", &[])
+                .map_err(|e| e.to_string())?
+                .map(|r| r.get::<_, i64>(0))
+        } else {
+            None
+        }
+    };
+    match current {
+        Some(SCHEMA_VERSION) => Ok(format!("{} is at store format {SCHEMA_VERSION}; nothing to do", pool.shown)),
+        Some(v) if v > SCHEMA_VERSION => {
+            Err(format!("{} has store format {v}, newer than this blkc's {SCHEMA_VERSION}; left unchanged", pool.shown))
+        }
+        Some(v) => Err(format!("{} has store format {v}, which no blkc wrote; left unchanged", pool.shown)),
+        None => {
+            tx.batch_execute(&format!(
+                "CREATE TABLE blkc_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
+                 CREATE TABLE blkc_vars (name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at BIGINT NOT NULL);
+                 CREATE TABLE blkc_seen (id TEXT PRIMARY KEY, seen_at BIGINT NOT NULL);
+                 INSERT INTO blkc_meta (key, value) VALUES ('schema', {SCHEMA_VERSION});"
+            ))
+            .map_err(|e| format!("cannot create the store in {}: {e}", pool.shown))?;
+            tx.commit().map_err(|e| e.to_string())?;
+            Ok(format!("created the store (format {SCHEMA_VERSION}) in {}", pool.shown))
+        }
+    }
+}
+
+/// One run's use of the database: a connection from the pool, held while
+/// the run needs it.
+pub struct PgStore {
+    pool: Arc<Pool>,
+    client: Option<Client>,
+    in_transaction: bool,
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.client.take() {
+            if self.in_transaction {
+                let _ = c.batch_execute("ROLLBACK");
+            }
+            self.pool.give_back(c);
+        }
+    }
+}
+
+fn parse(text: &str) -> Result<Json, String> {
+    serde_json::from_str(text).map_err(|e| format!("a stored value is not JSON: {e}"))
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+}
+
+impl PgStore {
+    fn client(&mut self) -> Result<&mut Client, String> {
+        if self.client.is_none() {
+            self.client = Some(self.pool.client()?);
+        }
+        self.client.as_mut().ok_or_else(|| "no connection".to_string())
+    }
+
+    fn failed(&self, e: postgres::Error) -> String {
+        format!("{}: {e}", self.pool.shown)
+    }
+
+    pub fn list(&mut self) -> Result<Vec<Entry>, String> {
+        let rows = self
+            .client()?
+            .query("SELECT name, value, updated_at FROM blkc_vars ORDER BY name", &[])
+            .map_err(|e| e.to_string())?;
+        rows.iter()
+            .map(|r| Ok(Entry { name: r.get(0), value: parse(r.get::<_, &str>(1))?, updated_at: r.get(2) }))
+            .collect()
+    }
+
+    pub fn delete(&mut self, name: &str) -> Result<bool, String> {
+        let n = self.client()?.execute("DELETE FROM blkc_vars WHERE name = $1", &[&name]).map_err(|e| e.to_string())?;
+        Ok(n > 0)
+    }
+}
+
+impl VarStore for PgStore {
+    fn get(&mut self, name: &str) -> Result<Option<Json>, String> {
+        let row = self
+            .client()?
+            .query_opt("SELECT value FROM blkc_vars WHERE name = $1", &[&name])
+            .map_err(|e| e.to_string())?;
+        row.map(|r| parse(r.get::<_, &str>(0))).transpose()
+    }
+
+    fn set(&mut self, name: &str, value: &Json) -> Result<(), String> {
+        let text = value.to_string();
+        let at = now();
+        self.client()?
+            .execute(
+                "INSERT INTO blkc_vars (name, value, updated_at) VALUES ($1, $2, $3)
+                 ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                &[&name, &text, &at],
+            )
+            .map(|_| ())
+            .map_err(|e| self.failed(e))
+    }
+
+    /// Every process's saves take their turn: what a save reads and writes
+    /// is one transaction, and no other save runs between them.
+    fn begin(&mut self) -> Result<(), String> {
+        if self.in_transaction {
+            return Ok(());
+        }
+        let client = self.client()?;
+        client.batch_execute("BEGIN").map_err(|e| e.to_string())?;
+        client.execute("SELECT pg_advisory_xact_lock($1)", &[&SAVE_LOCK]).map_err(|e| e.to_string())?;
+        self.in_transaction = true;
+        Ok(())
+    }
+
+    fn end(&mut self, commit: bool) -> Result<(), String> {
+        if !self.in_transaction {
+            return Ok(());
+        }
+        self.in_transaction = false;
+        let sql = if commit { "COMMIT" } else { "ROLLBACK" };
+        self.client()?.batch_execute(sql).map_err(|e| e.to_string())
+    }
+}
