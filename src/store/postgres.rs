@@ -27,7 +27,7 @@ const SAVE_LOCK: i64 = 0x626c_6b63;
 pub struct Pool {
     config: Config,
     tls: tokio_postgres_rustls::MakeRustlsConnect,
-    idle: Mutex<Vec<Client>>,
+    idle: Mutex<Vec<Conn>>,
     /// Where, for messages (the URL without its password).
     shown: String,
 }
@@ -36,6 +36,14 @@ impl std::fmt::Debug for Pool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pool").field("database", &self.shown).finish_non_exhaustive()
     }
+}
+
+/// A connection and its prepared statements (prepared once: each would
+/// otherwise cost a round trip of its own on every use).
+struct Conn {
+    client: Client,
+    get: Option<postgres::Statement>,
+    set: Option<postgres::Statement>,
 }
 
 /// `postgres://user:password@host/db` without the password, for messages.
@@ -72,8 +80,8 @@ impl Pool {
     /// of this format; refuses it, unchanged, otherwise.
     pub fn open(url: &str) -> Result<Arc<Pool>, String> {
         let pool = Pool::unchecked(url)?;
-        let mut client = pool.client()?;
-        match version(&mut client, &pool.shown)? {
+        let mut conn = pool.conn()?;
+        match version(&mut conn.client, &pool.shown)? {
             Some(SCHEMA_VERSION) => {}
             Some(v) if v > SCHEMA_VERSION => {
                 return Err(format!(
@@ -94,7 +102,7 @@ impl Pool {
                 ))
             }
         }
-        pool.give_back(client);
+        pool.give_back(conn);
         Ok(Arc::new(pool))
     }
 
@@ -104,19 +112,21 @@ impl Pool {
         Ok(Pool { config, tls: tls(), idle: Mutex::new(Vec::new()), shown })
     }
 
-    fn client(&self) -> Result<Client, String> {
+    fn conn(&self) -> Result<Conn, String> {
         if let Some(c) = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop() {
-            if !c.is_closed() {
+            if !c.client.is_closed() {
                 return Ok(c);
             }
         }
-        self.config.connect(self.tls.clone()).map_err(|e| format!("cannot connect to {}: {e}", self.shown))
+        let client =
+            self.config.connect(self.tls.clone()).map_err(|e| format!("cannot connect to {}: {e}", self.shown))?;
+        Ok(Conn { client, get: None, set: None })
     }
 
-    fn give_back(&self, client: Client) {
+    fn give_back(&self, conn: Conn) {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        if !client.is_closed() && idle.len() < 64 {
-            idle.push(client);
+        if !conn.client.is_closed() && idle.len() < 64 {
+            idle.push(conn);
         }
     }
 
@@ -125,7 +135,8 @@ impl Pool {
     /// to two processes behind a load balancer. Ids are forgotten after
     /// `keep_seconds`.
     pub fn first_time(&self, id: &str, keep_seconds: i64) -> Result<bool, String> {
-        let mut client = self.client()?;
+        let mut conn = self.conn()?;
+        let client = &mut conn.client;
         let at = now();
         let result = (|| {
             // Forget the old now and then, not on every call.
@@ -136,7 +147,7 @@ impl Pool {
                 .execute("INSERT INTO blkc_seen (id, seen_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING", &[&id, &at])
         })();
         let first = result.map(|n| n == 1).map_err(|e| format!("{}: {e}", self.shown));
-        self.give_back(client);
+        self.give_back(conn);
         first
     }
 
@@ -165,8 +176,8 @@ fn version(client: &mut Client, shown: &str) -> Result<Option<i64>, String> {
 /// moves an older format forward; says what it did.
 pub fn migrate(url: &str) -> Result<String, String> {
     let pool = Pool::unchecked(url)?;
-    let mut client = pool.client()?;
-    let mut tx = client.transaction().map_err(|e| e.to_string())?;
+    let mut conn = pool.conn()?;
+    let mut tx = conn.client.transaction().map_err(|e| e.to_string())?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SAVE_LOCK]).map_err(|e| e.to_string())?;
     let current = {
         let has_meta: bool = tx
@@ -205,7 +216,7 @@ pub fn migrate(url: &str) -> Result<String, String> {
 /// the run needs it.
 pub struct PgStore {
     pool: Arc<Pool>,
-    client: Option<Client>,
+    client: Option<Conn>,
     in_transaction: bool,
 }
 
@@ -213,7 +224,7 @@ impl Drop for PgStore {
     fn drop(&mut self) {
         if let Some(mut c) = self.client.take() {
             if self.in_transaction {
-                let _ = c.batch_execute("ROLLBACK");
+                let _ = c.client.batch_execute("ROLLBACK");
             }
             self.pool.give_back(c);
         }
@@ -229,11 +240,15 @@ fn now() -> i64 {
 }
 
 impl PgStore {
-    fn client(&mut self) -> Result<&mut Client, String> {
+    fn conn(&mut self) -> Result<&mut Conn, String> {
         if self.client.is_none() {
-            self.client = Some(self.pool.client()?);
+            self.client = Some(self.pool.conn()?);
         }
         self.client.as_mut().ok_or_else(|| "no connection".to_string())
+    }
+
+    fn client(&mut self) -> Result<&mut Client, String> {
+        Ok(&mut self.conn()?.client)
     }
 
     fn failed(&self, e: postgres::Error) -> String {
@@ -258,24 +273,28 @@ impl PgStore {
 
 impl VarStore for PgStore {
     fn get(&mut self, name: &str) -> Result<Option<Json>, String> {
-        let row = self
-            .client()?
-            .query_opt("SELECT value FROM blkc_vars WHERE name = $1", &[&name])
-            .map_err(|e| e.to_string())?;
+        let conn = self.conn()?;
+        if conn.get.is_none() {
+            conn.get =
+                Some(conn.client.prepare("SELECT value FROM blkc_vars WHERE name = $1").map_err(|e| e.to_string())?);
+        }
+        let statement = conn.get.clone().ok_or("no statement")?;
+        let row = conn.client.query_opt(&statement, &[&name]).map_err(|e| e.to_string())?;
         row.map(|r| parse(r.get::<_, &str>(0))).transpose()
     }
 
     fn set(&mut self, name: &str, value: &Json) -> Result<(), String> {
         let text = value.to_string();
         let at = now();
-        self.client()?
-            .execute(
-                "INSERT INTO blkc_vars (name, value, updated_at) VALUES ($1, $2, $3)
-                 ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-                &[&name, &text, &at],
-            )
-            .map(|_| ())
-            .map_err(|e| self.failed(e))
+        let conn = self.conn()?;
+        if conn.set.is_none() {
+            let sql = "INSERT INTO blkc_vars (name, value, updated_at) VALUES ($1, $2, $3)
+                 ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at";
+            conn.set = Some(conn.client.prepare(sql).map_err(|e| e.to_string())?);
+        }
+        let statement = conn.set.clone().ok_or("no statement")?;
+        let result = conn.client.execute(&statement, &[&name, &text, &at]).map(|_| ());
+        result.map_err(|e| self.failed(e))
     }
 
     /// Every process's saves take their turn: what a save reads and writes
@@ -284,9 +303,11 @@ impl VarStore for PgStore {
         if self.in_transaction {
             return Ok(());
         }
+        // One round trip: the transaction and its turn.
         let client = self.client()?;
-        client.batch_execute("BEGIN").map_err(|e| e.to_string())?;
-        client.execute("SELECT pg_advisory_xact_lock($1)", &[&SAVE_LOCK]).map_err(|e| e.to_string())?;
+        client
+            .batch_execute(&format!("BEGIN; SELECT pg_advisory_xact_lock({SAVE_LOCK})"))
+            .map_err(|e| e.to_string())?;
         self.in_transaction = true;
         Ok(())
     }
