@@ -607,3 +607,68 @@ fn two_servers_sharing_postgres_count_every_interaction_once() {
     assert_eq!((first.status, second.status), (200, 409));
     assert_eq!(first.body["data"]["content"], (clients * each + 1).to_string());
 }
+
+/// `kill -9` of one of two servers sharing PostgreSQL while interactions
+/// are being answered: every save whose answer reached the platform is in
+/// the store.
+#[test]
+fn killing_one_server_mid_load_loses_no_acknowledged_save() {
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.database();
+    let dir = tempfile::tempdir().unwrap();
+    let migrated = Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["vars", "--store", &url, "migrate"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(migrated.status.success());
+    let platform = TestPlatform::start();
+    let program = "var hits = \"0\"\ncommand hit \"Hit\" {\n    save hits = hits + 1\n    reply \"{hits}\"\n}\n";
+    let survivor = Arc::new(serve(program, &platform, None, &["--store", &url], &[]));
+    let mut victim = serve(program, &platform, None, &["--store", &url], &[]);
+    let victim_url = victim.interactions();
+    let acknowledged = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let threads: Vec<_> = (0..4)
+        .map(|c| {
+            let (survivor, victim_url, acknowledged) = (survivor.clone(), victim_url.clone(), acknowledged.clone());
+            let signed: Vec<(Vec<u8>, (String, String))> = (0..150)
+                .map(|i| {
+                    let bytes = serde_json::to_vec(&command(&format!("k{c}-{i}"), "hit", json!([]))).unwrap();
+                    let signature = platform.sign(&bytes, 0);
+                    (bytes, signature)
+                })
+                .collect();
+            std::thread::spawn(move || {
+                for (i, (bytes, signature)) in signed.into_iter().enumerate() {
+                    let to = if i % 2 == 0 { survivor.interactions() } else { victim_url.clone() };
+                    // A killed server answers nothing: the connection fails.
+                    if let Some(answer) = crate::support::platform::try_post(&to, &bytes, Some(signature)) {
+                        if let Some(n) = answer.body["data"]["content"].as_str().and_then(|c| c.parse::<u64>().ok()) {
+                            acknowledged.lock().unwrap().push(n);
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(400));
+    // SAFETY: kills our own child process.
+    unsafe {
+        libc::kill(victim.child.id() as libc::pid_t, libc::SIGKILL);
+    }
+    let _ = victim.child.wait();
+    for t in threads {
+        let _ = t.join();
+    }
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    let stored =
+        Command::new(env!("CARGO_BIN_EXE_blkc")).args(["vars", "--store", &url, "get", "hits"]).output().unwrap();
+    let stored: u64 = String::from_utf8_lossy(&stored.stdout).trim().parse().unwrap();
+    // Every acknowledged save is counted: at least as many as were
+    // acknowledged, and at least the highest value an answer showed (a
+    // reply reads the counter after its own save, so runs saving at once may
+    // show the same later value).
+    assert!(acknowledged.len() as u64 <= stored, "{} acknowledged, {stored} stored", acknowledged.len());
+    assert!(acknowledged.iter().all(|n| *n <= stored));
+    assert!(acknowledged.len() >= 300, "the survivor went on answering: {}", acknowledged.len());
+}

@@ -165,6 +165,11 @@ pub struct Answered {
 
 /// Posts `body` to `url` with the given signature headers (none when `None`).
 pub fn post(url: &str, body: &[u8], signature: Option<(String, String)>) -> Answered {
+    try_post(url, body, signature).expect("the server answers")
+}
+
+/// [`post`], or `None` when the server answers nothing (it was killed).
+pub fn try_post(url: &str, body: &[u8], signature: Option<(String, String)>) -> Option<Answered> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(Duration::from_secs(30)))
@@ -175,11 +180,11 @@ pub fn post(url: &str, body: &[u8], signature: Option<(String, String)>) -> Answ
         request = request.header("X-Signature-Ed25519", &sig).header("X-Signature-Timestamp", &ts);
     }
     let started = Instant::now();
-    let mut response = request.send(body).expect("the server answers");
+    let mut response = request.send(body).ok()?;
     let took = started.elapsed();
     let status = response.status().as_u16();
     let text = response.body_mut().read_to_string().unwrap_or_default();
-    Answered { status, body: serde_json::from_str(&text).unwrap_or(Value::String(text)), took }
+    Some(Answered { status, body: serde_json::from_str(&text).unwrap_or(Value::String(text)), took })
 }
 
 /// An APPLICATION_COMMAND interaction for `command` with `options`.
