@@ -9,6 +9,7 @@
 
 #[path = "../tests/support/postgres.rs"]
 mod postgres_server;
+mod support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -89,4 +90,70 @@ fn main() {
         assert_eq!(n, expected[name], "{name}: {n} of {} saves kept", expected[name]);
     }
     println!("  every save kept on both");
+    if let Some(url) = &url {
+        two_servers(dir.path(), url);
+    }
+}
+
+/// Two `blkc serve` processes sharing the PostgreSQL store, 32 keep-alive
+/// clients each, answering signed interactions that increment one
+/// per-server counter; the count is checked.
+fn two_servers(dir: &std::path::Path, url: &str) {
+    use std::io::BufRead as _;
+    const EACH: usize = 4000;
+    let key = support::key();
+    std::fs::write(
+        dir.join("hit.blk"),
+        "var hits per server = \"0\"\ncommand hit \"Hit\" {\n    option word \"Word\"\n    save hits = hits + 1\n    reply \"{hits}\"\n}\n",
+    )
+    .unwrap();
+    let servers: Vec<(std::process::Child, String)> = (0..2)
+        .map(|_| {
+            let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
+                .args(["serve", "hit.blk", "--listen", "127.0.0.1:0", "--log-format", "json", "--store", url])
+                .env("BLKC_DISCORD_PUBLIC_KEY", hex::encode(key.verifying_key().to_bytes()))
+                .current_dir(dir)
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("start blkc serve");
+            let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+            let first: serde_json::Value =
+                serde_json::from_str(&lines.next().and_then(Result::ok).unwrap_or_default()).unwrap_or_default();
+            std::thread::spawn(move || for _ in lines {});
+            (child, first["listen"].as_str().expect("a listening server").to_string())
+        })
+        .collect();
+    let started = Instant::now();
+    let loads: Vec<_> = servers
+        .iter()
+        .enumerate()
+        .map(|(s, (_, address))| {
+            let requests: Vec<Vec<u8>> =
+                (0..EACH).map(|i| support::signed(&key, s * EACH + i + 1, "hit", "w")).collect();
+            let address = address.clone();
+            std::thread::spawn(move || support::load(&address, requests, 32))
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    for l in loads {
+        let l = l.join().unwrap();
+        assert_eq!(l.failures, 0, "interactions not answered");
+        latencies.extend(l.latencies);
+    }
+    let took = started.elapsed();
+    latencies.sort();
+    let backend = Backend::open(&Location::Postgres(url.to_string())).unwrap();
+    let counted = backend.run_store().get("hits:server:777").unwrap().map(|v| v.to_string()).unwrap_or_default();
+    println!(
+        "  two servers sharing PostgreSQL, 64 clients: {:.0} interactions/s (each a read-then-save), p50 {:.2} ms, p99 {:.2} ms; the counter reads {counted} of {}",
+        latencies.len() as f64 / took.as_secs_f64(),
+        support::percentile(&latencies, 0.5).as_secs_f64() * 1e3,
+        support::percentile(&latencies, 0.99).as_secs_f64() * 1e3,
+        2 * EACH
+    );
+    assert_eq!(counted, (2 * EACH).to_string());
+    for (mut child, _) in servers {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
 }

@@ -380,3 +380,72 @@ fn both_backends_read_list_set_and_delete_alike_and_refuse_what_is_not_theirs() 
         assert!(String::from_utf8_lossy(&out.stderr).contains("format 9"), "{}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+/// A fresh store of each backend (an SQLite file, a migrated PostgreSQL
+/// database), named `tag`.
+fn fresh_stores(dir: &Path, tag: &str) -> Vec<String> {
+    let mut stores = vec![dir.join(format!("{tag}.sqlite3")).display().to_string()];
+    if let Some(pg) = crate::support::postgres::server() {
+        let url = pg.database();
+        assert!(blkc(dir, &["vars", "--store", &url, "migrate"]).status.success());
+        stores.push(url);
+    }
+    stores
+}
+
+#[test]
+fn both_backends_apply_defaults_and_refuse_a_save_on_a_stale_decision() {
+    let server = crate::support::server::TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("race.blk"),
+        format!(
+            "var winner = \"none\"\ncommand show {{\n    reply \"winner: {{winner}}\"\n}}\ncommand claim {{\n    option id \"Your ID\"\n    if \"{{winner}}\" == \"none\" {{\n        api wait {{ method GET url \"{}/slow/300\" }}\n        save winner = \"{{option_id}}\"\n        reply \"WON\"\n    }}\n}}\n",
+            server.base()
+        ),
+    )
+    .unwrap();
+    for round in 0..3 {
+        for store in fresh_stores(d, &format!("race{round}")) {
+            assert_eq!(
+                stdout(&blkc(d, &["run", "race.blk", "--command", "show", "--store", &store])),
+                "winner: none\n"
+            );
+            let children: Vec<_> = (0..8)
+                .map(|id| {
+                    Command::new(env!("CARGO_BIN_EXE_blkc"))
+                        .args([
+                            "run",
+                            "race.blk",
+                            "--command",
+                            "claim",
+                            "--store",
+                            &store,
+                            "--var",
+                            &format!("option_id={id}"),
+                        ])
+                        .current_dir(d)
+                        .stdout(std::process::Stdio::piped())
+                        .stderr(std::process::Stdio::piped())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect();
+            let mut winners = Vec::new();
+            for (id, child) in children.into_iter().enumerate() {
+                let out = child.wait_with_output().unwrap();
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                match out.status.code() {
+                    Some(0) if stdout(&out) == "WON\n" => winners.push(id),
+                    Some(0) => assert_eq!(stdout(&out), "", "{store}"),
+                    Some(3) => assert!(stderr.contains("B322"), "{store}: {stderr}"),
+                    other => panic!("{store}: exit {other:?}: {stderr}"),
+                }
+            }
+            assert_eq!(winners.len(), 1, "{store}: winners {winners:?}");
+            let shown = stdout(&blkc(d, &["run", "race.blk", "--command", "show", "--store", &store]));
+            assert_eq!(shown, format!("winner: {}\n", winners[0]), "{store}");
+        }
+    }
+}

@@ -1,9 +1,13 @@
 #![allow(dead_code)] // Each benchmark uses a part of the support module.
 //! Shared by the benchmarks: generated input, and timing whole processes.
 
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ed25519_dalek::{Signer, SigningKey};
 
 /// A large realistic file: `trees` commands and events holding `blocks`
 /// api blocks in all, each with params, headers, a body and references to
@@ -163,4 +167,116 @@ pub fn json_server() -> u16 {
         }
     });
     port
+}
+
+// ── signed interactions, for the serve and store benchmarks ─────────────
+
+pub fn key() -> SigningKey {
+    let mut seed = [0u8; 32];
+    std::fs::File::open("/dev/urandom").unwrap().read_exact(&mut seed).unwrap();
+    SigningKey::from_bytes(&seed)
+}
+
+/// A whole HTTP request of a signed interaction, ready to write.
+pub fn signed(key: &SigningKey, id: usize, command: &str, word: &str) -> Vec<u8> {
+    let body = serde_json::json!({
+        "type": 2, "id": format!("{id}"), "application_id": "4242", "token": format!("token-{id}"),
+        "guild_id": "777", "channel_id": "888",
+        "member": { "user": { "id": "1001", "username": "ada" } },
+        "data": { "name": command, "options": [{ "name": "word", "type": 3, "value": word }] }
+    })
+    .to_string();
+    let timestamp = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs().to_string();
+    let mut message = timestamp.as_bytes().to_vec();
+    message.extend_from_slice(body.as_bytes());
+    let signature = hex::encode(key.sign(&message).to_bytes());
+    format!(
+        "POST /interactions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+         X-Signature-Ed25519: {signature}\r\nX-Signature-Timestamp: {timestamp}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Reads one HTTP response; its status and body.
+pub fn read_response(reader: &mut BufReader<TcpStream>) -> Option<(u16, String)> {
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let status = line.split(' ').nth(1)?.parse().ok()?;
+    let mut length = 0;
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).ok()? == 0 {
+            return None;
+        }
+        if header == "\r\n" {
+            break;
+        }
+        if let Some(v) = header.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().ok()?;
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some((status, String::from_utf8_lossy(&body).into_owned()))
+}
+
+pub struct Load {
+    pub wall: Duration,
+    pub latencies: Vec<Duration>,
+    pub failures: usize,
+}
+
+/// Sends `requests` over `clients` keep-alive connections at once; each
+/// latency is from the request's first byte written to its answer read.
+pub fn load(address: &str, requests: Vec<Vec<u8>>, clients: usize) -> Load {
+    let mut shares: Vec<Vec<Vec<u8>>> = (0..clients).map(|_| Vec::new()).collect();
+    for (i, r) in requests.into_iter().enumerate() {
+        shares[i % clients].push(r);
+    }
+    let started = Instant::now();
+    let threads: Vec<_> = shares
+        .into_iter()
+        .map(|share| {
+            let address = address.to_string();
+            std::thread::spawn(move || {
+                let stream = TcpStream::connect(&address).unwrap();
+                stream.set_nodelay(true).unwrap();
+                let mut writer = stream.try_clone().unwrap();
+                let mut reader = BufReader::new(stream);
+                let mut latencies = Vec::with_capacity(share.len());
+                let mut failures = 0;
+                for request in share {
+                    let t = Instant::now();
+                    if writer.write_all(&request).is_err() {
+                        failures += 1;
+                        continue;
+                    }
+                    match read_response(&mut reader) {
+                        Some((200, body)) if body.contains("\"type\":4") || body.contains("\"type\":5") => {}
+                        other => {
+                            if failures == 0 {
+                                eprintln!("unexpected answer: {other:?}");
+                            }
+                            failures += 1;
+                        }
+                    }
+                    latencies.push(t.elapsed());
+                }
+                (latencies, failures)
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    let mut failures = 0;
+    for t in threads {
+        let (l, f) = t.join().unwrap();
+        latencies.extend(l);
+        failures += f;
+    }
+    Load { wall: started.elapsed(), latencies, failures }
+}
+
+pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
 }
