@@ -671,6 +671,40 @@ struct RunReport {
     deferred: bool,
 }
 
+impl RunReport {
+    /// Counts a run's request or warning (a reply is the caller's).
+    fn note(&mut self, shared: &Shared, event: &Event) {
+        match event {
+            Event::Request(r) => {
+                self.requests += 1;
+                shared.metrics.request(r.status);
+            }
+            Event::Warning(w) => self.warnings.push(w.code),
+            Event::Reply { .. } | Event::Save { .. } => {}
+        }
+    }
+}
+
+/// Counts and logs how a message to the platform went; `about` names the
+/// interaction or event in the log line.
+fn sent_message(
+    shared: &Shared,
+    sent: Result<super::platform::Answer, String>,
+    about: (&'static str, Json),
+    token: Option<&str>,
+) {
+    match sent {
+        Ok(a) => {
+            shared.metrics.platform_call(a.status);
+            if !a.is_success() {
+                let fields = [about, ("status", a.status.into()), ("platform", a.message().into())];
+                shared.log.write("warn", "the platform refused a message", &fields, token);
+            }
+        }
+        Err(e) => shared.log.write("warn", "a message could not be sent", &[about, ("error", e.into())], token),
+    }
+}
+
 fn log_interaction(
     shared: &Shared,
     i: &Interaction,
@@ -742,29 +776,7 @@ fn run_job(shared: &Arc<Shared>, job: Job) {
                 _ => break,
             }
         }
-        match sent {
-            Ok(a) => {
-                shared.metrics.platform_call(a.status);
-                if !a.is_success() {
-                    shared.log.write(
-                        "warn",
-                        "the platform refused a message",
-                        &[
-                            ("id", interaction.id.clone().into()),
-                            ("status", a.status.into()),
-                            ("platform", a.message().into()),
-                        ],
-                        Some(&interaction.token),
-                    );
-                }
-            }
-            Err(e) => shared.log.write(
-                "warn",
-                "a message could not be sent",
-                &[("id", interaction.id.clone().into()), ("error", e.into())],
-                Some(&interaction.token),
-            ),
-        }
+        sent_message(shared, sent, ("id", interaction.id.clone().into()), Some(&interaction.token));
     };
     let tree =
         loaded.plan.trees.iter().find(|t| t.kind == crate::plan::TreeKind::Command && t.name == interaction.command());
@@ -810,12 +822,7 @@ fn run_job(shared: &Arc<Shared>, job: Job) {
                     }
                     replies.push(String::new());
                 }
-                Event::Request(r) => {
-                    report.requests += 1;
-                    shared.metrics.request(r.status);
-                }
-                Event::Warning(w) => report.warnings.push(w.code),
-                Event::Save { .. } => {}
+                other => report.note(shared, &other),
             };
             let outcome = eval::run(&loaded.plan, tree, &inputs, &options, store.as_mut(), &mut sink);
             match outcome {
@@ -1007,32 +1014,11 @@ fn run_event(shared: &Arc<Shared>, job: EventJob) {
             for p in parts {
                 report.messages += 1;
                 let body = message::message(&p, &users, false);
-                match platform.send("POST", &format!("/channels/{channel}/messages"), Some(&body), true, deadline) {
-                    Ok(a) => {
-                        shared.metrics.platform_call(a.status);
-                        if !a.is_success() {
-                            shared.log.write(
-                                "warn",
-                                "the platform refused a message",
-                                &[
-                                    ("kind", run.kind.into()),
-                                    ("status", a.status.into()),
-                                    ("platform", a.message().into()),
-                                ],
-                                None,
-                            );
-                        }
-                    }
-                    Err(e) => shared.log.write("warn", "a message could not be sent", &[("error", e.into())], None),
-                }
+                let sent = platform.send("POST", &format!("/channels/{channel}/messages"), Some(&body), true, deadline);
+                sent_message(shared, sent, ("kind", run.kind.into()), None);
             }
         }
-        Event::Request(r) => {
-            report.requests += 1;
-            shared.metrics.request(r.status);
-        }
-        Event::Warning(w) => report.warnings.push(w.code),
-        Event::Save { .. } => {}
+        other => report.note(shared, &other),
     };
     let outcome = eval::run(&loaded.plan, tree, &inputs, &options, store.as_mut(), &mut sink);
     let outcome = match outcome {
