@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
+use crate::eval::Limiter as _;
+
 /// Requests a second the platform allows a bot across every route.
 pub const GLOBAL_PER_SECOND: usize = 50;
 
@@ -79,7 +81,7 @@ impl Platform {
         };
         let mut retried = false;
         loop {
-            self.limiter.wait(method, &parsed, deadline)?;
+            self.limiter.before(method, &parsed, deadline)?;
             let mut request = ureq::http::Request::builder().method(method).uri(url.as_str());
             if let Some(t) = token {
                 request = request.header("Authorization", format!("Bot {t}"));
@@ -100,7 +102,7 @@ impl Platform {
                 .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
                 .collect();
             let body = response.body_mut().with_config().limit(1024 * 1024).read_to_vec().map_err(|e| e.to_string())?;
-            let wait = self.limiter.learn(method, &parsed, status, &headers, &body);
+            let wait = self.limiter.after(method, &parsed, status, &headers, &body);
             match wait {
                 Some(wait) if !retried && Instant::now() + wait < deadline => {
                     std::thread::sleep(wait);
@@ -213,9 +215,21 @@ impl RateLimiter {
         RateLimiter { state: Mutex::new(Limits::default()), per_second: per_second.max(1) }
     }
 
+    /// Answers of 401, 403 and 429 in the last ten minutes (the platform
+    /// bans an address for a while at 10,000).
+    pub fn invalid_recently(&self) -> usize {
+        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        s.invalid.iter().filter(|t| now.duration_since(**t) <= Duration::from_secs(600)).count()
+    }
+}
+
+/// The one limiter: the runs' bot-token requests reach it through
+/// [`crate::eval::Limiter`], and [`Platform`] calls it the same way.
+impl crate::eval::Limiter for RateLimiter {
     /// Waits until `method url` may be sent, or says why it may not be
     /// before `deadline`.
-    pub fn wait(&self, method: &str, url: &url::Url, deadline: Instant) -> Result<(), String> {
+    fn before(&self, method: &str, url: &url::Url, deadline: Instant) -> Result<(), String> {
         let (shape, major) = route(method, url);
         loop {
             let now = Instant::now();
@@ -263,7 +277,7 @@ impl RateLimiter {
 
     /// Learns the limits from an answer; for a 429, how long to wait
     /// before trying again.
-    pub fn learn(
+    fn after(
         &self,
         method: &str,
         url: &url::Url,
@@ -315,31 +329,6 @@ impl RateLimiter {
         }
         Some(wait)
     }
-
-    /// Answers of 401, 403 and 429 in the last ten minutes (the platform
-    /// bans an address for a while at 10,000).
-    pub fn invalid_recently(&self) -> usize {
-        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let now = Instant::now();
-        s.invalid.iter().filter(|t| now.duration_since(**t) <= Duration::from_secs(600)).count()
-    }
-}
-
-impl crate::eval::Limiter for RateLimiter {
-    fn before(&self, method: &str, url: &url::Url, deadline: Instant) -> Result<(), String> {
-        self.wait(method, url, deadline)
-    }
-
-    fn after(
-        &self,
-        method: &str,
-        url: &url::Url,
-        status: u16,
-        headers: &[(String, String)],
-        body: &[u8],
-    ) -> Option<Duration> {
-        self.learn(method, url, status, headers, body)
-    }
 }
 
 #[cfg(test)]
@@ -374,18 +363,18 @@ mod tests {
         let url = url::Url::parse("http://127.0.0.1:1/api/channels/5/messages").unwrap();
         let started = Instant::now();
         for _ in 0..GLOBAL_PER_SECOND {
-            limiter.wait("POST", &url, started + Duration::from_secs(5)).unwrap();
+            limiter.before("POST", &url, started + Duration::from_secs(5)).unwrap();
         }
         // The 51st waits for the first to be a second old (a lower bound:
         // the limit's own guarantee, not a speed).
-        limiter.wait("POST", &url, started + Duration::from_secs(5)).unwrap();
+        limiter.before("POST", &url, started + Duration::from_secs(5)).unwrap();
         assert!(started.elapsed() >= Duration::from_millis(990));
         // And one that cannot have its turn before its deadline says so.
         let limiter = RateLimiter::new();
         for _ in 0..GLOBAL_PER_SECOND {
-            limiter.wait("POST", &url, Instant::now() + Duration::from_secs(5)).unwrap();
+            limiter.before("POST", &url, Instant::now() + Duration::from_secs(5)).unwrap();
         }
-        assert!(limiter.wait("POST", &url, Instant::now() + Duration::from_millis(100)).is_err());
+        assert!(limiter.before("POST", &url, Instant::now() + Duration::from_millis(100)).is_err());
     }
 
     #[test]
@@ -397,14 +386,14 @@ mod tests {
             ("X-RateLimit-Remaining".to_string(), "0".to_string()),
             ("X-RateLimit-Reset-After".to_string(), "0.2".to_string()),
         ];
-        assert_eq!(limiter.learn("POST", &url, 200, &headers, b""), None);
+        assert_eq!(limiter.after("POST", &url, 200, &headers, b""), None);
         let started = Instant::now();
-        limiter.wait("POST", &url, started + Duration::from_secs(5)).unwrap();
+        limiter.before("POST", &url, started + Duration::from_secs(5)).unwrap();
         assert!(started.elapsed() >= Duration::from_millis(150));
         // Past the deadline: refused at once rather than waiting.
-        limiter.learn("POST", &url, 200, &headers, b"");
-        assert!(limiter.wait("POST", &url, Instant::now() + Duration::from_millis(10)).is_err());
-        let wait = limiter.learn("POST", &url, 429, &headers, br#"{"retry_after": 0.05, "global": false}"#);
+        limiter.after("POST", &url, 200, &headers, b"");
+        assert!(limiter.before("POST", &url, Instant::now() + Duration::from_millis(10)).is_err());
+        let wait = limiter.after("POST", &url, 429, &headers, br#"{"retry_after": 0.05, "global": false}"#);
         assert_eq!(wait, Some(Duration::from_millis(50)));
         assert_eq!(limiter.invalid_recently(), 1);
     }
