@@ -664,3 +664,13 @@ fn scoped_variables_keep_a_value_per_user_server_and_channel() {
     vars(&["set", "topic", "rust", "--channel", "5"]);
     assert!(hit("3", "77").ends_with("topic rust\n"));
 }
+
+#[test]
+fn a_scope_id_that_is_not_a_number_never_makes_a_key() {
+    let server = TestServer::start();
+    let p = program("var points per user = \"0\"\ncommand hit \"Hit\" {\n    save points = points + 1\n}\n", &server);
+    // `7:1` as a server would make the key of user 1's value in server 7.
+    let ran = blkc(&p, &["--command", "hit", "--var", "server_id=7:1", "--var", "user_id=2"], &[]);
+    assert_eq!(ran.code, 3, "{}", ran.stderr);
+    assert!(ran.stderr.contains("B325") && ran.stderr.contains("`server_id` that is an ID"), "{}", ran.stderr);
+}

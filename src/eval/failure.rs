@@ -96,10 +96,10 @@ pub fn redirect_not_followed(r: &Request, location: &str, why: http::NotFollowed
 pub fn scope_without_id(name: &str, scope: crate::vocab::VarScope, needed: &str, span: Span) -> Diagnostic {
     Diagnostic::new(
         Code::ScopeIdMissing,
-        format!("`{name}` is kept per {}, and this run has no `{needed}`", scope.as_str()),
+        format!("`{name}` is kept per {}, and this run has no `{needed}` that is an ID", scope.as_str()),
     )
     .label(span, "read or saved here")
-    .help(format!("from a shell, give it: `--var {needed}=…`; a run the platform triggers always has it"))
+    .help(format!("from a shell, give it as a number: `--var {needed}=…`; a run the platform triggers always has it"))
 }
 
 /// A calculation that cannot be made: `what` is the operand or operator.

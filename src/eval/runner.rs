@@ -201,6 +201,11 @@ impl Runner<'_> {
         }
         let ids: Vec<&str> =
             scope.ids().iter().map(|id| self.inputs.vars.get(*id).map_or("", String::as_str)).collect();
+        // IDs are numbers: one holding anything else (a `:`) could make the
+        // key of another user's value.
+        if let Some((id, _)) = scope.ids().iter().zip(&ids).find(|(_, v)| !v.bytes().all(|b| b.is_ascii_digit())) {
+            return Err(Box::new(failure::scope_without_id(name, scope, id, span)));
+        }
         Ok(scope.key(name, &ids))
     }
 
