@@ -62,9 +62,8 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let mut backends = vec![("SQLite", Backend::open(&Location::Sqlite(dir.path().join("store.sqlite3"))).unwrap())];
     let pg = postgres_server::server();
-    let url = pg.map(|pg| pg.database());
+    let url = pg.map(|pg| pg.store());
     if let Some(url) = &url {
-        blkc::store::postgres::migrate(url).expect("migrate");
         backends.push(("PostgreSQL", Backend::open(&Location::Postgres(url.clone())).unwrap()));
     } else {
         println!("store: PostgreSQL is not installed; SQLite alone");

@@ -558,14 +558,7 @@ fn deploy_registers_every_command_in_one_put_with_the_bot_token() {
 #[test]
 fn two_servers_sharing_postgres_count_every_interaction_once() {
     let Some(pg) = crate::support::postgres::server() else { return };
-    let url = pg.database();
-    let dir = tempfile::tempdir().unwrap();
-    let migrated = Command::new(env!("CARGO_BIN_EXE_blkc"))
-        .args(["vars", "--store", &url, "migrate"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(migrated.status.success(), "{}", String::from_utf8_lossy(&migrated.stderr));
+    let url = pg.store();
     let platform = TestPlatform::start();
     let program =
         "var hits per server = \"0\"\ncommand hit \"Hit\" {\n    save hits = hits + 1\n    reply \"{hits}\"\n}\n";
@@ -614,14 +607,7 @@ fn two_servers_sharing_postgres_count_every_interaction_once() {
 #[test]
 fn killing_one_server_mid_load_loses_no_acknowledged_save() {
     let Some(pg) = crate::support::postgres::server() else { return };
-    let url = pg.database();
-    let dir = tempfile::tempdir().unwrap();
-    let migrated = Command::new(env!("CARGO_BIN_EXE_blkc"))
-        .args(["vars", "--store", &url, "migrate"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(migrated.status.success());
+    let url = pg.store();
     let platform = TestPlatform::start();
     let program = "var hits = \"0\"\ncommand hit \"Hit\" {\n    save hits = hits + 1\n    reply \"{hits}\"\n}\n";
     let survivor = Arc::new(serve(program, &platform, None, &["--store", &url], &[]));

@@ -92,6 +92,14 @@ impl Postgres {
         Some(server)
     }
 
+    /// A new database of its own for one test, with the store's tables
+    /// (as `blkc vars migrate` creates them).
+    pub fn store(&self) -> String {
+        let url = self.database();
+        blkc::store::postgres::migrate(&url).expect("the store's tables are created");
+        url
+    }
+
     /// A new, empty database of its own for one test.
     pub fn database(&self) -> String {
         let n = DATABASES.fetch_add(1, Ordering::SeqCst);
