@@ -171,3 +171,38 @@ fn a_command_knows_its_server_s_name_from_the_gateway_s_cache() {
         crate::support::platform::post(&format!("{}/interactions", served.url), &bytes, Some(platform.sign(&bytes, 0)));
     assert_eq!(answer.body["data"]["content"], "Test Server #general");
 }
+
+/// Two processes holding the same shard (as in a hand-over) and sharing a
+/// PostgreSQL store: each dispatch reaches both, and runs once.
+#[test]
+fn two_servers_holding_one_shard_run_each_event_once_through_the_store() {
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.store();
+    let platform = TestPlatform::start();
+    let gateway = TestGateway::start(200);
+    platform.set_gateway(gateway.bot_info(1));
+    let args = ["--store", url.as_str(), "--shard", "0/1"];
+    let servers: Vec<_> =
+        (0..2).map(|_| serve(WELCOME, &platform, None, &args, &[("BLKC_BOT_TOKEN", TOKEN)])).collect();
+    assert_eq!(gateway.wait_op(2, 2).len(), 2);
+    let message = |id: &str| json!({ "guild_id": "777", "channel_id": "889", "id": id, "content": "!ping", "author": { "id": "1001", "username": "x" } });
+    gateway.dispatch("MESSAGE_CREATE", message("5001"));
+    gateway.dispatch("MESSAGE_CREATE", message("5002"));
+    // Known by its join time; and one without (known by its payload).
+    let mut joined = member_join("1001");
+    joined["joined_at"] = json!("2026-11-24T10:00:00.000000+00:00");
+    gateway.dispatch("GUILD_MEMBER_ADD", joined);
+    gateway.dispatch("GUILD_MEMBER_ADD", member_join("1002"));
+    assert_eq!(platform.wait_for("/channels/889/messages", 2).len(), 2);
+    assert_eq!(platform.wait_for("/channels/888/messages", 2).len(), 2);
+    // Both processes have taken all four (each is logged by both).
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    let taken = |s: &crate::serve::Served| s.log().matches("already taken by another process").count();
+    while taken(&servers[0]) + taken(&servers[1]) < 4 && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(taken(&servers[0]) + taken(&servers[1]), 4, "{}\n{}", servers[0].log(), servers[1].log());
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(platform.wait_for("/channels/889/messages", 2).len(), 2);
+    assert_eq!(platform.wait_for("/channels/888/messages", 2).len(), 2);
+}

@@ -404,3 +404,67 @@ fn both_backends_apply_defaults_and_refuse_a_save_on_a_stale_decision() {
         }
     }
 }
+
+/// A delivery counts as seen until its expiry, whichever process claims it
+/// first; then it is new again.
+#[test]
+fn a_delivery_is_seen_once_until_it_expires() {
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.store();
+    let pool = blkc::store::postgres::Pool::open(&url).unwrap();
+    let other = blkc::store::postgres::Pool::open(&url).unwrap();
+    // Times (ms) from now: what has expired by the clock is removed now and then.
+    let t0 = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let at = |ms: i64| t0 + ms;
+    assert!(pool.first_time("event:X:1", at(10_000), 500).unwrap());
+    assert!(!other.first_time("event:X:1", at(10_200), 500).unwrap());
+    assert!(other.first_time("event:X:2", at(10_200), 500).unwrap());
+    // Expired at 10,500: the same key is a new delivery, seen until 11,000.
+    assert!(other.first_time("event:X:1", at(10_500), 500).unwrap());
+    assert!(!pool.first_time("event:X:1", at(10_999), 500).unwrap());
+    // Many processes at once: one wins.
+    let winners: usize = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..16)
+            .map(|_| {
+                let p = blkc::store::postgres::Pool::open(&url).unwrap();
+                s.spawn(move || usize::from(p.first_time("interaction:race", at(20_000), 1_000).unwrap()))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
+    });
+    assert_eq!(winners, 1);
+}
+
+/// A store of format 1 (before deliveries expired by time) is refused by
+/// runs and servers until `blkc vars migrate` moves it, keeping its values.
+#[test]
+fn a_format_1_postgres_store_is_refused_until_migrated_and_keeps_its_values() {
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.database();
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client
+        .batch_execute(
+            "CREATE TABLE blkc_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
+             CREATE TABLE blkc_vars (name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at BIGINT NOT NULL);
+             CREATE TABLE blkc_seen (id TEXT PRIMARY KEY, seen_at BIGINT NOT NULL);
+             INSERT INTO blkc_meta VALUES ('schema', 1);
+             INSERT INTO blkc_vars VALUES ('points:user:7:1', '41', 0), ('topic', '\"hi\"', 0);
+             INSERT INTO blkc_seen VALUES ('123', 0);",
+        )
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = blkc(dir.path(), &["vars", "--store", &url, "get", "topic"]);
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(stderr.contains("format 1") && stderr.contains("migrate"), "{stderr}");
+    let out = blkc(dir.path(), &["vars", "--store", &url, "migrate"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("from store format 1 to 2"));
+    assert_eq!(stdout(&blkc(dir.path(), &["vars", "--store", &url, "get", "topic"])), "hi\n");
+    let out = blkc(dir.path(), &["vars", "--store", &url, "get", "points", "--user", "1", "--server", "7"]);
+    assert_eq!(stdout(&out), "41\n");
+    let out = blkc(dir.path(), &["vars", "--store", &url, "migrate"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to do"));
+    let version: i64 = client.query_one("SELECT value FROM blkc_meta WHERE key = 'schema'", &[]).unwrap().get(0);
+    assert_eq!(version, 2);
+}

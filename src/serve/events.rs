@@ -57,6 +57,41 @@ pub fn kind_of(t: &str) -> Option<&'static str> {
     })
 }
 
+/// How long a delivery with an identity of its own (a message's id, a
+/// member's join time) counts as seen: a process that takes it again
+/// within this, from another shard's session, lets it be.
+pub const SEEN_WITH_ID: std::time::Duration = std::time::Duration::from_secs(6 * 60);
+/// How long one without (a reaction, a member leaving): these are known by
+/// their payload alone, and a user may do the same thing again, so only a
+/// delivery this close to the first is taken for the same.
+pub const SEEN_BY_PAYLOAD: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// What identifies one occurrence of dispatch `t` across processes, and
+/// how long it counts as seen: its own id where the platform gives one,
+/// else a digest of its payload (the same bytes reach every session).
+pub fn occurrence(t: &str, d: &Json) -> (String, std::time::Duration) {
+    let own = match t {
+        "MESSAGE_CREATE" | "MESSAGE_DELETE" | "CHANNEL_CREATE" | "CHANNEL_DELETE" => text(d, "id"),
+        "GUILD_ROLE_CREATE" => d.get("role").and_then(|r| text(r, "id")),
+        "READY" => text(d, "session_id"),
+        "GUILD_MEMBER_ADD" => match (d.get("user").and_then(|u| text(u, "id")), text(d, "joined_at")) {
+            (Some(user), Some(at)) => Some(format!("{}:{user}:{at}", text(d, "guild_id").unwrap_or_default())),
+            _ => None,
+        },
+        _ => None,
+    };
+    match own {
+        Some(id) => (format!("event:{t}:{id}"), SEEN_WITH_ID),
+        None => {
+            use sha2::Digest as _;
+            let digest = sha2::Sha256::digest(d.to_string().as_bytes());
+            // An edit's payload carries its time: one the same is the same edit.
+            let keep = if t == "MESSAGE_UPDATE" { SEEN_WITH_ID } else { SEEN_BY_PAYLOAD };
+            (format!("event:{t}:{}", hex::encode(digest)), keep)
+        }
+    }
+}
+
 fn text(v: &Json, key: &str) -> Option<String> {
     match v.get(key)? {
         Json::String(s) => Some(s.clone()),
@@ -259,6 +294,34 @@ mod tests {
 
     fn var<'a>(run: &'a EventRun, name: &str) -> &'a str {
         run.vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).unwrap_or("<none>")
+    }
+
+    #[test]
+    fn an_occurrence_is_known_by_its_own_id_or_else_by_its_payload_for_a_moment() {
+        let message = json!({ "id": "5", "channel_id": "9", "content": "hi" });
+        let (key, keep) = occurrence("MESSAGE_CREATE", &message);
+        assert_eq!((key.as_str(), keep), ("event:MESSAGE_CREATE:5", SEEN_WITH_ID));
+        // Another id is another message, whatever it says.
+        assert_ne!(occurrence("MESSAGE_CREATE", &json!({ "id": "6", "content": "hi" })).0, key);
+        assert_eq!(occurrence("MESSAGE_DELETE", &message).0, "event:MESSAGE_DELETE:5");
+        let join = json!({ "guild_id": "7", "user": { "id": "1" }, "joined_at": "2026-01-01T00:00:00Z" });
+        assert_eq!(occurrence("GUILD_MEMBER_ADD", &join).0, "event:GUILD_MEMBER_ADD:7:1:2026-01-01T00:00:00Z");
+        // Rejoining is another occurrence.
+        let mut again = join.clone();
+        again["joined_at"] = json!("2026-01-02T00:00:00Z");
+        assert_ne!(occurrence("GUILD_MEMBER_ADD", &again).0, occurrence("GUILD_MEMBER_ADD", &join).0);
+        // A reaction has no id of its own: its payload, for a moment only.
+        let reaction = json!({ "user_id": "1", "message_id": "5", "emoji": { "name": "x" } });
+        let (key, keep) = occurrence("MESSAGE_REACTION_ADD", &reaction);
+        assert_eq!(keep, SEEN_BY_PAYLOAD);
+        assert_eq!(key, occurrence("MESSAGE_REACTION_ADD", &reaction.clone()).0);
+        assert_ne!(key, occurrence("MESSAGE_REACTION_REMOVE", &reaction).0);
+        let other = json!({ "user_id": "2", "message_id": "5", "emoji": { "name": "x" } });
+        assert_ne!(key, occurrence("MESSAGE_REACTION_ADD", &other).0);
+        // An edit is known by all it says (its edit time among it).
+        let edit = json!({ "id": "5", "content": "hi!", "edited_timestamp": "2026-01-01T00:00:01Z" });
+        assert_eq!(occurrence("MESSAGE_UPDATE", &edit).1, SEEN_WITH_ID);
+        assert!(SEEN_BY_PAYLOAD < SEEN_WITH_ID);
     }
 
     #[test]

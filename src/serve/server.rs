@@ -115,6 +115,14 @@ enum Work {
 struct EventJob {
     run: super::events::EventRun,
     loaded: Arc<Loaded>,
+    /// What identifies the delivery across processes sharing the store,
+    /// when it was received (ms since the epoch) and how long it counts.
+    seen: Option<(String, i64, Duration)>,
+}
+
+/// Milliseconds since the Unix epoch.
+fn epoch_ms() -> i64 {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
 /// Interaction ids seen lately, oldest first.
@@ -594,9 +602,9 @@ async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
     let first = shared.replay.lock().unwrap_or_else(|e| e.into_inner()).first(&interaction.id, received);
     // Across processes sharing a PostgreSQL store: the database decides.
     let first = first && {
-        let (store, id) = (shared.store.clone(), interaction.id.clone());
-        let keep = REPLAY_MEMORY.as_secs() as i64;
-        match tokio::task::spawn_blocking(move || store.first_time(&id, keep)).await {
+        let (store, key) = (shared.store.clone(), format!("interaction:{}", interaction.id));
+        let keep = REPLAY_MEMORY.as_millis() as i64;
+        match tokio::task::spawn_blocking(move || store.first_time(&key, epoch_ms(), keep)).await {
             Ok(Ok(first)) => first,
             Ok(Err(e)) => {
                 // The store is down: this process's memory still refuses replays.
@@ -887,7 +895,13 @@ impl super::gateway::Events for GatewayEvents {
         shared.busy.fetch_add(1, Ordering::SeqCst);
         // The Gateway's reader waits for room a little (its heartbeats can
         // be that late) before an event is dropped.
-        let job = Work::Event(EventJob { run, loaded });
+        // Known across processes when they share the store: two sessions
+        // holding one shard (a hand-over) get the same dispatches.
+        let seen = shared.store.shared().then(|| {
+            let (key, keep) = super::events::occurrence(t, d);
+            (key, epoch_ms(), keep)
+        });
+        let job = Work::Event(EventJob { run, loaded, seen });
         if shared.jobs.send_timeout(job, Duration::from_secs(1)).is_err() {
             shared.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
             drop(Busy(shared.clone()));
@@ -981,7 +995,25 @@ fn start_gateway(
 fn run_event(shared: &Arc<Shared>, job: EventJob) {
     let _busy = Busy(shared.clone()); // taken when the job was queued
     let started = Instant::now();
-    let EventJob { run, loaded } = job;
+    let EventJob { run, loaded, seen } = job;
+    if let Some((key, at, keep)) = seen {
+        match shared.store.first_time(&key, at, keep.as_millis() as i64) {
+            Ok(true) => {}
+            Ok(false) => {
+                shared.metrics.event(run.kind, "duplicate");
+                shared.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
+                shared.log.write("info", "event already taken by another process", &[("kind", run.kind.into())], None);
+                return;
+            }
+            // The store is down: run it (the process's own shards are its own).
+            Err(e) => shared.log.write(
+                "warn",
+                "the store could not say whether the event is new",
+                &[("kind", run.kind.into()), ("error", e.into())],
+                None,
+            ),
+        }
+    }
     let Some(tree) = loaded.plan.trees.iter().find(|t| t.kind == crate::plan::TreeKind::Event && t.name == run.kind)
     else {
         shared.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);

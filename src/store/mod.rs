@@ -59,14 +59,20 @@ impl Backend {
         })
     }
 
-    /// Whether no process sharing this store has seen interaction `id`
-    /// lately (always, for a store of one machine's SQLite file: the
-    /// server's own memory covers it).
-    pub fn first_time(&self, id: &str, keep_seconds: i64) -> Result<bool, String> {
+    /// Whether no process sharing this store has seen delivery `key` (an
+    /// interaction, an event) received at `at_ms`, within `keep_ms` of an
+    /// earlier one; see [`postgres::Pool::first_time`]. Always, for an
+    /// SQLite store: it serves one process, whose memory covers it.
+    pub fn first_time(&self, key: &str, at_ms: i64, keep_ms: i64) -> Result<bool, String> {
         match self {
             Backend::Sqlite(_) => Ok(true),
-            Backend::Postgres(pool) => pool.first_time(id, keep_seconds),
+            Backend::Postgres(pool) => pool.first_time(key, at_ms, keep_ms),
         }
+    }
+
+    /// Whether processes may share this store (and it decides what was seen).
+    pub fn shared(&self) -> bool {
+        matches!(self, Backend::Postgres(_))
     }
 
     /// The store of one run.

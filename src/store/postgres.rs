@@ -17,8 +17,13 @@ use serde_json::Value as Json;
 use super::Entry;
 use crate::eval::VarStore;
 
-/// The format of the tables this blkc reads and writes.
-pub const SCHEMA_VERSION: i64 = 1;
+/// The format of the tables this blkc reads and writes: 1 kept when an
+/// interaction was seen (`seen_at`, seconds); 2 keeps until when a delivery
+/// (an interaction or an event) counts as seen (`expires_at`, milliseconds).
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// How often (in calls) [`Pool::first_time`] removes expired deliveries.
+const PRUNE_EVERY: u64 = 1024;
 
 /// The advisory lock every save takes (an arbitrary constant: "blkc").
 const SAVE_LOCK: i64 = 0x626c_6b63;
@@ -28,6 +33,8 @@ pub struct Pool {
     config: Config,
     tls: tokio_postgres_rustls::MakeRustlsConnect,
     idle: Mutex<Vec<Conn>>,
+    /// Calls of [`Pool::first_time`], to prune now and then.
+    deliveries: std::sync::atomic::AtomicU64,
     /// Where, for messages (the URL without its password).
     shown: String,
 }
@@ -109,7 +116,7 @@ impl Pool {
     fn unchecked(url: &str) -> Result<Pool, String> {
         let shown = shown(url);
         let config: Config = url.parse().map_err(|e| format!("{shown} is not a PostgreSQL URL: {e}"))?;
-        Ok(Pool { config, tls: tls(), idle: Mutex::new(Vec::new()), shown })
+        Ok(Pool { config, tls: tls(), idle: Mutex::new(Vec::new()), deliveries: Default::default(), shown })
     }
 
     fn conn(&self) -> Result<Conn, String> {
@@ -131,20 +138,25 @@ impl Pool {
     }
 
     /// Whether this is the first time any process sharing the database has
-    /// seen `id` (an interaction): the platform may deliver one twice, or
-    /// to two processes behind a load balancer. Ids are forgotten after
-    /// `keep_seconds`.
-    pub fn first_time(&self, id: &str, keep_seconds: i64) -> Result<bool, String> {
+    /// seen delivery `key` (an interaction id, or an event's identity): the
+    /// platform may deliver one twice, or to two processes. A delivery
+    /// received at `at_ms` (milliseconds since the epoch) counts as seen
+    /// until `keep_ms` later; one seen before but expired by `at_ms` is new
+    /// again. Whichever process asks first wins: the row is claimed in one
+    /// statement.
+    pub fn first_time(&self, key: &str, at_ms: i64, keep_ms: i64) -> Result<bool, String> {
         let mut conn = self.conn()?;
         let client = &mut conn.client;
-        let at = now();
+        let prune = self.deliveries.fetch_add(1, std::sync::atomic::Ordering::Relaxed).is_multiple_of(PRUNE_EVERY);
         let result = (|| {
-            // Forget the old now and then, not on every call.
-            if at % 16 == 0 {
-                client.execute("DELETE FROM blkc_seen WHERE seen_at < $1", &[&(at - keep_seconds)])?;
+            if prune {
+                client.execute("DELETE FROM blkc_seen WHERE expires_at < $1", &[&(now() * 1000)])?;
             }
-            client
-                .execute("INSERT INTO blkc_seen (id, seen_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING", &[&id, &at])
+            client.execute(
+                "INSERT INTO blkc_seen (id, expires_at) VALUES ($1, $2)
+                 ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at WHERE blkc_seen.expires_at <= $3",
+                &[&key, &(at_ms + keep_ms), &at_ms],
+            )
         })();
         let first = result.map(|n| n == 1).map_err(|e| format!("{}: {e}", self.shown));
         self.give_back(conn);
@@ -192,24 +204,38 @@ pub fn migrate(url: &str) -> Result<String, String> {
             None
         }
     };
-    match current {
-        Some(SCHEMA_VERSION) => Ok(format!("{} is at store format {SCHEMA_VERSION}; nothing to do", pool.shown)),
-        Some(v) if v > SCHEMA_VERSION => {
-            Err(format!("{} has store format {v}, newer than this blkc's {SCHEMA_VERSION}; left unchanged", pool.shown))
+    let done = match current {
+        Some(SCHEMA_VERSION) => {
+            return Ok(format!("{} is at store format {SCHEMA_VERSION}; nothing to do", pool.shown))
         }
-        Some(v) => Err(format!("{} has store format {v}, which no blkc wrote; left unchanged", pool.shown)),
-        None => {
-            tx.batch_execute(&format!(
+        Some(v) if v > SCHEMA_VERSION => {
+            return Err(format!(
+                "{} has store format {v}, newer than this blkc's {SCHEMA_VERSION}; left unchanged",
+                pool.shown
+            ))
+        }
+        // Format 1 to 2: the deliveries seen are kept by expiry, in
+        // milliseconds. They are minutes old at most; they start afresh.
+        Some(1) => tx
+            .batch_execute(&format!(
+                "DROP TABLE blkc_seen;
+                 CREATE TABLE blkc_seen (id TEXT PRIMARY KEY, expires_at BIGINT NOT NULL);
+                 UPDATE blkc_meta SET value = {SCHEMA_VERSION} WHERE key = 'schema';"
+            ))
+            .map(|()| format!("moved {} from store format 1 to {SCHEMA_VERSION}", pool.shown)),
+        Some(v) => return Err(format!("{} has store format {v}, which no blkc wrote; left unchanged", pool.shown)),
+        None => tx
+            .batch_execute(&format!(
                 "CREATE TABLE blkc_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
                  CREATE TABLE blkc_vars (name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at BIGINT NOT NULL);
-                 CREATE TABLE blkc_seen (id TEXT PRIMARY KEY, seen_at BIGINT NOT NULL);
+                 CREATE TABLE blkc_seen (id TEXT PRIMARY KEY, expires_at BIGINT NOT NULL);
                  INSERT INTO blkc_meta (key, value) VALUES ('schema', {SCHEMA_VERSION});"
             ))
-            .map_err(|e| format!("cannot create the store in {}: {e}", pool.shown))?;
-            tx.commit().map_err(|e| e.to_string())?;
-            Ok(format!("created the store (format {SCHEMA_VERSION}) in {}", pool.shown))
-        }
-    }
+            .map(|()| format!("created the store (format {SCHEMA_VERSION}) in {}", pool.shown)),
+    };
+    let done = done.map_err(|e| format!("cannot migrate the store in {}: {e}", pool.shown))?;
+    tx.commit().map_err(|e| format!("cannot migrate the store in {}: {e}", pool.shown))?;
+    Ok(done)
 }
 
 /// One run's use of the database: a connection from the pool, held while
