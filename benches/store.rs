@@ -59,6 +59,14 @@ fn pick(sorted: &[Duration], p: f64) -> f64 {
 }
 
 fn main() {
+    // `cargo bench --bench store -- global`: the global rate limit alone.
+    if std::env::args().any(|a| a == "global") {
+        match postgres_server::server() {
+            Some(pg) => global_limit(&pg.store()),
+            None => println!("store: PostgreSQL is not installed"),
+        }
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let mut backends = vec![("SQLite", Backend::open(&Location::Sqlite(dir.path().join("store.sqlite3"))).unwrap())];
     let pg = postgres_server::server();
@@ -91,14 +99,116 @@ fn main() {
     println!("  every save kept on both");
     if let Some(url) = &url {
         two_servers(dir.path(), url);
+        global_limit(url);
     }
+}
+
+/// The platform's global rate limit, shared by processes through the
+/// store: two `blkc serve` processes each answer interactions whose runs
+/// send one bot-token request to a loopback platform, as fast as their
+/// limiters let them. What the platform sees, sharing through PostgreSQL
+/// (alternating with two processes that each keep the whole limit, as
+/// SQLite stores do): requests a second, and the most in any one second.
+fn global_limit(url: &str) {
+    const EACH: usize = 250;
+    let (port, arrivals) = support::recording_json_server();
+    let key = support::key();
+    let program = format!(
+        "platform \"http://127.0.0.1:{port}\"\ncommand hit \"Hit\" {{\n    option word \"Word\"\n    api call {{\n        method GET\n        url \"http://127.0.0.1:{port}/item/1\"\n        headers {{ Authorization = \"Bot {{bot_token}}\" }}\n    }}\n    reply \"ok\"\n}}\n"
+    );
+    let platform = format!("http://127.0.0.1:{port}");
+    println!("global rate limit (50 a second), two processes, {EACH} interactions each with one platform request:");
+    let mut next_id = 1_000_000;
+    for round in 1..=2 {
+        for shared in [true, false] {
+            let dirs: Vec<tempfile::TempDir> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+            let servers: Vec<(std::process::Child, String)> = dirs
+                .iter()
+                .map(|d| {
+                    std::fs::write(d.path().join("hit.blk"), &program).unwrap();
+                    let mut args = vec!["--platform", platform.as_str()];
+                    if shared {
+                        args.extend(["--store", url]);
+                    }
+                    start_server(d.path(), "hit.blk", &args, &key)
+                })
+                .collect();
+            // Both have checked in and see each other.
+            std::thread::sleep(Duration::from_millis(1200));
+            let mut phases = vec![("both loaded", vec![0, 1])];
+            if shared {
+                phases.push(("one loaded, both up", vec![0]));
+            }
+            for (phase, loaded) in phases {
+                arrivals.lock().unwrap().clear();
+                let loads: Vec<_> = loaded
+                    .iter()
+                    .map(|s: &usize| {
+                        let requests: Vec<Vec<u8>> =
+                            (0..EACH).map(|i| support::signed(&key, next_id + s * EACH + i, "hit", "w")).collect();
+                        let address = servers[*s].1.clone();
+                        std::thread::spawn(move || support::load(&address, requests, 16))
+                    })
+                    .collect();
+                next_id += 2 * EACH;
+                for l in loads {
+                    assert_eq!(l.join().unwrap().failures, 0, "interactions not answered");
+                }
+                let mut times = arrivals.lock().unwrap().clone();
+                times.sort();
+                let span = times.last().unwrap().duration_since(times[0]).as_secs_f64();
+                // The most requests within any one second.
+                let (mut most, mut start) = (0, 0);
+                for end in 0..times.len() {
+                    while times[end].duration_since(times[start]) >= Duration::from_secs(1) {
+                        start += 1;
+                    }
+                    most = most.max(end - start + 1);
+                }
+                let how = if shared { "shared through PostgreSQL" } else { "each its own limit" };
+                println!(
+                    "  round {round}, {how:<26} {phase:<20}: {:>5.1} requests/s at the platform, at most {most:>3} in one second ({} requests)",
+                    (times.len() - 1) as f64 / span,
+                    times.len()
+                );
+            }
+            for (mut child, _) in servers {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+}
+
+/// `blkc serve FILE ARGS` in `dir`, taking interactions signed with `key`;
+/// the server and the address it listens on.
+fn start_server(
+    dir: &std::path::Path,
+    file: &str,
+    args: &[&str],
+    key: &ed25519_dalek::SigningKey,
+) -> (std::process::Child, String) {
+    use std::io::BufRead as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["serve", file, "--listen", "127.0.0.1:0", "--log-format", "json"])
+        .args(args)
+        .env("BLKC_DISCORD_PUBLIC_KEY", hex::encode(key.verifying_key().to_bytes()))
+        .env("BLKC_BOT_TOKEN", "bench-token-0123456789")
+        .current_dir(dir)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start blkc serve");
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let first: serde_json::Value =
+        serde_json::from_str(&lines.next().and_then(Result::ok).unwrap_or_default()).unwrap_or_default();
+    std::thread::spawn(move || for _ in lines {});
+    (child, first["listen"].as_str().expect("a listening server").to_string())
 }
 
 /// Two `blkc serve` processes sharing the PostgreSQL store, 32 keep-alive
 /// clients each, answering signed interactions that increment one
 /// per-server counter; the count is checked.
 fn two_servers(dir: &std::path::Path, url: &str) {
-    use std::io::BufRead as _;
     const EACH: usize = 4000;
     let key = support::key();
     std::fs::write(
@@ -106,22 +216,8 @@ fn two_servers(dir: &std::path::Path, url: &str) {
         "var hits per server = \"0\"\ncommand hit \"Hit\" {\n    option word \"Word\"\n    save hits = hits + 1\n    reply \"{hits}\"\n}\n",
     )
     .unwrap();
-    let servers: Vec<(std::process::Child, String)> = (0..2)
-        .map(|_| {
-            let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
-                .args(["serve", "hit.blk", "--listen", "127.0.0.1:0", "--log-format", "json", "--store", url])
-                .env("BLKC_DISCORD_PUBLIC_KEY", hex::encode(key.verifying_key().to_bytes()))
-                .current_dir(dir)
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .expect("start blkc serve");
-            let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
-            let first: serde_json::Value =
-                serde_json::from_str(&lines.next().and_then(Result::ok).unwrap_or_default()).unwrap_or_default();
-            std::thread::spawn(move || for _ in lines {});
-            (child, first["listen"].as_str().expect("a listening server").to_string())
-        })
-        .collect();
+    let servers: Vec<(std::process::Child, String)> =
+        (0..2).map(|_| start_server(dir, "hit.blk", &["--store", url], &key)).collect();
     let started = Instant::now();
     let loads: Vec<_> = servers
         .iter()

@@ -658,3 +658,45 @@ fn killing_one_server_mid_load_loses_no_acknowledged_save() {
     assert!(acknowledged.iter().all(|n| *n <= stored));
     assert!(acknowledged.len() >= 300, "the survivor went on answering: {}", acknowledged.len());
 }
+
+/// Processes sharing a PostgreSQL store share the platform's global rate
+/// limit evenly, and follow processes starting and stopping (and being
+/// killed, once they stop checking in).
+#[test]
+fn servers_sharing_postgres_share_the_global_rate_limit() {
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.store();
+    let platform = TestPlatform::start();
+    let program = "command hit \"Hit\" {\n    reply \"hi\"\n}\n";
+    let gauge = |s: &Served| -> u64 {
+        let text = ureq::get(&format!("{}/metrics", s.url)).call().unwrap().body_mut().read_to_string().unwrap();
+        let line = text.lines().find(|l| l.starts_with("blkc_global_rate_limit ")).unwrap().to_string();
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    // Waits (up to 10 s) for every server's share to be `share`.
+    let settle = |servers: &[&Served], share: u64| {
+        let until = Instant::now() + Duration::from_secs(10);
+        while servers.iter().any(|s| gauge(s) != share) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let shares: Vec<u64> = servers.iter().map(|s| gauge(s)).collect();
+        assert!(shares.iter().all(|s| *s == share), "{shares:?}, not {share}");
+    };
+    let first = serve(program, &platform, None, &["--store", &url], &[]);
+    assert!(first.wait_log("global_rate_limit=").contains("global_rate_limit=50"), "{}", first.log());
+    let second = serve(program, &platform, None, &["--store", &url], &[]);
+    // The newcomer keeps to its share from its first request.
+    assert!(second.wait_log("global_rate_limit=").contains("global_rate_limit=25"), "{}", second.log());
+    settle(&[&first, &second], 25);
+    let mut third = serve(program, &platform, None, &["--store", &url, "--global-rate-limit", "90"], &[]);
+    assert!(third.wait_log("global_rate_limit=").contains("global_rate_limit=30"), "{}", third.log());
+    settle(&[&first, &second], 16);
+    assert!(first.wait_log("processes=3 per_second=16").contains("processes=3 per_second=16"));
+    // Killed: its share returns once it has not checked in for 2 s.
+    third.signal(libc::SIGKILL);
+    let _ = third.child.wait();
+    settle(&[&first, &second], 25);
+    // Stopped: at once.
+    second.signal(libc::SIGTERM);
+    settle(&[&first], 50);
+}

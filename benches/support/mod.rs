@@ -113,11 +113,23 @@ pub fn median(mut xs: Vec<Duration>) -> Duration {
 /// response written in one call, so that the clients are what is measured.
 /// `/item/ID` answers a small JSON object; `/slow/MS` waits first.
 pub fn json_server() -> u16 {
+    serve_json(None)
+}
+
+/// The same server, noting when each request arrived.
+#[allow(dead_code)] // used by some benches only
+pub fn recording_json_server() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<Instant>>>) {
+    let arrivals = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    (serve_json(Some(arrivals.clone())), arrivals)
+}
+
+fn serve_json(arrivals: Option<std::sync::Arc<std::sync::Mutex<Vec<Instant>>>>) -> u16 {
     use std::io::{BufRead, BufReader, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
+            let arrivals = arrivals.clone();
             std::thread::spawn(move || {
                 let _ = stream.set_nodelay(true);
                 let mut writer = stream.try_clone().unwrap();
@@ -127,6 +139,9 @@ pub fn json_server() -> u16 {
                     line.clear();
                     if reader.read_line(&mut line).unwrap_or(0) == 0 {
                         return;
+                    }
+                    if let Some(a) = &arrivals {
+                        a.lock().unwrap().push(Instant::now());
                     }
                     let target = line.split(' ').nth(1).unwrap_or("/item/0").to_string();
                     if let Some(ms) = target.strip_prefix("/slow/").and_then(|m| m.parse().ok()) {

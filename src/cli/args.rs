@@ -300,8 +300,9 @@ pub struct ServeArgs {
     /// Seconds to let runs in flight finish after SIGTERM or SIGINT
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     pub drain_timeout: f64,
-    /// Requests a second to the platform across routes: its global limit,
-    /// 50 unless the platform has granted the bot more
+    /// Requests a second to the platform across routes: the bot's global
+    /// limit, 50 unless the platform has granted it more; processes sharing
+    /// a PostgreSQL store share it evenly
     #[arg(long, value_name = "N", default_value_t = 50)]
     pub global_rate_limit: usize,
     /// Reload the file when it changes (as SIGHUP does)

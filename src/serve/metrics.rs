@@ -26,6 +26,8 @@ pub struct Metrics {
     gateway: Mutex<BTreeMap<&'static str, u64>>,
     /// The last heartbeat's round trip, in microseconds.
     heartbeat_us: AtomicU64,
+    /// This process's share of the platform's global rate limit.
+    pub global_limit: std::sync::atomic::AtomicUsize,
 }
 
 impl Metrics {
@@ -140,6 +142,12 @@ impl Metrics {
         let _ = writeln!(out, "# TYPE blkc_gateway_heartbeat_seconds gauge");
         let _ =
             writeln!(out, "blkc_gateway_heartbeat_seconds {}", self.heartbeat_us.load(Ordering::Relaxed) as f64 / 1e6);
+        let _ = writeln!(
+            out,
+            "# HELP blkc_global_rate_limit Requests a second this process may send to the platform (its share of the bot's)."
+        );
+        let _ = writeln!(out, "# TYPE blkc_global_rate_limit gauge");
+        let _ = writeln!(out, "blkc_global_rate_limit {}", self.global_limit.load(Ordering::Relaxed));
         let _ = writeln!(out, "# HELP blkc_reloads_total Reloads of the file, by outcome.");
         let _ = writeln!(out, "# TYPE blkc_reloads_total counter");
         for (outcome, n) in self.reloads.lock().unwrap_or_else(|e| e.into_inner()).iter() {

@@ -14,6 +14,12 @@ use crate::eval::Limiter as _;
 /// Requests a second the platform allows a bot across every route.
 pub const GLOBAL_PER_SECOND: usize = 50;
 
+/// The window the global limit is kept in: a second, and a tenth more for
+/// the time between a request leaving and reaching the platform, which
+/// varies (`cargo bench --bench store` measured up to 13 requests over in a
+/// platform's second on a plain one-second window, with two processes).
+const GLOBAL_WINDOW: Duration = Duration::from_millis(1100);
+
 /// How the platform answered.
 #[derive(Debug, Clone)]
 pub struct Answer {
@@ -138,8 +144,11 @@ pub fn redact_webhook(path: &str) -> String {
 #[derive(Debug)]
 pub struct RateLimiter {
     state: Mutex<Limits>,
-    /// Requests a second across every route (the platform's global limit).
-    per_second: usize,
+    /// Requests a second across every route: this process's share of the
+    /// bot's global limit.
+    per_second: std::sync::atomic::AtomicUsize,
+    /// The bot's global limit, for every process sharing it.
+    global: usize,
 }
 
 impl Default for RateLimiter {
@@ -212,7 +221,16 @@ impl RateLimiter {
     /// A limiter whose global limit is `per_second` (a bot the platform
     /// has granted a higher limit: `--global-rate-limit`).
     pub fn with_global(per_second: usize) -> RateLimiter {
-        RateLimiter { state: Mutex::new(Limits::default()), per_second: per_second.max(1) }
+        let global = per_second.max(1);
+        RateLimiter { state: Mutex::new(Limits::default()), per_second: global.into(), global }
+    }
+
+    /// Shares the global limit evenly among `processes` processes of one
+    /// bot; returns this one's share (at least one request a second).
+    pub fn share(&self, processes: usize) -> usize {
+        let share = (self.global / processes.max(1)).max(1);
+        self.per_second.store(share, std::sync::atomic::Ordering::Relaxed);
+        share
     }
 
     /// Answers of 401, 403 and 429 in the last ten minutes (the platform
@@ -235,16 +253,16 @@ impl crate::eval::Limiter for RateLimiter {
             let now = Instant::now();
             let wait = {
                 let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-                while s.recent.front().is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(1)) {
+                while s.recent.front().is_some_and(|t| now.duration_since(*t) >= GLOBAL_WINDOW) {
                     s.recent.pop_front();
                 }
                 let mut wait = Duration::ZERO;
                 if let Some(until) = s.global_until {
                     wait = wait.max(until.saturating_duration_since(now));
                 }
-                if s.recent.len() >= self.per_second {
+                if s.recent.len() >= self.per_second.load(std::sync::atomic::Ordering::Relaxed) {
                     let oldest = s.recent[0];
-                    wait = wait.max((oldest + Duration::from_secs(1)).saturating_duration_since(now));
+                    wait = wait.max((oldest + GLOBAL_WINDOW).saturating_duration_since(now));
                 }
                 let key = s.routes.get(&shape).map(|b| format!("{b}:{major}"));
                 if let Some(bucket) = key.as_ref().and_then(|k| s.buckets.get(k)) {
@@ -375,6 +393,25 @@ mod tests {
             limiter.before("POST", &url, Instant::now() + Duration::from_secs(5)).unwrap();
         }
         assert!(limiter.before("POST", &url, Instant::now() + Duration::from_millis(100)).is_err());
+    }
+
+    #[test]
+    fn a_share_of_the_global_limit_is_what_one_process_may_send() {
+        let limiter = RateLimiter::new();
+        let url = url::Url::parse("http://127.0.0.1:1/api/channels/5/messages").unwrap();
+        assert_eq!((limiter.share(2), limiter.share(3), limiter.share(200), limiter.share(0)), (25, 16, 1, 50));
+        assert_eq!(limiter.share(2), 25);
+        let started = Instant::now();
+        for _ in 0..25 {
+            limiter.before("POST", &url, started + Duration::from_secs(5)).unwrap();
+        }
+        // The 26th waits for the first to be a second old.
+        assert!(limiter.before("POST", &url, Instant::now() + Duration::from_millis(100)).is_err());
+        limiter.before("POST", &url, started + Duration::from_secs(5)).unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(990));
+        // Alone again: the whole limit.
+        assert_eq!(limiter.share(1), 50);
+        limiter.before("POST", &url, Instant::now() + Duration::from_millis(10)).unwrap();
     }
 
     #[test]

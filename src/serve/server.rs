@@ -323,6 +323,7 @@ pub fn serve(mut config: Config) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the server: {e}"))?;
+    let share = share_global_limit(&shared)?;
     let commands = loaded.plan.trees.iter().filter(|t| t.kind == crate::plan::TreeKind::Command).count();
     let events = loaded.plan.trees.iter().filter(|t| t.kind == crate::plan::TreeKind::Event).count();
     let gateway = if events > 0 { Some(start_gateway(&shared, &loaded, config.shards)?) } else { None };
@@ -345,6 +346,7 @@ pub fn serve(mut config: Config) -> Result<(), String> {
                 ("file", shared.file.display().to_string().into()),
                 ("commands", commands.into()),
                 ("events", events.into()),
+                ("global_rate_limit", shared.metrics.global_limit.load(Ordering::Relaxed).into()),
             ],
             None,
         );
@@ -397,8 +399,104 @@ pub fn serve(mut config: Config) -> Result<(), String> {
             let _ = t.join();
         }
     }
+    if let Some(share) = share {
+        share.stop();
+    }
     runtime.shutdown_timeout(Duration::from_millis(100));
     result
+}
+
+/// How often a process says it is alive in a shared store.
+const CHECK_IN_EVERY: Duration = Duration::from_millis(500);
+
+/// This process's part in sharing the platform's global rate limit with
+/// the other processes of the bot: they check in to the shared store, and
+/// each takes an even share.
+struct Share {
+    me: String,
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+    store: crate::store::Backend,
+}
+
+impl Share {
+    /// Stops checking in, and leaves the others its share.
+    fn stop(self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = self.thread.join();
+        let _ = self.store.check_out(&self.me);
+    }
+}
+
+/// A unique name for this process among those sharing the store.
+fn process_name() -> String {
+    let mut host = [0u8; 256];
+    // SAFETY: the buffer is as long as said; the name ends at its NUL.
+    let named = unsafe { libc::gethostname(host.as_mut_ptr().cast(), host.len()) } == 0;
+    let host = if named {
+        String::from_utf8_lossy(host.split(|b| *b == 0).next().unwrap_or_default()).into_owned()
+    } else {
+        "host".to_string()
+    };
+    let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    format!("{host}:{}:{nanos:x}", std::process::id())
+}
+
+/// With a shared store: checks in before anything is sent (so the first
+/// requests already keep to the share), then twice a second; the share
+/// follows processes starting and stopping. A store that cannot be reached
+/// leaves the last share in place.
+fn share_global_limit(shared: &Arc<Shared>) -> Result<Option<Share>, String> {
+    if !shared.store.shared() {
+        shared.metrics.global_limit.store(shared.limiter.share(1), Ordering::Relaxed);
+        return Ok(None);
+    }
+    let me = process_name();
+    let processes = shared.store.check_in(&me)?;
+    let mut known = processes;
+    // Said in the "serving" line.
+    shared.metrics.global_limit.store(shared.limiter.share(processes), Ordering::Relaxed);
+    let stop = Arc::new(AtomicBool::new(false));
+    let (s, halt, name) = (shared.clone(), stop.clone(), me.clone());
+    let thread = std::thread::Builder::new()
+        .name("blkc-share".into())
+        .spawn(move || {
+            let mut failing = false;
+            while !halt.load(Ordering::SeqCst) {
+                std::thread::sleep(CHECK_IN_EVERY);
+                match s.store.check_in(&name) {
+                    Ok(n) if n != known => {
+                        known = n;
+                        failing = false;
+                        note_share(&s, n);
+                    }
+                    Ok(_) => failing = false,
+                    Err(e) if !failing => {
+                        failing = true;
+                        s.log.write(
+                            "warn",
+                            "cannot check in to the store; keeping the share of the global rate limit",
+                            &[("error", e.into())],
+                            None,
+                        );
+                    }
+                    Err(_) => {}
+                }
+            }
+        })
+        .map_err(|e| format!("cannot start a thread: {e}"))?;
+    Ok(Some(Share { me, stop, thread, store: shared.store.clone() }))
+}
+
+fn note_share(shared: &Shared, processes: usize) {
+    let share = shared.limiter.share(processes);
+    shared.metrics.global_limit.store(share, Ordering::Relaxed);
+    shared.log.write(
+        "info",
+        "sharing the platform's global rate limit",
+        &[("processes", processes.into()), ("per_second", share.into())],
+        None,
+    );
 }
 
 /// The next connection, or never when there is no listener.

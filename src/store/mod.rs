@@ -70,6 +70,22 @@ impl Backend {
         }
     }
 
+    /// How many `blkc serve` processes share this store, `me` among them
+    /// (see [`postgres::Pool::check_in`]); one, for an SQLite store.
+    pub fn check_in(&self, me: &str) -> Result<usize, String> {
+        match self {
+            Backend::Sqlite(_) => Ok(1),
+            Backend::Postgres(pool) => pool.check_in(me),
+        }
+    }
+
+    pub fn check_out(&self, me: &str) -> Result<(), String> {
+        match self {
+            Backend::Sqlite(_) => Ok(()),
+            Backend::Postgres(pool) => pool.check_out(me),
+        }
+    }
+
     /// Whether processes may share this store (and it decides what was seen).
     pub fn shared(&self) -> bool {
         matches!(self, Backend::Postgres(_))

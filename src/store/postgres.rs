@@ -19,11 +19,16 @@ use crate::eval::VarStore;
 
 /// The format of the tables this blkc reads and writes: 1 kept when an
 /// interaction was seen (`seen_at`, seconds); 2 keeps until when a delivery
-/// (an interaction or an event) counts as seen (`expires_at`, milliseconds).
+/// (an interaction or an event) counts as seen (`expires_at`, milliseconds),
+/// and which `blkc serve` processes are alive (`blkc_processes`).
 pub const SCHEMA_VERSION: i64 = 2;
 
 /// How often (in calls) [`Pool::first_time`] removes expired deliveries.
 const PRUNE_EVERY: u64 = 1024;
+
+/// A `blkc serve` process counts as alive this long after it last checked
+/// in ([`Pool::check_in`]; it does twice a second).
+pub const PROCESS_ALIVE_MS: i64 = 2_000;
 
 /// The advisory lock every save takes (an arbitrary constant: "blkc").
 const SAVE_LOCK: i64 = 0x626c_6b63;
@@ -163,6 +168,31 @@ impl Pool {
         first
     }
 
+    /// Says that `blkc serve` process `me` is alive, and how many are
+    /// (itself included): they share the platform's global rate limit.
+    /// Times are the database's clock, so machines' clocks need not agree.
+    pub fn check_in(&self, me: &str) -> Result<usize, String> {
+        let mut conn = self.conn()?;
+        // The statement sees the table as it was before its own write.
+        let sql = "WITH clock AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms),
+                  mine AS (INSERT INTO blkc_processes (id, seen_at) SELECT $1, ms FROM clock
+                           ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at RETURNING id),
+                  gone AS (DELETE FROM blkc_processes USING clock WHERE seen_at < clock.ms - 60000 RETURNING id)
+             SELECT 1 + count(*) FROM blkc_processes, clock WHERE seen_at > clock.ms - $2 AND id <> $1";
+        let result = conn.client.query_one(sql, &[&me, &PROCESS_ALIVE_MS]).and_then(|r| r.try_get::<_, i64>(0));
+        let alive = result.map(|n| n.max(1) as usize).map_err(|e| format!("{}: {e}", self.shown));
+        self.give_back(conn);
+        alive
+    }
+
+    /// Process `me` stops: the others may use its share at once.
+    pub fn check_out(&self, me: &str) -> Result<(), String> {
+        let mut conn = self.conn()?;
+        let result = conn.client.execute("DELETE FROM blkc_processes WHERE id = $1", &[&me]);
+        self.give_back(conn);
+        result.map(|_| ()).map_err(|e| format!("{}: {e}", self.shown))
+    }
+
     /// A store for one run (or one `blkc vars` command).
     pub fn store(self: &Arc<Pool>) -> PgStore {
         PgStore { pool: self.clone(), client: None, in_transaction: false }
@@ -220,6 +250,7 @@ pub fn migrate(url: &str) -> Result<String, String> {
             .batch_execute(&format!(
                 "DROP TABLE blkc_seen;
                  CREATE TABLE blkc_seen (id TEXT PRIMARY KEY, expires_at BIGINT NOT NULL);
+                 CREATE TABLE blkc_processes (id TEXT PRIMARY KEY, seen_at BIGINT NOT NULL);
                  UPDATE blkc_meta SET value = {SCHEMA_VERSION} WHERE key = 'schema';"
             ))
             .map(|()| format!("moved {} from store format 1 to {SCHEMA_VERSION}", pool.shown)),
@@ -229,6 +260,7 @@ pub fn migrate(url: &str) -> Result<String, String> {
                 "CREATE TABLE blkc_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
                  CREATE TABLE blkc_vars (name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at BIGINT NOT NULL);
                  CREATE TABLE blkc_seen (id TEXT PRIMARY KEY, expires_at BIGINT NOT NULL);
+                 CREATE TABLE blkc_processes (id TEXT PRIMARY KEY, seen_at BIGINT NOT NULL);
                  INSERT INTO blkc_meta (key, value) VALUES ('schema', {SCHEMA_VERSION});"
             ))
             .map(|()| format!("created the store (format {SCHEMA_VERSION}) in {}", pool.shown)),
