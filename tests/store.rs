@@ -468,3 +468,42 @@ fn a_format_1_postgres_store_is_refused_until_migrated_and_keeps_its_values() {
     let version: i64 = client.query_one("SELECT value FROM blkc_meta WHERE key = 'schema'", &[]).unwrap().get(0);
     assert_eq!(version, 2);
 }
+
+/// A PostgreSQL that takes TLS only, with a certificate from a private
+/// authority: trusted through `sslrootcert` (libpq's way), with the host's
+/// name checked; refused with the public roots alone, and without TLS.
+#[test]
+fn a_postgres_store_over_tls_trusts_its_sslrootcert_and_no_unknown_authority() {
+    let Some((pg, authority)) = crate::support::postgres::tls_server() else { return };
+    let database = pg.database();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("{database}?sslmode=verify-full&sslrootcert={}", authority.display());
+    let out = blkc(dir.path(), &["vars", "--store", &url, "migrate"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::write(dir.path().join("count.blk"), "var n = \"0\"\ncommand add {\n    save n = n + 1\n}\n").unwrap();
+    for _ in 0..3 {
+        let out = blkc(dir.path(), &["run", "count.blk", "--command", "add", "--store", &url]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert_eq!(stdout(&blkc(dir.path(), &["vars", "--store", &url, "get", "n"])), "3\n");
+    // The public roots do not know the authority: no connection.
+    let out = blkc(dir.path(), &["vars", "--store", &format!("{database}?sslmode=require"), "get", "n"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("invalid peer certificate: UnknownIssuer"), "{stderr}");
+    // Without TLS the server will not talk.
+    let out = blkc(dir.path(), &["vars", "--store", &format!("{database}?sslmode=disable"), "get", "n"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("pg_hba.conf"), "{stderr}");
+    // An authority file that is not one is said to be so.
+    std::fs::write(dir.path().join("not.pem"), "hello").unwrap();
+    let bad = format!("{database}?sslrootcert={}", dir.path().join("not.pem").display());
+    let out = blkc(dir.path(), &["vars", "--store", &bad, "get", "n"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(stderr.contains("holds no certificate"), "{stderr}");
+    // And the password never shows in what is said.
+    let secret = url.replace("blkc@", "blkc:hunter2@");
+    let out = blkc(dir.path(), &["vars", "--store", &secret.replace("verify-full", "disable"), "get", "n"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("hunter2"));
+}

@@ -7,7 +7,8 @@
 //! the schema is created and moved forward only by `blkc vars migrate`.
 //!
 //! Connections go over TLS when the server offers it (rustls, as ureq
-//! uses), and must with `sslmode=require`.
+//! uses), and must with `sslmode=require` (or libpq's `verify-ca` and
+//! `verify-full`); `sslrootcert=FILE` trusts a private authority.
 
 use std::sync::{Arc, Mutex};
 
@@ -71,20 +72,62 @@ pub fn shown(url: &str) -> String {
     }
 }
 
-fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
-    let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+/// TLS as ureq has it (rustls, ring), trusting the public roots, or only
+/// the certificates of `sslrootcert` when the URL names a file.
+fn tls(root_file: Option<&str>) -> Result<tokio_postgres_rustls::MakeRustlsConnect, String> {
+    let roots = match root_file {
+        None => rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() },
+        Some(path) => {
+            use rustls::pki_types::pem::PemObject as _;
+            let mut roots = rustls::RootCertStore::empty();
+            let certificates = rustls::pki_types::CertificateDer::pem_file_iter(path)
+                .map_err(|e| format!("cannot read the sslrootcert file `{path}`: {e}"))?;
+            for certificate in certificates {
+                let certificate =
+                    certificate.map_err(|e| format!("the sslrootcert file `{path}` is not PEM certificates: {e}"))?;
+                roots.add(certificate).map_err(|e| format!("a certificate in `{path}` cannot be used: {e}"))?;
+            }
+            if roots.is_empty() {
+                return Err(format!("the sslrootcert file `{path}` holds no certificate"));
+            }
+            roots
+        }
+    };
     let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()
-        .map(|b| b.with_root_certificates(roots).with_no_client_auth());
-    match config {
-        Ok(c) => tokio_postgres_rustls::MakeRustlsConnect::new(c),
-        // The ring provider always has the default protocol versions.
-        Err(_) => tokio_postgres_rustls::MakeRustlsConnect::new(
-            rustls::ClientConfig::builder()
-                .with_root_certificates(rustls::RootCertStore::empty())
-                .with_no_client_auth(),
-        ),
+        .map_err(|e| format!("TLS: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
+/// The connection settings of a URL, and its `sslrootcert` file. As with
+/// libpq: `sslrootcert=FILE` trusts that file's certificates (a private
+/// certificate authority) instead of the public ones, and `sslmode`
+/// `verify-ca` or `verify-full` insists on TLS (rustls always checks the
+/// certificate and the host's name, so both are `require` here).
+fn settings(url: &str, shown: &str) -> Result<(Config, Option<String>), String> {
+    let invalid = |e: &dyn std::fmt::Display| format!("{shown} is not a PostgreSQL URL: {e}");
+    if !url.contains("sslrootcert") && !url.contains("sslmode=verify-") {
+        return Ok((url.parse().map_err(|e| invalid(&e))?, None));
     }
+    let mut parsed = url::Url::parse(url).map_err(|e| invalid(&e))?;
+    let mut root_file = None;
+    let mut kept: Vec<(String, String)> = Vec::new();
+    for (key, value) in parsed.query_pairs() {
+        match (&*key, &*value) {
+            ("sslrootcert", file) => root_file = Some(file.to_string()),
+            ("sslmode", "verify-ca" | "verify-full") => kept.push(("sslmode".into(), "require".into())),
+            _ => kept.push((key.into_owned(), value.into_owned())),
+        }
+    }
+    if kept.is_empty() {
+        parsed.set_query(None);
+    } else {
+        parsed.query_pairs_mut().clear().extend_pairs(&kept);
+    }
+    let config: Config = parsed.as_str().parse().map_err(|e| invalid(&e))?;
+    Ok((config, root_file))
 }
 
 impl Pool {
@@ -120,8 +163,9 @@ impl Pool {
 
     fn unchecked(url: &str) -> Result<Pool, String> {
         let shown = shown(url);
-        let config: Config = url.parse().map_err(|e| format!("{shown} is not a PostgreSQL URL: {e}"))?;
-        Ok(Pool { config, tls: tls(), idle: Mutex::new(Vec::new()), deliveries: Default::default(), shown })
+        let (config, root_file) = settings(url, &shown)?;
+        let tls = tls(root_file.as_deref()).map_err(|e| format!("{shown}: {e}"))?;
+        Ok(Pool { config, tls, idle: Mutex::new(Vec::new()), deliveries: Default::default(), shown })
     }
 
     fn conn(&self) -> Result<Conn, String> {
@@ -130,8 +174,10 @@ impl Pool {
                 return Ok(c);
             }
         }
-        let client =
-            self.config.connect(self.tls.clone()).map_err(|e| format!("cannot connect to {}: {e}", self.shown))?;
+        let client = self
+            .config
+            .connect(self.tls.clone())
+            .map_err(|e| format!("cannot connect to {}: {}", self.shown, why(&e)))?;
         Ok(Conn { client, get: None, set: None })
     }
 
@@ -287,6 +333,22 @@ impl Drop for PgStore {
             self.pool.give_back(c);
         }
     }
+}
+
+/// An error and what caused it (a TLS handshake's failure says why only
+/// in its source: an unknown authority, a name that does not match).
+fn why(e: &postgres::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = s.source();
+    }
+    text
 }
 
 fn parse(text: &str) -> Result<Json, String> {

@@ -17,6 +17,7 @@ pub struct Postgres {
 }
 
 static SERVER: OnceLock<Option<Postgres>> = OnceLock::new();
+static TLS_SERVER: OnceLock<Option<(Postgres, PathBuf)>> = OnceLock::new();
 static DATABASES: AtomicUsize = AtomicUsize::new(0);
 
 fn bin_dir() -> Option<PathBuf> {
@@ -50,6 +51,13 @@ impl Postgres {
     }
 
     fn start() -> Option<Postgres> {
+        Postgres::start_with(false).map(|(server, _)| server)
+    }
+
+    /// With `tls`: a server that takes TLS connections only, with a
+    /// certificate for `localhost` and 127.0.0.1 from an authority of its
+    /// own, whose certificate (PEM) is the path returned.
+    fn start_with(tls: bool) -> Option<(Postgres, PathBuf)> {
         let Some(bin) = bin_dir() else {
             eprintln!("PostgreSQL's binaries are not installed; the PostgreSQL store tests skip");
             return None;
@@ -71,10 +79,27 @@ impl Postgres {
             .output()
             .expect("initdb runs");
         assert!(out.status.success(), "initdb: {}", String::from_utf8_lossy(&out.stderr));
-        let options = format!(
+        let mut options = format!(
             "-p {port} -c listen_addresses=127.0.0.1 -k {} -c fsync=off -c max_connections=200",
             base.display()
         );
+        let authority = base.join("ca.pem");
+        if tls {
+            let (ca, certificate, key) = certificates();
+            std::fs::write(&authority, ca).unwrap();
+            std::fs::write(data.join("server.crt"), certificate).unwrap();
+            std::fs::write(data.join("server.key"), key).unwrap();
+            // TLS or nothing, over TCP.
+            std::fs::write(data.join("pg_hba.conf"), "local all all trust\nhostssl all all 127.0.0.1/32 trust\n")
+                .unwrap();
+            std::fs::set_permissions(data.join("server.key"), std::os::unix::fs::PermissionsExt::from_mode(0o600))
+                .unwrap();
+            if as_postgres {
+                let ok = Command::new("chown").args(["-R", "postgres:postgres"]).arg(&base).status();
+                assert!(ok.is_ok_and(|s| s.success()));
+            }
+            options.push_str(" -c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key");
+        }
         let out = server
             .command("pg_ctl")
             .args(["-w", "-t", "60", "-D"])
@@ -89,7 +114,7 @@ impl Postgres {
         unsafe {
             libc::atexit(stop);
         }
-        Some(server)
+        Some((server, authority))
     }
 
     /// A new database of its own for one test, with the store's tables
@@ -104,17 +129,48 @@ impl Postgres {
     pub fn database(&self) -> String {
         let n = DATABASES.fetch_add(1, Ordering::SeqCst);
         let name = format!("t{}_{n}", std::process::id());
-        let url = format!("postgres://blkc@127.0.0.1:{}/postgres", self.port);
-        let mut client = postgres::Client::connect(&url, postgres::NoTls).expect("connect to the test PostgreSQL");
+        // Over the server's socket (the TLS server takes TCP over TLS only).
+        let socket = self.data.parent().expect("the data folder is in the server's folder");
+        let mut client = postgres::Config::new()
+            .host_path(socket)
+            .port(self.port)
+            .user("blkc")
+            .dbname("postgres")
+            .connect(postgres::NoTls)
+            .expect("connect to the test PostgreSQL");
         client.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
         format!("postgres://blkc@127.0.0.1:{}/{name}", self.port)
     }
 }
 
 extern "C" fn stop() {
-    if let Some(Some(server)) = SERVER.get() {
+    let plain = SERVER.get().and_then(Option::as_ref);
+    let tls = TLS_SERVER.get().and_then(Option::as_ref).map(|(s, _)| s);
+    for server in [plain, tls].into_iter().flatten() {
         let _ = server.command("pg_ctl").args(["-D"]).arg(&server.data).args(["-m", "immediate", "stop"]).output();
     }
+}
+
+/// A certificate authority, and a server certificate and key it signed
+/// for `localhost` and 127.0.0.1 (PEM).
+fn certificates() -> (String, String, String) {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name.push(DnType::CommonName, "blkc tests' authority");
+    let ca = ca.self_signed(&ca_key).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let server = CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
+    let server = server.signed_by(&key, &ca, &ca_key).unwrap();
+    (ca.pem(), server.pem(), key.serialize_pem())
+}
+
+/// The test PostgreSQL that takes TLS connections only, and its
+/// authority's certificate; started on first use.
+#[allow(dead_code)] // the bench includes this file too
+pub fn tls_server() -> Option<&'static (Postgres, PathBuf)> {
+    TLS_SERVER.get_or_init(|| Postgres::start_with(true)).as_ref()
 }
 
 /// The test PostgreSQL, started on first use; `None` (the test skips, and
