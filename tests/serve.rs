@@ -700,3 +700,32 @@ fn servers_sharing_postgres_share_the_global_rate_limit() {
     second.signal(libc::SIGTERM);
     settle(&[&first], 50);
 }
+
+/// The database drops every connection (a restart, a fail-over): the next
+/// interactions are answered on new ones, and nothing saved is lost.
+#[test]
+fn a_server_sharing_postgres_outlives_its_connections_being_dropped() {
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.store();
+    let platform = TestPlatform::start();
+    let program = "var hits = \"0\"\ncommand hit \"Hit\" {\n    save hits = hits + 1\n    reply \"{hits}\"\n}\n";
+    let served = serve(program, &platform, None, &["--store", &url, "--workers", "4"], &[]);
+    let hit = |id: &str| served.send(&platform, &command(id, "hit", json!([])));
+    for i in 0..8 {
+        assert_eq!(hit(&format!("before-{i}")).body["data"]["content"], (i + 1).to_string());
+    }
+    let database = url.rsplit('/').next().unwrap().to_string();
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let dropped: i64 = admin
+        .query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+            &[&database],
+        )
+        .unwrap()
+        .get(0);
+    assert!(dropped >= 1, "the server's connections were open");
+    for i in 0..8 {
+        let answer = hit(&format!("after-{i}"));
+        assert_eq!(answer.body["data"]["content"], (i + 9).to_string(), "{answer:?}\n{}", served.log());
+    }
+}

@@ -12,7 +12,7 @@ fn stdout(o: &Output) -> String {
 }
 
 #[test]
-fn several_processes_saving_at_once_lose_no_write() {
+fn several_processes_saving_at_once_lose_no_write_on_both_backends() {
     let dir = tempfile::tempdir().unwrap();
     let (processes, saves) = (8, 25);
     let mut text = String::new();
@@ -24,43 +24,73 @@ fn several_processes_saving_at_once_lose_no_write() {
         text.push_str("}\n");
     }
     std::fs::write(dir.path().join("many.blk"), text).unwrap();
-    let children: Vec<_> = (0..processes)
-        .map(|p| {
-            Command::new(env!("CARGO_BIN_EXE_blkc"))
-                .args(["run", "many.blk", "--command", &format!("c{p}")])
-                .current_dir(dir.path())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for mut child in children {
-        assert!(child.wait().unwrap().success());
-    }
-    let listing = stdout(&blkc(dir.path(), &["vars", "list"]));
-    assert_eq!(listing.lines().count(), processes * saves, "{listing}");
-    for p in 0..processes {
-        for s in 0..saves {
-            assert!(listing.contains(&format!("v{p}_{s} = \"{p}-{s}\"\n")));
+    for store in backends(dir.path()) {
+        let children: Vec<_> = (0..processes)
+            .map(|p| {
+                Command::new(env!("CARGO_BIN_EXE_blkc"))
+                    .args(["run", "many.blk", "--command", &format!("c{p}"), "--store", &store])
+                    .current_dir(dir.path())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for mut child in children {
+            assert!(child.wait().unwrap().success());
+        }
+        let listing = stdout(&blkc(dir.path(), &["vars", "--store", &store, "list"]));
+        assert_eq!(listing.lines().count(), processes * saves, "{listing}");
+        for p in 0..processes {
+            for s in 0..saves {
+                assert!(listing.contains(&format!("v{p}_{s} = \"{p}-{s}\"\n")), "{store}");
+            }
         }
     }
 }
 
 #[test]
-fn vars_set_get_list_delete() {
+fn vars_set_get_list_delete_on_both_backends() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    assert!(blkc(d, &["vars", "set", "greeting", "hello world"]).status.success());
-    assert!(blkc(d, &["vars", "set", "limits", r#"{"max": 5}"#, "--json"]).status.success());
-    assert_eq!(stdout(&blkc(d, &["vars", "get", "greeting"])), "hello world\n");
-    assert_eq!(stdout(&blkc(d, &["vars", "get", "limits"])), "{\"max\":5}\n");
-    assert_eq!(stdout(&blkc(d, &["vars", "list"])), "greeting = \"hello world\"\nlimits = {\"max\":5}\n");
-    assert!(blkc(d, &["vars", "delete", "greeting"]).status.success());
-    assert_eq!(blkc(d, &["vars", "get", "greeting"]).status.code(), Some(2));
-    assert_eq!(blkc(d, &["vars", "set", "bad", "{", "--json"]).status.code(), Some(2));
+    for store in backends(d) {
+        let vars = |args: &[&str]| {
+            let mut all = vec!["vars", "--store", &store];
+            all.extend(args);
+            blkc(d, &all)
+        };
+        assert!(vars(&["set", "greeting", "hello world"]).status.success());
+        assert!(vars(&["set", "limits", r#"{"max": 5, "big": 123456789012345678901234567890}"#, "--json"])
+            .status
+            .success());
+        assert!(vars(&["set", "name", "Zoë 🦀 \"q\""]).status.success());
+        assert_eq!(stdout(&vars(&["get", "greeting"])), "hello world\n");
+        // Numbers of any size come back as they were.
+        assert_eq!(stdout(&vars(&["get", "limits"])), "{\"max\":5,\"big\":123456789012345678901234567890}\n");
+        assert_eq!(stdout(&vars(&["get", "name"])), "Zoë 🦀 \"q\"\n");
+        assert_eq!(
+            stdout(&vars(&["list"])),
+            "greeting = \"hello world\"\nlimits = {\"max\":5,\"big\":123456789012345678901234567890}\nname = \"Zoë 🦀 \\\"q\\\"\"\n",
+            "{store}"
+        );
+        assert!(vars(&["delete", "greeting"]).status.success());
+        assert_eq!(vars(&["get", "greeting"]).status.code(), Some(2));
+        assert_eq!(vars(&["delete", "greeting"]).status.code(), Some(2), "{store}");
+        assert_eq!(vars(&["set", "bad", "{", "--json"]).status.code(), Some(2));
+        // A large value, from standard input.
+        let mut child = Command::new(env!("CARGO_BIN_EXE_blkc"))
+            .args(["vars", "--store", &store, "set", "long", "-"])
+            .current_dir(d)
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let long = "y".repeat(3_000_000);
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), format!("{long}\n").as_bytes()).unwrap();
+        assert!(child.wait().unwrap().success());
+        assert_eq!(stdout(&vars(&["get", "long"])).trim_end().len(), long.len(), "{store}");
+    }
 }
 
 #[test]
-fn saved_values_are_read_by_later_runs_and_defaults_apply() {
+fn saved_values_are_read_by_later_runs_and_defaults_apply_on_both_backends() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(
@@ -68,9 +98,12 @@ fn saved_values_are_read_by_later_runs_and_defaults_apply() {
         "var visits = \"0\"\ncommand show {\n    reply \"visits: {visits}\"\n}\ncommand bump {\n    save visits = \"41\"\n}\n",
     )
     .unwrap();
-    assert_eq!(stdout(&blkc(d, &["run", "count.blk", "--command", "show"])), "visits: 0\n");
-    assert!(blkc(d, &["run", "count.blk", "--command", "bump"]).status.success());
-    assert_eq!(stdout(&blkc(d, &["run", "count.blk", "--command", "show"])), "visits: 41\n");
+    for store in backends(d) {
+        let run = |command: &str| blkc(d, &["run", "count.blk", "--command", command, "--store", &store]);
+        assert_eq!(stdout(&run("show")), "visits: 0\n");
+        assert!(run("bump").status.success());
+        assert_eq!(stdout(&run("show")), "visits: 41\n", "{store}");
+    }
 }
 
 #[test]
@@ -107,31 +140,27 @@ fn another_programs_database_is_not_taken_over() {
 }
 
 #[test]
-fn read_then_save_appends_from_eight_writers_are_all_kept() {
+fn text_appends_of_many_saves_a_run_from_eight_writers_are_all_kept_on_both_backends() {
     let dir = tempfile::tempdir().unwrap();
     let (writers, appends) = (8, 40);
     let saves: String = (0..appends).map(|_| "    save log = \"{log}x\"\n").collect();
     std::fs::write(dir.path().join("log.blk"), format!("var log = \"\"\ncommand append {{\n{saves}}}\n")).unwrap();
-    let children: Vec<_> = (0..writers)
-        .map(|_| {
-            Command::new(env!("CARGO_BIN_EXE_blkc"))
-                .args(["run", "log.blk", "--command", "append"])
-                .current_dir(dir.path())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for mut child in children {
-        assert!(child.wait().unwrap().success());
+    for store in backends(dir.path()) {
+        let children: Vec<_> = (0..writers)
+            .map(|_| {
+                Command::new(env!("CARGO_BIN_EXE_blkc"))
+                    .args(["run", "log.blk", "--command", "append", "--store", &store])
+                    .current_dir(dir.path())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for mut child in children {
+            assert!(child.wait().unwrap().success());
+        }
+        let log = stdout(&blkc(dir.path(), &["vars", "--store", &store, "get", "log"]));
+        assert_eq!(log.trim_end().len(), writers * appends, "{store}: {} appends kept", log.trim_end().len());
     }
-    let log = stdout(&blkc(dir.path(), &["vars", "--store", ".blkc/store.sqlite3", "get", "log"]));
-    assert_eq!(
-        log.trim_end().len(),
-        writers * appends,
-        "{} of {} appends kept",
-        log.trim_end().len(),
-        writers * appends
-    );
 }
 
 /// The bytes of a file, to show it was not changed.
@@ -196,16 +225,7 @@ fn reading_never_creates_a_store_and_a_new_one_is_private() {
     for bad in ["", "a b", "-x", "1st"] {
         assert_eq!(blkc(d, &["vars", "set", "--", bad, "v"]).status.code(), Some(2), "{bad:?}");
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_blkc"))
-        .args(["vars", "set", "long", "-"])
-        .current_dir(d)
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let long = "y".repeat(3_000_000);
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), format!("{long}\n").as_bytes()).unwrap();
-    assert!(child.wait().unwrap().success());
-    assert_eq!(stdout(&blkc(d, &["vars", "get", "long"])).trim_end().len(), long.len());
+    assert!(blkc(d, &["vars", "set", "x", "1"]).status.success());
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -231,22 +251,29 @@ fn the_store_is_beside_the_file_and_offline_runs_never_touch_it() {
 }
 
 #[test]
-fn a_save_whose_path_fails_is_reported_and_follows_strict() {
+fn a_save_whose_path_fails_is_reported_and_follows_strict_on_both_backends() {
     let server = crate::support::server::TestServer::start();
     let dir = tempfile::tempdir().unwrap();
     let file = format!(
-        "command s {{\n    api b {{ method GET url \"{}/echo\" }}\n    save got = \"{{api_b[response.nope]}}\"\n}}\n",
+        "command s {{\n    api b {{ method GET url \"{}/echo\" }}\n    save got = \"{{api_b[response.nope]}}\"\n}}\ncommand then_fail {{\n    save before = \"kept\"\n    api down {{ method GET url \"{}/status/500\" }}\n    reply \"{{api_down[response.x]}}\"\n}}\n",
+        server.base(),
         server.base()
     );
     std::fs::write(dir.path().join("s.blk"), file).unwrap();
-    let out = blkc(dir.path(), &["run", "s.blk", "--command", "s", "--strict"]);
-    assert_eq!(out.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("B307"));
-    let got = blkc(dir.path(), &["vars", "--store", ".blkc/store.sqlite3", "get", "got"]);
-    assert_eq!(got.status.code(), Some(2), "nothing was saved under --strict");
-    let out = blkc(dir.path(), &["run", "s.blk", "--command", "s", "--missing", "empty"]);
-    assert!(out.status.success() && String::from_utf8_lossy(&out.stderr).contains("B307"), "reported");
-    assert_eq!(stdout(&blkc(dir.path(), &["vars", "--store", ".blkc/store.sqlite3", "get", "got"])), "\n");
+    for store in backends(dir.path()) {
+        let out = blkc(dir.path(), &["run", "s.blk", "--command", "s", "--strict", "--store", &store]);
+        assert_eq!(out.status.code(), Some(3));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("B307"));
+        let got = blkc(dir.path(), &["vars", "--store", &store, "get", "got"]);
+        assert_eq!(got.status.code(), Some(2), "nothing was saved under --strict");
+        let out = blkc(dir.path(), &["run", "s.blk", "--command", "s", "--missing", "empty", "--store", &store]);
+        assert!(out.status.success() && String::from_utf8_lossy(&out.stderr).contains("B307"), "reported");
+        assert_eq!(stdout(&blkc(dir.path(), &["vars", "--store", &store, "get", "got"])), "\n", "{store}");
+        // What was saved before a failure stays saved.
+        let out = blkc(dir.path(), &["run", "s.blk", "--command", "then_fail", "--strict", "--store", &store]);
+        assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(stdout(&blkc(dir.path(), &["vars", "--store", &store, "get", "before"])), "kept\n", "{store}");
+    }
 }
 
 /// The same store tests on both backends: an SQLite file, and a database

@@ -168,17 +168,36 @@ impl Pool {
         Ok(Pool { config, tls, idle: Mutex::new(Vec::new()), deliveries: Default::default(), shown })
     }
 
+    /// A kept connection, else a new one.
     fn conn(&self) -> Result<Conn, String> {
         if let Some(c) = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop() {
             if !c.client.is_closed() {
                 return Ok(c);
             }
         }
+        self.connect()
+    }
+
+    fn connect(&self) -> Result<Conn, String> {
         let client = self
             .config
             .connect(self.tls.clone())
             .map_err(|e| format!("cannot connect to {}: {}", self.shown, why(&e)))?;
         Ok(Conn { client, get: None, set: None })
+    }
+
+    /// Runs `f` on a kept connection, and once more on a new one when the
+    /// kept one turns out to have been dropped by the database (a restart,
+    /// a fail-over, an idle time-out): nothing was done on it.
+    fn with_conn<T>(&self, f: impl Fn(&mut Conn) -> Result<T, postgres::Error>) -> Result<T, String> {
+        let mut conn = self.conn()?;
+        let mut result = f(&mut conn);
+        if matches!(&result, Err(e) if dropped(e, &conn)) {
+            conn = self.connect()?;
+            result = f(&mut conn);
+        }
+        self.give_back(conn);
+        result.map_err(|e| format!("{}: {}", self.shown, why(&e)))
     }
 
     fn give_back(&self, conn: Conn) {
@@ -196,47 +215,38 @@ impl Pool {
     /// again. Whichever process asks first wins: the row is claimed in one
     /// statement.
     pub fn first_time(&self, key: &str, at_ms: i64, keep_ms: i64) -> Result<bool, String> {
-        let mut conn = self.conn()?;
-        let client = &mut conn.client;
         let prune = self.deliveries.fetch_add(1, std::sync::atomic::Ordering::Relaxed).is_multiple_of(PRUNE_EVERY);
-        let result = (|| {
+        self.with_conn(|conn| {
             if prune {
-                client.execute("DELETE FROM blkc_seen WHERE expires_at < $1", &[&(now() * 1000)])?;
+                conn.client.execute("DELETE FROM blkc_seen WHERE expires_at < $1", &[&(now() * 1000)])?;
             }
-            client.execute(
+            let claimed = conn.client.execute(
                 "INSERT INTO blkc_seen (id, expires_at) VALUES ($1, $2)
                  ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at WHERE blkc_seen.expires_at <= $3",
                 &[&key, &(at_ms + keep_ms), &at_ms],
-            )
-        })();
-        let first = result.map(|n| n == 1).map_err(|e| format!("{}: {e}", self.shown));
-        self.give_back(conn);
-        first
+            )?;
+            Ok(claimed == 1)
+        })
     }
 
     /// Says that `blkc serve` process `me` is alive, and how many are
     /// (itself included): they share the platform's global rate limit.
     /// Times are the database's clock, so machines' clocks need not agree.
     pub fn check_in(&self, me: &str) -> Result<usize, String> {
-        let mut conn = self.conn()?;
         // The statement sees the table as it was before its own write.
         let sql = "WITH clock AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms),
                   mine AS (INSERT INTO blkc_processes (id, seen_at) SELECT $1, ms FROM clock
                            ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at RETURNING id),
                   gone AS (DELETE FROM blkc_processes USING clock WHERE seen_at < clock.ms - 60000 RETURNING id)
              SELECT 1 + count(*) FROM blkc_processes, clock WHERE seen_at > clock.ms - $2 AND id <> $1";
-        let result = conn.client.query_one(sql, &[&me, &PROCESS_ALIVE_MS]).and_then(|r| r.try_get::<_, i64>(0));
-        let alive = result.map(|n| n.max(1) as usize).map_err(|e| format!("{}: {e}", self.shown));
-        self.give_back(conn);
-        alive
+        let alive =
+            self.with_conn(|conn| conn.client.query_one(sql, &[&me, &PROCESS_ALIVE_MS])?.try_get::<_, i64>(0))?;
+        Ok(alive.max(1) as usize)
     }
 
     /// Process `me` stops: the others may use its share at once.
     pub fn check_out(&self, me: &str) -> Result<(), String> {
-        let mut conn = self.conn()?;
-        let result = conn.client.execute("DELETE FROM blkc_processes WHERE id = $1", &[&me]);
-        self.give_back(conn);
-        result.map(|_| ()).map_err(|e| format!("{}: {e}", self.shown))
+        self.with_conn(|conn| conn.client.execute("DELETE FROM blkc_processes WHERE id = $1", &[&me]).map(|_| ()))
     }
 
     /// A store for one run (or one `blkc vars` command).
@@ -359,62 +369,78 @@ fn now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }
 
+/// Whether `error` came of the database having dropped the connection.
+fn dropped(error: &postgres::Error, conn: &Conn) -> bool {
+    use postgres::error::SqlState;
+    error.is_closed()
+        || conn.client.is_closed()
+        || matches!(error.code(), Some(c) if *c == SqlState::ADMIN_SHUTDOWN || *c == SqlState::CRASH_SHUTDOWN)
+}
+
 impl PgStore {
-    fn conn(&mut self) -> Result<&mut Conn, String> {
-        if self.client.is_none() {
-            self.client = Some(self.pool.conn()?);
+    /// Runs `f` on the run's connection (taken from the pool on first
+    /// use). When the first statement on a kept connection finds it
+    /// dropped, it runs once more on a new one; later in a run, a dropped
+    /// connection is an error (a transaction on it is gone).
+    fn with_conn<T>(&mut self, f: impl Fn(&mut Conn) -> Result<T, postgres::Error>) -> Result<T, String> {
+        let first_use = self.client.is_none();
+        let conn = match &mut self.client {
+            Some(c) => c,
+            None => self.client.insert(self.pool.conn()?),
+        };
+        let mut result = f(conn);
+        if first_use && matches!(&result, Err(e) if dropped(e, conn)) {
+            *conn = self.pool.connect()?;
+            result = f(conn);
         }
-        self.client.as_mut().ok_or_else(|| "no connection".to_string())
-    }
-
-    fn client(&mut self) -> Result<&mut Client, String> {
-        Ok(&mut self.conn()?.client)
-    }
-
-    fn failed(&self, e: postgres::Error) -> String {
-        format!("{}: {e}", self.pool.shown)
+        result.map_err(|e| format!("{}: {}", self.pool.shown, why(&e)))
     }
 
     pub fn list(&mut self) -> Result<Vec<Entry>, String> {
-        let rows = self
-            .client()?
-            .query("SELECT name, value, updated_at FROM blkc_vars ORDER BY name", &[])
-            .map_err(|e| e.to_string())?;
+        let rows =
+            self.with_conn(|c| c.client.query("SELECT name, value, updated_at FROM blkc_vars ORDER BY name", &[]))?;
         rows.iter()
             .map(|r| Ok(Entry { name: r.get(0), value: parse(r.get::<_, &str>(1))?, updated_at: r.get(2) }))
             .collect()
     }
 
     pub fn delete(&mut self, name: &str) -> Result<bool, String> {
-        let n = self.client()?.execute("DELETE FROM blkc_vars WHERE name = $1", &[&name]).map_err(|e| e.to_string())?;
+        let n = self.with_conn(|c| c.client.execute("DELETE FROM blkc_vars WHERE name = $1", &[&name]))?;
         Ok(n > 0)
+    }
+}
+
+/// `conn`'s prepared statement in `slot` (made on first use).
+fn prepared(
+    client: &mut Client,
+    slot: &mut Option<postgres::Statement>,
+    sql: &str,
+) -> Result<postgres::Statement, postgres::Error> {
+    match slot {
+        Some(statement) => Ok(statement.clone()),
+        None => Ok(slot.insert(client.prepare(sql)?).clone()),
     }
 }
 
 impl VarStore for PgStore {
     fn get(&mut self, name: &str) -> Result<Option<Json>, String> {
-        let conn = self.conn()?;
-        if conn.get.is_none() {
-            conn.get =
-                Some(conn.client.prepare("SELECT value FROM blkc_vars WHERE name = $1").map_err(|e| e.to_string())?);
-        }
-        let statement = conn.get.clone().ok_or("no statement")?;
-        let row = conn.client.query_opt(&statement, &[&name]).map_err(|e| e.to_string())?;
-        row.map(|r| parse(r.get::<_, &str>(0))).transpose()
+        let text = self.with_conn(|conn| {
+            let statement = prepared(&mut conn.client, &mut conn.get, "SELECT value FROM blkc_vars WHERE name = $1")?;
+            let row = conn.client.query_opt(&statement, &[&name])?;
+            Ok(row.map(|r| r.get::<_, String>(0)))
+        })?;
+        text.map(|t| parse(&t)).transpose()
     }
 
     fn set(&mut self, name: &str, value: &Json) -> Result<(), String> {
         let text = value.to_string();
         let at = now();
-        let conn = self.conn()?;
-        if conn.set.is_none() {
+        self.with_conn(|conn| {
             let sql = "INSERT INTO blkc_vars (name, value, updated_at) VALUES ($1, $2, $3)
                  ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at";
-            conn.set = Some(conn.client.prepare(sql).map_err(|e| e.to_string())?);
-        }
-        let statement = conn.set.clone().ok_or("no statement")?;
-        let result = conn.client.execute(&statement, &[&name, &text, &at]).map(|_| ());
-        result.map_err(|e| self.failed(e))
+            let statement = prepared(&mut conn.client, &mut conn.set, sql)?;
+            conn.client.execute(&statement, &[&name, &text, &at]).map(|_| ())
+        })
     }
 
     /// Every process's saves take their turn: what a save reads and writes
@@ -424,10 +450,8 @@ impl VarStore for PgStore {
             return Ok(());
         }
         // One round trip: the transaction and its turn.
-        let client = self.client()?;
-        client
-            .batch_execute(&format!("BEGIN; SELECT pg_advisory_xact_lock({SAVE_LOCK})"))
-            .map_err(|e| e.to_string())?;
+        let sql = format!("BEGIN; SELECT pg_advisory_xact_lock({SAVE_LOCK})");
+        self.with_conn(|conn| conn.client.batch_execute(&sql))?;
         self.in_transaction = true;
         Ok(())
     }
@@ -438,6 +462,6 @@ impl VarStore for PgStore {
         }
         self.in_transaction = false;
         let sql = if commit { "COMMIT" } else { "ROLLBACK" };
-        self.client()?.batch_execute(sql).map_err(|e| e.to_string())
+        self.with_conn(|conn| conn.client.batch_execute(sql))
     }
 }
