@@ -14,7 +14,12 @@ fn blkc(dir: &Path, args: &[&str]) -> std::process::Output {
 
 /// Every variable of the store at `.blkc/store.sqlite3`, as (name, value).
 fn listing(dir: &Path) -> Vec<(String, serde_json::Value)> {
-    let out = blkc(dir, &["vars", "--store", ".blkc/store.sqlite3", "list", "--format", "json"]);
+    listing_of(dir, ".blkc/store.sqlite3")
+}
+
+/// Every variable of `store` (a path or a `postgres://` URL).
+fn listing_of(dir: &Path, store: &str) -> Vec<(String, serde_json::Value)> {
+    let out = blkc(dir, &["vars", "--store", store, "list", "--format", "json"]);
     assert!(out.status.success(), "the store must stay readable: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -26,42 +31,65 @@ fn listing(dir: &Path) -> Vec<(String, serde_json::Value)> {
 }
 
 #[test]
-fn killing_a_run_mid_save_loses_no_acknowledged_save() {
+fn killing_a_run_mid_save_loses_no_acknowledged_save_on_both_backends() {
     let dir = tempfile::tempdir().unwrap();
-    let saves: String = (0..400).map(|i| format!("    save k{i} = \"value {i} of round {{round}}\"\n")).collect();
-    std::fs::write(dir.path().join("saves.blk"), format!("command s {{\n{saves}}}\n")).unwrap();
-    for round in 0..30u64 {
+    let saves: String =
+        (0..400).map(|i| format!("    save k{i} = \"value {i} of round {{option_round}}\"\n")).collect();
+    std::fs::write(dir.path().join("saves.blk"), format!("command s {{\n    option round \"Round\"\n{saves}}}\n"))
+        .unwrap();
+    let mut stores = vec![".blkc/store.sqlite3".to_string()];
+    stores.extend(crate::support::postgres::server().map(|pg| pg.store()));
+    let mut acknowledged_in = std::collections::HashMap::new();
+    for (store, round) in stores.iter().flat_map(|s| (0..30u64).map(move |r| (s, r))) {
         let mut child = Command::new(env!("CARGO_BIN_EXE_blkc"))
-            .args(["run", "saves.blk", "--command", "s", "--format", "json", "--var", &format!("round={round}")])
+            .args(["run", "saves.blk", "--command", "s", "--format", "json", "--var", &format!("option_round={round}")])
+            .args(["--store", store])
             .current_dir(dir.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
+        let (seen, saves_seen) = std::sync::mpsc::channel();
         let reader = std::thread::spawn(move || {
             let mut acknowledged = Vec::new();
             for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
                 let e: serde_json::Value = serde_json::from_str(&line).unwrap();
                 if e["event"] == "save" {
                     acknowledged.push((e["name"].as_str().unwrap().to_string(), e["value"].clone()));
+                    let _ = seen.send(());
                 }
             }
             acknowledged
         });
-        std::thread::sleep(Duration::from_millis(5 + (round * 7) % 60));
+        // Killed after a different number of saves each round, mid-way
+        // through the next (and the first round before any).
+        let target = (round * 13) % 400;
+        for _ in 0..target {
+            if saves_seen.recv_timeout(Duration::from_secs(20)).is_err() {
+                break;
+            }
+        }
         let _ = child.kill();
         let _ = child.wait();
         let acknowledged = reader.join().unwrap();
-        let stored = listing(dir.path());
+        *acknowledged_in.entry(store.clone()).or_insert(0) += acknowledged.len();
+        let stored = listing_of(dir.path(), store);
         for (name, value) in &acknowledged {
-            assert!(stored.iter().any(|(n, v)| n == name && v == value), "round {round}: {name} = {value} was lost");
+            assert!(
+                stored.iter().any(|(n, v)| n == name && v == value),
+                "{store}, round {round}: {name} = {value} was lost"
+            );
         }
         for (name, value) in &stored {
             let text = value.as_str().unwrap_or_default();
             let i: usize = name[1..].parse().unwrap();
             assert!(text.starts_with(&format!("value {i} of round ")), "round {round}: {name} holds {text:?}");
         }
+    }
+    // Kills came mid-save, not before the first one.
+    for store in &stores {
+        assert!(acknowledged_in[store] > 0, "{store}: no save was acknowledged before a kill");
     }
 }
 
