@@ -729,3 +729,35 @@ fn a_server_sharing_postgres_outlives_its_connections_being_dropped() {
         assert_eq!(answer.body["data"]["content"], (i + 9).to_string(), "{answer:?}\n{}", served.log());
     }
 }
+
+/// An SQLite store serves one process: a second `blkc serve` on it is
+/// refused (it could not know what the first answered), until the first
+/// ends, however it ends. `blkc run` and `blkc vars` are not held back.
+#[test]
+fn a_second_server_on_one_sqlite_store_is_refused_until_the_first_ends() {
+    let platform = TestPlatform::start();
+    let shared = tempfile::tempdir().unwrap();
+    let store = shared.path().join("bot.sqlite3");
+    let store = store.to_str().unwrap();
+    let program = "var hits = \"0\"\ncommand hit \"Hit\" {\n    save hits = hits + 1\n    reply \"{hits}\"\n}\n";
+    let mut first = serve(program, &platform, None, &["--store", store], &[]);
+    assert_eq!(first.send(&platform, &command("a", "hit", json!([]))).body["data"]["content"], "1");
+    let second = Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["serve", "bot.blk", "--listen", "127.0.0.1:0", "--store", store])
+        .env("BLKC_DISCORD_PUBLIC_KEY", platform.public_key())
+        .current_dir(first.file.parent().unwrap())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert_ne!(second.status.code(), Some(0), "{said}");
+    let pid = first.child.id().to_string();
+    assert!(said.contains("another `blkc serve`") && said.contains(&pid) && said.contains("PostgreSQL"), "{said}");
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_blkc")).args(["vars", "--store", store, "get", "hits"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n");
+    // Killed: the claim goes with it.
+    first.signal(libc::SIGKILL);
+    let _ = first.child.wait();
+    let next = serve(program, &platform, None, &["--store", store], &[]);
+    assert_eq!(next.send(&platform, &command("b", "hit", json!([]))).body["data"]["content"], "2");
+}

@@ -323,6 +323,11 @@ pub fn serve(mut config: Config) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the server: {e}"))?;
+    // One serving process to an SQLite store; several share PostgreSQL.
+    let _claim = match &shared.store {
+        crate::store::Backend::Sqlite(path) => Some(crate::store::claim_for_serving(path)?),
+        crate::store::Backend::Postgres(_) => None,
+    };
     let share = share_global_limit(&shared)?;
     let commands = loaded.plan.trees.iter().filter(|t| t.kind == crate::plan::TreeKind::Command).count();
     let events = loaded.plan.trees.iter().filter(|t| t.kind == crate::plan::TreeKind::Event).count();

@@ -100,6 +100,56 @@ impl Backend {
     }
 }
 
+/// The claim of one `blkc serve` process on an SQLite store, held while it
+/// lives (an advisory lock on a file beside the store, which the kernel
+/// lets go of when the process ends, however it ends).
+#[derive(Debug)]
+pub struct ServingClaim(#[allow(dead_code)] std::fs::File);
+
+/// Claims the SQLite store at `path` for one serving process. A second
+/// `blkc serve` on the same store is refused: what it has answered is known
+/// to its own memory only, so two would both answer an interaction the
+/// platform delivered twice. Processes that share a bot share a PostgreSQL
+/// store instead. `blkc run` and `blkc vars` do not claim it.
+pub fn claim_for_serving(path: &Path) -> Result<ServingClaim, String> {
+    use std::io::{Read as _, Seek as _, Write as _};
+    let lock = path.with_file_name(format!(
+        "{}.serving",
+        path.file_name().map_or("store".into(), |n| n.to_string_lossy().into_owned())
+    ));
+    if let Some(dir) = lock.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
+    let mut file = options.open(&lock).map_err(|e| format!("cannot open `{}`: {e}", lock.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::io::AsRawFd as _;
+        // SAFETY: flock on a descriptor this function owns.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            let holder = holder.trim();
+            let who = if holder.is_empty() { String::new() } else { format!(" (process {holder})") };
+            return Err(format!(
+                "another `blkc serve`{who} serves with the store `{}`; an SQLite store serves one process, \
+                 whose memory alone knows what it answered. Several processes of one bot share a PostgreSQL \
+                 store (`--store postgres://…`, see docs/serve.md, \"Several processes\")",
+                path.display()
+            ));
+        }
+    }
+    let _ = file.set_len(0);
+    let _ = file.rewind();
+    let _ = write!(file, "{}", std::process::id());
+    Ok(ServingClaim(file))
+}
+
 /// Where the store is when no `--store` is given, relative to the folder of
 /// the `.blk` file (`blkc vars`: the current folder).
 pub const DEFAULT_PATH: &str = ".blkc/store.sqlite3";
