@@ -14,6 +14,19 @@ pub struct Postgres {
     data: PathBuf,
     bin: PathBuf,
     as_postgres: bool,
+    /// The server's options, to start it again.
+    options: String,
+}
+
+/// What a test server is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Setup {
+    /// Shared by the tests: fast (no fsync), plain TCP.
+    Shared,
+    /// TLS only, with a certificate of the tests' own authority.
+    Tls,
+    /// One test's own, durable (fsync on), to be crashed and started again.
+    Durable,
 }
 
 static SERVER: OnceLock<Option<Postgres>> = OnceLock::new();
@@ -51,13 +64,13 @@ impl Postgres {
     }
 
     fn start() -> Option<Postgres> {
-        Postgres::start_with(false).map(|(server, _)| server)
+        Postgres::start_with(Setup::Shared).map(|(server, _)| server)
     }
 
-    /// With `tls`: a server that takes TLS connections only, with a
-    /// certificate for `localhost` and 127.0.0.1 from an authority of its
-    /// own, whose certificate (PEM) is the path returned.
-    fn start_with(tls: bool) -> Option<(Postgres, PathBuf)> {
+    /// A server for `setup`. With [`Setup::Tls`], it takes TLS connections
+    /// only, with a certificate for `localhost` and 127.0.0.1 from an
+    /// authority of its own, whose certificate (PEM) is the path returned.
+    fn start_with(setup: Setup) -> Option<(Postgres, PathBuf)> {
         let Some(bin) = bin_dir() else {
             eprintln!("PostgreSQL's binaries are not installed; the PostgreSQL store tests skip");
             return None;
@@ -67,7 +80,15 @@ impl Postgres {
         let base = tempfile::Builder::new().prefix("blkc-pg-").tempdir().ok()?.keep();
         let data = base.join("data");
         let port = std::net::TcpListener::bind("127.0.0.1:0").ok()?.local_addr().ok()?.port();
-        let server = Postgres { port, data: data.clone(), bin, as_postgres };
+        let fsync = if setup == Setup::Durable { "on" } else { "off" };
+        let mut options = format!(
+            "-p {port} -c listen_addresses=127.0.0.1 -k {} -c fsync={fsync} -c max_connections=200",
+            base.display()
+        );
+        if setup == Setup::Tls {
+            options.push_str(" -c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key");
+        }
+        let server = Postgres { port, data: data.clone(), bin, as_postgres, options };
         if as_postgres {
             let ok = Command::new("chown").args(["-R", "postgres:postgres"]).arg(&base).status();
             assert!(ok.is_ok_and(|s| s.success()), "cannot give {} to the postgres user", base.display());
@@ -79,12 +100,8 @@ impl Postgres {
             .output()
             .expect("initdb runs");
         assert!(out.status.success(), "initdb: {}", String::from_utf8_lossy(&out.stderr));
-        let mut options = format!(
-            "-p {port} -c listen_addresses=127.0.0.1 -k {} -c fsync=off -c max_connections=200",
-            base.display()
-        );
         let authority = base.join("ca.pem");
-        if tls {
+        if setup == Setup::Tls {
             let (ca, certificate, key) = certificates();
             std::fs::write(&authority, ca).unwrap();
             std::fs::write(data.join("server.crt"), certificate).unwrap();
@@ -98,23 +115,38 @@ impl Postgres {
                 let ok = Command::new("chown").args(["-R", "postgres:postgres"]).arg(&base).status();
                 assert!(ok.is_ok_and(|s| s.success()));
             }
-            options.push_str(" -c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key");
         }
-        let out = server
+        server.run();
+        Some((server, authority))
+    }
+
+    /// Starts the server (again).
+    fn run(&self) {
+        let base = self.data.parent().expect("the data folder is in the server's folder");
+        let out = self
             .command("pg_ctl")
             .args(["-w", "-t", "60", "-D"])
-            .arg(&data)
+            .arg(&self.data)
             .args(["-l"])
             .arg(base.join("log"))
-            .args(["-o", &options, "start"])
+            .args(["-o", &self.options, "start"])
             .output()
             .expect("pg_ctl runs");
         assert!(out.status.success(), "pg_ctl start: {}", String::from_utf8_lossy(&out.stderr));
-        // SAFETY: registers a plain function to run at exit.
-        unsafe {
-            libc::atexit(stop);
-        }
-        Some((server, authority))
+    }
+
+    /// Stops the server as a crash would: every process at once, nothing
+    /// written out (`pg_ctl stop -m immediate`; it recovers from its log
+    /// when started again).
+    #[allow(dead_code)] // the bench includes this file too
+    pub fn crash(&self) {
+        let _ = self.command("pg_ctl").args(["-D"]).arg(&self.data).args(["-m", "immediate", "stop"]).output();
+    }
+
+    /// Starts a crashed server again.
+    #[allow(dead_code)] // the bench includes this file too
+    pub fn restart(&self) {
+        self.run();
     }
 
     /// A new database of its own for one test, with the store's tables
@@ -147,7 +179,29 @@ extern "C" fn stop() {
     let plain = SERVER.get().and_then(Option::as_ref);
     let tls = TLS_SERVER.get().and_then(Option::as_ref).map(|(s, _)| s);
     for server in [plain, tls].into_iter().flatten() {
-        let _ = server.command("pg_ctl").args(["-D"]).arg(&server.data).args(["-m", "immediate", "stop"]).output();
+        server.crash();
+    }
+}
+
+/// Stops the servers of the statics when the test process exits.
+fn stop_at_exit() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: registers a plain function to run at exit.
+    ONCE.call_once(|| unsafe {
+        libc::atexit(stop);
+    });
+}
+
+/// A durable server of one test's own, which it may crash and start again;
+/// stopped when dropped.
+#[allow(dead_code)] // the bench includes this file too
+pub fn durable_server() -> Option<Postgres> {
+    Postgres::start_with(Setup::Durable).map(|(server, _)| server)
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        self.crash();
     }
 }
 
@@ -170,11 +224,13 @@ fn certificates() -> (String, String, String) {
 /// authority's certificate; started on first use.
 #[allow(dead_code)] // the bench includes this file too
 pub fn tls_server() -> Option<&'static (Postgres, PathBuf)> {
-    TLS_SERVER.get_or_init(|| Postgres::start_with(true)).as_ref()
+    stop_at_exit();
+    TLS_SERVER.get_or_init(|| Postgres::start_with(Setup::Tls)).as_ref()
 }
 
 /// The test PostgreSQL, started on first use; `None` (the test skips, and
 /// says so) where the binaries are missing.
 pub fn server() -> Option<&'static Postgres> {
+    stop_at_exit();
     SERVER.get_or_init(Postgres::start).as_ref()
 }
