@@ -601,6 +601,9 @@ fn two_servers_sharing_postgres_count_every_interaction_once() {
     assert_eq!(first.body["data"]["content"], (clients * each + 1).to_string());
 }
 
+/// A counter every interaction adds one to, and shows.
+const HITS: &str = "var hits = \"0\"\ncommand hit \"Hit\" {\n    save hits = hits + 1\n    reply \"{hits}\"\n}\n";
+
 /// `kill -9` of one of two servers sharing PostgreSQL while interactions
 /// are being answered: every save whose answer reached the platform is in
 /// the store.
@@ -609,7 +612,7 @@ fn killing_one_server_mid_load_loses_no_acknowledged_save() {
     let Some(pg) = crate::support::postgres::server() else { return };
     let url = pg.store();
     let platform = TestPlatform::start();
-    let program = "var hits = \"0\"\ncommand hit \"Hit\" {\n    save hits = hits + 1\n    reply \"{hits}\"\n}\n";
+    let program = HITS;
     let survivor = Arc::new(serve(program, &platform, None, &["--store", &url], &[]));
     let mut victim = serve(program, &platform, None, &["--store", &url], &[]);
     let victim_url = victim.interactions();
@@ -708,7 +711,7 @@ fn a_server_sharing_postgres_outlives_its_connections_being_dropped() {
     let Some(pg) = crate::support::postgres::server() else { return };
     let url = pg.store();
     let platform = TestPlatform::start();
-    let program = "var hits = \"0\"\ncommand hit \"Hit\" {\n    save hits = hits + 1\n    reply \"{hits}\"\n}\n";
+    let program = HITS;
     let served = serve(program, &platform, None, &["--store", &url, "--workers", "4"], &[]);
     let hit = |id: &str| served.send(&platform, &command(id, "hit", json!([])));
     for i in 0..8 {
@@ -739,7 +742,7 @@ fn a_second_server_on_one_sqlite_store_is_refused_until_the_first_ends() {
     let shared = tempfile::tempdir().unwrap();
     let store = shared.path().join("bot.sqlite3");
     let store = store.to_str().unwrap();
-    let program = "var hits = \"0\"\ncommand hit \"Hit\" {\n    save hits = hits + 1\n    reply \"{hits}\"\n}\n";
+    let program = HITS;
     let mut first = serve(program, &platform, None, &["--store", store], &[]);
     assert_eq!(first.send(&platform, &command("a", "hit", json!([]))).body["data"]["content"], "1");
     let second = Command::new(env!("CARGO_BIN_EXE_blkc"))
@@ -771,7 +774,7 @@ fn a_database_crash_mid_load_loses_no_acknowledged_save_and_the_server_recovers(
     let Some(pg) = crate::support::postgres::durable_server() else { return };
     let url = pg.store();
     let platform = Arc::new(TestPlatform::start());
-    let program = "var hits = \"0\"\ncommand hit \"Hit\" {\n    save hits = hits + 1\n    reply \"{hits}\"\n}\n";
+    let program = HITS;
     let served = Arc::new(serve(program, &platform, None, &["--store", &url], &[]));
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let acknowledged = Arc::new(std::sync::Mutex::new(Vec::new()));

@@ -11,6 +11,24 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// `blkc run FILE --command C --store STORE`, a process for each command,
+/// all at once; each must succeed.
+fn run_at_once(dir: &Path, store: &str, file: &str, commands: &[String]) {
+    let children: Vec<_> = commands
+        .iter()
+        .map(|c| {
+            Command::new(env!("CARGO_BIN_EXE_blkc"))
+                .args(["run", file, "--command", c, "--store", store])
+                .current_dir(dir)
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+}
+
 #[test]
 fn several_processes_saving_at_once_lose_no_write_on_both_backends() {
     let dir = tempfile::tempdir().unwrap();
@@ -25,18 +43,8 @@ fn several_processes_saving_at_once_lose_no_write_on_both_backends() {
     }
     std::fs::write(dir.path().join("many.blk"), text).unwrap();
     for store in backends(dir.path()) {
-        let children: Vec<_> = (0..processes)
-            .map(|p| {
-                Command::new(env!("CARGO_BIN_EXE_blkc"))
-                    .args(["run", "many.blk", "--command", &format!("c{p}"), "--store", &store])
-                    .current_dir(dir.path())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect();
-        for mut child in children {
-            assert!(child.wait().unwrap().success());
-        }
+        let commands: Vec<String> = (0..processes).map(|p| format!("c{p}")).collect();
+        run_at_once(dir.path(), &store, "many.blk", &commands);
         let listing = stdout(&blkc(dir.path(), &["vars", "--store", &store, "list"]));
         assert_eq!(listing.lines().count(), processes * saves, "{listing}");
         for p in 0..processes {
@@ -146,18 +154,7 @@ fn text_appends_of_many_saves_a_run_from_eight_writers_are_all_kept_on_both_back
     let saves: String = (0..appends).map(|_| "    save log = \"{log}x\"\n").collect();
     std::fs::write(dir.path().join("log.blk"), format!("var log = \"\"\ncommand append {{\n{saves}}}\n")).unwrap();
     for store in backends(dir.path()) {
-        let children: Vec<_> = (0..writers)
-            .map(|_| {
-                Command::new(env!("CARGO_BIN_EXE_blkc"))
-                    .args(["run", "log.blk", "--command", "append", "--store", &store])
-                    .current_dir(dir.path())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect();
-        for mut child in children {
-            assert!(child.wait().unwrap().success());
-        }
+        run_at_once(dir.path(), &store, "log.blk", &vec!["append".to_string(); writers]);
         let log = stdout(&blkc(dir.path(), &["vars", "--store", &store, "get", "log"]));
         assert_eq!(log.trim_end().len(), writers * appends, "{store}: {} appends kept", log.trim_end().len());
     }
