@@ -125,7 +125,7 @@ pub fn vars(store_flag: Option<&str>, scope: &ScopeArgs, action: &VarsAction) ->
             },
             store::Location::Sqlite(path) => match Store::open(path) {
                 Ok(_) => {
-                    eprintln!("`{}` is at store format 1; nothing to do", path.display());
+                    eprintln!("`{}` is at store format {}; nothing to do", path.display(), store::SCHEMA_VERSION);
                     Exit::Success
                 }
                 Err(e) => failed(e),

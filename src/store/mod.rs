@@ -154,7 +154,8 @@ pub fn claim_for_serving(path: &Path) -> Result<ServingClaim, String> {
 /// the `.blk` file (`blkc vars`: the current folder).
 pub const DEFAULT_PATH: &str = ".blkc/store.sqlite3";
 
-const SCHEMA_VERSION: i64 = 1;
+/// The format of an SQLite store this blkc reads and writes.
+pub const SCHEMA_VERSION: i64 = 1;
 
 pub struct Store {
     conn: Connection,
