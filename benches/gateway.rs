@@ -11,7 +11,7 @@
 //! Run with `cargo bench --bench gateway`.
 
 use std::collections::HashMap;
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{BufRead as _, BufReader};
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -21,66 +21,26 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tungstenite::Message;
 
+mod support;
+
 /// When each reply arrived, by the message ID it answers.
 type Arrivals = Arc<Mutex<HashMap<u64, Instant>>>;
 
 /// The platform: answers `/gateway/bot` and records each reply's arrival.
 fn platform(gateway_port: u16, arrivals: Arrivals) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let arrivals = arrivals.clone();
-            std::thread::spawn(move || {
-                let _ = stream.set_nodelay(true);
-                let mut writer = stream.try_clone().unwrap();
-                let mut reader = BufReader::new(stream);
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let mut length = 0;
-                    loop {
-                        let mut header = String::new();
-                        if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if header == "\r\n" {
-                            break;
-                        }
-                        if let Some(v) = header.to_ascii_lowercase().strip_prefix("content-length:") {
-                            length = v.trim().parse().unwrap_or(0);
-                        }
-                    }
-                    let mut body = vec![0; length];
-                    if reader.read_exact(&mut body).is_err() {
-                        return;
-                    }
-                    let now = Instant::now();
-                    let answer = if line.contains("/gateway/bot") {
-                        json!({ "url": format!("ws://127.0.0.1:{gateway_port}"), "shards": 1,
-                                "session_start_limit": { "total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1 } })
-                        .to_string()
-                    } else {
-                        let body: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-                        if let Some(id) = body["content"].as_str().and_then(|c| c.strip_prefix("echo ")) {
-                            arrivals.lock().unwrap().insert(id.parse().unwrap_or(0), now);
-                        }
-                        "{}".to_string()
-                    };
-                    let response = format!(
-                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{answer}",
-                        answer.len()
-                    );
-                    if writer.write_all(response.as_bytes()).is_err() {
-                        return;
-                    }
-                }
-            });
+    support::http_server(move |line, body| {
+        let now = Instant::now();
+        if line.contains("/gateway/bot") {
+            return json!({ "url": format!("ws://127.0.0.1:{gateway_port}"), "shards": 1,
+                    "session_start_limit": { "total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1 } })
+            .to_string();
         }
-    });
-    port
+        let body: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+        if let Some(id) = body["content"].as_str().and_then(|c| c.strip_prefix("echo ")) {
+            arrivals.lock().unwrap().insert(id.parse().unwrap_or(0), now);
+        }
+        "{}".to_string()
+    })
 }
 
 /// The Gateway: HELLO, READY and GUILD_CREATE, ACKs, then the dispatches

@@ -109,27 +109,17 @@ pub fn median(mut xs: Vec<Duration>) -> Duration {
     xs[xs.len() / 2]
 }
 
-/// A small keep-alive HTTP/1.1 server: a thread per connection, each
-/// response written in one call, so that the clients are what is measured.
-/// `/item/ID` answers a small JSON object; `/slow/MS` waits first.
-pub fn json_server() -> u16 {
-    serve_json(None)
-}
-
-/// The same server, noting when each request arrived.
-#[allow(dead_code)] // used by some benches only
-pub fn recording_json_server() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<Instant>>>) {
-    let arrivals = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    (serve_json(Some(arrivals.clone())), arrivals)
-}
-
-fn serve_json(arrivals: Option<std::sync::Arc<std::sync::Mutex<Vec<Instant>>>>) -> u16 {
-    use std::io::{BufRead, BufReader, Write};
+/// A small keep-alive HTTP/1.1 server on loopback: a thread per
+/// connection, each response written in one call, so that the clients are
+/// what is measured. `answer` gets the request line and body, and gives
+/// the JSON to answer with (200).
+pub fn http_server(answer: impl Fn(&str, &[u8]) -> String + Send + Sync + 'static) -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
+    let answer = std::sync::Arc::new(answer);
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            let arrivals = arrivals.clone();
+            let answer = answer.clone();
             std::thread::spawn(move || {
                 let _ = stream.set_nodelay(true);
                 let mut writer = stream.try_clone().unwrap();
@@ -140,16 +130,7 @@ fn serve_json(arrivals: Option<std::sync::Arc<std::sync::Mutex<Vec<Instant>>>>) 
                     if reader.read_line(&mut line).unwrap_or(0) == 0 {
                         return;
                     }
-                    if let Some(a) = &arrivals {
-                        a.lock().unwrap().push(Instant::now());
-                    }
-                    let target = line.split(' ').nth(1).unwrap_or("/item/0").to_string();
-                    if let Some(ms) = target.strip_prefix("/slow/").and_then(|m| m.parse().ok()) {
-                        std::thread::sleep(std::time::Duration::from_millis(ms));
-                    }
-                    let id = target.trim_start_matches("/item/").trim_start_matches("/slow/");
-                    let id = id.split('?').next().unwrap_or("0").to_string();
-                    // Skip the headers, and the body if there is one.
+                    // Skip the headers, and read the body if there is one.
                     let mut length = 0;
                     loop {
                         let mut header = String::new();
@@ -164,12 +145,10 @@ fn serve_json(arrivals: Option<std::sync::Arc<std::sync::Mutex<Vec<Instant>>>>) 
                         }
                     }
                     let mut body = vec![0u8; length];
-                    if std::io::Read::read_exact(&mut reader, &mut body).is_err() {
+                    if reader.read_exact(&mut body).is_err() {
                         return;
                     }
-                    let body = format!(
-                        "{{\"id\":{id},\"name\":\"item {id}\",\"price\":12.5,\"tags\":[\"a\",\"b\"],\"ok\":true}}"
-                    );
+                    let body = answer(&line, &body);
                     let response = format!(
                         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
                         body.len()
@@ -182,6 +161,32 @@ fn serve_json(arrivals: Option<std::sync::Arc<std::sync::Mutex<Vec<Instant>>>>) 
         }
     });
     port
+}
+
+/// `/item/ID` answers a small JSON object; `/slow/MS` waits first.
+pub fn json_server() -> u16 {
+    http_server(item)
+}
+
+/// The same server, noting when each request arrived.
+pub fn recording_json_server() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<Instant>>>) {
+    let arrivals = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let noted = arrivals.clone();
+    let port = http_server(move |line, body| {
+        noted.lock().unwrap().push(Instant::now());
+        item(line, body)
+    });
+    (port, arrivals)
+}
+
+fn item(line: &str, _body: &[u8]) -> String {
+    let target = line.split(' ').nth(1).unwrap_or("/item/0");
+    if let Some(ms) = target.strip_prefix("/slow/").and_then(|m| m.parse().ok()) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+    let id = target.trim_start_matches("/item/").trim_start_matches("/slow/");
+    let id = id.split('?').next().unwrap_or("0");
+    format!("{{\"id\":{id},\"name\":\"item {id}\",\"price\":12.5,\"tags\":[\"a\",\"b\"],\"ok\":true}}")
 }
 
 // ── signed interactions, for the serve and store benchmarks ─────────────
