@@ -752,7 +752,8 @@ fn a_second_server_on_one_sqlite_store_is_refused_until_the_first_ends() {
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&second.stderr);
-    assert_ne!(second.status.code(), Some(0), "{said}");
+    assert_eq!(second.status.code(), Some(3), "{said}");
+    assert!(said.starts_with("error[B311]: "), "{said}");
     let pid = first.child.id().to_string();
     assert!(said.contains("another `blkc serve`") && said.contains(&pid) && said.contains("PostgreSQL"), "{said}");
     let out =
@@ -823,4 +824,30 @@ fn a_database_crash_mid_load_loses_no_acknowledged_save_and_the_server_recovers(
     assert!(acknowledged.len() as u64 + 5 <= stored, "{} acknowledged, {stored} stored", acknowledged.len());
     assert!(acknowledged.iter().all(|n| *n <= stored));
     assert!(served.log().contains("B311"), "the log says why runs failed");
+}
+
+/// A PostgreSQL store that cannot serve (no blkc store in it, nobody
+/// listening) stops the server before it starts, with B311 and what to do.
+#[test]
+fn a_server_whose_postgres_store_cannot_serve_does_not_start() {
+    let platform = TestPlatform::start();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bot.blk"), "command hit \"Hit\" {\n    reply \"hi\"\n}\n").unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut stores = vec![(format!("postgres://blkc:hunter2@127.0.0.1:{closed}/bot"), "cannot connect")];
+    if let Some(pg) = crate::support::postgres::server() {
+        stores.push((pg.database(), "holds no blkc store"));
+    }
+    for (store, says) in stores {
+        let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
+            .args(["serve", "bot.blk", "--listen", "127.0.0.1:0", "--store", &store])
+            .env("BLKC_DISCORD_PUBLIC_KEY", platform.public_key())
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{said}");
+        assert!(said.starts_with("error[B311]: ") && said.contains(says), "{said}");
+        assert!(!said.contains("hunter2"), "{said}");
+    }
 }

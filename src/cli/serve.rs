@@ -8,12 +8,13 @@ use blkc::serve::{self, signature::PublicKey, Config, LogFormat, Shards};
 use super::args::{Format, ServeArgs};
 use super::inputs::{http_limits, secret_inputs};
 use super::report::{self, Exit};
+use blkc::diagnostics::Code;
 
 fn seconds(value: f64, flag: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(value).map_err(|_| format!("`{flag}` must be a number of seconds, not {value}"))
 }
 
-fn config(args: &ServeArgs, plan: &blkc::plan::Plan) -> Result<Config, String> {
+fn config(args: &ServeArgs, plan: &blkc::plan::Plan, store: blkc::store::Backend) -> Result<Config, String> {
     use blkc::plan::TreeKind;
     let commands = plan.trees.iter().any(|t| t.kind == TreeKind::Command);
     // Interactions are for commands; a file of events only needs no endpoint.
@@ -52,10 +53,7 @@ fn config(args: &ServeArgs, plan: &blkc::plan::Plan) -> Result<Config, String> {
         },
         inputs,
         options,
-        store: blkc::store::Backend::open(&blkc::store::Location::choose(
-            args.store.as_deref(),
-            serve::default_store(&args.file),
-        ))?,
+        store,
         answer_within,
         workers: args.workers,
         queue: args.queue,
@@ -83,14 +81,20 @@ pub fn serve(args: &ServeArgs) -> Exit {
             return exit;
         }
     };
-    let config = match config(args, &plan) {
+    let location = blkc::store::Location::choose(args.store.as_deref(), serve::default_store(&args.file));
+    let store = match blkc::store::Backend::open(&location) {
+        Ok(store) => store,
+        Err(e) => return report::coded_error(Code::StoreFailed, e, None),
+    };
+    let config = match config(args, &plan, store) {
         Ok(c) => c,
         Err(e) => return report::usage(e),
     };
     match serve::serve(config) {
         Ok(()) => Exit::Success,
+        Err(serve::Stop::Store(e)) => report::coded_error(Code::StoreFailed, e, None),
         // The Gateway refused for good (a wrong token, a disallowed intent).
-        Err(e) if e.starts_with("the Gateway") => report::error(e, Exit::RunFailure),
-        Err(e) => report::error(e, Exit::Usage),
+        Err(serve::Stop::Gateway(e)) => report::error(e, Exit::RunFailure),
+        Err(serve::Stop::Start(e)) => report::error(e, Exit::Usage),
     }
 }

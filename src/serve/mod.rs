@@ -18,7 +18,7 @@ pub mod registration;
 mod server;
 pub mod signature;
 
-pub use server::{serve, Config, LogFormat, Shards};
+pub use server::{serve, Config, LogFormat, Shards, Stop};
 
 use std::path::{Path, PathBuf};
 

@@ -270,9 +270,26 @@ fn rfc3339(t: SystemTime) -> String {
     )
 }
 
+/// Why the server stopped, or did not start.
+#[derive(Debug)]
+pub enum Stop {
+    /// The store: it cannot be reached, or another process serves it (B311).
+    Store(String),
+    /// The Gateway refused for good (a wrong token, a disallowed intent).
+    Gateway(String),
+    /// Anything else that kept it from starting.
+    Start(String),
+}
+
+impl From<String> for Stop {
+    fn from(why: String) -> Stop {
+        Stop::Start(why)
+    }
+}
+
 /// Runs the server until SIGTERM or SIGINT, then drains. Errors are what
-/// stopped it from starting.
-pub fn serve(mut config: Config) -> Result<(), String> {
+/// stopped it from starting, or a Gateway refusal that stopped it.
+pub fn serve(mut config: Config) -> Result<(), Stop> {
     let loaded = Arc::new(super::load(&config.file)?);
     let limiter = Arc::new(RateLimiter::with_global(config.global_rate_limit));
     config.options.limiter = Some(limiter.clone());
@@ -325,7 +342,7 @@ pub fn serve(mut config: Config) -> Result<(), String> {
         .map_err(|e| format!("cannot start the server: {e}"))?;
     // One serving process to an SQLite store; several share PostgreSQL.
     let _claim = match &shared.store {
-        crate::store::Backend::Sqlite(path) => Some(crate::store::claim_for_serving(path)?),
+        crate::store::Backend::Sqlite(path) => Some(crate::store::claim_for_serving(path).map_err(Stop::Store)?),
         crate::store::Backend::Postgres(_) => None,
     };
     let share = share_global_limit(&shared)?;
@@ -395,7 +412,7 @@ pub fn serve(mut config: Config) -> Result<(), String> {
         shared.gateway_stop.store(true, Ordering::SeqCst);
         drain(&shared, config.drain_timeout).await;
         match shared.fatal.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            Some(why) => Err(why),
+            Some(why) => Err(Stop::Gateway(why)),
             None => Ok(()),
         }
     });
@@ -451,13 +468,13 @@ fn process_name() -> String {
 /// requests already keep to the share), then twice a second; the share
 /// follows processes starting and stopping. A store that cannot be reached
 /// leaves the last share in place.
-fn share_global_limit(shared: &Arc<Shared>) -> Result<Option<Share>, String> {
+fn share_global_limit(shared: &Arc<Shared>) -> Result<Option<Share>, Stop> {
     if !shared.store.shared() {
         shared.metrics.global_limit.store(shared.limiter.share(1), Ordering::Relaxed);
         return Ok(None);
     }
     let me = process_name();
-    let processes = shared.store.check_in(&me)?;
+    let processes = shared.store.check_in(&me).map_err(Stop::Store)?;
     let mut known = processes;
     // Said in the "serving" line.
     shared.metrics.global_limit.store(shared.limiter.share(processes), Ordering::Relaxed);
