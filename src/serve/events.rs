@@ -81,13 +81,11 @@ pub fn occurrence(t: &str, d: &Json) -> (String, std::time::Duration) {
         _ => None,
     };
     match own {
-        Some(id) => (format!("event:{t}:{id}"), SEEN_WITH_ID),
+        Some(id) => (crate::store::delivery_key(&format!("event:{t}"), &id), SEEN_WITH_ID),
         None => {
-            use sha2::Digest as _;
-            let digest = sha2::Sha256::digest(d.to_string().as_bytes());
             // An edit's payload carries its time: one the same is the same edit.
             let keep = if t == "MESSAGE_UPDATE" { SEEN_WITH_ID } else { SEEN_BY_PAYLOAD };
-            (format!("event:{t}:{}", hex::encode(digest)), keep)
+            (crate::store::delivery_key(&format!("event:{t}"), &d.to_string()), keep)
         }
     }
 }
@@ -322,6 +320,11 @@ mod tests {
         let edit = json!({ "id": "5", "content": "hi!", "edited_timestamp": "2026-01-01T00:00:01Z" });
         assert_eq!(occurrence("MESSAGE_UPDATE", &edit).1, SEEN_WITH_ID);
         assert!(SEEN_BY_PAYLOAD < SEEN_WITH_ID);
+        // An identity of any length makes a short key, still its own.
+        let long = json!({ "id": "9".repeat(1_000_000) });
+        let (key, keep) = occurrence("MESSAGE_CREATE", &long);
+        assert!(key.len() < 100 && keep == SEEN_WITH_ID, "{}", key.len());
+        assert_ne!(key, occurrence("MESSAGE_CREATE", &json!({ "id": "9".repeat(999_999) })).0);
     }
 
     #[test]

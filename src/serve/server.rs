@@ -722,7 +722,7 @@ async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
     let first = shared.replay.lock().unwrap_or_else(|e| e.into_inner()).first(&interaction.id, received);
     // Across processes sharing a PostgreSQL store: the database decides.
     let first = first && {
-        let (store, key) = (shared.store.clone(), format!("interaction:{}", interaction.id));
+        let (store, key) = (shared.store.clone(), crate::store::delivery_key("interaction", &interaction.id));
         let keep = REPLAY_MEMORY.as_millis() as i64;
         match tokio::task::spawn_blocking(move || store.first_time(&key, epoch_ms(), keep)).await {
             Ok(Ok(first)) => first,

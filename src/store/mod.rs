@@ -42,6 +42,18 @@ impl Location {
     }
 }
 
+/// The key a delivery is claimed by in the store: `kind:identity`, or the
+/// identity's digest when it is long (what the platform sends is not
+/// trusted to be short, and a key must stay small enough to index).
+pub fn delivery_key(kind: &str, identity: &str) -> String {
+    use sha2::Digest as _;
+    if identity.len() > 100 {
+        format!("{kind}:#{}", hex::encode(sha2::Sha256::digest(identity.as_bytes())))
+    } else {
+        format!("{kind}:{identity}")
+    }
+}
+
 /// An opened store location that runs take their stores from.
 #[derive(Debug, Clone)]
 pub enum Backend {
