@@ -163,7 +163,12 @@ impl Pool {
 
     fn unchecked(url: &str) -> Result<Pool, String> {
         let shown = shown(url);
-        let (config, root_file) = settings(url, &shown)?;
+        let (mut config, root_file) = settings(url, &shown)?;
+        // A database that does not answer (a lost network) fails a run in
+        // time rather than holding it, unless the URL says otherwise.
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(std::time::Duration::from_secs(10));
+        }
         let tls = tls(root_file.as_deref()).map_err(|e| format!("{shown}: {e}"))?;
         Ok(Pool { config, tls, idle: Mutex::new(Vec::new()), deliveries: Default::default(), shown })
     }
