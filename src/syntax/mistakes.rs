@@ -65,8 +65,10 @@ fn at_bare_word<'t>(f: &Failure<'t>) -> Option<Failure<'t>> {
     if !f.expects_punct("*") {
         return None;
     }
-    let before = f.text[..f.at].trim_end();
-    let start = before.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+    let before = before_comments(f.text, f.at);
+    // The word is ASCII, so counting its bytes back keeps `start` on a
+    // character boundary whatever stands before it (`# café`).
+    let start = before.len() - before.bytes().rev().take_while(|b| is_name_char(*b)).count();
     let word = &before[start..];
     if !word.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_') {
         return None;
@@ -95,6 +97,22 @@ fn at_bare_word<'t>(f: &Failure<'t>) -> Option<Failure<'t>> {
         found: format!("`{word}`"),
         found_span: Span::new(start, start + word.len()),
     })
+}
+
+/// The text before `at`, without the blanks and the comments that end it
+/// (`save total = visits  # café` ends at `visits`).
+fn before_comments(text: &str, at: usize) -> &str {
+    let mut before = text[..at].trim_end();
+    loop {
+        let end = before.len();
+        let comment = Lexer::from(text, line_start(text, end))
+            .take_while(|t| t.start() < end)
+            .find(|t| t.kind == Kind::Comment);
+        match comment {
+            Some(t) => before = text[..t.start()].trim_end(),
+            None => return before,
+        }
+    }
 }
 
 fn syntax(message: impl Into<String>) -> Diagnostic {
