@@ -531,3 +531,31 @@ fn a_postgres_store_over_tls_trusts_its_sslrootcert_and_no_unknown_authority() {
     let out = blkc(dir.path(), &["vars", "--store", &secret.replace("verify-full", "disable"), "get", "n"]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("hunter2"));
 }
+
+#[test]
+fn a_run_sees_what_it_saved_not_what_another_run_saved_since_on_both_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("tickets.blk"),
+        "var tickets = \"0\"\ncommand take {\n    save tickets = tickets + 1\n    reply \"your ticket is #{tickets}\"\n}\n",
+    )
+    .unwrap();
+    for store in backends(d) {
+        let children: Vec<_> = (0..8)
+            .map(|_| {
+                Command::new(env!("CARGO_BIN_EXE_blkc"))
+                    .args(["run", "tickets.blk", "--command", "take", "--store", &store])
+                    .current_dir(d)
+                    .stdout(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut told: Vec<String> =
+            children.into_iter().map(|c| stdout(&c.wait_with_output().unwrap()).trim().to_string()).collect();
+        told.sort_by_key(|t| t.trim_start_matches("your ticket is #").parse::<u32>().unwrap_or(0));
+        let expected: Vec<String> = (1..=8).map(|n| format!("your ticket is #{n}")).collect();
+        assert_eq!(told, expected, "{store}");
+    }
+}

@@ -50,6 +50,10 @@ pub(super) struct Runner<'r> {
     /// A save's value is being rendered, inside its transaction: its reads
     /// are fresh, and are part of the save itself.
     in_save: bool,
+    /// What this run saved, by key: its later reads (outside a save) see
+    /// what it wrote, not what another run wrote since, so `save tickets =
+    /// tickets + 1` then `reply "#{tickets}"` tells each run its own number.
+    saved: HashMap<String, Json>,
 }
 
 impl<'r> Runner<'r> {
@@ -80,6 +84,7 @@ impl<'r> Runner<'r> {
             charges: HashMap::new(),
             seen: HashMap::new(),
             in_save: false,
+            saved: HashMap::new(),
         }
     }
 }
@@ -103,7 +108,9 @@ impl render::Scope for Runner<'_> {
                 return Some(String::new());
             }
         };
+        let saved = if self.in_save { None } else { self.saved.get(&key).cloned() };
         let stored = match self.seen.get(&key) {
+            _ if saved.is_some() => saved,
             Some(seen) => seen.clone(),
             None => match self.store.get(&key) {
                 Ok(stored) => {
@@ -265,9 +272,11 @@ impl Runner<'_> {
         }
         let written = self.store.set(&key, &value);
         self.store.end(written.is_ok()).and(written).map_err(failed)?;
-        // Read afresh from now on: what this save wrote is not a decision
-        // of this run's (another run may build on it).
+        // What this save wrote is not a decision the run read (another run
+        // may build on it, and a later save does not wait on it), but it
+        // is what the run's later reads see.
         self.seen.remove(&key);
+        self.saved.insert(key, value.clone());
         (self.sink)(Event::Save { name: name.to_string(), value });
         Ok(())
     }
