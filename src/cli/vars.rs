@@ -13,16 +13,22 @@ use blkc::vocab::VarScope;
 
 /// The store, after the variable name is checked: read-only to read (a
 /// missing store is empty, and never created), to write otherwise.
-fn open(path: &Path, action: &VarsAction) -> Result<Store, Exit> {
+/// The variable name an action names is one `{name}` can read, on every
+/// backend alike (checked before any store is opened).
+fn check_name(action: &VarsAction) -> Result<(), Exit> {
     let name = match action {
         VarsAction::List { .. } | VarsAction::Migrate => None,
         VarsAction::Get { name } | VarsAction::Set { name, .. } | VarsAction::Delete { name } => Some(name),
     };
-    if let Some(name) = name.filter(|n| !blkc::syntax::template::is_ident(n)) {
-        return Err(report::usage(format!(
+    match name.filter(|n| !blkc::syntax::template::is_ident(n)) {
+        Some(name) => Err(report::usage(format!(
             "`{name}` is not a variable name: a name is letters, digits and `_`, not starting with a digit, as `{{name}}` reads it"
-        )));
+        ))),
+        None => Ok(()),
     }
+}
+
+fn open(path: &Path, action: &VarsAction) -> Result<Store, Exit> {
     let reading = matches!(action, VarsAction::List { .. } | VarsAction::Get { .. });
     if reading && !path.exists() {
         return Err(match action {
@@ -131,6 +137,9 @@ pub fn vars(store_flag: Option<&str>, scope: &ScopeArgs, action: &VarsAction) ->
                 Err(e) => failed(e),
             },
         };
+    }
+    if let Err(exit) = check_name(action) {
+        return exit;
     }
     let (path, url) = match &location {
         store::Location::Sqlite(p) => (p.clone(), None),
