@@ -9,10 +9,12 @@ mod support {
     pub mod platform;
     pub mod postgres;
     pub mod print;
+    pub mod proxy;
     pub mod server;
 }
 
 mod agreement;
+mod attacks;
 mod build;
 mod check_fixtures;
 mod cli;

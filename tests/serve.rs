@@ -29,12 +29,12 @@ impl Drop for Served {
 }
 
 impl Served {
-    fn interactions(&self) -> String {
+    pub(crate) fn interactions(&self) -> String {
         format!("{}/interactions", self.url)
     }
 
     /// Signs and posts `body` as the platform does.
-    fn send(&self, platform: &TestPlatform, body: &Value) -> Answered {
+    pub(crate) fn send(&self, platform: &TestPlatform, body: &Value) -> Answered {
         let bytes = serde_json::to_vec(body).unwrap();
         post(&self.interactions(), &bytes, Some(platform.sign(&bytes, 0)))
     }
@@ -71,6 +71,19 @@ pub(crate) fn serve(
     args: &[&str],
     env: &[(&str, &str)],
 ) -> Served {
+    serve_with_files(program, platform, api, args, env, None)
+}
+
+/// [`serve`], the process started with the open-file limits `files`
+/// (soft, hard) as a shell's `ulimit -n` or a systemd unit would set them.
+pub(crate) fn serve_with_files(
+    program: &str,
+    platform: &TestPlatform,
+    api: Option<&TestServer>,
+    args: &[&str],
+    env: &[(&str, &str)],
+    files: Option<(u64, u64)>,
+) -> Served {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("bot.blk");
     let text = match api {
@@ -78,7 +91,21 @@ pub(crate) fn serve(
         None => program.to_string(),
     };
     std::fs::write(&file, text).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_blkc"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_blkc"));
+    if let Some((soft, hard)) = files {
+        use std::os::unix::process::CommandExt as _;
+        // SAFETY: setrlimit only, between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                let limit = libc::rlimit { rlim_cur: soft, rlim_max: hard };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let mut child = command
         .args(["serve", "bot.blk", "--listen", "127.0.0.1:0", "--platform"])
         .arg(platform.api())
         .args(args)
@@ -171,7 +198,7 @@ fn a_ping_is_answered_and_anything_unsigned_gets_401_before_it_is_read() {
     assert!(metrics.contains("blkc_interactions_total{outcome=\"ping\"} 1"), "{metrics}");
     assert!(metrics.contains("blkc_interactions_total{outcome=\"too_large\"} 2"), "{metrics}");
     assert!(
-        served.log().contains("why=bad signature") && served.log().contains("why=stale timestamp"),
+        served.log().contains("why=\"bad signature\"") && served.log().contains("why=\"stale timestamp\""),
         "{}",
         served.log()
     );

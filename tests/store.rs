@@ -559,3 +559,18 @@ fn a_run_sees_what_it_saved_not_what_another_run_saved_since_on_both_backends() 
         assert_eq!(told, expected, "{store}");
     }
 }
+
+#[test]
+fn a_name_no_template_can_read_is_refused_on_both_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for store in backends(d) {
+        for name in ["a'b", "a b", "9lives", "x;DROP TABLE blkc_vars"] {
+            let out = blkc(d, &["vars", "--store", &store, "set", name, "v"]);
+            let said = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{store} {name}: {said}");
+            assert!(said.contains("is not a variable name"), "{said}");
+        }
+        assert_eq!(stdout(&blkc(d, &["vars", "--store", &store, "list"])), "", "{store}");
+    }
+}

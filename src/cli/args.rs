@@ -297,6 +297,11 @@ pub struct ServeArgs {
     /// Connections open at once; more are closed at once
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub max_connections: usize,
+    /// Connections one client address may hold (an IPv6 machine by its
+    /// /64); 0: half of `--max-connections`. Behind a reverse proxy every
+    /// connection comes from its address: give it the whole cap
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub max_connections_per_address: usize,
     /// Seconds to let runs in flight finish after SIGTERM or SIGINT
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     pub drain_timeout: f64,

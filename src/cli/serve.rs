@@ -59,6 +59,7 @@ fn config(args: &ServeArgs, plan: &blkc::plan::Plan, store: blkc::store::Backend
         queue: args.queue,
         max_body: args.max_body,
         max_connections: args.max_connections,
+        max_connections_per_address: args.max_connections_per_address,
         drain_timeout: seconds(args.drain_timeout, "--drain-timeout")?,
         watch: args.watch,
         log: match args.log_format {

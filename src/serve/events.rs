@@ -9,6 +9,79 @@ use std::sync::Mutex;
 
 use serde_json::Value as Json;
 
+/// The most channels kept of one server (the platform allows 500).
+pub const MAX_CHANNELS: usize = 1000;
+/// The most servers kept by one process (2,500 a shard at most).
+pub const MAX_GUILDS: usize = MAX_AUTO_GUILDS;
+const MAX_AUTO_GUILDS: usize = 2500 * super::gateway::MAX_AUTO_SHARDS as usize;
+/// The longest name kept (the platform's names are at most 100).
+const MAX_NAME: usize = 100;
+
+/// Whether a dispatch's data is read at all: those the cache keeps and
+/// those an event tree can run on. Others (presences, typing, member
+/// chunks) are never parsed.
+pub fn wanted(t: &str) -> bool {
+    kind_of(t).is_some() || matches!(t, "GUILD_CREATE" | "GUILD_UPDATE" | "GUILD_DELETE" | "CHANNEL_UPDATE" | "RESUMED")
+}
+
+/// A dispatch's data, read as far as blkc uses it: a server's (the largest
+/// message the Gateway sends) only for what the cache keeps, so what the
+/// platform sends beyond that is skipped, not held; others whole, when
+/// [`wanted`]; `null` otherwise.
+pub fn payload(t: &str, raw: &str) -> Json {
+    #[derive(serde::Deserialize)]
+    struct Channel {
+        id: Option<Json>,
+        name: Option<Json>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Server {
+        id: Option<Json>,
+        name: Option<Json>,
+        member_count: Option<Json>,
+        system_channel_id: Option<Json>,
+        unavailable: Option<Json>,
+        #[serde(default)]
+        channels: Vec<Channel>,
+    }
+    match t {
+        "GUILD_CREATE" | "GUILD_UPDATE" => {
+            let Ok(server) = serde_json::from_str::<Server>(raw) else { return Json::Null };
+            let mut out = serde_json::Map::new();
+            for (key, value) in [
+                ("id", server.id),
+                ("name", server.name),
+                ("member_count", server.member_count),
+                ("system_channel_id", server.system_channel_id),
+                ("unavailable", server.unavailable),
+            ] {
+                if let Some(v) = value {
+                    out.insert(key.into(), v);
+                }
+            }
+            let channels = server
+                .channels
+                .into_iter()
+                .take(MAX_CHANNELS)
+                .map(|c| serde_json::json!({ "id": c.id, "name": c.name }))
+                .collect();
+            out.insert("channels".into(), Json::Array(channels));
+            Json::Object(out)
+        }
+        _ if wanted(t) => serde_json::from_str(raw).unwrap_or(Json::Null),
+        _ => Json::Null,
+    }
+}
+
+/// A name as kept: at most [`MAX_NAME`] characters.
+fn kept_name(name: String) -> String {
+    if name.chars().count() <= MAX_NAME {
+        name
+    } else {
+        name.chars().take(MAX_NAME).collect()
+    }
+}
+
 /// What the Gateway told of each server, and who the bot is.
 #[derive(Debug, Default)]
 pub struct Cache {
@@ -140,9 +213,12 @@ impl Cache {
             }
             "GUILD_CREATE" | "GUILD_UPDATE" => {
                 let id = text(d, "id")?;
+                if !s.guilds.contains_key(&id) && s.guilds.len() >= MAX_GUILDS {
+                    return None;
+                }
                 let guild = s.guilds.entry(id).or_default();
                 if let Some(name) = text(d, "name") {
-                    guild.name = name;
+                    guild.name = kept_name(name);
                 }
                 if let Some(n) = d.get("member_count").and_then(Json::as_i64) {
                     guild.member_count = n;
@@ -151,8 +227,11 @@ impl Cache {
                     guild.system_channel = text(d, "system_channel_id");
                 }
                 for c in d.get("channels").and_then(Json::as_array).into_iter().flatten() {
+                    if guild.channels.len() >= MAX_CHANNELS {
+                        break;
+                    }
                     if let (Some(id), Some(name)) = (text(c, "id"), text(c, "name")) {
-                        guild.channels.insert(id, name);
+                        guild.channels.insert(id, kept_name(name));
                     }
                 }
                 return None;
@@ -166,17 +245,20 @@ impl Cache {
             }
             "CHANNEL_CREATE" | "CHANNEL_UPDATE" => {
                 if let (Some(g), Some(id), Some(name)) = (&guild_id, text(d, "id"), text(d, "name")) {
-                    s.guilds.entry(g.clone()).or_default().channels.insert(id, name);
+                    if let Some(guild) = s.guilds.get_mut(g) {
+                        if guild.channels.len() < MAX_CHANNELS || guild.channels.contains_key(&id) {
+                            guild.channels.insert(id, kept_name(name));
+                        }
+                    }
                 }
             }
             "GUILD_MEMBER_ADD" => {
-                if let Some(g) = &guild_id {
-                    s.guilds.entry(g.clone()).or_default().member_count += 1;
+                if let Some(guild) = guild_id.as_ref().and_then(|g| s.guilds.get_mut(g)) {
+                    guild.member_count = guild.member_count.saturating_add(1);
                 }
             }
             "GUILD_MEMBER_REMOVE" => {
-                if let Some(g) = &guild_id {
-                    let guild = s.guilds.entry(g.clone()).or_default();
+                if let Some(guild) = guild_id.as_ref().and_then(|g| s.guilds.get_mut(g)) {
                     guild.member_count = (guild.member_count - 1).max(0);
                 }
             }
@@ -273,6 +355,11 @@ impl Cache {
                 channel = None;
             }
             _ => return None,
+        }
+        // A reply goes to `/channels/{channel}/messages` with the bot token:
+        // only a snowflake may stand there.
+        if channel.as_deref().is_some_and(|c| !super::platform::is_snowflake(c)) {
+            channel = None;
         }
         if t == "CHANNEL_DELETE" {
             if let (Some(g), Some(id)) = (&guild_id, text(d, "id")) {

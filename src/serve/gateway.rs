@@ -25,6 +25,23 @@ pub const VERSION: u8 = 10;
 /// The platform allows 120 sends a minute on one connection.
 const SENDS_PER_MINUTE: usize = 110;
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// A connection that lasted this long was a good one: the next reconnect
+/// is at once; quicker ends back off, whatever ended them (a close, an op
+/// 7, a missed ACK), so a Gateway that asks again and again is not
+/// answered with a storm of RESUMEs, each carrying the token.
+const STABLE: Duration = Duration::from_secs(60);
+/// The largest Gateway message read: a GUILD_CREATE of the largest server
+/// the platform allows is a few MiB. Larger is refused before it is held.
+pub const MAX_MESSAGE: usize = 8 * 1024 * 1024;
+/// How long connecting (TCP, TLS, the WebSocket handshake) may take.
+const CONNECT_TIME: Duration = Duration::from_secs(10);
+/// The platform may ask for a heartbeat (op 1) at any time; it is answered
+/// at most this often, so that asking cannot use up the send budget.
+const REQUESTED_BEAT_SPACING: Duration = Duration::from_secs(1);
+/// The most shards one process holds with `--shards auto` (a thread each).
+pub const MAX_AUTO_SHARDS: u32 = 128;
+/// What blkc tells the platform it is, as the platform asks of bots.
+pub const USER_AGENT: &str = concat!("DiscordBot (https://github.com/blkc, ", env!("CARGO_PKG_VERSION"), ") blkc");
 
 /// What `GET /gateway/bot` said.
 #[derive(Debug, Clone)]
@@ -227,64 +244,71 @@ impl Shard {
                 Some(s) => s.resume_url.clone(),
                 None => self.url.clone(),
             };
-            let end = self.connection(&url, &mut session, &mut seq, &mut failures);
-            match end {
+            let started = Instant::now();
+            let end = self.connection(&url, &mut session, &mut seq);
+            if started.elapsed() >= STABLE {
+                failures = 0;
+            }
+            let backoff = match end {
                 End::Stop => return Ok(()),
                 End::Fatal(why) => return Err(Fatal(why)),
                 End::Identify => {
                     session = None;
                     seq = None;
+                    failures > 0
                 }
-                End::Resume { backoff } => {
-                    if backoff {
-                        failures += 1;
-                        let wait = Duration::from_millis(250 << failures.min(8)).min(MAX_BACKOFF);
-                        let wait = wait.mul_f64(0.5 + jitter() / 2.0);
-                        self.events.log(
-                            "warn",
-                            "Gateway connection lost; reconnecting",
-                            &[("shard", self.id.into()), ("in_ms", (wait.as_millis() as u64).into())],
-                        );
-                        let until = Instant::now() + wait;
-                        while Instant::now() < until && !self.stop.load(Ordering::SeqCst) {
-                            std::thread::sleep(Duration::from_millis(50));
-                        }
-                    }
+                End::Resume { backoff } => backoff || failures > 0,
+            };
+            if backoff {
+                let wait = Duration::from_millis(250 << failures.min(8)).min(MAX_BACKOFF);
+                let wait = wait.mul_f64(0.5 + jitter() / 2.0);
+                self.events.log(
+                    "warn",
+                    "Gateway connection ended; reconnecting",
+                    &[("shard", self.id.into()), ("in_ms", (wait.as_millis() as u64).into())],
+                );
+                let until = Instant::now() + wait;
+                while Instant::now() < until && !self.stop.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(50));
                 }
             }
+            failures += 1;
             self.events.count("reconnect");
         }
     }
 
+    /// Sends `payload`, never waiting: the shard's one thread also reads
+    /// the ACKs and keeps the heartbeat's time. Over the platform's budget
+    /// (which only heartbeats the Gateway asks for could reach, and those
+    /// are spaced) a send is left out rather than get the connection closed.
     fn send(&self, socket: &mut Socket, sent: &mut Vec<Instant>, payload: Json) -> Result<(), End> {
         let now = Instant::now();
         sent.retain(|t| now.duration_since(*t) < Duration::from_secs(60));
         if sent.len() >= SENDS_PER_MINUTE {
-            // Over the platform's budget the connection would be closed.
-            std::thread::sleep(Duration::from_secs(60).saturating_sub(now.duration_since(sent[0])));
+            return Ok(());
         }
-        sent.push(Instant::now());
+        sent.push(now);
         socket.send(Message::text(payload.to_string())).map_err(|_| End::Resume { backoff: true })
     }
 
     /// One connection, from connect to its end.
-    fn connection(&self, url: &str, session: &mut Option<Session>, seq: &mut Option<u64>, failures: &mut u32) -> End {
+    fn connection(&self, url: &str, session: &mut Option<Session>, seq: &mut Option<u64>) -> End {
         let url = match gateway_url(url) {
             Ok(u) => u,
             Err(e) => return End::Fatal(e),
         };
-        let mut socket = match tungstenite::connect(url.as_str()) {
-            Ok((s, _)) => s,
+        let mut socket = match open(&url) {
+            Ok(s) => s,
             Err(e) => {
                 self.events.log(
                     "warn",
                     "cannot connect to the Gateway",
-                    &[("shard", self.id.into()), ("error", e.to_string().into())],
+                    &[("shard", self.id.into()), ("error", e.into())],
                 );
                 return End::Resume { backoff: true };
             }
         };
-        let end = self.converse(&mut socket, session, seq, failures);
+        let end = self.converse(&mut socket, session, seq);
         let close = match &end {
             // A session to resume: any code but 1000/1001, which end it.
             End::Resume { .. } => CloseCode::from(4900),
@@ -295,13 +319,7 @@ impl Shard {
         end
     }
 
-    fn converse(
-        &self,
-        socket: &mut Socket,
-        session: &mut Option<Session>,
-        seq: &mut Option<u64>,
-        failures: &mut u32,
-    ) -> End {
+    fn converse(&self, socket: &mut Socket, session: &mut Option<Session>, seq: &mut Option<u64>) -> End {
         let mut sent = Vec::new();
         // HELLO first.
         set_timeout(socket, Duration::from_secs(30));
@@ -377,22 +395,23 @@ impl Shard {
                         let resume_url =
                             d.get("resume_gateway_url").and_then(Json::as_str).unwrap_or(&self.url).to_string();
                         *session = Some(Session { id, resume_url });
-                        *failures = 0;
                         self.events.log(
                             "info",
                             "Gateway ready",
                             &[("shard", self.id.into()), ("intents", self.intents.into())],
                         );
                     } else if t == "RESUMED" {
-                        *failures = 0;
                         self.events.log("info", "Gateway resumed", &[("shard", self.id.into())]);
                     }
                     self.events.dispatch(t, d);
                 }
-                Some(1) => {
+                // Asked for a heartbeat: answered, but at most once a
+                // second however often the Gateway asks.
+                Some(1) if beat_sent.elapsed() >= REQUESTED_BEAT_SPACING => {
                     if let Err(end) = self.send(socket, &mut sent, json!({ "op": 1, "d": seq })) {
                         return end;
                     }
+                    beat_sent = Instant::now();
                 }
                 Some(7) => {
                     self.events.log("info", "the Gateway asked to reconnect", &[("shard", self.id.into())]);
@@ -422,16 +441,16 @@ impl Shard {
     }
 
     /// What a closed connection means.
-    fn closed(&self, close: Option<u16>) -> End {
+    fn closed(&self, close: Closed) -> End {
         match close {
-            Some(code) => {
+            Closed::Code(code, reason) => {
                 if let Some(why) = fatal_close(code, self.intents) {
                     return End::Fatal(why);
                 }
                 self.events.log(
                     "warn",
                     "the Gateway closed the connection",
-                    &[("shard", self.id.into()), ("code", code.into())],
+                    &[("shard", self.id.into()), ("code", code.into()), ("reason", reason.into())],
                 );
                 // An invalid sequence or a timed-out session cannot be resumed.
                 if matches!(code, 4007 | 4009) {
@@ -440,24 +459,105 @@ impl Shard {
                     End::Resume { backoff: true }
                 }
             }
-            None => End::Resume { backoff: true },
+            Closed::TooLarge => {
+                self.events.log(
+                    "warn",
+                    "a Gateway message over the size limit was refused; reconnecting",
+                    &[("shard", self.id.into()), ("limit_bytes", MAX_MESSAGE.into())],
+                );
+                End::Resume { backoff: true }
+            }
+            Closed::Lost => End::Resume { backoff: true },
         }
     }
 }
 
+/// How a connection ended, as read.
+enum Closed {
+    /// A close frame: its code and reason (the reason as sent, cut short).
+    Code(u16, String),
+    /// A message over [`MAX_MESSAGE`].
+    TooLarge,
+    /// No close frame: the connection dropped.
+    Lost,
+}
+
+/// Connects to the Gateway at `url` within [`CONNECT_TIME`] (a Gateway that
+/// takes the connection and never answers must not hold the shard, nor the
+/// server's stop), saying who blkc is, with messages bounded in size.
+fn open(url: &str) -> Result<Socket, String> {
+    use tungstenite::client::IntoClientRequest as _;
+    let mut request = url.into_client_request().map_err(|e| e.to_string())?;
+    request.headers_mut().insert("User-Agent", tungstenite::http::HeaderValue::from_static(USER_AGENT));
+    let parsed = url::Url::parse(url).map_err(|e| e.to_string())?;
+    let host = parsed.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']');
+    let port = parsed.port_or_known_default().unwrap_or(443);
+    let addresses = std::net::ToSocketAddrs::to_socket_addrs(&(host, port)).map_err(|e| e.to_string())?;
+    let mut last = format!("`{host}` has no address");
+    for address in addresses {
+        let stream = match std::net::TcpStream::connect_timeout(&address, CONNECT_TIME) {
+            Ok(s) => s,
+            Err(e) => {
+                last = e.to_string();
+                continue;
+            }
+        };
+        // The handshake's reads and writes are bounded too; the shard sets
+        // its own read time-out once connected.
+        let _ = stream.set_read_timeout(Some(CONNECT_TIME));
+        let _ = stream.set_write_timeout(Some(CONNECT_TIME));
+        let config = tungstenite::protocol::WebSocketConfig::default()
+            .max_message_size(Some(MAX_MESSAGE))
+            .max_frame_size(Some(MAX_MESSAGE));
+        return match tungstenite::client_tls_with_config(request, stream, Some(config), None) {
+            Ok((socket, _)) => Ok(socket),
+            Err(e) => Err(format!("the WebSocket handshake failed: {e}")),
+        };
+    }
+    Err(last)
+}
+
+/// A Gateway message as JSON, with its `d` read only as far as blkc uses
+/// it (see [`super::events::payload`]): a message of a few MiB costs about
+/// what it says that blkc keeps, not many times its size.
+fn frame(text: &str) -> Option<Json> {
+    #[derive(serde::Deserialize)]
+    struct Envelope<'a> {
+        op: Option<Json>,
+        s: Option<Json>,
+        t: Option<String>,
+        #[serde(borrow)]
+        d: Option<&'a serde_json::value::RawValue>,
+    }
+    let envelope: Envelope<'_> = serde_json::from_str(text).ok()?;
+    let t = envelope.t.unwrap_or_default();
+    let d = match envelope.d {
+        None => Json::Null,
+        Some(raw) if envelope.op.as_ref().and_then(Json::as_u64) == Some(0) => super::events::payload(&t, raw.get()),
+        // HELLO, op 9's flag: small, and read whole.
+        Some(raw) => serde_json::from_str(raw.get()).unwrap_or(Json::Null),
+    };
+    Some(json!({ "op": envelope.op, "s": envelope.s, "t": t, "d": d }))
+}
+
 /// The next JSON message: `Ok(None)` on a read time-out or a frame that is
-/// not text; `Err` with the close code (if any) when the connection ended.
-fn read(socket: &mut Socket) -> Result<Option<Json>, Option<u16>> {
+/// not text; `Err` with how the connection ended.
+fn read(socket: &mut Socket) -> Result<Option<Json>, Closed> {
     match socket.read() {
-        Ok(Message::Text(t)) => Ok(serde_json::from_str(t.as_str()).ok()),
-        Ok(Message::Close(frame)) => Err(frame.map(|f| u16::from(f.code))),
+        Ok(Message::Text(t)) => Ok(frame(t.as_str())),
+        Ok(Message::Close(Some(frame))) => {
+            let reason: String = frame.reason.as_str().chars().take(200).collect();
+            Err(Closed::Code(u16::from(frame.code), reason))
+        }
+        Ok(Message::Close(None)) => Err(Closed::Lost),
         Ok(_) => Ok(None),
         Err(tungstenite::Error::Io(e))
             if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
         {
             Ok(None)
         }
-        Err(_) => Err(None),
+        Err(tungstenite::Error::Capacity(_)) => Err(Closed::TooLarge),
+        Err(_) => Err(Closed::Lost),
     }
 }
 

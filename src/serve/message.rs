@@ -42,8 +42,12 @@ pub fn pieces(text: &str) -> (Vec<String>, Option<String>) {
             break;
         }
         let end = split_point(rest, limits::MESSAGE);
-        out.push(rest[..end].to_string());
-        rest = rest[end..].trim_start_matches('\n');
+        // A piece of blanks only is no message (the platform refuses empty
+        // content): what is blank between two pieces is left out.
+        if !rest[..end].trim().is_empty() {
+            out.push(rest[..end].to_string());
+        }
+        rest = rest[end..].trim_start();
     }
     if rest.is_empty() {
         let warning = format!("a reply of {total} characters was sent as {} messages", out.len());
@@ -117,5 +121,10 @@ mod tests {
         let (parts, _) = pieces(&"😀".repeat(1500));
         assert!(parts.len() == 2 && parts.iter().all(|p| units(p) <= 2000));
         assert_eq!(pieces("  ").0, ["(empty reply)"]);
+        // Blanks that fill a piece are not sent as a message of their own.
+        let (parts, _) = pieces(&format!("{}x", " ".repeat(4000)));
+        assert_eq!(parts, ["x"]);
+        let (parts, _) = pieces(&format!("a{}b", "\n".repeat(4100)));
+        assert!(parts.iter().all(|p| !p.trim().is_empty()), "{parts:?}");
     }
 }

@@ -24,6 +24,8 @@ pub struct Metrics {
     reloads: Mutex<BTreeMap<&'static str, u64>>,
     events: Mutex<BTreeMap<(String, &'static str), u64>>,
     gateway: Mutex<BTreeMap<&'static str, u64>>,
+    /// Connections closed at the door, by why.
+    refused: Mutex<BTreeMap<&'static str, u64>>,
     /// The last heartbeat's round trip, in microseconds.
     heartbeat_us: AtomicU64,
     /// This process's share of the platform's global rate limit.
@@ -77,6 +79,13 @@ impl Metrics {
     /// The Gateway's connections: `reconnect`, `resume`, `identify`.
     pub fn gateway(&self, what: &'static str) {
         *self.gateway.lock().unwrap_or_else(|e| e.into_inner()).entry(what).or_default() += 1;
+    }
+
+    /// A connection closed at the door: `full` (the cap), `address` (one
+    /// address's share), `silent` (sent nothing in time), `accept` (the
+    /// process could not take it: out of open files).
+    pub fn connection_refused(&self, why: &'static str) {
+        *self.refused.lock().unwrap_or_else(|e| e.into_inner()).entry(why).or_default() += 1;
     }
 
     pub fn heartbeat(&self, latency: Duration) {
@@ -148,6 +157,11 @@ impl Metrics {
         );
         let _ = writeln!(out, "# TYPE blkc_global_rate_limit gauge");
         let _ = writeln!(out, "blkc_global_rate_limit {}", self.global_limit.load(Ordering::Relaxed));
+        let _ = writeln!(out, "# HELP blkc_connections_refused_total Connections closed at the door, by why.");
+        let _ = writeln!(out, "# TYPE blkc_connections_refused_total counter");
+        for (why, n) in self.refused.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            let _ = writeln!(out, "blkc_connections_refused_total{{why=\"{why}\"}} {n}");
+        }
         let _ = writeln!(out, "# HELP blkc_reloads_total Reloads of the file, by outcome.");
         let _ = writeln!(out, "# TYPE blkc_reloads_total counter");
         for (outcome, n) in self.reloads.lock().unwrap_or_else(|e| e.into_inner()).iter() {

@@ -7,6 +7,7 @@
 //! or idle client costs a task, not a thread; the runs are the synchronous
 //! runner of `blkc run`, each on a pool thread with its own responses.
 
+pub mod door;
 pub mod events;
 pub mod gateway;
 pub mod intents;

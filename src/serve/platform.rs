@@ -20,6 +20,21 @@ pub const GLOBAL_PER_SECOND: usize = 50;
 /// platform's second on a plain one-second window, with two processes).
 const GLOBAL_WINDOW: Duration = Duration::from_millis(1100);
 
+/// Whether `id` is a snowflake, the only form of id the platform makes:
+/// decimal digits, at most 20 (a 64-bit number). Every id the platform
+/// sends is checked with this before it goes into a path with the bot
+/// token: an id is untrusted, and `645/../../guilds/77/bans/1?x=` must
+/// never become a route.
+pub fn is_snowflake(id: &str) -> bool {
+    (1..=20).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Whether `token` can stand in a webhook path as an interaction token:
+/// the platform's are URL-safe base64 and dots, well under 500 characters.
+pub fn is_interaction_token(token: &str) -> bool {
+    (1..=500).contains(&token.len()) && token.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+}
+
 /// How the platform answered.
 #[derive(Debug, Clone)]
 pub struct Answer {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{json, Value as Json};
@@ -29,6 +29,9 @@ const TOKEN_LIFETIME: Duration = Duration::from_secs(15 * 60);
 /// replay is stale anyway.
 const REPLAY_MEMORY: Duration = Duration::from_secs(6 * 60);
 const REPLAY_MAX: usize = 500_000;
+/// Event runs waiting for room in the run queue, past which a dispatch is
+/// dropped (and counted) rather than held.
+const EVENT_BUFFER: usize = 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogFormat {
@@ -58,6 +61,8 @@ pub struct Config {
     pub queue: usize,
     pub max_body: usize,
     pub max_connections: usize,
+    /// Connections one client address may hold; 0: half the cap.
+    pub max_connections_per_address: usize,
     pub drain_timeout: Duration,
     pub watch: bool,
     pub log: LogFormat,
@@ -83,10 +88,16 @@ struct Shared {
     store: crate::store::Backend,
     answer_within: Duration,
     max_body: usize,
+    /// The memory of the request bodies in flight, in total.
+    bodies: Arc<super::door::Bodies>,
     loaded: RwLock<Arc<Loaded>>,
     metrics: Metrics,
     limiter: Arc<RateLimiter>,
     jobs: crossbeam_channel::Sender<Work>,
+    /// Event runs on their way to `jobs`: a shard's reader hands them over
+    /// here without ever waiting (it also reads the ACKs and keeps the
+    /// heartbeat's time); a thread of its own waits for room in the queue.
+    events: crossbeam_channel::Sender<Work>,
     replay: Mutex<Replay>,
     log: Log,
     /// HTTP exchanges and runs not finished yet.
@@ -113,6 +124,7 @@ enum Work {
 
 /// One event tree to run.
 struct EventJob {
+    _queued: Queued,
     run: super::events::EventRun,
     loaded: Arc<Loaded>,
     /// What identifies the delivery across processes sharing the store,
@@ -154,6 +166,7 @@ impl Replay {
 
 /// One command to run.
 struct Job {
+    _queued: Queued,
     interaction: Interaction,
     loaded: Arc<Loaded>,
     answer: Arc<Answer>,
@@ -231,7 +244,7 @@ impl Log {
                         Json::String(t) => t.clone(),
                         other => other.to_string(),
                     };
-                    s.push_str(&format!(" {k}={}", crate::display::one_line(&v)));
+                    s.push_str(&format!(" {k}={}", logfmt_value(&crate::display::one_line(&v))));
                 }
                 s
             }
@@ -244,6 +257,27 @@ impl Log {
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         let _ = writeln!(out, "{line}");
     }
+}
+
+/// A value of a text log line as logfmt writes it: bare when it is one
+/// word, else quoted with `"` and `\` escaped, so a value holding blanks
+/// (a user's name, a platform's message) cannot add a field of its own
+/// (`outcome=ran user=1` inside a value reads as one quoted value).
+fn logfmt_value(v: &str) -> std::borrow::Cow<'_, str> {
+    let bare = !v.is_empty() && !v.chars().any(|c| c.is_whitespace() || c == '"' || c == '=' || c == '\\');
+    if bare {
+        return v.into();
+    }
+    let mut out = String::with_capacity(v.len() + 2);
+    out.push('"');
+    for c in v.chars() {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out.into()
 }
 
 /// `2026-11-23T10:00:00.123Z`.
@@ -290,11 +324,17 @@ impl From<String> for Stop {
 /// Runs the server until SIGTERM or SIGINT, then drains. Errors are what
 /// stopped it from starting, or a Gateway refusal that stopped it.
 pub fn serve(mut config: Config) -> Result<(), Stop> {
+    // Before any file is opened: the soft limit of open files up to the
+    // hard one, and the connections capped by what is left for the runs.
+    let (files_before, open_files) = super::door::raise_open_files();
+    let cap = super::door::connection_cap(config.max_connections, open_files, config.workers.max(1));
+    let door = super::door::Door::new(cap, config.max_connections_per_address);
     let loaded = Arc::new(super::load(&config.file)?);
     let limiter = Arc::new(RateLimiter::with_global(config.global_rate_limit));
     config.options.limiter = Some(limiter.clone());
     config.options.client = Some(Arc::new(eval::http::Client::new(config.options.http)));
     let (jobs, queue) = crossbeam_channel::bounded::<Work>(config.queue.max(1));
+    let (events, arriving) = crossbeam_channel::bounded::<Work>(EVENT_BUFFER);
     let redactor = eval::redactor(&config.inputs, &[]);
     let shared = Arc::new(Shared {
         file: config.file.clone(),
@@ -304,10 +344,12 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
         store: config.store.clone(),
         answer_within: config.answer_within,
         max_body: config.max_body,
+        bodies: super::door::Bodies::new(config.max_body),
         loaded: RwLock::new(loaded.clone()),
         metrics: Metrics::default(),
         limiter,
-        jobs,
+        jobs: jobs.clone(),
+        events,
         replay: Mutex::new(Replay::default()),
         log: Log { format: config.log, redactor, out: Mutex::new(std::io::stderr()) },
         busy: AtomicUsize::new(0),
@@ -326,14 +368,29 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
             .name(format!("blkc-run-{i}"))
             .spawn(move || {
                 for work in queue {
-                    match work {
+                    // A run's own panics are caught inside it, where its user
+                    // can be told; this keeps the worker for anything else.
+                    let done = caught(|| match work {
                         Work::Command(job) => run_job(&shared, *job),
                         Work::Event(job) => run_event(&shared, job),
+                    });
+                    if let Err(panicked) = done {
+                        shared.log.write("error", "a run failed", &[("error", panicked.into())], None);
                     }
                 }
             })
             .map_err(|e| format!("cannot start a run thread: {e}"))?;
     }
+    std::thread::Builder::new()
+        .name("blkc-events".into())
+        .spawn(move || {
+            for work in arriving {
+                if jobs.send(work).is_err() {
+                    return;
+                }
+            }
+        })
+        .map_err(|e| format!("cannot start a thread: {e}"))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()).min(4))
         .thread_name("blkc-http")
@@ -342,7 +399,7 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
         .map_err(|e| format!("cannot start the server: {e}"))?;
     // One serving process to an SQLite store; several share PostgreSQL.
     let _claim = match &shared.store {
-        crate::store::Backend::Sqlite(path) => Some(crate::store::claim_for_serving(path).map_err(Stop::Store)?),
+        crate::store::Backend::Sqlite(path, _) => Some(crate::store::claim_for_serving(path).map_err(Stop::Store)?),
         crate::store::Backend::Postgres(_) => None,
     };
     let share = share_global_limit(&shared)?;
@@ -369,9 +426,26 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
                 ("commands", commands.into()),
                 ("events", events.into()),
                 ("global_rate_limit", shared.metrics.global_limit.load(Ordering::Relaxed).into()),
+                ("open_files", open_files.into()),
+                ("max_connections", door.max().into()),
+                ("per_address", door.per_address_max().into()),
             ],
             None,
         );
+        if door.max() < config.max_connections && listener.is_some() {
+            shared.log.write(
+                "warn",
+                "fewer connections than --max-connections: the open-file limit leaves room for this many beside the runs; \
+                 raise the hard limit (LimitNOFILE= in a systemd unit, ulimit -Hn)",
+                &[
+                    ("asked", config.max_connections.into()),
+                    ("open_files", open_files.into()),
+                    ("soft_limit_was", files_before.into()),
+                ],
+                None,
+            );
+        }
+        let drain_timeout = drain_bound(&shared, config.drain_timeout);
         if let (Some(ready), Some(address)) = (config.on_ready.take(), address) {
             ready(address);
         }
@@ -381,36 +455,26 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
         tokio::spawn(reload_on_hangup(shared.clone()));
         let stop = stop_signal();
         tokio::pin!(stop);
-        let connections = Arc::new(tokio::sync::Semaphore::new(config.max_connections.max(1)));
+        let mut front = Front { door, emfile_logged: None };
         loop {
             tokio::select! {
                 _ = &mut stop => break,
                 _ = shared.fatal_notify.notified() => break,
-                accepted = accept(listener.as_ref()) => {
-                    let Ok((stream, _)) = accepted else { continue };
-                    let Ok(permit) = connections.clone().try_acquire_owned() else {
-                        // Over the limit of open connections: closed at once.
-                        drop(stream);
-                        continue;
-                    };
-                    let _ = stream.set_nodelay(true);
-                    let shared = shared.clone();
-                    tokio::spawn(async move {
-                        let service = hyper::service::service_fn(move |req| handle(shared.clone(), req));
-                        let _ = hyper::server::conn::http1::Builder::new()
-                            .timer(hyper_util::rt::TokioTimer::new())
-                            .header_read_timeout(Duration::from_secs(10))
-                            .max_buf_size(64 * 1024)
-                            .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                            .await;
-                        drop(permit);
-                    });
-                }
+                accepted = accept(listener.as_ref()) => front.take(&shared, accepted).await,
+            }
+        }
+        // Draining: the listener stays open, so new requests are answered
+        // 503 (and `/healthz` says so) until the runs in flight are done.
+        shared.gateway_stop.store(true, Ordering::SeqCst);
+        let drained = drain(shared.clone(), drain_timeout);
+        tokio::pin!(drained);
+        loop {
+            tokio::select! {
+                _ = &mut drained => break,
+                accepted = accept(listener.as_ref()) => front.take(&shared, accepted).await,
             }
         }
         drop(listener);
-        shared.gateway_stop.store(true, Ordering::SeqCst);
-        drain(&shared, config.drain_timeout).await;
         match shared.fatal.lock().unwrap_or_else(|e| e.into_inner()).take() {
             Some(why) => Err(Stop::Gateway(why)),
             None => Ok(()),
@@ -426,6 +490,87 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
     }
     runtime.shutdown_timeout(Duration::from_millis(100));
     result
+}
+
+/// The accept loop's state: the door, and when running out of open files
+/// was last logged.
+struct Front {
+    door: Arc<super::door::Door>,
+    emfile_logged: Option<Instant>,
+}
+
+impl Front {
+    /// Takes a new connection through the door, or backs off when the
+    /// process cannot accept one (out of open files: spinning on the error
+    /// would take a core and starve the runs).
+    async fn take(&mut self, shared: &Arc<Shared>, accepted: std::io::Result<(tokio::net::TcpStream, SocketAddr)>) {
+        let (stream, peer) = match accepted {
+            Ok(a) => a,
+            Err(e) => {
+                shared.metrics.connection_refused("accept");
+                if self.emfile_logged.is_none_or(|t| t.elapsed() > Duration::from_secs(10)) {
+                    self.emfile_logged = Some(Instant::now());
+                    shared.log.write(
+                        "error",
+                        "cannot accept a connection; backing off (new connections wait in the backlog)",
+                        &[("error", e.to_string().into())],
+                        None,
+                    );
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                return;
+            }
+        };
+        let admitted = match self.door.admit(peer.ip()) {
+            Ok(a) => a,
+            Err(why) => {
+                // Over the cap, or this address's share: closed at once.
+                shared.metrics.connection_refused(match why {
+                    super::door::Refused::Full => "full",
+                    super::door::Refused::Address => "address",
+                });
+                return;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            // A connection that sends nothing gives its place back soon.
+            let mut first = [0u8; 1];
+            match tokio::time::timeout(super::door::FIRST_BYTE, stream.peek(&mut first)).await {
+                Ok(Ok(n)) if n > 0 => {}
+                Ok(_) => return,
+                Err(_) => {
+                    shared.metrics.connection_refused("silent");
+                    return;
+                }
+            }
+            let service = hyper::service::service_fn(move |req| handle(shared.clone(), req));
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(10))
+                .max_buf_size(64 * 1024)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+            drop(admitted);
+        });
+    }
+}
+
+/// How long the drain waits: `--drain-timeout`, but never less than an
+/// HTTP exchange takes to give its first answer, so that no exchange in
+/// flight is left with no answer at all.
+fn drain_bound(shared: &Shared, asked: Duration) -> Duration {
+    let least = shared.answer_within + Duration::from_millis(500);
+    if asked < least {
+        shared.log.write(
+            "warn",
+            "--drain-timeout is shorter than an answer can take; the drain waits for the first answers",
+            &[("drain_ms", (least.as_millis() as u64).into())],
+            None,
+        );
+    }
+    asked.max(least)
 }
 
 /// How often a process says it is alive in a shared store.
@@ -486,18 +631,25 @@ fn share_global_limit(shared: &Arc<Shared>) -> Result<Option<Share>, Stop> {
             let mut failing = false;
             while !halt.load(Ordering::SeqCst) {
                 std::thread::sleep(CHECK_IN_EVERY);
+                // Each call has the store's deadline: a lost network fails
+                // it in time, and the check-ins are what see it come back.
                 match s.store.check_in(&name) {
-                    Ok(n) if n != known => {
-                        known = n;
+                    Ok(n) => {
+                        if failing {
+                            s.log.write("info", "the store answers again", &[], None);
+                        }
                         failing = false;
-                        note_share(&s, n);
+                        if n != known {
+                            known = n;
+                            note_share(&s, n);
+                        }
                     }
-                    Ok(_) => failing = false,
                     Err(e) if !failing => {
                         failing = true;
                         s.log.write(
-                            "warn",
-                            "cannot check in to the store; keeping the share of the global rate limit",
+                            "error",
+                            "the store does not answer: runs that read or save fail, /healthz answers 503; \
+                             keeping the share of the global rate limit",
                             &[("error", e.into())],
                             None,
                         );
@@ -543,7 +695,7 @@ async fn stop_signal() {
 
 /// Stops taking interactions, and waits for those in flight to be answered
 /// in full, for at most `timeout`.
-async fn drain(shared: &Arc<Shared>, timeout: Duration) {
+async fn drain(shared: Arc<Shared>, timeout: Duration) {
     shared.draining.store(true, Ordering::SeqCst);
     let in_flight = shared.busy.load(Ordering::SeqCst);
     shared.log.write("info", "draining", &[("in_flight", in_flight.into())], None);
@@ -560,6 +712,37 @@ async fn drain(shared: &Arc<Shared>, timeout: Duration) {
         }
     }
     shared.log.write("info", "stopped", &[], None);
+}
+
+/// A run from when it is queued until it ends, however it ends (a full
+/// queue, a duplicate, a panic): it holds the server busy and counts in
+/// flight while it lives, so no path can forget to give either back.
+struct Queued(Busy);
+
+impl Queued {
+    fn new(shared: &Arc<Shared>) -> Queued {
+        shared.metrics.in_flight.fetch_add(1, Ordering::SeqCst);
+        Queued(Busy::new(shared))
+    }
+}
+
+impl Drop for Queued {
+    fn drop(&mut self) {
+        self.0 .0.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Runs `f`; a panic becomes its message. A bug in one run fails that run
+/// only: its user is told, its worker goes on to the next run.
+fn caught<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".to_string());
+        format!("internal error: the run panicked ({what}); this is a bug in blkc, please report it")
+    })
 }
 
 /// Counts an exchange or a run in flight while it lives.
@@ -651,7 +834,11 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
         (&Method::GET, "/healthz") if shared.draining.load(Ordering::SeqCst) => {
             respond(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "draining\n")
         }
-        (&Method::GET, "/healthz") => respond(StatusCode::OK, "text/plain", "ok\n"),
+        (&Method::GET, "/healthz") => match shared.store.health() {
+            // Runs that read or save would fail: the process is not well.
+            Some(why) => respond(StatusCode::SERVICE_UNAVAILABLE, "text/plain", format!("store unreachable: {why}\n")),
+            None => respond(StatusCode::OK, "text/plain", "ok\n"),
+        },
         (&Method::GET, "/metrics") => respond(StatusCode::OK, "text/plain; version=0.0.4", shared.metrics.render()),
         (&Method::POST, "/interactions") => interaction(&shared, req).await,
         (_, "/healthz" | "/metrics" | "/interactions") => {
@@ -680,15 +867,25 @@ async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
         shared.metrics.interaction("too_large");
         return respond(StatusCode::PAYLOAD_TOO_LARGE, "text/plain", "too large\n");
     }
-    let body = Limited::new(req.into_body(), shared.max_body);
-    let body = match tokio::time::timeout(Duration::from_secs(10), body.collect()).await {
-        Ok(Ok(b)) => b.to_bytes(),
-        Ok(Err(_)) => {
+    // Unsigned bytes: read into the bodies' budget, never past it.
+    let body = match super::door::read(req.into_body(), shared.max_body, &shared.bodies).await {
+        Ok(body) => body,
+        Err(super::door::BodyRefused::TooLarge) => {
             shared.metrics.interaction("too_large");
             return respond(StatusCode::PAYLOAD_TOO_LARGE, "text/plain", "too large\n");
         }
-        Err(_) => return respond(StatusCode::REQUEST_TIMEOUT, "text/plain", "too slow\n"),
+        Err(super::door::BodyRefused::Busy) => {
+            shared.metrics.interaction("bodies_full");
+            return respond(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "busy\n");
+        }
+        Err(super::door::BodyRefused::TooSlow) => {
+            return respond(StatusCode::REQUEST_TIMEOUT, "text/plain", "too slow\n")
+        }
+        Err(super::door::BodyRefused::Broken) => {
+            return respond(StatusCode::BAD_REQUEST, "text/plain", "bad request\n")
+        }
     };
+    let body = &body.bytes;
     let Some(public_key) = &shared.public_key else {
         return respond(StatusCode::NOT_FOUND, "text/plain", "not found\n");
     };
@@ -712,6 +909,21 @@ async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
             shared.metrics.interaction("ping");
             return json_reply(&json!({ "type": 1 }));
         }
+        // Its application id and token make the path of every later
+        // message: they must be of the platform's form.
+        interaction::APPLICATION_COMMAND
+            if !super::platform::is_snowflake(&interaction.application_id)
+                || !super::platform::is_interaction_token(&interaction.token) =>
+        {
+            shared.metrics.interaction("malformed");
+            shared.log.write(
+                "warn",
+                "malformed interaction: its application id or token is not of the platform's form",
+                &[],
+                None,
+            );
+            return respond(StatusCode::BAD_REQUEST, "text/plain", "malformed interaction\n");
+        }
         interaction::APPLICATION_COMMAND => {}
         other => {
             shared.metrics.interaction("unsupported");
@@ -720,25 +932,7 @@ async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
         }
     }
     let first = shared.replay.lock().unwrap_or_else(|e| e.into_inner()).first(&interaction.id, received);
-    // Across processes sharing a PostgreSQL store: the database decides.
-    let first = first && {
-        let (store, key) = (shared.store.clone(), crate::store::delivery_key("interaction", &interaction.id));
-        let keep = REPLAY_MEMORY.as_millis() as i64;
-        match tokio::task::spawn_blocking(move || store.first_time(&key, epoch_ms(), keep)).await {
-            Ok(Ok(first)) => first,
-            Ok(Err(e)) => {
-                // The store is down: this process's memory still refuses replays.
-                shared.log.write(
-                    "warn",
-                    "the store could not say whether the interaction is new",
-                    &[("error", e.into())],
-                    None,
-                );
-                true
-            }
-            Err(_) => true,
-        }
-    };
+    let first = first && first_across_processes(shared, &interaction.id, received).await;
     if !first {
         shared.metrics.interaction("replayed");
         shared.log.write("warn", "replayed interaction refused", &[("id", interaction.id.clone().into())], None);
@@ -754,14 +948,10 @@ async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
     }
     let (tx, rx) = oneshot::channel();
     let answer = Arc::new(Answer { phase: Mutex::new(Phase::Waiting(Some(tx))) });
-    let job = Job { interaction, loaded, answer: answer.clone(), received };
     // The run holds the server busy until it is answered in full.
-    shared.metrics.in_flight.fetch_add(1, Ordering::SeqCst);
-    shared.busy.fetch_add(1, Ordering::SeqCst);
+    let job = Job { _queued: Queued::new(shared), interaction, loaded, answer: answer.clone(), received };
     if let Err(e) = shared.jobs.try_send(Work::Command(Box::new(job))) {
         let Work::Command(job) = e.into_inner() else { unreachable!("a command was queued") };
-        shared.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
-        drop(Busy(shared.clone())); // gives back the count taken above
         shared.metrics.interaction("busy");
         log_interaction(shared, &job.interaction, "busy", received, None, &[]);
         return json_reply(&json!({ "type": 4, "data": message::message(message::BUSY, &[], true) }));
@@ -789,17 +979,57 @@ async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
     }
 }
 
+/// Whether the store has not seen interaction `id` taken: by another
+/// process sharing it, or by this one before a restart (the same signed
+/// bytes stay valid for 5 minutes). Asked within a bound, so that the first
+/// answer never waits on the store past the platform's deadline; a store
+/// that does not answer in time (or is known not to) lets the interaction
+/// run: this process's own memory still refuses replays.
+async fn first_across_processes(shared: &Arc<Shared>, id: &str, received: Instant) -> bool {
+    if shared.store.health().is_some() {
+        return true;
+    }
+    let (store, key) = (shared.store.clone(), crate::store::delivery_key("interaction", id));
+    let keep = REPLAY_MEMORY.as_millis() as i64;
+    let bound = received + (shared.answer_within / 3).min(Duration::from_secs(1));
+    let asked = tokio::task::spawn_blocking(move || store.first_time(&key, epoch_ms(), keep));
+    let why = match tokio::time::timeout_at(tokio::time::Instant::from_std(bound), asked).await {
+        Ok(Ok(Ok(first))) => return first,
+        Ok(Ok(Err(e))) => e,
+        Ok(Err(_)) => "the check failed".to_string(),
+        Err(_) => "no answer in time; the interaction runs".to_string(),
+    };
+    shared.log.write("warn", "the store could not say whether the interaction is new", &[("error", why.into())], None);
+    true
+}
+
 /// What a run did, for its log line.
 #[derive(Default)]
 struct RunReport {
     requests: usize,
     warnings: Vec<&'static str>,
+    /// Messages the platform took.
     messages: usize,
     failure: Option<String>,
+    /// Why a message did not reach the chat (the first such): the run
+    /// then counts as failed, whatever it did.
+    undelivered: Option<String>,
     deferred: bool,
 }
 
 impl RunReport {
+    /// The run's outcome once its messages are counted: one that did not
+    /// reach the chat fails the run, with the reason as its error.
+    fn settle(&mut self, outcome: &'static str) -> &'static str {
+        match self.undelivered.take() {
+            Some(why) if outcome != "failed" => {
+                self.failure = Some(why);
+                "failed"
+            }
+            _ => outcome,
+        }
+    }
+
     /// Counts a run's request or warning (a reply is the caller's).
     fn note(&mut self, shared: &Shared, event: &Event) {
         match event {
@@ -813,24 +1043,35 @@ impl RunReport {
     }
 }
 
-/// Counts and logs how a message to the platform went; `about` names the
-/// interaction or event in the log line.
+/// Counts and logs how a message to the platform went, and notes it in
+/// the run's report: a message the platform took counts, one it refused or
+/// that could not be sent makes the run fail with the reason. `about`
+/// names the interaction or event in the log line.
 fn sent_message(
     shared: &Shared,
+    report: &mut RunReport,
     sent: Result<super::platform::Answer, String>,
     about: (&'static str, Json),
     token: Option<&str>,
 ) {
-    match sent {
+    let why = match sent {
+        Ok(a) if a.is_success() => {
+            shared.metrics.platform_call(a.status);
+            report.messages += 1;
+            return;
+        }
         Ok(a) => {
             shared.metrics.platform_call(a.status);
-            if !a.is_success() {
-                let fields = [about, ("status", a.status.into()), ("platform", a.message().into())];
-                shared.log.write("warn", "the platform refused a message", &fields, token);
-            }
+            let fields = [about, ("status", a.status.into()), ("platform", a.message().into())];
+            shared.log.write("warn", "the platform refused a message", &fields, token);
+            format!("the platform refused a message ({}): {}", a.status, a.message())
         }
-        Err(e) => shared.log.write("warn", "a message could not be sent", &[about, ("error", e.into())], token),
-    }
+        Err(e) => {
+            shared.log.write("warn", "a message could not be sent", &[about, ("error", e.clone().into())], token);
+            format!("a message could not be sent: {e}")
+        }
+    };
+    report.undelivered.get_or_insert(why);
 }
 
 fn log_interaction(
@@ -869,17 +1110,18 @@ fn log_interaction(
 
 /// Runs one command on a pool thread, and delivers what it says.
 fn run_job(shared: &Arc<Shared>, job: Job) {
-    let _busy = Busy(shared.clone()); // taken when the job was queued
     let started = Instant::now();
-    let Job { interaction, loaded, answer, received } = job;
+    let Job { _queued, interaction, loaded, answer, received } = job;
     let token_deadline = received + TOKEN_LIFETIME;
     let platform = platform(shared, &loaded);
     let mut report = RunReport::default();
     let deliver = |report: &mut RunReport, content: &str, users: &[String], ephemeral: bool| {
         let (delivery, body) = answer.deliver(message::message(content, users, ephemeral));
-        report.messages += 1;
         let path = match delivery {
-            Delivery::Sent => return,
+            Delivery::Sent => {
+                report.messages += 1;
+                return;
+            }
             Delivery::Edit => {
                 report.deferred = true;
                 format!("/webhooks/{}/{}/messages/@original", interaction.application_id, interaction.token)
@@ -904,7 +1146,7 @@ fn run_job(shared: &Arc<Shared>, job: Job) {
                 _ => break,
             }
         }
-        sent_message(shared, sent, ("id", interaction.id.clone().into()), Some(&interaction.token));
+        sent_message(shared, report, sent, ("id", interaction.id.clone().into()), Some(&interaction.token));
     };
     let tree =
         loaded.plan.trees.iter().find(|t| t.kind == crate::plan::TreeKind::Command && t.name == interaction.command());
@@ -952,25 +1194,30 @@ fn run_job(shared: &Arc<Shared>, job: Job) {
                 }
                 other => report.note(shared, &other),
             };
-            let outcome = eval::run(&loaded.plan, tree, &inputs, &options, store.as_mut(), &mut sink);
+            let outcome = caught(|| eval::run(&loaded.plan, tree, &inputs, &options, store.as_mut(), &mut sink));
             match outcome {
-                Ok(()) => {
+                Ok(Ok(())) => {
                     if replies.is_empty() {
                         deliver(&mut report, message::DONE, &[], true);
                     }
                     "answered"
                 }
-                Err(d) => {
+                Ok(Err(d)) => {
                     report.failure = Some(format!("{} {}", d.code.as_str(), d.message));
+                    deliver(&mut report, message::FAILED, &[], true);
+                    "failed"
+                }
+                Err(panicked) => {
+                    report.failure = Some(panicked);
                     deliver(&mut report, message::FAILED, &[], true);
                     "failed"
                 }
             }
         }
     };
+    let outcome = report.settle(outcome);
     shared.metrics.run_time(started.elapsed());
     shared.metrics.interaction(if report.deferred && outcome == "answered" { "deferred" } else { outcome });
-    shared.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
     log_interaction(shared, &interaction, outcome, received, Some(&report), &[]);
 }
 
@@ -1011,20 +1258,14 @@ impl super::gateway::Events for GatewayEvents {
             return;
         }
         let kind = run.kind;
-        shared.metrics.in_flight.fetch_add(1, Ordering::SeqCst);
-        shared.busy.fetch_add(1, Ordering::SeqCst);
-        // The Gateway's reader waits for room a little (its heartbeats can
-        // be that late) before an event is dropped.
         // Known across processes when they share the store: two sessions
         // holding one shard (a hand-over) get the same dispatches.
         let seen = shared.store.shared().then(|| {
             let (key, keep) = super::events::occurrence(t, d);
             (key, epoch_ms(), keep)
         });
-        let job = Work::Event(EventJob { run, loaded, seen });
-        if shared.jobs.send_timeout(job, Duration::from_secs(1)).is_err() {
-            shared.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
-            drop(Busy(shared.clone()));
+        let job = Work::Event(EventJob { _queued: Queued::new(shared), run, loaded, seen });
+        if shared.events.try_send(job).is_err() {
             shared.metrics.event(kind, "busy");
             shared.log.write("warn", "event dropped: the run queue is full", &[("kind", kind.into())], None);
         }
@@ -1067,6 +1308,17 @@ fn start_gateway(
     let body: Json = serde_json::from_slice(&answer.body).map_err(|e| format!("/gateway/bot: {e}"))?;
     let info = super::gateway::GatewayInfo::parse(&body)?;
     let (ids, count) = match shards {
+        // A thread a shard: what the platform answers must not decide how
+        // many this process makes.
+        Shards::Auto if info.shards > super::gateway::MAX_AUTO_SHARDS => {
+            return Err(format!(
+                "the platform recommends {} shards; one process holds at most {} with `--shards auto`: run several \
+                 processes, each with `--shard ID/{}` (docs/serve.md, \"Shards\")",
+                info.shards,
+                super::gateway::MAX_AUTO_SHARDS,
+                info.shards
+            ))
+        }
         Shards::Auto => ((0..info.shards).collect::<Vec<u32>>(), info.shards),
         Shards::One { id, count } => (vec![id], count),
     };
@@ -1113,15 +1365,13 @@ fn start_gateway(
 
 /// Runs one event tree on a pool thread; its replies go to its channel.
 fn run_event(shared: &Arc<Shared>, job: EventJob) {
-    let _busy = Busy(shared.clone()); // taken when the job was queued
     let started = Instant::now();
-    let EventJob { run, loaded, seen } = job;
+    let EventJob { _queued, run, loaded, seen } = job;
     if let Some((key, at, keep)) = seen {
         match shared.store.first_time(&key, at, keep.as_millis() as i64) {
             Ok(true) => {}
             Ok(false) => {
                 shared.metrics.event(run.kind, "duplicate");
-                shared.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
                 shared.log.write("info", "event already taken by another process", &[("kind", run.kind.into())], None);
                 return;
             }
@@ -1136,7 +1386,6 @@ fn run_event(shared: &Arc<Shared>, job: EventJob) {
     }
     let Some(tree) = loaded.plan.trees.iter().find(|t| t.kind == crate::plan::TreeKind::Event && t.name == run.kind)
     else {
-        shared.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
         return;
     };
     let platform = platform(shared, &loaded);
@@ -1164,25 +1413,28 @@ fn run_event(shared: &Arc<Shared>, job: EventJob) {
                 shared.log.write("warn", &w, &[("kind", run.kind.into())], None);
             }
             for p in parts {
-                report.messages += 1;
                 let body = message::message(&p, &users, false);
                 let sent = platform.send("POST", &format!("/channels/{channel}/messages"), Some(&body), true, deadline);
-                sent_message(shared, sent, ("kind", run.kind.into()), None);
+                sent_message(shared, &mut report, sent, ("kind", run.kind.into()), None);
             }
         }
         other => report.note(shared, &other),
     };
-    let outcome = eval::run(&loaded.plan, tree, &inputs, &options, store.as_mut(), &mut sink);
+    let outcome = caught(|| eval::run(&loaded.plan, tree, &inputs, &options, store.as_mut(), &mut sink));
     let outcome = match outcome {
-        Ok(()) => "ran",
-        Err(d) => {
+        Ok(Ok(())) => "ran",
+        Ok(Err(d)) => {
             report.failure = Some(format!("{} {}", d.code.as_str(), d.message));
             "failed"
         }
+        Err(panicked) => {
+            report.failure = Some(panicked);
+            "failed"
+        }
     };
+    let outcome = report.settle(outcome);
     shared.metrics.run_time(started.elapsed());
     shared.metrics.event(run.kind, outcome);
-    shared.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
     let mut fields: Vec<(&str, Json)> = vec![
         ("kind", run.kind.into()),
         ("server", run.vars.iter().find(|(k, _)| k == "server_id").map_or(String::new(), |(_, v)| v.clone()).into()),

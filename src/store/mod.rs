@@ -6,6 +6,7 @@
 //! recreated.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
@@ -57,8 +58,9 @@ pub fn delivery_key(kind: &str, identity: &str) -> String {
 /// An opened store location that runs take their stores from.
 #[derive(Debug, Clone)]
 pub enum Backend {
-    /// Opened by each run when it first reads or saves.
-    Sqlite(PathBuf),
+    /// Opened by each run when it first reads or saves; the deliveries the
+    /// one serving process took are kept in it too.
+    Sqlite(PathBuf, Arc<SqliteSeen>),
     Postgres(std::sync::Arc<postgres::Pool>),
 }
 
@@ -66,18 +68,19 @@ impl Backend {
     /// Checks a PostgreSQL store now (an SQLite one is opened by its runs).
     pub fn open(location: &Location) -> Result<Backend, String> {
         Ok(match location {
-            Location::Sqlite(path) => Backend::Sqlite(path.clone()),
+            Location::Sqlite(path) => Backend::Sqlite(path.clone(), Arc::new(SqliteSeen::new(path.clone()))),
             Location::Postgres(url) => Backend::Postgres(postgres::Pool::open(url)?),
         })
     }
 
     /// Whether no process sharing this store has seen delivery `key` (an
     /// interaction, an event) received at `at_ms`, within `keep_ms` of an
-    /// earlier one; see [`postgres::Pool::first_time`]. Always, for an
-    /// SQLite store: it serves one process, whose memory covers it.
+    /// earlier one; see [`postgres::Pool::first_time`]. An SQLite store
+    /// serves one process at a time, and keeps what it took across its
+    /// restarts: the same signed bytes do not run again after one.
     pub fn first_time(&self, key: &str, at_ms: i64, keep_ms: i64) -> Result<bool, String> {
         match self {
-            Backend::Sqlite(_) => Ok(true),
+            Backend::Sqlite(_, seen) => seen.first_time(key, at_ms, keep_ms),
             Backend::Postgres(pool) => pool.first_time(key, at_ms, keep_ms),
         }
     }
@@ -86,15 +89,24 @@ impl Backend {
     /// (see [`postgres::Pool::check_in`]); one, for an SQLite store.
     pub fn check_in(&self, me: &str) -> Result<usize, String> {
         match self {
-            Backend::Sqlite(_) => Ok(1),
+            Backend::Sqlite(..) => Ok(1),
             Backend::Postgres(pool) => pool.check_in(me),
         }
     }
 
     pub fn check_out(&self, me: &str) -> Result<(), String> {
         match self {
-            Backend::Sqlite(_) => Ok(()),
+            Backend::Sqlite(..) => Ok(()),
             Backend::Postgres(pool) => pool.check_out(me),
+        }
+    }
+
+    /// Why the store does not answer, when the last call found it so
+    /// (a PostgreSQL store; an SQLite file is opened by each run).
+    pub fn health(&self) -> Option<String> {
+        match self {
+            Backend::Sqlite(..) => None,
+            Backend::Postgres(pool) => pool.health(),
         }
     }
 
@@ -106,9 +118,62 @@ impl Backend {
     /// The store of one run.
     pub fn run_store(&self) -> Box<dyn VarStore + Send> {
         match self {
-            Backend::Sqlite(path) => Box::new(LazyStore::new(path.clone())),
+            Backend::Sqlite(path, _) => Box::new(LazyStore::new(path.clone())),
             Backend::Postgres(pool) => Box::new(pool.store()),
         }
+    }
+}
+
+/// The deliveries the serving process took, in its SQLite store (a table
+/// beside the variables, `blkc_seen`, made when first needed; readers of
+/// the store's format 1 pass it by). One connection, opened on first use.
+pub struct SqliteSeen {
+    path: PathBuf,
+    conn: std::sync::Mutex<Option<Connection>>,
+    calls: std::sync::atomic::AtomicU64,
+}
+
+impl std::fmt::Debug for SqliteSeen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteSeen").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+impl SqliteSeen {
+    fn new(path: PathBuf) -> SqliteSeen {
+        SqliteSeen { path, conn: std::sync::Mutex::new(None), calls: Default::default() }
+    }
+
+    /// As [`postgres::Pool::first_time`], in this store.
+    pub fn first_time(&self, key: &str, at_ms: i64, keep_ms: i64) -> Result<bool, String> {
+        let mut held = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        let conn = match &mut *held {
+            Some(c) => c,
+            None => {
+                // Checked to be a blkc store (and created) before it is written.
+                let store = Store::open(&self.path)?;
+                let conn = store.conn;
+                // A delivery lost to a power cut at most: not worth an fsync each.
+                conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| describe(&self.path, e))?;
+                conn.execute_batch(
+                    "CREATE TABLE IF NOT EXISTS blkc_seen (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)",
+                )
+                .map_err(|e| describe(&self.path, e))?;
+                held.insert(conn)
+            }
+        };
+        if self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed).is_multiple_of(1024) {
+            conn.execute("DELETE FROM blkc_seen WHERE expires_at < ?1", [at_ms])
+                .map_err(|e| describe(&self.path, e))?;
+        }
+        let claimed = conn
+            .execute(
+                "INSERT INTO blkc_seen (id, expires_at) VALUES (?1, ?2)
+                 ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at WHERE blkc_seen.expires_at <= ?3",
+                rusqlite::params![key, at_ms + keep_ms, at_ms],
+            )
+            .map_err(|e| describe(&self.path, e))?;
+        Ok(claimed == 1)
     }
 }
 

@@ -9,11 +9,24 @@
 //! Connections go over TLS when the server offers it (rustls, as ureq
 //! uses), and must with `sslmode=require` (or libpq's `verify-ca` and
 //! `verify-full`); `sslrootcert=FILE` trusts a private authority.
+//!
+//! Every call has a deadline. The connections are tokio-postgres's, driven
+//! by one small runtime of the store's own; each statement (and each
+//! connect) waits for its answer at most [`DEADLINE`] (connects
+//! [`CONNECT_DEADLINE`]), and a connection that missed one is closed, never
+//! reused. A network that drops packets, or a proxy that takes bytes and
+//! never answers, fails a call in time instead of holding it for as long as
+//! TCP keeps trying. While the database does not answer, the pool says so
+//! ([`Pool::health`]) and fails calls at once, trying again at most once a
+//! second, so runs do not queue behind it.
 
-use std::sync::{Arc, Mutex};
+use std::future::Future;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
-use postgres::{Client, Config};
 use serde_json::Value as Json;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Config, Row, Statement, ToStatement};
 
 use super::Entry;
 use crate::eval::VarStore;
@@ -34,11 +47,95 @@ pub const PROCESS_ALIVE_MS: i64 = 2_000;
 /// The advisory lock every save takes (an arbitrary constant: "blkc").
 const SAVE_LOCK: i64 = 0x626c_6b63;
 
+/// The longest one statement waits for the database's answer (and the
+/// database's own `statement_timeout`, unless the URL sets `options`).
+pub const DEADLINE: Duration = Duration::from_secs(5);
+/// The longest a new connection (TCP, TLS and start-up) may take, unless
+/// the URL sets `connect_timeout`.
+pub const CONNECT_DEADLINE: Duration = Duration::from_secs(10);
+/// While the database does not answer, a call tries it at most this often;
+/// the others fail at once.
+const RETRY_EVERY: Duration = Duration::from_secs(1);
+
+/// The runtime that drives every connection of the process: one thread
+/// (the connections only move bytes; the runs wait on their own threads).
+fn runtime() -> Result<&'static tokio::runtime::Runtime, String> {
+    static RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("blkc-store")
+                .enable_all()
+                .build()
+                .map_err(|e| format!("cannot start the store's runtime: {e}"))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// Why a call failed: the database's error, or no answer in time.
+#[derive(Debug)]
+pub enum Failure {
+    Db(tokio_postgres::Error),
+    /// No answer within the deadline (what was waited for, and how long).
+    NoAnswer(&'static str, Duration),
+    /// The store's own runtime could not start.
+    Runtime(String),
+}
+
+impl Failure {
+    /// Whether the database cannot be reached (rather than refused a
+    /// statement): the pool is then marked down.
+    fn unreachable(&self) -> bool {
+        match self {
+            Failure::Db(e) => e.is_closed() || e.as_db_error().is_none(),
+            Failure::NoAnswer(..) | Failure::Runtime(_) => true,
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Db(e) => f.write_str(&why(e)),
+            Failure::NoAnswer(what, after) => write!(
+                f,
+                "no answer to {what} within {} s (the network to the database may be lost)",
+                after.as_secs_f64()
+            ),
+            Failure::Runtime(e) => f.write_str(e),
+        }
+    }
+}
+
+impl From<tokio_postgres::Error> for Failure {
+    fn from(e: tokio_postgres::Error) -> Failure {
+        Failure::Db(e)
+    }
+}
+
+/// Waits for `future` on the store's runtime, for at most `deadline`.
+fn within<T>(
+    what: &'static str,
+    deadline: Duration,
+    future: impl Future<Output = Result<T, tokio_postgres::Error>>,
+) -> Result<T, Failure> {
+    let runtime = runtime().map_err(Failure::Runtime)?;
+    // The timer is made inside the runtime, which it needs.
+    match runtime.block_on(async move { tokio::time::timeout(deadline, future).await }) {
+        Ok(result) => result.map_err(Failure::Db),
+        Err(_) => Err(Failure::NoAnswer(what, deadline)),
+    }
+}
+
 /// Connections to one database, kept for the runs that follow.
 pub struct Pool {
     config: Config,
     tls: tokio_postgres_rustls::MakeRustlsConnect,
     idle: Mutex<Vec<Conn>>,
+    /// Whether the database answers, as the last call found.
+    health: Mutex<Health>,
     /// Calls of [`Pool::first_time`], to prune now and then.
     deliveries: std::sync::atomic::AtomicU64,
     /// Where, for messages (the URL without its password).
@@ -51,20 +148,107 @@ impl std::fmt::Debug for Pool {
     }
 }
 
+/// Whether the database answers.
+#[derive(Debug, Default)]
+struct Health {
+    /// Since when it has not, and why.
+    down: Option<(Instant, String)>,
+    /// When a call last tried it while it was down.
+    tried: Option<Instant>,
+}
+
 /// A connection and its prepared statements (prepared once: each would
 /// otherwise cost a round trip of its own on every use).
 struct Conn {
-    client: Client,
-    get: Option<postgres::Statement>,
-    set: Option<postgres::Statement>,
+    client: tokio_postgres::Client,
+    /// What moves the connection's bytes, on the store's runtime.
+    task: tokio::task::JoinHandle<()>,
+    get: Option<Statement>,
+    set: Option<Statement>,
+    /// A call on it got no answer in time: it is closed, never reused.
+    broken: bool,
 }
 
-/// `postgres://user:password@host/db` without the password, for messages.
+impl Drop for Conn {
+    fn drop(&mut self) {
+        // Closes the socket even when the other end takes bytes and never
+        // answers (the client's end alone would leave the task writing).
+        self.task.abort();
+    }
+}
+
+impl Conn {
+    fn execute<S: ?Sized + ToStatement>(&mut self, sql: &S, params: &[&(dyn ToSql + Sync)]) -> Result<u64, Failure> {
+        let broken = &mut self.broken;
+        let result = within("a statement", DEADLINE, self.client.execute(sql, params));
+        *broken |= matches!(result, Err(Failure::NoAnswer(..)));
+        result
+    }
+
+    fn query<S: ?Sized + ToStatement>(&mut self, sql: &S, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, Failure> {
+        let broken = &mut self.broken;
+        let result = within("a query", DEADLINE, self.client.query(sql, params));
+        *broken |= matches!(result, Err(Failure::NoAnswer(..)));
+        result
+    }
+
+    fn query_one<S: ?Sized + ToStatement>(&mut self, sql: &S, params: &[&(dyn ToSql + Sync)]) -> Result<Row, Failure> {
+        let broken = &mut self.broken;
+        let result = within("a query", DEADLINE, self.client.query_one(sql, params));
+        *broken |= matches!(result, Err(Failure::NoAnswer(..)));
+        result
+    }
+
+    fn query_opt<S: ?Sized + ToStatement>(
+        &mut self,
+        sql: &S,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, Failure> {
+        let broken = &mut self.broken;
+        let result = within("a query", DEADLINE, self.client.query_opt(sql, params));
+        *broken |= matches!(result, Err(Failure::NoAnswer(..)));
+        result
+    }
+
+    fn batch_execute(&mut self, sql: &str) -> Result<(), Failure> {
+        let broken = &mut self.broken;
+        let result = within("a statement", DEADLINE, self.client.batch_execute(sql));
+        *broken |= matches!(result, Err(Failure::NoAnswer(..)));
+        result
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<Statement, Failure> {
+        let broken = &mut self.broken;
+        let result = within("a statement's preparation", DEADLINE, self.client.prepare(sql));
+        *broken |= matches!(result, Err(Failure::NoAnswer(..)));
+        result
+    }
+
+    /// Whether it can be kept for another call.
+    fn reusable(&self) -> bool {
+        !self.broken && !self.client.is_closed()
+    }
+}
+
+/// `postgres://user:password@host/db` without the password, for messages:
+/// neither the user-info's nor libpq's query form (`?password=…`), nor a
+/// `sslpassword`.
 pub fn shown(url: &str) -> String {
     match url::Url::parse(url) {
         Ok(mut u) => {
             if u.password().is_some() {
                 let _ = u.set_password(Some("***"));
+            }
+            let secret = |key: &str| key.eq_ignore_ascii_case("password") || key.eq_ignore_ascii_case("sslpassword");
+            if u.query_pairs().any(|(k, _)| secret(&k)) {
+                let pairs: Vec<(String, String)> = u
+                    .query_pairs()
+                    .map(|(k, v)| {
+                        let v = if secret(&k) { "***".to_string() } else { v.into_owned() };
+                        (k.into_owned(), v)
+                    })
+                    .collect();
+                u.query_pairs_mut().clear().extend_pairs(&pairs);
             }
             u.to_string()
         }
@@ -135,8 +319,8 @@ impl Pool {
     /// of this format; refuses it, unchanged, otherwise.
     pub fn open(url: &str) -> Result<Arc<Pool>, String> {
         let pool = Pool::unchecked(url)?;
-        let mut conn = pool.conn()?;
-        match version(&mut conn.client, &pool.shown)? {
+        let mut conn = pool.conn(true).map_err(|e| format!("cannot connect to {e}", e = pool.failed(&e)))?;
+        match version(&mut conn, &pool.shown)? {
             Some(SCHEMA_VERSION) => {}
             Some(v) if v > SCHEMA_VERSION => {
                 return Err(format!(
@@ -165,49 +349,112 @@ impl Pool {
         let shown = shown(url);
         let (mut config, root_file) = settings(url, &shown)?;
         // A database that does not answer (a lost network) fails a run in
-        // time rather than holding it, unless the URL says otherwise.
+        // time rather than holding it, unless the URL says otherwise: the
+        // kernel gives up on data it cannot deliver, and the database on a
+        // statement, by the deadline too.
         if config.get_connect_timeout().is_none() {
-            config.connect_timeout(std::time::Duration::from_secs(10));
+            config.connect_timeout(CONNECT_DEADLINE);
+        }
+        if !url.contains("tcp_user_timeout") {
+            config.tcp_user_timeout(DEADLINE);
+        }
+        if config.get_options().is_none() {
+            config.options(format!("-c statement_timeout={}", DEADLINE.as_millis()));
         }
         let tls = tls(root_file.as_deref()).map_err(|e| format!("{shown}: {e}"))?;
-        Ok(Pool { config, tls, idle: Mutex::new(Vec::new()), deliveries: Default::default(), shown })
+        Ok(Pool {
+            config,
+            tls,
+            idle: Mutex::new(Vec::new()),
+            health: Mutex::new(Health::default()),
+            deliveries: Default::default(),
+            shown,
+        })
     }
 
-    /// A kept connection, else a new one.
-    fn conn(&self) -> Result<Conn, String> {
-        if let Some(c) = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop() {
-            if !c.client.is_closed() {
+    /// Why the database does not answer, and since how long; `None` while
+    /// it does (as far as the last call found).
+    pub fn health(&self) -> Option<String> {
+        let health = self.health.lock().unwrap_or_else(|e| e.into_inner());
+        health
+            .down
+            .as_ref()
+            .map(|(since, why)| format!("{} has not answered for {} s: {why}", self.shown, since.elapsed().as_secs()))
+    }
+
+    /// Notes what a call found: the database answered, or cannot be
+    /// reached (then the kept connections are let go: they are as lost).
+    fn note<T>(&self, result: &Result<T, Failure>) {
+        let mut health = self.health.lock().unwrap_or_else(|e| e.into_inner());
+        match result {
+            Err(e) if e.unreachable() => {
+                if health.down.is_none() {
+                    health.down = Some((Instant::now(), e.to_string()));
+                }
+                drop(health);
+                self.idle.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            }
+            _ => health.down = None,
+        }
+    }
+
+    /// A kept connection, else a new one. While the database does not
+    /// answer, only one call a second (or a `probe`) tries it; the others
+    /// fail at once with why.
+    fn conn(&self, probe: bool) -> Result<Conn, Failure> {
+        {
+            let mut health = self.health.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((_, why)) = &health.down {
+                let recent = health.tried.is_some_and(|t| t.elapsed() < RETRY_EVERY);
+                if recent && !probe {
+                    return Err(Failure::Runtime(format!("the database does not answer: {why}")));
+                }
+                health.tried = Some(Instant::now());
+            }
+        }
+        while let Some(c) = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+            if c.reusable() {
                 return Ok(c);
             }
         }
-        self.connect()
+        let conn = self.connect();
+        self.note(&conn);
+        conn
     }
 
-    fn connect(&self) -> Result<Conn, String> {
-        let client = self
-            .config
-            .connect(self.tls.clone())
-            .map_err(|e| format!("cannot connect to {}: {}", self.shown, why(&e)))?;
-        Ok(Conn { client, get: None, set: None })
+    fn connect(&self) -> Result<Conn, Failure> {
+        let runtime = runtime().map_err(Failure::Runtime)?;
+        let deadline = self.config.get_connect_timeout().map_or(CONNECT_DEADLINE, |t| *t + Duration::from_secs(1));
+        let (client, connection) = within("the connection", deadline, self.config.connect(self.tls.clone()))?;
+        let task = runtime.spawn(async move {
+            let _ = connection.await;
+        });
+        Ok(Conn { client, task, get: None, set: None, broken: false })
+    }
+
+    /// A failure as the store says it: where, and why.
+    fn failed(&self, e: &Failure) -> String {
+        format!("{}: {e}", self.shown)
     }
 
     /// Runs `f` on a kept connection, and once more on a new one when the
     /// kept one turns out to have been dropped by the database (a restart,
     /// a fail-over, an idle time-out): nothing was done on it.
-    fn with_conn<T>(&self, f: impl Fn(&mut Conn) -> Result<T, postgres::Error>) -> Result<T, String> {
-        let mut conn = self.conn()?;
+    fn with_conn<T>(&self, probe: bool, f: impl Fn(&mut Conn) -> Result<T, Failure>) -> Result<T, String> {
+        let mut conn = self.conn(probe).map_err(|e| self.failed(&e))?;
         let mut result = f(&mut conn);
         if matches!(&result, Err(e) if dropped(e, &conn)) {
-            conn = self.connect()?;
+            conn = self.connect().map_err(|e| self.failed(&e))?;
             result = f(&mut conn);
         }
+        self.note(&result);
         self.give_back(conn);
-        result.map_err(|e| format!("{}: {}", self.shown, why(&e)))
+        result.map_err(|e| self.failed(&e))
     }
 
     fn give_back(&self, conn: Conn) {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        if !conn.client.is_closed() && idle.len() < 64 {
+        if conn.reusable() && idle.len() < 64 {
             idle.push(conn);
         }
     }
@@ -221,11 +468,11 @@ impl Pool {
     /// statement.
     pub fn first_time(&self, key: &str, at_ms: i64, keep_ms: i64) -> Result<bool, String> {
         let prune = self.deliveries.fetch_add(1, std::sync::atomic::Ordering::Relaxed).is_multiple_of(PRUNE_EVERY);
-        self.with_conn(|conn| {
+        self.with_conn(false, |conn| {
             if prune {
-                conn.client.execute("DELETE FROM blkc_seen WHERE expires_at < $1", &[&(now() * 1000)])?;
+                conn.execute("DELETE FROM blkc_seen WHERE expires_at < $1", &[&(now() * 1000)])?;
             }
-            let claimed = conn.client.execute(
+            let claimed = conn.execute(
                 "INSERT INTO blkc_seen (id, expires_at) VALUES ($1, $2)
                  ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at WHERE blkc_seen.expires_at <= $3",
                 &[&key, &(at_ms + keep_ms), &at_ms],
@@ -244,14 +491,16 @@ impl Pool {
                            ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at RETURNING id),
                   gone AS (DELETE FROM blkc_processes USING clock WHERE seen_at < clock.ms - 60000 RETURNING id)
              SELECT 1 + count(*) FROM blkc_processes, clock WHERE seen_at > clock.ms - $2 AND id <> $1";
+        // It probes the database while it does not answer: the check-ins
+        // are what find it answering again.
         let alive =
-            self.with_conn(|conn| conn.client.query_one(sql, &[&me, &PROCESS_ALIVE_MS])?.try_get::<_, i64>(0))?;
+            self.with_conn(true, |conn| Ok(conn.query_one(sql, &[&me, &PROCESS_ALIVE_MS])?.try_get::<_, i64>(0)?))?;
         Ok(alive.max(1) as usize)
     }
 
     /// Process `me` stops: the others may use its share at once.
     pub fn check_out(&self, me: &str) -> Result<(), String> {
-        self.with_conn(|conn| conn.client.execute("DELETE FROM blkc_processes WHERE id = $1", &[&me]).map(|_| ()))
+        self.with_conn(false, |conn| conn.execute("DELETE FROM blkc_processes WHERE id = $1", &[&me]).map(|_| ()))
     }
 
     /// A store for one run (or one `blkc vars` command).
@@ -261,15 +510,15 @@ impl Pool {
 }
 
 /// The store's format, `None` when the database has no blkc tables.
-fn version(client: &mut Client, shown: &str) -> Result<Option<i64>, String> {
-    let has_meta: bool = client
+fn version(conn: &mut Conn, shown: &str) -> Result<Option<i64>, String> {
+    let has_meta: bool = conn
         .query_one("SELECT to_regclass('blkc_meta') IS NOT NULL", &[])
-        .and_then(|r| r.try_get(0))
+        .and_then(|r| Ok(r.try_get(0)?))
         .map_err(|e| format!("cannot read {shown}: {e}"))?;
     if !has_meta {
         return Ok(None);
     }
-    let row = client
+    let row = conn
         .query_opt("SELECT value FROM blkc_meta WHERE key = 'schema'", &[])
         .map_err(|e| format!("{shown} has a `blkc_meta` table that is not blkc's: {e}"))?;
     row.map(|r| r.try_get::<_, i64>(0)).transpose().map_err(|e| format!("{shown}: {e}"))
@@ -279,22 +528,12 @@ fn version(client: &mut Client, shown: &str) -> Result<Option<i64>, String> {
 /// moves an older format forward; says what it did.
 pub fn migrate(url: &str) -> Result<String, String> {
     let pool = Pool::unchecked(url)?;
-    let mut conn = pool.conn()?;
-    let mut tx = conn.client.transaction().map_err(|e| e.to_string())?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SAVE_LOCK]).map_err(|e| e.to_string())?;
-    let current = {
-        let has_meta: bool = tx
-            .query_one("SELECT to_regclass('blkc_meta') IS NOT NULL", &[])
-            .and_then(|r| r.try_get(0))
-            .map_err(|e| e.to_string())?;
-        if has_meta {
-            tx.query_opt("SELECT value FROM blkc_meta WHERE key = 'schema'", &[])
-                .map_err(|e| e.to_string())?
-                .map(|r| r.get::<_, i64>(0))
-        } else {
-            None
-        }
-    };
+    let mut conn = pool.conn(true).map_err(|e| format!("cannot connect to {}", pool.failed(&e)))?;
+    // Dropping the connection before the commit (an early return) ends
+    // the transaction unmade.
+    conn.batch_execute("BEGIN").map_err(|e| pool.failed(&e))?;
+    conn.execute("SELECT pg_advisory_xact_lock($1)", &[&SAVE_LOCK]).map_err(|e| pool.failed(&e))?;
+    let current = version(&mut conn, &pool.shown)?;
     let done = match current {
         Some(SCHEMA_VERSION) => {
             return Ok(format!("{} is at store format {SCHEMA_VERSION}; nothing to do", pool.shown))
@@ -307,7 +546,7 @@ pub fn migrate(url: &str) -> Result<String, String> {
         }
         // Format 1 to 2: the deliveries seen are kept by expiry, in
         // milliseconds. They are minutes old at most; they start afresh.
-        Some(1) => tx
+        Some(1) => conn
             .batch_execute(&format!(
                 "DROP TABLE blkc_seen;
                  CREATE TABLE blkc_seen (id TEXT PRIMARY KEY, expires_at BIGINT NOT NULL);
@@ -316,7 +555,7 @@ pub fn migrate(url: &str) -> Result<String, String> {
             ))
             .map(|()| format!("moved {} from store format 1 to {SCHEMA_VERSION}", pool.shown)),
         Some(v) => return Err(format!("{} has store format {v}, which no blkc wrote; left unchanged", pool.shown)),
-        None => tx
+        None => conn
             .batch_execute(&format!(
                 "CREATE TABLE blkc_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
                  CREATE TABLE blkc_vars (name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at BIGINT NOT NULL);
@@ -327,7 +566,7 @@ pub fn migrate(url: &str) -> Result<String, String> {
             .map(|()| format!("created the store (format {SCHEMA_VERSION}) in {}", pool.shown)),
     };
     let done = done.map_err(|e| format!("cannot migrate the store in {}: {e}", pool.shown))?;
-    tx.commit().map_err(|e| format!("cannot migrate the store in {}: {e}", pool.shown))?;
+    conn.batch_execute("COMMIT").map_err(|e| format!("cannot migrate the store in {}: {e}", pool.shown))?;
     Ok(done)
 }
 
@@ -343,7 +582,7 @@ impl Drop for PgStore {
     fn drop(&mut self) {
         if let Some(mut c) = self.client.take() {
             if self.in_transaction {
-                let _ = c.client.batch_execute("ROLLBACK");
+                let _ = c.batch_execute("ROLLBACK");
             }
             self.pool.give_back(c);
         }
@@ -352,7 +591,7 @@ impl Drop for PgStore {
 
 /// An error and what caused it (a TLS handshake's failure says why only
 /// in its source: an unknown authority, a name that does not match).
-fn why(e: &postgres::Error) -> String {
+fn why(e: &tokio_postgres::Error) -> String {
     let mut text = e.to_string();
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
@@ -375,8 +614,10 @@ fn now() -> i64 {
 }
 
 /// Whether `error` came of the database having dropped the connection.
-fn dropped(error: &postgres::Error, conn: &Conn) -> bool {
-    use postgres::error::SqlState;
+/// (A call that got no answer is not tried again: it would wait as long.)
+fn dropped(error: &Failure, conn: &Conn) -> bool {
+    use tokio_postgres::error::SqlState;
+    let Failure::Db(error) = error else { return false };
     error.is_closed()
         || conn.client.is_closed()
         || matches!(error.code(), Some(c) if *c == SqlState::ADMIN_SHUTDOWN || *c == SqlState::CRASH_SHUTDOWN)
@@ -387,54 +628,81 @@ impl PgStore {
     /// use). When the first statement on a kept connection finds it
     /// dropped, it runs once more on a new one; later in a run, a dropped
     /// connection is an error (a transaction on it is gone).
-    fn with_conn<T>(&mut self, f: impl Fn(&mut Conn) -> Result<T, postgres::Error>) -> Result<T, String> {
+    fn with_conn<T>(&mut self, f: impl Fn(&mut Conn) -> Result<T, Failure>) -> Result<T, String> {
         let first_use = self.client.is_none();
+        let pool = self.pool.clone();
         let conn = match &mut self.client {
             Some(c) => c,
-            None => self.client.insert(self.pool.conn()?),
+            None => self.client.insert(pool.conn(false).map_err(|e| pool.failed(&e))?),
         };
         let mut result = f(conn);
         if first_use && matches!(&result, Err(e) if dropped(e, conn)) {
-            *conn = self.pool.connect()?;
+            *conn = pool.connect().map_err(|e| pool.failed(&e))?;
             result = f(conn);
         }
-        result.map_err(|e| format!("{}: {}", self.pool.shown, why(&e)))
+        pool.note(&result);
+        result.map_err(|e| pool.failed(&e))
     }
 
     pub fn list(&mut self) -> Result<Vec<Entry>, String> {
-        let rows =
-            self.with_conn(|c| c.client.query("SELECT name, value, updated_at FROM blkc_vars ORDER BY name", &[]))?;
+        let rows = self.with_conn(|c| c.query("SELECT name, value, updated_at FROM blkc_vars ORDER BY name", &[]))?;
         rows.iter()
-            .map(|r| Ok(Entry { name: r.get(0), value: parse(r.get::<_, &str>(1))?, updated_at: r.get(2) }))
+            .map(|r| {
+                let name: String = r.try_get(0).map_err(|e| self.foreign("a name", &e))?;
+                let value = parse(&stored_text(r, &name).map_err(|e| format!("{}: {e}", self.pool.shown))?)?;
+                let updated_at: i64 = r.try_get(2).map_err(|e| self.foreign("a time", &e))?;
+                Ok(Entry { name, value, updated_at })
+            })
             .collect()
     }
 
+    /// A row a blkc store would never hold: the database is another's.
+    fn foreign(&self, what: &str, e: &tokio_postgres::Error) -> String {
+        format!(
+            "{}: {what} in `blkc_vars` is not of blkc's form ({e}); is the table another program's?",
+            self.pool.shown
+        )
+    }
+
     pub fn delete(&mut self, name: &str) -> Result<bool, String> {
-        let n = self.with_conn(|c| c.client.execute("DELETE FROM blkc_vars WHERE name = $1", &[&name]))?;
+        let n = self.with_conn(|c| c.execute("DELETE FROM blkc_vars WHERE name = $1", &[&name]))?;
         Ok(n > 0)
     }
 }
 
-/// `conn`'s prepared statement in `slot` (made on first use).
-fn prepared(
-    client: &mut Client,
-    slot: &mut Option<postgres::Statement>,
-    sql: &str,
-) -> Result<postgres::Statement, postgres::Error> {
-    match slot {
-        Some(statement) => Ok(statement.clone()),
-        None => Ok(slot.insert(client.prepare(sql)?).clone()),
+/// The stored text of the value in `row` (its column `value`), or what is
+/// wrong with it: blkc writes every value as JSON text, never NULL, so a
+/// NULL or a value of another type is a table blkc did not write. Decoded
+/// without panicking: a foreign row fails its run, not the server.
+fn stored_text(row: &Row, name: &str) -> Result<String, String> {
+    let column = if row.len() > 1 { 1 } else { 0 };
+    match row.try_get::<_, Option<String>>(column) {
+        Ok(Some(text)) => Ok(text),
+        Ok(None) => Err(format!(
+            "the stored value of `{name}` is NULL; blkc writes every value as JSON text, so the table is not blkc's"
+        )),
+        Err(e) => Err(format!("the stored value of `{name}` is not text ({e}); the table is not blkc's")),
     }
+}
+
+/// `conn`'s prepared statement in `slot` (made on first use).
+fn prepared(conn: &mut Conn, slot: fn(&mut Conn) -> &mut Option<Statement>, sql: &str) -> Result<Statement, Failure> {
+    if let Some(statement) = slot(conn) {
+        return Ok(statement.clone());
+    }
+    let statement = conn.prepare(sql)?;
+    *slot(conn) = Some(statement.clone());
+    Ok(statement)
 }
 
 impl VarStore for PgStore {
     fn get(&mut self, name: &str) -> Result<Option<Json>, String> {
-        let text = self.with_conn(|conn| {
-            let statement = prepared(&mut conn.client, &mut conn.get, "SELECT value FROM blkc_vars WHERE name = $1")?;
-            let row = conn.client.query_opt(&statement, &[&name])?;
-            Ok(row.map(|r| r.get::<_, String>(0)))
+        let row = self.with_conn(|conn| {
+            let statement = prepared(conn, |c| &mut c.get, "SELECT value FROM blkc_vars WHERE name = $1")?;
+            conn.query_opt(&statement, &[&name])
         })?;
-        text.map(|t| parse(&t)).transpose()
+        let shown = &self.pool.shown;
+        row.map(|r| stored_text(&r, name).map_err(|e| format!("{shown}: {e}")).and_then(|t| parse(&t))).transpose()
     }
 
     fn set(&mut self, name: &str, value: &Json) -> Result<(), String> {
@@ -443,8 +711,8 @@ impl VarStore for PgStore {
         self.with_conn(|conn| {
             let sql = "INSERT INTO blkc_vars (name, value, updated_at) VALUES ($1, $2, $3)
                  ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at";
-            let statement = prepared(&mut conn.client, &mut conn.set, sql)?;
-            conn.client.execute(&statement, &[&name, &text, &at]).map(|_| ())
+            let statement = prepared(conn, |c| &mut c.set, sql)?;
+            conn.execute(&statement, &[&name, &text, &at]).map(|_| ())
         })
     }
 
@@ -456,7 +724,7 @@ impl VarStore for PgStore {
         }
         // One round trip: the transaction and its turn.
         let sql = format!("BEGIN; SELECT pg_advisory_xact_lock({SAVE_LOCK})");
-        self.with_conn(|conn| conn.client.batch_execute(&sql))?;
+        self.with_conn(|conn| conn.batch_execute(&sql))?;
         self.in_transaction = true;
         Ok(())
     }
@@ -467,6 +735,21 @@ impl VarStore for PgStore {
         }
         self.in_transaction = false;
         let sql = if commit { "COMMIT" } else { "ROLLBACK" };
-        self.with_conn(|conn| conn.client.batch_execute(sql))
+        self.with_conn(|conn| conn.batch_execute(sql))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown;
+
+    #[test]
+    fn a_password_is_never_shown_in_either_form() {
+        assert_eq!(shown("postgres://ada:hunter2@db:5432/bot"), "postgres://ada:***@db:5432/bot");
+        let both = shown("postgres://ada@db/bot?sslmode=require&password=hunter2&sslpassword=k3y");
+        assert!(!both.contains("hunter2") && !both.contains("k3y"), "{both}");
+        assert!(both.contains("sslmode=require") && both.contains("password=***"), "{both}");
+        let upper = shown("postgresql://db/bot?PASSWORD=hunter2");
+        assert!(!upper.contains("hunter2"), "{upper}");
     }
 }

@@ -105,9 +105,8 @@ fn before_comments(text: &str, at: usize) -> &str {
     let mut before = text[..at].trim_end();
     loop {
         let end = before.len();
-        let comment = Lexer::from(text, line_start(text, end))
-            .take_while(|t| t.start() < end)
-            .find(|t| t.kind == Kind::Comment);
+        let comment =
+            Lexer::from(text, line_start(text, end)).take_while(|t| t.start() < end).find(|t| t.kind == Kind::Comment);
         match comment {
             Some(t) => before = text[..t.start()].trim_end(),
             None => return before,

@@ -23,6 +23,10 @@ pub enum Control {
     Invalid(bool),
     /// A close frame with this code.
     Close(u16),
+    /// This many op 1 (a heartbeat asked for) at once.
+    Beats(usize),
+    /// A text message as it is.
+    Raw(String),
 }
 
 #[derive(Default)]
@@ -37,6 +41,10 @@ struct State {
     live: Vec<usize>,
     ack: bool,
     interval: u64,
+    /// Ask for a reconnect (op 7) right after every READY and RESUMED.
+    reconnect_always: bool,
+    /// The `User-Agent` of each connection's handshake.
+    user_agents: Vec<String>,
 }
 
 pub struct TestGateway {
@@ -92,6 +100,14 @@ impl TestGateway {
         }
     }
 
+    pub fn set_reconnect_always(&self, on: bool) {
+        self.state.lock().unwrap().reconnect_always = on;
+    }
+
+    pub fn user_agents(&self) -> Vec<String> {
+        self.state.lock().unwrap().user_agents.clone()
+    }
+
     pub fn set_ack(&self, ack: bool) {
         self.state.lock().unwrap().ack = ack;
     }
@@ -124,7 +140,15 @@ impl TestGateway {
 }
 
 fn connection(stream: std::net::TcpStream, number: usize, state: &Mutex<State>) {
-    let Ok(mut ws) = tungstenite::accept(stream) else { return };
+    let agent = std::sync::Arc::new(Mutex::new(String::new()));
+    let seen = agent.clone();
+    let callback = move |request: &tungstenite::handshake::server::Request, response| {
+        let ua = request.headers().get("user-agent").and_then(|v| v.to_str().ok()).unwrap_or_default();
+        *seen.lock().unwrap() = ua.to_string();
+        Ok(response)
+    };
+    let Ok(mut ws) = tungstenite::accept_hdr(stream, callback) else { return };
+    state.lock().unwrap().user_agents.push(agent.lock().unwrap().clone());
     let interval = state.lock().unwrap().interval;
     let _ = ws.send(Message::text(json!({ "op": 10, "d": { "heartbeat_interval": interval } }).to_string()));
     let _ = ws.get_ref().set_read_timeout(Some(Duration::from_millis(10)));
@@ -149,6 +173,9 @@ fn connection(stream: std::net::TcpStream, number: usize, state: &Mutex<State>) 
                             "channels": [{ "id": "888", "name": "general" }, { "id": "889", "name": "random" }] } });
                         let _ = ws.send(Message::text(ready.to_string()));
                         let _ = ws.send(Message::text(guild.to_string()));
+                        if state.lock().unwrap().reconnect_always {
+                            let _ = ws.send(Message::text(json!({ "op": 7, "d": null }).to_string()));
+                        }
                         // A new session starts after what was dispatched so far.
                         delivered = Some(state.lock().unwrap().dispatches.last().map_or(2, |d| d.0));
                     }
@@ -157,6 +184,9 @@ fn connection(stream: std::net::TcpStream, number: usize, state: &Mutex<State>) 
                         delivered = Some(message["d"]["seq"].as_u64().unwrap_or(0));
                         let _ =
                             ws.send(Message::text(json!({ "op": 0, "t": "RESUMED", "s": null, "d": {} }).to_string()));
+                        if state.lock().unwrap().reconnect_always {
+                            let _ = ws.send(Message::text(json!({ "op": 7, "d": null }).to_string()));
+                        }
                     }
                     _ => {}
                 }
@@ -195,6 +225,14 @@ fn connection(stream: std::net::TcpStream, number: usize, state: &Mutex<State>) 
                 }
                 Control::Invalid(resumable) => {
                     let _ = ws.send(Message::text(json!({ "op": 9, "d": resumable }).to_string()));
+                }
+                Control::Beats(n) => {
+                    for _ in 0..n {
+                        let _ = ws.send(Message::text(json!({ "op": 1, "d": null }).to_string()));
+                    }
+                }
+                Control::Raw(text) => {
+                    let _ = ws.send(Message::text(text));
                 }
                 Control::Close(code) => {
                     let _ = ws.close(Some(CloseFrame { code: CloseCode::from(code), reason: "test".into() }));

@@ -25,7 +25,7 @@ pub struct TestPlatform {
     key: SigningKey,
     calls: Arc<Mutex<Vec<Call>>>,
     /// Answers to give first, by path prefix: 429s with their
-    /// `retry_after`, or a 404 (an unknown webhook) when it is negative.
+    /// `retry_after`, or (negative) the status to refuse with.
     limited: Arc<Mutex<Vec<(String, f64)>>>,
     /// What `GET /api/gateway/bot` answers.
     gateway: Arc<Mutex<Value>>,
@@ -78,9 +78,13 @@ impl TestPlatform {
                 });
                 let header = |k: &str, v: &str| Header::from_bytes(k, v).unwrap();
                 let response = match limit {
-                    Some((_, retry)) if retry < 0.0 => {
+                    Some((_, retry)) if retry == -404.0 => {
                         Response::from_string(json!({ "message": "Unknown Webhook", "code": 10015 }).to_string())
                             .with_status_code(404)
+                    }
+                    Some((_, status)) if status < 0.0 => {
+                        Response::from_string(json!({ "message": "Invalid Form Body", "code": 50035 }).to_string())
+                            .with_status_code(-status as u16)
                     }
                     Some((_, retry)) => Response::from_string(
                         json!({ "message": "You are being rate limited.", "retry_after": retry, "global": false })
@@ -121,7 +125,13 @@ impl TestPlatform {
     /// The next request whose path starts with `prefix` gets a 404 "Unknown
     /// Webhook", as the platform answers before it has seen the answer.
     pub fn unknown_once(&self, prefix: &str) {
-        self.limited.lock().unwrap().push((prefix.to_string(), -1.0));
+        self.limited.lock().unwrap().push((prefix.to_string(), -404.0));
+    }
+
+    /// The next request whose path starts with `prefix` is refused with
+    /// `status` and "Invalid Form Body", as the platform refuses a message.
+    pub fn refuse_once(&self, prefix: &str, status: u16) {
+        self.limited.lock().unwrap().push((prefix.to_string(), -f64::from(status)));
     }
 
     /// What `GET /gateway/bot` answers from now on.
