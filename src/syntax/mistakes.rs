@@ -466,7 +466,8 @@ fn colon(f: &Failure<'_>) -> Option<Diagnostic> {
         };
         let diag = syntax(format!("expected `=`, found `:` ({habit} habit)"))
             .label(span, format!("blk writes `{form}`, with `=`"));
-        let edits = key_colons(f.text, f.at);
+        let pasted = (context(f) == Context::Headers).then(|| header_line(f.text, f.at)).flatten();
+        let edits = pasted.unwrap_or_else(|| key_colons(f.text, f.at));
         let line = corrected_line(f.text, f.at, &edits);
         return Some(diag.help(format!("write `=`: `{line}`")).suggest_edits("write `=`", edits, Confidence::Certain));
     }
@@ -534,22 +535,59 @@ fn colon(f: &Failure<'_>) -> Option<Diagnostic> {
 /// The edits that turn the colon at `at`, and every later `key:` colon of
 /// its line (outside strings), into `=`: a JSON object pasted whole is one
 /// mistake with one fix.
+/// A header line pasted from HTTP, `Referer: https://example.com:8080/`:
+/// the name's `:` becomes ` = ` and the rest of the line its quoted value
+/// (its own colons are the value's). `None` when the value is quoted.
+fn header_line(text: &str, at: usize) -> Option<Vec<Edit>> {
+    let eol = line_end(text, at);
+    let value = text[at + 1..eol].trim();
+    if value.is_empty() || value.starts_with('"') {
+        return None;
+    }
+    let glued = at > 0 && !text.as_bytes()[at - 1].is_ascii_whitespace();
+    let replacement = format!("{}= \"{}\"", if glued { " " } else { "" }, escaped(value));
+    Some(vec![Edit { span: Span::new(at, eol), replacement }])
+}
+
 fn key_colons(text: &str, at: usize) -> Vec<Edit> {
+    #[derive(PartialEq)]
+    enum Seen {
+        /// `{` or `,`: an item begins.
+        ItemStart,
+        /// A key that began an item (`"b"`, `X-Foo`).
+        Key,
+        Other,
+    }
     let bytes = text.as_bytes();
     let eol = line_end(text, at);
     let mut edits = Vec::new();
+    // A later `:` on the line is a key's only when its key begins an item
+    // (`{"a": 1, "b": 2}`): after `{` or `,`. One inside a value (a URL's
+    // `https:`, a port) is the value's, and stays as written.
+    let mut seen = Seen::Other;
     for t in Lexer::from(text, at) {
         let i = t.start();
         if i >= eol || t.kind == Kind::Comment {
             break;
         }
-        if t.is(text, b':') {
-            let glued = i > 0 && !bytes[i - 1].is_ascii_whitespace();
-            let key_before = i > 0 && (bytes[i - 1] == b'"' || is_name_char(bytes[i - 1]) || bytes[i - 1] == b'-');
-            if i == at || key_before {
-                edits.push(Edit { span: Span::new(i, i + 1), replacement: if glued { " =" } else { "=" }.into() });
-            }
+        if t.is_trivia() {
+            continue;
         }
+        let punct = (t.kind == Kind::Punct).then(|| bytes[i]);
+        seen = match (punct, &t.kind) {
+            (Some(b':'), _) => {
+                if i == at || seen == Seen::Key {
+                    let glued = i > 0 && !bytes[i - 1].is_ascii_whitespace();
+                    edits.push(Edit { span: Span::new(i, i + 1), replacement: if glued { " =" } else { "=" }.into() });
+                }
+                Seen::Other
+            }
+            (Some(b'{' | b','), _) => Seen::ItemStart,
+            (None, Kind::Str { .. } | Kind::Word) if seen == Seen::ItemStart => Seen::Key,
+            // A key goes on through `-` and words: `X-Request-Id`.
+            (Some(b'-'), _) | (None, Kind::Word | Kind::Number) if seen == Seen::Key => Seen::Key,
+            _ => Seen::Other,
+        };
     }
     edits
 }
