@@ -93,6 +93,10 @@ fn a_store_that_stops_answering_never_silences_the_bot() {
     assert!(log.contains("the store does not answer"), "{log}");
     // Known down: a command that saves fails at once rather than waiting.
     let fast = served.send(&platform, &command("h3", "hit", json!([])));
+    eprintln!(
+        "store black hole: ping answered in {:?}, a save's first answer in {:?}, then failed at once in {:?}",
+        ping.took, hit.took, fast.took
+    );
     assert_eq!((fast.body["data"]["content"].as_str(), fast.took < Duration::from_secs(1)), (Some(FAILED), true));
     let ping = served.send(&platform, &command("p2", "ping", json!([])));
     assert_eq!(ping.body["data"]["content"], "pong");
@@ -222,6 +226,8 @@ fn idle_connections_and_a_low_open_file_limit_cannot_starve_answers() {
         })
         .collect();
     let answers: Vec<_> = sends.into_iter().map(|h| h.join().unwrap()).collect();
+    let slowest = answers.iter().map(|a| a.took).max().unwrap_or_default();
+    eprintln!("600 idle connections, open files 400: 20 first answers, the slowest in {slowest:?}");
     for a in &answers {
         assert_eq!((a.status, a.body.clone()), (200, json!({ "type": 5 })), "{}", served.log());
         assert!(a.took < Duration::from_millis(2_900), "{:?}", a.took);
