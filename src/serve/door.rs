@@ -39,11 +39,11 @@ pub fn raise_open_files() -> (u64, u64) {
         if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
             return (1024, 1024);
         }
-        let before = limit.rlim_cur as u64;
+        let before = limit.rlim_cur;
         if limit.rlim_cur < limit.rlim_max {
             let raised = libc::rlimit { rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max };
             if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
-                return (before, limit.rlim_max as u64);
+                return (before, limit.rlim_max);
             }
         }
         (before, before)

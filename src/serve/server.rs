@@ -890,13 +890,13 @@ async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
         return respond(StatusCode::NOT_FOUND, "text/plain", "not found\n");
     };
     if let Err(refused) =
-        signature::verify(public_key, signature.as_deref(), timestamp.as_deref(), &body, SystemTime::now())
+        signature::verify(public_key, signature.as_deref(), timestamp.as_deref(), body, SystemTime::now())
     {
         shared.metrics.interaction("unauthorized");
         shared.log.write("warn", "refused", &[("status", 401.into()), ("why", refused.as_str().into())], None);
         return respond(StatusCode::UNAUTHORIZED, "text/plain", "invalid request signature\n");
     }
-    let interaction: Interaction = match serde_json::from_slice(&body) {
+    let interaction: Interaction = match serde_json::from_slice(body) {
         Ok(i) => i,
         Err(e) => {
             shared.metrics.interaction("malformed");

@@ -142,6 +142,8 @@ impl TestGateway {
 fn connection(stream: std::net::TcpStream, number: usize, state: &Mutex<State>) {
     let agent = std::sync::Arc::new(Mutex::new(String::new()));
     let seen = agent.clone();
+    // The callback's type is tungstenite's own (its error is a response).
+    #[allow(clippy::result_large_err)]
     let callback = move |request: &tungstenite::handshake::server::Request, response| {
         let ua = request.headers().get("user-agent").and_then(|v| v.to_str().ok()).unwrap_or_default();
         *seen.lock().unwrap() = ua.to_string();

@@ -78,7 +78,7 @@ impl TestPlatform {
                 });
                 let header = |k: &str, v: &str| Header::from_bytes(k, v).unwrap();
                 let response = match limit {
-                    Some((_, retry)) if retry == -404.0 => {
+                    Some((_, -404.0)) => {
                         Response::from_string(json!({ "message": "Unknown Webhook", "code": 10015 }).to_string())
                             .with_status_code(404)
                     }
