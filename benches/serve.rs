@@ -9,6 +9,8 @@
 //!
 //! Run with `cargo bench --bench serve` (node and npm on the PATH for the
 //! comparison; `npm ci` runs in benches/node on first use).
+//! `BLKC_BENCH_BASELINE=/path/to/older/blkc` runs an older build in the
+//! same alternation, on the same interactions.
 
 mod support;
 
@@ -53,7 +55,7 @@ impl Server {
     }
 }
 
-fn start_blkc(dir: &Path, api: u16, key: &SigningKey) -> Server {
+fn start_blkc(dir: &Path, api: u16, key: &SigningKey, binary: &Path) -> Server {
     let file = dir.join("bot.blk");
     std::fs::write(
         &file,
@@ -82,7 +84,7 @@ command slow "Slow" {{
         ),
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_blkc"))
+    let mut child = Command::new(binary)
         .args(["serve", "bot.blk", "--listen", "127.0.0.1:0", "--log-format", "json", "--platform"])
         .arg(format!("http://127.0.0.1:{api}/api"))
         .env("BLKC_DISCORD_PUBLIC_KEY", hex::encode(key.verifying_key().to_bytes()))
@@ -130,7 +132,12 @@ fn main() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench_serve");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let blkc = start_blkc(&dir, api, &key);
+    let blkc = start_blkc(&dir, api, &key, Path::new(env!("CARGO_BIN_EXE_blkc")));
+    let baseline = std::env::var("BLKC_BENCH_BASELINE").ok().map(|binary| {
+        let dir = dir.join("baseline");
+        std::fs::create_dir_all(&dir).unwrap();
+        start_blkc(&dir, api, &key, Path::new(&binary))
+    });
     let node = start_node(api, &key);
     if node.is_none() {
         println!("serve: node or npm is missing; blkc alone");
@@ -142,7 +149,7 @@ fn main() {
         requests
     };
     // Warm both up (connections, JIT).
-    for server in std::iter::once(&blkc).chain(node.as_ref()) {
+    for server in std::iter::once(&blkc).chain(baseline.as_ref()).chain(node.as_ref()) {
         let l = load(&server.address, batch("fast"), CLIENTS);
         assert_eq!(l.failures, 0, "warm-up of {} failed", server.address);
     }
@@ -162,6 +169,9 @@ fn main() {
     for _ in 0..ROUNDS {
         for command in ["fast", "lookup"] {
             record(format!("blkc {command}"), load(&blkc.address, batch(command), CLIENTS));
+            if let Some(base) = &baseline {
+                record(format!("base {command}"), load(&base.address, batch(command), CLIENTS));
+            }
             if let Some(node) = &node {
                 record(format!("node {command}"), load(&node.address, batch(command), CLIENTS));
             }
@@ -190,8 +200,12 @@ fn main() {
                 b / n
             );
         }
+        if let (Some(b), Some(o)) = (rates.get(&format!("blkc {command}")), rates.get(&format!("base {command}"))) {
+            println!("  {command}: this build answers {:.2}× the interactions a second of the baseline", b / o);
+        }
     }
     drop(node);
+    drop(baseline);
     // Slow commands: 1,000 in flight (memory), then 500 at once (deadline).
     let slow: Vec<Vec<u8>> = (0..1000).map(|i| signed(&key, 9_000_000 + i, "slow", "s")).collect();
     let (before, _) = blkc.memory();

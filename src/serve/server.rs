@@ -145,6 +145,19 @@ struct Replay {
 }
 
 impl Replay {
+    /// What an earlier run of this server took, from the store: each id
+    /// remembered for what is left of its time.
+    fn restore(&mut self, taken: Vec<(String, i64)>, now_ms: i64) {
+        let now = Instant::now();
+        for (key, expires_ms) in taken {
+            let Some(id) = key.strip_prefix("interaction:") else { continue };
+            let left = Duration::from_millis(expires_ms.saturating_sub(now_ms).max(0) as u64).min(REPLAY_MEMORY);
+            let at = now.checked_sub(REPLAY_MEMORY - left).unwrap_or(now);
+            self.seen.insert(id.to_string(), at);
+            self.order.push_back((at, id.to_string()));
+        }
+    }
+
     /// Whether `id` is new (and now remembered).
     fn first(&mut self, id: &str, now: Instant) -> bool {
         while let Some((at, _)) = self.order.front() {
@@ -403,6 +416,9 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
         crate::store::Backend::Postgres(_) => None,
     };
     let share = share_global_limit(&shared)?;
+    // What this server took before a restart (an SQLite store).
+    let taken = shared.store.recent(epoch_ms()).map_err(Stop::Store)?;
+    shared.replay.lock().unwrap_or_else(|e| e.into_inner()).restore(taken, epoch_ms());
     let commands = loaded.plan.trees.iter().filter(|t| t.kind == crate::plan::TreeKind::Command).count();
     let events = loaded.plan.trees.iter().filter(|t| t.kind == crate::plan::TreeKind::Event).count();
     let gateway = if events > 0 { Some(start_gateway(&shared, &loaded, config.shards)?) } else { None };
@@ -933,6 +949,12 @@ async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
     }
     let first = shared.replay.lock().unwrap_or_else(|e| e.into_inner()).first(&interaction.id, received);
     let first = first && first_across_processes(shared, &interaction.id, received).await;
+    if first {
+        // Kept across a restart too: the same signed bytes stay valid for
+        // 5 minutes.
+        let key = crate::store::delivery_key("interaction", &interaction.id);
+        shared.store.remember(key, epoch_ms() + REPLAY_MEMORY.as_millis() as i64);
+    }
     if !first {
         shared.metrics.interaction("replayed");
         shared.log.write("warn", "replayed interaction refused", &[("id", interaction.id.clone().into())], None);
@@ -979,14 +1001,13 @@ async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
     }
 }
 
-/// Whether the store has not seen interaction `id` taken: by another
-/// process sharing it, or by this one before a restart (the same signed
-/// bytes stay valid for 5 minutes). Asked within a bound, so that the first
+/// Whether no other process sharing the store has taken interaction `id`.
+/// Asked within a bound, so that the first
 /// answer never waits on the store past the platform's deadline; a store
 /// that does not answer in time (or is known not to) lets the interaction
 /// run: this process's own memory still refuses replays.
 async fn first_across_processes(shared: &Arc<Shared>, id: &str, received: Instant) -> bool {
-    if shared.store.health().is_some() {
+    if !shared.store.shared() || shared.store.health().is_some() {
         return true;
     }
     let (store, key) = (shared.store.clone(), crate::store::delivery_key("interaction", id));

@@ -75,13 +75,30 @@ impl Backend {
 
     /// Whether no process sharing this store has seen delivery `key` (an
     /// interaction, an event) received at `at_ms`, within `keep_ms` of an
-    /// earlier one; see [`postgres::Pool::first_time`]. An SQLite store
-    /// serves one process at a time, and keeps what it took across its
-    /// restarts: the same signed bytes do not run again after one.
+    /// earlier one; see [`postgres::Pool::first_time`]. Always, for an
+    /// SQLite store: it serves one process, whose memory decides (and
+    /// [`Backend::remember`] keeps it across restarts).
     pub fn first_time(&self, key: &str, at_ms: i64, keep_ms: i64) -> Result<bool, String> {
         match self {
-            Backend::Sqlite(_, seen) => seen.first_time(key, at_ms, keep_ms),
+            Backend::Sqlite(..) => Ok(true),
             Backend::Postgres(pool) => pool.first_time(key, at_ms, keep_ms),
+        }
+    }
+
+    /// Notes a delivery this process took, so that a restart still knows
+    /// it (an SQLite store; a shared one was told by `first_time`).
+    pub fn remember(&self, key: String, expires_ms: i64) {
+        if let Backend::Sqlite(_, seen) = self {
+            seen.remember(key, expires_ms);
+        }
+    }
+
+    /// The deliveries an earlier run of this server took that still count
+    /// at `now_ms` (an SQLite store; a shared one decides by itself).
+    pub fn recent(&self, now_ms: i64) -> Result<Vec<(String, i64)>, String> {
+        match self {
+            Backend::Sqlite(_, seen) => seen.recent(now_ms),
+            Backend::Postgres(_) => Ok(Vec::new()),
         }
     }
 
@@ -126,11 +143,13 @@ impl Backend {
 
 /// The deliveries the serving process took, in its SQLite store (a table
 /// beside the variables, `blkc_seen`, made when first needed; readers of
-/// the store's format 1 pass it by). One connection, opened on first use.
+/// the store's format 1 pass it by), so that a restarted server still
+/// knows them. The process's memory decides while it lives; the store is
+/// written behind it, by a thread of its own, many deliveries a
+/// transaction, so no answer waits on the disk.
 pub struct SqliteSeen {
     path: PathBuf,
-    conn: std::sync::Mutex<Option<Connection>>,
-    calls: std::sync::atomic::AtomicU64,
+    writer: std::sync::Mutex<Option<crossbeam_channel::Sender<(String, i64)>>>,
 }
 
 impl std::fmt::Debug for SqliteSeen {
@@ -139,41 +158,87 @@ impl std::fmt::Debug for SqliteSeen {
     }
 }
 
+/// Deliveries waiting to be written, past which one is left to memory.
+const SEEN_BACKLOG: usize = 65_536;
+
 impl SqliteSeen {
     fn new(path: PathBuf) -> SqliteSeen {
-        SqliteSeen { path, conn: std::sync::Mutex::new(None), calls: Default::default() }
+        SqliteSeen { path, writer: std::sync::Mutex::new(None) }
     }
 
-    /// As [`postgres::Pool::first_time`], in this store.
-    pub fn first_time(&self, key: &str, at_ms: i64, keep_ms: i64) -> Result<bool, String> {
-        let mut held = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        let conn = match &mut *held {
-            Some(c) => c,
-            None => {
-                // Checked to be a blkc store (and created) before it is written.
-                let store = Store::open(&self.path)?;
-                let conn = store.conn;
-                // A delivery lost to a power cut at most: not worth an fsync each.
-                conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| describe(&self.path, e))?;
-                conn.execute_batch(
-                    "CREATE TABLE IF NOT EXISTS blkc_seen (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)",
-                )
-                .map_err(|e| describe(&self.path, e))?;
-                held.insert(conn)
-            }
-        };
-        if self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed).is_multiple_of(1024) {
-            conn.execute("DELETE FROM blkc_seen WHERE expires_at < ?1", [at_ms])
-                .map_err(|e| describe(&self.path, e))?;
-        }
-        let claimed = conn
-            .execute(
-                "INSERT INTO blkc_seen (id, expires_at) VALUES (?1, ?2)
-                 ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at WHERE blkc_seen.expires_at <= ?3",
-                rusqlite::params![key, at_ms + keep_ms, at_ms],
-            )
+    /// The store's connection with its table of deliveries (the store is
+    /// checked to be a blkc store, and created, before it is written).
+    fn connect(&self) -> Result<Connection, String> {
+        let conn = Store::open(&self.path)?.conn;
+        // A delivery lost to a power cut at most: not worth an fsync each.
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| describe(&self.path, e))?;
+        conn.execute_batch("CREATE TABLE IF NOT EXISTS blkc_seen (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)")
             .map_err(|e| describe(&self.path, e))?;
-        Ok(claimed == 1)
+        Ok(conn)
+    }
+
+    /// The deliveries taken that still count at `now_ms`: their keys and
+    /// when each stops counting (ms since the epoch), soonest first.
+    pub fn recent(&self, now_ms: i64) -> Result<Vec<(String, i64)>, String> {
+        let conn = self.connect()?;
+        let mut statement = conn
+            .prepare("SELECT id, expires_at FROM blkc_seen WHERE expires_at > ?1 ORDER BY expires_at")
+            .map_err(|e| describe(&self.path, e))?;
+        let rows = statement
+            .query_map([now_ms], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+            .map_err(|e| describe(&self.path, e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| describe(&self.path, e))
+    }
+
+    /// Notes delivery `key` taken, counting until `expires_ms`: written in
+    /// the background.
+    pub fn remember(&self, key: String, expires_ms: i64) {
+        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        if writer.is_none() {
+            let (tx, rx) = crossbeam_channel::bounded(SEEN_BACKLOG);
+            let Ok(conn) = self.connect() else { return };
+            let path = self.path.clone();
+            let started =
+                std::thread::Builder::new().name("blkc-seen".into()).spawn(move || write_seen(conn, &path, &rx));
+            if started.is_err() {
+                return;
+            }
+            *writer = Some(tx);
+        }
+        if let Some(tx) = writer.as_ref() {
+            let _ = tx.try_send((key, expires_ms));
+        }
+    }
+}
+
+/// Writes the deliveries as they come, those waiting together in one
+/// transaction; now and then removes those that stopped counting.
+fn write_seen(mut conn: Connection, path: &Path, rx: &crossbeam_channel::Receiver<(String, i64)>) {
+    let mut batches = 0u64;
+    while let Ok(first) = rx.recv() {
+        let batch: Vec<(String, i64)> = std::iter::once(first).chain(rx.try_iter().take(4096)).collect();
+        let written = (|| -> rusqlite::Result<()> {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            {
+                let mut insert =
+                    tx.prepare_cached("INSERT OR REPLACE INTO blkc_seen (id, expires_at) VALUES (?1, ?2)")?;
+                for (key, expires) in &batch {
+                    insert.execute(rusqlite::params![key, expires])?;
+                }
+            }
+            if batches.is_multiple_of(256) {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as i64);
+                tx.execute("DELETE FROM blkc_seen WHERE expires_at < ?1", [now])?;
+            }
+            tx.commit()
+        })();
+        if let Err(e) = written {
+            // The process's memory still refuses replays while it lives.
+            eprintln!("blkc: cannot note deliveries in {}: {}", path.display(), describe(path, e));
+        }
+        batches += 1;
     }
 }
 
