@@ -483,7 +483,10 @@ fn the_same_signed_bytes_do_not_run_again_after_a_restart() {
     let first = serve(COUNTER, &platform, None, &["--store", store], &[]);
     let answer = crate::support::platform::post(&first.interactions(), &bytes, Some(signature.clone()));
     assert_eq!(answer.body["data"]["content"], "1");
+    // Stopped as a service manager stops it: SIGTERM, then it exits.
+    let mut first = first;
     first.signal(libc::SIGTERM);
+    let _ = first.child.wait();
     drop(first);
     let second = serve(COUNTER, &platform, None, &["--store", store], &[]);
     let again = crate::support::platform::post(&second.interactions(), &bytes, Some(signature));

@@ -200,8 +200,9 @@ fn two_servers_holding_one_shard_run_each_event_once_through_the_store() {
     joined["joined_at"] = json!("2026-11-24T10:00:00.000000+00:00");
     gateway.dispatch("GUILD_MEMBER_ADD", joined);
     gateway.dispatch("GUILD_MEMBER_ADD", member_join("1002"));
-    assert_eq!(platform.wait_for("/channels/889/messages", 2).len(), 2);
-    assert_eq!(platform.wait_for("/channels/888/messages", 2).len(), 2);
+    let logs = || format!("{}\n{}", servers[0].log(), servers[1].log());
+    assert_eq!(platform.wait_for("/channels/889/messages", 2).len(), 2, "{}", logs());
+    assert_eq!(platform.wait_for("/channels/888/messages", 2).len(), 2, "{}", logs());
     // Both processes have taken all four (each is logged by both).
     let until = std::time::Instant::now() + Duration::from_secs(20);
     let taken = |s: &crate::serve::Served| s.log().matches("already taken by another process").count();

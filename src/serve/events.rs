@@ -212,28 +212,7 @@ impl Cache {
                 return Some(EventRun { kind: "ready", vars, channel: None, mention: None });
             }
             "GUILD_CREATE" | "GUILD_UPDATE" => {
-                let id = text(d, "id")?;
-                if !s.guilds.contains_key(&id) && s.guilds.len() >= MAX_GUILDS {
-                    return None;
-                }
-                let guild = s.guilds.entry(id).or_default();
-                if let Some(name) = text(d, "name") {
-                    guild.name = kept_name(name);
-                }
-                if let Some(n) = d.get("member_count").and_then(Json::as_i64) {
-                    guild.member_count = n;
-                }
-                if d.get("system_channel_id").is_some() {
-                    guild.system_channel = text(d, "system_channel_id");
-                }
-                for c in d.get("channels").and_then(Json::as_array).into_iter().flatten() {
-                    if guild.channels.len() >= MAX_CHANNELS {
-                        break;
-                    }
-                    if let (Some(id), Some(name)) = (text(c, "id"), text(c, "name")) {
-                        guild.channels.insert(id, kept_name(name));
-                    }
-                }
+                take_server(&mut s, d);
                 return None;
             }
             "GUILD_DELETE" => {
@@ -370,6 +349,34 @@ impl Cache {
         }
         Some(EventRun { kind, vars, channel, mention })
     }
+}
+
+/// What GUILD_CREATE or GUILD_UPDATE says of a server, into the cache,
+/// within its bounds.
+fn take_server(s: &mut State, d: &Json) -> Option<()> {
+    let id = text(d, "id")?;
+    if !s.guilds.contains_key(&id) && s.guilds.len() >= MAX_GUILDS {
+        return None;
+    }
+    let guild = s.guilds.entry(id).or_default();
+    if let Some(name) = text(d, "name") {
+        guild.name = kept_name(name);
+    }
+    if let Some(n) = d.get("member_count").and_then(Json::as_i64) {
+        guild.member_count = n;
+    }
+    if d.get("system_channel_id").is_some() {
+        guild.system_channel = text(d, "system_channel_id");
+    }
+    for c in d.get("channels").and_then(Json::as_array).into_iter().flatten() {
+        if guild.channels.len() >= MAX_CHANNELS {
+            break;
+        }
+        if let (Some(id), Some(name)) = (text(c, "id"), text(c, "name")) {
+            guild.channels.insert(id, kept_name(name));
+        }
+    }
+    Some(())
 }
 
 #[cfg(test)]

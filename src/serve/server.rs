@@ -375,7 +375,87 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
         fatal_notify: Notify::new(),
         platform: Mutex::new(None),
     });
-    for i in 0..config.workers.max(1) {
+    start_workers(&shared, config.workers.max(1), queue, (jobs, arriving))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()).min(4))
+        .thread_name("blkc-http")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the server: {e}"))?;
+    // One serving process to an SQLite store; several share PostgreSQL.
+    let _claim = match &shared.store {
+        crate::store::Backend::Sqlite(path, _) => Some(crate::store::claim_for_serving(path).map_err(Stop::Store)?),
+        crate::store::Backend::Postgres(_) => None,
+    };
+    let share = share_global_limit(&shared)?;
+    // What this server took before a restart (an SQLite store).
+    let taken = shared.store.recent(epoch_ms()).map_err(Stop::Store)?;
+    shared.replay.lock().unwrap_or_else(|e| e.into_inner()).restore(taken, epoch_ms());
+    let commands = loaded.plan.trees.iter().filter(|t| t.kind == crate::plan::TreeKind::Command).count();
+    let events = loaded.plan.trees.iter().filter(|t| t.kind == crate::plan::TreeKind::Event).count();
+    let gateway = if events > 0 { Some(start_gateway(&shared, &loaded, config.shards)?) } else { None };
+    let store = shared.store.clone();
+    let result = runtime.block_on(async move {
+        let listener = match config.listen {
+            Some(at) => {
+                Some(tokio::net::TcpListener::bind(at).await.map_err(|e| format!("cannot listen on {at}: {e}"))?)
+            }
+            None => None,
+        };
+        let address = match &listener {
+            Some(l) => Some(l.local_addr().map_err(|e| e.to_string())?),
+            None => None,
+        };
+        let serving = [
+            ("listen", address.map_or("none".to_string(), |a| a.to_string()).into()),
+            ("file", shared.file.display().to_string().into()),
+            ("commands", commands.into()),
+            ("events", events.into()),
+            ("global_rate_limit", shared.metrics.global_limit.load(Ordering::Relaxed).into()),
+        ];
+        log_serving(
+            &shared,
+            serving,
+            (files_before, open_files),
+            &door,
+            listener.is_some().then_some(config.max_connections),
+        );
+        let drain_timeout = drain_bound(&shared, config.drain_timeout);
+        if let (Some(ready), Some(address)) = (config.on_ready.take(), address) {
+            ready(address);
+        }
+        if config.watch {
+            tokio::spawn(watch(shared.clone()));
+        }
+        tokio::spawn(reload_on_hangup(shared.clone()));
+        Front { door, emfile_logged: None }.serve(&shared, listener, drain_timeout).await;
+        match shared.fatal.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            Some(why) => Err(Stop::Gateway(why)),
+            None => Ok(()),
+        }
+    });
+    if let Some(threads) = gateway {
+        for t in threads {
+            let _ = t.join();
+        }
+    }
+    if let Some(share) = share {
+        share.stop();
+    }
+    store.finish();
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    result
+}
+
+/// The pool's threads, and the one that moves event runs from the
+/// Gateway's buffer into the run queue.
+fn start_workers(
+    shared: &Arc<Shared>,
+    workers: usize,
+    queue: crossbeam_channel::Receiver<Work>,
+    (jobs, arriving): (crossbeam_channel::Sender<Work>, crossbeam_channel::Receiver<Work>),
+) -> Result<(), String> {
+    for i in 0..workers {
         let (shared, queue) = (shared.clone(), queue.clone());
         std::thread::Builder::new()
             .name(format!("blkc-run-{i}"))
@@ -404,108 +484,34 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
             }
         })
         .map_err(|e| format!("cannot start a thread: {e}"))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()).min(4))
-        .thread_name("blkc-http")
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the server: {e}"))?;
-    // One serving process to an SQLite store; several share PostgreSQL.
-    let _claim = match &shared.store {
-        crate::store::Backend::Sqlite(path, _) => Some(crate::store::claim_for_serving(path).map_err(Stop::Store)?),
-        crate::store::Backend::Postgres(_) => None,
-    };
-    let share = share_global_limit(&shared)?;
-    // What this server took before a restart (an SQLite store).
-    let taken = shared.store.recent(epoch_ms()).map_err(Stop::Store)?;
-    shared.replay.lock().unwrap_or_else(|e| e.into_inner()).restore(taken, epoch_ms());
-    let commands = loaded.plan.trees.iter().filter(|t| t.kind == crate::plan::TreeKind::Command).count();
-    let events = loaded.plan.trees.iter().filter(|t| t.kind == crate::plan::TreeKind::Event).count();
-    let gateway = if events > 0 { Some(start_gateway(&shared, &loaded, config.shards)?) } else { None };
-    let result = runtime.block_on(async move {
-        let listener = match config.listen {
-            Some(at) => {
-                Some(tokio::net::TcpListener::bind(at).await.map_err(|e| format!("cannot listen on {at}: {e}"))?)
-            }
-            None => None,
-        };
-        let address = match &listener {
-            Some(l) => Some(l.local_addr().map_err(|e| e.to_string())?),
-            None => None,
-        };
+    Ok(())
+}
+
+/// The `serving` line, with the open files and the connections' caps,
+/// and a warning when the open-file limit lowered `asked`.
+fn log_serving(
+    shared: &Shared,
+    serving: [(&str, Json); 5],
+    (files_before, open_files): (u64, u64),
+    door: &super::door::Door,
+    asked: Option<usize>,
+) {
+    let mut fields = serving.to_vec();
+    fields.extend([
+        ("open_files", open_files.into()),
+        ("max_connections", door.max().into()),
+        ("per_address", door.per_address_max().into()),
+    ]);
+    shared.log.write("info", "serving", &fields, None);
+    if let Some(asked) = asked.filter(|asked| door.max() < *asked) {
         shared.log.write(
-            "info",
-            "serving",
-            &[
-                ("listen", address.map_or("none".to_string(), |a| a.to_string()).into()),
-                ("file", shared.file.display().to_string().into()),
-                ("commands", commands.into()),
-                ("events", events.into()),
-                ("global_rate_limit", shared.metrics.global_limit.load(Ordering::Relaxed).into()),
-                ("open_files", open_files.into()),
-                ("max_connections", door.max().into()),
-                ("per_address", door.per_address_max().into()),
-            ],
+            "warn",
+            "fewer connections than --max-connections: the open-file limit leaves room for this many beside the runs; \
+             raise the hard limit (LimitNOFILE= in a systemd unit, ulimit -Hn)",
+            &[("asked", asked.into()), ("open_files", open_files.into()), ("soft_limit_was", files_before.into())],
             None,
         );
-        if door.max() < config.max_connections && listener.is_some() {
-            shared.log.write(
-                "warn",
-                "fewer connections than --max-connections: the open-file limit leaves room for this many beside the runs; \
-                 raise the hard limit (LimitNOFILE= in a systemd unit, ulimit -Hn)",
-                &[
-                    ("asked", config.max_connections.into()),
-                    ("open_files", open_files.into()),
-                    ("soft_limit_was", files_before.into()),
-                ],
-                None,
-            );
-        }
-        let drain_timeout = drain_bound(&shared, config.drain_timeout);
-        if let (Some(ready), Some(address)) = (config.on_ready.take(), address) {
-            ready(address);
-        }
-        if config.watch {
-            tokio::spawn(watch(shared.clone()));
-        }
-        tokio::spawn(reload_on_hangup(shared.clone()));
-        let stop = stop_signal();
-        tokio::pin!(stop);
-        let mut front = Front { door, emfile_logged: None };
-        loop {
-            tokio::select! {
-                _ = &mut stop => break,
-                _ = shared.fatal_notify.notified() => break,
-                accepted = accept(listener.as_ref()) => front.take(&shared, accepted).await,
-            }
-        }
-        // Draining: the listener stays open, so new requests are answered
-        // 503 (and `/healthz` says so) until the runs in flight are done.
-        shared.gateway_stop.store(true, Ordering::SeqCst);
-        let drained = drain(shared.clone(), drain_timeout);
-        tokio::pin!(drained);
-        loop {
-            tokio::select! {
-                _ = &mut drained => break,
-                accepted = accept(listener.as_ref()) => front.take(&shared, accepted).await,
-            }
-        }
-        drop(listener);
-        match shared.fatal.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            Some(why) => Err(Stop::Gateway(why)),
-            None => Ok(()),
-        }
-    });
-    if let Some(threads) = gateway {
-        for t in threads {
-            let _ = t.join();
-        }
     }
-    if let Some(share) = share {
-        share.stop();
-    }
-    runtime.shutdown_timeout(Duration::from_millis(100));
-    result
 }
 
 /// The accept loop's state: the door, and when running out of open files
@@ -516,6 +522,30 @@ struct Front {
 }
 
 impl Front {
+    /// Takes connections until SIGTERM, SIGINT or a Gateway refusal; then
+    /// drains with the listener still open, so new requests are answered
+    /// 503 (and `/healthz` says so) until the runs in flight are done.
+    async fn serve(mut self, shared: &Arc<Shared>, listener: Option<tokio::net::TcpListener>, drain_timeout: Duration) {
+        let stop = stop_signal();
+        tokio::pin!(stop);
+        loop {
+            tokio::select! {
+                _ = &mut stop => break,
+                _ = shared.fatal_notify.notified() => break,
+                accepted = accept(listener.as_ref()) => self.take(shared, accepted).await,
+            }
+        }
+        shared.gateway_stop.store(true, Ordering::SeqCst);
+        let drained = drain(shared.clone(), drain_timeout);
+        tokio::pin!(drained);
+        loop {
+            tokio::select! {
+                _ = &mut drained => break,
+                accepted = accept(listener.as_ref()) => self.take(shared, accepted).await,
+            }
+        }
+    }
+
     /// Takes a new connection through the door, or backs off when the
     /// process cannot accept one (out of open files: spinning on the error
     /// would take a core and starve the runs).
@@ -761,6 +791,15 @@ fn caught<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     })
 }
 
+/// Why a run failed, for its log line: its diagnostic, or its panic.
+fn failure(ran: Result<eval::Outcome, String>) -> Option<String> {
+    match ran {
+        Ok(Ok(())) => None,
+        Ok(Err(d)) => Some(format!("{} {}", d.code.as_str(), d.message)),
+        Err(panicked) => Some(panicked),
+    }
+}
+
 /// Counts an exchange or a run in flight while it lives.
 struct Busy(Arc<Shared>);
 
@@ -865,6 +904,23 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
     Ok(reply)
 }
 
+/// The answer to a body that was not read.
+fn body_refused(shared: &Shared, refused: super::door::BodyRefused) -> Reply {
+    use super::door::BodyRefused;
+    match refused {
+        BodyRefused::TooLarge => {
+            shared.metrics.interaction("too_large");
+            respond(StatusCode::PAYLOAD_TOO_LARGE, "text/plain", "too large\n")
+        }
+        BodyRefused::Busy => {
+            shared.metrics.interaction("bodies_full");
+            respond(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "busy\n")
+        }
+        BodyRefused::TooSlow => respond(StatusCode::REQUEST_TIMEOUT, "text/plain", "too slow\n"),
+        BodyRefused::Broken => respond(StatusCode::BAD_REQUEST, "text/plain", "bad request\n"),
+    }
+}
+
 /// `POST /interactions`: size, signature, then the body.
 async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
     let received = Instant::now();
@@ -886,20 +942,7 @@ async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
     // Unsigned bytes: read into the bodies' budget, never past it.
     let body = match super::door::read(req.into_body(), shared.max_body, &shared.bodies).await {
         Ok(body) => body,
-        Err(super::door::BodyRefused::TooLarge) => {
-            shared.metrics.interaction("too_large");
-            return respond(StatusCode::PAYLOAD_TOO_LARGE, "text/plain", "too large\n");
-        }
-        Err(super::door::BodyRefused::Busy) => {
-            shared.metrics.interaction("bodies_full");
-            return respond(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "busy\n");
-        }
-        Err(super::door::BodyRefused::TooSlow) => {
-            return respond(StatusCode::REQUEST_TIMEOUT, "text/plain", "too slow\n")
-        }
-        Err(super::door::BodyRefused::Broken) => {
-            return respond(StatusCode::BAD_REQUEST, "text/plain", "bad request\n")
-        }
+        Err(refused) => return body_refused(shared, refused),
     };
     let body = &body.bytes;
     let Some(public_key) = &shared.public_key else {
@@ -1215,21 +1258,16 @@ fn run_job(shared: &Arc<Shared>, job: Job) {
                 }
                 other => report.note(shared, &other),
             };
-            let outcome = caught(|| eval::run(&loaded.plan, tree, &inputs, &options, store.as_mut(), &mut sink));
-            match outcome {
-                Ok(Ok(())) => {
+            let ran = caught(|| eval::run(&loaded.plan, tree, &inputs, &options, store.as_mut(), &mut sink));
+            match failure(ran) {
+                None => {
                     if replies.is_empty() {
                         deliver(&mut report, message::DONE, &[], true);
                     }
                     "answered"
                 }
-                Ok(Err(d)) => {
-                    report.failure = Some(format!("{} {}", d.code.as_str(), d.message));
-                    deliver(&mut report, message::FAILED, &[], true);
-                    "failed"
-                }
-                Err(panicked) => {
-                    report.failure = Some(panicked);
+                Some(why) => {
+                    report.failure = Some(why);
                     deliver(&mut report, message::FAILED, &[], true);
                     "failed"
                 }
@@ -1441,18 +1479,9 @@ fn run_event(shared: &Arc<Shared>, job: EventJob) {
         }
         other => report.note(shared, &other),
     };
-    let outcome = caught(|| eval::run(&loaded.plan, tree, &inputs, &options, store.as_mut(), &mut sink));
-    let outcome = match outcome {
-        Ok(Ok(())) => "ran",
-        Ok(Err(d)) => {
-            report.failure = Some(format!("{} {}", d.code.as_str(), d.message));
-            "failed"
-        }
-        Err(panicked) => {
-            report.failure = Some(panicked);
-            "failed"
-        }
-    };
+    let ran = caught(|| eval::run(&loaded.plan, tree, &inputs, &options, store.as_mut(), &mut sink));
+    report.failure = failure(ran);
+    let outcome = if report.failure.is_some() { "failed" } else { "ran" };
     let outcome = report.settle(outcome);
     shared.metrics.run_time(started.elapsed());
     shared.metrics.event(run.kind, outcome);

@@ -93,6 +93,13 @@ impl Backend {
         }
     }
 
+    /// Writes the deliveries noted and not yet written (the server stops).
+    pub fn finish(&self) {
+        if let Backend::Sqlite(_, seen) = self {
+            seen.finish();
+        }
+    }
+
     /// The deliveries an earlier run of this server took that still count
     /// at `now_ms` (an SQLite store; a shared one decides by itself).
     pub fn recent(&self, now_ms: i64) -> Result<Vec<(String, i64)>, String> {
@@ -149,8 +156,11 @@ impl Backend {
 /// transaction, so no answer waits on the disk.
 pub struct SqliteSeen {
     path: PathBuf,
-    writer: std::sync::Mutex<Option<crossbeam_channel::Sender<(String, i64)>>>,
+    writer: std::sync::Mutex<Option<Writer>>,
 }
+
+/// The thread that writes the deliveries, and its queue.
+type Writer = (crossbeam_channel::Sender<(String, i64)>, std::thread::JoinHandle<()>);
 
 impl std::fmt::Debug for SqliteSeen {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -200,13 +210,20 @@ impl SqliteSeen {
             let path = self.path.clone();
             let started =
                 std::thread::Builder::new().name("blkc-seen".into()).spawn(move || write_seen(conn, &path, &rx));
-            if started.is_err() {
-                return;
-            }
-            *writer = Some(tx);
+            let Ok(thread) = started else { return };
+            *writer = Some((tx, thread));
         }
-        if let Some(tx) = writer.as_ref() {
+        if let Some((tx, _)) = writer.as_ref() {
             let _ = tx.try_send((key, expires_ms));
+        }
+    }
+
+    /// Writes what waits, and stops the writer (the server stops).
+    pub fn finish(&self) {
+        let writer = self.writer.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some((tx, thread)) = writer {
+            drop(tx);
+            let _ = thread.join();
         }
     }
 }
