@@ -201,7 +201,14 @@ fn start_server(
     let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
     let first: serde_json::Value =
         serde_json::from_str(&lines.next().and_then(Result::ok).unwrap_or_default()).unwrap_or_default();
-    std::thread::spawn(move || for _ in lines {});
+    // The log is read (and dropped, but for failed runs, which are shown).
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            if line.contains("\"outcome\":\"failed\"") {
+                eprintln!("  a run failed: {line}");
+            }
+        }
+    });
     (child, first["listen"].as_str().expect("a listening server").to_string())
 }
 

@@ -529,3 +529,26 @@ fn a_row_blkc_cannot_decode_fails_its_run_not_the_server() {
     assert_eq!(out.status.code(), Some(3), "{said}");
     assert!(said.contains("B311") && said.contains("is NULL"), "{said}");
 }
+
+/// A Gateway that takes the connection and never answers (no handshake)
+/// holds neither the shard nor the stop: SIGTERM ends the process in
+/// seconds.
+#[test]
+fn a_gateway_that_never_answers_does_not_hold_the_stop() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let held = std::thread::spawn(move || silent.incoming().flatten().take(4).collect::<Vec<_>>());
+    let platform = TestPlatform::start();
+    platform.set_gateway(json!({ "url": format!("ws://127.0.0.1:{port}"), "shards": 1,
+        "session_start_limit": { "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1 } }));
+    let mut served = serve(EVENTS, &platform, None, &[], &[("BLKC_BOT_TOKEN", TOKEN)]);
+    served.wait_log("connecting to the Gateway");
+    std::thread::sleep(Duration::from_millis(500));
+    served.signal(libc::SIGTERM);
+    let stopping = Instant::now();
+    while served.child.try_wait().unwrap().is_none() && stopping.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(stopping.elapsed() < Duration::from_secs(6), "stopped after {:?}\n{}", stopping.elapsed(), served.log());
+    drop(held);
+}

@@ -79,6 +79,10 @@ pub enum Shards {
     One { id: u32, count: u32 },
 }
 
+/// How long a stop waits for the Gateway's shards to close their
+/// connections after the drain.
+const SHARDS_STOP: Duration = Duration::from_secs(3);
+
 /// What every request and run shares.
 struct Shared {
     file: PathBuf,
@@ -434,8 +438,14 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
             None => Ok(()),
         }
     });
+    // The shards end on their own within a read time-out (or a connect's);
+    // the process does not wait on a Gateway longer than that.
     if let Some(threads) = gateway {
-        for t in threads {
+        let until = Instant::now() + SHARDS_STOP;
+        while threads.iter().any(|t| !t.is_finished()) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for t in threads.into_iter().filter(|t| t.is_finished()) {
             let _ = t.join();
         }
     }

@@ -10,18 +10,19 @@
 //! uses), and must with `sslmode=require` (or libpq's `verify-ca` and
 //! `verify-full`); `sslrootcert=FILE` trusts a private authority.
 //!
-//! Every call has a deadline. The connections are tokio-postgres's, driven
-//! by one small runtime of the store's own; each statement (and each
-//! connect) waits for its answer at most [`DEADLINE`] (connects
+//! Every call has a deadline. The connections are tokio-postgres's, each
+//! with a small runtime that the waiting thread drives; each statement
+//! waits for its answer at most [`DEADLINE`] (connects
 //! [`CONNECT_DEADLINE`]), and a connection that missed one is closed, never
-//! reused. A network that drops packets, or a proxy that takes bytes and
+//! reused. A process opens at most [`MAX_CONNECTIONS`], and a run holds one
+//! only for a statement or a save's transaction. A network that drops packets, or a proxy that takes bytes and
 //! never answers, fails a call in time instead of holding it for as long as
 //! TCP keeps trying. While the database does not answer, the pool says so
 //! ([`Pool::health`]) and fails calls at once, trying again at most once a
 //! second, so runs do not queue behind it.
 
 use std::future::Future;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
@@ -56,22 +57,59 @@ pub const CONNECT_DEADLINE: Duration = Duration::from_secs(10);
 /// While the database does not answer, a call tries it at most this often;
 /// the others fail at once.
 const RETRY_EVERY: Duration = Duration::from_secs(1);
+/// The most connections one process opens to the database. A run holds one
+/// only for a statement, or for a save's transaction, so this many carry
+/// far more runs at once; past it, a call waits for one to be given back
+/// for at most [`DEADLINE`], then fails (B311).
+pub const MAX_CONNECTIONS: usize = 32;
 
-/// The runtime that drives every connection of the process: one thread
-/// (the connections only move bytes; the runs wait on their own threads).
-fn runtime() -> Result<&'static tokio::runtime::Runtime, String> {
-    static RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
-    RUNTIME
-        .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .thread_name("blkc-store")
-                .enable_all()
-                .build()
-                .map_err(|e| format!("cannot start the store's runtime: {e}"))
-        })
-        .as_ref()
-        .map_err(Clone::clone)
+/// The connections open, against [`MAX_CONNECTIONS`].
+#[derive(Debug, Default)]
+struct Slots {
+    open: Mutex<usize>,
+    freed: std::sync::Condvar,
+}
+
+/// One of the connections allowed; given back when dropped.
+struct Slot(Arc<Slots>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        *self.0.open.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+        self.0.freed.notify_one();
+    }
+}
+
+impl Slots {
+    /// A place for a new connection, waiting up to `wait` for one.
+    fn take(self: &Arc<Slots>, wait: Duration) -> Result<Slot, Failure> {
+        let until = Instant::now() + wait;
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        while *open >= MAX_CONNECTIONS {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Failure::Busy(format!(
+                    "all {MAX_CONNECTIONS} of the process's connections to the database were in use for {} s",
+                    wait.as_secs()
+                )));
+            }
+            open = self.freed.wait_timeout(open, left).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        *open += 1;
+        Ok(Slot(self.clone()))
+    }
+}
+
+/// A connection's own runtime: one the calling thread drives while it
+/// waits, so a statement's bytes move on that thread with no hand-over
+/// (one runtime for every connection, on a thread of its own, halved the
+/// saves a second at 8 and 32 at once: every statement crossed threads
+/// twice).
+fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Runtime(format!("cannot start a runtime for the store: {e}")))
 }
 
 /// Why a call failed: the database's error, or no answer in time.
@@ -82,6 +120,9 @@ pub enum Failure {
     NoAnswer(&'static str, Duration),
     /// The store's own runtime could not start.
     Runtime(String),
+    /// Every connection this process may open is in use: the database is
+    /// busy, not gone.
+    Busy(String),
 }
 
 impl Failure {
@@ -91,6 +132,7 @@ impl Failure {
         match self {
             Failure::Db(e) => e.is_closed() || e.as_db_error().is_none(),
             Failure::NoAnswer(..) | Failure::Runtime(_) => true,
+            Failure::Busy(_) => false,
         }
     }
 }
@@ -104,7 +146,7 @@ impl std::fmt::Display for Failure {
                 "no answer to {what} within {} s (the network to the database may be lost)",
                 after.as_secs_f64()
             ),
-            Failure::Runtime(e) => f.write_str(e),
+            Failure::Runtime(e) | Failure::Busy(e) => f.write_str(e),
         }
     }
 }
@@ -115,13 +157,13 @@ impl From<tokio_postgres::Error> for Failure {
     }
 }
 
-/// Waits for `future` on the store's runtime, for at most `deadline`.
+/// Waits for `future` on `runtime`, for at most `deadline`.
 fn within<T>(
+    runtime: &tokio::runtime::Runtime,
     what: &'static str,
     deadline: Duration,
     future: impl Future<Output = Result<T, tokio_postgres::Error>>,
 ) -> Result<T, Failure> {
-    let runtime = runtime().map_err(Failure::Runtime)?;
     // The timer is made inside the runtime, which it needs.
     match runtime.block_on(async move { tokio::time::timeout(deadline, future).await }) {
         Ok(result) => result.map_err(Failure::Db),
@@ -134,6 +176,7 @@ pub struct Pool {
     config: Config,
     tls: tokio_postgres_rustls::MakeRustlsConnect,
     idle: Mutex<Vec<Conn>>,
+    slots: Arc<Slots>,
     /// Whether the database answers, as the last call found.
     health: Mutex<Health>,
     /// Calls of [`Pool::first_time`], to prune now and then.
@@ -161,41 +204,47 @@ struct Health {
 /// otherwise cost a round trip of its own on every use).
 struct Conn {
     client: tokio_postgres::Client,
-    /// What moves the connection's bytes, on the store's runtime.
-    task: tokio::task::JoinHandle<()>,
+    /// Its runtime, where the task that moves its bytes lives (driven by
+    /// the thread that waits on a call).
+    runtime: Option<tokio::runtime::Runtime>,
     get: Option<Statement>,
     set: Option<Statement>,
     /// A call on it got no answer in time: it is closed, never reused.
     broken: bool,
+    /// Its place among the process's connections (given back last).
+    _slot: Slot,
 }
 
 impl Drop for Conn {
     fn drop(&mut self) {
-        // Closes the socket even when the other end takes bytes and never
-        // answers (the client's end alone would leave the task writing).
-        self.task.abort();
+        // Ends the task and closes the socket, even when the other end takes
+        // bytes and never answers; without blocking, wherever it is dropped.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
     }
 }
 
 impl Conn {
+    fn rt(&self) -> Result<&tokio::runtime::Runtime, Failure> {
+        self.runtime.as_ref().ok_or_else(|| Failure::Runtime("the connection is closed".into()))
+    }
+
     fn execute<S: ?Sized + ToStatement>(&mut self, sql: &S, params: &[&(dyn ToSql + Sync)]) -> Result<u64, Failure> {
-        let broken = &mut self.broken;
-        let result = within("a statement", DEADLINE, self.client.execute(sql, params));
-        *broken |= matches!(result, Err(Failure::NoAnswer(..)));
+        let result = within(self.rt()?, "a statement", DEADLINE, self.client.execute(sql, params));
+        self.broken |= matches!(result, Err(Failure::NoAnswer(..)));
         result
     }
 
     fn query<S: ?Sized + ToStatement>(&mut self, sql: &S, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, Failure> {
-        let broken = &mut self.broken;
-        let result = within("a query", DEADLINE, self.client.query(sql, params));
-        *broken |= matches!(result, Err(Failure::NoAnswer(..)));
+        let result = within(self.rt()?, "a query", DEADLINE, self.client.query(sql, params));
+        self.broken |= matches!(result, Err(Failure::NoAnswer(..)));
         result
     }
 
     fn query_one<S: ?Sized + ToStatement>(&mut self, sql: &S, params: &[&(dyn ToSql + Sync)]) -> Result<Row, Failure> {
-        let broken = &mut self.broken;
-        let result = within("a query", DEADLINE, self.client.query_one(sql, params));
-        *broken |= matches!(result, Err(Failure::NoAnswer(..)));
+        let result = within(self.rt()?, "a query", DEADLINE, self.client.query_one(sql, params));
+        self.broken |= matches!(result, Err(Failure::NoAnswer(..)));
         result
     }
 
@@ -204,23 +253,20 @@ impl Conn {
         sql: &S,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Option<Row>, Failure> {
-        let broken = &mut self.broken;
-        let result = within("a query", DEADLINE, self.client.query_opt(sql, params));
-        *broken |= matches!(result, Err(Failure::NoAnswer(..)));
+        let result = within(self.rt()?, "a query", DEADLINE, self.client.query_opt(sql, params));
+        self.broken |= matches!(result, Err(Failure::NoAnswer(..)));
         result
     }
 
     fn batch_execute(&mut self, sql: &str) -> Result<(), Failure> {
-        let broken = &mut self.broken;
-        let result = within("a statement", DEADLINE, self.client.batch_execute(sql));
-        *broken |= matches!(result, Err(Failure::NoAnswer(..)));
+        let result = within(self.rt()?, "a statement", DEADLINE, self.client.batch_execute(sql));
+        self.broken |= matches!(result, Err(Failure::NoAnswer(..)));
         result
     }
 
     fn prepare(&mut self, sql: &str) -> Result<Statement, Failure> {
-        let broken = &mut self.broken;
-        let result = within("a statement's preparation", DEADLINE, self.client.prepare(sql));
-        *broken |= matches!(result, Err(Failure::NoAnswer(..)));
+        let result = within(self.rt()?, "a statement's preparation", DEADLINE, self.client.prepare(sql));
+        self.broken |= matches!(result, Err(Failure::NoAnswer(..)));
         result
     }
 
@@ -366,6 +412,7 @@ impl Pool {
             config,
             tls,
             idle: Mutex::new(Vec::new()),
+            slots: Arc::default(),
             health: Mutex::new(Health::default()),
             deliveries: Default::default(),
             shown,
@@ -423,13 +470,14 @@ impl Pool {
     }
 
     fn connect(&self) -> Result<Conn, Failure> {
-        let runtime = runtime().map_err(Failure::Runtime)?;
+        let runtime = runtime()?;
+        let slot = self.slots.take(DEADLINE)?;
         let deadline = self.config.get_connect_timeout().map_or(CONNECT_DEADLINE, |t| *t + Duration::from_secs(1));
-        let (client, connection) = within("the connection", deadline, self.config.connect(self.tls.clone()))?;
-        let task = runtime.spawn(async move {
+        let (client, connection) = within(&runtime, "the connection", deadline, self.config.connect(self.tls.clone()))?;
+        runtime.spawn(async move {
             let _ = connection.await;
         });
-        Ok(Conn { client, task, get: None, set: None, broken: false })
+        Ok(Conn { client, runtime: Some(runtime), get: None, set: None, broken: false, _slot: slot })
     }
 
     /// A failure as the store says it: where, and why.
@@ -444,6 +492,7 @@ impl Pool {
         let mut conn = self.conn(probe).map_err(|e| self.failed(&e))?;
         let mut result = f(&mut conn);
         if matches!(&result, Err(e) if dropped(e, &conn)) {
+            drop(conn); // its place, for the new one
             conn = self.connect().map_err(|e| self.failed(&e))?;
             result = f(&mut conn);
         }
@@ -628,6 +677,9 @@ impl PgStore {
     /// use). When the first statement on a kept connection finds it
     /// dropped, it runs once more on a new one; later in a run, a dropped
     /// connection is an error (a transaction on it is gone).
+    ///
+    /// Outside a save's transaction the connection goes back to the pool
+    /// after each statement: a run waiting on the network holds none.
     fn with_conn<T>(&mut self, f: impl Fn(&mut Conn) -> Result<T, Failure>) -> Result<T, String> {
         let first_use = self.client.is_none();
         let pool = self.pool.clone();
@@ -637,10 +689,16 @@ impl PgStore {
         };
         let mut result = f(conn);
         if first_use && matches!(&result, Err(e) if dropped(e, conn)) {
-            *conn = pool.connect().map_err(|e| pool.failed(&e))?;
+            self.client = None; // its place, for the new one
+            let conn = self.client.insert(pool.connect().map_err(|e| pool.failed(&e))?);
             result = f(conn);
         }
         pool.note(&result);
+        if !self.in_transaction {
+            if let Some(conn) = self.client.take() {
+                pool.give_back(conn);
+            }
+        }
         result.map_err(|e| pool.failed(&e))
     }
 
@@ -724,9 +782,15 @@ impl VarStore for PgStore {
         }
         // One round trip: the transaction and its turn.
         let sql = format!("BEGIN; SELECT pg_advisory_xact_lock({SAVE_LOCK})");
-        self.with_conn(|conn| conn.batch_execute(&sql))?;
+        // Held from here: the connection stays the run's until the end.
         self.in_transaction = true;
-        Ok(())
+        let begun = self.with_conn(|conn| conn.batch_execute(&sql));
+        if begun.is_err() {
+            self.in_transaction = false;
+            // What the failed statement left open is not given back.
+            self.client = None;
+        }
+        begun
     }
 
     fn end(&mut self, commit: bool) -> Result<(), String> {
