@@ -59,6 +59,12 @@ fn seen_by_user(platform: &TestPlatform, answer: &Value, id: &str) -> String {
     edits.first().map_or(String::new(), |c| c.body["content"].as_str().unwrap_or_default().to_string())
 }
 
+/// A command whose one request takes `ms` to be answered (by the API
+/// server's `/slow/MS`), then replies `done`.
+fn slow_command(ms: u32) -> String {
+    format!("command slow \"Slow\" {{\n    api w {{\n        method GET\n        url \"@API@/slow/{ms}\"\n    }}\n    reply \"done\"\n}}\n")
+}
+
 fn healthz(served: &Served) -> (u16, String) {
     get(&format!("{}/healthz", served.url))
 }
@@ -186,7 +192,7 @@ fn unsigned_bodies_held_open_cannot_exhaust_memory() {
 fn idle_connections_and_a_low_open_file_limit_cannot_starve_answers() {
     let platform = TestPlatform::start();
     let api = crate::support::server::TestServer::start();
-    let program = "command slow \"Slow\" {\n    api w {\n        method GET\n        url \"@API@/slow/2800\"\n    }\n    reply \"done\"\n}\n";
+    let program = &slow_command(2800);
     // The soft limit is raised to the hard one at start.
     let raised =
         crate::serve::serve_with_files(program, &platform, Some(&api), &["--workers", "8"], &[], Some((256, 2048)));
@@ -250,7 +256,7 @@ fn idle_connections_and_a_low_open_file_limit_cannot_starve_answers() {
 fn a_drain_answers_503_and_leaves_no_exchange_unanswered() {
     let platform = TestPlatform::start();
     let api = crate::support::server::TestServer::start();
-    let program = "command slow \"Slow\" {\n    api w {\n        method GET\n        url \"@API@/slow/4000\"\n    }\n    reply \"done\"\n}\n";
+    let program = &slow_command(4000);
     let served = serve(program, &platform, Some(&api), &["--drain-timeout", "0.1", "--answer-within", "1"], &[]);
     assert!(served.wait_log("--drain-timeout is shorter").contains("--drain-timeout is shorter"));
     let (url, bytes) = (served.interactions(), serde_json::to_vec(&command("d1", "slow", json!([]))).unwrap());
@@ -442,7 +448,7 @@ fn a_message_the_platform_refused_fails_its_run_with_the_reason() {
     assert!(line.contains("refused a message (400): Invalid Form Body"), "{line}");
     // An interaction whose deferred edit is refused is failed too.
     let api = crate::support::server::TestServer::start();
-    let program = "command slow \"Slow\" {\n    api w {\n        method GET\n        url \"@API@/slow/1500\"\n    }\n    reply \"done\"\n}\n";
+    let program = &slow_command(1500);
     let served = serve(program, &platform, Some(&api), &["--answer-within", "0.5"], &[]);
     platform.refuse_once("/api/webhooks/4242/itoken-r1-secretpart/messages/@original", 400);
     let answer = served.send(&platform, &command("r1", "slow", json!([])));

@@ -400,16 +400,7 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
     let gateway = if events > 0 { Some(start_gateway(&shared, &loaded, config.shards)?) } else { None };
     let store = shared.store.clone();
     let result = runtime.block_on(async move {
-        let listener = match config.listen {
-            Some(at) => {
-                Some(tokio::net::TcpListener::bind(at).await.map_err(|e| format!("cannot listen on {at}: {e}"))?)
-            }
-            None => None,
-        };
-        let address = match &listener {
-            Some(l) => Some(l.local_addr().map_err(|e| e.to_string())?),
-            None => None,
-        };
+        let (listener, address) = listen(config.listen).await?;
         let serving = [
             ("listen", address.map_or("none".to_string(), |a| a.to_string()).into()),
             ("file", shared.file.display().to_string().into()),
@@ -438,16 +429,8 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
             None => Ok(()),
         }
     });
-    // The shards end on their own within a read time-out (or a connect's);
-    // the process does not wait on a Gateway longer than that.
     if let Some(threads) = gateway {
-        let until = Instant::now() + SHARDS_STOP;
-        while threads.iter().any(|t| !t.is_finished()) && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        for t in threads.into_iter().filter(|t| t.is_finished()) {
-            let _ = t.join();
-        }
+        stop_shards(threads);
     }
     if let Some(share) = share {
         share.stop();
@@ -455,6 +438,19 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
     store.finish();
     runtime.shutdown_timeout(Duration::from_millis(100));
     result
+}
+
+/// Waits for the Gateway's shards to end: they do on their own within a
+/// read time-out (or a connect's); the process does not wait on a Gateway
+/// longer than [`SHARDS_STOP`].
+fn stop_shards(threads: Vec<std::thread::JoinHandle<()>>) {
+    let until = Instant::now() + SHARDS_STOP;
+    while threads.iter().any(|t| !t.is_finished()) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for t in threads.into_iter().filter(|t| t.is_finished()) {
+        let _ = t.join();
+    }
 }
 
 /// The pool's threads, and the one that moves event runs from the
@@ -522,6 +518,14 @@ fn log_serving(
             None,
         );
     }
+}
+
+/// The listener at `at`, and the address it is bound to (`:0` picks one).
+async fn listen(at: Option<SocketAddr>) -> Result<(Option<tokio::net::TcpListener>, Option<SocketAddr>), String> {
+    let Some(at) = at else { return Ok((None, None)) };
+    let listener = tokio::net::TcpListener::bind(at).await.map_err(|e| format!("cannot listen on {at}: {e}"))?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    Ok((Some(listener), Some(address)))
 }
 
 /// The accept loop's state: the door, and when running out of open files
@@ -1000,15 +1004,7 @@ async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
             return respond(StatusCode::BAD_REQUEST, "text/plain", "unsupported interaction type\n");
         }
     }
-    let first = shared.replay.lock().unwrap_or_else(|e| e.into_inner()).first(&interaction.id, received);
-    let first = first && first_across_processes(shared, &interaction.id, received).await;
-    if first {
-        // Kept across a restart too: the same signed bytes stay valid for
-        // 5 minutes.
-        let key = crate::store::delivery_key("interaction", &interaction.id);
-        shared.store.remember(key, epoch_ms() + REPLAY_MEMORY.as_millis() as i64);
-    }
-    if !first {
+    if !first_delivery(shared, &interaction.id, received).await {
         shared.metrics.interaction("replayed");
         shared.log.write("warn", "replayed interaction refused", &[("id", interaction.id.clone().into())], None);
         return respond(StatusCode::CONFLICT, "text/plain", "interaction already answered\n");
@@ -1021,6 +1017,18 @@ async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
         log_interaction(shared, &interaction, "unknown_command", received, None, &[]);
         return json_reply(&json!({ "type": 4, "data": message::message(message::UNKNOWN, &[], true) }));
     }
+    queue_and_answer(shared, interaction, loaded, received).await
+}
+
+/// Queues the command's run, and gives the HTTP exchange its first answer
+/// by the deadline: the run's first message, or "thinking" (or "busy"
+/// when the queue is full).
+async fn queue_and_answer(
+    shared: &Arc<Shared>,
+    interaction: Interaction,
+    loaded: Arc<Loaded>,
+    received: Instant,
+) -> Reply {
     let (tx, rx) = oneshot::channel();
     let answer = Arc::new(Answer { phase: Mutex::new(Phase::Waiting(Some(tx))) });
     // The run holds the server busy until it is answered in full.
@@ -1052,6 +1060,19 @@ async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
             }
         }
     }
+}
+
+/// Whether interaction `id` is new: to this process, and to the others
+/// sharing its store. A new one is remembered across a restart too (the
+/// same signed bytes stay valid for 5 minutes).
+async fn first_delivery(shared: &Arc<Shared>, id: &str, received: Instant) -> bool {
+    let first = shared.replay.lock().unwrap_or_else(|e| e.into_inner()).first(id, received);
+    let first = first && first_across_processes(shared, id, received).await;
+    if first {
+        let key = crate::store::delivery_key("interaction", id);
+        shared.store.remember(key, epoch_ms() + REPLAY_MEMORY.as_millis() as i64);
+    }
+    first
 }
 
 /// Whether no other process sharing the store has taken interaction `id`.
