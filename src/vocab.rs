@@ -166,21 +166,6 @@ impl OptionType {
         OptionType::ALL.iter().copied().find(|t| t.as_str() == word)
     }
 
-    /// The platform's number for the type.
-    pub fn code(self) -> u8 {
-        match self {
-            OptionType::String => 3,
-            OptionType::Integer => 4,
-            OptionType::Boolean => 5,
-            OptionType::User => 6,
-            OptionType::Channel => 7,
-            OptionType::Role => 8,
-            OptionType::Mentionable => 9,
-            OptionType::Number => 10,
-            OptionType::Attachment => 11,
-        }
-    }
-
     /// What the type holds, for hover and messages.
     pub fn describe(self) -> &'static str {
         match self {

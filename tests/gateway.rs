@@ -62,7 +62,7 @@ fn a_dispatch_runs_its_tree_and_the_reply_reaches_the_channel_but_not_for_the_bo
     assert_eq!(sent.len(), 1, "{}", served.log());
     assert_eq!(sent[0].body["content"], "Welcome <@1001> to Test Server, member #11! See #general");
     assert_eq!(sent[0].authorization.as_deref(), Some("Bot bot-token-abcdefghijklmnop"));
-    assert_eq!(sent[0].body["allowed_mentions"], json!({ "parse": [], "users": ["1001"], "replied_user": false }));
+    assert_eq!(sent[0].body["allowed_mentions"], json!({ "parse": [], "users": ["1001"] }));
     // The bot's own "!ping" triggers nothing; a user's does.
     let message = |author: &str, id: &str| json!({ "guild_id": "777", "channel_id": "889", "id": id, "content": "!ping", "author": { "id": author, "username": "x" } });
     gateway.dispatch("MESSAGE_CREATE", message("999", "1"));

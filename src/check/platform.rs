@@ -5,8 +5,11 @@
 //! with any of these findings, and adds [`missing_descriptions`], which only
 //! registration needs.
 
-use crate::ast::{Choice, ChoiceValue, File, Node, OptionDecl, Tree, TreeKind};
+use crate::ast::visit::{self, Site};
+use crate::ast::{Choice, ChoiceValue, File, Ident, Node, OptionDecl, Tree, TreeKind};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
+use crate::discord::intents;
+use crate::discord::registration as reg;
 use crate::vocab::{self, limits, OptionType};
 
 pub fn check(file: &File, out: &mut Findings) {
@@ -27,15 +30,39 @@ pub fn check(file: &File, out: &mut Findings) {
     privileged_intents(file, out);
 }
 
+/// The Gateway intents the file's event trees need: each kind's own, and
+/// MESSAGE_CONTENT only for a tree that reads `message_content`.
+pub fn intents(file: &File) -> intents::Intents {
+    intents::needed(
+        file.trees()
+            .filter(|t| t.kind == TreeKind::Event)
+            .map(|t| (t.name.name.as_str(), reads(&t.body, "message_content"))),
+    )
+}
+
+/// Whether `nodes` read the variable `name` anywhere.
+pub fn reads(nodes: &[Node], name: &str) -> bool {
+    struct Reads<'n> {
+        name: &'n str,
+        found: bool,
+    }
+    impl<'a> visit::Visitor<'a> for Reads<'_> {
+        fn named(&mut self, ident: &'a Ident, _site: Site) {
+            self.found |= ident.name == self.name;
+        }
+    }
+    let mut r = Reads { name, found: false };
+    visit::walk_nodes(&mut r, nodes);
+    r.found
+}
+
 /// Event trees that need a privileged Gateway intent: the portal must
 /// allow it, or the Gateway refuses the bot (close code 4014).
 fn privileged_intents(file: &File, out: &mut Findings) {
-    use crate::serve::intents;
     for tree in file.trees().filter(|t| t.kind == TreeKind::Event) {
-        let mut bits = intents::of_event(&tree.name.name);
-        if intents::reads(&tree.body, "message_content") {
-            bits |= intents::MESSAGE_CONTENT;
-        }
+        let reads_content = reads(&tree.body, "message_content");
+        let bits = intents::of_event(&tree.name.name)
+            | if reads_content { intents::Intents::MESSAGE_CONTENT } else { intents::Intents::empty() };
         for (name, switch) in intents::privileged(bits) {
             let why = if name == "MESSAGE_CONTENT" {
                 format!("event `{}` reads `message_content`, which needs the privileged {name} intent", tree.name.name)
@@ -320,4 +347,104 @@ pub fn missing_descriptions(file: &File) -> Vec<Diagnostic> {
         }
     }
     out
+}
+
+/// The registration payload of every command of `file` (`blkc deploy`),
+/// or the diagnostics of what the platform would not register: the rules
+/// above are errors already; a missing description (B409) is found here.
+pub fn registration(file: &File) -> Result<Vec<reg::Command>, Vec<Diagnostic>> {
+    let missing = missing_descriptions(file);
+    if !missing.is_empty() {
+        return Err(missing);
+    }
+    let text = |d: &Option<crate::ast::Text>| d.as_ref().map_or(String::new(), |d| d.value.to_string());
+    let commands = file.trees().filter(|t| t.kind == TreeKind::Command).map(|tree| {
+        let options = tree
+            .body
+            .iter()
+            .filter_map(|node| match node {
+                Node::Option(o) => Some(o),
+                _ => None,
+            })
+            .map(|o| {
+                let kind = o.option_type();
+                reg::CommandOption {
+                    kind: reg::option_type(kind),
+                    name: o.name.name.to_string(),
+                    description: text(&o.description),
+                    required: o.required.is_some(),
+                    choices: o.choices.as_ref().map(|choices| {
+                        let choice = |c: &Choice| reg::Choice {
+                            name: c.name.name.to_string(),
+                            value: choice_value(kind, &c.value),
+                        };
+                        choices.entries.iter().map(choice).collect()
+                    }),
+                }
+            })
+            .collect();
+        reg::slash(&tree.name.name, &text(&tree.description), options)
+    });
+    Ok(commands.collect())
+}
+
+/// A choice's value as the platform wants it: text for a string option, a
+/// JSON number (exactly as written) for the others.
+fn choice_value(kind: OptionType, value: &ChoiceValue) -> reg::ChoiceValue {
+    match (kind, value) {
+        (OptionType::String, v) => reg::ChoiceValue::Text(v.as_str().to_string()),
+        (_, ChoiceValue::Number(n, _)) => {
+            reg::ChoiceValue::number(n).unwrap_or_else(|| reg::ChoiceValue::Text(n.to_string()))
+        }
+        (_, ChoiceValue::Text(t)) => reg::ChoiceValue::Text(t.value.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::discord::intents::Intents;
+    use crate::source::SourceFile;
+
+    #[test]
+    fn a_file_asks_for_the_intents_its_events_need_and_no_more() {
+        let intents = |text: &str| super::intents(&crate::check_source(SourceFile::new("bot.blk", text)).ast);
+        assert_eq!(intents("command c \"C\" { reply \"x\" }\n"), Intents::empty());
+        assert_eq!(
+            intents("event member_join { reply \"hi {user_name}\" }\n"),
+            Intents::GUILDS | Intents::GUILD_MEMBERS
+        );
+        assert_eq!(
+            intents("event message_create { reply \"seen {message_id}\" }\n"),
+            Intents::GUILDS | Intents::GUILD_MESSAGES
+        );
+        let reads = "event message_create {\n    if \"{message_content}\" == \"!ping\" { reply \"pong\" }\n}\n";
+        assert_eq!(intents(reads), Intents::GUILDS | Intents::GUILD_MESSAGES | Intents::MESSAGE_CONTENT);
+    }
+
+    #[test]
+    fn options_choices_and_types_become_the_platform_s_payload() {
+        let checked = crate::check_source(SourceFile::new(
+            "bot.blk",
+            "command roll \"Roll dice\" {\n    option sides \"Sides\" integer required choices { Six = 6, Twenty = 20 }\n    \
+             option who \"For whom\" user\n    reply \"{option_sides}\"\n}\nevent member_join { reply \"hi\" }\n",
+        ));
+        assert!(!checked.has_errors(), "{:?}", checked.diagnostics);
+        let payload = serde_json::to_value(super::registration(&checked.ast).unwrap()).unwrap();
+        assert_eq!(
+            payload,
+            serde_json::json!([{
+                "type": 1, "name": "roll", "description": "Roll dice",
+                "options": [
+                    { "type": 4, "name": "sides", "description": "Sides", "required": true,
+                      "choices": [{ "name": "Six", "value": 6 }, { "name": "Twenty", "value": 20 }] },
+                    { "type": 6, "name": "who", "description": "For whom", "required": false }
+                ]
+            }])
+        );
+        let bare =
+            crate::check_source(SourceFile::new("bot.blk", "command ping {\n    option x\n    reply \"pong\"\n}\n"));
+        let missing = super::registration(&bare.ast).unwrap_err();
+        assert_eq!(missing.len(), 2);
+        assert!(missing.iter().all(|d| d.code == crate::diagnostics::Code::MissingDescription));
+    }
 }

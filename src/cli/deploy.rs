@@ -3,8 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use blkc::serve::platform::{Platform, RateLimiter};
-use blkc::serve::registration;
+use blkc::discord::intents;
+use blkc::discord::ratelimit::RateLimiter;
+use blkc::discord::rest::{Platform, Route};
 use blkc::LoadOptions;
 
 use super::args::{DeployArgs, Format};
@@ -16,31 +17,31 @@ pub fn deploy(args: &DeployArgs) -> Exit {
         Ok(p) => p,
         Err(exit) => return exit,
     };
-    let payload = match registration::payload(&checked.ast) {
+    let payload = match blkc::check::platform::registration(&checked.ast) {
         Ok(p) => p,
         Err(diagnostics) => {
             report::print_check(&checked, &diagnostics, args.output.format, opts);
             return Exit::Diagnostics;
         }
     };
-    let names: Vec<String> =
-        payload.as_array().into_iter().flatten().filter_map(|c| c["name"].as_str().map(|n| format!("/{n}"))).collect();
+    let names: Vec<String> = payload.iter().map(|c| format!("/{}", c.name)).collect();
     let scope = match &args.guild {
         Some(g) => format!("in server {g}"),
         None => "globally".to_string(),
     };
     // Events are not registered; what the Gateway will be asked for is said.
-    let intents = blkc::serve::intents::needed(&checked.ast);
-    let intents_line = (intents != 0).then(|| {
-        let privileged: Vec<String> = blkc::serve::intents::privileged(intents)
+    let wanted = blkc::check::platform::intents(&checked.ast);
+    let intents_line = (!wanted.is_empty()).then(|| {
+        let privileged: Vec<String> = intents::privileged(wanted)
             .iter()
             .map(|(name, switch)| format!("{name}: enable {switch} in the developer portal"))
             .collect();
         let privileged =
             if privileged.is_empty() { String::new() } else { format!(" (privileged {})", privileged.join("; ")) };
         format!(
-            "`blkc serve` will ask the Gateway for intents {} = {intents}{privileged}",
-            blkc::serve::intents::names(intents)
+            "`blkc serve` will ask the Gateway for intents {} = {}{privileged}",
+            intents::names(wanted),
+            wanted.bits()
         )
     });
     if args.dry_run {
@@ -84,13 +85,10 @@ pub fn deploy(args: &DeployArgs) -> Exit {
             return report::usage(format!("the bot token would go {}; {}", refusal.describe(), refusal.help()));
         }
     }
-    let path = match &args.guild {
-        Some(g) => format!("/applications/{application}/guilds/{g}/commands"),
-        None => format!("/applications/{application}/commands"),
-    };
+    let route = Route::Commands { application: &application, guild: args.guild.as_deref() };
     let platform = Platform::new(&base, Some(token.clone()), std::sync::Arc::new(RateLimiter::new()));
     let deadline = Instant::now() + Duration::from_secs(60);
-    match platform.send("PUT", &path, Some(&payload), true, deadline) {
+    match platform.send(route, Some(&payload), deadline) {
         Ok(answer) if answer.is_success() => {
             if args.output.format == Format::Json {
                 println!("{}", report::json(&serde_json::json!({ "registered": names, "scope": scope }), false));
@@ -116,7 +114,7 @@ pub fn deploy(args: &DeployArgs) -> Exit {
             )
         }
         Err(e) => report::error(
-            format!("the registration was not sent: {}", e.replace(&token, "[bot token]")),
+            format!("the registration was not sent: {}", e.to_string().replace(&token, "[bot token]")),
             Exit::RunFailure,
         ),
     }

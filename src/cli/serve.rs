@@ -2,8 +2,9 @@
 
 use std::time::Duration;
 
+use blkc::discord::signature::PublicKey;
 use blkc::eval::{self, Options};
-use blkc::serve::{self, signature::PublicKey, Config, LogFormat, Shards};
+use blkc::serve::{self, Config, LogFormat, Shards};
 
 use super::args::{Format, ServeArgs};
 use super::inputs::{http_limits, secret_inputs};
@@ -66,6 +67,7 @@ fn config(args: &ServeArgs, plan: &blkc::plan::Plan, store: blkc::store::Backend
             Format::Text => LogFormat::Text,
             Format::Json => LogFormat::Json,
         },
+        loaded: None,
         on_ready: None,
     })
 }
@@ -73,8 +75,10 @@ fn config(args: &ServeArgs, plan: &blkc::plan::Plan, store: blkc::store::Backend
 pub fn serve(args: &ServeArgs) -> Exit {
     // A file with errors does not start: its diagnostics, as `check` shows them.
     let opts = report::render_options(super::args::Color::Auto);
-    let plan = match super::compile(&args.file, blkc::LoadOptions::default(), Format::Text, opts) {
-        Ok((_, plan)) => plan,
+    // The file is read once: what is checked here is what is served.
+    let stamp = serve::stamp(&args.file);
+    let (checked, plan) = match super::compile(&args.file, blkc::LoadOptions::default(), Format::Text, opts) {
+        Ok(compiled) => compiled,
         Err(exit) => {
             if exit == Exit::Diagnostics {
                 eprintln!("error: `{}` has errors; the server did not start", args.file.display());
@@ -87,10 +91,11 @@ pub fn serve(args: &ServeArgs) -> Exit {
         Ok(store) => store,
         Err(e) => return report::coded_error(Code::StoreFailed, e, None),
     };
-    let config = match config(args, &plan, store) {
+    let mut config = match config(args, &plan, store) {
         Ok(c) => c,
         Err(e) => return report::usage(e),
     };
+    config.loaded = Some(serve::Loaded { checked, plan, stamp });
     match serve::serve(config) {
         Ok(()) => Exit::Success,
         Err(serve::Stop::Store(e)) => report::coded_error(Code::StoreFailed, e, None),

@@ -103,23 +103,7 @@ pub struct Options {
     pub limiter: Option<std::sync::Arc<dyn Limiter>>,
 }
 
-/// The platform's rate limits, shared by every request of a process that
-/// carries the bot token (docs/serve.md, "Rate limits").
-pub trait Limiter: Send + Sync + std::fmt::Debug {
-    /// Waits for the request's turn; an error says why it cannot have one
-    /// before `deadline`.
-    fn before(&self, method: &str, url: &url::Url, deadline: std::time::Instant) -> Result<(), String>;
-    /// Learns from an answer's headers; a 429 gives how long to wait before
-    /// trying again.
-    fn after(
-        &self,
-        method: &str,
-        url: &url::Url,
-        status: u16,
-        headers: &[(String, String)],
-        body: &[u8],
-    ) -> Option<std::time::Duration>;
-}
+pub use crate::discord::ratelimit::Limiter;
 
 /// The memory budgets of a run (docs/run.md).
 #[derive(Debug, Clone)]

@@ -417,7 +417,7 @@ impl Runner<'_> {
         let incoming = loop {
             if let Some(limiter) = &limiter {
                 if let Err(why) = limiter.before(built.method.as_str(), &built.url, deadline) {
-                    return Err(Box::new(failure::rate_limited(r, &why)));
+                    return Err(Box::new(failure::rate_limited(r, &why.to_string())));
                 }
             }
             let sent = match &self.options.client {

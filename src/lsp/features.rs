@@ -165,7 +165,7 @@ pub fn hover(doc: &Document, offset: usize) -> Option<Hover> {
             "option type `{}`: {} (the platform's type {})",
             kind.as_str(),
             kind.describe(),
-            kind.code()
+            crate::discord::registration::option_type(kind) as u8
         ));
         at = Some(span);
     }

@@ -1,77 +1,23 @@
 //! Gateway dispatches made into event runs: which event tree a dispatch
-//! triggers and its trigger variables, from the payload and from a small
-//! cache of what GUILD_CREATE said (server names, member counts, system
-//! channels, channel names), kept current from the events that change it.
-//! Everything here came from the platform: untrusted, only ever values.
+//! triggers and its trigger variables, from the typed payload and from a
+//! small cache of what GUILD_CREATE said (server names, member counts,
+//! system channels, channel names), kept current from the events that
+//! change it. Everything here came from the platform: untrusted, only ever
+//! values.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::Duration;
 
-use serde_json::Value as Json;
+use crate::discord::model::{display_name, Dispatch, Guild as GuildWire};
+use crate::discord::{intents, is_snowflake};
 
 /// The most channels kept of one server (the platform allows 500).
-pub const MAX_CHANNELS: usize = 1000;
+pub const MAX_CHANNELS: usize = crate::discord::model::MAX_CHANNELS;
 /// The most servers kept by one process (2,500 a shard at most).
-pub const MAX_GUILDS: usize = MAX_AUTO_GUILDS;
-const MAX_AUTO_GUILDS: usize = 2500 * super::gateway::MAX_AUTO_SHARDS as usize;
+pub const MAX_GUILDS: usize = 2500 * crate::discord::gateway::MAX_AUTO_SHARDS as usize;
 /// The longest name kept (the platform's names are at most 100).
 const MAX_NAME: usize = 100;
-
-/// Whether a dispatch's data is read at all: those the cache keeps and
-/// those an event tree can run on. Others (presences, typing, member
-/// chunks) are never parsed.
-pub fn wanted(t: &str) -> bool {
-    kind_of(t).is_some() || matches!(t, "GUILD_CREATE" | "GUILD_UPDATE" | "GUILD_DELETE" | "CHANNEL_UPDATE" | "RESUMED")
-}
-
-/// A dispatch's data, read as far as blkc uses it: a server's (the largest
-/// message the Gateway sends) only for what the cache keeps, so what the
-/// platform sends beyond that is skipped, not held; others whole, when
-/// [`wanted`]; `null` otherwise.
-pub fn payload(t: &str, raw: &str) -> Json {
-    #[derive(serde::Deserialize)]
-    struct Channel {
-        id: Option<Json>,
-        name: Option<Json>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Server {
-        id: Option<Json>,
-        name: Option<Json>,
-        member_count: Option<Json>,
-        system_channel_id: Option<Json>,
-        unavailable: Option<Json>,
-        #[serde(default)]
-        channels: Vec<Channel>,
-    }
-    match t {
-        "GUILD_CREATE" | "GUILD_UPDATE" => {
-            let Ok(server) = serde_json::from_str::<Server>(raw) else { return Json::Null };
-            let mut out = serde_json::Map::new();
-            for (key, value) in [
-                ("id", server.id),
-                ("name", server.name),
-                ("member_count", server.member_count),
-                ("system_channel_id", server.system_channel_id),
-                ("unavailable", server.unavailable),
-            ] {
-                if let Some(v) = value {
-                    out.insert(key.into(), v);
-                }
-            }
-            let channels = server
-                .channels
-                .into_iter()
-                .take(MAX_CHANNELS)
-                .map(|c| serde_json::json!({ "id": c.id, "name": c.name }))
-                .collect();
-            out.insert("channels".into(), Json::Array(channels));
-            Json::Object(out)
-        }
-        _ if wanted(t) => serde_json::from_str(raw).unwrap_or(Json::Null),
-        _ => Json::Null,
-    }
-}
 
 /// A name as kept: at most [`MAX_NAME`] characters.
 fn kept_name(name: String) -> String {
@@ -112,73 +58,42 @@ pub struct EventRun {
     pub mention: Option<String>,
 }
 
-/// The event kind of a dispatch's name, for those with event trees.
-pub fn kind_of(t: &str) -> Option<&'static str> {
-    Some(match t {
-        "GUILD_MEMBER_ADD" => "member_join",
-        "GUILD_MEMBER_REMOVE" => "member_leave",
-        "MESSAGE_CREATE" => "message_create",
-        "MESSAGE_UPDATE" => "message_update",
-        "MESSAGE_DELETE" => "message_delete",
-        "MESSAGE_REACTION_ADD" => "reaction_add",
-        "MESSAGE_REACTION_REMOVE" => "reaction_remove",
-        "CHANNEL_CREATE" => "channel_create",
-        "CHANNEL_DELETE" => "channel_delete",
-        "GUILD_ROLE_CREATE" => "role_create",
-        "READY" => "ready",
-        _ => return None,
-    })
+impl EventRun {
+    pub fn var(&self, name: &str) -> &str {
+        self.vars.iter().find(|(k, _)| k == name).map_or("", |(_, v)| v.as_str())
+    }
 }
 
 /// How long a delivery with an identity of its own (a message's id, a
 /// member's join time) counts as seen: a process that takes it again
 /// within this, from another shard's session, lets it be.
-pub const SEEN_WITH_ID: std::time::Duration = std::time::Duration::from_secs(6 * 60);
+pub const SEEN_WITH_ID: Duration = Duration::from_secs(6 * 60);
 /// How long one without (a reaction, a member leaving): these are known by
 /// their payload alone, and a user may do the same thing again, so only a
 /// delivery this close to the first is taken for the same.
-pub const SEEN_BY_PAYLOAD: std::time::Duration = std::time::Duration::from_secs(5);
+pub const SEEN_BY_PAYLOAD: Duration = Duration::from_secs(5);
 
 /// What identifies one occurrence of dispatch `t` across processes, and
 /// how long it counts as seen: its own id where the platform gives one,
-/// else a digest of its payload (the same bytes reach every session).
-pub fn occurrence(t: &str, d: &Json) -> (String, std::time::Duration) {
-    let own = match t {
-        "MESSAGE_CREATE" | "MESSAGE_DELETE" | "CHANNEL_CREATE" | "CHANNEL_DELETE" => text(d, "id"),
-        "GUILD_ROLE_CREATE" => d.get("role").and_then(|r| text(r, "id")),
-        "READY" => text(d, "session_id"),
-        "GUILD_MEMBER_ADD" => match (d.get("user").and_then(|u| text(u, "id")), text(d, "joined_at")) {
-            (Some(user), Some(at)) => Some(format!("{}:{user}:{at}", text(d, "guild_id").unwrap_or_default())),
-            _ => None,
-        },
-        _ => None,
-    };
-    match own {
+/// else its payload as sent (the same bytes reach every session).
+pub fn occurrence(t: &str, event: &Dispatch, raw: &str) -> (String, Duration) {
+    match event.own_identity() {
         Some(id) => (crate::store::delivery_key(&format!("event:{t}"), &id), SEEN_WITH_ID),
         None => {
             // An edit's payload carries its time: one the same is the same edit.
             let keep = if t == "MESSAGE_UPDATE" { SEEN_WITH_ID } else { SEEN_BY_PAYLOAD };
-            (crate::store::delivery_key(&format!("event:{t}"), &d.to_string()), keep)
+            (crate::store::delivery_key(&format!("event:{t}"), raw), keep)
         }
     }
 }
 
-fn text(v: &Json, key: &str) -> Option<String> {
-    match v.get(key)? {
-        Json::String(s) => Some(s.clone()),
-        Json::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
+/// The variables of an event, in the order `vocab` lists them.
+struct Vars(Vec<(String, String)>);
 
-/// A user's name as shown: the server nickname, else the display name,
-/// else the user name.
-fn display_name(user: Option<&Json>, member: Option<&Json>) -> String {
-    member
-        .and_then(|m| text(m, "nick"))
-        .or_else(|| user.and_then(|u| text(u, "global_name")))
-        .or_else(|| user.and_then(|u| text(u, "username")))
-        .unwrap_or_default()
+impl Vars {
+    fn put(&mut self, k: &str, v: impl Into<String>) {
+        self.0.push((k.to_string(), v.into()));
+    }
 }
 
 impl Cache {
@@ -196,187 +111,191 @@ impl Cache {
 
     /// Takes in a dispatch: updates the cache, and says which run it makes
     /// (`None`: no tree's business, or the bot's own message).
-    pub fn dispatch(&self, t: &str, d: &Json) -> Option<EventRun> {
+    pub fn dispatch(&self, t: &str, event: &Dispatch) -> Option<EventRun> {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let guild_id = text(d, "guild_id");
-        match t {
-            "READY" => {
-                let user = d.get("user");
-                s.bot_id = user.and_then(|u| text(u, "id"));
-                let servers = d.get("guilds").and_then(Json::as_array).map_or(0, Vec::len);
-                let vars = vec![
-                    ("bot_id".into(), s.bot_id.clone().unwrap_or_default()),
-                    ("bot_name".into(), user.and_then(|u| text(u, "username")).unwrap_or_default()),
-                    ("server_count".into(), servers.to_string()),
-                ];
-                return Some(EventRun { kind: "ready", vars, channel: None, mention: None });
-            }
-            "GUILD_CREATE" | "GUILD_UPDATE" => {
-                take_server(&mut s, d);
-                return None;
-            }
-            "GUILD_DELETE" => {
-                // An outage marks a server unavailable; only a real removal forgets it.
-                if d.get("unavailable").and_then(Json::as_bool) != Some(true) {
-                    s.guilds.remove(&text(d, "id")?);
+        s.update(event);
+        let kind = intents::kind_of(t)?;
+        let mut run = s.run(kind, event)?;
+        // A reply goes to `/channels/{channel}/messages` with the bot token:
+        // only a snowflake may stand there.
+        if run.channel.as_deref().is_some_and(|c| !is_snowflake(c)) {
+            run.channel = None;
+        }
+        if let Dispatch::ChannelDelete(c) = event {
+            if let (Some(g), Some(id)) = (&c.guild_id, &c.id) {
+                if let Some(guild) = s.guilds.get_mut(g) {
+                    guild.channels.remove(id);
                 }
-                return None;
             }
-            "CHANNEL_CREATE" | "CHANNEL_UPDATE" => {
-                if let (Some(g), Some(id), Some(name)) = (&guild_id, text(d, "id"), text(d, "name")) {
-                    if let Some(guild) = s.guilds.get_mut(g) {
-                        if guild.channels.len() < MAX_CHANNELS || guild.channels.contains_key(&id) {
-                            guild.channels.insert(id, kept_name(name));
+        }
+        Some(run)
+    }
+}
+
+impl State {
+    /// What a dispatch changes in the cache.
+    fn update(&mut self, event: &Dispatch) {
+        match event {
+            Dispatch::Ready(r) => self.bot_id = r.user.as_ref().and_then(|u| u.id.clone()),
+            Dispatch::GuildCreate(g) | Dispatch::GuildUpdate(g) => self.take_server(g),
+            // An outage marks a server unavailable; only a real removal forgets it.
+            Dispatch::GuildDelete(g) if g.unavailable != Some(true) => {
+                if let Some(id) = &g.id {
+                    self.guilds.remove(id);
+                }
+            }
+            Dispatch::ChannelCreate(c) | Dispatch::ChannelUpdate(c) => {
+                if let (Some(g), Some(id), Some(name)) = (&c.guild_id, &c.id, &c.name) {
+                    if let Some(guild) = self.guilds.get_mut(g) {
+                        if guild.channels.len() < MAX_CHANNELS || guild.channels.contains_key(id) {
+                            guild.channels.insert(id.clone(), kept_name(name.clone()));
                         }
                     }
                 }
             }
-            "GUILD_MEMBER_ADD" => {
-                if let Some(guild) = guild_id.as_ref().and_then(|g| s.guilds.get_mut(g)) {
+            Dispatch::MemberAdd(m) => {
+                if let Some(guild) = m.guild_id.as_ref().and_then(|g| self.guilds.get_mut(g)) {
                     guild.member_count = guild.member_count.saturating_add(1);
                 }
             }
-            "GUILD_MEMBER_REMOVE" => {
-                if let Some(guild) = guild_id.as_ref().and_then(|g| s.guilds.get_mut(g)) {
+            Dispatch::MemberRemove(m) => {
+                if let Some(guild) = m.guild_id.as_ref().and_then(|g| self.guilds.get_mut(g)) {
                     guild.member_count = (guild.member_count - 1).max(0);
                 }
             }
             _ => {}
         }
-        let kind = kind_of(t)?;
-        let guild = guild_id.as_ref().and_then(|g| s.guilds.get(g)).cloned().unwrap_or_default();
-        let channel_id = text(d, "channel_id");
-        let channel_name =
-            |id: &Option<String>| id.as_ref().and_then(|c| guild.channels.get(c)).cloned().unwrap_or_default();
-        let mut vars: Vec<(String, String)> = Vec::new();
-        let mut put = |k: &str, v: String| vars.push((k.to_string(), v));
-        let server = guild_id.clone().unwrap_or_default();
-        let mut channel = channel_id.clone();
-        let mut mention = None;
-        match kind {
-            "member_join" | "member_leave" => {
-                let user = d.get("user");
-                let id = user.and_then(|u| text(u, "id")).unwrap_or_default();
-                put("user_id", id.clone());
-                put("user_name", display_name(user, Some(d)));
-                put("user_mention", format!("<@{id}>"));
-                put("server_id", server);
-                put("server_name", guild.name.clone());
-                put("member_count", guild.member_count.to_string());
-                if kind == "member_join" {
-                    // Welcome messages go to the server's system channel.
-                    channel = guild.system_channel.clone();
-                    put("channel_id", channel.clone().unwrap_or_default());
-                    put("channel_name", channel_name(&channel));
-                } else {
-                    channel = None;
-                }
-                mention = Some(id).filter(|i| !i.is_empty());
+    }
+
+    /// What GUILD_CREATE or GUILD_UPDATE says of a server, into the cache,
+    /// within its bounds.
+    fn take_server(&mut self, d: &GuildWire) {
+        let Some(id) = d.id.clone() else { return };
+        if !self.guilds.contains_key(&id) && self.guilds.len() >= MAX_GUILDS {
+            return;
+        }
+        let guild = self.guilds.entry(id).or_default();
+        if let Some(name) = &d.name {
+            guild.name = kept_name(name.clone());
+        }
+        if let Some(n) = d.member_count {
+            guild.member_count = n;
+        }
+        if let Some(system) = &d.system_channel_id {
+            guild.system_channel = system.clone();
+        }
+        for c in &d.channels {
+            if guild.channels.len() >= MAX_CHANNELS {
+                break;
             }
-            "message_create" | "message_update" => {
-                let author = d.get("author");
-                let id = author.and_then(|u| text(u, "id")).unwrap_or_default();
+            if let (Some(id), Some(name)) = (&c.id, &c.name) {
+                guild.channels.insert(id.clone(), kept_name(name.clone()));
+            }
+        }
+    }
+
+    /// The run of event `kind`: exactly the variables `vocab` promises it.
+    fn run(&self, kind: &'static str, event: &Dispatch) -> Option<EventRun> {
+        let guild_of = |id: &Option<String>| id.as_ref().and_then(|g| self.guilds.get(g)).cloned().unwrap_or_default();
+        let channel_name = |guild: &Guild, id: &Option<String>| {
+            id.as_ref().and_then(|c| guild.channels.get(c)).cloned().unwrap_or_default()
+        };
+        let mut v = Vars(Vec::new());
+        let (channel, mention) = match event {
+            Dispatch::Ready(r) => {
+                let user = r.user.as_ref();
+                v.put("bot_id", self.bot_id.clone().unwrap_or_default());
+                v.put("bot_name", user.and_then(|u| u.username.clone()).unwrap_or_default());
+                v.put("server_count", r.guilds.to_string());
+                (None, None)
+            }
+            Dispatch::MemberAdd(m) | Dispatch::MemberRemove(m) => {
+                let guild = guild_of(&m.guild_id);
+                let id = m.user.as_ref().and_then(|u| u.id.clone()).unwrap_or_default();
+                let member = crate::discord::model::Member { user: None, nick: m.nick.clone() };
+                v.put("user_id", id.clone());
+                v.put("user_name", display_name(m.user.as_ref(), Some(&member)));
+                let join = kind == "member_join";
+                if join {
+                    v.put("user_mention", format!("<@{id}>"));
+                }
+                v.put("server_id", m.guild_id.clone().unwrap_or_default());
+                v.put("server_name", guild.name.clone());
+                v.put("member_count", guild.member_count.to_string());
+                // Welcome messages go to the server's system channel.
+                let channel = guild.system_channel.clone().filter(|_| join);
+                if join {
+                    v.put("channel_id", channel.clone().unwrap_or_default());
+                    v.put("channel_name", channel_name(&guild, &channel));
+                }
+                (channel, Some(id))
+            }
+            Dispatch::MessageCreate(m) | Dispatch::MessageUpdate(m) => {
+                let guild = guild_of(&m.guild_id);
+                let id = m.author.as_ref().and_then(|u| u.id.clone()).unwrap_or_default();
+                let create = kind == "message_create";
                 // The bot's own messages trigger nothing: no reply loops.
-                if kind == "message_create" && (s.bot_id.as_deref() == Some(id.as_str()) || id.is_empty()) {
+                if create && (self.bot_id.as_deref() == Some(id.as_str()) || id.is_empty()) {
                     return None;
                 }
-                put("user_id", id.clone());
-                put("user_name", display_name(author, d.get("member")));
-                put("user_mention", format!("<@{id}>"));
-                put("channel_id", channel_id.clone().unwrap_or_default());
-                put("channel_name", channel_name(&channel_id));
-                put("server_id", server);
-                put("server_name", guild.name.clone());
-                put("message_id", text(d, "id").unwrap_or_default());
-                put("message_content", text(d, "content").unwrap_or_default());
-                mention = Some(id).filter(|i| !i.is_empty());
+                v.put("user_id", id.clone());
+                v.put("user_name", display_name(m.author.as_ref(), m.member.as_ref()));
+                if create {
+                    v.put("user_mention", format!("<@{id}>"));
+                }
+                v.put("channel_id", m.channel_id.clone().unwrap_or_default());
+                v.put("channel_name", channel_name(&guild, &m.channel_id));
+                v.put("server_id", m.guild_id.clone().unwrap_or_default());
+                if create {
+                    v.put("server_name", guild.name.clone());
+                }
+                v.put("message_id", m.id.clone().unwrap_or_default());
+                v.put("message_content", m.content.clone().unwrap_or_default());
+                (m.channel_id.clone(), Some(id))
             }
-            "message_delete" => {
-                put("channel_id", channel_id.clone().unwrap_or_default());
-                put("channel_name", channel_name(&channel_id));
-                put("server_id", server);
-                put("message_id", text(d, "id").unwrap_or_default());
+            Dispatch::MessageDelete(m) => {
+                let guild = guild_of(&m.guild_id);
+                v.put("channel_id", m.channel_id.clone().unwrap_or_default());
+                v.put("channel_name", channel_name(&guild, &m.channel_id));
+                v.put("server_id", m.guild_id.clone().unwrap_or_default());
+                v.put("message_id", m.id.clone().unwrap_or_default());
+                (m.channel_id.clone(), None)
             }
-            "reaction_add" | "reaction_remove" => {
-                let id = text(d, "user_id").unwrap_or_default();
-                let member = d.get("member");
-                put("user_id", id.clone());
-                put("user_name", display_name(member.and_then(|m| m.get("user")), member));
-                put("user_mention", format!("<@{id}>"));
-                put("channel_id", channel_id.clone().unwrap_or_default());
-                put("server_id", server);
-                put("message_id", text(d, "message_id").unwrap_or_default());
-                let emoji = d.get("emoji");
-                let name = emoji.and_then(|e| text(e, "name")).unwrap_or_default();
-                put(
-                    "emoji",
-                    match emoji.and_then(|e| text(e, "id")) {
-                        Some(id) => format!("<:{name}:{id}>"),
-                        None => name,
-                    },
-                );
-                mention = Some(id).filter(|i| !i.is_empty());
+            Dispatch::ReactionAdd(r) | Dispatch::ReactionRemove(r) => {
+                let id = r.user_id.clone().unwrap_or_default();
+                let member = r.member.as_ref();
+                v.put("user_id", id.clone());
+                v.put("user_name", display_name(member.and_then(|m| m.user.as_ref()), member));
+                if kind == "reaction_add" {
+                    v.put("user_mention", format!("<@{id}>"));
+                }
+                v.put("channel_id", r.channel_id.clone().unwrap_or_default());
+                v.put("server_id", r.guild_id.clone().unwrap_or_default());
+                v.put("message_id", r.message_id.clone().unwrap_or_default());
+                v.put("emoji", r.emoji.as_ref().map_or(String::new(), |e| e.written()));
+                (r.channel_id.clone(), Some(id))
             }
-            "channel_create" | "channel_delete" => {
-                let id = text(d, "id");
-                put("channel_id", id.clone().unwrap_or_default());
-                put("channel_name", text(d, "name").unwrap_or_default());
-                put("server_id", server);
-                put("server_name", guild.name.clone());
-                channel = id.filter(|_| kind == "channel_create");
+            Dispatch::ChannelCreate(c) | Dispatch::ChannelDelete(c) => {
+                let guild = guild_of(&c.guild_id);
+                v.put("channel_id", c.id.clone().unwrap_or_default());
+                v.put("channel_name", c.name.clone().unwrap_or_default());
+                v.put("server_id", c.guild_id.clone().unwrap_or_default());
+                v.put("server_name", guild.name.clone());
+                (c.id.clone().filter(|_| kind == "channel_create"), None)
             }
-            "role_create" => {
-                let role = d.get("role");
-                put("role_id", role.and_then(|r| text(r, "id")).unwrap_or_default());
-                put("role_name", role.and_then(|r| text(r, "name")).unwrap_or_default());
-                put("server_id", server);
-                put("server_name", guild.name.clone());
-                channel = None;
+            Dispatch::RoleCreate(r) => {
+                let guild = guild_of(&r.guild_id);
+                let role = r.role.clone().unwrap_or_default();
+                v.put("role_id", role.id.unwrap_or_default());
+                v.put("role_name", role.name.unwrap_or_default());
+                v.put("server_id", r.guild_id.clone().unwrap_or_default());
+                v.put("server_name", guild.name.clone());
+                (None, None)
             }
             _ => return None,
-        }
-        // A reply goes to `/channels/{channel}/messages` with the bot token:
-        // only a snowflake may stand there.
-        if channel.as_deref().is_some_and(|c| !super::platform::is_snowflake(c)) {
-            channel = None;
-        }
-        if t == "CHANNEL_DELETE" {
-            if let (Some(g), Some(id)) = (&guild_id, text(d, "id")) {
-                if let Some(guild) = s.guilds.get_mut(g) {
-                    guild.channels.remove(&id);
-                }
-            }
-        }
-        Some(EventRun { kind, vars, channel, mention })
+        };
+        Some(EventRun { kind, vars: v.0, channel, mention: mention.filter(|i| !i.is_empty()) })
     }
-}
-
-/// What GUILD_CREATE or GUILD_UPDATE says of a server, into the cache,
-/// within its bounds.
-fn take_server(s: &mut State, d: &Json) -> Option<()> {
-    let id = text(d, "id")?;
-    if !s.guilds.contains_key(&id) && s.guilds.len() >= MAX_GUILDS {
-        return None;
-    }
-    let guild = s.guilds.entry(id).or_default();
-    if let Some(name) = text(d, "name") {
-        guild.name = kept_name(name);
-    }
-    if let Some(n) = d.get("member_count").and_then(Json::as_i64) {
-        guild.member_count = n;
-    }
-    if d.get("system_channel_id").is_some() {
-        guild.system_channel = text(d, "system_channel_id");
-    }
-    for c in d.get("channels").and_then(Json::as_array).into_iter().flatten() {
-        if guild.channels.len() >= MAX_CHANNELS {
-            break;
-        }
-        if let (Some(id), Some(name)) = (text(c, "id"), text(c, "name")) {
-            guild.channels.insert(id, kept_name(name));
-        }
-    }
-    Some(())
 }
 
 #[cfg(test)]
@@ -384,72 +303,138 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn var<'a>(run: &'a EventRun, name: &str) -> &'a str {
-        run.vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).unwrap_or("<none>")
+    fn dispatch(cache: &Cache, t: &str, d: serde_json::Value) -> Option<EventRun> {
+        let event = Dispatch::parse(t, &d.to_string())?;
+        cache.dispatch(t, &event)
+    }
+
+    fn key(t: &str, d: serde_json::Value) -> (String, Duration) {
+        let raw = d.to_string();
+        occurrence(t, &Dispatch::parse(t, &raw).unwrap(), &raw)
     }
 
     #[test]
     fn an_occurrence_is_known_by_its_own_id_or_else_by_its_payload_for_a_moment() {
         let message = json!({ "id": "5", "channel_id": "9", "content": "hi" });
-        let (key, keep) = occurrence("MESSAGE_CREATE", &message);
-        assert_eq!((key.as_str(), keep), ("event:MESSAGE_CREATE:5", SEEN_WITH_ID));
+        let (k, keep) = key("MESSAGE_CREATE", message.clone());
+        assert_eq!((k.as_str(), keep), ("event:MESSAGE_CREATE:5", SEEN_WITH_ID));
         // Another id is another message, whatever it says.
-        assert_ne!(occurrence("MESSAGE_CREATE", &json!({ "id": "6", "content": "hi" })).0, key);
-        assert_eq!(occurrence("MESSAGE_DELETE", &message).0, "event:MESSAGE_DELETE:5");
+        assert_ne!(key("MESSAGE_CREATE", json!({ "id": "6", "content": "hi" })).0, k);
+        assert_eq!(key("MESSAGE_DELETE", message).0, "event:MESSAGE_DELETE:5");
         let join = json!({ "guild_id": "7", "user": { "id": "1" }, "joined_at": "2026-01-01T00:00:00Z" });
-        assert_eq!(occurrence("GUILD_MEMBER_ADD", &join).0, "event:GUILD_MEMBER_ADD:7:1:2026-01-01T00:00:00Z");
+        assert_eq!(key("GUILD_MEMBER_ADD", join.clone()).0, "event:GUILD_MEMBER_ADD:7:1:2026-01-01T00:00:00Z");
         // Rejoining is another occurrence.
         let mut again = join.clone();
         again["joined_at"] = json!("2026-01-02T00:00:00Z");
-        assert_ne!(occurrence("GUILD_MEMBER_ADD", &again).0, occurrence("GUILD_MEMBER_ADD", &join).0);
+        assert_ne!(key("GUILD_MEMBER_ADD", again).0, key("GUILD_MEMBER_ADD", join).0);
         // A reaction has no id of its own: its payload, for a moment only.
         let reaction = json!({ "user_id": "1", "message_id": "5", "emoji": { "name": "x" } });
-        let (key, keep) = occurrence("MESSAGE_REACTION_ADD", &reaction);
+        let (k, keep) = key("MESSAGE_REACTION_ADD", reaction.clone());
         assert_eq!(keep, SEEN_BY_PAYLOAD);
-        assert_eq!(key, occurrence("MESSAGE_REACTION_ADD", &reaction.clone()).0);
-        assert_ne!(key, occurrence("MESSAGE_REACTION_REMOVE", &reaction).0);
+        assert_eq!(k, key("MESSAGE_REACTION_ADD", reaction.clone()).0);
+        assert_ne!(k, key("MESSAGE_REACTION_REMOVE", reaction).0);
         let other = json!({ "user_id": "2", "message_id": "5", "emoji": { "name": "x" } });
-        assert_ne!(key, occurrence("MESSAGE_REACTION_ADD", &other).0);
+        assert_ne!(k, key("MESSAGE_REACTION_ADD", other).0);
         // An edit is known by all it says (its edit time among it).
         let edit = json!({ "id": "5", "content": "hi!", "edited_timestamp": "2026-01-01T00:00:01Z" });
-        assert_eq!(occurrence("MESSAGE_UPDATE", &edit).1, SEEN_WITH_ID);
-        assert!(SEEN_BY_PAYLOAD < SEEN_WITH_ID);
+        assert_eq!(key("MESSAGE_UPDATE", edit).1, SEEN_WITH_ID);
         // An identity of any length makes a short key, still its own.
-        let long = json!({ "id": "9".repeat(1_000_000) });
-        let (key, keep) = occurrence("MESSAGE_CREATE", &long);
-        assert!(key.len() < 100 && keep == SEEN_WITH_ID, "{}", key.len());
-        assert_ne!(key, occurrence("MESSAGE_CREATE", &json!({ "id": "9".repeat(999_999) })).0);
+        let (k, keep) = key("MESSAGE_CREATE", json!({ "id": "9".repeat(1_000_000) }));
+        assert!(k.len() < 100 && keep == SEEN_WITH_ID, "{}", k.len());
+        assert_ne!(k, key("MESSAGE_CREATE", json!({ "id": "9".repeat(999_999) })).0);
     }
 
     #[test]
     fn the_cache_fills_trigger_variables_and_follows_changes() {
         let cache = Cache::default();
         let ready =
-            cache.dispatch("READY", &json!({ "user": { "id": "9", "username": "bot" }, "guilds": [{ "id": "1" }] }));
-        assert_eq!(var(ready.as_ref().unwrap(), "server_count"), "1");
+            dispatch(&cache, "READY", json!({ "user": { "id": "9", "username": "bot" }, "guilds": [{ "id": "1" }] }));
+        assert_eq!(ready.unwrap().var("server_count"), "1");
         let guild = json!({ "id": "1", "name": "Home", "member_count": 41, "system_channel_id": "5", "channels": [{ "id": "5", "name": "welcome" }] });
-        assert_eq!(cache.dispatch("GUILD_CREATE", &guild), None);
-        let join = cache
-            .dispatch(
-                "GUILD_MEMBER_ADD",
-                &json!({ "guild_id": "1", "user": { "id": "7", "username": "ada" }, "nick": "Ada L." }),
-            )
-            .unwrap();
+        assert_eq!(dispatch(&cache, "GUILD_CREATE", guild), None);
+        let join = json!({ "guild_id": "1", "user": { "id": "7", "username": "ada" }, "nick": "Ada L." });
+        let join = dispatch(&cache, "GUILD_MEMBER_ADD", join).unwrap();
         assert_eq!(join.kind, "member_join");
         assert_eq!(
-            (var(&join, "member_count"), var(&join, "server_name"), var(&join, "user_name")),
+            (join.var("member_count"), join.var("server_name"), join.var("user_name")),
             ("42", "Home", "Ada L.")
         );
-        assert_eq!((join.channel.as_deref(), var(&join, "channel_name")), (Some("5"), "welcome"));
-        cache.dispatch("CHANNEL_UPDATE", &json!({ "guild_id": "1", "id": "5", "name": "hello" }));
+        assert_eq!((join.channel.as_deref(), join.var("channel_name")), (Some("5"), "welcome"));
+        dispatch(&cache, "CHANNEL_UPDATE", json!({ "guild_id": "1", "id": "5", "name": "hello" }));
         let message = json!({ "guild_id": "1", "channel_id": "5", "id": "77", "content": "hi", "author": { "id": "7", "username": "ada" } });
-        let run = cache.dispatch("MESSAGE_CREATE", &message).unwrap();
-        assert_eq!((var(&run, "channel_name"), var(&run, "message_content")), ("hello", "hi"));
+        let run = dispatch(&cache, "MESSAGE_CREATE", message).unwrap();
+        assert_eq!((run.var("channel_name"), run.var("message_content")), ("hello", "hi"));
         // The bot's own message: nothing.
         let own = json!({ "guild_id": "1", "channel_id": "5", "id": "78", "content": "hi", "author": { "id": "9" } });
-        assert_eq!(cache.dispatch("MESSAGE_CREATE", &own), None);
-        let leave = cache.dispatch("GUILD_MEMBER_REMOVE", &json!({ "guild_id": "1", "user": { "id": "7" } })).unwrap();
-        assert_eq!((var(&leave, "member_count"), leave.channel.clone()), ("41", None));
-        assert_eq!(cache.dispatch("TYPING_START", &json!({})), None);
+        assert_eq!(dispatch(&cache, "MESSAGE_CREATE", own), None);
+        let leave = dispatch(&cache, "GUILD_MEMBER_REMOVE", json!({ "guild_id": "1", "user": { "id": "7" } })).unwrap();
+        assert_eq!((leave.var("member_count"), leave.channel.clone()), ("41", None));
+        assert_eq!(dispatch(&cache, "TYPING_START", json!({})), None);
+    }
+
+    /// A dispatch of every kind, as the platform sends it (fields blkc
+    /// does not read among them).
+    fn sample(kind: &str) -> (&'static str, serde_json::Value) {
+        let user = json!({ "id": "7", "username": "ada", "global_name": "Ada", "discriminator": "0", "avatar": null });
+        let member = json!({ "user": user, "nick": null, "roles": [], "joined_at": "2026-01-01T00:00:00Z", "deaf": false, "mute": false });
+        let message = json!({ "id": "77", "channel_id": "5", "guild_id": "1", "author": user, "member": member,
+            "content": "hi", "timestamp": "2026-01-01T00:00:00Z", "tts": false, "mention_everyone": false,
+            "mentions": [], "mention_roles": [], "attachments": [], "embeds": [], "pinned": false, "type": 0 });
+        let reaction = json!({ "user_id": "7", "channel_id": "5", "message_id": "77", "guild_id": "1", "member": member,
+            "emoji": { "id": null, "name": "👍" }, "burst": false, "type": 0 });
+        let channel = json!({ "id": "6", "type": 0, "guild_id": "1", "name": "new", "position": 3 });
+        match kind {
+            "member_join" => ("GUILD_MEMBER_ADD", {
+                let mut m = member.clone();
+                m["guild_id"] = json!("1");
+                m
+            }),
+            "member_leave" => ("GUILD_MEMBER_REMOVE", json!({ "guild_id": "1", "user": user })),
+            "message_create" => ("MESSAGE_CREATE", message),
+            "message_update" => ("MESSAGE_UPDATE", message),
+            "message_delete" => ("MESSAGE_DELETE", json!({ "id": "77", "channel_id": "5", "guild_id": "1" })),
+            "reaction_add" => ("MESSAGE_REACTION_ADD", reaction),
+            "reaction_remove" => ("MESSAGE_REACTION_REMOVE", reaction),
+            "channel_create" => ("CHANNEL_CREATE", channel),
+            "channel_delete" => ("CHANNEL_DELETE", channel),
+            "role_create" => {
+                ("GUILD_ROLE_CREATE", json!({ "guild_id": "1", "role": { "id": "8", "name": "mods", "color": 0 } }))
+            }
+            "ready" => (
+                "READY",
+                json!({ "v": 10, "user": user, "guilds": [], "session_id": "s", "resume_gateway_url": "wss://x" }),
+            ),
+            other => panic!("no sample of `{other}`"),
+        }
+    }
+
+    #[test]
+    fn every_event_kind_gets_exactly_the_variables_the_language_promises() {
+        for (kind, promised) in crate::vocab::EVENTS {
+            let cache = Cache::default();
+            dispatch(
+                &cache,
+                "GUILD_CREATE",
+                json!({ "id": "1", "name": "Home", "member_count": 2, "system_channel_id": "5",
+                "channels": [{ "id": "5", "name": "welcome" }] }),
+            );
+            let (t, d) = sample(kind);
+            let run = dispatch(&cache, t, d).unwrap_or_else(|| panic!("`{kind}` made no run"));
+            assert_eq!(run.kind, *kind);
+            let filled: Vec<&str> = run.vars.iter().map(|(k, _)| k.as_str()).collect();
+            let mut promised_sorted: Vec<&str> = promised.to_vec();
+            promised_sorted.sort_unstable();
+            let mut filled_sorted = filled.clone();
+            filled_sorted.sort_unstable();
+            assert_eq!(filled_sorted, promised_sorted, "`{kind}` fills {filled:?}");
+            assert!(
+                run.vars
+                    .iter()
+                    .filter(|(k, _)| k != "user_name" && k != "emoji")
+                    .all(|(_, v)| !v.is_empty() || *kind == "ready"),
+                "{kind}: {:?}",
+                run.vars
+            );
+        }
     }
 }

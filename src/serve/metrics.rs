@@ -6,6 +6,8 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use super::trigger::Outcome;
+
 /// Upper bounds of the run-time histogram, in seconds.
 const BUCKETS: &[f64] = &[0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
 
@@ -35,8 +37,8 @@ pub struct Metrics {
 impl Metrics {
     /// One interaction, by how it ended (`answered`, `deferred`, `failed`,
     /// `busy`, `unknown_command`, `replayed`, `unauthorized`, `malformed`, `ping`).
-    pub fn interaction(&self, outcome: &'static str) {
-        *self.interactions.lock().unwrap_or_else(|e| e.into_inner()).entry(outcome).or_default() += 1;
+    pub fn interaction(&self, outcome: Outcome) {
+        *self.interactions.lock().unwrap_or_else(|e| e.into_inner()).entry(outcome.label()).or_default() += 1;
     }
 
     pub fn run_time(&self, took: Duration) {
@@ -72,8 +74,9 @@ impl Metrics {
 
     /// A Gateway event, by kind and how it ended (`ran`, `failed`, `busy`,
     /// `no_tree`).
-    pub fn event(&self, kind: &str, outcome: &'static str) {
-        *self.events.lock().unwrap_or_else(|e| e.into_inner()).entry((kind.to_string(), outcome)).or_default() += 1;
+    pub fn event(&self, kind: &str, outcome: Outcome) {
+        let key = (kind.to_string(), outcome.label());
+        *self.events.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default() += 1;
     }
 
     /// The Gateway's connections: `reconnect`, `resume`, `identify`.

@@ -9,17 +9,17 @@
 
 pub mod door;
 pub mod events;
-pub mod gateway;
-pub mod intents;
-pub mod interaction;
-pub mod message;
+mod front;
+pub mod log;
 pub mod metrics;
-pub mod platform;
-pub mod registration;
+mod pipeline;
 mod server;
-pub mod signature;
+mod shards;
+mod share;
+pub mod trigger;
 
-pub use server::{serve, Config, LogFormat, Shards, Stop};
+pub use log::LogFormat;
+pub use server::{serve, Config, Shards, Stop};
 
 use std::path::{Path, PathBuf};
 

@@ -270,6 +270,17 @@ pub struct ServingClaim(#[allow(dead_code)] std::fs::File);
 /// to its own memory only, so two would both answer an interaction the
 /// platform delivered twice. Processes that share a bot share a PostgreSQL
 /// store instead. `blkc run` and `blkc vars` do not claim it.
+impl Backend {
+    /// What keeps a second process from serving an SQLite store (several
+    /// share PostgreSQL, and need nothing).
+    pub fn claim_for_serving(&self) -> Result<Option<ServingClaim>, String> {
+        match self {
+            Backend::Sqlite(path, _) => claim_for_serving(path).map(Some),
+            Backend::Postgres(_) => Ok(None),
+        }
+    }
+}
+
 pub fn claim_for_serving(path: &Path) -> Result<ServingClaim, String> {
     use std::io::{Read as _, Seek as _, Write as _};
     let lock = path.with_file_name(format!(

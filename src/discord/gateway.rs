@@ -12,8 +12,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value as Json};
-use tungstenite::protocol::frame::coding::CloseCode;
+use serde_json::Value as Json;
+use tungstenite::protocol::frame::coding::CloseCode as WsClose;
+use twilight_model::gateway::payload::outgoing::identify::{IdentifyInfo, IdentifyProperties};
+use twilight_model::gateway::payload::outgoing::{Heartbeat, Identify, Resume};
+use twilight_model::gateway::{CloseCode, ShardId};
+
+use super::intents::{self, Intents};
+use super::model::{Dispatch, Frame, GatewayBot, OpCode};
 use tungstenite::protocol::CloseFrame;
 use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
@@ -40,8 +46,6 @@ const CONNECT_TIME: Duration = Duration::from_secs(10);
 const REQUESTED_BEAT_SPACING: Duration = Duration::from_secs(1);
 /// The most shards one process holds with `--shards auto` (a thread each).
 pub const MAX_AUTO_SHARDS: u32 = 128;
-/// What blkc tells the platform it is, as the platform asks of bots.
-pub const USER_AGENT: &str = concat!("DiscordBot (https://github.com/blkc, ", env!("CARGO_PKG_VERSION"), ") blkc");
 
 /// What `GET /gateway/bot` said.
 #[derive(Debug, Clone)]
@@ -54,16 +58,16 @@ pub struct GatewayInfo {
 }
 
 impl GatewayInfo {
-    pub fn parse(body: &Json) -> Result<GatewayInfo, String> {
-        let url = body.get("url").and_then(Json::as_str).ok_or("the platform's /gateway/bot has no `url`")?;
-        let limit = body.get("session_start_limit");
-        let number = |k: &str| limit.and_then(|l| l.get(k)).and_then(Json::as_u64);
+    /// What `GET /gateway/bot` answered, within bounds.
+    pub fn from_wire(body: GatewayBot) -> Result<GatewayInfo, String> {
+        let url = body.url.ok_or("the platform's /gateway/bot has no `url`")?;
+        let limit = body.session_start_limit.unwrap_or_default();
         Ok(GatewayInfo {
-            url: url.to_string(),
-            shards: body.get("shards").and_then(Json::as_u64).unwrap_or(1).clamp(1, 65_536) as u32,
-            session_starts_left: number("remaining").unwrap_or(1000),
-            session_reset_after: Duration::from_millis(number("reset_after").unwrap_or(0).min(86_400_000)),
-            max_concurrency: number("max_concurrency").unwrap_or(1).clamp(1, 1024) as u32,
+            url,
+            shards: body.shards.unwrap_or(1).clamp(1, 65_536) as u32,
+            session_starts_left: limit.remaining.unwrap_or(1000),
+            session_reset_after: Duration::from_millis(limit.reset_after.unwrap_or(0).min(86_400_000)),
+            max_concurrency: limit.max_concurrency.unwrap_or(1).clamp(1, 1024) as u32,
         })
     }
 }
@@ -73,15 +77,15 @@ impl GatewayInfo {
 pub struct Fatal(pub String);
 
 /// The close codes that end the server, and what to fix.
-pub fn fatal_close(code: u16, intents: u64) -> Option<String> {
-    Some(match code {
-        4004 => "the Gateway refused the bot token (close code 4004, authentication failed): copy the token again from the developer portal (Bot, Reset Token)".to_string(),
-        4010 => "the Gateway refused the shard (close code 4010, invalid shard): check `--shard ID/COUNT`, ID below COUNT".to_string(),
-        4011 => "the Gateway wants more shards (close code 4011, sharding required): the bot is in too many servers for one connection; use `--shards auto`".to_string(),
-        4012 => "the Gateway refused API version 10 (close code 4012)".to_string(),
-        4013 => format!("the Gateway refused the intents {} (close code 4013, invalid intents)", super::intents::names(intents)),
-        4014 => {
-            let switches: Vec<String> = super::intents::privileged(intents)
+pub fn fatal_close(code: u16, intents: Intents) -> Option<String> {
+    Some(match CloseCode::try_from(code).ok()? {
+        CloseCode::AuthenticationFailed => "the Gateway refused the bot token (close code 4004, authentication failed): copy the token again from the developer portal (Bot, Reset Token)".to_string(),
+        CloseCode::InvalidShard => "the Gateway refused the shard (close code 4010, invalid shard): check `--shard ID/COUNT`, ID below COUNT".to_string(),
+        CloseCode::ShardingRequired => "the Gateway wants more shards (close code 4011, sharding required): the bot is in too many servers for one connection; use `--shards auto`".to_string(),
+        CloseCode::InvalidApiVersion => "the Gateway refused API version 10 (close code 4012)".to_string(),
+        CloseCode::InvalidIntents => format!("the Gateway refused the intents {} (close code 4013, invalid intents)", intents::names(intents)),
+        CloseCode::DisallowedIntents => {
+            let switches: Vec<String> = intents::privileged(intents)
                 .iter()
                 .map(|(name, switch)| format!("{switch} (for {name})"))
                 .collect();
@@ -92,6 +96,12 @@ pub fn fatal_close(code: u16, intents: u64) -> Option<String> {
         }
         _ => return None,
     })
+}
+
+/// Whether a session closed with `code` can be resumed (an invalid
+/// sequence or a timed-out session cannot).
+fn resumable_after(code: u16) -> bool {
+    !matches!(CloseCode::try_from(code), Ok(CloseCode::InvalidSequence | CloseCode::SessionTimedOut))
 }
 
 /// Identifies wait their turn: one per `max_concurrency` bucket every 5
@@ -152,8 +162,9 @@ impl IdentifyGate {
 
 /// What a shard reports to the server.
 pub trait Events: Send + Sync {
-    /// A dispatch (op 0): its name and data.
-    fn dispatch(&self, t: &str, d: &Json);
+    /// A dispatch (op 0) blkc reads: its name, its data typed, and its
+    /// data as sent (what identifies an occurrence that has no id).
+    fn dispatch(&self, t: &str, event: Dispatch, raw: &str);
     /// A line for the operator's log.
     fn log(&self, level: &str, message: &str, fields: &[(&str, Json)]);
     /// The Gateway's counters: `reconnect`, `resume`, `identify`.
@@ -167,7 +178,7 @@ pub struct Shard {
     pub id: u32,
     pub count: u32,
     pub token: String,
-    pub intents: u64,
+    pub intents: Intents,
     pub url: String,
     pub gate: Arc<IdentifyGate>,
     pub events: Arc<dyn Events>,
@@ -281,14 +292,15 @@ impl Shard {
     /// the ACKs and keeps the heartbeat's time. Over the platform's budget
     /// (which only heartbeats the Gateway asks for could reach, and those
     /// are spaced) a send is left out rather than get the connection closed.
-    fn send(&self, socket: &mut Socket, sent: &mut Vec<Instant>, payload: Json) -> Result<(), End> {
+    fn send(&self, socket: &mut Socket, sent: &mut Vec<Instant>, payload: &impl serde::Serialize) -> Result<(), End> {
         let now = Instant::now();
         sent.retain(|t| now.duration_since(*t) < Duration::from_secs(60));
         if sent.len() >= SENDS_PER_MINUTE {
             return Ok(());
         }
         sent.push(now);
-        socket.send(Message::text(payload.to_string())).map_err(|_| End::Resume { backoff: true })
+        let text = serde_json::to_string(payload).map_err(|_| End::Resume { backoff: true })?;
+        socket.send(Message::text(text)).map_err(|_| End::Resume { backoff: true })
     }
 
     /// One connection, from connect to its end.
@@ -311,8 +323,8 @@ impl Shard {
         let end = self.converse(&mut socket, session, seq);
         let close = match &end {
             // A session to resume: any code but 1000/1001, which end it.
-            End::Resume { .. } => CloseCode::from(4900),
-            _ => CloseCode::Normal,
+            End::Resume { .. } => WsClose::from(4900),
+            _ => WsClose::Normal,
         };
         let _ = socket.close(Some(CloseFrame { code: close, reason: "".into() }));
         let _ = socket.flush();
@@ -323,46 +335,22 @@ impl Shard {
         let mut sent = Vec::new();
         // HELLO first.
         set_timeout(socket, Duration::from_secs(30));
-        let interval = match read(socket) {
-            Ok(Some(m)) if m.get("op").and_then(Json::as_u64) == Some(10) => {
-                m["d"]["heartbeat_interval"].as_u64().unwrap_or(41_250)
-            }
+        let interval = match read(socket, |f| (f.op() == Some(OpCode::Hello)).then(|| f.heartbeat_interval())) {
+            Ok(Some(Some(interval))) => interval.unwrap_or(41_250),
             Ok(_) => return End::Resume { backoff: true },
             Err(end) => return self.closed(end),
         };
         let interval = Duration::from_millis(interval.clamp(100, 600_000));
-        let mut next_beat = Instant::now() + interval.mul_f64(jitter());
-        let mut acked = true;
-        let mut beat_sent = Instant::now();
-        let hello = match session {
-            Some(s) => {
-                self.events.count("resume");
-                json!({ "op": 6, "d": { "token": self.token, "session_id": s.id, "seq": seq } })
-            }
-            None => {
-                let log = |level: &str, message: &str| self.events.log(level, message, &[("shard", self.id.into())]);
-                if !self.gate.wait(self.id, &self.stop, &log) {
-                    return End::Stop;
-                }
-                self.events.count("identify");
-                json!({ "op": 2, "d": {
-                    "token": self.token,
-                    "intents": self.intents,
-                    "properties": { "os": std::env::consts::OS, "browser": "blkc", "device": "blkc" },
-                    "shard": [self.id, self.count],
-                }})
-            }
-        };
-        if let Err(end) = self.send(socket, &mut sent, hello) {
+        let mut beat = Beat { next: Instant::now() + interval.mul_f64(jitter()), acked: true, sent: Instant::now() };
+        if let Err(end) = self.hello(socket, &mut sent, session.as_ref(), *seq) {
             return end;
         }
         loop {
             if self.stop.load(Ordering::SeqCst) {
                 return End::Stop;
             }
-            let now = Instant::now();
-            if now >= next_beat {
-                if !acked {
+            if Instant::now() >= beat.next {
+                if !beat.acked {
                     self.events.log(
                         "warn",
                         "no heartbeat ACK: the connection is a zombie; reconnecting",
@@ -370,73 +358,123 @@ impl Shard {
                     );
                     return End::Resume { backoff: false };
                 }
-                if let Err(end) = self.send(socket, &mut sent, json!({ "op": 1, "d": seq })) {
+                if let Err(end) = self.send(socket, &mut sent, &Heartbeat::new(*seq)) {
                     return end;
                 }
-                acked = false;
-                beat_sent = Instant::now();
-                next_beat = beat_sent + interval;
+                beat.acked = false;
+                beat.sent = Instant::now();
+                beat.next = beat.sent + interval;
             }
-            set_timeout(socket, next_beat.saturating_duration_since(Instant::now()).min(Duration::from_millis(250)));
-            let message = match read(socket) {
-                Ok(Some(m)) => m,
+            set_timeout(socket, beat.next.saturating_duration_since(Instant::now()).min(Duration::from_millis(250)));
+            let heard = read(socket, |frame| {
+                if let Some(s) = frame.s {
+                    *seq = Some(s);
+                }
+                self.heard(frame, session, &mut beat)
+            });
+            let step = match heard {
+                Ok(Some(step)) => step,
                 Ok(None) => continue,
                 Err(end) => return self.closed(end),
             };
-            if let Some(s) = message.get("s").and_then(Json::as_u64) {
-                *seq = Some(s);
+            match step {
+                Heard::Nothing => {}
+                Heard::BeatAsked => {
+                    if let Err(end) = self.send(socket, &mut sent, &Heartbeat::new(*seq)) {
+                        return end;
+                    }
+                    beat.sent = Instant::now();
+                }
+                Heard::End(end) => return end,
             }
-            match message.get("op").and_then(Json::as_u64) {
-                Some(0) => {
-                    let t = message.get("t").and_then(Json::as_str).unwrap_or_default();
-                    let d = message.get("d").unwrap_or(&Json::Null);
-                    if t == "READY" {
-                        let id = d.get("session_id").and_then(Json::as_str).unwrap_or_default().to_string();
-                        let resume_url =
-                            d.get("resume_gateway_url").and_then(Json::as_str).unwrap_or(&self.url).to_string();
+        }
+    }
+
+    /// IDENTIFY, or RESUME when there is a session to resume.
+    fn hello(
+        &self,
+        socket: &mut Socket,
+        sent: &mut Vec<Instant>,
+        session: Option<&Session>,
+        seq: Option<u64>,
+    ) -> Result<(), End> {
+        if let Some(s) = session {
+            self.events.count("resume");
+            return self.send(socket, sent, &Resume::new(seq.unwrap_or(0), s.id.clone(), self.token.clone()));
+        }
+        let log = |level: &str, message: &str| self.events.log(level, message, &[("shard", self.id.into())]);
+        if !self.gate.wait(self.id, &self.stop, &log) {
+            return Err(End::Stop);
+        }
+        self.events.count("identify");
+        let os = std::env::consts::OS;
+        let identify = Identify::new(IdentifyInfo {
+            compress: false,
+            intents: self.intents,
+            large_threshold: 250,
+            presence: None,
+            properties: IdentifyProperties::new("blkc", "blkc", os),
+            shard: Some(ShardId::new(self.id, self.count.max(self.id + 1))),
+            token: self.token.clone(),
+            capabilities: twilight_model::gateway::Capabilities::empty(),
+        });
+        self.send(socket, sent, &identify)
+    }
+
+    /// What a frame asks of the shard; dispatches go to the server.
+    fn heard(&self, frame: Frame<'_>, session: &mut Option<Session>, beat: &mut Beat) -> Heard {
+        match frame.op() {
+            Some(OpCode::Dispatch) => {
+                let t = frame.t.as_deref().unwrap_or_default();
+                let raw = frame.d.map_or("null", |d| d.get());
+                if !Dispatch::wanted(t) {
+                    return Heard::Nothing;
+                }
+                let Some(event) = Dispatch::parse(t, raw) else { return Heard::Nothing };
+                match &event {
+                    Dispatch::Ready(ready) => {
+                        let id = ready.session_id.clone().unwrap_or_default();
+                        let resume_url = ready.resume_gateway_url.clone().unwrap_or_else(|| self.url.clone());
                         *session = Some(Session { id, resume_url });
                         self.events.log(
                             "info",
                             "Gateway ready",
-                            &[("shard", self.id.into()), ("intents", self.intents.into())],
+                            &[("shard", self.id.into()), ("intents", self.intents.bits().into())],
                         );
-                    } else if t == "RESUMED" {
-                        self.events.log("info", "Gateway resumed", &[("shard", self.id.into())]);
                     }
-                    self.events.dispatch(t, d);
+                    Dispatch::Resumed => self.events.log("info", "Gateway resumed", &[("shard", self.id.into())]),
+                    _ => {}
                 }
-                // Asked for a heartbeat: answered, but at most once a
-                // second however often the Gateway asks.
-                Some(1) if beat_sent.elapsed() >= REQUESTED_BEAT_SPACING => {
-                    if let Err(end) = self.send(socket, &mut sent, json!({ "op": 1, "d": seq })) {
-                        return end;
-                    }
-                    beat_sent = Instant::now();
-                }
-                Some(7) => {
-                    self.events.log("info", "the Gateway asked to reconnect", &[("shard", self.id.into())]);
-                    return End::Resume { backoff: false };
-                }
-                Some(9) => {
-                    let resumable = message.get("d").and_then(Json::as_bool).unwrap_or(false);
-                    self.events.log(
-                        "info",
-                        "the Gateway invalidated the session",
-                        &[("shard", self.id.into()), ("resumable", resumable.into())],
-                    );
-                    let wait = Duration::from_millis(1000 + (jitter() * 4000.0) as u64);
-                    let until = Instant::now() + wait;
-                    while Instant::now() < until && !self.stop.load(Ordering::SeqCst) {
-                        std::thread::sleep(Duration::from_millis(50));
-                    }
-                    return if resumable && session.is_some() { End::Resume { backoff: false } } else { End::Identify };
-                }
-                Some(11) => {
-                    acked = true;
-                    self.events.heartbeat(beat_sent.elapsed());
-                }
-                _ => {}
+                self.events.dispatch(t, event, raw);
+                Heard::Nothing
             }
+            // Asked for a heartbeat: answered, but at most once a second
+            // however often the Gateway asks.
+            Some(OpCode::Heartbeat) if beat.sent.elapsed() >= REQUESTED_BEAT_SPACING => Heard::BeatAsked,
+            Some(OpCode::Reconnect) => {
+                self.events.log("info", "the Gateway asked to reconnect", &[("shard", self.id.into())]);
+                Heard::End(End::Resume { backoff: false })
+            }
+            Some(OpCode::InvalidSession) => {
+                let resumable = frame.resumable();
+                self.events.log(
+                    "info",
+                    "the Gateway invalidated the session",
+                    &[("shard", self.id.into()), ("resumable", resumable.into())],
+                );
+                let wait = Duration::from_millis(1000 + (jitter() * 4000.0) as u64);
+                let until = Instant::now() + wait;
+                while Instant::now() < until && !self.stop.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Heard::End(if resumable && session.is_some() { End::Resume { backoff: false } } else { End::Identify })
+            }
+            Some(OpCode::HeartbeatAck) => {
+                beat.acked = true;
+                self.events.heartbeat(beat.sent.elapsed());
+                Heard::Nothing
+            }
+            _ => Heard::Nothing,
         }
     }
 
@@ -452,11 +490,10 @@ impl Shard {
                     "the Gateway closed the connection",
                     &[("shard", self.id.into()), ("code", code.into()), ("reason", reason.into())],
                 );
-                // An invalid sequence or a timed-out session cannot be resumed.
-                if matches!(code, 4007 | 4009) {
-                    End::Identify
-                } else {
+                if resumable_after(code) {
                     End::Resume { backoff: true }
+                } else {
+                    End::Identify
                 }
             }
             Closed::TooLarge => {
@@ -488,7 +525,7 @@ enum Closed {
 fn open(url: &str) -> Result<Socket, String> {
     use tungstenite::client::IntoClientRequest as _;
     let mut request = url.into_client_request().map_err(|e| e.to_string())?;
-    request.headers_mut().insert("User-Agent", tungstenite::http::HeaderValue::from_static(USER_AGENT));
+    request.headers_mut().insert("User-Agent", tungstenite::http::HeaderValue::from_static(super::rest::USER_AGENT));
     let parsed = url::Url::parse(url).map_err(|e| e.to_string())?;
     let host = parsed.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']');
     let port = parsed.port_or_known_default().unwrap_or(443);
@@ -517,34 +554,28 @@ fn open(url: &str) -> Result<Socket, String> {
     Err(last)
 }
 
-/// A Gateway message as JSON, with its `d` read only as far as blkc uses
-/// it (see [`super::events::payload`]): a message of a few MiB costs about
-/// what it says that blkc keeps, not many times its size.
-fn frame(text: &str) -> Option<Json> {
-    #[derive(serde::Deserialize)]
-    struct Envelope<'a> {
-        op: Option<Json>,
-        s: Option<Json>,
-        t: Option<String>,
-        #[serde(borrow)]
-        d: Option<&'a serde_json::value::RawValue>,
-    }
-    let envelope: Envelope<'_> = serde_json::from_str(text).ok()?;
-    let t = envelope.t.unwrap_or_default();
-    let d = match envelope.d {
-        None => Json::Null,
-        Some(raw) if envelope.op.as_ref().and_then(Json::as_u64) == Some(0) => super::events::payload(&t, raw.get()),
-        // HELLO, op 9's flag: small, and read whole.
-        Some(raw) => serde_json::from_str(raw.get()).unwrap_or(Json::Null),
-    };
-    Some(json!({ "op": envelope.op, "s": envelope.s, "t": t, "d": d }))
+/// The heartbeat's state on one connection.
+struct Beat {
+    next: Instant,
+    acked: bool,
+    sent: Instant,
 }
 
-/// The next JSON message: `Ok(None)` on a read time-out or a frame that is
-/// not text; `Err` with how the connection ended.
-fn read(socket: &mut Socket) -> Result<Option<Json>, Closed> {
+/// What a frame asks of the shard.
+enum Heard {
+    Nothing,
+    BeatAsked,
+    End(End),
+}
+
+/// The next message, as `take` reads its frame: `Ok(None)` on a read
+/// time-out, a frame that is not text or not a Gateway message; `Err` with
+/// how the connection ended. A frame's `d` is read only as far as blkc
+/// uses it ([`Dispatch::parse`]): a message of a few MiB costs about what
+/// it says that blkc keeps, not many times its size.
+fn read<T>(socket: &mut Socket, take: impl FnOnce(Frame<'_>) -> T) -> Result<Option<T>, Closed> {
     match socket.read() {
-        Ok(Message::Text(t)) => Ok(frame(t.as_str())),
+        Ok(Message::Text(t)) => Ok(serde_json::from_str::<Frame<'_>>(t.as_str()).ok().map(take)),
         Ok(Message::Close(Some(frame))) => {
             let reason: String = frame.reason.as_str().chars().take(200).collect();
             Err(Closed::Code(u16::from(frame.code), reason))
@@ -567,9 +598,9 @@ mod tests {
 
     #[test]
     fn identifies_wait_for_their_bucket_and_the_session_budget() {
-        let info = GatewayInfo::parse(&json!({ "url": "wss://x", "shards": 4,
-            "session_start_limit": { "remaining": 3, "reset_after": 400, "max_concurrency": 2 } }))
-        .unwrap();
+        let body = r#"{ "url": "wss://x", "shards": 4,
+            "session_start_limit": { "remaining": 3, "reset_after": 400, "max_concurrency": 2 } }"#;
+        let info = GatewayInfo::from_wire(serde_json::from_str(body).unwrap()).unwrap();
         let mut gate = IdentifyGate::new(&info);
         gate.spacing = Duration::from_millis(300);
         let stop = AtomicBool::new(false);
@@ -593,7 +624,8 @@ mod tests {
         assert!(gateway_url("ws://127.0.0.1:9/").is_ok());
         assert!(gateway_url("ws://gateway.example.com/").is_err());
         assert!(gateway_url("https://gateway.example.com/").is_err());
-        assert!(fatal_close(4014, super::super::intents::GUILD_MEMBERS).unwrap().contains("Server Members Intent"));
-        assert!(fatal_close(4000, 0).is_none());
+        assert!(fatal_close(4014, Intents::GUILD_MEMBERS).unwrap().contains("Server Members Intent"));
+        assert!(fatal_close(4000, Intents::empty()).is_none());
+        assert!(!resumable_after(4007) && !resumable_after(4009) && resumable_after(4000) && resumable_after(1006));
     }
 }

@@ -1,15 +1,12 @@
-//! The chat platform's API as blkc's own client: registration, the answers
-//! to interactions (webhook edits and follow-ups), all through one rate
-//! limiter per process that the runs' own requests with the bot token
-//! share (docs/serve.md, "Rate limits").
+//! The platform's rate limits, kept by one limiter per process that every
+//! request carrying the bot token goes through: the runs' own requests
+//! (through [`Limiter`]) and blkc's (docs/serve.md, "Rate limits").
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use serde_json::Value as Json;
-
-use crate::eval::Limiter as _;
+use serde::Deserialize;
 
 /// Requests a second the platform allows a bot across every route.
 pub const GLOBAL_PER_SECOND: usize = 50;
@@ -20,137 +17,40 @@ pub const GLOBAL_PER_SECOND: usize = 50;
 /// platform's second on a plain one-second window, with two processes).
 const GLOBAL_WINDOW: Duration = Duration::from_millis(1100);
 
-/// Whether `id` is a snowflake, the only form of id the platform makes:
-/// decimal digits, at most 20 (a 64-bit number). Every id the platform
-/// sends is checked with this before it goes into a path with the bot
-/// token: an id is untrusted, and `645/../../guilds/77/bans/1?x=` must
-/// never become a route.
-pub fn is_snowflake(id: &str) -> bool {
-    (1..=20).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_digit())
-}
-
-/// Whether `token` can stand in a webhook path as an interaction token:
-/// the platform's are URL-safe base64 and dots, well under 500 characters.
-pub fn is_interaction_token(token: &str) -> bool {
-    (1..=500).contains(&token.len()) && token.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
-}
-
-/// How the platform answered.
-#[derive(Debug, Clone)]
-pub struct Answer {
-    pub status: u16,
-    pub body: Vec<u8>,
-}
-
-impl Answer {
-    pub fn is_success(&self) -> bool {
-        (200..300).contains(&self.status)
-    }
-
-    /// The platform's `message` of an error, made safe to show on one line.
-    pub fn message(&self) -> String {
-        let text = serde_json::from_slice::<Json>(&self.body)
-            .ok()
-            .and_then(|j| j.get("message").and_then(Json::as_str).map(str::to_string))
-            .unwrap_or_else(|| String::from_utf8_lossy(&self.body[..self.body.len().min(300)]).into_owned());
-        crate::display::one_line(&text)
-    }
-}
-
-/// The platform's API at `base` (`https://discord.com/api`, or `--platform`).
-#[derive(Debug, Clone)]
-pub struct Platform {
-    agent: ureq::Agent,
-    base: String,
-    token: Option<String>,
-    pub limiter: Arc<RateLimiter>,
-}
-
-impl Platform {
-    pub fn new(base: &str, token: Option<String>, limiter: Arc<RateLimiter>) -> Platform {
-        let config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .timeout_connect(Some(Duration::from_secs(10)))
-            .timeout_global(Some(Duration::from_secs(30)))
-            .user_agent(concat!("DiscordBot (https://github.com/blkc, ", env!("CARGO_PKG_VERSION"), ") blkc"))
-            .build();
-        Platform { agent: config.into(), base: base.trim_end_matches('/').to_string(), token, limiter }
-    }
-
-    pub fn base(&self) -> &str {
-        &self.base
-    }
-
-    /// Sends `method path` with a JSON body; `with_token` adds the bot's
-    /// `Authorization`. Waits for the rate limits, and once for a 429, as
-    /// long as `deadline` allows.
-    pub fn send(
+/// The platform's rate limits, shared by every request of a process that
+/// carries the bot token.
+pub trait Limiter: Send + Sync + std::fmt::Debug {
+    /// Waits for the request's turn; an error says how long the turn is
+    /// past `deadline`.
+    fn before(&self, method: &str, url: &url::Url, deadline: Instant) -> Result<(), Wait>;
+    /// Learns from an answer's headers; a 429 gives how long to wait before
+    /// trying again.
+    fn after(
         &self,
         method: &str,
-        path: &str,
-        body: Option<&Json>,
-        with_token: bool,
-        deadline: Instant,
-    ) -> Result<Answer, String> {
-        let url = format!("{}{path}", self.base);
-        let parsed = url::Url::parse(&url).map_err(|e| format!("bad platform URL: {e}"))?;
-        let token = match (with_token, &self.token) {
-            (true, Some(t)) => Some(t.as_str()),
-            (true, None) => return Err("no bot token (set BLKC_BOT_TOKEN or --bot-token-file)".into()),
-            (false, _) => None,
-        };
-        let mut retried = false;
-        loop {
-            self.limiter.before(method, &parsed, deadline)?;
-            let mut request = ureq::http::Request::builder().method(method).uri(url.as_str());
-            if let Some(t) = token {
-                request = request.header("Authorization", format!("Bot {t}"));
-            }
-            let sent = match body {
-                Some(b) => {
-                    let bytes = serde_json::to_vec(b).map_err(|e| e.to_string())?;
-                    let request = request.header("Content-Type", "application/json").body(bytes);
-                    self.agent.run(request.map_err(|e| e.to_string())?)
-                }
-                None => self.agent.run(request.body(()).map_err(|e| e.to_string())?),
-            };
-            let mut response = sent.map_err(|e| format!("{method} {}: {e}", self.redact_path(path)))?;
-            let status = response.status().as_u16();
-            let headers: Vec<(String, String)> = response
-                .headers()
-                .iter()
-                .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
-                .collect();
-            let body = response.body_mut().with_config().limit(1024 * 1024).read_to_vec().map_err(|e| e.to_string())?;
-            let wait = self.limiter.after(method, &parsed, status, &headers, &body);
-            match wait {
-                Some(wait) if !retried && Instant::now() + wait < deadline => {
-                    std::thread::sleep(wait);
-                    retried = true;
-                }
-                _ => return Ok(Answer { status, body }),
-            }
-        }
-    }
+        url: &url::Url,
+        status: u16,
+        headers: &[(String, String)],
+        body: &[u8],
+    ) -> Option<Duration>;
+}
 
-    /// A path with an interaction token in it, as a log may show it.
-    pub fn redact_path(&self, path: &str) -> String {
-        redact_webhook(path)
+/// A request whose turn comes after its deadline: how long it would wait.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Wait(pub Duration);
+
+impl std::fmt::Display for Wait {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the platform's rate limit asks to wait {:.1} s, past the deadline", self.0.as_secs_f64())
     }
 }
 
-/// `/webhooks/{application}/{token}/…` with the token left out.
-pub fn redact_webhook(path: &str) -> String {
-    let parts: Vec<&str> = path.split('/').collect();
-    match parts.iter().position(|p| *p == "webhooks") {
-        Some(i) if parts.len() > i + 2 => {
-            let mut parts: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
-            parts[i + 2] = "[interaction token]".into();
-            parts.join("/")
-        }
-        _ => path.to_string(),
-    }
+/// A 429's body.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct RateLimited {
+    retry_after: Option<f64>,
+    global: Option<bool>,
 }
 
 /// The platform's rate limits as it announces them: per-route buckets
@@ -258,11 +158,11 @@ impl RateLimiter {
 }
 
 /// The one limiter: the runs' bot-token requests reach it through
-/// [`crate::eval::Limiter`], and [`Platform`] calls it the same way.
-impl crate::eval::Limiter for RateLimiter {
+/// [`Limiter`], and the REST client calls it the same way.
+impl Limiter for RateLimiter {
     /// Waits until `method url` may be sent, or says why it may not be
     /// before `deadline`.
-    fn before(&self, method: &str, url: &url::Url, deadline: Instant) -> Result<(), String> {
+    fn before(&self, method: &str, url: &url::Url, deadline: Instant) -> Result<(), Wait> {
         let (shape, major) = route(method, url);
         loop {
             let now = Instant::now();
@@ -299,10 +199,7 @@ impl crate::eval::Limiter for RateLimiter {
                 wait
             };
             if now + wait > deadline {
-                return Err(format!(
-                    "the platform's rate limit asks to wait {:.1} s, past the deadline",
-                    wait.as_secs_f64()
-                ));
+                return Err(Wait(wait));
             }
             std::thread::sleep(wait);
         }
@@ -342,17 +239,15 @@ impl crate::eval::Limiter for RateLimiter {
         if status != 429 {
             return None;
         }
-        let json: Option<Json> = serde_json::from_slice(body).ok();
-        let retry = json
-            .as_ref()
-            .and_then(|j| j.get("retry_after"))
-            .and_then(Json::as_f64)
+        let said: RateLimited = serde_json::from_slice(body).unwrap_or_default();
+        let retry = said
+            .retry_after
             .or_else(|| header("retry-after").and_then(|v| v.parse::<f64>().ok()))
             .filter(|v| v.is_finite() && *v >= 0.0)
             .unwrap_or(1.0)
             .min(3600.0);
         let wait = Duration::from_secs_f64(retry);
-        let global = json.as_ref().and_then(|j| j.get("global")).and_then(Json::as_bool).unwrap_or(false)
+        let global = said.global.unwrap_or(false)
             || header("x-ratelimit-global").is_some_and(|v| v.eq_ignore_ascii_case("true"))
             || header("x-ratelimit-scope").is_some_and(|v| v.eq_ignore_ascii_case("global"));
         if global {
@@ -383,10 +278,6 @@ mod tests {
         assert_eq!(
             route("GET", &u("https://x/api/guilds/9/members/55")),
             ("GET/guilds/:major/members/:id".into(), "9".into())
-        );
-        assert_eq!(
-            redact_webhook("/webhooks/1/secret-token/messages/@original"),
-            "/webhooks/1/[interaction token]/messages/@original"
         );
     }
 

@@ -1,10 +1,35 @@
-//! Messages to the chat: a reply's text made into the platform's messages,
-//! each with `allowed_mentions`, so that text a chat user supplied can never
-//! ping `@everyone`, `@here`, a role, or a user the command did not name.
-
-use serde_json::{json, Value as Json};
+//! A message to the chat, as blkc means it, whatever the platform: its
+//! content, who sees it, and whom it may ping. A reply's text becomes one
+//! or more of these; the platform module writes them in its wire format
+//! (`discord::message`). Rich messages (embeds, components) are added here,
+//! and there, and nowhere else.
 
 use crate::vocab::limits;
+
+/// One message.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Message {
+    pub content: String,
+    /// Only the user who triggered it sees it (an interaction's answer).
+    pub ephemeral: bool,
+    /// Whom it may ping: these users and no one else. Never roles,
+    /// `@everyone` or `@here`, whatever the content holds, so that text a
+    /// chat user supplied can never ping anyone the command did not name.
+    pub mentions: Vec<String>,
+}
+
+impl Message {
+    /// A message that may ping `users`.
+    pub fn new(content: impl Into<String>, users: &[String]) -> Message {
+        Message { content: content.into(), ephemeral: false, mentions: users.to_vec() }
+    }
+
+    /// blkc's own word to the user who triggered a command (busy, failed,
+    /// done): seen by them only, pinging no one.
+    pub fn notice(content: &str) -> Message {
+        Message { content: content.to_string(), ephemeral: true, mentions: Vec::new() }
+    }
+}
 
 /// The most messages one `reply` becomes; a longer reply is cut, with a mark.
 pub const MAX_PIECES: usize = 5;
@@ -81,21 +106,6 @@ fn split_point(text: &str, max: usize) -> usize {
         Some(i) => i + 1,
         None => end,
     }
-}
-
-/// `allowed_mentions` for a message that may mention `users` and no one else.
-pub fn allowed_mentions(users: &[String]) -> Json {
-    json!({ "parse": [], "users": users, "replied_user": false })
-}
-
-/// A message's body: its content, its mentions, and `flags` 64 (only the
-/// user who triggered it sees it) when `ephemeral`.
-pub fn message(content: &str, users: &[String], ephemeral: bool) -> Json {
-    let mut m = json!({ "content": content, "allowed_mentions": allowed_mentions(users) });
-    if ephemeral {
-        m["flags"] = json!(64);
-    }
-    m
 }
 
 #[cfg(test)]

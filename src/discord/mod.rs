@@ -1,0 +1,40 @@
+//! The chat platform (Discord), as one module below both the checker and
+//! the server: everything blkc knows of its wire format is here, typed.
+//!
+//! - [`model`]: what the platform sends (interactions, Gateway frames and
+//!   dispatches, its answers), read into structs of blkc's own that take
+//!   only the fields blkc uses and treat a field of another type as absent.
+//! - [`message`]: what blkc sends, built from the neutral
+//!   [`crate::message::Message`] into `twilight-model`'s types.
+//! - [`registration`]: the commands' registration payload.
+//! - [`intents`]: the event kinds' dispatches and intents.
+//! - [`signature`], [`rest`] (the API client) with [`ratelimit`], and
+//!   [`gateway`].
+//!
+//! Nothing here imports the language, the checker, the runner or the
+//! server. Why inbound payloads are blkc's own structs and outbound ones
+//! `twilight-model`'s: docs/architecture.md, "The platform boundary".
+
+pub mod gateway;
+pub mod intents;
+pub mod message;
+pub mod model;
+pub mod ratelimit;
+pub mod registration;
+pub mod rest;
+pub mod signature;
+
+/// Whether `id` is a snowflake, the only form of id the platform makes:
+/// decimal digits, at most 20 (a 64-bit number). Every id the platform
+/// sends is checked with this before it goes into a path with the bot
+/// token: an id is untrusted, and `645/../../guilds/77/bans/1?x=` must
+/// never become a route.
+pub fn is_snowflake(id: &str) -> bool {
+    (1..=20).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Whether `token` can stand in a webhook path as an interaction token:
+/// the platform's are URL-safe base64 and dots, well under 500 characters.
+pub fn is_interaction_token(token: &str) -> bool {
+    (1..=500).contains(&token.len()) && token.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+}

@@ -1,0 +1,617 @@
+//! What the platform sends, typed: an interaction, a Gateway frame and the
+//! dispatches blkc reads, and the platform's answers.
+//!
+//! Everything here is untrusted. Each struct names only the fields blkc
+//! uses; the rest of a payload is skipped as it is read, never held (a
+//! GUILD_CREATE of several MiB costs the few fields the cache keeps). A
+//! field of an unexpected type reads as absent rather than failing the
+//! whole payload, as the untyped reads before it did: the platform adds and
+//! changes fields, and one odd field must not silence an event.
+
+use serde::de::{DeserializeOwned, Deserializer};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value as Json;
+
+pub use twilight_model::application::interaction::InteractionType;
+pub use twilight_model::gateway::OpCode;
+
+/// A field read leniently: a value of another type is `None`.
+fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Option<T>, D::Error> {
+    Ok(T::deserialize(Json::deserialize(d)?).ok())
+}
+
+/// An id or other text: a string, or a number as written.
+fn text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Json::deserialize(d)? {
+        Json::String(s) => Some(s),
+        Json::Number(n) => Some(n.to_string()),
+        _ => None,
+    })
+}
+
+/// A field that may be there as `null`: `Some(None)` then, `None` when absent.
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    text(d).map(Some)
+}
+
+/// A user, as an interaction or a dispatch carries one.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct User {
+    #[serde(deserialize_with = "text")]
+    pub id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub username: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub global_name: Option<String>,
+}
+
+/// A server member: the user, and their nickname in that server.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Member {
+    #[serde(deserialize_with = "lenient")]
+    pub user: Option<User>,
+    #[serde(deserialize_with = "text")]
+    pub nick: Option<String>,
+}
+
+/// A user's name as shown: the server nickname, else the display name,
+/// else the user name (the one rule, for commands and events alike).
+pub fn display_name(user: Option<&User>, member: Option<&Member>) -> String {
+    member
+        .and_then(|m| m.nick.clone())
+        .or_else(|| user.and_then(|u| u.global_name.clone()))
+        .or_else(|| user.and_then(|u| u.username.clone()))
+        .unwrap_or_default()
+}
+
+/// An interaction, once its signature holds.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Interaction {
+    /// The platform's interaction type, as sent ([`Interaction::kind`]).
+    #[serde(rename = "type", deserialize_with = "lenient")]
+    pub type_code: Option<u8>,
+    #[serde(deserialize_with = "text")]
+    pub id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub application_id: Option<String>,
+    /// A credential for 15 minutes: never logged.
+    #[serde(deserialize_with = "text")]
+    pub token: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub guild_id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub channel_id: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub channel: Option<NamedChannel>,
+    /// In a server.
+    #[serde(deserialize_with = "lenient")]
+    pub member: Option<Member>,
+    /// In a direct message.
+    #[serde(deserialize_with = "lenient")]
+    pub user: Option<User>,
+    pub data: Option<CommandData>,
+}
+
+/// A channel as an interaction names it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct NamedChannel {
+    #[serde(deserialize_with = "text")]
+    pub name: Option<String>,
+}
+
+/// What a command interaction says: its name and options.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct CommandData {
+    #[serde(deserialize_with = "text")]
+    pub name: Option<String>,
+    pub options: Vec<CommandOption>,
+}
+
+/// One option a chat user gave.
+#[derive(Debug, Deserialize)]
+pub struct CommandOption {
+    pub name: String,
+    pub value: Option<Box<RawValue>>,
+}
+
+/// An option's value, as the platform sent it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OptionValue {
+    Text(String),
+    /// A number, exactly as written (`2.50` stays `2.50`).
+    Number(String),
+    Bool(bool),
+    /// Anything else (an object, a list, `null`).
+    Other,
+}
+
+impl CommandOption {
+    pub fn value(&self) -> Option<OptionValue> {
+        let raw = self.value.as_ref()?.get();
+        Some(match raw.as_bytes().first() {
+            Some(b'"') => serde_json::from_str(raw).map_or(OptionValue::Other, OptionValue::Text),
+            Some(b't') => OptionValue::Bool(true),
+            Some(b'f') => OptionValue::Bool(false),
+            Some(b'-' | b'0'..=b'9') => OptionValue::Number(raw.to_string()),
+            _ => OptionValue::Other,
+        })
+    }
+}
+
+/// Whether `text` is a JSON object (and not a list, which serde would read
+/// into a struct field by field).
+fn is_object(text: &[u8]) -> bool {
+    text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+}
+
+/// Why a body is not an interaction.
+#[derive(Debug)]
+pub struct NotAnInteraction(pub String);
+
+impl std::fmt::Display for NotAnInteraction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Interaction {
+    /// A signed body as an interaction: a JSON object.
+    pub fn from_slice(body: &[u8]) -> Result<Interaction, NotAnInteraction> {
+        if !is_object(body) {
+            return Err(NotAnInteraction("an interaction is a JSON object".into()));
+        }
+        serde_json::from_slice(body).map_err(|e| NotAnInteraction(e.to_string()))
+    }
+
+    /// The interaction's type, or the code of one blkc does not know.
+    pub fn kind(&self) -> Result<InteractionType, u8> {
+        let code = self.type_code.unwrap_or(0);
+        InteractionType::try_from(code).map_err(|_| code)
+    }
+
+    /// The user who triggered it, in a server or a direct message.
+    pub fn user(&self) -> Option<&User> {
+        self.member.as_ref().and_then(|m| m.user.as_ref()).or(self.user.as_ref())
+    }
+
+    pub fn user_id(&self) -> &str {
+        self.user().and_then(|u| u.id.as_deref()).unwrap_or_default()
+    }
+
+    pub fn id(&self) -> &str {
+        self.id.as_deref().unwrap_or_default()
+    }
+
+    pub fn token(&self) -> &str {
+        self.token.as_deref().unwrap_or_default()
+    }
+
+    pub fn application_id(&self) -> &str {
+        self.application_id.as_deref().unwrap_or_default()
+    }
+
+    pub fn command(&self) -> &str {
+        self.data.as_ref().and_then(|d| d.name.as_deref()).unwrap_or_default()
+    }
+
+    pub fn options(&self) -> &[CommandOption] {
+        self.data.as_ref().map_or(&[], |d| d.options.as_slice())
+    }
+
+    /// The user's name as shown.
+    pub fn user_name(&self) -> String {
+        display_name(self.user(), self.member.as_ref())
+    }
+}
+
+/// A Gateway message, with its `d` left as text until its `op` and `t`
+/// say what it is.
+#[derive(Debug, Deserialize)]
+pub struct Frame<'a> {
+    #[serde(default, deserialize_with = "lenient")]
+    pub op: Option<u8>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub s: Option<u64>,
+    #[serde(default, deserialize_with = "text")]
+    pub t: Option<String>,
+    #[serde(borrow, default)]
+    pub d: Option<&'a RawValue>,
+}
+
+impl Frame<'_> {
+    pub fn op(&self) -> Option<OpCode> {
+        OpCode::from(self.op?)
+    }
+
+    /// HELLO's heartbeat interval, in milliseconds.
+    pub fn heartbeat_interval(&self) -> Option<u64> {
+        #[derive(Deserialize)]
+        struct Hello {
+            heartbeat_interval: u64,
+        }
+        serde_json::from_str::<Hello>(self.d?.get()).ok().map(|h| h.heartbeat_interval)
+    }
+
+    /// INVALID_SESSION's flag: whether the session can be resumed.
+    pub fn resumable(&self) -> bool {
+        self.d.and_then(|d| serde_json::from_str::<bool>(d.get()).ok()).unwrap_or(false)
+    }
+}
+
+/// READY.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Ready {
+    #[serde(deserialize_with = "lenient")]
+    pub user: Option<User>,
+    #[serde(deserialize_with = "text")]
+    pub session_id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub resume_gateway_url: Option<String>,
+    /// How many servers the bot is in (their entries are not kept).
+    #[serde(deserialize_with = "count")]
+    pub guilds: usize,
+}
+
+/// The length of a list, its entries skipped.
+fn count<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    struct Count;
+    impl<'de> serde::de::Visitor<'de> for Count {
+        type Value = usize;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a list")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
+            let mut n = 0;
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                n += 1;
+            }
+            Ok(n)
+        }
+        fn visit_unit<E>(self) -> Result<usize, E> {
+            Ok(0)
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<usize, A::Error> {
+            while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+            Ok(0)
+        }
+    }
+    d.deserialize_any(Count)
+}
+
+/// GUILD_CREATE and GUILD_UPDATE, as far as the cache keeps them: the
+/// largest messages the Gateway sends, read for five fields and the
+/// channels' names (at most `max_channels`; the rest skipped).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Guild {
+    #[serde(deserialize_with = "text")]
+    pub id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub name: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub member_count: Option<i64>,
+    /// `Some(None)`: the server has no system channel (any more).
+    #[serde(deserialize_with = "present")]
+    pub system_channel_id: Option<Option<String>>,
+    #[serde(deserialize_with = "lenient")]
+    pub unavailable: Option<bool>,
+    #[serde(deserialize_with = "channels")]
+    pub channels: Vec<Channel>,
+}
+
+/// The most channels read of one server (the platform allows 500).
+pub const MAX_CHANNELS: usize = 1000;
+
+/// A server's channels, the first [`MAX_CHANNELS`] kept.
+fn channels<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Channel>, D::Error> {
+    struct Channels;
+    impl<'de> serde::de::Visitor<'de> for Channels {
+        type Value = Vec<Channel>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a list of channels")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Channel>, A::Error> {
+            let mut out = Vec::new();
+            while out.len() < MAX_CHANNELS {
+                match seq.next_element::<Json>()? {
+                    Some(c) => out.extend(Channel::deserialize(c).ok()),
+                    None => return Ok(out),
+                }
+            }
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok(out)
+        }
+        fn visit_unit<E>(self) -> Result<Vec<Channel>, E> {
+            Ok(Vec::new())
+        }
+    }
+    d.deserialize_any(Channels)
+}
+
+/// A channel: CHANNEL_CREATE, _UPDATE and _DELETE, and a server's list.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Channel {
+    #[serde(deserialize_with = "text")]
+    pub id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub name: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub guild_id: Option<String>,
+}
+
+/// GUILD_MEMBER_ADD and GUILD_MEMBER_REMOVE.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct MemberEvent {
+    #[serde(deserialize_with = "text")]
+    pub guild_id: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub user: Option<User>,
+    #[serde(deserialize_with = "text")]
+    pub nick: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub joined_at: Option<String>,
+}
+
+/// MESSAGE_CREATE, MESSAGE_UPDATE and MESSAGE_DELETE.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Message {
+    #[serde(deserialize_with = "text")]
+    pub id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub channel_id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub guild_id: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub author: Option<User>,
+    #[serde(deserialize_with = "lenient")]
+    pub member: Option<Member>,
+    #[serde(deserialize_with = "text")]
+    pub content: Option<String>,
+}
+
+/// MESSAGE_REACTION_ADD and _REMOVE.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Reaction {
+    #[serde(deserialize_with = "text")]
+    pub user_id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub channel_id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub message_id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub guild_id: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub member: Option<Member>,
+    #[serde(deserialize_with = "lenient")]
+    pub emoji: Option<Emoji>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Emoji {
+    #[serde(deserialize_with = "text")]
+    pub id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub name: Option<String>,
+}
+
+impl Emoji {
+    /// As a message writes it: `<:name:id>` for a server's own, the
+    /// character itself otherwise.
+    pub fn written(&self) -> String {
+        let name = self.name.clone().unwrap_or_default();
+        match &self.id {
+            Some(id) => format!("<:{name}:{id}>"),
+            None => name,
+        }
+    }
+}
+
+/// GUILD_ROLE_CREATE.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct RoleEvent {
+    #[serde(deserialize_with = "text")]
+    pub guild_id: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub role: Option<Role>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Role {
+    #[serde(deserialize_with = "text")]
+    pub id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub name: Option<String>,
+}
+
+/// A dispatch blkc reads: those the cache keeps and those an event tree
+/// can run on. Others (presences, typing, member chunks) are never parsed.
+#[derive(Debug)]
+pub enum Dispatch {
+    Ready(Ready),
+    Resumed,
+    GuildCreate(Guild),
+    GuildUpdate(Guild),
+    GuildDelete(Guild),
+    ChannelCreate(Channel),
+    ChannelUpdate(Channel),
+    ChannelDelete(Channel),
+    MemberAdd(MemberEvent),
+    MemberRemove(MemberEvent),
+    MessageCreate(Message),
+    MessageUpdate(Message),
+    MessageDelete(Message),
+    ReactionAdd(Reaction),
+    ReactionRemove(Reaction),
+    RoleCreate(RoleEvent),
+}
+
+impl Dispatch {
+    /// Whether dispatch `t` is read at all.
+    pub fn wanted(t: &str) -> bool {
+        matches!(
+            t,
+            "READY"
+                | "RESUMED"
+                | "GUILD_CREATE"
+                | "GUILD_UPDATE"
+                | "GUILD_DELETE"
+                | "CHANNEL_CREATE"
+                | "CHANNEL_UPDATE"
+                | "CHANNEL_DELETE"
+                | "GUILD_MEMBER_ADD"
+                | "GUILD_MEMBER_REMOVE"
+                | "MESSAGE_CREATE"
+                | "MESSAGE_UPDATE"
+                | "MESSAGE_DELETE"
+                | "MESSAGE_REACTION_ADD"
+                | "MESSAGE_REACTION_REMOVE"
+                | "GUILD_ROLE_CREATE"
+        )
+    }
+
+    /// Dispatch `t` with data `raw`; `None` for one blkc does not read, or
+    /// whose data is not an object.
+    pub fn parse(t: &str, raw: &str) -> Option<Dispatch> {
+        fn read<T: DeserializeOwned>(raw: &str) -> Option<T> {
+            is_object(raw.as_bytes()).then(|| serde_json::from_str(raw).ok()).flatten()
+        }
+        Some(match t {
+            "READY" => Dispatch::Ready(read(raw)?),
+            "RESUMED" => Dispatch::Resumed,
+            "GUILD_CREATE" => Dispatch::GuildCreate(read(raw)?),
+            "GUILD_UPDATE" => Dispatch::GuildUpdate(read(raw)?),
+            "GUILD_DELETE" => Dispatch::GuildDelete(read(raw)?),
+            "CHANNEL_CREATE" => Dispatch::ChannelCreate(read(raw)?),
+            "CHANNEL_UPDATE" => Dispatch::ChannelUpdate(read(raw)?),
+            "CHANNEL_DELETE" => Dispatch::ChannelDelete(read(raw)?),
+            "GUILD_MEMBER_ADD" => Dispatch::MemberAdd(read(raw)?),
+            "GUILD_MEMBER_REMOVE" => Dispatch::MemberRemove(read(raw)?),
+            "MESSAGE_CREATE" => Dispatch::MessageCreate(read(raw)?),
+            "MESSAGE_UPDATE" => Dispatch::MessageUpdate(read(raw)?),
+            "MESSAGE_DELETE" => Dispatch::MessageDelete(read(raw)?),
+            "MESSAGE_REACTION_ADD" => Dispatch::ReactionAdd(read(raw)?),
+            "MESSAGE_REACTION_REMOVE" => Dispatch::ReactionRemove(read(raw)?),
+            "GUILD_ROLE_CREATE" => Dispatch::RoleCreate(read(raw)?),
+            _ => return None,
+        })
+    }
+
+    /// What identifies this occurrence across the sessions that receive
+    /// it, where the platform gives it an identity of its own: a message's
+    /// or channel's id, a role's, a session's, a member's join. `None`: it
+    /// is known only by its payload.
+    pub fn own_identity(&self) -> Option<String> {
+        match self {
+            Dispatch::MessageCreate(m) | Dispatch::MessageDelete(m) => m.id.clone(),
+            Dispatch::ChannelCreate(c) | Dispatch::ChannelDelete(c) => c.id.clone(),
+            Dispatch::RoleCreate(r) => r.role.as_ref()?.id.clone(),
+            Dispatch::Ready(r) => r.session_id.clone(),
+            Dispatch::MemberAdd(m) => {
+                let user = m.user.as_ref()?.id.as_deref()?;
+                let at = m.joined_at.as_deref()?;
+                Some(format!("{}:{user}:{at}", m.guild_id.as_deref().unwrap_or_default()))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What `GET /gateway/bot` answers.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct GatewayBot {
+    #[serde(deserialize_with = "text")]
+    pub url: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub shards: Option<u64>,
+    #[serde(deserialize_with = "lenient")]
+    pub session_start_limit: Option<SessionStartLimit>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct SessionStartLimit {
+    #[serde(deserialize_with = "lenient")]
+    pub remaining: Option<u64>,
+    #[serde(deserialize_with = "lenient")]
+    pub reset_after: Option<u64>,
+    #[serde(deserialize_with = "lenient")]
+    pub max_concurrency: Option<u64>,
+}
+
+/// The body of an error the platform answers.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ErrorBody {
+    #[serde(deserialize_with = "text")]
+    pub message: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_field_of_another_type_reads_as_absent_and_the_rest_still_reads() {
+        let i: Interaction = serde_json::from_str(
+            r#"{"type":2,"id":123,"token":"t","member":{"user":{"id":"5","username":7},"nick":["x"]},
+                "channel":"oops","data":{"name":"roll","options":[{"name":"n","value":2.50},{"name":"s","value":"hi"},
+                {"name":"b","value":true},{"name":"o","value":{"x":1}}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (i.kind(), i.id(), i.user_id(), i.command()),
+            (Ok(InteractionType::ApplicationCommand), "123", "5", "roll")
+        );
+        assert_eq!(i.user_name(), "7");
+        assert!(i.channel.is_none());
+        let values: Vec<Option<OptionValue>> = i.options().iter().map(CommandOption::value).collect();
+        assert_eq!(
+            values,
+            [
+                Some(OptionValue::Number("2.50".into())),
+                Some(OptionValue::Text("hi".into())),
+                Some(OptionValue::Bool(true)),
+                Some(OptionValue::Other)
+            ]
+        );
+        let odd: Interaction = serde_json::from_str(r#"{"type":99}"#).unwrap();
+        assert_eq!(odd.kind(), Err(99));
+    }
+
+    #[test]
+    fn a_server_is_read_for_what_the_cache_keeps_and_its_channels_within_the_bound() {
+        let channels: Vec<String> =
+            (0..MAX_CHANNELS + 5).map(|i| format!(r#"{{"id":"{i}","name":"c{i}","topic":"t"}}"#)).collect();
+        let raw = format!(
+            r#"{{"id":"7","name":"Home","member_count":3,"system_channel_id":null,"members":[{{"x":1}}],"channels":[{}]}}"#,
+            channels.join(",")
+        );
+        let Some(Dispatch::GuildCreate(g)) = Dispatch::parse("GUILD_CREATE", &raw) else { panic!() };
+        assert_eq!((g.id.as_deref(), g.name.as_deref(), g.member_count), (Some("7"), Some("Home"), Some(3)));
+        assert_eq!(g.system_channel_id, Some(None));
+        assert_eq!(g.channels.len(), MAX_CHANNELS);
+        assert!(Dispatch::parse("PRESENCE_UPDATE", "{}").is_none());
+        assert!(Dispatch::parse("MESSAGE_CREATE", "null").is_none());
+        assert!(Dispatch::parse("MESSAGE_CREATE", "[1]").is_none());
+        assert!(Interaction::from_slice(b" [1, 2, 3]").is_err());
+        let Some(Dispatch::Ready(r)) = Dispatch::parse("READY", r#"{"guilds":[{"id":"1"},{"id":"2"}]}"#) else {
+            panic!()
+        };
+        assert_eq!(r.guilds, 2);
+    }
+}

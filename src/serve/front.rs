@@ -1,0 +1,427 @@
+//! The HTTP front door: connections through the door, `/healthz`,
+//! `/metrics`, and `POST /interactions` (size, signature, the body, a
+//! replay's refusal), each interaction made a trigger and queued, and its
+//! first answer given by the deadline.
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use tokio::sync::oneshot;
+
+use super::pipeline::{self, Busy, Queued, Work};
+use super::server::Shared;
+use super::trigger::{find_tree, About, Answer, Outcome, Phase, Trigger};
+use crate::discord::model::{Interaction, InteractionType};
+use crate::discord::{self, signature};
+use crate::message::{self, Message};
+use crate::plan::TreeKind;
+
+/// How long an interaction id is remembered: past it, the timestamp of a
+/// replay is stale anyway.
+const REPLAY_MEMORY: Duration = Duration::from_secs(6 * 60);
+const REPLAY_MAX: usize = 500_000;
+
+/// The listener at `at`, and the address it is bound to (`:0` picks one).
+pub async fn listen(at: Option<SocketAddr>) -> Result<(Option<tokio::net::TcpListener>, Option<SocketAddr>), String> {
+    let Some(at) = at else { return Ok((None, None)) };
+    let listener = tokio::net::TcpListener::bind(at).await.map_err(|e| format!("cannot listen on {at}: {e}"))?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    Ok((Some(listener), Some(address)))
+}
+
+/// The accept loop's state: the door, and when running out of open files
+/// was last logged.
+pub struct Front {
+    door: Arc<super::door::Door>,
+    emfile_logged: Option<Instant>,
+}
+
+impl Front {
+    pub fn new(door: Arc<super::door::Door>) -> Front {
+        Front { door, emfile_logged: None }
+    }
+
+    /// Takes connections until SIGTERM, SIGINT or a Gateway refusal; then
+    /// drains with the listener still open, so new requests are answered
+    /// 503 (and `/healthz` says so) until the runs in flight are done.
+    pub async fn serve(
+        mut self,
+        shared: &Arc<Shared>,
+        listener: Option<tokio::net::TcpListener>,
+        drain_timeout: Duration,
+    ) {
+        let stop = super::server::stop_signal();
+        tokio::pin!(stop);
+        loop {
+            tokio::select! {
+                _ = &mut stop => break,
+                _ = shared.life.fatal_notify.notified() => break,
+                accepted = accept(listener.as_ref()) => self.take(shared, accepted).await,
+            }
+        }
+        shared.life.gateway_stop.store(true, Ordering::SeqCst);
+        let drained = super::server::drain(shared.clone(), drain_timeout);
+        tokio::pin!(drained);
+        loop {
+            tokio::select! {
+                _ = &mut drained => break,
+                accepted = accept(listener.as_ref()) => self.take(shared, accepted).await,
+            }
+        }
+    }
+
+    /// Takes a new connection through the door, or backs off when the
+    /// process cannot accept one (out of open files: spinning on the error
+    /// would take a core and starve the runs).
+    async fn take(&mut self, shared: &Arc<Shared>, accepted: std::io::Result<(tokio::net::TcpStream, SocketAddr)>) {
+        let (stream, peer) = match accepted {
+            Ok(a) => a,
+            Err(e) => {
+                shared.metrics.connection_refused("accept");
+                if self.emfile_logged.is_none_or(|t| t.elapsed() > Duration::from_secs(10)) {
+                    self.emfile_logged = Some(Instant::now());
+                    shared.log.write(
+                        "error",
+                        "cannot accept a connection; backing off (new connections wait in the backlog)",
+                        &[("error", e.to_string().into())],
+                        None,
+                    );
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                return;
+            }
+        };
+        let admitted = match self.door.admit(peer.ip()) {
+            Ok(a) => a,
+            Err(why) => {
+                // Over the cap, or this address's share: closed at once.
+                shared.metrics.connection_refused(match why {
+                    super::door::Refused::Full => "full",
+                    super::door::Refused::Address => "address",
+                });
+                return;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            // A connection that sends nothing gives its place back soon.
+            let mut first = [0u8; 1];
+            match tokio::time::timeout(super::door::FIRST_BYTE, stream.peek(&mut first)).await {
+                Ok(Ok(n)) if n > 0 => {}
+                Ok(_) => return,
+                Err(_) => {
+                    shared.metrics.connection_refused("silent");
+                    return;
+                }
+            }
+            let service = hyper::service::service_fn(move |req| handle(shared.clone(), req));
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(10))
+                .max_buf_size(64 * 1024)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+            drop(admitted);
+        });
+    }
+}
+
+/// The next connection, or never when there is no listener.
+async fn accept(listener: Option<&tokio::net::TcpListener>) -> std::io::Result<(tokio::net::TcpStream, SocketAddr)> {
+    match listener {
+        Some(l) => l.accept().await,
+        None => std::future::pending().await,
+    }
+}
+
+type Reply = Response<Full<Bytes>>;
+
+fn respond(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Reply {
+    let mut r = Response::new(Full::new(body.into()));
+    *r.status_mut() = status;
+    if let Ok(v) = hyper::header::HeaderValue::from_str(content_type) {
+        r.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
+    }
+    r
+}
+
+fn json_reply(value: &impl serde::Serialize) -> Reply {
+    match serde_json::to_vec(value) {
+        Ok(body) => respond(StatusCode::OK, "application/json", body),
+        Err(_) => respond(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", "internal error\n"),
+    }
+}
+
+async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, Infallible> {
+    let _busy = Busy::new(&shared);
+    let reply = match (req.method(), req.uri().path()) {
+        (&Method::GET, "/healthz") if shared.life.draining() => {
+            respond(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "draining\n")
+        }
+        (&Method::GET, "/healthz") => match shared.bot.store.health() {
+            // Runs that read or save would fail: the process is not well.
+            Some(why) => respond(StatusCode::SERVICE_UNAVAILABLE, "text/plain", format!("store unreachable: {why}\n")),
+            None => respond(StatusCode::OK, "text/plain", "ok\n"),
+        },
+        (&Method::GET, "/metrics") => respond(StatusCode::OK, "text/plain; version=0.0.4", shared.metrics.render()),
+        (&Method::POST, "/interactions") => interaction(&shared, req).await,
+        (_, "/healthz" | "/metrics" | "/interactions") => {
+            respond(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "method not allowed\n")
+        }
+        _ => respond(StatusCode::NOT_FOUND, "text/plain", "not found\n"),
+    };
+    Ok(reply)
+}
+
+/// The answer to a body that was not read.
+fn body_refused(shared: &Shared, refused: super::door::BodyRefused) -> Reply {
+    use super::door::BodyRefused;
+    match refused {
+        BodyRefused::TooLarge => {
+            shared.metrics.interaction(Outcome::TooLarge);
+            respond(StatusCode::PAYLOAD_TOO_LARGE, "text/plain", "too large\n")
+        }
+        BodyRefused::Busy => {
+            shared.metrics.interaction(Outcome::BodiesFull);
+            respond(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "busy\n")
+        }
+        BodyRefused::TooSlow => respond(StatusCode::REQUEST_TIMEOUT, "text/plain", "too slow\n"),
+        BodyRefused::Broken => respond(StatusCode::BAD_REQUEST, "text/plain", "bad request\n"),
+    }
+}
+
+/// `POST /interactions`: size, signature, then the body.
+async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
+    let received = Instant::now();
+    if shared.life.draining() {
+        return respond(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "draining\n");
+    }
+    let interaction = match signed(shared, req).await {
+        Ok(i) => i,
+        Err(reply) => return reply,
+    };
+    if let Some(reply) = refusal(shared, &interaction) {
+        return reply;
+    }
+    if !first_delivery(shared, interaction.id(), received).await {
+        shared.metrics.interaction(Outcome::Replayed);
+        shared.log.write("warn", "replayed interaction refused", &[("id", interaction.id().into())], None);
+        return respond(StatusCode::CONFLICT, "text/plain", "interaction already answered\n");
+    }
+    let loaded = shared.bot.loaded();
+    let Some(tree) = find_tree(&loaded, TreeKind::Command, interaction.command()) else {
+        shared.metrics.interaction(Outcome::UnknownCommand);
+        pipeline::log_run(shared, &About::interaction(&interaction), received, Outcome::UnknownCommand, None);
+        return json_reply(&discord::message::answer(&Message::notice(message::UNKNOWN)));
+    };
+    let (first, answer) = oneshot::channel();
+    let answer_state = Arc::new(Answer::new(&interaction, first));
+    let server = interaction.guild_id.clone().unwrap_or_default();
+    let channel = interaction.channel_id.clone().unwrap_or_default();
+    let names = shared.bot.cache.names(&server, &channel);
+    let trigger = Trigger::from_interaction(&interaction, (loaded, tree), answer_state.clone(), names, received);
+    queue_and_answer(shared, trigger, (answer_state, answer)).await
+}
+
+/// The interaction of a signed body: its size and signature hold, and it
+/// reads as one. Nothing unsigned is parsed beyond its size.
+async fn signed(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Interaction, Reply> {
+    let front = &shared.front;
+    let header = |name: &str| req.headers().get(name).map(|v| v.as_bytes().to_vec());
+    let signature = header("x-signature-ed25519");
+    let timestamp = header("x-signature-timestamp");
+    let too_large = req
+        .headers()
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+        .is_some_and(|n| n > front.max_body as u64);
+    if too_large {
+        shared.metrics.interaction(Outcome::TooLarge);
+        return Err(respond(StatusCode::PAYLOAD_TOO_LARGE, "text/plain", "too large\n"));
+    }
+    // Unsigned bytes: read into the bodies' budget, never past it.
+    let body = super::door::read(req.into_body(), front.max_body, &front.bodies)
+        .await
+        .map_err(|refused| body_refused(shared, refused))?;
+    let body = &body.bytes;
+    let Some(public_key) = &front.public_key else {
+        return Err(respond(StatusCode::NOT_FOUND, "text/plain", "not found\n"));
+    };
+    if let Err(refused) =
+        signature::verify(public_key, signature.as_deref(), timestamp.as_deref(), body, SystemTime::now())
+    {
+        shared.metrics.interaction(Outcome::Unauthorized);
+        shared.log.write("warn", "refused", &[("status", 401.into()), ("why", refused.as_str().into())], None);
+        return Err(respond(StatusCode::UNAUTHORIZED, "text/plain", "invalid request signature\n"));
+    }
+    Interaction::from_slice(body).map_err(|e| {
+        shared.metrics.interaction(Outcome::Malformed);
+        shared.log.write("warn", "malformed interaction", &[("error", e.to_string().into())], None);
+        respond(StatusCode::BAD_REQUEST, "text/plain", "malformed interaction\n")
+    })
+}
+
+/// The answer to an interaction blkc does not run: anything but a command
+/// whose application id and token are of the platform's form (they make
+/// the path of every later message). A PING is answered here.
+fn refusal(shared: &Shared, interaction: &Interaction) -> Option<Reply> {
+    match interaction.kind() {
+        Ok(InteractionType::Ping) => {
+            shared.metrics.interaction(Outcome::Ping);
+            Some(json_reply(&discord::message::pong()))
+        }
+        Ok(InteractionType::ApplicationCommand)
+            if !discord::is_snowflake(interaction.application_id())
+                || !discord::is_interaction_token(interaction.token()) =>
+        {
+            shared.metrics.interaction(Outcome::Malformed);
+            shared.log.write(
+                "warn",
+                "malformed interaction: its application id or token is not of the platform's form",
+                &[],
+                None,
+            );
+            Some(respond(StatusCode::BAD_REQUEST, "text/plain", "malformed interaction\n"))
+        }
+        Ok(InteractionType::ApplicationCommand) => None,
+        other => {
+            let code = match other {
+                Ok(kind) => kind as u8,
+                Err(code) => code,
+            };
+            shared.metrics.interaction(Outcome::Unsupported);
+            shared.log.write("warn", "interaction of a type blkc does not answer", &[("type", code.into())], None);
+            Some(respond(StatusCode::BAD_REQUEST, "text/plain", "unsupported interaction type\n"))
+        }
+    }
+}
+
+/// Queues the command's run, and gives the HTTP exchange its first answer
+/// by the deadline: the run's first message, or "thinking" (or "busy"
+/// when the queue is full).
+async fn queue_and_answer(
+    shared: &Arc<Shared>,
+    trigger: Trigger,
+    (answer, mut first): (Arc<Answer>, oneshot::Receiver<Message>),
+) -> Reply {
+    let received = trigger.received;
+    // The run holds the server busy until it is answered in full.
+    let work = Work { _queued: Queued::new(shared), trigger };
+    if let Err(e) = shared.queue.jobs.try_send(work) {
+        let work = e.into_inner();
+        shared.metrics.interaction(Outcome::Busy);
+        pipeline::log_run(shared, &work.trigger.about, received, Outcome::Busy, None);
+        return json_reply(&discord::message::answer(&Message::notice(message::BUSY)));
+    }
+    let deadline = tokio::time::Instant::from_std(received + shared.front.answer_within);
+    let answered = |m: &Message| json_reply(&discord::message::answer(m));
+    match tokio::time::timeout_at(deadline, &mut first).await {
+        Ok(Ok(message)) => answered(&message),
+        Ok(Err(_)) => answered(&Message::notice(message::FAILED)),
+        Err(_) => {
+            let mut phase = answer.phase.lock().unwrap_or_else(|e| e.into_inner());
+            match &*phase {
+                Phase::Waiting(_) => {
+                    *phase = Phase::Deferred { edited: false };
+                    shared.metrics.deferral();
+                    json_reply(&discord::message::deferred())
+                }
+                // The first message came as the time ran out.
+                _ => match first.try_recv() {
+                    Ok(message) => answered(&message),
+                    Err(_) => json_reply(&discord::message::deferred()),
+                },
+            }
+        }
+    }
+}
+
+/// Whether interaction `id` is new: to this process, and to the others
+/// sharing its store. A new one is remembered across a restart too (the
+/// same signed bytes stay valid for 5 minutes).
+async fn first_delivery(shared: &Arc<Shared>, id: &str, received: Instant) -> bool {
+    let first = shared.front.replay.lock().unwrap_or_else(|e| e.into_inner()).first(id, received);
+    let first = first && first_across_processes(shared, id, received).await;
+    if first {
+        let key = crate::store::delivery_key("interaction", id);
+        shared.bot.store.remember(key, epoch_ms() + REPLAY_MEMORY.as_millis() as i64);
+    }
+    first
+}
+
+/// Whether no other process sharing the store has taken interaction `id`.
+/// Asked within a bound, so that the first
+/// answer never waits on the store past the platform's deadline; a store
+/// that does not answer in time (or is known not to) lets the interaction
+/// run: this process's own memory still refuses replays.
+async fn first_across_processes(shared: &Arc<Shared>, id: &str, received: Instant) -> bool {
+    let store = &shared.bot.store;
+    if !store.shared() || store.health().is_some() {
+        return true;
+    }
+    let (store, key) = (store.clone(), crate::store::delivery_key("interaction", id));
+    let keep = REPLAY_MEMORY.as_millis() as i64;
+    let bound = received + (shared.front.answer_within / 3).min(Duration::from_secs(1));
+    let asked = tokio::task::spawn_blocking(move || store.first_time(&key, epoch_ms(), keep));
+    let why = match tokio::time::timeout_at(tokio::time::Instant::from_std(bound), asked).await {
+        Ok(Ok(Ok(first))) => return first,
+        Ok(Ok(Err(e))) => e.to_string(),
+        Ok(Err(_)) => "the check failed".to_string(),
+        Err(_) => "no answer in time; the interaction runs".to_string(),
+    };
+    shared.log.write("warn", "the store could not say whether the interaction is new", &[("error", why.into())], None);
+    true
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn epoch_ms() -> i64 {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Interaction ids seen lately, oldest first.
+#[derive(Default)]
+pub struct Replay {
+    seen: HashMap<String, Instant>,
+    order: VecDeque<(Instant, String)>,
+}
+
+impl Replay {
+    /// What an earlier run of this server took, from the store: each id
+    /// remembered for what is left of its time.
+    pub fn restore(&mut self, taken: Vec<(String, i64)>, now_ms: i64) {
+        let now = Instant::now();
+        for (key, expires_ms) in taken {
+            let Some(id) = key.strip_prefix("interaction:") else { continue };
+            let left = Duration::from_millis(expires_ms.saturating_sub(now_ms).max(0) as u64).min(REPLAY_MEMORY);
+            let at = now.checked_sub(REPLAY_MEMORY - left).unwrap_or(now);
+            self.seen.insert(id.to_string(), at);
+            self.order.push_back((at, id.to_string()));
+        }
+    }
+
+    /// Whether `id` is new (and now remembered).
+    fn first(&mut self, id: &str, now: Instant) -> bool {
+        while let Some((at, _)) = self.order.front() {
+            if now.duration_since(*at) < REPLAY_MEMORY && self.order.len() < REPLAY_MAX {
+                break;
+            }
+            if let Some((_, old)) = self.order.pop_front() {
+                self.seen.remove(&old);
+            }
+        }
+        if self.seen.contains_key(id) {
+            return false;
+        }
+        self.seen.insert(id.to_string(), now);
+        self.order.push_back((now, id.to_string()));
+        true
+    }
+}

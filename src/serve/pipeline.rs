@@ -1,0 +1,337 @@
+//! The one run path: a trigger, whatever made it, is queued, deduplicated
+//! across processes when it needs to be, run on a pool thread by the
+//! runner of `blkc run`, and its replies delivered to its target; then it
+//! is counted and logged, once.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value as Json;
+
+use super::server::Shared;
+use super::trigger::{About, Delivery, Outcome, Target, Trigger};
+use crate::discord::rest::{Answer as Sent, PlatformError, Route};
+use crate::eval::{self, Event};
+use crate::message::{self, pieces, Message};
+
+/// How long an interaction token lasts: answers after this cannot be sent.
+const TOKEN_LIFETIME: Duration = Duration::from_secs(15 * 60);
+/// How long an event's messages may take, rate limits included.
+const EVENT_DEADLINE: Duration = Duration::from_secs(60);
+
+/// A trigger on its way through the queue.
+pub struct Work {
+    pub _queued: Queued,
+    pub trigger: Trigger,
+}
+
+/// What a run did, for its log line.
+#[derive(Default)]
+pub struct RunReport {
+    pub requests: usize,
+    pub warnings: Vec<&'static str>,
+    /// Messages the platform took.
+    pub messages: usize,
+    pub failure: Option<String>,
+    /// Why a message did not reach the chat (the first such): the run
+    /// then counts as failed, whatever it did.
+    undelivered: Option<String>,
+    pub deferred: bool,
+}
+
+impl RunReport {
+    /// The run's outcome once its messages are counted: one that did not
+    /// reach the chat fails the run, with the reason as its error.
+    fn settle(&mut self, outcome: Outcome) -> Outcome {
+        match self.undelivered.take() {
+            Some(why) if outcome != Outcome::Failed => {
+                self.failure = Some(why);
+                Outcome::Failed
+            }
+            _ => outcome,
+        }
+    }
+
+    /// Counts a run's request or warning (a reply is the caller's).
+    fn note(&mut self, shared: &Shared, event: &Event) {
+        match event {
+            Event::Request(r) => {
+                self.requests += 1;
+                shared.metrics.request(r.status);
+            }
+            Event::Warning(w) => self.warnings.push(w.code),
+            Event::Reply { .. } | Event::Save { .. } => {}
+        }
+    }
+}
+
+/// Runs one trigger on a pool thread, delivers what it says, and counts
+/// and logs how it went.
+pub fn run(shared: &Arc<Shared>, work: Work) {
+    let Work { _queued, trigger } = work;
+    if !first_time(shared, &trigger) {
+        return;
+    }
+    let started = Instant::now();
+    let mut report = RunReport::default();
+    let mut out = Outbox { shared, trigger: &trigger, replies: 0 };
+    let ran = match &trigger.vars {
+        Err(why) => Err(why.clone()),
+        Ok(vars) => {
+            let mut inputs = shared.bot.inputs.clone();
+            inputs.vars.extend(vars.iter().cloned());
+            let mut options = shared.bot.options.clone();
+            options.samples = trigger.loaded.checked.model.samples.clone();
+            let mut store = shared.bot.store.run_store();
+            let mut sink = |event: Event| match event {
+                Event::Reply { text } => out.reply(&mut report, &text),
+                other => report.note(shared, &other),
+            };
+            let plan = &trigger.loaded.plan;
+            failure(caught(|| eval::run(plan, trigger.tree(), &inputs, &options, store.as_mut(), &mut sink)))
+                .map_or(Ok(()), Err)
+        }
+    };
+    let interaction = matches!(trigger.target, Target::Interaction(_));
+    let outcome = match ran {
+        Ok(()) if interaction => {
+            // A command that replies nothing still answers its user.
+            if out.replies == 0 {
+                out.send(&mut report, &Message::notice(message::DONE));
+            }
+            Outcome::Answered
+        }
+        Ok(()) => Outcome::Ran,
+        Err(why) => {
+            report.failure = Some(why);
+            if interaction {
+                out.send(&mut report, &Message::notice(message::FAILED));
+            }
+            Outcome::Failed
+        }
+    };
+    let outcome = report.settle(outcome);
+    shared.metrics.run_time(started.elapsed());
+    let counted = if report.deferred && outcome == Outcome::Answered { Outcome::Deferred } else { outcome };
+    count(shared, &trigger.about, counted);
+    log_run(shared, &trigger.about, trigger.received, outcome, Some(&report));
+}
+
+/// Whether the trigger is new to the processes sharing the store (an
+/// event two sessions hold, during a hand-over); a store that cannot say
+/// lets it run: the process's own shards are its own.
+fn first_time(shared: &Shared, trigger: &Trigger) -> bool {
+    let Some((key, at, keep)) = &trigger.dedupe else { return true };
+    match shared.bot.store.first_time(key, *at, keep.as_millis() as i64) {
+        Ok(true) => true,
+        Ok(false) => {
+            count(shared, &trigger.about, Outcome::Duplicate);
+            let fields = [trigger.about.field()];
+            shared.log.write("info", "event already taken by another process", &fields, None);
+            false
+        }
+        Err(e) => {
+            let fields = [trigger.about.field(), ("error", e.to_string().into())];
+            shared.log.write("warn", "the store could not say whether the event is new", &fields, None);
+            true
+        }
+    }
+}
+
+/// Counts a trigger's outcome in the metrics.
+pub fn count(shared: &Shared, about: &About, outcome: Outcome) {
+    match about {
+        About::Interaction { .. } => shared.metrics.interaction(outcome),
+        About::Event { kind, .. } => shared.metrics.event(kind, outcome),
+    }
+}
+
+/// A run's messages on their way to its target.
+struct Outbox<'a> {
+    shared: &'a Arc<Shared>,
+    trigger: &'a Trigger,
+    replies: usize,
+}
+
+impl Outbox<'_> {
+    /// A reply's text, as the messages it becomes.
+    fn reply(&mut self, report: &mut RunReport, text: &str) {
+        self.replies += 1;
+        if let Target::Channel(None) = self.trigger.target {
+            let fields = [self.trigger.about.field()];
+            self.shared.log.write("warn", "a reply in this event has no channel to go to; not sent", &fields, None);
+            return;
+        }
+        let (parts, warning) = pieces(text);
+        if let Some(w) = warning {
+            self.shared.log.write("warn", &w, &[self.trigger.about.field()], self.trigger.about.token());
+        }
+        for p in parts {
+            self.send(report, &Message::new(p, &self.trigger.mentions));
+        }
+    }
+
+    /// One message to the target: the interaction's answer, its edit or a
+    /// follow-up, or a channel message.
+    fn send(&mut self, report: &mut RunReport, message: &Message) {
+        let shared = self.shared;
+        let body = crate::discord::message::body(message);
+        let sent = match &self.trigger.target {
+            Target::Interaction(answer) => {
+                let (application, token) = (answer.application_id.as_str(), answer.token.as_str());
+                let route = match answer.deliver(message) {
+                    Delivery::Sent => {
+                        report.messages += 1;
+                        return;
+                    }
+                    Delivery::Edit => {
+                        report.deferred = true;
+                        Route::EditOriginal { application, token }
+                    }
+                    Delivery::FollowUp => {
+                        shared.metrics.followup();
+                        Route::FollowUp { application, token }
+                    }
+                };
+                let deadline = self.trigger.received + TOKEN_LIFETIME;
+                shared.bot.platform(&self.trigger.loaded).send(route, Some(&body), deadline)
+            }
+            Target::Channel(Some(channel)) => {
+                let route = Route::ChannelMessage { channel };
+                let deadline = Instant::now() + EVENT_DEADLINE;
+                shared.bot.platform(&self.trigger.loaded).send(route, Some(&body), deadline)
+            }
+            Target::Channel(None) => return,
+        };
+        sent_message(shared, report, sent, &self.trigger.about);
+    }
+}
+
+/// Counts and logs how a message to the platform went, and notes it in
+/// the run's report: a message the platform took counts, one it refused or
+/// that could not be sent makes the run fail with the reason.
+fn sent_message(shared: &Shared, report: &mut RunReport, sent: Result<Sent, PlatformError>, about: &About) {
+    let token = about.token();
+    let why = match sent {
+        Ok(a) => {
+            for _ in 0..a.unknown_webhook {
+                shared.metrics.platform_call(404);
+            }
+            shared.metrics.platform_call(a.status);
+            if a.is_success() {
+                report.messages += 1;
+                return;
+            }
+            let fields = [about.field(), ("status", a.status.into()), ("platform", a.message().into())];
+            shared.log.write("warn", "the platform refused a message", &fields, token);
+            format!("the platform refused a message ({}): {}", a.status, a.message())
+        }
+        Err(e) => {
+            let fields = [about.field(), ("error", e.to_string().into())];
+            shared.log.write("warn", "a message could not be sent", &fields, token);
+            format!("a message could not be sent: {e}")
+        }
+    };
+    report.undelivered.get_or_insert(why);
+}
+
+/// The log line of a trigger, however it ended.
+pub fn log_run(shared: &Shared, about: &About, received: Instant, outcome: Outcome, report: Option<&RunReport>) {
+    let ms = ((received.elapsed().as_secs_f64() * 1e4).round() / 10.0).into();
+    let (message, mut fields): (&str, Vec<(&str, Json)>) = match about {
+        About::Interaction { id, command, user, server, .. } => (
+            "interaction",
+            vec![
+                ("id", id.clone().into()),
+                ("command", command.clone().into()),
+                ("user", user.clone().into()),
+                ("server", server.clone().into()),
+                ("outcome", outcome.label().into()),
+                ("ms", ms),
+            ],
+        ),
+        About::Event { kind, server } => (
+            "event",
+            vec![
+                ("kind", (*kind).into()),
+                ("server", server.clone().into()),
+                ("outcome", outcome.label().into()),
+                ("ms", ms),
+            ],
+        ),
+    };
+    if let Some(r) = report {
+        fields.push(("requests", r.requests.into()));
+        fields.push(("messages", r.messages.into()));
+        if r.deferred {
+            fields.push(("deferred", true.into()));
+        }
+        if !r.warnings.is_empty() {
+            fields.push(("warnings", r.warnings.join(",").into()));
+        }
+        if let Some(f) = &r.failure {
+            fields.push(("error", f.clone().into()));
+        }
+    }
+    let level = if outcome == Outcome::Failed { "error" } else { "info" };
+    shared.log.write(level, message, &fields, about.token());
+}
+
+/// A run from when it is queued until it ends, however it ends (a full
+/// queue, a duplicate, a panic): it holds the server busy and counts in
+/// flight while it lives, so no path can forget to give either back.
+pub struct Queued(Busy);
+
+impl Queued {
+    pub fn new(shared: &Arc<Shared>) -> Queued {
+        shared.metrics.in_flight.fetch_add(1, Ordering::SeqCst);
+        Queued(Busy::new(shared))
+    }
+}
+
+impl Drop for Queued {
+    fn drop(&mut self) {
+        self.0 .0.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Counts an exchange or a run in flight while it lives.
+pub struct Busy(Arc<Shared>);
+
+impl Busy {
+    pub fn new(shared: &Arc<Shared>) -> Busy {
+        shared.life.busy.fetch_add(1, Ordering::SeqCst);
+        Busy(shared.clone())
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        if self.0.life.busy.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.life.idle.notify_waiters();
+        }
+    }
+}
+
+/// Runs `f`; a panic becomes its message. A bug in one run fails that run
+/// only: its user is told, its worker goes on to the next run.
+pub fn caught<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".to_string());
+        format!("internal error: the run panicked ({what}); this is a bug in blkc, please report it")
+    })
+}
+
+/// Why a run failed, for its log line: its diagnostic, or its panic.
+fn failure(ran: Result<eval::Outcome, String>) -> Option<String> {
+    match ran {
+        Ok(Ok(())) => None,
+        Ok(Err(d)) => Some(format!("{} {}", d.code.as_str(), d.message)),
+        Err(panicked) => Some(panicked),
+    }
+}

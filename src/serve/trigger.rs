@@ -1,0 +1,294 @@
+//! What starts a run: a trigger, built from an interaction or a Gateway
+//! dispatch, that says which tree runs, with which variables, where its
+//! replies go, whom they may ping, and how it is known across processes.
+//! The run path (`pipeline.rs`) takes any trigger the same way: a new kind
+//! (a button click, a timer) is a new constructor here, not a new path.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde_json::Value as Json;
+use tokio::sync::oneshot;
+
+use super::events::EventRun;
+use super::Loaded;
+use crate::discord::model::{Interaction, OptionValue};
+use crate::message::Message;
+use crate::plan::{Tree, TreeKind};
+
+/// One run to make.
+pub struct Trigger {
+    /// The tree that runs: its index in the plan of `loaded`, looked up once.
+    pub tree: usize,
+    pub loaded: Arc<Loaded>,
+    /// Its trigger variables (and options), or why the trigger does not fit
+    /// the tree (the run then fails, and says so where it replies).
+    pub vars: Result<Vec<(String, String)>, String>,
+    /// Whom its messages may ping.
+    pub mentions: Vec<String>,
+    pub target: Target,
+    /// What identifies it across processes sharing the store, when it was
+    /// received (ms since the epoch) and how long it counts: runs that the
+    /// front door did not already know are new (events).
+    pub dedupe: Option<(String, i64, std::time::Duration)>,
+    pub received: Instant,
+    /// Who and what it is, for its log line.
+    pub about: About,
+}
+
+/// Where a run's messages go.
+pub enum Target {
+    /// An interaction: its answer, an edit of a deferred answer, follow-ups.
+    Interaction(Arc<Answer>),
+    /// A channel (none: a reply has nowhere to go, and is logged).
+    Channel(Option<String>),
+}
+
+/// What a log line says of a run.
+pub enum About {
+    Interaction { id: String, command: String, user: String, server: String, token: String },
+    Event { kind: &'static str, server: String },
+}
+
+impl About {
+    pub fn interaction(interaction: &Interaction) -> About {
+        About::Interaction {
+            id: interaction.id().to_string(),
+            command: interaction.command().to_string(),
+            user: interaction.user_id().to_string(),
+            server: interaction.guild_id.clone().unwrap_or_default(),
+            token: interaction.token().to_string(),
+        }
+    }
+
+    /// The field that names the run in a line about one of its messages.
+    pub fn field(&self) -> (&'static str, Json) {
+        match self {
+            About::Interaction { id, .. } => ("id", id.clone().into()),
+            About::Event { kind, .. } => ("kind", (*kind).into()),
+        }
+    }
+
+    /// The credential a line about it must never show.
+    pub fn token(&self) -> Option<&str> {
+        match self {
+            About::Interaction { token, .. } => Some(token),
+            About::Event { .. } => None,
+        }
+    }
+}
+
+/// How a trigger ended, for its metric and log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// A command's run answered (its first answer in time).
+    Answered,
+    /// A command's run answered after "thinking".
+    Deferred,
+    /// An event's run ended well.
+    Ran,
+    Failed,
+    /// The run queue was full.
+    Busy,
+    /// Another process sharing the store took it.
+    Duplicate,
+    UnknownCommand,
+    Replayed,
+    Unauthorized,
+    Malformed,
+    Unsupported,
+    TooLarge,
+    BodiesFull,
+    Ping,
+}
+
+impl Outcome {
+    /// Its label in metrics and logs.
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Answered => "answered",
+            Outcome::Deferred => "deferred",
+            Outcome::Ran => "ran",
+            Outcome::Failed => "failed",
+            Outcome::Busy => "busy",
+            Outcome::Duplicate => "duplicate",
+            Outcome::UnknownCommand => "unknown_command",
+            Outcome::Replayed => "replayed",
+            Outcome::Unauthorized => "unauthorized",
+            Outcome::Malformed => "malformed",
+            Outcome::Unsupported => "unsupported",
+            Outcome::TooLarge => "too_large",
+            Outcome::BodiesFull => "bodies_full",
+            Outcome::Ping => "ping",
+        }
+    }
+}
+
+/// Where an interaction's answer stands; the run and the HTTP exchange
+/// both move it on, under its lock.
+pub struct Answer {
+    pub application_id: String,
+    pub token: String,
+    pub phase: Mutex<Phase>,
+}
+
+pub enum Phase {
+    /// The platform still waits on the HTTP exchange for the first answer.
+    Waiting(Option<oneshot::Sender<Message>>),
+    /// The first answer was a message; more go as follow-ups.
+    Answered,
+    /// The first answer was "thinking": the first message edits it.
+    Deferred { edited: bool },
+}
+
+/// What to do with a message, decided under the lock and done after it.
+pub enum Delivery {
+    /// Given to the HTTP exchange as the answer.
+    Sent,
+    Edit,
+    FollowUp,
+}
+
+impl Answer {
+    pub fn new(interaction: &Interaction, first: oneshot::Sender<Message>) -> Answer {
+        Answer {
+            application_id: interaction.application_id().to_string(),
+            token: interaction.token().to_string(),
+            phase: Mutex::new(Phase::Waiting(Some(first))),
+        }
+    }
+
+    /// Where `message` goes: the answer when the exchange still waits for
+    /// one (then it has been handed over), else an edit or a follow-up.
+    pub fn deliver(&self, message: &Message) -> Delivery {
+        let mut phase = self.phase.lock().unwrap_or_else(|e| e.into_inner());
+        match &mut *phase {
+            Phase::Waiting(tx) => {
+                if let Some(tx) = tx.take() {
+                    let _ = tx.send(message.clone());
+                }
+                *phase = Phase::Answered;
+                Delivery::Sent
+            }
+            Phase::Deferred { edited } if !*edited => {
+                *edited = true;
+                Delivery::Edit
+            }
+            _ => Delivery::FollowUp,
+        }
+    }
+}
+
+impl Trigger {
+    /// A command's run, from an interaction whose signature held, whose
+    /// tree is `tree` of `loaded`. `names` gives the server's and channel's
+    /// names the Gateway knows (the interaction carries neither reliably).
+    pub fn from_interaction(
+        interaction: &Interaction,
+        (loaded, tree): (Arc<Loaded>, usize),
+        answer: Arc<Answer>,
+        names: (Option<String>, Option<String>),
+        received: Instant,
+    ) -> Trigger {
+        let plan_tree = &loaded.plan.trees[tree];
+        let vars = variables(interaction, plan_tree).map(|mut vars| {
+            let (server_name, channel_name) = names;
+            vars.push(("server_name".into(), server_name.unwrap_or_default()));
+            if vars.iter().find(|(k, _)| k == "channel_name").is_none_or(|(_, v)| v.is_empty()) {
+                vars.retain(|(k, _)| k != "channel_name");
+                vars.push(("channel_name".into(), channel_name.unwrap_or_default()));
+            }
+            vars
+        });
+        let mentions = match &vars {
+            Ok(vars) => mentionable_users(interaction, plan_tree, vars),
+            Err(_) => Vec::new(),
+        };
+        let about = About::interaction(interaction);
+        Trigger { tree, loaded, vars, mentions, target: Target::Interaction(answer), dedupe: None, received, about }
+    }
+
+    /// An event's run, from a dispatch the cache made into `run`, whose
+    /// tree is `tree` of `loaded`.
+    pub fn from_event(
+        run: EventRun,
+        (loaded, tree): (Arc<Loaded>, usize),
+        dedupe: Option<(String, i64, std::time::Duration)>,
+    ) -> Trigger {
+        let about = About::Event { kind: run.kind, server: run.var("server_id").to_string() };
+        Trigger {
+            tree,
+            loaded,
+            mentions: run.mention.into_iter().collect(),
+            vars: Ok(run.vars),
+            target: Target::Channel(run.channel),
+            dedupe,
+            received: Instant::now(),
+            about,
+        }
+    }
+
+    pub fn tree(&self) -> &Tree {
+        &self.loaded.plan.trees[self.tree]
+    }
+}
+
+/// The index of the tree of `kind` named `name` in the plan, if it has one.
+pub fn find_tree(loaded: &Loaded, kind: TreeKind, name: &str) -> Option<usize> {
+    loaded.plan.trees.iter().position(|t| t.kind == kind && t.name == name)
+}
+
+/// The trigger variables and options of a command's run, or why the
+/// interaction does not fit the command (said to the operator's log only).
+pub fn variables(interaction: &Interaction, tree: &Tree) -> Result<Vec<(String, String)>, String> {
+    let mut vars = Vec::new();
+    if let Some(user) = interaction.user() {
+        let id = user.id.clone().unwrap_or_default();
+        vars.push(("user_id".into(), id.clone()));
+        vars.push(("user_name".into(), interaction.user_name()));
+        vars.push(("user_mention".into(), format!("<@{id}>")));
+    }
+    vars.push(("server_id".into(), interaction.guild_id.clone().unwrap_or_default()));
+    vars.push(("channel_id".into(), interaction.channel_id.clone().unwrap_or_default()));
+    let channel_name = interaction.channel.as_ref().and_then(|c| c.name.clone()).unwrap_or_default();
+    vars.push(("channel_name".into(), channel_name));
+    let given = interaction.options();
+    for option in &tree.options {
+        let variable = format!("option_{}", option.name);
+        let value = match given.iter().find(|o| o.name == option.name).and_then(|o| o.value()) {
+            Some(OptionValue::Text(s)) => s,
+            Some(OptionValue::Number(n)) => n,
+            Some(OptionValue::Bool(b)) => b.to_string(),
+            Some(OptionValue::Other) => {
+                return Err(format!("option `{}` has a value that is not text, a number or a boolean", option.name))
+            }
+            // An optional option the user left out is empty.
+            None if !option.required => String::new(),
+            None => return Err(format!("required option `{}` was not given", option.name)),
+        };
+        if !value.is_empty() || option.required {
+            tree.check_option_value(&variable, &value)?;
+        }
+        vars.push((variable, value));
+    }
+    Ok(vars)
+}
+
+/// The IDs a reply may mention: the user who triggered the command and the
+/// users the command's `user` and `mentionable` options name. Never roles,
+/// `@everyone` or `@here`, whatever the text holds.
+pub fn mentionable_users(interaction: &Interaction, tree: &Tree, vars: &[(String, String)]) -> Vec<String> {
+    use crate::vocab::OptionType;
+    let mut ids: Vec<String> = interaction.user().and_then(|u| u.id.clone()).into_iter().collect();
+    for option in tree.options.iter().filter(|o| matches!(o.kind, OptionType::User | OptionType::Mentionable)) {
+        let variable = format!("option_{}", option.name);
+        if let Some((_, id)) = vars.iter().find(|(k, v)| *k == variable && !v.is_empty()) {
+            ids.push(id.clone());
+        }
+    }
+    ids.sort();
+    ids.dedup();
+    // The platform takes at most 100.
+    ids.truncate(100);
+    ids
+}
