@@ -30,20 +30,7 @@ pub fn deploy(args: &DeployArgs) -> Exit {
         None => "globally".to_string(),
     };
     // Events are not registered; what the Gateway will be asked for is said.
-    let wanted = blkc::check::platform::intents(&checked.ast);
-    let intents_line = (!wanted.is_empty()).then(|| {
-        let privileged: Vec<String> = intents::privileged(wanted)
-            .iter()
-            .map(|(name, switch)| format!("{name}: enable {switch} in the developer portal"))
-            .collect();
-        let privileged =
-            if privileged.is_empty() { String::new() } else { format!(" (privileged {})", privileged.join("; ")) };
-        format!(
-            "`blkc serve` will ask the Gateway for intents {} = {}{privileged}",
-            intents::names(wanted),
-            wanted.bits()
-        )
-    });
+    let intents_line = intents_line(&checked.ast);
     if args.dry_run {
         println!("{}", serde_json::to_string_pretty(&payload).unwrap_or_default());
         eprintln!("would register {} command{} {scope}: {}", names.len(), plural(names.len()), names.join(", "));
@@ -52,28 +39,10 @@ pub fn deploy(args: &DeployArgs) -> Exit {
         }
         return Exit::Success;
     }
-    let application = match args.application_id.clone().or_else(|| std::env::var("BLKC_APPLICATION_ID").ok()) {
-        Some(a) if !a.is_empty() && a.bytes().all(|b| b.is_ascii_digit()) => a,
-        Some(a) => return report::usage(format!("the application ID is a number, not `{}`", blkc::display::one_line(&a))),
-        None => {
-            return report::usage(
-                "give the application's ID with `--application-id` or BLKC_APPLICATION_ID (the developer portal, General Information)",
-            )
-        }
+    let (application, token) = match credentials(args) {
+        Ok(c) => c,
+        Err(exit) => return exit,
     };
-    if let Some(g) = args.guild.as_ref().filter(|g| g.is_empty() || !g.bytes().all(|b| b.is_ascii_digit())) {
-        return report::usage(format!("`--guild` takes a server's ID, a number, not `{}`", blkc::display::one_line(g)));
-    }
-    let token = match &args.bot_token_file {
-        Some(path) => match std::fs::read_to_string(path) {
-            Ok(t) => t.trim().to_string(),
-            Err(e) => return report::usage(format!("cannot read `{}`: {e}", path.display())),
-        },
-        None => std::env::var("BLKC_BOT_TOKEN").unwrap_or_default(),
-    };
-    if token.is_empty() {
-        return report::usage("registering needs the bot token: set BLKC_BOT_TOKEN or give `--bot-token-file`");
-    }
     let base = match &args.platform {
         Some(p) => p.base_url(),
         None => plan.platform.clone(),
@@ -126,4 +95,57 @@ fn plural(n: usize) -> &'static str {
     } else {
         "s"
     }
+}
+
+/// What `blkc serve` will ask the Gateway for, when the file has events.
+fn intents_line(file: &blkc::ast::File) -> Option<String> {
+    let wanted = blkc::check::platform::intents(file);
+    (!wanted.is_empty()).then(|| {
+        let privileged: Vec<String> = intents::privileged(wanted)
+            .iter()
+            .map(|(name, switch)| format!("{name}: enable {switch} in the developer portal"))
+            .collect();
+        let privileged =
+            if privileged.is_empty() { String::new() } else { format!(" (privileged {})", privileged.join("; ")) };
+        format!(
+            "`blkc serve` will ask the Gateway for intents {} = {}{privileged}",
+            intents::names(wanted),
+            wanted.bits()
+        )
+    })
+}
+
+/// The application's ID and the bot token, checked; or the usage error.
+fn credentials(args: &DeployArgs) -> Result<(String, String), Exit> {
+    let application = match args.application_id.clone().or_else(|| std::env::var("BLKC_APPLICATION_ID").ok()) {
+        Some(a) if !a.is_empty() && a.bytes().all(|b| b.is_ascii_digit()) => a,
+        Some(a) => {
+            return Err(report::usage(format!(
+                "the application ID is a number, not `{}`",
+                blkc::display::one_line(&a)
+            )))
+        }
+        None => {
+            return Err(report::usage(
+                "give the application's ID with `--application-id` or BLKC_APPLICATION_ID (the developer portal, General Information)",
+            ))
+        }
+    };
+    if let Some(g) = args.guild.as_ref().filter(|g| g.is_empty() || !g.bytes().all(|b| b.is_ascii_digit())) {
+        return Err(report::usage(format!(
+            "`--guild` takes a server's ID, a number, not `{}`",
+            blkc::display::one_line(g)
+        )));
+    }
+    let token = match &args.bot_token_file {
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(t) => t.trim().to_string(),
+            Err(e) => return Err(report::usage(format!("cannot read `{}`: {e}", path.display()))),
+        },
+        None => std::env::var("BLKC_BOT_TOKEN").unwrap_or_default(),
+    };
+    if token.is_empty() {
+        return Err(report::usage("registering needs the bot token: set BLKC_BOT_TOKEN or give `--bot-token-file`"));
+    }
+    Ok((application, token))
 }

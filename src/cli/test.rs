@@ -53,14 +53,8 @@ pub fn test(args: &TestArgs) -> Exit {
         Event::Warning(w) => warnings.push(w.diagnostic),
         Event::Reply { .. } | Event::Save { .. } => {}
     };
-    // A test request is sent for real: one that changes data says so first.
-    if request.method != blkc::vocab::Method::GET && format == Format::Text {
-        eprintln!(
-            "note: sending {} for block `{}`: a test request is a real request, and the server may change or \
-             delete data (as it would in a run)",
-            request.method.as_str(),
-            block.name.name
-        );
+    if format == Format::Text {
+        note_real(request.method, &block.name.name);
     }
     let test_report = match eval::test_request(&plan, request, &inputs, &options, &mut sink) {
         Ok(r) => r,
@@ -77,21 +71,9 @@ pub fn test(args: &TestArgs) -> Exit {
     // A sample records a success: an error answer is not saved unless the
     // author asks for it, and the test request counts as failed either way.
     let succeeded = (200..300).contains(&test_report.status);
-    let mut refused = None;
-    let saved = match &args.save {
-        Some(_) if !succeeded && !args.save_error_status => {
-            refused = Some(format!(
-                "the server answered {}, so the response was not saved as the sample of `{}` (a sample records a \
-                 successful answer; add `--save-error-status` to save it anyway)",
-                test_report.status, block.name.name
-            ));
-            None
-        }
-        Some(target) => match domain::save(&test_report.body, target, block, &base_dir) {
-            Ok(s) => Some(s),
-            Err(e) => return report::error(e, Exit::RunFailure),
-        },
-        None => None,
+    let (saved, refused) = match save(args, &test_report, block, &base_dir, succeeded) {
+        Ok(s) => s,
+        Err(exit) => return exit,
     };
     let sent = sent.unwrap_or(Sent { method: "?", url: String::new(), size: None, duration: None });
     let shown = Shown {
@@ -117,6 +99,44 @@ pub fn test(args: &TestArgs) -> Exit {
         Exit::Diagnostics
     } else {
         Exit::Success
+    }
+}
+
+/// A test request is sent for real: one that changes data says so first.
+fn note_real(method: blkc::vocab::Method, block: &str) {
+    if method != blkc::vocab::Method::GET {
+        eprintln!(
+            "note: sending {} for block `{block}`: a test request is a real request, and the server may change or \
+             delete data (as it would in a run)",
+            method.as_str()
+        );
+    }
+}
+
+/// The response saved as the block's sample when `--save` asks, or why
+/// not: a sample records a success, so an error answer is not saved unless
+/// `--save-error-status` says so.
+fn save(
+    args: &TestArgs,
+    test_report: &eval::TestReport,
+    block: &blkc::ast::ApiBlock,
+    base_dir: &Path,
+    succeeded: bool,
+) -> Result<(Option<domain::Saved>, Option<String>), Exit> {
+    match &args.save {
+        Some(_) if !succeeded && !args.save_error_status => Ok((
+            None,
+            Some(format!(
+                "the server answered {}, so the response was not saved as the sample of `{}` (a sample records a \
+                 successful answer; add `--save-error-status` to save it anyway)",
+                test_report.status, block.name.name
+            )),
+        )),
+        Some(target) => match domain::save(&test_report.body, target, block, base_dir) {
+            Ok(s) => Ok((Some(s), None)),
+            Err(e) => Err(report::error(e, Exit::RunFailure)),
+        },
+        None => Ok((None, None)),
     }
 }
 

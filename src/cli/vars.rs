@@ -121,22 +121,7 @@ pub fn vars(store_flag: Option<&str>, scope: &ScopeArgs, action: &VarsAction) ->
     let location = store::Location::choose(store_flag, store::DEFAULT_PATH.into());
     let failed = |e: String| report::coded_error(Code::StoreFailed, e, None);
     if let VarsAction::Migrate = action {
-        return match &location {
-            store::Location::Postgres(url) => match store::postgres::migrate(url) {
-                Ok(done) => {
-                    eprintln!("{done}");
-                    Exit::Success
-                }
-                Err(e) => failed(e),
-            },
-            store::Location::Sqlite(path) => match Store::open(path) {
-                Ok(_) => {
-                    eprintln!("`{}` is at store format {}; nothing to do", path.display(), store::SCHEMA_VERSION);
-                    Exit::Success
-                }
-                Err(e) => failed(e),
-            },
-        };
+        return migrate(&location);
     }
     if let Err(exit) = check_name(action) {
         return exit;
@@ -171,19 +156,7 @@ pub fn vars(store_flag: Option<&str>, scope: &ScopeArgs, action: &VarsAction) ->
                     any_scope || (s == scope && found == ids && !name.is_empty())
                 };
                 for e in entries.iter().filter(|e| wanted(&e.name)) {
-                    let (label, place) = shown(&e.name);
-                    match format {
-                        Format::Text => println!("{label} = {}", e.value),
-                        Format::Json => {
-                            let mut entry = serde_json::json!({
-                                "name": VarScope::split_key(&e.name).0, "value": e.value, "updated_at": e.updated_at
-                            });
-                            if let (Some(o), Some(p)) = (entry.as_object_mut(), place.as_object()) {
-                                o.extend(p.clone());
-                            }
-                            println!("{}", report::json(&entry, false))
-                        }
-                    }
+                    print_entry(e, *format);
                 }
                 Exit::Success
             }
@@ -202,25 +175,9 @@ pub fn vars(store_flag: Option<&str>, scope: &ScopeArgs, action: &VarsAction) ->
             Err(e) => failed(e),
         },
         VarsAction::Set { name, value, json } => {
-            let value = if value == "-" {
-                let mut text = String::new();
-                if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut text) {
-                    return report::usage(format!("cannot read the value from standard input: {e}"));
-                }
-                // One trailing line break is the shell's, not the value's.
-                let trimmed = text.strip_suffix('\n').map(|t| t.strip_suffix('\r').unwrap_or(t));
-                trimmed.map(str::to_string).unwrap_or(text)
-            } else {
-                value.clone()
-            };
-            let value = &value;
-            let value = if *json {
-                match serde_json::from_str(value) {
-                    Ok(v) => v,
-                    Err(e) => return report::usage(format!("`{value}` is not JSON: {e}")),
-                }
-            } else {
-                serde_json::Value::String(value.clone())
+            let value = match value_given(value, *json) {
+                Ok(v) => v,
+                Err(exit) => return exit,
             };
             match store.vars().set(&key(name), &value) {
                 Ok(()) => Exit::Success,
@@ -233,5 +190,64 @@ pub fn vars(store_flag: Option<&str>, scope: &ScopeArgs, action: &VarsAction) ->
             Err(e) => failed(e),
         },
         VarsAction::Migrate => Exit::Success,
+    }
+}
+
+/// `blkc vars migrate`: the store's format brought up to this version.
+fn migrate(location: &store::Location) -> Exit {
+    let failed = |e: String| report::coded_error(Code::StoreFailed, e, None);
+    match location {
+        store::Location::Postgres(url) => match store::postgres::migrate(url) {
+            Ok(done) => {
+                eprintln!("{done}");
+                Exit::Success
+            }
+            Err(e) => failed(e),
+        },
+        store::Location::Sqlite(path) => match Store::open(path) {
+            Ok(_) => {
+                eprintln!("`{}` is at store format {}; nothing to do", path.display(), store::SCHEMA_VERSION);
+                Exit::Success
+            }
+            Err(e) => failed(e),
+        },
+    }
+}
+
+/// One entry of `blkc vars list`.
+fn print_entry(e: &store::Entry, format: Format) {
+    let (label, place) = shown(&e.name);
+    match format {
+        Format::Text => println!("{label} = {}", e.value),
+        Format::Json => {
+            let mut entry = serde_json::json!({
+                "name": VarScope::split_key(&e.name).0, "value": e.value, "updated_at": e.updated_at
+            });
+            if let (Some(o), Some(p)) = (entry.as_object_mut(), place.as_object()) {
+                o.extend(p.clone());
+            }
+            println!("{}", report::json(&entry, false))
+        }
+    }
+}
+
+/// The value `blkc vars set` was given: `-` reads standard input; `--json`
+/// parses it.
+fn value_given(value: &str, json: bool) -> Result<serde_json::Value, Exit> {
+    let value = if value == "-" {
+        let mut text = String::new();
+        if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut text) {
+            return Err(report::usage(format!("cannot read the value from standard input: {e}")));
+        }
+        // One trailing line break is the shell's, not the value's.
+        let trimmed = text.strip_suffix('\n').map(|t| t.strip_suffix('\r').unwrap_or(t));
+        trimmed.map(str::to_string).unwrap_or(text)
+    } else {
+        value.to_string()
+    };
+    if json {
+        serde_json::from_str(&value).map_err(|e| report::usage(format!("`{value}` is not JSON: {e}")))
+    } else {
+        Ok(serde_json::Value::String(value))
     }
 }

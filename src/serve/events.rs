@@ -9,7 +9,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::discord::model::{display_name, Dispatch, Guild as GuildWire};
+use crate::discord::model::{
+    display_name, Dispatch, Guild as GuildWire, Member, MemberEvent, Message as MessageWire, Reaction,
+};
 use crate::discord::{intents, is_snowflake};
 
 /// The most channels kept of one server (the platform allows 500).
@@ -196,105 +198,118 @@ impl State {
 
     /// The run of event `kind`: exactly the variables `vocab` promises it.
     fn run(&self, kind: &'static str, event: &Dispatch) -> Option<EventRun> {
-        let guild_of = |id: &Option<String>| id.as_ref().and_then(|g| self.guilds.get(g)).cloned().unwrap_or_default();
-        let channel_name = |guild: &Guild, id: &Option<String>| {
-            id.as_ref().and_then(|c| guild.channels.get(c)).cloned().unwrap_or_default()
-        };
         let mut v = Vars(Vec::new());
         let (channel, mention) = match event {
             Dispatch::Ready(r) => {
-                let user = r.user.as_ref();
                 v.put("bot_id", self.bot_id.clone().unwrap_or_default());
-                v.put("bot_name", user.and_then(|u| u.username.clone()).unwrap_or_default());
+                v.put("bot_name", r.user.as_ref().and_then(|u| u.username.clone()).unwrap_or_default());
                 v.put("server_count", r.guilds.to_string());
                 (None, None)
             }
-            Dispatch::MemberAdd(m) | Dispatch::MemberRemove(m) => {
-                let guild = guild_of(&m.guild_id);
-                let id = m.user.as_ref().and_then(|u| u.id.clone()).unwrap_or_default();
-                let member = crate::discord::model::Member { user: None, nick: m.nick.clone() };
-                v.put("user_id", id.clone());
-                v.put("user_name", display_name(m.user.as_ref(), Some(&member)));
-                let join = kind == "member_join";
-                if join {
-                    v.put("user_mention", format!("<@{id}>"));
-                }
-                v.put("server_id", m.guild_id.clone().unwrap_or_default());
-                v.put("server_name", guild.name.clone());
-                v.put("member_count", guild.member_count.to_string());
-                // Welcome messages go to the server's system channel.
-                let channel = guild.system_channel.clone().filter(|_| join);
-                if join {
-                    v.put("channel_id", channel.clone().unwrap_or_default());
-                    v.put("channel_name", channel_name(&guild, &channel));
-                }
-                (channel, Some(id))
-            }
+            Dispatch::MemberAdd(m) | Dispatch::MemberRemove(m) => self.member(kind == "member_join", m, &mut v),
             Dispatch::MessageCreate(m) | Dispatch::MessageUpdate(m) => {
-                let guild = guild_of(&m.guild_id);
-                let id = m.author.as_ref().and_then(|u| u.id.clone()).unwrap_or_default();
-                let create = kind == "message_create";
-                // The bot's own messages trigger nothing: no reply loops.
-                if create && (self.bot_id.as_deref() == Some(id.as_str()) || id.is_empty()) {
-                    return None;
-                }
-                v.put("user_id", id.clone());
-                v.put("user_name", display_name(m.author.as_ref(), m.member.as_ref()));
-                if create {
-                    v.put("user_mention", format!("<@{id}>"));
-                }
-                v.put("channel_id", m.channel_id.clone().unwrap_or_default());
-                v.put("channel_name", channel_name(&guild, &m.channel_id));
-                v.put("server_id", m.guild_id.clone().unwrap_or_default());
-                if create {
-                    v.put("server_name", guild.name.clone());
-                }
-                v.put("message_id", m.id.clone().unwrap_or_default());
-                v.put("message_content", m.content.clone().unwrap_or_default());
-                (m.channel_id.clone(), Some(id))
+                self.message(kind == "message_create", m, &mut v)?
             }
             Dispatch::MessageDelete(m) => {
-                let guild = guild_of(&m.guild_id);
+                let guild = self.guild(&m.guild_id);
                 v.put("channel_id", m.channel_id.clone().unwrap_or_default());
-                v.put("channel_name", channel_name(&guild, &m.channel_id));
+                v.put("channel_name", guild.channel_name(&m.channel_id));
                 v.put("server_id", m.guild_id.clone().unwrap_or_default());
                 v.put("message_id", m.id.clone().unwrap_or_default());
                 (m.channel_id.clone(), None)
             }
-            Dispatch::ReactionAdd(r) | Dispatch::ReactionRemove(r) => {
-                let id = r.user_id.clone().unwrap_or_default();
-                let member = r.member.as_ref();
-                v.put("user_id", id.clone());
-                v.put("user_name", display_name(member.and_then(|m| m.user.as_ref()), member));
-                if kind == "reaction_add" {
-                    v.put("user_mention", format!("<@{id}>"));
-                }
-                v.put("channel_id", r.channel_id.clone().unwrap_or_default());
-                v.put("server_id", r.guild_id.clone().unwrap_or_default());
-                v.put("message_id", r.message_id.clone().unwrap_or_default());
-                v.put("emoji", r.emoji.as_ref().map_or(String::new(), |e| e.written()));
-                (r.channel_id.clone(), Some(id))
-            }
+            Dispatch::ReactionAdd(r) | Dispatch::ReactionRemove(r) => reaction(kind == "reaction_add", r, &mut v),
             Dispatch::ChannelCreate(c) | Dispatch::ChannelDelete(c) => {
-                let guild = guild_of(&c.guild_id);
                 v.put("channel_id", c.id.clone().unwrap_or_default());
                 v.put("channel_name", c.name.clone().unwrap_or_default());
                 v.put("server_id", c.guild_id.clone().unwrap_or_default());
-                v.put("server_name", guild.name.clone());
+                v.put("server_name", self.guild(&c.guild_id).name);
                 (c.id.clone().filter(|_| kind == "channel_create"), None)
             }
             Dispatch::RoleCreate(r) => {
-                let guild = guild_of(&r.guild_id);
                 let role = r.role.clone().unwrap_or_default();
                 v.put("role_id", role.id.unwrap_or_default());
                 v.put("role_name", role.name.unwrap_or_default());
                 v.put("server_id", r.guild_id.clone().unwrap_or_default());
-                v.put("server_name", guild.name.clone());
+                v.put("server_name", self.guild(&r.guild_id).name);
                 (None, None)
             }
             _ => return None,
         };
         Some(EventRun { kind, vars: v.0, channel, mention: mention.filter(|i| !i.is_empty()) })
+    }
+
+    /// What the cache knows of server `id` (nothing: empty names).
+    fn guild(&self, id: &Option<String>) -> Guild {
+        id.as_ref().and_then(|g| self.guilds.get(g)).cloned().unwrap_or_default()
+    }
+
+    /// A member joined (`join`) or left: welcome messages go to the
+    /// server's system channel.
+    fn member(&self, join: bool, m: &MemberEvent, v: &mut Vars) -> (Option<String>, Option<String>) {
+        let guild = self.guild(&m.guild_id);
+        let id = m.user.as_ref().and_then(|u| u.id.clone()).unwrap_or_default();
+        let member = Member { user: None, nick: m.nick.clone() };
+        v.put("user_id", id.clone());
+        v.put("user_name", display_name(m.user.as_ref(), Some(&member)));
+        if join {
+            v.put("user_mention", format!("<@{id}>"));
+        }
+        v.put("server_id", m.guild_id.clone().unwrap_or_default());
+        v.put("server_name", guild.name.clone());
+        v.put("member_count", guild.member_count.to_string());
+        let channel = guild.system_channel.clone().filter(|_| join);
+        if join {
+            v.put("channel_id", channel.clone().unwrap_or_default());
+            v.put("channel_name", guild.channel_name(&channel));
+        }
+        (channel, Some(id))
+    }
+
+    /// A message created (`create`) or edited; `None` for the bot's own
+    /// messages, which trigger nothing (no reply loops).
+    fn message(&self, create: bool, m: &MessageWire, v: &mut Vars) -> Option<(Option<String>, Option<String>)> {
+        let guild = self.guild(&m.guild_id);
+        let id = m.author.as_ref().and_then(|u| u.id.clone()).unwrap_or_default();
+        if create && (self.bot_id.as_deref() == Some(id.as_str()) || id.is_empty()) {
+            return None;
+        }
+        v.put("user_id", id.clone());
+        v.put("user_name", display_name(m.author.as_ref(), m.member.as_ref()));
+        if create {
+            v.put("user_mention", format!("<@{id}>"));
+        }
+        v.put("channel_id", m.channel_id.clone().unwrap_or_default());
+        v.put("channel_name", guild.channel_name(&m.channel_id));
+        v.put("server_id", m.guild_id.clone().unwrap_or_default());
+        if create {
+            v.put("server_name", guild.name.clone());
+        }
+        v.put("message_id", m.id.clone().unwrap_or_default());
+        v.put("message_content", m.content.clone().unwrap_or_default());
+        Some((m.channel_id.clone(), Some(id)))
+    }
+}
+
+/// A reaction added (`add`) or removed.
+fn reaction(add: bool, r: &Reaction, v: &mut Vars) -> (Option<String>, Option<String>) {
+    let id = r.user_id.clone().unwrap_or_default();
+    let member = r.member.as_ref();
+    v.put("user_id", id.clone());
+    v.put("user_name", display_name(member.and_then(|m| m.user.as_ref()), member));
+    if add {
+        v.put("user_mention", format!("<@{id}>"));
+    }
+    v.put("channel_id", r.channel_id.clone().unwrap_or_default());
+    v.put("server_id", r.guild_id.clone().unwrap_or_default());
+    v.put("message_id", r.message_id.clone().unwrap_or_default());
+    v.put("emoji", r.emoji.as_ref().map_or(String::new(), |e| e.written()));
+    (r.channel_id.clone(), Some(id))
+}
+
+impl Guild {
+    fn channel_name(&self, id: &Option<String>) -> String {
+        id.as_ref().and_then(|c| self.channels.get(c)).cloned().unwrap_or_default()
     }
 }
 
