@@ -641,9 +641,13 @@ fn killing_one_server_mid_load_loses_no_acknowledged_save() {
     let mut victim = serve(program, &platform, None, &["--store", &url], &[]);
     let victim_url = victim.interactions();
     let acknowledged = Arc::new(std::sync::Mutex::new(Vec::new()));
+    // What the victim answered, and what it did not once it was killed.
+    let victim_answered = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let victim_failed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let threads: Vec<_> = (0..4)
         .map(|c| {
             let (survivor, victim_url, acknowledged) = (survivor.clone(), victim_url.clone(), acknowledged.clone());
+            let (answered, failed) = (victim_answered.clone(), victim_failed.clone());
             let signed: Vec<(Vec<u8>, (String, String))> = (0..150)
                 .map(|i| {
                     let bytes = serde_json::to_vec(&command(&format!("k{c}-{i}"), "hit", json!([]))).unwrap();
@@ -653,9 +657,15 @@ fn killing_one_server_mid_load_loses_no_acknowledged_save() {
                 .collect();
             std::thread::spawn(move || {
                 for (i, (bytes, signature)) in signed.into_iter().enumerate() {
-                    let to = if i % 2 == 0 { survivor.interactions() } else { victim_url.clone() };
+                    let to_victim = i % 2 == 1;
+                    let to = if to_victim { victim_url.clone() } else { survivor.interactions() };
                     // A killed server answers nothing: the connection fails.
-                    if let Some(answer) = crate::support::platform::try_post(&to, &bytes, Some(signature)) {
+                    let answer = crate::support::platform::try_post(&to, &bytes, Some(signature));
+                    if to_victim {
+                        let counter = if answer.is_some() { &answered } else { &failed };
+                        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    if let Some(answer) = answer {
                         if let Some(n) = answer.body["data"]["content"].as_str().and_then(|c| c.parse::<u64>().ok()) {
                             acknowledged.lock().unwrap().push(n);
                         }
@@ -664,7 +674,11 @@ fn killing_one_server_mid_load_loses_no_acknowledged_save() {
             })
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(400));
+    // Killed once it is answering: mid-load, not before or after it.
+    let until = Instant::now() + Duration::from_secs(30);
+    while victim_answered.load(std::sync::atomic::Ordering::SeqCst) < 20 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     // SAFETY: kills our own child process.
     unsafe {
         libc::kill(victim.child.id() as libc::pid_t, libc::SIGKILL);
@@ -684,6 +698,11 @@ fn killing_one_server_mid_load_loses_no_acknowledged_save() {
     assert!(acknowledged.len() as u64 <= stored, "{} acknowledged, {stored} stored", acknowledged.len());
     assert!(acknowledged.iter().all(|n| *n <= stored));
     assert!(acknowledged.len() >= 300, "the survivor went on answering: {}", acknowledged.len());
+    // The kill landed mid-load: the victim had answered, and then some
+    // requests to it failed.
+    let ordering = std::sync::atomic::Ordering::SeqCst;
+    let (answered, failed) = (victim_answered.load(ordering), victim_failed.load(ordering));
+    assert!(answered >= 20 && failed > 0, "the victim answered {answered} and failed {failed}");
 }
 
 /// Processes sharing a PostgreSQL store share the platform's global rate
