@@ -8,7 +8,8 @@
 //! second for 5 seconds (the p50 and p99 of that rate), then 4,000 written
 //! at once (the rate at which the process drains them).
 //!
-//! Run with `cargo bench --bench gateway`.
+//! Run with `cargo bench --bench gateway`; `BLKC_BENCH_BIN=/path/to/blkc`
+//! measures another build (run the two one after the other, alternately).
 
 use std::collections::HashMap;
 use std::io::{BufRead as _, BufReader};
@@ -141,7 +142,7 @@ fn main() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench_gateway");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("bot.blk"), "event message_create {\n    reply \"echo {message_id}\"\n}\n").unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_blkc"))
+    let mut child = Command::new(support::binary())
         .args(["serve", "bot.blk", "--global-rate-limit", "1000000", "--log-format", "json", "--platform"])
         .arg(format!("http://127.0.0.1:{platform_port}/api"))
         .env("BLKC_BOT_TOKEN", "bench-token-0123456789")

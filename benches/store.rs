@@ -5,7 +5,8 @@
 //! processes sharing PostgreSQL, answering signed interactions that
 //! increment one counter: interactions a second, and the count checked.
 //!
-//! Run with `cargo bench --bench store`.
+//! Run with `cargo bench --bench store`; `BLKC_BENCH_BIN=/path/to/blkc`
+//! runs another build's `blkc serve` for the two servers.
 
 #[path = "../tests/support/postgres.rs"]
 mod postgres_server;
@@ -189,7 +190,7 @@ fn start_server(
     key: &ed25519_dalek::SigningKey,
 ) -> (std::process::Child, String) {
     use std::io::BufRead as _;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
+    let mut child = std::process::Command::new(support::binary())
         .args(["serve", file, "--listen", "127.0.0.1:0", "--log-format", "json"])
         .args(args)
         .env("BLKC_DISCORD_PUBLIC_KEY", hex::encode(key.verifying_key().to_bytes()))

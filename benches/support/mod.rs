@@ -300,3 +300,10 @@ pub fn load(address: &str, requests: Vec<Vec<u8>>, clients: usize) -> Load {
 pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
 }
+
+/// The `blkc` a bench runs: this build's, or `BLKC_BENCH_BIN`'s (another
+/// build, to compare the two in alternating runs).
+#[allow(dead_code)]
+pub fn binary() -> std::path::PathBuf {
+    std::env::var_os("BLKC_BENCH_BIN").map_or_else(|| env!("CARGO_BIN_EXE_blkc").into(), Into::into)
+}

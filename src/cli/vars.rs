@@ -140,7 +140,7 @@ pub fn vars(store_flag: Option<&str>, scope: &ScopeArgs, action: &VarsAction) ->
     let mut store = match url {
         Some(url) => match store::postgres::Pool::open(&url) {
             Ok(pool) => Opened::Postgres(pool.store()),
-            Err(e) => return failed(e),
+            Err(e) => return failed(e.to_string()),
         },
         None => match open(&path, action) {
             Ok(s) => Opened::Sqlite(s),

@@ -163,7 +163,7 @@ impl Life {
 #[derive(Debug)]
 pub enum Stop {
     /// The store: it cannot be reached, or another process serves it (B311).
-    Store(String),
+    Store(crate::store::StoreError),
     /// The Gateway refused for good (a wrong token, a disallowed intent).
     Gateway(String),
     /// Anything else that kept it from starting.
@@ -199,10 +199,10 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
         .build()
         .map_err(|e| format!("cannot start the server: {e}"))?;
     // One serving process to an SQLite store; several share PostgreSQL.
-    let _claim = shared.bot.store.claim_for_serving().map_err(|e| Stop::Store(e.to_string()))?;
+    let _claim = shared.bot.store.claim_for_serving().map_err(Stop::Store)?;
     let share = super::share::share_global_limit(&shared)?;
     // What this server took before a restart (an SQLite store).
-    let taken = shared.bot.store.recent(super::front::epoch_ms()).map_err(|e| Stop::Store(e.to_string()))?;
+    let taken = shared.bot.store.recent(super::front::epoch_ms()).map_err(Stop::Store)?;
     shared.front.replay.lock().unwrap_or_else(|e| e.into_inner()).restore(taken, super::front::epoch_ms());
     let count = |kind| loaded.plan.trees.iter().filter(|t| t.kind == kind).count();
     let (commands, events) = (count(crate::plan::TreeKind::Command), count(crate::plan::TreeKind::Event));

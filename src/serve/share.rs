@@ -53,7 +53,7 @@ pub fn share_global_limit(shared: &Arc<Shared>) -> Result<Option<Share>, Stop> {
         return Ok(None);
     }
     let me = process_name();
-    let processes = shared.bot.store.check_in(&me).map_err(|e| Stop::Store(e.to_string()))?;
+    let processes = shared.bot.store.check_in(&me).map_err(Stop::Store)?;
     let mut known = processes;
     // Said in the "serving" line.
     shared.metrics.global_limit.store(shared.bot.limiter.share(processes), Ordering::Relaxed);

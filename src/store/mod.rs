@@ -14,7 +14,10 @@ use serde_json::Value as Json;
 
 use crate::eval::VarStore;
 
+mod error;
 pub mod postgres;
+
+pub use error::StoreError;
 
 /// Where custom variables live: an SQLite file (the default, beside the
 /// `.blk` file) or a PostgreSQL database (`postgres://…`), from `--store`
@@ -55,96 +58,118 @@ pub fn delivery_key(kind: &str, identity: &str) -> String {
     }
 }
 
-/// An opened store location that runs take their stores from.
-#[derive(Debug, Clone)]
-pub enum Backend {
-    /// Opened by each run when it first reads or saves; the deliveries the
-    /// one serving process took are kept in it too.
-    Sqlite(PathBuf, Arc<SqliteSeen>),
-    Postgres(std::sync::Arc<postgres::Pool>),
-}
+/// A store location as the runs and the serving processes use it: one
+/// implementation a backend (`SqliteHost` here, `postgres::SharedStore`), so a
+/// third backend is one new file and one arm of [`Backend::open`]. What a
+/// backend does not override is what a store one process serves needs.
+pub trait Host: Send + Sync + std::fmt::Debug {
+    /// The store of one run.
+    fn run_store(&self) -> Box<dyn VarStore + Send>;
 
-impl Backend {
-    /// Checks a PostgreSQL store now (an SQLite one is opened by its runs).
-    pub fn open(location: &Location) -> Result<Backend, String> {
-        Ok(match location {
-            Location::Sqlite(path) => Backend::Sqlite(path.clone(), Arc::new(SqliteSeen::new(path.clone()))),
-            Location::Postgres(url) => Backend::Postgres(postgres::Pool::open(url)?),
-        })
+    /// Whether processes may share this store (and it decides what was seen).
+    fn shared(&self) -> bool {
+        false
     }
 
     /// Whether no process sharing this store has seen delivery `key` (an
     /// interaction, an event) received at `at_ms`, within `keep_ms` of an
-    /// earlier one; see [`postgres::Pool::first_time`]. Always, for an
-    /// SQLite store: it serves one process, whose memory decides (and
-    /// [`Backend::remember`] keeps it across restarts).
-    pub fn first_time(&self, key: &str, at_ms: i64, keep_ms: i64) -> Result<bool, String> {
-        match self {
-            Backend::Sqlite(..) => Ok(true),
-            Backend::Postgres(pool) => pool.first_time(key, at_ms, keep_ms),
-        }
+    /// earlier one. Always, for a store one process serves: its memory
+    /// decides (and [`Host::remember`] keeps it across restarts).
+    fn first_time(&self, _key: &str, _at_ms: i64, _keep_ms: i64) -> Result<bool, StoreError> {
+        Ok(true)
     }
 
-    /// Notes a delivery this process took, so that a restart still knows
-    /// it (an SQLite store; a shared one was told by `first_time`).
-    pub fn remember(&self, key: String, expires_ms: i64) {
-        if let Backend::Sqlite(_, seen) = self {
-            seen.remember(key, expires_ms);
-        }
-    }
+    /// Notes a delivery this process took, so that a restart still knows it.
+    fn remember(&self, _key: String, _expires_ms: i64) {}
 
     /// Writes the deliveries noted and not yet written (the server stops).
-    pub fn finish(&self) {
-        if let Backend::Sqlite(_, seen) = self {
-            seen.finish();
-        }
-    }
+    fn finish(&self) {}
 
     /// The deliveries an earlier run of this server took that still count
-    /// at `now_ms` (an SQLite store; a shared one decides by itself).
-    pub fn recent(&self, now_ms: i64) -> Result<Vec<(String, i64)>, String> {
-        match self {
-            Backend::Sqlite(_, seen) => seen.recent(now_ms),
-            Backend::Postgres(_) => Ok(Vec::new()),
-        }
+    /// at `now_ms`.
+    fn recent(&self, _now_ms: i64) -> Result<Vec<(String, i64)>, StoreError> {
+        Ok(Vec::new())
     }
 
-    /// How many `blkc serve` processes share this store, `me` among them
-    /// (see [`postgres::Pool::check_in`]); one, for an SQLite store.
-    pub fn check_in(&self, me: &str) -> Result<usize, String> {
-        match self {
-            Backend::Sqlite(..) => Ok(1),
-            Backend::Postgres(pool) => pool.check_in(me),
-        }
+    /// How many `blkc serve` processes share this store, `me` among them.
+    fn check_in(&self, _me: &str) -> Result<usize, StoreError> {
+        Ok(1)
     }
 
-    pub fn check_out(&self, me: &str) -> Result<(), String> {
-        match self {
-            Backend::Sqlite(..) => Ok(()),
-            Backend::Postgres(pool) => pool.check_out(me),
-        }
+    fn check_out(&self, _me: &str) -> Result<(), StoreError> {
+        Ok(())
     }
 
-    /// Why the store does not answer, when the last call found it so
-    /// (a PostgreSQL store; an SQLite file is opened by each run).
-    pub fn health(&self) -> Option<String> {
-        match self {
-            Backend::Sqlite(..) => None,
-            Backend::Postgres(pool) => pool.health(),
-        }
+    /// Why the store does not answer, when the last call found it so.
+    fn health(&self) -> Option<String> {
+        None
     }
 
-    /// Whether processes may share this store (and it decides what was seen).
-    pub fn shared(&self) -> bool {
-        matches!(self, Backend::Postgres(_))
+    /// What keeps a second process from serving a store only one may.
+    fn claim_for_serving(&self) -> Result<Option<ServingClaim>, StoreError> {
+        Ok(None)
+    }
+}
+
+/// An opened store location that runs take their stores from.
+#[derive(Debug, Clone)]
+pub struct Backend(Arc<dyn Host>);
+
+impl Backend {
+    /// Checks a PostgreSQL store now (an SQLite one is opened by its runs).
+    pub fn open(location: &Location) -> Result<Backend, StoreError> {
+        Ok(match location {
+            Location::Sqlite(path) => Backend::new(SqliteHost::new(path.clone())),
+            Location::Postgres(url) => Backend::new(postgres::SharedStore(postgres::Pool::open(url)?)),
+        })
     }
 
-    /// The store of one run.
-    pub fn run_store(&self) -> Box<dyn VarStore + Send> {
-        match self {
-            Backend::Sqlite(path, _) => Box::new(LazyStore::new(path.clone())),
-            Backend::Postgres(pool) => Box::new(pool.store()),
-        }
+    pub fn new(host: impl Host + 'static) -> Backend {
+        Backend(Arc::new(host))
+    }
+}
+
+impl std::ops::Deref for Backend {
+    type Target = dyn Host;
+
+    fn deref(&self) -> &(dyn Host + 'static) {
+        &*self.0
+    }
+}
+
+/// An SQLite file: opened by each run when it first reads or saves; the
+/// deliveries the one serving process took are kept in it too.
+#[derive(Debug)]
+pub struct SqliteHost {
+    path: PathBuf,
+    seen: SqliteSeen,
+}
+
+impl SqliteHost {
+    pub fn new(path: PathBuf) -> SqliteHost {
+        SqliteHost { seen: SqliteSeen::new(path.clone()), path }
+    }
+}
+
+impl Host for SqliteHost {
+    fn run_store(&self) -> Box<dyn VarStore + Send> {
+        Box::new(LazyStore::new(self.path.clone()))
+    }
+
+    fn remember(&self, key: String, expires_ms: i64) {
+        self.seen.remember(key, expires_ms);
+    }
+
+    fn finish(&self) {
+        self.seen.finish();
+    }
+
+    fn recent(&self, now_ms: i64) -> Result<Vec<(String, i64)>, StoreError> {
+        self.seen.recent(now_ms).map_err(StoreError::Io)
+    }
+
+    fn claim_for_serving(&self) -> Result<Option<ServingClaim>, StoreError> {
+        claim_for_serving(&self.path).map(Some).map_err(StoreError::Claimed)
     }
 }
 
@@ -270,17 +295,6 @@ pub struct ServingClaim(#[allow(dead_code)] std::fs::File);
 /// to its own memory only, so two would both answer an interaction the
 /// platform delivered twice. Processes that share a bot share a PostgreSQL
 /// store instead. `blkc run` and `blkc vars` do not claim it.
-impl Backend {
-    /// What keeps a second process from serving an SQLite store (several
-    /// share PostgreSQL, and need nothing).
-    pub fn claim_for_serving(&self) -> Result<Option<ServingClaim>, String> {
-        match self {
-            Backend::Sqlite(path, _) => claim_for_serving(path).map(Some),
-            Backend::Postgres(_) => Ok(None),
-        }
-    }
-}
-
 pub fn claim_for_serving(path: &Path) -> Result<ServingClaim, String> {
     use std::io::{Read as _, Seek as _, Write as _};
     let lock = path.with_file_name(format!(

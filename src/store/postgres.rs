@@ -29,6 +29,7 @@ use serde_json::Value as Json;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Config, Row, Statement, ToStatement};
 
+use super::error::StoreError;
 use super::Entry;
 use crate::eval::VarStore;
 
@@ -363,28 +364,33 @@ fn settings(url: &str, shown: &str) -> Result<(Config, Option<String>), String> 
 impl Pool {
     /// Connects to `url` and checks that the database holds a blkc store
     /// of this format; refuses it, unchanged, otherwise.
-    pub fn open(url: &str) -> Result<Arc<Pool>, String> {
-        let pool = Pool::unchecked(url)?;
-        let mut conn = pool.conn(true).map_err(|e| format!("cannot connect to {e}", e = pool.failed(&e)))?;
-        match version(&mut conn, &pool.shown)? {
+    pub fn open(url: &str) -> Result<Arc<Pool>, StoreError> {
+        let pool = Pool::unchecked(url).map_err(StoreError::Unreachable)?;
+        let mut conn = pool.conn(true).map_err(|e| match pool.failed(&e) {
+            StoreError::Db(why) | StoreError::Unreachable(why) => {
+                StoreError::Unreachable(format!("cannot connect to {why}"))
+            }
+            other => other,
+        })?;
+        match version(&mut conn, &pool.shown).map_err(StoreError::Db)? {
             Some(SCHEMA_VERSION) => {}
             Some(v) if v > SCHEMA_VERSION => {
-                return Err(format!(
+                return Err(StoreError::Format(format!(
                     "{} has store format {v}; this blkc reads format {SCHEMA_VERSION} (a newer blkc made it)",
                     pool.shown
-                ))
+                )))
             }
             Some(v) => {
-                return Err(format!(
+                return Err(StoreError::Format(format!(
                     "{} has store format {v}; move it to format {SCHEMA_VERSION} with `blkc vars --store URL migrate`",
                     pool.shown
-                ))
+                )))
             }
             None => {
-                return Err(format!(
+                return Err(StoreError::NotAStore(format!(
                     "{} holds no blkc store; create one with `blkc vars --store URL migrate` (blkc never writes into a database it did not set up)",
                     pool.shown
-                ))
+                )))
             }
         }
         pool.give_back(conn);
@@ -481,14 +487,19 @@ impl Pool {
     }
 
     /// A failure as the store says it: where, and why.
-    fn failed(&self, e: &Failure) -> String {
-        format!("{}: {e}", self.shown)
+    fn failed(&self, e: &Failure) -> StoreError {
+        let said = format!("{}: {e}", self.shown);
+        match e {
+            Failure::Busy(_) => StoreError::Busy(said),
+            e if e.unreachable() => StoreError::Unreachable(said),
+            _ => StoreError::Db(said),
+        }
     }
 
     /// Runs `f` on a kept connection, and once more on a new one when the
     /// kept one turns out to have been dropped by the database (a restart,
     /// a fail-over, an idle time-out): nothing was done on it.
-    fn with_conn<T>(&self, probe: bool, f: impl Fn(&mut Conn) -> Result<T, Failure>) -> Result<T, String> {
+    fn with_conn<T>(&self, probe: bool, f: impl Fn(&mut Conn) -> Result<T, Failure>) -> Result<T, StoreError> {
         let mut conn = self.conn(probe).map_err(|e| self.failed(&e))?;
         let mut result = f(&mut conn);
         if matches!(&result, Err(e) if dropped(e, &conn)) {
@@ -515,7 +526,7 @@ impl Pool {
     /// until `keep_ms` later; one seen before but expired by `at_ms` is new
     /// again. Whichever process asks first wins: the row is claimed in one
     /// statement.
-    pub fn first_time(&self, key: &str, at_ms: i64, keep_ms: i64) -> Result<bool, String> {
+    pub fn first_time(&self, key: &str, at_ms: i64, keep_ms: i64) -> Result<bool, StoreError> {
         let prune = self.deliveries.fetch_add(1, std::sync::atomic::Ordering::Relaxed).is_multiple_of(PRUNE_EVERY);
         self.with_conn(false, |conn| {
             if prune {
@@ -533,7 +544,7 @@ impl Pool {
     /// Says that `blkc serve` process `me` is alive, and how many are
     /// (itself included): they share the platform's global rate limit.
     /// Times are the database's clock, so machines' clocks need not agree.
-    pub fn check_in(&self, me: &str) -> Result<usize, String> {
+    pub fn check_in(&self, me: &str) -> Result<usize, StoreError> {
         // The statement sees the table as it was before its own write.
         let sql = "WITH clock AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms),
                   mine AS (INSERT INTO blkc_processes (id, seen_at) SELECT $1, ms FROM clock
@@ -548,7 +559,7 @@ impl Pool {
     }
 
     /// Process `me` stops: the others may use its share at once.
-    pub fn check_out(&self, me: &str) -> Result<(), String> {
+    pub fn check_out(&self, me: &str) -> Result<(), StoreError> {
         self.with_conn(false, |conn| conn.execute("DELETE FROM blkc_processes WHERE id = $1", &[&me]).map(|_| ()))
     }
 
@@ -680,7 +691,7 @@ impl PgStore {
     ///
     /// Outside a save's transaction the connection goes back to the pool
     /// after each statement: a run waiting on the network holds none.
-    fn with_conn<T>(&mut self, f: impl Fn(&mut Conn) -> Result<T, Failure>) -> Result<T, String> {
+    fn with_conn<T>(&mut self, f: impl Fn(&mut Conn) -> Result<T, Failure>) -> Result<T, StoreError> {
         let first_use = self.client.is_none();
         let pool = self.pool.clone();
         let conn = match &mut self.client {
@@ -772,6 +783,7 @@ impl VarStore for PgStore {
             let statement = prepared(conn, |c| &mut c.set, sql)?;
             conn.execute(&statement, &[&name, &text, &at]).map(|_| ())
         })
+        .map_err(String::from)
     }
 
     /// Every process's saves take their turn: what a save reads and writes
@@ -790,7 +802,7 @@ impl VarStore for PgStore {
             // What the failed statement left open is not given back.
             self.client = None;
         }
-        begun
+        begun.map_err(String::from)
     }
 
     fn end(&mut self, commit: bool) -> Result<(), String> {
@@ -799,7 +811,37 @@ impl VarStore for PgStore {
         }
         self.in_transaction = false;
         let sql = if commit { "COMMIT" } else { "ROLLBACK" };
-        self.with_conn(|conn| conn.batch_execute(sql))
+        self.with_conn(|conn| conn.batch_execute(sql)).map_err(String::from)
+    }
+}
+
+/// A PostgreSQL database as a store location that serving processes share.
+#[derive(Debug)]
+pub struct SharedStore(pub Arc<Pool>);
+
+impl super::Host for SharedStore {
+    fn run_store(&self) -> Box<dyn VarStore + Send> {
+        Box::new(self.0.store())
+    }
+
+    fn shared(&self) -> bool {
+        true
+    }
+
+    fn first_time(&self, key: &str, at_ms: i64, keep_ms: i64) -> Result<bool, StoreError> {
+        self.0.first_time(key, at_ms, keep_ms)
+    }
+
+    fn check_in(&self, me: &str) -> Result<usize, StoreError> {
+        self.0.check_in(me)
+    }
+
+    fn check_out(&self, me: &str) -> Result<(), StoreError> {
+        self.0.check_out(me)
+    }
+
+    fn health(&self) -> Option<String> {
+        self.0.health()
     }
 }
 

@@ -1,0 +1,55 @@
+//! Why a store call failed, typed: what the server does about it depends
+//! on which (a busy pool is not a lost database; a file that is not a store
+//! is never written to).
+
+/// A store's failure, with the words that say it (its `Display`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreError {
+    /// The database does not answer: connecting failed, or a statement got
+    /// no answer within its deadline.
+    Unreachable(String),
+    /// The file or database is not a blkc store (or is corrupt): refused,
+    /// never changed.
+    NotAStore(String),
+    /// A store of another format than this blkc reads.
+    Format(String),
+    /// Every connection this process may open is in use, or another
+    /// process holds the lock: try again, the store is not gone.
+    Busy(String),
+    /// Another process serves this SQLite store.
+    Claimed(String),
+    /// The file system: creating, reading or writing the store's files.
+    Io(String),
+    /// The database refused a statement.
+    Db(String),
+}
+
+impl StoreError {
+    fn text(&self) -> &str {
+        match self {
+            StoreError::Unreachable(s)
+            | StoreError::NotAStore(s)
+            | StoreError::Format(s)
+            | StoreError::Busy(s)
+            | StoreError::Claimed(s)
+            | StoreError::Io(s)
+            | StoreError::Db(s) => s,
+        }
+    }
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.text())
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// Where a store's error still travels as text (the runner's `VarStore`,
+/// whose failures become a run's diagnostic).
+impl From<StoreError> for String {
+    fn from(e: StoreError) -> String {
+        e.to_string()
+    }
+}
