@@ -35,6 +35,51 @@ pub trait Limiter: Send + Sync + std::fmt::Debug {
     ) -> Option<Duration>;
 }
 
+/// What an answer tells the limiter.
+pub struct Heard<'a> {
+    pub status: u16,
+    pub headers: &'a [(String, String)],
+    pub body: &'a [u8],
+}
+
+/// Why a limited send ended without an answer.
+#[derive(Debug)]
+pub enum Unsent<E> {
+    /// Its turn comes after its deadline.
+    Wait(Wait),
+    /// The request failed.
+    Failed(E),
+}
+
+/// The one send loop through the limiter, for the runs' bot-token requests
+/// and blkc's own calls alike: the request's turn, the request, what its
+/// answer teaches; a 429 is tried once more when its wait fits before
+/// `deadline`. With no limiter, the request alone.
+pub fn send<T, E>(
+    limiter: Option<&dyn Limiter>,
+    (method, url): (&str, &url::Url),
+    deadline: Instant,
+    mut attempt: impl FnMut() -> Result<T, E>,
+    heard: impl for<'a> Fn(&'a T) -> Heard<'a>,
+) -> Result<T, Unsent<E>> {
+    let mut retried = false;
+    loop {
+        if let Some(limiter) = limiter {
+            limiter.before(method, url, deadline).map_err(Unsent::Wait)?;
+        }
+        let answer = attempt().map_err(Unsent::Failed)?;
+        let Some(limiter) = limiter else { return Ok(answer) };
+        let h = heard(&answer);
+        match limiter.after(method, url, h.status, h.headers, h.body) {
+            Some(wait) if !retried && Instant::now() + wait < deadline => {
+                std::thread::sleep(wait);
+                retried = true;
+            }
+            _ => return Ok(answer),
+        }
+    }
+}
+
 /// A request whose turn comes after its deadline: how long it would wait.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Wait(pub Duration);

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::model::{ErrorBody, GatewayBot};
-use super::ratelimit::{Limiter as _, RateLimiter, Wait};
+use super::ratelimit::{self, Heard, RateLimiter, Unsent, Wait};
 use super::{is_interaction_token, is_snowflake};
 
 /// What blkc tells the platform it is, as the platform asks of bots.
@@ -224,9 +224,7 @@ impl Platform {
             (false, _) => None,
         };
         let transport = |e: String| PlatformError::Transport { route: route.shown(), error: e };
-        let mut retried = false;
-        loop {
-            self.limiter.before(method, &parsed, deadline).map_err(PlatformError::RateLimited)?;
+        let attempt = || -> Result<(Answer, Vec<(String, String)>), PlatformError> {
             let mut request = ureq::http::Request::builder().method(method).uri(url.as_str());
             if let Some(t) = token {
                 request = request.header("Authorization", format!("Bot {t}"));
@@ -251,14 +249,15 @@ impl Platform {
                 .limit(1024 * 1024)
                 .read_to_vec()
                 .map_err(|e| PlatformError::Body(e.to_string()))?;
-            let wait = self.limiter.after(method, &parsed, status, &headers, &body);
-            match wait {
-                Some(wait) if !retried && Instant::now() + wait < deadline => {
-                    std::thread::sleep(wait);
-                    retried = true;
-                }
-                _ => return Ok(Answer { status, body, unknown_webhook: 0 }),
-            }
+            Ok((Answer { status, body, unknown_webhook: 0 }, headers))
+        };
+        fn heard((a, headers): &(Answer, Vec<(String, String)>)) -> Heard<'_> {
+            Heard { status: a.status, headers, body: &a.body }
+        }
+        match ratelimit::send(Some(&*self.limiter), (method, &parsed), deadline, attempt, heard) {
+            Ok((answer, _)) => Ok(answer),
+            Err(Unsent::Wait(wait)) => Err(PlatformError::RateLimited(wait)),
+            Err(Unsent::Failed(e)) => Err(e),
         }
     }
 }

@@ -10,6 +10,8 @@ use bigdecimal::BigDecimal;
 use serde_json::Value as Json;
 
 use crate::ast::ArithOp;
+use crate::diagnostics::{Code, Diagnostic};
+use crate::source::Span;
 
 /// The longest number, in characters, blkc computes with.
 pub const MAX_DIGITS: usize = 4096;
@@ -109,6 +111,25 @@ fn plain(n: &BigDecimal) -> String {
         format!("-{body}")
     } else {
         body
+    }
+}
+
+/// A calculation that cannot be made: `what` is the operand or operator.
+impl CalcError {
+    /// The run's diagnostic of this failure of `what` (an operand or an
+    /// operation), at `span`.
+    pub fn diagnostic(&self, what: &str, span: Span) -> Diagnostic {
+        match self {
+        CalcError::NotANumber(is) => Diagnostic::new(Code::NotANumber, format!("{what} is {is}, not a number"))
+            .label(span, "used in a calculation")
+            .help("a calculation takes numbers, or strings that hold one; give the variable a number as its default (`var points = \"0\"`), or check the response path"),
+        CalcError::TooLarge => Diagnostic::new(Code::NotANumber, format!("{what} is too large to compute with"))
+            .label(span, "used in a calculation")
+            .help(format!("blkc computes with numbers of up to {} characters and exponents up to {}", MAX_DIGITS, MAX_EXPONENT)),
+        CalcError::DivisionByZero => Diagnostic::new(Code::DivisionByZero, format!("`{what}` by zero"))
+            .label(span, "the divisor is zero")
+            .help("check the divisor first: `if \"{count}\" != 0 { … }`"),
+    }
     }
 }
 

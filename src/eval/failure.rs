@@ -102,22 +102,6 @@ pub fn scope_without_id(name: &str, scope: crate::vocab::VarScope, needed: &str,
     .help(format!("from a shell, give it as a number: `--var {needed}=…`; a run the platform triggers always has it"))
 }
 
-/// A calculation that cannot be made: `what` is the operand or operator.
-pub fn calc_failure(e: &super::arith::CalcError, what: &str, span: Span) -> Diagnostic {
-    use super::arith::CalcError;
-    match e {
-        CalcError::NotANumber(is) => Diagnostic::new(Code::NotANumber, format!("{what} is {is}, not a number"))
-            .label(span, "used in a calculation")
-            .help("a calculation takes numbers, or strings that hold one; give the variable a number as its default (`var points = \"0\"`), or check the response path"),
-        CalcError::TooLarge => Diagnostic::new(Code::NotANumber, format!("{what} is too large to compute with"))
-            .label(span, "used in a calculation")
-            .help(format!("blkc computes with numbers of up to {} characters and exponents up to {}", super::arith::MAX_DIGITS, super::arith::MAX_EXPONENT)),
-        CalcError::DivisionByZero => Diagnostic::new(Code::DivisionByZero, format!("`{what}` by zero"))
-            .label(span, "the divisor is zero")
-            .help("check the divisor first: `if \"{count}\" != 0 { … }`"),
-    }
-}
-
 /// The platform's rate limit leaves no turn for the request in its time.
 pub fn rate_limited(r: &Request, why: &str) -> Diagnostic {
     Diagnostic::new(Code::Timeout, format!("block `{}` was not sent: {why}", r.block))

@@ -295,27 +295,24 @@ fn calculate(
     scope: &mut dyn Scope,
 ) -> Result<bigdecimal::BigDecimal, Box<crate::diagnostics::Diagnostic>> {
     use super::arith;
-    use super::failure::calc_failure;
     use crate::plan::Calc;
     match c {
         Calc::Value { value, span } => {
             let v = render_val(value, scope);
-            arith::number(&v).map_err(|e| Box::new(calc_failure(&e, "this value", *span)))
+            arith::number(&v).map_err(|e| Box::new(e.diagnostic("this value", *span)))
         }
         Calc::Var { name, span } => match scope.variable(name, *span) {
-            Some(text) => {
-                arith::parse(text.trim()).map_err(|e| Box::new(calc_failure(&e, &format!("`{name}`"), *span)))
-            }
+            Some(text) => arith::parse(text.trim()).map_err(|e| Box::new(e.diagnostic(&format!("`{name}`"), *span))),
             None => {
                 scope.missing(Missing::Variable { name, span: *span });
                 let why = arith::CalcError::NotANumber("without a value".into());
-                Err(Box::new(calc_failure(&why, &format!("`{name}`"), *span)))
+                Err(Box::new(why.diagnostic(&format!("`{name}`"), *span)))
             }
         },
         Calc::Op { op, left, right, span } => {
             let l = calculate(left, scope)?;
             let r = calculate(right, scope)?;
-            arith::apply(*op, &l, &r).map_err(|e| Box::new(calc_failure(&e, op.as_str(), *span)))
+            arith::apply(*op, &l, &r).map_err(|e| Box::new(e.diagnostic(op.as_str(), *span)))
         }
     }
 }

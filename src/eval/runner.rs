@@ -410,34 +410,24 @@ impl Runner<'_> {
 
     /// Sends a built request over HTTP and reads its response.
     fn send(&mut self, r: &Request, built: Built, event: &mut RequestEvent) -> Result<Response, Box<Diagnostic>> {
+        use crate::discord::ratelimit::{Heard, Unsent};
         let started = Instant::now();
         let limiter = self.options.limiter.clone().filter(|_| built.carries_token);
         let deadline = started + self.options.http.timeout;
-        let mut retried = false;
-        let incoming = loop {
-            if let Some(limiter) = &limiter {
-                if let Err(why) = limiter.before(built.method.as_str(), &built.url, deadline) {
-                    return Err(Box::new(failure::rate_limited(r, &why.to_string())));
-                }
-            }
-            let sent = match &self.options.client {
-                Some(shared) => shared.send(built.clone()),
-                None => self.client.get_or_insert_with(|| http::Client::new(self.options.http)).send(built.clone()),
-            };
-            let incoming = match sent {
-                Ok(i) => i,
-                Err(f) => return Err(Box::new(self.redact_diag(failure::http_failure(r, f, &self.options.http)))),
-            };
-            let Some(limiter) = &limiter else { break incoming };
-            let wait =
-                limiter.after(built.method.as_str(), &built.url, incoming.status, &incoming.headers, &incoming.body);
-            // A 429 is tried once more, when its wait fits in the request's time.
-            match wait {
-                Some(wait) if !retried && Instant::now() + wait < deadline => {
-                    std::thread::sleep(wait);
-                    retried = true;
-                }
-                _ => break incoming,
+        let (options, client) = (&self.options, &mut self.client);
+        let attempt = || match &options.client {
+            Some(shared) => shared.send(built.clone()),
+            None => client.get_or_insert_with(|| http::Client::new(options.http)).send(built.clone()),
+        };
+        fn heard(i: &http::Incoming) -> Heard<'_> {
+            Heard { status: i.status, headers: &i.headers, body: &i.body }
+        }
+        let route = (built.method.as_str(), &built.url);
+        let incoming = match crate::discord::ratelimit::send(limiter.as_deref(), route, deadline, attempt, heard) {
+            Ok(i) => i,
+            Err(Unsent::Wait(why)) => return Err(Box::new(failure::rate_limited(r, &why.to_string()))),
+            Err(Unsent::Failed(f)) => {
+                return Err(Box::new(self.redact_diag(failure::http_failure(r, f, &self.options.http))))
             }
         };
         event.duration_ms = Some((started.elapsed().as_secs_f64() * 1e4).round() / 10.0);
