@@ -192,7 +192,7 @@ fn unsigned_bodies_held_open_cannot_exhaust_memory() {
 fn idle_connections_and_a_low_open_file_limit_cannot_starve_answers() {
     let platform = TestPlatform::start();
     let api = crate::support::server::TestServer::start();
-    let program = &slow_command(4000);
+    let program = &slow_command(3200);
     // The soft limit is raised to the hard one at start.
     let raised =
         crate::serve::serve_with_files(program, &platform, Some(&api), &["--workers", "8"], &[], Some((256, 2048)));
