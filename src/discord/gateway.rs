@@ -427,9 +427,6 @@ impl Shard {
             Some(OpCode::Dispatch) => {
                 let t = frame.t.as_deref().unwrap_or_default();
                 let raw = frame.d.map_or("null", |d| d.get());
-                if !Dispatch::wanted(t) {
-                    return Heard::Nothing;
-                }
                 let Some(event) = Dispatch::parse(t, raw) else { return Heard::Nothing };
                 match &event {
                     Dispatch::Ready(ready) => {

@@ -460,31 +460,8 @@ pub enum Dispatch {
 }
 
 impl Dispatch {
-    /// Whether dispatch `t` is read at all.
-    pub fn wanted(t: &str) -> bool {
-        matches!(
-            t,
-            "READY"
-                | "RESUMED"
-                | "GUILD_CREATE"
-                | "GUILD_UPDATE"
-                | "GUILD_DELETE"
-                | "CHANNEL_CREATE"
-                | "CHANNEL_UPDATE"
-                | "CHANNEL_DELETE"
-                | "GUILD_MEMBER_ADD"
-                | "GUILD_MEMBER_REMOVE"
-                | "MESSAGE_CREATE"
-                | "MESSAGE_UPDATE"
-                | "MESSAGE_DELETE"
-                | "MESSAGE_REACTION_ADD"
-                | "MESSAGE_REACTION_REMOVE"
-                | "GUILD_ROLE_CREATE"
-        )
-    }
-
-    /// Dispatch `t` with data `raw`; `None` for one blkc does not read, or
-    /// whose data is not an object.
+    /// Dispatch `t` with data `raw`; `None` for one blkc does not read
+    /// (its data is never parsed), or whose data is not an object.
     pub fn parse(t: &str, raw: &str) -> Option<Dispatch> {
         fn read<T: DeserializeOwned>(raw: &str) -> Option<T> {
             is_object(raw.as_bytes()).then(|| serde_json::from_str(raw).ok()).flatten()
