@@ -43,13 +43,14 @@ fn identify_asks_for_the_intents_the_file_needs_and_heartbeats_keep_time() {
     // GUILDS | GUILD_MEMBERS | GUILD_MESSAGES | MESSAGE_CONTENT, and no more.
     assert_eq!(d["intents"], (1 << 0) | (1 << 1) | (1 << 9) | (1 << 15));
     assert_eq!(d["shard"], json!([0, 1]));
-    let beats = gateway.wait_op(1, 5);
-    assert!(beats.len() >= 5);
-    // Every 200 ms, after the first: none early, none much late.
-    for pair in beats.windows(2).skip(1) {
-        let gap = pair[1].1.duration_since(pair[0].1);
-        assert!(gap >= Duration::from_millis(180) && gap < Duration::from_millis(400), "heartbeat gap {gap:?}");
-    }
+    let beats = gateway.wait_op(1, 8);
+    assert!(beats.len() >= 8);
+    // Every 200 ms, after the first: none early, and on time on the whole
+    // (one wake-up a loaded machine delays does not make a late rhythm).
+    let gaps: Vec<Duration> = beats.windows(2).skip(1).map(|p| p[1].1.duration_since(p[0].1)).collect();
+    assert!(gaps.iter().all(|gap| *gap >= Duration::from_millis(180)), "heartbeat gaps {gaps:?}");
+    let mean = gaps.iter().sum::<Duration>() / gaps.len() as u32;
+    assert!(mean < Duration::from_millis(320), "heartbeat gaps {gaps:?}");
     assert!(beats[1].2["d"].as_u64().unwrap() >= 2, "a heartbeat carries the last sequence: {:?}", beats[1].2);
 }
 

@@ -237,7 +237,7 @@ fn a_slow_run_is_deferred_in_time_then_edited_and_more_replies_follow_up() {
     let program = r#"command slow "Slow" {
     api wait {
         method GET
-        url "@API@/slow/3500"
+        url "@API@/held"
     }
     reply "first"
     reply "second {user_mention}"
@@ -247,10 +247,13 @@ command quick "Quick" {
     reply "two"
 }
 "#;
-    let served = serve(program, &platform, Some(&api), &[], &[]);
+    // The API answers once the test has the first answer: "thinking",
+    // however loaded the machine, and inside the platform's 3 s.
+    let served = serve(program, &platform, Some(&api), &["--answer-within", "1.5"], &[]);
     let answer = served.send(&platform, &command("20", "slow", json!([])));
     assert_eq!(answer.body, json!({ "type": 5 }));
     assert!(answer.took < Duration::from_millis(2900), "deferred after {:?}", answer.took);
+    api.open();
     let edits = platform.wait_for("/messages/@original", 1);
     assert_eq!(edits.len(), 1);
     assert_eq!(edits[0].method, "PATCH");
@@ -283,8 +286,9 @@ command quick "Quick" {
 fn a_full_queue_answers_busy_at_once_and_queued_runs_are_still_answered_in_time() {
     let platform = TestPlatform::start();
     let api = TestServer::start();
-    let program = "command slow \"Slow\" {\n    api w {\n        method GET\n        url \"@API@/slow/3000\"\n    }\n    reply \"done\"\n}\n";
-    let served = Arc::new(serve(program, &platform, Some(&api), &["--workers", "1", "--queue", "1"], &[]));
+    let program = "command slow \"Slow\" {\n    api w {\n        method GET\n        url \"@API@/held\"\n    }\n    reply \"done\"\n}\n";
+    let args = ["--workers", "1", "--queue", "1", "--answer-within", "1.5"];
+    let served = Arc::new(serve(program, &platform, Some(&api), &args, &[]));
     let send = |id: &str| {
         let (served, bytes) = (served.clone(), serde_json::to_vec(&command(id, "slow", json!([]))).unwrap());
         let signature = platform.sign(&bytes, 0);
@@ -300,12 +304,14 @@ fn a_full_queue_answers_busy_at_once_and_queued_runs_are_still_answered_in_time(
     let busy = send("a3").join().unwrap();
     assert_eq!(busy.body["data"]["content"], "The bot is busy right now. Please try again in a moment.");
     assert_eq!(busy.body["data"]["flags"], 64);
-    assert!(busy.took < Duration::from_secs(1));
+    // At once: before the two waiting are told "thinking".
+    assert!(!running.is_finished() && !queued.is_finished(), "busy after {:?}", busy.took);
     for pending in [running, queued] {
         let answer = pending.join().unwrap();
         assert_eq!(answer.body, json!({ "type": 5 }));
         assert!(answer.took < Duration::from_millis(2900));
     }
+    api.open();
     // Both are edited once their runs end, the queued one after the first.
     assert_eq!(platform.wait_for("/messages/@original", 2).len(), 2);
 }

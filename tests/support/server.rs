@@ -2,7 +2,7 @@
 //! It records every request it receives so tests can check what arrived.
 
 use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use tiny_http::{Header, Response, Server};
@@ -27,10 +27,20 @@ pub struct TestServer {
     pub port: u16,
     pub log: Arc<Mutex<Vec<Received>>>,
     server: Arc<Server>,
+    gate: Arc<Gate>,
+}
+
+/// What `/held` waits on: it answers once the test opens the gate, so a
+/// test waits on an event, not on a time that a loaded machine stretches.
+#[derive(Default)]
+struct Gate {
+    open: Mutex<bool>,
+    opened: Condvar,
 }
 
 impl Drop for TestServer {
     fn drop(&mut self) {
+        self.open();
         self.server.unblock();
     }
 }
@@ -45,14 +55,21 @@ impl TestServer {
         let server = Arc::new(Server::http(format!("{address}:0")).expect("bind"));
         let port = server.server_addr().to_ip().expect("an IP address").port();
         let log = Arc::new(Mutex::new(Vec::new()));
-        let (s, l) = (server.clone(), log.clone());
+        let gate = Arc::new(Gate::default());
+        let (s, l, g) = (server.clone(), log.clone(), gate.clone());
         std::thread::spawn(move || {
             for request in s.incoming_requests() {
-                let l = l.clone();
-                std::thread::spawn(move || handle(request, port, &l));
+                let (l, g) = (l.clone(), g.clone());
+                std::thread::spawn(move || handle(request, port, &l, &g));
             }
         });
-        TestServer { port, log, server }
+        TestServer { port, log, server, gate }
+    }
+
+    /// Lets every request to `/held`, waiting or to come, be answered.
+    pub fn open(&self) {
+        *self.gate.open.lock().unwrap() = true;
+        self.gate.opened.notify_all();
     }
 
     pub fn base(&self) -> String {
@@ -68,7 +85,7 @@ fn json_header() -> Header {
     Header::from_bytes("Content-Type", "application/json").unwrap()
 }
 
-fn handle(mut request: tiny_http::Request, port: u16, log: &Mutex<Vec<Received>>) {
+fn handle(mut request: tiny_http::Request, port: u16, log: &Mutex<Vec<Received>>, gate: &Gate) {
     let mut body = String::new();
     let _ = request.as_reader().read_to_string(&mut body);
     let received = Received {
@@ -158,6 +175,11 @@ fn handle(mut request: tiny_http::Request, port: u16, log: &Mutex<Vec<Received>>
             Response::from_data(bytes)
                 .with_header(json_header())
                 .with_header(Header::from_bytes("Content-Encoding", "gzip").unwrap())
+        }
+        ["held"] => {
+            let open = gate.open.lock().unwrap();
+            drop(gate.opened.wait_while(open, |open| !*open).unwrap());
+            Response::from_string("{\"held\":true}").with_header(json_header())
         }
         ["slow", ms] => {
             std::thread::sleep(Duration::from_millis(ms.parse().unwrap_or(0)));
