@@ -274,7 +274,11 @@ command quick "Quick" {
     let follow = platform.wait_for("/webhooks/4242/itoken-21-secretpart", 2);
     assert_eq!(follow.len(), 2);
     assert_eq!(follow[1].body["content"], "two");
-    let metrics = ureq::get(&format!("{}/metrics", served.url)).call().unwrap().body_mut().read_to_string().unwrap();
+    let mut scraped = ureq::get(&format!("{}/metrics", served.url)).call().unwrap();
+    let kind = scraped.headers().get("content-type").and_then(|v| v.to_str().ok()).map(str::to_string);
+    assert_eq!(kind.as_deref(), Some("application/openmetrics-text; version=1.0.0; charset=utf-8"));
+    let metrics = scraped.body_mut().read_to_string().unwrap();
+    assert!(metrics.ends_with("# EOF\n") && metrics.contains("blkc_run_seconds_count 2"), "{metrics}");
     assert!(
         metrics.contains("blkc_deferrals_total 1") && metrics.contains("blkc_platform_calls_total{status=\"404\"} 1"),
         "{metrics}"
@@ -389,8 +393,10 @@ fn a_failed_run_tells_the_user_nothing_and_the_log_everything_but_secrets() {
     let line: Value = serde_json::from_str(line).unwrap();
     assert_eq!(
         (line["level"].as_str(), line["command"].as_str(), line["id"].as_str()),
-        (Some("error"), Some("fail"), Some("50"))
+        (Some("ERROR"), Some("fail"), Some("50")),
+        "{line}"
     );
+    assert!(line["timestamp"].as_str().is_some_and(|t| t.ends_with('Z')), "{line}");
     assert!(line["error"].as_str().unwrap().starts_with("B301"), "{line}");
     for leaked in [secret, token, "itoken-50-secretpart"] {
         assert!(!log.contains(leaked), "the log holds {leaked}: {log}");

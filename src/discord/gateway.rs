@@ -12,7 +12,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::Value as Json;
 use tungstenite::protocol::frame::coding::CloseCode as WsClose;
 use twilight_model::gateway::payload::outgoing::identify::{IdentifyInfo, IdentifyProperties};
 use twilight_model::gateway::payload::outgoing::{Heartbeat, Identify, Resume};
@@ -128,8 +127,9 @@ impl IdentifyGate {
     }
 
     /// Waits for `shard`'s turn to identify; false when stopping.
-    fn wait(&self, shard: u32, stop: &AtomicBool, log: &dyn Fn(&str, &str)) -> bool {
+    fn wait(&self, shard: u32, stop: &AtomicBool) -> bool {
         let bucket = shard % self.max_concurrency;
+        let mut warned = false;
         loop {
             if stop.load(Ordering::SeqCst) {
                 return false;
@@ -139,7 +139,9 @@ impl IdentifyGate {
                 let now = Instant::now();
                 let (last, left, reset_at) = &mut *s;
                 if *left == 0 && now < *reset_at {
-                    log("warn", "no session starts left today; waiting for the platform's reset");
+                    if !std::mem::replace(&mut warned, true) {
+                        tracing::warn!(shard, "no session starts left today; waiting for the platform's reset");
+                    }
                     (*reset_at - now).min(Duration::from_secs(1))
                 } else {
                     if *left == 0 {
@@ -165,8 +167,6 @@ pub trait Events: Send + Sync {
     /// A dispatch (op 0) blkc reads: its name, its data typed, and its
     /// data as sent (what identifies an occurrence that has no id).
     fn dispatch(&self, t: &str, event: Dispatch, raw: &str);
-    /// A line for the operator's log.
-    fn log(&self, level: &str, message: &str, fields: &[(&str, Json)]);
     /// The Gateway's counters: `reconnect`, `resume`, `identify`.
     fn count(&self, what: &'static str);
     /// How long a heartbeat took to be acknowledged.
@@ -273,10 +273,10 @@ impl Shard {
             if backoff {
                 let wait = Duration::from_millis(250 << failures.min(8)).min(MAX_BACKOFF);
                 let wait = wait.mul_f64(0.5 + jitter() / 2.0);
-                self.events.log(
-                    "warn",
-                    "Gateway connection ended; reconnecting",
-                    &[("shard", self.id.into()), ("in_ms", (wait.as_millis() as u64).into())],
+                tracing::warn!(
+                    shard = self.id,
+                    in_ms = wait.as_millis() as u64,
+                    "Gateway connection ended; reconnecting"
                 );
                 let until = Instant::now() + wait;
                 while Instant::now() < until && !self.stop.load(Ordering::SeqCst) {
@@ -312,11 +312,7 @@ impl Shard {
         let mut socket = match open(&url) {
             Ok(s) => s,
             Err(e) => {
-                self.events.log(
-                    "warn",
-                    "cannot connect to the Gateway",
-                    &[("shard", self.id.into()), ("error", e.into())],
-                );
+                tracing::warn!(shard = self.id, error = e, "cannot connect to the Gateway");
                 return End::Resume { backoff: true };
             }
         };
@@ -351,11 +347,7 @@ impl Shard {
             }
             if Instant::now() >= beat.next {
                 if !beat.acked {
-                    self.events.log(
-                        "warn",
-                        "no heartbeat ACK: the connection is a zombie; reconnecting",
-                        &[("shard", self.id.into())],
-                    );
+                    tracing::warn!(shard = self.id, "no heartbeat ACK: the connection is a zombie; reconnecting");
                     return End::Resume { backoff: false };
                 }
                 if let Err(end) = self.send(socket, &mut sent, &Heartbeat::new(*seq)) {
@@ -402,8 +394,7 @@ impl Shard {
             self.events.count("resume");
             return self.send(socket, sent, &Resume::new(seq.unwrap_or(0), s.id.clone(), self.token.clone()));
         }
-        let log = |level: &str, message: &str| self.events.log(level, message, &[("shard", self.id.into())]);
-        if !self.gate.wait(self.id, &self.stop, &log) {
+        if !self.gate.wait(self.id, &self.stop) {
             return Err(End::Stop);
         }
         self.events.count("identify");
@@ -433,13 +424,9 @@ impl Shard {
                         let id = ready.session_id.clone().unwrap_or_default();
                         let resume_url = ready.resume_gateway_url.clone().unwrap_or_else(|| self.url.clone());
                         *session = Some(Session { id, resume_url });
-                        self.events.log(
-                            "info",
-                            "Gateway ready",
-                            &[("shard", self.id.into()), ("intents", self.intents.bits().into())],
-                        );
+                        tracing::info!(shard = self.id, intents = self.intents.bits(), "Gateway ready");
                     }
-                    Dispatch::Resumed => self.events.log("info", "Gateway resumed", &[("shard", self.id.into())]),
+                    Dispatch::Resumed => tracing::info!(shard = self.id, "Gateway resumed"),
                     _ => {}
                 }
                 self.events.dispatch(t, event, raw);
@@ -449,16 +436,12 @@ impl Shard {
             // however often the Gateway asks.
             Some(OpCode::Heartbeat) if beat.sent.elapsed() >= REQUESTED_BEAT_SPACING => Heard::BeatAsked,
             Some(OpCode::Reconnect) => {
-                self.events.log("info", "the Gateway asked to reconnect", &[("shard", self.id.into())]);
+                tracing::info!(shard = self.id, "the Gateway asked to reconnect");
                 Heard::End(End::Resume { backoff: false })
             }
             Some(OpCode::InvalidSession) => {
                 let resumable = frame.resumable();
-                self.events.log(
-                    "info",
-                    "the Gateway invalidated the session",
-                    &[("shard", self.id.into()), ("resumable", resumable.into())],
-                );
+                tracing::info!(shard = self.id, resumable, "the Gateway invalidated the session");
                 let wait = Duration::from_millis(1000 + (jitter() * 4000.0) as u64);
                 let until = Instant::now() + wait;
                 while Instant::now() < until && !self.stop.load(Ordering::SeqCst) {
@@ -482,11 +465,7 @@ impl Shard {
                 if let Some(why) = fatal_close(code, self.intents) {
                     return End::Fatal(why);
                 }
-                self.events.log(
-                    "warn",
-                    "the Gateway closed the connection",
-                    &[("shard", self.id.into()), ("code", code.into()), ("reason", reason.into())],
-                );
+                tracing::warn!(shard = self.id, code, reason, "the Gateway closed the connection");
                 if resumable_after(code) {
                     End::Resume { backoff: true }
                 } else {
@@ -494,10 +473,10 @@ impl Shard {
                 }
             }
             Closed::TooLarge => {
-                self.events.log(
-                    "warn",
-                    "a Gateway message over the size limit was refused; reconnecting",
-                    &[("shard", self.id.into()), ("limit_bytes", MAX_MESSAGE.into())],
+                tracing::warn!(
+                    shard = self.id,
+                    limit_bytes = MAX_MESSAGE,
+                    "a Gateway message over the size limit was refused; reconnecting"
                 );
                 End::Resume { backoff: true }
             }
@@ -603,16 +582,16 @@ mod tests {
         let stop = AtomicBool::new(false);
         let started = Instant::now();
         // Shards 0 and 1 are in buckets 0 and 1: both at once.
-        assert!(gate.wait(0, &stop, &|_, _| {}) && gate.wait(1, &stop, &|_, _| {}));
+        assert!(gate.wait(0, &stop) && gate.wait(1, &stop));
         assert!(started.elapsed() < Duration::from_millis(200));
         // Shard 2 shares bucket 0 with shard 0: it waits its spacing.
-        assert!(gate.wait(2, &stop, &|_, _| {}));
+        assert!(gate.wait(2, &stop));
         assert!(started.elapsed() >= Duration::from_millis(290));
         // The budget of 3 is spent: the next waits for the reset.
-        assert!(gate.wait(3, &stop, &|_, _| {}));
+        assert!(gate.wait(3, &stop));
         assert!(started.elapsed() >= Duration::from_millis(390));
         stop.store(true, Ordering::SeqCst);
-        assert!(!gate.wait(0, &stop, &|_, _| {}));
+        assert!(!gate.wait(0, &stop));
     }
 
     #[test]

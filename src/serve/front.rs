@@ -87,11 +87,9 @@ impl Front {
                 shared.metrics.connection_refused("accept");
                 if self.emfile_logged.is_none_or(|t| t.elapsed() > Duration::from_secs(10)) {
                     self.emfile_logged = Some(Instant::now());
-                    shared.log.write(
-                        "error",
-                        "cannot accept a connection; backing off (new connections wait in the backlog)",
-                        &[("error", e.to_string().into())],
-                        None,
+                    tracing::error!(
+                        error = %e,
+                        "cannot accept a connection; backing off (new connections wait in the backlog)"
                     );
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;
@@ -171,7 +169,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
             Some(why) => respond(StatusCode::SERVICE_UNAVAILABLE, "text/plain", format!("store unreachable: {why}\n")),
             None => respond(StatusCode::OK, "text/plain", "ok\n"),
         },
-        (&Method::GET, "/metrics") => respond(StatusCode::OK, "text/plain; version=0.0.4", shared.metrics.render()),
+        (&Method::GET, "/metrics") => respond(StatusCode::OK, super::metrics::CONTENT_TYPE, shared.metrics.render()),
         (&Method::POST, "/interactions") => interaction(&shared, req).await,
         (_, "/healthz" | "/metrics" | "/interactions") => {
             respond(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "method not allowed\n")
@@ -213,13 +211,13 @@ async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
     }
     if !first_delivery(shared, interaction.id(), received).await {
         shared.metrics.interaction(Outcome::Replayed);
-        shared.log.write("warn", "replayed interaction refused", &[("id", interaction.id().into())], None);
+        tracing::warn!(id = interaction.id(), "replayed interaction refused");
         return respond(StatusCode::CONFLICT, "text/plain", "interaction already answered\n");
     }
     let loaded = shared.bot.loaded();
     let Some(tree) = find_tree(&loaded, TreeKind::Command, interaction.command()) else {
         shared.metrics.interaction(Outcome::UnknownCommand);
-        pipeline::log_run(shared, &About::interaction(&interaction), received, Outcome::UnknownCommand, None);
+        pipeline::log_run(&About::interaction(&interaction), received, Outcome::UnknownCommand, None);
         return json_reply(&discord::message::answer(&Message::notice(message::UNKNOWN)));
     };
     let (first, answer) = oneshot::channel();
@@ -259,12 +257,12 @@ async fn signed(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Interact
         signature::verify(public_key, signature.as_deref(), timestamp.as_deref(), body, SystemTime::now())
     {
         shared.metrics.interaction(Outcome::Unauthorized);
-        shared.log.write("warn", "refused", &[("status", 401.into()), ("why", refused.as_str().into())], None);
+        tracing::warn!(status = 401, why = refused.as_str(), "refused");
         return Err(respond(StatusCode::UNAUTHORIZED, "text/plain", "invalid request signature\n"));
     }
     Interaction::from_slice(body).map_err(|e| {
         shared.metrics.interaction(Outcome::Malformed);
-        shared.log.write("warn", "malformed interaction", &[("error", e.to_string().into())], None);
+        tracing::warn!(error = %e, "malformed interaction");
         respond(StatusCode::BAD_REQUEST, "text/plain", "malformed interaction\n")
     })
 }
@@ -283,12 +281,7 @@ fn refusal(shared: &Shared, interaction: &Interaction) -> Option<Reply> {
                 || !discord::is_interaction_token(interaction.token()) =>
         {
             shared.metrics.interaction(Outcome::Malformed);
-            shared.log.write(
-                "warn",
-                "malformed interaction: its application id or token is not of the platform's form",
-                &[],
-                None,
-            );
+            tracing::warn!("malformed interaction: its application id or token is not of the platform's form");
             Some(respond(StatusCode::BAD_REQUEST, "text/plain", "malformed interaction\n"))
         }
         Ok(InteractionType::ApplicationCommand) => None,
@@ -298,7 +291,7 @@ fn refusal(shared: &Shared, interaction: &Interaction) -> Option<Reply> {
                 Err(code) => code,
             };
             shared.metrics.interaction(Outcome::Unsupported);
-            shared.log.write("warn", "interaction of a type blkc does not answer", &[("type", code.into())], None);
+            tracing::warn!(r#type = code, "interaction of a type blkc does not answer");
             Some(respond(StatusCode::BAD_REQUEST, "text/plain", "unsupported interaction type\n"))
         }
     }
@@ -318,7 +311,7 @@ async fn queue_and_answer(
     if let Err(e) = shared.queue.jobs.try_send(work) {
         let work = e.into_inner();
         shared.metrics.interaction(Outcome::Busy);
-        pipeline::log_run(shared, &work.trigger.about, received, Outcome::Busy, None);
+        pipeline::log_run(&work.trigger.about, received, Outcome::Busy, None);
         return json_reply(&discord::message::answer(&Message::notice(message::BUSY)));
     }
     let deadline = tokio::time::Instant::from_std(received + shared.front.answer_within);
@@ -377,7 +370,7 @@ async fn first_across_processes(shared: &Arc<Shared>, id: &str, received: Instan
         Ok(Err(_)) => "the check failed".to_string(),
         Err(_) => "no answer in time; the interaction runs".to_string(),
     };
-    shared.log.write("warn", "the store could not say whether the interaction is new", &[("error", why.into())], None);
+    tracing::warn!(error = why, "the store could not say whether the interaction is new");
     true
 }
 

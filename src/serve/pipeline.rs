@@ -7,8 +7,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value as Json;
-
+use super::log;
 use super::server::Shared;
 use super::trigger::{About, Delivery, Outcome, Target, Trigger};
 use crate::discord::rest::{Answer as Sent, PlatformError, Route};
@@ -115,7 +114,7 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
     shared.metrics.run_time(started.elapsed());
     let counted = if report.deferred && outcome == Outcome::Answered { Outcome::Deferred } else { outcome };
     count(shared, &trigger.about, counted);
-    log_run(shared, &trigger.about, trigger.received, outcome, Some(&report));
+    log_run(&trigger.about, trigger.received, outcome, Some(&report));
 }
 
 /// Whether the trigger is new to the processes sharing the store (an
@@ -127,13 +126,13 @@ fn first_time(shared: &Shared, trigger: &Trigger) -> bool {
         Ok(true) => true,
         Ok(false) => {
             count(shared, &trigger.about, Outcome::Duplicate);
-            let fields = [trigger.about.field()];
-            shared.log.write("info", "event already taken by another process", &fields, None);
+            let about = &trigger.about;
+            tracing::info!(id = about.id(), kind = about.kind(), "event already taken by another process");
             false
         }
         Err(e) => {
-            let fields = [trigger.about.field(), ("error", e.to_string().into())];
-            shared.log.write("warn", "the store could not say whether the event is new", &fields, None);
+            let about = &trigger.about;
+            tracing::warn!(id = about.id(), kind = about.kind(), error = %e, "the store could not say whether the event is new");
             true
         }
     }
@@ -159,13 +158,18 @@ impl Outbox<'_> {
     fn reply(&mut self, report: &mut RunReport, text: &str) {
         self.replies += 1;
         if let Target::Channel(None) = self.trigger.target {
-            let fields = [self.trigger.about.field()];
-            self.shared.log.write("warn", "a reply in this event has no channel to go to; not sent", &fields, None);
+            let about = &self.trigger.about;
+            tracing::warn!(
+                id = about.id(),
+                kind = about.kind(),
+                "a reply in this event has no channel to go to; not sent"
+            );
             return;
         }
         let (parts, warning) = pieces(text);
         if let Some(w) = warning {
-            self.shared.log.write("warn", &w, &[self.trigger.about.field()], self.trigger.about.token());
+            let about = &self.trigger.about;
+            log::hiding(about.token(), || tracing::warn!(id = about.id(), kind = about.kind(), "{w}"));
         }
         for p in parts {
             self.send(report, &Message::new(p, &self.trigger.mentions));
@@ -223,13 +227,16 @@ fn sent_message(shared: &Shared, report: &mut RunReport, sent: Result<Sent, Plat
                 report.messages += 1;
                 return;
             }
-            let fields = [about.field(), ("status", a.status.into()), ("platform", a.message().into())];
-            shared.log.write("warn", "the platform refused a message", &fields, token);
+            log::hiding(token, || {
+                let (id, kind, status, platform) = (about.id(), about.kind(), a.status, a.message());
+                tracing::warn!(id, kind, status, platform, "the platform refused a message");
+            });
             format!("the platform refused a message ({}): {}", a.status, a.message())
         }
         Err(e) => {
-            let fields = [about.field(), ("error", e.to_string().into())];
-            shared.log.write("warn", "a message could not be sent", &fields, token);
+            log::hiding(token, || {
+                tracing::warn!(id = about.id(), kind = about.kind(), error = %e, "a message could not be sent");
+            });
             format!("a message could not be sent: {e}")
         }
     };
@@ -237,45 +244,43 @@ fn sent_message(shared: &Shared, report: &mut RunReport, sent: Result<Sent, Plat
 }
 
 /// The log line of a trigger, however it ended.
-pub fn log_run(shared: &Shared, about: &About, received: Instant, outcome: Outcome, report: Option<&RunReport>) {
-    let ms = ((received.elapsed().as_secs_f64() * 1e4).round() / 10.0).into();
-    let (message, mut fields): (&str, Vec<(&str, Json)>) = match about {
-        About::Interaction { id, command, user, server, .. } => (
-            "interaction",
-            vec![
-                ("id", id.clone().into()),
-                ("command", command.clone().into()),
-                ("user", user.clone().into()),
-                ("server", server.clone().into()),
-                ("outcome", outcome.label().into()),
-                ("ms", ms),
-            ],
-        ),
-        About::Event { kind, server } => (
-            "event",
-            vec![
-                ("kind", (*kind).into()),
-                ("server", server.clone().into()),
-                ("outcome", outcome.label().into()),
-                ("ms", ms),
-            ],
-        ),
-    };
-    if let Some(r) = report {
-        fields.push(("requests", r.requests.into()));
-        fields.push(("messages", r.messages.into()));
-        if r.deferred {
-            fields.push(("deferred", true.into()));
-        }
-        if !r.warnings.is_empty() {
-            fields.push(("warnings", r.warnings.join(",").into()));
-        }
-        if let Some(f) = &r.failure {
-            fields.push(("error", f.clone().into()));
-        }
+pub fn log_run(about: &About, received: Instant, outcome: Outcome, report: Option<&RunReport>) {
+    let ms = (received.elapsed().as_secs_f64() * 1e4).round() / 10.0;
+    let label = outcome.label();
+    let requests = report.map(|r| r.requests);
+    let messages = report.map(|r| r.messages);
+    let deferred = report.filter(|r| r.deferred).map(|_| true);
+    let warnings = report.filter(|r| !r.warnings.is_empty()).map(|r| r.warnings.join(","));
+    let error = report.and_then(|r| r.failure.as_deref());
+    // At `error` when the run failed, else at `info`.
+    macro_rules! line {
+        ($($field:tt)*) => {
+            if outcome == Outcome::Failed { tracing::error!($($field)*) } else { tracing::info!($($field)*) }
+        };
     }
-    let level = if outcome == Outcome::Failed { "error" } else { "info" };
-    shared.log.write(level, message, &fields, about.token());
+    log::hiding(about.token(), || match about {
+        About::Interaction { id, command, user, server, .. } => {
+            let (id, command, user, server) = (id.as_str(), command.as_str(), user.as_str(), server.as_str());
+            line!(
+                id,
+                command,
+                user,
+                server,
+                outcome = label,
+                ms,
+                requests,
+                messages,
+                deferred,
+                warnings,
+                error,
+                "interaction"
+            );
+        }
+        About::Event { kind, server } => {
+            let (kind, server) = (*kind, server.as_str());
+            line!(kind, server, outcome = label, ms, requests, messages, deferred, warnings, error, "event");
+        }
+    });
 }
 
 /// A run from when it is queued until it ends, however it ends (a full
@@ -285,14 +290,14 @@ pub struct Queued(Busy);
 
 impl Queued {
     pub fn new(shared: &Arc<Shared>) -> Queued {
-        shared.metrics.in_flight.fetch_add(1, Ordering::SeqCst);
+        shared.metrics.in_flight.inc();
         Queued(Busy::new(shared))
     }
 }
 
 impl Drop for Queued {
     fn drop(&mut self) {
-        self.0 .0.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
+        self.0 .0.metrics.in_flight.dec();
     }
 }
 

@@ -10,11 +10,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
 
-use serde_json::Value as Json;
 use tokio::sync::Notify;
 
 use super::front::{Front, Replay};
-use super::log::{Log, LogFormat};
+use super::log::LogFormat;
 use super::metrics::Metrics;
 use super::pipeline::{self, Work};
 use super::Loaded;
@@ -76,7 +75,6 @@ pub struct Shared {
     pub front: FrontState,
     pub queue: Queue,
     pub life: Life,
-    pub log: Log,
     pub metrics: Metrics,
 }
 
@@ -210,13 +208,8 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
     let store = shared.bot.store.clone();
     let result = runtime.block_on(async move {
         let (listener, address) = super::front::listen(config.listen).await?;
-        let serving = [
-            ("listen", address.map_or("none".to_string(), |a| a.to_string()).into()),
-            ("file", shared.file.display().to_string().into()),
-            ("commands", commands.into()),
-            ("events", events.into()),
-            ("global_rate_limit", shared.metrics.global_limit.load(Ordering::Relaxed).into()),
-        ];
+        let listen = address.map_or("none".to_string(), |a| a.to_string());
+        let serving = Serving { listen, commands, events };
         let asked = listener.is_some().then_some(config.max_connections);
         log_serving(&shared, serving, (files_before, open_files), &door, asked);
         let drain_timeout = drain_bound(&shared, config.drain_timeout);
@@ -249,7 +242,7 @@ fn shared(config: &mut Config, loaded: Arc<Loaded>, queue: Queue) -> Shared {
     let limiter = Arc::new(RateLimiter::with_global(config.global_rate_limit));
     config.options.limiter = Some(limiter.clone());
     config.options.client = Some(Arc::new(eval::http::Client::new(config.options.http)));
-    let redactor = eval::redactor(&config.inputs, &[]);
+    super::log::init(config.log, eval::redactor(&config.inputs, &[]));
     Shared {
         file: config.file.clone(),
         bot: Bot {
@@ -278,7 +271,6 @@ fn shared(config: &mut Config, loaded: Arc<Loaded>, queue: Queue) -> Shared {
             fatal: Mutex::new(None),
             fatal_notify: Notify::new(),
         },
-        log: Log { format: config.log, redactor, out: Mutex::new(std::io::stderr()) },
         metrics: Metrics::default(),
     }
 }
@@ -301,7 +293,7 @@ fn start_workers(
                     // can be told; this keeps the worker for anything else.
                     let done = pipeline::caught(|| pipeline::run(&shared, work));
                     if let Err(panicked) = done {
-                        shared.log.write("error", "a run failed", &[("error", panicked.into())], None);
+                        tracing::error!(error = panicked, "a run failed");
                     }
                 }
             })
@@ -320,29 +312,40 @@ fn start_workers(
     Ok(())
 }
 
+/// What the `serving` line says of the server.
+struct Serving {
+    listen: String,
+    commands: usize,
+    events: usize,
+}
+
 /// The `serving` line, with the open files and the connections' caps,
 /// and a warning when the open-file limit lowered `asked`.
 fn log_serving(
     shared: &Shared,
-    serving: [(&str, Json); 5],
+    serving: Serving,
     (files_before, open_files): (u64, u64),
     door: &super::door::Door,
     asked: Option<usize>,
 ) {
-    let mut fields = serving.to_vec();
-    fields.extend([
-        ("open_files", open_files.into()),
-        ("max_connections", door.max().into()),
-        ("per_address", door.per_address_max().into()),
-    ]);
-    shared.log.write("info", "serving", &fields, None);
+    tracing::info!(
+        listen = serving.listen,
+        file = %shared.file.display(),
+        commands = serving.commands,
+        events = serving.events,
+        global_rate_limit = shared.metrics.global_limit.get(),
+        open_files,
+        max_connections = door.max(),
+        per_address = door.per_address_max(),
+        "serving"
+    );
     if let Some(asked) = asked.filter(|asked| door.max() < *asked) {
-        shared.log.write(
-            "warn",
+        tracing::warn!(
+            asked,
+            open_files,
+            soft_limit_was = files_before,
             "fewer connections than --max-connections: the open-file limit leaves room for this many beside the runs; \
-             raise the hard limit (LimitNOFILE= in a systemd unit, ulimit -Hn)",
-            &[("asked", asked.into()), ("open_files", open_files.into()), ("soft_limit_was", files_before.into())],
-            None,
+             raise the hard limit (LimitNOFILE= in a systemd unit, ulimit -Hn)"
         );
     }
 }
@@ -353,11 +356,9 @@ fn log_serving(
 fn drain_bound(shared: &Shared, asked: Duration) -> Duration {
     let least = shared.front.answer_within + Duration::from_millis(500);
     if asked < least {
-        shared.log.write(
-            "warn",
-            "--drain-timeout is shorter than an answer can take; the drain waits for the first answers",
-            &[("drain_ms", (least.as_millis() as u64).into())],
-            None,
+        tracing::warn!(
+            drain_ms = least.as_millis() as u64,
+            "--drain-timeout is shorter than an answer can take; the drain waits for the first answers"
         );
     }
     asked.max(least)
@@ -381,7 +382,7 @@ pub async fn drain(shared: Arc<Shared>, timeout: Duration) {
     let life = &shared.life;
     life.draining.store(true, Ordering::SeqCst);
     let in_flight = life.busy.load(Ordering::SeqCst);
-    shared.log.write("info", "draining", &[("in_flight", in_flight.into())], None);
+    tracing::info!(in_flight, "draining");
     let deadline = tokio::time::Instant::now() + timeout;
     while life.busy.load(Ordering::SeqCst) > 0 {
         let notified = life.idle.notified();
@@ -390,11 +391,11 @@ pub async fn drain(shared: Arc<Shared>, timeout: Duration) {
         }
         if tokio::time::timeout_at(deadline, notified).await.is_err() {
             let left = life.busy.load(Ordering::SeqCst);
-            shared.log.write("warn", "drain timed out", &[("unfinished", left.into())], None);
+            tracing::warn!(unfinished = left, "drain timed out");
             return;
         }
     }
-    shared.log.write("info", "stopped", &[], None);
+    tracing::info!("stopped");
 }
 
 async fn reload_on_hangup(shared: Arc<Shared>) {
@@ -433,15 +434,14 @@ fn reload(shared: &Shared, why: &str) {
             let commands = loaded.plan.trees.iter().filter(|t| t.kind == crate::plan::TreeKind::Command).count();
             *shared.bot.loaded.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(loaded);
             shared.metrics.reload("ok");
-            shared.log.write("info", "reloaded", &[("on", why.into()), ("commands", commands.into())], None);
+            tracing::info!(on = why, commands, "reloaded");
         }
         Err(diagnostics) => {
             shared.metrics.reload("refused");
-            shared.log.write(
-                "error",
-                "reload refused: the file has errors; the previous version keeps serving",
-                &[("on", why.into()), ("diagnostics", diagnostics.into())],
-                None,
+            tracing::error!(
+                on = why,
+                diagnostics,
+                "reload refused: the file has errors; the previous version keeps serving"
             );
         }
     }

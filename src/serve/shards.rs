@@ -6,8 +6,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value as Json;
-
 use super::pipeline::{Queued, Work};
 use super::server::{Shards, Shared};
 use super::trigger::{find_tree, Outcome, Trigger};
@@ -54,12 +52,8 @@ impl gateway::Events for GatewayEvents {
         let work = Work { _queued: Queued::new(shared), trigger };
         if shared.queue.events.try_send(work).is_err() {
             shared.metrics.event(kind, Outcome::Busy);
-            shared.log.write("warn", "event dropped: the run queue is full", &[("kind", kind.into())], None);
+            tracing::warn!(kind, "event dropped: the run queue is full");
         }
-    }
-
-    fn log(&self, level: &str, message: &str, fields: &[(&str, Json)]) {
-        self.0.log.write(level, message, fields, None);
     }
 
     fn count(&self, what: &'static str) {
@@ -113,15 +107,11 @@ pub fn start(
         Shards::Auto => ((0..info.shards).collect::<Vec<u32>>(), info.shards),
         Shards::One { id, count } => (vec![id], count),
     };
-    shared.log.write(
-        "info",
-        "connecting to the Gateway",
-        &[
-            ("shards", format!("{ids:?} of {count}").into()),
-            ("intents", intents::names(intents).into()),
-            ("session_starts_left", info.session_starts_left.into()),
-        ],
-        None,
+    tracing::info!(
+        shards = format!("{ids:?} of {count}"),
+        intents = intents::names(intents),
+        session_starts_left = info.session_starts_left,
+        "connecting to the Gateway"
     );
     let gate = Arc::new(IdentifyGate::new(&info));
     let events: Arc<dyn gateway::Events> = Arc::new(GatewayEvents(shared.clone()));
@@ -142,7 +132,7 @@ pub fn start(
             .name(format!("blkc-gateway-{id}"))
             .spawn(move || {
                 if let Err(fatal) = shard.run() {
-                    shared.log.write("error", &fatal.0, &[("shard", id.into())], None);
+                    tracing::error!(shard = id, "{}", fatal.0);
                     *shared.life.fatal.lock().unwrap_or_else(|e| e.into_inner()) = Some(fatal.0);
                     shared.life.gateway_stop.store(true, Ordering::SeqCst);
                     shared.life.fatal_notify.notify_one();

@@ -49,14 +49,14 @@ fn process_name() -> String {
 /// leaves the last share in place.
 pub fn share_global_limit(shared: &Arc<Shared>) -> Result<Option<Share>, Stop> {
     if !shared.bot.store.shared() {
-        shared.metrics.global_limit.store(shared.bot.limiter.share(1), Ordering::Relaxed);
+        shared.metrics.global_limit.set(shared.bot.limiter.share(1) as i64);
         return Ok(None);
     }
     let me = process_name();
     let processes = shared.bot.store.check_in(&me).map_err(Stop::Store)?;
     let mut known = processes;
     // Said in the "serving" line.
-    shared.metrics.global_limit.store(shared.bot.limiter.share(processes), Ordering::Relaxed);
+    shared.metrics.global_limit.set(shared.bot.limiter.share(processes) as i64);
     let stop = Arc::new(AtomicBool::new(false));
     let (s, halt, name) = (shared.clone(), stop.clone(), me.clone());
     let thread = std::thread::Builder::new()
@@ -70,7 +70,7 @@ pub fn share_global_limit(shared: &Arc<Shared>) -> Result<Option<Share>, Stop> {
                 match s.bot.store.check_in(&name) {
                     Ok(n) => {
                         if failing {
-                            s.log.write("info", "the store answers again", &[], None);
+                            tracing::info!("the store answers again");
                         }
                         failing = false;
                         if n != known {
@@ -80,12 +80,10 @@ pub fn share_global_limit(shared: &Arc<Shared>) -> Result<Option<Share>, Stop> {
                     }
                     Err(e) if !failing => {
                         failing = true;
-                        s.log.write(
-                            "error",
+                        tracing::error!(
+                            error = %e,
                             "the store does not answer: runs that read or save fail, /healthz answers 503; \
-                             keeping the share of the global rate limit",
-                            &[("error", e.to_string().into())],
-                            None,
+                             keeping the share of the global rate limit"
                         );
                     }
                     Err(_) => {}
@@ -98,11 +96,6 @@ pub fn share_global_limit(shared: &Arc<Shared>) -> Result<Option<Share>, Stop> {
 
 fn note_share(shared: &Shared, processes: usize) {
     let share = shared.bot.limiter.share(processes);
-    shared.metrics.global_limit.store(share, Ordering::Relaxed);
-    shared.log.write(
-        "info",
-        "sharing the platform's global rate limit",
-        &[("processes", processes.into()), ("per_second", share.into())],
-        None,
-    );
+    shared.metrics.global_limit.set(share as i64);
+    tracing::info!(processes, per_second = share, "sharing the platform's global rate limit");
 }

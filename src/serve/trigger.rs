@@ -7,7 +7,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use serde_json::Value as Json;
 use tokio::sync::oneshot;
 
 use super::events::EventRun;
@@ -61,11 +60,19 @@ impl About {
         }
     }
 
-    /// The field that names the run in a line about one of its messages.
-    pub fn field(&self) -> (&'static str, Json) {
+    /// The interaction's id, when it is one.
+    pub fn id(&self) -> Option<&str> {
         match self {
-            About::Interaction { id, .. } => ("id", id.clone().into()),
-            About::Event { kind, .. } => ("kind", (*kind).into()),
+            About::Interaction { id, .. } => Some(id),
+            About::Event { .. } => None,
+        }
+    }
+
+    /// The event's kind, when it is one.
+    pub fn kind(&self) -> Option<&'static str> {
+        match self {
+            About::Interaction { .. } => None,
+            About::Event { kind, .. } => Some(kind),
         }
     }
 
