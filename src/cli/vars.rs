@@ -3,9 +3,7 @@
 use std::path::Path;
 
 use blkc::diagnostics::Code;
-use blkc::eval::VarStore;
-use blkc::store::postgres::PgStore;
-use blkc::store::{self, Store};
+use blkc::store::{self, Admin, Location, Store, StoreError};
 
 use super::args::{Format, ScopeArgs, VarsAction};
 use super::report::{self, Exit};
@@ -28,9 +26,9 @@ fn check_name(action: &VarsAction) -> Result<(), Exit> {
     }
 }
 
-fn open(path: &Path, action: &VarsAction) -> Result<Store, Exit> {
+fn open(location: &Location, path: &Path, action: &VarsAction) -> Result<Box<dyn Admin>, Exit> {
     let reading = matches!(action, VarsAction::List { .. } | VarsAction::Get { .. });
-    if reading && !path.exists() {
+    if reading && matches!(location, Location::Sqlite(_)) && !path.exists() {
         return Err(match action {
             VarsAction::Get { name } => {
                 report::usage(format!("no custom variable `{name}`: there is no store at `{}`", path.display()))
@@ -38,15 +36,11 @@ fn open(path: &Path, action: &VarsAction) -> Result<Store, Exit> {
             _ => Exit::Success,
         });
     }
-    let opened = if reading { Store::open_read_only(path) } else { Store::open(path) };
-    opened.map_err(|e| {
-        report::coded_error(
-            Code::StoreFailed,
-            e,
-            Some(
-                "give another store with `--store PATH`; blkc never changes or recreates a file that is not its store",
-            ),
-        )
+    store::admin(location, reading).map_err(|e| {
+        let help = matches!(e, StoreError::NotAStore(_)).then_some(
+            "give another store with `--store PATH`; blkc never changes or recreates a file that is not its store",
+        );
+        report::coded_error(Code::StoreFailed, e.to_string(), help)
     })
 }
 
@@ -88,47 +82,18 @@ fn shown(key: &str) -> (String, serde_json::Value) {
     (format!("{name}{words}"), json)
 }
 
-/// A store of either kind, for the commands of `blkc vars`.
-enum Opened {
-    Sqlite(Store),
-    Postgres(PgStore),
-}
-
-impl Opened {
-    fn list(&mut self) -> Result<Vec<store::Entry>, String> {
-        match self {
-            Opened::Sqlite(s) => s.list(),
-            Opened::Postgres(s) => s.list(),
-        }
-    }
-
-    fn delete(&mut self, name: &str) -> Result<bool, String> {
-        match self {
-            Opened::Sqlite(s) => s.delete(name),
-            Opened::Postgres(s) => s.delete(name),
-        }
-    }
-
-    fn vars(&mut self) -> &mut dyn VarStore {
-        match self {
-            Opened::Sqlite(s) => s,
-            Opened::Postgres(s) => s,
-        }
-    }
-}
-
 pub fn vars(store_flag: Option<&str>, scope: &ScopeArgs, action: &VarsAction) -> Exit {
     let location = store::Location::choose(store_flag, store::DEFAULT_PATH.into());
-    let failed = |e: String| report::coded_error(Code::StoreFailed, e, None);
+    let failed = |e: StoreError| report::coded_error(Code::StoreFailed, e.to_string(), None);
     if let VarsAction::Migrate = action {
         return migrate(&location);
     }
     if let Err(exit) = check_name(action) {
         return exit;
     }
-    let (path, url) = match &location {
-        store::Location::Sqlite(p) => (p.clone(), None),
-        store::Location::Postgres(u) => (std::path::PathBuf::from(store::postgres::shown(u)), Some(u.clone())),
+    let path = match &location {
+        Location::Sqlite(p) => p.clone(),
+        Location::Postgres(u) => std::path::PathBuf::from(store::postgres::shown(u)),
     };
     let (scope, ids) = match selected(scope) {
         Ok(s) => s,
@@ -137,15 +102,9 @@ pub fn vars(store_flag: Option<&str>, scope: &ScopeArgs, action: &VarsAction) ->
     let any_scope = ids.is_empty();
     let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     let key = |name: &str| scope.key(name, &ids);
-    let mut store = match url {
-        Some(url) => match store::postgres::Pool::open(&url) {
-            Ok(pool) => Opened::Postgres(pool.store()),
-            Err(e) => return failed(e.to_string()),
-        },
-        None => match open(&path, action) {
-            Ok(s) => Opened::Sqlite(s),
-            Err(exit) => return exit,
-        },
+    let mut store = match open(&location, &path, action) {
+        Ok(store) => store,
+        Err(exit) => return exit,
     };
     match action {
         VarsAction::List { format } => match store.list() {
@@ -162,7 +121,7 @@ pub fn vars(store_flag: Option<&str>, scope: &ScopeArgs, action: &VarsAction) ->
             }
             Err(e) => failed(e),
         },
-        VarsAction::Get { name } => match store.vars().get(&key(name)) {
+        VarsAction::Get { name } => match store.get(&key(name)) {
             Ok(Some(serde_json::Value::String(s))) => {
                 println!("{s}");
                 Exit::Success
@@ -179,7 +138,7 @@ pub fn vars(store_flag: Option<&str>, scope: &ScopeArgs, action: &VarsAction) ->
                 Ok(v) => v,
                 Err(exit) => return exit,
             };
-            match store.vars().set(&key(name), &value) {
+            match store.set(&key(name), &value) {
                 Ok(()) => Exit::Success,
                 Err(e) => failed(e),
             }
@@ -194,17 +153,17 @@ pub fn vars(store_flag: Option<&str>, scope: &ScopeArgs, action: &VarsAction) ->
 }
 
 /// `blkc vars migrate`: the store's format brought up to this version.
-fn migrate(location: &store::Location) -> Exit {
-    let failed = |e: String| report::coded_error(Code::StoreFailed, e, None);
+fn migrate(location: &Location) -> Exit {
+    let failed = |e: StoreError| report::coded_error(Code::StoreFailed, e.to_string(), None);
     match location {
-        store::Location::Postgres(url) => match store::postgres::migrate(url) {
+        Location::Postgres(url) => match store::postgres::migrate(url) {
             Ok(done) => {
                 eprintln!("{done}");
                 Exit::Success
             }
             Err(e) => failed(e),
         },
-        store::Location::Sqlite(path) => match Store::open(path) {
+        Location::Sqlite(path) => match Store::open(path) {
             Ok(_) => {
                 eprintln!("`{}` is at store format {}; nothing to do", path.display(), store::SCHEMA_VERSION);
                 Exit::Success

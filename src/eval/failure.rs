@@ -197,7 +197,7 @@ pub fn path_warning(path: &Path, miss: &Miss) -> Diagnostic {
     Diagnostic::new(Code::UnresolvedPath, message).label(span, label).help(help)
 }
 
-pub fn store_failure(e: &str, span: Span, doing: String) -> Diagnostic {
+pub fn store_failure(e: &crate::store::StoreError, span: Span, doing: String) -> Diagnostic {
     Diagnostic::new(Code::StoreFailed, e.to_string())
         .label(span, doing)
         .help("a busy store frees when the other run ends, and a full disk once space is freed; saves before this one are kept; a file that is not a blkc store is never changed or recreated (`--store PATH` names another)")

@@ -31,34 +31,7 @@ pub use render::Body;
 pub use request::Refusal;
 use runner::Runner;
 
-/// Where custom variables live between runs.
-pub trait VarStore {
-    fn get(&mut self, name: &str) -> Result<Option<Json>, String>;
-    fn set(&mut self, name: &str, value: &Json) -> Result<(), String>;
-    /// Starts a save: what it reads and what it writes are one transaction.
-    fn begin(&mut self) -> Result<(), String> {
-        Ok(())
-    }
-    /// Ends a save: commits it, or rolls it back.
-    fn end(&mut self, _commit: bool) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-/// A store that keeps nothing (for `--dry-run`, and for tests of rendering).
-#[derive(Debug, Default)]
-pub struct MemoryStore(pub HashMap<String, Json>);
-
-impl VarStore for MemoryStore {
-    fn get(&mut self, name: &str) -> Result<Option<Json>, String> {
-        Ok(self.0.get(name).cloned())
-    }
-
-    fn set(&mut self, name: &str, value: &Json) -> Result<(), String> {
-        self.0.insert(name.to_string(), value.clone());
-        Ok(())
-    }
-}
+pub use crate::store::{MemoryStore, VarStore};
 
 /// What a path or variable with no value renders as (docs/run.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -17,6 +17,7 @@ use crate::data::{Data, Shape};
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::plan::{Condition, Plan, Request, Step};
 use crate::source::Span;
+use crate::store::StoreError;
 
 pub(super) struct Runner<'r> {
     pub plan: &'r Plan,
@@ -251,7 +252,7 @@ impl Runner<'_> {
             render::render_val(value, self);
             return self.flush();
         }
-        let failed = |e: String| Box::new(store_failure(&e, span, format!("saving `{name}`")));
+        let failed = |e: StoreError| Box::new(store_failure(&e, span, format!("saving `{name}`")));
         let key = self.store_key(name, span)?;
         self.store.begin().map_err(failed)?;
         self.in_save = true;
@@ -283,7 +284,7 @@ impl Runner<'_> {
 
     /// The first variable this run read that another run has changed
     /// since, read again inside the save's transaction.
-    fn changed_since_read(&mut self) -> Result<Option<String>, String> {
+    fn changed_since_read(&mut self) -> Result<Option<String>, StoreError> {
         let mut names: Vec<&String> = self.seen.keys().collect();
         names.sort();
         for name in names {

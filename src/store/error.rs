@@ -8,8 +8,9 @@ pub enum StoreError {
     /// The database does not answer: connecting failed, or a statement got
     /// no answer within its deadline.
     Unreachable(String),
-    /// The file or database is not a blkc store (or is corrupt): refused,
-    /// never changed.
+    /// The file or database is not a blkc store (or is corrupt, or is one
+    /// this user must not trust: another's, or writable by others):
+    /// refused, never changed.
     NotAStore(String),
     /// A store of another format than this blkc reads.
     Format(String),
@@ -45,11 +46,3 @@ impl std::fmt::Display for StoreError {
 }
 
 impl std::error::Error for StoreError {}
-
-/// Where a store's error still travels as text (the runner's `VarStore`,
-/// whose failures become a run's diagnostic).
-impl From<StoreError> for String {
-    fn from(e: StoreError) -> String {
-        e.to_string()
-    }
-}

@@ -1,9 +1,13 @@
-//! Custom variables that outlive a run, in an embedded SQLite database.
+//! Custom variables that outlive a run: what a run reads and saves
+//! ([`VarStore`]), what `blkc vars` does ([`Admin`]) and what a server
+//! shares ([`Host`]), each a trait, with an SQLite file (this file) and a
+//! PostgreSQL database (`postgres.rs`) behind them. Every failure is a
+//! [`StoreError`] that says its kind.
 //!
-//! Each save is its own transaction; several `blkc run` processes may save
-//! into one store at once (WAL journal, a busy time-out, `BEGIN IMMEDIATE`).
-//! A file that is not a blkc store, or is corrupt, is reported and never
-//! recreated.
+//! In SQLite, each save is its own transaction; several `blkc run`
+//! processes may save into one store at once (WAL journal, a busy
+//! time-out, `BEGIN IMMEDIATE`). A file that is not a blkc store, or is
+//! corrupt, is reported and never recreated.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,12 +16,59 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 use serde_json::Value as Json;
 
-use crate::eval::VarStore;
-
 mod error;
 pub mod postgres;
 
 pub use error::StoreError;
+
+/// Where custom variables live between runs: what a run reads and saves.
+pub trait VarStore {
+    fn get(&mut self, name: &str) -> Result<Option<Json>, StoreError>;
+    fn set(&mut self, name: &str, value: &Json) -> Result<(), StoreError>;
+    /// Starts a save: what it reads and what it writes are one transaction.
+    fn begin(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
+    /// Ends a save: commits it, or rolls it back.
+    fn end(&mut self, _commit: bool) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+/// What `blkc vars` does with a store beside what runs do: every value,
+/// and removing one.
+pub trait Admin: VarStore {
+    /// Every value, by name.
+    fn list(&mut self) -> Result<Vec<Entry>, StoreError>;
+    /// Removes the value `name`; false when there was none.
+    fn delete(&mut self, name: &str) -> Result<bool, StoreError>;
+}
+
+/// The store at `location` for `blkc vars`: only to read when `reading`
+/// (an SQLite store is then never created or written).
+pub fn admin(location: &Location, reading: bool) -> Result<Box<dyn Admin>, StoreError> {
+    Ok(match location {
+        Location::Sqlite(path) if reading => Box::new(Store::open_read_only(path)?),
+        Location::Sqlite(path) => Box::new(Store::open(path)?),
+        Location::Postgres(url) => Box::new(postgres::Pool::open(url)?.store()),
+    })
+}
+
+/// A store that keeps nothing between runs (for `--dry-run`, and for
+/// tests of rendering).
+#[derive(Debug, Default)]
+pub struct MemoryStore(pub std::collections::HashMap<String, Json>);
+
+impl VarStore for MemoryStore {
+    fn get(&mut self, name: &str) -> Result<Option<Json>, StoreError> {
+        Ok(self.0.get(name).cloned())
+    }
+
+    fn set(&mut self, name: &str, value: &Json) -> Result<(), StoreError> {
+        self.0.insert(name.to_string(), value.clone());
+        Ok(())
+    }
+}
 
 /// Where custom variables live: an SQLite file (the default, beside the
 /// `.blk` file) or a PostgreSQL database (`postgres://…`), from `--store`
@@ -165,11 +216,11 @@ impl Host for SqliteHost {
     }
 
     fn recent(&self, now_ms: i64) -> Result<Vec<(String, i64)>, StoreError> {
-        self.seen.recent(now_ms).map_err(StoreError::Io)
+        self.seen.recent(now_ms)
     }
 
     fn claim_for_serving(&self) -> Result<Option<ServingClaim>, StoreError> {
-        claim_for_serving(&self.path).map(Some).map_err(StoreError::Claimed)
+        claim_for_serving(&self.path).map(Some)
     }
 }
 
@@ -203,7 +254,7 @@ impl SqliteSeen {
 
     /// The store's connection with its table of deliveries (the store is
     /// checked to be a blkc store, and created, before it is written).
-    fn connect(&self) -> Result<Connection, String> {
+    fn connect(&self) -> Result<Connection, StoreError> {
         let conn = Store::open(&self.path)?.conn;
         // A delivery lost to a power cut at most: not worth an fsync each.
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| describe(&self.path, e))?;
@@ -214,7 +265,7 @@ impl SqliteSeen {
 
     /// The deliveries taken that still count at `now_ms`: their keys and
     /// when each stops counting (ms since the epoch), soonest first.
-    pub fn recent(&self, now_ms: i64) -> Result<Vec<(String, i64)>, String> {
+    pub fn recent(&self, now_ms: i64) -> Result<Vec<(String, i64)>, StoreError> {
         let conn = self.connect()?;
         let mut statement = conn
             .prepare("SELECT id, expires_at FROM blkc_seen WHERE expires_at > ?1 ORDER BY expires_at")
@@ -295,14 +346,14 @@ pub struct ServingClaim(#[allow(dead_code)] std::fs::File);
 /// to its own memory only, so two would both answer an interaction the
 /// platform delivered twice. Processes that share a bot share a PostgreSQL
 /// store instead. `blkc run` and `blkc vars` do not claim it.
-pub fn claim_for_serving(path: &Path) -> Result<ServingClaim, String> {
+pub fn claim_for_serving(path: &Path) -> Result<ServingClaim, StoreError> {
     use std::io::{Read as _, Seek as _, Write as _};
     let lock = path.with_file_name(format!(
         "{}.serving",
         path.file_name().map_or("store".into(), |n| n.to_string_lossy().into_owned())
     ));
     if let Some(dir) = lock.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::Io(format!("cannot create `{}`: {e}", dir.display())))?;
     }
     let mut options = std::fs::OpenOptions::new();
     options.read(true).write(true).create(true).truncate(false);
@@ -310,7 +361,7 @@ pub fn claim_for_serving(path: &Path) -> Result<ServingClaim, String> {
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
-    let mut file = options.open(&lock).map_err(|e| format!("cannot open `{}`: {e}", lock.display()))?;
+    let mut file = options.open(&lock).map_err(|e| StoreError::Io(format!("cannot open `{}`: {e}", lock.display())))?;
     #[cfg(unix)]
     {
         use std::os::unix::io::AsRawFd as _;
@@ -320,12 +371,12 @@ pub fn claim_for_serving(path: &Path) -> Result<ServingClaim, String> {
             let _ = file.read_to_string(&mut holder);
             let holder = holder.trim();
             let who = if holder.is_empty() { String::new() } else { format!(" (process {holder})") };
-            return Err(format!(
+            return Err(StoreError::Claimed(format!(
                 "another `blkc serve`{who} serves with the store `{}`; an SQLite store serves one process, \
                  whose memory alone knows what it answered. Several processes of one bot share a PostgreSQL \
                  store (`--store postgres://…`, see docs/serve.md, \"Several processes\")",
                 path.display()
-            ));
+            )));
         }
     }
     let _ = file.set_len(0);
@@ -365,15 +416,15 @@ impl Store {
     /// store, read-only, before anything is written to it: a file that is
     /// not (empty, another program's database, not a database) is refused
     /// without a byte changed.
-    pub fn open(path: &Path) -> Result<Store, String> {
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
         let shown = path.display();
         let exists = match std::fs::metadata(path) {
             Ok(meta) if meta.len() == 0 => {
-                return Err(format!("`{shown}` is an empty file, not a blkc store"));
+                return Err(StoreError::NotAStore(format!("`{shown}` is an empty file, not a blkc store")));
             }
             Ok(_) => true,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-            Err(e) => return Err(format!("cannot read `{shown}`: {e}")),
+            Err(e) => return Err(StoreError::Io(format!("cannot read `{shown}`: {e}"))),
         };
         if !exists {
             create(path)?;
@@ -387,24 +438,26 @@ impl Store {
         let store = Store { conn, path: path.to_path_buf(), in_transaction: false };
         match store.verify() {
             // SQLite needs to create its journal beside the store to write.
-            Err(_) if path.parent().is_some_and(read_only_folder) => Err(format!(
+            Err(_) if path.parent().is_some_and(read_only_folder) => Err(StoreError::Io(format!(
                 "the store `{shown}` cannot be written: its folder is read-only (a store writes its journal beside it)"
-            )),
+            ))),
             other => other.map(|()| store),
         }
     }
 
     /// Opens an existing store only to read: nothing is created or written,
     /// and a store in a folder this user cannot write is still readable.
-    pub fn open_read_only(path: &Path) -> Result<Store, String> {
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
         let shown = path.display();
         match std::fs::metadata(path) {
-            Ok(meta) if meta.len() == 0 => return Err(format!("`{shown}` is an empty file, not a blkc store")),
+            Ok(meta) if meta.len() == 0 => {
+                return Err(StoreError::NotAStore(format!("`{shown}` is an empty file, not a blkc store")))
+            }
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(format!("there is no store at `{shown}`"))
+                return Err(StoreError::Io(format!("there is no store at `{shown}`")))
             }
-            Err(e) => return Err(format!("cannot read `{shown}`: {e}")),
+            Err(e) => return Err(StoreError::Io(format!("cannot read `{shown}`: {e}"))),
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| describe(path, e))?;
@@ -429,7 +482,7 @@ impl Store {
     }
 
     /// A database that is not ours is refused rather than changed.
-    fn verify(&self) -> Result<(), String> {
+    fn verify(&self) -> Result<(), StoreError> {
         let version: Option<i64> = self
             .conn
             .query_row("SELECT value FROM blkc_meta WHERE key = 'schema'", [], |r| r.get(0))
@@ -442,61 +495,73 @@ impl Store {
                     describe(&self.path, e)
                 }
                 Some(rusqlite::ErrorCode::CannotOpen) => describe(&self.path, e),
-                _ => format!("`{}` is an SQLite database but not a blkc store", self.path.display()),
+                _ => StoreError::NotAStore(format!(
+                    "`{}` is an SQLite database but not a blkc store",
+                    self.path.display()
+                )),
             })?;
         match version {
             Some(SCHEMA_VERSION) => Ok(()),
-            Some(v) => {
-                Err(format!("`{}` has store format {v}; this blkc reads format {SCHEMA_VERSION}", self.path.display()))
-            }
-            None => Err(format!("`{}` is an SQLite database but not a blkc store", self.path.display())),
+            Some(v) => Err(StoreError::Format(format!(
+                "`{}` has store format {v}; this blkc reads format {SCHEMA_VERSION}",
+                self.path.display()
+            ))),
+            None => Err(StoreError::NotAStore(format!(
+                "`{}` is an SQLite database but not a blkc store",
+                self.path.display()
+            ))),
         }
     }
+}
 
-    pub fn list(&self) -> Result<Vec<Entry>, String> {
-        let mut stmt =
-            self.conn.prepare("SELECT name, value, updated_at FROM vars ORDER BY name").map_err(|e| e.to_string())?;
+impl Admin for Store {
+    fn list(&mut self) -> Result<Vec<Entry>, StoreError> {
+        let failed = |e| describe(&self.path, e);
+        let mut stmt = self.conn.prepare("SELECT name, value, updated_at FROM vars ORDER BY name").map_err(failed)?;
         let rows = stmt
             .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)))
-            .map_err(|e| e.to_string())?;
+            .map_err(failed)?;
         let mut out = Vec::new();
         for row in rows {
-            let (name, value, updated_at) = row.map_err(|e| e.to_string())?;
+            let (name, value, updated_at) = row.map_err(failed)?;
             out.push(Entry { name, value: parse(&value)?, updated_at });
         }
         Ok(out)
     }
 
-    pub fn delete(&mut self, name: &str) -> Result<bool, String> {
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| e.to_string())?;
-        let n = tx.execute("DELETE FROM vars WHERE name = ?1", [name]).map_err(|e| e.to_string())?;
-        tx.commit().map_err(|e| e.to_string())?;
+    fn delete(&mut self, name: &str) -> Result<bool, StoreError> {
+        let path = self.path.clone();
+        let failed = |e| describe(&path, e);
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(failed)?;
+        let n = tx.execute("DELETE FROM vars WHERE name = ?1", [name]).map_err(failed)?;
+        tx.commit().map_err(failed)?;
         Ok(n > 0)
     }
 }
 
-/// What a store failure means, in words.
-fn describe(path: &Path, e: rusqlite::Error) -> String {
+/// What a store failure means, in words, and of which kind.
+fn describe(path: &Path, e: rusqlite::Error) -> StoreError {
+    use rusqlite::ErrorCode;
     let shown = path.display();
     match e.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::NotADatabase) => {
-            format!("`{shown}` is not a blkc store (not an SQLite database, or corrupt)")
+        Some(ErrorCode::NotADatabase) => {
+            StoreError::NotAStore(format!("`{shown}` is not a blkc store (not an SQLite database, or corrupt)"))
         }
-        Some(rusqlite::ErrorCode::DatabaseCorrupt) => format!("`{shown}` is corrupt"),
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => format!(
+        Some(ErrorCode::DatabaseCorrupt) => StoreError::NotAStore(format!("`{shown}` is corrupt")),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Busy(format!(
             "the store `{shown}` is busy: another process (another `blkc run` saving, or a program holding it open) \
              kept it locked for {} s",
             BUSY_TIMEOUT.as_secs()
-        ),
-        Some(rusqlite::ErrorCode::ReadOnly) => {
-            format!("the store `{shown}` cannot be written (read-only file or folder)")
+        )),
+        Some(ErrorCode::ReadOnly) => {
+            StoreError::Io(format!("the store `{shown}` cannot be written (read-only file or folder)"))
         }
-        Some(rusqlite::ErrorCode::DiskFull) => format!("the disk holding the store `{shown}` is full"),
-        Some(rusqlite::ErrorCode::SystemIoFailure) => {
-            format!("the store `{shown}` could not be written (a full disk, a file size limit, or a failing disk)")
-        }
-        Some(rusqlite::ErrorCode::CannotOpen) => format!("the store `{shown}` cannot be opened"),
-        _ => format!("`{shown}`: {e}"),
+        Some(ErrorCode::DiskFull) => StoreError::Io(format!("the disk holding the store `{shown}` is full")),
+        Some(ErrorCode::SystemIoFailure) => StoreError::Io(format!(
+            "the store `{shown}` could not be written (a full disk, a file size limit, or a failing disk)"
+        )),
+        Some(ErrorCode::CannotOpen) => StoreError::Io(format!("the store `{shown}` cannot be opened")),
+        _ => StoreError::Db(format!("`{shown}`: {e}")),
     }
 }
 
@@ -509,9 +574,9 @@ fn describe(path: &Path, e: rusqlite::Error) -> String {
 /// store was linked there first, that one is used (and checked, like any
 /// store, by [`check_ownership`]). A folder a killed creation left behind
 /// is removed by the next one.
-fn create(path: &Path) -> Result<(), String> {
+fn create(path: &Path) -> Result<(), StoreError> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| StoreError::Io(format!("cannot create `{}`: {e}", dir.display())))?;
     let file_name = path.file_name().map_or("store".into(), |n| n.to_string_lossy().into_owned());
     let prefix = format!(".{file_name}.new-");
     remove_abandoned(dir, &prefix);
@@ -529,14 +594,14 @@ fn create(path: &Path) -> Result<(), String> {
     // `private` and what is in it are removed here.
 }
 
-fn cannot_create(path: &Path, e: &std::io::Error) -> String {
+fn cannot_create(path: &Path, e: &std::io::Error) -> StoreError {
     use std::io::ErrorKind;
-    if matches!(e.kind(), ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem) {
+    StoreError::Io(if matches!(e.kind(), ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem) {
         let why = if e.kind() == ErrorKind::PermissionDenied { "permission denied" } else { "read-only file system" };
         format!("cannot create the store `{}`: its folder cannot be written ({why})", path.display())
     } else {
         format!("cannot create the store `{}`: {e}", path.display())
-    }
+    })
 }
 
 /// Removes what a creation killed half-way left in `dir`: folders (and the
@@ -570,31 +635,34 @@ fn remove_abandoned(dir: &Path, prefix: &str) {
 /// A store is refused when another user owns it or others may write it:
 /// such a file may have been planted for this user to write saved data
 /// into (for another to read), or be changed under it.
-fn check_ownership(path: &Path) -> Result<(), String> {
+fn check_ownership(path: &Path) -> Result<(), StoreError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt as _;
         let shown = path.display();
-        let meta = std::fs::symlink_metadata(path).map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+        let meta =
+            std::fs::symlink_metadata(path).map_err(|e| StoreError::Io(format!("cannot read `{shown}`: {e}")))?;
         if meta.file_type().is_symlink() {
-            return Err(format!("`{shown}` is a symbolic link; a store must be the file itself"));
+            return Err(StoreError::NotAStore(format!(
+                "`{shown}` is a symbolic link; a store must be the file itself"
+            )));
         }
         if !meta.is_file() {
-            return Err(format!("`{shown}` is not a file, not a blkc store"));
+            return Err(StoreError::NotAStore(format!("`{shown}` is not a file, not a blkc store")));
         }
         // SAFETY: geteuid has no preconditions.
         let me = unsafe { libc::geteuid() };
         if meta.uid() != me {
-            return Err(format!(
+            return Err(StoreError::NotAStore(format!(
                 "the store `{shown}` belongs to another user (uid {}); blkc writes only a store of its own user (uid {me})",
                 meta.uid()
-            ));
+            )));
         }
         if meta.mode() & 0o022 != 0 {
-            return Err(format!(
+            return Err(StoreError::NotAStore(format!(
                 "the store `{shown}` can be written by other users (mode {:o}); make it private with `chmod 600`",
                 meta.mode() & 0o777
-            ));
+            )));
         }
     }
     Ok(())
@@ -602,12 +670,12 @@ fn check_ownership(path: &Path) -> Result<(), String> {
 
 /// A complete, empty store at `tmp` (a new name in a private folder):
 /// mode 0600, WAL, the tables and the format version.
-fn make_new(tmp: &Path) -> Result<(), String> {
+fn make_new(tmp: &Path) -> Result<(), StoreError> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(tmp).map_err(|e| format!("cannot create `{}`: {e}", tmp.display()))?;
+    options.open(tmp).map_err(|e| StoreError::Io(format!("cannot create `{}`: {e}", tmp.display())))?;
     let conn = Connection::open_with_flags(tmp, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(|e| describe(tmp, e))?;
     conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| describe(tmp, e))?;
     conn.execute_batch(&format!(
@@ -634,12 +702,12 @@ fn read_only_folder(dir: &Path) -> bool {
     }
 }
 
-fn parse(text: &str) -> Result<Json, String> {
-    serde_json::from_str(text).map_err(|e| format!("a stored value is not JSON: {e}"))
+fn parse(text: &str) -> Result<Json, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::NotAStore(format!("a stored value is not JSON: {e}")))
 }
 
 impl VarStore for Store {
-    fn get(&mut self, name: &str) -> Result<Option<Json>, String> {
+    fn get(&mut self, name: &str) -> Result<Option<Json>, StoreError> {
         let value: Option<String> = self
             .conn
             .query_row("SELECT value FROM vars WHERE name = ?1", [name], |r| r.get(0))
@@ -648,7 +716,7 @@ impl VarStore for Store {
         value.map(|v| parse(&v)).transpose()
     }
 
-    fn set(&mut self, name: &str, value: &Json) -> Result<(), String> {
+    fn set(&mut self, name: &str, value: &Json) -> Result<(), StoreError> {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
         let upsert = "INSERT INTO vars (name, value, updated_at) VALUES (?1, ?2, ?3)
              ON CONFLICT(name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at";
@@ -665,7 +733,7 @@ impl VarStore for Store {
 
     /// Takes the store's write lock: the reads of a save and its write are
     /// one transaction, so concurrent read-then-save runs lose nothing.
-    fn begin(&mut self) -> Result<(), String> {
+    fn begin(&mut self) -> Result<(), StoreError> {
         if !self.in_transaction {
             self.conn.execute_batch("BEGIN IMMEDIATE").map_err(|e| describe(&self.path, e))?;
             self.in_transaction = true;
@@ -673,7 +741,7 @@ impl VarStore for Store {
         Ok(())
     }
 
-    fn end(&mut self, commit: bool) -> Result<(), String> {
+    fn end(&mut self, commit: bool) -> Result<(), StoreError> {
         if !self.in_transaction {
             return Ok(());
         }
@@ -697,7 +765,7 @@ impl LazyStore {
         LazyStore { path, store: None, writable: false }
     }
 
-    fn for_reading(&mut self) -> Result<Option<&mut Store>, String> {
+    fn for_reading(&mut self) -> Result<Option<&mut Store>, StoreError> {
         if self.store.is_none() {
             if !self.path.exists() {
                 return Ok(None);
@@ -707,18 +775,18 @@ impl LazyStore {
         Ok(self.store.as_mut())
     }
 
-    fn for_writing(&mut self) -> Result<&mut Store, String> {
+    fn for_writing(&mut self) -> Result<&mut Store, StoreError> {
         if !self.writable {
             self.store = None;
             self.store = Some(Store::open(&self.path)?);
             self.writable = true;
         }
-        self.store.as_mut().ok_or_else(|| "the store is not open".to_string())
+        self.store.as_mut().ok_or_else(|| StoreError::Io("the store is not open".to_string()))
     }
 }
 
-impl crate::eval::VarStore for LazyStore {
-    fn get(&mut self, name: &str) -> Result<Option<serde_json::Value>, String> {
+impl VarStore for LazyStore {
+    fn get(&mut self, name: &str) -> Result<Option<serde_json::Value>, StoreError> {
         if self.writable {
             return self.for_writing()?.get(name);
         }
@@ -728,15 +796,15 @@ impl crate::eval::VarStore for LazyStore {
         }
     }
 
-    fn set(&mut self, name: &str, value: &serde_json::Value) -> Result<(), String> {
+    fn set(&mut self, name: &str, value: &serde_json::Value) -> Result<(), StoreError> {
         self.for_writing()?.set(name, value)
     }
 
-    fn begin(&mut self) -> Result<(), String> {
+    fn begin(&mut self) -> Result<(), StoreError> {
         self.for_writing()?.begin()
     }
 
-    fn end(&mut self, commit: bool) -> Result<(), String> {
+    fn end(&mut self, commit: bool) -> Result<(), StoreError> {
         self.for_writing()?.end(commit)
     }
 }
@@ -754,8 +822,38 @@ mod tests {
         let other = Connection::open(&path).unwrap();
         other.execute_batch("BEGIN IMMEDIATE").unwrap();
         let error = store.set("x", &Json::from(1)).unwrap_err();
-        assert!(error.contains("is busy") && error.contains("another process"), "{error}");
+        assert!(
+            matches!(&error, StoreError::Busy(why) if why.contains("is busy") && why.contains("another process")),
+            "{error}"
+        );
         other.execute_batch("ROLLBACK").unwrap();
         store.set("x", &Json::from(1)).unwrap();
+    }
+
+    #[test]
+    fn each_refusal_says_what_kind_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty");
+        std::fs::write(&empty, b"").unwrap();
+        assert!(matches!(Store::open(&empty), Err(StoreError::NotAStore(_))));
+        let text = dir.path().join("text");
+        std::fs::write(&text, b"not a database, not at all; just some text long enough").unwrap();
+        assert!(
+            matches!(Store::open_read_only(&text), Err(StoreError::NotAStore(_))),
+            "{:?}",
+            Store::open_read_only(&text).err()
+        );
+        let missing = dir.path().join("missing");
+        assert!(matches!(Store::open_read_only(&missing), Err(StoreError::Io(_))));
+        let other = dir.path().join("other.sqlite3");
+        Connection::open(&other).unwrap().execute_batch("CREATE TABLE t (x)").unwrap();
+        assert!(matches!(Store::open_read_only(&other), Err(StoreError::NotAStore(_))));
+        let newer = dir.path().join("newer.sqlite3");
+        drop(Store::open(&newer).unwrap());
+        Connection::open(&newer).unwrap().execute_batch("UPDATE blkc_meta SET value = 99").unwrap();
+        assert!(matches!(Store::open_read_only(&newer), Err(StoreError::Format(_))));
+        let path = dir.path().join("store.sqlite3");
+        let _claim = claim_for_serving(&path).unwrap();
+        assert!(matches!(claim_for_serving(&path), Err(StoreError::Claimed(_))));
     }
 }

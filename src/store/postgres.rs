@@ -31,7 +31,7 @@ use tokio_postgres::{Config, Row, Statement, ToStatement};
 
 use super::error::StoreError;
 use super::Entry;
-use crate::eval::VarStore;
+use super::VarStore;
 
 /// The format of the tables this blkc reads and writes: 1 kept when an
 /// interaction was seen (`seen_at`, seconds); 2 keeps until when a delivery
@@ -365,14 +365,14 @@ impl Pool {
     /// Connects to `url` and checks that the database holds a blkc store
     /// of this format; refuses it, unchanged, otherwise.
     pub fn open(url: &str) -> Result<Arc<Pool>, StoreError> {
-        let pool = Pool::unchecked(url).map_err(StoreError::Unreachable)?;
+        let pool = Pool::unchecked(url)?;
         let mut conn = pool.conn(true).map_err(|e| match pool.failed(&e) {
             StoreError::Db(why) | StoreError::Unreachable(why) => {
                 StoreError::Unreachable(format!("cannot connect to {why}"))
             }
             other => other,
         })?;
-        match version(&mut conn, &pool.shown).map_err(StoreError::Db)? {
+        match version(&mut conn, &pool.shown)? {
             Some(SCHEMA_VERSION) => {}
             Some(v) if v > SCHEMA_VERSION => {
                 return Err(StoreError::Format(format!(
@@ -397,9 +397,9 @@ impl Pool {
         Ok(Arc::new(pool))
     }
 
-    fn unchecked(url: &str) -> Result<Pool, String> {
+    fn unchecked(url: &str) -> Result<Pool, StoreError> {
         let shown = shown(url);
-        let (mut config, root_file) = settings(url, &shown)?;
+        let (mut config, root_file) = settings(url, &shown).map_err(StoreError::Unreachable)?;
         // A database that does not answer (a lost network) fails a run in
         // time rather than holding it, unless the URL says otherwise: the
         // kernel gives up on data it cannot deliver, and the database on a
@@ -413,7 +413,7 @@ impl Pool {
         if config.get_options().is_none() {
             config.options(format!("-c statement_timeout={}", DEADLINE.as_millis()));
         }
-        let tls = tls(root_file.as_deref()).map_err(|e| format!("{shown}: {e}"))?;
+        let tls = tls(root_file.as_deref()).map_err(|e| StoreError::Unreachable(format!("{shown}: {e}")))?;
         Ok(Pool {
             config,
             tls,
@@ -570,25 +570,30 @@ impl Pool {
 }
 
 /// The store's format, `None` when the database has no blkc tables.
-fn version(conn: &mut Conn, shown: &str) -> Result<Option<i64>, String> {
+fn version(conn: &mut Conn, shown: &str) -> Result<Option<i64>, StoreError> {
     let has_meta: bool = conn
         .query_one("SELECT to_regclass('blkc_meta') IS NOT NULL", &[])
         .and_then(|r| Ok(r.try_get(0)?))
-        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+        .map_err(|e| StoreError::Db(format!("cannot read {shown}: {e}")))?;
     if !has_meta {
         return Ok(None);
     }
     let row = conn
         .query_opt("SELECT value FROM blkc_meta WHERE key = 'schema'", &[])
-        .map_err(|e| format!("{shown} has a `blkc_meta` table that is not blkc's: {e}"))?;
-    row.map(|r| r.try_get::<_, i64>(0)).transpose().map_err(|e| format!("{shown}: {e}"))
+        .map_err(|e| StoreError::NotAStore(format!("{shown} has a `blkc_meta` table that is not blkc's: {e}")))?;
+    row.map(|r| r.try_get::<_, i64>(0)).transpose().map_err(|e| StoreError::NotAStore(format!("{shown}: {e}")))
 }
 
 /// `blkc vars migrate`: creates the store's tables in an empty database, or
 /// moves an older format forward; says what it did.
-pub fn migrate(url: &str) -> Result<String, String> {
+pub fn migrate(url: &str) -> Result<String, StoreError> {
     let pool = Pool::unchecked(url)?;
-    let mut conn = pool.conn(true).map_err(|e| format!("cannot connect to {}", pool.failed(&e)))?;
+    let mut conn = pool.conn(true).map_err(|e| match pool.failed(&e) {
+        StoreError::Db(why) | StoreError::Unreachable(why) => {
+            StoreError::Unreachable(format!("cannot connect to {why}"))
+        }
+        other => other,
+    })?;
     // Dropping the connection before the commit (an early return) ends
     // the transaction unmade.
     conn.batch_execute("BEGIN").map_err(|e| pool.failed(&e))?;
@@ -599,10 +604,10 @@ pub fn migrate(url: &str) -> Result<String, String> {
             return Ok(format!("{} is at store format {SCHEMA_VERSION}; nothing to do", pool.shown))
         }
         Some(v) if v > SCHEMA_VERSION => {
-            return Err(format!(
+            return Err(StoreError::Format(format!(
                 "{} has store format {v}, newer than this blkc's {SCHEMA_VERSION}; left unchanged",
                 pool.shown
-            ))
+            )))
         }
         // Format 1 to 2: the deliveries seen are kept by expiry, in
         // milliseconds. They are minutes old at most; they start afresh.
@@ -614,7 +619,12 @@ pub fn migrate(url: &str) -> Result<String, String> {
                  UPDATE blkc_meta SET value = {SCHEMA_VERSION} WHERE key = 'schema';"
             ))
             .map(|()| format!("moved {} from store format 1 to {SCHEMA_VERSION}", pool.shown)),
-        Some(v) => return Err(format!("{} has store format {v}, which no blkc wrote; left unchanged", pool.shown)),
+        Some(v) => {
+            return Err(StoreError::Format(format!(
+                "{} has store format {v}, which no blkc wrote; left unchanged",
+                pool.shown
+            )))
+        }
         None => conn
             .batch_execute(&format!(
                 "CREATE TABLE blkc_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
@@ -625,8 +635,9 @@ pub fn migrate(url: &str) -> Result<String, String> {
             ))
             .map(|()| format!("created the store (format {SCHEMA_VERSION}) in {}", pool.shown)),
     };
-    let done = done.map_err(|e| format!("cannot migrate the store in {}: {e}", pool.shown))?;
-    conn.batch_execute("COMMIT").map_err(|e| format!("cannot migrate the store in {}: {e}", pool.shown))?;
+    let cannot = |e: &dyn std::fmt::Display| StoreError::Db(format!("cannot migrate the store in {}: {e}", pool.shown));
+    let done = done.map_err(|e| cannot(&e))?;
+    conn.batch_execute("COMMIT").map_err(|e| cannot(&e))?;
     Ok(done)
 }
 
@@ -665,8 +676,8 @@ fn why(e: &tokio_postgres::Error) -> String {
     text
 }
 
-fn parse(text: &str) -> Result<Json, String> {
-    serde_json::from_str(text).map_err(|e| format!("a stored value is not JSON: {e}"))
+fn parse(text: &str) -> Result<Json, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::NotAStore(format!("a stored value is not JSON: {e}")))
 }
 
 fn now() -> i64 {
@@ -713,27 +724,29 @@ impl PgStore {
         result.map_err(|e| pool.failed(&e))
     }
 
-    pub fn list(&mut self) -> Result<Vec<Entry>, String> {
+    /// A row a blkc store would never hold: the database is another's.
+    fn foreign(&self, what: &str, e: &tokio_postgres::Error) -> StoreError {
+        StoreError::NotAStore(format!(
+            "{}: {what} in `blkc_vars` is not of blkc's form ({e}); is the table another program's?",
+            self.pool.shown
+        ))
+    }
+}
+
+impl super::Admin for PgStore {
+    fn list(&mut self) -> Result<Vec<Entry>, StoreError> {
         let rows = self.with_conn(|c| c.query("SELECT name, value, updated_at FROM blkc_vars ORDER BY name", &[]))?;
         rows.iter()
             .map(|r| {
                 let name: String = r.try_get(0).map_err(|e| self.foreign("a name", &e))?;
-                let value = parse(&stored_text(r, &name).map_err(|e| format!("{}: {e}", self.pool.shown))?)?;
+                let value = parse(&stored_text(r, &name, &self.pool.shown)?)?;
                 let updated_at: i64 = r.try_get(2).map_err(|e| self.foreign("a time", &e))?;
                 Ok(Entry { name, value, updated_at })
             })
             .collect()
     }
 
-    /// A row a blkc store would never hold: the database is another's.
-    fn foreign(&self, what: &str, e: &tokio_postgres::Error) -> String {
-        format!(
-            "{}: {what} in `blkc_vars` is not of blkc's form ({e}); is the table another program's?",
-            self.pool.shown
-        )
-    }
-
-    pub fn delete(&mut self, name: &str) -> Result<bool, String> {
+    fn delete(&mut self, name: &str) -> Result<bool, StoreError> {
         let n = self.with_conn(|c| c.execute("DELETE FROM blkc_vars WHERE name = $1", &[&name]))?;
         Ok(n > 0)
     }
@@ -743,14 +756,16 @@ impl PgStore {
 /// wrong with it: blkc writes every value as JSON text, never NULL, so a
 /// NULL or a value of another type is a table blkc did not write. Decoded
 /// without panicking: a foreign row fails its run, not the server.
-fn stored_text(row: &Row, name: &str) -> Result<String, String> {
+fn stored_text(row: &Row, name: &str, shown: &str) -> Result<String, StoreError> {
     let column = if row.len() > 1 { 1 } else { 0 };
     match row.try_get::<_, Option<String>>(column) {
         Ok(Some(text)) => Ok(text),
-        Ok(None) => Err(format!(
-            "the stored value of `{name}` is NULL; blkc writes every value as JSON text, so the table is not blkc's"
-        )),
-        Err(e) => Err(format!("the stored value of `{name}` is not text ({e}); the table is not blkc's")),
+        Ok(None) => Err(StoreError::NotAStore(format!(
+            "{shown}: the stored value of `{name}` is NULL; blkc writes every value as JSON text, so the table is not blkc's"
+        ))),
+        Err(e) => Err(StoreError::NotAStore(format!(
+            "{shown}: the stored value of `{name}` is not text ({e}); the table is not blkc's"
+        ))),
     }
 }
 
@@ -765,16 +780,15 @@ fn prepared(conn: &mut Conn, slot: fn(&mut Conn) -> &mut Option<Statement>, sql:
 }
 
 impl VarStore for PgStore {
-    fn get(&mut self, name: &str) -> Result<Option<Json>, String> {
+    fn get(&mut self, name: &str) -> Result<Option<Json>, StoreError> {
         let row = self.with_conn(|conn| {
             let statement = prepared(conn, |c| &mut c.get, "SELECT value FROM blkc_vars WHERE name = $1")?;
             conn.query_opt(&statement, &[&name])
         })?;
-        let shown = &self.pool.shown;
-        row.map(|r| stored_text(&r, name).map_err(|e| format!("{shown}: {e}")).and_then(|t| parse(&t))).transpose()
+        row.map(|r| stored_text(&r, name, &self.pool.shown).and_then(|t| parse(&t))).transpose()
     }
 
-    fn set(&mut self, name: &str, value: &Json) -> Result<(), String> {
+    fn set(&mut self, name: &str, value: &Json) -> Result<(), StoreError> {
         let text = value.to_string();
         let at = now();
         self.with_conn(|conn| {
@@ -783,12 +797,11 @@ impl VarStore for PgStore {
             let statement = prepared(conn, |c| &mut c.set, sql)?;
             conn.execute(&statement, &[&name, &text, &at]).map(|_| ())
         })
-        .map_err(String::from)
     }
 
     /// Every process's saves take their turn: what a save reads and writes
     /// is one transaction, and no other save runs between them.
-    fn begin(&mut self) -> Result<(), String> {
+    fn begin(&mut self) -> Result<(), StoreError> {
         if self.in_transaction {
             return Ok(());
         }
@@ -802,16 +815,16 @@ impl VarStore for PgStore {
             // What the failed statement left open is not given back.
             self.client = None;
         }
-        begun.map_err(String::from)
+        begun
     }
 
-    fn end(&mut self, commit: bool) -> Result<(), String> {
+    fn end(&mut self, commit: bool) -> Result<(), StoreError> {
         if !self.in_transaction {
             return Ok(());
         }
         self.in_transaction = false;
         let sql = if commit { "COMMIT" } else { "ROLLBACK" };
-        self.with_conn(|conn| conn.batch_execute(sql)).map_err(String::from)
+        self.with_conn(|conn| conn.batch_execute(sql))
     }
 }
 
