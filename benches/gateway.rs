@@ -154,7 +154,7 @@ fn main() {
     let stderr = child.stderr.take().unwrap();
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if std::env::var_os("BLKC_BENCH_LOG").is_some() && !line.contains("\"info\"") {
+            if std::env::var_os("BLKC_BENCH_LOG").is_some() && !line.contains("\"INFO\"") {
                 eprintln!("{line}");
             }
         }

@@ -244,7 +244,13 @@ pub fn read_response(reader: &mut BufReader<TcpStream>) -> Option<(u16, String)>
 pub struct Load {
     pub wall: Duration,
     pub latencies: Vec<Duration>,
+    /// Interactions not answered as the platform expects.
     pub failures: usize,
+    /// Interactions answered with a notice only their user sees (the run
+    /// failed, or the bot was busy): answered, but not run to its end.
+    pub notices: usize,
+    /// Interactions answered "thinking" (their runs were still going).
+    pub deferred: usize,
 }
 
 /// Sends `requests` over `clients` keep-alive connections at once; each
@@ -265,7 +271,7 @@ pub fn load(address: &str, requests: Vec<Vec<u8>>, clients: usize) -> Load {
                 let mut writer = stream.try_clone().unwrap();
                 let mut reader = BufReader::new(stream);
                 let mut latencies = Vec::with_capacity(share.len());
-                let mut failures = 0;
+                let (mut failures, mut notices, mut deferred) = (0, 0, 0);
                 for request in share {
                     let t = Instant::now();
                     if writer.write_all(&request).is_err() {
@@ -273,7 +279,10 @@ pub fn load(address: &str, requests: Vec<Vec<u8>>, clients: usize) -> Load {
                         continue;
                     }
                     match read_response(&mut reader) {
-                        Some((200, body)) if body.contains("\"type\":4") || body.contains("\"type\":5") => {}
+                        Some((200, body)) if body.contains("\"type\":4") || body.contains("\"type\":5") => {
+                            notices += usize::from(body.contains("\"flags\":64"));
+                            deferred += usize::from(body.contains("\"type\":5"));
+                        }
                         other => {
                             if failures == 0 {
                                 eprintln!("unexpected answer: {other:?}");
@@ -283,18 +292,20 @@ pub fn load(address: &str, requests: Vec<Vec<u8>>, clients: usize) -> Load {
                     }
                     latencies.push(t.elapsed());
                 }
-                (latencies, failures)
+                (latencies, failures, notices, deferred)
             })
         })
         .collect();
     let mut latencies = Vec::new();
-    let mut failures = 0;
+    let (mut failures, mut notices, mut deferred) = (0, 0, 0);
     for t in threads {
-        let (l, f) = t.join().unwrap();
+        let (l, f, n, d) = t.join().unwrap();
         latencies.extend(l);
         failures += f;
+        notices += n;
+        deferred += d;
     }
-    Load { wall: started.elapsed(), latencies, failures }
+    Load { wall: started.elapsed(), latencies, failures, notices, deferred }
 }
 
 pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
