@@ -519,6 +519,36 @@ fn a_file_with_errors_does_not_start() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("BLKC_DISCORD_PUBLIC_KEY"));
 }
 
+/// A newcomer's first bot with its API key not yet exported: the server
+/// does not start (naming every secret missing and how to set it) rather
+/// than failing the command for every user; a reload that would need a
+/// secret without a value is refused the same way.
+#[test]
+fn a_secret_without_a_value_stops_the_start_and_refuses_a_reload() {
+    let platform = TestPlatform::start();
+    let dir = tempfile::tempdir().unwrap();
+    let needs = "command w \"Weather\" {\n    api w {\n        method GET\n        url \"https://api.example.com/<API_KEY>/w\"\n        headers { X-Other = \"<OTHER_KEY>\" }\n    }\n    reply \"{api_w[status]}\"\n}\n";
+    std::fs::write(dir.path().join("bot.blk"), needs).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["serve", "bot.blk", "--listen", "127.0.0.1:0"])
+        .env("BLKC_DISCORD_PUBLIC_KEY", platform.public_key())
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("B306") && stderr.contains("BLKC_SECRET_API_KEY") && stderr.contains("OTHER_KEY"), "{stderr}");
+    assert!(stderr.contains("did not start"), "{stderr}");
+
+    let served = serve("command v \"Version\" {\n    reply \"one\"\n}\n", &platform, None, &[], &[]);
+    std::fs::write(&served.file, needs).unwrap();
+    served.signal(libc::SIGHUP);
+    let log = served.wait_log("reload refused");
+    assert!(log.contains("B306") && log.contains("API_KEY"), "{log}");
+    assert_eq!(content(&served.send(&platform, &command("83", "v", json!([])))), "one");
+}
+
 fn deploy(dir: &std::path::Path, file: &str, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_blkc"))
         .arg("deploy")

@@ -95,6 +95,12 @@ pub fn serve(args: &ServeArgs) -> Exit {
         Ok(c) => c,
         Err(e) => return report::usage(e),
     };
+    // A secret a run would need and that has no value: no user meets it.
+    if let Err(missing) = eval::inputs_ready(&plan, &config.inputs) {
+        eprint!("{}", blkc::diagnostics::render_reports(&checked.source, std::slice::from_ref(&*missing), opts));
+        eprintln!("error: `{}` needs what is named above; the server did not start", args.file.display());
+        return Exit::Usage;
+    }
     config.loaded = Some(serve::Loaded { checked, plan, stamp });
     match serve::serve(config) {
         Ok(()) => Exit::Success,

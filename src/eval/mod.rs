@@ -182,6 +182,14 @@ pub fn run(
     Runner::new(plan, inputs, options, store, redactor, sink).steps(&tree.steps)
 }
 
+/// Whether every secret and the bot token that any tree of `plan` may send
+/// has a value: what `blkc serve` checks before it starts, and before it
+/// takes a reloaded file, so that no user meets a run that cannot send.
+pub fn inputs_ready(plan: &Plan, inputs: &Inputs) -> Outcome {
+    let trees: Vec<&[Step]> = plan.trees.iter().map(|t| t.steps.as_slice()).collect();
+    preflight::preflight_all(&trees, inputs)
+}
+
 /// What a test request got back (every text already redacted).
 #[derive(Debug, Clone)]
 pub struct TestReport {

@@ -49,6 +49,17 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
     Ok(Loaded { checked, plan, stamp })
 }
 
+/// `loaded`, when every secret and the bot token its runs may send has a
+/// value in `inputs`; else what is missing, rendered.
+pub fn ready(loaded: Loaded, inputs: &crate::eval::Inputs) -> Result<Loaded, String> {
+    match crate::eval::inputs_ready(&loaded.plan, inputs) {
+        Ok(()) => Ok(loaded),
+        Err(missing) => {
+            Err(render_terminal(&loaded.checked.source, &[*missing], RenderOptions { color: false, width: 100 }))
+        }
+    }
+}
+
 /// What `--watch` compares: the file's modification time and size.
 pub fn stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
     let meta = std::fs::metadata(path).ok()?;

@@ -211,6 +211,9 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
         let listen = address.map_or("none".to_string(), |a| a.to_string());
         let serving = Serving { listen, commands, events };
         let asked = listener.is_some().then_some(config.max_connections);
+        // Listening for SIGHUP before the `serving` line: a reload asked
+        // for as soon as the server says it serves must not end it.
+        let hangups = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
         log_serving(&shared, serving, (files_before, open_files), &door, asked);
         let drain_timeout = drain_bound(&shared, config.drain_timeout);
         if let (Some(ready), Some(address)) = (config.on_ready.take(), address) {
@@ -219,7 +222,9 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
         if config.watch {
             tokio::spawn(watch(shared.clone()));
         }
-        tokio::spawn(reload_on_hangup(shared.clone()));
+        if let Some(hangups) = hangups {
+            tokio::spawn(reload_on_hangup(shared.clone(), hangups));
+        }
         Front::new(door).serve(&shared, listener, drain_timeout).await;
         match shared.life.fatal.lock().unwrap_or_else(|e| e.into_inner()).take() {
             Some(why) => Err(Stop::Gateway(why)),
@@ -398,10 +403,8 @@ pub async fn drain(shared: Arc<Shared>, timeout: Duration) {
     tracing::info!("stopped");
 }
 
-async fn reload_on_hangup(shared: Arc<Shared>) {
-    use tokio::signal::unix::{signal, SignalKind};
-    let Ok(mut hangup) = signal(SignalKind::hangup()) else { return };
-    while hangup.recv().await.is_some() {
+async fn reload_on_hangup(shared: Arc<Shared>, mut hangups: tokio::signal::unix::Signal) {
+    while hangups.recv().await.is_some() {
         let s = shared.clone();
         let _ = tokio::task::spawn_blocking(move || reload(&s, "SIGHUP")).await;
     }
@@ -429,7 +432,7 @@ async fn watch(shared: Arc<Shared>) {
 /// Loads the file again: a clean file replaces the plan for new runs (runs
 /// in flight keep theirs); a file with errors is refused and logged.
 fn reload(shared: &Shared, why: &str) {
-    match super::load(&shared.file) {
+    match super::load(&shared.file).and_then(|loaded| super::ready(loaded, &shared.bot.inputs)) {
         Ok(loaded) => {
             let commands = loaded.plan.trees.iter().filter(|t| t.kind == crate::plan::TreeKind::Command).count();
             *shared.bot.loaded.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(loaded);
@@ -441,7 +444,7 @@ fn reload(shared: &Shared, why: &str) {
             tracing::error!(
                 on = why,
                 diagnostics,
-                "reload refused: the file has errors; the previous version keeps serving"
+                "reload refused: the file has errors or needs a secret without a value; the previous version keeps serving"
             );
         }
     }
