@@ -114,7 +114,7 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
     shared.metrics.run_time(started.elapsed());
     let counted = if report.deferred && outcome == Outcome::Answered { Outcome::Deferred } else { outcome };
     count(shared, &trigger.about, counted);
-    log_run(&trigger.about, trigger.received, outcome, Some(&report));
+    log_run(&trigger.about, trigger.received, counted, Some(&report));
 }
 
 /// Whether the trigger is new to the processes sharing the store (an
@@ -249,7 +249,6 @@ pub fn log_run(about: &About, received: Instant, outcome: Outcome, report: Optio
     let label = outcome.label();
     let requests = report.map(|r| r.requests);
     let messages = report.map(|r| r.messages);
-    let deferred = report.filter(|r| r.deferred).map(|_| true);
     let warnings = report.filter(|r| !r.warnings.is_empty()).map(|r| r.warnings.join(","));
     let error = report.and_then(|r| r.failure.as_deref());
     // At `error` when the run failed, else at `info`.
@@ -261,24 +260,11 @@ pub fn log_run(about: &About, received: Instant, outcome: Outcome, report: Optio
     log::hiding(about.token(), || match about {
         About::Interaction { id, command, user, server, .. } => {
             let (id, command, user, server) = (id.as_str(), command.as_str(), user.as_str(), server.as_str());
-            line!(
-                id,
-                command,
-                user,
-                server,
-                outcome = label,
-                ms,
-                requests,
-                messages,
-                deferred,
-                warnings,
-                error,
-                "interaction"
-            );
+            line!(id, command, user, server, outcome = label, ms, requests, messages, warnings, error, "interaction");
         }
         About::Event { kind, server } => {
             let (kind, server) = (*kind, server.as_str());
-            line!(kind, server, outcome = label, ms, requests, messages, deferred, warnings, error, "event");
+            line!(kind, server, outcome = label, ms, requests, messages, warnings, error, "event");
         }
     });
 }

@@ -386,8 +386,9 @@ pub async fn stop_signal() {
 pub async fn drain(shared: Arc<Shared>, timeout: Duration) {
     let life = &shared.life;
     life.draining.store(true, Ordering::SeqCst);
-    let in_flight = life.busy.load(Ordering::SeqCst);
-    tracing::info!(in_flight, "draining");
+    // The runs, as `blkc_runs_in_flight` counts them (an HTTP exchange
+    // waiting on its run's first answer is that run's, not another).
+    tracing::info!(in_flight = shared.metrics.in_flight.get(), "draining");
     let deadline = tokio::time::Instant::now() + timeout;
     while life.busy.load(Ordering::SeqCst) > 0 {
         let notified = life.idle.notified();
@@ -395,8 +396,7 @@ pub async fn drain(shared: Arc<Shared>, timeout: Duration) {
             break;
         }
         if tokio::time::timeout_at(deadline, notified).await.is_err() {
-            let left = life.busy.load(Ordering::SeqCst);
-            tracing::warn!(unfinished = left, "drain timed out");
+            tracing::warn!(unfinished = shared.metrics.in_flight.get(), "drain timed out");
             return;
         }
     }
