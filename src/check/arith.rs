@@ -1,8 +1,12 @@
 //! Calculations the checker can see will fail: an operand that is text
-//! holding no number (B139), a division by a literal zero (B140).
+//! holding no number (B139), a division by a literal zero (B140), an
+//! option that is text (B143), a variable that can never get a first value
+//! (B144).
+
+use std::collections::HashSet;
 
 use crate::ast::visit::{self, Site, Visitor};
-use crate::ast::{ArithOp, Expr, Value};
+use crate::ast::{ArithOp, Expr, File, Ident, Item, Node, Part, Save, Value, Var};
 use crate::diagnostics::{Code, Diagnostic, Findings};
 
 struct Calcs<'o, 's> {
@@ -10,6 +14,62 @@ struct Calcs<'o, 's> {
     /// The tree's blocks and their samples, to see what a reference holds.
     scope: &'s super::Scope<'s>,
     tree: &'s crate::ast::Tree,
+}
+
+/// The custom variables of a file that a run can find with a value: those
+/// declared with `var`, and those some `save` gives a value without
+/// reading them first (`save visits = 0`).
+#[derive(Debug, Default)]
+pub struct FirstValues<'a> {
+    declared: HashSet<&'a str>,
+    started: HashSet<&'a str>,
+}
+
+impl<'a> FirstValues<'a> {
+    pub fn of(file: &'a File) -> FirstValues<'a> {
+        struct Saves<'a, 'f>(&'f mut HashSet<&'a str>);
+        impl<'a> Visitor<'a> for Saves<'a, '_> {
+            fn save(&mut self, s: &'a Save) {
+                if !reads(&s.value, &s.name.name) {
+                    self.0.insert(&s.name.name);
+                }
+            }
+        }
+        let mut first = FirstValues::default();
+        for item in &file.items {
+            match item {
+                Item::Var(v) => {
+                    first.declared.insert(&v.name.name);
+                }
+                Item::Tree(t) => visit::walk_nodes(&mut Saves(&mut first.started), &t.body),
+                Item::Platform(_) => {}
+            }
+        }
+        first
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.declared.contains(name) || self.started.contains(name)
+    }
+}
+
+/// Whether `value` reads variable `name`, in a template or a calculation.
+fn reads(value: &Value, name: &str) -> bool {
+    fn expr(e: &Expr, name: &str) -> bool {
+        match e {
+            Expr::Var(i) => i.name == name,
+            Expr::Value(v) => reads(v, name),
+            Expr::Binary(b) => expr(&b.left, name) || expr(&b.right, name),
+            Expr::Group(inner, _) => expr(inner, name),
+        }
+    }
+    match value {
+        Value::Str(t) => t.parts.iter().any(|p| matches!(p, Part::Var(Var::Named(i)) if i.name == name)),
+        Value::Arith(e) => expr(e, name),
+        Value::Object(entries, _) => entries.iter().any(|e| reads(&e.value, name)),
+        Value::Array(items, _) => items.iter().any(|v| reads(v, name)),
+        Value::Number(..) | Value::Bool(..) | Value::Null(_) | Value::Ref(_) => false,
+    }
 }
 
 impl<'a> Visitor<'a> for Calcs<'_, '_> {
@@ -39,7 +99,8 @@ impl Calcs<'_, '_> {
                 }
             }
             Expr::Value(Value::Ref(r)) => self.sampled(r),
-            Expr::Value(_) | Expr::Var(_) => {}
+            Expr::Var(i) => self.variable(i),
+            Expr::Value(_) => {}
             Expr::Binary(b) => {
                 if matches!(b.op, ArithOp::Div | ArithOp::Rem) && is_zero(&b.right) {
                     self.out.push(
@@ -58,6 +119,47 @@ impl Calcs<'_, '_> {
 }
 
 impl Calcs<'_, '_> {
+    /// A variable in a calculation: an option must be of a number type,
+    /// and a custom variable must be able to have a value.
+    fn variable(&mut self, i: &Ident) {
+        if let Some(option) = i.name.strip_prefix("option_") {
+            return self.option(i, option);
+        }
+        if super::declarations::shadowed(&i.name).is_some() || self.scope.first_values.has(&i.name) {
+            return;
+        }
+        self.out.push(
+            Diagnostic::new(Code::NoFirstValue, format!("`{}` can never get a first value", i.name))
+                .label(i.span, "read here before anything gave it a value")
+                .help(format!(
+                    "declare it with a default, like `var {} = \"0\"` at the top of the file; until then every run fails here (B323)",
+                    i.name
+                ))
+                .note("no `var` declares it, and every `save` of it reads it first"),
+        );
+    }
+
+    /// An option in a calculation: the user types text into a `string`
+    /// option, which may hold no number at all.
+    fn option(&mut self, i: &Ident, name: &str) {
+        let declared = self.tree.body.iter().find_map(|n| match n {
+            Node::Option(o) if o.name.name == name => Some(o),
+            _ => None,
+        });
+        let Some(option) = declared else { return };
+        if option.option_type() != crate::vocab::OptionType::String {
+            return;
+        }
+        self.out.push(
+            Diagnostic::new(Code::TextOptionInCalc, format!("option `{name}` is text; a calculation needs a number"))
+                .label(i.span, "used in a calculation")
+                .related(option.name.span, "declared without a number type")
+                .help(format!(
+                    "declare it `integer` or `number` after its description, like `option {name} \"…\" integer`: the platform then lets users give only a number"
+                )),
+        );
+    }
+
     /// A response reference whose block's sample holds no number there.
     fn sampled(&mut self, r: &crate::ast::Reference) {
         use crate::data::Data;

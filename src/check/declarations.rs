@@ -142,7 +142,7 @@ fn check_options(kind: TreeKind, nodes: &[Node], out: &mut Findings) {
 
 /// What a custom variable may not be called: a trigger variable of any
 /// command or event, an option's variable, the token, or a root of a path.
-fn shadowed(name: &str) -> Option<&'static str> {
+pub(super) fn shadowed(name: &str) -> Option<&'static str> {
     if vocab::COMMAND_VARIABLES.contains(&name) || vocab::EVENTS.iter().any(|(_, vars)| vars.contains(&name)) {
         return Some("a trigger variable");
     }

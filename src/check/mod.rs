@@ -28,6 +28,8 @@ pub struct Scope<'a> {
     pub platform: Platform,
     pub samples: &'a crate::model::Samples,
     pub model: &'a crate::model::Model,
+    /// The custom variables a run can find with a value.
+    pub first_values: arith::FirstValues<'a>,
 }
 
 impl<'a> Scope<'a> {
@@ -52,6 +54,7 @@ impl<'a> Scope<'a> {
             platform: platform.unwrap_or_else(Platform::default_platform),
             samples: &model.samples,
             model,
+            first_values: arith::FirstValues::of(file),
         }
     }
 }

@@ -103,6 +103,8 @@ codes! {
     CalcDivisionByZero = "B140", Error, "division by a literal zero";
     UnknownScope = "B141", Error, "unknown variable scope";
     ScopeNotInTree = "B142", Error, "scoped variable where the trigger has no id for its scope";
+    TextOptionInCalc = "B143", Error, "text option in a calculation";
+    NoFirstValue = "B144", Error, "variable a calculation reads that can never get a first value";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";
