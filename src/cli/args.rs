@@ -263,7 +263,7 @@ pub struct ServeArgs {
     /// The address to listen on for interactions: `HOST:PORT`, or a port
     /// alone (`8080`, `:8080`) on 127.0.0.1; `0` as the port picks a free
     /// one. Default 127.0.0.1:8080 when the file has commands
-    #[arg(long, value_name = "ADDR", value_parser = listen_address)]
+    #[arg(long, value_name = "ADDR", value_parser = blkc::serve::listen_address)]
     pub listen: Option<std::net::SocketAddr>,
     /// Hold Gateway shard ID of COUNT, like `--shard 0/4` (for events)
     #[arg(long, value_name = "ID/COUNT", value_parser = shard, conflicts_with = "shards")]
@@ -385,53 +385,9 @@ fn shard(text: &str) -> Result<(u32, u32), String> {
     }
 }
 
-/// `--listen`: `IP:PORT`, `localhost:PORT`, or a port alone (`8080`,
-/// `:8080`), which listens on 127.0.0.1 as the default does: a bot is put
-/// behind a TLS proxy on the same machine, and every interface is asked
-/// for by name (`0.0.0.0:8080`).
-fn listen_address(text: &str) -> Result<std::net::SocketAddr, String> {
-    use std::net::{Ipv4Addr, SocketAddr};
-    let port = |p: &str| p.parse::<u16>().ok();
-    let loopback = |p: u16| SocketAddr::from((Ipv4Addr::LOCALHOST, p));
-    if let Ok(address) = text.parse::<SocketAddr>() {
-        return Ok(address);
-    }
-    let found = match text.rsplit_once(':') {
-        None => port(text).map(loopback),
-        Some(("" | "localhost", p)) => port(p).map(loopback),
-        Some(_) => None,
-    };
-    found.ok_or_else(|| {
-        format!("`{text}` is not an address to listen on: write a port (`8080`), or `IP:PORT` like `127.0.0.1:8080` or `0.0.0.0:8080`")
-    })
-}
-
 /// `--platform`: an absolute http(s) URL with a host, or a usage error.
 fn platform_url(text: &str) -> Result<blkc::policy::Platform, String> {
     blkc::policy::Platform::parse(text).ok_or_else(|| {
         format!("`{text}` is not an absolute http(s) URL with a host, like `https://discord.com/api/v10`")
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::listen_address;
-
-    #[test]
-    fn a_port_alone_listens_on_this_machine_and_an_address_as_written() {
-        for (given, address) in [
-            (":0", "127.0.0.1:0"),
-            ("8080", "127.0.0.1:8080"),
-            (":8080", "127.0.0.1:8080"),
-            ("localhost:8080", "127.0.0.1:8080"),
-            ("0.0.0.0:8080", "0.0.0.0:8080"),
-            ("[::1]:9000", "[::1]:9000"),
-        ] {
-            assert_eq!(listen_address(given).map(|a| a.to_string()), Ok(address.to_string()), "{given}");
-        }
-        for refused in ["", ":", "eighty", "example.com:80", "127.0.0.1:99999", "localhost"] {
-            let error = listen_address(refused).unwrap_err();
-            assert!(error.contains("write a port"), "{refused}: {error}");
-        }
-    }
 }

@@ -60,6 +60,27 @@ pub fn ready(loaded: Loaded, inputs: &crate::eval::Inputs) -> Result<Loaded, Str
     }
 }
 
+/// `--listen`: `IP:PORT`, `localhost:PORT`, or a port alone (`8080`,
+/// `:8080`), which listens on 127.0.0.1 as the default does: a bot is put
+/// behind a TLS proxy on the same machine, and every interface is asked
+/// for by name (`0.0.0.0:8080`).
+pub fn listen_address(text: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::{Ipv4Addr, SocketAddr};
+    let port = |p: &str| p.parse::<u16>().ok();
+    let loopback = |p: u16| SocketAddr::from((Ipv4Addr::LOCALHOST, p));
+    if let Ok(address) = text.parse::<SocketAddr>() {
+        return Ok(address);
+    }
+    let found = match text.rsplit_once(':') {
+        None => port(text).map(loopback),
+        Some(("" | "localhost", p)) => port(p).map(loopback),
+        Some(_) => None,
+    };
+    found.ok_or_else(|| {
+        format!("`{text}` is not an address to listen on: write a port (`8080`), or `IP:PORT` like `127.0.0.1:8080` or `0.0.0.0:8080`")
+    })
+}
+
 /// What `--watch` compares: the file's modification time and size.
 pub fn stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
     let meta = std::fs::metadata(path).ok()?;
@@ -69,4 +90,27 @@ pub fn stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
 /// The store beside the file, wherever blkc is run from (as for `run`).
 pub fn default_store(file: &Path) -> PathBuf {
     file.parent().unwrap_or(Path::new("")).join(crate::store::DEFAULT_PATH)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::listen_address;
+
+    #[test]
+    fn a_port_alone_listens_on_this_machine_and_an_address_as_written() {
+        for (given, address) in [
+            (":0", "127.0.0.1:0"),
+            ("8080", "127.0.0.1:8080"),
+            (":8080", "127.0.0.1:8080"),
+            ("localhost:8080", "127.0.0.1:8080"),
+            ("0.0.0.0:8080", "0.0.0.0:8080"),
+            ("[::1]:9000", "[::1]:9000"),
+        ] {
+            assert_eq!(listen_address(given).map(|a| a.to_string()), Ok(address.to_string()), "{given}");
+        }
+        for refused in ["", ":", "eighty", "example.com:80", "127.0.0.1:99999", "localhost"] {
+            let error = listen_address(refused).unwrap_err();
+            assert!(error.contains("write a port"), "{refused}: {error}");
+        }
+    }
 }
