@@ -495,18 +495,23 @@ fn sigterm_lets_runs_in_flight_finish_and_deliver_then_exits_0() {
     assert!(served.log().contains("draining in_flight=1"), "{}", served.log());
 }
 
+/// `blkc serve bot.blk` in `dir`, expected not to start: what it said.
+fn refused_start(dir: &std::path::Path, platform: &TestPlatform) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["serve", "bot.blk", "--listen", "127.0.0.1:0"])
+        .env("BLKC_DISCORD_PUBLIC_KEY", platform.public_key())
+        .env("NO_COLOR", "1")
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_file_with_errors_does_not_start() {
     let platform = TestPlatform::start();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("bot.blk"), "command x {\n    reply \"{nope}\"\n}\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
-        .args(["serve", "bot.blk", "--listen", "127.0.0.1:0"])
-        .env("BLKC_DISCORD_PUBLIC_KEY", platform.public_key())
-        .env("NO_COLOR", "1")
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let out = refused_start(dir.path(), &platform);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("B115") && stderr.contains("did not start"), "{stderr}");
@@ -531,13 +536,7 @@ fn a_secret_without_a_value_stops_the_start_and_refuses_a_reload() {
     let dir = tempfile::tempdir().unwrap();
     let needs = "command w \"Weather\" {\n    api w {\n        method GET\n        url \"https://api.example.com/<API_KEY>/w\"\n        headers { X-Other = \"<OTHER_KEY>\" }\n    }\n    reply \"{api_w[status]}\"\n}\n";
     std::fs::write(dir.path().join("bot.blk"), needs).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
-        .args(["serve", "bot.blk", "--listen", "127.0.0.1:0"])
-        .env("BLKC_DISCORD_PUBLIC_KEY", platform.public_key())
-        .env("NO_COLOR", "1")
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let out = refused_start(dir.path(), &platform);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
@@ -846,6 +845,8 @@ fn a_second_server_on_one_sqlite_store_is_refused_until_the_first_ends() {
     assert!(said.starts_with("error[B311]: "), "{said}");
     let pid = first.child.id().to_string();
     assert!(said.contains("another `blkc serve`") && said.contains(&pid) && said.contains("PostgreSQL"), "{said}");
+    // The store error's kind gives its help line.
+    assert!(said.contains("error[B311]") && said.contains("help: stop the other `blkc serve`"), "{said}");
     let out =
         Command::new(env!("CARGO_BIN_EXE_blkc")).args(["vars", "--store", store, "get", "hits"]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n");

@@ -110,7 +110,7 @@ pub fn run(args: &RunArgs) -> Exit {
     let default = args.file.parent().unwrap_or(Path::new("")).join(store::DEFAULT_PATH);
     let backend = match store::Backend::open(&store::Location::choose(args.store.as_deref(), default)) {
         Ok(b) => b,
-        Err(e) => return report::coded_error(blkc::diagnostics::Code::StoreFailed, e, None),
+        Err(e) => return report::coded_error(blkc::diagnostics::Code::StoreFailed, &e, Some(e.help())),
     };
     let mut lazy = backend.run_store();
     // Dry and offline runs never touch the real store.

@@ -89,7 +89,7 @@ pub fn serve(args: &ServeArgs) -> Exit {
     let location = blkc::store::Location::choose(args.store.as_deref(), serve::default_store(&args.file));
     let store = match blkc::store::Backend::open(&location) {
         Ok(store) => store,
-        Err(e) => return report::coded_error(Code::StoreFailed, e, None),
+        Err(e) => return report::coded_error(Code::StoreFailed, &e, Some(e.help())),
     };
     let mut config = match config(args, &plan, store) {
         Ok(c) => c,
@@ -104,7 +104,7 @@ pub fn serve(args: &ServeArgs) -> Exit {
     config.loaded = Some(serve::Loaded { checked, plan, stamp });
     match serve::serve(config) {
         Ok(()) => Exit::Success,
-        Err(serve::Stop::Store(e)) => report::coded_error(Code::StoreFailed, e, None),
+        Err(serve::Stop::Store(e)) => report::coded_error(Code::StoreFailed, &e, Some(e.help())),
         // The Gateway refused for good (a wrong token, a disallowed intent).
         Err(serve::Stop::Gateway(e)) => report::error(e, Exit::RunFailure),
         Err(serve::Stop::Start(e)) => report::error(e, Exit::Usage),

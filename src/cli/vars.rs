@@ -36,12 +36,7 @@ fn open(location: &Location, path: &Path, action: &VarsAction) -> Result<Box<dyn
             _ => Exit::Success,
         });
     }
-    store::admin(location, reading).map_err(|e| {
-        let help = matches!(e, StoreError::NotAStore(_)).then_some(
-            "give another store with `--store PATH`; blkc never changes or recreates a file that is not its store",
-        );
-        report::coded_error(Code::StoreFailed, e.to_string(), help)
-    })
+    store::admin(location, reading).map_err(|e| report::coded_error(Code::StoreFailed, &e, Some(e.help())))
 }
 
 /// The scope the flags select, and its ids in the store's order.
@@ -84,7 +79,7 @@ fn shown(key: &str) -> (String, serde_json::Value) {
 
 pub fn vars(store_flag: Option<&str>, scope: &ScopeArgs, action: &VarsAction) -> Exit {
     let location = store::Location::choose(store_flag, store::DEFAULT_PATH.into());
-    let failed = |e: StoreError| report::coded_error(Code::StoreFailed, e.to_string(), None);
+    let failed = |e: StoreError| report::coded_error(Code::StoreFailed, &e, Some(e.help()));
     if let VarsAction::Migrate = action {
         return migrate(&location);
     }
@@ -154,7 +149,7 @@ pub fn vars(store_flag: Option<&str>, scope: &ScopeArgs, action: &VarsAction) ->
 
 /// `blkc vars migrate`: the store's format brought up to this version.
 fn migrate(location: &Location) -> Exit {
-    let failed = |e: StoreError| report::coded_error(Code::StoreFailed, e.to_string(), None);
+    let failed = |e: StoreError| report::coded_error(Code::StoreFailed, &e, Some(e.help()));
     match location {
         Location::Postgres(url) => match store::postgres::migrate(url) {
             Ok(done) => {

@@ -252,7 +252,7 @@ pub fn log_run(about: &About, received: Instant, outcome: Outcome, report: Optio
     let warnings = report.filter(|r| !r.warnings.is_empty()).map(|r| r.warnings.join(","));
     let error = report.and_then(|r| r.failure.as_deref());
     // At `error` when the run failed, else at `info`.
-    macro_rules! line {
+    macro_rules! run_line {
         ($($field:tt)*) => {
             if outcome == Outcome::Failed { tracing::error!($($field)*) } else { tracing::info!($($field)*) }
         };
@@ -260,11 +260,23 @@ pub fn log_run(about: &About, received: Instant, outcome: Outcome, report: Optio
     log::hiding(about.token(), || match about {
         About::Interaction { id, command, user, server, .. } => {
             let (id, command, user, server) = (id.as_str(), command.as_str(), user.as_str(), server.as_str());
-            line!(id, command, user, server, outcome = label, ms, requests, messages, warnings, error, "interaction");
+            run_line!(
+                id,
+                command,
+                user,
+                server,
+                outcome = label,
+                ms,
+                requests,
+                messages,
+                warnings,
+                error,
+                "interaction"
+            );
         }
         About::Event { kind, server } => {
             let (kind, server) = (*kind, server.as_str());
-            line!(kind, server, outcome = label, ms, requests, messages, warnings, error, "event");
+            run_line!(kind, server, outcome = label, ms, requests, messages, warnings, error, "event");
         }
     });
 }

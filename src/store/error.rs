@@ -39,6 +39,29 @@ impl StoreError {
     }
 }
 
+impl StoreError {
+    /// What to do about it, in one line: the help of every report of it.
+    pub fn help(&self) -> &'static str {
+        match self {
+            StoreError::Unreachable(_) => {
+                "check that the database is up and reachable from here, and the URL's host, port, user and sslmode"
+            }
+            StoreError::NotAStore(_) => {
+                "give another store with `--store PATH`; blkc never changes or recreates a file that is not its store"
+            }
+            StoreError::Format(_) => {
+                "`blkc vars --store … migrate` moves an older store forward; a store a newer blkc made needs that blkc"
+            }
+            StoreError::Busy(_) => "another process holds the store; it frees when that run or program ends: try again",
+            StoreError::Claimed(_) => {
+                "stop the other `blkc serve`, or let several processes share a PostgreSQL store (docs/serve.md, \"Several processes\")"
+            }
+            StoreError::Io(_) => "check the path, the permissions of its folder, and the free space of its disk",
+            StoreError::Db(_) => "the database refused the statement; its message above says why",
+        }
+    }
+}
+
 impl std::fmt::Display for StoreError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.text())
