@@ -272,7 +272,7 @@ impl Printer<'_> {
                 }
                 if let Some(d) = &v.default {
                     self.out.push_str(" = ");
-                    self.out.push_str(&text_literal(&d.value));
+                    self.out.push_str(&fixed_literal(d));
                 }
                 self.trailing(v.span.end as usize);
             }
@@ -576,6 +576,24 @@ fn inline_value(text: &str, value: &Value) -> Option<String> {
         Value::Array(items, _) => inline_array(text, items)?,
         Value::Arith(e) => expr_text(text, e)?,
     })
+}
+
+/// A `var`'s default on one line: its strings are text (their braces
+/// plain), its numbers as written.
+fn fixed_literal(value: &Value) -> String {
+    match value {
+        Value::Str(t) => text_literal(&t.as_literal().unwrap_or_default()),
+        Value::Number(n, _) => n.to_string(),
+        Value::Bool(b, _) => b.to_string(),
+        Value::Object(entries, _) if entries.is_empty() => "{}".into(),
+        Value::Object(entries, _) => {
+            let entries: Vec<_> =
+                entries.iter().map(|e| format!("{} = {}", key_literal(&e.key.name), fixed_literal(&e.value))).collect();
+            format!("{{ {} }}", entries.join(", "))
+        }
+        Value::Array(items, _) => format!("[{}]", items.iter().map(fixed_literal).collect::<Vec<_>>().join(", ")),
+        Value::Null(_) | Value::Ref(_) | Value::Arith(_) => "null".into(),
+    }
 }
 
 /// A calculation on one line: operators between blanks, parentheses as

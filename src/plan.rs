@@ -31,7 +31,9 @@ pub struct Plan {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Variable {
     pub name: String,
-    pub default: Option<String>,
+    /// What it reads as until first saved: any JSON value (a string reads
+    /// as its text, anything else as its JSON).
+    pub default: Option<serde_json::Value>,
     /// Where its value is kept (docs/language.md, "Scopes").
     #[serde(default = "global")]
     pub scope: crate::vocab::VarScope,
@@ -431,7 +433,7 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
             Item::Platform(_) => {}
             Item::Var(v) => plan.variables.push(Variable {
                 name: v.name.name.to_string(),
-                default: v.default.as_ref().map(|d| d.value.to_string()),
+                default: v.default.as_ref().map(fixed),
                 scope: v.scope.as_ref().and_then(|s| crate::vocab::VarScope::parse(&s.name)).unwrap_or(global()),
             }),
             Item::Tree(t) => plan.trees.push(Tree {
@@ -518,6 +520,22 @@ fn request(block: &ast::ApiBlock) -> Lowered<Request> {
         allow_private_network: block.allows("private_network"),
         span: block.span,
     })
+}
+
+/// A `var`'s default as JSON. The grammar lets only fixed values there:
+/// literal strings, numbers, `true`, `false`, `null`, arrays and objects.
+fn fixed(v: &Value) -> serde_json::Value {
+    use serde_json::Value as Json;
+    match v {
+        Value::Str(t) => Json::String(t.as_literal().unwrap_or_default()),
+        Value::Number(n, _) => serde_json::from_str(n).unwrap_or(Json::Null),
+        Value::Bool(b, _) => Json::Bool(*b),
+        Value::Object(entries, _) => {
+            Json::Object(entries.iter().map(|e| (e.key.name.to_string(), fixed(&e.value))).collect())
+        }
+        Value::Array(items, _) => Json::Array(items.iter().map(fixed).collect()),
+        Value::Null(_) | Value::Ref(_) | Value::Arith(_) => Json::Null,
+    }
 }
 
 fn object(entries: &[ast::Entry]) -> Val {

@@ -20,6 +20,7 @@ mod check_fixtures;
 mod cli;
 mod docs;
 mod editor;
+mod first_hour;
 mod fmt;
 mod formats;
 mod fuzz;

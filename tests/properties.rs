@@ -269,6 +269,26 @@ fn value() -> impl Strategy<Value = Value> {
     })
 }
 
+/// A `var`'s default: a value without references, its strings one literal
+/// part each (braces are text there).
+fn fixed() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        "\\PC{0,8}".prop_map(|s: String| Value::Str(Template { parts: vec![Part::Lit(s.into(), sp())], span: sp() })),
+        number().prop_map(|n: String| Value::Number(n.into(), sp())),
+        any::<bool>().prop_map(|b| Value::Bool(b, sp())),
+        Just(Value::Null(sp())),
+    ];
+    leaf.prop_recursive(2, 8, 3, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..3).prop_map(|v| Value::Array(v.into(), sp())),
+            proptest::collection::vec((key(), inner), 0..3).prop_map(|es| Value::Object(
+                es.into_iter().map(|(key, value)| Entry { key, value, span: sp() }).collect(),
+                sp()
+            )),
+        ]
+    })
+}
+
 fn pair() -> impl Strategy<Value = Pair> {
     (key(), template()).prop_map(|(key, value)| Pair { key, value, span: sp() })
 }
@@ -380,7 +400,7 @@ pub(crate) fn arb_file() -> impl Strategy<Value = File> {
         .prop_map(|(kind, name, description, body)| Item::Tree(Tree { kind, name, description, body, span: sp() }));
     let item = prop_oneof![
         4 => tree,
-        1 => (ident(), text(), proptest::option::of(prop::sample::select(vec!["user", "server", "channel", "member"])))
+        1 => (ident(), proptest::option::of(fixed()), proptest::option::of(prop::sample::select(vec!["user", "server", "channel", "member"])))
             .prop_map(|(name, default, scope)| Item::Var(VarDecl {
                 name,
                 scope: scope.map(|w| Ident { name: w.into(), span: sp() }),

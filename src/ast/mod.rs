@@ -52,13 +52,16 @@ pub struct Tree {
     pub span: Span,
 }
 
-/// `var name = "default"`: a custom variable that outlives a run.
+/// `var name = "default"`: a custom variable that outlives a run. The
+/// default is a fixed value (its strings are literal text, it holds no
+/// reference): a string, a number, `true`, `false`, `null`, an array or
+/// an object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VarDecl {
     pub name: Ident,
     /// `per user` and the like: the scope's word (the checker reads it).
     pub scope: Option<Ident>,
-    pub default: Option<Text>,
+    pub default: Option<Value>,
     pub span: Span,
 }
 

@@ -132,7 +132,7 @@ impl Calcs<'_, '_> {
             Diagnostic::new(Code::NoFirstValue, format!("`{}` can never get a first value", i.name))
                 .label(i.span, "read here before anything gave it a value")
                 .help(format!(
-                    "declare it with a default, like `var {} = \"0\"` at the top of the file; until then every run fails here (B323)",
+                    "declare it with a default, like `var {} = 0` at the top of the file; until then every run fails here (B323)",
                     i.name
                 ))
                 .note("no `var` declares it, and every `save` of it reads it first"),

@@ -122,7 +122,7 @@ impl CalcError {
         match self {
         CalcError::NotANumber(is) => Diagnostic::new(Code::NotANumber, format!("{what} is {is}, not a number"))
             .label(span, "used in a calculation")
-            .help("a calculation takes numbers, or strings that hold one; give the variable a number as its default (`var points = \"0\"`), or check the response path"),
+            .help("a calculation takes numbers, or strings that hold one; give the variable a number as its default (`var points = 0`), or check the response path"),
         CalcError::TooLarge => Diagnostic::new(Code::NotANumber, format!("{what} is too large to compute with"))
             .label(span, "used in a calculation")
             .help(format!("blkc computes with numbers of up to {} characters and exponents up to {}", MAX_DIGITS, MAX_EXPONENT)),

@@ -308,7 +308,7 @@ pub fn unset_variable(name: &str, span: Span) -> Diagnostic {
         format!("`{{{name}}}` has never been saved and has no default: read as empty"),
     )
     .label(span, "empty in this run")
-    .help(format!("give it a default where it is declared, like `var {name} = \"0\"`, or `save` it before it is read"))
+    .help(format!("give it a default where it is declared, like `var {name} = 0`, or `save` it before it is read"))
 }
 
 /// A response that does not fit in the run's memory budget (or the budget

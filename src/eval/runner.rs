@@ -133,7 +133,8 @@ impl render::Scope for Runner<'_> {
         }
         let declared = self.plan.variables.iter().find(|v| v.name == name)?;
         match &declared.default {
-            Some(default) => Some(default.clone()),
+            Some(Json::String(s)) => Some(s.clone()),
+            Some(default) => Some(default.to_string()),
             // `var visits` with no default, never saved: empty, and said so.
             None => {
                 self.pending.push(failure::unset_variable(name, span));

@@ -22,7 +22,8 @@ fn describe(rule: Rule) -> Option<&'static str> {
         | Rule::operand
         | Rule::ident_char
         | Rule::ref_index
-        | Rule::arith_atom => return None,
+        | Rule::arith_atom
+        | Rule::fixed => return None,
         Rule::command | Rule::kw_command => "`command`",
         Rule::event | Rule::kw_event => "`event`",
         Rule::var_decl | Rule::kw_var => "`var`",
@@ -54,9 +55,9 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::param => "a URL parameter `key = value`",
         Rule::header => "a header `Name = \"value\"`",
         Rule::value => "a value",
-        Rule::object => "an object `{ … }`",
+        Rule::object | Rule::fixed_object => "an object `{ … }`",
         Rule::entry => "a body entry `key = value`",
-        Rule::array => "an array `[ … ]`",
+        Rule::array | Rule::fixed_array => "an array `[ … ]`",
         Rule::ident => "a name",
         Rule::key => "a key",
         Rule::string => "a string",

@@ -205,13 +205,6 @@ fn previous_word(text: &str, at: usize) -> Option<(&str, Span)> {
     word_before(text, end_of_previous(text, at))
 }
 
-/// The two words before `at`, the nearer last: `api forecast` before `{`.
-fn two_words_before(text: &str, at: usize) -> Option<(&str, &str)> {
-    let (second, span) = previous_word(text, at)?;
-    let (first, _) = previous_word(text, span.start as usize)?;
-    Some((first, second))
-}
-
 /// A run of characters from `at` that a person would call one word here:
 /// letters, digits and `_-./:` (a URL, `application/json`, `my-block`).
 fn loose_word(text: &str, at: usize) -> Span {
@@ -643,11 +636,12 @@ fn equals(f: &Failure<'_>) -> Option<Diagnostic> {
         let edit = Span::new(end_of_previous(f.text, f.at), edit.end as usize);
         return Some(with_fix(diag, f, &format!("write `{keyword} {{ … }}`"), edit, " ".into()));
     }
-    // `var visits = 0`: the `var` item ended before `=` (its default must
-    // be a string), and `=` cannot start an item.
+    // `var greeting = hello`: the `var` item ended before `=` (its default
+    // must be a value), and `=` cannot start an item.
     if f.at == f.item {
-        let (first, _) = two_words_before(f.text, f.at)?;
-        if first != "var" {
+        // `var NAME =` or `var NAME per SCOPE =`.
+        let words: Vec<&str> = f.text[line_start(f.text, f.at)..f.at].split_whitespace().collect();
+        if !matches!(words.as_slice(), ["var", _] | ["var", _, "per", _]) {
             return None;
         }
         let value_at = f.at + 1 + (f.text[f.at + 1..].len() - f.text[f.at + 1..].trim_start().len());
@@ -656,7 +650,7 @@ fn equals(f: &Failure<'_>) -> Option<Diagnostic> {
             let edit = Span::new(end_of_previous(f.text, f.at), f.at + 1);
             let diag = syntax("`=` with no default value after it").label(span, "no value follows on this line");
             return Some(
-                diag.help("give the default as a string, `var count = \"0\"`, or leave out the `=` (the variable then starts empty)")
+                diag.help("give the default as a value, `var count = 0` or `var name = \"none\"`, or leave out the `=` (the variable then starts empty)")
                     .suggest_edits("leave out the `=`", vec![Edit { span: edit, replacement: String::new() }], Confidence::Certain),
             );
         }
@@ -665,7 +659,9 @@ fn equals(f: &Failure<'_>) -> Option<Diagnostic> {
             return None;
         }
         let value = &f.text[word.range()];
-        let diag = syntax("a `var`'s default value is a string").label(word, format!("`{value}` is not a string"));
+        let diag =
+            syntax("a `var`'s default is a value: a string, a number, `true`, `false`, `null`, a list or an object")
+                .label(word, format!("`{value}` is a bare word"));
         return Some(with_fix(diag, f, "quote it", word, format!("\"{}\"", escaped(value))));
     }
     None

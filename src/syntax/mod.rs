@@ -273,6 +273,8 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
                 | Rule::api_block
                 | Rule::object
                 | Rule::array
+                | Rule::fixed_object
+                | Rule::fixed_array
                 | Rule::tree_open => continue,
                 _ => GrammarLeaf::Other,
             };
@@ -421,8 +423,7 @@ impl Lower<'_> {
                     Some(word) => scope = Some(self.ident(word)),
                     None => return Err(Unexpected { rule: Rule::var_scope, within: "a `var`", span }),
                 },
-                Rule::string => default = Some(self.text(p)),
-                _ => return self.unexpected(&p, "a `var`"),
+                _ => default = Some(self.fixed(p)?),
             }
         }
         Ok(VarDecl { name: self.required(name, Rule::ident, "a `var`", span)?, scope, default, span })
@@ -679,6 +680,33 @@ impl Lower<'_> {
             entries.push(Entry { span: key.span.to(value.span()), key, value });
         }
         Ok(entries)
+    }
+
+    /// A `var`'s default: a JSON value whose strings are text as written.
+    fn fixed(&mut self, pair: Pair<'_, Rule>) -> Lowered<Value> {
+        let span = self.span(&pair);
+        Ok(match pair.as_rule() {
+            Rule::string => {
+                let text = self.text(pair);
+                Value::Str(Template { parts: vec![Part::Lit(text.value, text.span)], span: text.span })
+            }
+            Rule::fixed_object => {
+                let mut inner = pair.into_inner();
+                let mut entries = Vec::with_capacity(inner.len() / 2);
+                while let Some(key) = inner.next() {
+                    let key = self.key(key)?;
+                    let Some(value) = inner.next() else {
+                        return Err(Unexpected { rule: Rule::key, within: "a key without its value", span: key.span });
+                    };
+                    let value = self.fixed(value)?;
+                    entries.push(Entry { span: key.span.to(value.span()), key, value });
+                }
+                Value::Object(entries.into_boxed_slice(), span)
+            }
+            Rule::fixed_array => Value::Array(pair.into_inner().map(|p| self.fixed(p)).collect::<Lowered<_>>()?, span),
+            Rule::number | Rule::kw_true | Rule::kw_false | Rule::kw_null => self.value(pair)?,
+            _ => return self.unexpected(&pair, "a `var`'s default"),
+        })
     }
 
     fn value(&mut self, pair: Pair<'_, Rule>) -> Lowered<Value> {

@@ -13,7 +13,7 @@ pub fn file(f: &File) -> String {
                     out.push_str(&format!(" per {}", s.name));
                 }
                 if let Some(d) = &v.default {
-                    out.push_str(&format!(" = {}", text(&d.value)));
+                    out.push_str(&format!(" = {}", fixed(d)));
                 }
                 out.push('\n');
             }
@@ -125,6 +125,19 @@ fn pairs(ps: &[Pair]) -> String {
 fn entries(es: &[Entry], level: usize) -> String {
     let items: Vec<String> = es.iter().map(|e| format!("{} = {}", key(&e.key.name), value(&e.value, level))).collect();
     format!("{{ {} }}", items.join(", "))
+}
+
+/// A `var`'s default: its strings are plain text.
+fn fixed(v: &Value) -> String {
+    match v {
+        Value::Str(t) => text(&t.as_literal().unwrap_or_default()),
+        Value::Object(es, _) => {
+            let items: Vec<String> = es.iter().map(|e| format!("{} = {}", key(&e.key.name), fixed(&e.value))).collect();
+            format!("{{ {} }}", items.join(", "))
+        }
+        Value::Array(items, _) => format!("[{}]", items.iter().map(fixed).collect::<Vec<_>>().join(", ")),
+        other => value(other, 0),
+    }
 }
 
 pub fn value(v: &Value, level: usize) -> String {

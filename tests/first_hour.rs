@@ -1,0 +1,54 @@
+//! The first hour of a bot: each friction a newcomer met, as the exact
+//! command they ran, now doing the right thing.
+
+use std::process::Command;
+
+use crate::support::cli::run_json;
+
+fn blkc(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "100")
+        .env_remove("BLKC_BOT_TOKEN")
+        .env_remove("BLKC_STORE")
+        .output()
+        .unwrap()
+}
+
+fn text(out: &[u8]) -> String {
+    String::from_utf8_lossy(out).into_owned()
+}
+
+/// `var points = 0` and `var points per user = 0` check clean, and a saved
+/// count starts from the number.
+#[test]
+fn a_number_is_a_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = "var points per user = 0\nvar bonus = 1.50\nvar tags = [\"a{b}\", 2, true, null]\n\n\
+        command award \"Give points\" {\n    save points = points + 1 + bonus\n    reply \"{points} {tags}\"\n}\n";
+    std::fs::write(dir.path().join("bot.blk"), file).unwrap();
+    let out = blkc(dir.path(), &["check", "bot.blk"]);
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    let out = blkc(dir.path(), &["fmt", "--check", "bot.blk"]);
+    assert!(out.status.success(), "the default is kept as written: {}", text(&out.stdout));
+    let ids = ["--command", "award", "--var", "user_id=1", "--var", "server_id=2"];
+    let first = run_json(dir.path(), file, &ids, &[]);
+    assert_eq!(first.replies(), ["2.5 [\"a{b}\",2,true,null]"], "{}", first.stderr);
+    let second = run_json(dir.path(), file, &ids, &[]);
+    assert_eq!(second.replies(), ["5 [\"a{b}\",2,true,null]"], "{}", second.stderr);
+}
+
+/// A bare word as a default gets the message that names what a default can
+/// be, and the fix that quotes it.
+#[test]
+fn a_bare_word_default_says_what_a_default_is() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bot.blk"), "var greeting per user = hello\n").unwrap();
+    let out = blkc(dir.path(), &["check", "bot.blk"]);
+    let err = text(&out.stderr) + &text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("a `var`'s default is a value"), "{err}");
+    assert!(err.contains("\"hello\""), "the fix quotes it: {err}");
+}
