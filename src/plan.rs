@@ -83,6 +83,15 @@ impl Tree {
         self.options.iter().find(|o| o.name == name)
     }
 
+    /// What an option the user left out reads as, as the platform gives it:
+    /// an optional one is empty; a required one cannot be left out.
+    pub fn left_out(option: &OptionSpec) -> Result<String, String> {
+        match option.required {
+            false => Ok(String::new()),
+            true => Err(format!("required option `{}` was not given", option.name)),
+        }
+    }
+
     /// Checks a value given for a variable against its option's type: the
     /// error says which option and what it takes.
     pub fn check_option_value(&self, variable: &str, value: &str) -> Result<(), String> {

@@ -52,3 +52,25 @@ fn a_bare_word_default_says_what_a_default_is() {
     assert!(err.contains("a `var`'s default is a value"), "{err}");
     assert!(err.contains("\"hello\""), "the fix quotes it: {err}");
 }
+
+/// An optional option left out of a shell run is empty, as the platform and
+/// `serve` give it: the request a shell run sends is the one a user's
+/// would. `--missing text` asks for the variable's own text instead.
+#[test]
+fn an_optional_option_left_out_is_empty_as_under_serve() {
+    let api = crate::support::server::TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!(
+        "command forecast \"Weather\" {{\n    option days \"How many days\" integer\n    api f {{\n        method GET\n        \
+         url \"{}/echo\"\n        params {{ days = \"{{option_days}}\" }}\n    }}\n    reply \"sent {{api_f[response.query]}}\"\n}}\n",
+        api.base()
+    );
+    let allow = ["--command", "forecast", "--allow-private-network"];
+    let ran = run_json(dir.path(), &file, &allow, &[]);
+    assert_eq!(ran.replies(), ["sent days="], "{:?} {}", ran.events, ran.stderr);
+    assert!(ran.warnings().is_empty(), "nothing is missing: {:?}", ran.warnings());
+    let args = [&allow[..], &["--missing", "text"]].concat();
+    let ran = run_json(dir.path(), &file, &args, &[]);
+    assert_eq!(ran.replies(), ["sent days=%7Boption_days%7D"], "{}", ran.stderr);
+    assert_eq!(ran.warnings(), ["B313"]);
+}

@@ -193,9 +193,11 @@ pub struct RunArgs {
     /// Fail the run when a path or variable has no value
     #[arg(long)]
     pub strict: bool,
-    /// What a path or variable with no value renders as
-    #[arg(long, value_enum, default_value_t = MissingAs::Text)]
-    pub missing: MissingAs,
+    /// What a path or variable with no value renders as (default: its own
+    /// text). An optional option left out is empty, as the platform gives
+    /// it, unless this is given
+    #[arg(long, value_enum)]
+    pub missing: Option<MissingAs>,
 }
 
 /// Secrets, the bot token and the limits of requests: shared by `run` and `test`.

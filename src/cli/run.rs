@@ -20,7 +20,7 @@ fn options(args: &RunArgs, samples: std::sync::Arc<blkc::model::Samples>) -> Res
     Ok(Options {
         http: http_limits(&args.net)?,
         strict: args.strict,
-        missing_as: match args.missing {
+        missing_as: match args.missing.unwrap_or(MissingAs::Text) {
             MissingAs::Text => eval::MissingAs::Text,
             MissingAs::Empty => eval::MissingAs::Empty,
             MissingAs::Null => eval::MissingAs::Null,
@@ -97,8 +97,18 @@ pub fn run(args: &RunArgs) -> Exit {
         Err(exit) => return exit,
     };
     let prepared = find_tree(&plan, args).and_then(|tree| {
-        let inputs = inputs(args)?;
+        let mut inputs = inputs(args)?;
         known_variables(&checked, tree, &inputs)?;
+        // An optional option left out reads as the platform gives it
+        // (empty), unless `--missing` asks for the missing-variable rendering.
+        if args.missing.is_none() {
+            for option in tree.options.iter().filter(|o| !o.required) {
+                let variable = format!("option_{}", option.name);
+                if !inputs.vars.contains_key(&variable) {
+                    inputs.vars.insert(variable, blkc::plan::Tree::left_out(option)?);
+                }
+            }
+        }
         Ok((tree, inputs, options(args, checked.model.samples.clone())?))
     });
     let (tree, inputs, options) = match prepared {

@@ -269,9 +269,7 @@ pub fn variables(interaction: &Interaction, tree: &Tree) -> Result<Vec<(String, 
             Some(OptionValue::Other) => {
                 return Err(format!("option `{}` has a value that is not text, a number or a boolean", option.name))
             }
-            // An optional option the user left out is empty.
-            None if !option.required => String::new(),
-            None => return Err(format!("required option `{}` was not given", option.name)),
+            None => Tree::left_out(option)?,
         };
         if !value.is_empty() || option.required {
             tree.check_option_value(&variable, &value)?;
