@@ -45,6 +45,12 @@ pub const UNSUPPORTED_METHODS: &[(&str, &str)] = &[
     ("TRACE", "it is a loop-back test of the path, not a data request"),
 ];
 
+/// `{user_mention}`: the platform's mention of the user whose ID is `user_id`.
+/// Every place that provides `user_id` derives it here.
+pub fn user_mention(user_id: &str) -> String {
+    format!("<@{user_id}>")
+}
+
 /// Variables every command provides, besides `option_<name>` per option.
 pub const COMMAND_VARIABLES: &[&str] =
     &["user_id", "user_name", "user_mention", "server_id", "server_name", "channel_id", "channel_name"];

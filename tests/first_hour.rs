@@ -74,3 +74,25 @@ fn an_optional_option_left_out_is_empty_as_under_serve() {
     assert_eq!(ran.replies(), ["sent days=%7Boption_days%7D"], "{}", ran.stderr);
     assert_eq!(ran.warnings(), ["B313"]);
 }
+
+/// A dry run of a bot with a per-user counter needs no ids (it keeps
+/// nothing), and `{user_mention}` follows from `--var user_id`.
+#[test]
+fn a_dry_run_of_a_scoped_bot_needs_no_ids_and_the_mention_follows_the_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = "var points per user = 0\n\ncommand work \"Earn points\" {\n    save points = points + 10\n    \
+        reply \"{user_mention}: {points} points\"\n}\n";
+    // A dry run saves nothing (so reads the default after its save); an
+    // offline run saves into a store it throws away.
+    for (flag, points) in [("--dry-run", 0), ("--offline", 10)] {
+        let ran = run_json(dir.path(), file, &["--command", "work", flag], &[]);
+        assert_eq!(ran.code, 0, "{flag}: {:?} {}", ran.events, ran.stderr);
+        assert_eq!(ran.replies(), [format!("{{user_mention}}: {points} points")], "{flag}");
+    }
+    let ids = ["--command", "work", "--var", "user_id=80351110224678912", "--var", "server_id=613425648685547541"];
+    let ran = run_json(dir.path(), file, &ids, &[]);
+    assert_eq!(ran.replies(), ["<@80351110224678912>: 10 points"], "{}", ran.stderr);
+    // A run that keeps its saves still needs the ids.
+    let ran = run_json(dir.path(), file, &["--command", "work"], &[]);
+    assert_eq!(ran.error_code(), "B325");
+}

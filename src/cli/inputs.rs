@@ -70,6 +70,11 @@ pub fn inputs(args: &RunArgs) -> Result<Inputs, String> {
         inputs.vars.insert(k.to_string(), v.to_string());
         inputs.structured.remove(k);
     }
+    // `{user_mention}` follows from `user_id`, as a triggered run's does.
+    if let Some(id) = inputs.vars.get("user_id").filter(|id| !id.is_empty()) {
+        let mention = blkc::vocab::user_mention(id);
+        inputs.vars.entry("user_mention".into()).or_insert(mention);
+    }
     Ok(inputs)
 }
 

@@ -203,7 +203,10 @@ impl Runner<'_> {
     fn store_key(&self, name: &str, span: Span) -> Result<String, Box<Diagnostic>> {
         use crate::vocab::VarScope;
         let scope = self.plan.variables.iter().find(|v| v.name == name).map_or(VarScope::Global, |v| v.scope);
-        if let Some(needed) = scope.needs() {
+        // A dry or offline run keeps nothing (its store is thrown away), so
+        // a scoped variable without its id reads as its default there.
+        let kept = !(self.options.dry_run || self.options.offline);
+        if let Some(needed) = scope.needs().filter(|_| kept) {
             if self.inputs.vars.get(needed).is_none_or(|v| v.is_empty()) {
                 return Err(Box::new(failure::scope_without_id(name, scope, needed, span)));
             }

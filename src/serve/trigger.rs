@@ -253,7 +253,7 @@ pub fn variables(interaction: &Interaction, tree: &Tree) -> Result<Vec<(String, 
         let id = user.id.clone().unwrap_or_default();
         vars.push(("user_id".into(), id.clone()));
         vars.push(("user_name".into(), interaction.user_name()));
-        vars.push(("user_mention".into(), format!("<@{id}>")));
+        vars.push(("user_mention".into(), crate::vocab::user_mention(&id)));
     }
     vars.push(("server_id".into(), interaction.guild_id.clone().unwrap_or_default()));
     vars.push(("channel_id".into(), interaction.channel_id.clone().unwrap_or_default()));
