@@ -142,7 +142,57 @@ pub struct Saved {
     pub add_line: Option<String>,
 }
 
-pub fn save(body: &Body, target: &str, block: &ApiBlock, base_dir: &Path) -> Result<Saved, String> {
+/// The `sample` paths of the file's blocks other than `block`, each with
+/// the block that names it, as written.
+fn other_samples<'a>(file: &'a File, block: &ApiBlock) -> Vec<(PathBuf, &'a ApiBlock)> {
+    let mut out = Vec::new();
+    for tree in file.trees() {
+        crate::ast::each_block(&tree.body, &mut |b| {
+            if !std::ptr::eq(b, block) {
+                if let Some(s) = b.sample() {
+                    out.push((normal(Path::new(s.value.as_str())), b));
+                }
+            }
+        });
+    }
+    out
+}
+
+/// A relative path without `.` parts, for comparing what two lines name.
+fn normal(path: &Path) -> PathBuf {
+    path.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect()
+}
+
+/// Where a block with no `sample` line saves its response: `samples/NAME.json`
+/// when its name is the only block of that name in the file, else
+/// `samples/TREE.NAME.json`; never a path another block's `sample` names (a
+/// number is added until none does).
+fn default_sample(file: &File, tree: &Tree, block: &ApiBlock) -> String {
+    let claimed: Vec<PathBuf> = other_samples(file, block).into_iter().map(|(p, _)| p).collect();
+    let mut same_name = 0;
+    for t in file.trees() {
+        crate::ast::each_block(&t.body, &mut |b| same_name += usize::from(b.name.name == block.name.name));
+    }
+    let qualified = format!("samples/{}.{}", tree.name.name, block.name.name);
+    let stem = if same_name > 1 { qualified.clone() } else { format!("samples/{}", block.name.name) };
+    let free = |p: &str| !claimed.contains(&normal(Path::new(p)));
+    let candidates = [format!("{stem}.json"), format!("{qualified}.json")].into_iter();
+    candidates.chain((2..).map(|n| format!("{qualified}-{n}.json"))).find(|p| free(p)).unwrap_or_default()
+}
+
+/// Saves a test request's JSON response as the sample of `block` (in
+/// `tree` of `file`): at `target` when given, else at the block's `sample`
+/// path, else at a path of its own ([`default_sample`]). A path another
+/// block's `sample` line names is never written: that block's sample would
+/// change under it without a word.
+pub fn save(
+    body: &Body,
+    target: &str,
+    file: &File,
+    tree: &Tree,
+    block: &ApiBlock,
+    base_dir: &Path,
+) -> Result<Saved, String> {
     let Body::Json(json) = body else {
         return Err("the response is not JSON, and a sample must be: nothing was saved".into());
     };
@@ -153,9 +203,16 @@ pub fn save(body: &Body, target: &str, block: &ApiBlock, base_dir: &Path) -> Res
     } else if let Some(s) = block.sample() {
         (base_dir.join(s.value.as_str()), s.value.to_string())
     } else {
-        let relative = format!("samples/{}.json", block.name.name);
+        let relative = default_sample(file, tree, block);
         (base_dir.join(&relative), relative)
     };
+    if let Some((_, owner)) = other_samples(file, block).into_iter().find(|(p, _)| *p == normal(Path::new(&relative))) {
+        return Err(format!(
+            "`{relative}` is the sample of block `{}` (line `sample {relative:?}`), so it was not overwritten with the \
+             response of `{}`; give this block a sample of its own with `--save samples/{}.json`",
+            owner.name.name, block.name.name, block.name.name
+        ));
+    }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
     }

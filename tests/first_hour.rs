@@ -96,3 +96,36 @@ fn a_dry_run_of_a_scoped_bot_needs_no_ids_and_the_mention_follows_the_id() {
     let ran = run_json(dir.path(), file, &["--command", "work"], &[]);
     assert_eq!(ran.error_code(), "B325");
 }
+
+/// Two commands with a block of the same name each save a sample of their
+/// own; a block's default sample never takes a path another block's
+/// `sample` line names, and an explicit one that does is refused.
+#[test]
+fn samples_saved_by_blkc_test_never_collide() {
+    let api = crate::support::server::TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = "command one \"One\" {\n    api w { method GET url \"@S@/echo?from=one\" }\n    \
+        api a { method GET url \"@S@/echo?from=a\" sample \"samples/b.json\" }\n}\n\n\
+        command other \"Other\" {\n    api w { method GET url \"@S@/echo?from=other\" }\n    \
+        api b { method GET url \"@S@/echo?from=b\" }\n}\n";
+    std::fs::write(dir.path().join("bot.blk"), file.replace("@S@", &api.base())).unwrap();
+    let test = |args: &[&str]| {
+        let all = [&["test", "bot.blk"][..], args, &["--save", "--allow-private-network"]].concat();
+        blkc(dir.path(), &all)
+    };
+    let read = |name: &str| std::fs::read_to_string(dir.path().join("samples").join(name)).unwrap_or_default();
+    for (tree, file) in [("one", "one.w.json"), ("other", "other.w.json")] {
+        let out = test(&["w", "--command", tree]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(read(file).contains(&format!("from={tree}")), "{file}: {}", read(file));
+    }
+    assert!(test(&["a"]).status.success());
+    let out = test(&["b"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(read("b.json").contains("from=a"), "block a's sample is kept: {}", read("b.json"));
+    assert!(read("other.b.json").contains("from=b"), "{}", read("other.b.json"));
+    let out = blkc(dir.path(), &["test", "bot.blk", "b", "--save", "samples/b.json", "--allow-private-network"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("is the sample of block `a`"), "{}", text(&out.stderr));
+    assert!(read("b.json").contains("from=a"));
+}

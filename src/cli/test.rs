@@ -71,7 +71,7 @@ pub fn test(args: &TestArgs) -> Exit {
     // A sample records a success: an error answer is not saved unless the
     // author asks for it, and the test request counts as failed either way.
     let succeeded = (200..300).contains(&test_report.status);
-    let (saved, refused) = match save(args, &test_report, block, &base_dir, succeeded) {
+    let (saved, refused) = match save(args, &test_report, (&checked.ast, tree, block), &base_dir, succeeded) {
         Ok(s) => s,
         Err(exit) => return exit,
     };
@@ -119,7 +119,7 @@ fn note_real(method: blkc::vocab::Method, block: &str) {
 fn save(
     args: &TestArgs,
     test_report: &eval::TestReport,
-    block: &blkc::ast::ApiBlock,
+    (file, tree, block): (&blkc::ast::File, &Tree, &blkc::ast::ApiBlock),
     base_dir: &Path,
     succeeded: bool,
 ) -> Result<(Option<domain::Saved>, Option<String>), Exit> {
@@ -132,7 +132,7 @@ fn save(
                 test_report.status, block.name.name
             )),
         )),
-        Some(target) => match domain::save(&test_report.body, target, block, base_dir) {
+        Some(target) => match domain::save(&test_report.body, target, file, tree, block, base_dir) {
             Ok(s) => Ok((Some(s), None)),
             Err(e) => Err(report::error(e, Exit::RunFailure)),
         },
