@@ -129,3 +129,21 @@ fn samples_saved_by_blkc_test_never_collide() {
     assert!(text(&out.stderr).contains("is the sample of block `a`"), "{}", text(&out.stderr));
     assert!(read("b.json").contains("from=a"));
 }
+
+/// `blkc vars list --store PATH`: the store (and the scope flags) may come
+/// after the action, where a newcomer writes them.
+#[test]
+fn the_store_flag_goes_after_the_action_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("points.sqlite3");
+    let store = store.to_str().unwrap();
+    let set = blkc(dir.path(), &["vars", "set", "points", "7", "--store", store, "--user", "1", "--server", "2"]);
+    assert!(set.status.success(), "{}", text(&set.stderr));
+    for args in [&["vars", "list", "--store", store][..], &["vars", "--store", store, "list"][..]] {
+        let out = blkc(dir.path(), args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        assert!(text(&out.stdout).contains("points"), "{args:?}: {}", text(&out.stdout));
+    }
+    let got = blkc(dir.path(), &["vars", "get", "points", "--user", "1", "--server", "2", "--store", store]);
+    assert_eq!(text(&got.stdout).trim(), "7", "{}", text(&got.stderr));
+}

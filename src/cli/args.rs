@@ -31,8 +31,9 @@ pub enum Command {
     /// List, read, set and delete custom variables in a store
     Vars {
         /// The store: a file, or `postgres://…` (default: BLKC_STORE, else
-        /// .blkc/store.sqlite3 in the current folder)
-        #[arg(long)]
+        /// .blkc/store.sqlite3 in the current folder); before or after the
+        /// action, like `--user`, `--server` and `--channel`
+        #[arg(long, global = true)]
         store: Option<String>,
         #[command(flatten)]
         scope: ScopeArgs,
