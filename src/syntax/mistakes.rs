@@ -36,6 +36,7 @@ pub const RECOGNISERS: &[(&str, Recogniser)] = &[
     ("header_in_one_string", header_in_one_string),
     ("call_parens", call_parens),
     ("top_level_node", top_level_node),
+    ("description_after_type", description_after_type),
     ("quoted_name", quoted_name),
     ("name_with_hyphen", name_with_hyphen),
     ("slash_in_name", slash_in_name),
@@ -799,6 +800,25 @@ fn header_in_one_string(f: &Failure<'_>) -> Option<Diagnostic> {
 }
 
 // ── names ────────────────────────────────────────────────────────────────
+
+/// `option sides integer "How many"`: the description after the type.
+fn description_after_type(f: &Failure<'_>) -> Option<Diagnostic> {
+    let close = string_at(f.text, f.at)?;
+    if close >= line_end(f.text, f.at) {
+        return None;
+    }
+    let before = &f.text[line_start(f.text, f.at)..f.at];
+    let ["option", _, kind] = before.split_whitespace().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let kind_at = line_start(f.text, f.at) + before.rfind(kind)?;
+    let description = &f.text[f.at..=close];
+    let span = Span::new(kind_at, close + 1);
+    let diag = syntax("an option's description comes before its type")
+        .label(Span::new(f.at, close + 1), "the description")
+        .label(Span::new(kind_at, kind_at + kind.len()), "the type");
+    Some(with_fix(diag, f, "write the description first", span, format!("{description} {kind}")))
+}
 
 /// `method "GET"`, `api "my block" {`.
 fn quoted_name(f: &Failure<'_>) -> Option<Diagnostic> {
