@@ -147,3 +147,21 @@ fn the_store_flag_goes_after_the_action_too() {
     let got = blkc(dir.path(), &["vars", "get", "points", "--user", "1", "--server", "2", "--store", store]);
     assert_eq!(text(&got.stdout).trim(), "7", "{}", text(&got.stderr));
 }
+
+/// `check --fix` of an option named in capitals renames it and every place
+/// the command reads it, so the fixed file checks clean.
+#[test]
+fn an_upper_case_option_is_fixed_with_its_references() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = "command Roll \"Roll a die\" {\n    option Sides \"How many sides\" integer\n    \
+        save last = option_Sides * 2\n    reply \"{option_Sides} sides\"\n}\n";
+    std::fs::write(dir.path().join("bot.blk"), file).unwrap();
+    let out = blkc(dir.path(), &["check", "--fix", "bot.blk"]);
+    let fixed = std::fs::read_to_string(dir.path().join("bot.blk")).unwrap();
+    assert!(out.status.success(), "{}{}\n{fixed}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(
+        fixed,
+        "command roll \"Roll a die\" {\n    option sides \"How many sides\" integer\n    \
+         save last = option_sides * 2\n    reply \"{option_sides} sides\"\n}\n"
+    );
+}

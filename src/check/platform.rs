@@ -7,9 +7,10 @@
 
 use crate::ast::visit::{self, Site};
 use crate::ast::{Choice, ChoiceValue, File, Ident, Node, OptionDecl, Tree, TreeKind};
-use crate::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
+use crate::diagnostics::{did_you_mean, Code, Confidence, Diagnostic, Edit, Findings};
 use crate::discord::intents;
 use crate::discord::registration as reg;
+use crate::source::Span;
 use crate::vocab::{self, limits, OptionType};
 
 pub fn check(file: &File, out: &mut Findings) {
@@ -42,16 +43,23 @@ pub fn intents(file: &File) -> intents::Intents {
 
 /// Whether `nodes` read the variable `name` anywhere.
 pub fn reads(nodes: &[Node], name: &str) -> bool {
-    struct Reads<'n> {
+    !uses(nodes, name).is_empty()
+}
+
+/// Where `nodes` read variable `name`, in source order.
+fn uses(nodes: &[Node], name: &str) -> Vec<Span> {
+    struct Uses<'n> {
         name: &'n str,
-        found: bool,
+        found: Vec<Span>,
     }
-    impl<'a> visit::Visitor<'a> for Reads<'_> {
+    impl<'a> visit::Visitor<'a> for Uses<'_> {
         fn named(&mut self, ident: &'a Ident, _site: Site) {
-            self.found |= ident.name == self.name;
+            if ident.name == self.name {
+                self.found.push(ident.span);
+            }
         }
     }
-    let mut r = Reads { name, found: false };
+    let mut r = Uses { name, found: Vec::new() };
     visit::walk_nodes(&mut r, nodes);
     r.found
 }
@@ -79,7 +87,7 @@ fn privileged_intents(file: &File, out: &mut Findings) {
 }
 
 fn command(tree: &Tree, out: &mut Findings) {
-    name("command", &tree.name.name, tree.name.span, out);
+    name("command", &tree.name.name, tree.name.span, &[], out);
     if let Some(d) = &tree.description {
         description("command", &tree.name.name, &d.value, d.span, out);
     }
@@ -108,7 +116,11 @@ fn command(tree: &Tree, out: &mut Findings) {
     }
     let mut optional: Option<&OptionDecl> = None;
     for o in &options {
-        option(o, out);
+        let taken = options.iter().any(|other| other.name.name == o.name.name.to_lowercase());
+        // `{option_Sides}` is renamed with the option; a lower-case name
+        // another option has already makes the fix a guess.
+        let reads = if taken { None } else { Some(uses(&tree.body, &format!("option_{}", o.name.name))) };
+        option(o, reads.as_deref(), out);
         match (o.required, optional) {
             (Some(required), Some(before)) => out.push(
                 Diagnostic::new(
@@ -154,8 +166,11 @@ fn text_size(tree: &Tree, options: &[&OptionDecl]) -> usize {
     size
 }
 
-fn option(o: &OptionDecl, out: &mut Findings) {
-    name("option", &o.name.name, o.name.span, out);
+fn option(o: &OptionDecl, reads: Option<&[Span]>, out: &mut Findings) {
+    match reads {
+        Some(reads) => name("option", &o.name.name, o.name.span, reads, out),
+        None => name("option", &o.name.name, o.name.span, &[], out),
+    }
     if let Some(d) = &o.description {
         description("option", &o.name.name, &d.value, d.span, out);
     }
@@ -278,8 +293,10 @@ fn article(kind: OptionType) -> String {
     }
 }
 
-/// A command's or an option's name: 1 to 32 characters, lower case.
-fn name(what: &str, name: &str, span: crate::source::Span, out: &mut Findings) {
+/// A command's or an option's name: 1 to 32 characters, lower case. A name
+/// with capitals gets the fix that writes it in lower case, with `reads`
+/// (where the tree reads the option's `option_<name>`) renamed too.
+fn name(what: &str, name: &str, span: Span, reads: &[Span], out: &mut Findings) {
     let length = name.chars().count();
     let problem = if length > limits::NAME {
         Some(format!("has {length} characters, where the platform allows {}", limits::NAME))
@@ -288,21 +305,30 @@ fn name(what: &str, name: &str, span: crate::source::Span, out: &mut Findings) {
     } else {
         None
     };
-    if let Some(problem) = problem {
-        let fix = if length > limits::NAME {
-            "shorten it to 32 characters or fewer".to_string()
-        } else {
-            format!("write it `{}`", name.to_lowercase())
+    let Some(problem) = problem else { return };
+    let lower = name.to_lowercase();
+    let fix = if length > limits::NAME {
+        "shorten it to 32 characters or fewer".to_string()
+    } else {
+        format!("write it `{lower}`")
+    };
+    let mut diag = Diagnostic::new(Code::PlatformName, format!("the name of {what} `{name}` {problem}"))
+        .label(span, "this name")
+        .help(format!("{fix}: names are 1 to 32 lower-case letters, digits, `-` and `_`"));
+    if length <= limits::NAME {
+        let mut edits = vec![Edit { span, replacement: lower.clone() }];
+        edits.extend(reads.iter().map(|&at| Edit { span: at, replacement: format!("option_{lower}") }));
+        let how = match reads.len() {
+            0 => format!("write `{lower}`"),
+            1 => format!("write `{lower}`, and `option_{lower}` where it is read"),
+            n => format!("write `{lower}`, and `option_{lower}` in the {n} places it is read"),
         };
-        out.push(
-            Diagnostic::new(Code::PlatformName, format!("the name of {what} `{name}` {problem}"))
-                .label(span, "this name")
-                .help(format!("{fix}: names are 1 to 32 lower-case letters, digits, `-` and `_`")),
-        );
+        diag = diag.suggest_edits(how, edits, Confidence::Certain);
     }
+    out.push(diag);
 }
 
-fn description(what: &str, name: &str, text: &str, span: crate::source::Span, out: &mut Findings) {
+fn description(what: &str, name: &str, text: &str, span: Span, out: &mut Findings) {
     let length = text.chars().count();
     if length == 0 || length > limits::DESCRIPTION {
         out.push(
