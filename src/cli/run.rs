@@ -103,9 +103,10 @@ pub fn run(args: &RunArgs) -> Exit {
         // (empty), unless `--missing` asks for the missing-variable rendering.
         if args.missing.is_none() {
             for option in tree.options.iter().filter(|o| !o.required) {
-                let variable = format!("option_{}", option.name);
-                if !inputs.vars.contains_key(&variable) {
-                    inputs.vars.insert(variable, blkc::plan::Tree::left_out(option)?);
+                if let std::collections::hash_map::Entry::Vacant(slot) =
+                    inputs.vars.entry(format!("option_{}", option.name))
+                {
+                    slot.insert(blkc::plan::Tree::left_out(option)?);
                 }
             }
         }
