@@ -36,27 +36,68 @@ pub struct Loaded {
     pub stamp: Option<(std::time::SystemTime, u64)>,
 }
 
-/// Reads, checks and lowers `path`; the error is the diagnostics, rendered
-/// without colour for the log.
-pub fn load(path: &Path) -> Result<Loaded, String> {
-    let stamp = stamp(path);
-    let checked = crate::load(path, LoadOptions::default()).map_err(|e| e.to_string())?;
-    let opts = RenderOptions { color: false, width: 100 };
-    if checked.has_errors() {
-        return Err(render_terminal(&checked.source, &checked.diagnostics, opts));
+/// Why a file cannot be served: its diagnostics rendered for a terminal
+/// (the refused start prints them), and each as fields for the log (a
+/// refused reload logs them, one line each).
+#[derive(Debug)]
+pub struct Refused {
+    pub rendered: String,
+    pub problems: Vec<Problem>,
+}
+
+/// One diagnostic of a refused file, as log fields.
+#[derive(Debug)]
+pub struct Problem {
+    pub code: &'static str,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+impl Refused {
+    fn new(source: &crate::source::SourceFile, diagnostics: &[crate::diagnostics::Diagnostic]) -> Refused {
+        let index = source.line_index();
+        let problems = diagnostics
+            .iter()
+            .filter(|d| d.severity == crate::diagnostics::Severity::Error)
+            .map(|d| {
+                let (line, column) = d.primary_span().map_or((1, 1), |s| index.line_col(s.start as usize));
+                Problem { code: d.code.as_str(), line, column, message: d.message.clone(), help: d.help.clone() }
+            })
+            .collect();
+        Refused { rendered: render_terminal(source, diagnostics, RenderOptions { color: false, width: 100 }), problems }
     }
-    let plan = crate::plan::lower(&checked).map_err(|d| render_terminal(&checked.source, &[*d], opts))?;
+
+    /// A file that could not be read: no diagnostics, only why.
+    fn unreadable(why: String) -> Refused {
+        Refused { rendered: why, problems: Vec::new() }
+    }
+}
+
+impl From<Refused> for String {
+    fn from(r: Refused) -> String {
+        r.rendered
+    }
+}
+
+/// Reads, checks and lowers `path`.
+pub fn load(path: &Path) -> Result<Loaded, Refused> {
+    let stamp = stamp(path);
+    let checked = crate::load(path, LoadOptions::default()).map_err(|e| Refused::unreadable(e.to_string()))?;
+    if checked.has_errors() {
+        return Err(Refused::new(&checked.source, &checked.diagnostics));
+    }
+    let plan = crate::plan::lower(&checked).map_err(|d| Refused::new(&checked.source, &[*d]))?;
     Ok(Loaded { checked, plan, stamp })
 }
 
 /// `loaded`, when every secret and the bot token its runs may send has a
-/// value in `inputs`; else what is missing, rendered.
-pub fn ready(loaded: Loaded, inputs: &crate::eval::Inputs) -> Result<Loaded, String> {
+/// value in `inputs`; else what is missing.
+pub fn ready(loaded: Loaded, inputs: &crate::eval::Inputs) -> Result<Loaded, Refused> {
     match crate::eval::inputs_ready(&loaded.plan, inputs) {
         Ok(()) => Ok(loaded),
-        Err(missing) => {
-            Err(render_terminal(&loaded.checked.source, &[*missing], RenderOptions { color: false, width: 100 }))
-        }
+        Err(missing) => Err(Refused::new(&loaded.checked.source, &[*missing])),
     }
 }
 

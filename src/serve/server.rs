@@ -184,7 +184,7 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
     let door = super::door::Door::new(cap, config.max_connections_per_address);
     let loaded = match config.loaded.take() {
         Some(loaded) => Arc::new(loaded),
-        None => Arc::new(super::load(&config.file)?),
+        None => Arc::new(super::load(&config.file).map_err(String::from)?),
     };
     let (jobs, queue) = crossbeam_channel::bounded::<Work>(config.queue.max(1));
     let (events, arriving) = crossbeam_channel::bounded::<Work>(EVENT_BUFFER);
@@ -439,11 +439,20 @@ fn reload(shared: &Shared, why: &str) {
             shared.metrics.reload("ok");
             tracing::info!(on = why, commands, "reloaded");
         }
-        Err(diagnostics) => {
+        Err(refused) => {
             shared.metrics.reload("refused");
+            // One line a problem, its parts as fields (the first 20: the
+            // file's own `blkc check` has the rest), then the refusal.
+            let file = shared.file.display().to_string();
+            for p in refused.problems.iter().take(20) {
+                tracing::error!(code = p.code, file, line = p.line, column = p.column, help = p.help, "{}", p.message);
+            }
+            let errors = refused.problems.len();
+            let detail = refused.problems.is_empty().then_some(refused.rendered);
             tracing::error!(
                 on = why,
-                diagnostics,
+                errors,
+                detail,
                 "reload refused: the file has errors or needs a secret without a value; the previous version keeps serving"
             );
         }
