@@ -367,6 +367,23 @@ fn completion_inside_a_string_that_is_not_closed_yet() {
     client.change(&uri, 3, &text);
     let items = labels(&client.at("textDocument/completion", &uri, &text, "{op\n", 3));
     assert!(items.contains(&"option_city".to_string()), "{items:?}");
+    // At the end of a file still being written top to bottom: nothing after
+    // the cursor, no closing quote, no closing braces.
+    let end = BOT.find("    reply").unwrap();
+    for (n, typed) in
+        ["    reply \"{api_forecast[response.", "    reply \"{api_forecast[response.weather.0."].iter().enumerate()
+    {
+        let text = format!("{}{typed}", &BOT[..end]);
+        client.change(&uri, 4 + n as i32, &text);
+        let items = client.at("textDocument/completion", &uri, &text, typed, typed.len());
+        let want: &[&str] = if n == 0 { &["name", "main", "weather"] } else { &["description", "id"] };
+        assert_eq!(labels(&items), want, "{typed}");
+        // And with a newline typed after it.
+        let text = format!("{text}\n");
+        client.change(&uri, 10 + n as i32, &text);
+        let items = client.at("textDocument/completion", &uri, &text, typed, typed.len());
+        assert_eq!(labels(&items), want, "{typed} and a newline");
+    }
 }
 
 #[test]

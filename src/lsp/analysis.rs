@@ -74,20 +74,32 @@ impl Document {
         end
     }
 
-    /// The document as it reads with the string that holds `offset` closed
-    /// at the end of its line, when that string is still open there (the
-    /// usual state while a string is typed): `None` when it is not.
-    pub fn with_string_closed(&self, offset: usize) -> Option<Document> {
+    /// The document as it reads while it is still being typed: the string
+    /// that holds `offset` closed at the end of its line, when it is still
+    /// open there (the usual state while a string is typed), and every `{`
+    /// still open at the end of the file closed after it (the usual state
+    /// of a file written top to bottom). `None` when neither is so.
+    pub fn as_if_finished(&self, offset: usize) -> Option<Document> {
         let text = self.text();
-        let token = crate::syntax::lexer::token_at(text, 0, offset)?;
-        let crate::syntax::lexer::Kind::Str { closed } = token.kind else { return None };
-        let eol = text[offset.min(text.len())..].find('\n').map_or(text.len(), |i| offset + i);
-        if closed && token.end() <= eol {
-            return None;
+        let mut repaired = text.to_string();
+        let mut changed = false;
+        if let Some(token) = crate::syntax::lexer::token_at(text, 0, offset) {
+            if let crate::syntax::lexer::Kind::Str { closed } = token.kind {
+                let eol = text[offset.min(text.len())..].find('\n').map_or(text.len(), |i| offset + i);
+                if !closed || token.end() > eol {
+                    let eol = if text[..eol].ends_with('\r') { eol - 1 } else { eol };
+                    repaired = format!("{}\"{}", &text[..eol], &text[eol..]);
+                    changed = true;
+                }
+            }
         }
-        let eol = if text[..eol].ends_with('\r') { eol - 1 } else { eol };
-        let repaired = format!("{}\"{}", &text[..eol], &text[eol..]);
-        Some(Document::new(&self.checked.source.name, self.path.clone(), repaired, self.version))
+        let open = crate::syntax::open_braces(&repaired, 0, repaired.len()).len();
+        if open > 0 {
+            repaired.push('\n');
+            repaired.push_str(&"}\n".repeat(open));
+            changed = true;
+        }
+        changed.then(|| Document::new(&self.checked.source.name, self.path.clone(), repaired, self.version))
     }
 
     /// The tree holding a byte offset.

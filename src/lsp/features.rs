@@ -330,12 +330,12 @@ fn context(text: &str, offset: usize) -> Context<'_> {
 }
 
 pub fn completion(doc: &Document, offset: usize) -> Vec<CompletionItem> {
-    // A string being typed is not closed yet, so the file does not parse
-    // and its tree is not known: the tree is read from the file with the
-    // string closed at the end of the cursor's line.
+    // A string being typed is not closed yet, or the tree's braces are not
+    // (a file written top to bottom), so the file does not parse and its
+    // tree is not known: the tree is read from the file as if finished.
     let repaired;
     let doc = match doc.tree_at(offset) {
-        None => match doc.with_string_closed(offset) {
+        None => match doc.as_if_finished(offset) {
             Some(d) => {
                 repaired = d;
                 &repaired
