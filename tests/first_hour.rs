@@ -165,3 +165,56 @@ fn an_upper_case_option_is_fixed_with_its_references() {
          save last = option_sides * 2\n    reply \"{option_sides} sides\"\n}\n"
     );
 }
+
+/// A deploy reads what is registered and says what it adds, changes and
+/// removes; a file without commands does not wipe the registered ones
+/// unless `--remove-all` says so.
+#[test]
+fn a_deploy_says_what_it_changes_and_never_wipes_by_accident() {
+    let platform = crate::support::platform::TestPlatform::start();
+    let dir = tempfile::tempdir().unwrap();
+    let deploy = |file: &str, extra: &[&str]| {
+        std::fs::write(dir.path().join("bot.blk"), file).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
+            .args(["deploy", "bot.blk", "--platform", &platform.api(), "--guild", "777"])
+            .args(extra)
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .env("BLKC_BOT_TOKEN", "bot-token-abcdefghijklmnop")
+            .env("BLKC_APPLICATION_ID", "4242")
+            .output()
+            .unwrap();
+        (out.status.code(), text(&out.stderr))
+    };
+    let path = "/api/applications/4242/guilds/777/commands";
+    let two = "command roll \"Roll a die\" {\n    option sides \"How many sides\" integer\n    reply \"{option_sides}\"\n}\n\n\
+        command ping \"Ping\" {\n    reply \"pong\"\n}\n";
+    let (code, said) = deploy(two, &[]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("registered 2 commands in server 777: 2 added (/roll, /ping)"), "{said}");
+    // The same file again: the platform's listing (ids, versions, `required`
+    // left out when false) reads as the same commands.
+    let (_, said) = deploy(two, &[]);
+    assert!(said.contains(": 2 unchanged"), "{said}");
+    let changed = two.replace("\"How many sides\"", "\"Sides on the die\"").replace("command ping", "command pong");
+    let (_, said) = deploy(&changed, &["--dry-run"]);
+    assert!(
+        said.contains(
+            "would register 2 commands in server 777: 1 added (/pong), 1 changed (/roll: options), 1 removed (/ping)"
+        ),
+        "{said}"
+    );
+    assert_eq!(platform.registered(path).as_array().unwrap().len(), 2, "a dry run registers nothing");
+    // A file with no commands: refused, nothing sent.
+    let puts = || platform.calls().iter().filter(|c| c.method == "PUT").count();
+    let before = puts();
+    let (code, said) = deploy("var visits = 0\n", &[]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("would remove every command registered in server 777 (/roll, /ping)"), "{said}");
+    assert!(said.contains("--remove-all"), "{said}");
+    assert_eq!(puts(), before);
+    let (code, said) = deploy("var visits = 0\n", &["--remove-all"]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("registered 0 commands in server 777: 2 removed (/roll, /ping)"), "{said}");
+    assert_eq!(platform.registered(path), serde_json::json!([]));
+}

@@ -329,9 +329,14 @@ pub struct DeployArgs {
     /// Register in this server only (they appear at once; for testing)
     #[arg(long, value_name = "ID")]
     pub guild: Option<String>,
-    /// Print the registration's JSON; send nothing
+    /// Print the registration's JSON, and what it would change when the
+    /// application ID and bot token are set; register nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Deploy even when it removes every registered command (a file with
+    /// no commands)
+    #[arg(long)]
+    pub remove_all: bool,
     /// The application's ID (or set BLKC_APPLICATION_ID)
     #[arg(long, value_name = "ID")]
     pub application_id: Option<String>,

@@ -24,6 +24,8 @@ pub enum Route<'a> {
     GatewayBot,
     /// `PUT /applications/{app}/commands` (or a server's).
     Commands { application: &'a str, guild: Option<&'a str> },
+    /// `GET /applications/{app}/commands` (or a server's): what is registered.
+    RegisteredCommands { application: &'a str, guild: Option<&'a str> },
     /// `PATCH /webhooks/{app}/{token}/messages/@original`: the deferred answer.
     EditOriginal { application: &'a str, token: &'a str },
     /// `POST /webhooks/{app}/{token}`: a follow-up.
@@ -35,7 +37,7 @@ pub enum Route<'a> {
 impl Route<'_> {
     pub fn method(&self) -> &'static str {
         match self {
-            Route::GatewayBot => "GET",
+            Route::GatewayBot | Route::RegisteredCommands { .. } => "GET",
             Route::Commands { .. } => "PUT",
             Route::EditOriginal { .. } => "PATCH",
             Route::FollowUp { .. } | Route::ChannelMessage { .. } => "POST",
@@ -58,7 +60,7 @@ impl Route<'_> {
         let token = |v: &str| if is_interaction_token(v) { Ok(()) } else { Err(PlatformError::NotAnId("token")) };
         Ok(match *self {
             Route::GatewayBot => "/gateway/bot".to_string(),
-            Route::Commands { application, guild } => {
+            Route::Commands { application, guild } | Route::RegisteredCommands { application, guild } => {
                 id("application", application)?;
                 match guild {
                     Some(g) => {

@@ -29,7 +29,34 @@ pub struct TestPlatform {
     limited: Arc<Mutex<Vec<(String, f64)>>>,
     /// What `GET /api/gateway/bot` answers.
     gateway: Arc<Mutex<Value>>,
+    /// The commands registered, by path, as the platform lists them.
+    registered: Arc<Mutex<std::collections::HashMap<String, Value>>>,
     server: Arc<Server>,
+}
+
+/// A registered command as the platform lists it: with its ids, version and
+/// the fields blkc never sends, and each option's `required` only when true.
+fn as_listed(command: &Value, n: usize) -> Value {
+    let mut c = command.clone();
+    let id = format!("{}", 1_300_000_000_000_000_000u64 + n as u64);
+    c["id"] = json!(id);
+    c["application_id"] = json!("4242");
+    c["version"] = json!(id);
+    c["default_member_permissions"] = Value::Null;
+    c["dm_permission"] = json!(true);
+    c["nsfw"] = json!(false);
+    c["integration_types"] = json!([0]);
+    c["contexts"] = Value::Null;
+    c["name_localizations"] = Value::Null;
+    c["description_localizations"] = Value::Null;
+    for o in c["options"].as_array_mut().into_iter().flatten() {
+        if o["required"] == json!(false) {
+            o.as_object_mut().unwrap().remove("required");
+        }
+        o["name_localizations"] = Value::Null;
+        o["description_localizations"] = Value::Null;
+    }
+    c
 }
 
 impl Drop for TestPlatform {
@@ -51,7 +78,8 @@ impl TestPlatform {
         let calls = Arc::new(Mutex::new(Vec::new()));
         let limited: Arc<Mutex<Vec<(String, f64)>>> = Arc::new(Mutex::new(Vec::new()));
         let gateway = Arc::new(Mutex::new(Value::Null));
-        let (s, c, l, g) = (server.clone(), calls.clone(), limited.clone(), gateway.clone());
+        let registered = Arc::new(Mutex::new(std::collections::HashMap::new()));
+        let (s, c, l, g, r) = (server.clone(), calls.clone(), limited.clone(), gateway.clone(), registered.clone());
         std::thread::spawn(move || {
             for mut request in s.incoming_requests() {
                 let mut body = String::new();
@@ -64,13 +92,14 @@ impl TestPlatform {
                     .map(|h| h.value.as_str().to_string());
                 let method = request.method().as_str().to_string();
                 let json: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+                let commands = path.ends_with("/commands");
                 let limit = {
                     let mut l = l.lock().unwrap();
                     let i = l.iter().position(|(prefix, _)| path.starts_with(prefix.as_str()));
                     i.map(|i| l.remove(i))
                 };
                 c.lock().unwrap().push(Call {
-                    method,
+                    method: method.clone(),
                     path: path.clone(),
                     authorization,
                     body: json.clone(),
@@ -96,6 +125,15 @@ impl TestPlatform {
                     .with_header(header("X-RateLimit-Reset-After", &retry.to_string()))
                     .with_header(header("X-RateLimit-Scope", "user")),
                     None if path == "/api/gateway/bot" => Response::from_string(g.lock().unwrap().to_string()),
+                    None if commands && method == "GET" => {
+                        Response::from_string(r.lock().unwrap().get(&path).cloned().unwrap_or(json!([])).to_string())
+                    }
+                    None if commands && method == "PUT" => {
+                        let listed: Vec<Value> =
+                            json.as_array().into_iter().flatten().enumerate().map(|(n, c)| as_listed(c, n)).collect();
+                        r.lock().unwrap().insert(path.clone(), json!(listed));
+                        Response::from_string(json!(listed).to_string())
+                    }
                     None => Response::from_string(if json.is_null() { "{}".to_string() } else { json.to_string() })
                         .with_header(header("X-RateLimit-Bucket", "test-bucket"))
                         .with_header(header("X-RateLimit-Remaining", "5"))
@@ -104,7 +142,7 @@ impl TestPlatform {
                 let _ = request.respond(response.with_header(header("Content-Type", "application/json")));
             }
         });
-        TestPlatform { port, key: random_key(), calls, limited, gateway, server }
+        TestPlatform { port, key: random_key(), calls, limited, gateway, registered, server }
     }
 
     /// The API's base URL, for `--platform`.
@@ -137,6 +175,12 @@ impl TestPlatform {
     /// What `GET /gateway/bot` answers from now on.
     pub fn set_gateway(&self, info: Value) {
         *self.gateway.lock().unwrap() = info;
+    }
+
+    /// The commands registered at `path` (`/api/applications/…/commands`).
+    #[allow(dead_code)]
+    pub fn registered(&self, path: &str) -> Value {
+        self.registered.lock().unwrap().get(path).cloned().unwrap_or(json!([]))
     }
 
     pub fn calls(&self) -> Vec<Call> {
