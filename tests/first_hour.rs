@@ -218,3 +218,27 @@ fn a_deploy_says_what_it_changes_and_never_wipes_by_accident() {
     assert!(said.contains("registered 0 commands in server 777: 2 removed (/roll, /ping)"), "{said}");
     assert_eq!(platform.registered(path), serde_json::json!([]));
 }
+
+/// A bot with events whose `/gateway/bot` cannot be reached at start still
+/// starts: it answers interactions, says which host failed, and connects to
+/// the Gateway once the platform answers.
+#[test]
+fn events_wait_for_an_unreachable_gateway_while_interactions_are_answered() {
+    use crate::support::gateway::TestGateway;
+    use crate::support::platform::{command, post, TestPlatform};
+    let platform = TestPlatform::start();
+    let gateway = TestGateway::start(200);
+    platform.set_gateway(gateway.bot_info(1));
+    platform.refuse_once("/api/gateway/bot", 503);
+    platform.refuse_once("/api/gateway/bot", 503);
+    let program = "command ping \"Ping\" {\n    reply \"pong\"\n}\n\nevent message_create {\n    reply \"seen\"\n}\n";
+    let served =
+        crate::serve::serve(program, &platform, None, &[], &[("BLKC_BOT_TOKEN", "bot-token-abcdefghijklmnop")]);
+    let bytes = serde_json::to_vec(&command("9001", "ping", serde_json::json!([]))).unwrap();
+    let answer = post(&format!("{}/interactions", served.url), &bytes, Some(platform.sign(&bytes, 0)));
+    assert_eq!(answer.body["data"]["content"], "pong", "{}", served.log());
+    let log = served.wait_log("retry_in_s=");
+    assert!(log.contains("127.0.0.1 refused `GET /gateway/bot` (503)"), "{log}");
+    assert!(log.contains("interactions are answered meanwhile"), "{log}");
+    assert_eq!(gateway.wait_op(2, 1).len(), 1, "it identifies once the platform answers: {}", served.log());
+}

@@ -19,16 +19,16 @@ use crate::plan::TreeKind;
 /// connections after the drain.
 const SHARDS_STOP: Duration = Duration::from_secs(3);
 
-/// Waits for the Gateway's shards to end: they do on their own within a
-/// read time-out (or a connect's); the process does not wait on a Gateway
-/// longer than [`SHARDS_STOP`].
-pub fn stop(threads: Vec<std::thread::JoinHandle<()>>) {
+/// Waits for the Gateway to end: its shards do on their own within a read
+/// time-out (or a connect's), and its thread when they have; the process
+/// does not wait on a Gateway longer than [`SHARDS_STOP`].
+pub fn stop(gateway: std::thread::JoinHandle<()>) {
     let until = Instant::now() + SHARDS_STOP;
-    while threads.iter().any(|t| !t.is_finished()) && Instant::now() < until {
+    while !gateway.is_finished() && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(20));
     }
-    for t in threads.into_iter().filter(|t| t.is_finished()) {
-        let _ = t.join();
+    if gateway.is_finished() {
+        let _ = gateway.join();
     }
 }
 
@@ -65,33 +65,108 @@ impl gateway::Events for GatewayEvents {
     }
 }
 
+/// Why `GET /gateway/bot` gave no Gateway: worth trying again (no answer,
+/// a 5xx, a 429), or not (a refused token: no retry makes it right).
+enum NoGateway {
+    Again(String),
+    Never(String),
+}
+
 /// Where the Gateway is, and how many shards the platform recommends.
-fn gateway_info(shared: &Shared, loaded: &Loaded) -> Result<GatewayInfo, String> {
+fn gateway_info(shared: &Shared, loaded: &Loaded) -> Result<GatewayInfo, NoGateway> {
     let platform = shared.bot.platform(loaded);
-    let (answer, body) = platform.gateway_bot(Instant::now() + Duration::from_secs(30)).map_err(|e| e.to_string())?;
+    let host = url::Url::parse(platform.base()).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_default();
+    let (answer, body) = platform
+        .gateway_bot(Instant::now() + Duration::from_secs(30))
+        .map_err(|e| NoGateway::Again(format!("`GET /gateway/bot` at {host} got no answer: {e}")))?;
     if !answer.is_success() {
-        return Err(format!(
-            "the platform refused `GET /gateway/bot` ({}): {}{}",
+        let why = format!(
+            "{host} refused `GET /gateway/bot` ({}): {}{}",
             answer.status,
             answer.message(),
             if answer.status == 401 { "; the bot token is wrong" } else { "" }
-        ));
+        );
+        let again = answer.status >= 500 || answer.status == 429 || answer.status == 408;
+        return Err(if again { NoGateway::Again(why) } else { NoGateway::Never(why) });
     }
-    GatewayInfo::from_wire(body.ok_or("/gateway/bot: the answer is not the platform's JSON")?)
+    let body =
+        body.ok_or_else(|| NoGateway::Again(format!("{host}'s /gateway/bot answer is not the platform's JSON")))?;
+    GatewayInfo::from_wire(body).map_err(NoGateway::Again)
 }
 
-/// Asks the platform where its Gateway is, and starts a thread for each
-/// shard this process holds.
+/// How long to wait before asking `GET /gateway/bot` again: 1 s, doubled a
+/// time, up to a minute.
+fn backoff(tries: u32) -> Duration {
+    Duration::from_secs(1u64 << tries.min(6)).min(Duration::from_secs(60))
+}
+
+/// Stops the server for good with `why`, as a shard's fatal error does.
+fn fatal(shared: &Shared, why: String) {
+    tracing::error!("{why}");
+    *shared.life.fatal.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+    shared.life.gateway_stop.store(true, Ordering::SeqCst);
+    shared.life.fatal_notify.notify_one();
+}
+
+/// Starts the Gateway on a thread of its own: it asks the platform where
+/// the Gateway is (again and again with a growing wait while the platform
+/// cannot be reached, so interactions are answered meanwhile), then runs a
+/// thread for each shard this process holds, and ends when they have.
 pub fn start(
     shared: &Arc<Shared>,
-    loaded: &Loaded,
+    loaded: &Arc<Loaded>,
     shards: Shards,
-) -> Result<Vec<std::thread::JoinHandle<()>>, String> {
+) -> Result<std::thread::JoinHandle<()>, String> {
     let token = shared.bot.inputs.bot_token.clone().ok_or(
         "the file has event trees, and events need the bot token: set BLKC_BOT_TOKEN or give `--bot-token-file`",
     )?;
+    let (shared, loaded) = (shared.clone(), loaded.clone());
+    std::thread::Builder::new()
+        .name("blkc-gateway".into())
+        .spawn(move || {
+            let mut tries = 0;
+            let info = loop {
+                match gateway_info(&shared, &loaded) {
+                    Ok(info) => break info,
+                    Err(NoGateway::Never(why)) => return fatal(&shared, why),
+                    Err(NoGateway::Again(why)) => {
+                        let wait = backoff(tries);
+                        tries += 1;
+                        tracing::warn!(
+                            retry_in_s = wait.as_secs(),
+                            "{why}; events wait, interactions are answered meanwhile"
+                        );
+                        let until = Instant::now() + wait;
+                        while Instant::now() < until {
+                            if shared.life.gateway_stop.load(Ordering::SeqCst) {
+                                return;
+                            }
+                            std::thread::sleep(Duration::from_millis(50));
+                        }
+                    }
+                }
+            };
+            match shard_threads(&shared, &loaded, shards, token, &info) {
+                Ok(threads) => {
+                    for t in threads {
+                        let _ = t.join();
+                    }
+                }
+                Err(why) => fatal(&shared, why),
+            }
+        })
+        .map_err(|e| format!("cannot start the Gateway thread: {e}"))
+}
+
+/// A thread for each shard this process holds.
+fn shard_threads(
+    shared: &Arc<Shared>,
+    loaded: &Loaded,
+    shards: Shards,
+    token: String,
+    info: &GatewayInfo,
+) -> Result<Vec<std::thread::JoinHandle<()>>, String> {
     let intents = crate::check::platform::intents(&loaded.checked.ast);
-    let info = gateway_info(shared, loaded)?;
     let (ids, count) = match shards {
         // A thread a shard: what the platform answers must not decide how
         // many this process makes.
