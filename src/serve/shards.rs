@@ -188,7 +188,7 @@ fn shard_threads(
         session_starts_left = info.session_starts_left,
         "connecting to the Gateway"
     );
-    let gate = Arc::new(IdentifyGate::new(&info));
+    let gate = Arc::new(IdentifyGate::new(info));
     let events: Arc<dyn gateway::Events> = Arc::new(GatewayEvents(shared.clone()));
     let mut threads = Vec::new();
     for id in ids {
