@@ -242,3 +242,46 @@ fn events_wait_for_an_unreachable_gateway_while_interactions_are_answered() {
     assert!(log.contains("interactions are answered meanwhile"), "{log}");
     assert_eq!(gateway.wait_op(2, 1).len(), 1, "it identifies once the platform answers: {}", served.log());
 }
+
+/// A first bot with no public address: no public key, just the bot token.
+/// The platform delivers the command over the Gateway (INTERACTION_CREATE),
+/// and blkc answers it at its callback, through the same pipeline: the
+/// answer, a deferral then an edit for a slow run, once per interaction.
+#[test]
+fn commands_come_over_the_gateway_without_a_public_address() {
+    use crate::support::gateway::TestGateway;
+    use crate::support::platform::{command, TestPlatform};
+    let api = crate::support::server::TestServer::start();
+    let platform = TestPlatform::start();
+    let gateway = TestGateway::start(200);
+    platform.set_gateway(gateway.bot_info(1));
+    let program = "command ping \"Ping\" {\n    reply \"pong from {user_name}\"\n}\n\n\
+        command slow \"Slow\" {\n    api held {\n        method GET\n        url \"@API@/held\"\n    }\n    \
+        reply \"done {api_held[status]}\"\n}\n";
+    let env = [("BLKC_BOT_TOKEN", "bot-token-abcdefghijklmnop"), ("BLKC_DISCORD_PUBLIC_KEY", "")];
+    let served =
+        crate::serve::serve(program, &platform, Some(&api), &["--answer-within", "1", "--allow-private-network"], &env);
+    assert_eq!(gateway.wait_op(2, 1).len(), 1, "{}", served.log());
+    let ping = command("9101", "ping", serde_json::json!([]));
+    gateway.dispatch("INTERACTION_CREATE", ping.clone());
+    let calls = platform.wait_for("/interactions/9101/", 1);
+    assert_eq!(calls.len(), 1, "{}", served.log());
+    assert_eq!(calls[0].method, "POST");
+    assert_eq!(calls[0].path, "/api/interactions/9101/itoken-9101-secretpart/callback");
+    assert_eq!(calls[0].authorization, None, "the interaction token is the credential");
+    assert_eq!(calls[0].body["type"], 4);
+    assert_eq!(calls[0].body["data"]["content"], "pong from Ada");
+    // Delivered again (a resumed session): answered once.
+    gateway.dispatch("INTERACTION_CREATE", ping);
+    // A slow run: "thinking" by the deadline, then the edit.
+    gateway.dispatch("INTERACTION_CREATE", command("9102", "slow", serde_json::json!([])));
+    let deferred = platform.wait_for("/interactions/9102/", 1);
+    assert_eq!(deferred.len(), 1, "{}", served.log());
+    assert_eq!(deferred[0].body, serde_json::json!({ "type": 5 }));
+    api.open();
+    let edit = platform.wait_for("/webhooks/4242/itoken-9102-secretpart/messages/@original", 1);
+    assert_eq!(edit.len(), 1, "{}", served.log());
+    assert_eq!(edit[0].body["content"], "done 200");
+    assert_eq!(platform.calls().iter().filter(|c| c.path.contains("/interactions/9101/")).count(), 1);
+    assert!(!served.log().contains("itoken-9101-secretpart"), "the token is never logged");
+}

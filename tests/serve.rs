@@ -105,13 +105,20 @@ pub(crate) fn serve_with_files(
             });
         }
     }
-    let mut child = command
+    command
         .args(["serve", "bot.blk", "--listen", "127.0.0.1:0", "--platform"])
         .arg(platform.api())
         .args(args)
         .env("BLKC_DISCORD_PUBLIC_KEY", platform.public_key())
-        .env_remove("BLKC_BOT_TOKEN")
-        .envs(env.iter().copied())
+        .env_remove("BLKC_BOT_TOKEN");
+    // A variable given as empty in `env` is not set at all.
+    for &(name, value) in env {
+        match value {
+            "" => command.env_remove(name),
+            _ => command.env(name, value),
+        };
+    }
+    let mut child = command
         .current_dir(dir.path())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -521,14 +528,17 @@ fn a_file_with_errors_does_not_start() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("B115") && stderr.contains("did not start"), "{stderr}");
     std::fs::write(dir.path().join("bot.blk"), HELLO).unwrap();
+    // Neither a public key (the HTTP endpoint) nor a bot token (the Gateway).
     let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
         .args(["serve", "bot.blk"])
         .env_remove("BLKC_DISCORD_PUBLIC_KEY")
+        .env_remove("BLKC_BOT_TOKEN")
         .current_dir(dir.path())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("BLKC_DISCORD_PUBLIC_KEY"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("BLKC_BOT_TOKEN") && stderr.contains("BLKC_DISCORD_PUBLIC_KEY"), "{stderr}");
 }
 
 /// A newcomer's first bot with its API key not yet exported: the server

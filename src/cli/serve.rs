@@ -20,12 +20,11 @@ fn config(args: &ServeArgs, plan: &blkc::plan::Plan, store: blkc::store::Backend
     let commands = plan.trees.iter().any(|t| t.kind == TreeKind::Command);
     // Interactions are for commands; a file of events only needs no endpoint.
     let listen = args.listen.or_else(|| commands.then(|| ([127, 0, 0, 1], 8080).into()));
+    // With the public key, commands come to the HTTP endpoint (the
+    // application has an Interactions Endpoint URL); without it, over the
+    // Gateway, which needs only the bot token.
     let public_key = match std::env::var("BLKC_DISCORD_PUBLIC_KEY") {
         Ok(key) => Some(PublicKey::from_hex(&key).map_err(|e| format!("BLKC_DISCORD_PUBLIC_KEY: {e}"))?),
-        Err(_) if commands => return Err(
-            "set BLKC_DISCORD_PUBLIC_KEY to the application's public key (the developer portal, General Information)"
-                .into(),
-        ),
         Err(_) => None,
     };
     let answer_within = seconds(args.answer_within, "--answer-within")?;
@@ -36,6 +35,12 @@ fn config(args: &ServeArgs, plan: &blkc::plan::Plan, store: blkc::store::Backend
         ));
     }
     let inputs = secret_inputs(&args.net)?;
+    if commands && public_key.is_none() && inputs.bot_token.is_none() {
+        return Err("commands come over the Gateway, which needs the bot token: set BLKC_BOT_TOKEN or give \
+             `--bot-token-file`; or, for an application with an Interactions Endpoint URL, set \
+             BLKC_DISCORD_PUBLIC_KEY to its public key (the developer portal, General Information)"
+            .into());
+    }
     let options = Options {
         http: http_limits(&args.net)?,
         platform: args.net.platform.clone(),

@@ -457,6 +457,9 @@ pub enum Dispatch {
     ReactionAdd(Reaction),
     ReactionRemove(Reaction),
     RoleCreate(RoleEvent),
+    /// An interaction delivered over the Gateway (the application has no
+    /// Interactions Endpoint URL).
+    InteractionCreate(Box<Interaction>),
 }
 
 impl Dispatch {
@@ -469,6 +472,9 @@ impl Dispatch {
         Some(match t {
             "READY" => Dispatch::Ready(read(raw)?),
             "RESUMED" => Dispatch::Resumed,
+            "INTERACTION_CREATE" => {
+                Dispatch::InteractionCreate(Box::new(Interaction::from_slice(raw.as_bytes()).ok()?))
+            }
             "GUILD_CREATE" => Dispatch::GuildCreate(read(raw)?),
             "GUILD_UPDATE" => Dispatch::GuildUpdate(read(raw)?),
             "GUILD_DELETE" => Dispatch::GuildDelete(read(raw)?),

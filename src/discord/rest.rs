@@ -26,6 +26,9 @@ pub enum Route<'a> {
     Commands { application: &'a str, guild: Option<&'a str> },
     /// `GET /applications/{app}/commands` (or a server's): what is registered.
     RegisteredCommands { application: &'a str, guild: Option<&'a str> },
+    /// `POST /interactions/{id}/{token}/callback`: the first answer to an
+    /// interaction that came over the Gateway.
+    Callback { interaction: &'a str, token: &'a str },
     /// `PATCH /webhooks/{app}/{token}/messages/@original`: the deferred answer.
     EditOriginal { application: &'a str, token: &'a str },
     /// `POST /webhooks/{app}/{token}`: a follow-up.
@@ -40,14 +43,14 @@ impl Route<'_> {
             Route::GatewayBot | Route::RegisteredCommands { .. } => "GET",
             Route::Commands { .. } => "PUT",
             Route::EditOriginal { .. } => "PATCH",
-            Route::FollowUp { .. } | Route::ChannelMessage { .. } => "POST",
+            Route::FollowUp { .. } | Route::ChannelMessage { .. } | Route::Callback { .. } => "POST",
         }
     }
 
     /// Whether the route takes the bot token (an interaction's webhook is
     /// its own credential).
     fn with_token(&self) -> bool {
-        !matches!(self, Route::EditOriginal { .. } | Route::FollowUp { .. })
+        !matches!(self, Route::EditOriginal { .. } | Route::FollowUp { .. } | Route::Callback { .. })
     }
 
     fn is_webhook(&self) -> bool {
@@ -75,6 +78,11 @@ impl Route<'_> {
                 token(t)?;
                 format!("/webhooks/{application}/{t}/messages/@original")
             }
+            Route::Callback { interaction, token: t } => {
+                id("interaction", interaction)?;
+                token(t)?;
+                format!("/interactions/{interaction}/{t}/callback")
+            }
             Route::FollowUp { application, token: t } => {
                 id("application", application)?;
                 token(t)?;
@@ -94,6 +102,7 @@ impl Route<'_> {
                 format!("/webhooks/{application}/[interaction token]/messages/@original")
             }
             Route::FollowUp { application, .. } => format!("/webhooks/{application}/[interaction token]"),
+            Route::Callback { interaction, .. } => format!("/interactions/{interaction}/[interaction token]/callback"),
             _ => self.path().unwrap_or_else(|e| e.to_string()),
         };
         format!("{} {path}", self.method())

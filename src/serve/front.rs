@@ -196,6 +196,21 @@ fn body_refused(shared: &Shared, refused: super::door::BodyRefused) -> Reply {
     }
 }
 
+/// What an interaction gets first, however it came.
+enum First {
+    /// The answer: the HTTP exchange's body, or the callback's.
+    Answer(Box<twilight_model::http::interaction::InteractionResponse>),
+    /// Not run: the HTTP status and text to refuse it with.
+    Refused(StatusCode, &'static str),
+}
+
+fn reply(first: First) -> Reply {
+    match first {
+        First::Answer(answer) => json_reply(&answer),
+        First::Refused(status, text) => respond(status, "text/plain", text),
+    }
+}
+
 /// `POST /interactions`: size, signature, then the body.
 async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
     let received = Instant::now();
@@ -206,19 +221,53 @@ async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
         Ok(i) => i,
         Err(reply) => return reply,
     };
-    if let Some(reply) = refusal(shared, &interaction) {
-        return reply;
+    reply(answer(shared, interaction, received).await)
+}
+
+/// An interaction the Gateway delivered (the application has no
+/// Interactions Endpoint URL): the same answer as the front door's, by the
+/// same deadline, sent to its callback.
+pub async fn over_gateway(shared: Arc<Shared>, interaction: Interaction, received: Instant) {
+    let _busy = Busy::new(&shared);
+    if shared.life.draining() {
+        return;
+    }
+    let (id, token) = (interaction.id().to_string(), interaction.token().to_string());
+    let First::Answer(first) = answer(&shared, interaction, received).await else { return };
+    let platform = shared.bot.platform(&shared.bot.loaded());
+    let sent = tokio::task::spawn_blocking(move || {
+        let route = discord::rest::Route::Callback { interaction: &id, token: &token };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        super::log::hiding(Some(&token), || match platform.send(route, Some(&*first), deadline) {
+            Ok(answer) if answer.is_success() => None,
+            Ok(answer) => Some(format!("the platform refused the answer ({}): {}", answer.status, answer.message())),
+            Err(e) => Some(e.to_string()),
+        })
+    })
+    .await;
+    match sent {
+        Ok(None) => {}
+        Ok(Some(why)) => tracing::warn!(error = why, "an interaction's callback failed"),
+        Err(_) => tracing::warn!("an interaction's callback failed"),
+    }
+}
+
+/// The first answer to an interaction whose bytes were the platform's: a
+/// replay's refusal, or the run queued and answered by the deadline.
+async fn answer(shared: &Arc<Shared>, interaction: Interaction, received: Instant) -> First {
+    if let Some(refused) = refusal(shared, &interaction) {
+        return refused;
     }
     if !first_delivery(shared, interaction.id(), received).await {
         shared.metrics.interaction(Outcome::Replayed);
         tracing::warn!(id = interaction.id(), "replayed interaction refused");
-        return respond(StatusCode::CONFLICT, "text/plain", "interaction already answered\n");
+        return First::Refused(StatusCode::CONFLICT, "interaction already answered\n");
     }
     let loaded = shared.bot.loaded();
     let Some(tree) = find_tree(&loaded, TreeKind::Command, interaction.command()) else {
         shared.metrics.interaction(Outcome::UnknownCommand);
         pipeline::log_run(&About::interaction(&interaction), received, Outcome::UnknownCommand, None);
-        return json_reply(&discord::message::answer(&Message::notice(message::UNKNOWN)));
+        return First::Answer(Box::new(discord::message::answer(&Message::notice(message::UNKNOWN))));
     };
     let (first, answer) = oneshot::channel();
     let answer_state = Arc::new(Answer::new(&interaction, first));
@@ -270,11 +319,11 @@ async fn signed(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Interact
 /// The answer to an interaction blkc does not run: anything but a command
 /// whose application id and token are of the platform's form (they make
 /// the path of every later message). A PING is answered here.
-fn refusal(shared: &Shared, interaction: &Interaction) -> Option<Reply> {
+fn refusal(shared: &Shared, interaction: &Interaction) -> Option<First> {
     match interaction.kind() {
         Ok(InteractionType::Ping) => {
             shared.metrics.interaction(Outcome::Ping);
-            Some(json_reply(&discord::message::pong()))
+            Some(First::Answer(Box::new(discord::message::pong())))
         }
         Ok(InteractionType::ApplicationCommand)
             if !discord::is_snowflake(interaction.application_id())
@@ -282,7 +331,7 @@ fn refusal(shared: &Shared, interaction: &Interaction) -> Option<Reply> {
         {
             shared.metrics.interaction(Outcome::Malformed);
             tracing::warn!("malformed interaction: its application id or token is not of the platform's form");
-            Some(respond(StatusCode::BAD_REQUEST, "text/plain", "malformed interaction\n"))
+            Some(First::Refused(StatusCode::BAD_REQUEST, "malformed interaction\n"))
         }
         Ok(InteractionType::ApplicationCommand) => None,
         other => {
@@ -292,7 +341,7 @@ fn refusal(shared: &Shared, interaction: &Interaction) -> Option<Reply> {
             };
             shared.metrics.interaction(Outcome::Unsupported);
             tracing::warn!(r#type = code, "interaction of a type blkc does not answer");
-            Some(respond(StatusCode::BAD_REQUEST, "text/plain", "unsupported interaction type\n"))
+            Some(First::Refused(StatusCode::BAD_REQUEST, "unsupported interaction type\n"))
         }
     }
 }
@@ -304,7 +353,7 @@ async fn queue_and_answer(
     shared: &Arc<Shared>,
     trigger: Trigger,
     (answer, mut first): (Arc<Answer>, oneshot::Receiver<Message>),
-) -> Reply {
+) -> First {
     let received = trigger.received;
     // The run holds the server busy until it is answered in full.
     let work = Work { _queued: Queued::new(shared), trigger };
@@ -312,10 +361,10 @@ async fn queue_and_answer(
         let work = e.into_inner();
         shared.metrics.interaction(Outcome::Busy);
         pipeline::log_run(&work.trigger.about, received, Outcome::Busy, None);
-        return json_reply(&discord::message::answer(&Message::notice(message::BUSY)));
+        return First::Answer(Box::new(discord::message::answer(&Message::notice(message::BUSY))));
     }
     let deadline = tokio::time::Instant::from_std(received + shared.front.answer_within);
-    let answered = |m: &Message| json_reply(&discord::message::answer(m));
+    let answered = |m: &Message| First::Answer(Box::new(discord::message::answer(m)));
     match tokio::time::timeout_at(deadline, &mut first).await {
         Ok(Ok(message)) => answered(&message),
         Ok(Err(_)) => answered(&Message::notice(message::FAILED)),
@@ -325,12 +374,12 @@ async fn queue_and_answer(
                 Phase::Waiting(_) => {
                     *phase = Phase::Deferred { edited: false };
                     shared.metrics.deferral();
-                    json_reply(&discord::message::deferred())
+                    First::Answer(Box::new(discord::message::deferred()))
                 }
                 // The first message came as the time ran out.
                 _ => match first.try_recv() {
                     Ok(message) => answered(&message),
-                    Err(_) => json_reply(&discord::message::deferred()),
+                    Err(_) => First::Answer(Box::new(discord::message::deferred())),
                 },
             }
         }

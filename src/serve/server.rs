@@ -149,6 +149,8 @@ pub struct Life {
     /// Why the server must stop (a Gateway close code retrying cannot fix).
     pub fatal: Mutex<Option<String>>,
     pub fatal_notify: Notify,
+    /// The front door's runtime, for interactions the Gateway delivers.
+    pub runtime: std::sync::OnceLock<tokio::runtime::Handle>,
 }
 
 impl Life {
@@ -204,7 +206,12 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
     shared.front.replay.lock().unwrap_or_else(|e| e.into_inner()).restore(taken, super::front::epoch_ms());
     let count = |kind| loaded.plan.trees.iter().filter(|t| t.kind == kind).count();
     let (commands, events) = (count(crate::plan::TreeKind::Command), count(crate::plan::TreeKind::Event));
-    let gateway = if events > 0 { Some(super::shards::start(&shared, &loaded, config.shards)?) } else { None };
+    let _ = shared.life.runtime.set(runtime.handle().clone());
+    // Events come over the Gateway; so do commands when no public key says
+    // the application has an Interactions Endpoint URL.
+    let over_gateway = commands > 0 && config.public_key.is_none();
+    let gateway =
+        if events > 0 || over_gateway { Some(super::shards::start(&shared, &loaded, config.shards)?) } else { None };
     let store = shared.bot.store.clone();
     let result = runtime.block_on(async move {
         let (listener, address) = super::front::listen(config.listen).await?;
@@ -275,6 +282,7 @@ fn shared(config: &mut Config, loaded: Arc<Loaded>, queue: Queue) -> Shared {
             gateway_stop: Arc::new(AtomicBool::new(false)),
             fatal: Mutex::new(None),
             fatal_notify: Notify::new(),
+            runtime: std::sync::OnceLock::new(),
         },
         metrics: Metrics::default(),
     }

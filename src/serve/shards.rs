@@ -38,6 +38,14 @@ struct GatewayEvents(Arc<Shared>);
 impl gateway::Events for GatewayEvents {
     fn dispatch(&self, t: &str, event: Dispatch, raw: &str) {
         let shared = &self.0;
+        if let Dispatch::InteractionCreate(interaction) = event {
+            // Answered as one the front door took, to its callback.
+            let received = Instant::now();
+            if let Some(runtime) = shared.life.runtime.get() {
+                runtime.spawn(super::front::over_gateway(shared.clone(), *interaction, received));
+            }
+            return;
+        }
         let Some(run) = shared.bot.cache.dispatch(t, &event) else { return };
         let loaded = shared.bot.loaded();
         let Some(tree) = find_tree(&loaded, TreeKind::Event, run.kind) else { return };
