@@ -28,12 +28,19 @@ fn install(dir: &str) -> PathBuf {
     let modified = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     let lock = modified(&PathBuf::from(dir).join("package-lock.json"));
     if modified(&installed).is_none() || modified(&installed) < lock {
-        let status = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund"])
+        // Its output (deprecation warnings and the like) is shown only when
+        // it fails: the tests' own output stays clean.
+        let out = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
             .current_dir(dir)
-            .status()
+            .output()
             .expect("npm must be installed to run the tests that drive real clients");
-        assert!(status.success(), "`npm ci` in {dir} failed");
+        assert!(
+            out.status.success(),
+            "`npm ci` in {dir} failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     modules
 }
