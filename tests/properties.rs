@@ -258,10 +258,15 @@ fn value() -> impl Strategy<Value = Value> {
         Just(Value::Null(sp())),
         reference().prop_map(|r| Value::Ref(Box::new(r))),
     ];
-    leaf.prop_recursive(3, 16, 4, |inner| {
+    nested(leaf, 3, 4)
+}
+
+/// Arrays and objects of `leaf`s, `depth` deep, of fewer than `width` items.
+fn nested(leaf: impl Strategy<Value = Value> + 'static, depth: u32, width: usize) -> impl Strategy<Value = Value> {
+    leaf.prop_recursive(depth, 4 * width as u32, width as u32, move |inner| {
         prop_oneof![
-            proptest::collection::vec(inner.clone(), 0..4).prop_map(|v| Value::Array(v.into(), sp())),
-            proptest::collection::vec((key(), inner), 0..4).prop_map(|es| Value::Object(
+            proptest::collection::vec(inner.clone(), 0..width).prop_map(|v| Value::Array(v.into(), sp())),
+            proptest::collection::vec((key(), inner), 0..width).prop_map(|es| Value::Object(
                 es.into_iter().map(|(key, value)| Entry { key, value, span: sp() }).collect(),
                 sp()
             )),
@@ -278,15 +283,7 @@ fn fixed() -> impl Strategy<Value = Value> {
         any::<bool>().prop_map(|b| Value::Bool(b, sp())),
         Just(Value::Null(sp())),
     ];
-    leaf.prop_recursive(2, 8, 3, |inner| {
-        prop_oneof![
-            proptest::collection::vec(inner.clone(), 0..3).prop_map(|v| Value::Array(v.into(), sp())),
-            proptest::collection::vec((key(), inner), 0..3).prop_map(|es| Value::Object(
-                es.into_iter().map(|(key, value)| Entry { key, value, span: sp() }).collect(),
-                sp()
-            )),
-        ]
-    })
+    nested(leaf, 2, 3)
 }
 
 fn pair() -> impl Strategy<Value = Pair> {

@@ -669,14 +669,23 @@ impl Lower<'_> {
 
     /// The entries of an object: key and value tokens, alternating.
     fn entries(&mut self, object: Pair<'_, Rule>) -> Lowered<Vec<Entry>> {
+        self.entries_of(object, Self::value)
+    }
+
+    /// The `key = value` entries of an object, each value lowered by `value`.
+    fn entries_of(
+        &mut self,
+        object: Pair<'_, Rule>,
+        value: fn(&mut Self, Pair<'_, Rule>) -> Lowered<Value>,
+    ) -> Lowered<Vec<Entry>> {
         let mut inner = object.into_inner();
         let mut entries = Vec::with_capacity(inner.len() / 2);
         while let Some(key) = inner.next() {
             let key = self.key(key)?;
-            let Some(value) = inner.next() else {
+            let Some(written) = inner.next() else {
                 return Err(Unexpected { rule: Rule::key, within: "a key without its value", span: key.span });
             };
-            let value = self.value(value)?;
+            let value = value(self, written)?;
             entries.push(Entry { span: key.span.to(value.span()), key, value });
         }
         Ok(entries)
@@ -690,19 +699,7 @@ impl Lower<'_> {
                 let text = self.text(pair);
                 Value::Str(Template { parts: vec![Part::Lit(text.value, text.span)], span: text.span })
             }
-            Rule::fixed_object => {
-                let mut inner = pair.into_inner();
-                let mut entries = Vec::with_capacity(inner.len() / 2);
-                while let Some(key) = inner.next() {
-                    let key = self.key(key)?;
-                    let Some(value) = inner.next() else {
-                        return Err(Unexpected { rule: Rule::key, within: "a key without its value", span: key.span });
-                    };
-                    let value = self.fixed(value)?;
-                    entries.push(Entry { span: key.span.to(value.span()), key, value });
-                }
-                Value::Object(entries.into_boxed_slice(), span)
-            }
+            Rule::fixed_object => Value::Object(self.entries_of(pair, Self::fixed)?.into_boxed_slice(), span),
             Rule::fixed_array => Value::Array(pair.into_inner().map(|p| self.fixed(p)).collect::<Lowered<_>>()?, span),
             Rule::number | Rule::kw_true | Rule::kw_false | Rule::kw_null => self.value(pair)?,
             _ => return self.unexpected(&pair, "a `var`'s default"),
