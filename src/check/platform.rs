@@ -6,7 +6,7 @@
 //! registration needs.
 
 use crate::ast::visit::{self, Site};
-use crate::ast::{Choice, ChoiceValue, File, Ident, Node, OptionDecl, Tree, TreeKind};
+use crate::ast::{Choice, ChoiceValue, Choices, File, Ident, Node, OptionDecl, Tree, TreeKind};
 use crate::diagnostics::{did_you_mean, Code, Confidence, Diagnostic, Edit, Findings};
 use crate::discord::intents;
 use crate::discord::registration as reg;
@@ -167,42 +167,49 @@ fn text_size(tree: &Tree, options: &[&OptionDecl]) -> usize {
 }
 
 fn option(o: &OptionDecl, reads: Option<&[Span]>, out: &mut Findings) {
-    match reads {
-        Some(reads) => name("option", &o.name.name, o.name.span, reads, out),
-        None => name("option", &o.name.name, o.name.span, &[], out),
-    }
+    name("option", &o.name.name, o.name.span, reads.unwrap_or_default(), out);
     if let Some(d) = &o.description {
         description("option", &o.name.name, &d.value, d.span, out);
     }
-    if let Some(kind) = &o.kind {
-        if OptionType::parse(&kind.name).is_none() {
-            let types = OptionType::ALL.iter().map(|t| t.as_str());
-            let word = kind.name.to_ascii_lowercase();
-            // The words other languages use for the same types.
-            let alias = match word.as_str() {
-                "int" | "i64" | "long" => Some("integer"),
-                "float" | "double" | "decimal" | "f64" => Some("number"),
-                "bool" => Some("boolean"),
-                "str" | "text" => Some("string"),
-                "member" => Some("user"),
-                "file" => Some("attachment"),
-                _ => None,
-            };
-            let help = match alias.or_else(|| did_you_mean(&word, types)) {
-                Some(t) => format!("did you mean `{t}`?"),
-                None => format!(
-                    "the types are {}",
-                    OptionType::ALL.iter().map(|t| format!("`{}`", t.as_str())).collect::<Vec<_>>().join(", ")
-                ),
-            };
-            out.push(
-                Diagnostic::new(Code::UnknownOptionType, format!("`{}` is not an option type", kind.name))
-                    .label(kind.span, "not a type")
-                    .help(help),
-            );
-        }
+    if let Some(kind) = o.kind.as_ref().filter(|k| OptionType::parse(&k.name).is_none()) {
+        unknown_type(kind, out);
     }
-    let Some(choices) = &o.choices else { return };
+    if let Some(choices) = &o.choices {
+        option_choices(o, choices, out);
+    }
+}
+
+/// An option's type word that names no type: did-you-mean, or the words
+/// other languages use for the same types.
+fn unknown_type(kind: &Ident, out: &mut Findings) {
+    let types = OptionType::ALL.iter().map(|t| t.as_str());
+    let word = kind.name.to_ascii_lowercase();
+    let alias = match word.as_str() {
+        "int" | "i64" | "long" => Some("integer"),
+        "float" | "double" | "decimal" | "f64" => Some("number"),
+        "bool" => Some("boolean"),
+        "str" | "text" => Some("string"),
+        "member" => Some("user"),
+        "file" => Some("attachment"),
+        _ => None,
+    };
+    let help = match alias.or_else(|| did_you_mean(&word, types)) {
+        Some(t) => format!("did you mean `{t}`?"),
+        None => format!(
+            "the types are {}",
+            OptionType::ALL.iter().map(|t| format!("`{}`", t.as_str())).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    out.push(
+        Diagnostic::new(Code::UnknownOptionType, format!("`{}` is not an option type", kind.name))
+            .label(kind.span, "not a type")
+            .help(help),
+    );
+}
+
+/// An option's `choices`: allowed for its type, 1 to 25 of them, each
+/// named once and of the option's type.
+fn option_choices(o: &OptionDecl, choices: &Choices, out: &mut Findings) {
     let kind = o.option_type();
     if !kind.takes_choices() {
         out.push(

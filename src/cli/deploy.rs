@@ -25,99 +25,131 @@ pub fn deploy(args: &DeployArgs) -> Exit {
             return Exit::Diagnostics;
         }
     };
-    let names: Vec<String> = payload.iter().map(|c| format!("/{}", c.name)).collect();
-    let scope = match &args.guild {
-        Some(g) => format!("in server {g}"),
-        None => "globally".to_string(),
-    };
-    // Events are not registered; what the Gateway will be asked for is said.
-    let intents_line = intents_line(&checked.ast);
-    let said = |line: String| {
-        eprintln!("{line}");
-        if let Some(line) = &intents_line {
-            eprintln!("{line}");
-        }
-    };
     if let Some(g) = args.guild.as_ref().filter(|g| g.is_empty() || !g.bytes().all(|b| b.is_ascii_digit())) {
         return report::usage(format!("`--guild` takes a server's ID, a number, not `{}`", blkc::display::one_line(g)));
     }
+    let said = Said {
+        names: payload.iter().map(|c| format!("/{}", c.name)).collect(),
+        scope: args.guild.as_ref().map_or("globally".to_string(), |g| format!("in server {g}")),
+        intents: intents_line(&checked.ast),
+    };
     // A dry run without credentials shows the payload only; with them it
     // reads what is registered and says what would change.
-    let credentials = match credentials(args) {
-        Ok(c) => Some(c),
-        Err(_) if args.dry_run => None,
+    let (application, token) = match credentials(args) {
+        Ok(c) => c,
+        Err(_) if args.dry_run => {
+            println!("{}", serde_json::to_string_pretty(&payload).unwrap_or_default());
+            let names = if said.names.is_empty() { "none".to_string() } else { said.names.join(", ") };
+            said.line(
+                "would register",
+                &format!(
+                    "{names} (set BLKC_APPLICATION_ID and BLKC_BOT_TOKEN to see what it would add, change and remove)"
+                ),
+            );
+            return Exit::Success;
+        }
         Err(why) => return report::usage(why),
     };
-    let Some((application, token)) = credentials else {
-        println!("{}", serde_json::to_string_pretty(&payload).unwrap_or_default());
-        said(format!(
-            "would register {} command{} {scope}: {} (set BLKC_APPLICATION_ID and BLKC_BOT_TOKEN to see what it would \
-             add, change and remove)",
-            names.len(),
-            plural(names.len()),
-            if names.is_empty() { "none".to_string() } else { names.join(", ") }
-        ));
-        return Exit::Success;
+    let platform = match platform(args, &plan, &token) {
+        Ok(p) => p,
+        Err(exit) => return exit,
     };
-    let base = match &args.platform {
-        Some(p) => p.base_url(),
-        None => plan.platform.clone(),
-    };
-    // The token goes over https only, as for runs (plain http to this machine).
-    if let Some(p) = blkc::policy::Platform::parse(&base) {
-        let to = blkc::policy::Destination::new(&p.scheme, &p.host, p.port);
-        if let Err(refusal) = blkc::policy::token_destination(&to, &p, false) {
-            return report::usage(format!("the bot token would go {}; {}", refusal.describe(), refusal.help()));
-        }
-    }
-    let platform = Platform::new(&base, Some(token.clone()), std::sync::Arc::new(RateLimiter::new()));
     let deadline = Instant::now() + Duration::from_secs(60);
     let guild = args.guild.as_deref();
-    // What is registered now, so that the deploy says what it changes.
-    let listed = platform.send::<()>(Route::RegisteredCommands { application: &application, guild }, None, deadline);
-    let registered: Vec<Registered> = match listed {
-        Ok(answer) if answer.is_success() => match serde_json::from_slice(&answer.body) {
-            Ok(list) => list,
-            Err(e) => {
-                return report::error(
-                    format!("the platform's list of registered commands could not be read: {e}"),
-                    Exit::RunFailure,
-                )
-            }
-        },
-        Ok(answer) => return refused("reading the registered commands", &answer, &token),
-        Err(e) => return unsent("reading the registered commands", &e, &token),
-    };
+    let registered =
+        match registered(&platform, Route::RegisteredCommands { application: &application, guild }, deadline, &token) {
+            Ok(r) => r,
+            Err(exit) => return exit,
+        };
     let changes = Changes::between(&payload, &registered);
     if args.dry_run {
         println!("{}", serde_json::to_string_pretty(&payload).unwrap_or_default());
-        said(format!("would register {} command{} {scope}: {}", names.len(), plural(names.len()), changes.summary()));
+        said.line("would register", &changes.summary());
         return Exit::Success;
     }
     if payload.is_empty() && !registered.is_empty() && !args.remove_all {
-        let listed: Vec<String> = registered.iter().map(|c| format!("/{}", c.name)).collect();
-        return report::usage(format!(
-            "`{}` has no commands, so deploying it would remove every command registered {scope} ({}); nothing was \
-             changed. Add `--remove-all` if that is what you want",
-            args.file.display(),
-            listed.join(", ")
-        ));
+        return wiping(args, &said.scope, &registered);
     }
     match platform.send(Route::Commands { application: &application, guild }, Some(&payload), deadline) {
         Ok(answer) if answer.is_success() => {
-            if args.output.format == Format::Json {
-                let doc = serde_json::json!({
-                    "registered": names, "scope": scope, "added": changes.added,
-                    "changed": changes.changed.iter().map(|(n, what)| serde_json::json!({ "name": n, "what": what })).collect::<Vec<_>>(),
-                    "removed": changes.removed, "unchanged": changes.unchanged,
-                });
-                println!("{}", report::json(&doc, false));
-            }
-            said(format!("registered {} command{} {scope}: {}", names.len(), plural(names.len()), changes.summary()));
+            said.registered(args.output.format, &changes);
             Exit::Success
         }
         Ok(answer) => refused("the registration", &answer, &token),
         Err(e) => unsent("the registration", &e, &token),
+    }
+}
+
+/// What a deploy says on standard error: the commands, where, and the
+/// intents `blkc serve` will ask the Gateway for (events are not registered).
+struct Said {
+    names: Vec<String>,
+    scope: String,
+    intents: Option<String>,
+}
+
+impl Said {
+    /// A registration done: what it changed (and, with `--format json`, the
+    /// same as fields on standard output).
+    fn registered(&self, format: Format, changes: &Changes) {
+        if format == Format::Json {
+            let changed: Vec<_> =
+                changes.changed.iter().map(|(n, what)| serde_json::json!({ "name": n, "what": what })).collect();
+            let doc = serde_json::json!({
+                "registered": self.names, "scope": self.scope, "added": changes.added,
+                "changed": changed, "removed": changes.removed, "unchanged": changes.unchanged,
+            });
+            println!("{}", report::json(&doc, false));
+        }
+        self.line("registered", &changes.summary());
+    }
+
+    /// `registered 2 commands globally: 1 added (/a), 1 unchanged`.
+    fn line(&self, done: &str, what: &str) {
+        let n = self.names.len();
+        eprintln!("{done} {n} command{} {}: {what}", plural(n), self.scope);
+        if let Some(line) = &self.intents {
+            eprintln!("{line}");
+        }
+    }
+}
+
+/// The refusal of a deploy that would remove every registered command.
+fn wiping(args: &DeployArgs, scope: &str, registered: &[Registered]) -> Exit {
+    let listed: Vec<String> = registered.iter().map(|c| format!("/{}", blkc::display::one_line(&c.name))).collect();
+    report::usage(format!(
+        "`{}` has no commands, so deploying it would remove every command registered {scope} ({}); nothing was \
+         changed. Add `--remove-all` if that is what you want",
+        args.file.display(),
+        listed.join(", ")
+    ))
+}
+
+/// The platform's API client, when the bot token may go to its base URL:
+/// over https only, as for runs (plain http to this machine).
+fn platform(args: &DeployArgs, plan: &blkc::plan::Plan, token: &str) -> Result<Platform, Exit> {
+    let base = args.platform.as_ref().map_or_else(|| plan.platform.clone(), |p| p.base_url());
+    if let Some(p) = blkc::policy::Platform::parse(&base) {
+        let to = blkc::policy::Destination::new(&p.scheme, &p.host, p.port);
+        if let Err(refusal) = blkc::policy::token_destination(&to, &p, false) {
+            return Err(report::usage(format!("the bot token would go {}; {}", refusal.describe(), refusal.help())));
+        }
+    }
+    Ok(Platform::new(&base, Some(token.to_string()), std::sync::Arc::new(RateLimiter::new())))
+}
+
+/// The commands registered now, so that the deploy says what it changes.
+fn registered(platform: &Platform, route: Route<'_>, deadline: Instant, token: &str) -> Result<Vec<Registered>, Exit> {
+    const WHAT: &str = "reading the registered commands";
+    match platform.send::<()>(route, None, deadline) {
+        Ok(answer) if answer.is_success() => serde_json::from_slice(&answer.body).map_err(|e| {
+            report::error(
+                format!("the platform's list of registered commands could not be read: {e}"),
+                Exit::RunFailure,
+            )
+        }),
+        Ok(answer) => Err(refused(WHAT, &answer, token)),
+        Err(e) => Err(unsent(WHAT, &e, token)),
     }
 }
 

@@ -118,7 +118,9 @@ impl Changes {
 
     /// One line: `1 added (/a), 1 changed (/b: options), 1 removed (/c), 2 unchanged`.
     pub fn summary(&self) -> String {
-        let names = |v: &[String]| v.iter().map(|n| format!("/{n}")).collect::<Vec<_>>().join(", ");
+        // Removed names are the platform's: shown on one line, escaped.
+        let names =
+            |v: &[String]| v.iter().map(|n| format!("/{}", crate::display::one_line(n))).collect::<Vec<_>>().join(", ");
         let mut parts = Vec::new();
         if !self.added.is_empty() {
             parts.push(format!("{} added ({})", self.added.len(), names(&self.added)));
