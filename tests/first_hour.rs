@@ -283,5 +283,13 @@ fn commands_come_over_the_gateway_without_a_public_address() {
     assert_eq!(edit.len(), 1, "{}", served.log());
     assert_eq!(edit[0].body["content"], "done 200");
     assert_eq!(platform.calls().iter().filter(|c| c.path.contains("/interactions/9101/")).count(), 1);
-    assert!(!served.log().contains("itoken-9101-secretpart"), "the token is never logged");
+    // A callback the platform refuses is logged, its token hidden.
+    platform.refuse_once("/api/interactions/9103/", 400);
+    gateway.dispatch("INTERACTION_CREATE", command("9103", "ping", serde_json::json!([])));
+    let log = served.wait_log("callback failed");
+    assert!(log.contains("(400)"), "{log}");
+    assert!(
+        !log.contains("itoken-9101-secretpart") && !log.contains("itoken-9103"),
+        "the token is never logged: {log}"
+    );
 }

@@ -235,21 +235,20 @@ pub async fn over_gateway(shared: Arc<Shared>, interaction: Interaction, receive
     let (id, token) = (interaction.id().to_string(), interaction.token().to_string());
     let First::Answer(first) = answer(&shared, interaction, received).await else { return };
     let platform = shared.bot.platform(&shared.bot.loaded());
-    let sent = tokio::task::spawn_blocking(move || {
+    // Logged while the token is hidden: a transport error may quote the URL.
+    let _ = tokio::task::spawn_blocking(move || {
         let route = discord::rest::Route::Callback { interaction: &id, token: &token };
         let deadline = Instant::now() + Duration::from_secs(10);
-        super::log::hiding(Some(&token), || match platform.send(route, Some(&*first), deadline) {
-            Ok(answer) if answer.is_success() => None,
-            Ok(answer) => Some(format!("the platform refused the answer ({}): {}", answer.status, answer.message())),
-            Err(e) => Some(e.to_string()),
+        super::log::hiding(Some(&token), || {
+            let why = match platform.send(route, Some(&*first), deadline) {
+                Ok(answer) if answer.is_success() => return,
+                Ok(answer) => format!("the platform refused the answer ({}): {}", answer.status, answer.message()),
+                Err(e) => e.to_string(),
+            };
+            tracing::warn!(error = why, "an interaction's callback failed");
         })
     })
     .await;
-    match sent {
-        Ok(None) => {}
-        Ok(Some(why)) => tracing::warn!(error = why, "an interaction's callback failed"),
-        Err(_) => tracing::warn!("an interaction's callback failed"),
-    }
 }
 
 /// The first answer to an interaction whose bytes were the platform's: a
