@@ -272,7 +272,17 @@ impl Printer<'_> {
                 }
                 if let Some(d) = &v.default {
                     self.out.push_str(" = ");
-                    self.out.push_str(&fixed_literal(d));
+                    let span = d.span();
+                    // (A comment still to place before it keeps the one-line form:
+                    // its comments then follow, none lost.)
+                    let pending_before = self.comments[self.next..].first().is_some_and(|c| c.span.start < span.start);
+                    if self.has_comment_in(span) && !pending_before {
+                        // A default with a comment inside stays as written, comments and all.
+                        self.out.push_str(self.text.get(span.range()).unwrap_or_default());
+                        self.next += self.comments[self.next..].iter().take_while(|c| c.span.start < span.end).count();
+                    } else {
+                        self.out.push_str(&fixed_literal(d));
+                    }
                 }
                 self.trailing(v.span.end as usize);
             }

@@ -250,3 +250,13 @@ fn a_file_with_syntax_errors_is_not_touched() {
     assert!(stderr.contains("B001") && stderr.contains("double quotes"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), bad);
 }
+
+/// A `var` default with a comment inside keeps its comment where it was
+/// (the default stays as written); one without is put on one line.
+#[test]
+fn a_var_default_keeps_its_comments_in_place() {
+    let commented = "var x = [\n    1, # one\n    2\n]\n";
+    assert_eq!(format_text("a.blk", commented).unwrap(), commented);
+    let plain = "var x = [\n    1,\n    2\n]\nvar y = { a = 1 }\n";
+    assert_eq!(format_text("a.blk", plain).unwrap(), "var x = [1, 2]\nvar y = { a = 1 }\n");
+}
