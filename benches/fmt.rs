@@ -13,10 +13,10 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-const RUNS: usize = 9;
-
 fn main() {
-    let text = support::generate(370, 14_800);
+    let rounds = support::sized(9, 1);
+    // Within the platform's 100 commands (B406), as a real file must be.
+    let text = support::generate(100, support::sized(14_800, 150));
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let raw = dir.join("bench_fmt_raw.blk");
     std::fs::write(&raw, &text).unwrap();
@@ -48,7 +48,7 @@ fn main() {
     programs.extend(baseline.as_deref());
     let mut runs: Vec<Vec<Vec<std::time::Duration>>> =
         programs.iter().map(|_| configs.iter().map(|_| Vec::new()).collect()).collect();
-    for _ in 0..RUNS {
+    for _ in 0..rounds {
         for (i, (_, args, _)) in configs.iter().enumerate() {
             for (p, program) in programs.iter().enumerate() {
                 runs[p][i].push(support::run(program, args).wall);
@@ -58,7 +58,7 @@ fn main() {
     let medians: Vec<Vec<f64>> =
         runs.into_iter().map(|r| r.into_iter().map(|r| support::median(r).as_secs_f64()).collect()).collect();
     for ((label, _, size), median) in configs.iter().zip(&medians[0]) {
-        println!("fmt: {label}, median of {RUNS}: {:.1} ms = {:.1} MB/s", median * 1e3, size / 1e6 / median);
+        println!("fmt: {label}, median of {rounds}: {:.1} ms = {:.1} MB/s", median * 1e3, size / 1e6 / median);
     }
     let m = &medians[0];
     println!(

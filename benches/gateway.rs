@@ -185,45 +185,47 @@ fn main() {
     };
     // Warm up, until a warm-up's replies all arrive (the first may meet a
     // shard still identifying).
+    let (warm_size, paced_size, burst_size) =
+        (support::sized(2000, 20), support::sized(10_000, 50), support::sized(BURST, 50));
     for attempt in 1..=3 {
-        let warm = batch(2000);
+        let warm = batch(warm_size);
         let first = warm[0].0;
         // Paced: written at once, a burst overflows the run queue (see the burst below).
         batches.send((warm, Some(Duration::from_micros(500)))).unwrap();
-        let got = wait_for(first, 2000).len();
-        if got == 2000 {
+        let got = wait_for(first, warm_size).len();
+        if got == warm_size {
             break;
         }
-        assert!(attempt < 3, "no warm-up's replies all arrived (the last: {got} of 2000)");
+        assert!(attempt < 3, "no warm-up's replies all arrived (the last: {got} of {warm_size})");
     }
     println!("gateway: reply-only message_create events, one blkc serve, Gateway and platform on loopback");
-    for round in 1..=3 {
-        let paced = batch(10_000);
+    for round in 1..=support::sized(3, 1) {
+        let paced = batch(paced_size);
         let first = paced[0].0;
         batches.send((paced, Some(Duration::from_micros(500)))).unwrap();
-        let mut latencies = wait_for(first, 10_000);
+        let mut latencies = wait_for(first, paced_size);
         latencies.sort();
         let pick = |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
         println!(
-            "  round {round}: at 2,000 dispatches/s for 5 s: {} of 10,000 replied, dispatch to reply p50 {:.2} ms, p99 {:.2} ms",
+            "  round {round}: at 2,000 dispatches/s: {} of {paced_size} replied, dispatch to reply p50 {:.2} ms, p99 {:.2} ms",
             latencies.len(),
             pick(0.5).as_secs_f64() * 1e3,
             pick(0.99).as_secs_f64() * 1e3
         );
-        let burst = batch(BURST);
+        let burst = batch(burst_size);
         let first = burst[0].0;
         let started = Instant::now();
         batches.send((burst, None)).unwrap();
-        let done = wait_for(first, BURST);
+        let done = wait_for(first, burst_size);
         let took = {
             let a = arrivals.lock().unwrap();
-            (first..first + BURST as u64)
+            (first..first + burst_size as u64)
                 .filter_map(|id| a.get(&id))
                 .max()
                 .map_or(started.elapsed(), |t| t.duration_since(started))
         };
         println!(
-            "           {BURST} written at once: {} replied, at {:.0} dispatches/s",
+            "           {burst_size} written at once: {} replied, at {:.0} dispatches/s",
             done.len(),
             done.len() as f64 / took.as_secs_f64()
         );

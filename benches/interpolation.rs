@@ -4,6 +4,8 @@
 //!
 //! Run with `cargo bench --bench interpolation`.
 
+mod support;
+
 use std::time::Instant;
 
 use blkc::ast::{Item, Node};
@@ -70,7 +72,7 @@ fn main() {
 
     let out = render::render(&template, &mut scope);
     assert!(out.contains("item number 3") && !out.contains("{api_r"));
-    let rounds = 2000;
+    let rounds = support::sized(2000, 2);
     let mut samples = Vec::new();
     for _ in 0..7 {
         let start = Instant::now();

@@ -114,12 +114,12 @@ fn main() {
     std::fs::create_dir_all(dir.join("samples")).unwrap();
 
     // A change to a 1 MB file: time to its diagnostics.
-    let big = support::generate(40, 1650);
+    let big = support::generate(40, support::sized(1650, 40));
     let big_uri = format!("file://{}", dir.join("big.blk").display());
     let mut client = Client::start(&blkc);
     client.publish("textDocument/didOpen", &big_uri, 1, &big);
     let mut changes = Vec::new();
-    for v in 2..32 {
+    for v in 2..support::sized(32, 4) {
         let text = format!("{big}# edit {v}\n");
         changes.push(client.publish("textDocument/didChange", &big_uri, v, &text));
     }
@@ -143,7 +143,7 @@ fn main() {
     let complete_at = position(&small, "response.data.items.0.name]}", 22);
     let mut hovers = Vec::new();
     let mut completions = Vec::new();
-    for _ in 0..300 {
+    for _ in 0..support::sized(300, 3) {
         let start = Instant::now();
         let h = client.request("textDocument/hover", json!({ "textDocument": { "uri": uri }, "position": hover_at }));
         hovers.push(start.elapsed());

@@ -14,12 +14,11 @@ mod support;
 use std::path::PathBuf;
 use std::process::Command;
 
-const BLOCKS: usize = 200;
-const RUNS: usize = 15;
-
 fn main() {
+    let blocks = support::sized(200, 5);
+    let rounds = support::sized(15, 1);
     if Command::new("curl").arg("--version").output().is_err() {
-        println!("requests: curl is not installed; nothing to compare with");
+        support::missing("requests: curl is not installed; nothing to compare with");
         return;
     }
     let port = support::json_server();
@@ -28,7 +27,7 @@ fn main() {
 
     let mut program = String::from("command many {\n");
     let mut curl = String::from("silent\nheader = \"X-Api-Key: bench-key-value\"\n");
-    for i in 0..BLOCKS {
+    for i in 0..blocks {
         program.push_str(&format!(
             "    api b{i} {{\n        method GET\n        url \"http://127.0.0.1:{port}/item/{i}\"\n        params {{ q = \"{i}\" }}\n        headers {{ X-Api-Key = \"<BENCH_KEY>\" }}\n    }}\n    reply \"{{api_b{i}[response.name]}}\"\n"
         ));
@@ -60,13 +59,13 @@ fn main() {
     // Warm up both, and check blkc really got every response.
     let out = Command::new(&blkc).args(blkc_args).output().unwrap();
     assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), BLOCKS);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), blocks);
     assert_eq!(support::run(&curl_bin, &curl_args).status, 0);
 
     let baseline = std::env::var_os("BLKC_BENCH_BASELINE").map(PathBuf::from);
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     let (mut ours_cpu, mut base, mut base_cpu) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..RUNS {
+    for _ in 0..rounds {
         let run = support::run(&blkc, &blkc_args);
         ours.push(run.wall);
         ours_cpu.push(run.cpu);
@@ -87,16 +86,16 @@ fn main() {
         );
     }
     let (ours, theirs) = (support::median(ours), support::median(theirs));
-    println!("requests: {BLOCKS} GET requests on loopback, whole process, median of {RUNS} alternating runs");
+    println!("requests: {blocks} GET requests on loopback, whole process, median of {rounds} alternating runs");
     println!(
         "requests: blkc run  {:.1} ms ({:.0} µs per request)",
         ours.as_secs_f64() * 1e3,
-        ours.as_secs_f64() * 1e6 / BLOCKS as f64
+        ours.as_secs_f64() * 1e6 / blocks as f64
     );
     println!(
         "requests: curl -K   {:.1} ms ({:.0} µs per request)",
         theirs.as_secs_f64() * 1e3,
-        theirs.as_secs_f64() * 1e6 / BLOCKS as f64
+        theirs.as_secs_f64() * 1e6 / blocks as f64
     );
     println!("requests: blkc / curl = {:.2} (the bar: at most 0.75)", ours.as_secs_f64() / theirs.as_secs_f64());
 }

@@ -4,8 +4,12 @@
 //! alternation, Discord's own example stack (Node's express with the
 //! discord-interactions package, benches/node) answering the same signed
 //! interactions with the same replies. Then memory with 1,000 slow
-//! interactions in flight, and the latest first answer of 500 slow commands
-//! at once (the platform's deadline is 3 s).
+//! interactions in flight, and a burst of 1,000 slow commands, each on a new
+//! connection, all at once: every first answer must come within the
+//! platform's deadline of 3 s. Last, the run pool: the command with one
+//! request against a fast API and against one that takes 50 ms, with the
+//! default pool (a thread a core, more while runs wait on idle cores)
+//! beside fixed small ones (`--workers 4`, `--workers 16`).
 //!
 //! Run with `cargo bench --bench serve` (node and npm on the PATH for the
 //! comparison; `npm ci` runs in benches/node on first use).
@@ -23,8 +27,6 @@ use ed25519_dalek::SigningKey;
 use support::{key, load, percentile, signed, Load};
 
 const CLIENTS: usize = 64;
-const PER_ROUND: usize = 10_000;
-const ROUNDS: usize = 5;
 
 /// A server under test: its process and the address it listens on.
 struct Server {
@@ -55,7 +57,7 @@ impl Server {
     }
 }
 
-fn start_blkc(dir: &Path, api: u16, key: &SigningKey, binary: &Path) -> Server {
+fn start_blkc(dir: &Path, api: u16, key: &SigningKey, binary: &Path, extra: &[&str]) -> Server {
     let file = dir.join("bot.blk");
     std::fs::write(
         &file,
@@ -69,6 +71,14 @@ command lookup "Look up" {{
     api item {{
         method GET
         url "http://127.0.0.1:{api}/item/{{option_word}}"
+    }}
+    reply "{{option_word}}: {{api_item[response.name]}}"
+}}
+command wait "Wait" {{
+    option word "Word"
+    api item {{
+        method GET
+        url "http://127.0.0.1:{api}/slow/50"
     }}
     reply "{{option_word}}: {{api_item[response.name]}}"
 }}
@@ -87,6 +97,7 @@ command slow "Slow" {{
     let mut child = Command::new(binary)
         .args(["serve", "bot.blk", "--listen", "127.0.0.1:0", "--log-format", "json", "--platform"])
         .arg(format!("http://127.0.0.1:{api}/api"))
+        .args(extra)
         .env("BLKC_DISCORD_PUBLIC_KEY", hex::encode(key.verifying_key().to_bytes()))
         .current_dir(dir)
         .stdout(Stdio::null())
@@ -132,20 +143,21 @@ fn main() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench_serve");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let blkc = start_blkc(&dir, api, &key, Path::new(env!("CARGO_BIN_EXE_blkc")));
+    let blkc = start_blkc(&dir, api, &key, Path::new(env!("CARGO_BIN_EXE_blkc")), &[]);
     let baseline = std::env::var("BLKC_BENCH_BASELINE").ok().map(|binary| {
         let dir = dir.join("baseline");
         std::fs::create_dir_all(&dir).unwrap();
-        start_blkc(&dir, api, &key, Path::new(&binary))
+        start_blkc(&dir, api, &key, Path::new(&binary), &[])
     });
     let node = start_node(api, &key);
     if node.is_none() {
-        println!("serve: node or npm is missing; blkc alone");
+        support::missing("serve: node or npm is missing; blkc alone");
     }
+    let (per_round, rounds) = (support::sized(10_000, 100), support::sized(5, 1));
     let mut next_id = 1_000_000;
     let mut batch = |command: &str| -> Vec<Vec<u8>> {
-        let requests = (0..PER_ROUND).map(|i| signed(&key, next_id + i, command, &format!("{}", i % 97))).collect();
-        next_id += PER_ROUND;
+        let requests = (0..per_round).map(|i| signed(&key, next_id + i, command, &format!("{}", i % 97))).collect();
+        next_id += per_round;
         requests
     };
     // Warm both up (connections, JIT).
@@ -166,7 +178,7 @@ fn main() {
             None => results.push((name, vec![entry])),
         }
     };
-    for _ in 0..ROUNDS {
+    for _ in 0..rounds {
         for command in ["fast", "lookup"] {
             record(format!("blkc {command}"), load(&blkc.address, batch(command), CLIENTS));
             if let Some(base) = &baseline {
@@ -177,7 +189,7 @@ fn main() {
             }
         }
     }
-    println!("serve: {PER_ROUND} signed interactions per run, {CLIENTS} keep-alive clients, {ROUNDS} alternating runs; medians");
+    println!("serve: {per_round} signed interactions per run, {CLIENTS} keep-alive clients, {rounds} alternating runs; medians");
     let median = |v: &[(f64, Duration, Duration)], f: &dyn Fn(&(f64, Duration, Duration)) -> f64| {
         let mut xs: Vec<f64> = v.iter().map(f).collect();
         xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -206,18 +218,26 @@ fn main() {
     }
     drop(node);
     drop(baseline);
-    // Slow commands: 1,000 in flight (memory), then 500 at once (deadline).
-    let slow: Vec<Vec<u8>> = (0..1000).map(|i| signed(&key, 9_000_000 + i, "slow", "s")).collect();
+    slow_commands(&blkc, &key);
+    drop(blkc);
+    pool(&dir, api, &key, per_round / 5, rounds);
+}
+
+/// Slow commands: many in flight (memory), then a burst on new connections
+/// (the deadline).
+fn slow_commands(blkc: &Server, key: &SigningKey) {
+    let (in_flight, at_once) = (support::sized(1000, 20), support::sized(1000, 20));
+    let slow: Vec<Vec<u8>> = (0..in_flight).map(|i| signed(key, 9_000_000 + i, "slow", "s")).collect();
     let (before, _) = blkc.memory();
     let address = blkc.address.clone();
-    let flight = std::thread::spawn(move || load(&address, slow, 1000));
+    let flight = std::thread::spawn(move || load(&address, slow, in_flight));
     std::thread::sleep(Duration::from_millis(2000));
     let (during, _) = blkc.memory();
     let l = flight.join().unwrap();
     let (_, peak) = blkc.memory();
     let latest = l.latencies.iter().max().copied().unwrap_or_default();
     println!(
-        "  1,000 slow interactions in flight: resident {:.1} MB (idle {:.1} MB, peak {:.1} MB); latest first answer {:.0} ms, {} failed",
+        "  {in_flight} slow interactions in flight: resident {:.1} MB (idle {:.1} MB, peak {:.1} MB); latest first answer {:.0} ms, {} failed",
         during as f64 / 1024.0,
         before as f64 / 1024.0,
         peak as f64 / 1024.0,
@@ -225,14 +245,59 @@ fn main() {
         l.failures
     );
     std::thread::sleep(Duration::from_secs(5));
-    let slow: Vec<Vec<u8>> = (0..500).map(|i| signed(&key, 9_500_000 + i, "slow", "s")).collect();
-    let l = load(&blkc.address, slow, 500);
+    let slow: Vec<Vec<u8>> = (0..at_once).map(|i| signed(key, 9_500_000 + i, "slow", "s")).collect();
+    let l = support::burst(&blkc.address, slow);
     let mut sorted = l.latencies;
     sorted.sort();
+    let late = sorted.iter().filter(|t| t.as_secs_f64() >= 3.0).count();
     println!(
-        "  500 slow commands at once: first answers p50 {:.0} ms, latest {:.0} ms (the deadline is 3,000 ms), {} failed",
+        "  {at_once} slow commands at once, each on a new connection: first answers p50 {:.0} ms, latest {:.0} ms; {late} past the 3,000 ms deadline, {} failed",
         percentile(&sorted, 0.5).as_secs_f64() * 1e3,
         sorted.last().copied().unwrap_or_default().as_secs_f64() * 1e3,
         l.failures
     );
+    assert_eq!(l.failures, 0, "every interaction of the burst is answered");
+}
+
+/// The run pool: one request to a fast API (`lookup`) and to one that
+/// takes 50 ms (`wait`), with the default pool and fixed small ones.
+fn pool(dir: &Path, api: u16, key: &SigningKey, per_round: usize, rounds: usize) {
+    let binary = Path::new(env!("CARGO_BIN_EXE_blkc"));
+    let pools: [(&str, &[&str]); 3] =
+        [("default", &[]), ("--workers 4", &["--workers", "4"]), ("--workers 16", &["--workers", "16"])];
+    let servers: Vec<(&str, Server)> = pools
+        .iter()
+        .enumerate()
+        .map(|(i, (name, args))| {
+            let dir = dir.join(format!("pool{i}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            (*name, start_blkc(&dir, api, key, binary, args))
+        })
+        .collect();
+    let mut next_id = 20_000_000;
+    let mut figures: Vec<(String, Vec<f64>)> = Vec::new();
+    for _ in 0..rounds {
+        for command in ["lookup", "wait"] {
+            for (name, server) in &servers {
+                let requests =
+                    (0..per_round).map(|i| signed(key, next_id + i, command, &format!("{}", i % 97))).collect();
+                next_id += per_round;
+                let l = load(&server.address, requests, CLIENTS);
+                assert_eq!(l.failures, 0, "{name} {command}: interactions not answered");
+                let rate = l.latencies.len() as f64 / l.wall.as_secs_f64();
+                let label = format!("{command:<6} {name}");
+                match figures.iter_mut().find(|(n, _)| *n == label) {
+                    Some((_, v)) => v.push(rate),
+                    None => figures.push((label, vec![rate])),
+                }
+            }
+        }
+    }
+    println!(
+        "serve: the run pool, {per_round} interactions per run, {CLIENTS} clients, {rounds} alternating runs; medians"
+    );
+    for (label, mut rates) in figures {
+        rates.sort_by(f64::total_cmp);
+        println!("  {label:<20} {:>8.0} interactions/s", rates[rates.len() / 2]);
+    }
 }

@@ -19,8 +19,6 @@ use blkc::eval::{self, Inputs, Options};
 use blkc::source::SourceFile;
 use blkc::store::{Backend, Location};
 
-const SECONDS: f64 = 3.0;
-
 fn plan() -> blkc::plan::Plan {
     let checked =
         blkc::check_source(SourceFile::new("bench.blk", "var n = \"0\"\ncommand add {\n    save n = n + 1\n}\n"));
@@ -32,7 +30,7 @@ fn plan() -> blkc::plan::Plan {
 fn measure(backend: &Backend, threads: usize) -> (f64, Vec<Duration>) {
     let plan = Arc::new(plan());
     let started = Instant::now();
-    let until = started + Duration::from_secs_f64(SECONDS);
+    let until = started + Duration::from_secs_f64(seconds());
     let handles: Vec<_> = (0..threads)
         .map(|_| {
             let (backend, plan) = (backend.clone(), plan.clone());
@@ -55,6 +53,11 @@ fn measure(backend: &Backend, threads: usize) -> (f64, Vec<Duration>) {
     (all.len() as f64 / started.elapsed().as_secs_f64(), all)
 }
 
+/// How long each configuration runs.
+fn seconds() -> f64 {
+    support::sized(3.0, 0.2)
+}
+
 fn pick(sorted: &[Duration], p: f64) -> f64 {
     sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)].as_secs_f64() * 1e3
 }
@@ -64,7 +67,7 @@ fn main() {
     if std::env::args().any(|a| a == "global") {
         match postgres_server::server() {
             Some(pg) => global_limit(&pg.store()),
-            None => println!("store: PostgreSQL is not installed"),
+            None => support::missing("store: PostgreSQL is not installed"),
         }
         return;
     }
@@ -75,9 +78,9 @@ fn main() {
     if let Some(url) = &url {
         backends.push(("PostgreSQL", Backend::open(&Location::Postgres(url.clone())).unwrap()));
     } else {
-        println!("store: PostgreSQL is not installed; SQLite alone");
+        support::missing("store: PostgreSQL is not installed; SQLite alone");
     }
-    println!("store: read-then-save runs (`save n = n + 1`), {SECONDS} s each, alternating backends");
+    println!("store: read-then-save runs (`save n = n + 1`), {} s each, alternating backends", seconds());
     let mut expected = std::collections::HashMap::new();
     for threads in [1, 8, 32] {
         for (name, backend) in &backends {
@@ -111,16 +114,16 @@ fn main() {
 /// (alternating with two processes that each keep the whole limit, as
 /// SQLite stores do): requests a second, and the most in any one second.
 fn global_limit(url: &str) {
-    const EACH: usize = 250;
+    let each = support::sized(250, 10);
     let (port, arrivals) = support::recording_json_server();
     let key = support::key();
     let program = format!(
         "platform \"http://127.0.0.1:{port}\"\ncommand hit \"Hit\" {{\n    option word \"Word\"\n    api call {{\n        method GET\n        url \"http://127.0.0.1:{port}/item/1\"\n        headers {{ Authorization = \"Bot {{bot_token}}\" }}\n    }}\n    reply \"ok\"\n}}\n"
     );
     let platform = format!("http://127.0.0.1:{port}");
-    println!("global rate limit (50 a second), two processes, {EACH} interactions each with one platform request:");
+    println!("global rate limit (50 a second), two processes, {each} interactions each with one platform request:");
     let mut next_id = 1_000_000;
-    for round in 1..=2 {
+    for round in 1..=support::sized(2, 1) {
         for shared in [true, false] {
             let dirs: Vec<tempfile::TempDir> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
             let servers: Vec<(std::process::Child, String)> = dirs
@@ -146,12 +149,12 @@ fn global_limit(url: &str) {
                     .iter()
                     .map(|s: &usize| {
                         let requests: Vec<Vec<u8>> =
-                            (0..EACH).map(|i| support::signed(&key, next_id + s * EACH + i, "hit", "w")).collect();
+                            (0..each).map(|i| support::signed(&key, next_id + s * each + i, "hit", "w")).collect();
                         let address = servers[*s].1.clone();
                         std::thread::spawn(move || support::load(&address, requests, 16))
                     })
                     .collect();
-                next_id += 2 * EACH;
+                next_id += 2 * each;
                 for l in loads {
                     assert_eq!(l.join().unwrap().failures, 0, "interactions not answered");
                 }
@@ -217,7 +220,7 @@ fn start_server(
 /// clients each, answering signed interactions that increment one
 /// per-server counter; the count is checked.
 fn two_servers(dir: &std::path::Path, url: &str) {
-    const EACH: usize = 4000;
+    let each = support::sized(4000, 20);
     let key = support::key();
     std::fs::write(
         dir.join("hit.blk"),
@@ -232,7 +235,7 @@ fn two_servers(dir: &std::path::Path, url: &str) {
         .enumerate()
         .map(|(s, (_, address))| {
             let requests: Vec<Vec<u8>> =
-                (0..EACH).map(|i| support::signed(&key, s * EACH + i + 1, "hit", "w")).collect();
+                (0..each).map(|i| support::signed(&key, s * each + i + 1, "hit", "w")).collect();
             let address = address.clone();
             std::thread::spawn(move || support::load(&address, requests, 32))
         })
@@ -251,7 +254,7 @@ fn two_servers(dir: &std::path::Path, url: &str) {
     let count = || backend.run_store().get("hits:server:777").unwrap().map(|v| v.to_string()).unwrap_or_default();
     // A run answered "thinking" is still going when its answer comes:
     // its save is waited for (a few seconds at most).
-    let expected = (2 * EACH - notices).to_string();
+    let expected = (2 * each - notices).to_string();
     let settle = Instant::now() + std::time::Duration::from_secs(10);
     let mut counted = count();
     while deferred > 0 && counted != expected && Instant::now() < settle {
@@ -263,7 +266,7 @@ fn two_servers(dir: &std::path::Path, url: &str) {
         latencies.len() as f64 / took.as_secs_f64(),
         support::percentile(&latencies, 0.5).as_secs_f64() * 1e3,
         support::percentile(&latencies, 0.99).as_secs_f64() * 1e3,
-        2 * EACH
+        2 * each
     );
     // Every save a user was told of landed, and no other.
     assert_eq!(counted, expected);

@@ -9,6 +9,30 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ed25519_dalek::{Signer, SigningKey};
 
+/// Whether this is a measurement (`cargo bench` passes `--bench`) rather
+/// than the tests' run of every bench once at tiny sizes (`cargo test`
+/// runs a bench target without it), which keeps the benches runnable.
+pub fn measuring() -> bool {
+    std::env::args().any(|a| a == "--bench")
+}
+
+/// `full` when measuring, else `tiny`.
+pub fn sized<T>(full: T, tiny: T) -> T {
+    if measuring() {
+        full
+    } else {
+        tiny
+    }
+}
+
+/// Says that `what` a bench needs is missing. Under CI the tests' tiny run
+/// fails instead of passing without it (CI installs it); a measurement
+/// goes on with what it has.
+pub fn missing(what: &str) {
+    assert!(measuring() || std::env::var_os("CI").is_none(), "{what}, and CI is set: install it (see .ci/run)");
+    println!("{what}");
+}
+
 /// A large realistic file: `trees` commands and events holding `blocks`
 /// api blocks in all, each with params, headers, a body and references to
 /// the block before it, plus replies, saves and branches.
@@ -306,6 +330,49 @@ pub fn load(address: &str, requests: Vec<Vec<u8>>, clients: usize) -> Load {
         deferred += d;
     }
     Load { wall: started.elapsed(), latencies, failures, notices, deferred }
+}
+
+/// Sends each of `requests` on a connection of its own, all at once (a
+/// barrier, then every client connects): a burst of new connections, as a
+/// platform sends after a quiet spell. Each latency is from the connect to
+/// the answer read, which is what the platform's 3 s deadline counts.
+pub fn burst(address: &str, requests: Vec<Vec<u8>>) -> Load {
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(requests.len() + 1));
+    let threads: Vec<_> = requests
+        .into_iter()
+        .map(|request| {
+            let (address, barrier) = (address.to_string(), barrier.clone());
+            std::thread::Builder::new()
+                .stack_size(64 * 1024)
+                .spawn(move || {
+                    barrier.wait();
+                    let t = Instant::now();
+                    let answered = TcpStream::connect(&address).ok().and_then(|stream| {
+                        let mut writer = stream.try_clone().ok()?;
+                        writer.write_all(&request).ok()?;
+                        read_response(&mut BufReader::new(stream))
+                    });
+                    (t.elapsed(), answered)
+                })
+                .expect("a client thread")
+        })
+        .collect();
+    let started = Instant::now();
+    barrier.wait();
+    let mut load = Load { wall: Duration::ZERO, latencies: Vec::new(), failures: 0, notices: 0, deferred: 0 };
+    for t in threads {
+        let (took, answered) = t.join().unwrap();
+        match answered {
+            Some((200, body)) if body.contains("\"type\":4") || body.contains("\"type\":5") => {
+                load.notices += usize::from(body.contains("\"flags\":64"));
+                load.deferred += usize::from(body.contains("\"type\":5"));
+                load.latencies.push(took);
+            }
+            _ => load.failures += 1,
+        }
+    }
+    load.wall = started.elapsed();
+    load
 }
 
 pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
