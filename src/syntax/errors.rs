@@ -21,6 +21,7 @@ fn describe(rule: Rule) -> Option<&'static str> {
         | Rule::field
         | Rule::operand
         | Rule::ident_char
+        | Rule::key_char
         | Rule::ref_index
         | Rule::arith_atom
         | Rule::fixed => return None,
