@@ -16,6 +16,7 @@ mod support {
 mod agreement;
 mod attacks;
 mod build;
+mod capacity;
 mod check_fixtures;
 mod cli;
 mod docs;

@@ -268,6 +268,12 @@ pub struct ServeArgs {
     /// one. Default 127.0.0.1:8080 when the file has commands
     #[arg(long, value_name = "ADDR", value_parser = blkc::serve::listen_address)]
     pub listen: Option<std::net::SocketAddr>,
+    /// Share the port with other `blkc serve` processes on this machine
+    /// (SO_REUSEPORT: the kernel spreads new connections over them); on
+    /// SIGTERM this one stops taking connections at once, so the others
+    /// take them while it finishes its runs
+    #[arg(long)]
+    pub reuse_port: bool,
     /// Hold Gateway shard ID of COUNT, like `--shard 0/4` (for events)
     #[arg(long, value_name = "ID/COUNT", value_parser = shard, conflicts_with = "shards")]
     pub shard: Option<(u32, u32)>,
@@ -289,7 +295,9 @@ pub struct ServeArgs {
     /// (the platform allows 3)
     #[arg(long, value_name = "SECS", default_value_t = 2.5)]
     pub answer_within: f64,
-    /// Runs at once
+    /// The most runs at once: the pool keeps a thread a core, and adds
+    /// threads (up to this) while runs wait and the cores are idle, as they
+    /// are when runs wait on slow APIs
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub workers: usize,
     /// Runs waiting for a worker; past it, users are told the bot is busy

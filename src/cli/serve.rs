@@ -51,6 +51,7 @@ fn config(args: &ServeArgs, plan: &blkc::plan::Plan, store: blkc::store::Backend
     Ok(Config {
         file: args.file.clone(),
         listen,
+        reuse_port: args.reuse_port,
         public_key,
         global_rate_limit: args.global_rate_limit,
         shards: match args.shard {

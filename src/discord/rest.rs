@@ -226,6 +226,7 @@ impl Platform {
     }
 
     fn call(&self, route: Route<'_>, body: Option<&[u8]>, deadline: Instant) -> Result<Answer, PlatformError> {
+        let _waiting = crate::eval::http::Blocking::start();
         let method = route.method();
         let url = format!("{}{}", self.base, route.path()?);
         let parsed = url::Url::parse(&url).map_err(|e| PlatformError::BadUrl(e.to_string()))?;

@@ -29,11 +29,48 @@ const REPLAY_MEMORY: Duration = Duration::from_secs(6 * 60);
 const REPLAY_MAX: usize = 500_000;
 
 /// The listener at `at`, and the address it is bound to (`:0` picks one).
-pub async fn listen(at: Option<SocketAddr>) -> Result<(Option<tokio::net::TcpListener>, Option<SocketAddr>), String> {
-    let Some(at) = at else { return Ok((None, None)) };
-    let listener = tokio::net::TcpListener::bind(at).await.map_err(|e| format!("cannot listen on {at}: {e}"))?;
+pub fn listen(how: Listen) -> Result<(Option<tokio::net::TcpListener>, Option<SocketAddr>), String> {
+    let Some(at) = how.at else { return Ok((None, None)) };
+    let cannot = |e: std::io::Error| format!("cannot listen on {at}: {e}");
+    let socket = if at.is_ipv4() { tokio::net::TcpSocket::new_v4() } else { tokio::net::TcpSocket::new_v6() };
+    let socket = socket.map_err(cannot)?;
+    // As every listener on unix: a restarted server binds its port at once,
+    // not after the old connections' TIME_WAIT.
+    socket.set_reuseaddr(true).map_err(cannot)?;
+    if how.reuse_port {
+        socket.set_reuseport(true).map_err(cannot)?;
+    }
+    socket.bind(at).map_err(cannot)?;
+    let listener = socket.listen(how.backlog()).map_err(cannot)?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     Ok((Some(listener), Some(address)))
+}
+
+/// Where and how the front door listens.
+pub struct Listen {
+    pub at: Option<SocketAddr>,
+    /// Connections the kernel may hold before they are taken: the cap on
+    /// connections (`--max-connections`), so that a burst of new ones waits
+    /// for the accept loop instead of overflowing (the kernel then drops
+    /// SYNs, and a client retries after a second: past the platform's 3 s).
+    pub backlog: usize,
+    pub reuse_port: bool,
+}
+
+impl Listen {
+    /// The backlog asked of the kernel, which caps it at
+    /// `net.core.somaxconn` (see [`backlog_in_effect`]).
+    fn backlog(&self) -> u32 {
+        u32::try_from(self.backlog).unwrap_or(u32::MAX).clamp(128, 65_535)
+    }
+}
+
+/// The backlog the kernel gives a listener that asks for `asked`: at most
+/// `net.core.somaxconn`.
+pub fn backlog_in_effect(asked: usize) -> usize {
+    let most = std::fs::read_to_string("/proc/sys/net/core/somaxconn").ok().and_then(|s| s.trim().parse().ok());
+    let asked = Listen { at: None, backlog: asked, reuse_port: false }.backlog() as usize;
+    most.map_or(asked, |most: usize| asked.min(most))
 }
 
 /// The accept loop's state: the door, and when running out of open files
@@ -41,11 +78,13 @@ pub async fn listen(at: Option<SocketAddr>) -> Result<(Option<tokio::net::TcpLis
 pub struct Front {
     door: Arc<super::door::Door>,
     emfile_logged: Option<Instant>,
+    /// Other processes share the port (`--reuse-port`).
+    reuse_port: bool,
 }
 
 impl Front {
-    pub fn new(door: Arc<super::door::Door>) -> Front {
-        Front { door, emfile_logged: None }
+    pub fn new(door: Arc<super::door::Door>, reuse_port: bool) -> Front {
+        Front { door, emfile_logged: None, reuse_port }
     }
 
     /// Takes connections until SIGTERM, SIGINT or a Gateway refusal; then
@@ -67,6 +106,13 @@ impl Front {
             }
         }
         shared.life.gateway_stop.store(true, Ordering::SeqCst);
+        let listener = match listener {
+            Some(listener) if self.reuse_port => {
+                self.hand_over(shared, listener).await;
+                None
+            }
+            listener => listener,
+        };
         let drained = super::server::drain(shared.clone(), drain_timeout);
         tokio::pin!(drained);
         loop {
@@ -75,6 +121,35 @@ impl Front {
                 accepted = accept(listener.as_ref()) => self.take(shared, accepted).await,
             }
         }
+    }
+
+    /// Stops listening, so that the other processes on the port take the
+    /// new connections: takes the ones the kernel already queued for this
+    /// listener (closing it would reset them), then closes it. A connection
+    /// that arrives in between is reset, unless the kernel migrates it
+    /// (`net.ipv4.tcp_migrate_req`; docs/serve.md).
+    async fn hand_over(&mut self, shared: &Arc<Shared>, listener: tokio::net::TcpListener) {
+        shared.life.handing_over.store(true, Ordering::SeqCst);
+        let mut taken = 0;
+        loop {
+            let queued = std::future::poll_fn(|cx| match listener.poll_accept(cx) {
+                std::task::Poll::Pending => std::task::Poll::Ready(None),
+                std::task::Poll::Ready(accepted) => std::task::Poll::Ready(Some(accepted)),
+            })
+            .await;
+            match queued {
+                Some(Ok(accepted)) => {
+                    taken += 1;
+                    self.take(shared, Ok(accepted)).await;
+                }
+                Some(Err(_)) | None => break,
+            }
+        }
+        drop(listener);
+        tracing::info!(
+            queued_connections = taken,
+            "stopped listening; the other processes on the port take new connections"
+        );
     }
 
     /// Takes a new connection through the door, or backs off when the
@@ -176,6 +251,11 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
         }
         _ => respond(StatusCode::NOT_FOUND, "text/plain", "not found\n"),
     };
+    let mut reply = reply;
+    if shared.life.handing_over() {
+        // The client reconnects, to a process that goes on serving.
+        reply.headers_mut().insert(hyper::header::CONNECTION, hyper::header::HeaderValue::from_static("close"));
+    }
     Ok(reply)
 }
 
@@ -214,7 +294,7 @@ fn reply(first: First) -> Reply {
 /// `POST /interactions`: size, signature, then the body.
 async fn interaction(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
     let received = Instant::now();
-    if shared.life.draining() {
+    if shared.life.draining() && !shared.life.handing_over() {
         return respond(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "draining\n");
     }
     let interaction = match signed(shared, req).await {

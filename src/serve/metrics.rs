@@ -56,6 +56,8 @@ pub struct Metrics {
     followups: Counter,
     /// Runs started and not yet answered in full.
     pub in_flight: Gauge,
+    /// Threads of the run pool.
+    pub workers: Gauge,
     events: Family<ByEvent, Counter>,
     gateway: Family<ByWhat, Counter>,
     /// The last heartbeat's round trip, in seconds.
@@ -78,6 +80,7 @@ impl Default for Metrics {
             deferrals: Counter::default(),
             followups: Counter::default(),
             in_flight: Gauge::default(),
+            workers: Gauge::default(),
             events: Family::default(),
             gateway: Family::default(),
             heartbeat: Gauge::default(),
@@ -97,6 +100,11 @@ impl Default for Metrics {
         r.register("blkc_deferrals", "Interactions answered \"thinking\" first, then edited", m.deferrals.clone());
         r.register("blkc_followups", "Follow-up messages sent", m.followups.clone());
         r.register("blkc_runs_in_flight", "Runs started and not yet answered in full", m.in_flight.clone());
+        r.register(
+            "blkc_workers",
+            "Threads of the run pool (one a core, more while runs wait on idle cores)",
+            m.workers.clone(),
+        );
         r.register("blkc_events", "Gateway events, by kind and outcome", m.events.clone());
         r.register("blkc_gateway", "Gateway connections: reconnects, resumes, identifies", m.gateway.clone());
         r.register("blkc_gateway_heartbeat_seconds", "The last heartbeat's round trip", m.heartbeat.clone());

@@ -13,6 +13,7 @@ mod front;
 pub mod log;
 pub mod metrics;
 mod pipeline;
+mod pool;
 mod server;
 mod shards;
 mod share;

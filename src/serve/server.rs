@@ -15,7 +15,7 @@ use tokio::sync::Notify;
 use super::front::{Front, Replay};
 use super::log::LogFormat;
 use super::metrics::Metrics;
-use super::pipeline::{self, Work};
+use super::pipeline::Work;
 use super::Loaded;
 use crate::discord::ratelimit::RateLimiter;
 use crate::discord::rest::Platform;
@@ -31,6 +31,9 @@ pub struct Config {
     pub file: PathBuf,
     /// Where interactions arrive; none for a file of events only.
     pub listen: Option<SocketAddr>,
+    /// Share the port with other processes (SO_REUSEPORT), and stop
+    /// listening at once on SIGTERM.
+    pub reuse_port: bool,
     /// Needed for interactions only.
     pub public_key: Option<PublicKey>,
     /// Which Gateway shards this process holds.
@@ -141,6 +144,11 @@ pub struct Life {
     /// HTTP exchanges and runs not finished yet.
     pub busy: AtomicUsize,
     pub draining: AtomicBool,
+    /// Draining with `--reuse-port`: the listener is closed, so the other
+    /// processes on the port take new connections; interactions on this
+    /// one's open connections are still answered, each closing its
+    /// connection, so that its client reconnects to them.
+    pub handing_over: AtomicBool,
     pub idle: Notify,
     /// The file's stamp when `--watch` last looked.
     pub watched: Mutex<Option<(SystemTime, u64)>>,
@@ -156,6 +164,10 @@ pub struct Life {
 impl Life {
     pub fn draining(&self) -> bool {
         self.draining.load(Ordering::SeqCst)
+    }
+
+    pub fn handing_over(&self) -> bool {
+        self.handing_over.load(Ordering::SeqCst)
     }
 }
 
@@ -214,7 +226,8 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
         if events > 0 || over_gateway { Some(super::shards::start(&shared, &loaded, config.shards)?) } else { None };
     let store = shared.bot.store.clone();
     let result = runtime.block_on(async move {
-        let (listener, address) = super::front::listen(config.listen).await?;
+        let listening = super::front::Listen { at: config.listen, backlog: door.max(), reuse_port: config.reuse_port };
+        let (listener, address) = super::front::listen(listening)?;
         let listen = address.map_or("none".to_string(), |a| a.to_string());
         let serving = Serving { listen, commands, events };
         let asked = listener.is_some().then_some(config.max_connections);
@@ -232,7 +245,7 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
         if let Some(hangups) = hangups {
             tokio::spawn(reload_on_hangup(shared.clone(), hangups));
         }
-        Front::new(door).serve(&shared, listener, drain_timeout).await;
+        Front::new(door, config.reuse_port).serve(&shared, listener, drain_timeout).await;
         match shared.life.fatal.lock().unwrap_or_else(|e| e.into_inner()).take() {
             Some(why) => Err(Stop::Gateway(why)),
             None => Ok(()),
@@ -277,6 +290,7 @@ fn shared(config: &mut Config, loaded: Arc<Loaded>, queue: Queue) -> Shared {
         life: Life {
             busy: AtomicUsize::new(0),
             draining: AtomicBool::new(false),
+            handing_over: AtomicBool::new(false),
             idle: Notify::new(),
             watched: Mutex::new(loaded.stamp),
             gateway_stop: Arc::new(AtomicBool::new(false)),
@@ -296,22 +310,8 @@ fn start_workers(
     queue: crossbeam_channel::Receiver<Work>,
     (jobs, arriving): (crossbeam_channel::Sender<Work>, crossbeam_channel::Receiver<Work>),
 ) -> Result<(), String> {
-    for i in 0..workers {
-        let (shared, queue) = (shared.clone(), queue.clone());
-        std::thread::Builder::new()
-            .name(format!("blkc-run-{i}"))
-            .spawn(move || {
-                for work in queue {
-                    // A run's own panics are caught inside it, where its user
-                    // can be told; this keeps the worker for anything else.
-                    let done = pipeline::caught(|| pipeline::run(&shared, work));
-                    if let Err(panicked) = done {
-                        tracing::error!(error = panicked, "a run failed");
-                    }
-                }
-            })
-            .map_err(|e| format!("cannot start a run thread: {e}"))?;
-    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    super::pool::start(shared, &super::pool::Pool::new(workers, cores, queue))?;
     std::thread::Builder::new()
         .name("blkc-events".into())
         .spawn(move || {
@@ -348,6 +348,7 @@ fn log_serving(
         events = serving.events,
         global_rate_limit = shared.metrics.global_limit.get(),
         open_files,
+        backlog = asked.map_or(0, |_| super::front::backlog_in_effect(door.max())),
         max_connections = door.max(),
         per_address = door.per_address_max(),
         "serving"

@@ -1,0 +1,244 @@
+//! The run pool: as many threads as keep the machine's cores busy, up to
+//! `--workers`.
+//!
+//! A run holds its thread while it waits for its requests, so the number
+//! of threads that is best depends on the APIs: against a fast API a few
+//! threads keep the cores busy and more only add switching (with 64 on two
+//! cores, a command with one request answered 0.56× the interactions a
+//! second of 4 threads), while against a slow one every waiting run needs a
+//! thread of its own. So the pool keeps about one *running* thread a core:
+//! it starts with one thread a core, and every [`TICK`] it counts its
+//! threads that run (neither waiting on the network, `eval::http::blocked`,
+//! nor idle). Runs waiting in the queue and fewer running threads than
+//! cores: the others wait on the network, so it adds threads. Runs waiting
+//! and more running threads than cores: they only take turns, so one
+//! retires after its run. A thread idle for [`IDLE_EXIT`] leaves too. Never
+//! fewer than one a core, never more than `--workers`.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+
+use super::pipeline::{self, Work};
+use super::server::Shared;
+
+/// How often the pool counts its threads.
+pub const TICK: Duration = Duration::from_millis(25);
+/// A thread with nothing to run this long leaves (down to one a core).
+pub const IDLE_EXIT: Duration = Duration::from_secs(10);
+/// The most threads added in one tick.
+const MOST_ADDED: usize = 8;
+
+/// The pool's size: its bounds, its threads, and retirements asked for.
+pub struct Pool {
+    least: usize,
+    most: usize,
+    cores: usize,
+    live: AtomicUsize,
+    /// Threads waiting for work.
+    idle: AtomicUsize,
+    /// Threads asked to leave once their run is done.
+    retiring: AtomicUsize,
+    queue: Receiver<Work>,
+}
+
+impl Pool {
+    /// A pool of at most `most` threads (at least one), taking from `queue`;
+    /// `cores` threads to start with.
+    pub fn new(most: usize, cores: usize, queue: Receiver<Work>) -> Arc<Pool> {
+        let most = most.max(1);
+        Arc::new(Pool {
+            least: cores.clamp(1, most),
+            most,
+            cores: cores.max(1),
+            live: AtomicUsize::new(0),
+            idle: AtomicUsize::new(0),
+            retiring: AtomicUsize::new(0),
+            queue,
+        })
+    }
+
+    /// Threads now.
+    pub fn live(&self) -> usize {
+        self.live.load(Ordering::SeqCst)
+    }
+
+    /// How many threads to add or retire, given how many runs wait in the
+    /// queue and how many of the process's threads wait on the network.
+    pub fn decide(&self, waiting: usize, blocked: usize) -> Change {
+        let live = self.live();
+        if waiting == 0 {
+            return Change::Keep;
+        }
+        // The pool's threads that neither wait for work nor on the network.
+        // (`blocked` may count a thread outside the pool: it only makes
+        // the pool a little larger.)
+        let running = live.saturating_sub(self.idle.load(Ordering::SeqCst)).saturating_sub(blocked);
+        if running < self.cores && live < self.most {
+            Change::Add(waiting.min(MOST_ADDED).min(self.most - live))
+        } else if running > self.cores && live > self.least && self.retiring.load(Ordering::SeqCst) == 0 {
+            Change::Retire
+        } else {
+            Change::Keep
+        }
+    }
+
+    /// Takes one thread's place, if the pool has room.
+    fn enter(&self) -> bool {
+        self.live.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n < self.most).then_some(n + 1)).is_ok()
+    }
+
+    /// Gives a place back if the pool is over one a core: for a thread that
+    /// was asked to retire, or has been idle.
+    fn leave(&self) -> bool {
+        self.live.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n > self.least).then_some(n - 1)).is_ok()
+    }
+
+    /// Whether this thread, its run done, should leave: one was asked to.
+    fn asked_to_leave(&self) -> bool {
+        let asked = self.retiring.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok();
+        asked && self.leave()
+    }
+}
+
+/// What the pool does after a look at the machine.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Change {
+    Add(usize),
+    Retire,
+    Keep,
+}
+
+/// Starts the pool's first threads (one a core) and the thread that sizes it.
+pub fn start(shared: &Arc<Shared>, pool: &Arc<Pool>) -> Result<(), String> {
+    for _ in 0..pool.least {
+        add(shared, pool)?;
+    }
+    let (shared, pool) = (shared.clone(), pool.clone());
+    std::thread::Builder::new()
+        .name("blkc-pool".into())
+        .spawn(move || size(&shared, &pool))
+        .map_err(|e| format!("cannot start a thread: {e}"))?;
+    Ok(())
+}
+
+/// Counts the threads every tick and adds or retires some, until the
+/// queue closes.
+fn size(shared: &Arc<Shared>, pool: &Arc<Pool>) {
+    loop {
+        std::thread::sleep(TICK);
+        if pool.live() == 0 {
+            return;
+        }
+        match pool.decide(pool.queue.len(), crate::eval::http::blocked()) {
+            Change::Add(n) => {
+                for _ in 0..n {
+                    if add(shared, pool).is_err() {
+                        break;
+                    }
+                }
+            }
+            Change::Retire => {
+                pool.retiring.fetch_add(1, Ordering::SeqCst);
+            }
+            Change::Keep => {}
+        }
+        shared.metrics.workers.set(pool.live() as i64);
+    }
+}
+
+/// Starts one more thread, if the pool has room.
+fn add(shared: &Arc<Shared>, pool: &Arc<Pool>) -> Result<(), String> {
+    if !pool.enter() {
+        return Ok(());
+    }
+    let (shared, worker_pool) = (shared.clone(), pool.clone());
+    let started = std::thread::Builder::new().name("blkc-run".into()).spawn(move || work(&shared, &worker_pool));
+    started.map(|_| ()).map_err(|e| {
+        pool.live.fetch_sub(1, Ordering::SeqCst);
+        format!("cannot start a run thread: {e}")
+    })
+}
+
+/// One thread: runs what the queue holds until it is asked to leave, has
+/// been idle long enough, or the queue closes.
+fn work(shared: &Arc<Shared>, pool: &Pool) {
+    loop {
+        pool.idle.fetch_add(1, Ordering::SeqCst);
+        let next = pool.queue.recv_timeout(IDLE_EXIT);
+        pool.idle.fetch_sub(1, Ordering::SeqCst);
+        match next {
+            Ok(work) => {
+                // A run's own panics are caught inside it, where its user
+                // can be told; this keeps the thread for anything else.
+                if let Err(panicked) = pipeline::caught(|| pipeline::run(shared, work)) {
+                    tracing::error!(error = panicked, "a run failed");
+                }
+                if pool.asked_to_leave() {
+                    return;
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                if pool.leave() {
+                    return;
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                pool.live.fetch_sub(1, Ordering::SeqCst);
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(most: usize, cores: usize, live: usize) -> Arc<Pool> {
+        let (_, queue) = crossbeam_channel::bounded(1);
+        let pool = Pool::new(most, cores, queue);
+        pool.live.store(live, Ordering::SeqCst);
+        pool
+    }
+
+    #[test]
+    fn waiting_runs_get_threads_while_the_threads_wait_on_the_network() {
+        // Two cores, two threads, both waiting on a slow API.
+        assert_eq!(pool(64, 2, 2).decide(100, 2), Change::Add(MOST_ADDED));
+        assert_eq!(pool(64, 2, 2).decide(3, 2), Change::Add(3));
+        // One of two waits: one more thread keeps both cores running.
+        assert_eq!(pool(64, 2, 2).decide(100, 1), Change::Add(MOST_ADDED));
+        assert_eq!(pool(64, 2, 62).decide(100, 62), Change::Add(2));
+        assert_eq!(pool(64, 2, 64).decide(100, 64), Change::Keep);
+    }
+
+    #[test]
+    fn running_threads_beyond_the_cores_retire_and_none_are_added() {
+        // Runs wait, but the threads run: more would only take turns.
+        assert_eq!(pool(64, 2, 2).decide(100, 0), Change::Keep);
+        assert_eq!(pool(64, 2, 30).decide(100, 10), Change::Retire);
+        // Never under one a core.
+        assert_eq!(pool(64, 2, 2).decide(100, 0), Change::Keep);
+        // Nothing waits: the threads stay (they leave when idle).
+        assert_eq!(pool(64, 2, 30).decide(0, 0), Change::Keep);
+        // Idle threads are not running ones.
+        let p = pool(64, 2, 30);
+        p.idle.store(28, Ordering::SeqCst);
+        assert_eq!(p.decide(1, 0), Change::Keep);
+    }
+
+    #[test]
+    fn a_retiring_thread_leaves_only_above_one_a_core() {
+        let p = pool(64, 2, 3);
+        p.retiring.store(5, Ordering::SeqCst);
+        assert!(p.asked_to_leave());
+        assert_eq!(p.live(), 2);
+        assert!(!p.asked_to_leave(), "at one a core, a thread stays");
+        assert_eq!(p.live(), 2);
+        // `--workers 1` on a machine of many cores: one thread.
+        assert_eq!(pool(1, 8, 0).least, 1);
+    }
+}
