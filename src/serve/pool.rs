@@ -7,13 +7,15 @@
 //! cores, a command with one request answered 0.56× the interactions a
 //! second of 4 threads), while against a slow one every waiting run needs a
 //! thread of its own. So the pool keeps about one *running* thread a core:
-//! it starts with one thread a core, and every [`TICK`] it counts its
-//! threads that run (neither waiting on the network, `eval::http::blocked`,
-//! nor idle). Runs waiting in the queue and fewer running threads than
-//! cores: the others wait on the network, so it adds threads. Runs waiting
-//! and more running threads than cores: they only take turns, so one
-//! retires after its run. A thread idle for [`IDLE_EXIT`] leaves too. Never
-//! fewer than one a core, never more than `--workers`.
+//! it starts with one thread a core, and counts every [`SAMPLE`] its threads
+//! that run (neither waiting on the network, `eval::http::blocked`, nor
+//! idle). Every [`TICK`], with runs waiting in the queue: fewer running
+//! than cores on average — the others wait on the network, so it grows to
+//! the size at which as many would run (`cores × threads ÷ running`, the
+//! textbook `cores × (1 + wait ÷ compute)`); clearly more running than
+//! cores — they only take turns, so one retires after its run. A thread
+//! idle for [`IDLE_EXIT`] leaves too. Never fewer than one a core, never
+//! more than `--workers`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -24,12 +26,14 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 use super::pipeline::{self, Work};
 use super::server::Shared;
 
-/// How often the pool counts its threads.
+/// How often the pool counts its running threads.
+pub const SAMPLE: Duration = Duration::from_millis(5);
+/// How often it resizes, on the mean of its counts.
 pub const TICK: Duration = Duration::from_millis(25);
 /// A thread with nothing to run this long leaves (down to one a core).
 pub const IDLE_EXIT: Duration = Duration::from_secs(10);
 /// The most threads added in one tick.
-const MOST_ADDED: usize = 8;
+const MOST_ADDED: usize = 16;
 
 /// The pool's size: its bounds, its threads, and retirements asked for.
 pub struct Pool {
@@ -66,23 +70,31 @@ impl Pool {
     }
 
     /// How many threads to add or retire, given how many runs wait in the
-    /// queue and how many of the process's threads wait on the network.
-    pub fn decide(&self, waiting: usize, blocked: usize) -> Change {
-        let live = self.live();
+    /// queue and how many of the pool's threads ran, on average since the
+    /// last tick (neither idle nor waiting on the network).
+    pub fn decide(&self, waiting: usize, running: f64) -> Change {
+        let (live, cores) = (self.live(), self.cores as f64);
         if waiting == 0 {
             return Change::Keep;
         }
-        // The pool's threads that neither wait for work nor on the network.
-        // (`blocked` may count a thread outside the pool: it only makes
-        // the pool a little larger.)
-        let running = live.saturating_sub(self.idle.load(Ordering::SeqCst)).saturating_sub(blocked);
-        if running < self.cores && live < self.most {
-            Change::Add(waiting.min(MOST_ADDED).min(self.most - live))
-        } else if running > self.cores && live > self.least && self.retiring.load(Ordering::SeqCst) == 0 {
+        if running < cores * 0.9 && live < self.most {
+            // The size at which a core's worth would run; twice the threads
+            // when none ran at all.
+            let target = if running >= 0.5 { (cores * live as f64 / running).ceil() as usize } else { live * 2 };
+            let add = target.saturating_sub(live).clamp(1, MOST_ADDED).min(waiting);
+            Change::Add(add.min(self.most - live))
+        } else if running > cores * 1.5 && live > self.least && self.retiring.load(Ordering::SeqCst) == 0 {
             Change::Retire
         } else {
             Change::Keep
         }
+    }
+
+    /// Threads that run now: neither idle nor waiting on the network.
+    /// (`blocked` may count a thread outside the pool, one of the platform's
+    /// calls: it only makes the pool a little larger.)
+    fn running(&self, blocked: usize) -> usize {
+        self.live().saturating_sub(self.idle.load(Ordering::SeqCst)).saturating_sub(blocked)
     }
 
     /// Takes one thread's place, if the pool has room.
@@ -127,12 +139,17 @@ pub fn start(shared: &Arc<Shared>, pool: &Arc<Pool>) -> Result<(), String> {
 /// Counts the threads every tick and adds or retires some, until the
 /// queue closes.
 fn size(shared: &Arc<Shared>, pool: &Arc<Pool>) {
+    let samples = (TICK.as_millis() / SAMPLE.as_millis()).max(1) as usize;
     loop {
-        std::thread::sleep(TICK);
+        let mut running = 0;
+        for _ in 0..samples {
+            std::thread::sleep(SAMPLE);
+            running += pool.running(crate::eval::http::blocked());
+        }
         if pool.live() == 0 {
             return;
         }
-        match pool.decide(pool.queue.len(), crate::eval::http::blocked()) {
+        match pool.decide(pool.queue.len(), running as f64 / samples as f64) {
             Change::Add(n) => {
                 for _ in 0..n {
                     if add(shared, pool).is_err() {
@@ -206,28 +223,33 @@ mod tests {
 
     #[test]
     fn waiting_runs_get_threads_while_the_threads_wait_on_the_network() {
-        // Two cores, two threads, both waiting on a slow API.
-        assert_eq!(pool(64, 2, 2).decide(100, 2), Change::Add(MOST_ADDED));
-        assert_eq!(pool(64, 2, 2).decide(3, 2), Change::Add(3));
-        // One of two waits: one more thread keeps both cores running.
-        assert_eq!(pool(64, 2, 2).decide(100, 1), Change::Add(MOST_ADDED));
-        assert_eq!(pool(64, 2, 62).decide(100, 62), Change::Add(2));
-        assert_eq!(pool(64, 2, 64).decide(100, 64), Change::Keep);
+        // Two cores, two threads, both waiting on a slow API: twice as many.
+        assert_eq!(pool(64, 2, 2).decide(100, 0.0), Change::Add(2));
+        assert_eq!(pool(64, 2, 32).decide(100, 0.0), Change::Add(MOST_ADDED));
+        assert_eq!(pool(64, 2, 2).decide(1, 0.0), Change::Add(1));
+        // Half the time waiting: twice the cores (2 × 2 ÷ 1).
+        assert_eq!(pool(64, 2, 2).decide(100, 1.0), Change::Add(2));
+        assert_eq!(pool(64, 2, 4).decide(100, 2.0), Change::Keep);
+        // Never past the most.
+        assert_eq!(pool(64, 2, 62).decide(100, 0.0), Change::Add(2));
+        assert_eq!(pool(64, 2, 64).decide(100, 0.0), Change::Keep);
     }
 
     #[test]
     fn running_threads_beyond_the_cores_retire_and_none_are_added() {
         // Runs wait, but the threads run: more would only take turns.
-        assert_eq!(pool(64, 2, 2).decide(100, 0), Change::Keep);
-        assert_eq!(pool(64, 2, 30).decide(100, 10), Change::Retire);
+        assert_eq!(pool(64, 2, 2).decide(100, 2.0), Change::Keep);
+        assert_eq!(pool(64, 2, 30).decide(100, 20.0), Change::Retire);
+        assert_eq!(pool(64, 2, 30).decide(100, 2.5), Change::Keep);
         // Never under one a core.
-        assert_eq!(pool(64, 2, 2).decide(100, 0), Change::Keep);
+        assert_eq!(pool(64, 2, 2).decide(100, 4.0), Change::Keep);
         // Nothing waits: the threads stay (they leave when idle).
-        assert_eq!(pool(64, 2, 30).decide(0, 0), Change::Keep);
+        assert_eq!(pool(64, 2, 30).decide(0, 0.0), Change::Keep);
         // Idle threads are not running ones.
         let p = pool(64, 2, 30);
         p.idle.store(28, Ordering::SeqCst);
-        assert_eq!(p.decide(1, 0), Change::Keep);
+        assert_eq!(p.running(0), 2);
+        assert_eq!(p.running(5), 0);
     }
 
     #[test]
