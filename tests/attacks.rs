@@ -458,7 +458,8 @@ fn a_message_the_platform_refused_fails_its_run_with_the_reason() {
     gateway.wait_op(2, 1);
     platform.refuse_once("/api/channels/888/messages", 400);
     gateway.dispatch("MESSAGE_CREATE", message("888", "1"));
-    let log = served.wait_log("kind=message_create");
+    // The run's own line (its outcome), not the warning logged before it.
+    let log = served.wait_log("outcome=");
     let line = log.lines().find(|l| l.contains(" event ") && l.contains("kind=message_create")).unwrap_or_default();
     assert!(line.contains("outcome=failed") && line.contains("messages=0"), "{log}");
     assert!(line.contains("refused a message (400): Invalid Form Body"), "{line}");
