@@ -295,9 +295,9 @@ pub struct ServeArgs {
     /// (the platform allows 3)
     #[arg(long, value_name = "SECS", default_value_t = 2.5)]
     pub answer_within: f64,
-    /// The most runs at once: the pool keeps a thread a core, and adds
-    /// threads (up to this) while runs wait and the cores are idle, as they
-    /// are when runs wait on slow APIs
+    /// The most runs at once: the pool keeps about one running thread a
+    /// core, and adds threads (up to this) while runs wait in the queue and
+    /// its threads wait on the network, as they do on slow APIs
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub workers: usize,
     /// Runs waiting for a worker; past it, users are told the bot is busy

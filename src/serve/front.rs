@@ -125,13 +125,16 @@ impl Front {
 
     /// Stops listening, so that the other processes on the port take the
     /// new connections: takes the ones the kernel already queued for this
-    /// listener (closing it would reset them), then closes it. A connection
+    /// listener (closing it would reset them; at most as many as the
+    /// backlog holds), then closes it. A connection
     /// that arrives in between is reset, unless the kernel migrates it
     /// (`net.ipv4.tcp_migrate_req`; docs/serve.md).
     async fn hand_over(&mut self, shared: &Arc<Shared>, listener: tokio::net::TcpListener) {
         shared.life.handing_over.store(true, Ordering::SeqCst);
         let mut taken = 0;
-        loop {
+        // At most a backlog's worth: a flood of new connections must not
+        // keep the process from stopping.
+        while taken < self.door.max() {
             let queued = std::future::poll_fn(|cx| match listener.poll_accept(cx) {
                 std::task::Poll::Pending => std::task::Poll::Ready(None),
                 std::task::Poll::Ready(accepted) => std::task::Poll::Ready(Some(accepted)),

@@ -102,7 +102,7 @@ impl Default for Metrics {
         r.register("blkc_runs_in_flight", "Runs started and not yet answered in full", m.in_flight.clone());
         r.register(
             "blkc_workers",
-            "Threads of the run pool (one a core, more while runs wait on idle cores)",
+            "Threads of the run pool (one a core, more while runs wait on the network)",
             m.workers.clone(),
         );
         r.register("blkc_events", "Gateway events, by kind and outcome", m.events.clone());
