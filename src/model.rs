@@ -361,11 +361,12 @@ fn tree_variables(tree: &Tree) -> Arc<[Variable]> {
 /// reference rule walks with one; the model records its states.
 #[derive(Debug)]
 pub struct Flow<'a> {
-    ran: FxHashSet<&'a str>,
+    /// The blocks that have run, by index.
+    ran: Blocks,
     /// The tree's blocks by name (the first, when a name is used twice).
     index: FxHashMap<&'a str, u32>,
     /// Per open `if` chain.
-    chains: Vec<Chain<'a>>,
+    chains: Vec<Chain>,
     points: Vec<Point>,
     current: Option<u32>,
 }
@@ -373,24 +374,77 @@ pub struct Flow<'a> {
 /// An `if` chain being walked: what had run before it, the point then,
 /// and what ran in every branch finished so far.
 #[derive(Debug)]
-struct Chain<'a> {
-    before: FxHashSet<&'a str>,
+struct Chain {
+    before: Blocks,
     point: Option<u32>,
-    after: Option<FxHashSet<&'a str>>,
+    after: Option<Blocks>,
+}
+
+/// A set of a tree's blocks, by index: a bit each, so that the sets an `if`
+/// copies and intersects per branch cost a word per 64 blocks.
+#[derive(Debug, Clone, Default)]
+struct Blocks(Vec<u64>);
+
+impl Blocks {
+    /// Adds block `i`; whether it was not there yet.
+    fn insert(&mut self, i: u32) -> bool {
+        let (word, bit) = (i as usize / 64, 1u64 << (i % 64));
+        if self.0.len() <= word {
+            self.0.resize(word + 1, 0);
+        }
+        let new = self.0[word] & bit == 0;
+        self.0[word] |= bit;
+        new
+    }
+
+    fn contains(&self, i: u32) -> bool {
+        self.0.get(i as usize / 64).is_some_and(|w| w & (1u64 << (i % 64)) != 0)
+    }
+
+    fn intersect(&mut self, other: &Blocks) {
+        self.0.truncate(other.0.len());
+        for (w, o) in self.0.iter_mut().zip(&other.0) {
+            *w &= o;
+        }
+    }
+
+    fn union(&mut self, other: &Blocks) {
+        if self.0.len() < other.0.len() {
+            self.0.resize(other.0.len(), 0);
+        }
+        for (w, o) in self.0.iter_mut().zip(&other.0) {
+            *w |= o;
+        }
+    }
+
+    /// The blocks in this set and not in `other`, in order.
+    fn without<'s>(&'s self, other: &'s Blocks) -> impl Iterator<Item = u32> + 's {
+        self.0.iter().enumerate().flat_map(move |(k, &w)| {
+            let mut rest = w & !other.0.get(k).copied().unwrap_or(0);
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let bit = rest.trailing_zeros();
+                    rest &= rest - 1;
+                    k as u32 * 64 + bit
+                })
+            })
+        })
+    }
 }
 
 impl<'a> Flow<'a> {
     pub fn new(blocks: &[&'a ApiBlock]) -> Flow<'a> {
         let mut index = FxHashMap::default();
+        index.reserve(blocks.len());
         for (i, b) in blocks.iter().enumerate() {
             index.entry(b.name.name.as_str()).or_insert(i as u32);
         }
-        Flow { ran: FxHashSet::default(), index, chains: Vec::new(), points: Vec::new(), current: None }
+        Flow { ran: Blocks::default(), index, chains: Vec::new(), points: Vec::new(), current: None }
     }
 
     /// Whether the block named `name` has run on every path to here.
     pub fn has_run(&self, name: &str) -> bool {
-        self.ran.contains(name)
+        self.index.get(name).is_some_and(|&i| self.ran.contains(i))
     }
 
     fn point(&mut self, at: u32, base: Option<u32>, added: Vec<u32>) {
@@ -400,9 +454,9 @@ impl<'a> Flow<'a> {
 
     /// A block has run (it ends at `end`).
     pub fn block_ran(&mut self, name: &'a str, end: u32) {
-        if self.ran.insert(name) {
-            let added = self.index.get(name).copied().into_iter().collect();
-            self.point(end, self.current, added);
+        let Some(&i) = self.index.get(name) else { return };
+        if self.ran.insert(i) {
+            self.point(end, self.current, vec![i]);
         }
     }
 
@@ -422,10 +476,10 @@ impl<'a> Flow<'a> {
     pub fn branch_end(&mut self) {
         let ran = std::mem::take(&mut self.ran);
         if let Some(Chain { after, .. }) = self.chains.last_mut() {
-            *after = Some(match after.take() {
-                None => ran,
-                Some(a) => a.intersection(&ran).copied().collect(),
-            });
+            match after {
+                None => *after = Some(ran),
+                Some(a) => a.intersect(&ran),
+            }
         }
     }
 
@@ -434,14 +488,15 @@ impl<'a> Flow<'a> {
         let Some(Chain { before, point, after }) = self.chains.pop() else { return };
         let after = match (after, has_else) {
             (Some(a), true) => a,
-            (Some(a), false) => a.intersection(&before).copied().collect(),
+            (Some(mut a), false) => {
+                a.intersect(&before);
+                a
+            }
             (None, _) => before.clone(),
         };
-        let mut added: Vec<u32> =
-            after.iter().filter(|b| !before.contains(*b)).filter_map(|b| self.index.get(b).copied()).collect();
-        added.sort_unstable();
+        let added: Vec<u32> = after.without(&before).collect();
         self.ran = before;
-        self.ran.extend(after);
+        self.ran.union(&after);
         self.point(at, point, added);
     }
 }
