@@ -116,6 +116,19 @@ proptest! {
     }
 
     #[test]
+    fn a_squeezed_tree_reads_as_the_tree_as_written(
+        file in arb_file(),
+        comments in proptest::collection::vec(any::<prop::sample::Index>(), 0..6),
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..3, 0usize..SYNTAX_BYTES.len()), 0..4),
+    ) {
+        let mut bytes = crate::fmt::with_comments(&print::file(&file), &comments).into_bytes();
+        mutate(&mut bytes, &edits);
+        if let Ok(text) = String::from_utf8(bytes) {
+            same_squeezed(&text)?;
+        }
+    }
+
+    #[test]
     fn deep_nesting_never_overflows(depth in 1usize..3000, bracket in any::<bool>()) {
         let (open, close) = if bracket { ("[", "]") } else { ("{ a = ", "}") };
         let text = format!(
@@ -124,6 +137,20 @@ proptest! {
         );
         run_front_end("deep.blk", text.into_bytes());
     }
+}
+
+/// A tree read squeezed (its trivia taken out before pest reads it, the
+/// way `check` reads a tree) and read as written give the same AST, spans
+/// and all, and the same diagnostics.
+fn same_squeezed(text: &str) -> Result<(), TestCaseError> {
+    use blkc::syntax::{parse_with, Limits};
+    let source = SourceFile::new("squeezed.blk", text.to_string());
+    let squeezed = parse_with(&source, Limits { big_item: usize::MAX, threads: 1, ..Limits::default() });
+    let as_written = parse_with(&source, Limits { big_item: 0, threads: 1, ..Limits::default() });
+    prop_assert_eq!(&squeezed.ast, &as_written.ast, "{}", text);
+    prop_assert_eq!(&squeezed.diagnostics, &as_written.diagnostics, "{}", text);
+    prop_assert_eq!(squeezed.complete, as_written.complete);
+    Ok(())
 }
 
 // ── strategies for ASTs (spans are filled by parsing, so they are zero) ──

@@ -208,6 +208,90 @@ pub(crate) fn opens_reference(bytes: &[u8], i: usize) -> bool {
     bytes[name_start..i].starts_with(b"api_")
 }
 
+// ── the text pest reads ──────────────────────────────────────────────────
+
+/// A stretch of the file with its trivia squeezed out, for pest: each run
+/// of blanks, line breaks and comments becomes nothing, or one space where
+/// the tokens on either side could otherwise read as one (`a b`, `= =`,
+/// `x -1`). The grammar reads any run of trivia the same, so the squeezed
+/// text parses to the same pairs as the original, with less for pest's
+/// whitespace rule to step over (docs/architecture.md). Offsets in it map
+/// back to the file's with [`Squeezed::start`] and [`Squeezed::end`].
+#[derive(Debug, Default)]
+pub struct Squeezed {
+    pub text: String,
+    /// The file's offset of each byte of `text`, and of its end.
+    file: Vec<u32>,
+}
+
+impl Squeezed {
+    /// Squeezes `text[start..end]` (`start` a token boundary; the file is
+    /// at most 4 GiB, as every span is).
+    pub fn fill(&mut self, text: &str, start: usize, end: usize) {
+        self.text.clear();
+        self.file.clear();
+        let bytes = &text.as_bytes()[..end];
+        // `from` starts the stretch of tokens with nothing between them
+        // being read; strings and references are stepped over whole, since
+        // blanks and `#` inside them are theirs.
+        let (mut from, mut i) = (start, start);
+        while i < end {
+            match bytes[i] {
+                b' ' | b'\t' | b'\r' | b'\n' | b'#' => {
+                    let next = skip_trivia(text, i).min(end);
+                    self.copy(text, from, i);
+                    if i > from && next < end && !apart(bytes[i - 1], bytes[next]) {
+                        self.text.push(' ');
+                        self.file.push(i as u32);
+                    }
+                    (from, i) = (next, next);
+                }
+                b'"' => i = string_close(bytes, i).map_or(end, |c| c + 1),
+                b'[' if opens_reference(bytes, i) => i = reference_end(bytes, i).0,
+                _ => i += 1,
+            }
+        }
+        self.copy(text, from, end);
+        self.file.push(end as u32);
+    }
+
+    fn copy(&mut self, text: &str, from: usize, to: usize) {
+        self.text.push_str(&text[from..to]);
+        self.file.extend(from as u32..to as u32);
+    }
+
+    /// The file's offset of the squeezed text's offset `at`, where a token
+    /// (or a pair) starts.
+    pub fn start(&self, at: usize) -> usize {
+        self.file[at] as usize
+    }
+
+    /// The file's offset of the squeezed text's offset `at`, where a token
+    /// (or a pair) ends: just after its last byte, not after the trivia
+    /// that followed it.
+    pub fn end(&self, at: usize) -> usize {
+        // A blank before `at` is one put between two tokens (no token ends
+        // with one): the pair ends at the token before it.
+        let last = match at.checked_sub(1) {
+            Some(last) if self.text.as_bytes()[last] == b' ' => last.checked_sub(1),
+            last => last,
+        };
+        last.map_or(self.start(0), |last| self.file[last] as usize + 1)
+    }
+}
+
+/// Whether two tokens, the first ending in `a` and the second starting
+/// with `b`, read as the same two tokens when nothing is between them.
+/// Braces, commas, parentheses and quotes end every token on their side;
+/// `=` does too, unless the other side is a comparison's `=`, `!`, `<` or
+/// `>` (`= =` is not `==`). Everything else keeps its space: a name and a
+/// `[` would read as a reference, a `-` and a digit as a number.
+fn apart(a: u8, b: u8) -> bool {
+    let ends = |c: u8| matches!(c, b'{' | b'}' | b',' | b'"' | b'(' | b')');
+    let compares = |c: u8| matches!(c, b'=' | b'!' | b'<' | b'>');
+    ends(a) || ends(b) || (a == b'=' && !compares(b)) || (b == b'=' && !compares(a))
+}
+
 // ── questions asked of the tokens ────────────────────────────────────────
 
 /// The first offset at or after `pos` that is not trivia (blanks, line
@@ -394,6 +478,42 @@ mod tests {
         assert_eq!(structure(text, 64), Ok(vec![]));
         let text = "command c { save a = api_x[response.#{] }\ncommand d { }";
         assert_eq!(structure(text, 64), Ok(vec![41, text.len()]));
+    }
+
+    #[test]
+    fn squeezing_keeps_a_blank_only_where_two_tokens_would_read_as_one() {
+        let squeeze = |text: &str| {
+            let mut s = Squeezed::default();
+            s.fill(text, 0, text.len());
+            s.text
+        };
+        assert_eq!(squeeze("save v = a - b # {x}\n"), "save v=a - b");
+        assert_eq!(squeeze("headers {\n  X - Api = \"a  # b\", Y-Z = 1\n}"), "headers{X - Api=\"a  # b\",Y-Z=1}");
+        assert_eq!(squeeze("if a = = b { }"), "if a= =b{}");
+        assert_eq!(squeeze("if a != b { }"), "if a !=b{}");
+        assert_eq!(squeeze("if a ! = b { }"), "if a ! =b{}");
+        assert_eq!(squeeze("save x = api_b [0]"), "save x=api_b [0]");
+        assert_eq!(squeeze("save x = api_b[a #b]  \t\r\n"), "save x=api_b[a #b]");
+        assert_eq!(squeeze("save x = - 1"), "save x=- 1");
+        assert_eq!(squeeze("reply \"a\" \"b\""), "reply\"a\"\"b\"");
+    }
+
+    #[test]
+    fn squeezed_offsets_map_back_to_the_file() {
+        let text = "command c {\n    reply \"x\" # note\n}";
+        let mut s = Squeezed::default();
+        s.fill(text, 0, text.len());
+        assert_eq!(s.text, "command c{reply\"x\"}");
+        let reply = s.text.find("reply").unwrap();
+        assert_eq!(s.start(reply), text.find("reply").unwrap());
+        // A pair that ends after the blank kept between two tokens ends at
+        // the first token; one that ends after trivia squeezed out, at the
+        // token before it.
+        assert_eq!(s.end("command ".len()), "command".len());
+        assert_eq!(s.end("command c".len()), text.find(" {").unwrap());
+        let string_end = s.text.find('}').unwrap();
+        assert_eq!(s.end(string_end), text.find(" # note").unwrap());
+        assert_eq!(s.end(s.text.len()), text.len());
     }
 
     #[test]

@@ -138,14 +138,35 @@ pub fn parse_with(source: &SourceFile, limits: Limits) -> Parsed {
 /// `splits` are the ends of the file's items (empty if it is unbalanced).
 fn parse_range(text: &str, start: usize, end: usize, splits: &[usize], limits: Limits) -> Parsed {
     let mut parsed = Parsed { ast: File::default(), diagnostics: Findings::new(), complete: false };
-    let mut lower = Lower { base: 0, diags: &mut parsed.diagnostics };
+    let mut squeezed = lexer::Squeezed::default();
     let mut pos = skip_blank(text, start);
     while pos < end {
         let rest = &text[pos..end];
-        let kept = lower.diags.mark();
         let item_end = splits.get(splits.partition_point(|&s| s <= pos)).copied().unwrap_or(end);
-        let by_nodes =
-            if item_end - pos > limits.big_item { lower.tree_by_nodes(text, pos, end, item_end) } else { None };
+        if !splits.is_empty() && item_end - pos <= limits.big_item && is_tree_head(text, pos) {
+            let kept = parsed.diagnostics.mark();
+            match Lower::squeezed_tree(&mut squeezed, &mut parsed.diagnostics, text, pos, item_end) {
+                Some(Ok((tree, tree_end))) => {
+                    parsed.ast.items.push(Item::Tree(tree));
+                    pos = skip_blank(text, tree_end);
+                    continue;
+                }
+                Some(Err(bug)) => {
+                    parsed.diagnostics.push(bug.diagnostic());
+                    return parsed;
+                }
+                // A syntax error: the item is parsed as written, to report it.
+                None => parsed.diagnostics.rollback(kept),
+            }
+        }
+        let mut lower = Lower { base: 0, squeezed: None, diags: &mut parsed.diagnostics };
+        let kept = lower.diags.mark();
+        let by_nodes = if item_end - pos > limits.big_item {
+            let nodes = memchr::memchr_iter(b'\n', &text.as_bytes()[pos..item_end.min(text.len())]).count() + 1;
+            lower.tree_by_nodes(text, pos, end, nodes)
+        } else {
+            None
+        };
         match by_nodes {
             Some(Ok((tree, tree_end))) => {
                 parsed.ast.items.push(Item::Tree(tree));
@@ -285,9 +306,34 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
     out
 }
 
-/// Lowers the pairs of one item to AST, with spans offset by `base`.
+/// Whether the item at `pos` is a command or an event.
+fn is_tree_head(text: &str, pos: usize) -> bool {
+    let rest = &text.as_bytes()[pos..];
+    let word = |w: &[u8]| rest.starts_with(w) && !rest.get(w.len()).is_some_and(|&b| lexer::is_word_byte(b));
+    word(b"command") || word(b"event")
+}
+
+/// Where a pair read as written ends: at its last token. pest ends a pair
+/// that closes with an optional part not there (`condition`'s `op`,
+/// `if`'s `else`) after the blanks and comments it skipped looking for it;
+/// its last token is then its last inner pair's. (In squeezed text, a pair
+/// ends at its token, and the map back ends it there too.)
+fn tight_end(pair: &Pair<'_, Rule>) -> usize {
+    let end = pair.as_span().end();
+    if !pair.as_str().ends_with([' ', '\t', '\r', '\n']) {
+        return end;
+    }
+    match pair.clone().into_inner().last() {
+        Some(last) => tight_end(&last),
+        None => end,
+    }
+}
+
+/// Lowers the pairs of one item to AST, with spans offset by `base` (or
+/// mapped back from a squeezed text's).
 struct Lower<'d> {
     base: usize,
+    squeezed: Option<&'d lexer::Squeezed>,
     diags: &'d mut Findings,
 }
 
@@ -318,7 +364,41 @@ type Lowered<T> = Result<T, Unexpected>;
 impl Lower<'_> {
     fn span(&self, pair: &Pair<'_, Rule>) -> Span {
         let s = pair.as_span();
-        Span::new(self.base + s.start(), self.base + s.end())
+        let end = if self.squeezed.is_some() { s.end() } else { tight_end(pair) };
+        self.file_span(self.base + s.start(), self.base + end)
+    }
+
+    /// The file's span of `start..end` in the text pest read.
+    fn file_span(&self, start: usize, end: usize) -> Span {
+        match self.squeezed {
+            Some(squeezed) if end > start => Span::new(squeezed.start(start), squeezed.end(end)),
+            Some(squeezed) => Span::new(squeezed.start(start), squeezed.start(start)),
+            None => Span::new(start, end),
+        }
+    }
+
+    /// The file's offset of `offset` in the pair pest read last.
+    fn at(&self, offset: usize) -> usize {
+        match self.squeezed {
+            Some(squeezed) => squeezed.start(self.base + offset),
+            None => self.base + offset,
+        }
+    }
+
+    /// A command or event of at most `item_end`, read from its squeezed
+    /// text (see [`lexer::Squeezed`]): `None` if that does not parse.
+    fn squeezed_tree(
+        squeezed: &mut lexer::Squeezed,
+        diags: &mut Findings,
+        text: &str,
+        pos: usize,
+        item_end: usize,
+    ) -> Option<Lowered<(Tree, usize)>> {
+        squeezed.fill(text, pos, item_end);
+        let nodes = memchr::memchr_iter(b'\n', &text.as_bytes()[pos..item_end]).count() + 1;
+        let mut lower = Lower { base: 0, squeezed: Some(squeezed), diags };
+        let len = squeezed.text.len();
+        Some(lower.tree_by_nodes(&squeezed.text, 0, len, nodes)?.map(|(tree, end)| (tree, squeezed.end(end))))
     }
 
     fn unexpected<T>(&self, pair: &Pair<'_, Rule>, within: &'static str) -> Lowered<T> {
@@ -333,7 +413,7 @@ impl Lower<'_> {
     /// A command or event read a node at a time: `None` when the text at
     /// `pos` is not a tree's head or does not parse (the caller parses the
     /// whole item then, to report the error), else the tree and where it ends.
-    fn tree_by_nodes(&mut self, text: &str, pos: usize, end: usize, item_end: usize) -> Option<Lowered<(Tree, usize)>> {
+    fn tree_by_nodes(&mut self, text: &str, pos: usize, end: usize, nodes: usize) -> Option<Lowered<(Tree, usize)>> {
         let head = BlkParser::parse(Rule::tree_open, &text[pos..end]).ok()?.next()?;
         self.base = pos;
         let mut at = pos + head.as_span().end();
@@ -347,11 +427,10 @@ impl Lower<'_> {
                 _ => return Some(self.unexpected(&p, "a command or event")),
             }
         }
-        // At most a node a line: reserved at once, the body never grows by
-        // doubling (which briefly holds two copies of a big tree), and is
-        // trimmed to its size at the end.
-        let lines = memchr::memchr_iter(b'\n', &text.as_bytes()[pos..item_end.min(text.len())]).count();
-        let mut body = Vec::with_capacity(lines + 1);
+        // At most `nodes` (a node a line): reserved at once, the body never
+        // grows by doubling (which briefly holds two copies of a big tree),
+        // and is trimmed to its size at the end.
+        let mut body = Vec::with_capacity(nodes);
         loop {
             at = skip_blank(text, at);
             match text.as_bytes().get(at) {
@@ -370,7 +449,7 @@ impl Lower<'_> {
             at += node_end;
         }
         body.shrink_to_fit();
-        let span = Span::new(pos, at + 1);
+        let span = self.file_span(pos, at + 1);
         let (Some(kind), Some(name)) = (kind, name) else {
             return Some(Err(Unexpected { rule: Rule::tree_open, within: "a command or event", span }));
         };
@@ -803,12 +882,12 @@ impl Lower<'_> {
     }
 
     fn text(&mut self, pair: Pair<'_, Rule>) -> Text {
-        let start = self.base + pair.as_span().start();
+        let start = self.at(pair.as_span().start());
         self.scanned(|d| template::scan_text(pair.as_str(), start, d))
     }
 
     fn template(&mut self, pair: Pair<'_, Rule>) -> Template {
-        let start = self.base + pair.as_span().start();
+        let start = self.at(pair.as_span().start());
         self.scanned(|d| template::scan_template(pair.as_str(), start, d))
     }
 
@@ -835,7 +914,7 @@ mod tests {
     #[test]
     fn an_unexpected_rule_is_a_bug_that_names_the_rule() {
         let mut diags = Findings::new();
-        let mut lower = Lower { base: 0, diags: &mut diags };
+        let mut lower = Lower { base: 0, squeezed: None, diags: &mut diags };
         let pair = BlkParser::parse(Rule::string, "\"x\"").unwrap().next().unwrap();
         let diag = lower.item(pair).unwrap_err().diagnostic();
         assert_eq!(diag.message, "internal error: the parser found string while reading a top-level item");
@@ -847,18 +926,61 @@ mod tests {
     fn a_big_tree_is_parsed_a_node_at_a_time_within_the_call_limit() {
         // Scaled down: pest's limit of rule calls per parse, and a tree that
         // needs more calls than that when parsed whole (as a million one-line
-        // nodes did with the real limit, failing with a false B001).
+        // nodes did with the real limit, failing with a false B001). Both
+        // ways of reading a tree go a node at a time: squeezed (a tree up to
+        // `big_item`) and as written (a bigger one).
         let _turn = CALL_LIMIT.lock().unwrap_or_else(|e| e.into_inner());
-        let saves: String = (0..5_000).map(|_| "    save v = 1\n").collect();
+        let saves: String = (0..5_000).map(|_| "    save v = 1 # one\n").collect();
         let source = SourceFile::new("big.blk", format!("command c {{\n{saves}}}\n"));
-        let whole = Limits { call_limit: 100_000, big_item: usize::MAX, ..Limits::default() };
-        assert_eq!(parse_with(&source, whole).diagnostics.first().map(|d| d.code), Some(Code::Syntax));
-        let by_nodes = Limits { call_limit: 100_000, big_item: 1024, ..Limits::default() };
-        let parsed = parse_with(&source, by_nodes);
-        assert!(parsed.complete && parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics.first());
-        let Item::Tree(tree) = &parsed.ast.items[0] else { panic!("a tree") };
-        assert_eq!(tree.body.len(), 5_000);
-        assert_eq!(parsed.ast, parse(&source).ast, "the same tree as a whole parse");
+        let squeezed = Limits { call_limit: 100_000, big_item: usize::MAX, ..Limits::default() };
+        let as_written = Limits { call_limit: 100_000, big_item: 1024, ..Limits::default() };
+        pest::set_call_limit(std::num::NonZeroUsize::new(100_000));
+        let whole = BlkParser::parse(Rule::item, &source.text).map(|_| ());
+        assert!(whole.is_err(), "the whole tree needs more calls than the limit");
+        for limits in [squeezed, as_written] {
+            let parsed = parse_with(&source, limits);
+            assert!(parsed.complete && parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics.first());
+            let Item::Tree(tree) = &parsed.ast.items[0] else { panic!("a tree") };
+            assert_eq!(tree.body.len(), 5_000);
+            assert_eq!(parsed.ast, parse(&source).ast, "the same tree either way");
+        }
+    }
+
+    #[test]
+    fn the_deepest_nesting_allowed_parses_on_half_a_thread_s_default_stack() {
+        // pest recurses once per `{`, `[` or `(` (every recursive rule of
+        // the grammar opens one), and the structure pre-scan refuses a file
+        // nested deeper than MAX_DEPTH before pest runs: that is what bounds
+        // the stack, with no probe of pest's own (Cargo.toml). At the bound,
+        // a debug build fits in 1 MiB (a spawned thread has 2 MiB).
+        // Each text opens `opens` brackets around its repeated part.
+        let texts = |more: usize| {
+            let k = |opens: usize| MAX_DEPTH - opens + more;
+            [
+                format!("command c {{ {}reply \"x\"{} }}", "if 1 == 1 { ".repeat(k(1)), " }".repeat(k(1))),
+                format!(
+                    "command c {{ api a {{ method POST url \"https://x.io\" body {{ k = {}1{} }} }} }}",
+                    "{ k = ".repeat(k(3)),
+                    " }".repeat(k(3))
+                ),
+                format!("command c {{ save v = {}1{} }}", "[".repeat(k(1)), "]".repeat(k(1))),
+                format!("command c {{ save v = {}1 + 1{} }}", "(".repeat(k(1)), ")".repeat(k(1))),
+                format!("command c {{ if {}1 + 1{} == 2 {{ }} }}", "(".repeat(k(1)), ")".repeat(k(1))),
+            ]
+        };
+        for (deepest, deeper) in texts(0).into_iter().zip(texts(1)) {
+            let (deepest, deeper) = std::thread::Builder::new()
+                .stack_size(1 << 20)
+                .spawn(move || {
+                    let deepest = parse(&SourceFile::new("deepest.blk", deepest));
+                    (deepest, parse(&SourceFile::new("deeper.blk", deeper)))
+                })
+                .unwrap()
+                .join()
+                .expect("parsed within the stack");
+            assert!(deepest.complete && deepest.diagnostics.is_empty(), "{:?}", deepest.diagnostics.first());
+            assert_eq!(deeper.diagnostics.first().map(|d| d.code), Some(Code::TooDeep));
+        }
     }
 
     #[test]
