@@ -49,14 +49,20 @@ fn eventually(secs: u64, mut f: impl FnMut() -> bool) -> bool {
 }
 
 /// What the user finally saw of an interaction: the first answer's
-/// content, or the edit of a deferred one.
+/// content, or the edit of a deferred one, or the follow-up that replaced
+/// it (a private word: the deferred answer is deleted first).
 fn seen_by_user(platform: &TestPlatform, answer: &Value, id: &str) -> String {
     if answer["type"] == 4 {
         return answer["data"]["content"].as_str().unwrap_or_default().to_string();
     }
-    let path = format!("itoken-{id}-secretpart/messages/@original");
-    let edits = platform.wait_for(&path, 1);
-    edits.first().map_or(String::new(), |c| c.body["content"].as_str().unwrap_or_default().to_string())
+    let path = format!("itoken-{id}-secretpart");
+    let content = |c: &crate::support::platform::Call| c.body["content"].as_str().unwrap_or_default().to_string();
+    let calls = platform.wait_for(&path, 1);
+    if let Some(edit) = calls.iter().find(|c| c.method == "PATCH") {
+        return content(edit);
+    }
+    let calls = platform.wait_for(&path, 2);
+    calls.iter().find(|c| c.method == "POST").map_or(String::new(), content)
 }
 
 /// A command whose one request takes `ms` to be answered (by the API

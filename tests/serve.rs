@@ -158,6 +158,9 @@ fn content(answer: &Answered) -> &str {
     answer.body["data"]["content"].as_str().unwrap_or_default()
 }
 
+const FAILED_WORD: &str =
+    "Sorry, something went wrong running this command. The bot's operator can see what in the log.";
+
 #[test]
 fn a_ping_is_answered_and_anything_unsigned_gets_401_before_it_is_read() {
     let platform = TestPlatform::start();
@@ -325,6 +328,51 @@ fn a_full_queue_answers_busy_at_once_and_queued_runs_are_still_answered_in_time(
     api.open();
     // Both are edited once their runs end, the queued one after the first.
     assert_eq!(platform.wait_for("/messages/@original", 2).len(), 2);
+}
+
+#[test]
+fn a_private_word_after_a_deferral_takes_the_thinking_answer_back_and_follows_up() {
+    // The platform keeps a deferred answer's privacy: an edit cannot make
+    // it private, and the first follow-up takes the deferral's. So a
+    // failure or "Done." after a deferral deletes "thinking…" and follows
+    // up with the private flag; no edit carries a flag.
+    let platform = TestPlatform::start();
+    let api = TestServer::start();
+    let program = r#"command broken "Broken" {
+    api wait {
+        method GET
+        url "@API@/slow/1500"
+    }
+    api big {
+        method GET
+        url "@API@/big/100000"
+    }
+    reply "never"
+}
+command quiet "Quiet" {
+    api wait {
+        method GET
+        url "@API@/slow/1500"
+    }
+}
+"#;
+    let args = ["--answer-within", "0.5", "--max-response-size", "1000"];
+    let served = serve(program, &platform, Some(&api), &args, &[]);
+    for (id, name, content) in [("d1", "broken", FAILED_WORD), ("d2", "quiet", "Done.")] {
+        let answer = served.send(&platform, &command(id, name, json!([])));
+        assert_eq!(answer.body, json!({ "type": 5 }));
+        let token = format!("/api/webhooks/4242/itoken-{id}-secretpart");
+        let calls = platform.wait_for(&token, 2);
+        let calls: Vec<(&str, &str)> = calls.iter().map(|c| (c.method.as_str(), c.path.as_str())).collect();
+        let original = format!("{token}/messages/@original");
+        assert_eq!(calls, [("DELETE", original.as_str()), ("POST", token.as_str())], "{}", served.log());
+        let follow = platform.wait_for(&token, 2).pop().unwrap();
+        assert_eq!((follow.body["content"].as_str(), follow.body["flags"].clone()), (Some(content), json!(64)));
+        assert_eq!(follow.authorization, None);
+    }
+    assert!(platform.calls().iter().all(|c| c.method != "PATCH"), "{:?}", platform.calls());
+    let log = served.wait_log("outcome=failed");
+    assert!(log.contains("outcome=failed") && log.contains("outcome=deferred"), "{log}");
 }
 
 #[test]

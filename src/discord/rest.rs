@@ -33,6 +33,9 @@ pub enum Route<'a> {
     EditOriginal { application: &'a str, token: &'a str },
     /// `POST /webhooks/{app}/{token}`: a follow-up.
     FollowUp { application: &'a str, token: &'a str },
+    /// `DELETE /webhooks/{app}/{token}/messages/@original`: a deferred
+    /// answer ("thinking…") taken back, for a private message to follow.
+    DeleteOriginal { application: &'a str, token: &'a str },
     /// `POST /channels/{channel}/messages`.
     ChannelMessage { channel: &'a str },
 }
@@ -43,6 +46,7 @@ impl Route<'_> {
             Route::GatewayBot | Route::RegisteredCommands { .. } => "GET",
             Route::Commands { .. } => "PUT",
             Route::EditOriginal { .. } => "PATCH",
+            Route::DeleteOriginal { .. } => "DELETE",
             Route::FollowUp { .. } | Route::ChannelMessage { .. } | Route::Callback { .. } => "POST",
         }
     }
@@ -50,7 +54,10 @@ impl Route<'_> {
     /// Whether the route takes the bot token (an interaction's webhook is
     /// its own credential).
     fn with_token(&self) -> bool {
-        !matches!(self, Route::EditOriginal { .. } | Route::FollowUp { .. } | Route::Callback { .. })
+        !matches!(
+            self,
+            Route::EditOriginal { .. } | Route::DeleteOriginal { .. } | Route::FollowUp { .. } | Route::Callback { .. }
+        )
     }
 
     fn is_webhook(&self) -> bool {
@@ -73,7 +80,7 @@ impl Route<'_> {
                     None => format!("/applications/{application}/commands"),
                 }
             }
-            Route::EditOriginal { application, token: t } => {
+            Route::EditOriginal { application, token: t } | Route::DeleteOriginal { application, token: t } => {
                 id("application", application)?;
                 token(t)?;
                 format!("/webhooks/{application}/{t}/messages/@original")
@@ -98,7 +105,7 @@ impl Route<'_> {
     /// The route as a log may show it: no interaction token.
     pub fn shown(&self) -> String {
         let path = match *self {
-            Route::EditOriginal { application, .. } => {
+            Route::EditOriginal { application, .. } | Route::DeleteOriginal { application, .. } => {
                 format!("/webhooks/{application}/[interaction token]/messages/@original")
             }
             Route::FollowUp { application, .. } => format!("/webhooks/{application}/[interaction token]"),

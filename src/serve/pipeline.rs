@@ -197,6 +197,12 @@ impl Outbox<'_> {
                         shared.metrics.followup();
                         Route::FollowUp { application, token }
                     }
+                    Delivery::Replace => {
+                        report.deferred = true;
+                        self.take_back_deferral(application, token);
+                        shared.metrics.followup();
+                        Route::FollowUp { application, token }
+                    }
                 };
                 let deadline = self.trigger.received + TOKEN_LIFETIME;
                 shared.bot.platform(&self.trigger.loaded).send(route, Some(&body), deadline)
@@ -209,6 +215,30 @@ impl Outbox<'_> {
             Target::Channel(None) => return,
         };
         sent_message(shared, report, sent, &self.trigger.about);
+    }
+}
+
+impl Outbox<'_> {
+    /// Deletes an interaction's deferred answer ("thinking…"); a failure is
+    /// logged, and the message that was to replace it still follows.
+    fn take_back_deferral(&self, application: &str, token: &str) {
+        let (shared, about) = (self.shared, &self.trigger.about);
+        let deadline = self.trigger.received + TOKEN_LIFETIME;
+        let route = Route::DeleteOriginal { application, token };
+        let taken = shared.bot.platform(&self.trigger.loaded).send::<()>(route, None, deadline);
+        let status = match &taken {
+            Ok(a) => {
+                shared.metrics.platform_call(a.status);
+                if a.is_success() {
+                    return;
+                }
+                a.status.to_string()
+            }
+            Err(e) => e.to_string(),
+        };
+        log::hiding(about.token(), || {
+            tracing::warn!(id = about.id(), kind = about.kind(), status, "the deferred answer could not be taken back");
+        });
     }
 }
 

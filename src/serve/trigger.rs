@@ -154,6 +154,11 @@ pub enum Delivery {
     Sent,
     Edit,
     FollowUp,
+    /// A private message after a public deferral: the platform keeps an
+    /// answer's privacy from its deferral (an edit cannot change it, and
+    /// the first follow-up to a deferral takes the deferral's), so the
+    /// "thinking…" answer is taken back and the message follows up.
+    Replace,
 }
 
 impl Answer {
@@ -179,7 +184,11 @@ impl Answer {
             }
             Phase::Deferred { edited } if !*edited => {
                 *edited = true;
-                Delivery::Edit
+                if message.ephemeral {
+                    Delivery::Replace
+                } else {
+                    Delivery::Edit
+                }
             }
             _ => Delivery::FollowUp,
         }
