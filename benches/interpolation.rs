@@ -66,7 +66,7 @@ fn main() {
     assert!(!checked.has_errors());
     let Item::Tree(tree) = &checked.ast.items[0] else { unreachable!() };
     let Node::Reply(reply) = &tree.body[1] else { unreachable!() };
-    let template = plan::template(&reply.text);
+    let template = plan::template(reply.text().expect("a reply with text"));
     let data = blkc::data::Data::parse(json.to_string().as_bytes()).unwrap().data;
     let mut scope = Bench { response: Response { status: 200, body: Body::Json(data) } };
 

@@ -318,11 +318,19 @@ impl Printer<'_> {
                 }
                 self.trailing(o.span.end as usize);
             }
-            Node::Reply(r) => {
-                self.out.push_str("reply ");
-                self.template(&r.text);
-                self.trailing(r.span.end as usize);
-            }
+            Node::Reply(r) => match r.text().filter(|_| !r.block) {
+                Some(text) => {
+                    self.out.push_str("reply ");
+                    self.template(text);
+                    self.trailing(r.span.end as usize);
+                }
+                None => {
+                    self.out.push_str("reply {");
+                    let open = self.open_brace(r.span.start as usize);
+                    self.block(open, r.span.end as usize - 1, &r.items, ReplyItem::span, |p, i| p.reply_item(i));
+                    self.trailing(r.span.end as usize);
+                }
+            },
             Node::Save(s) => {
                 self.out.push_str("save ");
                 self.out.push_str(&s.name.name);
@@ -339,6 +347,49 @@ impl Printer<'_> {
                 self.trailing(b.span.end as usize);
             }
             Node::If(i) => self.if_node(i),
+        }
+    }
+
+    fn reply_item(&mut self, item: &ReplyItem) {
+        self.indent();
+        match item {
+            ReplyItem::Text { value, span } => {
+                self.out.push_str("text ");
+                self.template(value);
+                self.trailing(span.end as usize);
+            }
+            ReplyItem::Ephemeral(span) => {
+                self.out.push_str("ephemeral");
+                self.trailing(span.end as usize);
+            }
+            ReplyItem::Embed(e) => {
+                self.out.push_str("embed {");
+                let open = self.open_brace(e.span.start as usize);
+                self.block(open, e.span.end as usize - 1, &e.items, EmbedItem::span, |p, i| p.embed_item(i));
+                self.trailing(e.span.end as usize);
+            }
+        }
+    }
+
+    fn embed_item(&mut self, item: &EmbedItem) {
+        self.indent();
+        match item {
+            EmbedItem::Part { part, value, span, .. } => {
+                self.out.push_str(part.as_str());
+                self.out.push(' ');
+                self.template(value);
+                self.trailing(span.end as usize);
+            }
+            EmbedItem::Field { name, value, inline, span } => {
+                self.out.push_str("field ");
+                self.template(name);
+                self.out.push(' ');
+                self.template(value);
+                if inline.is_some() {
+                    self.out.push_str(" inline");
+                }
+                self.trailing(span.end as usize);
+            }
         }
     }
 

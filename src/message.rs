@@ -4,7 +4,7 @@
 //! (`discord::message`). Rich messages (embeds, components) are added here,
 //! and there, and nowhere else.
 
-use crate::vocab::limits;
+use crate::vocab::{self, limits, EmbedPart, PartForm};
 
 /// One message.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -16,18 +16,184 @@ pub struct Message {
     /// `@everyone` or `@here`, whatever the content holds, so that text a
     /// chat user supplied can never ping anyone the command did not name.
     pub mentions: Vec<String>,
+    /// At most [`limits::EMBEDS`], each within the platform's limits
+    /// ([`embed`] makes them so).
+    pub embeds: Vec<Embed>,
+}
+
+/// An embed as it is sent: every part filled in, cut to its limit, and
+/// left out when it is not of its form (a URL, a colour, a time).
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Embed {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub color: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub footer: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thumbnail: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<EmbedField>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct EmbedField {
+    pub name: String,
+    pub value: String,
+    pub inline: bool,
+}
+
+/// The mark left where a value was cut to its part's limit.
+pub const CUT: &str = "…";
+
+/// Cuts `text` to at most `max` UTF-16 units, ending with [`CUT`]; whether
+/// it had to.
+fn fit(text: &mut String, max: usize) -> bool {
+    if units(text) <= max {
+        return false;
+    }
+    let keep = max - units(CUT);
+    let mut used = 0;
+    let end = text
+        .char_indices()
+        .find(|(_, c)| {
+            used += c.len_utf16();
+            used > keep
+        })
+        .map_or(text.len(), |(i, _)| i);
+    text.truncate(end);
+    text.push_str(CUT);
+    true
+}
+
+/// An embed from its parts' and fields' filled-in text, and what had to
+/// change for the platform to take it (for a warning: a run never fails
+/// on an embed, and the platform never answers 400 to one).
+pub fn embed(parts: Vec<(EmbedPart, String)>, fields: Vec<(String, String, bool)>) -> (Embed, Vec<String>) {
+    let mut e = Embed::default();
+    let mut changed = Vec::new();
+    for (part, mut text) in parts {
+        let name = part.as_str();
+        if let Some(max) = part.limit() {
+            if fit(&mut text, max) {
+                changed.push(format!("the embed's `{name}` was cut to {max} characters"));
+            }
+        }
+        let blank = text.trim().is_empty();
+        let slot = match part {
+            EmbedPart::Title => &mut e.title,
+            EmbedPart::Description => &mut e.description,
+            EmbedPart::Url => &mut e.url,
+            EmbedPart::Timestamp => &mut e.timestamp,
+            EmbedPart::Footer => &mut e.footer,
+            EmbedPart::Author => &mut e.author,
+            EmbedPart::Image => &mut e.image,
+            EmbedPart::Thumbnail => &mut e.thumbnail,
+            EmbedPart::Color => {
+                match vocab::parse_color(&text) {
+                    Some(c) => e.color = Some(c),
+                    None if blank => {}
+                    None => {
+                        changed.push(format!("the embed's `color` was left out: {:?} is not a colour", short(&text)))
+                    }
+                }
+                continue;
+            }
+        };
+        let ok = match part.form() {
+            PartForm::Url => vocab::is_web_url(text.trim()),
+            PartForm::Timestamp => vocab::is_timestamp(text.trim()),
+            PartForm::Text | PartForm::Color => true,
+        };
+        if blank {
+            // The platform refuses an empty part: a value that filled in
+            // empty leaves it out.
+            continue;
+        }
+        if !ok {
+            let what = if part.form() == PartForm::Url { "an http or https URL" } else { "an RFC 3339 time" };
+            changed.push(format!("the embed's `{name}` was left out: {:?} is not {what}", short(&text)));
+            continue;
+        }
+        *slot = Some(match part.form() {
+            PartForm::Text => text,
+            PartForm::Timestamp => vocab::parse_timestamp(&text).unwrap_or_default(),
+            _ => text.trim().to_string(),
+        });
+    }
+    for (mut name, mut value, inline) in fields.into_iter().take(limits::EMBED_FIELDS) {
+        for (text, max, what) in [(&mut name, limits::FIELD_NAME, "name"), (&mut value, limits::FIELD_VALUE, "value")] {
+            if text.trim().is_empty() {
+                // A field's name and value are required: an empty one is
+                // a blank that shows as nothing.
+                *text = "\u{200b}".to_string();
+            } else if fit(text, max) {
+                changed.push(format!("a field's {what} was cut to {max} characters"));
+            }
+        }
+        e.fields.push(EmbedField { name, value, inline });
+    }
+    (e, changed)
+}
+
+/// The characters of an embed that count toward a message's 6,000.
+pub fn embed_units(e: &Embed) -> usize {
+    let texts = [&e.title, &e.description, &e.footer, &e.author];
+    texts.iter().filter_map(|t| t.as_deref()).map(units).sum::<usize>()
+        + e.fields.iter().map(|f| units(&f.name) + units(&f.value)).sum::<usize>()
+}
+
+/// Keeps a message's embeds within 6,000 characters together: the
+/// descriptions are cut, last embed first; whether any was.
+pub fn fit_embeds(embeds: &mut [Embed]) -> bool {
+    let mut total: usize = embeds.iter().map(embed_units).sum();
+    let mut cut = false;
+    for e in embeds.iter_mut().rev() {
+        if total <= limits::EMBED_TOTAL {
+            break;
+        }
+        if let Some(d) = &mut e.description {
+            let before = units(d);
+            let over = total - limits::EMBED_TOTAL;
+            let keep = before.saturating_sub(over).max(units(CUT));
+            fit(d, keep);
+            total = total - before + units(d);
+            cut = true;
+        }
+    }
+    cut
+}
+
+/// A value as a warning quotes it: at most 40 characters.
+fn short(text: &str) -> String {
+    let mut t: String = text.chars().take(40).collect();
+    if t.len() < text.len() {
+        t.push_str(CUT);
+    }
+    t
 }
 
 impl Message {
     /// A message that may ping `users`.
     pub fn new(content: impl Into<String>, users: &[String]) -> Message {
-        Message { content: content.into(), ephemeral: false, mentions: users.to_vec() }
+        Message { content: content.into(), ephemeral: false, mentions: users.to_vec(), embeds: Vec::new() }
     }
 
     /// blkc's own word to the user who triggered a command (busy, failed,
     /// done): seen by them only, pinging no one.
     pub fn notice(content: &str) -> Message {
-        Message { content: content.to_string(), ephemeral: true, mentions: Vec::new() }
+        Message { content: content.to_string(), ephemeral: true, mentions: Vec::new(), embeds: Vec::new() }
     }
 }
 
@@ -111,6 +277,33 @@ fn split_point(text: &str, max: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_embed_is_kept_to_the_platform_s_limits_and_forms() {
+        let parts = vec![
+            (EmbedPart::Title, "t".repeat(300)),
+            (EmbedPart::Color, "#5865f2".into()),
+            (EmbedPart::Url, "not a url".into()),
+            (EmbedPart::Timestamp, "2026-11-24T15:05:00+01:00".into()),
+            (EmbedPart::Footer, "   ".into()),
+        ];
+        let fields = vec![("".into(), "v".repeat(2000), true)];
+        let (e, changed) = embed(parts, fields);
+        let title = e.title.unwrap();
+        assert_eq!((title.chars().count(), title.ends_with(CUT)), (256, true));
+        assert_eq!(e.color, Some(0x5865F2));
+        assert_eq!(e.url, None);
+        assert_eq!(e.timestamp.as_deref(), Some("2026-11-24T14:05:00Z"));
+        assert_eq!(e.footer, None, "a blank part is left out");
+        assert_eq!(e.fields[0].name, "\u{200b}");
+        assert_eq!(e.fields[0].value.chars().count(), 1024);
+        assert_eq!(changed.len(), 3, "{changed:?}");
+        let mut many = vec![Embed { description: Some("d".repeat(4000)), ..Embed::default() }; 2];
+        assert!(fit_embeds(&mut many));
+        assert_eq!(many.iter().map(embed_units).sum::<usize>(), limits::EMBED_TOTAL);
+        assert_eq!(vocab::parse_color("16777216"), None);
+        assert_eq!(vocab::parse_color("blue"), None);
+    }
 
     #[test]
     fn a_long_reply_is_split_at_lines_and_a_very_long_one_cut_with_a_mark() {

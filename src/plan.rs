@@ -14,7 +14,7 @@ pub use crate::vocab::Method;
 use crate::Checked;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 4;
+pub const FORMAT: u32 = 5;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -102,6 +102,22 @@ impl Tree {
     }
 }
 
+/// An embed of a reply: its parts and fields, each a template.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbedStep {
+    pub parts: Vec<(crate::vocab::EmbedPart, Template)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<FieldStep>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldStep {
+    pub name: Template,
+    pub value: Template,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub inline: bool,
+}
+
 /// A command's option: `{option_<name>}` in the run, of a type.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OptionSpec {
@@ -116,7 +132,13 @@ pub struct OptionSpec {
 pub enum Step {
     Request(Box<Request>),
     Reply {
-        text: Template,
+        /// None for a reply of embeds only.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<Template>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        ephemeral: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        embeds: Vec<EmbedStep>,
         span: Span,
     },
     Save {
@@ -333,7 +355,16 @@ pub fn each_template(steps: &[Step], f: &mut impl FnMut(&Template)) {
     for step in steps {
         match step {
             Step::Request(r) => r.each_template(f),
-            Step::Reply { text, .. } => f(text),
+            Step::Reply { text, embeds, .. } => {
+                text.iter().for_each(&mut *f);
+                for e in embeds {
+                    e.parts.iter().for_each(|(_, t)| f(t));
+                    for field in &e.fields {
+                        f(&field.name);
+                        f(&field.value);
+                    }
+                }
+            }
             Step::Save { value, .. } => value.each_template(f),
             Step::If { branches, otherwise, .. } => {
                 for (condition, then) in branches {
@@ -477,10 +508,31 @@ fn step(node: &Node) -> Lowered<Option<Step>> {
     Ok(Some(match node {
         Node::Option(_) => return Ok(None),
         Node::Api(b) => Step::Request(Box::new(request(b)?)),
-        Node::Reply(r) => Step::Reply { text: template(&r.text), span: r.span },
+        Node::Reply(r) => reply_step(r),
         Node::Save(s) => Step::Save { name: s.name.name.to_string(), value: val(&s.value), span: s.span },
         Node::If(i) => if_step(i)?,
     }))
+}
+
+fn reply_step(r: &ast::Reply) -> Step {
+    let embeds = r
+        .embeds()
+        .map(|e| {
+            let mut step = EmbedStep { parts: Vec::new(), fields: Vec::new() };
+            for item in &e.items {
+                match item {
+                    ast::EmbedItem::Part { part, value, .. } => step.parts.push((*part, template(value))),
+                    ast::EmbedItem::Field { name, value, inline, .. } => step.fields.push(FieldStep {
+                        name: template(name),
+                        value: template(value),
+                        inline: inline.is_some(),
+                    }),
+                }
+            }
+            step
+        })
+        .collect();
+    Step::Reply { text: r.text().map(template), ephemeral: r.ephemeral(), embeds, span: r.span }
 }
 
 fn if_step(node: &ast::IfNode) -> Lowered<Step> {

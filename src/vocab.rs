@@ -359,6 +359,147 @@ pub mod limits {
     pub const COMMAND_TEXT: usize = 8000;
     /// Characters of a message's `content`.
     pub const MESSAGE: usize = 2000;
+    /// Embeds on one message.
+    pub const EMBEDS: usize = 10;
+    /// Fields of one embed.
+    pub const EMBED_FIELDS: usize = 25;
+    /// Characters of a field's name and of its value.
+    pub const FIELD_NAME: usize = 256;
+    pub const FIELD_VALUE: usize = 1024;
+    /// Characters of every embed of a message together (titles,
+    /// descriptions, fields, footers and authors).
+    pub const EMBED_TOTAL: usize = 6000;
+}
+
+/// The parts of an embed written `KEY "text"`: every one a template, like
+/// a reply's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedPart {
+    Title,
+    Description,
+    Url,
+    Color,
+    Timestamp,
+    Footer,
+    Author,
+    Image,
+    Thumbnail,
+}
+
+/// What an embed part's text must be, beside its length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartForm {
+    Text,
+    /// An `http` or `https` URL.
+    Url,
+    /// `#RRGGBB`, or the colour's number (`5793266`).
+    Color,
+    /// A date and time as RFC 3339 writes it (`2026-11-24T14:05:00Z`).
+    Timestamp,
+}
+
+impl EmbedPart {
+    pub const ALL: [EmbedPart; 9] = [
+        EmbedPart::Title,
+        EmbedPart::Description,
+        EmbedPart::Url,
+        EmbedPart::Color,
+        EmbedPart::Timestamp,
+        EmbedPart::Footer,
+        EmbedPart::Author,
+        EmbedPart::Image,
+        EmbedPart::Thumbnail,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EmbedPart::Title => "title",
+            EmbedPart::Description => "description",
+            EmbedPart::Url => "url",
+            EmbedPart::Color => "color",
+            EmbedPart::Timestamp => "timestamp",
+            EmbedPart::Footer => "footer",
+            EmbedPart::Author => "author",
+            EmbedPart::Image => "image",
+            EmbedPart::Thumbnail => "thumbnail",
+        }
+    }
+
+    pub fn parse(word: &str) -> Option<EmbedPart> {
+        EmbedPart::ALL.into_iter().find(|p| p.as_str() == word)
+    }
+
+    /// The most characters the platform takes, for the parts that are text.
+    pub fn limit(self) -> Option<usize> {
+        match self {
+            EmbedPart::Title | EmbedPart::Author => Some(256),
+            EmbedPart::Description => Some(4096),
+            EmbedPart::Footer => Some(2048),
+            _ => None,
+        }
+    }
+
+    pub fn form(self) -> PartForm {
+        match self {
+            EmbedPart::Url | EmbedPart::Image | EmbedPart::Thumbnail => PartForm::Url,
+            EmbedPart::Color => PartForm::Color,
+            EmbedPart::Timestamp => PartForm::Timestamp,
+            _ => PartForm::Text,
+        }
+    }
+
+    /// Whether it counts toward the 6,000 characters of a message's embeds.
+    pub fn counts_in_total(self) -> bool {
+        self.limit().is_some()
+    }
+
+    /// What it is, for hover and messages.
+    pub fn about(self) -> &'static str {
+        match self {
+            EmbedPart::Title => "the embed's title, at most 256 characters",
+            EmbedPart::Description => "the embed's main text, at most 4,096 characters",
+            EmbedPart::Url => "where the title links to: an http or https URL",
+            EmbedPart::Color => "the colour of the embed's edge: `#RRGGBB` or its number",
+            EmbedPart::Timestamp => "a time shown in the footer: RFC 3339, `2026-11-24T14:05:00Z`",
+            EmbedPart::Footer => "small text at the bottom, at most 2,048 characters",
+            EmbedPart::Author => "a name above the title, at most 256 characters",
+            EmbedPart::Image => "a large image below the text: an http or https URL",
+            EmbedPart::Thumbnail => "a small image at the top right: an http or https URL",
+        }
+    }
+}
+
+/// A colour as an embed takes it: `#RRGGBB` or its decimal number, at most
+/// `0xFFFFFF`.
+pub fn parse_color(text: &str) -> Option<u32> {
+    let t = text.trim();
+    let n = match t.strip_prefix('#') {
+        Some(hex) if hex.len() == 6 && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            u32::from_str_radix(hex, 16).ok()?
+        }
+        Some(_) => return None,
+        None if !t.is_empty() && t.len() <= 8 && t.bytes().all(|b| b.is_ascii_digit()) => t.parse().ok()?,
+        None => return None,
+    };
+    (n <= 0xFF_FFFF).then_some(n)
+}
+
+/// A date and time as RFC 3339 writes it (`2026-11-24T14:05:00Z`,
+/// `2026-11-24T14:05:00.5+01:00`), as the same time in UTC, written so.
+pub fn parse_timestamp(text: &str) -> Option<String> {
+    use time::format_description::well_known::Rfc3339;
+    let at = time::OffsetDateTime::parse(text.trim(), &Rfc3339).ok()?;
+    at.to_offset(time::UtcOffset::UTC).format(&Rfc3339).ok()
+}
+
+pub fn is_timestamp(text: &str) -> bool {
+    parse_timestamp(text).is_some()
+}
+
+/// Whether `text` is an `http` or `https` URL with a host.
+pub fn is_web_url(text: &str) -> bool {
+    url::Url::parse(text).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
 }
 
 /// Where a keyword can stand.
@@ -376,6 +517,10 @@ pub enum Place {
     Option,
     /// After a `var`'s name.
     Var,
+    /// Among the parts of a `reply { … }`.
+    Reply,
+    /// Among the parts of an `embed { … }`.
+    Embed,
 }
 
 macro_rules! keywords {
@@ -426,6 +571,19 @@ keywords! {
     Body "body" Block,
     Sample "sample" Block,
     Allow "allow" Block,
+    Text "text" Reply,
+    Ephemeral "ephemeral" Reply,
+    Embed "embed" Reply,
+    Title "title" Embed,
+    Description "description" Embed,
+    Color "color" Embed,
+    Timestamp "timestamp" Embed,
+    Footer "footer" Embed,
+    Author "author" Embed,
+    Image "image" Embed,
+    Thumbnail "thumbnail" Embed,
+    Field "field" Embed,
+    Inline "inline" Embed,
     True "true" Value,
     False "false" Value,
     Null "null" Value,

@@ -347,6 +347,31 @@ fn completion_knows_blocks_paths_variables_and_keywords() {
 }
 
 #[test]
+fn an_embed_completes_its_parts_and_hovers_with_their_limits() {
+    let (_dir, uri) = workspace();
+    let mut client = Client::start(&[]);
+    let labels =
+        |v: &Value| v.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let text = "command c \"C\" {\n    reply {\n        embed {\n            ti\n        }\n        te\n    }\n}\n";
+    client.open(&uri, text);
+    let items = labels(&client.at("textDocument/completion", &uri, text, "ti\n", 2));
+    for word in ["title", "description", "color", "url", "thumbnail", "field"] {
+        assert!(items.contains(&word.to_string()), "{word} in {items:?}");
+    }
+    assert!(!items.contains(&"reply".to_string()) && !items.contains(&"method".to_string()), "{items:?}");
+    let items = labels(&client.at("textDocument/completion", &uri, text, "te\n", 2));
+    for word in ["text", "ephemeral", "embed"] {
+        assert!(items.contains(&word.to_string()), "{word} in {items:?}");
+    }
+    let text =
+        "command c \"C\" {\n    reply {\n        embed {\n            title \"T\"\n            color \"#5865F2\"\n        }\n    }\n}\n";
+    client.change(&uri, 2, text);
+    let hover = client.at("textDocument/hover", &uri, text, "color \"", 2);
+    let shown = hover["contents"].to_string();
+    assert!(shown.contains("#RRGGBB"), "{shown}");
+}
+
+#[test]
 fn completion_inside_a_string_that_is_not_closed_yet() {
     // Typed without auto-closing quotes: the string runs on, so the file
     // does not parse, and completion still knows the tree and the sample.

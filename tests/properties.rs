@@ -375,6 +375,27 @@ fn operand() -> impl Strategy<Value = Value> {
     ]
 }
 
+fn reply_item() -> impl Strategy<Value = ReplyItem> {
+    let part = (0..blkc::vocab::EmbedPart::ALL.len(), template()).prop_map(|(k, value)| EmbedItem::Part {
+        part: blkc::vocab::EmbedPart::ALL[k],
+        key: sp(),
+        value,
+        span: sp(),
+    });
+    let field = (template(), template(), any::<bool>()).prop_map(|(name, value, inline)| EmbedItem::Field {
+        name,
+        value,
+        inline: inline.then(sp),
+        span: sp(),
+    });
+    prop_oneof![
+        template().prop_map(|value| ReplyItem::Text { value, span: sp() }),
+        Just(ReplyItem::Ephemeral(sp())),
+        proptest::collection::vec(prop_oneof![part, field], 0..4)
+            .prop_map(|items| ReplyItem::Embed(Embed { items, span: sp() })),
+    ]
+}
+
 fn node() -> impl Strategy<Value = Node> {
     let leaf =
         prop_oneof![
@@ -390,7 +411,12 @@ fn node() -> impl Strategy<Value = Node> {
             ),
             (ident(), proptest::collection::vec(field(), 0..4))
                 .prop_map(|(name, fields)| Node::Api(Box::new(ApiBlock { name, fields, span: sp() }))),
-            template().prop_map(|text| Node::Reply(Reply { text, span: sp() })),
+            template().prop_map(|text| Node::Reply(Reply::text_only(text, sp()))),
+            proptest::collection::vec(reply_item(), 0..4).prop_map(|items| Node::Reply(Reply {
+                items,
+                block: true,
+                span: sp()
+            })),
             (ident(), value()).prop_map(|(name, value)| Node::Save(Save { name, value, span: sp() })),
         ];
     leaf.prop_recursive(3, 24, 4, |inner| {

@@ -376,6 +376,45 @@ command quiet "Quiet" {
 }
 
 #[test]
+fn a_reply_with_an_embed_and_ephemeral_is_answered_with_them() {
+    let platform = TestPlatform::start();
+    let program = r##"command card "Card" {
+    option colour "A colour"
+    reply {
+        text "Your card"
+        ephemeral
+        embed {
+            title "Card of {user_name}"
+            color "{option_colour}"
+            timestamp "2026-11-24T14:05:00Z"
+            field "Level" "3" inline
+        }
+    }
+}
+"##;
+    let served = serve(program, &platform, None, &[], &[]);
+    let options = json!([{ "name": "colour", "type": 3, "value": "#5865F2" }]);
+    let answer = served.send(&platform, &command("e1", "card", options));
+    let data = &answer.body["data"];
+    assert_eq!((answer.body["type"].clone(), data["flags"].clone()), (json!(4), json!(64)), "{answer:?}");
+    assert_eq!(data["content"], "Your card");
+    let embed = &data["embeds"][0];
+    assert!(embed["title"].as_str().is_some_and(|t| t.starts_with("Card of ")), "{embed}");
+    assert_eq!((embed["color"].clone(), embed["type"].clone()), (json!(0x5865F2), json!("rich")));
+    assert_eq!(embed["timestamp"].as_str().map(|t| t.starts_with("2026-11-24T14:05:00")), Some(true), "{embed}");
+    assert_eq!(embed["fields"], json!([{ "name": "Level", "value": "3", "inline": true }]));
+    assert_eq!(data["allowed_mentions"]["parse"], json!([]));
+    // A colour a user typed that is not one is left out, with a warning;
+    // the card is still sent.
+    let options = json!([{ "name": "colour", "type": 3, "value": "blue" }]);
+    let answer = served.send(&platform, &command("e2", "card", options));
+    assert!(answer.body["data"]["embeds"][0]["color"].is_null(), "{answer:?}");
+    assert!(answer.body["data"]["embeds"][0]["title"].is_string());
+    let log = served.wait_log("B326");
+    assert!(log.contains("B326"), "{log}");
+}
+
+#[test]
 fn a_replayed_interaction_is_answered_once() {
     let platform = TestPlatform::start();
     let api = TestServer::start();

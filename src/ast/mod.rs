@@ -170,10 +170,107 @@ impl ChoiceValue {
     }
 }
 
+/// `reply "text"`, or `reply { … }` with its parts in the order written.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
-    pub text: Template,
+    pub items: Vec<ReplyItem>,
+    /// Written as a block (the formatter keeps it one).
+    pub block: bool,
     pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReplyItem {
+    /// `text "…"` (or the string of `reply "…"`); `span` from its keyword.
+    Text {
+        value: Template,
+        span: Span,
+    },
+    /// `ephemeral`: only the user who triggered it sees it.
+    Ephemeral(Span),
+    Embed(Embed),
+}
+
+impl Reply {
+    /// A plain `reply "text"`.
+    pub fn text_only(text: Template, span: Span) -> Reply {
+        let text_span = text.span;
+        Reply { items: vec![ReplyItem::Text { value: text, span: text_span }], block: false, span }
+    }
+
+    /// Its text (the first, if written twice: an error of its own).
+    pub fn text(&self) -> Option<&Template> {
+        self.items.iter().find_map(|i| match i {
+            ReplyItem::Text { value, .. } => Some(value),
+            _ => None,
+        })
+    }
+
+    pub fn ephemeral(&self) -> bool {
+        self.items.iter().any(|i| matches!(i, ReplyItem::Ephemeral(_)))
+    }
+
+    pub fn embeds(&self) -> impl Iterator<Item = &Embed> {
+        self.items.iter().filter_map(|i| match i {
+            ReplyItem::Embed(e) => Some(e),
+            _ => None,
+        })
+    }
+
+    /// Every template of the reply, in the order written.
+    pub fn templates(&self) -> impl Iterator<Item = &Template> {
+        self.items.iter().flat_map(|i| -> Box<dyn Iterator<Item = &Template> + '_> {
+            match i {
+                ReplyItem::Text { value, .. } => Box::new(std::iter::once(value)),
+                ReplyItem::Ephemeral(_) => Box::new(std::iter::empty()),
+                ReplyItem::Embed(e) => Box::new(e.templates()),
+            }
+        })
+    }
+}
+
+impl ReplyItem {
+    pub fn span(&self) -> Span {
+        match self {
+            ReplyItem::Text { span, .. } | ReplyItem::Ephemeral(span) => *span,
+            ReplyItem::Embed(e) => e.span,
+        }
+    }
+}
+
+impl EmbedItem {
+    pub fn span(&self) -> Span {
+        match self {
+            EmbedItem::Part { span, .. } | EmbedItem::Field { span, .. } => *span,
+        }
+    }
+}
+
+/// `embed { … }`: its parts and fields in the order written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Embed {
+    pub items: Vec<EmbedItem>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum EmbedItem {
+    /// `title "…"`, `color "#5865F2"`, …
+    Part { part: crate::vocab::EmbedPart, key: Span, value: Template, span: Span },
+    /// `field "Name" "Value" [inline]`.
+    Field { name: Template, value: Template, inline: Option<Span>, span: Span },
+}
+
+impl Embed {
+    pub fn templates(&self) -> impl Iterator<Item = &Template> {
+        self.items
+            .iter()
+            .flat_map(|i| match i {
+                EmbedItem::Part { value, .. } => [Some(value), None],
+                EmbedItem::Field { name, value, .. } => [Some(name), Some(value)],
+            })
+            .flatten()
+    }
 }
 
 /// `save name = value`: the only way to keep response data beyond a run.

@@ -39,7 +39,9 @@ pub trait Visitor<'a> {
         walk_block(self, b);
     }
     fn reply(&mut self, r: &'a Reply) {
-        self.template(&r.text, Site::Reply);
+        for t in r.templates() {
+            self.template(t, Site::Reply);
+        }
     }
     fn save(&mut self, s: &'a Save) {
         self.value(&s.value, Site::Save);

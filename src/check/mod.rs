@@ -7,6 +7,7 @@ mod arith;
 mod declarations;
 pub mod platform;
 pub mod references;
+mod replies;
 mod request;
 pub mod samples;
 mod scopes;
@@ -74,6 +75,7 @@ pub fn check(file: &File, model: &crate::model::Model) -> Findings {
         arith::check_tree(&scope, tree, &mut out);
         references::check_tree(&scope, tree, tree_model, &mut out);
         secrets::check_tree(&scope, tree, &mut out);
+        replies::check_tree(tree, &mut out);
     }
     out
 }

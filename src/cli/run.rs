@@ -191,12 +191,52 @@ fn event_json(event: &Event, source: &SourceFile) -> serde_json::Value {
     value
 }
 
+/// An embed as the terminal shows it: each part on lines of its own
+/// behind a bar, every value shown so that none can forge a line.
+fn print_embed(out: &mut dyn Write, e: &blkc::message::Embed) {
+    let mut line = |label: &str, value: &str| {
+        let value = display::lines(value).replace('\n', "\n│   ");
+        let _ = writeln!(out, "│ {label}{value}");
+    };
+    let parts = [
+        ("", &e.author),
+        ("", &e.title),
+        ("", &e.url),
+        ("", &e.description),
+        ("image: ", &e.image),
+        ("thumbnail: ", &e.thumbnail),
+    ];
+    for (label, value) in parts {
+        if let Some(v) = value {
+            line(label, v);
+        }
+    }
+    for f in &e.fields {
+        line(&format!("{}{}: ", display::one_line(&f.name), if f.inline { " (inline)" } else { "" }), &f.value);
+    }
+    let footer = [e.footer.as_deref(), e.timestamp.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" · ");
+    if !footer.is_empty() {
+        line("", &footer);
+    }
+    if let Some(c) = e.color {
+        line("colour ", &format!("#{c:06X}"));
+    }
+}
+
 fn print_event(out: &mut dyn Write, event: &Event, source: &SourceFile, opts: RenderOptions, verbose: bool) {
     match event {
         // A reply holds chat users' values: shown so that none can forge a
         // line or send the terminal a control sequence.
-        Event::Reply { text } => {
-            let _ = writeln!(out, "{}", display::lines(text));
+        Event::Reply { text, ephemeral, embeds } => {
+            if *ephemeral {
+                let _ = writeln!(out, "(only the user who ran it sees this reply)");
+            }
+            if !text.is_empty() || embeds.is_empty() {
+                let _ = writeln!(out, "{}", display::lines(text));
+            }
+            for e in embeds {
+                print_embed(out, e);
+            }
         }
         Event::Save { name, value } if verbose => {
             eprintln!("saved {name} = {}", display::one_line(&value.to_string()));

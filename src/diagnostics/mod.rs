@@ -143,6 +143,7 @@ codes! {
     NotANumber = "B323", Error, "a value in a calculation is not a number";
     DivisionByZero = "B324", Error, "division by zero";
     ScopeIdMissing = "B325", Error, "scoped variable in a run without its scope's id";
+    EmbedAdjusted = "B326", Warning, "an embed's value cut or left out at run time";
     // What the chat platform registers (`blkc deploy`; checked by `check` too).
     PlatformName = "B401", Error, "command or option name the platform refuses";
     DescriptionLength = "B402", Error, "description empty or longer than 100 characters";
@@ -153,6 +154,13 @@ codes! {
     CommandTooLong = "B407", Error, "command longer than 8,000 characters";
     RequiredAfterOptional = "B408", Error, "required option after an optional one";
     MissingDescription = "B409", Error, "command or option without a description, at registration";
+    EmbedTextTooLong = "B410", Error, "embed text longer than the platform takes";
+    TooManyEmbedParts = "B411", Error, "more than 10 embeds in a reply, or 25 fields in an embed";
+    EmbedsTooLong = "B412", Error, "embeds of a reply longer than 6,000 characters together";
+    EmbedValueForm = "B413", Error, "embed colour, URL or time that is not one";
+    ReplyPartTwice = "B414", Error, "part of a reply or an embed written twice";
+    EmptyReply = "B415", Error, "reply or embed with nothing to show";
+    EphemeralInEvent = "B416", Error, "ephemeral reply in an event";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

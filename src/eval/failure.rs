@@ -335,3 +335,11 @@ pub fn over_budget(r: &Request, exceeded: super::budget::Exceeded) -> Diagnostic
     };
     Diagnostic::new(Code::MemoryBudget, message).label(r.span, "this response does not fit").help(help)
 }
+
+/// B326: what an embed needed changed for the platform to take it (a part
+/// cut to its limit, or left out for not being of its form).
+pub fn embed_adjusted(what: &str, span: Span) -> Diagnostic {
+    Diagnostic::new(Code::EmbedAdjusted, what.to_string())
+        .label(span, "this reply")
+        .help("the value came from the run; `blkc check` holds what is written in the file to the limits")
+}

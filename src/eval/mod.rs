@@ -109,8 +109,17 @@ pub struct Inputs {
 #[serde(tag = "event", rename_all = "lowercase")]
 pub enum Event {
     Request(RequestEvent),
-    Reply { text: String },
-    Save { name: String, value: Json },
+    Reply {
+        text: String,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        ephemeral: bool,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        embeds: Vec<crate::message::Embed>,
+    },
+    Save {
+        name: String,
+        value: Json,
+    },
     Warning(DiagnosticEvent),
 }
 

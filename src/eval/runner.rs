@@ -15,7 +15,8 @@ use super::request::{self, Built};
 use super::{condition, http, DiagnosticEvent, Event, Inputs, MissingAs, Options, Outcome, RequestEvent, VarStore};
 use crate::data::{Data, Shape};
 use crate::diagnostics::{Diagnostic, Severity};
-use crate::plan::{Condition, Plan, Request, Step};
+use crate::message;
+use crate::plan::{self, Condition, Plan, Request, Step};
 use crate::source::Span;
 use crate::store::StoreError;
 
@@ -225,11 +226,12 @@ impl Runner<'_> {
         for step in steps {
             match step {
                 Step::Request(r) => self.request(r)?,
-                Step::Reply { text, .. } => {
-                    let text = render::render(text, self);
+                Step::Reply { text, ephemeral, embeds, span } => {
+                    let text = text.as_ref().map(|t| render::render(t, self)).unwrap_or_default();
+                    let embeds = self.embeds(embeds, *span);
                     self.flush()?;
                     let text = self.redactor.redact(&text);
-                    (self.sink)(Event::Reply { text });
+                    (self.sink)(Event::Reply { text, ephemeral: *ephemeral, embeds });
                 }
                 Step::Save { name, value, span } => self.save(name, value, *span)?,
                 Step::If { branches, otherwise, .. } => {
@@ -297,6 +299,28 @@ impl Runner<'_> {
             }
         }
         Ok(None)
+    }
+
+    /// A reply's embeds, filled in, with secrets redacted, and kept to the
+    /// platform's limits (what had to change is a warning, B326).
+    fn embeds(&mut self, embeds: &[plan::EmbedStep], span: Span) -> Vec<message::Embed> {
+        let mut out = Vec::with_capacity(embeds.len());
+        for e in embeds {
+            let mut fill = |t: &plan::Template| {
+                let text = render::render(t, self);
+                self.redactor.redact(&text)
+            };
+            let parts = e.parts.iter().map(|(part, t)| (*part, fill(t))).collect();
+            let fields = e.fields.iter().map(|f| (fill(&f.name), fill(&f.value), f.inline)).collect();
+            let (embed, changed) = message::embed(parts, fields);
+            self.pending.extend(changed.iter().map(|what| failure::embed_adjusted(what, span)));
+            out.push(embed);
+        }
+        if message::fit_embeds(&mut out) {
+            let what = "the embeds' descriptions were cut to keep the reply's embeds within 6,000 characters";
+            self.pending.push(failure::embed_adjusted(what, span));
+        }
+        out
     }
 
     /// Sends the warnings of the step just rendered, or fails with the first

@@ -169,6 +169,11 @@ pub fn hover(doc: &Document, offset: usize) -> Option<Hover> {
         ));
         at = Some(span);
     }
+    // An embed's part: what it takes, and its limit.
+    if let Some((part, span)) = embed_part_at(doc, offset) {
+        parts.push(format!("embed part `{}`: {}", part.as_str(), part.about()));
+        at = Some(span);
+    }
     // A diagnostic here, or a code written here (`B101` in a comment): its page.
     let word = word_at(doc.text(), offset);
     if let Some(code) = Code::ALL.iter().find(|c| c.as_str() == word) {
@@ -456,11 +461,52 @@ fn word_completion(doc: &Document, offset: usize, prefix: &str) -> Vec<Completio
         return items;
     }
     if trimmed.bytes().all(lexer::is_word_byte) {
-        for k in vocab::Keyword::ALL.iter().filter(|k| k.place() == where_in(doc, offset)) {
-            items.push(item(k.as_str().to_string(), CompletionItemKind::KEYWORD, "keyword".into()));
+        let place = where_in(doc, offset);
+        if place == vocab::Place::Embed {
+            // An embed's parts, with what each takes.
+            for p in vocab::EmbedPart::ALL {
+                items.push(item(p.as_str().to_string(), CompletionItemKind::PROPERTY, p.about().into()));
+            }
+        }
+        for k in vocab::Keyword::ALL.iter().filter(|k| k.place() == place) {
+            let about = match k {
+                vocab::Keyword::Field => "a name and a value: `field \"Name\" \"Value\" [inline]`, at most 25",
+                vocab::Keyword::Text => "the reply's text, a template",
+                vocab::Keyword::Ephemeral => "only the user who ran the command sees the reply",
+                vocab::Keyword::Embed => "a box of rich text: title, description, fields, …; at most 10",
+                _ => "keyword",
+            };
+            if place != vocab::Place::Embed || *k == vocab::Keyword::Field {
+                items.push(item(k.as_str().to_string(), CompletionItemKind::KEYWORD, about.into()));
+            }
         }
     }
     items
+}
+
+/// The embed part whose keyword is at `offset`.
+fn embed_part_at(doc: &Document, offset: usize) -> Option<(vocab::EmbedPart, Span)> {
+    let mut found = None;
+    for tree in doc.checked.ast.trees() {
+        crate::ast::visit::walk_nodes(&mut EmbedParts(offset, &mut found), &tree.body);
+    }
+    found
+}
+
+struct EmbedParts<'f>(usize, &'f mut Option<(vocab::EmbedPart, Span)>);
+
+impl<'a> crate::ast::visit::Visitor<'a> for EmbedParts<'_> {
+    fn reply(&mut self, r: &'a crate::ast::Reply) {
+        for e in r.embeds() {
+            for item in &e.items {
+                if let crate::ast::EmbedItem::Part { part, key, .. } = item {
+                    if contains(*key, self.0) {
+                        *self.1 = Some((*part, *key));
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Where `offset` is, from the tokens (the file may not parse while it is
@@ -469,10 +515,12 @@ fn where_in(doc: &Document, offset: usize) -> vocab::Place {
     let text = doc.text();
     let Some(&brace) = lexer::open_braces(text, 0, offset).last() else { return vocab::Place::Top };
     let head = text[text[..brace].rfind('\n').map_or(0, |i| i + 1)..brace].trim_start();
-    if head.starts_with("api ") {
-        vocab::Place::Block
-    } else {
-        vocab::Place::Tree
+    let word = head.split_whitespace().next().unwrap_or_default();
+    match word {
+        "api" if head.starts_with("api ") => vocab::Place::Block,
+        "reply" => vocab::Place::Reply,
+        "embed" => vocab::Place::Embed,
+        _ => vocab::Place::Tree,
     }
 }
 

@@ -84,7 +84,7 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
             options.samples = trigger.loaded.checked.model.samples.clone();
             let mut store = shared.bot.store.run_store();
             let mut sink = |event: Event| match event {
-                Event::Reply { text } => out.reply(&mut report, &text),
+                Event::Reply { text, ephemeral, embeds } => out.reply(&mut report, &text, ephemeral, embeds),
                 other => report.note(shared, &other),
             };
             let plan = &trigger.loaded.plan;
@@ -154,8 +154,9 @@ struct Outbox<'a> {
 }
 
 impl Outbox<'_> {
-    /// A reply's text, as the messages it becomes.
-    fn reply(&mut self, report: &mut RunReport, text: &str) {
+    /// A reply, as the messages it becomes: its text split to the
+    /// platform's length, its embeds on the last of them.
+    fn reply(&mut self, report: &mut RunReport, text: &str, ephemeral: bool, embeds: Vec<crate::message::Embed>) {
         self.replies += 1;
         if let Target::Channel(None) = self.trigger.target {
             let about = &self.trigger.about;
@@ -166,13 +167,21 @@ impl Outbox<'_> {
             );
             return;
         }
-        let (parts, warning) = pieces(text);
+        let (parts, warning) =
+            if embeds.is_empty() || !text.trim().is_empty() { pieces(text) } else { (vec![String::new()], None) };
         if let Some(w) = warning {
             let about = &self.trigger.about;
             log::hiding(about.token(), || tracing::warn!(id = about.id(), kind = about.kind(), "{w}"));
         }
-        for p in parts {
-            self.send(report, &Message::new(p, &self.trigger.mentions));
+        let last = parts.len() - 1;
+        let mut embeds = Some(embeds);
+        for (i, p) in parts.into_iter().enumerate() {
+            let mut message = Message::new(p, &self.trigger.mentions);
+            message.ephemeral = ephemeral;
+            if i == last {
+                message.embeds = embeds.take().unwrap_or_default();
+            }
+            self.send(report, &message);
         }
     }
 

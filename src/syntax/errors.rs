@@ -24,6 +24,7 @@ fn describe(rule: Rule) -> Option<&'static str> {
         | Rule::key_char
         | Rule::ref_index
         | Rule::arith_atom
+        | Rule::reply_item
         | Rule::fixed => return None,
         Rule::command | Rule::kw_command => "`command`",
         Rule::event | Rule::kw_event => "`event`",
@@ -64,6 +65,14 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::string => "a string",
         Rule::number => "a number",
         Rule::reference => "a response reference `api_<block>[response…]`",
+        Rule::reply_text | Rule::kw_text => "`text`",
+        Rule::kw_ephemeral => "`ephemeral`",
+        Rule::embed | Rule::kw_embed => "`embed`",
+        Rule::embed_part | Rule::embed_key => {
+            "an embed part (`title` `description` `url` `color` `timestamp` `footer` `author` `image` `thumbnail`)"
+        }
+        Rule::embed_field | Rule::kw_field => "`field`",
+        Rule::kw_inline => "`inline`",
         Rule::kw_true => "`true`",
         Rule::kw_false => "`false`",
         Rule::kw_null => "`null`",
@@ -93,6 +102,11 @@ fn keyword(rule: Rule) -> Option<Keyword> {
         Rule::body_field | Rule::kw_body => Keyword::Body,
         Rule::sample_field | Rule::kw_sample => Keyword::Sample,
         Rule::allow_field | Rule::kw_allow => Keyword::Allow,
+        Rule::reply_text | Rule::kw_text => Keyword::Text,
+        Rule::kw_ephemeral => Keyword::Ephemeral,
+        Rule::embed | Rule::kw_embed => Keyword::Embed,
+        Rule::embed_field | Rule::kw_field => Keyword::Field,
+        Rule::kw_inline => Keyword::Inline,
         Rule::kw_true => Keyword::True,
         Rule::kw_false => Keyword::False,
         Rule::kw_null => Keyword::Null,

@@ -470,7 +470,14 @@ fn colon(f: &Failure<'_>) -> Option<Diagnostic> {
     let keyword = previous_word(f.text, f.at)
         .filter(|(_, s)| s.end as usize == end_of_previous(f.text, f.at))
         .map_or("", |(w, _)| w);
-    if f.expects_punct("{") && !f.expects_punct("=") && !matches!(keyword, "body" | "params" | "headers") {
+    // `reply: "hi"`: a value on the line, so not a block opened the Python way.
+    let rest = f.text[f.at + 1..].trim_start_matches([' ', '\t']);
+    let value_follows = keyword == "reply" && !rest.starts_with(['\n', '\r', '{', '#']) && !rest.is_empty();
+    if f.expects_punct("{")
+        && !f.expects_punct("=")
+        && !matches!(keyword, "body" | "params" | "headers")
+        && !value_follows
+    {
         // `command weather:`, `if a == b:`, `else:`: Python and YAML open
         // a block with `:` and indentation; blk with braces.
         let diag =
@@ -901,8 +908,13 @@ fn slash_in_name(f: &Failure<'_>) -> Option<Diagnostic> {
 /// `reply Hello`, `url https://…`, `Accept = application/json`: text that
 /// must be a string.
 fn unquoted_string(f: &Failure<'_>) -> Option<Diagnostic> {
-    let only_string =
-        f.expects(Expected::Str) && f.tokens.iter().filter(|t| **t != Expected::Trivia).all(|t| *t == Expected::Str);
+    // After `reply`, a `{` opens the block form: a word there is text all the same.
+    let after_reply = previous_word(f.text, f.at).is_some_and(|(w, _)| w == "reply");
+    let only_string = f.expects(Expected::Str)
+        && f.tokens
+            .iter()
+            .filter(|t| **t != Expected::Trivia)
+            .all(|t| *t == Expected::Str || (after_reply && *t == Expected::Punct("{")));
     // A value of a body or a parameter: a string, number, `true`, … .
     let value = f.expects(Expected::Str) && f.expects_keyword(Keyword::True);
     let first = f.text[f.at..].chars().next()?;

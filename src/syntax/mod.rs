@@ -287,6 +287,10 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
                 | Rule::arith_group
                 | Rule::arith_var
                 | Rule::reply
+                | Rule::reply_text
+                | Rule::embed
+                | Rule::embed_part
+                | Rule::embed_field
                 | Rule::save
                 | Rule::if_node
                 | Rule::branch
@@ -584,15 +588,75 @@ impl Lower<'_> {
 
     fn reply(&mut self, pair: Pair<'_, Rule>) -> Lowered<Reply> {
         let span = self.span(&pair);
-        let mut text = None;
+        let mut items = Vec::new();
+        let mut block = true;
         for p in pair.into_inner() {
             match p.as_rule() {
                 Rule::kw_reply => {}
-                Rule::string => text = Some(self.template(p)),
+                Rule::string => {
+                    block = false;
+                    let value = self.template(p);
+                    items.push(ReplyItem::Text { span: value.span, value });
+                }
+                Rule::reply_text => {
+                    let text_span = self.span(&p);
+                    let string = p.into_inner().find(|p| p.as_rule() == Rule::string);
+                    let string = self.required(string, Rule::string, "a reply's `text`", span)?;
+                    items.push(ReplyItem::Text { value: self.template(string), span: text_span });
+                }
+                Rule::kw_ephemeral => items.push(ReplyItem::Ephemeral(self.span(&p))),
+                Rule::embed => items.push(ReplyItem::Embed(self.embed(p)?)),
                 _ => return self.unexpected(&p, "a `reply`"),
             }
         }
-        Ok(Reply { text: self.required(text, Rule::string, "a `reply`", span)?, span })
+        if !block && items.is_empty() {
+            return Err(Unexpected { rule: Rule::string, within: "a `reply`", span });
+        }
+        Ok(Reply { items, block, span })
+    }
+
+    fn embed(&mut self, pair: Pair<'_, Rule>) -> Lowered<Embed> {
+        let span = self.span(&pair);
+        let mut items = Vec::new();
+        for p in pair.into_inner() {
+            let item_span = self.span(&p);
+            match p.as_rule() {
+                Rule::kw_embed => {}
+                Rule::embed_part => {
+                    let (mut part, mut key, mut value) = (None, item_span, None);
+                    for q in p.into_inner() {
+                        match q.as_rule() {
+                            Rule::embed_key => {
+                                key = self.span(&q);
+                                part = crate::vocab::EmbedPart::parse(q.as_str());
+                            }
+                            Rule::string => value = Some(self.template(q)),
+                            _ => return self.unexpected(&q, "an embed part"),
+                        }
+                    }
+                    let part = self.required(part, Rule::embed_key, "an embed part", item_span)?;
+                    let value = self.required(value, Rule::string, "an embed part", item_span)?;
+                    items.push(EmbedItem::Part { part, key, value, span: item_span });
+                }
+                Rule::embed_field => {
+                    let (mut texts, mut inline) = (Vec::new(), None);
+                    for q in p.into_inner() {
+                        match q.as_rule() {
+                            Rule::kw_field => {}
+                            Rule::string => texts.push(self.template(q)),
+                            Rule::kw_inline => inline = Some(self.span(&q)),
+                            _ => return self.unexpected(&q, "an embed `field`"),
+                        }
+                    }
+                    let mut texts = texts.into_iter();
+                    let name = self.required(texts.next(), Rule::string, "an embed `field`", item_span)?;
+                    let value = self.required(texts.next(), Rule::string, "an embed `field`", item_span)?;
+                    items.push(EmbedItem::Field { name, value, inline, span: item_span });
+                }
+                _ => return self.unexpected(&p, "an `embed`"),
+            }
+        }
+        Ok(Embed { items, span })
     }
 
     fn save(&mut self, pair: Pair<'_, Rule>) -> Lowered<Save> {

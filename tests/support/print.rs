@@ -65,7 +65,7 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
                 }
                 out.push('\n');
             }
-            Node::Reply(r) => out.push_str(&format!("reply {}\n", template(&r.text))),
+            Node::Reply(r) => reply(r, out),
             Node::Save(s) => out.push_str(&format!("save {} = {}\n", s.name.name, value(&s.value, level))),
             Node::Api(b) => api(b, level, out),
             Node::If(i) => {
@@ -74,6 +74,38 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
             }
         }
     }
+}
+
+/// A reply on one line: `reply "…"`, or `reply { text "…" ephemeral
+/// embed { title "…" field "…" "…" inline } }`.
+fn reply(r: &Reply, out: &mut String) {
+    if let (false, Some(t)) = (r.block, r.text()) {
+        out.push_str(&format!("reply {}\n", template(t)));
+        return;
+    }
+    out.push_str("reply {");
+    for item in &r.items {
+        match item {
+            ReplyItem::Text { value, .. } => out.push_str(&format!(" text {}", template(value))),
+            ReplyItem::Ephemeral(_) => out.push_str(" ephemeral"),
+            ReplyItem::Embed(e) => {
+                out.push_str(" embed {");
+                for i in &e.items {
+                    match i {
+                        EmbedItem::Part { part, value, .. } => {
+                            out.push_str(&format!(" {} {}", part.as_str(), template(value)))
+                        }
+                        EmbedItem::Field { name, value, inline, .. } => {
+                            let inline = if inline.is_some() { " inline" } else { "" };
+                            out.push_str(&format!(" field {} {}{inline}", template(name), template(value)))
+                        }
+                    }
+                }
+                out.push_str(" }");
+            }
+        }
+    }
+    out.push_str(" }\n");
 }
 
 fn if_node(i: &IfNode, level: usize, out: &mut String) {
