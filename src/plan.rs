@@ -350,6 +350,18 @@ impl Request {
     }
 }
 
+/// Whether any reply of `steps`, in any branch, is seen by everyone (not
+/// `ephemeral`).
+pub fn any_public_reply(steps: &[Step]) -> bool {
+    steps.iter().any(|step| match step {
+        Step::Reply { ephemeral, .. } => !ephemeral,
+        Step::If { branches, otherwise, .. } => {
+            branches.iter().any(|(_, then)| any_public_reply(then)) || any_public_reply(otherwise)
+        }
+        Step::Request(_) | Step::Save { .. } => false,
+    })
+}
+
 /// Calls `f` on every template of a list of steps, in every branch.
 pub fn each_template(steps: &[Step], f: &mut impl FnMut(&Template)) {
     for step in steps {

@@ -358,7 +358,9 @@ command quiet "Quiet" {
 "#;
     let args = ["--answer-within", "0.5", "--max-response-size", "1000"];
     let served = serve(program, &platform, Some(&api), &args, &[]);
-    for (id, name, content) in [("d1", "broken", FAILED_WORD), ("d2", "quiet", "Done.")] {
+    // A tree with a public reply defers in public: its failure takes the
+    // deferral back and follows up in private.
+    for (id, name, content) in [("d1", "broken", FAILED_WORD)] {
         let answer = served.send(&platform, &command(id, name, json!([])));
         assert_eq!(answer.body, json!({ "type": 5 }));
         let token = format!("/api/webhooks/4242/itoken-{id}-secretpart");
@@ -371,8 +373,39 @@ command quiet "Quiet" {
         assert_eq!(follow.authorization, None);
     }
     assert!(platform.calls().iter().all(|c| c.method != "PATCH"), "{:?}", platform.calls());
-    let log = served.wait_log("outcome=failed");
+    // A tree with no public reply defers in private, and "Done." edits it.
+    let answer = served.send(&platform, &command("d2", "quiet", json!([])));
+    assert_eq!(answer.body, json!({ "type": 5, "data": { "flags": 64 } }));
+    let edit = platform.wait_for("itoken-d2-secretpart/messages/@original", 1);
+    assert_eq!((edit[0].method.as_str(), edit[0].body["content"].as_str()), ("PATCH", Some("Done.")));
+    assert!(edit[0].body["flags"].is_null());
+    let log = served.wait_log("outcome=deferred");
     assert!(log.contains("outcome=failed") && log.contains("outcome=deferred"), "{log}");
+}
+
+#[test]
+fn a_tree_that_replies_only_in_private_defers_in_private_and_edits_without_a_flag() {
+    let platform = TestPlatform::start();
+    let api = TestServer::start();
+    let program = r#"command secret "Secret" {
+    api wait {
+        method GET
+        url "@API@/slow/1500"
+    }
+    reply {
+        text "only you"
+        ephemeral
+    }
+}
+"#;
+    let served = serve(program, &platform, Some(&api), &["--answer-within", "0.5"], &[]);
+    let answer = served.send(&platform, &command("p1", "secret", json!([])));
+    assert_eq!(answer.body, json!({ "type": 5, "data": { "flags": 64 } }));
+    let edit = platform.wait_for("itoken-p1-secretpart/messages/@original", 1);
+    assert_eq!(edit.len(), 1, "{}", served.log());
+    assert_eq!((edit[0].method.as_str(), edit[0].body["content"].as_str()), ("PATCH", Some("only you")));
+    assert!(edit[0].body["flags"].is_null(), "{:?}", edit[0].body);
+    assert!(platform.calls().iter().all(|c| c.method != "DELETE"), "{:?}", platform.calls());
 }
 
 #[test]

@@ -82,9 +82,15 @@ pub fn answer(message: &Message) -> InteractionResponse {
     InteractionResponse { kind: InteractionResponseType::ChannelMessageWithSource, data: Some(body(message)) }
 }
 
-/// "Thinking…": the message comes later, as an edit of this answer.
-pub fn deferred() -> InteractionResponse {
-    InteractionResponse { kind: InteractionResponseType::DeferredChannelMessageWithSource, data: None }
+/// "Thinking…": the message comes later, as an edit of this answer;
+/// `private` when only the user is to see it (the platform keeps an
+/// answer's privacy from its deferral).
+pub fn deferred(private: bool) -> InteractionResponse {
+    let data = private.then(|| InteractionResponseData {
+        flags: Some(MessageFlags::EPHEMERAL),
+        ..InteractionResponseData::default()
+    });
+    InteractionResponse { kind: InteractionResponseType::DeferredChannelMessageWithSource, data }
 }
 
 #[cfg(test)]
@@ -109,7 +115,8 @@ mod tests {
                 "flags": 64
             }})
         );
-        assert_eq!(serde_json::to_value(deferred()).unwrap(), json!({ "type": 5 }));
+        assert_eq!(serde_json::to_value(deferred(false)).unwrap(), json!({ "type": 5 }));
+        assert_eq!(serde_json::to_value(deferred(true)).unwrap(), json!({ "type": 5, "data": { "flags": 64 } }));
         assert_eq!(serde_json::to_value(pong()).unwrap(), json!({ "type": 1 }));
         let plain = serde_json::to_value(body(&Message::new("x", &[]))).unwrap();
         assert_eq!(plain, json!({ "allowed_mentions": { "parse": [] }, "content": "x" }));

@@ -437,6 +437,9 @@ async fn queue_and_answer(
     (answer, mut first): (Arc<Answer>, oneshot::Receiver<Message>),
 ) -> First {
     let received = trigger.received;
+    // A tree that says nothing in public defers in private: then its
+    // replies, and "Done." or a failure, edit the deferral as they are.
+    let private = !crate::plan::any_public_reply(&trigger.loaded.plan.trees[trigger.tree].steps);
     // The run holds the server busy until it is answered in full.
     let work = Work { _queued: Queued::new(shared), trigger };
     if let Err(e) = shared.queue.jobs.try_send(work) {
@@ -454,14 +457,14 @@ async fn queue_and_answer(
             let mut phase = answer.phase.lock().unwrap_or_else(|e| e.into_inner());
             match &*phase {
                 Phase::Waiting(_) => {
-                    *phase = Phase::Deferred { edited: false };
+                    *phase = Phase::Deferred { edited: false, private };
                     shared.metrics.deferral();
-                    First::Answer(Box::new(discord::message::deferred()))
+                    First::Answer(Box::new(discord::message::deferred(private)))
                 }
                 // The first message came as the time ran out.
                 _ => match first.try_recv() {
                     Ok(message) => answered(&message),
-                    Err(_) => First::Answer(Box::new(discord::message::deferred())),
+                    Err(_) => First::Answer(Box::new(discord::message::deferred(private))),
                 },
             }
         }

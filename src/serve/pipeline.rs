@@ -189,7 +189,7 @@ impl Outbox<'_> {
     /// follow-up, or a channel message.
     fn send(&mut self, report: &mut RunReport, message: &Message) {
         let shared = self.shared;
-        let body = crate::discord::message::body(message);
+        let mut body = crate::discord::message::body(message);
         let sent = match &self.trigger.target {
             Target::Interaction(answer) => {
                 let (application, token) = (answer.application_id.as_str(), answer.token.as_str());
@@ -200,6 +200,9 @@ impl Outbox<'_> {
                     }
                     Delivery::Edit => {
                         report.deferred = true;
+                        // An edit keeps the deferral's privacy and may
+                        // carry no flag of it.
+                        body.flags = None;
                         Route::EditOriginal { application, token }
                     }
                     Delivery::FollowUp => {

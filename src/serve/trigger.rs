@@ -144,8 +144,9 @@ pub enum Phase {
     Waiting(Option<oneshot::Sender<Message>>),
     /// The first answer was a message; more go as follow-ups.
     Answered,
-    /// The first answer was "thinking": the first message edits it.
-    Deferred { edited: bool },
+    /// The first answer was "thinking" (seen by the user only when
+    /// `private`): the first message edits it.
+    Deferred { edited: bool, private: bool },
 }
 
 /// What to do with a message, decided under the lock and done after it.
@@ -182,9 +183,9 @@ impl Answer {
                 *phase = Phase::Answered;
                 Delivery::Sent
             }
-            Phase::Deferred { edited } if !*edited => {
+            Phase::Deferred { edited, private } if !*edited => {
                 *edited = true;
-                if message.ephemeral {
+                if message.ephemeral && !*private {
                     Delivery::Replace
                 } else {
                     Delivery::Edit
