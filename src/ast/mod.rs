@@ -219,12 +219,13 @@ impl Reply {
 
     /// Every template of the reply, in the order written.
     pub fn templates(&self) -> impl Iterator<Item = &Template> {
-        self.items.iter().flat_map(|i| -> Box<dyn Iterator<Item = &Template> + '_> {
-            match i {
-                ReplyItem::Text { value, .. } => Box::new(std::iter::once(value)),
-                ReplyItem::Ephemeral(_) => Box::new(std::iter::empty()),
-                ReplyItem::Embed(e) => Box::new(e.templates()),
-            }
+        self.items.iter().flat_map(|i| {
+            let (text, embed) = match i {
+                ReplyItem::Text { value, .. } => (Some(value), None),
+                ReplyItem::Ephemeral(_) => (None, None),
+                ReplyItem::Embed(e) => (None, Some(e.templates())),
+            };
+            text.into_iter().chain(embed.into_iter().flatten())
         })
     }
 }

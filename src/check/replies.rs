@@ -23,6 +23,10 @@ impl<'a> Visitor<'a> for Walk<'_> {
     fn reply(&mut self, r: &'a Reply) {
         reply(r, self.event, self.out);
     }
+    // Replies only: nothing inside blocks, saves or conditions is read.
+    fn block(&mut self, _: &'a crate::ast::ApiBlock) {}
+    fn save(&mut self, _: &'a crate::ast::Save) {}
+    fn condition(&mut self, _: &'a crate::ast::Condition) {}
 }
 
 /// UTF-16 units of a template's written text (its `{…}` not counted).

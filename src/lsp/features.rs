@@ -496,6 +496,9 @@ fn embed_part_at(doc: &Document, offset: usize) -> Option<(vocab::EmbedPart, Spa
 struct EmbedParts<'f>(usize, &'f mut Option<(vocab::EmbedPart, Span)>);
 
 impl<'a> crate::ast::visit::Visitor<'a> for EmbedParts<'_> {
+    fn block(&mut self, _: &'a crate::ast::ApiBlock) {}
+    fn save(&mut self, _: &'a crate::ast::Save) {}
+    fn condition(&mut self, _: &'a crate::ast::Condition) {}
     fn reply(&mut self, r: &'a crate::ast::Reply) {
         for e in r.embeds() {
             for item in &e.items {
