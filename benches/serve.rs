@@ -143,6 +143,11 @@ fn main() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench_serve");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
+    // `BLKC_BENCH_ONLY=pool`: the run pool's section alone.
+    if std::env::var("BLKC_BENCH_ONLY").as_deref() == Ok("pool") {
+        pool(&dir, api, &key, support::sized(2_000, 20), support::sized(5, 1));
+        return;
+    }
     let blkc = start_blkc(&dir, api, &key, Path::new(env!("CARGO_BIN_EXE_blkc")), &[]);
     let baseline = std::env::var("BLKC_BENCH_BASELINE").ok().map(|binary| {
         let dir = dir.join("baseline");
@@ -283,6 +288,7 @@ fn pool(dir: &Path, api: u16, key: &SigningKey, per_round: usize, rounds: usize)
         .collect();
     let mut next_id = 20_000_000;
     let mut figures: Vec<(String, Vec<f64>)> = Vec::new();
+    let mut threads_seen = Vec::new();
     for _ in 0..rounds {
         for command in ["lookup", "wait"] {
             for (name, server) in &servers {
@@ -294,6 +300,10 @@ fn pool(dir: &Path, api: u16, key: &SigningKey, per_round: usize, rounds: usize)
                 assert_eq!(l.failures, 0, "{name} {command}: interactions not answered");
                 let rate = l.latencies.len() as f64 / l.wall.as_secs_f64();
                 let label = format!("{command:<6} {name}");
+                if *name == "default" {
+                    let threads = workers(&server.address).map_or("?".to_string(), |n| n.to_string());
+                    threads_seen.push(format!("{command} {threads}"));
+                }
                 match figures.iter_mut().find(|(n, _)| *n == label) {
                     Some((_, v)) => v.push(rate),
                     None => figures.push((label, vec![rate])),
@@ -308,4 +318,15 @@ fn pool(dir: &Path, api: u16, key: &SigningKey, per_round: usize, rounds: usize)
         rates.sort_by(f64::total_cmp);
         println!("  {label:<20} {:>8.0} interactions/s", rates[rates.len() / 2]);
     }
+    println!("  the default pool's threads after each run: {}", threads_seen.join(", "));
+}
+
+/// The `blkc_workers` gauge of the server at `address`.
+fn workers(address: &str) -> Option<u64> {
+    let mut stream = std::net::TcpStream::connect(address).ok()?;
+    std::io::Write::write_all(&mut stream, b"GET /metrics HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n")
+        .ok()?;
+    let (_, body) = support::read_response(&mut std::io::BufReader::new(stream))?;
+    let line = body.lines().find(|l| l.starts_with("blkc_workers "))?;
+    line.split_whitespace().nth(1)?.parse::<f64>().ok().map(|n| n as u64)
 }

@@ -70,21 +70,26 @@ impl Pool {
     }
 
     /// How many threads to add or retire, given how many runs wait in the
-    /// queue and how many of the pool's threads ran, on average since the
-    /// last tick (neither idle nor waiting on the network).
-    pub fn decide(&self, waiting: usize, running: f64) -> Change {
+    /// queue, and how many of the pool's threads ran (neither idle nor
+    /// waiting on the network) and were busy (not idle), on average since
+    /// the last tick.
+    pub fn decide(&self, waiting: usize, running: f64, busy: f64) -> Change {
         let (live, cores) = (self.live(), self.cores as f64);
-        if waiting == 0 {
-            return Change::Keep;
-        }
-        if running < cores * 0.9 && live < self.most {
+        let retiring = self.retiring.load(Ordering::SeqCst) > 0;
+        // Threads beyond what was busy and a core's worth to spare (a
+        // burst of slow requests over, the API fast again) leave, half
+        // of them a tick: idle ones cost the busy ones their turns.
+        let spare = live as f64 - busy.ceil() - cores;
+        if waiting > 0 && running < cores * 0.9 && live < self.most {
             // The size at which a core's worth would run; twice the threads
             // when none ran at all.
             let target = if running >= 0.5 { (cores * live as f64 / running).ceil() as usize } else { live * 2 };
             let add = target.saturating_sub(live).clamp(1, MOST_ADDED).min(waiting);
             Change::Add(add.min(self.most - live))
-        } else if running > cores * 1.5 && live > self.least && self.retiring.load(Ordering::SeqCst) == 0 {
-            Change::Retire
+        } else if live > self.least && !retiring && spare >= 1.0 {
+            Change::Retire(((spare / 2.0).ceil() as usize).min(live - self.least))
+        } else if waiting > 0 && running > cores * 1.5 && live > self.least && !retiring {
+            Change::Retire(1)
         } else {
             Change::Keep
         }
@@ -119,7 +124,8 @@ impl Pool {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Change {
     Add(usize),
-    Retire,
+    /// This many threads leave, each after its next run.
+    Retire(usize),
     Keep,
 }
 
@@ -141,15 +147,17 @@ pub fn start(shared: &Arc<Shared>, pool: &Arc<Pool>) -> Result<(), String> {
 fn size(shared: &Arc<Shared>, pool: &Arc<Pool>) {
     let samples = (TICK.as_millis() / SAMPLE.as_millis()).max(1) as usize;
     loop {
-        let mut running = 0;
+        let (mut running, mut busy) = (0, 0);
         for _ in 0..samples {
             std::thread::sleep(SAMPLE);
             running += pool.running(crate::eval::http::blocked());
+            busy += pool.live().saturating_sub(pool.idle.load(Ordering::SeqCst));
         }
         if pool.live() == 0 {
             return;
         }
-        match pool.decide(pool.queue.len(), running as f64 / samples as f64) {
+        let mean = |n: usize| n as f64 / samples as f64;
+        match pool.decide(pool.queue.len(), mean(running), mean(busy)) {
             Change::Add(n) => {
                 for _ in 0..n {
                     if add(shared, pool).is_err() {
@@ -157,8 +165,8 @@ fn size(shared: &Arc<Shared>, pool: &Arc<Pool>) {
                     }
                 }
             }
-            Change::Retire => {
-                pool.retiring.fetch_add(1, Ordering::SeqCst);
+            Change::Retire(n) => {
+                pool.retiring.fetch_add(n, Ordering::SeqCst);
             }
             Change::Keep => {}
         }
@@ -224,27 +232,32 @@ mod tests {
     #[test]
     fn waiting_runs_get_threads_while_the_threads_wait_on_the_network() {
         // Two cores, two threads, both waiting on a slow API: twice as many.
-        assert_eq!(pool(64, 2, 2).decide(100, 0.0), Change::Add(2));
-        assert_eq!(pool(64, 2, 32).decide(100, 0.0), Change::Add(MOST_ADDED));
-        assert_eq!(pool(64, 2, 2).decide(1, 0.0), Change::Add(1));
+        assert_eq!(pool(64, 2, 2).decide(100, 0.0, 64.0), Change::Add(2));
+        assert_eq!(pool(64, 2, 32).decide(100, 0.0, 64.0), Change::Add(MOST_ADDED));
+        assert_eq!(pool(64, 2, 2).decide(1, 0.0, 64.0), Change::Add(1));
         // Half the time waiting: twice the cores (2 × 2 ÷ 1).
-        assert_eq!(pool(64, 2, 2).decide(100, 1.0), Change::Add(2));
-        assert_eq!(pool(64, 2, 4).decide(100, 2.0), Change::Keep);
+        assert_eq!(pool(64, 2, 2).decide(100, 1.0, 64.0), Change::Add(2));
+        assert_eq!(pool(64, 2, 4).decide(100, 2.0, 64.0), Change::Keep);
         // Never past the most.
-        assert_eq!(pool(64, 2, 62).decide(100, 0.0), Change::Add(2));
-        assert_eq!(pool(64, 2, 64).decide(100, 0.0), Change::Keep);
+        assert_eq!(pool(64, 2, 62).decide(100, 0.0, 64.0), Change::Add(2));
+        assert_eq!(pool(64, 2, 64).decide(100, 0.0, 64.0), Change::Keep);
     }
 
     #[test]
     fn running_threads_beyond_the_cores_retire_and_none_are_added() {
         // Runs wait, but the threads run: more would only take turns.
-        assert_eq!(pool(64, 2, 2).decide(100, 2.0), Change::Keep);
-        assert_eq!(pool(64, 2, 30).decide(100, 20.0), Change::Retire);
-        assert_eq!(pool(64, 2, 30).decide(100, 2.5), Change::Keep);
+        assert_eq!(pool(64, 2, 2).decide(100, 2.0, 64.0), Change::Keep);
+        assert_eq!(pool(64, 2, 30).decide(100, 20.0, 30.0), Change::Retire(1));
+        assert_eq!(pool(64, 2, 30).decide(100, 2.5, 30.0), Change::Keep);
         // Never under one a core.
-        assert_eq!(pool(64, 2, 2).decide(100, 4.0), Change::Keep);
-        // Nothing waits: the threads stay (they leave when idle).
-        assert_eq!(pool(64, 2, 30).decide(0, 0.0), Change::Keep);
+        assert_eq!(pool(64, 2, 2).decide(100, 4.0, 2.0), Change::Keep);
+        // Nothing waits and all were busy (on the network): they stay.
+        assert_eq!(pool(64, 2, 30).decide(0, 0.0, 30.0), Change::Keep);
+        // Nothing waits and most were idle: half of the spare ones leave
+        // (30 threads, 4 busy, 2 cores: 24 spare, 12 leave).
+        assert_eq!(pool(64, 2, 30).decide(0, 1.0, 4.0), Change::Retire(12));
+        assert_eq!(pool(64, 2, 5).decide(0, 1.0, 2.0), Change::Retire(1));
+        assert_eq!(pool(64, 2, 4).decide(0, 1.0, 2.0), Change::Keep);
         // Idle threads are not running ones.
         let p = pool(64, 2, 30);
         p.idle.store(28, Ordering::SeqCst);
