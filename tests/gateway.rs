@@ -87,6 +87,35 @@ fn a_dispatch_runs_its_tree_and_the_reply_reaches_the_channel_but_not_for_the_bo
 }
 
 #[test]
+fn an_event_s_reply_posts_its_embed_in_the_channel() {
+    let program = r##"event member_join {
+    reply {
+        text "Welcome {user_mention}"
+        embed {
+            title "Welcome to {server_name}"
+            description "You are member #{member_count}."
+            color "#57F287"
+            field "Read first" "the rules" inline
+        }
+    }
+}
+"##;
+    let (platform, gateway, served) = start(program, 1, &[]);
+    gateway.wait_op(2, 1);
+    gateway.dispatch("GUILD_MEMBER_ADD", member_join("1002"));
+    let sent = platform.wait_for("/channels/888/messages", 1);
+    assert_eq!(sent.len(), 1, "{}", served.log());
+    let body = &sent[0].body;
+    assert_eq!(body["content"], "Welcome <@1002>");
+    assert!(body["flags"].is_null(), "{body}");
+    let embed = &body["embeds"][0];
+    assert_eq!(embed["title"], "Welcome to Test Server");
+    assert_eq!(embed["description"], "You are member #11.");
+    assert_eq!(embed["color"], 0x57F287);
+    assert_eq!(embed["fields"], json!([{ "name": "Read first", "value": "the rules", "inline": true }]));
+}
+
+#[test]
 fn a_dropped_connection_resumes_and_receives_what_it_missed() {
     let (platform, gateway, _served) = start(WELCOME, 1, &[]);
     gateway.wait_op(2, 1);

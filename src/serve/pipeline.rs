@@ -177,7 +177,9 @@ impl Outbox<'_> {
         let mut embeds = Some(embeds);
         for (i, p) in parts.into_iter().enumerate() {
             let mut message = Message::new(p, &self.trigger.mentions);
-            message.ephemeral = ephemeral;
+            // Only an interaction's answer can be private (B416 refuses it
+            // in an event before the file is served).
+            message.ephemeral = ephemeral && matches!(self.trigger.target, Target::Interaction(_));
             if i == last {
                 message.embeds = embeds.take().unwrap_or_default();
             }
