@@ -143,27 +143,14 @@ fn parse_range(text: &str, start: usize, end: usize, splits: &[usize], limits: L
     while pos < end {
         let rest = &text[pos..end];
         let item_end = splits.get(splits.partition_point(|&s| s <= pos)).copied().unwrap_or(end);
-        if !splits.is_empty() && item_end - pos <= limits.big_item && is_tree_head(text, pos) {
-            let kept = parsed.diagnostics.mark();
-            match Lower::squeezed_tree(&mut squeezed, &mut parsed.diagnostics, text, pos, item_end) {
-                Some(Ok((tree, tree_end))) => {
-                    parsed.ast.items.push(Item::Tree(tree));
-                    pos = skip_blank(text, tree_end);
-                    continue;
-                }
-                Some(Err(bug)) => {
-                    parsed.diagnostics.push(bug.diagnostic());
-                    return parsed;
-                }
-                // A syntax error: the item is parsed as written, to report it.
-                None => parsed.diagnostics.rollback(kept),
-            }
-        }
-        let mut lower = Lower { base: 0, squeezed: None, diags: &mut parsed.diagnostics };
-        let kept = lower.diags.mark();
+        // A command or event is read a node at a time: squeezed up to
+        // `big_item`, as written when larger (see `Squeezed`).
+        let kept = parsed.diagnostics.mark();
         let by_nodes = if item_end - pos > limits.big_item {
             let nodes = memchr::memchr_iter(b'\n', &text.as_bytes()[pos..item_end.min(text.len())]).count() + 1;
-            lower.tree_by_nodes(text, pos, end, nodes)
+            Lower { base: 0, squeezed: None, diags: &mut parsed.diagnostics }.tree_by_nodes(text, pos, end, nodes)
+        } else if !splits.is_empty() && is_tree_head(text, pos) {
+            Lower::squeezed_tree(&mut squeezed, &mut parsed.diagnostics, text, pos, item_end)
         } else {
             None
         };
@@ -174,13 +161,14 @@ fn parse_range(text: &str, start: usize, end: usize, splits: &[usize], limits: L
                 continue;
             }
             Some(Err(bug)) => {
-                lower.diags.push(bug.diagnostic());
+                parsed.diagnostics.push(bug.diagnostic());
                 return parsed;
             }
             // Not a tree, or a syntax error in it: the whole item is parsed
-            // (and any error reported) as one.
-            None => lower.diags.rollback(kept),
+            // as written (and any error reported) as one.
+            None => parsed.diagnostics.rollback(kept),
         }
+        let mut lower = Lower { base: 0, squeezed: None, diags: &mut parsed.diagnostics };
         match BlkParser::parse(Rule::item, rest) {
             Ok(mut pairs) => {
                 let Some(pair) = pairs.next() else { break };
