@@ -451,19 +451,8 @@ fn colon(f: &Failure<'_>) -> Option<Diagnostic> {
     if !f.text[f.at..].starts_with(':') {
         return None;
     }
-    let span = Span::new(f.at, f.at + 1);
     if f.expects_punct("=") {
-        let (habit, form) = match context(f) {
-            Context::Headers => ("an HTTP header line", "Name = \"value\""),
-            Context::Body => ("JSON", "key = value"),
-            _ => ("JSON or YAML", "name = value"),
-        };
-        let diag = syntax(format!("expected `=`, found `:` ({habit} habit)"))
-            .label(span, format!("blk writes `{form}`, with `=`"));
-        let pasted = (context(f) == Context::Headers).then(|| header_line(f.text, f.at)).flatten();
-        let edits = pasted.unwrap_or_else(|| key_colons(f.text, f.at));
-        let line = corrected_line(f.text, f.at, &edits);
-        return Some(diag.help(format!("write `=`: `{line}`")).suggest_edits("write `=`", edits, Confidence::Certain));
+        return Some(colon_for_equals(f));
     }
     // A colon after a keyword or a name: `method: GET`, `url: https://…`,
     // `option city: "…"`, `headers: { … }`.
@@ -473,25 +462,47 @@ fn colon(f: &Failure<'_>) -> Option<Diagnostic> {
     // `reply: "hi"`: a value on the line, so not a block opened the Python way.
     let rest = f.text[f.at + 1..].trim_start_matches([' ', '\t']);
     let value_follows = keyword == "reply" && !rest.starts_with(['\n', '\r', '{', '#']) && !rest.is_empty();
-    if f.expects_punct("{")
-        && !f.expects_punct("=")
-        && !matches!(keyword, "body" | "params" | "headers")
-        && !value_follows
-    {
-        // `command weather:`, `if a == b:`, `else:`: Python and YAML open
-        // a block with `:` and indentation; blk with braces.
-        let diag =
-            syntax("a block opens with `{`, not `:`").label(span, "write `{` here, and close the block with `}`");
-        let edit = Span::new(end_of_previous(f.text, f.at), f.at + 1);
-        let line = corrected_line(f.text, f.at, &[Edit { span: edit, replacement: " {".into() }]);
-        return Some(
-            diag.help(format!("open the block with `{{` and close it with `}}`: `{line} … }}`")).suggest_edits(
-                "write `{`",
-                vec![Edit { span: edit, replacement: " {".into() }],
-                Confidence::Maybe,
-            ),
-        );
+    if f.expects_punct("{") && !matches!(keyword, "body" | "params" | "headers") && !value_follows {
+        return Some(colon_opening_block(f));
     }
+    Some(colon_after_word(f, keyword))
+}
+
+/// `key: value` where blk writes `key = value` (JSON, YAML, a pasted
+/// header line): every colon of the line becomes `=`.
+fn colon_for_equals(f: &Failure<'_>) -> Diagnostic {
+    let span = Span::new(f.at, f.at + 1);
+    let (habit, form) = match context(f) {
+        Context::Headers => ("an HTTP header line", "Name = \"value\""),
+        Context::Body => ("JSON", "key = value"),
+        _ => ("JSON or YAML", "name = value"),
+    };
+    let diag = syntax(format!("expected `=`, found `:` ({habit} habit)"))
+        .label(span, format!("blk writes `{form}`, with `=`"));
+    let pasted = (context(f) == Context::Headers).then(|| header_line(f.text, f.at)).flatten();
+    let edits = pasted.unwrap_or_else(|| key_colons(f.text, f.at));
+    let line = corrected_line(f.text, f.at, &edits);
+    diag.help(format!("write `=`: `{line}`")).suggest_edits("write `=`", edits, Confidence::Certain)
+}
+
+/// `command weather:`, `if a == b:`, `else:`: Python and YAML open a block
+/// with `:` and indentation; blk with braces.
+fn colon_opening_block(f: &Failure<'_>) -> Diagnostic {
+    let span = Span::new(f.at, f.at + 1);
+    let diag = syntax("a block opens with `{`, not `:`").label(span, "write `{` here, and close the block with `}`");
+    let edit = Span::new(end_of_previous(f.text, f.at), f.at + 1);
+    let line = corrected_line(f.text, f.at, &[Edit { span: edit, replacement: " {".into() }]);
+    diag.help(format!("open the block with `{{` and close it with `}}`: `{line} … }}`")).suggest_edits(
+        "write `{`",
+        vec![Edit { span: edit, replacement: " {".into() }],
+        Confidence::Maybe,
+    )
+}
+
+/// `method: GET`, `url: https://…`, `headers: {…}`: the colon goes (and an
+/// unquoted value gets its quotes, a pasted object's keys their `=`).
+fn colon_after_word(f: &Failure<'_>, keyword: &str) -> Diagnostic {
+    let span = Span::new(f.at, f.at + 1);
     let diag = match keyword {
         "" => syntax("unexpected `:`"),
         _ => syntax(format!("no `:` after `{keyword}`")),
@@ -506,13 +517,8 @@ fn colon(f: &Failure<'_>) -> Option<Diagnostic> {
         let word = loose_word(f.text, value_at);
         let value = &f.text[word.range()];
         let edit = Span::new(f.at, word.end as usize);
-        return Some(with_fix(
-            diag,
-            f,
-            "leave out the `:` and quote the value",
-            edit,
-            format!(" \"{}\"", escaped(value)),
-        ));
+        let replacement = format!(" \"{}\"", escaped(value));
+        return with_fix(diag, f, "leave out the `:` and quote the value", edit, replacement);
     }
     let glued_after = f.text[after..].starts_with([' ', '\t']);
     let edit = if glued_after { span } else { Span::new(f.at, after) };
@@ -526,11 +532,7 @@ fn colon(f: &Failure<'_>) -> Option<Diagnostic> {
         edits.extend(unquoted_method(f.text, value_at));
     }
     let line = corrected_line(f.text, f.at, &edits);
-    Some(diag.help(format!("leave out the `:`: `{line}`")).suggest_edits(
-        "leave out the `:`",
-        edits,
-        Confidence::Certain,
-    ))
+    diag.help(format!("leave out the `:`: `{line}`")).suggest_edits("leave out the `:`", edits, Confidence::Certain)
 }
 
 /// The edits that turn the colon at `at`, and every later `key:` colon of
