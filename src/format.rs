@@ -320,12 +320,14 @@ impl Printer<'_> {
             }
             Node::Reply(r) => match r.text().filter(|_| !r.block) {
                 Some(text) => {
-                    self.out.push_str("reply ");
+                    self.out.push_str(r.keyword());
+                    self.out.push(' ');
                     self.template(text);
                     self.trailing(r.span.end as usize);
                 }
                 None => {
-                    self.out.push_str("reply {");
+                    self.out.push_str(r.keyword());
+                    self.out.push_str(" {");
                     let open = self.open_brace(r.span.start as usize);
                     self.block(open, r.span.end as usize - 1, &r.items, ReplyItem::span, |p, i| p.reply_item(i));
                     self.trailing(r.span.end as usize);
@@ -347,6 +349,100 @@ impl Printer<'_> {
                 self.trailing(b.span.end as usize);
             }
             Node::If(i) => self.if_node(i),
+            Node::Form(f) => {
+                self.out.push_str("form ");
+                self.out.push_str(&f.handler.name);
+                self.out.push_str(" {");
+                let open = self.open_brace(f.handler.span.end as usize);
+                let mut inner: Vec<Inner<'_>> = f.settings.iter().map(Inner::Setting).collect();
+                inner.extend(f.inputs.iter().map(Inner::Input));
+                inner.sort_by_key(|i| i.span().start);
+                self.block(open, f.span.end as usize - 1, &inner, Inner::span, |p, i| p.inner(i));
+                self.trailing(f.span.end as usize);
+            }
+        }
+    }
+
+    /// A component: `button [handler] { … }` on one line when its settings
+    /// fit, a select menu's settings and choices a line each.
+    fn component(&mut self, c: &Component) {
+        self.out.push_str(c.kind.as_str());
+        let after = match &c.handler {
+            Some(h) => {
+                self.out.push(' ');
+                self.out.push_str(&h.name);
+                h.span.end
+            }
+            None => c.keyword.end,
+        };
+        self.out.push(' ');
+        let open = self.open_brace(after as usize);
+        let close = c.span.end as usize - 1;
+        if c.choices.is_empty() {
+            self.settings(open, close, &c.settings);
+        } else {
+            self.out.push('{');
+            let mut inner: Vec<Inner<'_>> = c.settings.iter().map(Inner::Setting).collect();
+            inner.extend(c.choices.iter().map(Inner::Choice));
+            inner.sort_by_key(|i| i.span().start);
+            self.block(open, close, &inner, Inner::span, |p, i| p.inner(i));
+        }
+        self.trailing(c.span.end as usize);
+    }
+
+    /// `{ label "Yes" success }` on one line when it fits and holds no
+    /// comment, else a setting a line.
+    fn settings(&mut self, open: usize, close: usize, settings: &[Setting]) {
+        let whole = Span::new(open, close + 1);
+        let column = self.column();
+        let inline = (!self.has_comment_in(whole) && settings.len() <= MAX_INLINE).then(|| {
+            let items: Vec<String> = settings.iter().map(|s| setting_line(self.text, s)).collect();
+            if items.is_empty() {
+                "{}".to_string()
+            } else {
+                format!("{{ {} }}", items.join(" "))
+            }
+        });
+        match inline.filter(|s| column + s.chars().count() <= MAX_WIDTH) {
+            Some(line) => {
+                self.out.push_str(&line);
+                // Comments inside are none; the next ones come after `}`.
+            }
+            None => {
+                self.out.push('{');
+                self.block(open, close, settings, |s| s.span, |p, s| p.inner(&Inner::Setting(s)));
+            }
+        }
+    }
+
+    /// One line of a select menu's or a form's body.
+    fn inner(&mut self, item: &Inner<'_>) {
+        self.indent();
+        match item {
+            Inner::Setting(s) => {
+                self.out.push_str(&setting_line(self.text, s));
+                self.trailing(s.span.end as usize);
+            }
+            Inner::Choice(c) => {
+                self.out.push_str("choice ");
+                self.template(&c.label);
+                self.out.push(' ');
+                self.template(&c.value);
+                if !c.settings.is_empty() {
+                    self.out.push(' ');
+                    let open = self.open_brace(c.value.span.end as usize);
+                    self.settings(open, c.span.end as usize - 1, &c.settings);
+                }
+                self.trailing(c.span.end as usize);
+            }
+            Inner::Input(i) => {
+                self.out.push_str("input ");
+                self.out.push_str(&i.name.name);
+                self.out.push(' ');
+                let open = self.open_brace(i.name.span.end as usize);
+                self.settings(open, i.span.end as usize - 1, &i.settings);
+                self.trailing(i.span.end as usize);
+            }
         }
     }
 
@@ -368,6 +464,7 @@ impl Printer<'_> {
                 self.block(open, e.span.end as usize - 1, &e.items, EmbedItem::span, |p, i| p.embed_item(i));
                 self.trailing(e.span.end as usize);
             }
+            ReplyItem::Component(c) => self.component(c),
         }
     }
 
@@ -588,6 +685,32 @@ impl Printer<'_> {
 
     fn template(&mut self, t: &Template) {
         self.out.push_str(&template_literal(self.text, t));
+    }
+}
+
+/// A line of a select menu's or a form's body, in source order.
+enum Inner<'a> {
+    Setting(&'a Setting),
+    Choice(&'a MenuChoice),
+    Input(&'a Input),
+}
+
+impl Inner<'_> {
+    fn span(&self) -> Span {
+        match self {
+            Inner::Setting(s) => s.span,
+            Inner::Choice(c) => c.span,
+            Inner::Input(i) => i.span,
+        }
+    }
+}
+
+/// `label "Yes"`, `max 3`, `disabled`.
+fn setting_line(text: &str, s: &Setting) -> String {
+    match &s.value {
+        None => s.key.name.to_string(),
+        Some(SettingValue::Text(t)) => format!("{} {}", s.key.name, template_literal(text, t)),
+        Some(SettingValue::Number(n, _)) => format!("{} {n}", s.key.name),
     }
 }
 

@@ -19,6 +19,292 @@ pub struct Message {
     /// At most [`limits::EMBEDS`], each within the platform's limits
     /// ([`embed`] makes them so).
     pub embeds: Vec<Embed>,
+    /// Buttons and select menus, in order (laid out in rows by
+    /// [`vocab::rows`]).
+    pub components: Vec<Component>,
+    /// An edit of the message a component is on, not a new message.
+    pub update: bool,
+}
+
+/// What a run says: a message, or a form to fill in; or, for a
+/// component whose handler said nothing, nothing (its message stays).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outgoing {
+    Message(Message),
+    Form(Form),
+    Nothing,
+}
+
+/// A button or a select menu as it is sent: every text filled in and kept
+/// to its limit.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Component {
+    Button(Button),
+    Select(Select),
+}
+
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Button {
+    /// `primary`, `secondary`, `success`, `danger`, or `link`.
+    pub style: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emoji: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The handler it runs and the id that says so (none: a link).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handler: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_id: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub disabled: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Select {
+    /// `choices` (written in the file), `users`, `roles`, `mentionables`
+    /// or `channels`.
+    pub of: &'static str,
+    pub handler: String,
+    pub custom_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max: Option<u32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub disabled: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<MenuChoice>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct MenuChoice {
+    pub label: String,
+    pub value: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emoji: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub default: bool,
+}
+
+/// A form as it is shown.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Form {
+    pub handler: String,
+    pub custom_id: String,
+    pub title: String,
+    pub inputs: Vec<TextInput>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct TextInput {
+    /// The input's name: the handler reads it as `{field_<name>}`.
+    pub name: String,
+    pub label: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub paragraph: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max: Option<u32>,
+    pub required: bool,
+}
+
+/// A setting as a run filled it in.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Filled {
+    Flag,
+    Text(String),
+    Number(u32),
+}
+
+/// The filled-in settings of one part, and what had to change for the
+/// platform to take it.
+pub struct Filling<'s> {
+    settings: Vec<(&'s str, Filled)>,
+    specs: &'static [vocab::SettingSpec],
+    pub changed: Vec<String>,
+    within: &'static str,
+}
+
+impl<'s> Filling<'s> {
+    pub fn new(settings: Vec<(&'s str, Filled)>, specs: &'static [vocab::SettingSpec], within: &'static str) -> Self {
+        Filling { settings, specs, changed: Vec::new(), within }
+    }
+
+    pub fn flag(&self, name: &str) -> bool {
+        self.settings.iter().any(|(n, _)| *n == name)
+    }
+
+    pub fn number(&self, name: &str) -> Option<u32> {
+        self.settings.iter().find_map(|(n, v)| match v {
+            Filled::Number(x) if *n == name => Some(*x),
+            _ => None,
+        })
+    }
+
+    /// A text setting, cut to its limit (a warning says so); a blank one
+    /// is left out (the platform refuses empty text).
+    pub fn text(&mut self, name: &str) -> Option<String> {
+        let mut text = self.settings.iter().find_map(|(n, v)| match v {
+            Filled::Text(t) if *n == name => Some(t.clone()),
+            _ => None,
+        })?;
+        if text.trim().is_empty() {
+            return None;
+        }
+        let limit = self.specs.iter().find(|s| s.name == name).map(|s| s.form);
+        if let Some(vocab::SettingForm::Text(max)) = limit {
+            self.cut(&mut text, max, name);
+        }
+        Some(text)
+    }
+
+    /// Cuts `text` to `max`, saying so.
+    pub fn cut(&mut self, text: &mut String, max: usize, what: &str) {
+        if fit(text, max) {
+            self.changed.push(format!("{}'s `{what}` was cut to {max} characters", self.within));
+        }
+    }
+}
+
+/// The `custom_id` of a component or a form, or why it cannot be one
+/// (longer than the platform's 100 characters: the run fails, as the
+/// value is state the handler needs whole).
+pub fn custom_id(handler: &str, place: usize, value: &str) -> Result<String, String> {
+    let id = vocab::custom_id(handler, place, value);
+    let n = id.chars().count();
+    if n > limits::CUSTOM_ID {
+        return Err(format!(
+            "the id of a component running `{handler}` would be {n} characters with its value; the platform takes 100"
+        ));
+    }
+    Ok(id)
+}
+
+/// A button from its filled-in settings: a link when it has a `url`.
+pub fn button(handler: Option<&str>, place: usize, mut f: Filling<'_>) -> Result<(Component, Vec<String>), String> {
+    let url = f.text("url").filter(|u| vocab::is_web_url(u.trim()));
+    let style = vocab::BUTTON_STYLES.iter().copied().find(|s| f.flag(s)).unwrap_or("primary");
+    let value = f.settings.iter().find_map(|(n, v)| match v {
+        Filled::Text(t) if *n == "value" => Some(t.clone()),
+        _ => None,
+    });
+    let custom_id = match handler {
+        Some(h) => Some(custom_id(h, place, value.as_deref().unwrap_or_default())?),
+        None => None,
+    };
+    let mut b = Button {
+        style: if handler.is_none() { "link" } else { style },
+        label: f.text("label"),
+        emoji: f.text("emoji"),
+        url: if handler.is_none() { url } else { None },
+        handler: handler.map(str::to_string),
+        custom_id,
+        disabled: f.flag("disabled"),
+    };
+    if handler.is_none() && b.url.is_none() {
+        // A link whose address did not fill in as one cannot be sent.
+        f.changed.push("a link button's `url` did not fill in as a web address; it is shown disabled".into());
+        b.url = Some("https://discord.com".into());
+        b.disabled = true;
+    }
+    if b.label.is_none() && b.emoji.is_none() {
+        f.changed.push("a button's `label` filled in empty; `…` is shown".into());
+        b.label = Some(CUT.into());
+    }
+    Ok((Component::Button(b), f.changed))
+}
+
+/// A select menu from its filled-in settings and choices.
+pub fn select(
+    handler: &str,
+    place: usize,
+    mut f: Filling<'_>,
+    choices: Vec<(String, String, Filling<'_>)>,
+) -> Result<(Component, Vec<String>), String> {
+    let of = vocab::SELECT_KINDS.iter().copied().find(|k| f.flag(k)).unwrap_or("choices");
+    let mut menu = Select {
+        of,
+        handler: handler.to_string(),
+        custom_id: custom_id(handler, place, "")?,
+        placeholder: f.text("placeholder"),
+        min: f.number("min"),
+        max: f.number("max"),
+        disabled: f.flag("disabled"),
+        choices: Vec::new(),
+    };
+    let mut changed = std::mem::take(&mut f.changed);
+    for (mut label, mut value, mut c) in choices {
+        c.cut(&mut label, limits::CHOICE_TEXT, "label");
+        c.cut(&mut value, limits::CHOICE_TEXT, "value");
+        if label.trim().is_empty() {
+            label = CUT.into();
+        }
+        let choice = MenuChoice {
+            label,
+            value,
+            description: c.text("description"),
+            emoji: c.text("emoji"),
+            default: c.flag("default"),
+        };
+        changed.append(&mut c.changed);
+        menu.choices.push(choice);
+    }
+    Ok((Component::Select(menu), changed))
+}
+
+/// A form from its filled-in settings and inputs.
+pub fn form(handler: &str, mut f: Filling<'_>, inputs: Vec<(String, Filling<'_>)>) -> Result<(Form, Vec<String>), String> {
+    let mut form = Form {
+        handler: handler.to_string(),
+        custom_id: custom_id(handler, 0, "")?,
+        title: f.text("title").unwrap_or_else(|| CUT.into()),
+        inputs: Vec::new(),
+    };
+    let mut changed = std::mem::take(&mut f.changed);
+    for (name, mut i) in inputs {
+        let input = TextInput {
+            label: i.text("label").unwrap_or_else(|| name.clone()),
+            name,
+            paragraph: i.flag("paragraph"),
+            placeholder: i.text("placeholder"),
+            value: i.text("value"),
+            min: i.number("min"),
+            max: i.number("max"),
+            required: !i.flag("optional"),
+        };
+        changed.append(&mut i.changed);
+        form.inputs.push(input);
+    }
+    Ok((form, changed))
+}
+
+/// The rows of a message's components, as the platform takes them:
+/// buttons 5 to a row in order, each select menu a row of its own.
+pub fn rows(components: &[Component]) -> Vec<&[Component]> {
+    let kinds: Vec<bool> = components.iter().map(|c| matches!(c, Component::Button(_))).collect();
+    let place = vocab::rows(&kinds);
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 1..=components.len() {
+        if i == components.len() || place[i] != place[start] {
+            out.push(&components[start..i]);
+            start = i;
+        }
+    }
+    out
 }
 
 /// An embed as it is sent: every part filled in, cut to its limit, and
@@ -187,13 +473,13 @@ fn short(text: &str) -> String {
 impl Message {
     /// A message that may ping `users`.
     pub fn new(content: impl Into<String>, users: &[String]) -> Message {
-        Message { content: content.into(), ephemeral: false, mentions: users.to_vec(), embeds: Vec::new() }
+        Message { content: content.into(), mentions: users.to_vec(), ..Message::default() }
     }
 
     /// blkc's own word to the user who triggered a command (busy, failed,
     /// done): seen by them only, pinging no one.
     pub fn notice(content: &str) -> Message {
-        Message { content: content.to_string(), ephemeral: true, mentions: Vec::new(), embeds: Vec::new() }
+        Message { content: content.to_string(), ephemeral: true, ..Message::default() }
     }
 }
 
@@ -206,12 +492,20 @@ pub const FAILED: &str =
     "Sorry, something went wrong running this command. The bot's operator can see what in the log.";
 pub const BUSY: &str = "The bot is busy right now. Please try again in a moment.";
 pub const UNKNOWN: &str = "This command is not available right now.";
+/// What a click on a component whose handler the file no longer has gets.
+pub const STALE: &str = "This no longer does anything: the bot has changed since this message was sent.";
 /// What a command that replies nothing answers, so the user is not left waiting.
 pub const DONE: &str = "Done.";
 
 /// The platform counts a message's length in UTF-16 units, as JavaScript does.
 fn units(s: &str) -> usize {
     s.encode_utf16().count()
+}
+
+/// Cuts a message's text to the platform's length, with a mark; whether
+/// it had to (an update is one message: it cannot be split).
+pub fn fit_message(text: &mut String) -> bool {
+    fit(text, limits::MESSAGE)
 }
 
 /// A reply's text as the messages it is sent in, and a warning for the log

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::ast::visit::{self, Visitor};
-use crate::ast::{each_block, ApiBlock, File, IfNode, Item, Node, Tree, TreeKind};
+use crate::ast::{each_block, ApiBlock, File, Ident, IfNode, Item, Node, Tree, TreeKind};
 use crate::data::Data;
 use crate::source::Span;
 use crate::vocab;
@@ -143,6 +143,12 @@ pub enum Origin {
         required: bool,
         span: Span,
     },
+    /// A form's input, `field_<name>`: where it is declared, and the
+    /// handler its form names.
+    Field {
+        span: Span,
+        form: String,
+    },
     /// A `var` or a `save` target.
     Custom,
     BotToken,
@@ -232,7 +238,9 @@ impl TreeModel {
             Origin::Trigger => match self.kind {
                 TreeKind::Command => format!("trigger variable of command `{}`", self.name),
                 TreeKind::Event => format!("trigger variable of `{}` events", self.name),
+                TreeKind::Handler => format!("trigger variable of handler `{}`", self.name),
             },
+            Origin::Field { form, .. } => format!("a field of the form of `{form}`: what the user typed"),
             Origin::Option { description, kind, required, .. } => {
                 let what = description.as_ref().map_or(String::new(), |d| format!(": {d}"));
                 let required = if *required { ", required" } else { "" };
@@ -253,7 +261,14 @@ impl Model {
         let custom: Arc<[Box<str>]> = custom.into_iter().map(Box::from).collect();
         // Trees without options share one list of variables per kind.
         let mut shared = FxHashMap::default();
-        let trees = file.trees().map(|t| tree_model(t, &custom, &mut shared)).collect();
+        let fields = form_fields(file);
+        let trees = file
+            .trees()
+            .map(|t| {
+                let own = if t.kind == TreeKind::Handler { fields.get(t.name.name.as_str()) } else { None };
+                tree_model(t, own.map_or(&[], Vec::as_slice), &custom, &mut shared)
+            })
+            .collect();
         Model { trees, samples }
     }
 
@@ -266,6 +281,19 @@ impl Model {
     pub fn sample(&self, block: &BlockInfo) -> Option<Arc<Result<Data, String>>> {
         self.samples.load(block.sample.as_deref()?)
     }
+}
+
+/// The inputs of the forms naming each handler, with the handler's name:
+/// its run is given `field_<input>` for each.
+pub fn form_fields(file: &File) -> FxHashMap<&str, Vec<(&Ident, &str)>> {
+    let mut out: FxHashMap<&str, Vec<(&Ident, &str)>> = FxHashMap::default();
+    for tree in file.trees() {
+        crate::ast::each_form(&tree.body, &mut |form| {
+            let handler = form.handler.name.as_str();
+            out.entry(handler).or_default().extend(form.inputs.iter().map(|i| (&i.name, handler)));
+        });
+    }
+    out
 }
 
 /// The names of the file's custom variables: `var`s and `save` targets.
@@ -289,6 +317,7 @@ fn custom_variables<'a>(file: &'a File) -> Vec<&'a str> {
 
 fn tree_model(
     tree: &Tree,
+    fields: &[(&Ident, &str)],
     custom: &Arc<[Box<str>]>,
     shared: &mut FxHashMap<(TreeKind, String), Arc<[Variable]>>,
 ) -> TreeModel {
@@ -302,12 +331,12 @@ fn tree_model(
             sample: b.sample().map(|s| s.value.to_string()),
         });
     });
-    let has_options = tree.body.iter().any(|n| matches!(n, Node::Option(_)));
+    let has_options = tree.body.iter().any(|n| matches!(n, Node::Option(_))) || !fields.is_empty();
     let key = (tree.kind, if tree.kind == TreeKind::Event { tree.name.name.to_string() } else { String::new() });
     let variables = match shared.get(&key) {
         Some(list) if !has_options => list.clone(),
         _ => {
-            let list = tree_variables(tree);
+            let list = tree_variables(tree, fields);
             if !has_options {
                 shared.insert(key, list.clone());
             }
@@ -328,15 +357,14 @@ fn tree_model(
 }
 
 /// The variables a tree's templates may name but the custom ones.
-fn tree_variables(tree: &Tree) -> Arc<[Variable]> {
+fn tree_variables(tree: &Tree, fields: &[(&Ident, &str)]) -> Arc<[Variable]> {
     let mut variables: Vec<Variable> = Vec::new();
     let mut add = |name: String, origin: Origin| variables.push(Variable { name, origin });
-    let triggers = match tree.kind {
-        TreeKind::Command => vocab::COMMAND_VARIABLES,
-        TreeKind::Event => vocab::event_variables(&tree.name.name).unwrap_or(&[]),
-    };
-    for t in triggers {
+    for t in vocab::trigger_variables(tree.kind, &tree.name.name) {
         add(t.to_string(), Origin::Trigger);
+    }
+    for (input, form) in fields {
+        add(format!("field_{}", input.name), Origin::Field { span: input.span, form: form.to_string() });
     }
     // (An option in an event is an error of its own, B-coded where options
     // are declared; its variable is still known, so it is not reported twice.)

@@ -14,7 +14,7 @@ pub use crate::vocab::Method;
 use crate::Checked;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 5;
+pub const FORMAT: u32 = 6;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -48,6 +48,7 @@ fn global() -> crate::vocab::VarScope {
 pub enum TreeKind {
     Command,
     Event,
+    Handler,
 }
 
 impl TreeKind {
@@ -55,6 +56,7 @@ impl TreeKind {
         match self {
             TreeKind::Command => "command",
             TreeKind::Event => "event",
+            TreeKind::Handler => "handler",
         }
     }
 }
@@ -64,6 +66,7 @@ impl From<ast::TreeKind> for TreeKind {
         match kind {
             ast::TreeKind::Command => TreeKind::Command,
             ast::TreeKind::Event => TreeKind::Event,
+            ast::TreeKind::Handler => TreeKind::Handler,
         }
     }
 }
@@ -118,6 +121,64 @@ pub struct FieldStep {
     pub inline: bool,
 }
 
+/// A button or select menu of a reply: its handler and settings, each
+/// text a template.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComponentStep {
+    pub kind: ComponentKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handler: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<SettingStep>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<ChoiceStep>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ComponentKind {
+    Button,
+    Select,
+}
+
+/// A setting: its word, and its text or number when it takes one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SettingStep {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<Template>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChoiceStep {
+    pub label: Template,
+    pub value: Template,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<SettingStep>,
+}
+
+/// A form shown as the answer: the handler its submission runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FormStep {
+    pub handler: String,
+    pub settings: Vec<SettingStep>,
+    pub inputs: Vec<InputStep>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputStep {
+    pub name: String,
+    pub settings: Vec<SettingStep>,
+}
+
+/// The settings of a part, as a list a run looks them up in.
+pub fn find_setting<'s>(settings: &'s [SettingStep], name: &str) -> Option<&'s SettingStep> {
+    settings.iter().find(|s| s.name == name)
+}
+
 /// A command's option: `{option_<name>}` in the run, of a type.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OptionSpec {
@@ -139,8 +200,14 @@ pub enum Step {
         ephemeral: bool,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         embeds: Vec<EmbedStep>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        components: Vec<ComponentStep>,
+        /// `update`: edits the message a component is on.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        update: bool,
         span: Span,
     },
+    Form(Box<FormStep>),
     Save {
         name: String,
         value: Val,
@@ -354,12 +421,29 @@ impl Request {
 /// `ephemeral`).
 pub fn any_public_reply(steps: &[Step]) -> bool {
     steps.iter().any(|step| match step {
-        Step::Reply { ephemeral, .. } => !ephemeral,
+        Step::Reply { ephemeral, update, .. } => !ephemeral && !update,
         Step::If { branches, otherwise, .. } => {
             branches.iter().any(|(_, then)| any_public_reply(then)) || any_public_reply(otherwise)
         }
-        Step::Request(_) | Step::Save { .. } => false,
+        Step::Request(_) | Step::Save { .. } | Step::Form(_) => false,
     })
+}
+
+/// Whether any step of `steps`, in any branch, is an `update` (a handler
+/// that updates defers as an update of its message, not as "thinking").
+pub fn any_update(steps: &[Step]) -> bool {
+    steps.iter().any(|step| match step {
+        Step::Reply { update, .. } => *update,
+        Step::If { branches, otherwise, .. } => {
+            branches.iter().any(|(_, then)| any_update(then)) || any_update(otherwise)
+        }
+        Step::Request(_) | Step::Save { .. } | Step::Form(_) => false,
+    })
+}
+
+/// Calls `f` on every template of a list of settings.
+fn setting_templates(settings: &[SettingStep], f: &mut impl FnMut(&Template)) {
+    settings.iter().filter_map(|s| s.text.as_ref()).for_each(f);
 }
 
 /// Calls `f` on every template of a list of steps, in every branch.
@@ -367,7 +451,7 @@ pub fn each_template(steps: &[Step], f: &mut impl FnMut(&Template)) {
     for step in steps {
         match step {
             Step::Request(r) => r.each_template(f),
-            Step::Reply { text, embeds, .. } => {
+            Step::Reply { text, embeds, components, .. } => {
                 text.iter().for_each(&mut *f);
                 for e in embeds {
                     e.parts.iter().for_each(|(_, t)| f(t));
@@ -376,6 +460,18 @@ pub fn each_template(steps: &[Step], f: &mut impl FnMut(&Template)) {
                         f(&field.value);
                     }
                 }
+                for c in components {
+                    setting_templates(&c.settings, f);
+                    for choice in &c.choices {
+                        f(&choice.label);
+                        f(&choice.value);
+                        setting_templates(&choice.settings, f);
+                    }
+                }
+            }
+            Step::Form(form) => {
+                setting_templates(&form.settings, f);
+                form.inputs.iter().for_each(|i| setting_templates(&i.settings, f));
             }
             Step::Save { value, .. } => value.each_template(f),
             Step::If { branches, otherwise, .. } => {
@@ -422,7 +518,7 @@ pub fn each_path(steps: &[Step], f: &mut impl FnMut(&Path)) {
                 }
                 each_path(otherwise, f);
             }
-            Step::Reply { .. } => {}
+            Step::Reply { .. } | Step::Form(_) => {}
         }
     }
 }
@@ -436,6 +532,27 @@ impl Plan {
         }
         reads
     }
+}
+
+/// The inputs of every form in the plan whose submission runs `handler`.
+pub fn form_inputs<'p>(plan: &'p Plan, handler: &str) -> Vec<&'p str> {
+    fn walk<'p>(steps: &'p [Step], handler: &str, out: &mut Vec<&'p str>) {
+        for step in steps {
+            match step {
+                Step::Form(f) if f.handler == handler => out.extend(f.inputs.iter().map(|i| i.name.as_str())),
+                Step::If { branches, otherwise, .. } => {
+                    branches.iter().for_each(|(_, then)| walk(then, handler, out));
+                    walk(otherwise, handler, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    plan.trees.iter().for_each(|t| walk(&t.steps, handler, &mut out));
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// The request of block `name` in a list of steps, in any branch.
@@ -521,6 +638,16 @@ fn step(node: &Node) -> Lowered<Option<Step>> {
         Node::Option(_) => return Ok(None),
         Node::Api(b) => Step::Request(Box::new(request(b)?)),
         Node::Reply(r) => reply_step(r),
+        Node::Form(f) => Step::Form(Box::new(FormStep {
+            handler: f.handler.name.to_string(),
+            settings: settings(&f.settings),
+            inputs: f
+                .inputs
+                .iter()
+                .map(|i| InputStep { name: i.name.name.to_string(), settings: settings(&i.settings) })
+                .collect(),
+            span: f.span,
+        })),
         Node::Save(s) => Step::Save { name: s.name.name.to_string(), value: val(&s.value), span: s.span },
         Node::If(i) => if_step(i)?,
     }))
@@ -544,7 +671,52 @@ fn reply_step(r: &ast::Reply) -> Step {
             step
         })
         .collect();
-    Step::Reply { text: r.text().map(template), ephemeral: r.ephemeral(), embeds, span: r.span }
+    let components = r
+        .components()
+        .map(|c| ComponentStep {
+            kind: match c.kind {
+                ast::ComponentKind::Button => ComponentKind::Button,
+                ast::ComponentKind::Select => ComponentKind::Select,
+            },
+            handler: c.handler.as_ref().map(|h| h.name.to_string()),
+            settings: settings(&c.settings),
+            choices: c
+                .choices
+                .iter()
+                .map(|choice| ChoiceStep {
+                    label: template(&choice.label),
+                    value: template(&choice.value),
+                    settings: settings(&choice.settings),
+                })
+                .collect(),
+        })
+        .collect();
+    Step::Reply {
+        text: r.text().map(template),
+        ephemeral: r.ephemeral(),
+        embeds,
+        components,
+        update: r.update,
+        span: r.span,
+    }
+}
+
+/// Settings as the plan keeps them (a checked file's numbers are whole
+/// and in range).
+fn settings(list: &[ast::Setting]) -> Vec<SettingStep> {
+    list.iter()
+        .map(|s| SettingStep {
+            name: s.key.name.to_string(),
+            text: match &s.value {
+                Some(ast::SettingValue::Text(t)) => Some(template(t)),
+                _ => None,
+            },
+            number: match &s.value {
+                Some(ast::SettingValue::Number(n, _)) => n.parse().ok(),
+                _ => None,
+            },
+        })
+        .collect()
 }
 
 fn if_step(node: &ast::IfNode) -> Lowered<Step> {

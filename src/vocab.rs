@@ -103,6 +103,33 @@ pub fn event_variables(kind: &str) -> Option<&'static [&'static str]> {
     EVENTS.iter().find(|(k, _)| *k == kind).map(|(_, v)| *v)
 }
 
+/// What a handler run is given: who used the component or form and where,
+/// the message it is on, and what was chosen (`value`: a button's value or
+/// the first choice; `values`: every choice, joined by `, `). A form's
+/// fields come as `field_<input>` besides.
+pub const HANDLER_VARIABLES: &[&str] = &[
+    "user_id",
+    "user_name",
+    "user_mention",
+    "server_id",
+    "server_name",
+    "channel_id",
+    "channel_name",
+    "message_id",
+    "value",
+    "values",
+];
+
+/// The trigger variables a tree of `kind` named `name` is given (an event
+/// of a kind blkc does not know: none; the checker says so).
+pub fn trigger_variables(kind: crate::ast::TreeKind, name: &str) -> &'static [&'static str] {
+    match kind {
+        crate::ast::TreeKind::Command => COMMAND_VARIABLES,
+        crate::ast::TreeKind::Event => event_variables(name).unwrap_or(&[]),
+        crate::ast::TreeKind::Handler => HANDLER_VARIABLES,
+    }
+}
+
 /// The chat platform's API, where `{bot_token}` may go unless a file says
 /// otherwise with `platform "…"`.
 pub const DEFAULT_PLATFORM: &str = "https://discord.com/api";
@@ -369,6 +396,130 @@ pub mod limits {
     /// Characters of every embed of a message together (titles,
     /// descriptions, fields, footers and authors).
     pub const EMBED_TOTAL: usize = 6000;
+    /// Rows of components on a message, and buttons in a row.
+    pub const ROWS: usize = 5;
+    pub const ROW_BUTTONS: usize = 5;
+    /// Choices of a select menu.
+    pub const MENU_CHOICES: usize = 25;
+    /// Inputs of a form.
+    pub const INPUTS: usize = 5;
+    /// Characters of a component's `custom_id`.
+    pub const CUSTOM_ID: usize = 100;
+}
+
+/// How a setting is written: a bare word, or a word and its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SettingForm {
+    /// `disabled`: the word alone.
+    Flag,
+    /// `label "…"`: a template of at most this many characters.
+    Text(usize),
+    /// `url "https://…"`: a web address.
+    Url,
+    /// `max 3`: a whole number in this range.
+    Number(u32, u32),
+}
+
+/// One setting a component, a choice, a form or an input takes.
+#[derive(Debug, Clone, Copy)]
+pub struct SettingSpec {
+    pub name: &'static str,
+    pub form: SettingForm,
+    /// What it does, for hovers and completion.
+    pub about: &'static str,
+}
+
+const fn setting(name: &'static str, form: SettingForm, about: &'static str) -> SettingSpec {
+    SettingSpec { name, form, about }
+}
+
+/// The styles of a button, each a bare word (a link button's is its `url`).
+pub const BUTTON_STYLES: &[&str] = &["primary", "secondary", "success", "danger"];
+
+/// The kinds of a select menu besides choices written in the file.
+pub const SELECT_KINDS: &[&str] = &["users", "roles", "mentionables", "channels"];
+
+pub const BUTTON_SETTINGS: &[SettingSpec] = &[
+    setting("label", SettingForm::Text(80), "the text on the button (at most 80 characters)"),
+    setting("emoji", SettingForm::Text(100), "an emoji before the label: `\"👍\"`, or a server's `\"<:name:id>\"`"),
+    setting("value", SettingForm::Text(100), "what the handler gets as `{value}`; travels in the button's id"),
+    setting("url", SettingForm::Url, "makes it a link button: opens this address, runs no handler"),
+    setting("disabled", SettingForm::Flag, "shown greyed out; cannot be clicked"),
+    setting("primary", SettingForm::Flag, "style: blurple (the default)"),
+    setting("secondary", SettingForm::Flag, "style: grey"),
+    setting("success", SettingForm::Flag, "style: green"),
+    setting("danger", SettingForm::Flag, "style: red"),
+];
+
+pub const SELECT_SETTINGS: &[SettingSpec] = &[
+    setting("placeholder", SettingForm::Text(150), "shown while nothing is chosen (at most 150 characters)"),
+    setting("min", SettingForm::Number(0, 25), "the fewest choices a user must make (0–25; default 1)"),
+    setting("max", SettingForm::Number(1, 25), "the most choices a user may make (1–25; default 1)"),
+    setting("disabled", SettingForm::Flag, "shown greyed out; cannot be used"),
+    setting("users", SettingForm::Flag, "choose among the server's users (their ids come in `{values}`)"),
+    setting("roles", SettingForm::Flag, "choose among the server's roles"),
+    setting("mentionables", SettingForm::Flag, "choose among users and roles"),
+    setting("channels", SettingForm::Flag, "choose among the server's channels"),
+];
+
+pub const CHOICE_SETTINGS: &[SettingSpec] = &[
+    setting("description", SettingForm::Text(100), "a line under the choice's label (at most 100 characters)"),
+    setting("emoji", SettingForm::Text(100), "an emoji before the label"),
+    setting("default", SettingForm::Flag, "chosen when the menu is shown"),
+];
+
+pub const FORM_SETTINGS: &[SettingSpec] =
+    &[setting("title", SettingForm::Text(45), "the form's title (required; at most 45 characters)")];
+
+pub const INPUT_SETTINGS: &[SettingSpec] = &[
+    setting("label", SettingForm::Text(45), "the input's label (required; at most 45 characters)"),
+    setting("paragraph", SettingForm::Flag, "a text area of several lines (the default is one line)"),
+    setting("placeholder", SettingForm::Text(100), "shown while the input is empty (at most 100 characters)"),
+    setting("value", SettingForm::Text(4000), "the text the input starts with"),
+    setting("min", SettingForm::Number(0, 4000), "the fewest characters (0–4,000)"),
+    setting("max", SettingForm::Number(1, 4000), "the most characters (1–4,000)"),
+    setting("optional", SettingForm::Flag, "may be left empty (inputs are required unless they say so)"),
+];
+
+/// The row of each component of a message, given whether each is a
+/// button: buttons fill rows of 5 in order, a select menu takes a row of
+/// its own. The one layout rule, for the checker and the wire alike.
+pub fn rows(is_button: &[bool]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(is_button.len());
+    let (mut row, mut in_row, mut buttons_row) = (0usize, 0usize, false);
+    for (i, &button) in is_button.iter().enumerate() {
+        let fits = button && buttons_row && in_row < limits::ROW_BUTTONS;
+        if i > 0 && !fits {
+            row += 1;
+            in_row = 0;
+        }
+        in_row += 1;
+        buttons_row = button;
+        out.push(row);
+    }
+    out
+}
+
+/// The prefix and version of every `custom_id` blkc writes: `blk1:`, the
+/// handler's name, `:`, the component's place on its message (so that two
+/// components are never the same id), `:`, then its value as written.
+pub const CUSTOM_ID_PREFIX: &str = "blk1:";
+
+/// A component's `custom_id` (docs/language.md, "Handlers").
+pub fn custom_id(handler: &str, place: usize, value: &str) -> String {
+    format!("{CUSTOM_ID_PREFIX}{handler}:{place}:{value}")
+}
+
+/// The handler and value of a `custom_id` blkc wrote, or `None` for any
+/// other text.
+pub fn parse_custom_id(id: &str) -> Option<(&str, &str)> {
+    let rest = id.strip_prefix(CUSTOM_ID_PREFIX)?;
+    let (handler, rest) = rest.split_once(':')?;
+    let (place, value) = rest.split_once(':')?;
+    let name_ok = !handler.is_empty()
+        && handler.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !handler.as_bytes()[0].is_ascii_digit();
+    (name_ok && !place.is_empty() && place.bytes().all(|b| b.is_ascii_digit())).then_some((handler, value))
 }
 
 /// The parts of an embed written `KEY "text"`: every one a template, like
@@ -521,6 +672,10 @@ pub enum Place {
     Reply,
     /// Among the parts of an `embed { … }`.
     Embed,
+    /// Among the settings of a `button` or `select`.
+    Component,
+    /// Among the settings of a `form`.
+    Form,
 }
 
 macro_rules! keywords {
@@ -555,9 +710,12 @@ keywords! {
     Event "event" Top,
     Var "var" Top,
     Platform "platform" Top,
+    Handler "handler" Top,
     Option "option" Tree,
     Api "api" Tree,
     Reply "reply" Tree,
+    Update "update" Tree,
+    Form "form" Tree,
     Save "save" Tree,
     If "if" Tree,
     Else "else" Tree,
@@ -584,6 +742,10 @@ keywords! {
     Thumbnail "thumbnail" Embed,
     Field "field" Embed,
     Inline "inline" Embed,
+    Button "button" Reply,
+    Select "select" Reply,
+    Choice "choice" Component,
+    Input "input" Form,
     True "true" Value,
     False "false" Value,
     Null "null" Value,

@@ -3,7 +3,7 @@
 pub mod visit;
 
 use crate::source::Span;
-pub use visit::{each_block, each_reference, each_save};
+pub use visit::{each_block, each_form, each_reference, each_reply, each_save};
 
 /// Text in the AST: names, number text, keys and literals, up to 15 bytes
 /// inline in a 16-byte handle (longer ones shared, cloned without copying).
@@ -31,6 +31,8 @@ pub enum Item {
 pub enum TreeKind {
     Command,
     Event,
+    /// Runs when a button, a select menu or a form naming it is used.
+    Handler,
 }
 
 impl TreeKind {
@@ -38,11 +40,12 @@ impl TreeKind {
         match self {
             TreeKind::Command => "command",
             TreeKind::Event => "event",
+            TreeKind::Handler => "handler",
         }
     }
 }
 
-/// A `command` or `event` tree.
+/// A `command`, `event` or `handler` tree.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tree {
     pub kind: TreeKind,
@@ -90,6 +93,8 @@ pub enum Node {
     Option(Box<OptionDecl>),
     Api(Box<ApiBlock>),
     Reply(Reply),
+    /// `form handler { … }`: shows a form as the answer.
+    Form(Box<Form>),
     Save(Save),
     If(Box<IfNode>),
 }
@@ -100,6 +105,7 @@ impl Node {
             Node::Option(n) => n.span,
             Node::Api(n) => n.span,
             Node::Reply(n) => n.span,
+            Node::Form(n) => n.span,
             Node::Save(n) => n.span,
             Node::If(n) => n.span,
         }
@@ -170,12 +176,15 @@ impl ChoiceValue {
     }
 }
 
-/// `reply "text"`, or `reply { … }` with its parts in the order written.
+/// `reply "text"`, or `reply { … }` with its parts in the order written;
+/// `update` the same, as an edit of the message a component is on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
     pub items: Vec<ReplyItem>,
     /// Written as a block (the formatter keeps it one).
     pub block: bool,
+    /// `update`, not `reply`.
+    pub update: bool,
     pub span: Span,
 }
 
@@ -189,13 +198,140 @@ pub enum ReplyItem {
     /// `ephemeral`: only the user who triggered it sees it.
     Ephemeral(Span),
     Embed(Embed),
+    /// `button [handler] { … }` or `select handler { … }`.
+    Component(Component),
+}
+
+/// A button or a select menu of a reply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Component {
+    pub kind: ComponentKind,
+    /// The span of its keyword.
+    pub keyword: Span,
+    /// The handler it runs (none: a link button).
+    pub handler: Option<Ident>,
+    pub settings: Vec<Setting>,
+    /// A select menu's `choice "Label" "value" { … }`s.
+    pub choices: Vec<MenuChoice>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ComponentKind {
+    Button,
+    Select,
+}
+
+impl ComponentKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ComponentKind::Button => "button",
+            ComponentKind::Select => "select",
+        }
+    }
+}
+
+/// A setting of a component, a choice, a form or an input: a word and at
+/// most one value (`label "Yes"`, `max 3`, `disabled`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    pub key: Ident,
+    pub value: Option<SettingValue>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SettingValue {
+    Text(Template),
+    Number(Name, Span),
+}
+
+impl SettingValue {
+    pub fn span(&self) -> Span {
+        match self {
+            SettingValue::Text(t) => t.span,
+            SettingValue::Number(_, s) => *s,
+        }
+    }
+}
+
+/// `choice "Label" "value" { description "…" emoji "…" default }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MenuChoice {
+    pub label: Template,
+    pub value: Template,
+    pub settings: Vec<Setting>,
+    pub span: Span,
+}
+
+/// `form handler { title "…" input name { … } … }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Form {
+    pub handler: Ident,
+    pub settings: Vec<Setting>,
+    pub inputs: Vec<Input>,
+    pub span: Span,
+}
+
+/// `input name { label "…" paragraph … }`: makes `{field_<name>}` in the
+/// handler.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Input {
+    pub name: Ident,
+    pub settings: Vec<Setting>,
+    pub span: Span,
+}
+
+/// The first setting named `key` among `settings`.
+pub fn setting<'a>(settings: &'a [Setting], key: &str) -> Option<&'a Setting> {
+    settings.iter().find(|s| s.key.name == key)
+}
+
+/// The templates of a list of settings.
+pub fn setting_templates(settings: &[Setting]) -> impl Iterator<Item = &Template> {
+    settings.iter().filter_map(|s| match &s.value {
+        Some(SettingValue::Text(t)) => Some(t),
+        _ => None,
+    })
+}
+
+impl Component {
+    pub fn templates(&self) -> impl Iterator<Item = &Template> {
+        setting_templates(&self.settings).chain(
+            self.choices
+                .iter()
+                .flat_map(|c| [&c.label, &c.value].into_iter().chain(setting_templates(&c.settings))),
+        )
+    }
+}
+
+impl Form {
+    pub fn templates(&self) -> impl Iterator<Item = &Template> {
+        setting_templates(&self.settings).chain(self.inputs.iter().flat_map(|i| setting_templates(&i.settings)))
+    }
 }
 
 impl Reply {
     /// A plain `reply "text"`.
     pub fn text_only(text: Template, span: Span) -> Reply {
         let text_span = text.span;
-        Reply { items: vec![ReplyItem::Text { value: text, span: text_span }], block: false, span }
+        Reply { items: vec![ReplyItem::Text { value: text, span: text_span }], block: false, update: false, span }
+    }
+
+    pub fn components(&self) -> impl Iterator<Item = &Component> {
+        self.items.iter().filter_map(|i| match i {
+            ReplyItem::Component(c) => Some(c),
+            _ => None,
+        })
+    }
+
+    /// `reply` or `update`.
+    pub fn keyword(&self) -> &'static str {
+        if self.update {
+            "update"
+        } else {
+            "reply"
+        }
     }
 
     /// Its text (the first, if written twice: an error of its own).
@@ -220,12 +356,13 @@ impl Reply {
     /// Every template of the reply, in the order written.
     pub fn templates(&self) -> impl Iterator<Item = &Template> {
         self.items.iter().flat_map(|i| {
-            let (text, embed) = match i {
-                ReplyItem::Text { value, .. } => (Some(value), None),
-                ReplyItem::Ephemeral(_) => (None, None),
-                ReplyItem::Embed(e) => (None, Some(e.templates())),
+            let (text, embed, component) = match i {
+                ReplyItem::Text { value, .. } => (Some(value), None, None),
+                ReplyItem::Ephemeral(_) => (None, None, None),
+                ReplyItem::Embed(e) => (None, Some(e.templates()), None),
+                ReplyItem::Component(c) => (None, None, Some(c.templates())),
             };
-            text.into_iter().chain(embed.into_iter().flatten())
+            text.into_iter().chain(embed.into_iter().flatten()).chain(component.into_iter().flatten())
         })
     }
 }
@@ -235,6 +372,7 @@ impl ReplyItem {
         match self {
             ReplyItem::Text { span, .. } | ReplyItem::Ephemeral(span) => *span,
             ReplyItem::Embed(e) => e.span,
+            ReplyItem::Component(c) => c.span,
         }
     }
 }

@@ -43,6 +43,12 @@ pub trait Visitor<'a> {
             self.template(t, Site::Reply);
         }
     }
+    /// A form's texts read as a reply's: shown to the user.
+    fn form(&mut self, f: &'a Form) {
+        for t in f.templates() {
+            self.template(t, Site::Reply);
+        }
+    }
     fn save(&mut self, s: &'a Save) {
         self.value(&s.value, Site::Save);
     }
@@ -77,6 +83,7 @@ pub fn walk_nodes<'a, V: Visitor<'a> + ?Sized>(v: &mut V, nodes: &'a [Node]) {
         match node {
             Node::Api(b) => v.block(b),
             Node::Reply(r) => v.reply(r),
+            Node::Form(f) => v.form(f),
             Node::Save(s) => v.save(s),
             Node::Option(o) => v.option(o),
             Node::If(i) => v.if_chain(i),
@@ -191,6 +198,36 @@ pub fn each_save<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Save)) {
         fn condition(&mut self, _: &'a Condition) {}
     }
     walk_nodes(&mut Saves(f), nodes);
+}
+
+/// Calls `f` on every `form` of a node list, in every branch.
+pub fn each_form<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Form)) {
+    struct Forms<'f, F>(&'f mut F);
+    impl<'a, F: FnMut(&'a Form)> Visitor<'a> for Forms<'_, F> {
+        fn block(&mut self, _: &'a ApiBlock) {}
+        fn reply(&mut self, _: &'a Reply) {}
+        fn save(&mut self, _: &'a Save) {}
+        fn form(&mut self, form: &'a Form) {
+            (self.0)(form);
+        }
+        fn condition(&mut self, _: &'a Condition) {}
+    }
+    walk_nodes(&mut Forms(f), nodes);
+}
+
+/// Calls `f` on every `reply` and `update` of a node list, in every branch.
+pub fn each_reply<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Reply)) {
+    struct Replies<'f, F>(&'f mut F);
+    impl<'a, F: FnMut(&'a Reply)> Visitor<'a> for Replies<'_, F> {
+        fn block(&mut self, _: &'a ApiBlock) {}
+        fn reply(&mut self, r: &'a Reply) {
+            (self.0)(r);
+        }
+        fn save(&mut self, _: &'a Save) {}
+        fn form(&mut self, _: &'a Form) {}
+        fn condition(&mut self, _: &'a Condition) {}
+    }
+    walk_nodes(&mut Replies(f), nodes);
 }
 
 /// Calls `f` on every response reference of a node list, in every branch.

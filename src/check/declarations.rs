@@ -119,6 +119,12 @@ impl<'a> Visitor<'a> for Options<'_, 'a> {
                     .label(opt.span, "events have no options")
                     .help("options are what a user types after a command; an event's data comes from its trigger variables"),
             );
+        } else if self.kind == TreeKind::Handler {
+            self.out.push(
+                Diagnostic::new(Code::MisplacedOption, format!("option `{name}` in a handler"))
+                    .label(opt.span, "handlers have no options")
+                    .help("a handler is given what was clicked or chosen (`{value}`, `{values}`) and a form's inputs (`{field_<input>}`); ask for more with a `form`"),
+            );
         } else if self.depth > 0 {
             self.out.push(
                 Diagnostic::new(Code::MisplacedOption, format!("option `{name}` inside a branch"))
@@ -143,13 +149,17 @@ fn check_options(kind: TreeKind, nodes: &[Node], out: &mut Findings) {
 /// What a custom variable may not be called: a trigger variable of any
 /// command or event, an option's variable, the token, or a root of a path.
 pub(super) fn shadowed(name: &str) -> Option<&'static str> {
-    if vocab::COMMAND_VARIABLES.contains(&name) || vocab::EVENTS.iter().any(|(_, vars)| vars.contains(&name)) {
+    if vocab::COMMAND_VARIABLES.contains(&name)
+        || vocab::HANDLER_VARIABLES.contains(&name)
+        || vocab::EVENTS.iter().any(|(_, vars)| vars.contains(&name))
+    {
         return Some("a trigger variable");
     }
     match name {
         "bot_token" => Some("the bot token"),
         "response" | "status" => Some("a word of response paths"),
         _ if name.starts_with("option_") => Some("an option's variable"),
+        _ if name.starts_with("field_") => Some("a form input's variable"),
         _ if name.starts_with("api_") => Some("a response reference"),
         _ => None,
     }

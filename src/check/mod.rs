@@ -4,6 +4,7 @@
 //! onto one list. Nothing here sends a request or reads the network.
 
 mod arith;
+mod components;
 mod declarations;
 pub mod platform;
 pub mod references;
@@ -69,6 +70,7 @@ pub fn check(file: &File, model: &crate::model::Model) -> Findings {
     declarations::check(&scope, &mut out);
     platform::check(file, &mut out);
     scopes::check(file, &mut out);
+    components::check(file, &mut out);
     // The model holds one entry per tree, in the file's order.
     for (tree, tree_model) in file.trees().zip(&model.trees) {
         request::check_tree(&scope, tree, &mut out);

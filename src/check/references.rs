@@ -176,6 +176,7 @@ impl<'a> Walk<'_, 'a> {
             match self.tree.kind {
                 TreeKind::Command => diag.help(format!("declare the option in this command: `option {option} \"…\"`")),
                 TreeKind::Event => diag.help("events have no options; use the event's trigger variables"),
+                TreeKind::Handler => diag.help("handlers have no options; a form's inputs come as `{field_<input>}`"),
             }
         } else if let Some((kind, _)) = vocab::EVENTS.iter().find(|(_, vars)| vars.contains(&n)) {
             diag.help(format!(

@@ -30,7 +30,7 @@ impl<'a> Visitor<'a> for Walk<'_> {
 }
 
 /// UTF-16 units of a template's written text (its `{…}` not counted).
-fn written(t: &Template) -> usize {
+pub(super) fn written(t: &Template) -> usize {
     t.parts
         .iter()
         .map(|p| match p {
@@ -42,7 +42,7 @@ fn written(t: &Template) -> usize {
 
 fn reply(r: &Reply, event: bool, out: &mut Findings) {
     let (mut text, mut ephemeral) = (None::<Span>, None::<Span>);
-    let mut embeds = 0;
+    let (mut embeds, mut components) = (0, 0);
     for item in &r.items {
         match item {
             ReplyItem::Text { span, .. } => once(&mut text, *span, "`text`", "a reply", out),
@@ -67,9 +67,12 @@ fn reply(r: &Reply, event: bool, out: &mut Findings) {
                 }
                 embed(e, out);
             }
+            ReplyItem::Component(_) => components += 1,
         }
     }
-    if r.block && text.is_none() && embeds == 0 {
+    // An update may change the components alone; a new message needs
+    // something to show besides.
+    if r.block && text.is_none() && embeds == 0 && (!r.update || components == 0) {
         out.push(
             Diagnostic::new(Code::EmptyReply, "this reply has nothing to show")
                 .label(r.span, "no `text` and no `embed`")
@@ -148,14 +151,20 @@ fn embed(e: &Embed, out: &mut Findings) {
     }
 }
 
-/// B410 for written text over `max` characters.
+/// B410 for written text of an embed over `max` characters.
 fn length(t: &Template, max: usize, what: &str, out: &mut Findings) {
+    let help = "shorten it, or move the text to the embed's `description` (4,096 characters)";
+    self::length_with(t, max, what, help, out);
+}
+
+/// B410 for written text over `max` characters, with its help.
+pub(super) fn length_with(t: &Template, max: usize, what: &str, help: &str, out: &mut Findings) {
     let n = written(t);
     if n > max {
         out.push(
-            Diagnostic::new(Code::EmbedTextTooLong, format!("{what} is {n} characters; the platform takes {max}"))
+            Diagnostic::new(Code::TextTooLong, format!("{what} is {n} characters; the platform takes {max}"))
                 .label(t.span, format!("{n} characters"))
-                .help("shorten it, or move the text to the embed's `description` (4,096 characters)"),
+                .help(help.to_string()),
         );
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use crate::ast::visit::{self, Site, Visitor};
-use crate::ast::{File, Ident, Item, Tree, TreeKind};
+use crate::ast::{File, Ident, Item, Tree};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
 use crate::vocab::{self, VarScope};
 
@@ -36,10 +36,7 @@ pub fn check(file: &File, out: &mut Findings) {
         return;
     }
     for tree in file.trees() {
-        let provided: &[&str] = match tree.kind {
-            TreeKind::Command => vocab::COMMAND_VARIABLES,
-            TreeKind::Event => vocab::event_variables(&tree.name.name).unwrap_or(&[]),
-        };
+        let provided = vocab::trigger_variables(tree.kind, &tree.name.name);
         let mut uses: Vec<&Ident> = Vec::new();
         crate::ast::each_save(&tree.body, &mut |s| uses.push(&s.name));
         let mut reads = Reads { uses: Vec::new() };

@@ -163,11 +163,25 @@ pub struct RunArgs {
     /// The .blk file
     pub file: PathBuf,
     /// The command to run
-    #[arg(long, conflicts_with = "event", required_unless_present = "event")]
+    #[arg(long, conflicts_with_all = ["event", "component", "form"], required_unless_present_any = ["event", "component", "form"])]
     pub command: Option<String>,
     /// The event to run
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["component", "form"])]
     pub event: Option<String>,
+    /// Run the handler a button or select menu names, as if clicked: its
+    /// name, or a component's whole id (`blk1:vote:0:yes`)
+    #[arg(long, value_name = "HANDLER|ID", conflicts_with = "form")]
+    pub component: Option<String>,
+    /// The values chosen, comma-separated (`{values}`; `{value}` is the
+    /// first, or the button's value from a whole id)
+    #[arg(long, value_name = "A,B,…", requires = "component")]
+    pub values: Option<String>,
+    /// Run the handler a form names, as if sent
+    #[arg(long, value_name = "HANDLER")]
+    pub form: Option<String>,
+    /// What was typed in a form's input, `--field topic=Bugs` (repeatable)
+    #[arg(long = "field", value_name = "INPUT=VALUE", requires = "form")]
+    pub fields: Vec<String>,
     /// A trigger variable or option, like `--var option_city=Paris` (repeatable)
     #[arg(long = "var", value_name = "NAME=VALUE")]
     pub vars: Vec<String>,

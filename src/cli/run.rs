@@ -40,10 +40,14 @@ fn options(args: &RunArgs, samples: std::sync::Arc<blkc::model::Samples>) -> Res
 
 /// The tree `--command` or `--event` names, or why there is none.
 fn find_tree<'p>(plan: &'p blkc::plan::Plan, args: &RunArgs) -> Result<&'p blkc::plan::Tree, String> {
-    let (kind, name) = match (&args.command, &args.event) {
-        (Some(c), _) => (TreeKind::Command, c.as_str()),
-        (None, Some(e)) => (TreeKind::Event, e.as_str()),
-        (None, None) => return Err("give `--command NAME` or `--event NAME`".into()),
+    let handler = args.component.as_deref().map(|c| blkc::vocab::parse_custom_id(c).map_or(c, |(h, _)| h));
+    let (kind, name) = match (&args.command, &args.event, handler.or(args.form.as_deref())) {
+        (Some(c), _, _) => (TreeKind::Command, c.as_str()),
+        (None, Some(e), _) => (TreeKind::Event, e.as_str()),
+        (None, None, Some(h)) => (TreeKind::Handler, h),
+        (None, None, None) => {
+            return Err("give `--command NAME`, `--event NAME`, `--component HANDLER` or `--form HANDLER`".into())
+        }
     };
     if let Some(tree) = plan.trees.iter().find(|t| t.kind == kind && t.name == name) {
         return Ok(tree);
@@ -89,6 +93,47 @@ fn known_variables(checked: &blkc::Checked, tree: &blkc::plan::Tree, inputs: &ev
     Err(format!("`{name}` is not a variable of {what}, so `--var {name}=…` would fill nothing; {hint}"))
 }
 
+/// What `--component … --values …` or `--form … --field …` gives a
+/// handler's run: as the platform's interaction would (`serve` fills the
+/// same variables from it).
+fn handler_inputs(
+    args: &RunArgs,
+    plan: &blkc::plan::Plan,
+    tree: &blkc::plan::Tree,
+    inputs: &mut eval::Inputs,
+) -> Result<(), String> {
+    if tree.kind != TreeKind::Handler {
+        return Ok(());
+    }
+    let values: Vec<&str> = args.values.as_deref().map_or(Vec::new(), |v| v.split(',').map(str::trim).collect());
+    let from_id = args.component.as_deref().and_then(blkc::vocab::parse_custom_id).map(|(_, v)| v);
+    let value = values.first().copied().or(from_id).unwrap_or_default();
+    let mut set = |k: &str, v: &str| {
+        inputs.vars.entry(k.to_string()).or_insert_with(|| v.to_string());
+    };
+    set("value", value);
+    set("values", &values.join(", "));
+    let known = blkc::plan::form_inputs(plan, &tree.name);
+    for field in &args.fields {
+        let Some((name, value)) = field.split_once('=') else {
+            return Err(format!("`--field {field}`: write `--field INPUT=VALUE`"));
+        };
+        if !known.contains(&name) {
+            let hint = match did_you_mean(name, known.iter().copied()) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None if known.is_empty() => format!("no form runs handler `{}`", tree.name),
+                None => format!("its inputs are {}", known.join(", ")),
+            };
+            return Err(format!("`--field {name}=…`: `{name}` is not an input of a form running `{}`; {hint}", tree.name));
+        }
+        set(&format!("field_{name}"), value);
+    }
+    for name in known {
+        set(&format!("field_{name}"), "");
+    }
+    Ok(())
+}
+
 pub fn run(args: &RunArgs) -> Exit {
     let opts = report::render_options(args.output.color);
     let format = args.output.format;
@@ -98,6 +143,7 @@ pub fn run(args: &RunArgs) -> Exit {
     };
     let prepared = find_tree(&plan, args).and_then(|tree| {
         let mut inputs = inputs(args)?;
+        handler_inputs(args, &plan, tree, &mut inputs)?;
         known_variables(&checked, tree, &inputs)?;
         // An optional option left out reads as the platform gives it
         // (empty), unless `--missing` asks for the missing-variable rendering.
@@ -191,6 +237,57 @@ fn event_json(event: &Event, source: &SourceFile) -> serde_json::Value {
     value
 }
 
+/// Buttons and menus as the terminal shows them, a row a line:
+/// `[Yes] [No]` (→ the handler each runs), then each menu's choices.
+fn print_components(out: &mut dyn Write, components: &[blkc::message::Component]) {
+    use blkc::message::Component;
+    for row in blkc::message::rows(components) {
+        let mut line = Vec::new();
+        for c in row {
+            match c {
+                Component::Button(b) => {
+                    let label = [b.emoji.as_deref(), b.label.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ");
+                    let to = match (&b.handler, &b.url) {
+                        (Some(h), _) => format!(" → {h}"),
+                        (None, Some(u)) => format!(" → {u}"),
+                        _ => String::new(),
+                    };
+                    let off = if b.disabled { " (disabled)" } else { "" };
+                    line.push(format!("[{}]{}{off}", display::one_line(&label), display::one_line(&to)));
+                }
+                Component::Select(m) => {
+                    let shown = m.placeholder.as_deref().unwrap_or("choose");
+                    let mut text = format!("[{} ▾] → {}", display::one_line(shown), m.handler);
+                    if m.of != "choices" {
+                        text.push_str(&format!(" (one of the server's {})", m.of));
+                    }
+                    let choices: Vec<String> = m
+                        .choices
+                        .iter()
+                        .map(|c| format!("{} = {}", display::one_line(&c.label), display::one_line(&c.value)))
+                        .collect();
+                    if !choices.is_empty() {
+                        text.push_str(&format!(": {}", choices.join(", ")));
+                    }
+                    line.push(text);
+                }
+            }
+        }
+        let _ = writeln!(out, "{}", line.join(" "));
+    }
+}
+
+/// A form as the terminal shows it: its title, then an input a line.
+fn print_form(out: &mut dyn Write, form: &blkc::message::Form) {
+    let _ = writeln!(out, "(shows a form; sending it runs {})", form.handler);
+    let _ = writeln!(out, "┌ {}", display::one_line(&form.title));
+    for i in &form.inputs {
+        let kind = if i.paragraph { "paragraph" } else { "line" };
+        let need = if i.required { "" } else { ", optional" };
+        let _ = writeln!(out, "│ {} ({kind}{need}) → {{field_{}}}", display::one_line(&i.label), i.name);
+    }
+}
+
 /// An embed as the terminal shows it: each part on lines of its own
 /// behind a bar, every value shown so that none can forge a line.
 fn print_embed(out: &mut dyn Write, e: &blkc::message::Embed) {
@@ -227,17 +324,22 @@ fn print_event(out: &mut dyn Write, event: &Event, source: &SourceFile, opts: Re
     match event {
         // A reply holds chat users' values: shown so that none can forge a
         // line or send the terminal a control sequence.
-        Event::Reply { text, ephemeral, embeds } => {
+        Event::Reply { text, ephemeral, embeds, components, update } => {
+            if *update {
+                let _ = writeln!(out, "(updates the message the component is on)");
+            }
             if *ephemeral {
                 let _ = writeln!(out, "(only the user who ran it sees this reply)");
             }
-            if !text.is_empty() || embeds.is_empty() {
+            if !text.is_empty() || (embeds.is_empty() && !*update) {
                 let _ = writeln!(out, "{}", display::lines(text));
             }
             for e in embeds {
                 print_embed(out, e);
             }
+            print_components(out, components);
         }
+        Event::Form(form) => print_form(out, form),
         Event::Save { name, value } if verbose => {
             eprintln!("saved {name} = {}", display::one_line(&value.to_string()));
         }

@@ -154,13 +154,22 @@ codes! {
     CommandTooLong = "B407", Error, "command longer than 8,000 characters";
     RequiredAfterOptional = "B408", Error, "required option after an optional one";
     MissingDescription = "B409", Error, "command or option without a description, at registration";
-    EmbedTextTooLong = "B410", Error, "embed text longer than the platform takes";
+    TextTooLong = "B410", Error, "text of an embed, a component or a form longer than the platform takes";
     TooManyEmbedParts = "B411", Error, "more than 10 embeds in a reply, or 25 fields in an embed";
     EmbedsTooLong = "B412", Error, "embeds of a reply longer than 6,000 characters together";
     EmbedValueForm = "B413", Error, "embed colour, URL or time that is not one";
-    ReplyPartTwice = "B414", Error, "part of a reply or an embed written twice";
+    ReplyPartTwice = "B414", Error, "part of a reply, an embed or a component written twice";
     EmptyReply = "B415", Error, "reply or embed with nothing to show";
     EphemeralInEvent = "B416", Error, "ephemeral reply in an event";
+    UnknownSetting = "B417", Error, "a setting a button, menu, choice, form or input does not take";
+    BadSetting = "B418", Error, "a setting's value not of its form, or a setting missing";
+    TooManyComponents = "B419", Error, "more than 5 rows, 25 choices or 5 inputs, or none";
+    LinkOrHandler = "B420", Error, "a button with both or neither of a handler and a link";
+    UnknownHandler = "B421", Error, "a component or form naming a handler the file does not have";
+    UnusedHandler = "B422", Warning, "a handler that no component or form runs";
+    MisplacedForm = "B423", Error, "a form where the platform does not take one";
+    MisplacedUpdate = "B424", Error, "`update` with no message to edit, or ephemeral";
+    CustomIdTooLong = "B425", Error, "a component's id longer than 100 characters";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

@@ -7,18 +7,132 @@ use twilight_model::channel::message::{AllowedMentions, Embed, MessageFlags};
 use twilight_model::http::interaction::{InteractionResponse, InteractionResponseData, InteractionResponseType};
 use twilight_model::id::Id;
 
-use crate::message::Message;
+use crate::message::{Message, Outgoing};
+use twilight_model::channel::message::component::{
+    ActionRow, Button, ButtonStyle, Component, SelectMenu, SelectMenuOption, SelectMenuType, TextInput, TextInputStyle,
+};
+use twilight_model::channel::message::EmojiReactionType;
 
 /// A message's body, the same for an answer's `data`, an edit, a
 /// follow-up and a channel message.
 pub fn body(message: &Message) -> InteractionResponseData {
     InteractionResponseData {
-        content: (!message.content.is_empty() || message.embeds.is_empty()).then(|| message.content.clone()),
+        // An update without text leaves the message's text as it is.
+        content: (!message.content.is_empty() || (message.embeds.is_empty() && !message.update))
+            .then(|| message.content.clone()),
         allowed_mentions: Some(allowed_mentions(&message.mentions)),
         flags: message.ephemeral.then_some(MessageFlags::EPHEMERAL),
         embeds: (!message.embeds.is_empty()).then(|| message.embeds.iter().map(embed).collect()),
+        components: (!message.components.is_empty()).then(|| components(&message.components)),
         ..InteractionResponseData::default()
     }
+}
+
+/// Components in their rows (`message::rows` lays them out).
+fn components(list: &[crate::message::Component]) -> Vec<Component> {
+    crate::message::rows(list)
+        .into_iter()
+        .map(|row| Component::ActionRow(ActionRow { id: None, components: row.iter().map(component).collect() }))
+        .collect()
+}
+
+fn component(c: &crate::message::Component) -> Component {
+    use crate::message::Component as C;
+    match c {
+        C::Button(b) => Component::Button(Button {
+            custom_id: b.custom_id.clone(),
+            disabled: b.disabled,
+            emoji: b.emoji.as_deref().map(emoji),
+            id: None,
+            label: b.label.clone(),
+            sku_id: None,
+            style: match b.style {
+                "secondary" => ButtonStyle::Secondary,
+                "success" => ButtonStyle::Success,
+                "danger" => ButtonStyle::Danger,
+                "link" => ButtonStyle::Link,
+                _ => ButtonStyle::Primary,
+            },
+            url: b.url.clone(),
+        }),
+        C::Select(m) => Component::SelectMenu(SelectMenu {
+            channel_types: None,
+            custom_id: m.custom_id.clone(),
+            default_values: None,
+            disabled: m.disabled,
+            id: None,
+            kind: match m.of {
+                "users" => SelectMenuType::User,
+                "roles" => SelectMenuType::Role,
+                "mentionables" => SelectMenuType::Mentionable,
+                "channels" => SelectMenuType::Channel,
+                _ => SelectMenuType::Text,
+            },
+            max_values: m.max.map(|n| n.min(25) as u8),
+            min_values: m.min.map(|n| n.min(25) as u8),
+            options: (m.of == "choices").then(|| {
+                m.choices
+                    .iter()
+                    .map(|o| SelectMenuOption {
+                        default: o.default,
+                        description: o.description.clone(),
+                        emoji: o.emoji.as_deref().map(emoji),
+                        label: o.label.clone(),
+                        value: o.value.clone(),
+                    })
+                    .collect()
+            }),
+            placeholder: m.placeholder.clone(),
+            required: None,
+        }),
+    }
+}
+
+/// An emoji as written: a server's `<:name:id>` (`<a:…>` animated), else
+/// the text itself (a Unicode emoji).
+fn emoji(text: &str) -> EmojiReactionType {
+    let custom = text.strip_prefix('<').and_then(|t| t.strip_suffix('>')).and_then(|t| {
+        let (animated, t) = match t.strip_prefix("a:") {
+            Some(rest) => (true, rest),
+            None => (false, t.strip_prefix(':')?),
+        };
+        let (name, id) = t.rsplit_once(':')?;
+        let id = id.parse::<u64>().ok().and_then(Id::new_checked)?;
+        Some(EmojiReactionType::Custom { animated, id, name: Some(name.to_string()) })
+    });
+    custom.unwrap_or_else(|| EmojiReactionType::Unicode { name: text.to_string() })
+}
+
+/// A form, as the answer that shows it.
+pub fn modal(form: &crate::message::Form) -> InteractionResponse {
+    let rows = form
+        .inputs
+        .iter()
+        .map(|i| {
+            Component::ActionRow(ActionRow {
+                id: None,
+                components: vec![Component::TextInput(TextInput {
+                    custom_id: i.name.clone(),
+                    id: None,
+                    #[allow(deprecated)]
+                    label: Some(i.label.clone()),
+                    max_length: i.max.map(|n| n.min(4000) as u16),
+                    min_length: i.min.map(|n| n.min(4000) as u16),
+                    placeholder: i.placeholder.clone(),
+                    required: Some(i.required),
+                    style: if i.paragraph { TextInputStyle::Paragraph } else { TextInputStyle::Short },
+                    value: i.value.clone(),
+                })],
+            })
+        })
+        .collect();
+    let data = InteractionResponseData {
+        custom_id: Some(form.custom_id.clone()),
+        title: Some(form.title.clone()),
+        components: Some(rows),
+        ..InteractionResponseData::default()
+    };
+    InteractionResponse { kind: InteractionResponseType::Modal, data: Some(data) }
 }
 
 /// A time `message::embed` wrote in UTC, as twilight holds one (its own
@@ -79,7 +193,33 @@ pub fn pong() -> InteractionResponse {
 
 /// A message as the first answer to a command.
 pub fn answer(message: &Message) -> InteractionResponse {
-    InteractionResponse { kind: InteractionResponseType::ChannelMessageWithSource, data: Some(body(message)) }
+    let kind = if message.update {
+        InteractionResponseType::UpdateMessage
+    } else {
+        InteractionResponseType::ChannelMessageWithSource
+    };
+    let mut data = body(message);
+    if message.update {
+        // An edit keeps the message's privacy, and may carry no flag of it.
+        data.flags = None;
+    }
+    InteractionResponse { kind, data: Some(data) }
+}
+
+/// What a run said first, as the answer: a message (new, or an update of
+/// the component's), or a form.
+pub fn first_answer(said: &Outgoing) -> InteractionResponse {
+    match said {
+        Outgoing::Message(m) => answer(m),
+        Outgoing::Form(f) => modal(f),
+        Outgoing::Nothing => deferred_update(),
+    }
+}
+
+/// A component's answer when its handler said nothing (or will edit the
+/// message later): the message stays as it is.
+pub fn deferred_update() -> InteractionResponse {
+    InteractionResponse { kind: InteractionResponseType::DeferredUpdateMessage, data: None }
 }
 
 /// "Thinking…": the message comes later, as an edit of this answer;
@@ -104,7 +244,7 @@ mod tests {
             content: "hi @everyone".into(),
             ephemeral: true,
             mentions: vec!["1001".into(), "x".into()],
-            embeds: Vec::new(),
+            ..Message::default()
         };
         let wire = serde_json::to_value(answer(&m)).unwrap();
         assert_eq!(

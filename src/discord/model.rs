@@ -94,6 +94,18 @@ pub struct Interaction {
     #[serde(deserialize_with = "lenient")]
     pub user: Option<User>,
     pub data: Option<CommandData>,
+    /// The message a component is on (a click, a choice, or a form shown
+    /// from one).
+    #[serde(deserialize_with = "lenient")]
+    pub message: Option<MessageRef>,
+}
+
+/// A message as an interaction names it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct MessageRef {
+    #[serde(deserialize_with = "text")]
+    pub id: Option<String>,
 }
 
 /// A channel as an interaction names it.
@@ -104,14 +116,25 @@ pub struct NamedChannel {
     pub name: Option<String>,
 }
 
-/// What a command interaction says: its name and options.
+/// What an interaction says: a command's name and options; a component's
+/// id and the values chosen; a form's id and what was typed.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct CommandData {
     #[serde(deserialize_with = "text")]
     pub name: Option<String>,
     pub options: Vec<CommandOption>,
+    #[serde(deserialize_with = "text")]
+    pub custom_id: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub values: Option<Vec<String>>,
+    /// A form's rows, as sent (read by [`Interaction::form_fields`]).
+    #[serde(deserialize_with = "lenient")]
+    pub components: Option<Json>,
 }
+
+/// The most form fields read from one submission (a form has at most 5).
+const FORM_FIELDS: usize = 25;
 
 /// One option a chat user gave.
 #[derive(Debug, Deserialize)]
@@ -207,6 +230,51 @@ impl Interaction {
     /// The user's name as shown.
     pub fn user_name(&self) -> String {
         display_name(self.user(), self.member.as_ref())
+    }
+
+    /// A component's or a form's id.
+    pub fn custom_id(&self) -> &str {
+        self.data.as_ref().and_then(|d| d.custom_id.as_deref()).unwrap_or_default()
+    }
+
+    /// The values a select menu's user chose (a button has none).
+    pub fn values(&self) -> &[String] {
+        self.data.as_ref().and_then(|d| d.values.as_deref()).unwrap_or_default()
+    }
+
+    /// The id of the message a component is on.
+    pub fn message_id(&self) -> Option<&str> {
+        self.message.as_ref().and_then(|m| m.id.as_deref())
+    }
+
+    /// A submitted form's fields: each text input's id and value, found in
+    /// its rows (`{type 1, components: [{custom_id, value}]}`) or labels
+    /// (`{type 18, component: {…}}`), at most [`FORM_FIELDS`].
+    pub fn form_fields(&self) -> Vec<(String, String)> {
+        fn walk(v: &Json, depth: usize, out: &mut Vec<(String, String)>) {
+            if depth > 4 || out.len() >= FORM_FIELDS {
+                return;
+            }
+            match v {
+                Json::Array(items) => items.iter().for_each(|i| walk(i, depth + 1, out)),
+                Json::Object(o) => {
+                    if let (Some(Json::String(id)), Some(Json::String(value))) = (o.get("custom_id"), o.get("value")) {
+                        out.push((id.clone(), value.clone()));
+                    }
+                    for key in ["components", "component"] {
+                        if let Some(inner) = o.get(key) {
+                            walk(inner, depth + 1, out);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        if let Some(rows) = self.data.as_ref().and_then(|d| d.components.as_ref()) {
+            walk(rows, 0, &mut out);
+        }
+        out
     }
 }
 

@@ -38,6 +38,10 @@ pub enum Route<'a> {
     DeleteOriginal { application: &'a str, token: &'a str },
     /// `POST /channels/{channel}/messages`.
     ChannelMessage { channel: &'a str },
+    /// `PATCH /channels/{channel}/messages/{message}`: the message a
+    /// component is on, edited with the bot token (when the interaction's
+    /// own answer is another message).
+    EditChannelMessage { channel: &'a str, message: &'a str },
 }
 
 impl Route<'_> {
@@ -45,7 +49,7 @@ impl Route<'_> {
         match self {
             Route::GatewayBot | Route::RegisteredCommands { .. } => "GET",
             Route::Commands { .. } => "PUT",
-            Route::EditOriginal { .. } => "PATCH",
+            Route::EditOriginal { .. } | Route::EditChannelMessage { .. } => "PATCH",
             Route::DeleteOriginal { .. } => "DELETE",
             Route::FollowUp { .. } | Route::ChannelMessage { .. } | Route::Callback { .. } => "POST",
         }
@@ -98,6 +102,11 @@ impl Route<'_> {
             Route::ChannelMessage { channel } => {
                 id("channel", channel)?;
                 format!("/channels/{channel}/messages")
+            }
+            Route::EditChannelMessage { channel, message } => {
+                id("channel", channel)?;
+                id("message", message)?;
+                format!("/channels/{channel}/messages/{message}")
             }
         })
     }

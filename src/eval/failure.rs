@@ -336,6 +336,14 @@ pub fn over_budget(r: &Request, exceeded: super::budget::Exceeded) -> Diagnostic
     Diagnostic::new(Code::MemoryBudget, message).label(r.span, "this response does not fit").help(help)
 }
 
+/// B425 at run time: a component's id, with its value filled in, would be
+/// longer than the platform takes.
+pub fn custom_id_too_long(why: &str, span: Span) -> Diagnostic {
+    Diagnostic::new(Code::CustomIdTooLong, why.to_string())
+        .label(span, "this reply's component")
+        .help("a component's `value` travels in its id: keep it short, and longer state in a `var`")
+}
+
 /// B326: what an embed needed changed for the platform to take it (a part
 /// cut to its limit, or left out for not being of its form).
 pub fn embed_adjusted(what: &str, span: Span) -> Diagnostic {

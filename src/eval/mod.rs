@@ -115,7 +115,14 @@ pub enum Event {
         ephemeral: bool,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         embeds: Vec<crate::message::Embed>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        components: Vec<crate::message::Component>,
+        /// An edit of the message the handler's component is on.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        update: bool,
     },
+    /// A form shown as the answer.
+    Form(crate::message::Form),
     Save {
         name: String,
         value: Json,

@@ -226,12 +226,19 @@ impl Runner<'_> {
         for step in steps {
             match step {
                 Step::Request(r) => self.request(r)?,
-                Step::Reply { text, ephemeral, embeds, span } => {
+                Step::Reply { text, ephemeral, embeds, components, update, span } => {
                     let text = text.as_ref().map(|t| render::render(t, self)).unwrap_or_default();
                     let embeds = self.embeds(embeds, *span);
+                    let components = self.components(components, *span)?;
                     self.flush()?;
                     let text = self.redactor.redact(&text);
-                    (self.sink)(Event::Reply { text, ephemeral: *ephemeral, embeds });
+                    let (ephemeral, update) = (*ephemeral, *update);
+                    (self.sink)(Event::Reply { text, ephemeral, embeds, components, update });
+                }
+                Step::Form(form) => {
+                    let form = self.form(form)?;
+                    self.flush()?;
+                    (self.sink)(Event::Form(form));
                 }
                 Step::Save { name, value, span } => self.save(name, value, *span)?,
                 Step::If { branches, otherwise, .. } => {
@@ -321,6 +328,78 @@ impl Runner<'_> {
             self.pending.push(failure::embed_adjusted(what, span));
         }
         out
+    }
+
+    /// A setting list filled in, secrets redacted.
+    fn fill<'s>(&mut self, settings: &'s [plan::SettingStep]) -> Vec<(&'s str, message::Filled)> {
+        settings
+            .iter()
+            .map(|s| {
+                let value = match (&s.text, s.number) {
+                    (Some(t), _) => {
+                        let text = render::render(t, self);
+                        message::Filled::Text(self.redactor.redact(&text))
+                    }
+                    (None, Some(n)) => message::Filled::Number(n),
+                    (None, None) => message::Filled::Flag,
+                };
+                (s.name.as_str(), value)
+            })
+            .collect()
+    }
+
+    /// A template filled in, secrets redacted.
+    fn fill_text(&mut self, t: &plan::Template) -> String {
+        let text = render::render(t, self);
+        self.redactor.redact(&text)
+    }
+
+    /// A reply's buttons and menus, filled in and kept to the platform's
+    /// limits (what had to change is a warning, B326); a component whose id
+    /// cannot fit fails the run (B425): its value is state, never cut.
+    fn components(&mut self, components: &[plan::ComponentStep], span: Span) -> Result<Vec<message::Component>, Box<Diagnostic>> {
+        use crate::vocab::{BUTTON_SETTINGS, CHOICE_SETTINGS, SELECT_SETTINGS};
+        let mut out = Vec::with_capacity(components.len());
+        for (place, c) in components.iter().enumerate() {
+            let filled = self.fill(&c.settings);
+            let made = match c.kind {
+                plan::ComponentKind::Button => {
+                    message::button(c.handler.as_deref(), place, message::Filling::new(filled, BUTTON_SETTINGS, "a button"))
+                }
+                plan::ComponentKind::Select => {
+                    let choices = c
+                        .choices
+                        .iter()
+                        .map(|choice| {
+                            let (label, value) = (self.fill_text(&choice.label), self.fill_text(&choice.value));
+                            let settings = self.fill(&choice.settings);
+                            (label, value, message::Filling::new(settings, CHOICE_SETTINGS, "a choice"))
+                        })
+                        .collect();
+                    let f = message::Filling::new(filled, SELECT_SETTINGS, "a select menu");
+                    message::select(c.handler.as_deref().unwrap_or_default(), place, f, choices)
+                }
+            };
+            let (component, changed) = made.map_err(|why| Box::new(failure::custom_id_too_long(&why, span)))?;
+            self.pending.extend(changed.iter().map(|what| failure::embed_adjusted(what, span)));
+            out.push(component);
+        }
+        Ok(out)
+    }
+
+    /// A form, filled in and kept to the platform's limits.
+    fn form(&mut self, form: &plan::FormStep) -> Result<message::Form, Box<Diagnostic>> {
+        use crate::vocab::{FORM_SETTINGS, INPUT_SETTINGS};
+        let filled = self.fill(&form.settings);
+        let inputs = form
+            .inputs
+            .iter()
+            .map(|i| (i.name.clone(), message::Filling::new(self.fill(&i.settings), INPUT_SETTINGS, "an input")))
+            .collect();
+        let made = message::form(&form.handler, message::Filling::new(filled, FORM_SETTINGS, "a form"), inputs);
+        let (form_out, changed) = made.map_err(|why| Box::new(failure::custom_id_too_long(&why, form.span)))?;
+        self.pending.extend(changed.iter().map(|what| failure::embed_adjusted(what, form.span)));
+        Ok(form_out)
     }
 
     /// Sends the warnings of the step just rendered, or fails with the first

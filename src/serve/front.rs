@@ -17,10 +17,10 @@ use tokio::sync::oneshot;
 
 use super::pipeline::{self, Busy, Queued, Work};
 use super::server::Shared;
-use super::trigger::{find_tree, About, Answer, Outcome, Phase, Trigger};
+use super::trigger::{tree_of, About, Answer, Outcome, Phase, Trigger};
 use crate::discord::model::{Interaction, InteractionType};
 use crate::discord::{self, signature};
-use crate::message::{self, Message};
+use crate::message::{self, Message, Outgoing};
 use crate::plan::TreeKind;
 
 /// How long an interaction id is remembered: past it, the timestamp of a
@@ -346,10 +346,24 @@ async fn answer(shared: &Arc<Shared>, interaction: Interaction, received: Instan
         return First::Refused(StatusCode::CONFLICT, "interaction already answered\n");
     }
     let loaded = shared.bot.loaded();
-    let Some(tree) = find_tree(&loaded, TreeKind::Command, interaction.command()) else {
-        shared.metrics.interaction(Outcome::UnknownCommand);
-        pipeline::log_run(&About::interaction(&interaction), received, Outcome::UnknownCommand, None);
-        return First::Answer(Box::new(discord::message::answer(&Message::notice(message::UNKNOWN))));
+    let tree = match tree_of(&loaded, &interaction) {
+        Ok(tree) => tree,
+        Err(None) => {
+            shared.metrics.interaction(Outcome::UnknownCommand);
+            pipeline::log_run(&About::interaction(&interaction), received, Outcome::UnknownCommand, None);
+            return First::Answer(Box::new(discord::message::answer(&Message::notice(message::UNKNOWN))));
+        }
+        Err(Some(handler)) => {
+            // A message sent by an earlier version of the file, or an id
+            // blkc did not write: said to the user, logged, never run.
+            shared.metrics.interaction(Outcome::UnknownHandler);
+            let about = About::interaction(&interaction);
+            super::log::hiding(about.token(), || {
+                tracing::warn!(id = about.id(), handler, "a component or form names a handler the file does not have");
+            });
+            pipeline::log_run(&about, received, Outcome::UnknownHandler, None);
+            return First::Answer(Box::new(discord::message::answer(&Message::notice(message::STALE))));
+        }
     };
     let (first, answer) = oneshot::channel();
     let answer_state = Arc::new(Answer::new(&interaction, first));
@@ -407,7 +421,7 @@ fn refusal(shared: &Shared, interaction: &Interaction) -> Option<First> {
             shared.metrics.interaction(Outcome::Ping);
             Some(First::Answer(Box::new(discord::message::pong())))
         }
-        Ok(InteractionType::ApplicationCommand)
+        Ok(InteractionType::ApplicationCommand | InteractionType::MessageComponent | InteractionType::ModalSubmit)
             if !discord::is_snowflake(interaction.application_id())
                 || !discord::is_interaction_token(interaction.token()) =>
         {
@@ -415,7 +429,9 @@ fn refusal(shared: &Shared, interaction: &Interaction) -> Option<First> {
             tracing::warn!("malformed interaction: its application id or token is not of the platform's form");
             Some(First::Refused(StatusCode::BAD_REQUEST, "malformed interaction\n"))
         }
-        Ok(InteractionType::ApplicationCommand) => None,
+        Ok(InteractionType::ApplicationCommand | InteractionType::MessageComponent | InteractionType::ModalSubmit) => {
+            None
+        }
         other => {
             let code = match other {
                 Ok(kind) => kind as u8,
@@ -434,12 +450,15 @@ fn refusal(shared: &Shared, interaction: &Interaction) -> Option<First> {
 async fn queue_and_answer(
     shared: &Arc<Shared>,
     trigger: Trigger,
-    (answer, mut first): (Arc<Answer>, oneshot::Receiver<Message>),
+    (answer, mut first): (Arc<Answer>, oneshot::Receiver<Outgoing>),
 ) -> First {
     let received = trigger.received;
     // A tree that says nothing in public defers in private: then its
-    // replies, and "Done." or a failure, edit the deferral as they are.
-    let private = !crate::plan::any_public_reply(&trigger.loaded.plan.trees[trigger.tree].steps);
+    // replies, and "Done." or a failure, edit the deferral as they are. A
+    // handler that updates its component's message defers as an update.
+    let tree = &trigger.loaded.plan.trees[trigger.tree];
+    let private = !crate::plan::any_public_reply(&tree.steps);
+    let update = tree.kind == TreeKind::Handler && crate::plan::any_update(&tree.steps);
     // The run holds the server busy until it is answered in full.
     let work = Work { _queued: Queued::new(shared), trigger };
     if let Err(e) = shared.queue.jobs.try_send(work) {
@@ -449,22 +468,26 @@ async fn queue_and_answer(
         return First::Answer(Box::new(discord::message::answer(&Message::notice(message::BUSY))));
     }
     let deadline = tokio::time::Instant::from_std(received + shared.front.answer_within);
-    let answered = |m: &Message| First::Answer(Box::new(discord::message::answer(m)));
+    let answered = |said: &Outgoing| First::Answer(Box::new(discord::message::first_answer(said)));
+    let deferral = || match update {
+        true => discord::message::deferred_update(),
+        false => discord::message::deferred(private),
+    };
     match tokio::time::timeout_at(deadline, &mut first).await {
-        Ok(Ok(message)) => answered(&message),
-        Ok(Err(_)) => answered(&Message::notice(message::FAILED)),
+        Ok(Ok(said)) => answered(&said),
+        Ok(Err(_)) => answered(&Outgoing::Message(Message::notice(message::FAILED))),
         Err(_) => {
             let mut phase = answer.phase.lock().unwrap_or_else(|e| e.into_inner());
             match &*phase {
                 Phase::Waiting(_) => {
-                    *phase = Phase::Deferred { edited: false, private };
+                    *phase = Phase::Deferred { edited: false, private, update };
                     shared.metrics.deferral();
-                    First::Answer(Box::new(discord::message::deferred(private)))
+                    First::Answer(Box::new(deferral()))
                 }
                 // The first message came as the time ran out.
                 _ => match first.try_recv() {
-                    Ok(message) => answered(&message),
-                    Err(_) => First::Answer(Box::new(discord::message::deferred(private))),
+                    Ok(said) => answered(&said),
+                    Err(_) => First::Answer(Box::new(deferral())),
                 },
             }
         }

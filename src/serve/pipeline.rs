@@ -12,7 +12,7 @@ use super::server::Shared;
 use super::trigger::{About, Delivery, Outcome, Target, Trigger};
 use crate::discord::rest::{Answer as Sent, PlatformError, Route};
 use crate::eval::{self, Event};
-use crate::message::{self, pieces, Message};
+use crate::message::{self, pieces, Message, Outgoing};
 
 /// How long an interaction token lasts: answers after this cannot be sent.
 const TOKEN_LIFETIME: Duration = Duration::from_secs(15 * 60);
@@ -60,7 +60,7 @@ impl RunReport {
                 shared.metrics.request(r.status);
             }
             Event::Warning(w) => self.warnings.push(w.code),
-            Event::Reply { .. } | Event::Save { .. } => {}
+            Event::Reply { .. } | Event::Form(_) | Event::Save { .. } => {}
         }
     }
 }
@@ -84,7 +84,14 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
             options.samples = trigger.loaded.checked.model.samples.clone();
             let mut store = shared.bot.store.run_store();
             let mut sink = |event: Event| match event {
-                Event::Reply { text, ephemeral, embeds } => out.reply(&mut report, &text, ephemeral, embeds),
+                Event::Reply { text, ephemeral, embeds, components, update } => {
+                    let said = Said { text, ephemeral, embeds, components, update };
+                    out.reply(&mut report, said)
+                }
+                Event::Form(form) => {
+                    out.replies += 1;
+                    out.send(&mut report, &Outgoing::Form(form));
+                }
                 other => report.note(shared, &other),
             };
             let plan = &trigger.loaded.plan;
@@ -95,9 +102,12 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
     let interaction = matches!(trigger.target, Target::Interaction(_));
     let outcome = match ran {
         Ok(()) if interaction => {
-            // A command that replies nothing still answers its user.
+            // A command that replies nothing still answers its user; a
+            // handler leaves its component's message as it is.
             if out.replies == 0 {
-                out.send(&mut report, &Message::notice(message::DONE));
+                let handler = trigger.tree().kind == crate::plan::TreeKind::Handler;
+                let said = if handler { Outgoing::Nothing } else { Outgoing::Message(Message::notice(message::DONE)) };
+                out.send(&mut report, &said);
             }
             Outcome::Answered
         }
@@ -105,7 +115,7 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
         Err(why) => {
             report.failure = Some(why);
             if interaction {
-                out.send(&mut report, &Message::notice(message::FAILED));
+                out.send(&mut report, &Outgoing::Message(Message::notice(message::FAILED)));
             }
             Outcome::Failed
         }
@@ -153,11 +163,43 @@ struct Outbox<'a> {
     replies: usize,
 }
 
+/// A reply or an update as the run said it.
+struct Said {
+    text: String,
+    ephemeral: bool,
+    embeds: Vec<message::Embed>,
+    components: Vec<message::Component>,
+    update: bool,
+}
+
 impl Outbox<'_> {
     /// A reply, as the messages it becomes: its text split to the
-    /// platform's length, its embeds on the last of them.
-    fn reply(&mut self, report: &mut RunReport, text: &str, ephemeral: bool, embeds: Vec<crate::message::Embed>) {
+    /// platform's length, its embeds and components on the last of them.
+    /// An update is one message, its text cut to the length.
+    fn reply(&mut self, report: &mut RunReport, said: Said) {
+        let Said { text, ephemeral, embeds, components, mut update } = said;
         self.replies += 1;
+        let has_message = matches!(&self.trigger.target, Target::Interaction(a) if a.message.is_some());
+        if update && !has_message {
+            // A form shown from a command has no message to update.
+            let about = &self.trigger.about;
+            log::hiding(about.token(), || {
+                tracing::warn!(id = about.id(), "an `update` has no component's message to edit; sent as a new message");
+            });
+            update = false;
+        }
+        if update {
+            let mut message = Message::new(text, &self.trigger.mentions);
+            if crate::message::fit_message(&mut message.content) {
+                let about = &self.trigger.about;
+                log::hiding(about.token(), || tracing::warn!(id = about.id(), "an update's text was cut to 2,000 characters"));
+            }
+            message.embeds = embeds;
+            message.components = components;
+            message.update = true;
+            self.send(report, &Outgoing::Message(message));
+            return;
+        }
         if let Target::Channel(None) = self.trigger.target {
             let about = &self.trigger.about;
             tracing::warn!(
@@ -168,36 +210,59 @@ impl Outbox<'_> {
             return;
         }
         let (parts, warning) =
-            if embeds.is_empty() || !text.trim().is_empty() { pieces(text) } else { (vec![String::new()], None) };
+            if embeds.is_empty() || !text.trim().is_empty() { pieces(&text) } else { (vec![String::new()], None) };
         if let Some(w) = warning {
             let about = &self.trigger.about;
             log::hiding(about.token(), || tracing::warn!(id = about.id(), kind = about.kind(), "{w}"));
         }
         let last = parts.len() - 1;
-        let mut embeds = Some(embeds);
+        let mut rich = Some((embeds, components));
         for (i, p) in parts.into_iter().enumerate() {
             let mut message = Message::new(p, &self.trigger.mentions);
             // Only an interaction's answer can be private (B416 refuses it
             // in an event before the file is served).
             message.ephemeral = ephemeral && matches!(self.trigger.target, Target::Interaction(_));
             if i == last {
-                message.embeds = embeds.take().unwrap_or_default();
+                (message.embeds, message.components) = rich.take().unwrap_or_default();
             }
-            self.send(report, &message);
+            self.send(report, &Outgoing::Message(message));
         }
     }
 
     /// One message to the target: the interaction's answer, its edit or a
     /// follow-up, or a channel message.
-    fn send(&mut self, report: &mut RunReport, message: &Message) {
+    fn send(&mut self, report: &mut RunReport, said: &Outgoing) {
         let shared = self.shared;
+        let done = Message::notice(message::DONE);
+        let message = match said {
+            Outgoing::Message(m) => m,
+            // Past the first answer, nothing said is "Done." (a deferral
+            // must be answered); a form there is refused below.
+            Outgoing::Nothing | Outgoing::Form(_) => &done,
+        };
         let mut body = crate::discord::message::body(message);
         let sent = match &self.trigger.target {
             Target::Interaction(answer) => {
                 let (application, token) = (answer.application_id.as_str(), answer.token.as_str());
-                let route = match answer.deliver(message) {
+                let route = match answer.deliver(said) {
                     Delivery::Sent => {
-                        report.messages += 1;
+                        report.messages += usize::from(!matches!(said, Outgoing::Nothing));
+                        return;
+                    }
+                    Delivery::Nothing => return,
+                    Delivery::Refused(why) => {
+                        let about = &self.trigger.about;
+                        log::hiding(about.token(), || tracing::warn!(id = about.id(), "{why}"));
+                        report.undelivered.get_or_insert(why.to_string());
+                        return;
+                    }
+                    Delivery::EditMessage => {
+                        body.flags = None;
+                        let Some((channel, message)) = &answer.message else { return };
+                        let route = Route::EditChannelMessage { channel, message };
+                        let deadline = Instant::now() + EVENT_DEADLINE;
+                        let sent = shared.bot.platform(&self.trigger.loaded).send(route, Some(&body), deadline);
+                        sent_message(shared, report, sent, &self.trigger.about);
                         return;
                     }
                     Delivery::Edit => {
@@ -221,6 +286,7 @@ impl Outbox<'_> {
                 let deadline = self.trigger.received + TOKEN_LIFETIME;
                 shared.bot.platform(&self.trigger.loaded).send(route, Some(&body), deadline)
             }
+            Target::Channel(Some(_)) if matches!(said, Outgoing::Form(_) | Outgoing::Nothing) => return,
             Target::Channel(Some(channel)) => {
                 let route = Route::ChannelMessage { channel };
                 let deadline = Instant::now() + EVENT_DEADLINE;

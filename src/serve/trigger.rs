@@ -11,8 +11,8 @@ use tokio::sync::oneshot;
 
 use super::events::EventRun;
 use super::Loaded;
-use crate::discord::model::{Interaction, OptionValue};
-use crate::message::Message;
+use crate::discord::model::{Interaction, InteractionType, OptionValue};
+use crate::message::Outgoing;
 use crate::plan::{Tree, TreeKind};
 
 /// One run to make.
@@ -100,6 +100,8 @@ pub enum Outcome {
     /// Another process sharing the store took it.
     Duplicate,
     UnknownCommand,
+    /// A component or form whose handler the file does not have.
+    UnknownHandler,
     Replayed,
     Unauthorized,
     Malformed,
@@ -120,6 +122,7 @@ impl Outcome {
             Outcome::Busy => "busy",
             Outcome::Duplicate => "duplicate",
             Outcome::UnknownCommand => "unknown_command",
+            Outcome::UnknownHandler => "unknown_handler",
             Outcome::Replayed => "replayed",
             Outcome::Unauthorized => "unauthorized",
             Outcome::Malformed => "malformed",
@@ -136,17 +139,23 @@ impl Outcome {
 pub struct Answer {
     pub application_id: String,
     pub token: String,
+    /// The channel and id of the message a component is on.
+    pub message: Option<(String, String)>,
     pub phase: Mutex<Phase>,
 }
 
 pub enum Phase {
     /// The platform still waits on the HTTP exchange for the first answer.
-    Waiting(Option<oneshot::Sender<Message>>),
-    /// The first answer was a message; more go as follow-ups.
-    Answered,
+    Waiting(Option<oneshot::Sender<Outgoing>>),
+    /// The first answer was given; more messages go as follow-ups. The
+    /// interaction's own message (`@original`) is the component's when the
+    /// first answer updated it (or acknowledged it unchanged).
+    Answered { original_is_component: bool },
     /// The first answer was "thinking" (seen by the user only when
-    /// `private`): the first message edits it.
-    Deferred { edited: bool, private: bool },
+    /// `private`): the first message edits it. Or, `update`, the
+    /// component's message is left as it is for now: an `update` edits it
+    /// later, and a new message follows up.
+    Deferred { edited: bool, private: bool, update: bool },
 }
 
 /// What to do with a message, decided under the lock and done after it.
@@ -160,37 +169,62 @@ pub enum Delivery {
     /// the first follow-up to a deferral takes the deferral's), so the
     /// "thinking…" answer is taken back and the message follows up.
     Replace,
+    /// An `update` of the component's message when the interaction's own
+    /// message is another: edited in its channel, with the bot token.
+    EditMessage,
+    /// Nothing to send: the component's message stays as it is.
+    Nothing,
+    /// It cannot be sent (a form that is not the first answer).
+    Refused(&'static str),
 }
 
 impl Answer {
-    pub fn new(interaction: &Interaction, first: oneshot::Sender<Message>) -> Answer {
+    pub fn new(interaction: &Interaction, first: oneshot::Sender<Outgoing>) -> Answer {
+        let channel = interaction.channel_id.clone().unwrap_or_default();
         Answer {
             application_id: interaction.application_id().to_string(),
             token: interaction.token().to_string(),
+            message: interaction.message_id().map(|m| (channel, m.to_string())),
             phase: Mutex::new(Phase::Waiting(Some(first))),
         }
     }
 
-    /// Where `message` goes: the answer when the exchange still waits for
-    /// one (then it has been handed over), else an edit or a follow-up.
-    pub fn deliver(&self, message: &Message) -> Delivery {
+    /// Where what a run says goes: the answer when the exchange still
+    /// waits for one (then it has been handed over), else an edit or a
+    /// follow-up. [`Outgoing::Nothing`] settles a component's answer
+    /// without a message.
+    pub fn deliver(&self, said: &Outgoing) -> Delivery {
         let mut phase = self.phase.lock().unwrap_or_else(|e| e.into_inner());
+        let (update, ephemeral) = match said {
+            Outgoing::Message(m) => (m.update, m.ephemeral),
+            Outgoing::Form(_) | Outgoing::Nothing => (false, false),
+        };
         match &mut *phase {
             Phase::Waiting(tx) => {
                 if let Some(tx) = tx.take() {
-                    let _ = tx.send(message.clone());
+                    let _ = tx.send(said.clone());
                 }
-                *phase = Phase::Answered;
+                let original_is_component = update || matches!(said, Outgoing::Nothing);
+                *phase = Phase::Answered { original_is_component };
                 Delivery::Sent
             }
-            Phase::Deferred { edited, private } if !*edited => {
+            _ if matches!(said, Outgoing::Form(_)) => {
+                Delivery::Refused("a form can only be the first answer, and something answered before it")
+            }
+            Phase::Deferred { update: true, .. } | Phase::Answered { original_is_component: true } if update => {
+                Delivery::Edit
+            }
+            _ if update => Delivery::EditMessage,
+            Phase::Deferred { update: true, .. } if matches!(said, Outgoing::Nothing) => Delivery::Nothing,
+            Phase::Deferred { edited, private, update: false } if !*edited => {
                 *edited = true;
-                if message.ephemeral && !*private {
+                if ephemeral && !*private {
                     Delivery::Replace
                 } else {
                     Delivery::Edit
                 }
             }
+            _ if matches!(said, Outgoing::Nothing) => Delivery::Nothing,
             _ => Delivery::FollowUp,
         }
     }
@@ -209,6 +243,9 @@ impl Trigger {
     ) -> Trigger {
         let plan_tree = &loaded.plan.trees[tree];
         let vars = variables(interaction, plan_tree).map(|mut vars| {
+            if plan_tree.kind == TreeKind::Handler {
+                vars.extend(handler_variables(interaction, &loaded.plan, &plan_tree.name));
+            }
             let (server_name, channel_name) = names;
             vars.push(("server_name".into(), server_name.unwrap_or_default()));
             if vars.iter().find(|(k, _)| k == "channel_name").is_none_or(|(_, v)| v.is_empty()) {
@@ -287,6 +324,44 @@ pub fn variables(interaction: &Interaction, tree: &Tree) -> Result<Vec<(String, 
         vars.push((variable, value));
     }
     Ok(vars)
+}
+
+/// What a handler's run is given besides a command's: the message, the
+/// value and values chosen, and a form's fields (every input of the forms
+/// naming the handler: one the submission left out is empty).
+pub fn handler_variables(interaction: &Interaction, plan: &crate::plan::Plan, handler: &str) -> Vec<(String, String)> {
+    let mut vars = vec![("message_id".to_string(), interaction.message_id().unwrap_or_default().to_string())];
+    let values = interaction.values();
+    let value = match interaction.kind() {
+        Ok(InteractionType::MessageComponent) if values.is_empty() => {
+            crate::vocab::parse_custom_id(interaction.custom_id()).map_or("", |(_, v)| v).to_string()
+        }
+        _ => values.first().cloned().unwrap_or_default(),
+    };
+    vars.push(("value".into(), value));
+    vars.push(("values".into(), values.join(", ")));
+    let given = interaction.form_fields();
+    for input in crate::plan::form_inputs(plan, handler) {
+        let value = given.iter().find(|(id, _)| id == input).map(|(_, v)| v.clone()).unwrap_or_default();
+        vars.push((format!("field_{input}"), value));
+    }
+    vars
+}
+
+/// Which tree an interaction runs: a command's by its name, a component's
+/// or a form's by the handler its id names. `Err` with the handler's name
+/// (or the id) when the file has no such handler.
+pub fn tree_of(loaded: &Loaded, interaction: &Interaction) -> Result<usize, Option<String>> {
+    match interaction.kind() {
+        Ok(InteractionType::MessageComponent | InteractionType::ModalSubmit) => {
+            let id = interaction.custom_id();
+            let Some((handler, _)) = crate::vocab::parse_custom_id(id) else {
+                return Err(Some(crate::display::one_line(id)));
+            };
+            find_tree(loaded, TreeKind::Handler, handler).ok_or_else(|| Some(handler.to_string()))
+        }
+        _ => find_tree(loaded, TreeKind::Command, interaction.command()).ok_or(None),
+    }
 }
 
 /// The IDs a reply may mention: the user who triggered the command and the

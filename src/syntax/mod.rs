@@ -302,7 +302,7 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
 fn is_tree_head(text: &str, pos: usize) -> bool {
     let rest = &text.as_bytes()[pos..];
     let word = |w: &[u8]| rest.starts_with(w) && !rest.get(w.len()).is_some_and(|&b| lexer::is_word_byte(b));
-    word(b"command") || word(b"event")
+    word(b"command") || word(b"event") || word(b"handler")
 }
 
 /// Where a pair read as written ends: at its last token. pest ends a pair
@@ -414,6 +414,7 @@ impl Lower<'_> {
             match p.as_rule() {
                 Rule::kw_command => kind = Some(TreeKind::Command),
                 Rule::kw_event => kind = Some(TreeKind::Event),
+                Rule::kw_handler => kind = Some(TreeKind::Handler),
                 Rule::ident => name = Some(self.ident(p)),
                 Rule::string => description = Some(self.text(p)),
                 _ => return Some(self.unexpected(&p, "a command or event")),
@@ -452,6 +453,7 @@ impl Lower<'_> {
         Ok(match pair.as_rule() {
             Rule::command => Item::Tree(self.tree(pair, TreeKind::Command)?),
             Rule::event => Item::Tree(self.tree(pair, TreeKind::Event)?),
+            Rule::handler => Item::Tree(self.tree(pair, TreeKind::Handler)?),
             Rule::var_decl => Item::Var(self.var_decl(pair)?),
             Rule::platform => Item::Platform(self.platform(pair)?),
             _ => return self.unexpected(&pair, "a top-level item"),
@@ -465,10 +467,10 @@ impl Lower<'_> {
         let mut body = Vec::new();
         for p in pair.into_inner() {
             match p.as_rule() {
-                Rule::kw_command | Rule::kw_event => {}
+                Rule::kw_command | Rule::kw_event | Rule::kw_handler => {}
                 Rule::ident => name = Some(self.ident(p)),
                 Rule::string => description = Some(self.text(p)),
-                Rule::option_decl | Rule::api_block | Rule::reply | Rule::save | Rule::if_node => {
+                Rule::option_decl | Rule::api_block | Rule::reply | Rule::form | Rule::save | Rule::if_node => {
                     body.push(self.node(p)?)
                 }
                 _ => return self.unexpected(&p, "a command or event"),
@@ -518,6 +520,7 @@ impl Lower<'_> {
             Rule::option_decl => Node::Option(Box::new(self.option_decl(pair)?)),
             Rule::api_block => Node::Api(Box::new(self.api_block(pair)?)),
             Rule::reply => Node::Reply(self.reply(pair)?),
+            Rule::form => Node::Form(Box::new(self.form(pair)?)),
             Rule::save => Node::Save(self.save(pair)?),
             Rule::if_node => Node::If(Box::new(self.if_node(pair)?)),
             _ => return self.unexpected(&pair, "a node"),
@@ -578,9 +581,11 @@ impl Lower<'_> {
         let span = self.span(&pair);
         let mut items = Vec::new();
         let mut block = true;
+        let mut update = false;
         for p in pair.into_inner() {
             match p.as_rule() {
                 Rule::kw_reply => {}
+                Rule::kw_update => update = true,
                 Rule::string => {
                     block = false;
                     let value = self.template(p);
@@ -594,13 +599,97 @@ impl Lower<'_> {
                 }
                 Rule::kw_ephemeral => items.push(ReplyItem::Ephemeral(self.span(&p))),
                 Rule::embed => items.push(ReplyItem::Embed(self.embed(p)?)),
+                Rule::button | Rule::select => items.push(ReplyItem::Component(self.component(p)?)),
                 _ => return self.unexpected(&p, "a `reply`"),
             }
         }
         if !block && items.is_empty() {
             return Err(Unexpected { rule: Rule::string, within: "a `reply`", span });
         }
-        Ok(Reply { items, block, span })
+        Ok(Reply { items, block, update, span })
+    }
+
+    /// `button [handler] { settings }` or `select handler { choices and settings }`.
+    fn component(&mut self, pair: Pair<'_, Rule>) -> Lowered<Component> {
+        let span = self.span(&pair);
+        let kind = if pair.as_rule() == Rule::button { ComponentKind::Button } else { ComponentKind::Select };
+        let (mut keyword, mut handler) = (span, None);
+        let (mut settings, mut choices) = (Vec::new(), Vec::new());
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_button | Rule::kw_select => keyword = self.span(&p),
+                Rule::ident => handler = Some(self.ident(p)),
+                Rule::setting => settings.push(self.setting(p)?),
+                Rule::menu_choice => choices.push(self.menu_choice(p)?),
+                _ => return self.unexpected(&p, "a button or select menu"),
+            }
+        }
+        Ok(Component { kind, keyword, handler, settings, choices, span })
+    }
+
+    /// `choice "Label" "value" { settings }`.
+    fn menu_choice(&mut self, pair: Pair<'_, Rule>) -> Lowered<MenuChoice> {
+        let mut span = self.span(&pair);
+        let (mut texts, mut settings) = (Vec::new(), Vec::new());
+        for p in pair.into_inner() {
+            span.end = self.span(&p).end;
+            match p.as_rule() {
+                Rule::kw_choice => {}
+                Rule::string => texts.push(self.template(p)),
+                Rule::setting => settings.push(self.setting(p)?),
+                _ => return self.unexpected(&p, "a `choice`"),
+            }
+        }
+        let mut texts = texts.into_iter();
+        let label = self.required(texts.next(), Rule::string, "a `choice`", span)?;
+        let value = self.required(texts.next(), Rule::string, "a `choice`", span)?;
+        Ok(MenuChoice { label, value, settings, span })
+    }
+
+    /// A word and at most one string or number; it ends at its last token.
+    fn setting(&mut self, pair: Pair<'_, Rule>) -> Lowered<Setting> {
+        let mut span = self.span(&pair);
+        let (mut key, mut value) = (None, None);
+        for p in pair.into_inner() {
+            span.end = self.span(&p).end;
+            match p.as_rule() {
+                Rule::ident => key = Some(self.ident(p)),
+                Rule::string => value = Some(SettingValue::Text(self.template(p))),
+                Rule::number => value = Some(SettingValue::Number(p.as_str().into(), self.span(&p))),
+                _ => return self.unexpected(&p, "a setting"),
+            }
+        }
+        Ok(Setting { key: self.required(key, Rule::ident, "a setting", span)?, value, span })
+    }
+
+    /// `form handler { settings and inputs }`.
+    fn form(&mut self, pair: Pair<'_, Rule>) -> Lowered<Form> {
+        let span = self.span(&pair);
+        let (mut handler, mut settings, mut inputs) = (None, Vec::new(), Vec::new());
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_form => {}
+                Rule::ident => handler = Some(self.ident(p)),
+                Rule::setting => settings.push(self.setting(p)?),
+                Rule::form_input => {
+                    let input_span = self.span(&p);
+                    let (mut name, mut input_settings) = (None, Vec::new());
+                    for q in p.into_inner() {
+                        match q.as_rule() {
+                            Rule::kw_input => {}
+                            Rule::ident => name = Some(self.ident(q)),
+                            Rule::setting => input_settings.push(self.setting(q)?),
+                            _ => return self.unexpected(&q, "an `input`"),
+                        }
+                    }
+                    let name = self.required(name, Rule::ident, "an `input`", input_span)?;
+                    inputs.push(Input { name, settings: input_settings, span: input_span });
+                }
+                _ => return self.unexpected(&p, "a `form`"),
+            }
+        }
+        let handler = self.required(handler, Rule::ident, "a `form`", span)?;
+        Ok(Form { handler, settings, inputs, span })
     }
 
     fn embed(&mut self, pair: Pair<'_, Rule>) -> Lowered<Embed> {

@@ -1,0 +1,487 @@
+//! Rules on buttons, select menus, forms, `update` and handlers (B417–B425):
+//! every setting is one the part takes, written in its form and within
+//! the platform's limits; a message holds at most five rows; every
+//! component and form names a handler the file has (and every handler is
+//! named); a form is shown only where the platform takes one; `update`
+//! only where there is a message to edit. As for replies, only the text
+//! written in the file is held here; what a `{…}` fills in is kept to the
+//! limits at run time (`message::component`).
+
+use std::collections::HashMap;
+
+use crate::ast::{
+    each_form, each_reply, Component, ComponentKind, File, Form, Ident, MenuChoice, Node, Reply, ReplyItem, Setting,
+    SettingValue, Template, Tree, TreeKind,
+};
+use crate::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
+use crate::source::Span;
+use crate::vocab::{self, limits, SettingForm, SettingSpec};
+
+pub fn check(file: &File, out: &mut Findings) {
+    let handlers: HashMap<&str, &Tree> =
+        file.trees().filter(|t| t.kind == TreeKind::Handler).map(|t| (t.name.name.as_str(), t)).collect();
+    let mut named: HashMap<&str, Span> = HashMap::new();
+    let form_handlers = crate::model::form_fields(file);
+    for tree in file.trees() {
+        each_reply(&tree.body, &mut |r| {
+            reply(r, tree, out);
+            for c in r.components() {
+                if let Some(h) = &c.handler {
+                    named.entry(h.name.as_str()).or_insert(h.span);
+                    handler_exists(h, &handlers, out);
+                }
+            }
+        });
+        each_form(&tree.body, &mut |f| {
+            named.entry(f.handler.name.as_str()).or_insert(f.handler.span);
+            handler_exists(&f.handler, &handlers, out);
+            form(f, out);
+        });
+        let shown_by_form = tree.kind == TreeKind::Handler && form_handlers.contains_key(tree.name.name.as_str());
+        Placement { tree, shown_by_form, out: &mut *out }.walk(&tree.body, State::default());
+    }
+    let mut unnamed: Vec<&&Tree> = handlers.values().filter(|t| !named.contains_key(t.name.name.as_str())).collect();
+    unnamed.sort_by_key(|t| t.span.start);
+    for tree in unnamed {
+        out.push(
+            Diagnostic::new(Code::UnusedHandler, format!("no button, select menu or form runs handler `{}`", tree.name.name))
+                .label(tree.name.span, "never run")
+                .help(format!(
+                    "name it in a component (`button {0} {{ label \"…\" }}`) or a form (`form {0} {{ … }}`), or remove it",
+                    tree.name.name
+                )),
+        );
+    }
+}
+
+/// B421 for a handler the file does not have.
+fn handler_exists(name: &Ident, handlers: &HashMap<&str, &Tree>, out: &mut Findings) {
+    if handlers.contains_key(name.name.as_str()) {
+        return;
+    }
+    let suggestion = did_you_mean(&name.name, handlers.keys().copied());
+    let help = match suggestion {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => format!("add `handler {} {{ … }}` to the file: it runs when this is used", name.name),
+    };
+    out.push(
+        Diagnostic::new(Code::UnknownHandler, format!("there is no handler `{}`", name.name))
+            .label(name.span, "not a handler of this file")
+            .help(help)
+            .maybe_fixes(suggestion.map(|s| (format!("write `{s}`"), name.span, s.to_string()))),
+    );
+}
+
+/// A reply's or an update's components: each one's settings, the rows
+/// they make, and their ids.
+fn reply(r: &Reply, tree: &Tree, out: &mut Findings) {
+    if r.update {
+        update(r, tree, out);
+    }
+    let kinds: Vec<bool> = r.components().map(|c| c.kind == ComponentKind::Button).collect();
+    let rows = vocab::rows(&kinds);
+    for (place, c) in r.components().enumerate() {
+        match c.kind {
+            ComponentKind::Button => button(c, out),
+            ComponentKind::Select => select(c, out),
+        }
+        if rows[place] == limits::ROWS && (place == 0 || rows[place - 1] < limits::ROWS) {
+            let span = c.span;
+            out.push(
+                Diagnostic::new(Code::TooManyComponents, "a message holds at most 5 rows of components")
+                    .label(span, "this one needs a 6th row")
+                    .help("buttons fill rows of 5 in order, and a select menu takes a row of its own; send the rest in another reply"),
+            );
+        }
+        custom_id(c, place, out);
+    }
+}
+
+/// `update` edits the message a component is on: only a handler has one,
+/// and an edit cannot change who sees the message.
+fn update(r: &Reply, tree: &Tree, out: &mut Findings) {
+    if tree.kind != TreeKind::Handler {
+        out.push(
+            Diagnostic::new(Code::MisplacedUpdate, format!("`update` in {} `{}`", tree.kind.as_str(), tree.name.name))
+                .label(r.span, "there is no message to update here")
+                .help("`update` edits the message whose button or menu ran a handler; here, send a new message with `reply`"),
+        );
+    }
+    for item in &r.items {
+        if let ReplyItem::Ephemeral(span) = item {
+            out.push(
+                Diagnostic::new(Code::MisplacedUpdate, "an `update` cannot be ephemeral")
+                    .label(*span, "an edit keeps who sees the message")
+                    .help("remove `ephemeral`; to answer only the user, `reply { ephemeral … }` instead"),
+            );
+        }
+    }
+}
+
+fn button(c: &Component, out: &mut Findings) {
+    settings(&c.settings, vocab::BUTTON_SETTINGS, "a button", out);
+    let url = crate::ast::setting(&c.settings, "url");
+    let styles: Vec<&Setting> = c.settings.iter().filter(|s| vocab::BUTTON_STYLES.contains(&s.key.name.as_str())).collect();
+    if let [first, second, ..] = styles.as_slice() {
+        out.push(
+            Diagnostic::new(Code::BadSetting, "a button has one style")
+                .label(second.span, "a second style")
+                .related(first.span, "the first")
+                .help("keep one of `primary`, `secondary`, `success` and `danger`"),
+        );
+    }
+    match (&c.handler, url) {
+        (None, None) => out.push(
+            Diagnostic::new(Code::LinkOrHandler, "this button runs no handler and opens no link")
+                .label(c.keyword, "nothing happens when it is clicked")
+                .help("name the handler it runs, `button vote { … }`, or give it a `url \"https://…\"`"),
+        ),
+        (Some(h), Some(url)) => out.push(
+            Diagnostic::new(Code::LinkOrHandler, "a link button runs no handler")
+                .label(url.span, "this makes it a link")
+                .related(h.span, "so this handler would never run")
+                .help("remove the `url` to run the handler, or the handler's name to open the link"),
+        ),
+        (None, Some(url)) => {
+            let extra = c.settings.iter().find(|s| s.key.name == "value" || styles.iter().any(|t| t.span == s.span));
+            if let Some(extra) = extra {
+                out.push(
+                    Diagnostic::new(Code::LinkOrHandler, format!("a link button takes no `{}`", extra.key.name))
+                        .label(extra.span, "not sent with a link")
+                        .related(url.span, "a link, by this")
+                        .help("a link button is always grey and carries no value; remove it"),
+                );
+            }
+        }
+        (Some(_), None) => {}
+    }
+    if crate::ast::setting(&c.settings, "label").is_none() && crate::ast::setting(&c.settings, "emoji").is_none() {
+        out.push(
+            Diagnostic::new(Code::BadSetting, "this button shows nothing")
+                .label(c.keyword, "no `label` and no `emoji`")
+                .help("give it a `label \"…\"`"),
+        );
+    }
+}
+
+fn select(c: &Component, out: &mut Findings) {
+    settings(&c.settings, vocab::SELECT_SETTINGS, "a select menu", out);
+    let kinds: Vec<&Setting> = c.settings.iter().filter(|s| vocab::SELECT_KINDS.contains(&s.key.name.as_str())).collect();
+    if let [first, second, ..] = kinds.as_slice() {
+        out.push(
+            Diagnostic::new(Code::BadSetting, "a select menu chooses among one kind of thing")
+                .label(second.span, "a second kind")
+                .related(first.span, "the first")
+                .help("keep one of `users`, `roles`, `mentionables` and `channels`"),
+        );
+    }
+    let number = |key: &str| match crate::ast::setting(&c.settings, key).and_then(|s| s.value.as_ref()) {
+        Some(SettingValue::Number(n, span)) => n.parse::<usize>().ok().map(|n| (n, *span)),
+        _ => None,
+    };
+    let (min, max) = (number("min"), number("max"));
+    if let (Some((least, _)), Some((most, span))) = (min, max) {
+        if least > most {
+            out.push(
+                Diagnostic::new(Code::BadSetting, format!("`min {least}` is more than `max {most}`"))
+                    .label(span, "fewer than the least")
+                    .help("a user must be able to choose: make `max` at least `min`"),
+            );
+        }
+    }
+    if let Some(kind) = kinds.first() {
+        if let Some(choice) = c.choices.first() {
+            out.push(
+                Diagnostic::new(Code::BadSetting, format!("a select menu of `{}` takes no choices", kind.key.name))
+                    .label(choice.span, "a choice written in the file")
+                    .related(kind.span, "the platform lists these itself")
+                    .help(format!("remove the choices, or `{}` to choose among them", kind.key.name)),
+            );
+        }
+        return;
+    }
+    choices(c, max, out);
+}
+
+/// A menu's written choices: some, at most 25, each value once, and no
+/// `max` above their count.
+fn choices(c: &Component, max: Option<(usize, Span)>, out: &mut Findings) {
+    if c.choices.is_empty() {
+        out.push(
+            Diagnostic::new(Code::TooManyComponents, "this select menu has no choices")
+                .label(c.keyword, "nothing to choose")
+                .help("add `choice \"Label\" \"value\"` lines, or make it a menu of `users`, `roles` or `channels`"),
+        );
+    }
+    if let Some(extra) = c.choices.get(limits::MENU_CHOICES) {
+        out.push(
+            Diagnostic::new(Code::TooManyComponents, "a select menu has at most 25 choices")
+                .label(extra.span, "the 26th")
+                .help("split the choices over two menus"),
+        );
+    }
+    if let Some((most, span)) = max {
+        if most > c.choices.len() && !c.choices.is_empty() {
+            out.push(
+                Diagnostic::new(
+                    Code::BadSetting,
+                    format!("`max {most}` is more than this menu's {} choices", c.choices.len()),
+                )
+                .label(span, "more than can be chosen")
+                .help(format!("make it `max {}` at most", c.choices.len())),
+            );
+        }
+    }
+    let mut values: HashMap<String, Span> = HashMap::new();
+    for choice in &c.choices {
+        menu_choice(choice, out);
+        let Some(value) = choice.value.as_literal() else { continue };
+        if let Some(first) = values.insert(value.clone(), choice.value.span) {
+            out.push(
+                Diagnostic::new(Code::BadSetting, format!("two choices have the value `{value}`"))
+                    .label(choice.value.span, "again here")
+                    .related(first, "first here")
+                    .help("every choice of a menu needs its own value: the handler tells them apart by it"),
+            );
+        }
+    }
+}
+
+fn menu_choice(choice: &MenuChoice, out: &mut Findings) {
+    length(&choice.label, limits::CHOICE_TEXT, "a choice's label", out);
+    length(&choice.value, limits::CHOICE_TEXT, "a choice's value", out);
+    settings(&choice.settings, vocab::CHOICE_SETTINGS, "a choice", out);
+}
+
+/// B425 when the id of a component cannot fit the platform's 100
+/// characters, with only what is written (a `{…}` is measured at run time).
+fn custom_id(c: &Component, place: usize, out: &mut Findings) {
+    let Some(handler) = &c.handler else { return };
+    let value = match crate::ast::setting(&c.settings, "value").and_then(|s| s.value.as_ref()) {
+        Some(SettingValue::Text(t)) => Some(t),
+        _ => None,
+    };
+    let written = value.map_or(0, written);
+    let n = vocab::custom_id(&handler.name, place, "").chars().count() + written;
+    if n > limits::CUSTOM_ID {
+        out.push(
+            Diagnostic::new(
+                Code::CustomIdTooLong,
+                format!("this component's id would be {n} characters; the platform takes 100"),
+            )
+            .label(value.map_or(handler.span, |v| v.span), format!("{n} characters with the handler's name"))
+            .help("the id carries the handler's name and the `value`: shorten either, and keep longer state in a `var`"),
+        );
+    }
+}
+
+fn form(f: &Form, out: &mut Findings) {
+    settings(&f.settings, vocab::FORM_SETTINGS, "a form", out);
+    if crate::ast::setting(&f.settings, "title").is_none() {
+        out.push(
+            Diagnostic::new(Code::BadSetting, "this form has no title")
+                .label(f.handler.span, "the platform needs one")
+                .help("give it a `title \"…\"` (at most 45 characters)"),
+        );
+    }
+    if f.inputs.is_empty() {
+        out.push(
+            Diagnostic::new(Code::TooManyComponents, "this form has no inputs")
+                .label(f.span, "nothing to fill in")
+                .help("add `input name { label \"…\" }`: the handler reads it as `{field_name}`"),
+        );
+    }
+    if let Some(extra) = f.inputs.get(limits::INPUTS) {
+        out.push(
+            Diagnostic::new(Code::TooManyComponents, "a form has at most 5 inputs")
+                .label(extra.span, "the 6th")
+                .help("ask for the rest in a second form, from the handler's answer"),
+        );
+    }
+    let mut names: HashMap<&str, Span> = HashMap::new();
+    for input in &f.inputs {
+        if let Some(first) = names.insert(input.name.name.as_str(), input.name.span) {
+            out.push(
+                Diagnostic::new(Code::DuplicateDeclaration, format!("input `{}` is declared twice", input.name.name))
+                    .label(input.name.span, "declared again here")
+                    .related(first, "first declared here")
+                    .help("give each input its own name: the handler reads each as `{field_<name>}`"),
+            );
+        }
+        settings(&input.settings, vocab::INPUT_SETTINGS, "an input", out);
+        if crate::ast::setting(&input.settings, "label").is_none() {
+            out.push(
+                Diagnostic::new(Code::BadSetting, format!("input `{}` has no label", input.name.name))
+                    .label(input.name.span, "the platform needs one")
+                    .help("give it a `label \"…\"` (at most 45 characters)"),
+            );
+        }
+    }
+}
+
+/// Each setting is one the part takes, written once, in its form.
+fn settings(list: &[Setting], specs: &[SettingSpec], within: &str, out: &mut Findings) {
+    let mut seen: HashMap<&str, Span> = HashMap::new();
+    for s in list {
+        let name = s.key.name.as_str();
+        let Some(spec) = specs.iter().find(|spec| spec.name == name) else {
+            let suggestion = did_you_mean(name, specs.iter().map(|spec| spec.name));
+            let names = specs.iter().map(|spec| format!("`{}`", spec.name)).collect::<Vec<_>>().join(", ");
+            out.push(
+                Diagnostic::new(Code::UnknownSetting, format!("`{name}` is not a setting of {within}"))
+                    .label(s.key.span, "not one it takes")
+                    .help(match suggestion {
+                        Some(k) => format!("did you mean `{k}`?"),
+                        None => format!("{within} takes {names}"),
+                    })
+                    .maybe_fixes(suggestion.map(|k| (format!("write `{k}`"), s.key.span, k.to_string()))),
+            );
+            continue;
+        };
+        if let Some(first) = seen.insert(name, s.span) {
+            out.push(
+                Diagnostic::new(Code::ReplyPartTwice, format!("`{name}` is written twice in {within}"))
+                    .label(s.span, "written again here")
+                    .related(first, "first here")
+                    .help("keep one of them"),
+            );
+        }
+        value_form(s, spec, out);
+    }
+}
+
+/// B418 for a value of the wrong form, B410 for written text too long.
+fn value_form(s: &Setting, spec: &SettingSpec, out: &mut Findings) {
+    let name = spec.name;
+    let wrong = |want: &str, span: Span| {
+        Diagnostic::new(Code::BadSetting, format!("`{name}` takes {want}"))
+            .label(span, "not that")
+            .help(format!("{name}: {}", spec.about))
+    };
+    match (spec.form, &s.value) {
+        (SettingForm::Flag, None) => {}
+        (SettingForm::Flag, Some(v)) => out.push(wrong("no value: the word alone says it", v.span())),
+        (SettingForm::Text(max), Some(SettingValue::Text(t))) => length(t, max, &format!("`{name}`"), out),
+        (SettingForm::Url, Some(SettingValue::Text(t))) => {
+            if let Some(text) = t.as_literal().filter(|u| !vocab::is_web_url(u.trim())) {
+                let shown = crate::display::one_line(&text);
+                out.push(wrong("an http or https URL", t.span).label(t.span, format!("`{shown}` is not one")));
+            }
+        }
+        (SettingForm::Text(_) | SettingForm::Url, _) => {
+            out.push(wrong("a string: `NAME \"…\"`", s.value.as_ref().map_or(s.span, SettingValue::span)))
+        }
+        (SettingForm::Number(least, most), Some(SettingValue::Number(n, span))) => {
+            if !n.parse::<u32>().is_ok_and(|n| (least..=most).contains(&n)) {
+                out.push(wrong(&format!("a whole number from {least} to {most}"), *span));
+            }
+        }
+        (SettingForm::Number(least, most), _) => out.push(wrong(
+            &format!("a whole number from {least} to {most}"),
+            s.value.as_ref().map_or(s.span, SettingValue::span),
+        )),
+    }
+}
+
+/// UTF-16 units of a template's written text (its `{…}` not counted).
+fn written(t: &Template) -> usize {
+    super::replies::written(t)
+}
+
+fn length(t: &Template, max: usize, what: &str, out: &mut Findings) {
+    super::replies::length_with(t, max, what, "shorten it: the platform refuses longer text", out);
+}
+
+/// What has happened on a path through a tree, for where a form may go.
+#[derive(Debug, Clone, Copy, Default)]
+struct State {
+    /// A reply, an update or a form has answered.
+    answered: bool,
+    /// A request has been sent (its wait may pass the 3 seconds a form
+    /// must come within).
+    requested: bool,
+    /// A form was shown (nothing may answer after it).
+    form: Option<Span>,
+}
+
+impl State {
+    fn join(self, other: State) -> State {
+        State {
+            answered: self.answered || other.answered,
+            requested: self.requested || other.requested,
+            form: self.form.or(other.form),
+        }
+    }
+}
+
+/// B423: a form is the first and only answer of its run, shown within the
+/// platform's 3 seconds: never in an event, never after a reply or a
+/// request, never as the answer to a form.
+struct Placement<'t, 'o> {
+    tree: &'t Tree,
+    shown_by_form: bool,
+    out: &'o mut Findings,
+}
+
+impl Placement<'_, '_> {
+    fn walk(&mut self, nodes: &[Node], mut state: State) -> State {
+        for node in nodes {
+            match node {
+                Node::Api(_) => state.requested = true,
+                Node::Reply(r) => {
+                    if let Some(form) = state.form {
+                        self.out.push(
+                            Diagnostic::new(Code::MisplacedForm, format!("nothing can answer after a form: this `{}`", r.keyword()))
+                                .label(r.span, "after the form")
+                                .related(form, "the form answers the interaction")
+                                .help("the form's handler answers, when the user sends the form: reply there"),
+                        );
+                    }
+                    state.answered = true;
+                }
+                Node::Form(f) => {
+                    self.form(f, state);
+                    state.answered = true;
+                    state.form = Some(f.span);
+                }
+                Node::If(i) => {
+                    let mut after: Option<State> = None;
+                    for branch in i.links.iter().map(|l| &l.then.body).chain(i.otherwise.iter().map(|b| &b.body)) {
+                        let s = self.walk(branch, state);
+                        after = Some(after.map_or(s, |a| a.join(s)));
+                    }
+                    state = state.join(after.unwrap_or(state));
+                }
+                Node::Save(_) | Node::Option(_) => {}
+            }
+        }
+        state
+    }
+
+    fn form(&mut self, f: &Form, state: State) {
+        let why = if self.tree.kind == TreeKind::Event {
+            Some(("an event has no one to show a form to", "show it from a command or a button's handler"))
+        } else if self.shown_by_form {
+            Some((
+                "the platform does not answer a form with a form",
+                "ask for more with a button in the reply, whose handler shows the next form",
+            ))
+        } else if state.answered {
+            Some(("a form must be the first answer", "show the form before any `reply`, or from a button"))
+        } else if state.requested {
+            Some((
+                "a form must come within the platform's 3 seconds, and a request before it may take longer",
+                "show the form first, and send the request in the form's handler",
+            ))
+        } else {
+            None
+        };
+        if let Some((label, help)) = why {
+            self.out.push(
+                Diagnostic::new(Code::MisplacedForm, format!("a form cannot be shown here, in {} `{}`", self.tree.kind.as_str(), self.tree.name.name))
+                    .label(f.span, label)
+                    .help(help),
+            );
+        }
+    }
+}
