@@ -708,9 +708,9 @@ macro_rules! keywords {
 keywords! {
     Command "command" Top,
     Event "event" Top,
+    Handler "handler" Top,
     Var "var" Top,
     Platform "platform" Top,
-    Handler "handler" Top,
     Option "option" Tree,
     Api "api" Tree,
     Reply "reply" Tree,

@@ -388,12 +388,51 @@ fn reply_item() -> impl Strategy<Value = ReplyItem> {
         inline: inline.then(sp),
         span: sp(),
     });
+    let component = (
+        any::<bool>(),
+        proptest::option::of(ident()),
+        settings(),
+        proptest::collection::vec((template(), template(), settings()), 0..3),
+    )
+        .prop_map(|(button, handler, settings, choices)| {
+            let kind = if button { ComponentKind::Button } else { ComponentKind::Select };
+            // A select menu always names its handler, and only it has choices.
+            let handler = if button { handler } else { Some(handler.unwrap_or_else(|| sp_ident("pick"))) };
+            let choices = if button { Vec::new() } else { choices };
+            ReplyItem::Component(Box::new(Component {
+                kind,
+                keyword: sp(),
+                handler,
+                settings,
+                choices: choices
+                    .into_iter()
+                    .map(|(label, value, settings)| MenuChoice { label, value, settings, span: sp() })
+                    .collect(),
+                span: sp(),
+            }))
+        });
     prop_oneof![
         template().prop_map(|value| ReplyItem::Text { value, span: sp() }),
         Just(ReplyItem::Ephemeral(sp())),
         proptest::collection::vec(prop_oneof![part, field], 0..4)
             .prop_map(|items| ReplyItem::Embed(Embed { items, span: sp() })),
+        component,
     ]
+}
+
+fn sp_ident(name: &str) -> Ident {
+    Ident { name: name.into(), span: sp() }
+}
+
+/// Settings: a word (never `choice` or `input`, which open parts of their
+/// own) and at most one string or number.
+fn settings() -> impl Strategy<Value = Vec<Setting>> {
+    let key = ident().prop_filter("a setting's word", |i| !matches!(i.name.as_str(), "choice" | "input"));
+    let value = proptest::option::of(prop_oneof![
+        template().prop_map(SettingValue::Text),
+        (0u32..5000).prop_map(|n| SettingValue::Number(n.to_string().into(), sp())),
+    ]);
+    proptest::collection::vec((key, value).prop_map(|(key, value)| Setting { key, value, span: sp() }), 0..3)
 }
 
 fn node() -> impl Strategy<Value = Node> {
@@ -412,11 +451,17 @@ fn node() -> impl Strategy<Value = Node> {
             (ident(), proptest::collection::vec(field(), 0..4))
                 .prop_map(|(name, fields)| Node::Api(Box::new(ApiBlock { name, fields, span: sp() }))),
             template().prop_map(|text| Node::Reply(Reply::text_only(text, sp()))),
-            proptest::collection::vec(reply_item(), 0..4).prop_map(|items| Node::Reply(Reply {
-                items,
-                block: true,
-                span: sp()
-            })),
+            (proptest::collection::vec(reply_item(), 0..4), any::<bool>()).prop_map(|(items, update)| Node::Reply(
+                Reply { items, block: true, update, span: sp() }
+            )),
+            (ident(), settings(), proptest::collection::vec((ident(), settings()), 0..3)).prop_map(
+                |(handler, settings, inputs)| Node::Form(Box::new(Form {
+                    handler,
+                    settings,
+                    inputs: inputs.into_iter().map(|(name, settings)| Input { name, settings, span: sp() }).collect(),
+                    span: sp(),
+                }))
+            ),
             (ident(), value()).prop_map(|(name, value)| Node::Save(Save { name, value, span: sp() })),
         ];
     leaf.prop_recursive(3, 24, 4, |inner| {
@@ -442,7 +487,7 @@ fn node() -> impl Strategy<Value = Node> {
 
 pub(crate) fn arb_file() -> impl Strategy<Value = File> {
     let tree = (
-        prop::sample::select(vec![TreeKind::Command, TreeKind::Event]),
+        prop::sample::select(vec![TreeKind::Command, TreeKind::Event, TreeKind::Handler]),
         ident(),
         text(),
         proptest::collection::vec(node(), 0..5),

@@ -198,8 +198,9 @@ pub enum ReplyItem {
     /// `ephemeral`: only the user who triggered it sees it.
     Ephemeral(Span),
     Embed(Embed),
-    /// `button [handler] { … }` or `select handler { … }`.
-    Component(Component),
+    /// `button [handler] { … }` or `select handler { … }` (boxed: a reply
+    /// item stays as small as a text, which most of them are).
+    Component(Box<Component>),
 }
 
 /// A button or a select menu of a reply.
@@ -320,7 +321,7 @@ impl Reply {
 
     pub fn components(&self) -> impl Iterator<Item = &Component> {
         self.items.iter().filter_map(|i| match i {
-            ReplyItem::Component(c) => Some(c),
+            ReplyItem::Component(c) => Some(&**c),
             _ => None,
         })
     }
@@ -811,5 +812,6 @@ mod tests {
         assert_eq!(std::mem::size_of::<Value>(), 32);
         assert_eq!(std::mem::size_of::<Save>(), 64);
         assert_eq!(std::mem::size_of::<Node>(), 64);
+        assert_eq!(std::mem::size_of::<ReplyItem>(), 40);
     }
 }

@@ -155,7 +155,10 @@ fn button(c: &Component, out: &mut Findings) {
         }
         (Some(_), None) => {}
     }
-    if crate::ast::setting(&c.settings, "label").is_none() && crate::ast::setting(&c.settings, "emoji").is_none() {
+    let all_known = c.settings.iter().all(|s| vocab::BUTTON_SETTINGS.iter().any(|spec| spec.name == s.key.name));
+    let shown = ["label", "emoji"].iter().any(|k| crate::ast::setting(&c.settings, k).is_some());
+    // (A misspelt `label` is said once, as the setting it is not.)
+    if !shown && all_known {
         out.push(
             Diagnostic::new(Code::BadSetting, "this button shows nothing")
                 .label(c.keyword, "no `label` and no `emoji`")

@@ -169,6 +169,11 @@ pub fn hover(doc: &Document, offset: usize) -> Option<Hover> {
         ));
         at = Some(span);
     }
+    // A component's setting: what it takes, and its limit.
+    if let Some((about, span)) = setting_at(doc, offset) {
+        parts.push(about);
+        at = Some(span);
+    }
     // An embed's part: what it takes, and its limit.
     if let Some((part, span)) = embed_part_at(doc, offset) {
         parts.push(format!("embed part `{}`: {}", part.as_str(), part.about()));
@@ -461,6 +466,21 @@ fn word_completion(doc: &Document, offset: usize, prefix: &str) -> Vec<Completio
         return items;
     }
     if trimmed.bytes().all(lexer::is_word_byte) {
+        if let Some((specs, within)) = settings_in(doc, offset) {
+            // A component's, a choice's, a form's or an input's settings.
+            for spec in specs {
+                items.push(item(spec.name.to_string(), CompletionItemKind::PROPERTY, spec.about.into()));
+            }
+            let inner = match within {
+                "select" => Some(("choice", "a choice: `choice \"Label\" \"value\" { … }`, at most 25")),
+                "form" => Some(("input", "a text input: `input name { label \"…\" }`, read as `{field_name}`")),
+                _ => None,
+            };
+            if let Some((word, about)) = inner {
+                items.push(item(word.into(), CompletionItemKind::KEYWORD, about.into()));
+            }
+            return items;
+        }
         let place = where_in(doc, offset);
         if place == vocab::Place::Embed {
             // An embed's parts, with what each takes.
@@ -474,6 +494,10 @@ fn word_completion(doc: &Document, offset: usize, prefix: &str) -> Vec<Completio
                 vocab::Keyword::Text => "the reply's text, a template",
                 vocab::Keyword::Ephemeral => "only the user who ran the command sees the reply",
                 vocab::Keyword::Embed => "a box of rich text: title, description, fields, …; at most 10",
+                vocab::Keyword::Button => "a button: `button handler { label \"…\" }`, or a link with a `url`",
+                vocab::Keyword::Select => "a select menu: `select handler { choice \"Label\" \"value\" }`",
+                vocab::Keyword::Form => "shows a form: `form handler { title \"…\" input name { label \"…\" } }`",
+                vocab::Keyword::Update => "edits the message whose button or menu ran this handler",
                 _ => "keyword",
             };
             if place != vocab::Place::Embed || *k == vocab::Keyword::Field {
@@ -512,6 +536,58 @@ impl<'a> crate::ast::visit::Visitor<'a> for EmbedParts<'_> {
     }
 }
 
+/// The settings taken where `offset` is, when it is inside a `button`,
+/// `select`, `choice`, `form` or `input` block, and that part's keyword.
+fn settings_in(doc: &Document, offset: usize) -> Option<(&'static [vocab::SettingSpec], &'static str)> {
+    let text = doc.text();
+    let &brace = lexer::open_braces(text, 0, offset).last()?;
+    let head = text[text[..brace].rfind(['\n', '{']).map_or(0, |i| i + 1)..brace].trim_start();
+    Some(match head.split_whitespace().next()? {
+        "button" => (vocab::BUTTON_SETTINGS, "button"),
+        "select" => (vocab::SELECT_SETTINGS, "select"),
+        "choice" => (vocab::CHOICE_SETTINGS, "choice"),
+        "form" => (vocab::FORM_SETTINGS, "form"),
+        "input" => (vocab::INPUT_SETTINGS, "input"),
+        _ => return None,
+    })
+}
+
+/// The setting whose word is at `offset`, with what it does.
+fn setting_at(doc: &Document, offset: usize) -> Option<(String, Span)> {
+    let (specs, within) = settings_in(doc, offset)?;
+    let word = word_at(doc.text(), offset);
+    let spec = specs.iter().find(|s| s.name == word)?;
+    let start = offset - doc.text()[..offset].bytes().rev().take_while(|b| lexer::is_word_byte(*b)).count();
+    let limit = match spec.form {
+        vocab::SettingForm::Flag => "a word alone".to_string(),
+        vocab::SettingForm::Text(max) => format!("a string of at most {max} characters"),
+        vocab::SettingForm::Url => "an http or https URL".to_string(),
+        vocab::SettingForm::Number(least, most) => format!("a whole number from {least} to {most}"),
+    };
+    Some((format!("`{within}` setting `{}` ({limit}): {}", spec.name, spec.about), Span::new(start, start + word.len())))
+}
+
+/// The handler a `button`, `select` or `form` names at `offset`.
+fn handler_named_at(doc: &Document, offset: usize) -> Option<&Tree> {
+    let mut name = None;
+    for tree in doc.checked.ast.trees() {
+        crate::ast::each_reply(&tree.body, &mut |r| {
+            for c in r.components() {
+                if let Some(h) = c.handler.as_ref().filter(|h| contains(h.span, offset)) {
+                    name = Some(h.name.clone());
+                }
+            }
+        });
+        crate::ast::each_form(&tree.body, &mut |f| {
+            if contains(f.handler.span, offset) {
+                name = Some(f.handler.name.clone());
+            }
+        });
+    }
+    let name = name?;
+    doc.checked.ast.trees().find(|t| t.kind == crate::ast::TreeKind::Handler && t.name.name == name)
+}
+
 /// Where `offset` is, from the tokens (the file may not parse while it is
 /// typed): the head of the innermost `{` still open there.
 fn where_in(doc: &Document, offset: usize) -> vocab::Place {
@@ -530,6 +606,10 @@ fn where_in(doc: &Document, offset: usize) -> vocab::Place {
 // ── definitions, references, rename ──────────────────────────────────────
 
 pub fn definition(uri: &Uri, doc: &Document, offset: usize) -> Option<GotoDefinitionResponse> {
+    // A component's or a form's handler: the handler.
+    if let Some(handler) = handler_named_at(doc, offset) {
+        return Some(GotoDefinitionResponse::Scalar(Location { uri: uri.clone(), range: range(doc, handler.name.span) }));
+    }
     // `sample "…"`: the file.
     for tree in doc.checked.ast.trees() {
         let mut target = None;

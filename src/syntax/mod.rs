@@ -279,6 +279,13 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
                 | Rule::embed
                 | Rule::embed_part
                 | Rule::embed_field
+                | Rule::handler
+                | Rule::button
+                | Rule::select
+                | Rule::menu_choice
+                | Rule::form
+                | Rule::form_input
+                | Rule::setting
                 | Rule::save
                 | Rule::if_node
                 | Rule::branch
@@ -599,7 +606,7 @@ impl Lower<'_> {
                 }
                 Rule::kw_ephemeral => items.push(ReplyItem::Ephemeral(self.span(&p))),
                 Rule::embed => items.push(ReplyItem::Embed(self.embed(p)?)),
-                Rule::button | Rule::select => items.push(ReplyItem::Component(self.component(p)?)),
+                Rule::button | Rule::select => items.push(ReplyItem::Component(Box::new(self.component(p)?))),
                 _ => return self.unexpected(&p, "a `reply`"),
             }
         }

@@ -66,6 +66,13 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
                 out.push('\n');
             }
             Node::Reply(r) => reply(r, out),
+            Node::Form(f) => {
+                out.push_str(&format!("form {} {{{}", f.handler.name, settings(&f.settings)));
+                for i in &f.inputs {
+                    out.push_str(&format!(" input {} {{{} }}", i.name.name, settings(&i.settings)));
+                }
+                out.push_str(" }\n");
+            }
             Node::Save(s) => out.push_str(&format!("save {} = {}\n", s.name.name, value(&s.value, level))),
             Node::Api(b) => api(b, level, out),
             Node::If(i) => {
@@ -80,10 +87,11 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
 /// embed { title "…" field "…" "…" inline } }`.
 fn reply(r: &Reply, out: &mut String) {
     if let (false, Some(t)) = (r.block, r.text()) {
-        out.push_str(&format!("reply {}\n", template(t)));
+        out.push_str(&format!("{} {}\n", r.keyword(), template(t)));
         return;
     }
-    out.push_str("reply {");
+    out.push_str(r.keyword());
+    out.push_str(" {");
     for item in &r.items {
         match item {
             ReplyItem::Text { value, .. } => out.push_str(&format!(" text {}", template(value))),
@@ -103,9 +111,34 @@ fn reply(r: &Reply, out: &mut String) {
                 }
                 out.push_str(" }");
             }
+            ReplyItem::Component(c) => {
+                out.push_str(&format!(" {}", c.kind.as_str()));
+                if let Some(h) = &c.handler {
+                    out.push_str(&format!(" {}", h.name));
+                }
+                out.push_str(&format!(" {{{}", settings(&c.settings)));
+                for choice in &c.choices {
+                    out.push_str(&format!(" choice {} {}", template(&choice.label), template(&choice.value)));
+                    if !choice.settings.is_empty() {
+                        out.push_str(&format!(" {{{} }}", settings(&choice.settings)));
+                    }
+                }
+                out.push_str(" }");
+            }
         }
     }
     out.push_str(" }\n");
+}
+
+/// Settings on one line, each after a blank: ` label "Yes" max 3 disabled`.
+fn settings(list: &[Setting]) -> String {
+    list.iter()
+        .map(|s| match &s.value {
+            None => format!(" {}", s.key.name),
+            Some(SettingValue::Text(t)) => format!(" {} {}", s.key.name, template(t)),
+            Some(SettingValue::Number(n, _)) => format!(" {} {n}", s.key.name),
+        })
+        .collect()
 }
 
 fn if_node(i: &IfNode, level: usize, out: &mut String) {
