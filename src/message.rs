@@ -266,7 +266,11 @@ pub fn select(
 }
 
 /// A form from its filled-in settings and inputs.
-pub fn form(handler: &str, mut f: Filling<'_>, inputs: Vec<(String, Filling<'_>)>) -> Result<(Form, Vec<String>), String> {
+pub fn form(
+    handler: &str,
+    mut f: Filling<'_>,
+    inputs: Vec<(String, Filling<'_>)>,
+) -> Result<(Form, Vec<String>), String> {
     let mut form = Form {
         handler: handler.to_string(),
         custom_id: custom_id(handler, 0, "")?,

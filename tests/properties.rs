@@ -451,9 +451,8 @@ fn node() -> impl Strategy<Value = Node> {
             (ident(), proptest::collection::vec(field(), 0..4))
                 .prop_map(|(name, fields)| Node::Api(Box::new(ApiBlock { name, fields, span: sp() }))),
             template().prop_map(|text| Node::Reply(Reply::text_only(text, sp()))),
-            (proptest::collection::vec(reply_item(), 0..4), any::<bool>()).prop_map(|(items, update)| Node::Reply(
-                Reply { items, block: true, update, span: sp() }
-            )),
+            (proptest::collection::vec(reply_item(), 0..4), any::<bool>())
+                .prop_map(|(items, update)| Node::Reply(Reply { items, block: true, update, span: sp() })),
             (ident(), settings(), proptest::collection::vec((ident(), settings()), 0..3)).prop_map(
                 |(handler, settings, inputs)| Node::Form(Box::new(Form {
                     handler,

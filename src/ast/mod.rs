@@ -299,9 +299,7 @@ pub fn setting_templates(settings: &[Setting]) -> impl Iterator<Item = &Template
 impl Component {
     pub fn templates(&self) -> impl Iterator<Item = &Template> {
         setting_templates(&self.settings).chain(
-            self.choices
-                .iter()
-                .flat_map(|c| [&c.label, &c.value].into_iter().chain(setting_templates(&c.settings))),
+            self.choices.iter().flat_map(|c| [&c.label, &c.value].into_iter().chain(setting_templates(&c.settings))),
         )
     }
 }

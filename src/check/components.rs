@@ -44,12 +44,15 @@ pub fn check(file: &File, out: &mut Findings) {
     unnamed.sort_by_key(|t| t.span.start);
     for tree in unnamed {
         out.push(
-            Diagnostic::new(Code::UnusedHandler, format!("no button, select menu or form runs handler `{}`", tree.name.name))
-                .label(tree.name.span, "never run")
-                .help(format!(
-                    "name it in a component (`button {0} {{ label \"…\" }}`) or a form (`form {0} {{ … }}`), or remove it",
-                    tree.name.name
-                )),
+            Diagnostic::new(
+                Code::UnusedHandler,
+                format!("no button, select menu or form runs handler `{}`", tree.name.name),
+            )
+            .label(tree.name.span, "never run")
+            .help(format!(
+                "name it in a component (`button {0} {{ label \"…\" }}`) or a form (`form {0} {{ … }}`), or remove it",
+                tree.name.name
+            )),
         );
     }
 }
@@ -121,7 +124,8 @@ fn update(r: &Reply, tree: &Tree, out: &mut Findings) {
 fn button(c: &Component, out: &mut Findings) {
     settings(&c.settings, vocab::BUTTON_SETTINGS, "a button", out);
     let url = crate::ast::setting(&c.settings, "url");
-    let styles: Vec<&Setting> = c.settings.iter().filter(|s| vocab::BUTTON_STYLES.contains(&s.key.name.as_str())).collect();
+    let styles: Vec<&Setting> =
+        c.settings.iter().filter(|s| vocab::BUTTON_STYLES.contains(&s.key.name.as_str())).collect();
     if let [first, second, ..] = styles.as_slice() {
         out.push(
             Diagnostic::new(Code::BadSetting, "a button has one style")
@@ -169,7 +173,8 @@ fn button(c: &Component, out: &mut Findings) {
 
 fn select(c: &Component, out: &mut Findings) {
     settings(&c.settings, vocab::SELECT_SETTINGS, "a select menu", out);
-    let kinds: Vec<&Setting> = c.settings.iter().filter(|s| vocab::SELECT_KINDS.contains(&s.key.name.as_str())).collect();
+    let kinds: Vec<&Setting> =
+        c.settings.iter().filter(|s| vocab::SELECT_KINDS.contains(&s.key.name.as_str())).collect();
     if let [first, second, ..] = kinds.as_slice() {
         out.push(
             Diagnostic::new(Code::BadSetting, "a select menu chooses among one kind of thing")
@@ -273,7 +278,9 @@ fn custom_id(c: &Component, place: usize, out: &mut Findings) {
                 format!("this component's id would be {n} characters; the platform takes 100"),
             )
             .label(value.map_or(handler.span, |v| v.span), format!("{n} characters with the handler's name"))
-            .help("the id carries the handler's name and the `value`: shorten either, and keep longer state in a `var`"),
+            .help(
+                "the id carries the handler's name and the `value`: shorten either, and keep longer state in a `var`",
+            ),
         );
     }
 }
@@ -434,10 +441,13 @@ impl Placement<'_, '_> {
                 Node::Reply(r) => {
                     if let Some(form) = state.form {
                         self.out.push(
-                            Diagnostic::new(Code::MisplacedForm, format!("nothing can answer after a form: this `{}`", r.keyword()))
-                                .label(r.span, "after the form")
-                                .related(form, "the form answers the interaction")
-                                .help("the form's handler answers, when the user sends the form: reply there"),
+                            Diagnostic::new(
+                                Code::MisplacedForm,
+                                format!("nothing can answer after a form: this `{}`", r.keyword()),
+                            )
+                            .label(r.span, "after the form")
+                            .related(form, "the form answers the interaction")
+                            .help("the form's handler answers, when the user sends the form: reply there"),
                         );
                     }
                     state.answered = true;
@@ -481,9 +491,12 @@ impl Placement<'_, '_> {
         };
         if let Some((label, help)) = why {
             self.out.push(
-                Diagnostic::new(Code::MisplacedForm, format!("a form cannot be shown here, in {} `{}`", self.tree.kind.as_str(), self.tree.name.name))
-                    .label(f.span, label)
-                    .help(help),
+                Diagnostic::new(
+                    Code::MisplacedForm,
+                    format!("a form cannot be shown here, in {} `{}`", self.tree.kind.as_str(), self.tree.name.name),
+                )
+                .label(f.span, label)
+                .help(help),
             );
         }
     }

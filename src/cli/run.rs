@@ -124,7 +124,10 @@ fn handler_inputs(
                 None if known.is_empty() => format!("no form runs handler `{}`", tree.name),
                 None => format!("its inputs are {}", known.join(", ")),
             };
-            return Err(format!("`--field {name}=…`: `{name}` is not an input of a form running `{}`; {hint}", tree.name));
+            return Err(format!(
+                "`--field {name}=…`: `{name}` is not an input of a form running `{}`; {hint}",
+                tree.name
+            ));
         }
         set(&format!("field_{name}"), value);
     }
@@ -246,7 +249,8 @@ fn print_components(out: &mut dyn Write, components: &[blkc::message::Component]
         for c in row {
             match c {
                 Component::Button(b) => {
-                    let label = [b.emoji.as_deref(), b.label.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ");
+                    let label =
+                        [b.emoji.as_deref(), b.label.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ");
                     let to = match (&b.handler, &b.url) {
                         (Some(h), _) => format!(" → {h}"),
                         (None, Some(u)) => format!(" → {u}"),

@@ -357,15 +357,21 @@ impl Runner<'_> {
     /// A reply's buttons and menus, filled in and kept to the platform's
     /// limits (what had to change is a warning, B326); a component whose id
     /// cannot fit fails the run (B425): its value is state, never cut.
-    fn components(&mut self, components: &[plan::ComponentStep], span: Span) -> Result<Vec<message::Component>, Box<Diagnostic>> {
+    fn components(
+        &mut self,
+        components: &[plan::ComponentStep],
+        span: Span,
+    ) -> Result<Vec<message::Component>, Box<Diagnostic>> {
         use crate::vocab::{BUTTON_SETTINGS, CHOICE_SETTINGS, SELECT_SETTINGS};
         let mut out = Vec::with_capacity(components.len());
         for (place, c) in components.iter().enumerate() {
             let filled = self.fill(&c.settings);
             let made = match c.kind {
-                plan::ComponentKind::Button => {
-                    message::button(c.handler.as_deref(), place, message::Filling::new(filled, BUTTON_SETTINGS, "a button"))
-                }
+                plan::ComponentKind::Button => message::button(
+                    c.handler.as_deref(),
+                    place,
+                    message::Filling::new(filled, BUTTON_SETTINGS, "a button"),
+                ),
                 plan::ComponentKind::Select => {
                     let choices = c
                         .choices

@@ -564,7 +564,10 @@ fn setting_at(doc: &Document, offset: usize) -> Option<(String, Span)> {
         vocab::SettingForm::Url => "an http or https URL".to_string(),
         vocab::SettingForm::Number(least, most) => format!("a whole number from {least} to {most}"),
     };
-    Some((format!("`{within}` setting `{}` ({limit}): {}", spec.name, spec.about), Span::new(start, start + word.len())))
+    Some((
+        format!("`{within}` setting `{}` ({limit}): {}", spec.name, spec.about),
+        Span::new(start, start + word.len()),
+    ))
 }
 
 /// The handler a `button`, `select` or `form` names at `offset`.
@@ -608,7 +611,10 @@ fn where_in(doc: &Document, offset: usize) -> vocab::Place {
 pub fn definition(uri: &Uri, doc: &Document, offset: usize) -> Option<GotoDefinitionResponse> {
     // A component's or a form's handler: the handler.
     if let Some(handler) = handler_named_at(doc, offset) {
-        return Some(GotoDefinitionResponse::Scalar(Location { uri: uri.clone(), range: range(doc, handler.name.span) }));
+        return Some(GotoDefinitionResponse::Scalar(Location {
+            uri: uri.clone(),
+            range: range(doc, handler.name.span),
+        }));
     }
     // `sample "…"`: the file.
     for tree in doc.checked.ast.trees() {

@@ -184,7 +184,10 @@ impl Outbox<'_> {
             // A form shown from a command has no message to update.
             let about = &self.trigger.about;
             log::hiding(about.token(), || {
-                tracing::warn!(id = about.id(), "an `update` has no component's message to edit; sent as a new message");
+                tracing::warn!(
+                    id = about.id(),
+                    "an `update` has no component's message to edit; sent as a new message"
+                );
             });
             update = false;
         }
@@ -192,7 +195,9 @@ impl Outbox<'_> {
             let mut message = Message::new(text, &self.trigger.mentions);
             if crate::message::fit_message(&mut message.content) {
                 let about = &self.trigger.about;
-                log::hiding(about.token(), || tracing::warn!(id = about.id(), "an update's text was cut to 2,000 characters"));
+                log::hiding(about.token(), || {
+                    tracing::warn!(id = about.id(), "an update's text was cut to 2,000 characters")
+                });
             }
             message.embeds = embeds;
             message.components = components;

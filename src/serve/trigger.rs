@@ -50,10 +50,16 @@ pub enum About {
 }
 
 impl About {
+    /// A command's interaction, logged with its name; a click's or a
+    /// form's, with the name of the handler it runs.
     pub fn interaction(interaction: &Interaction) -> About {
+        let command = match crate::vocab::parse_custom_id(interaction.custom_id()) {
+            Some((handler, _)) if interaction.kind() != Ok(InteractionType::ApplicationCommand) => handler,
+            _ => interaction.command(),
+        };
         About::Interaction {
             id: interaction.id().to_string(),
-            command: interaction.command().to_string(),
+            command: command.to_string(),
             user: interaction.user_id().to_string(),
             server: interaction.guild_id.clone().unwrap_or_default(),
             token: interaction.token().to_string(),

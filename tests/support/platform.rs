@@ -250,3 +250,37 @@ pub fn command(id: &str, command: &str, options: Value) -> Value {
         "data": { "name": command, "options": options }
     })
 }
+
+/// A click on a button (or, with `values`, a choice in a select menu) of
+/// message 555, as the platform sends it: type 3 MESSAGE_COMPONENT.
+pub fn click(id: &str, custom_id: &str, values: Option<Value>) -> Value {
+    let mut data = json!({ "custom_id": custom_id, "component_type": if values.is_some() { 3 } else { 2 } });
+    if let Some(values) = values {
+        data["values"] = values;
+    }
+    let mut body = command(id, "", json!([]));
+    body["type"] = json!(3);
+    body["data"] = data;
+    body["message"] = json!({ "id": "555", "channel_id": "888", "content": "the poll", "components": [] });
+    body
+}
+
+/// A form sent, as the platform sends it: type 5 MODAL_SUBMIT, each input
+/// in a row of its own (`rows`) or in a label (the newer layout).
+pub fn submit(id: &str, custom_id: &str, fields: &[(&str, &str)], labels: bool) -> Value {
+    let components: Vec<Value> = fields
+        .iter()
+        .map(|(name, value)| {
+            let input = json!({ "type": 4, "custom_id": name, "value": value });
+            if labels {
+                json!({ "type": 18, "component": input })
+            } else {
+                json!({ "type": 1, "components": [input] })
+            }
+        })
+        .collect();
+    let mut body = command(id, "", json!([]));
+    body["type"] = json!(5);
+    body["data"] = json!({ "custom_id": custom_id, "components": components });
+    body
+}
