@@ -372,6 +372,33 @@ fn an_embed_completes_its_parts_and_hovers_with_their_limits() {
 }
 
 #[test]
+fn components_complete_their_settings_hover_with_limits_and_lead_to_their_handler() {
+    let (_dir, uri) = workspace();
+    let mut client = Client::start(&[]);
+    let labels =
+        |v: &Value| v.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let text = "command c \"C\" {\n    reply {\n        text \"Vote\"\n        button vote {\n            la\n        }\n        select pick {\n            pl\n        }\n    }\n}\n\nhandler vote {\n    update \"ok\"\n}\n";
+    client.open(&uri, text);
+    let items = labels(&client.at("textDocument/completion", &uri, text, "la\n", 2));
+    for word in ["label", "emoji", "value", "url", "disabled", "success", "danger"] {
+        assert!(items.contains(&word.to_string()), "{word} in {items:?}");
+    }
+    assert!(!items.contains(&"reply".to_string()) && !items.contains(&"placeholder".to_string()), "{items:?}");
+    let items = labels(&client.at("textDocument/completion", &uri, text, "pl\n", 2));
+    for word in ["placeholder", "min", "max", "users", "choice"] {
+        assert!(items.contains(&word.to_string()), "{word} in {items:?}");
+    }
+    let text = "command c \"C\" {\n    reply {\n        text \"Vote\"\n        button vote { label \"Yes\" }\n    }\n}\n\nhandler vote {\n    update \"ok\"\n}\n";
+    client.change(&uri, 2, text);
+    let hover = client.at("textDocument/hover", &uri, text, "label \"", 2);
+    assert!(hover["contents"].to_string().contains("at most 80 characters"), "{hover}");
+    let def = client.at("textDocument/definition", &uri, text, "vote { label", 1);
+    let handler_line = text[..text.find("handler vote").unwrap()].matches('\n').count();
+    assert_eq!(def["range"]["start"]["line"], handler_line, "{def}");
+    assert_eq!(def["range"]["start"]["character"], "handler ".len(), "{def}");
+}
+
+#[test]
 fn completion_inside_a_string_that_is_not_closed_yet() {
     // Typed without auto-closing quotes: the string runs on, so the file
     // does not parse, and completion still knows the tree and the sample.
