@@ -201,9 +201,11 @@ impl Answer {
     /// without a message.
     pub fn deliver(&self, said: &Outgoing) -> Delivery {
         let mut phase = self.phase.lock().unwrap_or_else(|e| e.into_inner());
+        // Nothing said, past a "thinking…" deferral, becomes a private "Done.".
         let (update, ephemeral) = match said {
             Outgoing::Message(m) => (m.update, m.ephemeral),
-            Outgoing::Form(_) | Outgoing::Nothing => (false, false),
+            Outgoing::Form(_) => (false, false),
+            Outgoing::Nothing => (false, true),
         };
         match &mut *phase {
             Phase::Waiting(tx) => {
@@ -387,4 +389,64 @@ pub fn mentionable_users(interaction: &Interaction, tree: &Tree, vars: &[(String
     // The platform takes at most 100.
     ids.truncate(100);
     ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::Message;
+
+    fn answer(phase: Phase, on_message: bool) -> Answer {
+        let body = if on_message {
+            r#"{"type":3,"channel_id":"888","message":{"id":"555"},"application_id":"1","token":"t"}"#
+        } else {
+            r#"{"type":2,"channel_id":"888","application_id":"1","token":"t"}"#
+        };
+        let interaction = Interaction::from_slice(body.as_bytes()).unwrap();
+        let (tx, _rx) = oneshot::channel();
+        let a = Answer::new(&interaction, tx);
+        *a.phase.lock().unwrap() = phase;
+        a
+    }
+
+    fn update() -> Outgoing {
+        Outgoing::Message(Message { update: true, ..Message::new("u", &[]) })
+    }
+
+    #[test]
+    fn each_word_goes_where_the_platform_takes_it_after_each_first_answer() {
+        let new = Outgoing::Message(Message::new("n", &[]));
+        let private = Outgoing::Message(Message::notice("p"));
+        let form = Outgoing::Form(crate::message::Form::default());
+        let waiting = || Phase::Waiting(None);
+        // The first word is the answer, whatever it is.
+        for said in [&new, &update(), &form, &Outgoing::Nothing] {
+            assert!(matches!(answer(waiting(), true).deliver(said), Delivery::Sent));
+        }
+        // After an update (or an acknowledgement), `@original` is the
+        // component's message; after a new message, it is edited in its channel.
+        let updated = answer(waiting(), true);
+        updated.deliver(&update());
+        assert!(matches!(updated.deliver(&update()), Delivery::Edit));
+        assert!(matches!(updated.deliver(&new), Delivery::FollowUp));
+        let replied = answer(waiting(), true);
+        replied.deliver(&new);
+        assert!(matches!(replied.deliver(&update()), Delivery::EditMessage));
+        assert!(matches!(replied.deliver(&Outgoing::Nothing), Delivery::Nothing));
+        // A form is only ever the first answer.
+        assert!(matches!(replied.deliver(&form), Delivery::Refused(_)));
+        // Deferred as an update: an update edits, a new message follows up,
+        // nothing said leaves the message as it is.
+        let deferred = || Phase::Deferred { edited: false, private: false, update: true };
+        assert!(matches!(answer(deferred(), true).deliver(&update()), Delivery::Edit));
+        assert!(matches!(answer(deferred(), true).deliver(&new), Delivery::FollowUp));
+        assert!(matches!(answer(deferred(), true).deliver(&Outgoing::Nothing), Delivery::Nothing));
+        // Deferred as "thinking…" in public: a private word replaces it, and
+        // so does nothing said (a private "Done.").
+        let thinking = || Phase::Deferred { edited: false, private: false, update: false };
+        assert!(matches!(answer(thinking(), true).deliver(&new), Delivery::Edit));
+        assert!(matches!(answer(thinking(), true).deliver(&private), Delivery::Replace));
+        assert!(matches!(answer(thinking(), true).deliver(&Outgoing::Nothing), Delivery::Replace));
+        assert!(matches!(answer(thinking(), false).deliver(&update()), Delivery::EditMessage));
+    }
 }
