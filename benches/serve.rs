@@ -57,12 +57,28 @@ impl Server {
     }
 }
 
+/// A button and its handler, for the click line (this build only: a
+/// baseline from before handlers would not read them).
+const CLICKS: &str = r#"
+command buttons "Buttons" {
+    reply {
+        text "Tap"
+        button tap { label "Tap" value "one" }
+    }
+}
+handler tap {
+    update "tapped {value} by {user_name}"
+}
+"#;
+
 fn start_blkc(dir: &Path, api: u16, key: &SigningKey, binary: &Path, extra: &[&str]) -> Server {
     let file = dir.join("bot.blk");
+    let clicks = if binary == Path::new(env!("CARGO_BIN_EXE_blkc")) { CLICKS } else { "" };
     std::fs::write(
         &file,
-        format!(
-            r#"command fast "Fast" {{
+        clicks.to_string()
+            + &format!(
+                r#"command fast "Fast" {{
     option word "Word"
     reply "pong {{option_word}}"
 }}
@@ -91,7 +107,7 @@ command slow "Slow" {{
     reply "done {{option_word}}"
 }}
 "#
-        ),
+            ),
     )
     .unwrap();
     let mut child = Command::new(binary)
@@ -183,7 +199,17 @@ fn main() {
             None => results.push((name, vec![entry])),
         }
     };
+    let mut next_click = 0;
+    let mut clicks = |n: usize| -> Vec<Vec<u8>> {
+        let requests =
+            (0..n).map(|i| support::signed_click(&key, 50_000_000 + next_click + i, "blk1:tap:0:one")).collect();
+        next_click += n;
+        requests
+    };
     for _ in 0..rounds {
+        // A click on a button whose handler updates its message (type 7),
+        // beside the command figures.
+        record("blkc click".into(), load(&blkc.address, clicks(per_round), CLIENTS));
         for command in ["fast", "lookup"] {
             record(format!("blkc {command}"), load(&blkc.address, batch(command), CLIENTS));
             if let Some(base) = &baseline {

@@ -230,6 +230,23 @@ pub fn signed(key: &SigningKey, id: usize, command: &str, word: &str) -> Vec<u8>
         "data": { "name": command, "options": [{ "name": "word", "type": 3, "value": word }] }
     })
     .to_string();
+    signed_body(key, body)
+}
+
+/// A whole HTTP request of a signed click on a button of message 555
+/// (type 3), whose id is `custom_id`.
+pub fn signed_click(key: &SigningKey, id: usize, custom_id: &str) -> Vec<u8> {
+    let body = serde_json::json!({
+        "type": 3, "id": format!("{id}"), "application_id": "4242", "token": format!("token-{id}"),
+        "guild_id": "777", "channel_id": "888", "message": { "id": "555" },
+        "member": { "user": { "id": "1001", "username": "ada" } },
+        "data": { "custom_id": custom_id, "component_type": 2 }
+    })
+    .to_string();
+    signed_body(key, body)
+}
+
+fn signed_body(key: &SigningKey, body: String) -> Vec<u8> {
     let timestamp = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs().to_string();
     let mut message = timestamp.as_bytes().to_vec();
     message.extend_from_slice(body.as_bytes());
@@ -303,9 +320,13 @@ pub fn load(address: &str, requests: Vec<Vec<u8>>, clients: usize) -> Load {
                         continue;
                     }
                     match read_response(&mut reader) {
-                        Some((200, body)) if body.contains("\"type\":4") || body.contains("\"type\":5") => {
+                        // A message (4), "thinking" (5), a component's update (7)
+                        // or its deferral (6).
+                        Some((200, body))
+                            if ["4", "5", "6", "7"].iter().any(|t| body.contains(&format!("\"type\":{t}"))) =>
+                        {
                             notices += usize::from(body.contains("\"flags\":64"));
-                            deferred += usize::from(body.contains("\"type\":5"));
+                            deferred += usize::from(body.contains("\"type\":5") || body.contains("\"type\":6"));
                         }
                         other => {
                             if failures == 0 {
