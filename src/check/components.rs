@@ -10,8 +10,8 @@
 use std::collections::HashMap;
 
 use crate::ast::{
-    each_form, each_reply, Component, ComponentKind, File, Form, Ident, MenuChoice, Node, Reply, ReplyItem, Setting,
-    SettingValue, Template, Tree, TreeKind,
+    Component, ComponentKind, File, Form, Ident, MenuChoice, Node, Reply, ReplyItem, Setting, SettingValue, Template,
+    Tree, TreeKind,
 };
 use crate::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
 use crate::source::Span;
@@ -22,23 +22,12 @@ pub fn check(file: &File, out: &mut Findings) {
         file.trees().filter(|t| t.kind == TreeKind::Handler).map(|t| (t.name.name.as_str(), t)).collect();
     let mut named: HashMap<&str, Span> = HashMap::new();
     let form_handlers = crate::model::form_fields(file);
+    // One walk of each tree does it all (a tree of a million nodes is
+    // walked once here).
     for tree in file.trees() {
-        each_reply(&tree.body, &mut |r| {
-            reply(r, tree, out);
-            for c in r.components() {
-                if let Some(h) = &c.handler {
-                    named.entry(h.name.as_str()).or_insert(h.span);
-                    handler_exists(h, &handlers, out);
-                }
-            }
-        });
-        each_form(&tree.body, &mut |f| {
-            named.entry(f.handler.name.as_str()).or_insert(f.handler.span);
-            handler_exists(&f.handler, &handlers, out);
-            form(f, out);
-        });
         let shown_by_form = tree.kind == TreeKind::Handler && form_handlers.contains_key(tree.name.name.as_str());
-        Placement { tree, shown_by_form, out: &mut *out }.walk(&tree.body, State::default());
+        let mut walk = Placement { tree, shown_by_form, handlers: &handlers, named: &mut named, out: &mut *out };
+        walk.walk(&tree.body, State::default());
     }
     let mut unnamed: Vec<&&Tree> = handlers.values().filter(|t| !named.contains_key(t.name.name.as_str())).collect();
     unnamed.sort_by_key(|t| t.span.start);
@@ -430,15 +419,30 @@ impl State {
 struct Placement<'t, 'o> {
     tree: &'t Tree,
     shown_by_form: bool,
+    handlers: &'o HashMap<&'t str, &'t Tree>,
+    /// Every handler a component or form names, where first.
+    named: &'o mut HashMap<&'t str, Span>,
     out: &'o mut Findings,
 }
 
-impl Placement<'_, '_> {
-    fn walk(&mut self, nodes: &[Node], mut state: State) -> State {
+impl<'t> Placement<'t, '_> {
+    /// A handler named here: it must exist, and it is run.
+    fn names(&mut self, handler: &'t Ident) {
+        self.named.entry(handler.name.as_str()).or_insert(handler.span);
+        handler_exists(handler, self.handlers, self.out);
+    }
+
+    fn walk(&mut self, nodes: &'t [Node], mut state: State) -> State {
         for node in nodes {
             match node {
                 Node::Api(_) => state.requested = true,
                 Node::Reply(r) => {
+                    reply(r, self.tree, self.out);
+                    for c in r.components() {
+                        if let Some(h) = &c.handler {
+                            self.names(h);
+                        }
+                    }
                     if let Some(form) = state.form {
                         self.out.push(
                             Diagnostic::new(
@@ -453,6 +457,8 @@ impl Placement<'_, '_> {
                     state.answered = true;
                 }
                 Node::Form(f) => {
+                    self.names(&f.handler);
+                    form(f, self.out);
                     self.form(f, state);
                     state.answered = true;
                     state.form = Some(f.span);
