@@ -466,43 +466,53 @@ fn word_completion(doc: &Document, offset: usize, prefix: &str) -> Vec<Completio
         return items;
     }
     if trimmed.bytes().all(lexer::is_word_byte) {
-        if let Some((specs, within)) = settings_in(doc, offset) {
-            // A component's, a choice's, a form's or an input's settings.
-            for spec in specs {
-                items.push(item(spec.name.to_string(), CompletionItemKind::PROPERTY, spec.about.into()));
-            }
-            let inner = match within {
-                "select" => Some(("choice", "a choice: `choice \"Label\" \"value\" { … }`, at most 25")),
-                "form" => Some(("input", "a text input: `input name { label \"…\" }`, read as `{field_name}`")),
-                _ => None,
-            };
-            if let Some((word, about)) = inner {
-                items.push(item(word.into(), CompletionItemKind::KEYWORD, about.into()));
-            }
-            return items;
+        return match settings_in(doc, offset) {
+            Some((specs, within)) => setting_words(specs, within),
+            None => keyword_words(where_in(doc, offset)),
+        };
+    }
+    items
+}
+
+/// Inside a component, a choice, a form or an input: its settings, and
+/// the part a select menu or a form holds.
+fn setting_words(specs: &[vocab::SettingSpec], within: &str) -> Vec<CompletionItem> {
+    let mut items: Vec<CompletionItem> =
+        specs.iter().map(|spec| item(spec.name.to_string(), CompletionItemKind::PROPERTY, spec.about.into())).collect();
+    let inner = match within {
+        "select" => Some(("choice", "a choice: `choice \"Label\" \"value\" { … }`, at most 25")),
+        "form" => Some(("input", "a text input: `input name { label \"…\" }`, read as `{field_name}`")),
+        _ => None,
+    };
+    if let Some((word, about)) = inner {
+        items.push(item(word.into(), CompletionItemKind::KEYWORD, about.into()));
+    }
+    items
+}
+
+/// The keywords that stand at `place` (in an embed, its parts and `field`).
+fn keyword_words(place: vocab::Place) -> Vec<CompletionItem> {
+    let mut items = Vec::new();
+    if place == vocab::Place::Embed {
+        // An embed's parts, with what each takes.
+        for p in vocab::EmbedPart::ALL {
+            items.push(item(p.as_str().to_string(), CompletionItemKind::PROPERTY, p.about().into()));
         }
-        let place = where_in(doc, offset);
-        if place == vocab::Place::Embed {
-            // An embed's parts, with what each takes.
-            for p in vocab::EmbedPart::ALL {
-                items.push(item(p.as_str().to_string(), CompletionItemKind::PROPERTY, p.about().into()));
-            }
-        }
-        for k in vocab::Keyword::ALL.iter().filter(|k| k.place() == place) {
-            let about = match k {
-                vocab::Keyword::Field => "a name and a value: `field \"Name\" \"Value\" [inline]`, at most 25",
-                vocab::Keyword::Text => "the reply's text, a template",
-                vocab::Keyword::Ephemeral => "only the user who ran the command sees the reply",
-                vocab::Keyword::Embed => "a box of rich text: title, description, fields, …; at most 10",
-                vocab::Keyword::Button => "a button: `button handler { label \"…\" }`, or a link with a `url`",
-                vocab::Keyword::Select => "a select menu: `select handler { choice \"Label\" \"value\" }`",
-                vocab::Keyword::Form => "shows a form: `form handler { title \"…\" input name { label \"…\" } }`",
-                vocab::Keyword::Update => "edits the message whose button or menu ran this handler",
-                _ => "keyword",
-            };
-            if place != vocab::Place::Embed || *k == vocab::Keyword::Field {
-                items.push(item(k.as_str().to_string(), CompletionItemKind::KEYWORD, about.into()));
-            }
+    }
+    for k in vocab::Keyword::ALL.iter().filter(|k| k.place() == place) {
+        let about = match k {
+            vocab::Keyword::Field => "a name and a value: `field \"Name\" \"Value\" [inline]`, at most 25",
+            vocab::Keyword::Text => "the reply's text, a template",
+            vocab::Keyword::Ephemeral => "only the user who ran the command sees the reply",
+            vocab::Keyword::Embed => "a box of rich text: title, description, fields, …; at most 10",
+            vocab::Keyword::Button => "a button: `button handler { label \"…\" }`, or a link with a `url`",
+            vocab::Keyword::Select => "a select menu: `select handler { choice \"Label\" \"value\" }`",
+            vocab::Keyword::Form => "shows a form: `form handler { title \"…\" input name { label \"…\" } }`",
+            vocab::Keyword::Update => "edits the message whose button or menu ran this handler",
+            _ => "keyword",
+        };
+        if place != vocab::Place::Embed || *k == vocab::Keyword::Field {
+            items.push(item(k.as_str().to_string(), CompletionItemKind::KEYWORD, about.into()));
         }
     }
     items
