@@ -513,6 +513,10 @@ pub fn custom_id(handler: &str, place: usize, value: &str) -> String {
 /// The handler and value of a `custom_id` blkc wrote, or `None` for any
 /// other text.
 pub fn parse_custom_id(id: &str) -> Option<(&str, &str)> {
+    // blkc never writes a longer one (B425).
+    if id.chars().count() > limits::CUSTOM_ID {
+        return None;
+    }
     let rest = id.strip_prefix(CUSTOM_ID_PREFIX)?;
     let (handler, rest) = rest.split_once(':')?;
     let (place, value) = rest.split_once(':')?;

@@ -114,7 +114,8 @@ handler got {
 fn a_click_on_a_handler_the_file_no_longer_has_is_told_so_and_logged() {
     let platform = TestPlatform::start();
     let served = serve(POLL, &platform, None, &[], &[]);
-    for (id, custom_id) in [("s1", "blk1:gone:0:x"), ("s2", "not-one-of-ours"), ("s3", "blk1:../x:0:")] {
+    let long = format!("blk1:{}:0:", "x".repeat(5000));
+    for (id, custom_id) in [("s1", "blk1:gone:0:x"), ("s2", "not-one-of-ours"), ("s3", "blk1:../x:0:"), ("s4", &long)] {
         let answer = served.send(&platform, &click(id, custom_id, None));
         assert_eq!((answer.body["type"].clone(), answer.body["data"]["flags"].clone()), (json!(4), json!(64)));
         let text = answer.body["data"]["content"].as_str().unwrap_or_default();
@@ -122,6 +123,10 @@ fn a_click_on_a_handler_the_file_no_longer_has_is_told_so_and_logged() {
     }
     let log = served.wait_log("not-one-of-ours");
     assert!(log.contains("handler=gone") && log.contains("outcome=unknown_handler"), "{log}");
+    // An id of any length is logged no longer than the platform's 100.
+    let log = served.wait_log("id=s4");
+    let shown = format!("handler=blk1:{}\n", "x".repeat(95));
+    assert!(log.contains(&shown) && !log.contains(&"x".repeat(96)), "{log}");
 }
 
 #[test]

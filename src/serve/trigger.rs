@@ -364,7 +364,10 @@ pub fn tree_of(loaded: &Loaded, interaction: &Interaction) -> Result<usize, Opti
         Ok(InteractionType::MessageComponent | InteractionType::ModalSubmit) => {
             let id = interaction.custom_id();
             let Some((handler, _)) = crate::vocab::parse_custom_id(id) else {
-                return Err(Some(crate::display::one_line(id)));
+                // Logged: on one line, and no longer than the platform's ids
+                // (one blkc wrote is never longer, so its handler is short too).
+                let cut: String = id.chars().take(crate::vocab::limits::CUSTOM_ID).collect();
+                return Err(Some(crate::display::one_line(&cut)));
             };
             find_tree(loaded, TreeKind::Handler, handler).ok_or_else(|| Some(handler.to_string()))
         }
