@@ -143,7 +143,7 @@ codes! {
     NotANumber = "B323", Error, "a value in a calculation is not a number";
     DivisionByZero = "B324", Error, "division by zero";
     ScopeIdMissing = "B325", Error, "scoped variable in a run without its scope's id";
-    EmbedAdjusted = "B326", Warning, "an embed's value cut or left out at run time";
+    EmbedAdjusted = "B326", Warning, "a value of an embed, a component or a form cut or left out at run time";
     // What the chat platform registers (`blkc deploy`; checked by `check` too).
     PlatformName = "B401", Error, "command or option name the platform refuses";
     DescriptionLength = "B402", Error, "description empty or longer than 100 characters";
