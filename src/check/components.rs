@@ -113,16 +113,7 @@ fn update(r: &Reply, tree: &Tree, out: &mut Findings) {
 fn button(c: &Component, out: &mut Findings) {
     settings(&c.settings, vocab::BUTTON_SETTINGS, "a button", out);
     let url = crate::ast::setting(&c.settings, "url");
-    let styles: Vec<&Setting> =
-        c.settings.iter().filter(|s| vocab::BUTTON_STYLES.contains(&s.key.name.as_str())).collect();
-    if let [first, second, ..] = styles.as_slice() {
-        out.push(
-            Diagnostic::new(Code::BadSetting, "a button has one style")
-                .label(second.span, "a second style")
-                .related(first.span, "the first")
-                .help("keep one of `primary`, `secondary`, `success` and `danger`"),
-        );
-    }
+    let styles = one_of(&c.settings, vocab::BUTTON_STYLES, ("a button has one style", "style"), out);
     match (&c.handler, url) {
         (None, None) => out.push(
             Diagnostic::new(Code::LinkOrHandler, "this button runs no handler and opens no link")
@@ -160,18 +151,32 @@ fn button(c: &Component, out: &mut Findings) {
     }
 }
 
-fn select(c: &Component, out: &mut Findings) {
-    settings(&c.settings, vocab::SELECT_SETTINGS, "a select menu", out);
-    let kinds: Vec<&Setting> =
-        c.settings.iter().filter(|s| vocab::SELECT_KINDS.contains(&s.key.name.as_str())).collect();
-    if let [first, second, ..] = kinds.as_slice() {
+/// The settings of `settings` that are among `words` (a button's styles, a
+/// menu's kinds), and B418 when there are two: a part takes one of them.
+fn one_of<'s>(
+    settings: &'s [Setting],
+    words: &[&str],
+    (message, what): (&str, &str),
+    out: &mut Findings,
+) -> Vec<&'s Setting> {
+    let found: Vec<&Setting> = settings.iter().filter(|s| words.contains(&s.key.name.as_str())).collect();
+    if let [first, second, ..] = found.as_slice() {
+        let listed: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();
+        let (last, rest) = listed.split_last().expect("a list of words");
         out.push(
-            Diagnostic::new(Code::BadSetting, "a select menu chooses among one kind of thing")
-                .label(second.span, "a second kind")
+            Diagnostic::new(Code::BadSetting, message.to_string())
+                .label(second.span, format!("a second {what}"))
                 .related(first.span, "the first")
-                .help("keep one of `users`, `roles`, `mentionables` and `channels`"),
+                .help(format!("keep one of {} and {last}", rest.join(", "))),
         );
     }
+    found
+}
+
+fn select(c: &Component, out: &mut Findings) {
+    settings(&c.settings, vocab::SELECT_SETTINGS, "a select menu", out);
+    let what = ("a select menu chooses among one kind of thing", "kind");
+    let kinds = one_of(&c.settings, vocab::SELECT_KINDS, what, out);
     let number = |key: &str| match crate::ast::setting(&c.settings, key).and_then(|s| s.value.as_ref()) {
         Some(SettingValue::Number(n, span)) => n.parse::<usize>().ok().map(|n| (n, *span)),
         _ => None,
