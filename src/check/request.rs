@@ -170,8 +170,7 @@ const FRAMING_HEADERS: &[&str] = &[
 /// A header's name is an RFC 9110 token, not one HTTP writes itself; its
 /// value has no line break.
 fn check_header(header: &Pair, out: &mut Findings) {
-    let lower = header.key.name.to_ascii_lowercase();
-    if FRAMING_HEADERS.contains(&lower.as_str()) {
+    if FRAMING_HEADERS.iter().any(|h| header.key.name.eq_ignore_ascii_case(h)) {
         out.push(
             Diagnostic::new(Code::FramingHeader, format!("header `{}` is written by HTTP itself", header.key.name))
                 .label(header.key.span, "decides how the request is framed or routed")

@@ -78,10 +78,10 @@ impl Expected {
             "_" => Expected::Name,
             "api_" => Expected::Reference,
             "-" | "0" | "." | "e" | "E" | "+" => Expected::Number,
-            " " | "    " | "\t" | "\n" | "\r" | "#" | "BUILTIN_RULE" => Expected::Trivia,
-            // The blanks, and a key's `-` and `.`, as ranges (matched
+            " " | "    " | "\t" | "\n" | "\r" | "BUILTIN_RULE" => Expected::Trivia,
+            // The blanks, a comment's `#`, and a key's `-` and `.`, as ranges (matched
             // in place, where a string is compared by memcmp).
-            " .. " | "\t..\n" | "\r..\r" => Expected::Trivia,
+            " .. " | "\t..\n" | "\r..\r" | "#..#" => Expected::Trivia,
             "-..." => Expected::Number,
             // A range of characters, written `a..z` by pest.
             t if t.len() == 4 && t.is_char_boundary(1) && &t[1..3] == ".." => {
