@@ -287,6 +287,11 @@ impl Model {
 /// its run is given `field_<input>` for each.
 pub fn form_fields(file: &File) -> FxHashMap<&str, Vec<(&Ident, &str)>> {
     let mut out: FxHashMap<&str, Vec<(&Ident, &str)>> = FxHashMap::default();
+    // Only a handler is given a form's fields (a form naming no handler is
+    // the checker's B421): a file without one is not walked for forms.
+    if !file.trees().any(|t| t.kind == TreeKind::Handler) {
+        return out;
+    }
     for tree in file.trees() {
         crate::ast::each_form(&tree.body, &mut |form| {
             let handler = form.handler.name.as_str();

@@ -21,7 +21,7 @@ pub fn check(file: &File, out: &mut Findings) {
     let handlers: HashMap<&str, &Tree> =
         file.trees().filter(|t| t.kind == TreeKind::Handler).map(|t| (t.name.name.as_str(), t)).collect();
     let mut named: HashMap<&str, Span> = HashMap::new();
-    let form_handlers = crate::model::form_fields(file);
+    let form_handlers = if handlers.is_empty() { Default::default() } else { crate::model::form_fields(file) };
     // One walk of each tree does it all (a tree of a million nodes is
     // walked once here).
     for tree in file.trees() {

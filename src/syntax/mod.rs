@@ -275,6 +275,7 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
                 | Rule::arith_group
                 | Rule::arith_var
                 | Rule::reply
+                | Rule::update
                 | Rule::reply_text
                 | Rule::embed
                 | Rule::embed_part
@@ -477,7 +478,7 @@ impl Lower<'_> {
                 Rule::kw_command | Rule::kw_event | Rule::kw_handler => {}
                 Rule::ident => name = Some(self.ident(p)),
                 Rule::string => description = Some(self.text(p)),
-                Rule::option_decl | Rule::api_block | Rule::reply | Rule::form | Rule::save | Rule::if_node => {
+                Rule::option_decl | Rule::api_block | Rule::reply | Rule::update | Rule::form | Rule::save | Rule::if_node => {
                     body.push(self.node(p)?)
                 }
                 _ => return self.unexpected(&p, "a command or event"),
@@ -526,7 +527,7 @@ impl Lower<'_> {
         Ok(match pair.as_rule() {
             Rule::option_decl => Node::Option(Box::new(self.option_decl(pair)?)),
             Rule::api_block => Node::Api(Box::new(self.api_block(pair)?)),
-            Rule::reply => Node::Reply(self.reply(pair)?),
+            Rule::reply | Rule::update => Node::Reply(self.reply(pair)?),
             Rule::form => Node::Form(Box::new(self.form(pair)?)),
             Rule::save => Node::Save(self.save(pair)?),
             Rule::if_node => Node::If(Box::new(self.if_node(pair)?)),
