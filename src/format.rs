@@ -256,8 +256,16 @@ impl Printer<'_> {
                     self.out.push(' ');
                     self.out.push_str(&text_literal(&d.value));
                 }
+                if let Some(c) = &t.cooldown {
+                    self.out.push(' ');
+                    self.out.push_str(&setting_line(self.text, c));
+                }
                 self.out.push_str(" {");
-                let after = t.description.as_ref().map_or(t.name.span.end, |d| d.span.end);
+                let after = match (&t.cooldown, &t.description) {
+                    (Some(c), _) => c.span.end,
+                    (None, Some(d)) => d.span.end,
+                    (None, None) => t.name.span.end,
+                };
                 let open = self.open_brace(after as usize);
                 let close = t.span.end as usize - 1;
                 self.block(open, close, &t.body, Node::span, |p, n| p.node(n));
@@ -705,12 +713,16 @@ impl Inner<'_> {
     }
 }
 
-/// `label "Yes"`, `max 3`, `disabled`.
+/// `label "Yes"`, `max 3`, `disabled`, `cooldown "5m" per server`.
 fn setting_line(text: &str, s: &Setting) -> String {
-    match &s.value {
+    let line = match &s.value {
         None => s.key.name.to_string(),
         Some(SettingValue::Text(t)) => format!("{} {}", s.key.name, template_literal(text, t)),
         Some(SettingValue::Number(n, _)) => format!("{} {n}", s.key.name),
+    };
+    match &s.scope {
+        Some(scope) => format!("{line} per {}", scope.name),
+        None => line,
     }
 }
 

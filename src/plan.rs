@@ -14,7 +14,7 @@ pub use crate::vocab::Method;
 use crate::Checked;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 6;
+pub const FORMAT: u32 = 7;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -75,8 +75,35 @@ impl From<ast::TreeKind> for TreeKind {
 pub struct Tree {
     pub kind: TreeKind,
     pub name: String,
+    /// `cooldown …` in the tree's head: the wait between two runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cooldown: Option<Cooldown>,
     pub options: Vec<OptionSpec>,
     pub steps: Vec<Step>,
+}
+
+/// A wait between two uses, kept in the store per user (in a server), per
+/// server or per channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cooldown {
+    pub seconds: u64,
+    pub per: crate::vocab::VarScope,
+}
+
+impl Cooldown {
+    /// A checked file's `cooldown` setting (`None` for anything else).
+    pub fn of(setting: Option<&ast::Setting>) -> Option<Cooldown> {
+        let s = setting?;
+        let written = match s.value.as_ref()? {
+            ast::SettingValue::Number(n, _) => n.to_string(),
+            ast::SettingValue::Text(t) => t.as_literal()?.to_string(),
+        };
+        let per = match &s.scope {
+            Some(word) => crate::vocab::VarScope::parse(&word.name)?,
+            None => crate::vocab::VarScope::User,
+        };
+        Some(Cooldown { seconds: crate::vocab::parse_duration(&written).ok()?, per })
+    }
 }
 
 impl Tree {
@@ -126,8 +153,17 @@ pub struct FieldStep {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ComponentStep {
     pub kind: ComponentKind,
+    /// Its place among the file's components, in the order they are
+    /// written: its `custom_id` carries it, and a click finds the
+    /// component's `max_clicks` and `cooldown` by it.
+    #[serde(default)]
+    pub number: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handler: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_clicks: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cooldown: Option<Cooldown>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub settings: Vec<SettingStep>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -608,6 +644,7 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
             Item::Tree(t) => plan.trees.push(Tree {
                 kind: t.kind.into(),
                 name: t.name.name.to_string(),
+                cooldown: Cooldown::of(t.cooldown.as_ref()),
                 options: t
                     .body
                     .iter()
@@ -624,7 +661,48 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
             }),
         }
     }
+    let mut next = 0;
+    for tree in &mut plan.trees {
+        number_components(&mut tree.steps, &mut next);
+    }
     Ok(plan)
+}
+
+/// Numbers the components in the order they are written (a branch's before
+/// what follows its `if`), from `next` on; the checker's B425 counts them
+/// in the same order (`check::components`).
+fn number_components(steps: &mut [Step], next: &mut u32) {
+    for step in steps {
+        match step {
+            Step::Reply { components, .. } => {
+                for c in components {
+                    c.number = *next;
+                    *next += 1;
+                }
+            }
+            Step::If { branches, otherwise, .. } => {
+                for (_, body) in branches.iter_mut() {
+                    number_components(body, next);
+                }
+                number_components(otherwise, next);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The component numbered `number` (`ComponentStep::number`).
+pub fn component(plan: &Plan, number: u32) -> Option<&ComponentStep> {
+    fn find(steps: &[Step], number: u32) -> Option<&ComponentStep> {
+        steps.iter().find_map(|step| match step {
+            Step::Reply { components, .. } => components.iter().find(|c| c.number == number),
+            Step::If { branches, otherwise, .. } => {
+                branches.iter().find_map(|(_, body)| find(body, number)).or_else(|| find(otherwise, number))
+            }
+            _ => None,
+        })
+    }
+    plan.trees.iter().find_map(|t| find(&t.steps, number))
 }
 
 type Lowered<T> = Result<T, Box<Diagnostic>>;
@@ -678,8 +756,18 @@ fn reply_step(r: &ast::Reply) -> Step {
                 ast::ComponentKind::Button => ComponentKind::Button,
                 ast::ComponentKind::Select => ComponentKind::Select,
             },
+            number: 0,
             handler: c.handler.as_ref().map(|h| h.name.to_string()),
-            settings: settings(&c.settings),
+            max_clicks: ast::setting(&c.settings, "max_clicks").and_then(|s| match &s.value {
+                Some(ast::SettingValue::Number(n, _)) => n.parse().ok(),
+                _ => None,
+            }),
+            cooldown: Cooldown::of(ast::setting(&c.settings, crate::vocab::COOLDOWN)),
+            // What travels to the message; the gates above are serve's.
+            settings: settings(&c.settings)
+                .into_iter()
+                .filter(|s| s.name != "max_clicks" && s.name != crate::vocab::COOLDOWN)
+                .collect(),
             choices: c
                 .choices
                 .iter()

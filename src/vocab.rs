@@ -418,6 +418,9 @@ pub enum SettingForm {
     Url,
     /// `max 3`: a whole number in this range.
     Number(u32, u32),
+    /// `cooldown 30` or `cooldown "1h30m" per server`: a length of time
+    /// ([`parse_duration`]), kept per user unless a `per` says otherwise.
+    Duration,
 }
 
 /// One setting a component, a choice, a form or an input takes.
@@ -449,7 +452,87 @@ pub const BUTTON_SETTINGS: &[SettingSpec] = &[
     setting("secondary", SettingForm::Flag, "style: grey"),
     setting("success", SettingForm::Flag, "style: green"),
     setting("danger", SettingForm::Flag, "style: red"),
+    setting(
+        "max_clicks",
+        SettingForm::Number(1, 1_000_000),
+        "disabled after this many clicks, by anyone, on one message (counted in the store, across processes)",
+    ),
+    setting(COOLDOWN, SettingForm::Duration, COOLDOWN_ABOUT),
 ];
+
+/// The setting of a wait between two uses: of a button, a select menu, or
+/// (written in its head) a command, handler or event.
+pub const COOLDOWN: &str = "cooldown";
+const COOLDOWN_ABOUT: &str =
+    "a wait between two uses by one user (`per server`, `per channel`: by anyone there); the user is told how long is left";
+
+/// What a command, a handler or an event may say in its head, after its
+/// description: `command daily "…" cooldown "1d" { … }`.
+pub const TREE_SETTINGS: &[SettingSpec] = &[setting(COOLDOWN, SettingForm::Duration, COOLDOWN_ABOUT)];
+
+/// The longest wait [`parse_duration`] takes: 366 days.
+pub const MAX_DURATION_SECS: u64 = 366 * 86_400;
+
+/// A length of time as written: a whole number of seconds (`90`), or a
+/// string of numbers each with its unit, `s`, `m`, `h` or `d` (`"90s"`,
+/// `"1h30m"`, `"1d"`); from one second to 366 days.
+pub fn parse_duration(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let seconds = if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        text.parse::<u64>().ok()
+    } else {
+        let mut total: u64 = 0;
+        let mut digits = String::new();
+        let mut ok = !text.is_empty();
+        for c in text.chars() {
+            let unit = match c {
+                '0'..='9' => {
+                    digits.push(c);
+                    continue;
+                }
+                's' => 1,
+                'm' => 60,
+                'h' => 3_600,
+                'd' => 86_400,
+                _ => 0,
+            };
+            let n = std::mem::take(&mut digits).parse::<u64>().ok();
+            match n.and_then(|n| n.checked_mul(unit)).filter(|_| unit > 0) {
+                Some(part) => total = total.saturating_add(part),
+                None => ok = false,
+            }
+        }
+        (ok && digits.is_empty()).then_some(total)
+    };
+    match seconds {
+        None => Err("a number of seconds, or a string like \"90s\", \"5m\", \"1h30m\" or \"1d\"".to_string()),
+        Some(0) => Err("at least one second".to_string()),
+        Some(n) if n > MAX_DURATION_SECS => Err("at most 366 days".to_string()),
+        Some(n) => Ok(n),
+    }
+}
+
+/// A wait in words, rounded up to the second, in its two largest units:
+/// "25 seconds", "4 minutes 10 seconds", "23 hours 59 minutes".
+pub fn describe_wait(ms: u64) -> String {
+    let seconds = ms.div_ceil(1000).max(1);
+    let units = [(86_400, "day"), (3_600, "hour"), (60, "minute"), (1, "second")];
+    let mut parts = Vec::new();
+    let mut rest = seconds;
+    for (size, name) in units {
+        let n = rest / size;
+        if n > 0 || !parts.is_empty() {
+            rest -= n * size;
+            if n > 0 {
+                parts.push(format!("{n} {name}{}", if n == 1 { "" } else { "s" }));
+            }
+            if parts.len() == 2 || (!parts.is_empty() && n == 0) {
+                break;
+            }
+        }
+    }
+    parts.join(" ")
+}
 
 pub const SELECT_SETTINGS: &[SettingSpec] = &[
     setting("placeholder", SettingForm::Text(150), "shown while nothing is chosen (at most 150 characters)"),
@@ -460,6 +543,7 @@ pub const SELECT_SETTINGS: &[SettingSpec] = &[
     setting("roles", SettingForm::Flag, "choose among the server's roles"),
     setting("mentionables", SettingForm::Flag, "choose among users and roles"),
     setting("channels", SettingForm::Flag, "choose among the server's channels"),
+    setting(COOLDOWN, SettingForm::Duration, COOLDOWN_ABOUT),
 ];
 
 pub const CHOICE_SETTINGS: &[SettingSpec] = &[
@@ -501,8 +585,9 @@ pub fn rows(is_button: &[bool]) -> Vec<usize> {
 }
 
 /// The prefix and version of every `custom_id` blkc writes: `blk1:`, the
-/// handler's name, `:`, the component's place on its message (so that two
-/// components are never the same id), `:`, then its value as written.
+/// handler's name, `:`, the component's number among the file's
+/// components (so that two components are never the same id, and a click
+/// finds its component's settings), `:`, then its value as written.
 pub const CUSTOM_ID_PREFIX: &str = "blk1:";
 
 /// A component's `custom_id` (docs/language.md, "Handlers").
@@ -510,9 +595,9 @@ pub fn custom_id(handler: &str, place: usize, value: &str) -> String {
     format!("{CUSTOM_ID_PREFIX}{handler}:{place}:{value}")
 }
 
-/// The handler and value of a `custom_id` blkc wrote, or `None` for any
-/// other text.
-pub fn parse_custom_id(id: &str) -> Option<(&str, &str)> {
+/// The handler, the component's number and the value of a `custom_id`
+/// blkc wrote, or `None` for any other text.
+pub fn parse_custom_id(id: &str) -> Option<(&str, u32, &str)> {
     // blkc never writes a longer one (B425).
     if id.chars().count() > limits::CUSTOM_ID {
         return None;
@@ -523,7 +608,8 @@ pub fn parse_custom_id(id: &str) -> Option<(&str, &str)> {
     let name_ok = !handler.is_empty()
         && handler.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         && !handler.as_bytes()[0].is_ascii_digit();
-    (name_ok && !place.is_empty() && place.bytes().all(|b| b.is_ascii_digit())).then_some((handler, value))
+    let place = place.parse::<u32>().ok().filter(|_| place.bytes().all(|b| b.is_ascii_digit()))?;
+    name_ok.then_some((handler, place, value))
 }
 
 /// The parts of an embed written `KEY "text"`: every one a template, like
@@ -672,6 +758,8 @@ pub enum Place {
     Option,
     /// After a `var`'s name.
     Var,
+    /// After a command's, handler's or event's name and description.
+    Head,
     /// Among the parts of a `reply { … }`.
     Reply,
     /// Among the parts of an `embed { … }`.
@@ -713,6 +801,7 @@ keywords! {
     Command "command" Top,
     Event "event" Top,
     Handler "handler" Top,
+    Cooldown "cooldown" Head,
     Var "var" Top,
     Platform "platform" Top,
     Option "option" Tree,
@@ -759,5 +848,36 @@ impl Keyword {
     /// The keyword spelled exactly `word`.
     pub fn parse(word: &str) -> Option<Keyword> {
         Keyword::ALL.iter().copied().find(|k| k.as_str() == word)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_seconds_or_numbers_with_units() {
+        for (text, seconds) in [("90", 90), ("90s", 90), ("5m", 300), ("1h30m", 5_400), ("1d", 86_400), (" 2h ", 7_200)]
+        {
+            assert_eq!(parse_duration(text), Ok(seconds), "{text}");
+        }
+        for text in ["", "0", "0s", "m", "5x", "1.5h", "h5", "5m3", "367d", "99999999999999999999d", "-5"] {
+            assert!(parse_duration(text).is_err(), "{text}");
+        }
+        assert_eq!(parse_duration("366d"), Ok(MAX_DURATION_SECS));
+    }
+
+    #[test]
+    fn waits_read_in_their_two_largest_units() {
+        for (ms, words) in [
+            (1, "1 second"),
+            (24_200, "25 seconds"),
+            (60_000, "1 minute"),
+            (250_000, "4 minutes 10 seconds"),
+            (86_340_000, "23 hours 59 minutes"),
+            (90_000_000, "1 day 1 hour"),
+        ] {
+            assert_eq!(describe_wait(ms), words, "{ms}");
+        }
     }
 }

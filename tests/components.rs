@@ -2,7 +2,7 @@
 //! platform signing interactions of types 3 and 5 in the platform's shapes,
 //! and every answer type blkc gives them (4, 6, 7, 9).
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::serve::serve;
 use crate::support::platform::{click, command, submit, TestPlatform};
@@ -167,4 +167,153 @@ handler slow {
     let button = &edit[0].body["components"][0]["components"][0];
     assert_eq!((button["label"].clone(), button["disabled"].clone()), (json!("Again"), json!(true)), "{button}");
     assert!(platform.calls().iter().all(|c| !c.path.contains("itoken-q1")), "{:?}", platform.calls());
+}
+
+/// A click on a message whose rows hold `buttons` (as the platform sends
+/// them back).
+fn click_on(id: &str, custom_id: &str, buttons: Value) -> Value {
+    let mut body = click(id, custom_id, None);
+    body["message"]["components"] = json!([{ "type": 1, "components": buttons }]);
+    body
+}
+
+const PRIZES: &str = r#"command claim "Claim" cooldown 60 {
+    reply {
+        text "Prizes"
+        button take { label "Take" max_clicks 2 }
+        button peek { label "Peek" cooldown "1h" }
+    }
+}
+
+handler take {
+    reply "Taken by {user_name}"
+}
+
+handler peek {
+    update { text "Peeked" }
+}
+"#;
+
+#[test]
+fn a_button_is_disabled_after_its_last_click_and_a_cooldown_says_how_long_is_left() {
+    let platform = TestPlatform::start();
+    // The bot token edits the message a button is disabled on.
+    let served = serve(PRIZES, &platform, None, &[], &[("BLKC_BOT_TOKEN", "prizes.bot.token.0123456789")]);
+    let answer = served.send(&platform, &command("c1", "claim", json!([])));
+    let buttons = answer.body["data"]["components"][0]["components"].clone();
+    assert_eq!(buttons[0]["custom_id"], "blk1:take:0:", "{answer:?}");
+    // The command's own cooldown: the same user, again, is told privately.
+    let again = served.send(&platform, &command("c2", "claim", json!([])));
+    assert_eq!((again.body["type"].clone(), again.body["data"]["flags"].clone()), (json!(4), json!(64)));
+    assert_eq!(again.body["data"]["content"], "You can use this again in 1 minute.", "{again:?}");
+    let log = served.wait_log("outcome=cooldown");
+    assert!(log.lines().any(|l| l.contains("id=c2 command=claim") && l.contains("outcome=cooldown")), "{log}");
+
+    // Two clicks run the handler; the second is the last: the button is
+    // disabled on its message, edited in its channel.
+    for id in ["t1", "t2"] {
+        let answer = served.send(&platform, &click_on(id, "blk1:take:0:", buttons.clone()));
+        assert_eq!(answer.body["data"]["content"], "Taken by Ada", "{answer:?}");
+    }
+    let edit = platform.wait_for("/channels/888/messages/555", 1);
+    assert_eq!(edit.len(), 1, "{}\n{:?}", served.log(), platform.calls());
+    assert_eq!(edit[0].method, "PATCH");
+    let row = &edit[0].body["components"][0]["components"];
+    assert_eq!((row[0]["custom_id"].clone(), row[0]["disabled"].clone()), (json!("blk1:take:0:"), json!(true)));
+    assert!(row[1]["disabled"].is_null() || row[1]["disabled"] == false, "only that button: {row}");
+    // A third click (from a client that still shows it) is refused.
+    let third = served.send(&platform, &click_on("t3", "blk1:take:0:", buttons.clone()));
+    assert_eq!(third.body["data"]["flags"], 64, "{third:?}");
+    assert_eq!(third.body["data"]["content"], "This button has been used its 2 times.");
+    let log = served.wait_log("outcome=used_up");
+    assert!(log.lines().any(|l| l.contains("id=t3 command=take") && l.contains("outcome=used_up")), "{log}");
+
+    // A button's own cooldown, with its remaining time.
+    let peek = served.send(&platform, &click_on("p1", "blk1:peek:1:", buttons.clone()));
+    assert_eq!((peek.body["type"].clone(), peek.body["data"]["content"].clone()), (json!(7), json!("Peeked")));
+    let peek = served.send(&platform, &click_on("p2", "blk1:peek:1:", buttons));
+    assert_eq!(peek.body["data"]["content"], "You can use this again in 1 hour.", "{peek:?}");
+}
+
+/// A poll on two processes sharing PostgreSQL: 50 clicks at once on its
+/// vote button are each counted once, and a button with `max_clicks 30`
+/// clicked 50 times runs exactly 30 times across both.
+#[test]
+fn a_poll_counts_every_click_once_across_two_processes_sharing_postgres() {
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.store();
+    let platform = TestPlatform::start();
+    let program = r#"var yes per channel = 0
+var taken per channel = 0
+
+command poll "Vote" {
+    reply {
+        text "Vote"
+        button vote { label "Yes" }
+        button take { label "Take one" max_clicks 30 }
+    }
+}
+
+handler vote {
+    save yes = yes + 1
+    update { text "Votes: {yes}" }
+}
+
+handler take {
+    save taken = taken + 1
+    reply { ephemeral text "You took one" }
+}
+"#;
+    let servers: Vec<std::sync::Arc<crate::serve::Served>> = (0..2)
+        .map(|_| std::sync::Arc::new(serve(program, &platform, None, &["--store", &url, "--workers", "16"], &[])))
+        .collect();
+    let buttons = json!([
+        { "type": 2, "style": 1, "label": "Yes", "custom_id": "blk1:vote:0:" },
+        { "type": 2, "style": 1, "label": "Take one", "custom_id": "blk1:take:1:" },
+    ]);
+    let signed: Vec<(Vec<u8>, (String, String))> = (0..100)
+        .map(|i| {
+            let id = if i % 2 == 0 { "blk1:vote:0:" } else { "blk1:take:1:" };
+            let bytes = serde_json::to_vec(&click_on(&format!("k{i}"), id, buttons.clone())).unwrap();
+            let signature = platform.sign(&bytes, 0);
+            (bytes, signature)
+        })
+        .collect();
+    let start = std::sync::Arc::new(std::sync::Barrier::new(signed.len()));
+    let threads: Vec<_> = signed
+        .into_iter()
+        .enumerate()
+        .map(|(i, (bytes, signature))| {
+            let (url, start) = (servers[i % 4 / 2].interactions(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                crate::support::platform::post(&url, &bytes, Some(signature))
+            })
+        })
+        .collect();
+    let answers: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let (votes, takes): (Vec<_>, Vec<_>) = answers.iter().enumerate().partition(|(i, _)| i % 2 == 0);
+    for (_, a) in &votes {
+        assert_eq!(a.body["type"], 7, "{a:?}");
+    }
+    let ran = takes.iter().filter(|(_, a)| a.body["data"]["content"] == "You took one").count();
+    let refused =
+        takes.iter().filter(|(_, a)| a.body["data"]["content"] == "This button has been used its 30 times.").count();
+    assert_eq!((ran, refused), (30, 20), "{:?}", takes.iter().map(|(_, a)| &a.body).collect::<Vec<_>>());
+    let get = |name: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
+            .args(["vars", "--store", &url, "get", name, "--channel", "888"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!((get("yes"), get("taken")), ("50".to_string(), "30".to_string()));
+    // Every vote's update showed a count the store held at its save.
+    let mut shown: Vec<u32> = votes
+        .iter()
+        .filter_map(|(_, a)| a.body["data"]["content"].as_str()?.strip_prefix("Votes: ")?.parse().ok())
+        .collect();
+    shown.sort_unstable();
+    assert_eq!(shown.len(), 50);
+    assert!(shown.iter().all(|n| (1..=50).contains(n)), "{shown:?}");
 }

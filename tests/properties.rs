@@ -432,7 +432,25 @@ fn settings() -> impl Strategy<Value = Vec<Setting>> {
         template().prop_map(SettingValue::Text),
         (0u32..5000).prop_map(|n| SettingValue::Number(n.to_string().into(), sp())),
     ]);
-    proptest::collection::vec((key, value).prop_map(|(key, value)| Setting { key, value, span: sp() }), 0..3)
+    let scope = proptest::option::of(ident());
+    proptest::collection::vec(
+        (key, value, scope).prop_map(|(key, value, scope)| Setting { key, value, scope, span: sp() }),
+        0..3,
+    )
+}
+
+/// A tree's `cooldown`: a string or a number, and at most one `per` word.
+fn cooldown() -> impl Strategy<Value = Option<Setting>> {
+    let value = prop_oneof![
+        template().prop_map(SettingValue::Text),
+        (0u32..5000).prop_map(|n| SettingValue::Number(n.to_string().into(), sp())),
+    ];
+    proptest::option::of((value, proptest::option::of(ident())).prop_map(|(value, scope)| Setting {
+        key: Ident { name: "cooldown".into(), span: sp() },
+        value: Some(value),
+        scope,
+        span: sp(),
+    }))
 }
 
 fn node() -> impl Strategy<Value = Node> {
@@ -490,8 +508,11 @@ pub(crate) fn arb_file() -> impl Strategy<Value = File> {
         ident(),
         text(),
         proptest::collection::vec(node(), 0..5),
+        cooldown(),
     )
-        .prop_map(|(kind, name, description, body)| Item::Tree(Tree { kind, name, description, body, span: sp() }));
+        .prop_map(|(kind, name, description, body, cooldown)| {
+            Item::Tree(Tree { kind, name, description, cooldown, body, span: sp() })
+        });
     let item = prop_oneof![
         4 => tree,
         1 => (ident(), proptest::option::of(fixed()), proptest::option::of(prop::sample::select(vec!["user", "server", "channel", "member"])))

@@ -51,6 +51,9 @@ pub struct Tree {
     pub kind: TreeKind,
     pub name: Ident,
     pub description: Option<Text>,
+    /// `cooldown "1d" per user` in the head: a setting, read as a
+    /// button's is (`vocab::TREE_SETTINGS`).
+    pub cooldown: Option<Setting>,
     pub body: Vec<Node>,
     pub span: Span,
 }
@@ -238,6 +241,8 @@ impl ComponentKind {
 pub struct Setting {
     pub key: Ident,
     pub value: Option<SettingValue>,
+    /// `per server` after a cooldown: the scope's word (the checker reads it).
+    pub scope: Option<Ident>,
     pub span: Span,
 }
 

@@ -21,12 +21,26 @@ pub fn check(file: &File, out: &mut Findings) {
     let handlers: HashMap<&str, &Tree> =
         file.trees().filter(|t| t.kind == TreeKind::Handler).map(|t| (t.name.name.as_str(), t)).collect();
     let mut named: HashMap<&str, Span> = HashMap::new();
+    // The components of the file so far, numbered in the plan's order
+    // (`plan::number_components`): a number is part of a component's id.
+    let mut numbered = 0;
     let form_handlers = if handlers.is_empty() { Default::default() } else { crate::model::form_fields(file) };
     // One walk of each tree does it all (a tree of a million nodes is
     // walked once here).
     for tree in file.trees() {
+        if let Some(c) = &tree.cooldown {
+            let within = format!("{} `{}`", tree.kind.as_str(), tree.name.name);
+            settings(std::slice::from_ref(c), vocab::TREE_SETTINGS, &within, out);
+        }
         let shown_by_form = tree.kind == TreeKind::Handler && form_handlers.contains_key(tree.name.name.as_str());
-        let mut walk = Placement { tree, shown_by_form, handlers: &handlers, named: &mut named, out: &mut *out };
+        let mut walk = Placement {
+            tree,
+            shown_by_form,
+            handlers: &handlers,
+            named: &mut named,
+            numbered: &mut numbered,
+            out: &mut *out,
+        };
         walk.walk(&tree.body, State::default());
     }
     let mut unnamed: Vec<&&Tree> = handlers.values().filter(|t| !named.contains_key(t.name.name.as_str())).collect();
@@ -66,7 +80,7 @@ fn handler_exists(name: &Ident, handlers: &HashMap<&str, &Tree>, out: &mut Findi
 
 /// A reply's or an update's components: each one's settings, the rows
 /// they make, and their ids.
-fn reply(r: &Reply, tree: &Tree, out: &mut Findings) {
+fn reply(r: &Reply, tree: &Tree, first_number: usize, out: &mut Findings) {
     if r.update {
         update(r, tree, out);
     }
@@ -85,7 +99,7 @@ fn reply(r: &Reply, tree: &Tree, out: &mut Findings) {
                     .help("buttons fill rows of 5 in order, and a select menu takes a row of its own; send the rest in another reply"),
             );
         }
-        custom_id(c, place, out);
+        custom_id(c, first_number + place, out);
     }
 }
 
@@ -384,6 +398,41 @@ fn value_form(s: &Setting, spec: &SettingSpec, out: &mut Findings) {
             &format!("a whole number from {least} to {most}"),
             s.value.as_ref().map_or(s.span, SettingValue::span),
         )),
+        (SettingForm::Duration, value) => duration(s, value.as_ref(), &wrong, out),
+    }
+    if let (Some(scope), false) = (&s.scope, spec.form == SettingForm::Duration) {
+        out.push(wrong("no `per`: only a cooldown is kept per user, server or channel", scope.span));
+    }
+}
+
+/// A cooldown's length (written, not a template: it is known before any
+/// run) and the scope its `per` names.
+fn duration(s: &Setting, value: Option<&SettingValue>, wrong: &dyn Fn(&str, Span) -> Diagnostic, out: &mut Findings) {
+    let written = match value {
+        Some(SettingValue::Number(n, span)) => Some((n.to_string(), *span)),
+        Some(SettingValue::Text(t)) => t.as_literal().map(|text| (text.to_string(), t.span)),
+        None => None,
+    };
+    match written {
+        Some((text, span)) => {
+            if let Err(want) = vocab::parse_duration(&text) {
+                out.push(wrong(&want, span));
+            }
+        }
+        None => out.push(wrong(
+            "a length of time written out: a number of seconds, or a string like \"5m\" with no `{…}`",
+            value.map_or(s.span, SettingValue::span),
+        )),
+    }
+    if let Some(scope) = &s.scope {
+        if vocab::VarScope::parse(&scope.name).is_none() {
+            out.push(
+                wrong("`per user`, `per server` or `per channel`", scope.span).maybe_fixes(
+                    did_you_mean(&scope.name, ["user", "server", "channel"])
+                        .map(|w| (format!("write `{w}`"), scope.span, w.to_string())),
+                ),
+            );
+        }
     }
 }
 
@@ -427,6 +476,7 @@ struct Placement<'t, 'o> {
     handlers: &'o HashMap<&'t str, &'t Tree>,
     /// Every handler a component or form names, where first.
     named: &'o mut HashMap<&'t str, Span>,
+    numbered: &'o mut usize,
     out: &'o mut Findings,
 }
 
@@ -442,7 +492,8 @@ impl<'t> Placement<'t, '_> {
             match node {
                 Node::Api(_) => state.requested = true,
                 Node::Reply(r) => {
-                    reply(r, self.tree, self.out);
+                    reply(r, self.tree, *self.numbered, self.out);
+                    *self.numbered += r.components().count();
                     for c in r.components() {
                         if let Some(h) = &c.handler {
                             self.names(h);

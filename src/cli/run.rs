@@ -40,7 +40,7 @@ fn options(args: &RunArgs, samples: std::sync::Arc<blkc::model::Samples>) -> Res
 
 /// The tree `--command` or `--event` names, or why there is none.
 fn find_tree<'p>(plan: &'p blkc::plan::Plan, args: &RunArgs) -> Result<&'p blkc::plan::Tree, String> {
-    let handler = args.component.as_deref().map(|c| blkc::vocab::parse_custom_id(c).map_or(c, |(h, _)| h));
+    let handler = args.component.as_deref().map(|c| blkc::vocab::parse_custom_id(c).map_or(c, |(h, _, _)| h));
     let (kind, name) = match (&args.command, &args.event, handler.or(args.form.as_deref())) {
         (Some(c), _, _) => (TreeKind::Command, c.as_str()),
         (None, Some(e), _) => (TreeKind::Event, e.as_str()),
@@ -106,7 +106,7 @@ fn handler_inputs(
         return Ok(());
     }
     let values: Vec<&str> = args.values.as_deref().map_or(Vec::new(), |v| v.split(',').map(str::trim).collect());
-    let from_id = args.component.as_deref().and_then(blkc::vocab::parse_custom_id).map(|(_, v)| v);
+    let from_id = args.component.as_deref().and_then(blkc::vocab::parse_custom_id).map(|(_, _, v)| v);
     let value = values.first().copied().or(from_id).unwrap_or_default();
     let mut set = |k: &str, v: &str| {
         inputs.vars.entry(k.to_string()).or_insert_with(|| v.to_string());

@@ -262,3 +262,41 @@ mod tests {
         assert_eq!(plain, json!({ "allowed_mentions": { "parse": [] }, "content": "x" }));
     }
 }
+
+/// Disables the button whose id is `custom_id` in `rows`: whether it was
+/// there.
+pub fn disable(rows: &mut [Component], custom_id: &str) -> bool {
+    let mut found = false;
+    for row in rows {
+        if let Component::ActionRow(row) = row {
+            for c in &mut row.components {
+                if let Component::Button(b) = c {
+                    if b.custom_id.as_deref() == Some(custom_id) {
+                        b.disabled = true;
+                        found = true;
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod disable_tests {
+    use super::*;
+
+    #[test]
+    fn a_button_is_disabled_in_the_rows_a_message_has() {
+        let rows = serde_json::json!([{ "type": 1, "components": [
+            { "type": 2, "style": 1, "label": "Take", "custom_id": "blk1:take:0:" },
+            { "type": 2, "style": 5, "label": "Rules", "url": "https://example.com" },
+        ] }]);
+        let mut rows: Vec<Component> = serde_json::from_value(rows).unwrap();
+        assert!(disable(&mut rows, "blk1:take:0:"));
+        assert!(!disable(&mut rows, "blk1:other:1:"));
+        let back = serde_json::to_value(&rows).unwrap();
+        assert_eq!(back[0]["components"][0]["disabled"], true, "{back}");
+        assert!(back[0]["components"][1]["disabled"] != true, "{back}");
+    }
+}

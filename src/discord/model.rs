@@ -106,6 +106,20 @@ pub struct Interaction {
 pub struct MessageRef {
     #[serde(deserialize_with = "text")]
     pub id: Option<String>,
+    /// Its rows of components, as the platform has them (a button
+    /// disabled after its last click is disabled in these).
+    #[serde(deserialize_with = "lenient")]
+    pub components: Option<Vec<twilight_model::channel::message::Component>>,
+    #[serde(deserialize_with = "lenient")]
+    pub flags: Option<u64>,
+}
+
+impl MessageRef {
+    /// Only the user it answered sees it: it cannot be edited with the
+    /// bot token.
+    pub fn ephemeral(&self) -> bool {
+        self.flags.is_some_and(|f| f & 64 != 0)
+    }
 }
 
 /// A channel as an interaction names it.

@@ -364,7 +364,9 @@ impl Runner<'_> {
     ) -> Result<Vec<message::Component>, Box<Diagnostic>> {
         use crate::vocab::{BUTTON_SETTINGS, CHOICE_SETTINGS, SELECT_SETTINGS};
         let mut out = Vec::with_capacity(components.len());
-        for (place, c) in components.iter().enumerate() {
+        for c in components {
+            // The component's number in the file is its place in its id.
+            let place = c.number as usize;
             let filled = self.fill(&c.settings);
             let made = match c.kind {
                 plan::ComponentKind::Button => message::button(

@@ -573,6 +573,9 @@ fn setting_at(doc: &Document, offset: usize) -> Option<(String, Span)> {
         vocab::SettingForm::Text(max) => format!("a string of at most {max} characters"),
         vocab::SettingForm::Url => "an http or https URL".to_string(),
         vocab::SettingForm::Number(least, most) => format!("a whole number from {least} to {most}"),
+        vocab::SettingForm::Duration => {
+            "a number of seconds or a string like `\"5m\"`, then `per user` (the default), `per server` or `per channel`".to_string()
+        }
     };
     Some((
         format!("`{within}` setting `{}` ({limit}): {}", spec.name, spec.about),

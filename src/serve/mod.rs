@@ -10,6 +10,7 @@
 pub mod door;
 pub mod events;
 mod front;
+pub mod gate;
 pub mod log;
 pub mod metrics;
 mod pipeline;

@@ -7,12 +7,14 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::gate::{Button, Passage};
 use super::log;
 use super::server::Shared;
 use super::trigger::{About, Delivery, Outcome, Target, Trigger};
 use crate::discord::rest::{Answer as Sent, PlatformError, Route};
 use crate::eval::{self, Event};
 use crate::message::{self, pieces, Message, Outgoing};
+use twilight_model::http::interaction::InteractionResponseData;
 
 /// How long an interaction token lasts: answers after this cannot be sent.
 const TOKEN_LIFETIME: Duration = Duration::from_secs(15 * 60);
@@ -74,7 +76,24 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
     }
     let started = Instant::now();
     let mut report = RunReport::default();
-    let mut out = Outbox { shared, trigger: &trigger, replies: 0 };
+    let mut store = shared.bot.store.run_store();
+    let last_click = match trigger.gates.pass(store.as_mut(), now_ms()) {
+        Ok(Passage::Open { last_click }) => last_click,
+        Ok(refused) => return refuse(shared, &trigger, refused),
+        // A store that cannot say cannot count: the run fails, and says so.
+        Err(e) => {
+            let mut out = Outbox { shared, trigger: &trigger, replies: 0, disable: None };
+            report.failure = Some(format!("the cooldowns and clicks could not be read: {e}"));
+            if matches!(trigger.target, Target::Interaction(_)) {
+                out.send(&mut report, &Outgoing::Message(Message::notice(message::FAILED)));
+            }
+            count(shared, &trigger.about, Outcome::Failed);
+            log_run(&trigger.about, trigger.received, Outcome::Failed, Some(&report));
+            return;
+        }
+    };
+    let disable = trigger.gates.button.as_ref().filter(|_| last_click).map(|b| (b, false));
+    let mut out = Outbox { shared, trigger: &trigger, replies: 0, disable };
     let ran = match &trigger.vars {
         Err(why) => Err(why.clone()),
         Ok(vars) => {
@@ -82,7 +101,6 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
             inputs.vars.extend(vars.iter().cloned());
             let mut options = shared.bot.options.clone();
             options.samples = trigger.loaded.checked.model.samples.clone();
-            let mut store = shared.bot.store.run_store();
             let mut sink = |event: Event| match event {
                 Event::Reply { text, ephemeral, embeds, components, update } => {
                     let said = Said { text, ephemeral, embeds, components, update };
@@ -120,11 +138,30 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
             Outcome::Failed
         }
     };
+    out.disable_left_button();
     let outcome = report.settle(outcome);
     shared.metrics.run_time(started.elapsed());
     let counted = if report.deferred && outcome == Outcome::Answered { Outcome::Deferred } else { outcome };
     count(shared, &trigger.about, counted);
     log_run(&trigger.about, trigger.received, counted, Some(&report));
+}
+
+/// A trigger a cooldown or a used-up button keeps from running: the user
+/// is told privately (an event's run is only logged).
+fn refuse(shared: &Arc<Shared>, trigger: &Trigger, passage: Passage) {
+    let outcome = if matches!(passage, Passage::UsedUp { .. }) { Outcome::UsedUp } else { Outcome::Cooldown };
+    if let (Target::Interaction(_), Some(text)) = (&trigger.target, passage.refusal()) {
+        let mut message = Message::notice(&text);
+        message.ephemeral = true;
+        let mut out = Outbox { shared, trigger, replies: 0, disable: None };
+        out.send(&mut RunReport::default(), &Outgoing::Message(message));
+    }
+    count(shared, &trigger.about, outcome);
+    log_run(&trigger.about, trigger.received, outcome, None);
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Whether the trigger is new to the processes sharing the store (an
@@ -161,6 +198,9 @@ struct Outbox<'a> {
     shared: &'a Arc<Shared>,
     trigger: &'a Trigger,
     replies: usize,
+    /// A button clicked its last time, to disable on its message: in the
+    /// run's `update` if it sends one (then `true`), else by an edit after.
+    disable: Option<(&'a Button, bool)>,
 }
 
 /// A reply or an update as the run said it.
@@ -237,6 +277,8 @@ impl Outbox<'_> {
     /// One message to the target: the interaction's answer, its edit or a
     /// follow-up, or a channel message.
     fn send(&mut self, report: &mut RunReport, said: &Outgoing) {
+        let disabled = self.disable_in_update(said);
+        let said = disabled.as_ref().unwrap_or(said);
         let shared = self.shared;
         let done = Message::notice(message::DONE);
         let message = match said {
@@ -306,6 +348,54 @@ impl Outbox<'_> {
 impl Outbox<'_> {
     /// Deletes an interaction's deferred answer ("thinking…"); a failure is
     /// logged, and the message that was to replace it still follows.
+    /// An update with components after a button's last click replaces the
+    /// message's: the button is disabled among them if it is there.
+    fn disable_in_update(&mut self, said: &Outgoing) -> Option<Outgoing> {
+        let (Some((button, done)), Outgoing::Message(m)) = (&mut self.disable, said) else { return None };
+        if !m.update || m.components.is_empty() {
+            return None;
+        }
+        *done = true;
+        let mut m = m.clone();
+        for c in &mut m.components {
+            if let message::Component::Button(b) = c {
+                b.disabled |= b.custom_id.as_deref() == Some(button.custom_id.as_str());
+            }
+        }
+        Some(Outgoing::Message(m))
+    }
+
+    /// After a button's last click whose run sent no `update` with
+    /// components: the button is disabled on its message, edited with the
+    /// bot token (a private message cannot be). The edit is not one of the
+    /// run's messages: when it cannot be made, that is a warning, and later
+    /// clicks are still refused.
+    fn disable_left_button(&mut self) {
+        let Some((button, false)) = self.disable else { return };
+        let Target::Interaction(answer) = &self.trigger.target else { return };
+        let Some((channel, message)) = &answer.message else { return };
+        let mut rows = button.components.clone();
+        if button.ephemeral || !crate::discord::message::disable(&mut rows, &button.custom_id) {
+            return;
+        }
+        let body = InteractionResponseData { components: Some(rows), ..InteractionResponseData::default() };
+        let route = Route::EditChannelMessage { channel, message };
+        let deadline = Instant::now() + EVENT_DEADLINE;
+        let sent = self.shared.bot.platform(&self.trigger.loaded).send(route, Some(&body), deadline);
+        let why = match sent {
+            Ok(a) if a.is_success() => return,
+            Ok(a) => format!("the platform refused it ({}): {}", a.status, a.message()),
+            Err(e) => e.to_string(),
+        };
+        let about = &self.trigger.about;
+        log::hiding(about.token(), || {
+            tracing::warn!(
+                id = about.id(),
+                "a button used its last click but could not be disabled on its message: {why}"
+            )
+        });
+    }
+
     fn take_back_deferral(&self, application: &str, token: &str) {
         let (shared, about) = (self.shared, &self.trigger.about);
         let deadline = self.trigger.received + TOKEN_LIFETIME;

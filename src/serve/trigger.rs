@@ -33,6 +33,8 @@ pub struct Trigger {
     pub received: Instant,
     /// Who and what it is, for its log line.
     pub about: About,
+    /// Cooldowns and click counts it must pass before it runs.
+    pub gates: super::gate::Gates,
 }
 
 /// Where a run's messages go.
@@ -54,7 +56,7 @@ impl About {
     /// form's, with the name of the handler it runs.
     pub fn interaction(interaction: &Interaction) -> About {
         let command = match crate::vocab::parse_custom_id(interaction.custom_id()) {
-            Some((handler, _)) if interaction.kind() != Ok(InteractionType::ApplicationCommand) => handler,
+            Some((handler, _, _)) if interaction.kind() != Ok(InteractionType::ApplicationCommand) => handler,
             _ => interaction.command(),
         };
         About::Interaction {
@@ -108,6 +110,10 @@ pub enum Outcome {
     UnknownCommand,
     /// A component or form whose handler the file does not have.
     UnknownHandler,
+    /// A cooldown had not passed: the user was told how long is left.
+    Cooldown,
+    /// A button clicked its `max_clicks` times already.
+    UsedUp,
     Replayed,
     Unauthorized,
     Malformed,
@@ -129,6 +135,8 @@ impl Outcome {
             Outcome::Duplicate => "duplicate",
             Outcome::UnknownCommand => "unknown_command",
             Outcome::UnknownHandler => "unknown_handler",
+            Outcome::Cooldown => "cooldown",
+            Outcome::UsedUp => "used_up",
             Outcome::Replayed => "replayed",
             Outcome::Unauthorized => "unauthorized",
             Outcome::Malformed => "malformed",
@@ -267,7 +275,12 @@ impl Trigger {
             Err(_) => Vec::new(),
         };
         let about = About::interaction(interaction);
-        Trigger { tree, loaded, vars, mentions, target: Target::Interaction(answer), dedupe: None, received, about }
+        let gates = match &vars {
+            Ok(vars) => super::gate::Gates::of(&loaded.plan, plan_tree, vars, Some(interaction)),
+            Err(_) => super::gate::Gates::default(),
+        };
+        let target = Target::Interaction(answer);
+        Trigger { tree, loaded, vars, mentions, target, dedupe: None, received, about, gates }
     }
 
     /// An event's run, from a dispatch the cache made into `run`, whose
@@ -278,8 +291,10 @@ impl Trigger {
         dedupe: Option<(String, i64, std::time::Duration)>,
     ) -> Trigger {
         let about = About::Event { kind: run.kind, server: run.var("server_id").to_string() };
+        let gates = super::gate::Gates::of(&loaded.plan, &loaded.plan.trees[tree], &run.vars, None);
         Trigger {
             tree,
+            gates,
             loaded,
             mentions: run.mention.into_iter().collect(),
             vars: Ok(run.vars),
@@ -342,7 +357,7 @@ pub fn handler_variables(interaction: &Interaction, plan: &crate::plan::Plan, ha
     let values = interaction.values();
     let value = match interaction.kind() {
         Ok(InteractionType::MessageComponent) if values.is_empty() => {
-            crate::vocab::parse_custom_id(interaction.custom_id()).map_or("", |(_, v)| v).to_string()
+            crate::vocab::parse_custom_id(interaction.custom_id()).map_or("", |(_, _, v)| v).to_string()
         }
         _ => values.first().cloned().unwrap_or_default(),
     };
@@ -363,7 +378,7 @@ pub fn tree_of(loaded: &Loaded, interaction: &Interaction) -> Result<usize, Opti
     match interaction.kind() {
         Ok(InteractionType::MessageComponent | InteractionType::ModalSubmit) => {
             let id = interaction.custom_id();
-            let Some((handler, _)) = crate::vocab::parse_custom_id(id) else {
+            let Some((handler, _, _)) = crate::vocab::parse_custom_id(id) else {
                 // Logged: on one line, and no longer than the platform's ids
                 // (one blkc wrote is never longer, so its handler is short too).
                 let cut: String = id.chars().take(crate::vocab::limits::CUSTOM_ID).collect();

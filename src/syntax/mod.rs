@@ -287,6 +287,7 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
                 | Rule::form
                 | Rule::form_input
                 | Rule::setting
+                | Rule::cooldown
                 | Rule::save
                 | Rule::if_node
                 | Rule::branch
@@ -417,7 +418,7 @@ impl Lower<'_> {
         let head = BlkParser::parse(Rule::tree_open, &text[pos..end]).ok()?.next()?;
         self.base = pos;
         let mut at = pos + head.as_span().end();
-        let (mut kind, mut name, mut description) = (None, None, None);
+        let (mut kind, mut name, mut description, mut cooldown) = (None, None, None, None);
         for p in head.into_inner() {
             match p.as_rule() {
                 Rule::kw_command => kind = Some(TreeKind::Command),
@@ -425,6 +426,10 @@ impl Lower<'_> {
                 Rule::kw_handler => kind = Some(TreeKind::Handler),
                 Rule::ident => name = Some(self.ident(p)),
                 Rule::string => description = Some(self.text(p)),
+                Rule::cooldown => match self.setting(p) {
+                    Ok(c) => cooldown = Some(c),
+                    Err(bug) => return Some(Err(bug)),
+                },
                 _ => return Some(self.unexpected(&p, "a command or event")),
             }
         }
@@ -454,7 +459,7 @@ impl Lower<'_> {
         let (Some(kind), Some(name)) = (kind, name) else {
             return Some(Err(Unexpected { rule: Rule::tree_open, within: "a command or event", span }));
         };
-        Some(Ok((Tree { kind, name, description, body, span }, at + 1)))
+        Some(Ok((Tree { kind, name, description, cooldown, body, span }, at + 1)))
     }
 
     fn item(&mut self, pair: Pair<'_, Rule>) -> Lowered<Item> {
@@ -472,20 +477,26 @@ impl Lower<'_> {
         let span = self.span(&pair);
         let mut name = None;
         let mut description = None;
+        let mut cooldown = None;
         let mut body = Vec::new();
         for p in pair.into_inner() {
             match p.as_rule() {
                 Rule::kw_command | Rule::kw_event | Rule::kw_handler => {}
                 Rule::ident => name = Some(self.ident(p)),
                 Rule::string => description = Some(self.text(p)),
-                Rule::option_decl | Rule::api_block | Rule::reply | Rule::update | Rule::form | Rule::save | Rule::if_node => {
-                    body.push(self.node(p)?)
-                }
+                Rule::cooldown => cooldown = Some(self.setting(p)?),
+                Rule::option_decl
+                | Rule::api_block
+                | Rule::reply
+                | Rule::update
+                | Rule::form
+                | Rule::save
+                | Rule::if_node => body.push(self.node(p)?),
                 _ => return self.unexpected(&p, "a command or event"),
             }
         }
         let name = self.required(name, Rule::ident, "a command or event", span)?;
-        Ok(Tree { kind, name, description, body, span })
+        Ok(Tree { kind, name, description, cooldown, body, span })
     }
 
     fn var_decl(&mut self, pair: Pair<'_, Rule>) -> Lowered<VarDecl> {
@@ -655,19 +666,26 @@ impl Lower<'_> {
     }
 
     /// A word and at most one string or number; it ends at its last token.
+    /// `word [value] [per scope]`; or a tree's `cooldown …`, whose keyword
+    /// is its word.
     fn setting(&mut self, pair: Pair<'_, Rule>) -> Lowered<Setting> {
         let mut span = self.span(&pair);
-        let (mut key, mut value) = (None, None);
+        let (mut key, mut value, mut scope) = (None, None, None);
         for p in pair.into_inner() {
             span.end = self.span(&p).end;
             match p.as_rule() {
                 Rule::ident => key = Some(self.ident(p)),
+                Rule::kw_cooldown => key = Some(self.ident(p)),
                 Rule::string => value = Some(SettingValue::Text(self.template(p))),
                 Rule::number => value = Some(SettingValue::Number(p.as_str().into(), self.span(&p))),
+                Rule::var_scope => match p.into_inner().nth(1) {
+                    Some(word) => scope = Some(self.ident(word)),
+                    None => return Err(Unexpected { rule: Rule::var_scope, within: "a setting", span }),
+                },
                 _ => return self.unexpected(&p, "a setting"),
             }
         }
-        Ok(Setting { key: self.required(key, Rule::ident, "a setting", span)?, value, span })
+        Ok(Setting { key: self.required(key, Rule::ident, "a setting", span)?, value, scope, span })
     }
 
     /// `form handler { settings and inputs }`.

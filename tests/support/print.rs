@@ -28,6 +28,9 @@ fn tree(t: &Tree, out: &mut String) {
     if let Some(d) = &t.description {
         out.push_str(&format!(" {}", text(&d.value)));
     }
+    if let Some(c) = &t.cooldown {
+        out.push_str(&settings(std::slice::from_ref(c)));
+    }
     out.push_str(" {\n");
     nodes(&t.body, 1, out);
     out.push_str("}\n");
@@ -133,10 +136,16 @@ fn reply(r: &Reply, out: &mut String) {
 /// Settings on one line, each after a blank: ` label "Yes" max 3 disabled`.
 fn settings(list: &[Setting]) -> String {
     list.iter()
-        .map(|s| match &s.value {
-            None => format!(" {}", s.key.name),
-            Some(SettingValue::Text(t)) => format!(" {} {}", s.key.name, template(t)),
-            Some(SettingValue::Number(n, _)) => format!(" {} {n}", s.key.name),
+        .map(|s| {
+            let line = match &s.value {
+                None => format!(" {}", s.key.name),
+                Some(SettingValue::Text(t)) => format!(" {} {}", s.key.name, template(t)),
+                Some(SettingValue::Number(n, _)) => format!(" {} {n}", s.key.name),
+            };
+            match &s.scope {
+                Some(scope) => format!("{line} per {}", scope.name),
+                None => line,
+            }
         })
         .collect()
 }

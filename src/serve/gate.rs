@@ -1,0 +1,204 @@
+//! What may keep a run from starting: a cooldown that has not passed (of
+//! its command, handler or event, or of the button or menu used), or a
+//! button already clicked its `max_clicks` times on its message. Both are
+//! kept in the store and decided in one of its transactions, so processes
+//! sharing a store agree: every click is counted once.
+
+use crate::discord::model::Interaction;
+use crate::plan::{self, Cooldown, Plan};
+use crate::store::{StoreError, VarStore};
+use crate::vocab::{self, VarScope};
+
+/// The gates one trigger passes through before it runs.
+#[derive(Debug, Default)]
+pub struct Gates {
+    /// Each cooldown's store key, and how long it lasts.
+    cooldowns: Vec<(String, Cooldown)>,
+    /// The store key of a button's clicks on its message, and its most.
+    clicks: Option<(String, u32)>,
+    /// The button's id and the message it is on, to disable it there after
+    /// its last click.
+    pub button: Option<Button>,
+}
+
+/// A button with `max_clicks`, as the click saw its message.
+#[derive(Debug)]
+pub struct Button {
+    pub custom_id: String,
+    pub components: Vec<twilight_model::channel::message::Component>,
+    /// A private message: it cannot be edited with the bot token.
+    pub ephemeral: bool,
+}
+
+/// Whether the trigger runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Passage {
+    /// It runs; `last_click` when it is the button's last: the button is
+    /// disabled on its message.
+    Open { last_click: bool },
+    /// A cooldown has this long to go.
+    Cooling { wait_ms: u64, per: VarScope },
+    /// The button was clicked its `max` times already.
+    UsedUp { max: u32 },
+}
+
+impl Gates {
+    /// The gates of a run of `tree`, with its trigger variables: its own
+    /// cooldown, and for a click the clicked component's (found by the
+    /// number in its id, when that component still names the handler).
+    pub fn of(plan: &Plan, tree: &plan::Tree, vars: &[(String, String)], interaction: Option<&Interaction>) -> Gates {
+        let mut gates = Gates::default();
+        if let Some(c) = tree.cooldown {
+            gates
+                .cooldowns
+                .push((cooldown_key(&format!("~cooldown.{}.{}", tree.kind.as_str(), tree.name), c, vars), c));
+        }
+        let Some(interaction) = interaction else { return gates };
+        let Some((handler, number, _)) = vocab::parse_custom_id(interaction.custom_id()) else { return gates };
+        let Some(component) = plan::component(plan, number).filter(|c| c.handler.as_deref() == Some(handler)) else {
+            return gates;
+        };
+        if let Some(c) = component.cooldown {
+            gates.cooldowns.push((cooldown_key(&format!("~cooldown.component.{number}"), c, vars), c));
+        }
+        if let Some(max) = component.max_clicks {
+            // A message id is digits; anything else counts in a key of its
+            // own, never in another message's.
+            let message = interaction.message_id().filter(|m| is_snowflake(m)).unwrap_or("unknown");
+            gates.clicks = Some((format!("~clicks.{message}.{number}"), max));
+            let on = interaction.message.as_ref();
+            gates.button = Some(Button {
+                custom_id: interaction.custom_id().to_string(),
+                components: on.and_then(|m| m.components.clone()).unwrap_or_default(),
+                ephemeral: on.is_some_and(|m| m.ephemeral()),
+            });
+        }
+        gates
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cooldowns.is_empty() && self.clicks.is_none()
+    }
+
+    /// Decides in one transaction of `store`, at `now_ms`: a cooldown still
+    /// running or a button used up keeps the run from starting and changes
+    /// nothing; else every cooldown starts again and the click is counted.
+    pub fn pass(&self, store: &mut dyn VarStore, now_ms: u64) -> Result<Passage, StoreError> {
+        if self.is_empty() {
+            return Ok(Passage::Open { last_click: false });
+        }
+        store.begin()?;
+        let decided = self.decide(store, now_ms);
+        let commit = matches!(decided, Ok(Passage::Open { .. }));
+        let ended = store.end(commit);
+        let passage = decided?;
+        ended?;
+        Ok(passage)
+    }
+
+    fn decide(&self, store: &mut dyn VarStore, now_ms: u64) -> Result<Passage, StoreError> {
+        let mut longest: Option<(u64, VarScope)> = None;
+        for (key, c) in &self.cooldowns {
+            let until = store.get(key)?.and_then(|v| v.as_u64()).unwrap_or(0);
+            if until > now_ms && longest.is_none_or(|(wait, _)| until - now_ms > wait) {
+                longest = Some((until - now_ms, c.per));
+            }
+        }
+        if let Some((wait_ms, per)) = longest {
+            return Ok(Passage::Cooling { wait_ms, per });
+        }
+        let mut last_click = false;
+        if let Some((key, max)) = &self.clicks {
+            let clicks = store.get(key)?.and_then(|v| v.as_u64()).unwrap_or(0);
+            if clicks >= u64::from(*max) {
+                return Ok(Passage::UsedUp { max: *max });
+            }
+            store.set(key, &(clicks + 1).into())?;
+            last_click = clicks + 1 == u64::from(*max);
+        }
+        for (key, c) in &self.cooldowns {
+            store.set(key, &(now_ms + c.seconds * 1000).into())?;
+        }
+        Ok(Passage::Open { last_click })
+    }
+}
+
+impl Passage {
+    /// What the user is told when it keeps them from running anything
+    /// (privately).
+    pub fn refusal(self) -> Option<String> {
+        Some(match self {
+            Passage::Open { .. } => return None,
+            Passage::Cooling { wait_ms, per } => {
+                let wait = vocab::describe_wait(wait_ms);
+                match per {
+                    VarScope::Server => format!("This can be used again in this server in {wait}."),
+                    VarScope::Channel => format!("This can be used again in this channel in {wait}."),
+                    VarScope::User | VarScope::Global => format!("You can use this again in {wait}."),
+                }
+            }
+            Passage::UsedUp { max: 1 } => "This button has been used already.".to_string(),
+            Passage::UsedUp { max } => format!("This button has been used its {max} times."),
+        })
+    }
+}
+
+/// A cooldown's key in the store: one per user in a server, per server or
+/// per channel, from the run's trigger variables (`vocab::VarScope::key`).
+fn cooldown_key(name: &str, c: Cooldown, vars: &[(String, String)]) -> String {
+    let ids: Vec<&str> =
+        c.per.ids().iter().map(|id| vars.iter().find(|(k, _)| k == id).map_or("", |(_, v)| v.as_str())).collect();
+    c.per.key(name, &ids)
+}
+
+fn is_snowflake(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 20 && id.bytes().all(|b| b.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    fn gates(cooldown: Option<Cooldown>, clicks: Option<u32>) -> Gates {
+        let vars = vec![("server_id".to_string(), "1".to_string()), ("user_id".to_string(), "7".to_string())];
+        Gates {
+            cooldowns: cooldown.map(|c| (cooldown_key("~cooldown.command.daily", c, &vars), c)).into_iter().collect(),
+            clicks: clicks.map(|max| ("~clicks.5.0".to_string(), max)),
+            button: None,
+        }
+    }
+
+    #[test]
+    fn a_cooldown_refuses_until_it_passes_and_starts_again_only_on_a_run() {
+        let mut store = MemoryStore::default();
+        let g = gates(Some(Cooldown { seconds: 30, per: VarScope::User }), None);
+        assert_eq!(g.pass(&mut store, 1_000).ok(), Some(Passage::Open { last_click: false }));
+        assert!(store.0.contains_key("~cooldown.command.daily:user:1:7"), "{:?}", store.0);
+        assert_eq!(g.pass(&mut store, 6_000).ok(), Some(Passage::Cooling { wait_ms: 25_000, per: VarScope::User }));
+        // A refusal does not start it again.
+        assert_eq!(g.pass(&mut store, 30_999).ok(), Some(Passage::Cooling { wait_ms: 1, per: VarScope::User }));
+        assert_eq!(g.pass(&mut store, 31_000).ok(), Some(Passage::Open { last_click: false }));
+        let refusal = Passage::Cooling { wait_ms: 25_000, per: VarScope::User }.refusal();
+        assert_eq!(refusal.as_deref(), Some("You can use this again in 25 seconds."));
+    }
+
+    #[test]
+    fn clicks_are_counted_to_the_most_and_the_last_is_said() {
+        let mut store = MemoryStore::default();
+        let g = gates(None, Some(2));
+        assert_eq!(g.pass(&mut store, 0).ok(), Some(Passage::Open { last_click: false }));
+        assert_eq!(g.pass(&mut store, 0).ok(), Some(Passage::Open { last_click: true }));
+        assert_eq!(g.pass(&mut store, 0).ok(), Some(Passage::UsedUp { max: 2 }));
+        assert_eq!(store.0.get("~clicks.5.0"), Some(&serde_json::json!(2)), "a refused click is not counted");
+    }
+
+    #[test]
+    fn a_click_refused_by_a_cooldown_is_not_counted() {
+        let mut store = MemoryStore::default();
+        let g = gates(Some(Cooldown { seconds: 10, per: VarScope::Server }), Some(5));
+        assert_eq!(g.pass(&mut store, 0).ok(), Some(Passage::Open { last_click: false }));
+        assert!(matches!(g.pass(&mut store, 1_000), Ok(Passage::Cooling { per: VarScope::Server, .. })));
+        assert_eq!(store.0.get("~clicks.5.0"), Some(&serde_json::json!(1)));
+    }
+}
