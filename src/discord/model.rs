@@ -142,6 +142,10 @@ pub struct CommandData {
     pub custom_id: Option<String>,
     #[serde(deserialize_with = "lenient")]
     pub values: Option<Vec<String>>,
+    /// A component's type: 2 a button, 3 a menu of choices, 5 to 8 menus
+    /// of users, roles, mentionables and channels.
+    #[serde(deserialize_with = "lenient")]
+    pub component_type: Option<u8>,
     /// A form's rows, as sent (read by [`Interaction::form_fields`]).
     #[serde(deserialize_with = "lenient")]
     pub components: Option<Json>,
@@ -254,6 +258,17 @@ impl Interaction {
     /// The values a select menu's user chose (a button has none).
     pub fn values(&self) -> &[String] {
         self.data.as_ref().and_then(|d| d.values.as_deref()).unwrap_or_default()
+    }
+
+    /// The users a menu of users (or of mentionables) had chosen: ids only,
+    /// at most 25 (a menu's most).
+    pub fn chosen_users(&self) -> Vec<String> {
+        let kind = self.data.as_ref().and_then(|d| d.component_type);
+        if !matches!(kind, Some(5 | 7)) {
+            return Vec::new();
+        }
+        let snowflake = |v: &&String| !v.is_empty() && v.len() <= 20 && v.bytes().all(|b| b.is_ascii_digit());
+        self.values().iter().filter(snowflake).take(25).cloned().collect()
     }
 
     /// The id of the message a component is on.

@@ -390,8 +390,9 @@ pub fn tree_of(loaded: &Loaded, interaction: &Interaction) -> Result<usize, Opti
     }
 }
 
-/// The IDs a reply may mention: the user who triggered the command and the
-/// users the command's `user` and `mentionable` options name. Never roles,
+/// The IDs a reply may mention: the user who triggered the command, the
+/// users the command's `user` and `mentionable` options name, and those
+/// chosen in a handler's menu of users. Never roles,
 /// `@everyone` or `@here`, whatever the text holds.
 pub fn mentionable_users(interaction: &Interaction, tree: &Tree, vars: &[(String, String)]) -> Vec<String> {
     use crate::vocab::OptionType;
@@ -402,6 +403,9 @@ pub fn mentionable_users(interaction: &Interaction, tree: &Tree, vars: &[(String
             ids.push(id.clone());
         }
     }
+    // A menu of users is a handler's `user` option: the users chosen in it
+    // may be pinged (roles never are).
+    ids.extend(interaction.chosen_users());
     ids.sort();
     ids.dedup();
     // The platform takes at most 100.
@@ -425,6 +429,23 @@ mod tests {
         let a = Answer::new(&interaction, tx);
         *a.phase.lock().unwrap() = phase;
         a
+    }
+
+    #[test]
+    fn users_chosen_in_a_menu_of_users_may_be_pinged_and_no_other_values() {
+        let tree: Tree = serde_json::from_value(serde_json::json!({
+            "kind": "handler", "name": "h", "options": [], "steps": []
+        }))
+        .unwrap();
+        let click = |kind: u8| {
+            let body = serde_json::json!({
+                "type": 3, "application_id": "1", "token": "t", "member": { "user": { "id": "1001" } },
+                "data": { "custom_id": "blk1:h:0:", "component_type": kind, "values": ["2002", "<@&3>", "3003"] }
+            });
+            Interaction::from_slice(body.to_string().as_bytes()).unwrap()
+        };
+        assert_eq!(mentionable_users(&click(5), &tree, &[]), ["1001", "2002", "3003"]);
+        assert_eq!(mentionable_users(&click(3), &tree, &[]), ["1001"], "a menu of choices names no user");
     }
 
     fn update() -> Outgoing {
