@@ -13,7 +13,8 @@
 //! than cores on average — the others wait on the network, so it grows to
 //! the size at which as many would run (`cores × threads ÷ running`, the
 //! textbook `cores × (1 + wait ÷ compute)`); clearly more running than
-//! cores — they only take turns, so one retires after its run. A thread
+//! cores — they only take turns, so half of those beyond the cores retire
+//! after their runs. A thread
 //! idle for [`IDLE_EXIT`] leaves too. Never fewer than one a core, never
 //! more than `--workers`.
 
@@ -34,6 +35,12 @@ pub const TICK: Duration = Duration::from_millis(25);
 pub const IDLE_EXIT: Duration = Duration::from_secs(10);
 /// The most threads added in one tick.
 const MOST_ADDED: usize = 16;
+/// Below this share of the machine's CPU time idle, it has no core to
+/// spare.
+const SATURATED: f64 = 0.1;
+/// The ticks over which the machine's idle time is measured (its clock
+/// counts hundredths of a second).
+const IDLE_WINDOW: usize = 2;
 
 /// The pool's size: its bounds, its threads, and retirements asked for.
 pub struct Pool {
@@ -73,14 +80,20 @@ impl Pool {
     /// queue, and how many of the pool's threads ran (neither idle nor
     /// waiting on the network) and were busy (not idle), on average since
     /// the last tick.
-    pub fn decide(&self, waiting: usize, running: f64, busy: f64) -> Change {
+    pub fn decide(&self, waiting: usize, running: f64, busy: f64, machine_idle: Option<f64>) -> Change {
         let (live, cores) = (self.live(), self.cores as f64);
         let retiring = self.retiring.load(Ordering::SeqCst) > 0;
+        // No core to spare: a thread added would only take turns with the
+        // others, whatever they wait on (an API on this machine is slow
+        // *because* the cores are busy).
+        let saturated = machine_idle.is_some_and(|idle| idle < SATURATED);
         // Threads beyond what was busy and a core's worth to spare (a
         // burst of slow requests over, the API fast again) leave, half
         // of them a tick: idle ones cost the busy ones their turns.
         let spare = live as f64 - busy.ceil() - cores;
-        if waiting > 0 && running < cores * 0.9 && live < self.most {
+        if waiting > 0 && saturated && live > 2 * self.cores && !retiring {
+            Change::Retire((live - 2 * self.cores).min(live - self.least))
+        } else if waiting > 0 && !saturated && running < cores * 0.9 && live < self.most {
             // The size at which a core's worth would run; twice the threads
             // when none ran at all.
             let target = if running >= 0.5 { (cores * live as f64 / running).ceil() as usize } else { live * 2 };
@@ -89,7 +102,10 @@ impl Pool {
         } else if live > self.least && !retiring && spare >= 1.0 {
             Change::Retire(((spare / 2.0).ceil() as usize).min(live - self.least))
         } else if waiting > 0 && running > cores * 1.5 && live > self.least && !retiring {
-            Change::Retire(1)
+            // Half of the threads that only take turns leave, each after its
+            // run (one a tick left a pool grown for a slow API too large for
+            // a fast one for many ticks).
+            Change::Retire((((running - cores) / 2.0).ceil() as usize).min(live - self.least))
         } else {
             Change::Keep
         }
@@ -146,6 +162,7 @@ pub fn start(shared: &Arc<Shared>, pool: &Arc<Pool>) -> Result<(), String> {
 /// queue closes.
 fn size(shared: &Arc<Shared>, pool: &Arc<Pool>) {
     let samples = (TICK.as_millis() / SAMPLE.as_millis()).max(1) as usize;
+    let mut cpu = std::collections::VecDeque::with_capacity(IDLE_WINDOW + 1);
     loop {
         let (mut running, mut busy) = (0, 0);
         for _ in 0..samples {
@@ -157,7 +174,19 @@ fn size(shared: &Arc<Shared>, pool: &Arc<Pool>) {
             return;
         }
         let mean = |n: usize| n as f64 / samples as f64;
-        match pool.decide(pool.queue.len(), mean(running), mean(busy)) {
+        if let Some(now) = cpu_times() {
+            cpu.push_back(now);
+            if cpu.len() > IDLE_WINDOW + 1 {
+                cpu.pop_front();
+            }
+        }
+        let machine_idle = match (cpu.front(), cpu.back()) {
+            (Some(&(busy_then, total_then)), Some(&(busy_now, total_now))) if total_now >= total_then + 4 => {
+                Some(1.0 - (busy_now - busy_then) as f64 / (total_now - total_then) as f64)
+            }
+            _ => None,
+        };
+        match pool.decide(pool.queue.len(), mean(running), mean(busy), machine_idle) {
             Change::Add(n) => {
                 for _ in 0..n {
                     if add(shared, pool).is_err() {
@@ -172,6 +201,18 @@ fn size(shared: &Arc<Shared>, pool: &Arc<Pool>) {
         }
         shared.metrics.workers.set(pool.live() as i64);
     }
+}
+
+/// The machine's CPU time, busy and in all, in clock ticks since it
+/// started (`/proc/stat`; `None` where there is none: the pool then goes by
+/// its own threads alone).
+fn cpu_times() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    let times: Vec<u64> =
+        text.lines().next()?.strip_prefix("cpu ")?.split_whitespace().map_while(|t| t.parse().ok()).take(8).collect();
+    let idle = times.get(3)? + times.get(4).copied().unwrap_or(0);
+    let total: u64 = times.iter().sum();
+    Some((total.checked_sub(idle)?, total))
 }
 
 /// Starts one more thread, if the pool has room.
@@ -232,37 +273,49 @@ mod tests {
     #[test]
     fn waiting_runs_get_threads_while_the_threads_wait_on_the_network() {
         // Two cores, two threads, both waiting on a slow API: twice as many.
-        assert_eq!(pool(64, 2, 2).decide(100, 0.0, 64.0), Change::Add(2));
-        assert_eq!(pool(64, 2, 32).decide(100, 0.0, 64.0), Change::Add(MOST_ADDED));
-        assert_eq!(pool(64, 2, 2).decide(1, 0.0, 64.0), Change::Add(1));
+        assert_eq!(pool(64, 2, 2).decide(100, 0.0, 64.0, None), Change::Add(2));
+        assert_eq!(pool(64, 2, 32).decide(100, 0.0, 64.0, None), Change::Add(MOST_ADDED));
+        assert_eq!(pool(64, 2, 2).decide(1, 0.0, 64.0, None), Change::Add(1));
         // Half the time waiting: twice the cores (2 × 2 ÷ 1).
-        assert_eq!(pool(64, 2, 2).decide(100, 1.0, 64.0), Change::Add(2));
-        assert_eq!(pool(64, 2, 4).decide(100, 2.0, 64.0), Change::Keep);
+        assert_eq!(pool(64, 2, 2).decide(100, 1.0, 64.0, None), Change::Add(2));
+        assert_eq!(pool(64, 2, 4).decide(100, 2.0, 64.0, None), Change::Keep);
         // Never past the most.
-        assert_eq!(pool(64, 2, 62).decide(100, 0.0, 64.0), Change::Add(2));
-        assert_eq!(pool(64, 2, 64).decide(100, 0.0, 64.0), Change::Keep);
+        assert_eq!(pool(64, 2, 62).decide(100, 0.0, 64.0, None), Change::Add(2));
+        assert_eq!(pool(64, 2, 64).decide(100, 0.0, 64.0, None), Change::Keep);
     }
 
     #[test]
     fn running_threads_beyond_the_cores_retire_and_none_are_added() {
         // Runs wait, but the threads run: more would only take turns.
-        assert_eq!(pool(64, 2, 2).decide(100, 2.0, 64.0), Change::Keep);
-        assert_eq!(pool(64, 2, 30).decide(100, 20.0, 30.0), Change::Retire(1));
-        assert_eq!(pool(64, 2, 30).decide(100, 2.5, 30.0), Change::Keep);
+        assert_eq!(pool(64, 2, 2).decide(100, 2.0, 64.0, None), Change::Keep);
+        assert_eq!(pool(64, 2, 30).decide(100, 20.0, 30.0, None), Change::Retire(9));
+        assert_eq!(pool(64, 2, 3).decide(100, 20.0, 30.0, None), Change::Retire(1), "never under one a core");
+        assert_eq!(pool(64, 2, 30).decide(100, 2.5, 30.0, None), Change::Keep);
         // Never under one a core.
-        assert_eq!(pool(64, 2, 2).decide(100, 4.0, 2.0), Change::Keep);
+        assert_eq!(pool(64, 2, 2).decide(100, 4.0, 2.0, None), Change::Keep);
         // Nothing waits and all were busy (on the network): they stay.
-        assert_eq!(pool(64, 2, 30).decide(0, 0.0, 30.0), Change::Keep);
+        assert_eq!(pool(64, 2, 30).decide(0, 0.0, 30.0, None), Change::Keep);
         // Nothing waits and most were idle: half of the spare ones leave
         // (30 threads, 4 busy, 2 cores: 24 spare, 12 leave).
-        assert_eq!(pool(64, 2, 30).decide(0, 1.0, 4.0), Change::Retire(12));
-        assert_eq!(pool(64, 2, 5).decide(0, 1.0, 2.0), Change::Retire(1));
-        assert_eq!(pool(64, 2, 4).decide(0, 1.0, 2.0), Change::Keep);
+        assert_eq!(pool(64, 2, 30).decide(0, 1.0, 4.0, None), Change::Retire(12));
+        assert_eq!(pool(64, 2, 5).decide(0, 1.0, 2.0, None), Change::Retire(1));
+        assert_eq!(pool(64, 2, 4).decide(0, 1.0, 2.0, None), Change::Keep);
         // Idle threads are not running ones.
         let p = pool(64, 2, 30);
         p.idle.store(28, Ordering::SeqCst);
         assert_eq!(p.running(0), 2);
         assert_eq!(p.running(5), 0);
+    }
+
+    #[test]
+    fn with_no_core_to_spare_none_are_added_and_many_retire() {
+        // Runs wait on an API that is slow because it shares the busy
+        // cores: more threads would make it slower.
+        assert_eq!(pool(64, 2, 4).decide(100, 0.5, 4.0, Some(0.02)), Change::Keep);
+        assert_eq!(pool(64, 2, 40).decide(100, 0.5, 40.0, Some(0.02)), Change::Retire(36));
+        // The same waits with idle cores: they wait on the network.
+        assert_eq!(pool(64, 2, 4).decide(100, 0.5, 4.0, Some(0.6)), Change::Add(12));
+        assert_eq!(cpu_times().is_some(), cfg!(target_os = "linux"));
     }
 
     #[test]
