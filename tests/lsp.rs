@@ -380,7 +380,7 @@ fn components_complete_their_settings_hover_with_limits_and_lead_to_their_handle
     let text = "command c \"C\" {\n    reply {\n        text \"Vote\"\n        button vote {\n            la\n        }\n        select pick {\n            pl\n        }\n    }\n}\n\nhandler vote {\n    update \"ok\"\n}\n";
     client.open(&uri, text);
     let items = labels(&client.at("textDocument/completion", &uri, text, "la\n", 2));
-    for word in ["label", "emoji", "value", "url", "disabled", "success", "danger"] {
+    for word in ["label", "emoji", "value", "url", "disabled", "success", "danger", "max_clicks", "cooldown"] {
         assert!(items.contains(&word.to_string()), "{word} in {items:?}");
     }
     assert!(!items.contains(&"reply".to_string()) && !items.contains(&"placeholder".to_string()), "{items:?}");
@@ -396,6 +396,14 @@ fn components_complete_their_settings_hover_with_limits_and_lead_to_their_handle
     let handler_line = text[..text.find("handler vote").unwrap()].matches('\n').count();
     assert_eq!(def["range"]["start"]["line"], handler_line, "{def}");
     assert_eq!(def["range"]["start"]["character"], "handler ".len(), "{def}");
+    // A tree's head, after its name: its cooldown.
+    let text = "command daily \"Daily\" co\n";
+    client.change(&uri, 3, text);
+    let items = labels(&client.at("textDocument/completion", &uri, text, " co\n", 3));
+    assert!(items.contains(&"cooldown".to_string()) && !items.contains(&"reply".to_string()), "{items:?}");
+    let text = "command daily \"Daily\" cooldown 30 p\n";
+    client.change(&uri, 4, text);
+    assert_eq!(labels(&client.at("textDocument/completion", &uri, text, " p\n", 2)), ["per"]);
 }
 
 #[test]

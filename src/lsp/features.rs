@@ -451,6 +451,28 @@ fn word_completion(doc: &Document, offset: usize, prefix: &str) -> Vec<Completio
         }
         return items;
     }
+    // A tree's head after its name (and description): `cooldown`, then
+    // after its length, `per`.
+    let head = ["command ", "event ", "handler "].iter().find_map(|k| trimmed.strip_prefix(k));
+    if let Some(rest) = head.filter(|r| r.matches('"').count() % 2 == 0) {
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let done = words.len() - usize::from(!rest.ends_with(' ') && !words.is_empty());
+        match words[..done] {
+            [.., "cooldown", _] => items.push(item(
+                "per".into(),
+                CompletionItemKind::KEYWORD,
+                "keep it per user, server or channel".into(),
+            )),
+            [.., "per"] => {
+                for s in vocab::VarScope::WORDS {
+                    items.push(item(s.as_str().into(), CompletionItemKind::ENUM_MEMBER, s.describe().into()));
+                }
+            }
+            [_, ..] if !words[..done].contains(&"cooldown") => return keyword_words(vocab::Place::Head),
+            _ => {}
+        }
+        return items;
+    }
     // After `option NAME` (and its description): the types, `required`, `choices`.
     if let Some(rest) = trimmed.strip_prefix("option ") {
         let in_string = rest.matches('"').count() % 2 == 1;
@@ -509,6 +531,9 @@ fn keyword_words(place: vocab::Place) -> Vec<CompletionItem> {
             vocab::Keyword::Select => "a select menu: `select handler { choice \"Label\" \"value\" }`",
             vocab::Keyword::Form => "shows a form: `form handler { title \"…\" input name { label \"…\" } }`",
             vocab::Keyword::Update => "edits the message whose button or menu ran this handler",
+            vocab::Keyword::Cooldown => {
+                "a wait between two runs: `cooldown \"1h\"` (per user), or `… per server`, `… per channel`"
+            }
             _ => "keyword",
         };
         if place != vocab::Place::Embed || *k == vocab::Keyword::Field {
