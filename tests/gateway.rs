@@ -87,6 +87,27 @@ fn a_dispatch_runs_its_tree_and_the_reply_reaches_the_channel_but_not_for_the_bo
 }
 
 #[test]
+fn an_event_in_its_cooldown_is_skipped_and_logged() {
+    let program = r#"event member_join cooldown "1h" per server {
+    reply "Welcome {user_mention}"
+}
+"#;
+    let (platform, gateway, served) = start(program, 1, &[]);
+    gateway.wait_op(2, 1);
+    gateway.dispatch("GUILD_MEMBER_ADD", member_join("1003"));
+    gateway.dispatch("GUILD_MEMBER_ADD", member_join("1004"));
+    let log = served.wait_log("outcome=cooldown");
+    assert!(log.contains("kind=member_join") && log.contains("outcome=cooldown"), "{log}");
+    let sent = platform.wait_for("/channels/888/messages", 1);
+    assert_eq!(sent.len(), 1, "one welcome an hour in a server: {}", served.log());
+    // The two run at once: whichever the store saw first is welcomed.
+    let content = sent[0].body["content"].as_str().unwrap_or_default();
+    assert!(["Welcome <@1003>", "Welcome <@1004>"].contains(&content), "{content}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(platform.wait_for("/channels/888/messages", 1).len(), 1);
+}
+
+#[test]
 fn an_event_s_reply_posts_its_embed_in_the_channel() {
     let program = r##"event member_join {
     reply {
