@@ -574,3 +574,31 @@ fn a_name_no_template_can_read_is_refused_on_both_backends() {
         assert_eq!(stdout(&blkc(d, &["vars", "--store", &store, "list"])), "", "{store}");
     }
 }
+
+/// Cooldowns that have passed are removed, and nothing else: not one still
+/// running, not a value that is not a time, not another key.
+#[test]
+fn cooldowns_that_have_passed_are_removed_and_nothing_else_on_both_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    for location in fresh_stores(dir.path(), "sweep") {
+        let mut store: Box<dyn blkc::store::VarStore> = match blkc::store::Location::parse(&location) {
+            blkc::store::Location::Sqlite(path) => Box::new(blkc::store::Store::open(&path).unwrap()),
+            blkc::store::Location::Postgres(url) => Box::new(blkc::store::postgres::Pool::open(&url).unwrap().store()),
+        };
+        let values = [
+            ("~cooldown.command.daily:user:1:7", serde_json::json!(1_000)),
+            ("~cooldown.command.daily:user:1:8", serde_json::json!(5_000_000)),
+            ("~cooldown.component.3:server:1", serde_json::json!("not a time")),
+            ("~clicks.5.0", serde_json::json!(1)),
+            ("points", serde_json::json!(3)),
+        ];
+        for (name, value) in &values {
+            store.set(name, value).unwrap();
+        }
+        assert_eq!(store.remove_expired("~cooldown.", 2_000_000).unwrap(), 1, "{location}");
+        for (name, value) in &values[1..] {
+            assert_eq!(store.get(name).unwrap().as_ref(), Some(value), "{location}: {name}");
+        }
+        assert_eq!(store.get(values[0].0).unwrap(), None, "{location}");
+    }
+}

@@ -59,7 +59,7 @@ impl Gates {
             return gates;
         };
         if let Some(c) = component.cooldown {
-            gates.cooldowns.push((cooldown_key(&format!("~cooldown.component.{number}"), c, vars), c));
+            gates.cooldowns.push((cooldown_key(&format!("{COOLDOWN_PREFIX}component.{number}"), c, vars), c));
         }
         if let Some(max) = component.max_clicks {
             // A message id is digits; anything else counts in a key of its
@@ -123,6 +123,30 @@ impl Gates {
     }
 }
 
+/// Where every cooldown's key starts.
+const COOLDOWN_PREFIX: &str = "~cooldown.";
+/// How often a process removes the cooldowns that have passed.
+const SWEEP_EVERY_MS: u64 = 60_000;
+
+/// Removes the cooldowns that have passed (one reads as none, so without
+/// this the store would keep a key for every user who ever waited), at
+/// most once a minute a process, and only where cooldowns are used.
+pub fn sweep(gates: &Gates, store: &mut dyn VarStore, now_ms: u64) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let last = LAST.load(Ordering::Relaxed);
+    if gates.cooldowns.is_empty() || now_ms < last.saturating_add(SWEEP_EVERY_MS) {
+        return;
+    }
+    if LAST.compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed).is_err() {
+        return;
+    }
+    match store.remove_expired(COOLDOWN_PREFIX, now_ms) {
+        Ok(n) => tracing::debug!(removed = n, "cooldowns that have passed"),
+        Err(e) => tracing::warn!(error = %e, "the cooldowns that have passed could not be removed"),
+    }
+}
+
 impl Passage {
     /// What the user is told when it keeps them from running anything
     /// (privately).
@@ -181,6 +205,23 @@ mod tests {
         assert_eq!(g.pass(&mut store, 31_000).ok(), Some(Passage::Open { last_click: false }));
         let refusal = Passage::Cooling { wait_ms: 25_000, per: VarScope::User }.refusal();
         assert_eq!(refusal.as_deref(), Some("You can use this again in 25 seconds."));
+    }
+
+    #[test]
+    fn cooldowns_that_have_passed_are_swept_once_a_minute() {
+        let mut store = MemoryStore::default();
+        let g = gates(Some(Cooldown { seconds: 30, per: VarScope::User }), None);
+        g.pass(&mut store, 1_000).unwrap();
+        store.0.insert("~cooldown.command.other:user:1:8".into(), serde_json::json!(500));
+        store.0.insert("~clicks.5.0".into(), serde_json::json!(1));
+        store.0.insert("points".into(), serde_json::json!(1));
+        sweep(&g, &mut store, 2_000_000);
+        let mut left: Vec<&String> = store.0.keys().collect();
+        left.sort();
+        assert_eq!(left, ["points", "~clicks.5.0"], "only the cooldowns over");
+        g.pass(&mut store, 2_000_000).unwrap();
+        sweep(&g, &mut store, 2_010_000);
+        assert_eq!(store.0.len(), 3, "not again within the minute");
     }
 
     #[test]

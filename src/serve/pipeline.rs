@@ -77,7 +77,10 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
     let started = Instant::now();
     let mut report = RunReport::default();
     let mut store = shared.bot.store.run_store();
-    let last_click = match trigger.gates.pass(store.as_mut(), now_ms()) {
+    let now = now_ms();
+    let passage = trigger.gates.pass(store.as_mut(), now);
+    super::gate::sweep(&trigger.gates, store.as_mut(), now);
+    let last_click = match passage {
         Ok(Passage::Open { last_click }) => last_click,
         Ok(refused) => return refuse(shared, &trigger, refused),
         // A store that cannot say cannot count: the run fails, and says so.

@@ -33,6 +33,12 @@ pub trait VarStore {
     fn end(&mut self, _commit: bool) -> Result<(), StoreError> {
         Ok(())
     }
+    /// Removes the values whose name starts with `prefix` and which are a
+    /// time (ms since the epoch) before `now_ms`: cooldowns that have
+    /// passed. How many went.
+    fn remove_expired(&mut self, _prefix: &str, _now_ms: u64) -> Result<u64, StoreError> {
+        Ok(0)
+    }
 }
 
 /// What `blkc vars` does with a store beside what runs do: every value,
@@ -67,6 +73,12 @@ impl VarStore for MemoryStore {
     fn set(&mut self, name: &str, value: &Json) -> Result<(), StoreError> {
         self.0.insert(name.to_string(), value.clone());
         Ok(())
+    }
+
+    fn remove_expired(&mut self, prefix: &str, now_ms: u64) -> Result<u64, StoreError> {
+        let before = self.0.len();
+        self.0.retain(|k, v| !(k.starts_with(prefix) && v.as_u64().is_some_and(|t| t < now_ms)));
+        Ok((before - self.0.len()) as u64)
     }
 }
 
@@ -749,6 +761,13 @@ impl VarStore for Store {
         let sql = if commit { "COMMIT" } else { "ROLLBACK" };
         self.conn.execute_batch(sql).map_err(|e| describe(&self.path, e))
     }
+
+    fn remove_expired(&mut self, prefix: &str, now_ms: u64) -> Result<u64, StoreError> {
+        let sql = "DELETE FROM vars WHERE substr(name, 1, length(?1)) = ?1
+             AND value GLOB '[0-9]*' AND value NOT GLOB '*[^0-9]*' AND CAST(value AS INTEGER) < ?2";
+        let removed = self.conn.execute(sql, rusqlite::params![prefix, now_ms as i64]);
+        removed.map(|n| n as u64).map_err(|e| describe(&self.path, e))
+    }
 }
 
 /// The store, opened on the first read (to read only) or the first save (to
@@ -806,6 +825,10 @@ impl VarStore for LazyStore {
 
     fn end(&mut self, commit: bool) -> Result<(), StoreError> {
         self.for_writing()?.end(commit)
+    }
+
+    fn remove_expired(&mut self, prefix: &str, now_ms: u64) -> Result<u64, StoreError> {
+        self.for_writing()?.remove_expired(prefix, now_ms)
     }
 }
 

@@ -826,6 +826,15 @@ impl VarStore for PgStore {
         let sql = if commit { "COMMIT" } else { "ROLLBACK" };
         self.with_conn(|conn| conn.batch_execute(sql))
     }
+
+    fn remove_expired(&mut self, prefix: &str, now_ms: u64) -> Result<u64, StoreError> {
+        // A value that is not a whole number is never cast (CASE, as
+        // PostgreSQL may test an AND's sides in any order).
+        let sql = "DELETE FROM blkc_vars WHERE starts_with(name, $1)
+             AND (CASE WHEN value ~ '^[0-9]{1,18}$' THEN value::bigint END) < $2";
+        let now = now_ms as i64;
+        self.with_conn(|conn| conn.execute(sql, &[&prefix, &now]))
+    }
 }
 
 /// A PostgreSQL database as a store location that serving processes share.
