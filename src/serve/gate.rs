@@ -4,7 +4,7 @@
 //! kept in the store and decided in one of its transactions, so processes
 //! sharing a store agree: every click is counted once.
 
-use crate::discord::model::Interaction;
+use crate::discord::model::{Interaction, InteractionType};
 use crate::plan::{self, Cooldown, Plan};
 use crate::store::{StoreError, VarStore};
 use crate::vocab::{self, VarScope};
@@ -53,7 +53,10 @@ impl Gates {
                 .cooldowns
                 .push((cooldown_key(&format!("~cooldown.{}.{}", tree.kind.as_str(), tree.name), c, vars), c));
         }
-        let Some(interaction) = interaction else { return gates };
+        // A component's gates are a click's or a choice's (a form's id
+        // names no component).
+        let clicked = interaction.filter(|i| i.kind() == Ok(InteractionType::MessageComponent));
+        let Some(interaction) = clicked else { return gates };
         let Some((handler, number, _)) = vocab::parse_custom_id(interaction.custom_id()) else { return gates };
         let Some(component) = plan::component(plan, number).filter(|c| c.handler.as_deref() == Some(handler)) else {
             return gates;
