@@ -271,6 +271,15 @@ handler take {
         { "type": 2, "style": 1, "label": "Yes", "custom_id": "blk1:vote:0:" },
         { "type": 2, "style": 1, "label": "Take one", "custom_id": "blk1:take:1:" },
     ]);
+    // Each process opens its first connections to the database before the
+    // burst (a cold process under a burst of 100 waits on new connections:
+    // see the note of this test's commit).
+    for (i, server) in servers.iter().enumerate() {
+        for n in 0..8 {
+            let answer = server.send(&platform, &command(&format!("warm{i}-{n}"), "poll", json!([])));
+            assert_eq!(answer.status, 200, "{answer:?}");
+        }
+    }
     let signed: Vec<(Vec<u8>, (String, String))> = (0..100)
         .map(|i| {
             let id = if i % 2 == 0 { "blk1:vote:0:" } else { "blk1:take:1:" };
@@ -302,7 +311,8 @@ handler take {
     // or "thinking" first).
     let refused =
         takes.iter().filter(|(_, a)| a.body["data"]["content"] == "This button has been used its 30 times.").count();
-    assert_eq!(refused, 20, "{:?}", takes.iter().map(|(_, a)| &a.body).collect::<Vec<_>>());
+    let deferred = takes.iter().filter(|(_, a)| a.body["type"] == 5).count();
+    assert!(refused <= 20 && refused + deferred >= 20, "{:?}", takes.iter().map(|(_, a)| &a.body).collect::<Vec<_>>());
     let get = |name: &str| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
             .args(["vars", "--store", &url, "get", name, "--channel", "888"])
@@ -310,7 +320,16 @@ handler take {
             .unwrap();
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
-    assert_eq!((get("yes"), get("taken")), ("50".to_string(), "30".to_string()));
+    // A run that answered "thinking" first goes on after its answer: the
+    // store is read once every run has logged how it ended.
+    let ended = |log: &str| log.lines().filter(|l| l.contains(" id=k") && l.contains(" outcome=")).count();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while servers.iter().map(|s| ended(&s.log())).sum::<usize>() < 100 && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let logs: Vec<String> = servers.iter().map(|s| s.log()).collect();
+    assert!(logs.iter().all(|l| !l.contains("outcome=failed")), "{logs:#?}");
+    assert_eq!((get("yes"), get("taken")), ("50".to_string(), "30".to_string()), "{logs:#?}");
     // Every vote's update showed a count the store held at its save.
     let shown: Vec<u32> = votes
         .iter()
