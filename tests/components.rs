@@ -271,15 +271,6 @@ handler take {
         { "type": 2, "style": 1, "label": "Yes", "custom_id": "blk1:vote:0:" },
         { "type": 2, "style": 1, "label": "Take one", "custom_id": "blk1:take:1:" },
     ]);
-    // Each process opens its first connections to the database before the
-    // burst (a cold process under a burst of 100 waits on new connections:
-    // see the note of this test's commit).
-    for (i, server) in servers.iter().enumerate() {
-        for n in 0..8 {
-            let answer = server.send(&platform, &command(&format!("warm{i}-{n}"), "poll", json!([])));
-            assert_eq!(answer.status, 200, "{answer:?}");
-        }
-    }
     let signed: Vec<(Vec<u8>, (String, String))> = (0..100)
         .map(|i| {
             let id = if i % 2 == 0 { "blk1:vote:0:" } else { "blk1:take:1:" };

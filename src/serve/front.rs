@@ -517,14 +517,28 @@ async fn first_across_processes(shared: &Arc<Shared>, id: &str, received: Instan
     if !store.shared() || store.health().is_some() {
         return true;
     }
+    // At most a few checks at once: a burst of checks, each on a blocking
+    // task that keeps its connection past its bound, would take every
+    // connection of the store's pool from the runs.
+    static CHECKS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(8);
     let (store, key) = (store.clone(), crate::store::delivery_key("interaction", id));
     let keep = REPLAY_MEMORY.as_millis() as i64;
-    let bound = received + (shared.front.answer_within / 3).min(Duration::from_secs(1));
-    let asked = tokio::task::spawn_blocking(move || store.first_time(&key, epoch_ms(), keep));
-    let why = match tokio::time::timeout_at(tokio::time::Instant::from_std(bound), asked).await {
-        Ok(Ok(Ok(first))) => return first,
-        Ok(Ok(Err(e))) => e.to_string(),
-        Ok(Err(_)) => "the check failed".to_string(),
+    let bound = tokio::time::Instant::from_std(received + (shared.front.answer_within / 3).min(Duration::from_secs(1)));
+    let asked = async {
+        let permit = CHECKS.acquire().await.map_err(|_| "the check failed".to_string())?;
+        let asked = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            store.first_time(&key, epoch_ms(), keep)
+        });
+        match asked.await {
+            Ok(Ok(first)) => Ok(first),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err("the check failed".to_string()),
+        }
+    };
+    let why = match tokio::time::timeout_at(bound, asked).await {
+        Ok(Ok(first)) => return first,
+        Ok(Err(why)) => why,
         Err(_) => "no answer in time; the interaction runs".to_string(),
     };
     tracing::warn!(error = why, "the store could not say whether the interaction is new");
