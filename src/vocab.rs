@@ -131,8 +131,9 @@ pub fn trigger_variables(kind: crate::ast::TreeKind, name: &str) -> &'static [&'
 }
 
 /// The chat platform's API, where `{bot_token}` may go unless a file says
-/// otherwise with `platform "…"`.
-pub const DEFAULT_PLATFORM: &str = "https://discord.com/api";
+/// otherwise with `platform "…"`: at the version the Gateway is opened
+/// with (an unversioned call reaches the platform's old default).
+pub const DEFAULT_PLATFORM: &str = "https://discord.com/api/v10";
 
 /// The longest GET URL, parameters included, that blkc lets through (the
 /// spec's section 8 restricts it without a number; 2,048 is the limit that
@@ -203,7 +204,7 @@ impl OptionType {
     pub fn describe(self) -> &'static str {
         match self {
             OptionType::String => "text the user types",
-            OptionType::Integer => "a whole number between -2^53 and 2^53",
+            OptionType::Integer => "a whole number between -(2^53 - 1) and 2^53 - 1",
             OptionType::Number => "a number, decimals allowed",
             OptionType::Boolean => "`true` or `false`",
             OptionType::User => "a user of the server: the value is the user's ID",
@@ -226,7 +227,7 @@ impl OptionType {
         let ok = match self {
             OptionType::String => true,
             OptionType::Integer => parse_integer(value).is_some(),
-            OptionType::Number => is_json_number(value),
+            OptionType::Number => is_option_number(value),
             OptionType::Boolean => matches!(value, "true" | "false"),
             _ => snowflake(value),
         };
@@ -319,10 +320,18 @@ impl VarScope {
     }
 }
 
-/// The largest magnitude of an integer option (the platform's: 2^53).
-pub const MAX_OPTION_INTEGER: i64 = 1 << 53;
+/// The largest magnitude of an integer option (the platform's: 2^53 - 1).
+pub const MAX_OPTION_INTEGER: i64 = (1 << 53) - 1;
+/// The largest magnitude of a number option (the platform's: 2^53).
+pub const MAX_OPTION_NUMBER: f64 = 9_007_199_254_740_992.0;
 
-/// An integer option's value: digits with an optional `-`, within ±2^53.
+/// A number option's value or choice: JSON's number syntax, within ±2^53.
+pub fn is_option_number(value: &str) -> bool {
+    is_json_number(value) && value.parse::<f64>().is_ok_and(|n| n.abs() <= MAX_OPTION_NUMBER)
+}
+
+/// An integer option's value: digits with an optional `-`, within
+/// ±(2^53 - 1).
 pub fn parse_integer(value: &str) -> Option<i64> {
     let digits = value.strip_prefix('-').unwrap_or(value);
     if digits.is_empty() || digits.len() > 16 || !digits.bytes().all(|b| b.is_ascii_digit()) {

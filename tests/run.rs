@@ -437,6 +437,9 @@ fn the_bot_token_goes_only_to_the_platform_host() {
     let ran = blkc(&p, &["--format", "json", "--command", "t"], &token);
     assert_eq!(ran.code, 0, "{}", ran.stdout);
     assert_eq!(ran.replies(), ["Bot {bot_token}"], "the token was sent, and redacted in the reply");
+    // A call with the bot token is the platform's: its User-Agent format.
+    let agent = server.received()[0].headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("user-agent")).cloned();
+    assert!(agent.as_ref().is_some_and(|(_, v)| v.starts_with("DiscordBot (")), "{agent:?}");
     // `--platform` is known only at run time: the run applies the same rule.
     let ran = blkc(&p, &["--format", "json", "--command", "t", "--platform", "http://localhost:1/api"], &token);
     assert_eq!(ran.code, 3);
@@ -567,18 +570,18 @@ fn typed_options_check_their_values_and_integers_compare_exactly() {
     let p = program(
         "command pick \"Pick\" {\n    option n \"A number\" integer required\n    option who \"Someone\" user\n    \
          option on \"On or off\" boolean\n    \
-         if \"{option_n}\" > 9007199254740991 { reply \"above\" } else { reply \"not above\" }\n    \
-         if \"{option_n}\" == 9007199254740992 { reply \"equal\" }\n}\n",
+         if \"{option_n}\" > 9007199254740990 { reply \"above\" } else { reply \"not above\" }\n    \
+         if \"{option_n}\" == 9007199254740991 { reply \"equal\" }\n}\n",
         &server,
     );
-    let ran = blkc(&p, &["--command", "pick", "--var", "option_n=9007199254740992"], &[]);
+    let ran = blkc(&p, &["--command", "pick", "--var", "option_n=9007199254740991"], &[]);
     assert_eq!(ran.code, 0, "{}", ran.stderr);
     assert_eq!(ran.stdout, "above\nequal\n");
-    let ran = blkc(&p, &["--command", "pick", "--var", "option_n=9007199254740991"], &[]);
+    let ran = blkc(&p, &["--command", "pick", "--var", "option_n=9007199254740990"], &[]);
     assert_eq!(ran.stdout, "not above\n");
     for (var, expected) in [
-        ("option_n=12.5", "option `n` is integer: expected a whole number between -2^53 and 2^53"),
-        ("option_n=9007199254740993", "option `n` is integer"),
+        ("option_n=12.5", "option `n` is integer: expected a whole number between -(2^53 - 1) and 2^53 - 1"),
+        ("option_n=9007199254740992", "option `n` is integer"),
         ("option_who=@everyone", "option `who` is user: expected a user of the server"),
         ("option_on=yes", "option `on` is boolean: expected `true` or `false`"),
     ] {

@@ -280,7 +280,10 @@ fn choice(kind: OptionType, c: &Choice, out: &mut Findings) {
         (ChoiceValue::Number(..), OptionType::String) => Some("is a number, and the option is a string".into()),
         (ChoiceValue::Text(_), _) => Some(format!("is text, and the option is {}", article(kind))),
         (ChoiceValue::Number(n, _), OptionType::Integer) if vocab::parse_integer(n).is_none() => {
-            Some("is not a whole number between -2^53 and 2^53".into())
+            Some("is not a whole number between -(2^53 - 1) and 2^53 - 1".into())
+        }
+        (ChoiceValue::Number(n, _), OptionType::Number) if !vocab::is_option_number(n) => {
+            Some("is beyond the platform's ±2^53 (9007199254740992)".into())
         }
         (ChoiceValue::Number(..), _) => None,
     };

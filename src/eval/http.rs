@@ -189,6 +189,12 @@ impl Client {
         for h in &hop.headers {
             builder = builder.header(h.name.as_str(), h.value.as_str());
         }
+        // A call with the bot token is the platform's, which wants its own
+        // User-Agent format (`DiscordBot (url, version)`), unless the block
+        // wrote one.
+        if hop.carries_token && !hop.headers.iter().any(|h| h.name.as_str().eq_ignore_ascii_case("user-agent")) {
+            builder = builder.header("User-Agent", crate::discord::rest::USER_AGENT);
+        }
         // The bot token never crosses a plaintext hop to a proxy.
         let direct = hop.carries_token && hop.url.scheme() == "http";
         if hop.guarded && !direct {
