@@ -44,6 +44,17 @@ impl Platform {
         })
     }
 
+    /// Discord's own API with no `/vN` segment in the path: its calls
+    /// reach the platform's old default version.
+    pub fn is_unversioned_discord(&self) -> bool {
+        let discord = self.host == "discord.com" || self.host.ends_with(".discord.com");
+        let versioned = self
+            .path
+            .split('/')
+            .any(|s| s.strip_prefix('v').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())));
+        discord && !versioned
+    }
+
     pub fn default_platform() -> Platform {
         Platform::parse(crate::vocab::DEFAULT_PLATFORM).expect("the default platform URL is valid")
     }
@@ -464,6 +475,15 @@ mod tests {
         }
         assert!(is_dot_segment("%252E%252E"), "a value `%2E%2E`, encoded once more");
         assert!(!is_dot_segment("...") && !is_dot_segment(".a") && !is_dot_segment("a%2E"));
+    }
+
+    #[test]
+    fn discord_s_api_without_a_version_is_told_apart() {
+        let unversioned = |u: &str| Platform::parse(u).unwrap().is_unversioned_discord();
+        assert!(unversioned("https://discord.com/api") && unversioned("https://canary.discord.com/api/"));
+        assert!(!unversioned("https://discord.com/api/v10") && !unversioned("https://discord.com/api/v9/"));
+        assert!(!unversioned("http://127.0.0.1:9000/api"), "a stand-in's path is its own");
+        assert!(!unversioned(crate::vocab::DEFAULT_PLATFORM));
     }
 
     #[test]

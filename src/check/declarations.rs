@@ -72,6 +72,19 @@ pub fn check(scope: &Scope<'_>, out: &mut Findings) {
                     );
                 }
                 let parsed = crate::policy::Platform::parse(&p.url.value);
+                if parsed.as_ref().is_some_and(|p| p.is_unversioned_discord()) {
+                    out.push(
+                        Diagnostic::new(
+                            Code::UnversionedPlatform,
+                            format!("platform `{}` calls the platform's API without a version", p.url.value),
+                        )
+                        .label(p.url.span, "no `/v10` in the path")
+                        .help(format!(
+                            "an unversioned call reaches the platform's old default version: write `platform \"{}\"`",
+                            vocab::DEFAULT_PLATFORM
+                        )),
+                    );
+                }
                 if parsed.is_none() {
                     out.push(
                         Diagnostic::new(

@@ -170,6 +170,7 @@ codes! {
     MisplacedForm = "B423", Error, "a form where the platform does not take one";
     MisplacedUpdate = "B424", Error, "`update` with no message to edit, or ephemeral";
     CustomIdTooLong = "B425", Error, "a component's id longer than 100 characters";
+    UnversionedPlatform = "B426", Warning, "the platform's API called without a version";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
