@@ -71,35 +71,33 @@ pub fn check(scope: &Scope<'_>, out: &mut Findings) {
                             .help("a file talks to one chat platform: keep one `platform` line"),
                     );
                 }
-                let parsed = crate::policy::Platform::parse(&p.url.value);
-                if parsed.as_ref().is_some_and(|p| p.is_unversioned_discord()) {
-                    out.push(
-                        Diagnostic::new(
-                            Code::UnversionedPlatform,
-                            format!("platform `{}` calls the platform's API without a version", p.url.value),
-                        )
-                        .label(p.url.span, "no `/v10` in the path")
-                        .help(format!(
-                            "an unversioned call reaches the platform's old default version: write `platform \"{}\"`",
-                            vocab::DEFAULT_PLATFORM
-                        )),
-                    );
-                }
-                if parsed.is_none() {
-                    out.push(
-                        Diagnostic::new(
-                            Code::InvalidUrl,
-                            format!("platform `{}` is not an absolute http(s) URL", p.url.value),
-                        )
-                        .label(p.url.span, "not an http(s) URL")
-                        .help(format!(
-                            "write the platform's API base URL, like `platform \"{}\"`",
-                            vocab::DEFAULT_PLATFORM
-                        )),
-                    );
-                }
+                platform_url(p, out);
             }
         }
+    }
+}
+
+/// A `platform` line's URL: an absolute http(s) URL, and Discord's API at
+/// a version (B426).
+fn platform_url(p: &crate::ast::Platform, out: &mut Findings) {
+    match crate::policy::Platform::parse(&p.url.value) {
+        None => out.push(
+            Diagnostic::new(Code::InvalidUrl, format!("platform `{}` is not an absolute http(s) URL", p.url.value))
+                .label(p.url.span, "not an http(s) URL")
+                .help(format!("write the platform's API base URL, like `platform \"{}\"`", vocab::DEFAULT_PLATFORM)),
+        ),
+        Some(parsed) if parsed.is_unversioned_discord() => out.push(
+            Diagnostic::new(
+                Code::UnversionedPlatform,
+                format!("platform `{}` calls the platform's API without a version", p.url.value),
+            )
+            .label(p.url.span, "no `/v10` in the path")
+            .help(format!(
+                "an unversioned call reaches the platform's old default version: write `platform \"{}\"`",
+                vocab::DEFAULT_PLATFORM
+            )),
+        ),
+        Some(_) => {}
     }
 }
 
