@@ -18,7 +18,7 @@ struct Bench {
 }
 
 impl Scope for Bench {
-    fn response(&self, _block: &str) -> Option<&Response> {
+    fn response(&self, _path: &blkc::plan::Path) -> Option<&Response> {
         Some(&self.response)
     }
     fn variable(&mut self, _name: &str, _span: Span) -> Option<String> {

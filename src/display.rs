@@ -58,8 +58,29 @@ pub fn lines(s: &str) -> String {
     out
 }
 
+/// A count with its thousands grouped, as the messages write numbers:
+/// `20000` is `20,000`.
+pub fn count(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn counts_group_thousands() {
+        for (n, text) in [(0, "0"), (999, "999"), (1000, "1,000"), (20000, "20,000"), (1234567, "1,234,567")] {
+            assert_eq!(count(n), text);
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -357,6 +357,16 @@ impl Printer<'_> {
                 self.trailing(b.span.end as usize);
             }
             Node::If(i) => self.if_node(i),
+            Node::For(f) => self.for_node(f),
+            Node::Text(t, span) => {
+                self.out.push_str("text ");
+                self.template(t);
+                self.trailing(span.end as usize);
+            }
+            Node::Stop(span) => {
+                self.out.push_str("stop");
+                self.trailing(span.end as usize);
+            }
             Node::Form(f) => {
                 self.out.push_str("form ");
                 self.out.push_str(&f.handler.name);
@@ -518,6 +528,29 @@ impl Printer<'_> {
                 |p, n| p.node(n),
             );
         }
+        self.trailing(node.span.end as usize);
+    }
+
+    /// `for item in SOURCE [limit N] [join "SEP" into NAME] { … }`.
+    fn for_node(&mut self, node: &ForNode) {
+        self.out.push_str("for ");
+        self.out.push_str(&node.item.name);
+        self.out.push_str(" in ");
+        // A source is printed as written: its path is the author's.
+        self.out.push_str(self.text.get(node.source.span().range()).unwrap_or_default());
+        if let Some(limit) = &node.limit {
+            self.out.push_str(" limit ");
+            self.value(limit);
+        }
+        if let Some(join) = &node.join {
+            self.out.push_str(" join ");
+            self.template(&join.separator);
+            self.out.push_str(" into ");
+            self.out.push_str(&join.into.name);
+        }
+        self.out.push_str(" {");
+        let body = &node.body;
+        self.block(body.span.start as usize, body.span.end as usize - 1, &body.body, Node::span, |p, n| p.node(n));
         self.trailing(node.span.end as usize);
     }
 
@@ -768,6 +801,7 @@ fn inline_value(text: &str, value: &Value) -> Option<String> {
         Value::Null(_) => "null".into(),
         // A reference is printed as written: its path is the author's.
         Value::Ref(r) => text.get(r.span.range()).unwrap_or_default().to_string(),
+        Value::Element(e) => text.get(e.span.range()).unwrap_or_default().to_string(),
         Value::Object(entries, _) => inline_entries(text, entries)?,
         Value::Array(items, _) => inline_array(text, items)?,
         Value::Arith(e) => expr_text(text, e)?,
@@ -788,7 +822,7 @@ fn fixed_literal(value: &Value) -> String {
             format!("{{ {} }}", entries.join(", "))
         }
         Value::Array(items, _) => format!("[{}]", items.iter().map(fixed_literal).collect::<Vec<_>>().join(", ")),
-        Value::Null(_) | Value::Ref(_) | Value::Arith(_) => "null".into(),
+        Value::Null(_) | Value::Ref(_) | Value::Element(_) | Value::Arith(_) => "null".into(),
     }
 }
 
@@ -885,6 +919,7 @@ fn template_literal(text: &str, t: &Template) -> String {
             Part::Var(Var::BotToken(_)) => out.push_str("{bot_token}"),
             // A reference is printed as written (its span holds the braces).
             Part::Var(Var::Ref(r)) => out.push_str(text.get(r.span.range()).unwrap_or_default()),
+            Part::Var(Var::Element(e)) => out.push_str(text.get(e.span.range()).unwrap_or_default()),
             Part::Secret(id) => {
                 out.push('<');
                 out.push_str(&id.name);

@@ -402,6 +402,8 @@ pub struct Flow<'a> {
     chains: Vec<Chain>,
     points: Vec<Point>,
     current: Option<u32>,
+    /// How many names the index numbers (blocks, then [`Flow::also`]'s).
+    count: u32,
 }
 
 /// An `if` chain being walked: what had run before it, the point then,
@@ -472,7 +474,30 @@ impl<'a> Flow<'a> {
         for (i, b) in blocks.iter().enumerate() {
             index.entry(b.name.name.as_str()).or_insert(i as u32);
         }
-        Flow { ran: Blocks::default(), index, chains: Vec::new(), points: Vec::new(), current: None }
+        let count = blocks.len() as u32;
+        Flow { ran: Blocks::default(), index, chains: Vec::new(), points: Vec::new(), current: None, count }
+    }
+
+    /// Follows `name` too, as a block: a loop's joined text, which exists
+    /// once the loop has run ([`Flow::block_ran`] at its end).
+    pub fn also(&mut self, name: &'a str) {
+        let next = self.count;
+        if let std::collections::hash_map::Entry::Vacant(v) = self.index.entry(name) {
+            v.insert(next);
+            self.count += 1;
+        }
+    }
+
+    /// A loop's body starts at `at`: it runs any number of times, maybe
+    /// none, so what it runs has not run after it ([`Flow::loop_end`]).
+    pub fn loop_start(&mut self, at: u32) {
+        self.chain_start();
+        self.branch_start(at);
+    }
+
+    pub fn loop_end(&mut self, at: u32) {
+        self.branch_end();
+        self.chain_end(false, at);
     }
 
     /// Whether the block named `name` has run on every path to here.
@@ -540,6 +565,11 @@ struct FlowWalk<'a>(Flow<'a>);
 impl<'a> Visitor<'a> for FlowWalk<'a> {
     fn block(&mut self, b: &'a ApiBlock) {
         self.0.block_ran(&b.name.name, b.span.end);
+    }
+    fn for_loop(&mut self, node: &'a crate::ast::ForNode) {
+        self.0.loop_start(node.body.span.start);
+        self.branch(&node.body.body);
+        self.0.loop_end(node.span.end);
     }
     fn reply(&mut self, _: &'a crate::ast::Reply) {}
     fn save(&mut self, _: &'a crate::ast::Save) {}

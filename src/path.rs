@@ -149,7 +149,12 @@ pub fn why_not_addressable(key: &str) -> Option<String> {
 
 /// `response.a.b`: the first segments of a path as written.
 pub fn display<'s>(segments: impl IntoIterator<Item = &'s str>) -> String {
-    let mut out = String::from("response");
+    display_from("response", segments)
+}
+
+/// A path from `root` (`response`, or a loop's element name) as dotted text.
+pub fn display_from<'s>(root: &str, segments: impl IntoIterator<Item = &'s str>) -> String {
+    let mut out = String::from(root);
     for s in segments {
         out.push('.');
         out.push_str(s);
@@ -308,7 +313,12 @@ const KEYS_LISTED: usize = 8;
 impl Miss {
     /// What is wrong, in the same words for a sample and a live response.
     pub fn message<S: Segment>(&self, path: &[S]) -> String {
-        let at = display(path[..self.at].iter().map(Segment::text));
+        self.message_from("response", path)
+    }
+
+    /// [`Miss::message`] for a path from `root` (a loop's element).
+    pub fn message_from<S: Segment>(&self, root: &str, path: &[S]) -> String {
+        let at = display_from(root, path[..self.at].iter().map(Segment::text));
         let key = path[self.at].text();
         match &self.kind {
             MissKind::NoKey => format!("`{at}` has no key `{key}`"),
@@ -333,7 +343,13 @@ impl Miss {
 
     /// What to do about it; `block` names the block in a corrected path.
     pub fn help<S: Segment>(&self, block: &str, path: &[S]) -> String {
-        let at = display(path[..self.at].iter().map(Segment::text));
+        self.help_from("response", &|p| format!("api_{block}[{p}]"), path)
+    }
+
+    /// [`Miss::help`] for a path from `root`; `whole` writes a corrected
+    /// path as a reference (`api_b[…]`, `item[…]`).
+    pub fn help_from<S: Segment>(&self, root: &str, whole: &dyn Fn(&str) -> String, path: &[S]) -> String {
+        let at = display_from(root, path[..self.at].iter().map(Segment::text));
         let key = path[self.at].text();
         match &self.kind {
             MissKind::NoKey => match did_you_mean(key, self.keys.iter().map(String::as_str)) {
@@ -361,10 +377,8 @@ impl Miss {
             }
             MissKind::NotAnIndex { .. } => {
                 let rest: Vec<&str> = path[self.at..].iter().map(Segment::text).collect();
-                format!(
-                    "an array element must be addressed by its index from 0 (the spec's rule 3), like `api_{block}[{at}.0.{}]`",
-                    rest.join(".")
-                )
+                let fixed = whole(&format!("{at}.0.{}", rest.join(".")));
+                format!("an array element must be addressed by its index from 0 (the spec's rule 3), like `{fixed}`")
             }
             MissKind::OutOfRange { len: 0 } => format!("`{at}` is empty: no index reads a value"),
             MissKind::OutOfRange { len: 1 } => format!("indexes count from 0: the only element is `{at}.0`"),

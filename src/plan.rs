@@ -256,6 +256,34 @@ pub enum Step {
         otherwise: Vec<Step>,
         span: Span,
     },
+    /// `for item in … { … }`: `steps` once per element of the array that
+    /// `source` reads (an element path when it reads an enclosing loop's).
+    Loop(Box<LoopStep>),
+    /// `text "…"`: a piece of the enclosing loop's join.
+    Text {
+        text: Template,
+        span: Span,
+    },
+    /// `stop`: ends the enclosing loop.
+    Stop {
+        span: Span,
+    },
+}
+
+/// A loop, ready to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoopStep {
+    /// The element's name.
+    pub item: String,
+    pub source: Path,
+    /// At most this many runs: a number, or a value read when the loop starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<Val>,
+    /// `join "SEP" into NAME`: the separator and the name of the text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join: Option<(Template, String)>,
+    pub steps: Vec<Step>,
+    pub span: Span,
 }
 
 /// One API block, ready to send.
@@ -304,7 +332,11 @@ pub enum Seg {
 /// A pre-split response path: `api_<block>[response.a.0]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Path {
+    /// The block, or the loop whose element the path reads.
     pub block: String,
+    /// A path into a loop's element (`item[name]`), not a block's response.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub element: bool,
     /// `true` for `[status]`, `false` for `[response…]`.
     pub status: bool,
     pub keys: Vec<Key>,
@@ -453,15 +485,36 @@ impl Request {
     }
 }
 
+impl Step {
+    /// The lists of steps nested in this one: an `if`'s branches (its
+    /// `otherwise` last), a loop's body.
+    pub fn nested(&self) -> Vec<&[Step]> {
+        match self {
+            Step::If { branches, otherwise, .. } => {
+                branches.iter().map(|(_, then)| then.as_slice()).chain([otherwise.as_slice()]).collect()
+            }
+            Step::Loop(l) => vec![l.steps.as_slice()],
+            _ => Vec::new(),
+        }
+    }
+
+    fn nested_mut(&mut self) -> Vec<&mut Vec<Step>> {
+        match self {
+            Step::If { branches, otherwise, .. } => {
+                branches.iter_mut().map(|(_, then)| then).chain([otherwise]).collect()
+            }
+            Step::Loop(l) => vec![&mut l.steps],
+            _ => Vec::new(),
+        }
+    }
+}
+
 /// Whether any reply of `steps`, in any branch, is seen by everyone (not
 /// `ephemeral`).
 pub fn any_public_reply(steps: &[Step]) -> bool {
     steps.iter().any(|step| match step {
         Step::Reply { ephemeral, update, .. } => !ephemeral && !update,
-        Step::If { branches, otherwise, .. } => {
-            branches.iter().any(|(_, then)| any_public_reply(then)) || any_public_reply(otherwise)
-        }
-        Step::Request(_) | Step::Save { .. } | Step::Form(_) => false,
+        _ => step.nested().into_iter().any(any_public_reply),
     })
 }
 
@@ -470,10 +523,7 @@ pub fn any_public_reply(steps: &[Step]) -> bool {
 pub fn any_update(steps: &[Step]) -> bool {
     steps.iter().any(|step| match step {
         Step::Reply { update, .. } => *update,
-        Step::If { branches, otherwise, .. } => {
-            branches.iter().any(|(_, then)| any_update(then)) || any_update(otherwise)
-        }
-        Step::Request(_) | Step::Save { .. } | Step::Form(_) => false,
+        _ => step.nested().into_iter().any(any_update),
     })
 }
 
@@ -520,6 +570,15 @@ pub fn each_template(steps: &[Step], f: &mut impl FnMut(&Template)) {
                 }
                 each_template(otherwise, f);
             }
+            Step::Loop(l) => {
+                l.limit.iter().for_each(|v| v.each_template(f));
+                if let Some((separator, _)) = &l.join {
+                    f(separator);
+                }
+                each_template(&l.steps, f);
+            }
+            Step::Text { text, .. } => f(text),
+            Step::Stop { .. } => {}
         }
     }
 }
@@ -554,7 +613,12 @@ pub fn each_path(steps: &[Step], f: &mut impl FnMut(&Path)) {
                 }
                 each_path(otherwise, f);
             }
-            Step::Reply { .. } | Step::Form(_) => {}
+            Step::Loop(l) => {
+                f(&l.source);
+                l.limit.iter().for_each(|v| val(v, f));
+                each_path(&l.steps, f);
+            }
+            Step::Reply { .. } | Step::Form(_) | Step::Text { .. } | Step::Stop { .. } => {}
         }
     }
 }
@@ -576,11 +640,7 @@ pub fn form_inputs<'p>(plan: &'p Plan, handler: &str) -> Vec<&'p str> {
         for step in steps {
             match step {
                 Step::Form(f) if f.handler == handler => out.extend(f.inputs.iter().map(|i| i.name.as_str())),
-                Step::If { branches, otherwise, .. } => {
-                    branches.iter().for_each(|(_, then)| walk(then, handler, out));
-                    walk(otherwise, handler, out);
-                }
-                _ => {}
+                _ => step.nested().into_iter().for_each(|steps| walk(steps, handler, out)),
             }
         }
     }
@@ -595,10 +655,7 @@ pub fn form_inputs<'p>(plan: &'p Plan, handler: &str) -> Vec<&'p str> {
 pub fn find_request<'p>(steps: &'p [Step], name: &str) -> Option<&'p Request> {
     steps.iter().find_map(|s| match s {
         Step::Request(r) if r.block == name => Some(r.as_ref()),
-        Step::If { branches, otherwise, .. } => {
-            branches.iter().find_map(|(_, then)| find_request(then, name)).or_else(|| find_request(otherwise, name))
-        }
-        _ => None,
+        _ => s.nested().into_iter().find_map(|steps| find_request(steps, name)),
     })
 }
 
@@ -680,13 +737,7 @@ fn number_components(steps: &mut [Step], next: &mut u32) {
                     *next += 1;
                 }
             }
-            Step::If { branches, otherwise, .. } => {
-                for (_, body) in branches.iter_mut() {
-                    number_components(body, next);
-                }
-                number_components(otherwise, next);
-            }
-            _ => {}
+            _ => step.nested_mut().into_iter().for_each(|steps| number_components(steps, next)),
         }
     }
 }
@@ -696,10 +747,7 @@ pub fn component(plan: &Plan, number: u32) -> Option<&ComponentStep> {
     fn find(steps: &[Step], number: u32) -> Option<&ComponentStep> {
         steps.iter().find_map(|step| match step {
             Step::Reply { components, .. } => components.iter().find(|c| c.number == number),
-            Step::If { branches, otherwise, .. } => {
-                branches.iter().find_map(|(_, body)| find(body, number)).or_else(|| find(otherwise, number))
-            }
-            _ => None,
+            _ => step.nested().into_iter().find_map(|steps| find(steps, number)),
         })
     }
     plan.trees.iter().find_map(|t| find(&t.steps, number))
@@ -728,6 +776,27 @@ fn step(node: &Node) -> Lowered<Option<Step>> {
         })),
         Node::Save(s) => Step::Save { name: s.name.name.to_string(), value: val(&s.value), span: s.span },
         Node::If(i) => if_step(i)?,
+        Node::For(f) => Step::Loop(Box::new(LoopStep {
+            item: f.item.name.to_string(),
+            source: match &f.source {
+                ast::LoopSource::Ref(r) => path(r),
+                ast::LoopSource::Element(e) => element_path(e),
+                ast::LoopSource::Name(n) => Path {
+                    block: n.name.to_string(),
+                    element: true,
+                    status: false,
+                    keys: Vec::new(),
+                    text: n.name.to_string(),
+                    span: n.span,
+                },
+            },
+            limit: f.limit.as_ref().map(val),
+            join: f.join.as_ref().map(|j| (template(&j.separator), j.into.name.to_string())),
+            steps: steps(&f.body.body)?,
+            span: f.span,
+        })),
+        Node::Text(t, span) => Step::Text { text: template(t), span: *span },
+        Node::Stop(span) => Step::Stop { span: *span },
     }))
 }
 
@@ -867,7 +936,7 @@ fn fixed(v: &Value) -> serde_json::Value {
             Json::Object(entries.iter().map(|e| (e.key.name.to_string(), fixed(&e.value))).collect())
         }
         Value::Array(items, _) => Json::Array(items.iter().map(fixed).collect()),
-        Value::Null(_) | Value::Ref(_) | Value::Arith(_) => Json::Null,
+        Value::Null(_) | Value::Ref(_) | Value::Element(_) | Value::Arith(_) => Json::Null,
     }
 }
 
@@ -882,6 +951,7 @@ fn val(v: &Value) -> Val {
         Value::Bool(b, _) => Val::Json(serde_json::Value::Bool(*b)),
         Value::Null(_) => Val::Json(serde_json::Value::Null),
         Value::Ref(r) => Val::Ref(path(r)),
+        Value::Element(e) => Val::Ref(element_path(e)),
         Value::Object(entries, _) => object(entries),
         Value::Array(items, _) => Val::Array(items.iter().map(val).collect()),
         Value::Arith(e) => Val::Arith(Box::new(calc(e))),
@@ -909,20 +979,37 @@ pub fn template(t: &ast::Template) -> Template {
             Part::Var(Var::BotToken(_)) => Seg::BotToken,
             Part::Var(Var::Named(id)) => Seg::Var { name: id.name.to_string(), span: id.span },
             Part::Var(Var::Ref(r)) => Seg::Ref(path(r)),
+            Part::Var(Var::Element(e)) => Seg::Ref(element_path(e)),
         })
         .collect();
     Template { parts, span: t.span }
 }
 
+fn keys(segments: &[ast::Segment]) -> Vec<Key> {
+    segments
+        .iter()
+        .map(|s| Key { name: s.text.to_string(), index: crate::path::index(&s.text), span: s.span })
+        .collect()
+}
+
+/// `item[a.b]`: a path into loop `item`'s element.
+fn element_path(e: &ast::ElementRef) -> Path {
+    Path {
+        block: e.item.name.to_string(),
+        element: true,
+        status: false,
+        keys: keys(&e.segments),
+        text: format!("{}[{}]", e.item.name, e.path_text()),
+        span: e.span,
+    }
+}
+
 fn path(r: &ast::Reference) -> Path {
     Path {
         block: r.block.name.to_string(),
+        element: false,
         status: r.root() == Some(crate::path::Root::Status),
-        keys: r
-            .segments
-            .iter()
-            .map(|s| Key { name: s.text.to_string(), index: crate::path::index(&s.text), span: s.span })
-            .collect(),
+        keys: keys(&r.segments),
         text: format!("api_{}[{}]", r.block.name, r.path_text()),
         span: r.span,
     }

@@ -321,6 +321,14 @@ impl VarScope {
 }
 
 /// The largest magnitude of an integer option (the platform's: 2^53 - 1).
+/// The most loop runs one run of a tree makes, all its loops together
+/// (docs/language.md, "Loops").
+pub const MAX_LOOP_RUNS: usize = 10_000;
+
+/// The most requests one run of a tree sends (an `api` block in a loop
+/// counts each time it runs).
+pub const MAX_REQUESTS: usize = 100;
+
 pub const MAX_OPTION_INTEGER: i64 = (1 << 53) - 1;
 /// The largest magnitude of a number option (the platform's: 2^53).
 pub const MAX_OPTION_NUMBER: f64 = 9_007_199_254_740_992.0;
@@ -777,6 +785,8 @@ pub enum Place {
     Component,
     /// Among the settings of a `form`.
     Form,
+    /// In a `for` loop's head.
+    Loop,
 }
 
 macro_rules! keywords {
@@ -821,6 +831,12 @@ keywords! {
     Save "save" Tree,
     If "if" Tree,
     Else "else" Tree,
+    For "for" Tree,
+    Stop "stop" Tree,
+    In "in" Loop,
+    Limit "limit" Loop,
+    Join "join" Loop,
+    Into "into" Loop,
     Per "per" Var,
     Required "required" Option,
     Choices "choices" Option,

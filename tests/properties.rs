@@ -239,7 +239,21 @@ fn part() -> impl Strategy<Value = Part> {
             .prop_filter("not bot_token", |i| i.name != "bot_token" && !i.name.starts_with("api_"))
             .prop_map(|i| Part::Var(Var::Named(i))),
         reference().prop_map(|r| Part::Var(Var::Ref(Box::new(r)))),
+        element().prop_map(|e| Part::Var(Var::Element(Box::new(e)))),
     ]
+}
+
+/// `item[a.b]`: a loop element's path (a name not starting `api_`).
+fn element() -> impl Strategy<Value = ElementRef> {
+    (
+        ident().prop_filter("not a block's reference", |i| !i.name.starts_with("api_")),
+        proptest::collection::vec("[a-zA-Z0-9_ ]{1,6}", 1..4),
+    )
+        .prop_map(|(item, segs)| ElementRef {
+            item,
+            segments: segs.into_iter().map(|text: String| Segment { text: text.into(), span: sp() }).collect(),
+            span: sp(),
+        })
 }
 
 fn reference() -> impl Strategy<Value = Reference> {
@@ -284,6 +298,7 @@ fn value() -> impl Strategy<Value = Value> {
         any::<bool>().prop_map(|b| Value::Bool(b, sp())),
         Just(Value::Null(sp())),
         reference().prop_map(|r| Value::Ref(Box::new(r))),
+        element().prop_map(|e| Value::Element(Box::new(e))),
     ];
     nested(leaf, 3, 4)
 }
@@ -372,6 +387,7 @@ fn operand() -> impl Strategy<Value = Value> {
         number().prop_map(|n: String| Value::Number(n.into(), sp())),
         any::<bool>().prop_map(|b| Value::Bool(b, sp())),
         reference().prop_map(|r| Value::Ref(Box::new(r))),
+        element().prop_map(|e| Value::Element(Box::new(e))),
     ]
 }
 
@@ -480,9 +496,38 @@ fn node() -> impl Strategy<Value = Node> {
                 }))
             ),
             (ident(), value()).prop_map(|(name, value)| Node::Save(Save { name, value, span: sp() })),
+            template().prop_map(|t| Node::Text(Box::new(t), sp())),
+            Just(Node::Stop(sp())),
         ];
     leaf.prop_recursive(3, 24, 4, |inner| {
-        (
+        let source = prop_oneof![
+            reference().prop_map(|r| LoopSource::Ref(Box::new(r))),
+            element().prop_map(|e| LoopSource::Element(Box::new(e))),
+            ident().prop_map(LoopSource::Name),
+        ];
+        let limit = proptest::option::of(prop_oneof![
+            number().prop_map(|n: String| Value::Number(n.into(), sp())),
+            template().prop_map(Value::Str),
+            reference().prop_map(|r| Value::Ref(Box::new(r))),
+        ]);
+        let for_node = (
+            ident(),
+            source,
+            limit,
+            proptest::option::of((template(), ident())),
+            proptest::collection::vec(inner.clone(), 0..3),
+        )
+            .prop_map(|(item, source, limit, join, body)| {
+                Node::For(Box::new(ForNode {
+                    item,
+                    source,
+                    limit,
+                    join: join.map(|(separator, into)| Join { separator, into, span: sp() }),
+                    body: Branch { body, span: sp() },
+                    span: sp(),
+                }))
+            });
+        let if_node = (
             operand(),
             proptest::option::of((op(), operand())),
             proptest::collection::vec(inner.clone(), 0..3),
@@ -498,7 +543,8 @@ fn node() -> impl Strategy<Value = Node> {
                     otherwise: otherwise.map(|body| Branch { body, span: sp() }),
                     span: sp(),
                 }))
-            })
+            });
+        prop_oneof![if_node, for_node]
     })
 }
 

@@ -17,7 +17,7 @@ use proptest::prelude::*;
 struct Values(HashMap<String, String>);
 
 impl Scope for Values {
-    fn response(&self, _: &str) -> Option<&Response> {
+    fn response(&self, _: &blkc::plan::Path) -> Option<&Response> {
         None
     }
     fn variable(&mut self, name: &str, _: Span) -> Option<String> {

@@ -100,6 +100,12 @@ pub enum Node {
     Form(Box<Form>),
     Save(Save),
     If(Box<IfNode>),
+    /// `for item in … { … }`: its branch once per element of an array.
+    For(Box<ForNode>),
+    /// `text "…"`: a piece of the enclosing loop's `join`.
+    Text(Box<Template>, Span),
+    /// `stop`: ends the enclosing loop.
+    Stop(Span),
 }
 
 impl Node {
@@ -111,7 +117,68 @@ impl Node {
             Node::Form(n) => n.span,
             Node::Save(n) => n.span,
             Node::If(n) => n.span,
+            Node::For(n) => n.span,
+            Node::Text(_, span) | Node::Stop(span) => *span,
         }
+    }
+}
+
+/// `for item in api_x[response.items] limit 5 join ", " into top { … }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForNode {
+    /// The element's name: `{item}`, `{item[path]}`, `{item_number}`.
+    pub item: Ident,
+    pub source: LoopSource,
+    /// `limit N`: a number, a string (a template) or a reference.
+    pub limit: Option<Value>,
+    /// `join "SEP" into NAME`: the `text` pieces of its runs, joined.
+    pub join: Option<Join>,
+    pub body: Branch,
+    pub span: Span,
+}
+
+/// What a loop runs over.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoopSource {
+    /// `api_x[response.items]`
+    Ref(Box<Reference>),
+    /// `outer[tags]`: an array inside an enclosing loop's element.
+    Element(Box<ElementRef>),
+    /// `outer`: an enclosing loop's element, itself an array.
+    Name(Ident),
+}
+
+impl LoopSource {
+    pub fn span(&self) -> Span {
+        match self {
+            LoopSource::Ref(r) => r.span,
+            LoopSource::Element(e) => e.span,
+            LoopSource::Name(n) => n.span,
+        }
+    }
+}
+
+/// `join ", " into top`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Join {
+    pub separator: Template,
+    pub into: Ident,
+    pub span: Span,
+}
+
+/// `item[name.first]`: a path into a loop's element (no `response` root:
+/// the element is the root).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElementRef {
+    pub item: Ident,
+    pub segments: Vec<Segment>,
+    pub span: Span,
+}
+
+impl ElementRef {
+    /// The path as written: `name.first`.
+    pub fn path_text(&self) -> String {
+        self.segments.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join(".")
     }
 }
 
@@ -554,6 +621,8 @@ pub enum Value {
     Null(Span),
     /// An unquoted response reference: inserts the JSON value itself.
     Ref(Box<Reference>),
+    /// An unquoted path into a loop's element: `item[score]`.
+    Element(Box<ElementRef>),
     /// Boxed slices, not vectors: a value fits in 32 bytes.
     Object(Box<[Entry]>, Span),
     Array(Box<[Value]>, Span),
@@ -640,6 +709,7 @@ impl Value {
             Value::Str(t) => t.span,
             Value::Number(_, s) | Value::Bool(_, s) | Value::Null(s) => *s,
             Value::Ref(r) => r.span,
+            Value::Element(e) => e.span,
             Value::Object(_, s) | Value::Array(_, s) => *s,
             Value::Arith(e) => e.span(),
         }
@@ -679,6 +749,7 @@ impl Var {
     pub fn span(&self) -> Span {
         match self {
             Var::Ref(r) => r.span,
+            Var::Element(e) => e.span,
             Var::BotToken(span) => *span,
             Var::Named(id) => id.span,
         }
@@ -689,6 +760,8 @@ impl Var {
 pub enum Var {
     /// `{api_<block>[response…]}`
     Ref(Box<Reference>),
+    /// `{item[name]}`: a path into a loop's element.
+    Element(Box<ElementRef>),
     /// `{bot_token}`
     BotToken(Span),
     /// A trigger, option or custom variable: `{user_name}`.

@@ -18,6 +18,8 @@ pub enum Site {
     Reply,
     Save,
     Condition,
+    /// A loop's source (its limit is read as a condition's value is).
+    Loop,
 }
 
 impl Site {
@@ -28,7 +30,7 @@ impl Site {
             Site::Param => Some(Place::Param),
             Site::Header => Some(Place::Header),
             Site::Body => Some(Place::Body),
-            Site::Reply | Site::Save | Site::Condition => None,
+            Site::Reply | Site::Save | Site::Condition | Site::Loop => None,
         }
     }
 }
@@ -60,7 +62,16 @@ pub trait Visitor<'a> {
     fn condition(&mut self, c: &'a Condition) {
         walk_condition(self, c);
     }
-    /// The nodes of a branch (a `then`, an `else`).
+    /// A `for` loop: its source, limit and join, then its body.
+    fn for_loop(&mut self, node: &'a ForNode) {
+        walk_for(self, node);
+    }
+    /// A `text "…"` piece of a loop's join: read as a reply's text.
+    fn text_piece(&mut self, t: &'a Template, _span: Span) {
+        self.template(t, Site::Reply);
+    }
+    fn stop(&mut self, _span: Span) {}
+    /// The nodes of a branch (a `then`, an `else`, a loop's body).
     fn branch(&mut self, nodes: &'a [Node]) {
         walk_nodes(self, nodes);
     }
@@ -72,7 +83,9 @@ pub trait Visitor<'a> {
     }
     /// A response reference; `in_text` when written inside a string.
     fn reference(&mut self, _r: &'a Reference, _site: Site, _in_text: bool) {}
-    /// A trigger, option or custom variable.
+    /// A path into a loop's element; `in_text` when written inside a string.
+    fn element(&mut self, _e: &'a ElementRef, _site: Site, _in_text: bool) {}
+    /// A trigger, option or custom variable (or a loop's name).
     fn named(&mut self, _name: &'a Ident, _site: Site) {}
     fn bot_token(&mut self, _span: Span, _site: Site) {}
     fn secret(&mut self, _slot: &'a Ident, _site: Site) {}
@@ -87,7 +100,32 @@ pub fn walk_nodes<'a, V: Visitor<'a> + ?Sized>(v: &mut V, nodes: &'a [Node]) {
             Node::Save(s) => v.save(s),
             Node::Option(o) => v.option(o),
             Node::If(i) => v.if_chain(i),
+            Node::For(f) => v.for_loop(f),
+            Node::Text(t, span) => v.text_piece(t, *span),
+            Node::Stop(span) => v.stop(*span),
         }
+    }
+}
+
+/// A loop's source, limit and separator (read before its first run), then
+/// its body.
+pub fn walk_for<'a, V: Visitor<'a> + ?Sized>(v: &mut V, node: &'a ForNode) {
+    walk_loop_head(v, node);
+    v.branch(&node.body.body);
+}
+
+/// A loop's source, limit and separator.
+pub fn walk_loop_head<'a, V: Visitor<'a> + ?Sized>(v: &mut V, node: &'a ForNode) {
+    match &node.source {
+        LoopSource::Ref(r) => v.reference(r, Site::Loop, false),
+        LoopSource::Element(e) => v.element(e, Site::Loop, false),
+        LoopSource::Name(n) => v.named(n, Site::Loop),
+    }
+    if let Some(limit) = &node.limit {
+        v.value(limit, Site::Condition);
+    }
+    if let Some(join) = &node.join {
+        v.template(&join.separator, Site::Reply);
     }
 }
 
@@ -136,6 +174,7 @@ pub fn walk_value<'a, V: Visitor<'a> + ?Sized>(v: &mut V, value: &'a Value, site
     match value {
         Value::Str(t) => v.template(t, site),
         Value::Ref(r) => v.reference(r, site, false),
+        Value::Element(e) => v.element(e, site, false),
         Value::Object(entries, _) => entries.iter().for_each(|e| v.value(&e.value, site)),
         Value::Array(items, _) => items.iter().for_each(|i| v.value(i, site)),
         Value::Number(..) | Value::Bool(..) | Value::Null(_) => {}
@@ -165,6 +204,7 @@ pub fn walk_template<'a, V: Visitor<'a> + ?Sized>(v: &mut V, t: &'a Template, si
         match part {
             Part::Lit(..) => {}
             Part::Var(Var::Ref(r)) => v.reference(r, site, true),
+            Part::Var(Var::Element(e)) => v.element(e, site, true),
             Part::Var(Var::Named(name)) => v.named(name, site),
             Part::Var(Var::BotToken(span)) => v.bot_token(*span, site),
             Part::Secret(slot) => v.secret(slot, site),

@@ -39,6 +39,7 @@ pub fn check(file: &File, out: &mut Findings) {
             handlers: &handlers,
             named: &mut named,
             numbered: &mut numbered,
+            loops: 0,
             out: &mut *out,
         };
         walk.walk(&tree.body, State::default());
@@ -477,6 +478,8 @@ struct Placement<'t, 'o> {
     /// Every handler a component or form names, where first.
     named: &'o mut HashMap<&'t str, Span>,
     numbered: &'o mut usize,
+    /// How many loops enclose the node being walked.
+    loops: usize,
     out: &'o mut Findings,
 }
 
@@ -527,14 +530,26 @@ impl<'t> Placement<'t, '_> {
                     }
                     state = state.join(after.unwrap_or(state));
                 }
-                Node::Save(_) | Node::Option(_) => {}
+                Node::For(f) => {
+                    // Its body runs any number of times, maybe none.
+                    self.loops += 1;
+                    let after = self.walk(&f.body.body, state);
+                    self.loops -= 1;
+                    state = state.join(after);
+                }
+                Node::Save(_) | Node::Option(_) | Node::Text(..) | Node::Stop(_) => {}
             }
         }
         state
     }
 
     fn form(&mut self, f: &Form, state: State) {
-        let why = if self.tree.kind == TreeKind::Event {
+        let why = if self.loops > 0 {
+            Some((
+                "a form inside a loop would be shown once per element, and only the first can answer",
+                "show the form outside the loop",
+            ))
+        } else if self.tree.kind == TreeKind::Event {
             Some(("an event has no one to show a form to", "show it from a command or a button's handler"))
         } else if self.shown_by_form {
             Some((

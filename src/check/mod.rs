@@ -6,6 +6,7 @@
 mod arith;
 mod components;
 mod declarations;
+mod loops;
 pub mod platform;
 pub mod references;
 mod replies;
@@ -78,6 +79,7 @@ pub fn check(file: &File, model: &crate::model::Model) -> Findings {
         references::check_tree(&scope, tree, tree_model, &mut out);
         secrets::check_tree(&scope, tree, &mut out);
         replies::check_tree(tree, &mut out);
+        loops::check_placement(tree, &mut out);
     }
     out
 }

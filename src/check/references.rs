@@ -3,9 +3,12 @@
 
 use rustc_hash::FxHashSet as HashSet;
 
+use super::loops::{self, Frame, Frames};
 use super::{samples, Scope};
 use crate::ast::visit::{self, Site, Visitor};
-use crate::ast::{each_block, ApiBlock, Ident, IfNode, Reference, Tree, TreeKind, Value};
+use crate::ast::{
+    each_block, ApiBlock, ElementRef, ForNode, Ident, IfNode, LoopSource, Reference, Tree, TreeKind, Value,
+};
 use crate::diagnostics::{did_you_mean, Code, Confidence, Diagnostic, Edit, Findings};
 use crate::model::Flow;
 use crate::path::{self, Root};
@@ -28,6 +31,12 @@ struct Walk<'s, 'a> {
     unsure: HashSet<&'a str>,
     /// This tree's blocks by name (the first, when a name is used twice).
     own_blocks: rustc_hash::FxHashMap<&'a str, &'a ApiBlock>,
+    /// The loops around the node being walked.
+    frames: Frames<'a>,
+    /// Per enclosing loop, its literal limit (none: a value's, or none).
+    runs: Vec<Option<u64>>,
+    /// The names this tree's loops join texts into, with their loops.
+    joins: rustc_hash::FxHashMap<&'a str, &'a ForNode>,
 }
 
 /// For `if api_b[status] OP N`: the block, and which branch is the error
@@ -59,16 +68,27 @@ pub fn check_tree<'a>(scope: &Scope<'a>, tree: &'a Tree, model: &'a crate::model
         own_blocks.entry(b.name.name.as_str()).or_insert(b);
         blocks.push(b);
     });
+    let mut flow = Flow::new(&blocks);
+    let mut joins = rustc_hash::FxHashMap::default();
+    loops::each_loop(&tree.body, &mut |node| {
+        if let Some(j) = &node.join {
+            flow.also(&j.into.name);
+            joins.entry(j.into.name.as_str()).or_insert(node);
+        }
+    });
     let mut walk = Walk {
         scope,
         tree,
         model,
         out,
-        flow: Flow::new(&blocks),
+        flow,
         inside: None,
         read_into: HashSet::default(),
         unsure: HashSet::default(),
         own_blocks,
+        frames: Frames::default(),
+        runs: Vec::new(),
+        joins,
     };
     visit::walk_nodes(&mut walk, &tree.body);
     let read_into = std::mem::take(&mut walk.read_into);
@@ -93,6 +113,36 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
         visit::walk_block(self, block);
         self.inside = None;
         self.flow.block_ran(&block.name.name, block.span.end);
+        if !self.runs.is_empty() {
+            if let Some(runs) = self.runs.iter().try_fold(1u64, |n, r| r.map(|r| n.saturating_mul(r))) {
+                loops::too_many_requests(block, runs, self.out);
+            }
+        }
+    }
+
+    /// A loop: its head read before it runs, then its body, which may run
+    /// any number of times (what it runs has not run after it); its joined
+    /// text exists after it.
+    fn for_loop(&mut self, node: &'a ForNode) {
+        visit::walk_loop_head(self, node);
+        let model = self.model;
+        loops::check_names(node, &self.frames, |n| model.knows(n), self.out);
+        let limit = loops::literal_limit(node, self.out);
+        let (elements, sample) = self.loop_elements(node);
+        self.frames.0.push(Frame { node, elements, sample });
+        self.runs.push(limit);
+        self.flow.loop_start(node.body.span.start);
+        self.branch(&node.body.body);
+        self.flow.loop_end(node.span.end);
+        self.frames.0.pop();
+        self.runs.pop();
+        if let Some(j) = &node.join {
+            self.flow.block_ran(&j.into.name, node.span.end);
+        }
+    }
+
+    fn element(&mut self, e: &'a ElementRef, site: Site, in_text: bool) {
+        self.frames.check_element(e, site, in_text, self.tree, self.out);
     }
 
     /// A block has run after an `if` when it ran in every branch of it (a
@@ -137,8 +187,56 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
 }
 
 impl<'a> Walk<'_, 'a> {
+    /// The elements a sample shows the loop would run over, and which
+    /// sample (none when no sample shows them).
+    fn loop_elements(&mut self, node: &'a ForNode) -> (Vec<crate::data::Data>, Option<String>) {
+        match &node.source {
+            LoopSource::Ref(r) => {
+                let name = r.block.name.as_str();
+                let Some(block) = self.own_blocks.get(name).copied() else { return (Vec::new(), None) };
+                if r.root() != Some(Root::Response) || self.unsure.contains(name) {
+                    return (Vec::new(), None);
+                }
+                let Some(loaded) = samples::sample_of(self.scope.samples, block) else { return (Vec::new(), None) };
+                let Ok(sample) = loaded.as_ref() else { return (Vec::new(), None) };
+                let file = block.sample().map(|s| s.value.to_string());
+                let note = format!("checked against the sample `{}`", file.as_deref().unwrap_or(""));
+                (loops::sample_elements(sample, r, node, &note, self.out), file)
+            }
+            LoopSource::Element(e) => self.frames.elements_of(&e.item.name, Some(e)),
+            LoopSource::Name(n) => self.frames.elements_of(&n.name, None),
+        }
+    }
+
     fn check_named(&mut self, name: &Ident, site: Site) {
         let n = name.name.as_str();
+        if self.frames.knows(n) {
+            return;
+        }
+        if site == Site::Loop {
+            // `for x in NAME`: NAME must be an enclosing loop's element.
+            self.out.push(loops::source_outside_loop(name));
+            return;
+        }
+        if let Some(node) = self.joins.get(n) {
+            if !self.flow.has_run(n) {
+                let (message, help) = if node.span.start > name.span.start {
+                    (format!("`{{{n}}}` is read before the loop that joins it"), "move the read below the loop")
+                } else {
+                    (
+                        format!("`{{{n}}}` is joined by a loop that may not have run here"),
+                        "the loop is in a branch or another loop: read the text there, or move the loop so it runs on every path to here",
+                    )
+                };
+                self.out.push(
+                    Diagnostic::new(Code::ElementOutsideLoop, message)
+                        .label(name.span, "no text joined yet")
+                        .related(node.item.span, "the loop joining it")
+                        .help(help),
+                );
+            }
+            return;
+        }
         if self.model.knows(n) {
             return;
         }

@@ -29,7 +29,7 @@ pub fn unreadable(block: &ApiBlock, field: &Text, why: &str) -> Diagnostic {
 }
 
 /// The code a miss has when a sample shows it.
-fn code(miss: &MissKind) -> Code {
+pub(super) fn code(miss: &MissKind) -> Code {
     match miss {
         MissKind::NoKey => Code::SampleMissingKey,
         MissKind::IndexOnObject => Code::SampleIndexOnObject,

@@ -105,6 +105,10 @@ codes! {
     ScopeNotInTree = "B142", Error, "scoped variable where the trigger has no id for its scope";
     TextOptionInCalc = "B143", Error, "text option in a calculation";
     NoFirstValue = "B144", Error, "variable a calculation reads that can never get a first value";
+    ElementOutsideLoop = "B145", Error, "loop element or joined text read where its loop has not run";
+    LoopMisplaced = "B146", Error, "`text` or `stop` outside a loop, or `text` in a loop without `join`";
+    LoopLimit = "B147", Error, "loop limit or requests beyond the run's bounds";
+    LoopNameTaken = "B148", Error, "loop name or join name that is already a variable";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";
@@ -117,6 +121,7 @@ codes! {
     ShapeChanged = "B209", Error, "response shape changed from the sample";
     LeftAsText = "B210", Warning, "variables left as text in a test request";
     StructuredInRequest = "B211", Error, "object or array written into a URL, parameter or header";
+    SampleNotAList = "B212", Error, "loop over a value the sample shows is not a list";
     // Running.
     ConnectFailed = "B301", Error, "could not connect";
     TlsFailed = "B302", Error, "TLS handshake failed";
@@ -144,6 +149,8 @@ codes! {
     DivisionByZero = "B324", Error, "division by zero";
     ScopeIdMissing = "B325", Error, "scoped variable in a run without its scope's id";
     EmbedAdjusted = "B326", Warning, "a value of an embed, a component or a form cut or left out at run time";
+    RunBound = "B327", Error, "a run past its bound of loop runs or requests";
+    NotAList = "B328", Error, "a loop's value not a list, or its limit not a whole number";
     // What the chat platform registers (`blkc deploy`; checked by `check` too).
     PlatformName = "B401", Error, "command or option name the platform refuses";
     DescriptionLength = "B402", Error, "description empty or longer than 100 characters";

@@ -336,6 +336,67 @@ pub fn over_budget(r: &Request, exceeded: super::budget::Exceeded) -> Diagnostic
     Diagnostic::new(Code::MemoryBudget, message).label(r.span, "this response does not fit").help(help)
 }
 
+/// B328: a loop's source holds something other than a list.
+pub fn not_a_list(l: &crate::plan::LoopStep, found: &serde_json::Value) -> Diagnostic {
+    let what = match found {
+        serde_json::Value::Object(_) => "an object",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Null => "null",
+        serde_json::Value::Array(_) => "a list",
+    };
+    Diagnostic::new(
+        Code::NotAList,
+        format!("`{}` is {what}, not a list: loop `{}` cannot run over it", l.source.text, l.item),
+    )
+    .label(l.source.span, format!("{what} in this run"))
+    .help("loop over the list inside it (`for x in api_b[response.items]`), or check its shape with a sample")
+}
+
+/// B328: a loop's `limit` read from a value that is not a whole number.
+pub fn loop_limit(l: &crate::plan::LoopStep, value: &serde_json::Value) -> Result<usize, Box<Diagnostic>> {
+    let text = match value {
+        serde_json::Value::String(s) => s.trim().to_string(),
+        other => other.to_string(),
+    };
+    match text.parse::<u64>() {
+        Ok(n) => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+        Err(_) => Err(Box::new(
+            Diagnostic::new(
+                Code::NotAList,
+                format!("the limit of loop `{}` is `{}`, not a whole number", l.item, crate::display::one_line(&text)),
+            )
+            .label(l.span, "this loop")
+            .help("a limit is a whole number from 0; check the value it is read from"),
+        )),
+    }
+}
+
+/// B327: a loop that would take the run past its bound of loop runs.
+pub fn too_many_runs(l: &crate::plan::LoopStep, runs: usize, done: usize) -> Diagnostic {
+    use crate::display::count;
+    let max = count(crate::vocab::MAX_LOOP_RUNS);
+    let after = if done == 0 { String::new() } else { format!(", after {} loop runs", count(done)) };
+    Diagnostic::new(
+        Code::RunBound,
+        format!("loop `{}` would run {} times{after}: a run makes at most {max}", l.item, count(runs)),
+    )
+    .label(l.span, "nothing of this loop ran")
+    .help("give the loop a `limit` (`limit 10`), or ask the API for fewer elements")
+}
+
+/// B327: a request past the run's bound of requests.
+pub fn too_many_requests(r: &Request) -> Diagnostic {
+    let max = crate::vocab::MAX_REQUESTS;
+    Diagnostic::new(
+        Code::RunBound,
+        format!("block `{}` would send request number {}: a run sends at most {max}", r.block, max + 1),
+    )
+    .label(r.span, "not sent")
+    .help("an `api` block in a loop sends once per element: lower the loop's `limit`, or fetch the list in one request")
+}
+
 /// B425 at run time: a component's id, with its value filled in, would be
 /// longer than the platform takes.
 pub fn custom_id_too_long(why: &str, span: Span) -> Diagnostic {

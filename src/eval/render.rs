@@ -103,7 +103,9 @@ pub fn resolved_json(r: &Resolved<'_>) -> Json {
 /// The values a template can read. Implemented by the runner; lets
 /// rendering stay free of I/O.
 pub trait Scope {
-    fn response(&self, block: &str) -> Option<&Response>;
+    /// The response a path reads: its block's, or (for an element path)
+    /// the element of the enclosing loop it names, as a response.
+    fn response(&self, path: &Path) -> Option<&Response>;
     /// A trigger, option or custom variable's text.
     fn variable(&mut self, name: &str, span: crate::source::Span) -> Option<String>;
     fn secret(&self, name: &str) -> Option<&str>;
@@ -237,7 +239,7 @@ fn render_with(t: &Template, scope: &mut dyn Scope, escape_at: impl Fn(&str) -> 
                     false
                 }
             },
-            Seg::Ref(path) => match resolve(scope.response(&path.block), path) {
+            Seg::Ref(path) => match resolve(scope.response(path), path) {
                 Ok(r) => {
                     structured |= matches!(r, Resolved::Json(d) if d.is_structured());
                     if matches!(escape, Escape::None | Escape::Authority) {
@@ -269,7 +271,7 @@ pub fn render_val(v: &Val, scope: &mut dyn Scope) -> Json {
     match v {
         Val::Str(t) => Json::String(render(t, scope)),
         Val::Json(j) => j.clone(),
-        Val::Ref(path) => match resolve(scope.response(&path.block), path) {
+        Val::Ref(path) => match resolve(scope.response(path), path) {
             Ok(r) => resolved_json(&r),
             Err(miss) => {
                 scope.missing(Missing::Path { path, miss });

@@ -241,7 +241,7 @@ mod tests {
     }
 
     impl Scope for Values {
-        fn response(&self, _: &str) -> Option<&Response> {
+        fn response(&self, _: &crate::plan::Path) -> Option<&Response> {
             None
         }
         fn variable(&mut self, name: &str, _: Span) -> Option<String> {

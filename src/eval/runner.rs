@@ -56,6 +56,24 @@ pub(super) struct Runner<'r> {
     /// what it wrote, not what another run wrote since, so `save tickets =
     /// tickets + 1` then `reply "#{tickets}"` tells each run its own number.
     saved: HashMap<String, Json>,
+    /// The loops running, innermost last: each one's element and index.
+    frames: Vec<Frame>,
+    /// Per running loop, innermost last: the `text` pieces of its join.
+    joins: Vec<Option<Vec<String>>>,
+    /// The texts loops have joined, by name.
+    joined: HashMap<String, String>,
+    /// A `stop` ran: the steps unwind to the loop, which ends.
+    stopping: bool,
+    /// Loop runs and requests so far (each bounded per run).
+    iterations: usize,
+    requests: usize,
+}
+
+/// A running loop's element.
+struct Frame {
+    item: String,
+    element: Response,
+    index: usize,
 }
 
 impl<'r> Runner<'r> {
@@ -87,16 +105,28 @@ impl<'r> Runner<'r> {
             seen: HashMap::new(),
             in_save: false,
             saved: HashMap::new(),
+            frames: Vec::new(),
+            joins: Vec::new(),
+            joined: HashMap::new(),
+            stopping: false,
+            iterations: 0,
+            requests: 0,
         }
     }
 }
 
 impl render::Scope for Runner<'_> {
-    fn response(&self, block: &str) -> Option<&Response> {
-        self.responses.get(block)
+    fn response(&self, path: &plan::Path) -> Option<&Response> {
+        if path.element {
+            return self.frames.iter().rev().find(|f| f.item == path.block).map(|f| &f.element);
+        }
+        self.responses.get(&path.block)
     }
 
     fn variable(&mut self, name: &str, span: Span) -> Option<String> {
+        if let Some(value) = self.loop_variable(name) {
+            return Some(value);
+        }
         if self.options.test_request {
             return None;
         }
@@ -199,6 +229,79 @@ impl render::Scope for Runner<'_> {
 }
 
 impl Runner<'_> {
+    /// A name a loop makes: its element (`{item}`), the element's number
+    /// from 1 and index from 0 (`{item_number}`, `{item_index}`), or a
+    /// joined text.
+    fn loop_variable(&self, name: &str) -> Option<String> {
+        for frame in self.frames.iter().rev() {
+            if name == frame.item {
+                let mut text = String::new();
+                if let Body::Json(element) = &frame.element.body {
+                    render::push_json(&mut text, element);
+                }
+                return Some(text);
+            }
+            match name.strip_prefix(frame.item.as_str()) {
+                Some("_number") => return Some((frame.index + 1).to_string()),
+                Some("_index") => return Some(frame.index.to_string()),
+                _ => {}
+            }
+        }
+        self.joined.get(name).cloned()
+    }
+
+    /// Runs a loop's steps once per element of its source, up to its
+    /// limit, within the run's bound of loop runs.
+    fn run_loop(&mut self, l: &plan::LoopStep) -> Outcome {
+        let len = match render::resolve(render::Scope::response(self, &l.source), &l.source) {
+            Ok(render::Resolved::Json(Data::Array(items))) => items.len(),
+            // `null` is an empty list (an API's way of saying "none").
+            Ok(render::Resolved::Json(Data::Null)) => 0,
+            Ok(other) => return Err(Box::new(failure::not_a_list(l, &render::resolved_json(&other)))),
+            Err(miss) => {
+                render::Scope::missing(self, Missing::Path { path: &l.source, miss });
+                0
+            }
+        };
+        let limit = match &l.limit {
+            None => None,
+            Some(v) => {
+                let value = render::render_val(v, self);
+                self.flush()?;
+                Some(failure::loop_limit(l, &value)?)
+            }
+        };
+        let runs = limit.map_or(len, |n| n.min(len));
+        if runs > crate::vocab::MAX_LOOP_RUNS - self.iterations.min(crate::vocab::MAX_LOOP_RUNS) {
+            return Err(Box::new(failure::too_many_runs(l, runs, self.iterations)));
+        }
+        self.joins.push(l.join.as_ref().map(|_| Vec::new()));
+        let mut outcome = Ok(());
+        for index in 0..runs {
+            let element = match render::resolve(render::Scope::response(self, &l.source), &l.source) {
+                Ok(render::Resolved::Json(Data::Array(items))) => items.get(index).cloned(),
+                _ => None,
+            };
+            let Some(element) = element else { break };
+            let element = Response { status: 200, body: Body::Json(element) };
+            self.frames.push(Frame { item: l.item.clone(), element, index });
+            self.iterations += 1;
+            outcome = self.steps(&l.steps);
+            self.frames.pop();
+            if outcome.is_err() || std::mem::take(&mut self.stopping) {
+                break;
+            }
+        }
+        let pieces = self.joins.pop().flatten();
+        outcome?;
+        if let (Some((separator, into)), Some(pieces)) = (&l.join, pieces) {
+            let separator = render::render(separator, self);
+            self.flush()?;
+            self.joined.insert(into.clone(), pieces.join(&separator));
+        }
+        Ok(())
+    }
+
     /// Where the store keeps `name`'s value for this run: the name itself,
     /// or with the ids of its scope (`points:user:777:1001`).
     fn store_key(&self, name: &str, span: Span) -> Result<String, Box<Diagnostic>> {
@@ -253,6 +356,19 @@ impl Runner<'_> {
                     }
                     self.steps(taken)?;
                 }
+                Step::Loop(l) => self.run_loop(l)?,
+                Step::Text { text, .. } => {
+                    let text = render::render(text, self);
+                    self.flush()?;
+                    // The checker puts every `text` inside a loop with a join.
+                    if let Some(pieces) = self.joins.iter_mut().rev().find_map(Option::as_mut) {
+                        pieces.push(text);
+                    }
+                }
+                Step::Stop { .. } => self.stopping = true,
+            }
+            if self.stopping {
+                return Ok(());
             }
         }
         Ok(())
@@ -467,6 +583,10 @@ impl Runner<'_> {
     /// Builds, checks and sends one block's request (or answers it from
     /// the sample, or only shows it); its response is kept for later steps.
     pub fn request(&mut self, r: &Request) -> Outcome {
+        self.requests += 1;
+        if self.requests > crate::vocab::MAX_REQUESTS {
+            return Err(Box::new(failure::too_many_requests(r)));
+        }
         let platform = self.platform.clone();
         let redactor = std::mem::take(&mut self.redactor);
         let allow_private = self.options.allow_private_network;

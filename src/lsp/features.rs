@@ -271,6 +271,7 @@ fn template_text(t: &Template) -> String {
             Part::Var(Var::Named(n)) => format!("{{{}}}", n.name),
             Part::Var(Var::BotToken(_)) => "{bot_token}".into(),
             Part::Var(Var::Ref(r)) => format!("{{api_{}[{}]}}", r.block.name, r.path_text()),
+            Part::Var(Var::Element(e)) => format!("{{{}[{}]}}", e.item.name, e.path_text()),
             Part::Secret(s) => format!("<{}>", s.name),
         })
         .collect()

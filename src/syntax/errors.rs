@@ -26,6 +26,13 @@ fn describe(rule: Rule) -> Option<&'static str> {
         | Rule::arith_atom
         | Rule::reply_item
         | Rule::fixed => return None,
+        Rule::for_node | Rule::kw_for => "`for`",
+        Rule::kw_in => "`in`",
+        Rule::loop_limit | Rule::kw_limit => "`limit`",
+        Rule::loop_join | Rule::kw_join => "`join`",
+        Rule::kw_into => "`into`",
+        Rule::text_node => "`text`",
+        Rule::stop | Rule::kw_stop => "`stop`",
         Rule::command | Rule::kw_command => "`command`",
         Rule::event | Rule::kw_event => "`event`",
         Rule::var_decl | Rule::kw_var => "`var`",
@@ -64,7 +71,7 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::key => "a key",
         Rule::string => "a string",
         Rule::number => "a number",
-        Rule::reference => "a response reference `api_<block>[response…]`",
+        Rule::reference => "a response reference `api_<block>[response…]` or a loop element's `item[…]`",
         Rule::reply_text | Rule::kw_text => "`text`",
         Rule::kw_ephemeral => "`ephemeral`",
         Rule::embed | Rule::kw_embed => "`embed`",
@@ -101,6 +108,13 @@ fn keyword(rule: Rule) -> Option<Keyword> {
         Rule::save | Rule::kw_save => Keyword::Save,
         Rule::if_node | Rule::kw_if => Keyword::If,
         Rule::kw_else => Keyword::Else,
+        Rule::for_node | Rule::kw_for => Keyword::For,
+        Rule::stop | Rule::kw_stop => Keyword::Stop,
+        Rule::kw_in => Keyword::In,
+        Rule::loop_limit | Rule::kw_limit => Keyword::Limit,
+        Rule::loop_join | Rule::kw_join => Keyword::Join,
+        Rule::kw_into => Keyword::Into,
+        Rule::text_node => Keyword::Text,
         Rule::kw_required => Keyword::Required,
         Rule::var_scope | Rule::kw_per => Keyword::Per,
         Rule::choices | Rule::kw_choices => Keyword::Choices,
@@ -154,14 +168,9 @@ impl Drop for ErrorDetail {
 /// the failure: as one of the mistakes people make first when one is
 /// recognised (src/syntax/mistakes.rs), in pest's terms otherwise.
 pub(super) fn syntax_error(text: &str, pos: usize) -> Diagnostic {
-    let rest = &text[pos..];
-    let detailed = {
-        let _detail = ErrorDetail::on();
-        BlkParser::parse(Rule::item, rest)
-    };
-    let err = match detailed {
-        Err(err) => err,
-        Ok(_) => {
+    let err = match detailed_error(&text[pos..]) {
+        Some(err) => err,
+        None => {
             return Diagnostic::new(Code::Syntax, "could not read this item")
                 .label(Span::new(pos, pos), "here")
                 .help("check the item's syntax against docs/language.md")
@@ -179,15 +188,47 @@ pub fn recognised_mistake(text: &str) -> Option<&'static str> {
         match BlkParser::parse(Rule::item, &text[pos..]) {
             Ok(mut pairs) => pos = super::skip_blank(text, pos + pairs.next()?.as_span().end()),
             Err(_) => {
-                let err = {
-                    let _detail = ErrorDetail::on();
-                    BlkParser::parse(Rule::item, &text[pos..]).err()?
-                };
+                let err = detailed_error(&text[pos..])?;
                 return super::mistakes::recognize(&failure(text, pos, &err)).map(|(name, _)| name);
             }
         }
     }
     None
+}
+
+/// pest's error for the item at the start of `rest`, with its detail.
+///
+/// A bare word where a value goes (`True`, a word where a `,` was missing)
+/// is read by the grammar as the start of a loop element's path, `word[…]`,
+/// which then wants its `[`: the furthest point reached is after the word,
+/// and what was expected there is only `[`. The mistake is the word, so the
+/// item is read again with the word's first letter made unreadable (one
+/// byte for one, every offset the same): the failure is then at the word,
+/// with everything a value could have been.
+fn detailed_error(rest: &str) -> Option<pest::error::Error<Rule>> {
+    let parse = |text: &str| {
+        let _detail = ErrorDetail::on();
+        BlkParser::parse(Rule::item, text).err()
+    };
+    let err = parse(rest)?;
+    let Some(attempts) = err.parse_attempts() else { return Some(err) };
+    let at = attempts.max_position;
+    // What the word could have gone on with (its letters), or its `[`.
+    let kinds: Vec<Expected> = attempts.expected_tokens().iter().filter_map(|t| Expected::of(&t.to_string())).collect();
+    let only_bracket = kinds.contains(&Expected::Punct("["))
+        && kinds
+            .iter()
+            .all(|k| matches!(k, Expected::Punct("[") | Expected::Trivia | Expected::Name | Expected::Number));
+    let bytes = rest.as_bytes();
+    let word =
+        bytes[..at.min(bytes.len())].iter().rev().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
+    if !only_bracket || word == 0 || bytes[at - word].is_ascii_digit() {
+        return Some(err);
+    }
+    let mut patched = rest.to_string().into_bytes();
+    patched[at - word] = 0x01;
+    let patched = String::from_utf8(patched).ok()?;
+    Some(parse(&patched).unwrap_or(err))
 }
 
 fn failure<'t>(text: &'t str, pos: usize, err: &pest::error::Error<Rule>) -> Failure<'t> {

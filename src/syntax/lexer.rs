@@ -17,8 +17,8 @@
 //! Its reading of strings, comments and references is the grammar's
 //! (`string`, `WHITESPACE`'s `#…`, `reference`): a string runs to the next
 //! unescaped `"` over any line; a comment from `#` to the line's end; a
-//! reference from a word starting with `api_` directly followed by `[` to
-//! its `]`, with at most one nested `[…]`, and neither a line break nor a
+//! reference from a word (not starting with a digit) directly followed by
+//! `[` to its `]` (`api_x[response.a]`, or a loop element's `item[name]`), with at most one nested `[…]`, and neither a line break nor a
 //! `"` inside — so a `#` inside a reference is a character, not a comment.
 //! The property test in `tests/properties.rs` holds the two to that.
 
@@ -42,7 +42,8 @@ pub enum Kind {
     /// ends first. Its parts (text, `{…}`, `<SLOT>`) are read by
     /// `syntax::template`.
     Str { closed: bool },
-    /// An unquoted response reference `api_x[response.a]`; `closed` is false
+    /// An unquoted response reference `api_x[response.a]`, or a loop
+    /// element's path `item[name]`; `closed` is false
     /// when a line break, a `"`, a misplaced `[` or the file's end comes
     /// before its `]`.
     Reference { closed: bool },
@@ -133,7 +134,7 @@ impl Iterator for Lexer<'_> {
             b'0'..=b'9' => (Kind::Number, number_end(bytes, start)),
             _ if is_word_byte(b) => {
                 let end = word_end(bytes, start);
-                if bytes.get(end) == Some(&b'[') && bytes[start..end].starts_with(b"api_") {
+                if bytes.get(end) == Some(&b'[') && !b.is_ascii_digit() {
                     let (end, closed) = reference_end(bytes, end);
                     (Kind::Reference { closed }, end)
                 } else {
@@ -200,12 +201,13 @@ pub(crate) fn reference_end(bytes: &[u8], open: usize) -> (usize, bool) {
     (i, false)
 }
 
-/// Whether the `[` at `i` opens a reference: the run of word characters
-/// just before it starts with `api_` (as the lexer's word before a `[`).
+/// Whether the `[` at `i` opens a reference (`api_x[…]`, or a loop
+/// element's `item[…]`): a run of word characters not starting with a digit
+/// is just before it (as the lexer's word before a `[`).
 pub(crate) fn opens_reference(bytes: &[u8], i: usize) -> bool {
     let name_start = bytes[..i].iter().rposition(|b| !is_word_byte(*b)).map_or(0, |p| p + 1);
-    // (A run that continues a number, `1.5api_x`, starts with a digit.)
-    bytes[name_start..i].starts_with(b"api_")
+    // (A run that continues a number, `1.5x`, starts with a digit.)
+    name_start < i && !bytes[name_start].is_ascii_digit()
 }
 
 // ── the text pest reads ──────────────────────────────────────────────────

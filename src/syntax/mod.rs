@@ -290,6 +290,10 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
                 | Rule::cooldown
                 | Rule::save
                 | Rule::if_node
+                | Rule::for_node
+                | Rule::loop_limit
+                | Rule::loop_join
+                | Rule::text_node
                 | Rule::branch
                 | Rule::condition
                 | Rule::api_block
@@ -491,7 +495,10 @@ impl Lower<'_> {
                 | Rule::update
                 | Rule::form
                 | Rule::save
-                | Rule::if_node => body.push(self.node(p)?),
+                | Rule::if_node
+                | Rule::for_node
+                | Rule::text_node
+                | Rule::stop => body.push(self.node(p)?),
                 _ => return self.unexpected(&p, "a command or event"),
             }
         }
@@ -542,6 +549,14 @@ impl Lower<'_> {
             Rule::form => Node::Form(Box::new(self.form(pair)?)),
             Rule::save => Node::Save(self.save(pair)?),
             Rule::if_node => Node::If(Box::new(self.if_node(pair)?)),
+            Rule::for_node => Node::For(Box::new(self.for_node(pair)?)),
+            Rule::text_node => {
+                let span = self.span(&pair);
+                let string = pair.into_inner().find(|p| p.as_rule() == Rule::string);
+                let string = self.required(string, Rule::string, "a `text`", span)?;
+                Node::Text(Box::new(self.template(string)), span)
+            }
+            Rule::stop => Node::Stop(self.span(&pair)),
             _ => return self.unexpected(&pair, "a node"),
         })
     }
@@ -814,6 +829,62 @@ impl Lower<'_> {
         Ok(IfNode { links, otherwise, span })
     }
 
+    /// `for NAME in SOURCE [limit N] [join "SEP" into NAME] { … }`.
+    fn for_node(&mut self, pair: Pair<'_, Rule>) -> Lowered<ForNode> {
+        let span = self.span(&pair);
+        let mut item = None;
+        let mut source = None;
+        let mut limit = None;
+        let mut join = None;
+        let mut body = None;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_for | Rule::kw_in => {}
+                Rule::ident if item.is_none() => item = Some(self.ident(p)),
+                Rule::ident => source = Some(LoopSource::Name(self.ident(p))),
+                Rule::reference => {
+                    let at = self.span(&p);
+                    source = Some(match self.value(p)? {
+                        Value::Ref(r) => LoopSource::Ref(r),
+                        Value::Element(e) => LoopSource::Element(e),
+                        // Unreadable: its diagnostic is out; a name stands in.
+                        _ => LoopSource::Name(Ident { name: "".into(), span: at }),
+                    });
+                }
+                Rule::loop_limit => {
+                    let value = p.into_inner().find(|p| p.as_rule() != Rule::kw_limit);
+                    let value = self.required(value, Rule::number, "a loop's `limit`", span)?;
+                    limit = Some(self.value(value)?);
+                }
+                Rule::loop_join => {
+                    let join_span = self.span(&p);
+                    let mut separator = None;
+                    let mut into = None;
+                    for q in p.into_inner() {
+                        match q.as_rule() {
+                            Rule::string => separator = Some(self.template(q)),
+                            Rule::ident => into = Some(self.ident(q)),
+                            _ => {}
+                        }
+                    }
+                    let separator = self.required(separator, Rule::string, "a loop's `join`", join_span)?;
+                    let into = self.required(into, Rule::ident, "a loop's `join`", join_span)?;
+                    join = Some(Join { separator, into, span: join_span });
+                }
+                Rule::branch => body = Some(self.branch(p)?),
+                _ => return self.unexpected(&p, "a `for` loop"),
+            }
+        }
+        Ok(ForNode {
+            item: self.required(item, Rule::ident, "a `for` loop", span)?,
+            source: self.required(source, Rule::reference, "a `for` loop", span)?,
+            limit,
+            join,
+            body: self.required(body, Rule::branch, "a `for` loop", span)?,
+            span,
+        })
+    }
+
     fn branch(&mut self, pair: Pair<'_, Rule>) -> Lowered<Branch> {
         let span = self.span(&pair);
         let body = pair.into_inner().map(|p| self.node(p)).collect::<Lowered<_>>()?;
@@ -961,6 +1032,12 @@ impl Lower<'_> {
             Rule::kw_false => Value::Bool(false, span),
             Rule::kw_null => Value::Null(span),
             // A reference the scanner cannot read has its diagnostic already.
+            Rule::reference if !pair.as_str().starts_with("api_") => {
+                match self.scanned(|d| template::scan_element(pair.as_str(), span.start as usize, d)) {
+                    Some(e) => Value::Element(Box::new(e)),
+                    None => Value::Null(span),
+                }
+            }
             Rule::reference => {
                 match self.scanned(|d| template::scan_reference(pair.as_str(), span.start as usize, d)) {
                     Some(r) => Value::Ref(Box::new(r)),

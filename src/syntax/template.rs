@@ -4,7 +4,7 @@
 //! pest hands over each string literal as one token; splitting it here is
 //! the measured fast path (docs/architecture.md, "What makes the parser fast").
 
-use crate::ast::{Ident, Part, Reference, Segment, Str, Template, Text, Var};
+use crate::ast::{ElementRef, Ident, Part, Reference, Segment, Str, Template, Text, Var};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::source::Span;
 
@@ -296,6 +296,10 @@ fn scan_variable(inner: &str, brace: usize, start: usize, diags: &mut Vec<Diagno
         let reference = scan_reference(inner, start, diags)?;
         return Some(Part::Var(Var::Ref(Box::new(Reference { span: whole, ..reference }))));
     }
+    if inner.ends_with(']') && inner.split_once('[').is_some_and(|(name, _)| is_ident(name)) {
+        let element = scan_element(inner, start, diags)?;
+        return Some(Part::Var(Var::Element(Box::new(ElementRef { span: whole, ..element }))));
+    }
     if inner == "bot_token" {
         return Some(Part::Var(Var::BotToken(whole)));
     }
@@ -317,14 +321,6 @@ fn not_a_variable(inner: &str, whole: Span) -> Diagnostic {
             format!("write `{fixed}`"),
             whole,
             fixed,
-        );
-    }
-    if let Some((block, _)) = inner.split_once('[').filter(|(b, rest)| is_ident(b) && rest.ends_with(']')) {
-        let fixed = format!("{{api_{inner}}}");
-        return diag.help(format!("a block's response is read through `api_` and its name: `{fixed}`")).fix(
-            format!("write `api_{block}`"),
-            Span::new(whole.start as usize + 1, whole.start as usize + 1),
-            "api_",
         );
     }
     let joined = inner.replace(['.', '-'], "_");
@@ -394,6 +390,28 @@ pub fn is_ident(s: &str) -> bool {
     let mut bytes = s.bytes();
     matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// Scans a loop element's `item[path]` starting at byte `start` (the
+/// caller has seen a name, a `[` and a closing `]`). The path is split on
+/// dots; the checker judges the segments and whether a loop of that name
+/// encloses it.
+pub fn scan_element(text: &str, start: usize, _diags: &mut Vec<Diagnostic>) -> Option<ElementRef> {
+    let open = text.find('[')?;
+    let path = text.get(open + 1..text.len().checked_sub(1)?)?;
+    let path_start = start + open + 1;
+    // (An empty path is one empty segment, which the checker refuses.)
+    let segments = crate::path::segments(path)
+        .map(|(at, piece)| Segment {
+            text: piece.into(),
+            span: Span::new(path_start + at, path_start + at + piece.len()),
+        })
+        .collect();
+    Some(ElementRef {
+        item: Ident { name: text[..open].into(), span: Span::new(start, start + open) },
+        segments,
+        span: Span::new(start, start + text.len()),
+    })
 }
 
 /// Scans `api_<block>[path]` starting at byte `start`. The path is split on

@@ -82,6 +82,26 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
                 if_node(i, level, out);
                 out.push('\n');
             }
+            Node::For(f) => {
+                let source = match &f.source {
+                    LoopSource::Ref(r) => reference(r),
+                    LoopSource::Element(e) => element(e),
+                    LoopSource::Name(n) => n.name.to_string(),
+                };
+                out.push_str(&format!("for {} in {source}", f.item.name));
+                if let Some(limit) = &f.limit {
+                    out.push_str(&format!(" limit {}", value(limit, level)));
+                }
+                if let Some(j) = &f.join {
+                    out.push_str(&format!(" join {} into {}", template(&j.separator), j.into.name));
+                }
+                out.push_str(" {\n");
+                nodes(&f.body.body, level + 1, out);
+                out.push_str(&indent(level));
+                out.push_str("}\n");
+            }
+            Node::Text(t, _) => out.push_str(&format!("text {}\n", template(t))),
+            Node::Stop(_) => out.push_str("stop\n"),
         }
     }
 }
@@ -221,6 +241,7 @@ pub fn value(v: &Value, level: usize) -> String {
         Value::Bool(b, _) => b.to_string(),
         Value::Null(_) => "null".into(),
         Value::Ref(r) => reference(r),
+        Value::Element(e) => element(e),
         Value::Object(es, _) => entries(es, level),
         Value::Array(items, _) => {
             let items: Vec<String> = items.iter().map(|i| value(i, level)).collect();
@@ -246,6 +267,10 @@ fn key(k: &str) -> String {
     } else {
         text(k)
     }
+}
+
+fn element(e: &ElementRef) -> String {
+    format!("{}[{}]", e.item.name, e.path_text())
 }
 
 fn reference(r: &Reference) -> String {
@@ -293,6 +318,7 @@ pub fn template(t: &Template) -> String {
             Part::Var(Var::BotToken(_)) => out.push_str("{bot_token}"),
             Part::Var(Var::Named(id)) => out.push_str(&format!("{{{}}}", id.name)),
             Part::Var(Var::Ref(r)) => out.push_str(&format!("{{{}}}", reference(r))),
+            Part::Var(Var::Element(e)) => out.push_str(&format!("{{{}}}", element(e))),
         }
     }
     out.push('"');

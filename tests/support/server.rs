@@ -176,6 +176,23 @@ fn handle(mut request: tiny_http::Request, port: u16, log: &Mutex<Vec<Received>>
                 .with_header(json_header())
                 .with_header(Header::from_bytes("Content-Encoding", "gzip").unwrap())
         }
+        ["items", n] => {
+            // `{"total": n, "items": [{"id": 0, "name": "item 0", "tags":
+            // ["t0", …]}, …]}`: a list of n objects, each with a list of
+            // 0 to 2 tags (the first has none), gzipped.
+            let n: usize = n.parse().unwrap_or(0);
+            let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            write!(enc, "{{\"total\":{n},\"items\":[").unwrap();
+            for i in 0..n {
+                let tags: Vec<String> = (0..i % 3).map(|k| format!("\"t{i}.{k}\"")).collect();
+                let comma = if i == 0 { "" } else { "," };
+                write!(enc, "{comma}{{\"id\":{i},\"name\":\"item {i}\",\"tags\":[{}]}}", tags.join(",")).unwrap();
+            }
+            enc.write_all(b"]}").unwrap();
+            Response::from_data(enc.finish().unwrap())
+                .with_header(json_header())
+                .with_header(Header::from_bytes("Content-Encoding", "gzip").unwrap())
+        }
         ["held"] => {
             let open = gate.open.lock().unwrap();
             drop(gate.opened.wait_while(open, |open| !*open).unwrap());
