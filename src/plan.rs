@@ -14,7 +14,7 @@ pub use crate::vocab::Method;
 use crate::Checked;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 7;
+pub const FORMAT: u32 = 8;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {

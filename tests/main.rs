@@ -28,6 +28,7 @@ mod formats;
 mod fuzz;
 mod gateway;
 mod hardening;
+mod loops;
 mod lsp;
 mod mistakes;
 mod parallel;

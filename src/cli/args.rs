@@ -162,8 +162,8 @@ pub enum VarsAction {
 pub struct RunArgs {
     /// The .blk file
     pub file: PathBuf,
-    /// The command to run
-    #[arg(long, conflicts_with_all = ["event", "component", "form"], required_unless_present_any = ["event", "component", "form"])]
+    /// The command to run (may be left out when the file has one command)
+    #[arg(long, conflicts_with_all = ["event", "component", "form"])]
     pub command: Option<String>,
     /// The event to run
     #[arg(long, conflicts_with_all = ["component", "form"])]

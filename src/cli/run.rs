@@ -46,7 +46,12 @@ fn find_tree<'p>(plan: &'p blkc::plan::Plan, args: &RunArgs) -> Result<&'p blkc:
         (None, Some(e), _) => (TreeKind::Event, e.as_str()),
         (None, None, Some(h)) => (TreeKind::Handler, h),
         (None, None, None) => {
-            return Err("give `--command NAME`, `--event NAME`, `--component HANDLER` or `--form HANDLER`".into())
+            // A file of one command runs it.
+            let mut commands = plan.trees.iter().filter(|t| t.kind == TreeKind::Command);
+            return match (commands.next(), commands.next()) {
+                (Some(only), None) => Ok(only),
+                _ => Err("give `--command NAME`, `--event NAME`, `--component HANDLER` or `--form HANDLER`".into()),
+            };
         }
     };
     if let Some(tree) = plan.trees.iter().find(|t| t.kind == kind && t.name == name) {

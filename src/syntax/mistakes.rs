@@ -934,6 +934,17 @@ fn unquoted_string(f: &Failure<'_>) -> Option<Diagnostic> {
         return None;
     }
     let keyword = previous_word(f.text, f.at).map_or("", |(w, _)| w);
+    // `name = item[name]` where only a string goes: the path, in braces.
+    if let Some(t) = super::lexer::token_at(f.text, f.item, f.at)
+        .filter(|t| t.start() == f.at && t.kind == super::lexer::Kind::Reference { closed: true })
+        .filter(|_| keyword != "reply")
+    {
+        let path = t.text(f.text);
+        let diag = syntax(format!("`{path}` goes inside a string here"))
+            .label(t.span, "only a string goes here")
+            .help(format!("write `\"{{{path}}}\"`: a value in a URL, a parameter or a header is text"));
+        return Some(with_fix(diag, f, "put it in a string", t.span, format!("\"{{{path}}}\"")));
+    }
     let span = if keyword == "reply" {
         // The rest of the line, less an end-of-line comment.
         let text = f.text[f.at..comment_or_eol(f.text, f.at)].trim_end();

@@ -1,0 +1,184 @@
+//! `for` loops end to end: `blkc run` over real responses from a server on
+//! 127.0.0.1 (nested lists, empty lists, lists of scalars, a list of
+//! 100,000 objects), requests and saves inside loops, and the run's bounds.
+
+use std::process::Command;
+
+use crate::support::server::TestServer;
+use serde_json::Value;
+
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Ran {
+    fn replies(&self) -> Vec<String> {
+        self.stdout
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .filter(|e| e["event"] == "reply")
+            .map(|e| e["text"].as_str().unwrap().to_string())
+            .collect()
+    }
+}
+
+/// Runs `command` of `text` (with `@SERVER@` the server's base URL) with
+/// JSON events and a store of its own.
+fn run(text: &str, server: &TestServer, command: &str, args: &[&str]) -> Ran {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bot.blk"), text.replace("@SERVER@", &server.base())).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["run", "bot.blk", "--format", "json", "--command", command, "--store"])
+        .arg(dir.path().join("store.sqlite3"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    Ran {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn loops_over_nested_empty_null_and_scalar_lists() {
+    let server = TestServer::start();
+    let ran = run(
+        r#"command lists {
+    api l { method GET url "@SERVER@/fixture/lists.json" }
+    for row in api_l[response.matrix] join " | " into rows {
+        for cell in row join "," into cells {
+            text "{cell}"
+        }
+        text "{row_number}:{cells}"
+    }
+    reply "{rows}"
+    for x in api_l[response.empty] join "," into e {
+        text "{x}"
+    }
+    for x in api_l[response.none] join "," into n {
+        text "{x}"
+    }
+    reply "[{e}][{n}]"
+    for w in api_l[response.words] join "" into ws {
+        text "{w_index}{w}"
+    }
+    reply "{ws}"
+    for p in api_l[response.people] {
+        for pet in p[pets] join " and " into pets {
+            text "{pet[kind]}"
+        }
+        if "{pets}" {
+            reply "{p[name]} has {pets}"
+        } else {
+            reply "{p[name]} has no pets"
+        }
+    }
+}
+"#,
+        &server,
+        "lists",
+        &[],
+    );
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+    assert_eq!(
+        ran.replies(),
+        ["1:1,2 | 2:3 | 3:", "[][]", "0a1b2c", "Ann has cat and dog", "Bo has no pets", "Cy has no pets"]
+    );
+    // Cy has no `pets`: a path that does not resolve is an empty list, with
+    // a warning; `null` is one without.
+    assert_eq!(ran.stdout.matches("\"B307\"").count(), 1, "{}", ran.stdout);
+}
+
+#[test]
+fn a_list_of_100000_elements_within_the_bounds() {
+    let server = TestServer::start();
+    let text = r#"command big {
+    api list { method GET url "@SERVER@/items/100000" }
+    for item in api_list[response.items] limit 3 join ", " into first {
+        text "{item[name]}"
+    }
+    reply "{first} of {api_list[response.total]}"
+    for item in api_list[response.items] limit 5000 join "" into ticks {
+        if item[id] >= 4998 {
+            text "{item_number};"
+        }
+    }
+    reply "{ticks}"
+    for item in api_list[response.items] limit 1000 join "," into found {
+        if item[name] == "item 41" {
+            text "{item_index}"
+            stop
+        }
+    }
+    reply "found {found}"
+}
+"#;
+    let ran = run(text, &server, "big", &[]);
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+    assert_eq!(ran.replies(), ["item 0, item 1, item 2 of 100000", "4999;5000;", "found 41"]);
+    // Without its limit the last loop could run 100,000 times: it is
+    // refused as a whole (a `stop` might end it sooner, but a run's bound
+    // holds whatever the list holds), and nothing of it runs.
+    let unlimited = text.replace(" limit 1000", "");
+    let ran = run(&unlimited, &server, "big", &[]);
+    assert_eq!(ran.code, 3, "{}{}", ran.stdout, ran.stderr);
+    assert!(ran.stdout.contains("B327") && ran.stdout.contains("would run 100,000 times"), "{}", ran.stdout);
+    assert_eq!(ran.replies().len(), 2);
+    // The response fits in a small memory budget only as compact data; a
+    // budget below it fails the run before the loops (B321).
+    let ran = run(text, &server, "big", &["--max-run-memory", "1000000"]);
+    assert_eq!(ran.code, 3, "{}{}", ran.stdout, ran.stderr);
+    assert!(ran.stdout.contains("B321"), "{}", ran.stdout);
+}
+
+#[test]
+fn requests_and_saves_inside_a_loop() {
+    let server = TestServer::start();
+    let text = r#"var total = 0
+command each {
+    api list { method GET url "@SERVER@/items/6" }
+    for item in api_list[response.items] limit 5 {
+        if item[id] == 4 {
+            stop
+        }
+        api one {
+            method GET
+            url "@SERVER@/echo"
+            params { id = "{item[id]}", name = "{item[name]}" }
+        }
+        save total = total + item[id]
+        reply "{api_one[response.args.0.1]}/{api_one[response.args.1.1]}"
+    }
+    reply "total {total}"
+}
+"#;
+    let ran = run(text, &server, "each", &[]);
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+    assert_eq!(ran.replies(), ["0/item 0", "1/item 1", "2/item 2", "3/item 3", "total 6"]);
+    let echoed: Vec<String> =
+        server.received().into_iter().filter(|r| r.url.starts_with("/echo")).map(|r| r.url).collect();
+    assert_eq!(echoed, ["/echo?id=0&name=item%200", "/echo?id=1&name=item%201", "/echo?id=2&name=item%202", "/echo?id=3&name=item%203"]);
+}
+
+#[test]
+fn the_top5_example_prints_the_first_five_of_its_sample() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["run", "examples/top5.blk", "--offline", "--var", "option_query=lamp"])
+        .env("NO_COLOR", "1")
+        .current_dir(root)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.starts_with("Top results for \"lamp\" (10 found):"), "{stdout}");
+    for (n, title) in ["Desk lamp", "Floor lamp", "Clip-on reading light", "Bedside lamp", "Lava lamp"].iter().enumerate() {
+        assert!(stdout.contains(&format!("{}. {title}:", n + 1)), "{stdout}");
+    }
+    assert!(!stdout.contains("6. "), "{stdout}");
+}
