@@ -162,7 +162,15 @@ command each {
     assert_eq!(ran.replies(), ["0/item 0", "1/item 1", "2/item 2", "3/item 3", "total 6"]);
     let echoed: Vec<String> =
         server.received().into_iter().filter(|r| r.url.starts_with("/echo")).map(|r| r.url).collect();
-    assert_eq!(echoed, ["/echo?id=0&name=item%200", "/echo?id=1&name=item%201", "/echo?id=2&name=item%202", "/echo?id=3&name=item%203"]);
+    assert_eq!(
+        echoed,
+        [
+            "/echo?id=0&name=item%200",
+            "/echo?id=1&name=item%201",
+            "/echo?id=2&name=item%202",
+            "/echo?id=3&name=item%203"
+        ]
+    );
 }
 
 #[test]
@@ -177,7 +185,9 @@ fn the_top5_example_prints_the_first_five_of_its_sample() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.starts_with("Top results for \"lamp\" (10 found):"), "{stdout}");
-    for (n, title) in ["Desk lamp", "Floor lamp", "Clip-on reading light", "Bedside lamp", "Lava lamp"].iter().enumerate() {
+    for (n, title) in
+        ["Desk lamp", "Floor lamp", "Clip-on reading light", "Bedside lamp", "Lava lamp"].iter().enumerate()
+    {
         assert!(stdout.contains(&format!("{}. {title}:", n + 1)), "{stdout}");
     }
     assert!(!stdout.contains("6. "), "{stdout}");

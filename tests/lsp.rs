@@ -644,3 +644,35 @@ fn scoped_variables_complete_and_hover_with_their_scope() {
     client.change(&uri, 2, &text);
     assert_eq!(labels(&client.at("textDocument/completion", &uri, &text, "per \n", 4)), ["user", "server", "channel"]);
 }
+
+#[test]
+fn a_loop_element_completes_and_hovers_from_the_sample_list() {
+    let (_dir, uri) = workspace();
+    let mut client = Client::start(&[]);
+    let labels =
+        |v: &Value| v.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let looped = BOT.replace(
+        "    save visits",
+        "    for w in api_forecast[response.weather] limit 3 join \", \" into kinds {\n        text \"{w[description]}\"\n    }\n    save visits",
+    );
+    client.open(&uri, &looped);
+    let hover = client.at("textDocument/hover", &uri, &looped, "w[description]", 4);
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(text.contains("`w[description]`") && text.contains("a string in the sample's first element"), "{text}");
+    // Typing a path into the element: the keys of the list's elements.
+    let typing = looped.replace("{w[description]}", "{w[");
+    client.change(&uri, 2, &typing);
+    let items = client.at("textDocument/completion", &uri, &typing, "{w[\"", 3);
+    assert_eq!(labels(&items), ["description", "id"]);
+    // Inside the loop its names are variables; after it, its joined text.
+    let typing = looped.replace("{w[description]}", "{");
+    client.change(&uri, 3, &typing);
+    let items = labels(&client.at("textDocument/completion", &uri, &typing, "text \"{\"", 7));
+    for v in ["w", "w_number", "w_index", "option_city"] {
+        assert!(items.contains(&v.to_string()), "{v} in {items:?}");
+    }
+    let after = looped.replace("save visits = \"{visits}1\"", "reply \"{}\"");
+    client.change(&uri, 4, &after);
+    let items = labels(&client.at("textDocument/completion", &uri, &after, "{}\"", 1));
+    assert!(items.contains(&"kinds".to_string()) && !items.contains(&"w".to_string()), "{items:?}");
+}

@@ -3,7 +3,7 @@
 pub mod visit;
 
 use crate::source::Span;
-pub use visit::{each_block, each_form, each_reference, each_reply, each_save};
+pub use visit::{each_block, each_form, each_loop, each_reference, each_reply, each_save};
 
 /// Text in the AST: names, number text, keys and literals, up to 15 bytes
 /// inline in a 16-byte handle (longer ones shared, cloned without copying).

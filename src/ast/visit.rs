@@ -280,3 +280,18 @@ pub fn each_reference<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Reference)) 
     }
     walk_nodes(&mut References(f), nodes);
 }
+
+/// Calls `f` on every loop of `nodes`, in every branch, outer loops first.
+pub fn each_loop<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a ForNode)) {
+    struct Loops<'f, F>(&'f mut F);
+    impl<'a, F: FnMut(&'a ForNode)> Visitor<'a> for Loops<'_, F> {
+        fn for_loop(&mut self, node: &'a ForNode) {
+            (self.0)(node);
+            self.branch(&node.body.body);
+        }
+        fn block(&mut self, _: &'a ApiBlock) {}
+        fn template(&mut self, _: &'a Template, _: Site) {}
+        fn value(&mut self, _: &'a Value, _: Site) {}
+    }
+    walk_nodes(&mut Loops(f), nodes);
+}

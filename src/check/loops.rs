@@ -168,21 +168,13 @@ fn outside_loop(e: &ElementRef, tree: &Tree) -> Diagnostic {
 
 /// The first loop of `nodes` (in any branch) whose element is `name`.
 fn loop_named<'a>(nodes: &'a [Node], name: &str) -> Option<&'a ForNode> {
-    struct Find<'a, 'n>(&'n str, Option<&'a ForNode>);
-    impl<'a> Visitor<'a> for Find<'a, '_> {
-        fn for_loop(&mut self, node: &'a ForNode) {
-            if node.item.name == self.0 && self.1.is_none() {
-                self.1 = Some(node);
-            }
-            self.branch(&node.body.body);
+    let mut found = None;
+    crate::ast::each_loop(nodes, &mut |l| {
+        if l.item.name == name && found.is_none() {
+            found = Some(l);
         }
-        fn block(&mut self, _: &'a ApiBlock) {}
-        fn template(&mut self, _: &'a Template, _: Site) {}
-        fn value(&mut self, _: &'a Value, _: Site) {}
-    }
-    let mut find = Find(name, None);
-    visit::walk_nodes(&mut find, nodes);
-    find.1
+    });
+    found
 }
 
 /// B148: a loop's names that are already variables here (`known`) or an
@@ -337,19 +329,4 @@ pub fn sample_elements(
             Vec::new()
         }
     }
-}
-
-/// Calls `f` on every loop of `nodes`, in every branch, outer loops first.
-pub fn each_loop<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a ForNode)) {
-    struct Loops<'f, F>(&'f mut F);
-    impl<'a, F: FnMut(&'a ForNode)> Visitor<'a> for Loops<'_, F> {
-        fn for_loop(&mut self, node: &'a ForNode) {
-            (self.0)(node);
-            self.branch(&node.body.body);
-        }
-        fn block(&mut self, _: &'a ApiBlock) {}
-        fn template(&mut self, _: &'a Template, _: Site) {}
-        fn value(&mut self, _: &'a Value, _: Site) {}
-    }
-    visit::walk_nodes(&mut Loops(f), nodes);
 }

@@ -70,7 +70,7 @@ pub fn check_tree<'a>(scope: &Scope<'a>, tree: &'a Tree, model: &'a crate::model
     });
     let mut flow = Flow::new(&blocks);
     let mut joins = rustc_hash::FxHashMap::default();
-    loops::each_loop(&tree.body, &mut |node| {
+    crate::ast::each_loop(&tree.body, &mut |node| {
         if let Some(j) = &node.join {
             flow.also(&j.into.name);
             joins.entry(j.into.name.as_str()).or_insert(node);

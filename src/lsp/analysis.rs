@@ -156,15 +156,73 @@ impl Document {
         found
     }
 
-    /// The variables that `{…}` can name at `offset`, and what each is.
+    /// The variables that `{…}` can name at `offset`, and what each is:
+    /// the enclosing loops' names first, then the tree's.
     pub fn variables_at(&self, offset: usize) -> Vec<(String, String)> {
         let Some(tree) = self.checked.model.tree_at(offset) else { return Vec::new() };
-        tree.all_variables()
-            .map(|v| {
-                let what = tree.describe(&v);
-                (v.name, what)
-            })
-            .collect()
+        let mut out = Vec::new();
+        for l in self.loops_at(offset).into_iter().rev() {
+            let item = l.item.name.as_str();
+            let source = self.text().get(l.source.span().range()).unwrap_or_default();
+            out.push((
+                item.to_string(),
+                format!("the element of the loop over `{source}`; `{item}[key]` reads into it"),
+            ));
+            out.push((format!("{item}_number"), format!("the place of `{item}` in the list, from 1")));
+            out.push((format!("{item}_index"), format!("the index of `{item}` in the list, from 0")));
+        }
+        if let Some(ast) = self.tree_at(offset) {
+            crate::ast::each_loop(&ast.body, &mut |l| {
+                if let Some(j) = l.join.as_ref().filter(|_| (l.span.end as usize) <= offset) {
+                    let what = format!("the text the loop over `{}` joins", l.item.name);
+                    out.push((j.into.name.to_string(), what));
+                }
+            });
+        }
+        out.extend(tree.all_variables().map(|v| {
+            let what = tree.describe(&v);
+            (v.name, what)
+        }));
+        out
+    }
+
+    /// The loops whose body holds `offset`, outermost first.
+    pub fn loops_at(&self, offset: usize) -> Vec<&ForNode> {
+        let mut out = Vec::new();
+        if let Some(tree) = self.tree_at(offset) {
+            crate::ast::each_loop(&tree.body, &mut |l| {
+                let body = l.body.span;
+                if body.start as usize <= offset && offset <= body.end as usize {
+                    out.push(l);
+                }
+            });
+        }
+        out
+    }
+
+    /// What the sample shows loop `name`'s element to be at `offset` (its
+    /// list's first element), when a sample shows it.
+    pub fn element_sample(&self, offset: usize, name: &str) -> Option<crate::data::Data> {
+        let loops = self.loops_at(offset);
+        let at = loops.iter().rposition(|l| l.item.name == name)?;
+        let l = loops[at];
+        let list = match &l.source {
+            LoopSource::Ref(r) => {
+                let block = self.block_named(offset, &r.block.name)?;
+                let sample = self.sample_json(block)?;
+                let sample = sample.as_ref().as_ref().ok()?;
+                crate::path::walk(sample, &r.segments).ok()?.clone()
+            }
+            LoopSource::Element(e) => {
+                let outer = self.element_sample(l.span.start as usize, &e.item.name)?;
+                crate::path::walk(&outer, &e.segments).ok()?.clone()
+            }
+            LoopSource::Name(n) => self.element_sample(l.span.start as usize, &n.name)?,
+        };
+        match list {
+            crate::data::Data::Array(items) => items.first().cloned(),
+            _ => None,
+        }
     }
 }
 

@@ -148,6 +148,9 @@ pub fn hover(doc: &Document, offset: usize) -> Option<Hover> {
     if let Some(r) = symbols.iter().find_map(|s| s.block.filter(|r| contains(r.span, offset))) {
         parts.push(reference_hover(doc, r, offset));
         at = Some(r.span);
+    } else if let Some(e) = element_at(doc, offset) {
+        parts.push(element_hover(doc, e, offset));
+        at = Some(e.span);
     } else if let Some(s) = symbols.iter().find(|s| contains(s.span, offset)) {
         at = Some(s.span);
         match s.kind {
@@ -244,15 +247,49 @@ fn reference_hover(doc: &Document, r: &Reference, offset: usize) -> String {
         );
     };
     match crate::path::walk(sample, &upto) {
-        Ok(v) => {
-            let mut text = serde_json::to_string_pretty(v).unwrap_or_default();
-            if text.len() > 600 {
-                text.truncate(text.char_indices().take_while(|(i, _)| *i < 600).last().map_or(0, |(i, _)| i));
-                text.push_str("\n…");
-            }
-            format!("{head}: {} in the sample\n\n```json\n{text}\n```", v.kind().words())
-        }
+        Ok(v) => format!("{head}: {} in the sample\n\n{}", v.kind().words(), json_snippet(v)),
         Err(miss) => format!("{head}: {}", miss.message(&upto)),
+    }
+}
+
+/// A sample's value as a JSON block, cut after 600 bytes.
+fn json_snippet(v: &Data) -> String {
+    let mut text = serde_json::to_string_pretty(v).unwrap_or_default();
+    if text.len() > 600 {
+        text.truncate(text.char_indices().take_while(|(i, _)| *i < 600).last().map_or(0, |(i, _)| i));
+        text.push_str("\n…");
+    }
+    format!("```json\n{text}\n```")
+}
+
+/// The path into a loop's element under `offset`.
+fn element_at(doc: &Document, offset: usize) -> Option<&crate::ast::ElementRef> {
+    struct Find<'a>(usize, Option<&'a crate::ast::ElementRef>);
+    impl<'a> crate::ast::visit::Visitor<'a> for Find<'a> {
+        fn element(&mut self, e: &'a crate::ast::ElementRef, _: crate::ast::visit::Site, _: bool) {
+            if contains(e.span, self.0) {
+                self.1 = Some(e);
+            }
+        }
+    }
+    let mut find = Find(offset, None);
+    crate::ast::visit::walk_nodes(&mut find, &doc.tree_at(offset)?.body);
+    find.1
+}
+
+/// `item[a.b]`: the path up to the segment under the cursor, and what the
+/// sample's list holds there (its first element's).
+fn element_hover(doc: &Document, e: &crate::ast::ElementRef, offset: usize) -> String {
+    let name = e.item.name.as_str();
+    let upto: Vec<&str> =
+        e.segments.iter().take_while(|s| s.span.start as usize <= offset).map(|s| s.text.as_str()).collect();
+    let head = format!("`{name}[{}]`", upto.join("."));
+    let Some(element) = doc.element_sample(offset, name) else {
+        return format!("{head}: a path into the element of loop `{name}` (no sample shows its list)");
+    };
+    match crate::path::walk(&element, &upto) {
+        Ok(v) => format!("{head}: {} in the sample's first element\n\n{}", v.kind().words(), json_snippet(v)),
+        Err(miss) => format!("{head}: {}", miss.message_from(name, &upto)),
     }
 }
 
@@ -367,10 +404,20 @@ pub fn completion(doc: &Document, offset: usize) -> Vec<CompletionItem> {
 fn variable_completion(doc: &Document, offset: usize, v: &str) -> Vec<CompletionItem> {
     let mut items = Vec::new();
     if let Some((name, path)) = v.split_once('[') {
-        let Some(block) = name.strip_prefix("api_") else { return items };
         if path.contains(']') {
             return items;
         }
+        let Some(block) = name.strip_prefix("api_") else {
+            // `item[a.` in a loop: the keys of its element in the sample.
+            let mut segments: Vec<&str> = path.split('.').collect();
+            segments.pop();
+            if let Some(element) = doc.element_sample(offset, name) {
+                if let Ok(here) = crate::path::walk(&element, &segments) {
+                    items.extend(keys_of(here));
+                }
+            }
+            return items;
+        };
         let mut segments: Vec<&str> = path.split('.').collect();
         segments.pop();
         if segments.is_empty() {
@@ -382,21 +429,8 @@ fn variable_completion(doc: &Document, offset: usize, v: &str) -> Vec<Completion
         let Some(b) = doc.block_named(offset, block) else { return items };
         let sample = doc.sample_json(b);
         let Some(Ok(sample)) = sample.as_deref() else { return items };
-        match crate::path::walk(sample, &segments[1..]) {
-            Ok(Data::Object(map)) => {
-                for (k, v) in map.iter() {
-                    if crate::path::addressable(k) {
-                        items.push(item(k.to_string(), CompletionItemKind::PROPERTY, v.kind().words().into()));
-                    }
-                }
-            }
-            Ok(Data::Array(a)) => {
-                for (i, v) in a.iter().enumerate().take(50) {
-                    let detail = format!("element {i}: {}", v.kind().words());
-                    items.push(item(i.to_string(), CompletionItemKind::VALUE, detail));
-                }
-            }
-            _ => {}
+        if let Ok(here) = crate::path::walk(sample, &segments[1..]) {
+            items.extend(keys_of(here));
         }
         return items;
     }
@@ -415,6 +449,25 @@ fn variable_completion(doc: &Document, offset: usize, v: &str) -> Vec<Completion
         }
     }
     items
+}
+
+/// What a path can go on with at a value of a sample: an object's keys, or
+/// an array's indexes.
+fn keys_of(here: &Data) -> Vec<CompletionItem> {
+    match here {
+        Data::Object(map) => map
+            .iter()
+            .filter(|(k, _)| crate::path::addressable(k))
+            .map(|(k, v)| item(k.to_string(), CompletionItemKind::PROPERTY, v.kind().words().into()))
+            .collect(),
+        Data::Array(a) => a
+            .iter()
+            .enumerate()
+            .take(50)
+            .map(|(i, v)| item(i.to_string(), CompletionItemKind::VALUE, format!("element {i}: {}", v.kind().words())))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// A word: an event kind after `event`, a method after `method`, else the
