@@ -442,6 +442,18 @@ impl Printer<'_> {
                 self.trailing(s.span.end as usize);
             }
             Inner::Choice(c) => {
+                if let Some(l) = &c.each {
+                    // `for r in SOURCE [limit N] { choice … }` on one line.
+                    self.out.push_str("for ");
+                    self.out.push_str(&l.item.name);
+                    self.out.push_str(" in ");
+                    self.out.push_str(self.text.get(l.source.span().range()).unwrap_or_default());
+                    if let Some(limit) = &l.limit {
+                        self.out.push_str(" limit ");
+                        self.value(limit);
+                    }
+                    self.out.push_str(" { ");
+                }
                 self.out.push_str("choice ");
                 self.template(&c.label);
                 self.out.push(' ');
@@ -451,7 +463,10 @@ impl Printer<'_> {
                     let open = self.open_brace(c.value.span.end as usize);
                     self.settings(open, c.span.end as usize - 1, &c.settings);
                 }
-                self.trailing(c.span.end as usize);
+                if c.each.is_some() {
+                    self.out.push_str(" }");
+                }
+                self.trailing(Inner::Choice(c).span().end as usize);
             }
             Inner::Input(i) => {
                 self.out.push_str("input ");
@@ -740,7 +755,7 @@ impl Inner<'_> {
     fn span(&self) -> Span {
         match self {
             Inner::Setting(s) => s.span,
-            Inner::Choice(c) => c.span,
+            Inner::Choice(c) => c.each.as_ref().map_or(c.span, |l| l.span),
             Inner::Input(i) => i.span,
         }
     }

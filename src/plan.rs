@@ -193,6 +193,10 @@ pub struct ChoiceStep {
     pub value: Template,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub settings: Vec<SettingStep>,
+    /// `for r in … { choice … }`: the choice once per element (a loop
+    /// without steps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub each: Option<Box<LoopStep>>,
 }
 
 /// A form shown as the answer: the handler its submission runs.
@@ -776,28 +780,32 @@ fn step(node: &Node) -> Lowered<Option<Step>> {
         })),
         Node::Save(s) => Step::Save { name: s.name.name.to_string(), value: val(&s.value), span: s.span },
         Node::If(i) => if_step(i)?,
-        Node::For(f) => Step::Loop(Box::new(LoopStep {
-            item: f.item.name.to_string(),
-            source: match &f.source {
-                ast::LoopSource::Ref(r) => path(r),
-                ast::LoopSource::Element(e) => element_path(e),
-                ast::LoopSource::Name(n) => Path {
-                    block: n.name.to_string(),
-                    element: true,
-                    status: false,
-                    keys: Vec::new(),
-                    text: n.name.to_string(),
-                    span: n.span,
-                },
-            },
-            limit: f.limit.as_ref().map(val),
-            join: f.join.as_ref().map(|j| (template(&j.separator), j.into.name.to_string())),
-            steps: steps(&f.body.body)?,
-            span: f.span,
-        })),
+        Node::For(f) => Step::Loop(Box::new(loop_step(f, steps(&f.body.body)?))),
         Node::Text(t, span) => Step::Text { text: template(t), span: *span },
         Node::Stop(span) => Step::Stop { span: *span },
     }))
+}
+
+fn loop_step(f: &ast::ForNode, steps: Vec<Step>) -> LoopStep {
+    LoopStep {
+        item: f.item.name.to_string(),
+        source: match &f.source {
+            ast::LoopSource::Ref(r) => path(r),
+            ast::LoopSource::Element(e) => element_path(e),
+            ast::LoopSource::Name(n) => Path {
+                block: n.name.to_string(),
+                element: true,
+                status: false,
+                keys: Vec::new(),
+                text: n.name.to_string(),
+                span: n.span,
+            },
+        },
+        limit: f.limit.as_ref().map(val),
+        join: f.join.as_ref().map(|j| (template(&j.separator), j.into.name.to_string())),
+        steps,
+        span: f.span,
+    }
 }
 
 fn reply_step(r: &ast::Reply) -> Step {
@@ -844,6 +852,7 @@ fn reply_step(r: &ast::Reply) -> Step {
                     label: template(&choice.label),
                     value: template(&choice.value),
                     settings: settings(&choice.settings),
+                    each: choice.each.as_ref().map(|l| Box::new(loop_step(l, Vec::new()))),
                 })
                 .collect(),
         })

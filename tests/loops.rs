@@ -192,3 +192,43 @@ fn the_top5_example_prints_the_first_five_of_its_sample() {
     }
     assert!(!stdout.contains("6. "), "{stdout}");
 }
+
+#[test]
+fn a_select_menu_takes_its_choices_from_a_response() {
+    let server = TestServer::start();
+    let text = r#"command pick {
+    api list { method GET url "@SERVER@/items/@N@" }
+    reply {
+        text "Pick one"
+        select chosen {
+            for item in api_list[response.items] { choice "{item[name]}" "{item[id]}" }
+        }
+    }
+}
+handler chosen { reply "You chose {value}" }
+"#;
+    let events = |ran: &Ran| -> Vec<Value> { ran.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect() };
+    let ran = run(&text.replace("@N@", "3"), &server, "pick", &[]);
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+    let reply = events(&ran).into_iter().find(|e| e["event"] == "reply").unwrap();
+    let choices = &reply["components"][0]["choices"];
+    assert_eq!(choices.as_array().unwrap().len(), 3);
+    assert_eq!((choices[2]["label"].as_str(), choices[2]["value"].as_str()), (Some("item 2"), Some("2")));
+    // 30 elements: the platform's first 25, and a warning for the rest.
+    let ran = run(&text.replace("@N@", "30"), &server, "pick", &[]);
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+    let all = events(&ran);
+    let reply = all.iter().find(|e| e["event"] == "reply").unwrap();
+    assert_eq!(reply["components"][0]["choices"].as_array().unwrap().len(), 25);
+    assert!(
+        all.iter().any(|e| e["code"] == "B326" && e["message"].as_str().unwrap().contains("5 of the loop")),
+        "{all:?}"
+    );
+    // An empty list: the menu, which the platform would refuse, is left out.
+    let ran = run(&text.replace("@N@", "0"), &server, "pick", &[]);
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+    let all = events(&ran);
+    let reply = all.iter().find(|e| e["event"] == "reply").unwrap();
+    assert!(reply["components"].as_array().is_none_or(|c| c.is_empty()), "{reply}");
+    assert!(all.iter().any(|e| e["code"] == "B326"), "{all:?}");
+}

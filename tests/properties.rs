@@ -408,7 +408,15 @@ fn reply_item() -> impl Strategy<Value = ReplyItem> {
         any::<bool>(),
         proptest::option::of(ident()),
         settings(),
-        proptest::collection::vec((template(), template(), settings()), 0..3),
+        proptest::collection::vec(
+            (
+                template(),
+                template(),
+                settings(),
+                proptest::option::of((ident(), reference(), proptest::option::of(number()))),
+            ),
+            0..3,
+        ),
     )
         .prop_map(|(button, handler, settings, choices)| {
             let kind = if button { ComponentKind::Button } else { ComponentKind::Select };
@@ -422,7 +430,22 @@ fn reply_item() -> impl Strategy<Value = ReplyItem> {
                 settings,
                 choices: choices
                     .into_iter()
-                    .map(|(label, value, settings)| MenuChoice { label, value, settings, span: sp() })
+                    .map(|(label, value, settings, each)| MenuChoice {
+                        label,
+                        value,
+                        settings,
+                        each: each.map(|(item, source, limit)| {
+                            Box::new(ForNode {
+                                item,
+                                source: LoopSource::Ref(Box::new(source)),
+                                limit: limit.map(|n: String| Value::Number(n.into(), sp())),
+                                join: None,
+                                body: Branch { body: Vec::new(), span: sp() },
+                                span: sp(),
+                            })
+                        }),
+                        span: sp(),
+                    })
                     .collect(),
                 span: sp(),
             }))

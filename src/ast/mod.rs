@@ -334,6 +334,9 @@ pub struct MenuChoice {
     pub label: Template,
     pub value: Template,
     pub settings: Vec<Setting>,
+    /// `for r in … { choice … }`: one choice per element of a list (a loop
+    /// whose body is this choice; its `body` is empty).
+    pub each: Option<Box<ForNode>>,
     pub span: Span,
 }
 

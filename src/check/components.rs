@@ -238,7 +238,8 @@ fn choices(c: &Component, max: Option<(usize, Span)>, out: &mut Findings) {
         );
     }
     if let Some((most, span)) = max {
-        if most > c.choices.len() && !c.choices.is_empty() {
+        // (A `for` of choices has as many as its list, known at run time.)
+        if most > c.choices.len() && !c.choices.is_empty() && c.choices.iter().all(|c| c.each.is_none()) {
             out.push(
                 Diagnostic::new(
                     Code::BadSetting,
@@ -253,6 +254,20 @@ fn choices(c: &Component, max: Option<(usize, Span)>, out: &mut Findings) {
     for choice in &c.choices {
         menu_choice(choice, out);
         let Some(value) = choice.value.as_literal() else { continue };
+        if let Some(l) = &choice.each {
+            out.push(
+                Diagnostic::new(
+                    Code::BadSetting,
+                    format!("every choice of the loop over `{}` has the value `{value}`", l.item.name),
+                )
+                .label(choice.value.span, "the same for every element")
+                .help(format!(
+                    "read the value from the element, like `\"{{{}[id]}}\"`: the handler tells the choices apart by it",
+                    l.item.name
+                )),
+            );
+            continue;
+        }
         if let Some(first) = values.insert(value.clone(), choice.value.span) {
             out.push(
                 Diagnostic::new(Code::BadSetting, format!("two choices have the value `{value}`"))

@@ -7,7 +7,8 @@ use super::loops::{self, Frame, Frames};
 use super::{samples, Scope};
 use crate::ast::visit::{self, Site, Visitor};
 use crate::ast::{
-    each_block, ApiBlock, ElementRef, ForNode, Ident, IfNode, LoopSource, Reference, Tree, TreeKind, Value,
+    each_block, ApiBlock, ElementRef, ForNode, Ident, IfNode, LoopSource, Reference, Reply, ReplyItem, Tree, TreeKind,
+    Value,
 };
 use crate::diagnostics::{did_you_mean, Code, Confidence, Diagnostic, Edit, Findings};
 use crate::model::Flow;
@@ -124,20 +125,37 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
     /// any number of times (what it runs has not run after it); its joined
     /// text exists after it.
     fn for_loop(&mut self, node: &'a ForNode) {
-        visit::walk_loop_head(self, node);
-        let model = self.model;
-        loops::check_names(node, &self.frames, |n| model.knows(n), self.out);
-        let limit = loops::literal_limit(node, self.out);
-        let (elements, sample) = self.loop_elements(node);
-        self.frames.0.push(Frame { node, elements, sample });
-        self.runs.push(limit);
-        self.flow.loop_start(node.body.span.start);
+        self.enter_loop(node);
         self.branch(&node.body.body);
-        self.flow.loop_end(node.span.end);
-        self.frames.0.pop();
-        self.runs.pop();
-        if let Some(j) = &node.join {
-            self.flow.block_ran(&j.into.name, node.span.end);
+        self.leave_loop(node);
+    }
+
+    /// A reply's templates; a select's `for r in … { choice … }` reads its
+    /// choice's inside its loop.
+    fn reply(&mut self, r: &'a Reply) {
+        for item in &r.items {
+            let ReplyItem::Component(c) = item else {
+                for t in std::slice::from_ref(item).iter().flat_map(reply_item_templates) {
+                    self.template(t, Site::Reply);
+                }
+                continue;
+            };
+            for t in crate::ast::setting_templates(&c.settings) {
+                self.template(t, Site::Reply);
+            }
+            for choice in &c.choices {
+                if let Some(l) = &choice.each {
+                    self.enter_loop(l);
+                }
+                for t in
+                    [&choice.label, &choice.value].into_iter().chain(crate::ast::setting_templates(&choice.settings))
+                {
+                    self.template(t, Site::Reply);
+                }
+                if let Some(l) = &choice.each {
+                    self.leave_loop(l);
+                }
+            }
         }
     }
 
@@ -186,7 +204,40 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
     }
 }
 
+/// The templates of a reply's text or embed (a component's are walked with
+/// their loops).
+fn reply_item_templates(item: &ReplyItem) -> Vec<&crate::ast::Template> {
+    match item {
+        ReplyItem::Text { value, .. } => vec![value],
+        ReplyItem::Embed(e) => e.templates().collect(),
+        ReplyItem::Ephemeral(_) | ReplyItem::Component(_) => Vec::new(),
+    }
+}
+
 impl<'a> Walk<'_, 'a> {
+    /// A loop's head is read before it runs; its body may then run any
+    /// number of times (what it runs has not run after it).
+    fn enter_loop(&mut self, node: &'a ForNode) {
+        visit::walk_loop_head(self, node);
+        let model = self.model;
+        loops::check_names(node, &self.frames, |n| model.knows(n), self.out);
+        let limit = loops::literal_limit(node, self.out);
+        let (elements, sample) = self.loop_elements(node);
+        self.frames.0.push(Frame { node, elements, sample });
+        self.runs.push(limit);
+        self.flow.loop_start(node.body.span.start);
+    }
+
+    /// The loop ends: its joined text exists after it.
+    fn leave_loop(&mut self, node: &'a ForNode) {
+        self.flow.loop_end(node.span.end);
+        self.frames.0.pop();
+        self.runs.pop();
+        if let Some(j) = &node.join {
+            self.flow.block_ran(&j.into.name, node.span.end);
+        }
+    }
+
     /// The elements a sample shows the loop would run over, and which
     /// sample (none when no sample shows them).
     fn loop_elements(&mut self, node: &'a ForNode) -> (Vec<crate::data::Data>, Option<String>) {

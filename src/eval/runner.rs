@@ -250,9 +250,9 @@ impl Runner<'_> {
         self.joined.get(name).cloned()
     }
 
-    /// Runs a loop's steps once per element of its source, up to its
-    /// limit, within the run's bound of loop runs.
-    fn run_loop(&mut self, l: &plan::LoopStep) -> Outcome {
+    /// How many times a loop runs: its list's length, up to its limit;
+    /// refused when that would take the run past its bound of loop runs.
+    fn loop_runs(&mut self, l: &plan::LoopStep) -> Result<usize, Box<Diagnostic>> {
         let len = match render::resolve(render::Scope::response(self, &l.source), &l.source) {
             Ok(render::Resolved::Json(Data::Array(items))) => items.len(),
             // `null` is an empty list (an API's way of saying "none").
@@ -275,17 +275,32 @@ impl Runner<'_> {
         if runs > crate::vocab::MAX_LOOP_RUNS - self.iterations.min(crate::vocab::MAX_LOOP_RUNS) {
             return Err(Box::new(failure::too_many_runs(l, runs, self.iterations)));
         }
+        Ok(runs)
+    }
+
+    /// Starts run `index` of a loop: its element becomes readable.
+    fn enter_run(&mut self, l: &plan::LoopStep, index: usize) -> bool {
+        let element = match render::resolve(render::Scope::response(self, &l.source), &l.source) {
+            Ok(render::Resolved::Json(Data::Array(items))) => items.get(index).cloned(),
+            _ => None,
+        };
+        let Some(element) = element else { return false };
+        let element = Response { status: 200, body: Body::Json(element) };
+        self.frames.push(Frame { item: l.item.clone(), element, index });
+        self.iterations += 1;
+        true
+    }
+
+    /// Runs a loop's steps once per element of its source, up to its
+    /// limit, within the run's bound of loop runs.
+    fn run_loop(&mut self, l: &plan::LoopStep) -> Outcome {
+        let runs = self.loop_runs(l)?;
         self.joins.push(l.join.as_ref().map(|_| Vec::new()));
         let mut outcome = Ok(());
         for index in 0..runs {
-            let element = match render::resolve(render::Scope::response(self, &l.source), &l.source) {
-                Ok(render::Resolved::Json(Data::Array(items))) => items.get(index).cloned(),
-                _ => None,
-            };
-            let Some(element) = element else { break };
-            let element = Response { status: 200, body: Body::Json(element) };
-            self.frames.push(Frame { item: l.item.clone(), element, index });
-            self.iterations += 1;
+            if !self.enter_run(l, index) {
+                break;
+            }
             outcome = self.steps(&l.steps);
             self.frames.pop();
             if outcome.is_err() || std::mem::take(&mut self.stopping) {
@@ -300,6 +315,44 @@ impl Runner<'_> {
             self.joined.insert(into.clone(), pieces.join(&separator));
         }
         Ok(())
+    }
+
+    /// A select menu's choices filled in: a `for` of choices gives one per
+    /// element of its list, and the menu keeps the platform's first 25.
+    #[allow(clippy::type_complexity)]
+    fn choices<'s>(
+        &mut self,
+        choices: &'s [plan::ChoiceStep],
+    ) -> Result<Vec<(String, String, Vec<(&'s str, message::Filled)>)>, Box<Diagnostic>> {
+        let mut out = Vec::new();
+        for choice in choices {
+            let fill = |this: &mut Self| {
+                let (label, value) = (this.fill_text(&choice.label), this.fill_text(&choice.value));
+                (label, value, this.fill(&choice.settings))
+            };
+            let Some(l) = &choice.each else {
+                out.push(fill(self));
+                continue;
+            };
+            let all = self.loop_runs(l)?;
+            let room = crate::vocab::limits::MENU_CHOICES.saturating_sub(out.len());
+            if all > room {
+                let what = format!(
+                    "a select menu takes 25 choices: {} of the loop over `{}` were left out",
+                    all - room,
+                    l.source.text
+                );
+                self.pending.push(failure::embed_adjusted(&what, l.span));
+            }
+            for index in 0..all.min(room) {
+                if !self.enter_run(l, index) {
+                    break;
+                }
+                out.push(fill(self));
+                self.frames.pop();
+            }
+        }
+        Ok(out)
     }
 
     /// Where the store keeps `name`'s value for this run: the name itself,
@@ -491,12 +544,16 @@ impl Runner<'_> {
                     message::Filling::new(filled, BUTTON_SETTINGS, "a button"),
                 ),
                 plan::ComponentKind::Select => {
-                    let choices = c
-                        .choices
-                        .iter()
-                        .map(|choice| {
-                            let (label, value) = (self.fill_text(&choice.label), self.fill_text(&choice.value));
-                            let settings = self.fill(&choice.settings);
+                    let filled_choices = self.choices(&c.choices)?;
+                    if filled_choices.is_empty() && c.choices.iter().any(|ch| ch.each.is_some()) {
+                        // The platform refuses a menu with nothing to choose.
+                        let what = "a select menu whose choices come from an empty list was left out";
+                        self.pending.push(failure::embed_adjusted(what, span));
+                        continue;
+                    }
+                    let choices = filled_choices
+                        .into_iter()
+                        .map(|(label, value, settings)| {
                             (label, value, message::Filling::new(settings, CHOICE_SETTINGS, "a choice"))
                         })
                         .collect();

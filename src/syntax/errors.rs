@@ -26,7 +26,7 @@ fn describe(rule: Rule) -> Option<&'static str> {
         | Rule::arith_atom
         | Rule::reply_item
         | Rule::fixed => return None,
-        Rule::for_node | Rule::kw_for => "`for`",
+        Rule::for_node | Rule::menu_loop | Rule::kw_for => "`for`",
         Rule::kw_in => "`in`",
         Rule::loop_limit | Rule::kw_limit => "`limit`",
         Rule::loop_join | Rule::kw_join => "`join`",
@@ -108,7 +108,7 @@ fn keyword(rule: Rule) -> Option<Keyword> {
         Rule::save | Rule::kw_save => Keyword::Save,
         Rule::if_node | Rule::kw_if => Keyword::If,
         Rule::kw_else => Keyword::Else,
-        Rule::for_node | Rule::kw_for => Keyword::For,
+        Rule::for_node | Rule::menu_loop | Rule::kw_for => Keyword::For,
         Rule::stop | Rule::kw_stop => Keyword::Stop,
         Rule::kw_in => Keyword::In,
         Rule::loop_limit | Rule::kw_limit => Keyword::Limit,

@@ -284,6 +284,7 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
                 | Rule::button
                 | Rule::select
                 | Rule::menu_choice
+                | Rule::menu_loop
                 | Rule::form
                 | Rule::form_input
                 | Rule::setting
@@ -655,6 +656,7 @@ impl Lower<'_> {
                 Rule::ident => handler = Some(self.ident(p)),
                 Rule::setting => settings.push(self.setting(p)?),
                 Rule::menu_choice => choices.push(self.menu_choice(p)?),
+                Rule::menu_loop => choices.push(self.menu_loop(p)?),
                 _ => return self.unexpected(&p, "a button or select menu"),
             }
         }
@@ -677,7 +679,34 @@ impl Lower<'_> {
         let mut texts = texts.into_iter();
         let label = self.required(texts.next(), Rule::string, "a `choice`", span)?;
         let value = self.required(texts.next(), Rule::string, "a `choice`", span)?;
-        Ok(MenuChoice { label, value, settings, span })
+        Ok(MenuChoice { label, value, settings, each: None, span })
+    }
+
+    /// `for r in SOURCE [limit N] { choice … }`: the choice, with its loop.
+    fn menu_loop(&mut self, pair: Pair<'_, Rule>) -> Lowered<MenuChoice> {
+        let span = self.span(&pair);
+        let (mut item, mut source, mut limit, mut choice) = (None, None, None, None);
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_for | Rule::kw_in => {}
+                Rule::ident if item.is_none() => item = Some(self.ident(p)),
+                Rule::ident | Rule::reference => source = Some(self.loop_source(p)?),
+                Rule::loop_limit => limit = Some(self.loop_limit(p, span)?),
+                Rule::menu_choice => choice = Some(self.menu_choice(p)?),
+                _ => return self.unexpected(&p, "a `for` of choices"),
+            }
+        }
+        let mut choice = self.required(choice, Rule::menu_choice, "a `for` of choices", span)?;
+        let body = Branch { body: Vec::new(), span: choice.span };
+        choice.each = Some(Box::new(ForNode {
+            item: self.required(item, Rule::ident, "a `for` of choices", span)?,
+            source: self.required(source, Rule::reference, "a `for` of choices", span)?,
+            limit,
+            join: None,
+            body,
+            span,
+        }));
+        Ok(choice)
     }
 
     /// A word and at most one string or number; it ends at its last token.
@@ -841,21 +870,8 @@ impl Lower<'_> {
             match p.as_rule() {
                 Rule::kw_for | Rule::kw_in => {}
                 Rule::ident if item.is_none() => item = Some(self.ident(p)),
-                Rule::ident => source = Some(LoopSource::Name(self.ident(p))),
-                Rule::reference => {
-                    let at = self.span(&p);
-                    source = Some(match self.value(p)? {
-                        Value::Ref(r) => LoopSource::Ref(r),
-                        Value::Element(e) => LoopSource::Element(e),
-                        // Unreadable: its diagnostic is out; a name stands in.
-                        _ => LoopSource::Name(Ident { name: "".into(), span: at }),
-                    });
-                }
-                Rule::loop_limit => {
-                    let value = p.into_inner().find(|p| p.as_rule() != Rule::kw_limit);
-                    let value = self.required(value, Rule::number, "a loop's `limit`", span)?;
-                    limit = Some(self.value(value)?);
-                }
+                Rule::ident | Rule::reference => source = Some(self.loop_source(p)?),
+                Rule::loop_limit => limit = Some(self.loop_limit(p, span)?),
                 Rule::loop_join => {
                     let join_span = self.span(&p);
                     let mut separator = None;
@@ -883,6 +899,26 @@ impl Lower<'_> {
             body: self.required(body, Rule::branch, "a `for` loop", span)?,
             span,
         })
+    }
+
+    /// What a loop runs over: a reference, an element's path, or a name.
+    fn loop_source(&mut self, p: Pair<'_, Rule>) -> Lowered<LoopSource> {
+        if p.as_rule() == Rule::ident {
+            return Ok(LoopSource::Name(self.ident(p)));
+        }
+        let at = self.span(&p);
+        Ok(match self.value(p)? {
+            Value::Ref(r) => LoopSource::Ref(r),
+            Value::Element(e) => LoopSource::Element(e),
+            // Unreadable: its diagnostic is out; a name stands in.
+            _ => LoopSource::Name(Ident { name: "".into(), span: at }),
+        })
+    }
+
+    fn loop_limit(&mut self, p: Pair<'_, Rule>, span: Span) -> Lowered<Value> {
+        let value = p.into_inner().find(|p| p.as_rule() != Rule::kw_limit);
+        let value = self.required(value, Rule::number, "a loop's `limit`", span)?;
+        self.value(value)
     }
 
     fn branch(&mut self, pair: Pair<'_, Rule>) -> Lowered<Branch> {

@@ -83,12 +83,7 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
                 out.push('\n');
             }
             Node::For(f) => {
-                let source = match &f.source {
-                    LoopSource::Ref(r) => reference(r),
-                    LoopSource::Element(e) => element(e),
-                    LoopSource::Name(n) => n.name.to_string(),
-                };
-                out.push_str(&format!("for {} in {source}", f.item.name));
+                out.push_str(&format!("for {} in {}", f.item.name, loop_source(&f.source)));
                 if let Some(limit) = &f.limit {
                     out.push_str(&format!(" limit {}", value(limit, level)));
                 }
@@ -141,9 +136,19 @@ fn reply(r: &Reply, out: &mut String) {
                 }
                 out.push_str(&format!(" {{{}", settings(&c.settings)));
                 for choice in &c.choices {
+                    if let Some(l) = &choice.each {
+                        out.push_str(&format!(" for {} in {}", l.item.name, loop_source(&l.source)));
+                        if let Some(limit) = &l.limit {
+                            out.push_str(&format!(" limit {}", value(limit, 0)));
+                        }
+                        out.push_str(" {");
+                    }
                     out.push_str(&format!(" choice {} {}", template(&choice.label), template(&choice.value)));
                     if !choice.settings.is_empty() {
                         out.push_str(&format!(" {{{} }}", settings(&choice.settings)));
+                    }
+                    if choice.each.is_some() {
+                        out.push_str(" }");
                     }
                 }
                 out.push_str(" }");
@@ -266,6 +271,14 @@ fn key(k: &str) -> String {
         k.to_string()
     } else {
         text(k)
+    }
+}
+
+fn loop_source(source: &LoopSource) -> String {
+    match source {
+        LoopSource::Ref(r) => reference(r),
+        LoopSource::Element(e) => element(e),
+        LoopSource::Name(n) => n.name.to_string(),
     }
 }
 
