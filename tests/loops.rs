@@ -7,41 +7,15 @@ use std::process::Command;
 use crate::support::server::TestServer;
 use serde_json::Value;
 
-struct Ran {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Ran {
-    fn replies(&self) -> Vec<String> {
-        self.stdout
-            .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-            .filter(|e| e["event"] == "reply")
-            .map(|e| e["text"].as_str().unwrap().to_string())
-            .collect()
-    }
-}
+use crate::run::Ran;
 
 /// Runs `command` of `text` (with `@SERVER@` the server's base URL) with
 /// JSON events and a store of its own.
 fn run(text: &str, server: &TestServer, command: &str, args: &[&str]) -> Ran {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("bot.blk"), text.replace("@SERVER@", &server.base())).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
-        .args(["run", "bot.blk", "--format", "json", "--command", command, "--store"])
-        .arg(dir.path().join("store.sqlite3"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    Ran {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    let program = crate::run::program(text, server);
+    let mut all = vec!["--format", "json", "--command", command];
+    all.extend_from_slice(args);
+    crate::run::blkc(&program, &all, &[])
 }
 
 #[test]

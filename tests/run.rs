@@ -7,23 +7,23 @@ use std::process::Command;
 use crate::support::server::TestServer;
 use serde_json::{json, Value};
 
-struct Program {
+pub(crate) struct Program {
     dir: tempfile::TempDir,
     path: PathBuf,
 }
 
 /// Writes a program into a fresh folder; `@SERVER@` becomes the server's base URL.
-fn program(text: &str, server: &TestServer) -> Program {
+pub(crate) fn program(text: &str, server: &TestServer) -> Program {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bot.blk");
     std::fs::write(&path, text.replace("@SERVER@", &server.base())).unwrap();
     Program { dir, path }
 }
 
-struct Ran {
-    code: i32,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Ran {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
 }
 
 impl Ran {
@@ -32,7 +32,7 @@ impl Ran {
         self.stdout.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
     }
 
-    fn replies(&self) -> Vec<String> {
+    pub fn replies(&self) -> Vec<String> {
         self.events()
             .iter()
             .filter(|e| e["event"] == "reply")
@@ -45,7 +45,7 @@ impl Ran {
     }
 }
 
-fn blkc(p: &Program, args: &[&str], env: &[(&str, &str)]) -> Ran {
+pub(crate) fn blkc(p: &Program, args: &[&str], env: &[(&str, &str)]) -> Ran {
     let store = p.dir.path().join("store.sqlite3");
     let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
         .arg("run")
