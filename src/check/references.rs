@@ -259,6 +259,29 @@ impl<'a> Walk<'_, 'a> {
         }
     }
 
+    /// B145: `{NAME}` of a loop's `join … into NAME` read where the loop
+    /// has not run on every path.
+    fn check_joined(&mut self, name: &Ident, node: &ForNode) {
+        let n = name.name.as_str();
+        if self.flow.has_run(n) {
+            return;
+        }
+        let (message, help) = if node.span.start > name.span.start {
+            (format!("`{{{n}}}` is read before the loop that joins it"), "move the read below the loop")
+        } else {
+            (
+                format!("`{{{n}}}` is joined by a loop that may not have run here"),
+                "the loop is in a branch or another loop: read the text there, or move the loop so it runs on every path to here",
+            )
+        };
+        self.out.push(
+            Diagnostic::new(Code::ElementOutsideLoop, message)
+                .label(name.span, "no text joined yet")
+                .related(node.item.span, "the loop joining it")
+                .help(help),
+        );
+    }
+
     fn check_named(&mut self, name: &Ident, site: Site) {
         let n = name.name.as_str();
         if self.frames.knows(n) {
@@ -269,23 +292,8 @@ impl<'a> Walk<'_, 'a> {
             self.out.push(loops::source_outside_loop(name));
             return;
         }
-        if let Some(node) = self.joins.get(n) {
-            if !self.flow.has_run(n) {
-                let (message, help) = if node.span.start > name.span.start {
-                    (format!("`{{{n}}}` is read before the loop that joins it"), "move the read below the loop")
-                } else {
-                    (
-                        format!("`{{{n}}}` is joined by a loop that may not have run here"),
-                        "the loop is in a branch or another loop: read the text there, or move the loop so it runs on every path to here",
-                    )
-                };
-                self.out.push(
-                    Diagnostic::new(Code::ElementOutsideLoop, message)
-                        .label(name.span, "no text joined yet")
-                        .related(node.item.span, "the loop joining it")
-                        .help(help),
-                );
-            }
+        if let Some(node) = self.joins.get(n).copied() {
+            self.check_joined(name, node);
             return;
         }
         if self.model.knows(n) {
