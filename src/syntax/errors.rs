@@ -9,6 +9,10 @@ use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::source::Span;
 use crate::vocab::{Keyword, Place};
 
+/// What an embed's part can be, in the words of [`describe`].
+const EMBED_PARTS: &str =
+    "an embed part (`title` `description` `url` `color` `timestamp` `footer` `author` `image` `thumbnail`)";
+
 /// The words a person would use for each rule. Exhaustive on purpose: a new
 /// rule cannot be added without saying how it reads.
 fn describe(rule: Rule) -> Option<&'static str> {
@@ -31,7 +35,6 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::loop_limit | Rule::kw_limit => "`limit`",
         Rule::loop_join | Rule::kw_join => "`join`",
         Rule::kw_into => "`into`",
-        Rule::text_node => "`text`",
         Rule::stop | Rule::kw_stop => "`stop`",
         Rule::command | Rule::kw_command => "`command`",
         Rule::event | Rule::kw_event => "`event`",
@@ -72,12 +75,10 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::string => "a string",
         Rule::number => "a number",
         Rule::reference => "a response reference `api_<block>[response…]` or a loop element's `item[…]`",
-        Rule::reply_text | Rule::kw_text => "`text`",
+        Rule::reply_text | Rule::text_node | Rule::kw_text => "`text`",
         Rule::kw_ephemeral => "`ephemeral`",
         Rule::embed | Rule::kw_embed => "`embed`",
-        Rule::embed_part | Rule::embed_key => {
-            "an embed part (`title` `description` `url` `color` `timestamp` `footer` `author` `image` `thumbnail`)"
-        }
+        Rule::embed_part | Rule::embed_key => EMBED_PARTS,
         Rule::embed_field | Rule::kw_field => "`field`",
         Rule::kw_inline => "`inline`",
         Rule::handler | Rule::kw_handler => "`handler`",
