@@ -325,6 +325,11 @@ impl VarScope {
 /// (docs/language.md, "Loops").
 pub const MAX_LOOP_RUNS: usize = 10_000;
 
+/// The most bytes a loop's `join` builds (a message shows at most a few
+/// thousand characters; the bound keeps a long list of long texts from
+/// filling memory).
+pub const MAX_JOINED: usize = 1 << 20;
+
 /// The most requests one run of a tree sends (an `api` block in a loop
 /// counts each time it runs).
 pub const MAX_REQUESTS: usize = 100;

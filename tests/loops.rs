@@ -206,3 +206,46 @@ handler chosen { reply "You chose {value}" }
     assert!(reply["components"].as_array().is_none_or(|c| c.is_empty()), "{reply}");
     assert!(all.iter().any(|e| e["code"] == "B326"), "{all:?}");
 }
+
+#[test]
+fn a_joined_text_and_a_whole_element_keep_to_their_bounds() {
+    let server = TestServer::start();
+    // Each piece is the whole 2,000-element response (about 70 KB): the
+    // join passes 1 MiB after some 15 pieces and the run stops there.
+    let pieces = r#"command big {
+    api list { method GET url "@SERVER@/items/2000" }
+    for item in api_list[response.items] limit 100 join "" into all {
+        text "{api_list[response]}"
+    }
+    reply "{all}"
+}
+"#;
+    let ran = run(pieces, &server, "big", &[]);
+    assert_eq!(ran.code, 3, "{}{}", ran.stdout, ran.stderr);
+    assert!(ran.stdout.contains("B327") && ran.stdout.contains("would pass 1 MiB"), "{}", ran.stdout);
+    assert!(ran.replies().is_empty());
+    // Short pieces, long separators: refused before they are joined.
+    let separators = pieces
+        .replace("join \"\"", "join \"{api_list[response]}\"")
+        .replace("text \"{api_list[response]}\"", "text \"{item_number}\"");
+    let ran = run(&separators, &server, "big", &[]);
+    assert_eq!(ran.code, 3, "{}{}", ran.stdout, ran.stderr);
+    assert!(ran.stdout.contains("B327") && ran.stdout.contains("a join holds at most 1 MiB"), "{}", ran.stdout);
+    // A whole element that is an object is JSON text: never sent in a header.
+    let header = r#"command hdr {
+    api list { method GET url "@SERVER@/items/2" }
+    for item in api_list[response.items] {
+        api one {
+            method GET
+            url "@SERVER@/echo"
+            headers { X-Item = "{item}" }
+        }
+    }
+}
+"#;
+    let before = server.received().iter().filter(|r| r.url.starts_with("/echo")).count();
+    let ran = run(header, &server, "hdr", &[]);
+    assert_eq!(ran.code, 3, "{}{}", ran.stdout, ran.stderr);
+    assert_eq!(server.received().iter().filter(|r| r.url.starts_with("/echo")).count(), before, "nothing sent");
+    assert!(ran.stdout.contains("object or array"), "{}", ran.stdout);
+}

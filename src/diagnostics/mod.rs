@@ -149,7 +149,7 @@ codes! {
     DivisionByZero = "B324", Error, "division by zero";
     ScopeIdMissing = "B325", Error, "scoped variable in a run without its scope's id";
     EmbedAdjusted = "B326", Warning, "a value of an embed, a component or a form cut or left out at run time";
-    RunBound = "B327", Error, "a run past its bound of loop runs or requests";
+    RunBound = "B327", Error, "a run past its bound of loop runs, requests or joined text";
     NotAList = "B328", Error, "a loop's value not a list, or its limit not a whole number";
     // What the chat platform registers (`blkc deploy`; checked by `check` too).
     PlatformName = "B401", Error, "command or option name the platform refuses";

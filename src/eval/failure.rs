@@ -386,6 +386,27 @@ pub fn too_many_runs(l: &crate::plan::LoopStep, runs: usize, done: usize) -> Dia
     .help("give the loop a `limit` (`limit 10`), or ask the API for fewer elements")
 }
 
+/// B327: a joined text past its bound, as its pieces are added.
+pub fn text_past_join_bound(span: Span) -> Diagnostic {
+    Diagnostic::new(Code::RunBound, "the loop's joined text would pass 1 MiB")
+        .label(span, "this piece is past the bound")
+        .help("give the loop a `limit`, or add a shorter piece (a field of the element, not the whole of it)")
+}
+
+/// B327: a joined text that its separators would take past its bound.
+pub fn joined_too_long(l: &crate::plan::LoopStep, bytes: usize) -> Diagnostic {
+    Diagnostic::new(
+        Code::RunBound,
+        format!(
+            "the text loop `{}` joins would be {} bytes: a join holds at most 1 MiB",
+            l.item,
+            crate::display::count(bytes)
+        ),
+    )
+    .label(l.span, "this loop's join")
+    .help("use a shorter separator, or give the loop a `limit`")
+}
+
 /// B327: a request past the run's bound of requests.
 pub fn too_many_requests(r: &Request) -> Diagnostic {
     let max = crate::vocab::MAX_REQUESTS;

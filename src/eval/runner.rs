@@ -59,7 +59,7 @@ pub(super) struct Runner<'r> {
     /// The loops running, innermost last: each one's element and index.
     frames: Vec<Frame>,
     /// Per running loop, innermost last: the `text` pieces of its join.
-    joins: Vec<Option<Vec<String>>>,
+    joins: Vec<Option<(Vec<String>, usize)>>,
     /// The texts loops have joined, by name.
     joined: HashMap<String, String>,
     /// A `stop` ran: the steps unwind to the loop, which ends.
@@ -175,6 +175,10 @@ impl render::Scope for Runner<'_> {
     }
 
     fn is_structured(&self, name: &str) -> bool {
+        // A loop's whole element that is an object or a list is JSON text.
+        if let Some(frame) = self.frames.iter().rev().find(|f| f.item == name) {
+            return matches!(&frame.element.body, Body::Json(d) if d.is_structured());
+        }
         self.inputs.structured.contains(name)
     }
 
@@ -268,7 +272,8 @@ impl Runner<'_> {
             Some(v) => {
                 let value = render::render_val(v, self);
                 self.flush()?;
-                Some(failure::loop_limit(l, &value)?)
+                // (The value is shown in the message: a secret in it is masked.)
+                Some(failure::loop_limit(l, &value).map_err(|d| Box::new(self.redact_diag(*d)))?)
             }
         };
         let runs = limit.map_or(len, |n| n.min(len));
@@ -295,7 +300,7 @@ impl Runner<'_> {
     /// limit, within the run's bound of loop runs.
     fn run_loop(&mut self, l: &plan::LoopStep) -> Outcome {
         let runs = self.loop_runs(l)?;
-        self.joins.push(l.join.as_ref().map(|_| Vec::new()));
+        self.joins.push(l.join.as_ref().map(|_| (Vec::new(), 0)));
         let mut outcome = Ok(());
         for index in 0..runs {
             if !self.enter_run(l, index) {
@@ -309,9 +314,13 @@ impl Runner<'_> {
         }
         let pieces = self.joins.pop().flatten();
         outcome?;
-        if let (Some((separator, into)), Some(pieces)) = (&l.join, pieces) {
+        if let (Some((separator, into)), Some((pieces, bytes))) = (&l.join, pieces) {
             let separator = render::render(separator, self);
             self.flush()?;
+            let whole = bytes.saturating_add(separator.len().saturating_mul(pieces.len().saturating_sub(1)));
+            if whole > crate::vocab::MAX_JOINED {
+                return Err(Box::new(failure::joined_too_long(l, whole)));
+            }
             self.joined.insert(into.clone(), pieces.join(&separator));
         }
         Ok(())
@@ -410,11 +419,15 @@ impl Runner<'_> {
                     self.steps(taken)?;
                 }
                 Step::Loop(l) => self.run_loop(l)?,
-                Step::Text { text, .. } => {
+                Step::Text { text, span } => {
                     let text = render::render(text, self);
                     self.flush()?;
                     // The checker puts every `text` inside a loop with a join.
-                    if let Some(pieces) = self.joins.iter_mut().rev().find_map(Option::as_mut) {
+                    if let Some((pieces, bytes)) = self.joins.iter_mut().rev().find_map(Option::as_mut) {
+                        *bytes = bytes.saturating_add(text.len());
+                        if *bytes > crate::vocab::MAX_JOINED {
+                            return Err(Box::new(failure::text_past_join_bound(*span)));
+                        }
                         pieces.push(text);
                     }
                 }
