@@ -13,9 +13,9 @@ use crate::run::Ran;
 /// JSON events and a store of its own.
 fn run(text: &str, server: &TestServer, command: &str, args: &[&str]) -> Ran {
     let program = crate::run::program(text, server);
-    let mut all = vec!["--format", "json", "--command", command];
+    let mut all = vec!["--command", command];
     all.extend_from_slice(args);
-    crate::run::blkc(&program, &all, &[])
+    crate::run::json_run(&program, &all)
 }
 
 #[test]

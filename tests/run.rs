@@ -67,7 +67,7 @@ pub(crate) fn blkc(p: &Program, args: &[&str], env: &[(&str, &str)]) -> Ran {
     }
 }
 
-fn json_run(p: &Program, args: &[&str]) -> Ran {
+pub(crate) fn json_run(p: &Program, args: &[&str]) -> Ran {
     let mut all = vec!["--format", "json"];
     all.extend_from_slice(args);
     blkc(p, &all, &[])
