@@ -1,8 +1,9 @@
 //! A throwaway PostgreSQL for the tests, started from this machine's
 //! binaries: `initdb` into a temporary folder, `pg_ctl` on a free loopback
-//! port, stopped when the test process exits. `initdb` and `postgres`
-//! refuse to run as root, so under root they run as the `postgres` user.
-//! No mock of the database anywhere.
+//! port, stopped and its folder removed when the test process exits (and
+//! the folders of servers whose test process was killed, when the next
+//! one starts). `initdb` and `postgres` refuse to run as root, so under
+//! root they run as the `postgres` user. No mock of the database anywhere.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -11,6 +12,8 @@ use std::sync::OnceLock;
 
 pub struct Postgres {
     pub port: u16,
+    /// The server's folder: its data folder, log, socket and certificates.
+    base: PathBuf,
     data: PathBuf,
     bin: PathBuf,
     as_postgres: bool,
@@ -83,18 +86,20 @@ impl Postgres {
         };
         // SAFETY: geteuid only reads this process's effective user.
         let as_postgres = unsafe { libc::geteuid() } == 0;
+        remove_abandoned();
         let base = tempfile::Builder::new().prefix("blkc-pg-").tempdir().ok()?.keep();
         let data = base.join("data");
         let port = std::net::TcpListener::bind("127.0.0.1:0").ok()?.local_addr().ok()?.port();
         let fsync = if setup == Setup::Durable { "on" } else { "off" };
         let mut options = format!(
-            "-p {port} -c listen_addresses=127.0.0.1 -k {} -c fsync={fsync} -c max_connections=200",
+            "-p {port} -c listen_addresses=127.0.0.1 -k {} -c fsync={fsync} -c max_connections=200 \
+             -c min_wal_size=32MB -c max_wal_size=64MB",
             base.display()
         );
         if setup == Setup::Tls {
             options.push_str(" -c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key");
         }
-        let server = Postgres { port, data: data.clone(), bin, as_postgres, options };
+        let server = Postgres { port, base: base.clone(), data: data.clone(), bin, as_postgres, options };
         if as_postgres {
             let ok = Command::new("chown").args(["-R", "postgres:postgres"]).arg(&base).status();
             assert!(ok.is_ok_and(|s| s.success()), "cannot give {} to the postgres user", base.display());
@@ -128,7 +133,7 @@ impl Postgres {
 
     /// Starts the server (again).
     fn run(&self) {
-        let base = self.data.parent().expect("the data folder is in the server's folder");
+        let base = &self.base;
         let out = self
             .command("pg_ctl")
             .args(["-w", "-t", "60", "-D"])
@@ -168,9 +173,8 @@ impl Postgres {
         let n = DATABASES.fetch_add(1, Ordering::SeqCst);
         let name = format!("t{}_{n}", std::process::id());
         // Over the server's socket (the TLS server takes TCP over TLS only).
-        let socket = self.data.parent().expect("the data folder is in the server's folder");
         let mut client = postgres::Config::new()
-            .host_path(socket)
+            .host_path(&self.base)
             .port(self.port)
             .user("blkc")
             .dbname("postgres")
@@ -185,7 +189,7 @@ extern "C" fn stop() {
     let plain = SERVER.get().and_then(Option::as_ref);
     let tls = TLS_SERVER.get().and_then(Option::as_ref).map(|(s, _)| s);
     for server in [plain, tls].into_iter().flatten() {
-        server.crash();
+        server.remove();
     }
 }
 
@@ -205,10 +209,47 @@ pub fn durable_server() -> Option<Postgres> {
     Postgres::start_with(Setup::Durable).map(|(server, _)| server)
 }
 
+impl Postgres {
+    /// Stops the server and removes its folder.
+    fn remove(&self) {
+        self.crash();
+        let _ = std::fs::remove_dir_all(&self.base);
+    }
+}
+
 impl Drop for Postgres {
     fn drop(&mut self) {
-        self.crash();
+        self.remove();
     }
+}
+
+/// Removes the folders of test servers that no process runs any more and
+/// that nothing has written to for ten minutes: a test process that was
+/// killed stops nothing at exit, and every folder left is a few hundred
+/// megabytes. A server another test process is starting or running now is
+/// left alone.
+fn remove_abandoned() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    let quiet = |path: &std::path::Path| {
+        let modified = std::fs::metadata(path).and_then(|m| m.modified());
+        modified.is_ok_and(|m| m.elapsed().is_ok_and(|age| age > std::time::Duration::from_secs(600))) || !path.exists()
+    };
+    for entry in entries.flatten() {
+        let base = entry.path();
+        let named = entry.file_name().to_str().is_some_and(|n| n.starts_with("blkc-pg-"));
+        if !named || !quiet(&base) || !quiet(&base.join("log")) || running(&base.join("data/postmaster.pid")) {
+            continue;
+        }
+        let _ = std::fs::remove_dir_all(&base);
+    }
+}
+
+/// Whether the process a `postmaster.pid` names is alive.
+fn running(pid_file: &std::path::Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(pid_file) else { return false };
+    let Some(pid) = text.lines().next().and_then(|l| l.trim().parse::<libc::pid_t>().ok()) else { return false };
+    // SAFETY: signal 0 only asks whether the process exists.
+    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
 }
 
 /// A certificate authority, and a server certificate and key it signed
