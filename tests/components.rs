@@ -328,3 +328,63 @@ handler take {
         .collect();
     assert!(shown.iter().all(|n| (1..=50).contains(n)), "{shown:?}");
 }
+
+/// A select menu whose choices come from a response, through `serve`: one
+/// choice per element, the platform's first 25 kept and the rest logged,
+/// a choice answered with its element's value, and a menu of an empty list
+/// left out of a message the platform still takes.
+#[test]
+fn a_select_menu_built_from_a_response_is_sent_chosen_from_and_cut_to_25() {
+    let platform = TestPlatform::start();
+    let api = TestServer::start();
+    let program = r##"command pick "Pick an item" {
+    option count "How many" integer required
+    api list { method GET url "@API@/items/{option_count}" }
+    reply {
+        text "Pick one of {api_list[response.total]}"
+        select chosen {
+            placeholder "Items"
+            for item in api_list[response.items] { choice "{item[name]}" "{item[id]}" { description "#{item_number}" } }
+        }
+    }
+}
+
+handler chosen {
+    reply { ephemeral text "You chose item {value}" }
+}
+"##;
+    let served = serve(program, &platform, Some(&api), &[], &[]);
+    let count = |n: u32| json!([{ "name": "count", "type": 4, "value": n }]);
+    let answer = served.send(&platform, &command("r1", "pick", count(3)));
+    assert_eq!(answer.body["type"], 4, "{answer:?}");
+    let menu = &answer.body["data"]["components"][0]["components"][0];
+    assert_eq!((menu["type"].clone(), menu["custom_id"].clone()), (json!(3), json!("blk1:chosen:0:")), "{answer:?}");
+    assert_eq!(
+        menu["options"],
+        json!([
+            { "label": "item 0", "value": "0", "description": "#1", "default": false },
+            { "label": "item 1", "value": "1", "description": "#2", "default": false },
+            { "label": "item 2", "value": "2", "description": "#3", "default": false },
+        ])
+    );
+    let chosen = served.send(&platform, &click("r2", "blk1:chosen:0:", Some(json!(["2"]))));
+    assert_eq!((chosen.body["type"].clone(), chosen.body["data"]["flags"].clone()), (json!(4), json!(64)));
+    assert_eq!(chosen.body["data"]["content"], "You chose item 2", "{chosen:?}");
+
+    // 40 elements: the first 25 are sent, and the log says 15 were not.
+    let answer = served.send(&platform, &command("r3", "pick", count(40)));
+    let options = answer.body["data"]["components"][0]["components"][0]["options"].as_array().cloned();
+    let options = options.unwrap_or_default();
+    assert_eq!(options.len(), 25, "{answer:?}");
+    assert_eq!(options[24]["value"], "24");
+    let log = served.wait_log("warnings=B326");
+    let warned = log.lines().find(|l| l.contains("a run warned") && l.contains("id=r3"));
+    assert!(warned.is_some_and(|l| l.contains("code=B326") && l.contains("15 of the loop")), "{log}");
+    assert!(log.lines().any(|l| l.contains("id=r3 command=pick") && l.contains("warnings=B326")), "{log}");
+
+    // No element: the text alone, with no menu the platform would refuse.
+    let answer = served.send(&platform, &command("r4", "pick", count(0)));
+    assert_eq!(answer.body["data"]["content"], "Pick one of 0", "{answer:?}");
+    let rows = &answer.body["data"]["components"];
+    assert!(rows.as_array().is_none_or(Vec::is_empty), "{answer:?}");
+}

@@ -21,6 +21,10 @@ const TOKEN_LIFETIME: Duration = Duration::from_secs(15 * 60);
 /// How long an event's messages may take, rate limits included.
 const EVENT_DEADLINE: Duration = Duration::from_secs(60);
 
+/// How many of a run's warnings are logged whole (all are named on its
+/// run line): a loop may warn once per element.
+const WARNINGS_LOGGED: usize = 5;
+
 /// A trigger on its way through the queue.
 pub struct Work {
     pub _queued: Queued,
@@ -54,14 +58,22 @@ impl RunReport {
         }
     }
 
-    /// Counts a run's request or warning (a reply is the caller's).
-    fn note(&mut self, shared: &Shared, event: &Event) {
+    /// Counts a run's request or warning (a reply is the caller's). The
+    /// first [`WARNINGS_LOGGED`] warnings of a run are logged whole, for
+    /// the operator to read what the run line only names.
+    fn note(&mut self, shared: &Shared, about: &About, event: &Event) {
         match event {
             Event::Request(r) => {
                 self.requests += 1;
                 shared.metrics.request(r.status);
             }
-            Event::Warning(w) => self.warnings.push(w.code),
+            Event::Warning(w) => {
+                if self.warnings.len() < WARNINGS_LOGGED {
+                    let (id, kind, code, warning) = (about.id(), about.kind(), w.code, w.message.as_str());
+                    log::hiding(about.token(), || tracing::warn!(id, kind, code, warning, "a run warned"));
+                }
+                self.warnings.push(w.code);
+            }
             Event::Reply { .. } | Event::Form(_) | Event::Save { .. } => {}
         }
     }
@@ -113,7 +125,7 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
                     out.replies += 1;
                     out.send(&mut report, &Outgoing::Form(form));
                 }
-                other => report.note(shared, &other),
+                other => report.note(shared, &trigger.about, &other),
             };
             let plan = &trigger.loaded.plan;
             failure(caught(|| eval::run(plan, trigger.tree(), &inputs, &options, store.as_mut(), &mut sink)))
@@ -457,7 +469,7 @@ pub fn log_run(about: &About, received: Instant, outcome: Outcome, report: Optio
     let label = outcome.label();
     let requests = report.map(|r| r.requests);
     let messages = report.map(|r| r.messages);
-    let warnings = report.filter(|r| !r.warnings.is_empty()).map(|r| r.warnings.join(","));
+    let warnings = report.filter(|r| !r.warnings.is_empty()).map(|r| codes(&r.warnings));
     let error = report.and_then(|r| r.failure.as_deref());
     // At `error` when the run failed, else at `info`.
     macro_rules! run_line {
@@ -487,6 +499,20 @@ pub fn log_run(about: &About, received: Instant, outcome: Outcome, report: Optio
             run_line!(kind, server, outcome = label, ms, requests, messages, warnings, error, "event");
         }
     });
+}
+
+/// A run's warnings for its log line: each code once, in the order first
+/// seen, with how many times when more than once (`B307x120,B326`).
+fn codes(warnings: &[&'static str]) -> String {
+    let mut seen: Vec<(&str, usize)> = Vec::new();
+    for code in warnings {
+        match seen.iter_mut().find(|(c, _)| c == code) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((code, 1)),
+        }
+    }
+    let named = seen.iter().map(|(c, n)| if *n == 1 { c.to_string() } else { format!("{c}x{n}") });
+    named.collect::<Vec<_>>().join(",")
 }
 
 /// A run from when it is queued until it ends, however it ends (a full
@@ -544,5 +570,16 @@ fn failure(ran: Result<eval::Outcome, String>) -> Option<String> {
         Ok(Ok(())) => None,
         Ok(Err(d)) => Some(format!("{} {}", d.code.as_str(), d.message)),
         Err(panicked) => Some(panicked),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::codes;
+
+    #[test]
+    fn a_run_lines_warnings_name_each_code_once_with_its_count() {
+        assert_eq!(codes(&["B326"]), "B326");
+        assert_eq!(codes(&["B307", "B326", "B307", "B307"]), "B307x3,B326");
     }
 }
