@@ -218,3 +218,45 @@ fn a_fix_never_changes_a_comment_or_moves_text_into_a_string() {
         assert_eq!(kept, before, "the comment changed or moved:\n{line}\n=>\n{fixed}");
     }
 }
+
+/// pest's error detail is one switch for the whole process: files with
+/// mistakes checked on several threads at once are described as each is
+/// alone (a re-parse ending on one thread once switched it off under
+/// another's, which then described its mistake differently).
+#[test]
+fn mistakes_checked_on_several_threads_at_once_are_described_as_alone() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mistakes");
+    let mut files: Vec<(String, String)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "blk"))
+        .map(|p| (p.display().to_string(), std::fs::read_to_string(&p).unwrap()))
+        .collect();
+    files.sort();
+    let describe = |(name, text): &(String, String)| -> Vec<(String, Option<blkc::source::Span>)> {
+        check(name, text).diagnostics.iter().map(|d| (d.message.clone(), d.primary_span())).collect()
+    };
+    let alone: Vec<_> = files.iter().map(describe).collect();
+    let files = std::sync::Arc::new(files);
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let files = files.clone();
+            std::thread::spawn(move || {
+                let mut seen = Vec::new();
+                for round in 0..5 {
+                    // Each thread in its own order, so different files overlap.
+                    for i in 0..files.len() {
+                        let k = (i * (t + 1) + round) % files.len();
+                        seen.push((k, describe(&files[k])));
+                    }
+                }
+                seen
+            })
+        })
+        .collect();
+    for thread in threads {
+        for (k, described) in thread.join().unwrap() {
+            assert_eq!(described, alone[k], "{}", files[k].0);
+        }
+    }
+}

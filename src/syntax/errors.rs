@@ -146,13 +146,21 @@ fn keyword(rule: Rule) -> Option<Keyword> {
     })
 }
 
-/// pest's process-wide error-detail switch, on while it lives. It is
-/// switched off again however the re-parse ends, so a file with a syntax
-/// error never slows the files parsed after it.
+/// pest's process-wide error-detail switch, on while any of these lives.
+/// It is switched off again however the last re-parse ends, so a file with
+/// a syntax error never slows the files parsed after it; and a re-parse
+/// that ends never switches it off under another that is still running on
+/// another thread (which then read its error without the detail, and
+/// described it differently: a test failed so under load).
 struct ErrorDetail;
+
+/// How many [`ErrorDetail`]s live.
+static DETAILED: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
 
 impl ErrorDetail {
     fn on() -> ErrorDetail {
+        let mut live = DETAILED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *live += 1;
         pest::set_error_detail(true);
         ErrorDetail
     }
@@ -160,7 +168,11 @@ impl ErrorDetail {
 
 impl Drop for ErrorDetail {
     fn drop(&mut self) {
-        pest::set_error_detail(false);
+        let mut live = DETAILED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *live -= 1;
+        if *live == 0 {
+            pest::set_error_detail(false);
+        }
     }
 }
 
