@@ -176,12 +176,16 @@ impl Printer<'_> {
     }
 
     /// After a line that ends at source offset `end`: the comment on the
-    /// same source line, if any, goes at the end of the output line.
+    /// same source line, if any, goes at the end of the output line; not
+    /// one that more of the file written on that line stands before (it
+    /// goes with what it follows: `reply { select m { … # c`).
     fn trailing(&mut self, end: usize) {
         let end = self.token_end(end);
         if let Some(c) = self.comments.get(self.next) {
             let start = c.span.start as usize;
-            if start >= end && !self.text[end.min(start)..start].contains('\n') {
+            let between = &self.text[end.min(start)..start];
+            let closes_only = between.chars().all(|c| c.is_whitespace() || matches!(c, ',' | '}' | ']' | ')'));
+            if start >= end && !between.contains('\n') && closes_only {
                 let text = c.text.clone();
                 self.out.push_str("  ");
                 self.out.push_str(&text);
@@ -344,9 +348,13 @@ impl Printer<'_> {
             Node::Save(s) => {
                 self.out.push_str("save ");
                 self.out.push_str(&s.name.name);
-                self.out.push_str(" = ");
-                self.value(&s.value);
-                self.trailing(s.span.end as usize);
+                self.out.push(' ');
+                self.out.push_str(s.op.as_str());
+                if s.op != SaveOp::Clear {
+                    self.out.push(' ');
+                    self.value(&s.value);
+                }
+                self.trailing(s.span().end as usize);
             }
             Node::Api(b) => {
                 self.out.push_str("api ");
@@ -817,6 +825,7 @@ fn inline_value(text: &str, value: &Value) -> Option<String> {
         // A reference is printed as written: its path is the author's.
         Value::Ref(r) => text.get(r.span.range()).unwrap_or_default().to_string(),
         Value::Element(e) => text.get(e.span.range()).unwrap_or_default().to_string(),
+        Value::Var(name) => name.name.to_string(),
         Value::Object(entries, _) => inline_entries(text, entries)?,
         Value::Array(items, _) => inline_array(text, items)?,
         Value::Arith(e) => expr_text(text, e)?,
@@ -837,7 +846,7 @@ fn fixed_literal(value: &Value) -> String {
             format!("{{ {} }}", entries.join(", "))
         }
         Value::Array(items, _) => format!("[{}]", items.iter().map(fixed_literal).collect::<Vec<_>>().join(", ")),
-        Value::Null(_) | Value::Ref(_) | Value::Element(_) | Value::Arith(_) => "null".into(),
+        Value::Null(_) | Value::Ref(_) | Value::Element(_) | Value::Var(_) | Value::Arith(_) => "null".into(),
     }
 }
 

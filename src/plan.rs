@@ -14,7 +14,7 @@ pub use crate::vocab::Method;
 use crate::Checked;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 8;
+pub const FORMAT: u32 = 9;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -250,6 +250,9 @@ pub enum Step {
     Form(Box<FormStep>),
     Save {
         name: String,
+        /// `=` (a `clear` is saved as `= []`), or a list operation.
+        #[serde(default = "set", skip_serializing_if = "is_set")]
+        op: ast::SaveOp,
         value: Val,
         span: Span,
     },
@@ -288,6 +291,14 @@ pub struct LoopStep {
     pub join: Option<(Template, String)>,
     pub steps: Vec<Step>,
     pub span: Span,
+}
+
+fn set() -> ast::SaveOp {
+    ast::SaveOp::Set
+}
+
+fn is_set(op: &ast::SaveOp) -> bool {
+    *op == ast::SaveOp::Set
 }
 
 /// One API block, ready to send.
@@ -379,6 +390,11 @@ pub enum Val {
     Array(Vec<Val>),
     /// A calculation, computed exactly when the run reaches it.
     Arith(Box<Calc>),
+    /// A variable's value itself, by its bare name (a side of a condition).
+    Var {
+        name: String,
+        span: Span,
+    },
 }
 
 /// A calculation: operands and the operations on them (docs/language.md,
@@ -465,7 +481,7 @@ impl Val {
             Val::Object(entries) => entries.iter().for_each(|(_, v)| v.each_template(f)),
             Val::Array(items) => items.iter().for_each(|v| v.each_template(f)),
             Val::Arith(c) => c.each_value(&mut |v| v.each_template(f)),
-            Val::Json(_) | Val::Ref(_) => {}
+            Val::Json(_) | Val::Ref(_) | Val::Var { .. } => {}
         }
     }
 }
@@ -595,7 +611,7 @@ pub fn each_path(steps: &[Step], f: &mut impl FnMut(&Path)) {
             Val::Object(entries) => entries.iter().for_each(|(_, v)| val(v, f)),
             Val::Array(items) => items.iter().for_each(|v| val(v, f)),
             Val::Arith(c) => c.each_value(&mut |v| val(v, f)),
-            Val::Str(_) | Val::Json(_) => {}
+            Val::Str(_) | Val::Json(_) | Val::Var { .. } => {}
         }
     }
     each_template(steps, &mut |t| {
@@ -778,7 +794,10 @@ fn step(node: &Node) -> Lowered<Option<Step>> {
                 .collect(),
             span: f.span,
         })),
-        Node::Save(s) => Step::Save { name: s.name.name.to_string(), value: val(&s.value), span: s.span },
+        Node::Save(s) => {
+            let op = if s.op == ast::SaveOp::Clear { ast::SaveOp::Set } else { s.op };
+            Step::Save { name: s.name.name.to_string(), op, value: val(&s.value), span: s.span() }
+        }
         Node::If(i) => if_step(i)?,
         Node::For(f) => Step::Loop(Box::new(loop_step(f, steps(&f.body.body)?))),
         Node::Text(t, span) => Step::Text { text: template(t), span: *span },
@@ -945,7 +964,7 @@ fn fixed(v: &Value) -> serde_json::Value {
             Json::Object(entries.iter().map(|e| (e.key.name.to_string(), fixed(&e.value))).collect())
         }
         Value::Array(items, _) => Json::Array(items.iter().map(fixed).collect()),
-        Value::Null(_) | Value::Ref(_) | Value::Element(_) | Value::Arith(_) => Json::Null,
+        Value::Null(_) | Value::Ref(_) | Value::Element(_) | Value::Var(_) | Value::Arith(_) => Json::Null,
     }
 }
 
@@ -961,6 +980,7 @@ fn val(v: &Value) -> Val {
         Value::Null(_) => Val::Json(serde_json::Value::Null),
         Value::Ref(r) => Val::Ref(path(r)),
         Value::Element(e) => Val::Ref(element_path(e)),
+        Value::Var(name) => Val::Var { name: name.name.to_string(), span: name.span },
         Value::Object(entries, _) => object(entries),
         Value::Array(items, _) => Val::Array(items.iter().map(val).collect()),
         Value::Arith(e) => Val::Arith(Box::new(calc(e))),

@@ -320,7 +320,6 @@ impl VarScope {
     }
 }
 
-/// The largest magnitude of an integer option (the platform's: 2^53 - 1).
 /// The most loop runs one run of a tree makes, all its loops together
 /// (docs/language.md, "Loops").
 pub const MAX_LOOP_RUNS: usize = 10_000;
@@ -333,6 +332,10 @@ pub const MAX_JOINED: usize = 1 << 20;
 /// The most requests one run of a tree sends (an `api` block in a loop
 /// counts each time it runs).
 pub const MAX_REQUESTS: usize = 100;
+
+/// The most elements a list variable holds (each `save` writes the whole
+/// list; the bound keeps one variable from growing without end).
+pub const MAX_LIST: usize = 10_000;
 
 pub const MAX_OPTION_INTEGER: i64 = (1 << 53) - 1;
 /// The largest magnitude of a number option (the platform's: 2^53).
@@ -792,6 +795,8 @@ pub enum Place {
     Form,
     /// In a `for` loop's head.
     Loop,
+    /// After a `save`'s name: a list operation.
+    Save,
 }
 
 macro_rules! keywords {
@@ -842,6 +847,10 @@ keywords! {
     Limit "limit" Loop,
     Join "join" Loop,
     Into "into" Loop,
+    Append "append" Save,
+    Remove "remove" Save,
+    At "at" Save,
+    Clear "clear" Save,
     Per "per" Var,
     Required "required" Option,
     Choices "choices" Option,

@@ -260,3 +260,14 @@ fn a_var_default_keeps_its_comments_in_place() {
     let plain = "var x = [\n    1,\n    2\n]\nvar y = { a = 1 }\n";
     assert_eq!(format_text("a.blk", plain).unwrap(), "var x = [1, 2]\nvar y = { a = 1 }\n");
 }
+
+#[test]
+fn a_comment_after_a_choices_last_setting_stays_inside_its_braces() {
+    // Found by the generated files: the choice ended at its last setting,
+    // so a second formatting put the choice on one line and the comment
+    // after it.
+    let text = "command c {\n    reply { select pick { choice \"A\" \"a\" { emoji \"x\" # c1\n } } }\n}\n";
+    let once = format_text("a.blk", text).unwrap();
+    assert!(once.contains("emoji \"x\"  # c1\n            }"), "{once}");
+    assert_eq!(format_text("a.blk", &once).unwrap(), once);
+}

@@ -388,7 +388,26 @@ fn operand() -> impl Strategy<Value = Value> {
         any::<bool>().prop_map(|b| Value::Bool(b, sp())),
         reference().prop_map(|r| Value::Ref(Box::new(r))),
         element().prop_map(|e| Value::Element(Box::new(e))),
+        ident()
+            .prop_filter("a variable's name is no keyword", |i| {
+                blkc::vocab::Keyword::parse(&i.name).is_none() && i.name.as_str() != "contains"
+            })
+            .prop_map(Value::Var),
     ]
+}
+
+fn save_node() -> impl Strategy<Value = Node> {
+    let op = prop_oneof![
+        Just(SaveOp::Set),
+        Just(SaveOp::Append),
+        Just(SaveOp::Remove),
+        Just(SaveOp::RemoveAt),
+        Just(SaveOp::Clear)
+    ];
+    (ident(), op, value()).prop_map(|(name, op, value)| {
+        let value = if op == SaveOp::Clear { Value::Array(Box::new([]), sp()) } else { value };
+        Node::Save(Save { name, op, value, start: 0 })
+    })
 }
 
 fn reply_item() -> impl Strategy<Value = ReplyItem> {
@@ -518,7 +537,7 @@ fn node() -> impl Strategy<Value = Node> {
                     span: sp(),
                 }))
             ),
-            (ident(), value()).prop_map(|(name, value)| Node::Save(Save { name, value, span: sp() })),
+            save_node(),
             template().prop_map(|t| Node::Text(Box::new(t), sp())),
             Just(Node::Stop(sp())),
         ];

@@ -160,6 +160,44 @@ fn text_appends_of_many_saves_a_run_from_eight_writers_are_all_kept_on_both_back
     }
 }
 
+/// Eight processes at once, each appending 30 elements of its own to one
+/// list variable (each append a save of its own), then each removing its
+/// own: every element is kept, then every one is gone, on both backends.
+#[test]
+fn list_appends_and_removes_from_eight_processes_keep_every_element_on_both_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    let (writers, appends) = (8, 30);
+    let mut text = String::from("var seen = []\n");
+    for p in 0..writers {
+        let appended: String = (0..appends).map(|k| format!("    save seen append \"{p}-{k}\"\n")).collect();
+        let removed: String = (0..appends).map(|k| format!("    save seen remove \"{p}-{k}\"\n")).collect();
+        text.push_str(&format!("command add{p} {{\n{appended}}}\ncommand drop{p} {{\n{removed}}}\n"));
+    }
+    std::fs::write(dir.path().join("list.blk"), text).unwrap();
+    let get = |store: &str| -> Vec<String> {
+        let out = stdout(&blkc(dir.path(), &["vars", "--store", store, "get", "seen"]));
+        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{store}: {e}: {out}"))
+    };
+    for store in backends(dir.path()) {
+        let adds: Vec<String> = (0..writers).map(|p| format!("add{p}")).collect();
+        run_at_once(dir.path(), &store, "list.blk", &adds);
+        let mut seen = get(&store);
+        assert_eq!(seen.len(), writers * appends, "{store}: {seen:?}");
+        // Each process's own elements are in the order it appended them.
+        for p in 0..writers {
+            let own: Vec<&String> = seen.iter().filter(|e| e.starts_with(&format!("{p}-"))).collect();
+            let expected: Vec<String> = (0..appends).map(|k| format!("{p}-{k}")).collect();
+            assert_eq!(own, expected.iter().collect::<Vec<_>>(), "{store}");
+        }
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), writers * appends, "{store}: an element twice");
+        let drops: Vec<String> = (0..writers).map(|p| format!("drop{p}")).collect();
+        run_at_once(dir.path(), &store, "list.blk", &drops);
+        assert_eq!(get(&store), Vec::<String>::new(), "{store}");
+    }
+}
+
 /// The bytes of a file, to show it was not changed.
 fn bytes(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap()

@@ -115,7 +115,7 @@ impl Node {
             Node::Api(n) => n.span,
             Node::Reply(n) => n.span,
             Node::Form(n) => n.span,
-            Node::Save(n) => n.span,
+            Node::Save(n) => n.span(),
             Node::If(n) => n.span,
             Node::For(n) => n.span,
             Node::Text(_, span) | Node::Stop(span) => *span,
@@ -486,12 +486,55 @@ impl Embed {
     }
 }
 
-/// `save name = value`: the only way to keep response data beyond a run.
+/// `save name = value`: the only way to keep response data beyond a run;
+/// or a change to a list variable (`save queue append value`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Save {
     pub name: Ident,
+    /// What is saved, appended or removed, or the index removed; `[]` for
+    /// `clear` (at the keyword), which saves an empty list.
     pub value: Value,
-    pub span: Span,
+    /// Where `save` starts: the node ends at its value (see [`Save::span`];
+    /// a whole span and the operation would not fit the node in 64 bytes).
+    pub start: u32,
+    pub op: SaveOp,
+}
+
+impl Save {
+    /// From `save` to the end of its value.
+    pub fn span(&self) -> Span {
+        Span { start: self.start, end: self.value.span().end.max(self.name.span.end) }
+    }
+}
+
+/// What a `save` does with its value (docs/language.md, "Lists").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SaveOp {
+    /// `=`: the value replaces what was saved.
+    Set,
+    /// `append`: added at the list's end.
+    Append,
+    /// `remove`: every element equal to the value is taken out.
+    Remove,
+    /// `remove at`: the element at an index (from 0; from the end when
+    /// negative) is taken out.
+    RemoveAt,
+    /// `clear`: the list is emptied.
+    Clear,
+}
+
+impl SaveOp {
+    /// As written after the name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SaveOp::Set => "=",
+            SaveOp::Append => "append",
+            SaveOp::Remove => "remove",
+            SaveOp::RemoveAt => "remove at",
+            SaveOp::Clear => "clear",
+        }
+    }
 }
 
 /// `if c1 { … } else if c2 { … } else { … }`: the links of the chain in
@@ -626,6 +669,9 @@ pub enum Value {
     Ref(Box<Reference>),
     /// An unquoted path into a loop's element: `item[score]`.
     Element(Box<ElementRef>),
+    /// A variable by its bare name, as a side of a condition: its value
+    /// itself, so a list stays a list (`if queue contains "{user_id}"`).
+    Var(Ident),
     /// Boxed slices, not vectors: a value fits in 32 bytes.
     Object(Box<[Entry]>, Span),
     Array(Box<[Value]>, Span),
@@ -713,6 +759,7 @@ impl Value {
             Value::Number(_, s) | Value::Bool(_, s) | Value::Null(s) => *s,
             Value::Ref(r) => r.span,
             Value::Element(e) => e.span,
+            Value::Var(name) => name.span,
             Value::Object(_, s) | Value::Array(_, s) => *s,
             Value::Arith(e) => e.span(),
         }

@@ -175,6 +175,7 @@ pub fn walk_value<'a, V: Visitor<'a> + ?Sized>(v: &mut V, value: &'a Value, site
         Value::Str(t) => v.template(t, site),
         Value::Ref(r) => v.reference(r, site, false),
         Value::Element(e) => v.element(e, site, false),
+        Value::Var(name) => v.named(name, site),
         Value::Object(entries, _) => entries.iter().for_each(|e| v.value(&e.value, site)),
         Value::Array(items, _) => items.iter().for_each(|i| v.value(i, site)),
         Value::Number(..) | Value::Bool(..) | Value::Null(_) => {}

@@ -68,6 +68,7 @@ fn reads(value: &Value, name: &str) -> bool {
         Value::Arith(e) => expr(e, name),
         Value::Object(entries, _) => entries.iter().any(|e| reads(&e.value, name)),
         Value::Array(items, _) => items.iter().any(|v| reads(v, name)),
+        Value::Var(i) => i.name == name,
         Value::Number(..) | Value::Bool(..) | Value::Null(_) | Value::Ref(_) | Value::Element(_) => false,
     }
 }

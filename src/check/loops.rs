@@ -131,7 +131,7 @@ pub fn source_outside_loop(item: &crate::ast::Ident) -> Diagnostic {
     Diagnostic::new(Code::ElementOutsideLoop, format!("`{name}` is not an enclosing loop's element"))
         .label(item.span, "not a list a loop can run over")
         .help(format!(
-            "a loop runs over a response's list, `for x in api_<block>[response.items]`, or over a list inside an enclosing loop's element; `{name}` is neither"
+            "a loop runs over a response's list, `for x in api_<block>[response.items]`, a list inside an enclosing loop's element, or a custom variable that holds a list (`var {name} = []`); `{name}` is none of these"
         ))
 }
 

@@ -6,6 +6,7 @@
 mod arith;
 mod components;
 mod declarations;
+mod lists;
 mod loops;
 pub mod platform;
 pub mod references;
@@ -72,6 +73,7 @@ pub fn check(file: &File, model: &crate::model::Model) -> Findings {
     platform::check(file, &mut out);
     scopes::check(file, &mut out);
     components::check(file, &mut out);
+    lists::check(file, &mut out);
     // The model holds one entry per tree, in the file's order.
     for (tree, tree_model) in file.trees().zip(&model.trees) {
         request::check_tree(&scope, tree, &mut out);

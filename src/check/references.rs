@@ -11,7 +11,7 @@ use crate::ast::{
     Value,
 };
 use crate::diagnostics::{did_you_mean, Code, Confidence, Diagnostic, Edit, Findings};
-use crate::model::Flow;
+use crate::model::{Flow, Origin};
 use crate::path::{self, Root};
 use crate::source::Span;
 use crate::vocab;
@@ -288,8 +288,12 @@ impl<'a> Walk<'_, 'a> {
             return;
         }
         if site == Site::Loop {
-            // `for x in NAME`: NAME must be an enclosing loop's element.
-            self.out.push(loops::source_outside_loop(name));
+            // `for x in NAME`: NAME must be an enclosing loop's element or
+            // a custom variable (a list the bot keeps).
+            let custom = matches!(self.model.variable(n), Some(v) if v.origin == Origin::Custom);
+            if !custom {
+                self.out.push(loops::source_outside_loop(name));
+            }
             return;
         }
         if let Some(node) = self.joins.get(n).copied() {

@@ -109,6 +109,7 @@ codes! {
     LoopMisplaced = "B146", Error, "`text` or `stop` outside a loop, or `text` in a loop without `join`";
     LoopLimit = "B147", Error, "loop limit or requests beyond the run's bounds";
     LoopNameTaken = "B148", Error, "loop name or join name that is already a variable";
+    NotAListVariable = "B149", Error, "list operation or loop on a variable declared as something else";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";
@@ -149,8 +150,8 @@ codes! {
     DivisionByZero = "B324", Error, "division by zero";
     ScopeIdMissing = "B325", Error, "scoped variable in a run without its scope's id";
     EmbedAdjusted = "B326", Warning, "a value of an embed, a component or a form cut or left out at run time";
-    RunBound = "B327", Error, "a run past its bound of loop runs, requests or joined text";
-    NotAList = "B328", Error, "a loop's value not a list, or its limit not a whole number";
+    RunBound = "B327", Error, "a run past its bound of loop runs, requests, joined text or list elements";
+    NotAList = "B328", Error, "a loop's or list operation's value not a list, or its limit or index not a whole number";
     // What the chat platform registers (`blkc deploy`; checked by `check` too).
     PlatformName = "B401", Error, "command or option name the platform refuses";
     DescriptionLength = "B402", Error, "description empty or longer than 100 characters";

@@ -44,7 +44,7 @@ pub fn compare(left: &Operand, op: Op, right: &Operand) -> bool {
     };
     if op == Op::Contains {
         return match left {
-            Json::Array(items) => items.iter().any(|i| i == right || as_text(i) == as_text(right)),
+            Json::Array(items) => items.iter().any(|i| same(i, right)),
             _ => as_text(left).contains(&as_text(right)),
         };
     }
@@ -61,6 +61,13 @@ pub fn compare(left: &Operand, op: Op, right: &Operand) -> bool {
         Op::Ge => order != Ordering::Less,
         Op::Contains => false,
     }
+}
+
+/// Whether a list's element is the value looked for (by `contains` and by
+/// a list's `remove`): equal as JSON, or written the same as text, so the
+/// text `"42"` finds the number `42`.
+pub fn same(element: &Json, value: &Json) -> bool {
+    element == value || as_text(element) == as_text(value)
 }
 
 fn as_number(v: &Json) -> Option<Decimal> {

@@ -338,20 +338,55 @@ pub fn over_budget(r: &Request, exceeded: super::budget::Exceeded) -> Diagnostic
 
 /// B328: a loop's source holds something other than a list.
 pub fn not_a_list(l: &crate::plan::LoopStep, found: &serde_json::Value) -> Diagnostic {
-    let what = match found {
-        serde_json::Value::Object(_) => "an object",
-        serde_json::Value::String(_) => "a string",
-        serde_json::Value::Number(_) => "a number",
-        serde_json::Value::Bool(_) => "a boolean",
-        serde_json::Value::Null => "null",
-        serde_json::Value::Array(_) => "a list",
-    };
+    let what = kind_of(found);
     Diagnostic::new(
         Code::NotAList,
         format!("`{}` is {what}, not a list: loop `{}` cannot run over it", l.source.text, l.item),
     )
     .label(l.source.span, format!("{what} in this run"))
     .help("loop over the list inside it (`for x in api_b[response.items]`), or check its shape with a sample")
+}
+
+/// What a JSON value is, in words.
+fn kind_of(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Object(_) => "an object",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Null => "null",
+        serde_json::Value::Array(_) => "a list",
+    }
+}
+
+/// B328: a list operation on a variable that holds something else.
+pub fn list_op_on(name: &str, op: crate::ast::SaveOp, found: &serde_json::Value, span: Span) -> Diagnostic {
+    let what = kind_of(found);
+    Diagnostic::new(Code::NotAList, format!("`{name}` holds {what}, not a list: `{}` needs a list", op.as_str()))
+        .label(span, "nothing was saved")
+        .help(format!("start the list with `save {name} = []`, or declare it `var {name} = []`"))
+}
+
+/// B328: `remove at` with an index that is not a whole number.
+pub fn list_index(name: &str, value: &serde_json::Value, span: Span) -> Diagnostic {
+    Diagnostic::new(Code::NotAList, format!("`remove at` needs a whole number, and was given {}", kind_of(value)))
+        .label(span, "not an index")
+        .help(format!("an index counts from 0 (`save {name} remove at 0`); -1 is the last element"))
+}
+
+/// B307 (a warning): `remove at` an index the list does not have.
+pub fn list_index_missing(name: &str, index: i64, len: usize, span: Span) -> Diagnostic {
+    Diagnostic::new(Code::UnresolvedPath, format!("`{name}` has no element at {index}: it holds {len}"))
+        .label(span, "nothing was removed")
+        .help("an index counts from 0; -1 is the last element")
+}
+
+/// B327: an append that would take a list past its bound.
+pub fn list_too_long(name: &str, span: Span) -> Diagnostic {
+    let max = crate::display::count(crate::vocab::MAX_LIST);
+    Diagnostic::new(Code::RunBound, format!("`{name}` holds {max} elements, the most a list variable holds"))
+        .label(span, "nothing was appended")
+        .help(format!("remove elements first (`save {name} remove at 0`), or keep fewer"))
 }
 
 /// B328: a loop's `limit` read from a value that is not a whole number.

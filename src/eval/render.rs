@@ -108,6 +108,10 @@ pub trait Scope {
     fn response(&self, path: &Path) -> Option<&Response>;
     /// A trigger, option or custom variable's text.
     fn variable(&mut self, name: &str, span: crate::source::Span) -> Option<String>;
+    /// A variable's value itself: a saved list stays a list.
+    fn variable_json(&mut self, name: &str, span: crate::source::Span) -> Option<Json> {
+        self.variable(name, span).map(Json::String)
+    }
     fn secret(&self, name: &str) -> Option<&str>;
     /// Whether the variable's value is an object or an array (given so in
     /// `--vars FILE.json`): it is never written into a URL or a header.
@@ -280,6 +284,13 @@ pub fn render_val(v: &Val, scope: &mut dyn Scope) -> Json {
         },
         Val::Object(entries) => Json::Object(entries.iter().map(|(k, v)| (k.clone(), render_val(v, scope))).collect()),
         Val::Array(items) => Json::Array(items.iter().map(|i| render_val(i, scope)).collect()),
+        Val::Var { name, span } => match scope.variable_json(name, *span) {
+            Some(value) => value,
+            None => {
+                scope.missing(Missing::Variable { name, span: *span });
+                Json::Null
+            }
+        },
         Val::Arith(c) => match calculate(c, scope) {
             Ok(n) => super::arith::to_json(&n),
             Err(d) => {

@@ -13,6 +13,7 @@ use super::redact::Redactor;
 use super::render::{self, Body, Miss, Missing, Response};
 use super::request::{self, Built};
 use super::{condition, http, DiagnosticEvent, Event, Inputs, MissingAs, Options, Outcome, RequestEvent, VarStore};
+use crate::ast::SaveOp;
 use crate::data::{Data, Shape};
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::message;
@@ -62,6 +63,9 @@ pub(super) struct Runner<'r> {
     joins: Vec<Option<(Vec<String>, usize)>>,
     /// The texts loops have joined, by name.
     joined: HashMap<String, String>,
+    /// The custom variables loops run over, each read when its loop
+    /// starts (a save in the loop changes the variable, not the loop).
+    lists: HashMap<String, Response>,
     /// A `stop` ran: the steps unwind to the loop, which ends.
     stopping: bool,
     /// Loop runs and requests so far (each bounded per run).
@@ -108,6 +112,7 @@ impl<'r> Runner<'r> {
             frames: Vec::new(),
             joins: Vec::new(),
             joined: HashMap::new(),
+            lists: HashMap::new(),
             stopping: false,
             iterations: 0,
             requests: 0,
@@ -118,7 +123,8 @@ impl<'r> Runner<'r> {
 impl render::Scope for Runner<'_> {
     fn response(&self, path: &plan::Path) -> Option<&Response> {
         if path.element {
-            return self.frames.iter().rev().find(|f| f.item == path.block).map(|f| &f.element);
+            let frame = self.frames.iter().rev().find(|f| f.item == path.block).map(|f| &f.element);
+            return frame.or_else(|| self.lists.get(&path.block));
         }
         self.responses.get(&path.block)
     }
@@ -127,17 +133,29 @@ impl render::Scope for Runner<'_> {
         if let Some(value) = self.loop_variable(name) {
             return Some(value);
         }
+        self.variable_json(name, span).map(|value| match value {
+            Json::String(s) => s,
+            other => other.to_string(),
+        })
+    }
+
+    fn variable_json(&mut self, name: &str, span: Span) -> Option<Json> {
+        if let Some(value) = self.loop_json(name) {
+            return Some(value);
+        }
         if self.options.test_request {
             return None;
         }
         if let Some(v) = self.inputs.vars.get(name) {
-            return Some(v.clone());
+            // `--vars FILE.json` gives lists and objects as their JSON text.
+            let structured = self.inputs.structured.contains(name);
+            return Some(structured.then(|| serde_json::from_str(v).ok()).flatten().unwrap_or(Json::String(v.clone())));
         }
         let key = match self.store_key(name, span) {
             Ok(key) => key,
             Err(d) => {
                 self.fatal.get_or_insert(*d);
-                return Some(String::new());
+                return Some(Json::String(String::new()));
             }
         };
         let saved = if self.in_save { None } else { self.saved.get(&key).cloned() };
@@ -153,23 +171,20 @@ impl render::Scope for Runner<'_> {
                 }
                 Err(e) => {
                     self.fatal.get_or_insert(store_failure(&e, span, format!("reading `{name}`")));
-                    return Some(String::new());
+                    return Some(Json::String(String::new()));
                 }
             },
         };
-        match stored {
-            Some(Json::String(s)) => return Some(s),
-            Some(other) => return Some(other.to_string()),
-            None => {}
+        if stored.is_some() {
+            return stored;
         }
         let declared = self.plan.variables.iter().find(|v| v.name == name)?;
         match &declared.default {
-            Some(Json::String(s)) => Some(s.clone()),
-            Some(default) => Some(default.to_string()),
+            Some(default) => Some(default.clone()),
             // `var visits` with no default, never saved: empty, and said so.
             None => {
                 self.pending.push(failure::unset_variable(name, span));
-                Some(String::new())
+                Some(Json::String(String::new()))
             }
         }
     }
@@ -254,6 +269,25 @@ impl Runner<'_> {
         self.joined.get(name).cloned()
     }
 
+    /// A name a loop makes, as its value: the element itself, its number
+    /// and index as numbers, a joined text as text.
+    fn loop_json(&self, name: &str) -> Option<Json> {
+        for frame in self.frames.iter().rev() {
+            if name == frame.item {
+                return Some(match &frame.element.body {
+                    Body::Json(element) => element.to_json(),
+                    Body::Text(text) => Json::String(text.clone()),
+                });
+            }
+            match name.strip_prefix(frame.item.as_str()) {
+                Some("_number") => return Some(Json::from(frame.index + 1)),
+                Some("_index") => return Some(Json::from(frame.index)),
+                _ => {}
+            }
+        }
+        self.joined.get(name).map(|text| Json::String(text.clone()))
+    }
+
     /// How many times a loop runs: its list's length, up to its limit;
     /// refused when that would take the run past its bound of loop runs.
     fn loop_runs(&mut self, l: &plan::LoopStep) -> Result<usize, Box<Diagnostic>> {
@@ -283,6 +317,22 @@ impl Runner<'_> {
         Ok(runs)
     }
 
+    /// Reads the custom variable a loop runs over (a source named as an
+    /// element that no enclosing loop has: the checker allows only a
+    /// variable there). Nothing saved and no default is an empty list.
+    fn read_list(&mut self, source: &plan::Path) -> Outcome {
+        let value = match render::Scope::variable_json(self, &source.block, source.span) {
+            None => Json::Null,
+            Some(Json::String(s)) if s.is_empty() => Json::Null,
+            Some(value) => value,
+        };
+        self.flush()?;
+        let bytes = serde_json::to_vec(&value).unwrap_or_default();
+        let data = Data::parse(&bytes).map_or(Data::Null, |parsed| parsed.data);
+        self.lists.insert(source.block.clone(), Response { status: 200, body: Body::Json(data) });
+        Ok(())
+    }
+
     /// Starts run `index` of a loop: its element becomes readable.
     fn enter_run(&mut self, l: &plan::LoopStep, index: usize) -> bool {
         let element = match render::resolve(render::Scope::response(self, &l.source), &l.source) {
@@ -299,6 +349,9 @@ impl Runner<'_> {
     /// Runs a loop's steps once per element of its source, up to its
     /// limit, within the run's bound of loop runs.
     fn run_loop(&mut self, l: &plan::LoopStep) -> Outcome {
+        if l.source.element && !self.frames.iter().any(|f| f.item == l.source.block) {
+            self.read_list(&l.source)?;
+        }
         let runs = self.loop_runs(l)?;
         self.joins.push(l.join.as_ref().map(|_| (Vec::new(), 0)));
         let mut outcome = Ok(());
@@ -405,7 +458,7 @@ impl Runner<'_> {
                     self.flush()?;
                     (self.sink)(Event::Form(form));
                 }
-                Step::Save { name, value, span } => self.save(name, value, *span)?,
+                Step::Save { name, op, value, span } => self.save(name, *op, value, *span)?,
                 Step::If { branches, otherwise, .. } => {
                     let mut taken = otherwise;
                     for (condition, then) in branches {
@@ -442,7 +495,7 @@ impl Runner<'_> {
 
     /// A save: the reads of its value and its write are one transaction of
     /// the store, so that runs saving at once lose no update.
-    fn save(&mut self, name: &str, value: &crate::plan::Val, span: Span) -> Outcome {
+    fn save(&mut self, name: &str, op: SaveOp, value: &crate::plan::Val, span: Span) -> Outcome {
         if self.options.dry_run || self.options.test_request {
             render::render_val(value, self);
             return self.flush();
@@ -458,6 +511,15 @@ impl Runner<'_> {
             return Err(e);
         }
         self.redactor.redact_json(&mut value);
+        if op != SaveOp::Set {
+            value = match self.list_change(name, &key, op, value, span) {
+                Ok(list) => list,
+                Err(e) => {
+                    let _ = self.store.end(false);
+                    return Err(e);
+                }
+            };
+        }
         // What this run read must still be so, or its decision is stale.
         if let Some(changed) = self.changed_since_read().map_err(|e| {
             let _ = self.store.end(false);
@@ -475,6 +537,51 @@ impl Runner<'_> {
         self.saved.insert(key, value.clone());
         (self.sink)(Event::Save { name: name.to_string(), value });
         Ok(())
+    }
+
+    /// A list variable changed by `append`, `remove` or `remove at`, read
+    /// inside the save's transaction: nothing saved yet (and no default) is
+    /// an empty list, and so is `null`.
+    fn list_change(
+        &mut self,
+        name: &str,
+        key: &str,
+        op: SaveOp,
+        value: Json,
+        span: Span,
+    ) -> Result<Json, Box<Diagnostic>> {
+        let stored = self.store.get(key).map_err(|e| Box::new(store_failure(&e, span, format!("reading `{name}`"))))?;
+        let current = stored.or_else(|| self.plan.variables.iter().find(|v| v.name == name)?.default.clone());
+        let mut list = match current {
+            None | Some(Json::Null) => Vec::new(),
+            Some(Json::Array(items)) => items,
+            Some(other) => return Err(Box::new(failure::list_op_on(name, op, &other, span))),
+        };
+        match op {
+            SaveOp::Append if list.len() >= crate::vocab::MAX_LIST => {
+                return Err(Box::new(failure::list_too_long(name, span)))
+            }
+            SaveOp::Append => list.push(value),
+            SaveOp::Remove => list.retain(|element| !condition::same(element, &value)),
+            SaveOp::RemoveAt => {
+                let text = match &value {
+                    Json::String(s) => s.trim().to_string(),
+                    other => other.to_string(),
+                };
+                let index: i64 = text.parse().map_err(|_| Box::new(failure::list_index(name, &value, span)))?;
+                let len = list.len();
+                let at =
+                    if index < 0 { i64::try_from(len).unwrap_or(i64::MAX).checked_add(index) } else { Some(index) };
+                match at.and_then(|i| usize::try_from(i).ok()).filter(|&i| i < len) {
+                    Some(i) => drop(list.remove(i)),
+                    None => self.pending.push(failure::list_index_missing(name, index, len, span)),
+                }
+            }
+            SaveOp::Set | SaveOp::Clear => {}
+        }
+        // A warning of the change (an index it does not have) is sent now.
+        self.flush()?;
+        Ok(Json::Array(list))
     }
 
     /// The first variable this run read that another run has changed

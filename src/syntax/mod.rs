@@ -290,6 +290,7 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
                 | Rule::setting
                 | Rule::cooldown
                 | Rule::save
+                | Rule::list_op
                 | Rule::if_node
                 | Rule::for_node
                 | Rule::loop_limit
@@ -665,7 +666,8 @@ impl Lower<'_> {
 
     /// `choice "Label" "value" { settings }`.
     fn menu_choice(&mut self, pair: Pair<'_, Rule>) -> Lowered<MenuChoice> {
-        let mut span = self.span(&pair);
+        let whole = self.span(&pair);
+        let mut span = whole;
         let (mut texts, mut settings) = (Vec::new(), Vec::new());
         for p in pair.into_inner() {
             span.end = self.span(&p).end;
@@ -675,6 +677,11 @@ impl Lower<'_> {
                 Rule::setting => settings.push(self.setting(p)?),
                 _ => return self.unexpected(&p, "a `choice`"),
             }
+        }
+        // With settings, the choice ends at their `}` (a comment before it
+        // is inside the choice, where the formatter keeps it).
+        if !settings.is_empty() {
+            span.end = whole.end;
         }
         let mut texts = texts.into_iter();
         let label = self.required(texts.next(), Rule::string, "a `choice`", span)?;
@@ -810,20 +817,35 @@ impl Lower<'_> {
         let span = self.span(&pair);
         let mut name = None;
         let mut value = None;
-        // The node ends at its value, not at blanks a calculation looked past.
-        let mut span = span;
+        let mut op = SaveOp::Set;
         for p in pair.into_inner() {
-            span.end = self.span(&p).end;
             match p.as_rule() {
                 Rule::kw_save => {}
                 Rule::ident if name.is_none() => name = Some(self.ident(p)),
+                Rule::list_op => {
+                    let at = p.clone().into_inner().any(|w| w.as_rule() == Rule::kw_at);
+                    let append = p.as_str().starts_with("append");
+                    op = if append {
+                        SaveOp::Append
+                    } else if at {
+                        SaveOp::RemoveAt
+                    } else {
+                        SaveOp::Remove
+                    };
+                }
+                // `clear` saves an empty list.
+                Rule::kw_clear => {
+                    op = SaveOp::Clear;
+                    value = Some(Value::Array(Box::new([]), self.span(&p)));
+                }
                 _ => value = Some(self.value(p)?),
             }
         }
         let name = self.required(name, Rule::ident, "a `save`", span)?;
         let value = self.required(value, Rule::value, "a `save`", span)?;
-        span.end = span.end.min(value.span().end.max(name.span.end));
-        Ok(Save { name, value, span })
+        // The node ends at its value (`Save::span`), not at blanks a
+        // calculation looked past.
+        Ok(Save { name, value, start: span.start, op })
     }
 
     /// `if … else if … else …`: a flat stream of `if`/`else` keywords,
@@ -1081,6 +1103,11 @@ impl Lower<'_> {
                 }
             }
             Rule::arith | Rule::arith_group => Value::Arith(Box::new(self.arith(pair)?)),
+            // A bare name, as a side of a condition.
+            Rule::arith_var => match pair.into_inner().next() {
+                Some(word) => Value::Var(self.ident(word)),
+                None => return Err(Unexpected { rule: Rule::arith_var, within: "a condition", span }),
+            },
             Rule::object => Value::Object(self.entries(pair)?.into_boxed_slice(), span),
             Rule::array => Value::Array(pair.into_inner().map(|p| self.value(p)).collect::<Lowered<_>>()?, span),
             _ => return self.unexpected(&pair, "a value"),

@@ -76,7 +76,10 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
                 }
                 out.push_str(" }\n");
             }
-            Node::Save(s) => out.push_str(&format!("save {} = {}\n", s.name.name, value(&s.value, level))),
+            Node::Save(s) if s.op == SaveOp::Clear => out.push_str(&format!("save {} clear\n", s.name.name)),
+            Node::Save(s) => {
+                out.push_str(&format!("save {} {} {}\n", s.name.name, s.op.as_str(), value(&s.value, level)))
+            }
             Node::Api(b) => api(b, level, out),
             Node::If(i) => {
                 if_node(i, level, out);
@@ -246,6 +249,7 @@ pub fn value(v: &Value, level: usize) -> String {
         Value::Bool(b, _) => b.to_string(),
         Value::Null(_) => "null".into(),
         Value::Ref(r) => reference(r),
+        Value::Var(name) => name.name.to_string(),
         Value::Element(e) => element(e),
         Value::Object(es, _) => entries(es, level),
         Value::Array(items, _) => {
