@@ -944,6 +944,17 @@ fn template_literal(text: &str, t: &Template) -> String {
             // A reference is printed as written (its span holds the braces).
             Part::Var(Var::Ref(r)) => out.push_str(text.get(r.span.range()).unwrap_or_default()),
             Part::Var(Var::Element(e)) => out.push_str(text.get(e.span.range()).unwrap_or_default()),
+            // A base's path as written (its span is its own text), then the
+            // helpers in their one written form.
+            Part::Var(Var::Helped(h)) => {
+                out.push('{');
+                match &h.base {
+                    Var::Named(id) => out.push_str(&id.name),
+                    base => out.push_str(text.get(base.span().range()).unwrap_or_default()),
+                }
+                out.push_str(&crate::helpers::written(&h.helpers));
+                out.push('}');
+            }
             Part::Secret(id) => {
                 out.push('<');
                 out.push_str(&id.name);

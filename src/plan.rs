@@ -342,6 +342,12 @@ pub enum Seg {
         name: String,
     },
     Ref(Path),
+    /// A variable or path with list helpers after it (src/helpers.rs).
+    Helped {
+        base: Box<Seg>,
+        helpers: Vec<crate::helpers::Helper>,
+        span: Span,
+    },
 }
 
 /// A pre-split response path: `api_<block>[response.a.0]`.
@@ -615,10 +621,14 @@ pub fn each_path(steps: &[Step], f: &mut impl FnMut(&Path)) {
         }
     }
     each_template(steps, &mut |t| {
-        t.parts.iter().for_each(|s| {
-            if let Seg::Ref(p) = s {
-                f(p)
+        t.parts.iter().for_each(|s| match s {
+            Seg::Ref(p) => f(p),
+            Seg::Helped { base, .. } => {
+                if let Seg::Ref(p) = &**base {
+                    f(p)
+                }
             }
+            _ => {}
         })
     });
     for step in steps {
@@ -1005,13 +1015,20 @@ pub fn template(t: &ast::Template) -> Template {
         .map(|p| match p {
             Part::Lit(s, _) => Seg::Text(s.to_string()),
             Part::Secret(id) => Seg::Secret { name: id.name.to_string() },
-            Part::Var(Var::BotToken(_)) => Seg::BotToken,
-            Part::Var(Var::Named(id)) => Seg::Var { name: id.name.to_string(), span: id.span },
-            Part::Var(Var::Ref(r)) => Seg::Ref(path(r)),
-            Part::Var(Var::Element(e)) => Seg::Ref(element_path(e)),
+            Part::Var(var) => seg(var),
         })
         .collect();
     Template { parts, span: t.span }
+}
+
+fn seg(var: &Var) -> Seg {
+    match var {
+        Var::BotToken(_) => Seg::BotToken,
+        Var::Named(id) => Seg::Var { name: id.name.to_string(), span: id.span },
+        Var::Ref(r) => Seg::Ref(path(r)),
+        Var::Element(e) => Seg::Ref(element_path(e)),
+        Var::Helped(h) => Seg::Helped { base: Box::new(seg(&h.base)), helpers: h.helpers.clone(), span: h.span },
+    }
 }
 
 fn keys(segments: &[ast::Segment]) -> Vec<Key> {

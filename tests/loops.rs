@@ -249,3 +249,32 @@ fn a_joined_text_and_a_whole_element_keep_to_their_bounds() {
     assert_eq!(server.received().iter().filter(|r| r.url.starts_with("/echo")).count(), before, "nothing sent");
     assert!(ran.stdout.contains("object or array"), "{}", ran.stdout);
 }
+
+#[test]
+fn list_helpers_count_join_and_keep_the_first_of_a_response_and_a_variable() {
+    let server = TestServer::start();
+    let text = r#"var names = ["ann", "bob", "cy"]
+command show {
+    api list { method GET url "@SERVER@/items/30" }
+    reply "{api_list[response.items]|count} items; first: {api_list[response.items]|first 2|join ' / '}"
+    reply "{names|count}: {names|join}; {names|first 2}; {api_list[response.missing]|count}"
+    for item in api_list[response.items] limit 3 {
+        reply "{item[name]}: {item[tags]|count} tags {item[tags]|join '+'}"
+    }
+    if "{names|count}" == 3 {
+        reply "three"
+    }
+}
+"#;
+    let ran = run(text, &server, "show", &[]);
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+    let events: Vec<Value> = ran.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let replies: Vec<&str> =
+        events.iter().filter(|e| e["event"] == "reply").filter_map(|e| e["text"].as_str()).collect();
+    let first = r#"30 items; first: {"id":0,"name":"item 0","tags":[]} / {"id":1,"name":"item 1","tags":["t1.0"]}"#;
+    // A path that does not resolve is an empty list, with its warning.
+    let names = r#"3: ann, bob, cy; ["ann","bob"]; 0"#;
+    let tags = ["item 0: 0 tags ", "item 1: 1 tags t1.0", "item 2: 2 tags t2.0+t2.1"];
+    assert_eq!(replies, [first, names, tags[0], tags[1], tags[2], "three"], "{}", ran.stdout);
+    assert!(events.iter().any(|e| e["code"] == "B307"), "{}", ran.stdout);
+}

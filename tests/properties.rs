@@ -240,7 +240,27 @@ fn part() -> impl Strategy<Value = Part> {
             .prop_map(|i| Part::Var(Var::Named(i))),
         reference().prop_map(|r| Part::Var(Var::Ref(Box::new(r)))),
         element().prop_map(|e| Part::Var(Var::Element(Box::new(e)))),
+        helped().prop_map(|h| Part::Var(Var::Helped(Box::new(h)))),
     ]
+}
+
+/// `{base|first 2|join ' | '}`: list helpers after a name, a reference or
+/// an element path.
+fn helped() -> impl Strategy<Value = Helped> {
+    use blkc::helpers::Helper;
+    let base = prop_oneof![
+        ident()
+            .prop_filter("not bot_token", |i| i.name != "bot_token" && !i.name.starts_with("api_"))
+            .prop_map(Var::Named),
+        reference().prop_map(|r| Var::Ref(Box::new(r))),
+        element().prop_map(|e| Var::Element(Box::new(e))),
+    ];
+    let helper = prop_oneof![
+        Just(Helper::Count),
+        (1u32..100).prop_map(Helper::First),
+        "[a-z ,;/&|'-]{0,3}".prop_map(Helper::Join),
+    ];
+    (base, proptest::collection::vec(helper, 1..4)).prop_map(|(base, helpers)| Helped { base, helpers, span: sp() })
 }
 
 /// `item[a.b]`: a loop element's path (a name not starting `api_`).

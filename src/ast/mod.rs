@@ -802,6 +802,7 @@ impl Var {
             Var::Element(e) => e.span,
             Var::BotToken(span) => *span,
             Var::Named(id) => id.span,
+            Var::Helped(h) => h.span,
         }
     }
 }
@@ -816,6 +817,19 @@ pub enum Var {
     BotToken(Span),
     /// A trigger, option or custom variable: `{user_name}`.
     Named(Ident),
+    /// A variable, reference or element path with list helpers after it:
+    /// `{queue|count}`, `{api_s[response.items]|first 3|join}`.
+    Helped(Box<Helped>),
+}
+
+/// `{base|helper…}` (src/helpers.rs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Helped {
+    /// Never itself helped, nor the bot token.
+    pub base: Var,
+    pub helpers: Vec<crate::helpers::Helper>,
+    /// The whole `{…}`.
+    pub span: Span,
 }
 
 /// `api_<block>[response.a.0.b]`: a read of a block's response.

@@ -204,11 +204,23 @@ pub fn walk_template<'a, V: Visitor<'a> + ?Sized>(v: &mut V, t: &'a Template, si
     for part in &t.parts {
         match part {
             Part::Lit(..) => {}
-            Part::Var(Var::Ref(r)) => v.reference(r, site, true),
-            Part::Var(Var::Element(e)) => v.element(e, site, true),
-            Part::Var(Var::Named(name)) => v.named(name, site),
-            Part::Var(Var::BotToken(span)) => v.bot_token(*span, site),
+            Part::Var(var) => walk_var(v, var, site, true),
             Part::Secret(slot) => v.secret(slot, site),
+        }
+    }
+}
+
+/// A `{…}` of a template; a helped one is its base's read, written into
+/// the text as itself only when its last helper leaves a list (`first`).
+fn walk_var<'a, V: Visitor<'a> + ?Sized>(v: &mut V, var: &'a Var, site: Site, in_text: bool) {
+    match var {
+        Var::Ref(r) => v.reference(r, site, in_text),
+        Var::Element(e) => v.element(e, site, in_text),
+        Var::Named(name) => v.named(name, site),
+        Var::BotToken(span) => v.bot_token(*span, site),
+        Var::Helped(h) => {
+            let list = matches!(h.helpers.last(), Some(crate::helpers::Helper::First(_)));
+            walk_var(v, &h.base, site, in_text && list)
         }
     }
 }

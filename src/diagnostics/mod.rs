@@ -110,6 +110,7 @@ codes! {
     LoopLimit = "B147", Error, "loop limit or requests beyond the run's bounds";
     LoopNameTaken = "B148", Error, "loop name or join name that is already a variable";
     NotAListVariable = "B149", Error, "list operation or loop on a variable declared as something else";
+    BadHelper = "B150", Error, "unknown list helper, or one written wrong";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";

@@ -185,6 +185,28 @@ impl RenderedUrl {
     }
 }
 
+/// A value with its list helpers applied. A missing value (a variable
+/// without one, a path that does not resolve) is told to the scope, as any
+/// is, and is an empty list: `{api_s[response.items]|count}` is `0`.
+fn helped(base: &Seg, helpers: &[crate::helpers::Helper], scope: &mut dyn Scope) -> Json {
+    let value = match base {
+        Seg::Var { name, span } => scope.variable_json(name, *span).unwrap_or_else(|| {
+            scope.missing(Missing::Variable { name, span: *span });
+            Json::Null
+        }),
+        Seg::Ref(path) => match resolve(scope.response(path), path) {
+            Ok(r) => resolved_json(&r),
+            Err(miss) => {
+                scope.missing(Missing::Path { path, miss });
+                Json::Null
+            }
+        },
+        // The scanner gives helpers no other base.
+        _ => Json::Null,
+    };
+    crate::helpers::apply(value, helpers)
+}
+
 /// Renders a URL template: values after the authority are percent-encoded
 /// (as a path segment, or as a query component after `?`), so a value
 /// cannot change the URL's structure; values in the scheme or authority are
@@ -243,6 +265,14 @@ fn render_with(t: &Template, scope: &mut dyn Scope, escape_at: impl Fn(&str) -> 
                     false
                 }
             },
+            Seg::Helped { base, helpers, .. } => {
+                let value = helped(base, helpers, scope);
+                structured |= value.is_array() || value.is_object();
+                let mut s = String::new();
+                push_value(&mut s, &value);
+                push_escaped(&mut out, &s, escape);
+                true
+            }
             Seg::Ref(path) => match resolve(scope.response(path), path) {
                 Ok(r) => {
                     structured |= matches!(r, Resolved::Json(d) if d.is_structured());

@@ -305,13 +305,21 @@ fn template_text(t: &Template) -> String {
         .iter()
         .map(|p| match p {
             Part::Lit(s, _) => s.to_string(),
-            Part::Var(Var::Named(n)) => format!("{{{}}}", n.name),
-            Part::Var(Var::BotToken(_)) => "{bot_token}".into(),
-            Part::Var(Var::Ref(r)) => format!("{{api_{}[{}]}}", r.block.name, r.path_text()),
-            Part::Var(Var::Element(e)) => format!("{{{}[{}]}}", e.item.name, e.path_text()),
+            Part::Var(var) => format!("{{{}}}", var_text(var)),
             Part::Secret(s) => format!("<{}>", s.name),
         })
         .collect()
+}
+
+/// What a `{…}` holds, without its braces.
+fn var_text(var: &Var) -> String {
+    match var {
+        Var::Named(n) => n.name.to_string(),
+        Var::BotToken(_) => "bot_token".into(),
+        Var::Ref(r) => format!("api_{}[{}]", r.block.name, r.path_text()),
+        Var::Element(e) => format!("{}[{}]", e.item.name, e.path_text()),
+        Var::Helped(h) => format!("{}{}", var_text(&h.base), crate::helpers::written(&h.helpers)),
+    }
 }
 
 fn variable_hover(doc: &Document, name: &str, offset: usize) -> String {

@@ -4,7 +4,7 @@
 //! pest hands over each string literal as one token; splitting it here is
 //! the measured fast path (docs/architecture.md, "What makes the parser fast").
 
-use crate::ast::{ElementRef, Ident, Part, Reference, Segment, Str, Template, Text, Var};
+use crate::ast::{ElementRef, Helped, Ident, Part, Reference, Segment, Str, Template, Text, Var};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::source::Span;
 
@@ -292,6 +292,9 @@ fn scan_variable(inner: &str, brace: usize, start: usize, diags: &mut Vec<Diagno
         );
         return None;
     }
+    if let Some(at) = crate::helpers::split(inner) {
+        return scan_helped(inner, at, brace, start, diags);
+    }
     if inner.starts_with("api_") && inner.contains('[') {
         let reference = scan_reference(inner, start, diags)?;
         return Some(Part::Var(Var::Ref(Box::new(Reference { span: whole, ..reference }))));
@@ -308,6 +311,36 @@ fn scan_variable(inner: &str, brace: usize, start: usize, diags: &mut Vec<Diagno
     }
     diags.push(not_a_variable(inner, whole));
     None
+}
+
+/// `{base|helper…}`: the base read as any `{…}` is, then its helpers. The
+/// bot token has none (it is never shown).
+fn scan_helped(inner: &str, at: usize, brace: usize, start: usize, diags: &mut Vec<Diagnostic>) -> Option<Part> {
+    let whole = Span::new(brace, start + inner.len() + 1);
+    let (base, helpers) = inner.split_at(at);
+    let base = base.trim_end();
+    let Part::Var(mut base) = scan_variable(base, brace, start, diags)? else { return None };
+    // The base's span is its own text, without the braces.
+    let own = Span::new(start, start + base_text_len(inner, at));
+    match &mut base {
+        Var::Ref(r) => r.span = own,
+        Var::Element(e) => e.span = own,
+        _ => {}
+    }
+    if matches!(base, Var::BotToken(_)) {
+        diags.push(
+            Diagnostic::new(Code::BadHelper, "`{bot_token}` takes no helper")
+                .label(whole, "the bot token is never shown")
+                .help("a helper works on a list: a custom variable, a response's list or a loop's element"),
+        );
+        return None;
+    }
+    let helpers = crate::helpers::scan(helpers, start + at, diags)?;
+    Some(Part::Var(Var::Helped(Box::new(Helped { base, helpers, span: whole }))))
+}
+
+fn base_text_len(inner: &str, at: usize) -> usize {
+    inner[..at].trim_end().len()
 }
 
 /// `{inner}` that names no variable: a JavaScript path (`{api_x.response.a}`),

@@ -336,6 +336,15 @@ pub fn template(t: &Template) -> String {
             Part::Var(Var::Named(id)) => out.push_str(&format!("{{{}}}", id.name)),
             Part::Var(Var::Ref(r)) => out.push_str(&format!("{{{}}}", reference(r))),
             Part::Var(Var::Element(e)) => out.push_str(&format!("{{{}}}", element(e))),
+            Part::Var(Var::Helped(h)) => {
+                let base = match &h.base {
+                    Var::Named(id) => id.name.to_string(),
+                    Var::Ref(r) => reference(r),
+                    Var::Element(e) => element(e),
+                    Var::BotToken(_) | Var::Helped(_) => unreachable!("no helper takes these"),
+                };
+                out.push_str(&format!("{{{base}{}}}", blkc::helpers::written(&h.helpers)));
+            }
         }
     }
     out.push('"');
