@@ -260,15 +260,28 @@ impl Printer<'_> {
                     self.out.push(' ');
                     self.out.push_str(&text_literal(&d.value));
                 }
+                if let Some(s) = &t.schedule {
+                    self.out.push(' ');
+                    self.out.push_str(s.written.as_str());
+                    self.out.push(' ');
+                    self.out.push_str(&text_literal(&s.when.value));
+                    if let Some(zone) = &s.zone {
+                        self.out.push_str(" in ");
+                        self.out.push_str(&text_literal(&zone.value));
+                    }
+                    self.out.push_str(" channel ");
+                    self.template(&s.channel);
+                }
                 if let Some(c) = &t.cooldown {
                     self.out.push(' ');
                     self.out.push_str(&setting_line(self.text, c));
                 }
                 self.out.push_str(" {");
-                let after = match (&t.cooldown, &t.description) {
-                    (Some(c), _) => c.span.end,
-                    (None, Some(d)) => d.span.end,
-                    (None, None) => t.name.span.end,
+                let after = match (&t.cooldown, &t.schedule, &t.description) {
+                    (Some(c), _, _) => c.span.end,
+                    (None, Some(s), _) => s.span.end,
+                    (None, None, Some(d)) => d.span.end,
+                    (None, None, None) => t.name.span.end,
                 };
                 let open = self.open_brace(after as usize);
                 let close = t.span.end as usize - 1;
@@ -561,6 +574,13 @@ impl Printer<'_> {
         self.out.push_str(" in ");
         // A source is printed as written: its path is the author's.
         self.out.push_str(self.text.get(node.source.span().range()).unwrap_or_default());
+        if let Some(order) = &node.order {
+            self.out.push_str(" by ");
+            self.out.push_str(self.text.get(order.key.span().range()).unwrap_or_default());
+            if order.descending {
+                self.out.push_str(" desc");
+            }
+        }
         if let Some(limit) = &node.limit {
             self.out.push_str(" limit ");
             self.value(limit);

@@ -21,6 +21,7 @@ pub mod model;
 pub mod path;
 pub mod plan;
 pub mod policy;
+pub mod schedule;
 pub mod serve;
 pub mod source;
 pub mod store;

@@ -365,7 +365,7 @@ fn tree_model(
 fn tree_variables(tree: &Tree, fields: &[(&Ident, &str)]) -> Arc<[Variable]> {
     let mut variables: Vec<Variable> = Vec::new();
     let mut add = |name: String, origin: Origin| variables.push(Variable { name, origin });
-    for t in vocab::trigger_variables(tree.kind, &tree.name.name) {
+    for t in vocab::trigger_variables(tree.kind, &tree.name.name, tree.schedule.is_some()) {
         add(t.to_string(), Origin::Trigger);
     }
     for (input, form) in fields {

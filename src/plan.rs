@@ -14,7 +14,7 @@ pub use crate::vocab::Method;
 use crate::Checked;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 9;
+pub const FORMAT: u32 = 10;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -78,8 +78,28 @@ pub struct Tree {
     /// `cooldown …` in the tree's head: the wait between two runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cooldown: Option<Cooldown>,
+    /// A timed event's schedule and channel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer: Option<Timer>,
     pub options: Vec<OptionSpec>,
     pub steps: Vec<Step>,
+}
+
+/// When a timed event runs, and the channel its replies go to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timer {
+    pub schedule: crate::schedule::Schedule,
+    pub channel: Template,
+}
+
+impl Timer {
+    /// A checked file's schedule (`None` for one the checker refused).
+    pub fn of(s: Option<&ast::Schedule>) -> Option<Timer> {
+        let s = s?;
+        let zone = s.zone.as_ref().map(|z| z.value.as_str());
+        let schedule = crate::schedule::read(s.written, &s.when.value, zone).ok()?;
+        Some(Timer { schedule, channel: template(&s.channel) })
+    }
 }
 
 /// A wait between two uses, kept in the store per user (in a server), per
@@ -283,6 +303,10 @@ pub struct LoopStep {
     /// The element's name.
     pub item: String,
     pub source: Path,
+    /// `by KEY [desc]`: the key's path into each element, and whether the
+    /// order is descending.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<(Path, bool)>,
     /// At most this many runs: a number, or a value read when the loop starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<Val>,
@@ -732,6 +756,7 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
                 kind: t.kind.into(),
                 name: t.name.name.to_string(),
                 cooldown: Cooldown::of(t.cooldown.as_ref()),
+                timer: Timer::of(t.schedule.as_deref()),
                 options: t
                     .body
                     .iter()
@@ -818,22 +843,30 @@ fn step(node: &Node) -> Lowered<Option<Step>> {
 fn loop_step(f: &ast::ForNode, steps: Vec<Step>) -> LoopStep {
     LoopStep {
         item: f.item.name.to_string(),
-        source: match &f.source {
-            ast::LoopSource::Ref(r) => path(r),
-            ast::LoopSource::Element(e) => element_path(e),
-            ast::LoopSource::Name(n) => Path {
-                block: n.name.to_string(),
-                element: true,
-                status: false,
-                keys: Vec::new(),
-                text: n.name.to_string(),
-                span: n.span,
-            },
-        },
+        source: loop_path(&f.source),
+        order: f.order.as_ref().map(|o| (loop_path(&o.key), o.descending)),
         limit: f.limit.as_ref().map(val),
         join: f.join.as_ref().map(|j| (template(&j.separator), j.into.name.to_string())),
         steps,
         span: f.span,
+    }
+}
+
+/// A loop's source, or its order's key: a reference, an element's path,
+/// or a name (an enclosing element, a custom variable, the loop's own
+/// element).
+fn loop_path(source: &ast::LoopSource) -> Path {
+    match source {
+        ast::LoopSource::Ref(r) => path(r),
+        ast::LoopSource::Element(e) => element_path(e),
+        ast::LoopSource::Name(n) => Path {
+            block: n.name.to_string(),
+            element: true,
+            status: false,
+            keys: Vec::new(),
+            text: n.name.to_string(),
+            span: n.span,
+        },
     }
 }
 

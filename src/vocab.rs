@@ -120,10 +120,16 @@ pub const HANDLER_VARIABLES: &[&str] = &[
     "values",
 ];
 
+/// What a timed event's run is given: the channel its replies go to, and
+/// the instant of its tick (RFC 3339, UTC).
+pub const TIMED_VARIABLES: &[&str] = &["channel_id", "tick_time"];
+
 /// The trigger variables a tree of `kind` named `name` is given (an event
-/// of a kind blkc does not know: none; the checker says so).
-pub fn trigger_variables(kind: crate::ast::TreeKind, name: &str) -> &'static [&'static str] {
+/// of a kind blkc does not know: none; the checker says so); a timed
+/// event's are [`TIMED_VARIABLES`], whatever its name.
+pub fn trigger_variables(kind: crate::ast::TreeKind, name: &str, timed: bool) -> &'static [&'static str] {
     match kind {
+        crate::ast::TreeKind::Event if timed => TIMED_VARIABLES,
         crate::ast::TreeKind::Command => COMMAND_VARIABLES,
         crate::ast::TreeKind::Event => event_variables(name).unwrap_or(&[]),
         crate::ast::TreeKind::Handler => HANDLER_VARIABLES,
@@ -797,6 +803,8 @@ pub enum Place {
     Loop,
     /// After a `save`'s name: a list operation.
     Save,
+    /// In a timed event's head.
+    Schedule,
 }
 
 macro_rules! keywords {
@@ -847,10 +855,15 @@ keywords! {
     Limit "limit" Loop,
     Join "join" Loop,
     Into "into" Loop,
+    By "by" Loop,
+    Desc "desc" Loop,
     Append "append" Save,
     Remove "remove" Save,
     At "at" Save,
     Clear "clear" Save,
+    Every "every" Schedule,
+    Cron "cron" Schedule,
+    Channel "channel" Schedule,
     Per "per" Var,
     Required "required" Option,
     Choices "choices" Option,

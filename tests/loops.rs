@@ -278,3 +278,32 @@ command show {
     assert_eq!(replies, [first, names, tags[0], tags[1], tags[2], "three"], "{}", ran.stdout);
     assert!(events.iter().any(|e| e["code"] == "B307"), "{}", ran.stdout);
 }
+
+#[test]
+fn a_loop_by_a_key_takes_its_elements_in_that_order_and_limit_takes_the_first() {
+    let server = TestServer::start();
+    // Items 0..5: by their id (a path into each), highest first, and
+    // `limit` takes the first four of that order.
+    let text = r#"var scores = [{ name = "a", points = "9" }, { name = "b", points = 10 }, { name = "c" }, { name = "d", points = "100" }]
+command ranked {
+    api list { method GET url "@SERVER@/items/6" }
+    for item in api_list[response.items] by item[id] desc limit 4 join " " into ids {
+        text "{item[id]}"
+    }
+    for s in scores by s[points] join " " into up {
+        text "{s[name]}"
+    }
+    for s in scores by s[points] desc join " " into down {
+        text "{s[name]}"
+    }
+    reply "{ids} | {up} | {down}"
+}
+"#;
+    let ran = run(text, &server, "ranked", &[]);
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+    let events: Vec<Value> = ran.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let reply = events.iter().find(|e| e["event"] == "reply").unwrap();
+    // Numbers compare as numbers, numeric text too ("9" < 10 < "100"); an
+    // element without the key comes last either way.
+    assert_eq!(reply["text"], "5 4 3 2 | a b d c | d b a c", "{}", ran.stdout);
+}

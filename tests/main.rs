@@ -41,6 +41,7 @@ mod steering;
 mod store;
 mod store_faults;
 mod test_cmd;
+mod timers;
 mod untrusted;
 mod urls;
 mod wire;

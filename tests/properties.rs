@@ -477,6 +477,7 @@ fn reply_item() -> impl Strategy<Value = ReplyItem> {
                             Box::new(ForNode {
                                 item,
                                 source: LoopSource::Ref(Box::new(source)),
+                                order: None,
                                 limit: limit.map(|n: String| Value::Number(n.into(), sp())),
                                 join: None,
                                 body: Branch { body: Vec::new(), span: sp() },
@@ -572,17 +573,23 @@ fn node() -> impl Strategy<Value = Node> {
             template().prop_map(Value::Str),
             reference().prop_map(|r| Value::Ref(Box::new(r))),
         ]);
+        let order = proptest::option::of((
+            prop_oneof![element().prop_map(|e| LoopSource::Element(Box::new(e))), ident().prop_map(LoopSource::Name)],
+            any::<bool>(),
+        ));
         let for_node = (
             ident(),
             source,
+            order,
             limit,
             proptest::option::of((template(), ident())),
             proptest::collection::vec(inner.clone(), 0..3),
         )
-            .prop_map(|(item, source, limit, join, body)| {
+            .prop_map(|(item, source, order, limit, join, body)| {
                 Node::For(Box::new(ForNode {
                     item,
                     source,
+                    order: order.map(|(key, descending)| LoopOrder { key, descending, span: sp() }),
                     limit,
                     join: join.map(|(separator, into)| Join { separator, into, span: sp() }),
                     body: Branch { body, span: sp() },
@@ -610,6 +617,16 @@ fn node() -> impl Strategy<Value = Node> {
     })
 }
 
+/// A timed event's head: any texts (the checker reads them), any channel.
+fn schedule() -> impl Strategy<Value = Option<Schedule>> {
+    use blkc::schedule::Written;
+    let written = prop::sample::select(vec![Written::Every, Written::At, Written::Cron]);
+    let text = || "\\PC{0,8}".prop_map(|value: String| Text { value: value.into(), span: sp() });
+    proptest::option::of((written, text(), proptest::option::of(text()), template()).prop_map(
+        |(written, when, zone, channel)| Schedule { written, keyword: sp(), when, zone, channel, span: sp() },
+    ))
+}
+
 pub(crate) fn arb_file() -> impl Strategy<Value = File> {
     let tree = (
         prop::sample::select(vec![TreeKind::Command, TreeKind::Event, TreeKind::Handler]),
@@ -617,9 +634,12 @@ pub(crate) fn arb_file() -> impl Strategy<Value = File> {
         text(),
         proptest::collection::vec(node(), 0..5),
         cooldown(),
+        schedule(),
     )
-        .prop_map(|(kind, name, description, body, cooldown)| {
-            Item::Tree(Tree { kind, name, description, cooldown, body, span: sp() })
+        .prop_map(|(kind, name, description, body, cooldown, schedule)| {
+            // (The grammar reads a schedule in an event's head only.)
+            let schedule = schedule.filter(|_| kind == TreeKind::Event).map(Box::new);
+            Item::Tree(Tree { kind, name, description, cooldown, schedule, body, span: sp() })
         });
     let item = prop_oneof![
         4 => tree,

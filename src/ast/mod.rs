@@ -54,7 +54,24 @@ pub struct Tree {
     /// `cooldown "1d" per user` in the head: a setting, read as a
     /// button's is (`vocab::TREE_SETTINGS`).
     pub cooldown: Option<Setting>,
+    /// A timed event's `every`/`at`/`cron … channel …`.
+    pub schedule: Option<Box<Schedule>>,
     pub body: Vec<Node>,
+    pub span: Span,
+}
+
+/// `at "09:00" in "Europe/Paris" channel "<NEWS_CHANNEL>"`: when a timed
+/// event runs (read by src/schedule.rs) and where its replies go.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schedule {
+    pub written: crate::schedule::Written,
+    /// `every`, `at` or `cron`.
+    pub keyword: Span,
+    pub when: Text,
+    /// `in "Europe/Paris"`.
+    pub zone: Option<Text>,
+    /// The channel's id: a template (a secret slot or a variable can hold it).
+    pub channel: Template,
     pub span: Span,
 }
 
@@ -129,11 +146,22 @@ pub struct ForNode {
     /// The element's name: `{item}`, `{item[path]}`, `{item_number}`.
     pub item: Ident,
     pub source: LoopSource,
+    /// `by entry[points] desc`: the order the elements are taken in.
+    pub order: Option<LoopOrder>,
     /// `limit N`: a number, a string (a template) or a reference.
     pub limit: Option<Value>,
     /// `join "SEP" into NAME`: the `text` pieces of its runs, joined.
     pub join: Option<Join>,
     pub body: Branch,
+    pub span: Span,
+}
+
+/// `by KEY [desc]`: the key is a path into the loop's own element
+/// (`entry[points]`), or the element itself (`entry`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopOrder {
+    pub key: LoopSource,
+    pub descending: bool,
     pub span: Span,
 }
 

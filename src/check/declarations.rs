@@ -27,7 +27,8 @@ pub fn check(scope: &Scope<'_>, out: &mut Findings) {
                             .help(format!("merge the two into one {kind}, or rename one of them")),
                     );
                 }
-                if tree.kind == TreeKind::Event && vocab::event_variables(name).is_none() {
+                // A timed event's name is its own; another event's is its kind.
+                if tree.kind == TreeKind::Event && tree.schedule.is_none() && vocab::event_variables(name).is_none() {
                     let kinds = vocab::EVENTS.iter().map(|(k, _)| *k);
                     let suggestion = did_you_mean(name, kinds);
                     let help = match suggestion {

@@ -135,6 +135,35 @@ pub fn source_outside_loop(item: &crate::ast::Ident) -> Diagnostic {
         ))
 }
 
+/// B145: a loop's `by` reads its own element (`by entry[points]`, `by
+/// entry`), checked against the element's shape as any read of it.
+pub fn check_order(
+    node: &ForNode,
+    order: &crate::ast::LoopOrder,
+    frames: &Frames<'_>,
+    tree: &Tree,
+    out: &mut Findings,
+) {
+    let item = node.item.name.as_str();
+    let (read, span) = match &order.key {
+        crate::ast::LoopSource::Element(e) if e.item.name == item => {
+            return frames.check_element(e, Site::Condition, false, tree, out);
+        }
+        crate::ast::LoopSource::Name(n) if n.name == item => return,
+        crate::ast::LoopSource::Element(e) => (e.item.name.to_string(), e.span),
+        crate::ast::LoopSource::Name(n) => (n.name.to_string(), n.span),
+        crate::ast::LoopSource::Ref(r) => (format!("api_{}", r.block.name), r.span),
+    };
+    out.push(
+        Diagnostic::new(
+            Code::ElementOutsideLoop,
+            format!("loop `{item}` is ordered by `{read}`, not by its own element"),
+        )
+        .label(span, "not this loop's element")
+        .help(format!("order by a path into each element, `by {item}[points]`, or by the element itself, `by {item}`")),
+    );
+}
+
 /// B145: `item[…]` where no loop `item` runs.
 fn outside_loop(e: &ElementRef, tree: &Tree) -> Diagnostic {
     let item = &e.item;

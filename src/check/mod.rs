@@ -13,6 +13,7 @@ pub mod references;
 mod replies;
 mod request;
 pub mod samples;
+mod schedule;
 mod scopes;
 mod secrets;
 pub mod url;
@@ -74,6 +75,7 @@ pub fn check(file: &File, model: &crate::model::Model) -> Findings {
     scopes::check(file, &mut out);
     components::check(file, &mut out);
     lists::check(file, &mut out);
+    schedule::check(file, &mut out);
     // The model holds one entry per tree, in the file's order.
     for (tree, tree_model) in file.trees().zip(&model.trees) {
         request::check_tree(&scope, tree, &mut out);

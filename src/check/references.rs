@@ -224,6 +224,9 @@ impl<'a> Walk<'_, 'a> {
         let limit = loops::literal_limit(node, self.out);
         let (elements, sample) = self.loop_elements(node);
         self.frames.0.push(Frame { node, elements, sample });
+        if let Some(order) = &node.order {
+            loops::check_order(node, order, &self.frames, self.tree, self.out);
+        }
         self.runs.push(limit);
         self.flow.loop_start(node.body.span.start);
     }

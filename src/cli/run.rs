@@ -166,7 +166,7 @@ pub fn run(args: &RunArgs) -> Exit {
         }
         Ok((tree, inputs, options(args, checked.model.samples.clone())?))
     });
-    let (tree, inputs, options) = match prepared {
+    let (tree, mut inputs, options) = match prepared {
         Ok(p) => p,
         Err(e) => return report::usage(e),
     };
@@ -181,6 +181,23 @@ pub fn run(args: &RunArgs) -> Exit {
     // Dry and offline runs never touch the real store.
     let store: &mut dyn VarStore = if args.dry_run || args.offline { &mut memory } else { lazy.as_mut() };
     let source = &checked.source;
+    // A timed event's tick, by hand: now, and the channel its value names.
+    if let Some(timer) = &tree.timer {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let tick = blkc::schedule::rfc3339(i64::try_from(now).unwrap_or(0));
+        inputs.vars.entry("tick_time".into()).or_insert(tick);
+        if !inputs.vars.contains_key("channel_id") {
+            match eval::timer_channel(&plan, timer, &inputs, store) {
+                Ok(channel) => {
+                    inputs.vars.insert("channel_id".into(), channel);
+                }
+                Err(diag) => {
+                    report_failure(source, &diag, format, opts);
+                    return Exit::RunFailure;
+                }
+            }
+        }
+    }
 
     // Replies are line-buffered on a terminal and block-buffered otherwise,
     // as C's stdio does; JSON events stream one line at a time for editors.

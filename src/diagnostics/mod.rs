@@ -111,6 +111,7 @@ codes! {
     LoopNameTaken = "B148", Error, "loop name or join name that is already a variable";
     NotAListVariable = "B149", Error, "list operation or loop on a variable declared as something else";
     BadHelper = "B150", Error, "unknown list helper, or one written wrong";
+    BadSchedule = "B151", Error, "timed event's schedule, time zone or channel not understood";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";
@@ -153,6 +154,7 @@ codes! {
     EmbedAdjusted = "B326", Warning, "a value of an embed, a component or a form cut or left out at run time";
     RunBound = "B327", Error, "a run past its bound of loop runs, requests, joined text or list elements";
     NotAList = "B328", Error, "a loop's or list operation's value not a list, or its limit or index not a whole number";
+    NoTimerChannel = "B329", Error, "timed event's channel not a channel id when its tick came";
     // What the chat platform registers (`blkc deploy`; checked by `check` too).
     PlatformName = "B401", Error, "command or option name the platform refuses";
     DescriptionLength = "B402", Error, "description empty or longer than 100 characters";

@@ -48,10 +48,7 @@ pub fn compare(left: &Operand, op: Op, right: &Operand) -> bool {
             _ => as_text(left).contains(&as_text(right)),
         };
     }
-    let order = match (as_number(left), as_number(right)) {
-        (Some(a), Some(b)) => a.cmp(&b),
-        _ => as_text(left).cmp(&as_text(right)),
-    };
+    let order = order(left, right);
     match op {
         Op::Eq => order == Ordering::Equal,
         Op::Ne => order != Ordering::Equal,
@@ -60,6 +57,15 @@ pub fn compare(left: &Operand, op: Op, right: &Operand) -> bool {
         Op::Gt => order == Ordering::Greater,
         Op::Ge => order != Ordering::Less,
         Op::Contains => false,
+    }
+}
+
+/// How two values order: exactly as numbers when both are numbers (or
+/// numeric text), otherwise as text (by comparisons and a loop's `by`).
+pub fn order(left: &Json, right: &Json) -> Ordering {
+    match (as_number(left), as_number(right)) {
+        (Some(a), Some(b)) => a.cmp(&b),
+        _ => as_text(left).cmp(&as_text(right)),
     }
 }
 

@@ -198,6 +198,39 @@ pub fn run(
     Runner::new(plan, inputs, options, store, redactor, sink).steps(&tree.steps)
 }
 
+/// The channel a timed event's tick posts to: its value filled in (a
+/// secret, a custom variable read from `store`), which must be a channel's
+/// id (B329 otherwise: the tick is not run).
+pub fn timer_channel(
+    plan: &Plan,
+    timer: &crate::plan::Timer,
+    inputs: &Inputs,
+    store: &mut dyn VarStore,
+) -> Result<String, Box<crate::diagnostics::Diagnostic>> {
+    use crate::diagnostics::{Code, Diagnostic};
+    let options = Options::default();
+    let mut sink = |_: Event| {};
+    let redactor = redact::Redactor::default();
+    let mut runner = Runner::new(plan, inputs, &options, store, redactor, &mut sink);
+    let channel = render::render(&timer.channel, &mut runner);
+    runner.flush()?;
+    if channel.is_empty() || channel.len() > 20 || !channel.bytes().all(|b| b.is_ascii_digit()) {
+        let shown = match timer.channel.has_secret() {
+            // A secret with no value is left as its slot.
+            true if channel.contains('<') => "a secret that is not set".to_string(),
+            true => "its secret's value".to_string(),
+            false if channel.is_empty() => "empty".to_string(),
+            false => format!("`{}`", crate::display::one_line(&channel)),
+        };
+        return Err(Box::new(
+            Diagnostic::new(Code::NoTimerChannel, format!("the timed event's channel is {shown}, not a channel's id"))
+                .label(timer.channel.span, "this channel")
+                .help("a channel's id is its digits (Discord: right-click the channel, Copy Channel ID); save it in the variable, or set the secret"),
+        ));
+    }
+    Ok(channel)
+}
+
 /// Whether every secret and the bot token that any tree of `plan` may send
 /// has a value: what `blkc serve` checks before it starts, and before it
 /// takes a reloaded file, so that no user meets a run that cannot send.

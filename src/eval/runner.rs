@@ -333,10 +333,33 @@ impl Runner<'_> {
         Ok(())
     }
 
+    /// The places of a loop's elements in the order of `key` (a path into
+    /// each): numbers as numbers, exactly, anything else as text; elements
+    /// without the key last, in either direction; equal keys keep their
+    /// order.
+    fn order_of(&self, l: &plan::LoopStep, key: &plan::Path, descending: bool) -> Vec<usize> {
+        let items = match render::resolve(render::Scope::response(self, &l.source), &l.source) {
+            Ok(render::Resolved::Json(Data::Array(items))) => items,
+            _ => return Vec::new(),
+        };
+        let keys: Vec<Option<Json>> =
+            items.iter().map(|item| crate::path::walk(item, &key.keys).ok().map(Data::to_json)).collect();
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        order.sort_by(|&a, &b| match (&keys[a], &keys[b]) {
+            (Some(x), Some(y)) if descending => condition::order(y, x),
+            (Some(x), Some(y)) => condition::order(x, y),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        });
+        order
+    }
+
     /// Starts run `index` of a loop: its element becomes readable.
-    fn enter_run(&mut self, l: &plan::LoopStep, index: usize) -> bool {
+    fn enter_run(&mut self, l: &plan::LoopStep, index: usize, order: Option<&[usize]>) -> bool {
+        let at = order.map_or(Some(index), |o| o.get(index).copied());
         let element = match render::resolve(render::Scope::response(self, &l.source), &l.source) {
-            Ok(render::Resolved::Json(Data::Array(items))) => items.get(index).cloned(),
+            Ok(render::Resolved::Json(Data::Array(items))) => at.and_then(|at| items.get(at)).cloned(),
             _ => None,
         };
         let Some(element) = element else { return false };
@@ -353,10 +376,11 @@ impl Runner<'_> {
             self.read_list(&l.source)?;
         }
         let runs = self.loop_runs(l)?;
+        let order = l.order.as_ref().map(|(key, descending)| self.order_of(l, key, *descending));
         self.joins.push(l.join.as_ref().map(|_| (Vec::new(), 0)));
         let mut outcome = Ok(());
         for index in 0..runs {
-            if !self.enter_run(l, index) {
+            if !self.enter_run(l, index, order.as_deref()) {
                 break;
             }
             outcome = self.steps(&l.steps);
@@ -407,7 +431,7 @@ impl Runner<'_> {
                 self.pending.push(failure::embed_adjusted(&what, l.span));
             }
             for index in 0..all.min(room) {
-                if !self.enter_run(l, index) {
+                if !self.enter_run(l, index, None) {
                     break;
                 }
                 out.push(fill(self));
@@ -705,7 +729,7 @@ impl Runner<'_> {
 
     /// Sends the warnings of the step just rendered, or fails with the first
     /// one under `--strict`.
-    fn flush(&mut self) -> Outcome {
+    pub(super) fn flush(&mut self) -> Outcome {
         if let Some(fatal) = self.fatal.take() {
             return Err(Box::new(self.redact_diag(fatal)));
         }

@@ -35,6 +35,11 @@ struct ByEvent {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ByTimer {
+    event: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ByWhat {
     what: &'static str,
 }
@@ -67,6 +72,9 @@ pub struct Metrics {
     /// Connections closed at the door, by why.
     refused: Family<ByWhy, Counter>,
     reloads: Family<ByOutcome, Counter>,
+    /// Each timed event's next tick, in Unix seconds.
+    timers: Family<ByTimer, Gauge>,
+    timer_names: std::sync::Mutex<Vec<String>>,
 }
 
 impl Default for Metrics {
@@ -87,6 +95,8 @@ impl Default for Metrics {
             global_limit: Gauge::default(),
             refused: Family::default(),
             reloads: Family::default(),
+            timers: Family::default(),
+            timer_names: std::sync::Mutex::default(),
         };
         let r = &mut m.registry;
         r.register("blkc_interactions", "Interactions received, by outcome", m.interactions.clone());
@@ -115,6 +125,11 @@ impl Default for Metrics {
         );
         r.register("blkc_connections_refused", "Connections closed at the door, by why", m.refused.clone());
         r.register("blkc_reloads", "Reloads of the file, by outcome", m.reloads.clone());
+        r.register(
+            "blkc_timer_next_tick_seconds",
+            "Each timed event's next tick, in seconds since the Unix epoch",
+            m.timers.clone(),
+        );
         m
     }
 }
@@ -169,6 +184,30 @@ impl Metrics {
     /// process could not take it: out of open files).
     pub fn connection_refused(&self, why: &'static str) {
         self.refused.get_or_create(&ByWhy { why }).inc();
+    }
+
+    /// A timed event's next tick (Unix seconds).
+    pub fn timer_next(&self, event: &str, at: i64) {
+        self.timers.get_or_create(&ByTimer { event: event.to_string() }).set(at);
+    }
+
+    /// Forgets the timed events that are no longer the file's.
+    pub fn timers_only<'a>(&self, events: impl Iterator<Item = &'a String>) {
+        let kept: Vec<&String> = events.collect();
+        // (Family has no iterator: the names set earlier are tracked here.)
+        let mut known = self.timer_names.lock().unwrap_or_else(|e| e.into_inner());
+        known.retain(|name| {
+            let keep = kept.contains(&name);
+            if !keep {
+                self.timers.remove(&ByTimer { event: name.clone() });
+            }
+            keep
+        });
+        for name in kept {
+            if !known.contains(name) {
+                known.push(name.clone());
+            }
+        }
     }
 
     pub fn heartbeat(&self, latency: Duration) {

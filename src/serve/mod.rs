@@ -18,6 +18,7 @@ mod pool;
 mod server;
 mod shards;
 mod share;
+mod timers;
 pub mod trigger;
 
 pub use log::LogFormat;

@@ -205,6 +205,7 @@ pub fn count(shared: &Shared, about: &About, outcome: Outcome) {
     match about {
         About::Interaction { .. } => shared.metrics.interaction(outcome),
         About::Event { kind, .. } => shared.metrics.event(kind, outcome),
+        About::Timer { .. } => shared.metrics.event("timer", outcome),
     }
 }
 
@@ -497,6 +498,10 @@ pub fn log_run(about: &About, received: Instant, outcome: Outcome, report: Optio
         About::Event { kind, server } => {
             let (kind, server) = (*kind, server.as_str());
             run_line!(kind, server, outcome = label, ms, requests, messages, warnings, error, "event");
+        }
+        About::Timer { name, tick } => {
+            let (event, tick) = (name.as_str(), tick.as_str());
+            run_line!(event, tick, outcome = label, ms, requests, messages, warnings, error, "timed event");
         }
     });
 }

@@ -216,7 +216,8 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
     // What this server took before a restart (an SQLite store).
     let taken = shared.bot.store.recent(super::front::epoch_ms()).map_err(Stop::Store)?;
     shared.front.replay.lock().unwrap_or_else(|e| e.into_inner()).restore(taken, super::front::epoch_ms());
-    let count = |kind| loaded.plan.trees.iter().filter(|t| t.kind == kind).count();
+    let count = |kind| loaded.plan.trees.iter().filter(|t| t.kind == kind && t.timer.is_none()).count();
+    // (Timed events are the server's own: they need no Gateway.)
     let (commands, events) = (count(crate::plan::TreeKind::Command), count(crate::plan::TreeKind::Event));
     let _ = shared.life.runtime.set(runtime.handle().clone());
     // Events come over the Gateway; so do commands when no public key says
@@ -224,6 +225,7 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
     let over_gateway = commands > 0 && config.public_key.is_none();
     let gateway =
         if events > 0 || over_gateway { Some(super::shards::start(&shared, &loaded, config.shards)?) } else { None };
+    let timers = super::timers::start(&shared).map_err(|e| format!("cannot start the timed events: {e}"))?;
     let store = shared.bot.store.clone();
     let result = runtime.block_on(async move {
         let listening = super::front::Listen { at: config.listen, backlog: door.max(), reuse_port: config.reuse_port };
@@ -251,6 +253,7 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
             None => Ok(()),
         }
     });
+    timers.stop();
     if let Some(threads) = gateway {
         super::shards::stop(threads);
     }

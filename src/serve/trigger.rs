@@ -47,8 +47,22 @@ pub enum Target {
 
 /// What a log line says of a run.
 pub enum About {
-    Interaction { id: String, command: String, user: String, server: String, token: String },
-    Event { kind: &'static str, server: String },
+    Interaction {
+        id: String,
+        command: String,
+        user: String,
+        server: String,
+        token: String,
+    },
+    Event {
+        kind: &'static str,
+        server: String,
+    },
+    /// A timed event's tick.
+    Timer {
+        name: String,
+        tick: String,
+    },
 }
 
 impl About {
@@ -72,7 +86,7 @@ impl About {
     pub fn id(&self) -> Option<&str> {
         match self {
             About::Interaction { id, .. } => Some(id),
-            About::Event { .. } => None,
+            About::Event { .. } | About::Timer { .. } => None,
         }
     }
 
@@ -81,6 +95,7 @@ impl About {
         match self {
             About::Interaction { .. } => None,
             About::Event { kind, .. } => Some(kind),
+            About::Timer { .. } => Some("timer"),
         }
     }
 
@@ -88,7 +103,7 @@ impl About {
     pub fn token(&self) -> Option<&str> {
         match self {
             About::Interaction { token, .. } => Some(token),
-            About::Event { .. } => None,
+            About::Event { .. } | About::Timer { .. } => None,
         }
     }
 }
@@ -114,6 +129,9 @@ pub enum Outcome {
     Cooldown,
     /// A button clicked its `max_clicks` times already.
     UsedUp,
+    /// A timed event's tick noticed too late to run (the server was not
+    /// running then).
+    Late,
     Replayed,
     Unauthorized,
     Malformed,
@@ -137,6 +155,7 @@ impl Outcome {
             Outcome::UnknownHandler => "unknown_handler",
             Outcome::Cooldown => "cooldown",
             Outcome::UsedUp => "used_up",
+            Outcome::Late => "late",
             Outcome::Replayed => "replayed",
             Outcome::Unauthorized => "unauthorized",
             Outcome::Malformed => "malformed",
@@ -305,6 +324,33 @@ impl Trigger {
         }
     }
 
+    /// A timed event's run for its tick `at` (Unix seconds), posting to
+    /// `channel`; `claim` is the tick's key in the store.
+    pub fn from_timer(
+        loaded: Arc<Loaded>,
+        tree: usize,
+        channel: String,
+        at: i64,
+        claim: (String, i64, std::time::Duration),
+    ) -> Trigger {
+        let tick = crate::schedule::rfc3339(at);
+        let vars = vec![("channel_id".to_string(), channel.clone()), ("tick_time".to_string(), tick.clone())];
+        let plan_tree = &loaded.plan.trees[tree];
+        let about = About::Timer { name: plan_tree.name.clone(), tick };
+        let gates = super::gate::Gates::of(&loaded.plan, plan_tree, &vars, None);
+        Trigger {
+            tree,
+            gates,
+            loaded,
+            mentions: Vec::new(),
+            vars: Ok(vars),
+            target: Target::Channel(Some(channel)),
+            dedupe: Some(claim),
+            received: Instant::now(),
+            about,
+        }
+    }
+
     pub fn tree(&self) -> &Tree {
         &self.loaded.plan.trees[self.tree]
     }
@@ -312,7 +358,8 @@ impl Trigger {
 
 /// The index of the tree of `kind` named `name` in the plan, if it has one.
 pub fn find_tree(loaded: &Loaded, kind: TreeKind, name: &str) -> Option<usize> {
-    loaded.plan.trees.iter().position(|t| t.kind == kind && t.name == name)
+    // (A timed event is not the Gateway's: its name is no event kind.)
+    loaded.plan.trees.iter().position(|t| t.kind == kind && t.name == name && t.timer.is_none())
 }
 
 /// The trigger variables and options of a command's run, or why the

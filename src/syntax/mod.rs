@@ -290,10 +290,12 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
                 | Rule::setting
                 | Rule::cooldown
                 | Rule::save
+                | Rule::schedule
                 | Rule::list_op
                 | Rule::if_node
                 | Rule::for_node
                 | Rule::loop_limit
+                | Rule::loop_order
                 | Rule::loop_join
                 | Rule::text_node
                 | Rule::branch
@@ -425,6 +427,7 @@ impl Lower<'_> {
         self.base = pos;
         let mut at = pos + head.as_span().end();
         let (mut kind, mut name, mut description, mut cooldown) = (None, None, None, None);
+        let mut schedule = None;
         for p in head.into_inner() {
             match p.as_rule() {
                 Rule::kw_command => kind = Some(TreeKind::Command),
@@ -434,6 +437,10 @@ impl Lower<'_> {
                 Rule::string => description = Some(self.text(p)),
                 Rule::cooldown => match self.setting(p) {
                     Ok(c) => cooldown = Some(c),
+                    Err(bug) => return Some(Err(bug)),
+                },
+                Rule::schedule => match self.schedule(p) {
+                    Ok(s) => schedule = Some(Box::new(s)),
                     Err(bug) => return Some(Err(bug)),
                 },
                 _ => return Some(self.unexpected(&p, "a command or event")),
@@ -465,7 +472,7 @@ impl Lower<'_> {
         let (Some(kind), Some(name)) = (kind, name) else {
             return Some(Err(Unexpected { rule: Rule::tree_open, within: "a command or event", span }));
         };
-        Some(Ok((Tree { kind, name, description, cooldown, body, span }, at + 1)))
+        Some(Ok((Tree { kind, name, description, cooldown, schedule, body, span }, at + 1)))
     }
 
     fn item(&mut self, pair: Pair<'_, Rule>) -> Lowered<Item> {
@@ -484,6 +491,7 @@ impl Lower<'_> {
         let mut name = None;
         let mut description = None;
         let mut cooldown = None;
+        let mut schedule = None;
         let mut body = Vec::new();
         for p in pair.into_inner() {
             match p.as_rule() {
@@ -491,6 +499,7 @@ impl Lower<'_> {
                 Rule::ident => name = Some(self.ident(p)),
                 Rule::string => description = Some(self.text(p)),
                 Rule::cooldown => cooldown = Some(self.setting(p)?),
+                Rule::schedule => schedule = Some(Box::new(self.schedule(p)?)),
                 Rule::option_decl
                 | Rule::api_block
                 | Rule::reply
@@ -505,7 +514,37 @@ impl Lower<'_> {
             }
         }
         let name = self.required(name, Rule::ident, "a command or event", span)?;
-        Ok(Tree { kind, name, description, cooldown, body, span })
+        Ok(Tree { kind, name, description, cooldown, schedule, body, span })
+    }
+
+    /// `every|at|cron "…" [in "ZONE"] channel "…"`.
+    fn schedule(&mut self, pair: Pair<'_, Rule>) -> Lowered<Schedule> {
+        use crate::schedule::Written;
+        let span = self.span(&pair);
+        let (mut written, mut keyword, mut when, mut zone, mut channel) = (None, span, None, None, None);
+        let mut after_in = false;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_every | Rule::kw_at | Rule::kw_cron => {
+                    keyword = self.span(&p);
+                    written = Some(match p.as_rule() {
+                        Rule::kw_every => Written::Every,
+                        Rule::kw_at => Written::At,
+                        _ => Written::Cron,
+                    });
+                }
+                Rule::kw_in => after_in = true,
+                Rule::kw_channel => after_in = false,
+                Rule::string if when.is_none() => when = Some(self.text(p)),
+                Rule::string if after_in => zone = Some(self.text(p)),
+                Rule::string => channel = Some(self.template(p)),
+                _ => return self.unexpected(&p, "a schedule"),
+            }
+        }
+        let written = self.required(written, Rule::schedule, "a schedule", span)?;
+        let when = self.required(when, Rule::string, "a schedule", span)?;
+        let channel = self.required(channel, Rule::string, "a schedule", span)?;
+        Ok(Schedule { written, keyword, when, zone, channel, span })
     }
 
     fn var_decl(&mut self, pair: Pair<'_, Rule>) -> Lowered<VarDecl> {
@@ -708,6 +747,7 @@ impl Lower<'_> {
         choice.each = Some(Box::new(ForNode {
             item: self.required(item, Rule::ident, "a `for` of choices", span)?,
             source: self.required(source, Rule::reference, "a `for` of choices", span)?,
+            order: None,
             limit,
             join: None,
             body,
@@ -888,11 +928,26 @@ impl Lower<'_> {
         let mut limit = None;
         let mut join = None;
         let mut body = None;
+        let mut order = None;
         for p in pair.into_inner() {
             match p.as_rule() {
                 Rule::kw_for | Rule::kw_in => {}
                 Rule::ident if item.is_none() => item = Some(self.ident(p)),
                 Rule::ident | Rule::reference => source = Some(self.loop_source(p)?),
+                Rule::loop_order => {
+                    let order_span = self.span(&p);
+                    let mut key = None;
+                    let mut descending = false;
+                    for q in p.into_inner() {
+                        match q.as_rule() {
+                            Rule::kw_by => {}
+                            Rule::kw_desc => descending = true,
+                            _ => key = Some(self.loop_source(q)?),
+                        }
+                    }
+                    let key = self.required(key, Rule::reference, "a loop's `by`", order_span)?;
+                    order = Some(LoopOrder { key, descending, span: order_span });
+                }
                 Rule::loop_limit => limit = Some(self.loop_limit(p, span)?),
                 Rule::loop_join => {
                     let join_span = self.span(&p);
@@ -916,6 +971,7 @@ impl Lower<'_> {
         Ok(ForNode {
             item: self.required(item, Rule::ident, "a `for` loop", span)?,
             source: self.required(source, Rule::reference, "a `for` loop", span)?,
+            order,
             limit,
             join,
             body: self.required(body, Rule::branch, "a `for` loop", span)?,

@@ -28,6 +28,13 @@ fn tree(t: &Tree, out: &mut String) {
     if let Some(d) = &t.description {
         out.push_str(&format!(" {}", text(&d.value)));
     }
+    if let Some(s) = &t.schedule {
+        out.push_str(&format!(" {} {}", s.written.as_str(), text(&s.when.value)));
+        if let Some(zone) = &s.zone {
+            out.push_str(&format!(" in {}", text(&zone.value)));
+        }
+        out.push_str(&format!(" channel {}", template(&s.channel)));
+    }
     if let Some(c) = &t.cooldown {
         out.push_str(&settings(std::slice::from_ref(c)));
     }
@@ -87,6 +94,9 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
             }
             Node::For(f) => {
                 out.push_str(&format!("for {} in {}", f.item.name, loop_source(&f.source)));
+                if let Some(o) = &f.order {
+                    out.push_str(&format!(" by {}{}", loop_source(&o.key), if o.descending { " desc" } else { "" }));
+                }
                 if let Some(limit) = &f.limit {
                     out.push_str(&format!(" limit {}", value(limit, level)));
                 }

@@ -1,0 +1,210 @@
+//! Timed events in `blkc serve`: one thread keeps each timed tree's next
+//! tick (src/schedule.rs computes it) and, when it comes, queues the tree's
+//! run as an event's, posting to the channel its value names.
+//!
+//! - **Exactly one run a tick**, across every process sharing a PostgreSQL
+//!   store: the tick is claimed in the store (`~tick.NAME.SECOND`, as a
+//!   Gateway delivery is) and the process that loses the claim skips it.
+//! - **No replay of missed ticks**: a server started after a tick does not
+//!   run it, and a tick noticed later than [`GRACE`] after it came (the
+//!   process was stopped, or suspended) is skipped and logged, with every
+//!   other one missed: the next is the first after now. A tick noticed late
+//!   within the grace (a busy moment) still runs.
+//! - The next ticks are logged when the server starts, and each timed
+//!   tree's next one is on `/metrics` (`blkc_timer_next_tick_seconds`).
+//!
+//! The clock is the system's; the tests give a faster one that every
+//! process computes alike (`BLKC_TEST_CLOCK`), to see an hour of ticks in
+//! seconds.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::pipeline::{Queued, Work};
+use super::server::Shared;
+use super::trigger::{Outcome, Trigger};
+use super::Loaded;
+use crate::plan::TreeKind;
+use crate::schedule::{rfc3339, Schedule};
+
+/// How late a tick may be noticed and still run (the system's time: a
+/// process stopped or suspended longer than this skips the tick).
+pub const GRACE: Duration = Duration::from_secs(60);
+
+/// How long a tick's claim is kept in the store: longer than any process
+/// could still be about to run it.
+const CLAIM_KEPT: Duration = Duration::from_secs(2 * 86_400);
+
+/// How many next ticks the start lists.
+const LISTED: usize = 3;
+
+/// Milliseconds since the Unix epoch: the system's, or the tests' faster
+/// clock, `BLKC_TEST_CLOCK=START_MS,ANCHOR_MS,SPEED`: at the system's
+/// `ANCHOR_MS` it reads `START_MS`, and it runs `SPEED` times as fast.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    test: Option<(i64, i64, i64)>,
+}
+
+impl Clock {
+    pub fn from_env() -> Clock {
+        let test = std::env::var("BLKC_TEST_CLOCK").ok().and_then(|v| {
+            let mut parts = v.split(',').map(|p| p.trim().parse::<i64>());
+            match (parts.next()?, parts.next()?, parts.next()?) {
+                (Ok(start), Ok(anchor), Ok(speed)) if speed >= 1 => Some((start, anchor, speed)),
+                _ => None,
+            }
+        });
+        Clock { test }
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        let real = super::front::epoch_ms();
+        match self.test {
+            None => real,
+            Some((start, anchor, speed)) => start + (real - anchor) * speed,
+        }
+    }
+
+    /// The system's time until this clock reads `at_ms` (zero if it has).
+    fn until(&self, at_ms: i64) -> Duration {
+        self.real(at_ms - self.now_ms())
+    }
+
+    /// The system's time a span of this clock's milliseconds takes.
+    fn real(&self, ms: i64) -> Duration {
+        let speed = self.test.map_or(1, |(_, _, speed)| speed);
+        Duration::from_millis(u64::try_from(ms.max(0) / speed).unwrap_or(0))
+    }
+}
+
+/// The thread of the timed events, until [`Timers::stop`].
+pub struct Timers {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Timers {
+    pub fn stop(self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = self.thread.join();
+    }
+}
+
+/// Starts the thread; it idles while the file has no timed event (a reload
+/// may add one).
+pub fn start(shared: &Arc<Shared>) -> std::io::Result<Timers> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (shared, stopped) = (shared.clone(), stop.clone());
+    let thread = std::thread::Builder::new().name("blkc-timers".into()).spawn(move || {
+        let clock = Clock::from_env();
+        let mut ticks = Ticks::default();
+        while !stopped.load(Ordering::SeqCst) && !shared.life.draining() {
+            let loaded = shared.bot.loaded();
+            let wait = ticks.step(&shared, &loaded, clock.now_ms(), clock);
+            std::thread::sleep(wait.clamp(Duration::from_millis(5), Duration::from_secs(1)));
+        }
+    })?;
+    Ok(Timers { stop, thread })
+}
+
+/// Each timed tree's schedule and next tick (Unix seconds), by name.
+#[derive(Default)]
+struct Ticks {
+    next: HashMap<String, (Schedule, i64)>,
+    listed: bool,
+}
+
+impl Ticks {
+    /// Runs the ticks that have come, sets the next ones, and says how long
+    /// to wait for the earliest.
+    fn step(&mut self, shared: &Arc<Shared>, loaded: &Arc<Loaded>, now_ms: i64, clock: Clock) -> Duration {
+        let now = now_ms.div_euclid(1000);
+        let timed: Vec<(usize, &str, &Schedule)> = loaded
+            .plan
+            .trees
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.kind == TreeKind::Event)
+            .filter_map(|(i, t)| Some((i, t.name.as_str(), &t.timer.as_ref()?.schedule)))
+            .collect();
+        // A tree gone or rescheduled by a reload starts again from now.
+        self.next.retain(|name, (schedule, _)| timed.iter().any(|(_, n, s)| n == name && *s == schedule));
+        for (_, name, schedule) in &timed {
+            if !self.next.contains_key(*name) {
+                if let Some(at) = schedule.next_after(now) {
+                    self.next.insert(name.to_string(), ((*schedule).clone(), at));
+                }
+            }
+        }
+        if !self.listed {
+            self.listed = true;
+            list(&timed, now);
+        }
+        for (index, name, schedule) in &timed {
+            let Some((_, at)) = self.next.get(*name).cloned() else { continue };
+            if now_ms < at * 1000 {
+                continue;
+            }
+            // Within the grace, a tick is run however late this loop saw
+            // it, and the next one follows it (a busy moment skips none);
+            // past it, the ticks missed are skipped, and the next is the
+            // first after now.
+            let late = clock.real(now_ms - at * 1000);
+            let after = if late <= GRACE {
+                fire(shared, loaded, *index, at);
+                at
+            } else {
+                tracing::warn!(event = *name, tick = %rfc3339(at), late_s = late.as_secs(), "a tick came while the server could not run it: skipped");
+                shared.metrics.event("timer", Outcome::Late);
+                now
+            };
+            match schedule.next_after(after) {
+                Some(next) => self.next.insert(name.to_string(), ((*schedule).clone(), next)),
+                None => self.next.remove(*name),
+            };
+        }
+        for (name, (_, at)) in &self.next {
+            shared.metrics.timer_next(name, *at);
+        }
+        shared.metrics.timers_only(self.next.keys());
+        let earliest = self.next.values().map(|(_, at)| *at).min();
+        earliest.map_or(Duration::from_secs(1), |at| clock.until(at * 1000))
+    }
+}
+
+/// The start's line per timed tree: its next ticks.
+fn list(timed: &[(usize, &str, &Schedule)], now: i64) {
+    for (_, name, schedule) in timed {
+        let next: Vec<String> = schedule.next_ticks(now, LISTED).into_iter().map(rfc3339).collect();
+        tracing::info!(event = *name, next = %next.join(", "), "timed event");
+    }
+}
+
+/// Queues tree `index`'s run for its tick `at`, once its channel is known;
+/// the pipeline claims the tick in the store before it runs.
+fn fire(shared: &Arc<Shared>, loaded: &Arc<Loaded>, index: usize, at: i64) {
+    let tree = &loaded.plan.trees[index];
+    let Some(timer) = &tree.timer else { return };
+    let mut store = shared.bot.store.run_store();
+    let channel = match crate::eval::timer_channel(&loaded.plan, timer, &shared.bot.inputs, store.as_mut()) {
+        Ok(channel) => channel,
+        Err(d) => {
+            let (code, error) = (d.code.as_str(), d.message.as_str());
+            tracing::error!(event = tree.name.as_str(), tick = %rfc3339(at), code, error, "a tick could not run");
+            shared.metrics.event("timer", Outcome::Failed);
+            return;
+        }
+    };
+    // The key names the tick; the claim is kept from the system's now (the
+    // store prunes by its clock, whatever clock the ticks follow).
+    let claim = (format!("~tick.{}.{at}", tree.name), super::front::epoch_ms(), CLAIM_KEPT);
+    let trigger = Trigger::from_timer(loaded.clone(), index, channel, at, claim);
+    let work = Work { _queued: Queued::new(shared), trigger };
+    if shared.queue.events.try_send(work).is_err() {
+        shared.metrics.event("timer", Outcome::Busy);
+        tracing::warn!(event = tree.name.as_str(), "a tick dropped: the run queue is full");
+    }
+}
