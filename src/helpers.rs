@@ -26,6 +26,13 @@ pub enum Helper {
 /// The helpers' names, as templates write them.
 pub const NAMES: [&str; 3] = ["count", "first", "join"];
 
+/// Each helper and what it gives, for the editor.
+pub const ABOUT: [(&str, &str); 3] = [
+    ("count", "the number of elements"),
+    ("first", "`first N`: the first N elements, as a list"),
+    ("join", "`join` or `join 'SEP'`: the elements as text, `, ` or SEP between them"),
+];
+
 /// The largest N of `first N` (a list variable holds at most as many).
 const MAX_FIRST: u32 = crate::vocab::MAX_LIST as u32;
 

@@ -676,3 +676,24 @@ fn a_loop_element_completes_and_hovers_from_the_sample_list() {
     let items = labels(&client.at("textDocument/completion", &uri, &after, "{}\"", 1));
     assert!(items.contains(&"kinds".to_string()) && !items.contains(&"w".to_string()), "{items:?}");
 }
+
+#[test]
+fn list_helpers_complete_and_a_timed_event_hovers_with_its_next_ticks() {
+    let (_dir, uri) = workspace();
+    let mut client = Client::start(&[]);
+    let labels =
+        |v: &Value| v.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let text = format!(
+        "{BOT}\nvar queue = []\n\nevent morning at \"09:00\" in \"Europe/Paris\" channel \"123\" {{\n    reply \"{{queue|count}} waiting\"\n}}\n"
+    );
+    client.open(&uri, &text);
+    let hover = client.at("textDocument/hover", &uri, &text, "at \"09:00\"", 4);
+    let shown = hover["contents"]["value"].as_str().unwrap();
+    let paris = shown.contains("T07:00:00Z") || shown.contains("T08:00:00Z");
+    assert!(shown.contains("timed event: its next ticks are") && paris, "{shown}");
+    // Typing a helper after `|`: the helpers.
+    let typing = text.replace("{queue|count}", "{queue|");
+    client.change(&uri, 2, &typing);
+    let items = client.at("textDocument/completion", &uri, &typing, "{queue|", 7);
+    assert_eq!(labels(&items), ["count", "first", "join"]);
+}

@@ -177,6 +177,11 @@ pub fn hover(doc: &Document, offset: usize) -> Option<Hover> {
         parts.push(about);
         at = Some(span);
     }
+    // A timed event's schedule: its next ticks.
+    if let Some((about, span)) = schedule_at(doc, offset) {
+        parts.push(about);
+        at = Some(span);
+    }
     // An embed's part: what it takes, and its limit.
     if let Some((part, span)) = embed_part_at(doc, offset) {
         parts.push(format!("embed part `{}`: {}", part.as_str(), part.about()));
@@ -385,6 +390,18 @@ fn context(text: &str, offset: usize) -> Context<'_> {
     }
 }
 
+/// A timed event's schedule under the cursor: when it runs next (from
+/// now, as `blkc serve` would list it).
+fn schedule_at(doc: &Document, offset: usize) -> Option<(String, Span)> {
+    let s = doc.checked.ast.trees().filter_map(|t| t.schedule.as_deref()).find(|s| contains(s.span, offset))?;
+    let zone = s.zone.as_ref().map(|z| z.value.as_str());
+    let schedule = crate::schedule::read(s.written, &s.when.value, zone).ok()?;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let ticks = schedule.next_ticks(i64::try_from(now).unwrap_or(0), 3);
+    let shown: Vec<String> = ticks.into_iter().map(crate::schedule::rfc3339).collect();
+    Some((format!("timed event: its next ticks are {} (UTC)", shown.join(", ")), s.span))
+}
+
 pub fn completion(doc: &Document, offset: usize) -> Vec<CompletionItem> {
     // A string being typed is not closed yet, or the tree's braces are not
     // (a file written top to bottom), so the file does not parse and its
@@ -411,6 +428,16 @@ pub fn completion(doc: &Document, offset: usize) -> Vec<CompletionItem> {
 /// the sample there; `api_` the blocks that have run; a word the variables.
 fn variable_completion(doc: &Document, offset: usize, v: &str) -> Vec<CompletionItem> {
     let mut items = Vec::new();
+    // `{queue|` or `{api_x[response.items]|first 3|`: the list helpers.
+    if crate::helpers::split(v).is_some() || v.ends_with('|') {
+        let typing = v.rsplit('|').next().unwrap_or_default().trim_start();
+        if typing.bytes().all(lexer::is_word_byte) {
+            for (name, about) in crate::helpers::ABOUT {
+                items.push(item(name.to_string(), CompletionItemKind::FUNCTION, about.to_string()));
+            }
+        }
+        return items;
+    }
     if let Some((name, path)) = v.split_once('[') {
         if path.contains(']') {
             return items;
