@@ -73,3 +73,17 @@ fn two_servers_sharing_postgres_run_each_tick_once_over_a_simulated_hour() {
     assert_eq!(ran(&logs[0]) + ran(&logs[1]), ticks.len(), "{logs:#?}");
     assert!(logs.iter().all(|l| !l.contains("outcome=failed")), "{logs:#?}");
 }
+
+#[test]
+fn a_file_with_timed_events_is_not_served_without_the_bot_token() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bot.blk"), TIMED).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["serve", "bot.blk"])
+        .current_dir(dir.path())
+        .env_remove("BLKC_BOT_TOKEN")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("timed events") && stderr.contains("BLKC_BOT_TOKEN"), "{stderr}");
+}

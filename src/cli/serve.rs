@@ -41,6 +41,11 @@ fn config(args: &ServeArgs, plan: &blkc::plan::Plan, store: blkc::store::Backend
              BLKC_DISCORD_PUBLIC_KEY to its public key (the developer portal, General Information)"
             .into());
     }
+    if plan.trees.iter().any(|t| t.timer.is_some()) && inputs.bot_token.is_none() {
+        return Err("the file has timed events, whose replies are posted to their channel with the bot token: set \
+             BLKC_BOT_TOKEN or give `--bot-token-file`"
+            .into());
+    }
     let options = Options {
         http: http_limits(&args.net)?,
         platform: args.net.platform.clone(),
