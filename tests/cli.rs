@@ -93,3 +93,17 @@ fn a_var_that_names_nothing_is_a_usage_error_with_a_did_you_mean() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8(out.stdout).unwrap().contains("q=Paris"));
 }
+
+#[test]
+fn a_platform_flag_without_a_version_is_warned_about_and_the_run_goes_on() {
+    let run = |platform: &str| {
+        let base = ["run", "examples/order_status.blk", "--command", "order", "--offline"];
+        blkc().args(base).args(["--var", "option_number=A-1", "--platform", platform]).output().unwrap()
+    };
+    let out = run("https://discord.com/api");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("warning[B426]") && stderr.contains("https://discord.com/api/v10"), "{stderr}");
+    let out = run("https://discord.com/api/v10");
+    assert!(out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("B426"));
+}

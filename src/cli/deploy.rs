@@ -128,6 +128,7 @@ fn wiping(args: &DeployArgs, scope: &str, registered: &[Registered]) -> Exit {
 /// The platform's API client, when the bot token may go to its base URL:
 /// over https only, as for runs (plain http to this machine).
 fn platform(args: &DeployArgs, plan: &blkc::plan::Plan, token: &str) -> Result<Platform, Exit> {
+    report::warn_unversioned(args.platform.as_ref());
     let base = args.platform.as_ref().map_or_else(|| plan.platform.clone(), |p| p.base_url());
     if let Some(p) = blkc::policy::Platform::parse(&base) {
         let to = blkc::policy::Destination::new(&p.scheme, &p.host, p.port);

@@ -49,6 +49,22 @@ pub fn coded_error(code: Code, message: impl std::fmt::Display, help: Option<&st
     Exit::RunFailure
 }
 
+/// B426 for `--platform` (a `platform` line gets it from `blkc check`): a
+/// base on Discord's API with no version reaches its old default version.
+pub fn warn_unversioned(platform: Option<&blkc::policy::Platform>) {
+    if let Some(p) = platform.filter(|p| p.is_unversioned_discord()) {
+        eprintln!(
+            "warning[{}]: `--platform {}` calls the platform's API without a version",
+            Code::UnversionedPlatform.as_str(),
+            p.base_url()
+        );
+        eprintln!(
+            "help: an unversioned call reaches the platform's old default version: give `--platform {}`",
+            blkc::vocab::DEFAULT_PLATFORM
+        );
+    }
+}
+
 /// A usage or I/O error (exit 2).
 pub fn usage(message: impl std::fmt::Display) -> Exit {
     error(message, Exit::Usage)

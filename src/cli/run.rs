@@ -17,6 +17,7 @@ use super::inputs::{http_limits, inputs};
 use super::report::{self, Exit};
 
 fn options(args: &RunArgs, samples: std::sync::Arc<blkc::model::Samples>) -> Result<Options, String> {
+    super::report::warn_unversioned(args.net.platform.as_ref());
     Ok(Options {
         http: http_limits(&args.net)?,
         strict: args.strict,

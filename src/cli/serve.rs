@@ -46,6 +46,7 @@ fn config(args: &ServeArgs, plan: &blkc::plan::Plan, store: blkc::store::Backend
              BLKC_BOT_TOKEN or give `--bot-token-file`"
             .into());
     }
+    super::report::warn_unversioned(args.net.platform.as_ref());
     let options = Options {
         http: http_limits(&args.net)?,
         platform: args.net.platform.clone(),

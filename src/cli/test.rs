@@ -168,6 +168,7 @@ fn inputs_and_options(
     samples: std::sync::Arc<blkc::model::Samples>,
 ) -> Result<(Inputs, Options), String> {
     let inputs = secret_inputs(&args.net)?;
+    super::report::warn_unversioned(args.net.platform.as_ref());
     let options = Options {
         http: http_limits(&args.net)?,
         samples,
