@@ -14,6 +14,9 @@ use chrono::{DateTime, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
+/// Where the check that a pattern ever comes starts (2026-01-01T00:00Z).
+const NEVER_FROM: i64 = 1_767_225_600;
+
 /// The shortest interval.
 pub const MIN_INTERVAL: u64 = 60;
 
@@ -105,7 +108,15 @@ pub fn read(written: Written, text: &str, zone: Option<&str>) -> Result<Schedule
                     "like `\"0 9 * * 1-5\"`: at 09:00, Monday to Friday",
                 )
             })?;
-            Ok(Schedule::Cron { pattern: text.trim().to_string(), zone: zone_name })
+            let schedule = Schedule::Cron { pattern: text.trim().to_string(), zone: zone_name };
+            // A pattern of a day that does not exist (`0 0 30 2 *`) never comes.
+            if schedule.next_after(NEVER_FROM).is_none() {
+                return Err(refuse(
+                    format!("`{text}` names no time that comes: it would never run"),
+                    "check the day and month: February has no 30th",
+                ));
+            }
+            Ok(schedule)
         }
     }
 }
@@ -207,6 +218,20 @@ mod tests {
         assert!(zone.in_zone && zone.help.contains("Europe/Paris"), "{zone:?}");
     }
 
+    proptest::proptest! {
+        /// Whatever a file writes, reading it and asking for its ticks ends
+        /// without a panic (croner, chrono-tz and the duration reader see
+        /// the text as written).
+        #[test]
+        fn any_text_is_read_or_refused(text in "[0-9*/,#LW?@a-zA-Z: -]{0,24}", zone in proptest::option::of("[A-Za-z/_+-]{0,16}")) {
+            for written in [Written::Every, Written::At, Written::Cron] {
+                if let Ok(s) = read(written, &text, zone.as_deref()) {
+                    let _ = s.next_ticks(NEVER_FROM, 3);
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_cron_pattern_is_read_by_croner_in_its_zone() {
         let s = read(Written::Cron, "0 9 * * 1-5", Some("America/New_York")).unwrap();
@@ -214,6 +239,8 @@ mod tests {
         assert_eq!(s.next_after(at("2026-11-28T12:00:00Z")), Some(at("2026-11-30T14:00:00Z")));
         assert!(read(Written::Cron, "0 9 * *", None).unwrap_err().message.contains("five fields"));
         assert!(read(Written::Cron, "0 99 * * *", None).is_err());
+        assert!(read(Written::Cron, "0 0 30 2 *", None).unwrap_err().message.contains("never run"));
+        assert!(read(Written::Cron, "@yearly", None).is_ok());
         assert_eq!(rfc3339(at("2026-11-30T14:00:00Z")), "2026-11-30T14:00:00Z");
     }
 }
