@@ -333,6 +333,10 @@ impl Printer<'_> {
                     self.out.push(' ');
                     self.out.push_str(&kind.name);
                 }
+                for b in &o.bounds {
+                    self.out.push_str(if b.max { " max " } else { " min " });
+                    self.out.push_str(&b.value);
+                }
                 if o.required.is_some() {
                     self.out.push_str(" required");
                 }

@@ -14,7 +14,7 @@ pub use crate::vocab::Method;
 use crate::Checked;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 10;
+pub const FORMAT: u32 = 11;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -146,7 +146,10 @@ impl Tree {
     /// error says which option and what it takes.
     pub fn check_option_value(&self, variable: &str, value: &str) -> Result<(), String> {
         match self.option_of(variable) {
-            Some(o) => o.kind.accepts(value).map_err(|e| format!("option `{}` is {}: {e}", o.name, o.kind.as_str())),
+            Some(o) => {
+                o.kind.accepts(value).map_err(|e| format!("option `{}` is {}: {e}", o.name, o.kind.as_str()))?;
+                o.within(value).map_err(|e| format!("option `{}` takes {e}", o.name))
+            }
             None => Ok(()),
         }
     }
@@ -246,6 +249,34 @@ pub struct OptionSpec {
     #[serde(rename = "type")]
     pub kind: crate::vocab::OptionType,
     pub required: bool,
+    /// `min`, `max` as written: a text's length, a number's value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<String>,
+}
+
+impl OptionSpec {
+    /// Whether `value` (of the option's type) keeps to its bounds: a text's
+    /// length in characters, a number's value, compared exactly.
+    pub fn within(&self, value: &str) -> Result<(), String> {
+        use serde_json::Value as Json;
+        let measured = match self.kind {
+            crate::vocab::OptionType::String => value.chars().count().to_string(),
+            _ => value.to_string(),
+        };
+        let what = if self.kind == crate::vocab::OptionType::String { "characters" } else { "" };
+        let order = |bound: &str| {
+            crate::eval::condition::order(&Json::String(measured.clone()), &Json::String(bound.to_string()))
+        };
+        if let Some(min) = self.min.as_deref().filter(|m| order(m).is_lt()) {
+            return Err(format!("at least {min}{}{what}", if what.is_empty() { "" } else { " " }));
+        }
+        if let Some(max) = self.max.as_deref().filter(|m| order(m).is_gt()) {
+            return Err(format!("at most {max}{}{what}", if what.is_empty() { "" } else { " " }));
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -765,6 +796,8 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
                             name: o.name.name.to_string(),
                             kind: o.option_type(),
                             required: o.required.is_some(),
+                            min: o.bounds.iter().find(|b| !b.max).map(|b| b.value.to_string()),
+                            max: o.bounds.iter().find(|b| b.max).map(|b| b.value.to_string()),
                         }),
                         _ => None,
                     })

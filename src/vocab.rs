@@ -407,6 +407,8 @@ pub mod limits {
     pub const DESCRIPTION: usize = 100;
     /// Options of one command.
     pub const OPTIONS: usize = 25;
+    /// The longest `min`/`max` length of a text option.
+    pub const OPTION_LENGTH: u32 = 6_000;
     /// Choices of one option.
     pub const CHOICES: usize = 25;
     /// Characters of a choice's name and of a string choice's value.
@@ -867,6 +869,8 @@ keywords! {
     Per "per" Var,
     Required "required" Option,
     Choices "choices" Option,
+    Min "min" Option,
+    Max "max" Option,
     Method "method" Block,
     Url "url" Block,
     Params "params" Block,

@@ -1077,3 +1077,37 @@ fn a_server_whose_postgres_store_cannot_serve_does_not_start() {
         assert!(!said.contains("hunter2"), "{said}");
     }
 }
+
+/// An option's bounds: registered as the platform's fields (and found the
+/// same on a second deploy), and held in every run: a value outside them
+/// is refused before the run, whatever sent it.
+#[test]
+fn option_bounds_are_registered_and_a_value_outside_them_never_runs() {
+    let platform = TestPlatform::start();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/deploy");
+    let env = [("BLKC_BOT_TOKEN", "bot-token-abcdefghijklmnop"), ("BLKC_APPLICATION_ID", "4242")];
+    for said in ["1 added (/roll)", "1 unchanged"] {
+        let out = deploy(&dir, "bounds.blk", &["--platform", &platform.api()], &env);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && stderr.contains(said), "{stderr}");
+    }
+    let put = platform.calls().into_iter().find(|c| c.method == "PUT").unwrap();
+    let options = &put.body[0]["options"];
+    assert_eq!((options[0]["min_value"].clone(), options[0]["max_value"].clone()), (json!(2), json!(120)));
+    assert_eq!((options[1]["min_value"].clone(), options[1]["max_value"].clone()), (json!(-0.5), json!(2.5)));
+    assert_eq!((options[2]["min_length"].clone(), options[2]["max_length"].clone()), (json!(2), json!(32)));
+    let program = std::fs::read_to_string(dir.join("bounds.blk")).unwrap();
+    let served = serve(&program, &platform, None, &[], &[]);
+    let roll = |id: &str, sides: i64, label: &str| {
+        let options =
+            json!([{ "name": "sides", "type": 4, "value": sides }, { "name": "label", "type": 3, "value": label }]);
+        served.send(&platform, &command(id, "roll", options))
+    };
+    assert_eq!(content(&roll("b1", 6, "ok")), "Rolled a d6");
+    for (id, sides, label, why) in [("b2", 121, "ok", "at most 120"), ("b3", 6, "x", "at least 2 characters")] {
+        let answer = roll(id, sides, label);
+        assert_ne!(content(&answer), format!("Rolled a d{sides}"), "{answer:?}");
+        let log = served.wait_log(&format!("id={id}"));
+        assert!(log.contains(why), "{log}");
+    }
+}

@@ -220,7 +220,19 @@ pub struct OptionDecl {
     pub kind: Option<Ident>,
     /// The span of `required`, when written.
     pub required: Option<Span>,
+    /// `min N`, `max N`, as written (a duplicate is the checker's to find).
+    pub bounds: Vec<OptionBound>,
     pub choices: Option<Choices>,
+    pub span: Span,
+}
+
+/// `min 13` or `max 120`: a value bound of a number option, a length bound
+/// of a text option.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptionBound {
+    pub max: bool,
+    /// The number as written.
+    pub value: Name,
     pub span: Span,
 }
 

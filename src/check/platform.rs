@@ -121,6 +121,7 @@ fn command(tree: &Tree, out: &mut Findings) {
         // another option has already makes the fix a guess.
         let reads = if taken { None } else { Some(uses(&tree.body, &format!("option_{}", o.name.name))) };
         option(o, reads.as_deref(), out);
+        bounds(o, out);
         match (o.required, optional) {
             (Some(required), Some(before)) => out.push(
                 Diagnostic::new(
@@ -416,6 +417,7 @@ pub fn registration(file: &File) -> Result<Vec<reg::Command>, Vec<Diagnostic>> {
                         };
                         choices.entries.iter().map(choice).collect()
                     }),
+                    bounds: reg::Bounds::of(kind, o.bounds.iter().map(|b| (b.max, b.value.as_str()))),
                 }
             })
             .collect();
@@ -433,6 +435,66 @@ fn choice_value(kind: OptionType, value: &ChoiceValue) -> reg::ChoiceValue {
             reg::ChoiceValue::number(n).unwrap_or_else(|| reg::ChoiceValue::Text(n.to_string()))
         }
         (_, ChoiceValue::Text(t)) => reg::ChoiceValue::Text(t.value.to_string()),
+    }
+}
+
+/// B427: an option's `min` and `max`: on a text option its length (whole,
+/// 0 to 6,000; `max` from 1), on a number option its value (within the
+/// type's range), on no other type; once each, and `min` not above `max`.
+fn bounds(o: &OptionDecl, out: &mut Findings) {
+    let kind = o.option_type();
+    let bad = |b: &crate::ast::OptionBound, message: String, help: &str| {
+        Diagnostic::new(Code::BadOptionBound, message).label(b.span, "refused by the platform").help(help.to_string())
+    };
+    let word = |b: &crate::ast::OptionBound| if b.max { "max" } else { "min" };
+    for (i, b) in o.bounds.iter().enumerate() {
+        if o.bounds[..i].iter().any(|a| a.max == b.max) {
+            out.push(bad(b, format!("`{}` is given twice", word(b)), "keep one"));
+            continue;
+        }
+        let refusal = match kind {
+            OptionType::String => match b.value.parse::<u32>() {
+                Ok(n) if n <= limits::OPTION_LENGTH && (n >= 1 || !b.max) => None,
+                _ => Some((
+                    "a length: a whole number from 0 to 6,000 (`max` from 1)",
+                    "a text option's bounds are its length: `min 2 max 32` takes 2 to 32 characters",
+                )),
+            },
+            OptionType::Integer if vocab::parse_integer(&b.value).is_none() => Some((
+                "a whole number between -(2^53 - 1) and 2^53 - 1",
+                "an integer option's bounds are whole numbers, like `min 1 max 10`",
+            )),
+            OptionType::Number if !vocab::is_option_number(&b.value) => {
+                Some(("a number between -2^53 and 2^53", "a number option's bounds are numbers, like `min 0 max 2.5`"))
+            }
+            OptionType::Integer | OptionType::Number => None,
+            other => {
+                let help = format!(
+                    "a `{}` option has no bounds; `min` and `max` bound a number's value or a text's length",
+                    other.as_str()
+                );
+                out.push(bad(
+                    b,
+                    format!("option `{}` is {}: it takes no `{}`", o.name.name, other.as_str(), word(b)),
+                    &help,
+                ));
+                continue;
+            }
+        };
+        if let Some((what, help)) = refusal {
+            out.push(bad(b, format!("`{} {}` of option `{}` is not {what}", word(b), b.value, o.name.name), help));
+        }
+    }
+    let value =
+        |max: bool| o.bounds.iter().find(|b| b.max == max).and_then(|b| Some((b, b.value.parse::<f64>().ok()?)));
+    if let (Some((_, min)), Some((b, max))) = (value(false), value(true)) {
+        if min > max {
+            out.push(bad(
+                b,
+                format!("option `{}`'s `max {}` is below its `min`", o.name.name, b.value),
+                "swap them, or write the bounds you meant",
+            ));
+        }
     }
 }
 

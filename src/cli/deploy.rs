@@ -143,7 +143,7 @@ fn platform(args: &DeployArgs, plan: &blkc::plan::Plan, token: &str) -> Result<P
 fn registered(platform: &Platform, route: Route<'_>, deadline: Instant, token: &str) -> Result<Vec<Registered>, Exit> {
     const WHAT: &str = "reading the registered commands";
     match platform.send::<()>(route, None, deadline) {
-        Ok(answer) if answer.is_success() => serde_json::from_slice(&answer.body).map_err(|e| {
+        Ok(answer) if answer.is_success() => blkc::discord::registration::read(&answer.body).map_err(|e| {
             report::error(
                 format!("the platform's list of registered commands could not be read: {e}"),
                 Exit::RunFailure,

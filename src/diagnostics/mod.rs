@@ -182,6 +182,7 @@ codes! {
     MisplacedUpdate = "B424", Error, "`update` with no message to edit, or ephemeral";
     CustomIdTooLong = "B425", Error, "a component's id longer than 100 characters";
     UnversionedPlatform = "B426", Warning, "the platform's API called without a version";
+    BadOptionBound = "B427", Error, "an option's `min` or `max` that the platform refuses";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

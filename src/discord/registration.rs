@@ -28,6 +28,73 @@ pub struct CommandOption {
     pub required: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub choices: Option<Vec<Choice>>,
+    #[serde(flatten)]
+    pub bounds: Bounds,
+}
+
+/// An option's `min`/`max`: a number's `min_value`/`max_value` (exactly as
+/// written), a text's `min_length`/`max_length`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Bounds {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_value: Option<Box<RawValue>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_value: Option<Box<RawValue>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_length: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<u16>,
+}
+
+impl Bounds {
+    /// A checked option's bounds (`(is max, as written)`), as its type
+    /// sends them.
+    pub fn of<'a>(kind: OptionType, bounds: impl Iterator<Item = (bool, &'a str)>) -> Bounds {
+        let mut out = Bounds::default();
+        for (max, written) in bounds {
+            match kind {
+                OptionType::String => {
+                    let n = written.parse::<u16>().ok();
+                    if max {
+                        out.max_length = n
+                    } else {
+                        out.min_length = n
+                    }
+                }
+                _ => {
+                    let n = RawValue::from_string(written.to_string()).ok();
+                    if max {
+                        out.max_value = n
+                    } else {
+                        out.min_value = n
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether a registered option has these bounds: its lengths, and its
+    /// values (`registered`, as [`read`] took them out) as numbers.
+    fn same(
+        &self,
+        r: &twilight_model::application::command::CommandOption,
+        registered: Option<&(Option<serde_json::Number>, Option<serde_json::Number>)>,
+    ) -> bool {
+        let value = |ours: &Option<Box<RawValue>>, theirs: Option<&serde_json::Number>| match (ours, theirs) {
+            (None, None) => true,
+            (Some(a), Some(b)) => {
+                let (a, b) = (serde_json::Value::String(a.get().to_string()), serde_json::Value::String(b.to_string()));
+                crate::eval::condition::order(&a, &b).is_eq()
+            }
+            _ => false,
+        };
+        let (min, max) = registered.map_or((None, None), |(a, b)| (a.as_ref(), b.as_ref()));
+        value(&self.min_value, min)
+            && value(&self.max_value, max)
+            && self.min_length == r.min_length
+            && self.max_length == r.max_length
+    }
 }
 
 /// A choice: its name, and its value as the option's type wants it.
@@ -97,7 +164,7 @@ impl Changes {
                     if r.description != w.description {
                         what.push("description");
                     }
-                    if !same_options(&w.options, &r.options) {
+                    if !same_options(&w.options, &r.options, &r.bounds) {
                         what.push("options");
                     }
                     if what.is_empty() {
@@ -142,25 +209,91 @@ impl Changes {
     }
 }
 
-/// A command as the platform lists it (twilight-model's type).
-pub type Registered = twilight_model::application::command::Command;
+/// A command as the platform lists it: twilight-model's type, and its
+/// options' numbers as the platform wrote them.
+///
+/// twilight reads an option's `min_value`/`max_value` and a choice's
+/// value through untagged enums, which cannot read a number once
+/// serde_json keeps numbers exactly (`arbitrary_precision`, which blkc
+/// needs for 18-digit ids and exact decimals): a registered `number` choice
+/// of `0.5` made every later deploy fail to read the list. [`read`] takes
+/// those numbers out first: the bounds into [`Registered::bounds`], and a
+/// choice's number as its text.
+#[derive(Debug, Clone)]
+pub struct Registered {
+    pub command: twilight_model::application::command::Command,
+    /// Each top-level option's `min_value` and `max_value`, as written.
+    pub bounds: Vec<(Option<serde_json::Number>, Option<serde_json::Number>)>,
+}
 
-fn same_options(wanted: &[CommandOption], registered: &[twilight_model::application::command::CommandOption]) -> bool {
+impl std::ops::Deref for Registered {
+    type Target = twilight_model::application::command::Command;
+    fn deref(&self) -> &Self::Target {
+        &self.command
+    }
+}
+
+/// Reads the platform's list of registered commands (see [`Registered`]).
+pub fn read(bytes: &[u8]) -> Result<Vec<Registered>, serde_json::Error> {
+    use serde_json::Value;
+    let list: Vec<Value> = serde_json::from_slice(bytes)?;
+    let mut out = Vec::with_capacity(list.len());
+    for mut command in list {
+        let mut bounds = Vec::new();
+        let options = command.get_mut("options").and_then(Value::as_array_mut);
+        for option in options.into_iter().flatten() {
+            let mut take = |key: &str| match option.as_object_mut().and_then(|o| o.remove(key)) {
+                Some(Value::Number(n)) => Some(n),
+                _ => None,
+            };
+            bounds.push((take("min_value"), take("max_value")));
+            numbers_as_text(option);
+        }
+        out.push(Registered { command: serde_json::from_value(command)?, bounds });
+    }
+    Ok(out)
+}
+
+/// An option's numbers that twilight reads through untagged enums, as
+/// their text: its choices' values, and its sub-options' bounds and
+/// choices (blkc registers none; a registered one is a change either way).
+fn numbers_as_text(option: &mut serde_json::Value) {
+    use serde_json::Value;
+    if let Some(choices) = option.get_mut("choices").and_then(Value::as_array_mut) {
+        for choice in choices {
+            if let Some(value) = choice.get_mut("value").filter(|v| v.is_number()) {
+                *value = Value::String(value.to_string());
+            }
+        }
+    }
+    if let Some(options) = option.get_mut("options").and_then(Value::as_array_mut) {
+        for sub in options {
+            if let Some(o) = sub.as_object_mut() {
+                o.remove("min_value");
+                o.remove("max_value");
+            }
+            numbers_as_text(sub);
+        }
+    }
+}
+
+fn same_options(
+    wanted: &[CommandOption],
+    registered: &[twilight_model::application::command::CommandOption],
+    bounds: &[(Option<serde_json::Number>, Option<serde_json::Number>)],
+) -> bool {
     wanted.len() == registered.len()
-        && wanted.iter().zip(registered).all(|(w, r)| {
+        && wanted.iter().zip(registered).enumerate().all(|(i, (w, r))| {
             // What blkc never sets must be unset there too, or the deploy changes it.
             let extras = r.autocomplete.unwrap_or(false)
                 || r.channel_types.as_ref().is_some_and(|c| !c.is_empty())
-                || r.options.as_ref().is_some_and(|o| !o.is_empty())
-                || r.min_value.is_some()
-                || r.max_value.is_some()
-                || r.min_length.is_some()
-                || r.max_length.is_some();
+                || r.options.as_ref().is_some_and(|o| !o.is_empty());
             w.kind == r.kind
                 && w.name == r.name
                 && w.description == r.description
                 && w.required == r.required.unwrap_or(false)
                 && same_choices(w.choices.as_deref().unwrap_or_default(), r.choices.as_deref().unwrap_or_default())
+                && w.bounds.same(r, bounds.get(i))
                 && !extras
         })
 }
@@ -174,7 +307,57 @@ fn same_choices(wanted: &[Choice], registered: &[twilight_model::application::co
                     (ChoiceValue::Text(a), V::String(b)) => a == b,
                     (ChoiceValue::Number(a), V::Integer(b)) => a.get().parse::<i64>().ok() == Some(*b),
                     (ChoiceValue::Number(a), V::Number(b)) => a.get().parse::<f64>().ok() == Some(*b),
+                    // A number as [`read`] gave it: its text.
+                    (ChoiceValue::Number(a), V::String(b)) => {
+                        let (a, b) =
+                            (serde_json::Value::String(a.get().to_string()), serde_json::Value::String(b.clone()));
+                        crate::eval::condition::order(&a, &b).is_eq()
+                            && crate::vocab::is_json_number(b.as_str().unwrap_or(""))
+                    }
                     _ => false,
                 }
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// As the platform lists them: numbers that serde_json keeps exactly
+    /// and twilight reads through untagged enums.
+    const LISTED: &str = r#"[{"id":"1","application_id":"2","version":"1","type":1,"name":"roll","description":"Roll",
+        "options":[{"type":10,"name":"r","description":"x","min_value":-0.5,"max_value":2.5,
+                    "choices":[{"name":"Half","value":0.5}]},
+                   {"type":4,"name":"n","description":"y","min_value":2,"max_value":120}]}]"#;
+
+    #[test]
+    fn a_registered_list_with_number_choices_and_bounds_is_read_and_compared() {
+        let listed = read(LISTED.as_bytes()).unwrap();
+        assert_eq!(listed[0].name, "roll");
+        assert_eq!(listed[0].bounds[0].0.as_ref().map(ToString::to_string).as_deref(), Some("-0.5"));
+        let number = |t: &str| ChoiceValue::number(t).unwrap();
+        let option = |kind, name: &str, bounds: Bounds, choices| CommandOption {
+            kind,
+            name: name.into(),
+            description: if name == "r" { "x".into() } else { "y".into() },
+            required: false,
+            choices,
+            bounds,
+        };
+        let wanted = |max: &str| {
+            let r = Bounds::of(OptionType::Number, [(false, "-0.5"), (true, "2.5")].into_iter());
+            let n = Bounds::of(OptionType::Integer, [(false, "2"), (true, max)].into_iter());
+            let half = vec![Choice { name: "Half".into(), value: number("0.50") }];
+            slash(
+                "roll",
+                "Roll",
+                vec![
+                    option(CommandOptionType::Number, "r", r, Some(half)),
+                    option(CommandOptionType::Integer, "n", n, None),
+                ],
+            )
+        };
+        assert_eq!(Changes::between(&[wanted("120")], &listed).unchanged, ["roll"]);
+        assert_eq!(Changes::between(&[wanted("100")], &listed).changed, [("roll".to_string(), vec!["options"])]);
+    }
 }

@@ -7,7 +7,7 @@
 
 pub mod arith;
 pub mod budget;
-mod condition;
+pub mod condition;
 pub mod explore;
 mod failure;
 pub mod http;

@@ -269,6 +269,7 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
                 | Rule::platform
                 | Rule::option_decl
                 | Rule::option_type
+                | Rule::option_bound
                 | Rule::var_scope
                 | Rule::choices
                 | Rule::arith
@@ -608,6 +609,7 @@ impl Lower<'_> {
         let mut description = None;
         let mut kind = None;
         let mut required = None;
+        let mut bounds = Vec::new();
         let mut choices = None;
         // The node ends at its last token, not at the blanks the grammar's
         // optional parts skipped looking for more.
@@ -623,12 +625,19 @@ impl Lower<'_> {
                     None => return Err(Unexpected { rule: Rule::option_type, within: "an `option`", span }),
                 },
                 Rule::kw_required => required = Some(self.span(&p)),
+                Rule::option_bound => {
+                    let at = self.span(&p);
+                    let max = p.as_str().starts_with("max");
+                    let number = p.into_inner().find(|q| q.as_rule() == Rule::number);
+                    let number = self.required(number, Rule::number, "an option's `min` or `max`", at)?;
+                    bounds.push(OptionBound { max, value: number.as_str().into(), span: at });
+                }
                 Rule::choices => choices = Some(self.choices(p)?),
                 _ => return self.unexpected(&p, "an `option`"),
             }
         }
         let name = self.required(name, Rule::ident, "an `option`", span)?;
-        Ok(OptionDecl { name, description, kind, required, choices, span })
+        Ok(OptionDecl { name, description, kind, required, bounds, choices, span })
     }
 
     /// `choices { "Shown" = value, … }`: the keyword, then key and value tokens.

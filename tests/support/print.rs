@@ -59,6 +59,9 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
                 if let Some(k) = &o.kind {
                     out.push_str(&format!(" {}", k.name));
                 }
+                for b in &o.bounds {
+                    out.push_str(&format!(" {} {}", if b.max { "max" } else { "min" }, b.value));
+                }
                 if o.required.is_some() {
                     out.push_str(" required");
                 }
