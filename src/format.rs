@@ -322,31 +322,7 @@ impl Printer<'_> {
     fn node(&mut self, node: &Node) {
         self.indent();
         match node {
-            Node::Option(o) => {
-                self.out.push_str("option ");
-                self.out.push_str(&o.name.name);
-                if let Some(d) = &o.description {
-                    self.out.push(' ');
-                    self.out.push_str(&text_literal(&d.value));
-                }
-                if let Some(kind) = &o.kind {
-                    self.out.push(' ');
-                    self.out.push_str(&kind.name);
-                }
-                for b in &o.bounds {
-                    self.out.push_str(if b.max { " max " } else { " min " });
-                    self.out.push_str(&b.value);
-                }
-                if o.required.is_some() {
-                    self.out.push_str(" required");
-                }
-                if let Some(choices) = &o.choices {
-                    self.out.push_str(" choices ");
-                    self.choices(choices);
-                    return;
-                }
-                self.trailing(o.span.end as usize);
-            }
+            Node::Option(o) => self.option(o),
             Node::Reply(r) => match r.text().filter(|_| !r.block) {
                 Some(text) => {
                     self.out.push_str(r.keyword());
@@ -403,6 +379,34 @@ impl Printer<'_> {
                 self.block(open, f.span.end as usize - 1, &inner, Inner::span, |p, i| p.inner(i));
                 self.trailing(f.span.end as usize);
             }
+        }
+    }
+
+    /// `option NAME "…" TYPE [min N] [max N] [required] [choices { … }]`.
+    fn option(&mut self, o: &OptionDecl) {
+        self.out.push_str("option ");
+        self.out.push_str(&o.name.name);
+        if let Some(d) = &o.description {
+            self.out.push(' ');
+            self.out.push_str(&text_literal(&d.value));
+        }
+        if let Some(kind) = &o.kind {
+            self.out.push(' ');
+            self.out.push_str(&kind.name);
+        }
+        for b in &o.bounds {
+            self.out.push_str(if b.max { " max " } else { " min " });
+            self.out.push_str(&b.value);
+        }
+        if o.required.is_some() {
+            self.out.push_str(" required");
+        }
+        match &o.choices {
+            Some(choices) => {
+                self.out.push_str(" choices ");
+                self.choices(choices);
+            }
+            None => self.trailing(o.span.end as usize),
         }
     }
 

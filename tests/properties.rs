@@ -532,31 +532,28 @@ fn cooldown() -> impl Strategy<Value = Option<Setting>> {
     }))
 }
 
+/// `option NAME "…" TYPE [min N] [max N] [required] [choices { … }]`.
+fn option_node() -> impl Strategy<Value = Node> {
+    let bounds = proptest::collection::vec((any::<bool>(), number()), 0..3);
+    (ident(), text(), option_kind(), any::<bool>(), bounds, choices()).prop_map(
+        |(name, description, kind, required, bounds, choices)| {
+            Node::Option(Box::new(OptionDecl {
+                name,
+                description,
+                kind,
+                required: required.then(sp),
+                bounds: bounds.into_iter().map(|(max, n)| OptionBound { max, value: n.into(), span: sp() }).collect(),
+                choices,
+                span: sp(),
+            }))
+        },
+    )
+}
+
 fn node() -> impl Strategy<Value = Node> {
     let leaf =
         prop_oneof![
-            (
-                ident(),
-                text(),
-                option_kind(),
-                any::<bool>(),
-                proptest::collection::vec((any::<bool>(), number()), 0..3),
-                choices()
-            )
-                .prop_map(|(name, description, kind, required, bounds, choices)| Node::Option(Box::new(
-                    OptionDecl {
-                        name,
-                        description,
-                        kind,
-                        required: required.then(sp),
-                        bounds: bounds
-                            .into_iter()
-                            .map(|(max, n)| OptionBound { max, value: n.into(), span: sp() })
-                            .collect(),
-                        choices,
-                        span: sp()
-                    }
-                ))),
+            option_node(),
             (ident(), proptest::collection::vec(field(), 0..4))
                 .prop_map(|(name, fields)| Node::Api(Box::new(ApiBlock { name, fields, span: sp() }))),
             template().prop_map(|text| Node::Reply(Reply::text_only(text, sp()))),

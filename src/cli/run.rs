@@ -154,17 +154,7 @@ pub fn run(args: &RunArgs) -> Exit {
         let mut inputs = inputs(args)?;
         handler_inputs(args, &plan, tree, &mut inputs)?;
         known_variables(&checked, tree, &inputs)?;
-        // An optional option left out reads as the platform gives it
-        // (empty), unless `--missing` asks for the missing-variable rendering.
-        if args.missing.is_none() {
-            for option in tree.options.iter().filter(|o| !o.required) {
-                if let std::collections::hash_map::Entry::Vacant(slot) =
-                    inputs.vars.entry(format!("option_{}", option.name))
-                {
-                    slot.insert(blkc::plan::Tree::left_out(option)?);
-                }
-            }
-        }
+        left_out_options(args, tree, &mut inputs)?;
         Ok((tree, inputs, options(args, checked.model.samples.clone())?))
     });
     let (tree, mut inputs, options) = match prepared {
@@ -182,22 +172,9 @@ pub fn run(args: &RunArgs) -> Exit {
     // Dry and offline runs never touch the real store.
     let store: &mut dyn VarStore = if args.dry_run || args.offline { &mut memory } else { lazy.as_mut() };
     let source = &checked.source;
-    // A timed event's tick, by hand: now, and the channel its value names.
-    if let Some(timer) = &tree.timer {
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        let tick = blkc::schedule::rfc3339(i64::try_from(now).unwrap_or(0));
-        inputs.vars.entry("tick_time".into()).or_insert(tick);
-        if !inputs.vars.contains_key("channel_id") {
-            match eval::timer_channel(&plan, timer, &inputs, store) {
-                Ok(channel) => {
-                    inputs.vars.insert("channel_id".into(), channel);
-                }
-                Err(diag) => {
-                    report_failure(source, &diag, format, opts);
-                    return Exit::RunFailure;
-                }
-            }
-        }
+    if let Err(diag) = tick_inputs(&plan, tree, &mut inputs, store) {
+        report_failure(source, &diag, format, opts);
+        return Exit::RunFailure;
     }
 
     // Replies are line-buffered on a terminal and block-buffered otherwise,
@@ -237,6 +214,39 @@ pub fn run(args: &RunArgs) -> Exit {
             Exit::RunFailure
         }
     }
+}
+
+/// An optional option left out reads as the platform gives it (empty),
+/// unless `--missing` asks for the missing-variable rendering.
+fn left_out_options(args: &RunArgs, tree: &blkc::plan::Tree, inputs: &mut eval::Inputs) -> Result<(), String> {
+    if args.missing.is_some() {
+        return Ok(());
+    }
+    for option in tree.options.iter().filter(|o| !o.required) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = inputs.vars.entry(format!("option_{}", option.name)) {
+            slot.insert(blkc::plan::Tree::left_out(option)?);
+        }
+    }
+    Ok(())
+}
+
+/// A timed event's tick, by hand: its time is now, and its channel the one
+/// its value names (unless `--var` gives them).
+fn tick_inputs(
+    plan: &blkc::plan::Plan,
+    tree: &blkc::plan::Tree,
+    inputs: &mut eval::Inputs,
+    store: &mut dyn VarStore,
+) -> Result<(), Box<blkc::diagnostics::Diagnostic>> {
+    let Some(timer) = &tree.timer else { return Ok(()) };
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let tick = blkc::schedule::rfc3339(i64::try_from(now).unwrap_or(0));
+    inputs.vars.entry("tick_time".into()).or_insert(tick);
+    if !inputs.vars.contains_key("channel_id") {
+        let channel = eval::timer_channel(plan, timer, inputs, store)?;
+        inputs.vars.insert("channel_id".into(), channel);
+    }
+    Ok(())
 }
 
 /// An event as a JSON line. A warning is the diagnostic object of

@@ -13,63 +13,42 @@ use crate::vocab::{Keyword, Place};
 const EMBED_PARTS: &str =
     "an embed part (`title` `description` `url` `color` `timestamp` `footer` `author` `image` `thumbnail`)";
 
-/// The words a person would use for each rule. Exhaustive on purpose: a new
-/// rule cannot be added without saying how it reads.
+/// The rules a message never names: they are parts of others.
+const SILENT: &[Rule] = &[
+    Rule::WHITESPACE,
+    Rule::item,
+    Rule::tree_open,
+    Rule::node_item,
+    Rule::node,
+    Rule::field,
+    Rule::operand,
+    Rule::ident_char,
+    Rule::key_char,
+    Rule::ref_index,
+    Rule::arith_atom,
+    Rule::reply_item,
+    Rule::fixed,
+];
+
+/// The words a person would use for each rule: a keyword's rule reads as
+/// its keyword (`keyword`), the others as written here. Every rule says how
+/// it reads, or is [`SILENT`]: a test holds each new rule to it.
 fn describe(rule: Rule) -> Option<&'static str> {
     Some(match rule {
-        Rule::WHITESPACE
-        | Rule::item
-        | Rule::tree_open
-        | Rule::node_item
-        | Rule::node
-        | Rule::field
-        | Rule::operand
-        | Rule::ident_char
-        | Rule::key_char
-        | Rule::ref_index
-        | Rule::arith_atom
-        | Rule::reply_item
-        | Rule::fixed => return None,
-        Rule::for_node | Rule::menu_loop | Rule::kw_for => "`for`",
-        Rule::kw_in => "`in`",
-        Rule::loop_limit | Rule::kw_limit => "`limit`",
-        Rule::loop_join | Rule::kw_join => "`join`",
-        Rule::kw_into => "`into`",
+        r if SILENT.contains(&r) => return None,
         Rule::loop_order | Rule::kw_by | Rule::kw_desc => "`by`",
-        Rule::stop | Rule::kw_stop => "`stop`",
-        Rule::command | Rule::kw_command => "`command`",
-        Rule::event | Rule::kw_event => "`event`",
-        Rule::var_decl | Rule::kw_var => "`var`",
-        Rule::platform | Rule::kw_platform => "`platform`",
-        Rule::option_decl | Rule::kw_option => "`option`",
-        Rule::api_block | Rule::kw_api => "`api`",
-        Rule::reply | Rule::kw_reply => "`reply`",
-        Rule::save | Rule::kw_save => "`save`",
         Rule::list_op | Rule::kw_append | Rule::kw_remove | Rule::kw_at => "`append`, `remove` or `remove at`",
-        Rule::kw_clear => "`clear`",
         Rule::schedule | Rule::kw_every | Rule::kw_cron => "a schedule (`every`, `at` or `cron`)",
-        Rule::kw_channel => "`channel`",
-        Rule::if_node | Rule::kw_if => "`if`",
-        Rule::kw_else => "`else`",
         Rule::option_type => "an option type",
         Rule::var_scope | Rule::kw_per => "`per user`, `per server` or `per channel`",
         Rule::arith | Rule::arith_group => "a calculation",
         Rule::arith_var => "a variable's name",
         Rule::arith_op => "an operator (`+` `-` `*` `/` `%`)",
-        Rule::kw_required => "`required`",
-        Rule::choices | Rule::kw_choices => "`choices`",
         Rule::option_bound | Rule::kw_min | Rule::kw_max => "`min N` or `max N`",
         Rule::choice => "a choice `\"Shown\" = value`",
         Rule::branch => "`{`",
         Rule::condition => "a condition",
         Rule::op => "a comparison (`==` `!=` `<` `<=` `>` `>=` `contains`)",
-        Rule::method_field | Rule::kw_method => "`method`",
-        Rule::url_field | Rule::kw_url => "`url`",
-        Rule::params_field | Rule::kw_params => "`params`",
-        Rule::headers_field | Rule::kw_headers => "`headers`",
-        Rule::body_field | Rule::kw_body => "`body`",
-        Rule::sample_field | Rule::kw_sample => "`sample`",
-        Rule::allow_field | Rule::kw_allow => "`allow`",
         Rule::param => "a URL parameter `key = value`",
         Rule::header => "a header `Name = \"value\"`",
         Rule::value => "a value",
@@ -81,24 +60,9 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::string => "a string",
         Rule::number => "a number",
         Rule::reference => "a response reference `api_<block>[response…]` or a loop element's `item[…]`",
-        Rule::reply_text | Rule::text_node | Rule::kw_text => "`text`",
-        Rule::kw_ephemeral => "`ephemeral`",
-        Rule::embed | Rule::kw_embed => "`embed`",
         Rule::embed_part | Rule::embed_key => EMBED_PARTS,
-        Rule::embed_field | Rule::kw_field => "`field`",
-        Rule::kw_inline => "`inline`",
-        Rule::handler | Rule::kw_handler => "`handler`",
-        Rule::update | Rule::kw_update => "`update`",
-        Rule::cooldown | Rule::kw_cooldown => "`cooldown`",
-        Rule::button | Rule::kw_button => "`button`",
-        Rule::select | Rule::kw_select => "`select`",
-        Rule::menu_choice | Rule::kw_choice => "`choice`",
-        Rule::form | Rule::kw_form => "`form`",
-        Rule::form_input | Rule::kw_input => "`input`",
         Rule::setting => "a setting (a word, then a string or a number if it takes one)",
-        Rule::kw_true => "`true`",
-        Rule::kw_false => "`false`",
-        Rule::kw_null => "`null`",
+        _ => return keyword(rule).map(Keyword::quoted),
     })
 }
 
@@ -387,6 +351,15 @@ pub(super) fn join_or(items: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A rule added to the grammar says how a message reads it: by its
+    /// keyword, in `describe`'s table, or as a part of others.
+    #[test]
+    fn every_rule_says_how_it_reads() {
+        for rule in Rule::all_rules() {
+            assert!(SILENT.contains(rule) || describe(*rule).is_some(), "{rule:?} has no words in `describe`");
+        }
+    }
 
     #[test]
     fn every_literal_of_the_grammar_has_a_kind() {
