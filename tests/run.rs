@@ -28,7 +28,7 @@ pub(crate) struct Ran {
 
 impl Ran {
     /// The JSON events of a `--format json` run.
-    fn events(&self) -> Vec<Value> {
+    pub(crate) fn events(&self) -> Vec<Value> {
         self.stdout.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
     }
 
