@@ -220,7 +220,13 @@ pub fn timer_channel(
             true if channel.contains('<') => "a secret that is not set".to_string(),
             true => "its secret's value".to_string(),
             false if channel.is_empty() => "empty".to_string(),
-            false => format!("`{}`", crate::display::one_line(&channel)),
+            // (A variable may hold anything: at most 40 characters of it
+            // are shown, in the log of every tick.)
+            false => {
+                let shown: String = channel.chars().take(40).collect();
+                let more = if shown.len() < channel.len() { "…" } else { "" };
+                format!("`{}{more}`", crate::display::one_line(&shown))
+            }
         };
         return Err(Box::new(
             Diagnostic::new(Code::NoTimerChannel, format!("the timed event's channel is {shown}, not a channel's id"))
