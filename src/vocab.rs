@@ -401,8 +401,6 @@ pub fn is_json_number(value: &str) -> bool {
 
 /// The platform's limits on what `blkc deploy` registers.
 pub mod limits {
-    /// Characters in a command's or an option's name.
-    pub const NAME: usize = 32;
     /// Characters in a description (and at least one).
     pub const DESCRIPTION: usize = 100;
     /// Options of one command.

@@ -34,14 +34,22 @@ fn vscode_s_protocol_libraries_drive_the_server() {
 #[test]
 fn the_textmate_grammar_tokenises_like_vscode() {
     let grammar = Path::new(ROOT).join("editors/vscode/syntaxes/blk.tmLanguage.json");
-    for fixture in ["tests/fixtures/fmt/every_construct.blk", "examples/weather.blk"] {
+    // Strings, variables, paths, slots and comments each have a scope;
+    // names in any script are names.
+    let reference = "variable.other.block-reference.blk";
+    for (fixture, scopes) in [
+        ("tests/fixtures/fmt/every_construct.blk", &[reference][..]),
+        ("examples/weather.blk", &[reference][..]),
+        (
+            "examples/names.blk",
+            &["entity.name.function.blk", "variable.other.declaration.blk", "variable.other.blk"][..],
+        ),
+    ] {
         let file = Path::new(ROOT).join(fixture);
         let out = node::node("tokenize.js", &[grammar.as_os_str(), file.as_os_str()]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let tokens = String::from_utf8(out.stdout).unwrap();
-        // Strings, variables, paths, slots and comments each have a scope.
-        for scope in ["variable.other.block-reference.blk", "comment.line.number-sign.blk", "string.quoted.double.blk"]
-        {
+        for scope in scopes.iter().chain(&["comment.line.number-sign.blk", "string.quoted.double.blk"]) {
             assert!(tokens.contains(scope), "{fixture}: no {scope}");
         }
         let name = Path::new(fixture).file_stem().unwrap().to_string_lossy().to_string();

@@ -230,6 +230,15 @@ fn ident() -> impl Strategy<Value = Ident> {
     "[a-z_][a-z0-9_]{0,6}".prop_map(|name: String| Ident { name: name.into(), span: sp() })
 }
 
+/// A command's or an option's name: the platform's characters, in any
+/// script (src/discord/names.rs).
+fn name() -> impl Strategy<Value = Ident> {
+    prop_oneof![
+        ident(),
+        "[a-zé日жन्][-a-z0-9é日жन्'_]{0,6}".prop_map(|name: String| Ident { name: name.into(), span: sp() })
+    ]
+}
+
 fn part() -> impl Strategy<Value = Part> {
     prop_oneof![
         "\\PC{1,8}".prop_map(|s: String| Part::Lit(s.into(), sp())),
@@ -535,7 +544,7 @@ fn cooldown() -> impl Strategy<Value = Option<Setting>> {
 /// `option NAME "…" TYPE [min N] [max N] [required] [choices { … }]`.
 fn option_node() -> impl Strategy<Value = Node> {
     let bounds = proptest::collection::vec((any::<bool>(), number()), 0..3);
-    (ident(), text(), option_kind(), any::<bool>(), bounds, choices()).prop_map(
+    (name(), text(), option_kind(), any::<bool>(), bounds, choices()).prop_map(
         |(name, description, kind, required, bounds, choices)| {
             Node::Option(Box::new(OptionDecl {
                 name,
@@ -639,7 +648,7 @@ fn schedule() -> impl Strategy<Value = Option<Schedule>> {
 pub(crate) fn arb_file() -> impl Strategy<Value = File> {
     let tree = (
         prop::sample::select(vec![TreeKind::Command, TreeKind::Event, TreeKind::Handler]),
-        ident(),
+        name(),
         text(),
         proptest::collection::vec(node(), 0..5),
         cooldown(),
@@ -648,6 +657,12 @@ pub(crate) fn arb_file() -> impl Strategy<Value = File> {
         .prop_map(|(kind, name, description, body, cooldown, schedule)| {
             // (The grammar reads a schedule in an event's head only.)
             let schedule = schedule.filter(|_| kind == TreeKind::Event).map(Box::new);
+            // (Only a command's name is the platform's; the others are words.)
+            let name = if kind == TreeKind::Command || blkc::syntax::template::is_ident(&name.name) {
+                name
+            } else {
+                Ident { name: format!("t_{}", name.name.len()).into(), span: sp() }
+            };
             Item::Tree(Tree { kind, name, description, cooldown, schedule, body, span: sp() })
         });
     let item = prop_oneof![

@@ -1111,3 +1111,40 @@ fn option_bounds_are_registered_and_a_value_outside_them_never_runs() {
         assert!(log.contains(why), "{log}");
     }
 }
+
+/// examples/names.blk: commands and options named in five scripts are
+/// registered as written, and run when the platform sends those names.
+#[test]
+fn names_in_five_scripts_deploy_and_run() {
+    let platform = TestPlatform::start();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let env = [("BLKC_BOT_TOKEN", "bot-token-abcdefghijklmnop"), ("BLKC_APPLICATION_ID", "4242")];
+    let out = deploy(&dir, "names.blk", &["--platform", &platform.api()], &env);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let put = platform.calls().into_iter().find(|c| c.method == "PUT").unwrap();
+    let names: Vec<&str> = put.body.as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["ping-pong", "café", "привет", "日本語", "नमस्ते", "don't"]);
+    assert_eq!(put.body[2]["options"][0]["name"], "имя");
+    assert_eq!(put.body[5]["options"][0]["name"], "what-not");
+    // What is registered reads back as the same commands: a second deploy
+    // changes nothing.
+    let again = deploy(&dir, "names.blk", &["--platform", &platform.api()], &env);
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("6 unchanged"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let program = std::fs::read_to_string(dir.join("names.blk")).unwrap();
+    let served = serve(&program, &platform, None, &[], &[]);
+    let text = |o: &str| json!([{ "name": o, "type": 3, "value": "Мир" }]);
+    for (id, name, options, said) in [
+        ("n1", "ping-pong", json!([]), "pong"),
+        ("n2", "café", json!([{ "name": "taille", "type": 3, "value": "grand" }]), "Un grand café ☕☕"),
+        ("n3", "привет", text("имя"), "Привет, Мир!"),
+        ("n4", "日本語", text("名前"), "こんにちは、Мирさん!"),
+        ("n5", "नमस्ते", json!([]), "नमस्ते 🙏"),
+        ("n6", "don't", json!([{ "name": "what-not", "type": 3, "value": "panic" }]), "Don't panic."),
+    ] {
+        assert_eq!(content(&served.send(&platform, &command(id, name, options))), said, "/{name}");
+    }
+}

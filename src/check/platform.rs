@@ -8,8 +8,8 @@
 use crate::ast::visit::{self, Site};
 use crate::ast::{Choice, ChoiceValue, Choices, File, Ident, Node, OptionDecl, Tree, TreeKind};
 use crate::diagnostics::{did_you_mean, Code, Confidence, Diagnostic, Edit, Findings};
-use crate::discord::intents;
 use crate::discord::registration as reg;
+use crate::discord::{intents, names};
 use crate::source::Span;
 use crate::vocab::{self, limits, OptionType};
 
@@ -304,29 +304,33 @@ fn article(kind: OptionType) -> String {
     }
 }
 
-/// A command's or an option's name: 1 to 32 characters, lower case. A name
-/// with capitals gets the fix that writes it in lower case, with `reads`
-/// (where the tree reads the option's `option_<name>`) renamed too.
+/// A command's or an option's name, by the platform's rule
+/// ([`names::problem`]). A name with capitals gets the fix that writes it
+/// in lower case, with `reads` (where the tree reads the option's
+/// `option_<name>`) renamed too.
 fn name(what: &str, name: &str, span: Span, reads: &[Span], out: &mut Findings) {
-    let length = name.chars().count();
-    let problem = if length > limits::NAME {
-        Some(format!("has {length} characters, where the platform allows {}", limits::NAME))
-    } else if name.chars().any(char::is_uppercase) {
-        Some("has capital letters, which the platform refuses".into())
-    } else {
-        None
-    };
-    let Some(problem) = problem else { return };
+    let Some(problem) = names::problem(name) else { return };
     let lower = name.to_lowercase();
-    let fix = if length > limits::NAME {
-        "shorten it to 32 characters or fewer".to_string()
-    } else {
-        format!("write it `{lower}`")
+    let (problem, fix) = match problem {
+        names::Problem::Long(length) => (
+            format!("has {length} characters, where the platform allows {}", names::MAX),
+            format!("shorten it to {} characters or fewer", names::MAX),
+        ),
+        names::Problem::Char(c) => (
+            format!("has {}, which the platform refuses in a name", shown(c)),
+            "leave it out, or write `-` or `_` in its place".to_string(),
+        ),
+        names::Problem::Capital(c) => {
+            (format!("has the capital letter `{c}`, which the platform refuses"), format!("write it `{lower}`"))
+        }
     };
     let mut diag = Diagnostic::new(Code::PlatformName, format!("the name of {what} `{name}` {problem}"))
         .label(span, "this name")
-        .help(format!("{fix}: names are 1 to 32 lower-case letters, digits, `-` and `_`"));
-    if length <= limits::NAME {
+        .help(format!(
+            "{fix}: a name is 1 to {} letters or digits of any script, `-`, `_` and `'`, in lower case",
+            names::MAX
+        ));
+    if lower.chars().count() <= names::MAX && names::is_valid(&lower) {
         let mut edits = vec![Edit { span, replacement: lower.clone() }];
         edits.extend(reads.iter().map(|&at| Edit { span: at, replacement: format!("option_{lower}") }));
         let how = match reads.len() {
@@ -337,6 +341,16 @@ fn name(what: &str, name: &str, span: Span, reads: &[Span], out: &mut Findings) 
         diag = diag.suggest_edits(how, edits, Confidence::Certain);
     }
     out.push(diag);
+}
+
+/// A character as a message shows it: a blank or an invisible one by its
+/// code point.
+fn shown(c: char) -> String {
+    if c.is_whitespace() || c.is_control() {
+        format!("U+{:04X}", u32::from(c))
+    } else {
+        format!("`{c}`")
+    }
 }
 
 fn description(what: &str, name: &str, text: &str, span: Span, out: &mut Findings) {

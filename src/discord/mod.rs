@@ -19,6 +19,7 @@ pub mod gateway;
 pub mod intents;
 pub mod message;
 pub mod model;
+pub mod names;
 pub mod ratelimit;
 pub mod registration;
 pub mod rest;

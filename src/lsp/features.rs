@@ -791,13 +791,21 @@ pub fn references(uri: &Uri, doc: &Document, offset: usize) -> Vec<Location> {
 
 pub fn rename(uri: &Uri, doc: &Document, offset: usize, new_name: &str) -> Answer<WorkspaceEdit> {
     let refuse = |why: String| Err((ErrorCode::InvalidParams, why));
-    if !crate::syntax::template::is_ident(new_name) {
-        return refuse(format!("`{new_name}` is not a name: letters, digits and `_`"));
-    }
     let symbols = doc.symbols();
     let Some(here) = symbols.iter().find(|s| contains(s.span, offset)) else {
         return refuse("nothing to rename here".into());
     };
+    // An option's name is the platform's (`my-opt`, `année`); every other
+    // name is one a bare word reads.
+    if here.kind == SymbolKind::Variable && here.name.starts_with("option_") {
+        if !crate::discord::names::is_valid(new_name) {
+            return refuse(format!(
+                "`{new_name}` is not an option's name: 1 to 32 letters or digits of any script, `-`, `_` and `'`, in lower case"
+            ));
+        }
+    } else if !crate::syntax::template::is_ident(new_name) {
+        return refuse(format!("`{new_name}` is not a name: letters, digits and `_`"));
+    }
     let edit = |s: &super::analysis::Symbol<'_>, text: String| TextEdit { range: range(doc, s.span), new_text: text };
     let mut edits = Vec::new();
     match here.kind {

@@ -75,7 +75,7 @@ impl Expected {
         Some(match token {
             // A string's quote, or an escape inside one.
             "\"" | "\\" => Expected::Str,
-            "_" => Expected::Name,
+            "_" | "'" => Expected::Name,
             "api_" => Expected::Reference,
             "-" | "0" | "." | "e" | "E" | "+" => Expected::Number,
             " " | "    " | "\t" | "\n" | "\r" | "BUILTIN_RULE" => Expected::Trivia,

@@ -39,6 +39,7 @@ pub const RECOGNISERS: &[(&str, Recogniser)] = &[
     ("description_after_type", description_after_type),
     ("quoted_name", quoted_name),
     ("name_with_hyphen", name_with_hyphen),
+    ("name_in_pieces", name_in_pieces),
     ("slash_in_name", slash_in_name),
     ("arithmetic", arithmetic),
     ("unquoted_string", unquoted_string),
@@ -846,7 +847,7 @@ fn quoted_name(f: &Failure<'_>) -> Option<Diagnostic> {
         let diag = syntax("the method is a word, not a string").label(span, "write it without quotes");
         return Some(with_fix(diag, f, "write the method without quotes", span, method));
     }
-    let name = to_name(inner);
+    let name = if matches!(keyword, "command" | "option") { to_platform_name(inner) } else { to_name(inner) };
     let what = match keyword {
         "api" => "block",
         "command" => "command",
@@ -855,8 +856,12 @@ fn quoted_name(f: &Failure<'_>) -> Option<Diagnostic> {
         "save" | "var" => "variable",
         _ => "a",
     };
-    let diag = syntax(format!("a {what} name is a word, not a string"))
-        .label(span, "names are letters, digits and `_`, without quotes");
+    let label = if matches!(keyword, "command" | "option") {
+        "names are letters and digits of any script, `-`, `_` and `'`, without quotes"
+    } else {
+        "names are letters, digits and `_`, without quotes"
+    };
+    let diag = syntax(format!("a {what} name is a word, not a string")).label(span, label);
     Some(with_fix(diag, f, "write the name without quotes", span, name))
 }
 
@@ -871,14 +876,74 @@ fn to_name(text: &str) -> String {
     name
 }
 
-/// `api my-block {`: a hyphen in a name.
+/// The command's or option's name a person meant by `text`: in lower
+/// case, a blank or another character the platform refuses turned into `-`.
+fn to_platform_name(text: &str) -> String {
+    let name: String = text
+        .trim()
+        .to_lowercase()
+        .chars()
+        .map(|c| if crate::discord::names::is_name_char(c) { c } else { '-' })
+        .collect();
+    if name.is_empty() {
+        "_".into()
+    } else {
+        name
+    }
+}
+
+/// The command's or option's name (the platform's characters) that ends
+/// at `end`, if any.
+fn platform_name_before(text: &str, end: usize) -> Option<Span> {
+    let start = text[..end]
+        .char_indices()
+        .rev()
+        .take_while(|&(_, c)| crate::discord::names::is_name_char(c))
+        .last()
+        .map(|(i, _)| i)?;
+    Some(Span::new(start, end))
+}
+
+/// `command ping.pong "…"`, `command ping pong "…"`, `option a/b`: a
+/// command's or option's name in pieces. `-` joins them, as the platform
+/// takes it.
+fn name_in_pieces(f: &Failure<'_>) -> Option<Diagnostic> {
+    let (first, glue) = match f.text[f.at..].chars().next()? {
+        c if c.is_whitespace() => return None,
+        c if crate::discord::names::is_name_char(c) => {
+            (platform_name_before(f.text, end_of_previous(f.text, f.at))?, "")
+        }
+        c if ".:/!?+&".contains(c) && f.at > 0 => (platform_name_before(f.text, f.at)?, &f.text[f.at..f.at + 1]),
+        _ => return None,
+    };
+    let keyword = previous_word(f.text, first.start as usize).map_or("", |(w, _)| w);
+    // `option my opt` reads `opt` as the option's type: the checker says so.
+    if !(keyword == "command" || (keyword == "option" && !glue.is_empty())) {
+        return None;
+    }
+    let rest = (f.at + glue.len()..)
+        .zip(f.text[f.at + glue.len()..].chars())
+        .take_while(|&(_, c)| crate::discord::names::is_name_char(c))
+        .last()
+        .map(|(i, c)| i + c.len_utf8())?;
+    let span = Span::new(first.start as usize, rest);
+    let written = &f.text[span.range()];
+    let name = to_platform_name(written);
+    let what = if keyword == "command" { "a command's" } else { "an option's" };
+    let diag = syntax(format!("`{written}` is not {what} name: a name is one word"))
+        .label(span, "letters and digits of any script, `-`, `_` and `'`, without blanks");
+    Some(with_fix(diag, f, &format!("write `{name}`"), span, name))
+}
+
+/// `api my-block {`: a hyphen in a name that is not a command's or an
+/// option's (those take it).
 fn name_with_hyphen(f: &Failure<'_>) -> Option<Diagnostic> {
     if !f.text[f.at..].starts_with('-') || f.at == 0 || !is_name_char(f.text.as_bytes()[f.at - 1]) {
         return None;
     }
     let (_, head) = word_before(f.text, f.at)?;
     let keyword = previous_word(f.text, head.start as usize).map_or("", |(w, _)| w);
-    if !matches!(keyword, "api" | "command" | "event" | "option" | "save" | "var") {
+    if !matches!(keyword, "api" | "event" | "save" | "var") {
         return None;
     }
     let mut end = f.at;

@@ -434,7 +434,7 @@ impl Lower<'_> {
                 Rule::kw_command => kind = Some(TreeKind::Command),
                 Rule::kw_event => kind = Some(TreeKind::Event),
                 Rule::kw_handler => kind = Some(TreeKind::Handler),
-                Rule::ident => name = Some(self.ident(p)),
+                Rule::ident | Rule::name => name = Some(self.ident(p)),
                 Rule::string => description = Some(self.text(p)),
                 Rule::cooldown => match self.setting(p) {
                     Ok(c) => cooldown = Some(c),
@@ -497,7 +497,7 @@ impl Lower<'_> {
         for p in pair.into_inner() {
             match p.as_rule() {
                 Rule::kw_command | Rule::kw_event | Rule::kw_handler => {}
-                Rule::ident => name = Some(self.ident(p)),
+                Rule::ident | Rule::name => name = Some(self.ident(p)),
                 Rule::string => description = Some(self.text(p)),
                 Rule::cooldown => cooldown = Some(self.setting(p)?),
                 Rule::schedule => schedule = Some(Box::new(self.schedule(p)?)),
@@ -618,7 +618,7 @@ impl Lower<'_> {
             span.end = self.span(&p).end;
             match p.as_rule() {
                 Rule::kw_option => {}
-                Rule::ident => name = Some(self.ident(p)),
+                Rule::name => name = Some(self.ident(p)),
                 Rule::string => description = Some(self.text(p)),
                 Rule::option_type => match p.into_inner().next() {
                     Some(word) => kind = Some(self.ident(word)),

@@ -306,7 +306,9 @@ fn scan_variable(inner: &str, brace: usize, start: usize, diags: &mut Vec<Diagno
     if inner == "bot_token" {
         return Some(Part::Var(Var::BotToken(whole)));
     }
-    if is_ident(inner) {
+    // `{option_my-opt}`, `{option_année}`: an option's name is the
+    // platform's, in any script.
+    if is_ident(inner) || crate::discord::names::is_option_variable(inner) {
         return Some(Part::Var(Var::Named(Ident { name: inner.into(), span: Span::new(start, start + inner.len()) })));
     }
     diags.push(not_a_variable(inner, whole));
