@@ -323,6 +323,7 @@ impl Printer<'_> {
         self.indent();
         match node {
             Node::Option(o) => self.option(o),
+            Node::Register(r) => self.register(r),
             Node::Reply(r) => match r.text().filter(|_| !r.block) {
                 Some(text) => {
                     self.out.push_str(r.keyword());
@@ -401,6 +402,10 @@ impl Printer<'_> {
         if o.required.is_some() {
             self.out.push_str(" required");
         }
+        if let Some(channels) = &o.channels {
+            self.out.push_str(" in ");
+            self.out.push_str(&words(channels));
+        }
         match &o.choices {
             Some(choices) => {
                 self.out.push_str(" choices ");
@@ -408,6 +413,57 @@ impl Printer<'_> {
             }
             None => self.trailing(o.span.end as usize),
         }
+    }
+
+    /// `permissions a, b`, `nsfw`, `locale fr "…" "…" { … }`: a line each,
+    /// a locale's options a line each inside its braces.
+    fn register(&mut self, r: &Register) {
+        self.out.push_str(r.keyword());
+        let l = match r {
+            Register::Permissions(w) | Register::Contexts(w) | Register::Installs(w) => {
+                self.out.push(' ');
+                self.out.push_str(&words(w));
+                return self.trailing(w.span.end as usize);
+            }
+            Register::Nsfw(span) => return self.trailing(span.end as usize),
+            Register::Locale(l) => l,
+        };
+        self.out.push(' ');
+        self.out.push_str(&l.locale.name);
+        let mut after = self.texts(&l.name, l.description.as_ref());
+        // Braces when they hold an option or a comment.
+        let braces = Span::new(after, l.span.end as usize);
+        let written = self.text.as_bytes().get(l.span.end as usize - 1) == Some(&b'}');
+        if written && (!l.options.is_empty() || self.has_comment_in(braces)) {
+            self.out.push(' ');
+            let open = self.open_brace(after);
+            self.out.push('{');
+            self.block(
+                open,
+                l.span.end as usize - 1,
+                &l.options,
+                |o| o.span,
+                |p, o| {
+                    p.indent();
+                    p.out.push_str(&o.option.name);
+                    let end = p.texts(&o.name, o.description.as_ref());
+                    p.trailing(end);
+                },
+            );
+            after = l.span.end as usize;
+        }
+        self.trailing(after);
+    }
+
+    /// ` "name" ["description"]`; where they end.
+    fn texts(&mut self, name: &Text, description: Option<&Text>) -> usize {
+        let mut end = name.span.end;
+        for t in std::iter::once(name).chain(description) {
+            self.out.push(' ');
+            self.out.push_str(&text_literal(&t.value));
+            end = t.span.end;
+        }
+        end as usize
     }
 
     /// A component: `button [handler] { … }` on one line when its settings
@@ -997,4 +1053,9 @@ fn template_literal(text: &str, t: &Template) -> String {
 fn reads_as_slot(rest: &[char]) -> bool {
     let name = rest.iter().take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || **c == '_').count();
     name > 0 && rest[0].is_ascii_uppercase() && rest.get(name) == Some(&'>')
+}
+
+/// `a, b, c`: a list of words as written.
+fn words(w: &Words) -> String {
+    w.words.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(", ")
 }

@@ -849,7 +849,7 @@ fn steps(nodes: &[Node]) -> Lowered<Vec<Step>> {
 
 fn step(node: &Node) -> Lowered<Option<Step>> {
     Ok(Some(match node {
-        Node::Option(_) => return Ok(None),
+        Node::Option(_) | Node::Register(_) => return Ok(None),
         Node::Api(b) => Step::Request(Box::new(request(b)?)),
         Node::Reply(r) => reply_step(r),
         Node::Form(f) => Step::Form(Box::new(FormStep {

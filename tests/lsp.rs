@@ -697,3 +697,32 @@ fn list_helpers_complete_and_a_timed_event_hovers_with_its_next_ticks() {
     let items = client.at("textDocument/completion", &uri, &typing, "{queue|", 7);
     assert_eq!(labels(&items), ["count", "first", "join"]);
 }
+
+/// The words of registration lines: permissions, contexts, installs,
+/// locales, and a `channel` option's kinds of channel.
+#[test]
+fn completion_knows_the_words_of_registration_lines() {
+    let (_dir, uri) = workspace();
+    let mut client = Client::start(&[]);
+    let labels =
+        |v: &Value| v.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let lines = [
+        ("    permissions kick_members, |", "ban_members"),
+        ("    contexts |", "bot_dm"),
+        ("    installs server, |", "user"),
+        ("    locale |", "pt-BR"),
+        ("    option log \"Where\" channel in text, |", "forum"),
+    ];
+    for (version, (line, wanted)) in lines.into_iter().enumerate() {
+        let text = BOT.replace("    option city", &format!("{}\n    option city", line.trim_end_matches('|')));
+        if version == 0 {
+            client.open(&uri, &text);
+        } else {
+            client.change(&uri, version as i32 + 1, &text);
+        }
+        let needle = line.trim_end_matches('|').trim_start();
+        let items = labels(&client.at("textDocument/completion", &uri, &text, needle, needle.len()));
+        assert!(items.contains(&wanted.to_string()), "{line}: {wanted} in {items:?}");
+        assert!(!items.contains(&"reply".to_string()), "{line}: {items:?}");
+    }
+}

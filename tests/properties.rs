@@ -544,14 +544,16 @@ fn cooldown() -> impl Strategy<Value = Option<Setting>> {
 /// `option NAME "…" TYPE [min N] [max N] [required] [choices { … }]`.
 fn option_node() -> impl Strategy<Value = Node> {
     let bounds = proptest::collection::vec((any::<bool>(), number()), 0..3);
-    (name(), text(), option_kind(), any::<bool>(), bounds, choices()).prop_map(
-        |(name, description, kind, required, bounds, choices)| {
+    let channels = proptest::option::of(words());
+    (name(), text(), option_kind(), any::<bool>(), bounds, channels, choices()).prop_map(
+        |(name, description, kind, required, bounds, channels, choices)| {
             Node::Option(Box::new(OptionDecl {
                 name,
                 description,
                 kind,
                 required: required.then(sp),
                 bounds: bounds.into_iter().map(|(max, n)| OptionBound { max, value: n.into(), span: sp() }).collect(),
+                channels,
                 choices,
                 span: sp(),
             }))
@@ -559,10 +561,40 @@ fn option_node() -> impl Strategy<Value = Node> {
     )
 }
 
+/// A keyword's list of words (any words: the checker reads them).
+fn words() -> impl Strategy<Value = Words> {
+    proptest::collection::vec(ident(), 1..4).prop_map(|words| Words { keyword: sp(), words, span: sp() })
+}
+
+/// `permissions …`, `contexts …`, `installs …`, `nsfw`, `locale …`.
+fn register_node() -> impl Strategy<Value = Node> {
+    let text = || "\\PC{0,8}".prop_map(|value: String| Text { value: value.into(), span: sp() });
+    let option = (name(), text(), proptest::option::of(text())).prop_map(|(option, name, description)| LocaleOption {
+        option,
+        name,
+        description,
+        span: sp(),
+    });
+    let locale = (name(), text(), proptest::option::of(text()), proptest::collection::vec(option, 0..3)).prop_map(
+        |(locale, name, description, options)| {
+            Register::Locale(Locale { locale, name, description, options, span: sp() })
+        },
+    );
+    prop_oneof![
+        words().prop_map(Register::Permissions),
+        words().prop_map(Register::Contexts),
+        words().prop_map(Register::Installs),
+        Just(Register::Nsfw(sp())),
+        locale,
+    ]
+    .prop_map(|r| Node::Register(Box::new(r)))
+}
+
 fn node() -> impl Strategy<Value = Node> {
     let leaf =
         prop_oneof![
             option_node(),
+            register_node(),
             (ident(), proptest::collection::vec(field(), 0..4))
                 .prop_map(|(name, fields)| Node::Api(Box::new(ApiBlock { name, fields, span: sp() }))),
             template().prop_map(|text| Node::Reply(Reply::text_only(text, sp()))),

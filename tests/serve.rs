@@ -1148,3 +1148,44 @@ fn names_in_five_scripts_deploy_and_run() {
         assert_eq!(content(&served.send(&platform, &command(id, name, options))), said, "/{name}");
     }
 }
+
+/// examples/moderation.blk: every registration line round-trips through
+/// the loopback platform (a second deploy changes nothing), and a change
+/// to one is named.
+#[test]
+fn registration_lines_round_trip_and_a_change_is_named() {
+    let platform = TestPlatform::start();
+    let dir = tempfile::tempdir().unwrap();
+    let example = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/moderation.blk"));
+    let example = example.unwrap();
+    std::fs::write(dir.path().join("m.blk"), &example).unwrap();
+    let env = [("BLKC_BOT_TOKEN", "bot-token-abcdefghijklmnop"), ("BLKC_APPLICATION_ID", "4242")];
+    let deploy_says = |said: &str| {
+        let out = deploy(dir.path(), "m.blk", &["--platform", &platform.api()], &env);
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success() && stderr.contains(said), "wanted {said:?}: {stderr}");
+    };
+    deploy_says("1 added (/warn)");
+    let put = platform.calls().into_iter().find(|c| c.method == "PUT").unwrap();
+    let warn = &put.body[0];
+    // moderate_members (1 << 40) and kick_members (1 << 1), as a string.
+    assert_eq!(warn["default_member_permissions"], json!(((1u64 << 40) | 2).to_string()));
+    assert_eq!((warn["contexts"].clone(), warn["integration_types"].clone()), (json!([0]), json!([0])));
+    assert_eq!(warn["name_localizations"], json!({ "de": "verwarnen", "fr": "avertir" }));
+    assert_eq!(warn["description_localizations"]["fr"], "Avertir un membre");
+    assert_eq!(warn["options"][0]["name_localizations"], json!({ "de": "mitglied", "fr": "membre" }));
+    assert_eq!(warn["options"][2]["channel_types"], json!([0, 15]));
+    assert!(warn.get("nsfw").is_none(), "{warn}");
+    deploy_says("1 unchanged");
+    for (from, to, what) in [
+        ("moderate_members, kick_members", "moderate_members", "permissions"),
+        ("contexts server", "contexts server, bot_dm", "contexts"),
+        ("\"verwarnen\"", "\"abmahnen\"", "locales"),
+        ("in text, forum", "in text", "options"),
+    ] {
+        let changed = std::fs::read_to_string(dir.path().join("m.blk")).unwrap().replace(from, to);
+        std::fs::write(dir.path().join("m.blk"), changed).unwrap();
+        deploy_says(&format!("1 changed (/warn: {what})"));
+        deploy_says("1 unchanged");
+    }
+}

@@ -123,12 +123,16 @@ pub enum Node {
     Text(Box<Template>, Span),
     /// `stop`: ends the enclosing loop.
     Stop(Span),
+    /// `permissions …`, `contexts …`, `installs …`, `nsfw`, `locale …`:
+    /// what a command registers besides its options.
+    Register(Box<Register>),
 }
 
 impl Node {
     pub fn span(&self) -> Span {
         match self {
             Node::Option(n) => n.span,
+            Node::Register(n) => n.span(),
             Node::Api(n) => n.span,
             Node::Reply(n) => n.span,
             Node::Form(n) => n.span,
@@ -222,7 +226,78 @@ pub struct OptionDecl {
     pub required: Option<Span>,
     /// `min N`, `max N`, as written (a duplicate is the checker's to find).
     pub bounds: Vec<OptionBound>,
+    /// `in text, forum`: the kinds of channel a `channel` option offers.
+    pub channels: Option<Words>,
     pub choices: Option<Choices>,
+    pub span: Span,
+}
+
+/// A keyword and its list of words: `in text, forum`, `permissions
+/// ban_members, kick_members` (the checker reads the words).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Words {
+    pub keyword: Span,
+    pub words: Vec<Ident>,
+    pub span: Span,
+}
+
+/// What a command registers besides its options, a line each.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Register {
+    /// `permissions ban_members, kick_members`: who may use the command
+    /// unless a server's settings say otherwise.
+    Permissions(Words),
+    /// `contexts server, bot_dm, private_channel`: where it can be used.
+    Contexts(Words),
+    /// `installs server, user`: the installations that offer it.
+    Installs(Words),
+    /// `nsfw`: only in age-restricted channels.
+    Nsfw(Span),
+    /// `locale fr "…" "…" { option "…" "…" }`.
+    Locale(Locale),
+}
+
+impl Register {
+    pub fn span(&self) -> Span {
+        match self {
+            Register::Permissions(w) | Register::Contexts(w) | Register::Installs(w) => w.span,
+            Register::Nsfw(span) => *span,
+            Register::Locale(l) => l.span,
+        }
+    }
+
+    /// The line's keyword, as written.
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            Register::Permissions(_) => "permissions",
+            Register::Contexts(_) => "contexts",
+            Register::Installs(_) => "installs",
+            Register::Nsfw(_) => "nsfw",
+            Register::Locale(_) => "locale",
+        }
+    }
+}
+
+/// `locale fr "bannir" "Bannir un membre" { member "membre" "Qui bannir" }`:
+/// a command's name and description in one language, and its options'.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Locale {
+    /// The platform's name of the language (`fr`, `pt-BR`).
+    pub locale: Ident,
+    pub name: Text,
+    pub description: Option<Text>,
+    pub options: Vec<LocaleOption>,
+    pub span: Span,
+}
+
+/// `member "membre" "Qui bannir"`: an option's name and description in the
+/// enclosing `locale`'s language.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocaleOption {
+    /// The option's own name.
+    pub option: Ident,
+    pub name: Text,
+    pub description: Option<Text>,
     pub span: Span,
 }
 

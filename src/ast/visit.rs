@@ -103,6 +103,7 @@ pub fn walk_nodes<'a, V: Visitor<'a> + ?Sized>(v: &mut V, nodes: &'a [Node]) {
             Node::For(f) => v.for_loop(f),
             Node::Text(t, span) => v.text_piece(t, *span),
             Node::Stop(span) => v.stop(*span),
+            Node::Register(_) => {}
         }
     }
 }

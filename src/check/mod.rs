@@ -10,6 +10,7 @@ mod lists;
 mod loops;
 pub mod platform;
 pub mod references;
+pub mod register;
 mod replies;
 mod request;
 pub mod samples;
@@ -72,6 +73,7 @@ pub fn check(file: &File, model: &crate::model::Model) -> Findings {
     let mut out = Findings::new();
     declarations::check(&scope, &mut out);
     platform::check(file, &mut out);
+    register::check(file, &mut out);
     scopes::check(file, &mut out);
     components::check(file, &mut out);
     lists::check(file, &mut out);

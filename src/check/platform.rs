@@ -157,9 +157,14 @@ fn command(tree: &Tree, out: &mut Findings) {
 /// descriptions, and choice names and values of the command and its options.
 fn text_size(tree: &Tree, options: &[&OptionDecl]) -> usize {
     let chars = |s: &str| s.chars().count();
-    let mut size = chars(&tree.name.name) + tree.description.as_ref().map_or(0, |d| chars(&d.value));
+    // A name and a description count as their longest localization.
+    let (name, description) = (chars(&tree.name.name), tree.description.as_ref().map_or(0, |d| chars(&d.value)));
+    let (name, description) = super::register::longest(tree, None, name, description);
+    let mut size = name + description;
     for o in options {
-        size += chars(&o.name.name) + o.description.as_ref().map_or(0, |d| chars(&d.value));
+        let (name, description) = (chars(&o.name.name), o.description.as_ref().map_or(0, |d| chars(&d.value)));
+        let (name, description) = super::register::longest(tree, Some(&o.name.name), name, description);
+        size += name + description;
         for c in o.choices.iter().flat_map(|c| &c.entries) {
             size += chars(&c.name.name) + chars(c.value.as_str());
         }
@@ -308,7 +313,7 @@ fn article(kind: OptionType) -> String {
 /// ([`names::problem`]). A name with capitals gets the fix that writes it
 /// in lower case, with `reads` (where the tree reads the option's
 /// `option_<name>`) renamed too.
-fn name(what: &str, name: &str, span: Span, reads: &[Span], out: &mut Findings) {
+pub(super) fn name(what: &str, name: &str, span: Span, reads: &[Span], out: &mut Findings) {
     let Some(problem) = names::problem(name) else { return };
     let lower = name.to_lowercase();
     let (problem, fix) = match problem {
@@ -353,7 +358,7 @@ fn shown(c: char) -> String {
     }
 }
 
-fn description(what: &str, name: &str, text: &str, span: Span, out: &mut Findings) {
+pub(super) fn description(what: &str, name: &str, text: &str, span: Span, out: &mut Findings) {
     let length = text.chars().count();
     if length == 0 || length > limits::DESCRIPTION {
         out.push(
@@ -419,6 +424,7 @@ pub fn registration(file: &File) -> Result<Vec<reg::Command>, Vec<Diagnostic>> {
             })
             .map(|o| {
                 let kind = o.option_type();
+                let (channel_types, locales) = super::register::option_extra(tree, o);
                 reg::CommandOption {
                     kind: reg::option_type(kind),
                     name: o.name.name.to_string(),
@@ -432,10 +438,12 @@ pub fn registration(file: &File) -> Result<Vec<reg::Command>, Vec<Diagnostic>> {
                         choices.entries.iter().map(choice).collect()
                     }),
                     bounds: reg::Bounds::of(kind, o.bounds.iter().map(|b| (b.max, b.value.as_str()))),
+                    channel_types,
+                    locales,
                 }
             })
             .collect();
-        reg::slash(&tree.name.name, &text(&tree.description), options)
+        reg::slash(&tree.name.name, &text(&tree.description), options, super::register::extra(tree))
     });
     Ok(commands.collect())
 }

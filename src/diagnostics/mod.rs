@@ -183,6 +183,8 @@ codes! {
     CustomIdTooLong = "B425", Error, "a component's id longer than 100 characters";
     UnversionedPlatform = "B426", Warning, "the platform's API called without a version";
     BadOptionBound = "B427", Error, "an option's `min` or `max` that the platform refuses";
+    UnknownRegisterWord = "B428", Error, "a permission, context, install, channel kind, locale or option a registration line does not know";
+    MisplacedRegister = "B429", Error, "a registration line where it does not belong, or written twice";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

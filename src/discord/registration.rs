@@ -2,9 +2,15 @@
 //! overwrite), typed with `twilight-model`'s command and option types.
 //! The checker builds it from a file (`check::platform::registration`).
 
+use std::collections::{BTreeMap, HashMap};
+
 use serde::Serialize;
 use serde_json::value::RawValue;
 use twilight_model::application::command::{CommandOptionType, CommandType};
+use twilight_model::application::interaction::InteractionContextType;
+use twilight_model::channel::ChannelType;
+use twilight_model::guild::Permissions;
+use twilight_model::oauth::ApplicationIntegrationType;
 
 use crate::vocab::OptionType;
 
@@ -16,6 +22,163 @@ pub struct Command {
     pub name: String,
     pub description: String,
     pub options: Vec<CommandOption>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// What a command registers besides its options (each left out when the
+/// file says nothing of it, and the platform's default holds).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Extra {
+    /// Who may use it by default: the permissions' bits, as the decimal
+    /// string the platform wants.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "bits")]
+    pub default_member_permissions: Option<Permissions>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contexts: Option<Vec<InteractionContextType>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub integration_types: Option<Vec<ApplicationIntegrationType>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nsfw: Option<bool>,
+    #[serde(flatten)]
+    pub locales: Localizations,
+}
+
+/// A command's or an option's name and description by locale.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Localizations {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name_localizations: Option<BTreeMap<String, String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description_localizations: Option<BTreeMap<String, String>>,
+}
+
+impl Localizations {
+    /// Whether a registered command's or option's localizations are these
+    /// (none and an empty map are the same).
+    fn same(&self, names: Option<&HashMap<String, String>>, descriptions: Option<&HashMap<String, String>>) -> bool {
+        fn equal(ours: Option<&BTreeMap<String, String>>, theirs: Option<&HashMap<String, String>>) -> bool {
+            let (ours_len, theirs_len) = (ours.map_or(0, BTreeMap::len), theirs.map_or(0, HashMap::len));
+            ours_len == theirs_len && ours.into_iter().flatten().all(|(k, v)| theirs.and_then(|t| t.get(k)) == Some(v))
+        }
+        equal(self.name_localizations.as_ref(), names) && equal(self.description_localizations.as_ref(), descriptions)
+    }
+}
+
+impl Extra {
+    /// What of these differs from a registered command's, by name. A field
+    /// blkc leaves out is the platform's default: absent, or as the platform
+    /// lists a default (`nsfw: false`).
+    fn changed(&self, r: &twilight_model::application::command::Command) -> Vec<&'static str> {
+        let mut what = Vec::new();
+        if self.default_member_permissions != r.default_member_permissions {
+            what.push("permissions");
+        }
+        fn list<T: PartialEq>(ours: &Option<Vec<T>>, theirs: &Option<Vec<T>>) -> bool {
+            ours.is_none() || ours == theirs
+        }
+        if !list(&self.contexts, &r.contexts) {
+            what.push("contexts");
+        }
+        if !list(&self.integration_types, &r.integration_types) {
+            what.push("installs");
+        }
+        if self.nsfw.unwrap_or(false) != r.nsfw.unwrap_or(false) {
+            what.push("nsfw");
+        }
+        if !self.locales.same(r.name_localizations.as_ref(), r.description_localizations.as_ref()) {
+            what.push("locales");
+        }
+        what
+    }
+}
+
+fn bits<S: serde::Serializer>(permissions: &Option<Permissions>, out: S) -> Result<S::Ok, S::Error> {
+    match permissions {
+        Some(p) => out.serialize_str(&p.bits().to_string()),
+        None => out.serialize_none(),
+    }
+}
+
+/// The words of `contexts`: where a command can be used.
+pub const CONTEXTS: &[(&str, InteractionContextType, &str)] = &[
+    ("server", InteractionContextType::Guild, "in a server's channels"),
+    ("bot_dm", InteractionContextType::BotDm, "in a direct message with the bot"),
+    ("private_channel", InteractionContextType::PrivateChannel, "in other direct and group messages (a user install)"),
+];
+
+/// The words of `installs`: the installations that offer a command.
+pub const INSTALLS: &[(&str, ApplicationIntegrationType, &str)] = &[
+    ("server", ApplicationIntegrationType::GuildInstall, "when the bot is added to a server"),
+    ("user", ApplicationIntegrationType::UserInstall, "when a user adds the app to their account"),
+];
+
+/// The words of an option's `in`: the kinds of channel.
+pub const CHANNEL_TYPES: &[(&str, ChannelType)] = &[
+    ("text", ChannelType::GuildText),
+    ("voice", ChannelType::GuildVoice),
+    ("category", ChannelType::GuildCategory),
+    ("announcement", ChannelType::GuildAnnouncement),
+    ("announcement_thread", ChannelType::AnnouncementThread),
+    ("public_thread", ChannelType::PublicThread),
+    ("private_thread", ChannelType::PrivateThread),
+    ("stage", ChannelType::GuildStageVoice),
+    ("directory", ChannelType::GuildDirectory),
+    ("forum", ChannelType::GuildForum),
+    ("media", ChannelType::GuildMedia),
+    ("dm", ChannelType::Private),
+    ("group_dm", ChannelType::Group),
+];
+
+/// The platform's locales, with the language each names.
+pub const LOCALES: &[(&str, &str)] = &[
+    ("id", "Indonesian"),
+    ("da", "Danish"),
+    ("de", "German"),
+    ("en-GB", "English, UK"),
+    ("en-US", "English, US"),
+    ("es-ES", "Spanish"),
+    ("es-419", "Spanish, Latin America"),
+    ("fr", "French"),
+    ("hr", "Croatian"),
+    ("it", "Italian"),
+    ("lt", "Lithuanian"),
+    ("hu", "Hungarian"),
+    ("nl", "Dutch"),
+    ("no", "Norwegian"),
+    ("pl", "Polish"),
+    ("pt-BR", "Portuguese, Brazilian"),
+    ("ro", "Romanian, Romania"),
+    ("fi", "Finnish"),
+    ("sv-SE", "Swedish"),
+    ("vi", "Vietnamese"),
+    ("tr", "Turkish"),
+    ("cs", "Czech"),
+    ("el", "Greek"),
+    ("bg", "Bulgarian"),
+    ("ru", "Russian"),
+    ("uk", "Ukrainian"),
+    ("hi", "Hindi"),
+    ("th", "Thai"),
+    ("zh-CN", "Chinese, China"),
+    ("ja", "Japanese"),
+    ("zh-TW", "Chinese, Taiwan"),
+    ("ko", "Korean"),
+];
+
+/// A permission by its word: the platform's name in lower case
+/// (`ban_members`, `manage_guild`), as twilight-model names its flags.
+pub fn permission(word: &str) -> Option<Permissions> {
+    if word.bytes().any(|b| b.is_ascii_uppercase()) {
+        return None;
+    }
+    Permissions::from_name(&word.to_ascii_uppercase())
+}
+
+/// Every permission's word, for did-you-mean and completion.
+pub fn permission_words() -> Vec<String> {
+    use bitflags::Flags;
+    Permissions::FLAGS.iter().map(|f| f.name().to_ascii_lowercase()).collect()
 }
 
 /// One of a command's options.
@@ -30,6 +193,11 @@ pub struct CommandOption {
     pub choices: Option<Vec<Choice>>,
     #[serde(flatten)]
     pub bounds: Bounds,
+    /// A `channel` option's kinds of channel (`in text, forum`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub channel_types: Option<Vec<ChannelType>>,
+    #[serde(flatten)]
+    pub locales: Localizations,
 }
 
 /// An option's `min`/`max`: a number's `min_value`/`max_value` (exactly as
@@ -137,8 +305,8 @@ pub fn option_type(t: OptionType) -> CommandOptionType {
 }
 
 /// A slash command (`type` 1).
-pub fn slash(name: &str, description: &str, options: Vec<CommandOption>) -> Command {
-    Command { kind: CommandType::ChatInput, name: name.into(), description: description.into(), options }
+pub fn slash(name: &str, description: &str, options: Vec<CommandOption>, extra: Extra) -> Command {
+    Command { kind: CommandType::ChatInput, name: name.into(), description: description.into(), options, extra }
 }
 
 /// What a deploy would change on the platform: the commands it adds,
@@ -167,6 +335,7 @@ impl Changes {
                     if !same_options(&w.options, &r.options, &r.bounds) {
                         what.push("options");
                     }
+                    what.extend(w.extra.changed(r));
                     if what.is_empty() {
                         out.unchanged.push(w.name.clone());
                     } else {
@@ -285,15 +454,17 @@ fn same_options(
     wanted.len() == registered.len()
         && wanted.iter().zip(registered).enumerate().all(|(i, (w, r))| {
             // What blkc never sets must be unset there too, or the deploy changes it.
-            let extras = r.autocomplete.unwrap_or(false)
-                || r.channel_types.as_ref().is_some_and(|c| !c.is_empty())
-                || r.options.as_ref().is_some_and(|o| !o.is_empty());
+            let extras = r.autocomplete.unwrap_or(false) || r.options.as_ref().is_some_and(|o| !o.is_empty());
+            let channels =
+                w.channel_types.as_deref().unwrap_or_default() == r.channel_types.as_deref().unwrap_or_default();
             w.kind == r.kind
                 && w.name == r.name
                 && w.description == r.description
                 && w.required == r.required.unwrap_or(false)
                 && same_choices(w.choices.as_deref().unwrap_or_default(), r.choices.as_deref().unwrap_or_default())
                 && w.bounds.same(r, bounds.get(i))
+                && channels
+                && w.locales.same(r.name_localizations.as_ref(), r.description_localizations.as_ref())
                 && !extras
         })
 }
@@ -343,6 +514,8 @@ mod tests {
             required: false,
             choices,
             bounds,
+            channel_types: None,
+            locales: Localizations::default(),
         };
         let wanted = |max: &str| {
             let r = Bounds::of(OptionType::Number, [(false, "-0.5"), (true, "2.5")].into_iter());
@@ -355,6 +528,7 @@ mod tests {
                     option(CommandOptionType::Number, "r", r, Some(half)),
                     option(CommandOptionType::Integer, "n", n, None),
                 ],
+                Extra::default(),
             )
         };
         assert_eq!(Changes::between(&[wanted("120")], &listed).unchanged, ["roll"]);

@@ -522,6 +522,9 @@ fn word_completion(doc: &Document, offset: usize, prefix: &str) -> Vec<Completio
         }
         return items;
     }
+    if let Some(items) = register_words(trimmed) {
+        return items;
+    }
     // `var NAME per …`: the scopes; `var NAME …`: `per`.
     if let Some(rest) = trimmed.strip_prefix("var ") {
         let words: Vec<&str> = rest.split_whitespace().collect();
@@ -583,6 +586,43 @@ fn word_completion(doc: &Document, offset: usize, prefix: &str) -> Vec<Completio
         };
     }
     items
+}
+
+/// The words of a registration line: permissions, contexts, installs,
+/// locales, and the kinds of channel after an option's `in`; `None` when
+/// the line is none of those.
+fn register_words(line: &str) -> Option<Vec<CompletionItem>> {
+    use crate::discord::registration as reg;
+    let word = CompletionItemKind::ENUM_MEMBER;
+    let list = |rest: &str| rest.rsplit(',').next().is_some_and(|w| !w.trim().contains(' '));
+    if let Some(rest) = line.strip_prefix("permissions ") {
+        return Some(if list(rest) {
+            reg::permission_words().into_iter().map(|p| item(p, word, "permission".into())).collect()
+        } else {
+            Vec::new()
+        });
+    }
+    fn table<T>(t: &[(&str, T, &str)]) -> Vec<CompletionItem> {
+        t.iter().map(|(w, _, about)| item(w.to_string(), CompletionItemKind::ENUM_MEMBER, about.to_string())).collect()
+    }
+    if let Some(rest) = line.strip_prefix("contexts ") {
+        return Some(if list(rest) { table(reg::CONTEXTS) } else { Vec::new() });
+    }
+    if let Some(rest) = line.strip_prefix("installs ") {
+        return Some(if list(rest) { table(reg::INSTALLS) } else { Vec::new() });
+    }
+    if let Some(rest) = line.strip_prefix("locale ") {
+        return Some(if rest.contains(' ') {
+            Vec::new()
+        } else {
+            reg::LOCALES.iter().map(|(code, language)| item(code.to_string(), word, language.to_string())).collect()
+        });
+    }
+    let (head, rest) = line.rsplit_once(" in ")?;
+    if !(head.starts_with("option ") && head.matches('"').count() % 2 == 0 && list(rest)) {
+        return None;
+    }
+    Some(reg::CHANNEL_TYPES.iter().map(|(w, _)| item(w.to_string(), word, "kind of channel".into())).collect())
 }
 
 /// Inside a component, a choice, a form or an input: its settings, and

@@ -270,6 +270,10 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
                 | Rule::option_decl
                 | Rule::option_type
                 | Rule::option_bound
+                | Rule::option_in
+                | Rule::register
+                | Rule::locale
+                | Rule::locale_option
                 | Rule::var_scope
                 | Rule::choices
                 | Rule::arith
@@ -502,6 +506,7 @@ impl Lower<'_> {
                 Rule::cooldown => cooldown = Some(self.setting(p)?),
                 Rule::schedule => schedule = Some(Box::new(self.schedule(p)?)),
                 Rule::option_decl
+                | Rule::register
                 | Rule::api_block
                 | Rule::reply
                 | Rule::update
@@ -586,6 +591,7 @@ impl Lower<'_> {
     fn node(&mut self, pair: Pair<'_, Rule>) -> Lowered<Node> {
         Ok(match pair.as_rule() {
             Rule::option_decl => Node::Option(Box::new(self.option_decl(pair)?)),
+            Rule::register => Node::Register(Box::new(self.register(pair)?)),
             Rule::api_block => Node::Api(Box::new(self.api_block(pair)?)),
             Rule::reply | Rule::update => Node::Reply(self.reply(pair)?),
             Rule::form => Node::Form(Box::new(self.form(pair)?)),
@@ -610,6 +616,7 @@ impl Lower<'_> {
         let mut kind = None;
         let mut required = None;
         let mut bounds = Vec::new();
+        let mut channels = None;
         let mut choices = None;
         // The node ends at its last token, not at the blanks the grammar's
         // optional parts skipped looking for more.
@@ -632,12 +639,72 @@ impl Lower<'_> {
                     let number = self.required(number, Rule::number, "an option's `min` or `max`", at)?;
                     bounds.push(OptionBound { max, value: number.as_str().into(), span: at });
                 }
+                Rule::option_in => {
+                    let at = self.span(&p);
+                    let mut inner = p.into_inner();
+                    let keyword = inner.next().map_or(at, |k| self.span(&k));
+                    channels = Some(Words { keyword, words: inner.map(|w| self.ident(w)).collect(), span: at });
+                }
                 Rule::choices => choices = Some(self.choices(p)?),
                 _ => return self.unexpected(&p, "an `option`"),
             }
         }
         let name = self.required(name, Rule::ident, "an `option`", span)?;
-        Ok(OptionDecl { name, description, kind, required, bounds, choices, span })
+        Ok(OptionDecl { name, description, kind, required, bounds, channels, choices, span })
+    }
+
+    /// `permissions a, b`, `contexts …`, `installs …`, `nsfw`, `locale …`.
+    fn register(&mut self, pair: Pair<'_, Rule>) -> Lowered<Register> {
+        let span = self.span(&pair);
+        let mut inner = pair.into_inner();
+        let Some(first) = inner.next() else {
+            return Err(Unexpected { rule: Rule::register, within: "a command's registration", span });
+        };
+        let rule = first.as_rule();
+        if rule == Rule::locale {
+            return Ok(Register::Locale(self.locale(first)?));
+        }
+        let keyword = self.span(&first);
+        let words = Words { keyword, words: inner.map(|p| self.ident(p)).collect(), span };
+        Ok(match rule {
+            Rule::kw_permissions => Register::Permissions(words),
+            Rule::kw_contexts => Register::Contexts(words),
+            Rule::kw_installs => Register::Installs(words),
+            Rule::kw_nsfw => Register::Nsfw(span),
+            _ => return self.unexpected(&first, "a command's registration"),
+        })
+    }
+
+    /// `locale fr "name" ["description"] [{ option "name" ["description"] … }]`.
+    fn locale(&mut self, pair: Pair<'_, Rule>) -> Lowered<Locale> {
+        let span = self.span(&pair);
+        let (mut locale, mut texts, mut options) = (None, Vec::new(), Vec::new());
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_locale => {}
+                Rule::name => locale = Some(self.ident(p)),
+                Rule::string => texts.push(self.text(p)),
+                Rule::locale_option => {
+                    let at = self.span(&p);
+                    let (mut option, mut texts) = (None, Vec::new());
+                    for q in p.into_inner() {
+                        match q.as_rule() {
+                            Rule::name => option = Some(self.ident(q)),
+                            _ => texts.push(self.text(q)),
+                        }
+                    }
+                    let option = self.required(option, Rule::name, "a `locale`'s option", at)?;
+                    let mut texts = texts.into_iter();
+                    let name = self.required(texts.next(), Rule::string, "a `locale`'s option", at)?;
+                    options.push(LocaleOption { option, name, description: texts.next(), span: at });
+                }
+                _ => return self.unexpected(&p, "a `locale`"),
+            }
+        }
+        let locale = self.required(locale, Rule::name, "a `locale`", span)?;
+        let mut texts = texts.into_iter();
+        let name = self.required(texts.next(), Rule::string, "a `locale`", span)?;
+        Ok(Locale { locale, name, description: texts.next(), options, span })
     }
 
     /// `choices { "Shown" = value, … }`: the keyword, then key and value tokens.

@@ -42,19 +42,23 @@ fn as_listed(command: &Value, n: usize) -> Value {
     c["id"] = json!(id);
     c["application_id"] = json!("4242");
     c["version"] = json!(id);
-    c["default_member_permissions"] = Value::Null;
+    // What was registered, and the platform's defaults for what was not.
+    let default = |c: &mut Value, key: &str, value: Value| {
+        c.as_object_mut().unwrap().entry(key).or_insert(value);
+    };
+    default(&mut c, "default_member_permissions", Value::Null);
     c["dm_permission"] = json!(true);
-    c["nsfw"] = json!(false);
-    c["integration_types"] = json!([0]);
-    c["contexts"] = Value::Null;
-    c["name_localizations"] = Value::Null;
-    c["description_localizations"] = Value::Null;
+    default(&mut c, "nsfw", json!(false));
+    default(&mut c, "integration_types", json!([0]));
+    default(&mut c, "contexts", Value::Null);
+    default(&mut c, "name_localizations", Value::Null);
+    default(&mut c, "description_localizations", Value::Null);
     for o in c["options"].as_array_mut().into_iter().flatten() {
         if o["required"] == json!(false) {
             o.as_object_mut().unwrap().remove("required");
         }
-        o["name_localizations"] = Value::Null;
-        o["description_localizations"] = Value::Null;
+        default(o, "name_localizations", Value::Null);
+        default(o, "description_localizations", Value::Null);
     }
     c
 }

@@ -65,6 +65,9 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
                 if o.required.is_some() {
                     out.push_str(" required");
                 }
+                if let Some(w) = &o.channels {
+                    out.push_str(&format!(" in {}", words(w)));
+                }
                 if let Some(c) = &o.choices {
                     out.push_str(" choices {");
                     for choice in &c.entries {
@@ -78,6 +81,7 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
                 }
                 out.push('\n');
             }
+            Node::Register(r) => register(r, out),
             Node::Reply(r) => reply(r, out),
             Node::Form(f) => {
                 out.push_str(&format!("form {} {{{}", f.handler.name, settings(&f.settings)));
@@ -362,4 +366,33 @@ pub fn template(t: &Template) -> String {
     }
     out.push('"');
     out
+}
+
+fn words(w: &Words) -> String {
+    w.words.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+fn register(r: &Register, out: &mut String) {
+    out.push_str(r.keyword());
+    match r {
+        Register::Permissions(w) | Register::Contexts(w) | Register::Installs(w) => {
+            out.push_str(&format!(" {}", words(w)))
+        }
+        Register::Nsfw(_) => {}
+        Register::Locale(l) => {
+            out.push_str(&format!(" {} {}", l.locale.name, text(&l.name.value)));
+            if let Some(d) = &l.description {
+                out.push_str(&format!(" {}", text(&d.value)));
+            }
+            out.push_str(" {");
+            for o in &l.options {
+                out.push_str(&format!(" {} {}", o.option.name, text(&o.name.value)));
+                if let Some(d) = &o.description {
+                    out.push_str(&format!(" {}", text(&d.value)));
+                }
+            }
+            out.push_str(" }");
+        }
+    }
+    out.push('\n');
 }
