@@ -255,7 +255,14 @@ impl Printer<'_> {
             Item::Tree(t) => {
                 self.out.push_str(t.kind.as_str());
                 self.out.push(' ');
-                self.out.push_str(&t.name.name);
+                match &t.menu {
+                    Some(m) => {
+                        self.out.push_str(&text_literal(&t.name.name));
+                        self.out.push_str(" for ");
+                        self.out.push_str(&m.target.name);
+                    }
+                    None => self.out.push_str(&t.name.name),
+                }
                 if let Some(d) = &t.description {
                     self.out.push(' ');
                     self.out.push_str(&text_literal(&d.value));
@@ -281,7 +288,7 @@ impl Printer<'_> {
                     (Some(c), _, _) => c.span.end,
                     (None, Some(s), _) => s.span.end,
                     (None, None, Some(d)) => d.span.end,
-                    (None, None, None) => t.name.span.end,
+                    (None, None, None) => t.menu.as_ref().map_or(t.name.span.end, |m| m.span.end),
                 };
                 let open = self.open_brace(after as usize);
                 let close = t.span.end as usize - 1;

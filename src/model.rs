@@ -337,7 +337,12 @@ fn tree_model(
         });
     });
     let has_options = tree.body.iter().any(|n| matches!(n, Node::Option(_))) || !fields.is_empty();
-    let key = (tree.kind, if tree.kind == TreeKind::Event { tree.name.name.to_string() } else { String::new() });
+    // (An event's variables are its kind's, a context-menu command's its menu's.)
+    let key = match (tree.kind, tree.menu_target()) {
+        (TreeKind::Event, _) => (tree.kind, tree.name.name.to_string()),
+        (_, Some(menu)) => (tree.kind, menu.to_string()),
+        _ => (tree.kind, String::new()),
+    };
     let variables = match shared.get(&key) {
         Some(list) if !has_options => list.clone(),
         _ => {
@@ -365,7 +370,7 @@ fn tree_model(
 fn tree_variables(tree: &Tree, fields: &[(&Ident, &str)]) -> Arc<[Variable]> {
     let mut variables: Vec<Variable> = Vec::new();
     let mut add = |name: String, origin: Origin| variables.push(Variable { name, origin });
-    for t in vocab::trigger_variables(tree.kind, &tree.name.name, tree.schedule.is_some()) {
+    for t in vocab::trigger_variables(tree) {
         add(t.to_string(), Origin::Trigger);
     }
     for (input, form) in fields {

@@ -14,7 +14,7 @@ pub use crate::vocab::Method;
 use crate::Checked;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 11;
+pub const FORMAT: u32 = 12;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -81,6 +81,9 @@ pub struct Tree {
     /// A timed event's schedule and channel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer: Option<Timer>,
+    /// A context-menu command's menu: `user` or `message`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub menu: Option<String>,
     pub options: Vec<OptionSpec>,
     pub steps: Vec<Step>,
 }
@@ -788,6 +791,7 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
                 name: t.name.name.to_string(),
                 cooldown: Cooldown::of(t.cooldown.as_ref()),
                 timer: Timer::of(t.schedule.as_deref()),
+                menu: t.menu_target().map(str::to_string),
                 options: t
                     .body
                     .iter()

@@ -124,13 +124,49 @@ pub const HANDLER_VARIABLES: &[&str] = &[
 /// the instant of its tick (RFC 3339, UTC).
 pub const TIMED_VARIABLES: &[&str] = &["channel_id", "tick_time"];
 
-/// The trigger variables a tree of `kind` named `name` is given (an event
-/// of a kind blkc does not know: none; the checker says so); a timed
-/// event's are [`TIMED_VARIABLES`], whatever its name.
-pub fn trigger_variables(kind: crate::ast::TreeKind, name: &str, timed: bool) -> &'static [&'static str] {
+/// What a user command (`command "…" for user`) is given besides a
+/// command's: the user whose menu it was chosen in.
+pub const USER_MENU_VARIABLES: &[&str] = &[
+    "user_id",
+    "user_name",
+    "user_mention",
+    "server_id",
+    "server_name",
+    "channel_id",
+    "channel_name",
+    "target_user_id",
+    "target_user_name",
+    "target_user_mention",
+];
+
+/// What a message command (`command "…" for message`) is given besides a
+/// command's: the message whose menu it was chosen in, and its author.
+pub const MESSAGE_MENU_VARIABLES: &[&str] = &[
+    "user_id",
+    "user_name",
+    "user_mention",
+    "server_id",
+    "server_name",
+    "channel_id",
+    "channel_name",
+    "target_message_id",
+    "target_message_content",
+    "target_message_author_id",
+    "target_message_author_name",
+];
+
+/// The trigger variables of `tree` (an event of a kind blkc does not know:
+/// none; the checker says so); a timed event's are [`TIMED_VARIABLES`],
+/// whatever its name; a context-menu command's, its menu's.
+pub fn trigger_variables(tree: &crate::ast::Tree) -> &'static [&'static str] {
+    let (kind, name, timed) = (tree.kind, tree.name.name.as_str(), tree.schedule.is_some());
     match kind {
         crate::ast::TreeKind::Event if timed => TIMED_VARIABLES,
-        crate::ast::TreeKind::Command => COMMAND_VARIABLES,
+        crate::ast::TreeKind::Command => match tree.menu_target() {
+            Some("user") => USER_MENU_VARIABLES,
+            Some("message") => MESSAGE_MENU_VARIABLES,
+            _ => COMMAND_VARIABLES,
+        },
         crate::ast::TreeKind::Event => event_variables(name).unwrap_or(&[]),
         crate::ast::TreeKind::Handler => HANDLER_VARIABLES,
     }
@@ -401,6 +437,8 @@ pub fn is_json_number(value: &str) -> bool {
 
 /// The platform's limits on what `blkc deploy` registers.
 pub mod limits {
+    /// Context-menu commands in the menu of a user, and of a message.
+    pub const MENU_COMMANDS: usize = 5;
     /// Characters in a description (and at least one).
     pub const DESCRIPTION: usize = 100;
     /// Options of one command.

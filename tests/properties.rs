@@ -685,8 +685,9 @@ pub(crate) fn arb_file() -> impl Strategy<Value = File> {
         proptest::collection::vec(node(), 0..5),
         cooldown(),
         schedule(),
+        proptest::option::of((ident(), "\\PC{1,8}")),
     )
-        .prop_map(|(kind, name, description, body, cooldown, schedule)| {
+        .prop_map(|(kind, name, description, body, cooldown, schedule, menu)| {
             // (The grammar reads a schedule in an event's head only.)
             let schedule = schedule.filter(|_| kind == TreeKind::Event).map(Box::new);
             // (Only a command's name is the platform's; the others are words.)
@@ -695,7 +696,14 @@ pub(crate) fn arb_file() -> impl Strategy<Value = File> {
             } else {
                 Ident { name: format!("t_{}", name.name.len()).into(), span: sp() }
             };
-            Item::Tree(Tree { kind, name, description, cooldown, schedule, body, span: sp() })
+            // (A command's name is a string in a menu: `command "A b" for user`.)
+            let (name, menu) = match menu.filter(|_| kind == TreeKind::Command) {
+                Some((target, shown)) => {
+                    (Ident { name: shown.into(), span: sp() }, Some(Box::new(Menu { target, span: sp() })))
+                }
+                None => (name, None),
+            };
+            Item::Tree(Tree { kind, name, description, cooldown, schedule, menu, body, span: sp() })
         });
     let item = prop_oneof![
         4 => tree,
@@ -775,7 +783,11 @@ fn spans_point_into_the_source() {
         for item in &parsed.ast.items {
             if let Item::Tree(t) = item {
                 assert!(text[t.span.range()].starts_with(t.kind.as_str()));
-                assert_eq!(&text[t.name.span.range()], t.name.name);
+                // (A context-menu command's name is its string, quotes and all.)
+                match &t.menu {
+                    Some(_) => assert_eq!(text[t.name.span.range()].trim_matches('"'), t.name.name),
+                    None => assert_eq!(&text[t.name.span.range()], t.name.name),
+                }
             }
         }
     }

@@ -1189,3 +1189,57 @@ fn registration_lines_round_trip_and_a_change_is_named() {
         deploy_says("1 unchanged");
     }
 }
+
+/// examples/menus.blk: a user command and a message command are registered
+/// in their menus, and run with what they were chosen on; the user a user
+/// command was chosen on may be pinged, a message's author may not.
+#[test]
+fn context_menu_commands_deploy_and_run_with_their_targets() {
+    let platform = TestPlatform::start();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let env = [("BLKC_BOT_TOKEN", "bot-token-abcdefghijklmnop"), ("BLKC_APPLICATION_ID", "4242")];
+    let out = deploy(&dir, "menus.blk", &["--platform", &platform.api()], &env);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(stderr.contains("2 added (High five (user menu), Quote (message menu))"), "{stderr}");
+    let put = platform.calls().into_iter().find(|c| c.method == "PUT").unwrap();
+    assert_eq!(put.body[0]["type"], 2);
+    assert_eq!(put.body[1]["type"], 3);
+    assert_eq!((put.body[0]["name"].clone(), put.body[0]["description"].clone()), (json!("High five"), json!("")));
+    let again = deploy(&dir, "menus.blk", &["--platform", &platform.api()], &env);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("2 unchanged"));
+    let program = std::fs::read_to_string(dir.join("menus.blk")).unwrap();
+    let served = serve(&program, &platform, None, &[], &[]);
+    let mut five = command("m1", "High five", json!([]));
+    five["data"]["type"] = json!(2);
+    five["data"]["target_id"] = json!("2002");
+    five["data"]["resolved"] = json!({
+        "users": { "2002": { "id": "2002", "username": "grace", "global_name": "Grace" } },
+        "members": { "2002": { "nick": "Admiral" } }
+    });
+    let answer = served.send(&platform, &five);
+    assert_eq!(content(&answer), "<@1001> high-fives <@2002>!");
+    assert_eq!(answer.body["data"]["allowed_mentions"]["users"], json!(["1001", "2002"]), "{answer:?}");
+    let mut quote = command("m2", "Quote", json!([]));
+    quote["data"]["type"] = json!(3);
+    quote["data"]["target_id"] = json!("3003");
+    quote["data"]["resolved"] = json!({ "messages": { "3003": {
+        "id": "3003", "content": "Ship it <@4004>", "author": { "id": "4004", "username": "linus" }
+    } } });
+    let answer = served.send(&platform, &quote);
+    let embed = &answer.body["data"]["embeds"][0];
+    assert_eq!(
+        (embed["description"].as_str(), embed["footer"]["text"].as_str()),
+        (Some("Ship it <@4004>"), Some("— linus"))
+    );
+    assert_eq!(answer.body["data"]["allowed_mentions"]["users"], json!(["1001"]), "{answer:?}");
+    // A user command's interaction that names no user: the run fails, and
+    // says why in the log.
+    let mut bare = command("m3", "High five", json!([]));
+    bare["data"]["type"] = json!(2);
+    let answer = served.send(&platform, &bare);
+    assert_eq!(content(&answer), FAILED_WORD);
+    assert!(served.wait_log("id=m3").contains("names no user"));
+    // The same name as a slash command is not the menu's command.
+    let slash = served.send(&platform, &command("m4", "High five", json!([])));
+    assert_ne!(content(&slash), "<@1001> high-fives <@2002>!");
+}

@@ -56,8 +56,27 @@ pub struct Tree {
     pub cooldown: Option<Setting>,
     /// A timed event's `every`/`at`/`cron … channel …`.
     pub schedule: Option<Box<Schedule>>,
+    /// A context-menu command's `for user` or `for message` (its name is
+    /// the string before it).
+    pub menu: Option<Box<Menu>>,
     pub body: Vec<Node>,
     pub span: Span,
+}
+
+/// `for user`, `for message`: the menu a context-menu command is in (the
+/// word is the checker's to read).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Menu {
+    pub target: Ident,
+    pub span: Span,
+}
+
+impl Tree {
+    /// The menu a context-menu command is in: `user` or `message` (as
+    /// written; the checker refuses any other word).
+    pub fn menu_target(&self) -> Option<&str> {
+        self.menu.as_ref().map(|m| m.target.name.as_str())
+    }
 }
 
 /// `at "09:00" in "Europe/Paris" channel "<NEWS_CHANNEL>"`: when a timed

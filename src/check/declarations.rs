@@ -11,7 +11,9 @@ use crate::source::Span;
 use crate::vocab;
 
 pub fn check(scope: &Scope<'_>, out: &mut Findings) {
-    let mut trees: HashMap<(TreeKind, &str), Span> = HashMap::default();
+    // (A context-menu command is known by its menu too: a user command and
+    // a message command may share a name.)
+    let mut trees: HashMap<(TreeKind, Option<&str>, &str), Span> = HashMap::default();
     let mut vars: HashMap<&str, Span> = HashMap::default();
     let mut platform: Option<Span> = None;
     for item in &scope.file.items {
@@ -19,7 +21,7 @@ pub fn check(scope: &Scope<'_>, out: &mut Findings) {
             Item::Tree(tree) => {
                 let name = tree.name.name.as_str();
                 let kind = tree.kind.as_str();
-                if let Some(first) = trees.insert((tree.kind, name), tree.name.span) {
+                if let Some(first) = trees.insert((tree.kind, tree.menu_target(), name), tree.name.span) {
                     out.push(
                         Diagnostic::new(Code::DuplicateTree, format!("{kind} `{name}` is defined twice"))
                             .label(tree.name.span, "defined again here")
@@ -163,6 +165,8 @@ fn check_options(kind: TreeKind, nodes: &[Node], out: &mut Findings) {
 pub(super) fn shadowed(name: &str) -> Option<&'static str> {
     if vocab::COMMAND_VARIABLES.contains(&name)
         || vocab::HANDLER_VARIABLES.contains(&name)
+        || vocab::USER_MENU_VARIABLES.contains(&name)
+        || vocab::MESSAGE_MENU_VARIABLES.contains(&name)
         || vocab::EVENTS.iter().any(|(_, vars)| vars.contains(&name))
     {
         return Some("a trigger variable");

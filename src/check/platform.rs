@@ -14,7 +14,8 @@ use crate::source::Span;
 use crate::vocab::{self, limits, OptionType};
 
 pub fn check(file: &File, out: &mut Findings) {
-    let commands: Vec<&Tree> = file.trees().filter(|t| t.kind == TreeKind::Command).collect();
+    let commands: Vec<&Tree> = file.trees().filter(|t| t.kind == TreeKind::Command && t.menu.is_none()).collect();
+    menus(file, out);
     if let Some(extra) = commands.get(limits::COMMANDS) {
         out.push(
             Diagnostic::new(
@@ -29,6 +30,70 @@ pub fn check(file: &File, out: &mut Findings) {
         command(tree, out);
     }
     privileged_intents(file, out);
+}
+
+/// Context-menu commands: in the menu of a user or of a message, named in
+/// 1 to 32 characters (any case, blanks allowed), with no description and
+/// no options, and at most five in each menu.
+fn menus(file: &File, out: &mut Findings) {
+    let mut counts = [0usize; 2];
+    for tree in file.trees().filter(|t| t.kind == TreeKind::Command) {
+        let Some(menu) = &tree.menu else { continue };
+        let name = &tree.name.name;
+        let target = menu.target.name.as_str();
+        match reg::MENUS.iter().position(|(word, ..)| *word == target) {
+            Some(i) => {
+                counts[i] += 1;
+                if counts[i] == limits::MENU_COMMANDS + 1 {
+                    out.push(
+                        Diagnostic::new(
+                            Code::TooManyCommands,
+                            format!("more than {} commands in the menu of a {target}", limits::MENU_COMMANDS),
+                        )
+                        .label(tree.name.span, format!("command {} for {target}", limits::MENU_COMMANDS + 1))
+                        .help("the platform shows at most five commands in each menu: fold two into one"),
+                    );
+                }
+            }
+            None => {
+                let words = reg::MENUS.iter().map(|(w, ..)| *w);
+                let close = did_you_mean(target, words.clone()).unwrap_or("user");
+                out.push(
+                    Diagnostic::new(Code::UnknownRegisterWord, format!("no menu is called `{target}`"))
+                        .label(menu.target.span, "not a menu the platform has")
+                        .help(format!("a context-menu command is `for user` or `for message`: did you mean `{close}`?"))
+                        .fix(format!("write `{close}`"), menu.target.span, close),
+                );
+            }
+        }
+        let length = name.chars().count();
+        if length == 0 || length > names::MAX || name.trim() != name.as_str() {
+            out.push(
+                Diagnostic::new(
+                    Code::PlatformName,
+                    format!("the name of a context-menu command has {length} characters, or blanks at an end"),
+                )
+                .label(tree.name.span, "this name")
+                .help(format!("a context-menu command's name is 1 to {} characters, capitals and blanks allowed, with no blank at either end", names::MAX)),
+            );
+        }
+        if let Some(d) = &tree.description {
+            out.push(
+                Diagnostic::new(Code::MisplacedRegister, format!("context-menu command `{name}` has a description"))
+                    .label(d.span, "the platform shows none")
+                    .help("leave it out: a context-menu command is its name in the menu"),
+            );
+        }
+        for n in &tree.body {
+            if let Node::Option(o) = n {
+                out.push(
+                    Diagnostic::new(Code::MisplacedRegister, format!("context-menu command `{name}` has an option"))
+                        .label(o.span, "the platform asks for none")
+                        .help(format!("it is given its target instead: `{{target_{target}_id}}` and the rest of `target_{target}_…`")),
+                );
+            }
+        }
+    }
 }
 
 /// The Gateway intents the file's event trees need: each kind's own, and
@@ -379,7 +444,7 @@ pub(super) fn description(what: &str, name: &str, text: &str, span: Span, out: &
 /// (`blkc deploy` refuses the file; `run` and `serve` need none).
 pub fn missing_descriptions(file: &File) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    for tree in file.trees().filter(|t| t.kind == TreeKind::Command) {
+    for tree in file.trees().filter(|t| t.kind == TreeKind::Command && t.menu.is_none()) {
         if tree.description.is_none() {
             out.push(
                 Diagnostic::new(Code::MissingDescription, format!("command `{}` has no description", tree.name.name))
@@ -443,7 +508,11 @@ pub fn registration(file: &File) -> Result<Vec<reg::Command>, Vec<Diagnostic>> {
                 }
             })
             .collect();
-        reg::slash(&tree.name.name, &text(&tree.description), options, super::register::extra(tree))
+        let extra = super::register::extra(tree);
+        match tree.menu_target().and_then(|t| reg::MENUS.iter().find(|(w, ..)| *w == t)) {
+            Some((_, kind, _)) => reg::menu(*kind, &tree.name.name, extra),
+            None => reg::slash(&tree.name.name, &text(&tree.description), options, extra),
+        }
     });
     Ok(commands.collect())
 }

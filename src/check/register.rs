@@ -183,8 +183,34 @@ fn locale(tree: &Tree, l: &Locale, options: &[&OptionDecl], out: &mut Findings) 
         };
         out.push(diag);
     }
+    if let (Some(_), Some(span)) =
+        (&tree.menu, l.description.as_ref().map(|d| d.span).or(l.options.first().map(|o| o.span)))
+    {
+        out.push(
+            Diagnostic::new(
+                Code::MisplacedRegister,
+                format!("context-menu command `{}` has no description or options to translate", tree.name.name),
+            )
+            .label(span, "nothing of the command's to translate")
+            .help(format!("a context-menu command's locale is its name alone: `locale {} \"…\"`", code.name)),
+        );
+    }
     let what = |of: &str| format!("{of} in `{}`", code.name);
-    super::platform::name(&what("command"), &l.name.value, l.name.span, &[], out);
+    // (A context-menu command's name, in any language, is any 1 to 32
+    // characters: the checker of menus says so of the name itself.)
+    let length = l.name.value.chars().count();
+    if tree.menu.is_none() {
+        super::platform::name(&what("command"), &l.name.value, l.name.span, &[], out);
+    } else if length == 0 || length > crate::discord::names::MAX {
+        out.push(
+            Diagnostic::new(
+                Code::PlatformName,
+                format!("the name of a context-menu command in `{}` has {length} characters", code.name),
+            )
+            .label(l.name.span, "this name")
+            .help("a context-menu command's name is 1 to 32 characters, in any language"),
+        );
+    }
     if let Some(d) = &l.description {
         super::platform::description(&what("command"), &tree.name.name, &d.value, d.span, out);
     }

@@ -36,7 +36,7 @@ pub fn check(file: &File, out: &mut Findings) {
         return;
     }
     for tree in file.trees() {
-        let provided = vocab::trigger_variables(tree.kind, &tree.name.name, tree.schedule.is_some());
+        let provided = vocab::trigger_variables(tree);
         let mut uses: Vec<&Ident> = Vec::new();
         crate::ast::each_save(&tree.body, &mut |s| uses.push(&s.name));
         let mut reads = Reads { uses: Vec::new() };

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use blkc::discord::intents;
 use blkc::discord::ratelimit::RateLimiter;
-use blkc::discord::registration::{Changes, Registered};
+use blkc::discord::registration::{self, Changes, Registered};
 use blkc::discord::rest::{Platform, Route};
 use blkc::LoadOptions;
 
@@ -29,7 +29,7 @@ pub fn deploy(args: &DeployArgs) -> Exit {
         return report::usage(format!("`--guild` takes a server's ID, a number, not `{}`", blkc::display::one_line(g)));
     }
     let said = Said {
-        names: payload.iter().map(|c| format!("/{}", c.name)).collect(),
+        names: payload.iter().map(|c| registration::shown(c.kind, &c.name)).collect(),
         scope: args.guild.as_ref().map_or("globally".to_string(), |g| format!("in server {g}")),
         intents: intents_line(&checked.ast),
     };
@@ -116,7 +116,7 @@ impl Said {
 
 /// The refusal of a deploy that would remove every registered command.
 fn wiping(args: &DeployArgs, scope: &str, registered: &[Registered]) -> Exit {
-    let listed: Vec<String> = registered.iter().map(|c| format!("/{}", blkc::display::one_line(&c.name))).collect();
+    let listed: Vec<String> = registered.iter().map(|c| registration::shown(c.kind, &c.name)).collect();
     report::usage(format!(
         "`{}` has no commands, so deploying it would remove every command registered {scope} ({}); nothing was \
          changed. Add `--remove-all` if that is what you want",

@@ -149,6 +149,47 @@ pub struct CommandData {
     /// A form's rows, as sent (read by [`Interaction::form_fields`]).
     #[serde(deserialize_with = "lenient")]
     pub components: Option<Json>,
+    /// A command's type: 1 a slash command, 2 one in a user's menu, 3 one
+    /// in a message's.
+    #[serde(rename = "type", deserialize_with = "lenient")]
+    pub command_type: Option<u8>,
+    /// A context-menu command's user or message.
+    #[serde(deserialize_with = "text")]
+    pub target_id: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub resolved: Option<Resolved>,
+}
+
+/// The users, members and messages an interaction names, by id.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Resolved {
+    #[serde(deserialize_with = "lenient")]
+    pub users: Option<std::collections::HashMap<String, User>>,
+    #[serde(deserialize_with = "lenient")]
+    pub members: Option<std::collections::HashMap<String, Member>>,
+    #[serde(deserialize_with = "lenient")]
+    pub messages: Option<std::collections::HashMap<String, TargetMessage>>,
+}
+
+/// A message a message command was chosen on.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct TargetMessage {
+    #[serde(deserialize_with = "text")]
+    pub content: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub author: Option<User>,
+}
+
+/// What a context-menu command was chosen on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A user: their id and their name as shown (the server nickname the
+    /// interaction gives, else their display name).
+    User { id: String, name: String },
+    /// A message: its id, its text, and its author's id and name.
+    Message { id: String, content: String, author_id: String, author_name: String },
 }
 
 /// The most form fields read from one submission (a form has at most 5).
@@ -239,6 +280,41 @@ impl Interaction {
 
     pub fn command(&self) -> &str {
         self.data.as_ref().and_then(|d| d.name.as_deref()).unwrap_or_default()
+    }
+
+    /// A context-menu command's menu: `user` or `message` (`None` for a
+    /// slash command, and for anything else).
+    pub fn menu(&self) -> Option<&'static str> {
+        match self.data.as_ref()?.command_type? {
+            2 => Some("user"),
+            3 => Some("message"),
+            _ => None,
+        }
+    }
+
+    /// What a context-menu command was chosen on, as `resolved` has it;
+    /// `None` when the interaction does not say.
+    pub fn target(&self) -> Option<Target> {
+        let data = self.data.as_ref()?;
+        let id = data.target_id.clone()?;
+        let resolved = data.resolved.as_ref()?;
+        match self.menu()? {
+            "user" => {
+                let user = resolved.users.as_ref()?.get(&id)?;
+                let member = resolved.members.as_ref().and_then(|m| m.get(&id));
+                Some(Target::User { name: display_name(Some(user), member), id })
+            }
+            _ => {
+                let message = resolved.messages.as_ref()?.get(&id)?;
+                let author = message.author.as_ref();
+                Some(Target::Message {
+                    id,
+                    content: message.content.clone().unwrap_or_default(),
+                    author_id: author.and_then(|a| a.id.clone()).unwrap_or_default(),
+                    author_name: display_name(author, None),
+                })
+            }
+        }
     }
 
     pub fn options(&self) -> &[CommandOption] {

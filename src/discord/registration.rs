@@ -309,6 +309,31 @@ pub fn slash(name: &str, description: &str, options: Vec<CommandOption>, extra: 
     Command { kind: CommandType::ChatInput, name: name.into(), description: description.into(), options, extra }
 }
 
+/// The menus a context-menu command can be in: its word, its type, and
+/// what the word means.
+pub const MENUS: &[(&str, CommandType, &str)] = &[
+    ("user", CommandType::User, "in the menu of a user (Apps)"),
+    ("message", CommandType::Message, "in the menu of a message (Apps)"),
+];
+
+/// How a command is named in what `blkc deploy` says: `/name` for a slash
+/// command, `Name (user menu)` for a context-menu one (on one line: a
+/// registered name is the platform's).
+pub fn shown(kind: CommandType, name: &str) -> String {
+    let name = crate::display::one_line(name);
+    match kind {
+        CommandType::User => format!("{name} (user menu)"),
+        CommandType::Message => format!("{name} (message menu)"),
+        _ => format!("/{name}"),
+    }
+}
+
+/// A context-menu command (`type` 2 or 3): a name, no description, no
+/// options.
+pub fn menu(kind: CommandType, name: &str, extra: Extra) -> Command {
+    Command { kind, name: name.into(), description: String::new(), options: Vec::new(), extra }
+}
+
 /// What a deploy would change on the platform: the commands it adds,
 /// changes (with what about them) and removes, against those registered.
 #[derive(Debug, Default, PartialEq)]
@@ -326,7 +351,7 @@ impl Changes {
         let mut out = Changes::default();
         for w in wanted {
             match registered.iter().find(|r| r.name == w.name && r.kind == w.kind) {
-                None => out.added.push(w.name.clone()),
+                None => out.added.push(shown(w.kind, &w.name)),
                 Some(r) => {
                     let mut what = Vec::new();
                     if r.description != w.description {
@@ -337,16 +362,16 @@ impl Changes {
                     }
                     what.extend(w.extra.changed(r));
                     if what.is_empty() {
-                        out.unchanged.push(w.name.clone());
+                        out.unchanged.push(shown(w.kind, &w.name));
                     } else {
-                        out.changed.push((w.name.clone(), what));
+                        out.changed.push((shown(w.kind, &w.name), what));
                     }
                 }
             }
         }
         for r in registered {
             if !wanted.iter().any(|w| w.name == r.name && w.kind == r.kind) {
-                out.removed.push(r.name.clone());
+                out.removed.push(shown(r.kind, &r.name));
             }
         }
         out
@@ -354,15 +379,14 @@ impl Changes {
 
     /// One line: `1 added (/a), 1 changed (/b: options), 1 removed (/c), 2 unchanged`.
     pub fn summary(&self) -> String {
-        // Removed names are the platform's: shown on one line, escaped.
-        let names =
-            |v: &[String]| v.iter().map(|n| format!("/{}", crate::display::one_line(n))).collect::<Vec<_>>().join(", ");
+        // (Each name as [`shown`] made it: a registered one on one line.)
+        let names = |v: &[String]| v.join(", ");
         let mut parts = Vec::new();
         if !self.added.is_empty() {
             parts.push(format!("{} added ({})", self.added.len(), names(&self.added)));
         }
         if !self.changed.is_empty() {
-            let each: Vec<String> = self.changed.iter().map(|(n, what)| format!("/{n}: {}", what.join(", "))).collect();
+            let each: Vec<String> = self.changed.iter().map(|(n, what)| format!("{n}: {}", what.join(", "))).collect();
             parts.push(format!("{} changed ({})", self.changed.len(), each.join("; ")));
         }
         if !self.removed.is_empty() {
@@ -531,7 +555,7 @@ mod tests {
                 Extra::default(),
             )
         };
-        assert_eq!(Changes::between(&[wanted("120")], &listed).unchanged, ["roll"]);
-        assert_eq!(Changes::between(&[wanted("100")], &listed).changed, [("roll".to_string(), vec!["options"])]);
+        assert_eq!(Changes::between(&[wanted("120")], &listed).unchanged, ["/roll"]);
+        assert_eq!(Changes::between(&[wanted("100")], &listed).changed, [("/roll".to_string(), vec!["options"])]);
     }
 }

@@ -376,6 +376,9 @@ pub fn variables(interaction: &Interaction, tree: &Tree) -> Result<Vec<(String, 
     vars.push(("channel_id".into(), interaction.channel_id.clone().unwrap_or_default()));
     let channel_name = interaction.channel.as_ref().and_then(|c| c.name.clone()).unwrap_or_default();
     vars.push(("channel_name".into(), channel_name));
+    if let Some(menu) = &tree.menu {
+        vars.extend(target_variables(interaction, menu)?);
+    }
     let given = interaction.options();
     for option in &tree.options {
         let variable = format!("option_{}", option.name);
@@ -394,6 +397,27 @@ pub fn variables(interaction: &Interaction, tree: &Tree) -> Result<Vec<(String, 
         vars.push((variable, value));
     }
     Ok(vars)
+}
+
+/// What a context-menu command's run is given: the user or the message
+/// it was chosen on (`target_user_…`, `target_message_…`).
+fn target_variables(interaction: &Interaction, menu: &str) -> Result<Vec<(String, String)>, String> {
+    use crate::discord::model::Target;
+    let pairs = |list: &[(&str, String)]| list.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    match interaction.target() {
+        Some(Target::User { id, name }) if menu == "user" => Ok(pairs(&[
+            ("target_user_mention", crate::vocab::user_mention(&id)),
+            ("target_user_id", id),
+            ("target_user_name", name),
+        ])),
+        Some(Target::Message { id, content, author_id, author_name }) if menu == "message" => Ok(pairs(&[
+            ("target_message_id", id),
+            ("target_message_content", content),
+            ("target_message_author_id", author_id),
+            ("target_message_author_name", author_name),
+        ])),
+        _ => Err(format!("the interaction names no {menu} for the command in the {menu}'s menu")),
+    }
 }
 
 /// What a handler's run is given besides a command's: the message, the
@@ -433,7 +457,15 @@ pub fn tree_of(loaded: &Loaded, interaction: &Interaction) -> Result<usize, Opti
             };
             find_tree(loaded, TreeKind::Handler, handler).ok_or_else(|| Some(handler.to_string()))
         }
-        _ => find_tree(loaded, TreeKind::Command, interaction.command()).ok_or(None),
+        // A context-menu command by its menu too (a user command and a
+        // message command may share a name).
+        _ => {
+            let (name, menu) = (interaction.command(), interaction.menu());
+            let found = loaded.plan.trees.iter().position(|t| {
+                t.kind == TreeKind::Command && t.name == name && t.menu.as_deref() == menu && t.timer.is_none()
+            });
+            found.ok_or(None)
+        }
     }
 }
 
@@ -451,8 +483,12 @@ pub fn mentionable_users(interaction: &Interaction, tree: &Tree, vars: &[(String
         }
     }
     // A menu of users is a handler's `user` option: the users chosen in it
-    // may be pinged (roles never are).
+    // may be pinged (roles never are). So may the user a user command was
+    // chosen on (never a message's author: nobody chose to ping them).
     ids.extend(interaction.chosen_users());
+    if let Some((_, id)) = vars.iter().find(|(k, v)| k == "target_user_id" && !v.is_empty()) {
+        ids.push(id.clone());
+    }
     ids.sort();
     ids.dedup();
     // The platform takes at most 100.

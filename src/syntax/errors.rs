@@ -47,6 +47,7 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::arith_op => "an operator (`+` `-` `*` `/` `%`)",
         Rule::option_bound | Rule::kw_min | Rule::kw_max => "`min N` or `max N`",
         Rule::option_in => "`in` and kinds of channel",
+        Rule::menu => "a context-menu command's name and menu (`\"Show Avatar\" for user`)",
         Rule::register => "`permissions`, `contexts`, `installs`, `nsfw` or `locale`",
         Rule::locale_option => "an option's name and its translation",
         Rule::choice => "a choice `\"Shown\" = value`",

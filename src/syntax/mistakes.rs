@@ -38,6 +38,7 @@ pub const RECOGNISERS: &[(&str, Recogniser)] = &[
     ("top_level_node", top_level_node),
     ("description_after_type", description_after_type),
     ("quoted_name", quoted_name),
+    ("quoted_command_name", quoted_command_name),
     ("name_with_hyphen", name_with_hyphen),
     ("name_in_pieces", name_in_pieces),
     ("slash_in_name", slash_in_name),
@@ -863,6 +864,28 @@ fn quoted_name(f: &Failure<'_>) -> Option<Diagnostic> {
     };
     let diag = syntax(format!("a {what} name is a word, not a string")).label(span, label);
     Some(with_fix(diag, f, "write the name without quotes", span, name))
+}
+
+/// `command "Ping Pong" "…" {`: a quoted name is a context-menu command's,
+/// which `for user` or `for message` follows; a slash command's name is a
+/// word.
+fn quoted_command_name(f: &Failure<'_>) -> Option<Diagnostic> {
+    if !f.expects_keyword(Keyword::For) {
+        return None;
+    }
+    let end = end_of_previous(f.text, f.at);
+    let start = f.text[..end.checked_sub(1)?].rfind('"')?;
+    if !f.text[..end].ends_with('"') || previous_word(f.text, start).map(|(w, _)| w) != Some("command") {
+        return None;
+    }
+    let span = Span::new(start, end);
+    let name = to_platform_name(&f.text[start + 1..end - 1]);
+    let diag = syntax("a command's name in quotes is a context-menu command's, followed by `for user` or `for message`")
+        .label(span, "a slash command's name is a word, without quotes")
+        .help(format!(
+            "for a slash command, write `{name}` without quotes; for a command in the menu of a user or a message, write `for user` or `for message` after the name"
+        ));
+    Some(diag.suggest_edits(format!("write `{name}`"), vec![Edit { span, replacement: name }], Confidence::Maybe))
 }
 
 /// The name a person meant by `text`: letters, digits and `_`, with

@@ -271,6 +271,7 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
                 | Rule::option_type
                 | Rule::option_bound
                 | Rule::option_in
+                | Rule::menu
                 | Rule::register
                 | Rule::locale
                 | Rule::locale_option
@@ -432,13 +433,17 @@ impl Lower<'_> {
         self.base = pos;
         let mut at = pos + head.as_span().end();
         let (mut kind, mut name, mut description, mut cooldown) = (None, None, None, None);
-        let mut schedule = None;
+        let (mut schedule, mut menu) = (None, None);
         for p in head.into_inner() {
             match p.as_rule() {
                 Rule::kw_command => kind = Some(TreeKind::Command),
                 Rule::kw_event => kind = Some(TreeKind::Event),
                 Rule::kw_handler => kind = Some(TreeKind::Handler),
                 Rule::ident | Rule::name => name = Some(self.ident(p)),
+                Rule::menu => match self.menu(p) {
+                    Ok((n, m)) => (name, menu) = (Some(n), Some(Box::new(m))),
+                    Err(bug) => return Some(Err(bug)),
+                },
                 Rule::string => description = Some(self.text(p)),
                 Rule::cooldown => match self.setting(p) {
                     Ok(c) => cooldown = Some(c),
@@ -477,7 +482,7 @@ impl Lower<'_> {
         let (Some(kind), Some(name)) = (kind, name) else {
             return Some(Err(Unexpected { rule: Rule::tree_open, within: "a command or event", span }));
         };
-        Some(Ok((Tree { kind, name, description, cooldown, schedule, body, span }, at + 1)))
+        Some(Ok((Tree { kind, name, description, cooldown, schedule, menu, body, span }, at + 1)))
     }
 
     fn item(&mut self, pair: Pair<'_, Rule>) -> Lowered<Item> {
@@ -497,11 +502,16 @@ impl Lower<'_> {
         let mut description = None;
         let mut cooldown = None;
         let mut schedule = None;
+        let mut menu = None;
         let mut body = Vec::new();
         for p in pair.into_inner() {
             match p.as_rule() {
                 Rule::kw_command | Rule::kw_event | Rule::kw_handler => {}
                 Rule::ident | Rule::name => name = Some(self.ident(p)),
+                Rule::menu => {
+                    let (n, m) = self.menu(p)?;
+                    (name, menu) = (Some(n), Some(Box::new(m)));
+                }
                 Rule::string => description = Some(self.text(p)),
                 Rule::cooldown => cooldown = Some(self.setting(p)?),
                 Rule::schedule => schedule = Some(Box::new(self.schedule(p)?)),
@@ -520,7 +530,27 @@ impl Lower<'_> {
             }
         }
         let name = self.required(name, Rule::ident, "a command or event", span)?;
-        Ok(Tree { kind, name, description, cooldown, schedule, body, span })
+        Ok(Tree { kind, name, description, cooldown, schedule, menu, body, span })
+    }
+
+    /// `"Show Avatar" for user`: the name (a string's value) and the menu.
+    fn menu(&mut self, pair: Pair<'_, Rule>) -> Lowered<(Ident, Menu)> {
+        let span = self.span(&pair);
+        let (mut name, mut target) = (None, None);
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::string => {
+                    let text = self.text(p);
+                    name = Some(Ident { name: text.value, span: text.span });
+                }
+                Rule::kw_for => {}
+                Rule::ident => target = Some(self.ident(p)),
+                _ => return self.unexpected(&p, "a context-menu command"),
+            }
+        }
+        let name = self.required(name, Rule::string, "a context-menu command", span)?;
+        let target = self.required(target, Rule::ident, "a context-menu command", span)?;
+        Ok((name, Menu { target, span }))
     }
 
     /// `every|at|cron "…" [in "ZONE"] channel "…"`.

@@ -24,7 +24,10 @@ pub fn file(f: &File) -> String {
 }
 
 fn tree(t: &Tree, out: &mut String) {
-    out.push_str(&format!("{} {}", t.kind.as_str(), t.name.name));
+    match &t.menu {
+        Some(m) => out.push_str(&format!("{} {} for {}", t.kind.as_str(), text(&t.name.name), m.target.name)),
+        None => out.push_str(&format!("{} {}", t.kind.as_str(), t.name.name)),
+    }
     if let Some(d) = &t.description {
         out.push_str(&format!(" {}", text(&d.value)));
     }
