@@ -214,6 +214,14 @@ fn locale(tree: &Tree, l: &Locale, options: &[&OptionDecl], out: &mut Findings) 
     if let Some(d) = &l.description {
         super::platform::description(&what("command"), &tree.name.name, &d.value, d.span, out);
     }
+    translated_options(tree, l, options, out);
+}
+
+/// A `locale`'s options: each one the command has, once, with a name and
+/// a description the platform takes.
+fn translated_options(tree: &Tree, l: &Locale, options: &[&OptionDecl], out: &mut Findings) {
+    let code = &l.locale;
+    let what = |of: &str| format!("{of} in `{}`", code.name);
     for (i, lo) in l.options.iter().enumerate() {
         if let Some(first) = l.options[..i].iter().find(|x| x.option.name == lo.option.name) {
             out.push(
