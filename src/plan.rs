@@ -14,7 +14,7 @@ pub use crate::vocab::Method;
 use crate::Checked;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 12;
+pub const FORMAT: u32 = 13;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -84,8 +84,71 @@ pub struct Tree {
     /// A context-menu command's menu: `user` or `message`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub menu: Option<String>,
+    /// Its `require` lines: who may run it, and where.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guards: Vec<Guard>,
     pub options: Vec<OptionSpec>,
     pub steps: Vec<Step>,
+}
+
+/// A `require` line: a member's roles (any of them), the channel (any of
+/// them), or a member's permissions (all of them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Guard {
+    /// Role ids: each written, or a secret's slot.
+    Roles {
+        ids: Vec<Template>,
+    },
+    Channels {
+        ids: Vec<Template>,
+    },
+    /// The permissions' bits.
+    Permissions {
+        bits: u64,
+    },
+}
+
+impl Guard {
+    /// A checked file's `require` line (`None` for one the checker refused).
+    fn of(g: &ast::Guard) -> Option<Guard> {
+        let ids = || {
+            g.values
+                .iter()
+                .map(|v| match v {
+                    ast::GuardValue::Text(t) => Some(template(t)),
+                    ast::GuardValue::Word(_) => None,
+                })
+                .collect::<Option<Vec<_>>>()
+        };
+        Some(match g.what.name.as_str() {
+            "roles" => Guard::Roles { ids: ids()? },
+            "channels" => Guard::Channels { ids: ids()? },
+            "permissions" => {
+                let mut bits = 0;
+                for v in &g.values {
+                    let ast::GuardValue::Word(w) = v else { return None };
+                    bits |= crate::discord::registration::permission(&w.name)?.bits();
+                }
+                Guard::Permissions { bits }
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// A template of text and secrets' slots only, filled from `secrets`: a
+/// guard's id (`None` when a slot has no value, or for any other part).
+pub fn fixed_text(t: &Template, secrets: &std::collections::HashMap<String, String>) -> Option<String> {
+    let mut out = String::new();
+    for part in &t.parts {
+        match part {
+            Seg::Text(text) => out.push_str(text),
+            Seg::Secret { name } => out.push_str(secrets.get(name)?),
+            _ => return None,
+        }
+    }
+    Some(out)
 }
 
 /// When a timed event runs, and the channel its replies go to.
@@ -792,6 +855,14 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
                 cooldown: Cooldown::of(t.cooldown.as_ref()),
                 timer: Timer::of(t.schedule.as_deref()),
                 menu: t.menu_target().map(str::to_string),
+                guards: t
+                    .body
+                    .iter()
+                    .filter_map(|n| match n {
+                        Node::Guard(g) => Guard::of(g),
+                        _ => None,
+                    })
+                    .collect(),
                 options: t
                     .body
                     .iter()
@@ -853,7 +924,7 @@ fn steps(nodes: &[Node]) -> Lowered<Vec<Step>> {
 
 fn step(node: &Node) -> Lowered<Option<Step>> {
     Ok(Some(match node {
-        Node::Option(_) | Node::Register(_) => return Ok(None),
+        Node::Option(_) | Node::Register(_) | Node::Guard(_) => return Ok(None),
         Node::Api(b) => Step::Request(Box::new(request(b)?)),
         Node::Reply(r) => reply_step(r),
         Node::Form(f) => Step::Form(Box::new(FormStep {

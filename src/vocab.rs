@@ -912,6 +912,7 @@ keywords! {
     Contexts "contexts" Tree,
     Installs "installs" Tree,
     Nsfw "nsfw" Tree,
+    Require "require" Tree,
     Method "method" Block,
     Url "url" Block,
     Params "params" Block,

@@ -712,6 +712,8 @@ fn completion_knows_the_words_of_registration_lines() {
         ("    installs server, |", "user"),
         ("    locale |", "pt-BR"),
         ("    option log \"Where\" channel in text, |", "forum"),
+        ("    require |", "permissions"),
+        ("    require permissions manage_messages, |", "kick_members"),
     ];
     for (version, (line, wanted)) in lines.into_iter().enumerate() {
         let text = BOT.replace("    option city", &format!("{}\n    option city", line.trim_end_matches('|')));

@@ -590,11 +590,19 @@ fn register_node() -> impl Strategy<Value = Node> {
     .prop_map(|r| Node::Register(Box::new(r)))
 }
 
+/// `require WORD value, …`: strings and words (the checker reads them).
+fn guard_node() -> impl Strategy<Value = Node> {
+    let value = prop_oneof![template().prop_map(GuardValue::Text), ident().prop_map(GuardValue::Word)];
+    (ident(), proptest::collection::vec(value, 1..4))
+        .prop_map(|(what, values)| Node::Guard(Box::new(Guard { what, values, span: sp() })))
+}
+
 fn node() -> impl Strategy<Value = Node> {
     let leaf =
         prop_oneof![
             option_node(),
             register_node(),
+            guard_node(),
             (ident(), proptest::collection::vec(field(), 0..4))
                 .prop_map(|(name, fields)| Node::Api(Box::new(ApiBlock { name, fields, span: sp() }))),
             template().prop_map(|text| Node::Reply(Reply::text_only(text, sp()))),

@@ -1243,3 +1243,66 @@ fn context_menu_commands_deploy_and_run_with_their_targets() {
     let slash = served.send(&platform, &command("m4", "High five", json!([])));
     assert_ne!(content(&slash), "<@1001> high-fives <@2002>!");
 }
+
+/// `require` lines: a member without the role, in another channel, or
+/// without the permissions is told why, privately, and nothing runs; a
+/// role kept in a secret is never named; an administrator has every
+/// permission; serve will not start without the secret.
+#[test]
+fn a_guard_refuses_a_member_without_the_role_and_nothing_runs() {
+    let platform = TestPlatform::start();
+    let program = r#"var purges = 0
+
+command purge "Delete messages" {
+    require roles "<MOD_ROLE>", "2222222222222222222"
+    require channels "888"
+    require permissions manage_messages
+    save purges = purges + 1
+    reply "Purged ({purges})."
+}
+"#;
+    let served = serve(program, &platform, None, &[], &[("BLKC_SECRET_MOD_ROLE", "1111111111111111111")]);
+    let send = |id: &str, roles: Value, permissions: &str, channel: &str| {
+        let mut body = command(id, "purge", json!([]));
+        body["member"]["roles"] = roles;
+        body["member"]["permissions"] = json!(permissions);
+        body["channel_id"] = json!(channel);
+        served.send(&platform, &body)
+    };
+    let manage_messages = (1u64 << 13).to_string();
+    let answer = send("g1", json!(["1111111111111111111"]), &manage_messages, "888");
+    assert_eq!(content(&answer), "Purged (1).");
+    // No role: told so privately, the role from the secret not named.
+    let answer = send("g2", json!(["3333333333333333333"]), &manage_messages, "888");
+    assert_eq!(content(&answer), "You need a role this requires.");
+    assert_eq!(answer.body["data"]["flags"], 64, "{answer:?}");
+    assert!(!answer.body.to_string().contains("1111111111111111111"), "{answer:?}");
+    assert_eq!(answer.body["data"]["allowed_mentions"]["parse"], json!([]), "{answer:?}");
+    // Another channel: the channel written in the file is named.
+    let answer = send("g3", json!(["2222222222222222222"]), &manage_messages, "999");
+    assert_eq!(content(&answer), "This can't be used in this channel: <#888>.");
+    // Without the permission; then an administrator.
+    let answer = send("g4", json!(["2222222222222222222"]), "0", "888");
+    assert_eq!(content(&answer), "You need the permission to manage messages to use this.");
+    let administrator = (1u64 << 3).to_string();
+    assert_eq!(content(&send("g5", json!(["2222222222222222222"]), &administrator, "888")), "Purged (2).");
+    // In a direct message there is no member.
+    let mut dm = command("g6", "purge", json!([]));
+    dm.as_object_mut().unwrap().remove("member");
+    dm["user"] = json!({ "id": "1001", "username": "ada" });
+    assert_eq!(content(&served.send(&platform, &dm)), "This can only be used in a server.");
+    assert!(served.wait_log("id=g2").contains("outcome=guarded"), "{}", served.wait_log("id=g2"));
+    drop(served);
+    // The secret a guard reads must be set, as any secret.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bot.blk"), program).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["serve", "bot.blk", "--platform", &platform.api(), "--listen", "127.0.0.1:0"])
+        .env("BLKC_DISCORD_PUBLIC_KEY", platform.public_key())
+        .env_remove("BLKC_BOT_TOKEN")
+        .env_remove("BLKC_SECRET_MOD_ROLE")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("MOD_ROLE"), "{out:?}");
+}

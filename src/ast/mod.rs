@@ -145,6 +145,34 @@ pub enum Node {
     /// `permissions …`, `contexts …`, `installs …`, `nsfw`, `locale …`:
     /// what a command registers besides its options.
     Register(Box<Register>),
+    /// `require roles|channels|permissions …`: who may run the tree, where.
+    Guard(Box<Guard>),
+}
+
+/// `require roles "<MOD_ROLE>"`, `require permissions manage_messages`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Guard {
+    /// `roles`, `channels` or `permissions`, as written.
+    pub what: Ident,
+    pub values: Vec<GuardValue>,
+    pub span: Span,
+}
+
+/// A guard's value: a role's or a channel's id (a string, which may be a
+/// secret's slot), or a permission's word.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GuardValue {
+    Text(Template),
+    Word(Ident),
+}
+
+impl GuardValue {
+    pub fn span(&self) -> Span {
+        match self {
+            GuardValue::Text(t) => t.span,
+            GuardValue::Word(w) => w.span,
+        }
+    }
 }
 
 impl Node {
@@ -152,6 +180,7 @@ impl Node {
         match self {
             Node::Option(n) => n.span,
             Node::Register(n) => n.span(),
+            Node::Guard(n) => n.span,
             Node::Api(n) => n.span,
             Node::Reply(n) => n.span,
             Node::Form(n) => n.span,

@@ -104,6 +104,13 @@ pub fn walk_nodes<'a, V: Visitor<'a> + ?Sized>(v: &mut V, nodes: &'a [Node]) {
             Node::Text(t, span) => v.text_piece(t, *span),
             Node::Stop(span) => v.stop(*span),
             Node::Register(_) => {}
+            Node::Guard(g) => {
+                for value in &g.values {
+                    if let GuardValue::Text(t) = value {
+                        v.template(t, Site::Condition);
+                    }
+                }
+            }
         }
     }
 }

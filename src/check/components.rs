@@ -552,7 +552,12 @@ impl<'t> Placement<'t, '_> {
                     self.loops -= 1;
                     state = state.join(after);
                 }
-                Node::Save(_) | Node::Option(_) | Node::Register(_) | Node::Text(..) | Node::Stop(_) => {}
+                Node::Save(_)
+                | Node::Option(_)
+                | Node::Register(_)
+                | Node::Guard(_)
+                | Node::Text(..)
+                | Node::Stop(_) => {}
             }
         }
         state

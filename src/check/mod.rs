@@ -6,6 +6,7 @@
 mod arith;
 mod components;
 mod declarations;
+mod guards;
 mod lists;
 mod loops;
 pub mod platform;
@@ -74,6 +75,7 @@ pub fn check(file: &File, model: &crate::model::Model) -> Findings {
     declarations::check(&scope, &mut out);
     platform::check(file, &mut out);
     register::check(file, &mut out);
+    guards::check(file, &mut out);
     scopes::check(file, &mut out);
     components::check(file, &mut out);
     lists::check(file, &mut out);

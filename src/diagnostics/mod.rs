@@ -185,6 +185,7 @@ codes! {
     BadOptionBound = "B427", Error, "an option's `min` or `max` that the platform refuses";
     UnknownRegisterWord = "B428", Error, "a permission, context, install, channel kind, locale or option a registration line does not know";
     MisplacedRegister = "B429", Error, "a registration line where it does not belong, or written twice";
+    BadGuard = "B430", Error, "a `require` line blkc cannot hold";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

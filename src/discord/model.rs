@@ -55,6 +55,13 @@ pub struct Member {
     pub user: Option<User>,
     #[serde(deserialize_with = "text")]
     pub nick: Option<String>,
+    /// The member's roles' ids (in an interaction).
+    #[serde(deserialize_with = "lenient")]
+    pub roles: Option<Vec<String>>,
+    /// The member's permissions in the channel, as the platform computed
+    /// them: a decimal string of bits (in an interaction).
+    #[serde(deserialize_with = "text")]
+    pub permissions: Option<String>,
 }
 
 /// A user's name as shown: the server nickname, else the display name,

@@ -242,7 +242,16 @@ pub fn timer_channel(
 /// takes a reloaded file, so that no user meets a run that cannot send.
 pub fn inputs_ready(plan: &Plan, inputs: &Inputs) -> Outcome {
     let trees: Vec<&[Step]> = plan.trees.iter().map(|t| t.steps.as_slice()).collect();
-    preflight::preflight_all(&trees, inputs)
+    let guards: Vec<&crate::plan::Template> = plan
+        .trees
+        .iter()
+        .flat_map(|t| &t.guards)
+        .flat_map(|g| match g {
+            crate::plan::Guard::Roles { ids } | crate::plan::Guard::Channels { ids } => ids.as_slice(),
+            crate::plan::Guard::Permissions { .. } => &[],
+        })
+        .collect();
+    preflight::preflight_all(&trees, &guards, inputs)
 }
 
 /// What a test request got back (every text already redacted).

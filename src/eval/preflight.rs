@@ -35,12 +35,13 @@ pub fn redactor(inputs: &Inputs, steps: &[Step]) -> Redactor {
 /// Every secret slot and the bot token that the tree may send must have a
 /// value before the first request goes out.
 pub fn preflight(steps: &[Step], inputs: &Inputs) -> Outcome {
-    preflight_all(&[steps], inputs)
+    preflight_all(&[steps], &[], inputs)
 }
 
-/// [`preflight`] over several trees at once: every secret any of them
-/// lacks is named in one diagnostic.
-pub fn preflight_all(trees: &[&[Step]], inputs: &Inputs) -> Outcome {
+/// [`preflight`] over several trees at once, and `more` templates besides
+/// (the ids of `require` lines): every secret any of them lacks is named in
+/// one diagnostic.
+pub fn preflight_all(trees: &[&[Step]], more: &[&Template], inputs: &Inputs) -> Outcome {
     let mut missing: Vec<(String, Span)> = Vec::new();
     let mut short: Option<(String, Span)> = None;
     let mut token_needed: Option<Span> = None;
@@ -67,6 +68,7 @@ pub fn preflight_all(trees: &[&[Step]], inputs: &Inputs) -> Outcome {
     for steps in trees {
         plan::each_template(steps, &mut visit);
     }
+    more.iter().for_each(|t| visit(t));
     if let Some((name, span)) = short {
         return Err(Box::new(failure::secret_too_short(&name, span)));
     }

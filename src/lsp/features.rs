@@ -595,6 +595,23 @@ fn register_words(line: &str) -> Option<Vec<CompletionItem>> {
     use crate::discord::registration as reg;
     let word = CompletionItemKind::ENUM_MEMBER;
     let list = |rest: &str| rest.rsplit(',').next().is_some_and(|w| !w.trim().contains(' '));
+    if let Some(rest) = line.strip_prefix("require ") {
+        let kinds = [
+            ("roles", "a member with any of these roles: `\"<MOD_ROLE>\"` or an id"),
+            ("channels", "in any of these channels: `\"<BOT_CHANNEL>\"` or an id"),
+            ("permissions", "a member with all of these permissions"),
+        ];
+        return Some(match rest.strip_prefix("permissions ") {
+            Some(words) if list(words) => {
+                reg::permission_words().into_iter().map(|p| item(p, word, "permission".into())).collect()
+            }
+            Some(_) => Vec::new(),
+            None if !rest.contains(' ') => {
+                kinds.iter().map(|(k, about)| item(k.to_string(), word, about.to_string())).collect()
+            }
+            None => Vec::new(),
+        });
+    }
     if let Some(rest) = line.strip_prefix("permissions ") {
         return Some(if list(rest) {
             reg::permission_words().into_iter().map(|p| item(p, word, "permission".into())).collect()

@@ -249,7 +249,7 @@ impl State {
     fn member(&self, join: bool, m: &MemberEvent, v: &mut Vars) -> (Option<String>, Option<String>) {
         let guild = self.guild(&m.guild_id);
         let id = m.user.as_ref().and_then(|u| u.id.clone()).unwrap_or_default();
-        let member = Member { user: None, nick: m.nick.clone() };
+        let member = Member { user: None, nick: m.nick.clone(), ..Member::default() };
         v.put("user_id", id.clone());
         v.put("user_name", display_name(m.user.as_ref(), Some(&member)));
         if join {

@@ -86,6 +86,13 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
     if !first_time(shared, &trigger) {
         return;
     }
+    // Who may run it, and where: decided before anything is counted.
+    let guards = &trigger.tree().guards;
+    if let Some(standing) = trigger.standing.as_ref().filter(|_| !guards.is_empty()) {
+        if let Some(why) = super::gate::guarded(guards, standing, &shared.bot.inputs.secrets) {
+            return refuse_with(shared, &trigger, Outcome::Guarded, Some(why));
+        }
+    }
     let started = Instant::now();
     let mut report = RunReport::default();
     let mut store = shared.bot.store.run_store();
@@ -165,7 +172,13 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
 /// is told privately (an event's run is only logged).
 fn refuse(shared: &Arc<Shared>, trigger: &Trigger, passage: Passage) {
     let outcome = if matches!(passage, Passage::UsedUp { .. }) { Outcome::UsedUp } else { Outcome::Cooldown };
-    if let (Target::Interaction(_), Some(text)) = (&trigger.target, passage.refusal()) {
+    refuse_with(shared, trigger, outcome, passage.refusal());
+}
+
+/// A trigger kept from running: the user told `text` privately (with no
+/// ping: a role or a channel is named, never notified), counted and logged.
+fn refuse_with(shared: &Arc<Shared>, trigger: &Trigger, outcome: Outcome, text: Option<String>) {
+    if let (Target::Interaction(_), Some(text)) = (&trigger.target, text) {
         let mut message = Message::notice(&text);
         message.ephemeral = true;
         let mut out = Outbox { shared, trigger, replies: 0, disable: None };

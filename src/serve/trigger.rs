@@ -35,6 +35,9 @@ pub struct Trigger {
     pub about: About,
     /// Cooldowns and click counts it must pass before it runs.
     pub gates: super::gate::Gates,
+    /// Who used it and where, for its tree's `require` lines (an
+    /// interaction's; an event has none).
+    pub standing: Option<super::gate::Standing>,
 }
 
 /// Where a run's messages go.
@@ -129,6 +132,8 @@ pub enum Outcome {
     Cooldown,
     /// A button clicked its `max_clicks` times already.
     UsedUp,
+    /// A `require` line did not hold: the member was told why.
+    Guarded,
     /// A timed event's tick noticed too late to run (the server was not
     /// running then).
     Late,
@@ -155,6 +160,7 @@ impl Outcome {
             Outcome::UnknownHandler => "unknown_handler",
             Outcome::Cooldown => "cooldown",
             Outcome::UsedUp => "used_up",
+            Outcome::Guarded => "guarded",
             Outcome::Late => "late",
             Outcome::Replayed => "replayed",
             Outcome::Unauthorized => "unauthorized",
@@ -299,7 +305,8 @@ impl Trigger {
             Err(_) => super::gate::Gates::default(),
         };
         let target = Target::Interaction(answer);
-        Trigger { tree, loaded, vars, mentions, target, dedupe: None, received, about, gates }
+        let standing = Some(super::gate::Standing::of(interaction));
+        Trigger { tree, loaded, vars, mentions, target, dedupe: None, received, about, gates, standing }
     }
 
     /// An event's run, from a dispatch the cache made into `run`, whose
@@ -321,6 +328,7 @@ impl Trigger {
             dedupe,
             received: Instant::now(),
             about,
+            standing: None,
         }
     }
 
@@ -348,6 +356,7 @@ impl Trigger {
             dedupe: Some(claim),
             received: Instant::now(),
             about,
+            standing: None,
         }
     }
 

@@ -110,6 +110,7 @@ fn keyword(rule: Rule) -> Option<Keyword> {
         Rule::kw_contexts => Keyword::Contexts,
         Rule::kw_installs => Keyword::Installs,
         Rule::kw_nsfw => Keyword::Nsfw,
+        Rule::guard | Rule::kw_require => Keyword::Require,
         Rule::method_field | Rule::kw_method => Keyword::Method,
         Rule::url_field | Rule::kw_url => Keyword::Url,
         Rule::params_field | Rule::kw_params => Keyword::Params,

@@ -272,6 +272,7 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
                 | Rule::option_bound
                 | Rule::option_in
                 | Rule::menu
+                | Rule::guard
                 | Rule::register
                 | Rule::locale
                 | Rule::locale_option
@@ -622,6 +623,7 @@ impl Lower<'_> {
         Ok(match pair.as_rule() {
             Rule::option_decl => Node::Option(Box::new(self.option_decl(pair)?)),
             Rule::register => Node::Register(Box::new(self.register(pair)?)),
+            Rule::guard => Node::Guard(Box::new(self.guard(pair)?)),
             Rule::api_block => Node::Api(Box::new(self.api_block(pair)?)),
             Rule::reply | Rule::update => Node::Reply(self.reply(pair)?),
             Rule::form => Node::Form(Box::new(self.form(pair)?)),
@@ -681,6 +683,24 @@ impl Lower<'_> {
         }
         let name = self.required(name, Rule::ident, "an `option`", span)?;
         Ok(OptionDecl { name, description, kind, required, bounds, channels, choices, span })
+    }
+
+    /// `require WORD value, …`.
+    fn guard(&mut self, pair: Pair<'_, Rule>) -> Lowered<Guard> {
+        let span = self.span(&pair);
+        let mut inner = pair.into_inner().skip(1);
+        let what = inner.next().filter(|p| p.as_rule() == Rule::ident);
+        let what = what.map(|p| self.ident(p));
+        let what = self.required(what, Rule::ident, "a `require`", span)?;
+        let mut values = Vec::new();
+        for p in inner {
+            values.push(match p.as_rule() {
+                Rule::string => GuardValue::Text(self.template(p)),
+                Rule::ident => GuardValue::Word(self.ident(p)),
+                _ => return self.unexpected(&p, "a `require`"),
+            });
+        }
+        Ok(Guard { what, values, span })
     }
 
     /// `permissions a, b`, `contexts …`, `installs …`, `nsfw`, `locale …`.

@@ -85,6 +85,17 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
                 out.push('\n');
             }
             Node::Register(r) => register(r, out),
+            Node::Guard(g) => {
+                let values: Vec<String> = g
+                    .values
+                    .iter()
+                    .map(|v| match v {
+                        GuardValue::Text(t) => template(t),
+                        GuardValue::Word(w) => w.name.to_string(),
+                    })
+                    .collect();
+                out.push_str(&format!("require {} {}\n", g.what.name, values.join(", ")));
+            }
             Node::Reply(r) => reply(r, out),
             Node::Form(f) => {
                 out.push_str(&format!("form {} {{{}", f.handler.name, settings(&f.settings)));

@@ -1,0 +1,145 @@
+//! `require roles|channels|permissions …`: who may run a command or a
+//! handler, and where. A guard is decided before the run, from the
+//! interaction's member and channel, so its ids are written or secrets'
+//! slots, never what a run computes (B430); its permissions are the
+//! platform's words (B428).
+
+use crate::ast::{File, Guard, GuardValue, Node, Part, Template, TreeKind};
+use crate::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
+use crate::discord::registration as reg;
+
+/// The words after `require`, and what each holds.
+const KINDS: &[(&str, &str)] = &[
+    ("roles", "a member with any of these roles"),
+    ("channels", "in any of these channels"),
+    ("permissions", "a member with all of these permissions"),
+];
+
+pub fn check(file: &File, out: &mut Findings) {
+    for tree in file.trees() {
+        let allowed = matches!(tree.kind, TreeKind::Command | TreeKind::Handler);
+        let mut seen: Vec<(&str, crate::source::Span)> = Vec::new();
+        for node in &tree.body {
+            let Node::Guard(g) = node else { continue };
+            if !allowed {
+                out.push(bad(
+                    g.span,
+                    "`require` in an event",
+                    "an event has no member who used it: only a command or a handler can require something of one",
+                ));
+                continue;
+            }
+            if let Some((_, first)) = seen.iter().find(|(w, _)| *w == g.what.name.as_str()) {
+                out.push(
+                    bad(
+                        g.span,
+                        &format!("`require {}` twice", g.what.name),
+                        "list every value on one line: `require roles \"…\", \"…\"`",
+                    )
+                    .related(*first, "the first"),
+                );
+                continue;
+            }
+            seen.push((g.what.name.as_str(), g.span));
+            guard(g, out);
+        }
+        nested(&tree.body, true, out);
+    }
+}
+
+/// B430: a `require` inside an `if` or a `for`.
+fn nested(nodes: &[Node], top: bool, out: &mut Findings) {
+    for node in nodes {
+        match node {
+            Node::Guard(g) if !top => out.push(bad(
+                g.span,
+                "`require` inside an `if` or a `for`",
+                "move it to the top of the command or handler: it is decided before the run starts",
+            )),
+            Node::If(i) => {
+                for link in &i.links {
+                    nested(&link.then.body, false, out);
+                }
+                if let Some(otherwise) = &i.otherwise {
+                    nested(&otherwise.body, false, out);
+                }
+            }
+            Node::For(f) => nested(&f.body.body, false, out),
+            _ => {}
+        }
+    }
+}
+
+fn guard(g: &Guard, out: &mut Findings) {
+    let what = g.what.name.as_str();
+    if !KINDS.iter().any(|(k, _)| *k == what) {
+        let close = did_you_mean(what, KINDS.iter().map(|(k, _)| *k)).unwrap_or("roles");
+        out.push(
+            bad(
+                g.what.span,
+                &format!("`require {what}`: blkc can require roles, channels or permissions"),
+                &format!("did you mean `{close}`?"),
+            )
+            .fix(format!("write `{close}`"), g.what.span, close),
+        );
+        return;
+    }
+    for value in &g.values {
+        match (what, value) {
+            ("permissions", GuardValue::Word(w)) if reg::permission(&w.name).is_none() => {
+                let known = reg::permission_words();
+                let mut diag =
+                    Diagnostic::new(Code::UnknownRegisterWord, format!("no permission is called `{}`", w.name))
+                        .label(w.span, "not a permission the platform knows");
+                diag = match did_you_mean(&w.name, known.iter().map(String::as_str)) {
+                    Some(close) => {
+                        diag.help(format!("did you mean `{close}`?")).fix(format!("write `{close}`"), w.span, close)
+                    }
+                    None => diag
+                        .help("a permission is the platform's name in lower case: `manage_messages`, `ban_members` …"),
+                };
+                out.push(diag);
+            }
+            ("permissions", GuardValue::Word(_)) => {}
+            ("permissions", GuardValue::Text(t)) => out.push(bad(
+                t.span,
+                "a permission is a word, not a string",
+                "write the platform's name in lower case, without quotes: `require permissions manage_messages`",
+            )),
+            (_, GuardValue::Word(w)) => out.push(bad(
+                w.span,
+                &format!("`{}` is not an id: a role or a channel is its id, in quotes", w.name),
+                "write its id (right-click it, Copy ID), or a secret's slot: `require roles \"<MOD_ROLE>\"`",
+            )),
+            (_, GuardValue::Text(t)) => id(t, out),
+        }
+    }
+}
+
+/// A role's or a channel's id: digits as written, or secrets' slots (whose
+/// value serve checks when it starts).
+fn id(t: &Template, out: &mut Findings) {
+    let computed = t.parts.iter().any(|p| !matches!(p, Part::Lit(..) | Part::Secret(..)));
+    if computed {
+        out.push(bad(
+            t.span,
+            "a `require` id is read before the run: it can be written or a secret, not a variable",
+            "write the id, or keep it in a secret: `require roles \"<MOD_ROLE>\"`",
+        ));
+        return;
+    }
+    let written: String =
+        t.parts.iter().filter_map(|p| if let Part::Lit(s, _) = p { Some(s.as_str()) } else { None }).collect();
+    let only_text = t.parts.iter().all(|p| matches!(p, Part::Lit(..)));
+    if only_text && !crate::discord::is_snowflake(&written) {
+        out.push(bad(
+            t.span,
+            &format!("`{}` is not an id", crate::display::one_line(&written)),
+            "a role's or a channel's id is its digits (right-click it, Copy ID): a name can change, an id cannot",
+        ));
+    }
+}
+
+fn bad(span: crate::source::Span, message: &str, help: &str) -> Diagnostic {
+    Diagnostic::new(Code::BadGuard, message.to_string()).label(span, "here").help(help.to_string())
+}
