@@ -83,15 +83,8 @@ impl RunReport {
 /// and logs how it went.
 pub fn run(shared: &Arc<Shared>, work: Work) {
     let Work { _queued, trigger } = work;
-    if !first_time(shared, &trigger) {
+    if !first_time(shared, &trigger) || refused_by_guards(shared, &trigger) {
         return;
-    }
-    // Who may run it, and where: decided before anything is counted.
-    let guards = &trigger.tree().guards;
-    if let Some(standing) = trigger.standing.as_ref().filter(|_| !guards.is_empty()) {
-        if let Some(why) = super::gate::guarded(guards, standing, &shared.bot.inputs.secrets) {
-            return refuse_with(shared, &trigger, Outcome::Guarded, Some(why));
-        }
     }
     let started = Instant::now();
     let mut report = RunReport::default();
@@ -166,6 +159,16 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
     let counted = if report.deferred && outcome == Outcome::Answered { Outcome::Deferred } else { outcome };
     count(shared, &trigger.about, counted);
     log_run(&trigger.about, trigger.received, counted, Some(&report));
+}
+
+/// Who may run it, and where (its tree's `require` lines), decided before
+/// anything is counted: whether they refused it (the member is told).
+fn refused_by_guards(shared: &Arc<Shared>, trigger: &Trigger) -> bool {
+    let guards = &trigger.tree().guards;
+    let Some(standing) = trigger.standing.as_ref().filter(|_| !guards.is_empty()) else { return false };
+    let Some(why) = super::gate::guarded(guards, standing, &shared.bot.inputs.secrets) else { return false };
+    refuse_with(shared, trigger, Outcome::Guarded, Some(why));
+    true
 }
 
 /// A trigger a cooldown or a used-up button keeps from running: the user

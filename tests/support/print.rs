@@ -85,17 +85,7 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
                 out.push('\n');
             }
             Node::Register(r) => register(r, out),
-            Node::Guard(g) => {
-                let values: Vec<String> = g
-                    .values
-                    .iter()
-                    .map(|v| match v {
-                        GuardValue::Text(t) => template(t),
-                        GuardValue::Word(w) => w.name.to_string(),
-                    })
-                    .collect();
-                out.push_str(&format!("require {} {}\n", g.what.name, values.join(", ")));
-            }
+            Node::Guard(g) => guard(g, out),
             Node::Reply(r) => reply(r, out),
             Node::Form(f) => {
                 out.push_str(&format!("form {} {{{}", f.handler.name, settings(&f.settings)));
@@ -409,4 +399,16 @@ fn register(r: &Register, out: &mut String) {
         }
     }
     out.push('\n');
+}
+
+fn guard(g: &Guard, out: &mut String) {
+    let values: Vec<String> = g
+        .values
+        .iter()
+        .map(|v| match v {
+            GuardValue::Text(t) => template(t),
+            GuardValue::Word(w) => w.name.to_string(),
+        })
+        .collect();
+    out.push_str(&format!("require {} {}\n", g.what.name, values.join(", ")));
 }
