@@ -260,3 +260,20 @@ fn mistakes_checked_on_several_threads_at_once_are_described_as_alone() {
         }
     }
 }
+
+/// Names in other scripts where reading stops (found by the fuzz target):
+/// each recogniser steps through the text by characters, never by bytes.
+#[test]
+fn names_in_other_scripts_where_reading_stops_get_one_diagnostic() {
+    for text in [
+        "command ommand Привет \"Greets\" {\n    reply \"x\"\n}\n",
+        "command ping Привет \"Greets\" {\n    reply \"x\"\n}\n",
+        "command Привет \"Greets\" {\n    option И<SECRET><SECRET> \"Whom\"\n    reply \"x\"\n}\n",
+        "command \"Привет\" \"Greets\" {\n    reply \"x\"\n}\n",
+        "command x \"x\" {\n    option имя.фамилия \"Whom\"\n    reply \"x\"\n}\n",
+        "command \"é\"é {\n}\n",
+    ] {
+        let checked = check("m.blk", text);
+        assert_eq!(checked.diagnostics.len(), 1, "{text}: {:?}", checked.diagnostics);
+    }
+}

@@ -874,8 +874,12 @@ fn quoted_command_name(f: &Failure<'_>) -> Option<Diagnostic> {
         return None;
     }
     let end = end_of_previous(f.text, f.at);
-    let start = f.text[..end.checked_sub(1)?].rfind('"')?;
-    if !f.text[..end].ends_with('"') || previous_word(f.text, start).map(|(w, _)| w) != Some("command") {
+    // (`"` is one byte: the text before it ends on a character's boundary.)
+    if !f.text[..end].ends_with('"') {
+        return None;
+    }
+    let start = f.text[..end - 1].rfind('"')?;
+    if previous_word(f.text, start).map(|(w, _)| w) != Some("command") {
         return None;
     }
     let span = Span::new(start, end);
@@ -944,11 +948,12 @@ fn name_in_pieces(f: &Failure<'_>) -> Option<Diagnostic> {
     if !(keyword == "command" || (keyword == "option" && !glue.is_empty())) {
         return None;
     }
-    let rest = (f.at + glue.len()..)
-        .zip(f.text[f.at + glue.len()..].chars())
+    let from = f.at + glue.len();
+    let rest = f.text[from..]
+        .char_indices()
         .take_while(|&(_, c)| crate::discord::names::is_name_char(c))
         .last()
-        .map(|(i, c)| i + c.len_utf8())?;
+        .map(|(i, c)| from + i + c.len_utf8())?;
     let span = Span::new(first.start as usize, rest);
     let written = &f.text[span.range()];
     let name = to_platform_name(written);
