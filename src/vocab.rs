@@ -103,73 +103,40 @@ pub fn event_variables(kind: &str) -> Option<&'static [&'static str]> {
     EVENTS.iter().find(|(k, _)| *k == kind).map(|(_, v)| *v)
 }
 
-/// What a handler run is given: who used the component or form and where,
-/// the message it is on, and what was chosen (`value`: a button's value or
-/// the first choice; `values`: every choice, joined by `, `). A form's
-/// fields come as `field_<input>` besides.
-pub const HANDLER_VARIABLES: &[&str] = &[
-    "user_id",
-    "user_name",
-    "user_mention",
-    "server_id",
-    "server_name",
-    "channel_id",
-    "channel_name",
-    "message_id",
-    "value",
-    "values",
-];
+/// What a handler run is given besides a command's variables (who used
+/// the component or form, and where): the message it is on, and what was
+/// chosen (`value`: a button's value or the first choice; `values`: every
+/// choice, joined by `, `). A form's fields come as `field_<input>` besides.
+pub const HANDLER_VARIABLES: &[&str] = &["message_id", "value", "values"];
 
 /// What a timed event's run is given: the channel its replies go to, and
 /// the instant of its tick (RFC 3339, UTC).
 pub const TIMED_VARIABLES: &[&str] = &["channel_id", "tick_time"];
 
-/// What a user command (`command "…" for user`) is given besides a
-/// command's: the user whose menu it was chosen in.
-pub const USER_MENU_VARIABLES: &[&str] = &[
-    "user_id",
-    "user_name",
-    "user_mention",
-    "server_id",
-    "server_name",
-    "channel_id",
-    "channel_name",
-    "target_user_id",
-    "target_user_name",
-    "target_user_mention",
-];
-
-/// What a message command (`command "…" for message`) is given besides a
-/// command's: the message whose menu it was chosen in, and its author.
-pub const MESSAGE_MENU_VARIABLES: &[&str] = &[
-    "user_id",
-    "user_name",
-    "user_mention",
-    "server_id",
-    "server_name",
-    "channel_id",
-    "channel_name",
-    "target_message_id",
-    "target_message_content",
-    "target_message_author_id",
-    "target_message_author_name",
+/// What a context-menu command is given besides a command's variables,
+/// by menu: the user or the message it was chosen on.
+pub const MENU_VARIABLES: &[(&str, &[&str])] = &[
+    ("user", &["target_user_id", "target_user_name", "target_user_mention"]),
+    (
+        "message",
+        &["target_message_id", "target_message_content", "target_message_author_id", "target_message_author_name"],
+    ),
 ];
 
 /// The trigger variables of `tree` (an event of a kind blkc does not know:
 /// none; the checker says so); a timed event's are [`TIMED_VARIABLES`],
 /// whatever its name; a context-menu command's, its menu's.
-pub fn trigger_variables(tree: &crate::ast::Tree) -> &'static [&'static str] {
-    let (kind, name, timed) = (tree.kind, tree.name.name.as_str(), tree.schedule.is_some());
-    match kind {
-        crate::ast::TreeKind::Event if timed => TIMED_VARIABLES,
-        crate::ast::TreeKind::Command => match tree.menu_target() {
-            Some("user") => USER_MENU_VARIABLES,
-            Some("message") => MESSAGE_MENU_VARIABLES,
-            _ => COMMAND_VARIABLES,
-        },
-        crate::ast::TreeKind::Event => event_variables(name).unwrap_or(&[]),
-        crate::ast::TreeKind::Handler => HANDLER_VARIABLES,
-    }
+pub fn trigger_variables(tree: &crate::ast::Tree) -> Vec<&'static str> {
+    use crate::ast::TreeKind;
+    let (name, timed) = (tree.name.name.as_str(), tree.schedule.is_some());
+    let besides: &[&str] = match (tree.kind, tree.menu_target()) {
+        (TreeKind::Event, _) if timed => return TIMED_VARIABLES.to_vec(),
+        (TreeKind::Event, _) => return event_variables(name).unwrap_or(&[]).to_vec(),
+        (TreeKind::Handler, _) => HANDLER_VARIABLES,
+        (TreeKind::Command, Some(menu)) => MENU_VARIABLES.iter().find(|(m, _)| *m == menu).map_or(&[], |(_, v)| v),
+        (TreeKind::Command, None) => &[],
+    };
+    COMMAND_VARIABLES.iter().chain(besides).copied().collect()
 }
 
 /// The chat platform's API, where `{bot_token}` may go unless a file says
