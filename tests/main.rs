@@ -33,6 +33,7 @@ mod lsp;
 mod mistakes;
 mod parallel;
 mod properties;
+mod registration_limits;
 mod run;
 mod run_fixtures;
 mod secrets;
