@@ -728,3 +728,30 @@ fn completion_knows_the_words_of_registration_lines() {
         assert!(!items.contains(&"reply".to_string()), "{line}: {items:?}");
     }
 }
+
+/// An option named in another script is a variable like any: hover on its
+/// `{option_…}` says what it is, and rename keeps its script.
+#[test]
+fn an_option_named_in_another_script_is_hovered_and_renamed() {
+    let (_dir, uri) = workspace();
+    let mut client = Client::start(&[]);
+    let text = "command привет \"Говорит привет\" {\n    option имя \"Кому сказать привет\" required\n    reply \"Привет, {option_имя}!\"\n}\n";
+    client.open(&uri, text);
+    let hover = client.at("textDocument/hover", &uri, text, "option_имя}", 9);
+    let shown = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(shown.contains("option `имя`") && shown.contains("Кому сказать привет"), "{hover}");
+    let offset = text.find("option_имя}").unwrap() + 9;
+    let line = text[..offset].matches('\n').count();
+    let character = text[text[..offset].rfind('\n').map_or(0, |i| i + 1)..offset].encode_utf16().count();
+    let params = json!({
+        "textDocument": { "uri": uri }, "position": { "line": line, "character": character }, "newName": "друг"
+    });
+    let edit = client.request("textDocument/rename", params);
+    let edits = edit["changes"][&uri].as_array().cloned().unwrap_or_default();
+    let mut written: Vec<&str> = edits.iter().map(|e| e["newText"].as_str().unwrap()).collect();
+    written.sort();
+    assert_eq!(written, ["option_друг", "друг"], "{edit}");
+    // The declaration's range is the name's, in UTF-16 units.
+    let declared = edits.iter().find(|e| e["newText"] == "друг").unwrap();
+    assert_eq!(declared["range"]["start"], json!({ "line": 1, "character": 11 }), "{edit}");
+}
