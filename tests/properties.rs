@@ -807,3 +807,17 @@ fn the_lexer_and_the_grammar_agree_on_a_hash_in_a_reference() {
     same_reading(text).unwrap();
     assert!(blkc::syntax::grammar_leaves(text).iter().any(|(k, _)| *k == blkc::syntax::GrammarLeaf::Reference));
 }
+
+/// A tree of every node kind, read a node at a time and, when a mistake
+/// after it makes the whole item be read again, read whole: the same tree
+/// (the property above found `require` missing from the whole reading).
+#[test]
+fn every_node_kind_reads_the_same_node_by_node_and_whole() {
+    let tree = "command ban \"Ban\" {\n    permissions ban_members\n    require roles \"<MOD_ROLE>\"\n    locale fr \"bannir\" { who \"qui\" }\n    option who \"Who\" user required\n    option log \"Log\" channel in text\n    reply \"x\"\n}\ncommand \"Quote\" for message {\n    reply \"y\"\n}\n";
+    for text in [tree.to_string(), format!("{tree}{{\n")] {
+        same_squeezed(&text).unwrap();
+        let parsed = blkc::syntax::parse(&SourceFile::new("t.blk", text.clone()));
+        assert!(parsed.diagnostics.iter().all(|d| !d.message.contains("internal error")), "{:?}", parsed.diagnostics);
+        assert_eq!(parsed.ast.trees().count(), 2, "{text}");
+    }
+}

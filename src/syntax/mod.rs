@@ -518,6 +518,7 @@ impl Lower<'_> {
                 Rule::schedule => schedule = Some(Box::new(self.schedule(p)?)),
                 Rule::option_decl
                 | Rule::register
+                | Rule::guard
                 | Rule::api_block
                 | Rule::reply
                 | Rule::update
