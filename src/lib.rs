@@ -14,6 +14,7 @@ pub mod discord;
 pub mod display;
 pub mod eval;
 pub mod format;
+pub mod guards;
 pub mod helpers;
 pub mod lsp;
 pub mod message;

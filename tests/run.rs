@@ -678,3 +678,35 @@ fn a_scope_id_that_is_not_a_number_never_makes_a_key() {
     assert_eq!(ran.code, 3, "{}", ran.stderr);
     assert!(ran.stderr.contains("B325") && ran.stderr.contains("`server_id` that is an ID"), "{}", ran.stderr);
 }
+
+/// `blkc run` holds `require` lines as `serve` does, on the member its
+/// `--roles` and `--permissions` describe: the same rule, the same words.
+#[test]
+fn run_holds_require_lines_on_the_member_its_flags_describe() {
+    let server = TestServer::start();
+    let p = program(
+        "command purge \"Delete messages\" {\n    require roles \"<MOD_ROLE>\", \"2222222222222222222\"\n    require channels \"888\"\n    require permissions manage_messages\n    reply \"Purged.\"\n}\n",
+        &server,
+    );
+    let secret = [("BLKC_SECRET_MOD_ROLE", "1111111111111111111")];
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut all = vec!["--offline", "--var", "channel_id=888"];
+        all.extend_from_slice(args);
+        blkc(&p, &all, env)
+    };
+    let ran = run(&[], &secret);
+    assert_eq!(ran.code, 3, "{}", ran.stderr);
+    assert!(ran.stderr.contains("the run did not start: You need a role this requires."), "{}", ran.stderr);
+    assert!(!ran.stderr.contains("1111111111111111111"), "{}", ran.stderr);
+    let ran = run(&["--roles", "1111111111111111111"], &secret);
+    assert!(ran.stderr.contains("You need the permission to manage messages to use this."), "{}", ran.stderr);
+    let ran = run(&["--roles", "5, 1111111111111111111", "--permissions", "manage_messages"], &secret);
+    assert_eq!((ran.code, ran.stdout.trim()), (0, "Purged."), "{}", ran.stderr);
+    let ran = run(&["--roles", "1111111111111111111", "--permissions", "manage_mesages"], &secret);
+    assert_eq!(ran.code, 2);
+    assert!(ran.stderr.contains("did you mean `manage_messages`?"), "{}", ran.stderr);
+    // The secret a guard reads must be set, as any secret.
+    let ran = run(&["--roles", "1111111111111111111", "--permissions", "manage_messages"], &[]);
+    assert_eq!(ran.code, 3);
+    assert!(ran.stderr.contains("B306") && ran.stderr.contains("MOD_ROLE"), "{}", ran.stderr);
+}

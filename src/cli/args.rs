@@ -188,6 +188,12 @@ pub struct RunArgs {
     /// A JSON object of trigger variables and options
     #[arg(long = "vars", value_name = "FILE.json")]
     pub vars_file: Option<PathBuf>,
+    /// The member's roles, for the tree's `require roles` (their ids, comma-separated; none when left out)
+    #[arg(long, value_name = "ID,…")]
+    pub roles: Option<String>,
+    /// The member's permissions, for the tree's `require permissions` (the platform's words, comma-separated; none when left out)
+    #[arg(long, value_name = "WORD,…")]
+    pub permissions: Option<String>,
     #[command(flatten)]
     pub net: NetArgs,
     /// The custom variable store: a file, or `postgres://…` (default:

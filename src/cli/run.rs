@@ -67,6 +67,62 @@ fn find_tree<'p>(plan: &'p blkc::plan::Plan, args: &RunArgs) -> Result<&'p blkc:
     Err(format!("`{}` has no {} `{name}`; {hint}", args.file.display(), kind.as_str()))
 }
 
+/// The tree's `require` lines, held before the run starts: how `run`
+/// exits when they refuse it (or a secret they read has no value).
+fn held(
+    args: &RunArgs,
+    tree: &blkc::plan::Tree,
+    inputs: &eval::Inputs,
+    source: &SourceFile,
+    (format, opts): (Format, RenderOptions),
+) -> Option<Exit> {
+    if let Err(diag) = eval::guards_ready(tree, inputs) {
+        report_failure(source, &diag, format, opts);
+        return Some(Exit::RunFailure);
+    }
+    match refused(args, tree, inputs) {
+        Ok(None) => None,
+        Ok(Some(why)) => {
+            eprintln!("{}: the run did not start: {why}", args.file.display());
+            eprintln!(
+                "  (`require` decides on the member `--roles`, `--permissions` and `--var channel_id=…` describe)"
+            );
+            Some(Exit::RunFailure)
+        }
+        Err(e) => Some(report::usage(e)),
+    }
+}
+
+/// What the tree's `require` lines say of the member `--roles` and
+/// `--permissions` describe, in the channel of `--var channel_id` (as
+/// `serve` decides on an interaction's member): why they refuse it, if so.
+fn refused(args: &RunArgs, tree: &blkc::plan::Tree, inputs: &eval::Inputs) -> Result<Option<String>, String> {
+    let list = |s: &Option<String>| -> Vec<String> {
+        s.iter().flat_map(|s| s.split(',')).map(|w| w.trim().to_string()).filter(|w| !w.is_empty()).collect()
+    };
+    let mut bits = 0;
+    for word in list(&args.permissions) {
+        match blkc::discord::registration::permission(&word) {
+            Some(p) => bits |= p.bits(),
+            None => {
+                let known = blkc::discord::registration::permission_words();
+                let hint = did_you_mean(&word, known.iter().map(String::as_str))
+                    .map_or(String::new(), |w| format!("; did you mean `{w}`?"));
+                return Err(format!("`--permissions {word}`: no permission is called `{word}`{hint}"));
+            }
+        }
+    }
+    if tree.guards.is_empty() {
+        return Ok(None);
+    }
+    let standing = blkc::guards::Standing {
+        roles: Some(list(&args.roles)),
+        permissions: Some(bits),
+        channel: inputs.vars.get("channel_id").cloned().unwrap_or_default(),
+    };
+    Ok(blkc::guards::refusal(&tree.guards, &standing, &inputs.secrets))
+}
+
 /// Every `--var` and `--vars` key names a variable of the tree (a trigger
 /// variable, an option as `option_<name>`, or a custom variable): a name
 /// that is none of them would be sent as its literal `{…}`, so it is a usage
@@ -161,6 +217,9 @@ pub fn run(args: &RunArgs) -> Exit {
         Ok(p) => p,
         Err(e) => return report::usage(e),
     };
+    if let Some(exit) = held(args, tree, &inputs, &checked.source, (format, opts)) {
+        return exit;
+    }
     let mut memory = eval::MemoryStore::default();
     // The store is beside the file, wherever blkc is run from.
     let default = args.file.parent().unwrap_or(Path::new("")).join(store::DEFAULT_PATH);

@@ -242,16 +242,22 @@ pub fn timer_channel(
 /// takes a reloaded file, so that no user meets a run that cannot send.
 pub fn inputs_ready(plan: &Plan, inputs: &Inputs) -> Outcome {
     let trees: Vec<&[Step]> = plan.trees.iter().map(|t| t.steps.as_slice()).collect();
-    let guards: Vec<&crate::plan::Template> = plan
-        .trees
-        .iter()
-        .flat_map(|t| &t.guards)
-        .flat_map(|g| match g {
-            crate::plan::Guard::Roles { ids } | crate::plan::Guard::Channels { ids } => ids.as_slice(),
-            crate::plan::Guard::Permissions { .. } => &[],
-        })
-        .collect();
+    let guards: Vec<&crate::plan::Template> = plan.trees.iter().flat_map(guard_ids).collect();
     preflight::preflight_all(&trees, &guards, inputs)
+}
+
+/// Whether every secret the `require` lines of `tree` read has a value:
+/// what `blkc run` checks before it decides them.
+pub fn guards_ready(tree: &Tree, inputs: &Inputs) -> Outcome {
+    preflight::preflight_all(&[], &guard_ids(tree).collect::<Vec<_>>(), inputs)
+}
+
+/// The role and channel ids of a tree's `require` lines.
+fn guard_ids(tree: &Tree) -> impl Iterator<Item = &crate::plan::Template> {
+    tree.guards.iter().flat_map(|g| match g {
+        crate::plan::Guard::Roles { ids } | crate::plan::Guard::Channels { ids } => ids.as_slice(),
+        crate::plan::Guard::Permissions { .. } => &[],
+    })
 }
 
 /// What a test request got back (every text already redacted).

@@ -166,7 +166,7 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
 fn refused_by_guards(shared: &Arc<Shared>, trigger: &Trigger) -> bool {
     let guards = &trigger.tree().guards;
     let Some(standing) = trigger.standing.as_ref().filter(|_| !guards.is_empty()) else { return false };
-    let Some(why) = super::gate::guarded(guards, standing, &shared.bot.inputs.secrets) else { return false };
+    let Some(why) = crate::guards::refusal(guards, standing, &shared.bot.inputs.secrets) else { return false };
     refuse_with(shared, trigger, Outcome::Guarded, Some(why));
     true
 }

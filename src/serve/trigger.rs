@@ -37,7 +37,7 @@ pub struct Trigger {
     pub gates: super::gate::Gates,
     /// Who used it and where, for its tree's `require` lines (an
     /// interaction's; an event has none).
-    pub standing: Option<super::gate::Standing>,
+    pub standing: Option<crate::guards::Standing>,
 }
 
 /// Where a run's messages go.
@@ -305,7 +305,7 @@ impl Trigger {
             Err(_) => super::gate::Gates::default(),
         };
         let target = Target::Interaction(answer);
-        let standing = Some(super::gate::Standing::of(interaction));
+        let standing = Some(crate::guards::Standing::of(interaction));
         Trigger { tree, loaded, vars, mentions, target, dedupe: None, received, about, gates, standing }
     }
 
