@@ -81,10 +81,8 @@ pub fn scan(text: &str, start: usize, diags: &mut Vec<Diagnostic>) -> Option<Vec
                     .label(span, "not a helper");
                 // Other languages' words for the count of a list.
                 let other = matches!(word, "length" | "lenght" | "len" | "size" | "size_of").then_some("count");
-                d = match did_you_mean(word, NAMES.iter().copied()).or(other) {
-                    Some(s) => d.help(format!("did you mean `{s}`?")).fix(format!("write `{s}`"), span, s),
-                    None => d.help("the list helpers are `count`, `first N` and `join 'SEPARATOR'`"),
-                };
+                let meant = did_you_mean(word, NAMES.iter().copied()).or(other);
+                d = d.meant(span, meant, "the list helpers are `count`, `first N` and `join 'SEPARATOR'`");
                 diags.push(d);
                 return None;
             }

@@ -73,32 +73,31 @@ fn nested(nodes: &[Node], top: bool, out: &mut Findings) {
 fn guard(g: &Guard, out: &mut Findings) {
     let what = g.what.name.as_str();
     if !KINDS.iter().any(|(k, _)| *k == what) {
-        let close = did_you_mean(what, KINDS.iter().map(|(k, _)| *k)).unwrap_or("roles");
-        out.push(
-            bad(
-                g.what.span,
-                &format!("`require {what}`: blkc can require roles, channels or permissions"),
-                &format!("did you mean `{close}`?"),
-            )
-            .fix(format!("write `{close}`"), g.what.span, close),
-        );
+        // `role`, `channel`, `permission`: the plural is the word.
+        let plural = format!("{what}s");
+        let kinds = KINDS.iter().map(|(k, _)| *k);
+        let meant = kinds.clone().find(|k| *k == plural).or_else(|| did_you_mean(what, kinds));
+        let diag = Diagnostic::new(
+            Code::BadGuard,
+            format!("`require {what}`: blkc can require roles, channels or permissions"),
+        )
+        .label(g.what.span, "here");
+        out.push(diag.meant(
+            g.what.span,
+            meant,
+            "write `require roles \"…\"`, `require channels \"…\"` or `require permissions …`",
+        ));
         return;
     }
     for value in &g.values {
         match (what, value) {
             ("permissions", GuardValue::Word(w)) if reg::permission(&w.name).is_none() => {
                 let known = reg::permission_words();
-                let mut diag =
-                    Diagnostic::new(Code::UnknownRegisterWord, format!("no permission is called `{}`", w.name))
-                        .label(w.span, "not a permission the platform knows");
-                diag = match did_you_mean(&w.name, known.iter().map(String::as_str)) {
-                    Some(close) => {
-                        diag.help(format!("did you mean `{close}`?")).fix(format!("write `{close}`"), w.span, close)
-                    }
-                    None => diag
-                        .help("a permission is the platform's name in lower case: `manage_messages`, `ban_members` …"),
-                };
-                out.push(diag);
+                let diag = Diagnostic::new(Code::UnknownRegisterWord, format!("no permission is called `{}`", w.name))
+                    .label(w.span, "not a permission the platform knows");
+                let meant = did_you_mean(&w.name, known.iter().map(String::as_str));
+                let help = "a permission is the platform's name in lower case: `manage_messages`, `ban_members` …";
+                out.push(diag.meant(w.span, meant, help));
             }
             ("permissions", GuardValue::Word(_)) => {}
             ("permissions", GuardValue::Text(t)) => out.push(bad(

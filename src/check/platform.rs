@@ -56,23 +56,21 @@ fn menus(file: &File, out: &mut Findings) {
                 }
             }
             None => {
-                let words = reg::MENUS.iter().map(|(w, ..)| *w);
-                let close = did_you_mean(target, words.clone()).unwrap_or("user");
-                out.push(
-                    Diagnostic::new(Code::UnknownRegisterWord, format!("no menu is called `{target}`"))
-                        .label(menu.target.span, "not a menu the platform has")
-                        .help(format!("a context-menu command is `for user` or `for message`: did you mean `{close}`?"))
-                        .fix(format!("write `{close}`"), menu.target.span, close),
-                );
+                let meant = did_you_mean(target, reg::MENUS.iter().map(|(w, ..)| *w));
+                let diag = Diagnostic::new(Code::UnknownRegisterWord, format!("no menu is called `{target}`"))
+                    .label(menu.target.span, "not a menu the platform has");
+                out.push(diag.meant(menu.target.span, meant, "a context-menu command is `for user` or `for message`"));
             }
         }
-        let length = name.chars().count();
-        if length == 0 || length > names::MAX || name.trim() != name.as_str() {
+        if !names::is_valid_menu(name) {
+            let length = name.chars().count();
+            let problem = if (1..=names::MAX).contains(&length) {
+                "has a blank at its start or its end".to_string()
+            } else {
+                format!("has {length} characters, where the platform allows 1 to {}", names::MAX)
+            };
             out.push(
-                Diagnostic::new(
-                    Code::PlatformName,
-                    format!("the name of a context-menu command has {length} characters, or blanks at an end"),
-                )
+                Diagnostic::new(Code::PlatformName, format!("the name of context-menu command `{name}` {problem}"))
                 .label(tree.name.span, "this name")
                 .help(format!("a context-menu command's name is 1 to {} characters, capitals and blanks allowed, with no blank at either end", names::MAX)),
             );

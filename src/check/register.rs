@@ -118,18 +118,14 @@ fn words<'a>(
                     .help("leave out the second"),
             );
         } else if !known(&word.name) {
-            let mut diag = Diagnostic::new(Code::UnknownRegisterWord, format!("no {what} is called `{}`", word.name))
+            let diag = Diagnostic::new(Code::UnknownRegisterWord, format!("no {what} is called `{}`", word.name))
                 .label(word.span, format!("not a {what} the platform knows"));
             // The platform's own names for them (`guild`, `guild_install`).
             let alias = ALIASES.iter().find(|(a, _)| *a == word.name.as_str()).map(|(_, w)| *w);
             let alias = alias.filter(|w| candidates.clone().any(|c| c == *w));
-            diag = match alias.or_else(|| did_you_mean(&word.name, candidates.clone())) {
-                Some(close) => {
-                    diag.help(format!("did you mean `{close}`?")).fix(format!("write `{close}`"), word.span, close)
-                }
-                None => diag.help(format!("the {what}s are: {}", candidates.clone().collect::<Vec<_>>().join(", "))),
-            };
-            out.push(diag);
+            let meant = alias.or_else(|| did_you_mean(&word.name, candidates.clone()));
+            let all = format!("the {what}s are: {}", candidates.clone().collect::<Vec<_>>().join(", "));
+            out.push(diag.meant(word.span, meant, all));
         }
     }
 }
@@ -170,18 +166,14 @@ fn locale(tree: &Tree, l: &Locale, options: &[&OptionDecl], out: &mut Findings) 
     let code = &l.locale;
     if !reg::LOCALES.iter().any(|(c, _)| *c == code.name.as_str()) {
         let codes = reg::LOCALES.iter().map(|(c, _)| *c);
-        let mut diag = Diagnostic::new(Code::UnknownRegisterWord, format!("no locale is called `{}`", code.name))
+        let diag = Diagnostic::new(Code::UnknownRegisterWord, format!("no locale is called `{}`", code.name))
             .label(code.span, "not one of the platform's locales");
         // `fr-FR` for `fr`, `pt-br` for `pt-BR`.
         let language = code.name.split('-').next().unwrap_or_default();
         let close = codes.clone().find(|c| c.eq_ignore_ascii_case(&code.name) || *c == language);
-        diag = match close.or_else(|| did_you_mean(&code.name, codes.clone())) {
-            Some(close) => {
-                diag.help(format!("did you mean `{close}`?")).fix(format!("write `{close}`"), code.span, close)
-            }
-            None => diag.help(format!("the platform's locales are: {}", codes.collect::<Vec<_>>().join(", "))),
-        };
-        out.push(diag);
+        let meant = close.or_else(|| did_you_mean(&code.name, codes.clone()));
+        let all = format!("the platform's locales are: {}", codes.collect::<Vec<_>>().join(", "));
+        out.push(diag.meant(code.span, meant, all));
     }
     if let (Some(_), Some(span)) =
         (&tree.menu, l.description.as_ref().map(|d| d.span).or(l.options.first().map(|o| o.span)))
@@ -198,10 +190,10 @@ fn locale(tree: &Tree, l: &Locale, options: &[&OptionDecl], out: &mut Findings) 
     let what = |of: &str| format!("{of} in `{}`", code.name);
     // (A context-menu command's name, in any language, is any 1 to 32
     // characters: the checker of menus says so of the name itself.)
-    let length = l.name.value.chars().count();
     if tree.menu.is_none() {
         super::platform::name(&what("command"), &l.name.value, l.name.span, &[], out);
-    } else if length == 0 || length > crate::discord::names::MAX {
+    } else if !crate::discord::names::is_valid_menu(&l.name.value) {
+        let length = l.name.value.chars().count();
         out.push(
             Diagnostic::new(
                 Code::PlatformName,
@@ -237,18 +229,14 @@ fn translated_options(tree: &Tree, l: &Locale, options: &[&OptionDecl], out: &mu
         }
         if !options.iter().any(|o| o.name.name == lo.option.name) {
             let names = options.iter().map(|o| o.name.name.as_str());
-            let mut diag = Diagnostic::new(
+            let diag = Diagnostic::new(
                 Code::UnknownRegisterWord,
                 format!("command `{}` has no option `{}`", tree.name.name, lo.option.name),
             )
             .label(lo.option.span, "no such option");
-            diag = match did_you_mean(&lo.option.name, names) {
-                Some(close) => {
-                    diag.help(format!("did you mean `{close}`?")).fix(format!("write `{close}`"), lo.option.span, close)
-                }
-                None => diag.help("a locale's braces translate the command's options, each by its own name"),
-            };
-            out.push(diag);
+            let meant = did_you_mean(&lo.option.name, names);
+            let help = "a locale's braces translate the command's options, each by its own name";
+            out.push(diag.meant(lo.option.span, meant, help));
             continue;
         }
         super::platform::name(&what("option"), &lo.name.value, lo.name.span, &[], out);

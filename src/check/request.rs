@@ -252,10 +252,8 @@ fn check_method(name: &str, span: Span, out: &mut Findings) {
             upper,
         )
     } else {
-        match did_you_mean(name, Method::ALL.iter().map(|m| m.as_str())) {
-            Some(m) => diag.help(format!("did you mean `{m}`?")).fix(format!("write `{m}`"), span, m),
-            None => diag.help("the methods are GET, POST, PUT, DELETE and PATCH"),
-        }
+        let meant = did_you_mean(name, Method::ALL.iter().map(|m| m.as_str()));
+        diag.meant(span, meant, "the methods are GET, POST, PUT, DELETE and PATCH")
     };
     out.push(diag);
 }

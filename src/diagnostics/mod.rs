@@ -272,6 +272,16 @@ impl Diagnostic {
         self.suggest_edits(message, vec![Edit { span, replacement: replacement.into() }], Confidence::Certain)
     }
 
+    /// The word a person most likely meant at `span`: "did you mean `x`?"
+    /// with the certain fix that writes it, or `otherwise` as the help when
+    /// nothing is close.
+    pub fn meant(self, span: Span, meant: Option<&str>, otherwise: impl Into<String>) -> Diagnostic {
+        match meant {
+            Some(word) => self.help(format!("did you mean `{word}`?")).fix(format!("write `{word}`"), span, word),
+            None => self.help(otherwise),
+        }
+    }
+
     /// A likely fix that a person should confirm (offered, never applied
     /// by `--fix`).
     pub fn maybe_fix(self, message: impl Into<String>, span: Span, replacement: impl Into<String>) -> Diagnostic {

@@ -66,6 +66,13 @@ fn has_lower(c: char) -> bool {
     !(lower.next() == Some(c) && lower.next().is_none())
 }
 
+/// Whether `name` is a context-menu command's name: 1 to [`MAX`]
+/// characters, capitals and blanks allowed, none at either end (the
+/// platform's client shows it as written; blkc keeps blanks from its ends).
+pub fn is_valid_menu(name: &str) -> bool {
+    (1..=MAX).contains(&name.chars().count()) && name.trim() == name
+}
+
 /// Whether `text` is `option_` and a name: the variable an option's value
 /// is read through (`{option_my-opt}`, `{option_année}`). A name of ASCII
 /// letters, digits and `_` is a plain variable name already.
