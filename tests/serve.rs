@@ -1182,10 +1182,14 @@ fn registration_lines_round_trip_and_a_change_is_named() {
         ("contexts server", "contexts server, bot_dm", "contexts"),
         ("\"verwarnen\"", "\"abmahnen\"", "locales"),
         ("in text, forum", "in text", "options"),
+        // A line taken out is a change back to the platform's default.
+        ("    contexts server, bot_dm\n", "", "contexts"),
+        ("    installs server\n", "", "nothing"),
     ] {
         let changed = std::fs::read_to_string(dir.path().join("m.blk")).unwrap().replace(from, to);
         std::fs::write(dir.path().join("m.blk"), changed).unwrap();
-        deploy_says(&format!("1 changed (/warn: {what})"));
+        // (`installs server` is the default: taking it out changes nothing.)
+        deploy_says(&if what == "nothing" { "1 unchanged".to_string() } else { format!("1 changed (/warn: {what})") });
         deploy_says("1 unchanged");
     }
 }
@@ -1239,6 +1243,13 @@ fn context_menu_commands_deploy_and_run_with_their_targets() {
     let answer = served.send(&platform, &bare);
     assert_eq!(content(&answer), FAILED_WORD);
     assert!(served.wait_log("id=m3").contains("names no user"));
+    // A target that is no id is no target.
+    let mut odd = five.clone();
+    odd["id"] = json!("m5");
+    odd["token"] = json!("itoken-m5-secretpart");
+    odd["data"]["target_id"] = json!("2002/../x");
+    odd["data"]["resolved"]["users"] = json!({ "2002/../x": { "id": "2002/../x", "username": "mallory" } });
+    assert_eq!(content(&served.send(&platform, &odd)), FAILED_WORD);
     // The same name as a slash command is not the menu's command.
     let slash = served.send(&platform, &command("m4", "High five", json!([])));
     assert_ne!(content(&slash), "<@1001> high-fives <@2002>!");

@@ -300,10 +300,11 @@ impl Interaction {
     }
 
     /// What a context-menu command was chosen on, as `resolved` has it;
-    /// `None` when the interaction does not say.
+    /// `None` when the interaction does not say, or names it by anything
+    /// but a snowflake (an id goes into variables a request may read).
     pub fn target(&self) -> Option<Target> {
         let data = self.data.as_ref()?;
-        let id = data.target_id.clone()?;
+        let id = data.target_id.clone().filter(|id| super::is_snowflake(id))?;
         let resolved = data.resolved.as_ref()?;
         match self.menu()? {
             "user" => {
@@ -317,7 +318,10 @@ impl Interaction {
                 Some(Target::Message {
                     id,
                     content: message.content.clone().unwrap_or_default(),
-                    author_id: author.and_then(|a| a.id.clone()).unwrap_or_default(),
+                    author_id: author
+                        .and_then(|a| a.id.clone())
+                        .filter(|id| super::is_snowflake(id))
+                        .unwrap_or_default(),
                     author_name: display_name(author, None),
                 })
             }

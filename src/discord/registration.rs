@@ -74,13 +74,16 @@ impl Extra {
         if self.default_member_permissions != r.default_member_permissions {
             what.push("permissions");
         }
-        fn list<T: PartialEq>(ours: &Option<Vec<T>>, theirs: &Option<Vec<T>>) -> bool {
-            ours.is_none() || ours == theirs
-        }
-        if !list(&self.contexts, &r.contexts) {
+        // Left out, each is the platform's default, as it lists it: no
+        // contexts (every one), installs in a server only. A line taken out
+        // of the file is a change back to that.
+        let (contexts, theirs) = (self.contexts.as_deref().unwrap_or_default(), r.contexts.as_deref());
+        if contexts != theirs.unwrap_or_default() {
             what.push("contexts");
         }
-        if !list(&self.integration_types, &r.integration_types) {
+        let server = [ApplicationIntegrationType::GuildInstall];
+        let installs = |t: &Option<Vec<ApplicationIntegrationType>>| t.clone().unwrap_or(server.to_vec());
+        if installs(&self.integration_types) != installs(&r.integration_types) {
             what.push("installs");
         }
         if self.nsfw.unwrap_or(false) != r.nsfw.unwrap_or(false) {
