@@ -302,6 +302,28 @@ pub fn each_reference<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Reference)) 
     walk_nodes(&mut References(f), nodes);
 }
 
+/// Calls `f` on every node inside a branch of an `if` or the body of a
+/// `for`, at any depth: never on the nodes of `nodes` themselves (what must
+/// stand at the top of a tree is looked for here).
+pub fn each_in_branch<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Node)) {
+    for node in nodes {
+        let branches: Vec<&'a [Node]> = match node {
+            Node::If(i) => i
+                .links
+                .iter()
+                .map(|l| l.then.body.as_slice())
+                .chain(i.otherwise.iter().map(|o| o.body.as_slice()))
+                .collect(),
+            Node::For(l) => vec![l.body.body.as_slice()],
+            _ => continue,
+        };
+        for branch in branches {
+            branch.iter().for_each(&mut *f);
+            each_in_branch(branch, f);
+        }
+    }
+}
+
 /// Calls `f` on every loop of `nodes`, in every branch, outer loops first.
 pub fn each_loop<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a ForNode)) {
     struct Loops<'f, F>(&'f mut F);

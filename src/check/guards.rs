@@ -43,30 +43,12 @@ pub fn check(file: &File, out: &mut Findings) {
             seen.push((g.what.name.as_str(), g.span));
             guard(g, out);
         }
-        nested(&tree.body, true, out);
-    }
-}
-
-/// B430: a `require` inside an `if` or a `for`.
-fn nested(nodes: &[Node], top: bool, out: &mut Findings) {
-    for node in nodes {
-        match node {
-            Node::Guard(g) if !top => out.push(bad(
-                g.span,
-                "`require` inside an `if` or a `for`",
-                "move it to the top of the command or handler: it is decided before the run starts",
-            )),
-            Node::If(i) => {
-                for link in &i.links {
-                    nested(&link.then.body, false, out);
-                }
-                if let Some(otherwise) = &i.otherwise {
-                    nested(&otherwise.body, false, out);
-                }
+        crate::ast::visit::each_in_branch(&tree.body, &mut |n| {
+            if let Node::Guard(g) = n {
+                let help = "move it to the top of the command or handler: it is decided before the run starts";
+                out.push(bad(g.span, "`require` inside an `if` or a `for`", help));
             }
-            Node::For(f) => nested(&f.body.body, false, out),
-            _ => {}
-        }
+        });
     }
 }
 

@@ -16,53 +16,45 @@ use crate::vocab::OptionType;
 pub fn check(file: &File, out: &mut Findings) {
     for tree in file.trees() {
         let command = tree.kind == TreeKind::Command;
-        misplaced(&tree.body, command, true, out);
         if command {
             self::command(tree, out);
+        } else {
+            let top = tree.body.iter().filter(|n| matches!(n, Node::Register(_)));
+            top.for_each(|n| {
+                misplaced(
+                    n,
+                    "in an event or a handler",
+                    "only a command is registered: move it into one, or leave it out",
+                    out,
+                )
+            });
         }
+        crate::ast::visit::each_in_branch(&tree.body, &mut |n| {
+            let help = "move it to the top of the command, beside its options: it is registered once, not run";
+            misplaced(n, "inside an `if` or a `for`", help, out);
+        });
     }
 }
 
 /// B429: a registration line anywhere but at the top of a command.
-fn misplaced(nodes: &[Node], command: bool, top: bool, out: &mut Findings) {
-    for node in nodes {
-        match node {
-            Node::Register(r) if !(command && top) => {
-                let (label, help) = if command {
-                    (
-                        "inside an `if` or a `for`",
-                        "move it to the top of the command, beside its options: it is registered once, not run",
-                    )
-                } else {
-                    ("in an event or a handler", "only a command is registered: move it into one, or leave it out")
-                };
-                out.push(
-                    Diagnostic::new(Code::MisplacedRegister, format!("`{}` {label}", r.keyword()))
-                        .label(r.span(), "registered with the command, never run")
-                        .help(help),
-                );
-            }
-            Node::If(i) => {
-                for link in &i.links {
-                    misplaced(&link.then.body, command, false, out);
-                }
-                if let Some(otherwise) = &i.otherwise {
-                    misplaced(&otherwise.body, command, false, out);
-                }
-            }
-            Node::For(f) => misplaced(&f.body.body, command, false, out),
-            _ => {}
-        }
+fn misplaced(node: &Node, label: &str, help: &str, out: &mut Findings) {
+    if let Node::Register(r) = node {
+        out.push(
+            Diagnostic::new(Code::MisplacedRegister, format!("`{}` {label}", r.keyword()))
+                .label(r.span(), "registered with the command, never run")
+                .help(help.to_string()),
+        );
     }
 }
 
 fn command(tree: &Tree, out: &mut Findings) {
-    let mut seen: Vec<(&str, Span)> = Vec::new();
+    let mut seen: Vec<((bool, &str), Span)> = Vec::new();
     let options: Vec<&OptionDecl> = options(tree).collect();
     for r in registers(tree) {
+        // (A locale by its language: `locale nsfw …` is no second `nsfw`.)
         let key = match r {
-            Register::Locale(l) => l.locale.name.as_str(),
-            other => other.keyword(),
+            Register::Locale(l) => (true, l.locale.name.as_str()),
+            other => (false, other.keyword()),
         };
         if let Some((_, first)) = seen.iter().find(|(k, _)| *k == key) {
             let what = match r {
