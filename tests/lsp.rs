@@ -713,6 +713,7 @@ fn completion_knows_the_words_of_registration_lines() {
         ("    locale |", "pt-BR"),
         ("    option log \"Where\" channel in text, |", "forum"),
         ("    require |", "permissions"),
+        ("command \"Quote\" for |", "message"),
         ("    require permissions manage_messages, |", "kick_members"),
     ];
     for (version, (line, wanted)) in lines.into_iter().enumerate() {

@@ -595,6 +595,17 @@ fn register_words(line: &str) -> Option<Vec<CompletionItem>> {
     use crate::discord::registration as reg;
     let word = CompletionItemKind::ENUM_MEMBER;
     let list = |rest: &str| rest.rsplit(',').next().is_some_and(|w| !w.trim().contains(' '));
+    let permissions = |rest: &str| match list(rest) {
+        true => reg::permission_words().into_iter().map(|p| item(p, word, "permission".into())).collect(),
+        false => Vec::new(),
+    };
+    fn table<T>(t: &[(&str, T, &str)]) -> Vec<CompletionItem> {
+        t.iter().map(|(w, _, about)| item(w.to_string(), CompletionItemKind::ENUM_MEMBER, about.to_string())).collect()
+    }
+    // `command "Show Avatar" for …`: the menus.
+    if let Some(rest) = line.strip_prefix("command \"").and_then(|r| r.rsplit_once("\" for ")) {
+        return Some(if rest.1.contains(' ') { Vec::new() } else { table(reg::MENUS) });
+    }
     if let Some(rest) = line.strip_prefix("require ") {
         let kinds = [
             ("roles", "a member with any of these roles: `\"<MOD_ROLE>\"` or an id"),
@@ -602,10 +613,7 @@ fn register_words(line: &str) -> Option<Vec<CompletionItem>> {
             ("permissions", "a member with all of these permissions"),
         ];
         return Some(match rest.strip_prefix("permissions ") {
-            Some(words) if list(words) => {
-                reg::permission_words().into_iter().map(|p| item(p, word, "permission".into())).collect()
-            }
-            Some(_) => Vec::new(),
+            Some(words) => permissions(words),
             None if !rest.contains(' ') => {
                 kinds.iter().map(|(k, about)| item(k.to_string(), word, about.to_string())).collect()
             }
@@ -613,14 +621,7 @@ fn register_words(line: &str) -> Option<Vec<CompletionItem>> {
         });
     }
     if let Some(rest) = line.strip_prefix("permissions ") {
-        return Some(if list(rest) {
-            reg::permission_words().into_iter().map(|p| item(p, word, "permission".into())).collect()
-        } else {
-            Vec::new()
-        });
-    }
-    fn table<T>(t: &[(&str, T, &str)]) -> Vec<CompletionItem> {
-        t.iter().map(|(w, _, about)| item(w.to_string(), CompletionItemKind::ENUM_MEMBER, about.to_string())).collect()
+        return Some(permissions(rest));
     }
     if let Some(rest) = line.strip_prefix("contexts ") {
         return Some(if list(rest) { table(reg::CONTEXTS) } else { Vec::new() });
