@@ -388,6 +388,14 @@ impl Printer<'_> {
                 self.out.push_str("stop");
                 self.trailing(span.end as usize);
             }
+            Node::Sub(s) => self.sub(s),
+            Node::Choice(c) => {
+                self.out.push_str("choice ");
+                self.template(&c.name);
+                self.out.push(' ');
+                self.template(&c.value);
+                self.trailing(c.span.end as usize);
+            }
             Node::Form(f) => {
                 self.out.push_str("form ");
                 self.out.push_str(&f.handler.name);
@@ -425,13 +433,44 @@ impl Printer<'_> {
             self.out.push_str(" in ");
             self.out.push_str(&words(channels));
         }
-        match &o.choices {
-            Some(choices) => {
+        match (&o.choices, &o.autocomplete) {
+            (Some(choices), _) => {
                 self.out.push_str(" choices ");
                 self.choices(choices);
             }
-            None => self.trailing(o.span.end as usize),
+            (None, Some(a)) => {
+                self.out.push_str(" autocomplete {");
+                let open = self.open_brace(a.keyword.end as usize);
+                self.block(open, a.tree.span.end as usize - 1, &a.tree.body, Node::span, |p, n| p.node(n));
+                self.trailing(a.tree.span.end as usize);
+            }
+            (None, None) => self.trailing(o.span.end as usize),
         }
+    }
+
+    /// `subcommand NAME "…" [cooldown …] { … }`, `group NAME "…" { … }`.
+    fn sub(&mut self, s: &Sub) {
+        let t = &s.tree;
+        self.out.push_str(s.keyword());
+        self.out.push(' ');
+        self.out.push_str(&s.word.name);
+        if let Some(d) = &t.description {
+            self.out.push(' ');
+            self.out.push_str(&text_literal(&d.value));
+        }
+        if let Some(c) = &t.cooldown {
+            self.out.push(' ');
+            self.out.push_str(&setting_line(self.text, c));
+        }
+        self.out.push_str(" {");
+        let after = match (&t.cooldown, &t.description) {
+            (Some(c), _) => c.span.end,
+            (None, Some(d)) => d.span.end,
+            (None, None) => s.word.span.end,
+        };
+        let open = self.open_brace(after as usize);
+        self.block(open, t.span.end as usize - 1, &t.body, Node::span, |p, n| p.node(n));
+        self.trailing(t.span.end as usize);
     }
 
     /// `permissions a, b`, `nsfw`, `locale fr "…" "…" { … }`: a line each,

@@ -33,6 +33,54 @@ pub enum Outgoing {
     Message(Message),
     Form(Form),
     Nothing,
+    /// An autocomplete's answer: the choices offered as the user types.
+    Choices(Vec<Choice>),
+}
+
+/// A choice an autocomplete offers: its name (1 to 100 characters) and its
+/// value, of the option's type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    pub name: String,
+    pub value: ChoiceValue,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChoiceValue {
+    Text(String),
+    Integer(i64),
+    Number(f64),
+}
+
+/// The choices an autocomplete's run offered (`name`, `value` as text),
+/// as the platform takes them for an option of type `kind`: the first
+/// [`limits::CHOICES`], each name and text value cut to
+/// [`limits::CHOICE_TEXT`] characters; a choice with an empty name or
+/// value, or a value that is not a number of the option's range, is left
+/// out. Also says how many were left out or cut.
+pub fn choices(offered: Vec<(String, String)>, kind: vocab::OptionType) -> (Vec<Choice>, usize) {
+    use vocab::OptionType;
+    let long = |s: &str| s.chars().count() > limits::CHOICE_TEXT;
+    let cut = |s: &str| s.chars().take(limits::CHOICE_TEXT).collect::<String>();
+    let mut out = Vec::new();
+    let mut adjusted = offered.len().saturating_sub(limits::CHOICES);
+    for (name, value) in offered.into_iter().take(limits::CHOICES) {
+        let (name, value) = (name.trim(), value.trim());
+        let kept = match kind {
+            OptionType::Integer => vocab::parse_integer(value).map(ChoiceValue::Integer),
+            OptionType::Number if vocab::is_option_number(value) => value.parse().ok().map(ChoiceValue::Number),
+            OptionType::Number => None,
+            _ => Some(ChoiceValue::Text(cut(value))).filter(|_| !value.is_empty()),
+        };
+        match kept {
+            Some(kept) if !name.is_empty() => {
+                adjusted += usize::from(long(name) || (kind == OptionType::String && long(value)));
+                out.push(Choice { name: cut(name), value: kept });
+            }
+            _ => adjusted += 1,
+        }
+    }
+    (out, adjusted)
 }
 
 /// A button or a select menu as it is sent: every text filled in and kept

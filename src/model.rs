@@ -239,6 +239,7 @@ impl TreeModel {
                 TreeKind::Command => format!("trigger variable of command `{}`", self.name),
                 TreeKind::Event => format!("trigger variable of `{}` events", self.name),
                 TreeKind::Handler => format!("trigger variable of handler `{}`", self.name),
+                TreeKind::Autocomplete => format!("trigger variable of the autocomplete of `{}`", self.name),
             },
             Origin::Field { form, .. } => format!("a field of the form of `{form}`: what the user typed"),
             Origin::Option { description, kind, required, .. } => {
@@ -274,7 +275,9 @@ impl Model {
 
     /// The tree holding `offset`.
     pub fn tree_at(&self, offset: usize) -> Option<&TreeModel> {
-        self.trees.iter().find(|t| t.span.start as usize <= offset && offset <= t.span.end as usize)
+        let holding = self.trees.iter().filter(|t| t.span.start as usize <= offset && offset <= t.span.end as usize);
+        // The innermost: an autocomplete's, not its command's.
+        holding.min_by_key(|t| t.span.end - t.span.start)
     }
 
     /// A block's sample, read once.

@@ -14,7 +14,7 @@ pub use crate::vocab::Method;
 use crate::Checked;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 13;
+pub const FORMAT: u32 = 14;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -49,6 +49,8 @@ pub enum TreeKind {
     Command,
     Event,
     Handler,
+    /// An option's `autocomplete`: answers with choices as the user types.
+    Autocomplete,
 }
 
 impl TreeKind {
@@ -57,6 +59,7 @@ impl TreeKind {
             TreeKind::Command => "command",
             TreeKind::Event => "event",
             TreeKind::Handler => "handler",
+            TreeKind::Autocomplete => "autocomplete",
         }
     }
 }
@@ -67,6 +70,7 @@ impl From<ast::TreeKind> for TreeKind {
             ast::TreeKind::Command => TreeKind::Command,
             ast::TreeKind::Event => TreeKind::Event,
             ast::TreeKind::Handler => TreeKind::Handler,
+            ast::TreeKind::Autocomplete => TreeKind::Autocomplete,
         }
     }
 }
@@ -390,6 +394,12 @@ pub enum Step {
     },
     /// `stop`: ends the enclosing loop.
     Stop {
+        span: Span,
+    },
+    /// `choice "…" "…"`: a choice an autocomplete tree offers.
+    Choice {
+        name: Template,
+        value: Template,
         span: Span,
     },
 }
@@ -725,6 +735,10 @@ pub fn each_template(steps: &[Step], f: &mut impl FnMut(&Template)) {
                 each_template(&l.steps, f);
             }
             Step::Text { text, .. } => f(text),
+            Step::Choice { name, value, .. } => {
+                f(name);
+                f(value);
+            }
             Step::Stop { .. } => {}
         }
     }
@@ -769,7 +783,7 @@ pub fn each_path(steps: &[Step], f: &mut impl FnMut(&Path)) {
                 l.limit.iter().for_each(|v| val(v, f));
                 each_path(&l.steps, f);
             }
-            Step::Reply { .. } | Step::Form(_) | Step::Text { .. } | Step::Stop { .. } => {}
+            Step::Reply { .. } | Step::Form(_) | Step::Text { .. } | Step::Stop { .. } | Step::Choice { .. } => {}
         }
     }
 }
@@ -849,36 +863,7 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
                 default: v.default.as_ref().map(fixed),
                 scope: v.scope.as_ref().and_then(|s| crate::vocab::VarScope::parse(&s.name)).unwrap_or(global()),
             }),
-            Item::Tree(t) => plan.trees.push(Tree {
-                kind: t.kind.into(),
-                name: t.name.name.to_string(),
-                cooldown: Cooldown::of(t.cooldown.as_ref()),
-                timer: Timer::of(t.schedule.as_deref()),
-                menu: t.menu_target().map(str::to_string),
-                guards: t
-                    .body
-                    .iter()
-                    .filter_map(|n| match n {
-                        Node::Guard(g) => Guard::of(g),
-                        _ => None,
-                    })
-                    .collect(),
-                options: t
-                    .body
-                    .iter()
-                    .filter_map(|n| match n {
-                        Node::Option(o) => Some(OptionSpec {
-                            name: o.name.name.to_string(),
-                            kind: o.option_type(),
-                            required: o.required.is_some(),
-                            min: o.bounds.iter().find(|b| !b.max).map(|b| b.value.to_string()),
-                            max: o.bounds.iter().find(|b| b.max).map(|b| b.value.to_string()),
-                        }),
-                        _ => None,
-                    })
-                    .collect(),
-                steps: steps(&t.body)?,
-            }),
+            Item::Tree(t) => lower_tree(t, &[], &mut plan.trees)?,
         }
     }
     let mut next = 0;
@@ -886,6 +871,51 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
         number_components(&mut tree.steps, &mut next);
     }
     Ok(plan)
+}
+
+/// A tree as the trees that run (`ast::File::trees`, in its order): a
+/// command with subcommands as each of them, with its `require` lines and
+/// its group's before their own; a command's options' autocompletes after
+/// it, with its options and its `require` lines.
+fn lower_tree(t: &ast::Tree, inherited: &[Guard], out: &mut Vec<Tree>) -> Lowered<()> {
+    let mut guards = inherited.to_vec();
+    guards.extend(t.body.iter().filter_map(|n| match n {
+        Node::Guard(g) => Guard::of(g),
+        _ => None,
+    }));
+    if t.has_subs() {
+        for s in t.subs().filter(|s| !s.group || s.tree.has_subs()) {
+            lower_tree(&s.tree, &guards, out)?;
+        }
+        return Ok(());
+    }
+    let options: Vec<OptionSpec> = t
+        .options()
+        .map(|o| OptionSpec {
+            name: o.name.name.to_string(),
+            kind: o.option_type(),
+            required: o.required.is_some(),
+            min: o.bounds.iter().find(|b| !b.max).map(|b| b.value.to_string()),
+            max: o.bounds.iter().find(|b| b.max).map(|b| b.value.to_string()),
+        })
+        .collect();
+    let tree = |kind: ast::TreeKind, t: &ast::Tree, options: Vec<OptionSpec>, guards: Vec<Guard>| -> Lowered<Tree> {
+        Ok(Tree {
+            kind: kind.into(),
+            name: t.name.name.to_string(),
+            cooldown: Cooldown::of(t.cooldown.as_ref()),
+            timer: Timer::of(t.schedule.as_deref()),
+            menu: t.menu_target().map(str::to_string),
+            guards,
+            options,
+            steps: steps(&t.body)?,
+        })
+    };
+    out.push(tree(t.kind, t, options.clone(), guards.clone())?);
+    for a in t.options().filter_map(|o| o.autocomplete.as_deref()) {
+        out.push(tree(ast::TreeKind::Autocomplete, &a.tree, options.clone(), guards.clone())?);
+    }
+    Ok(())
 }
 
 /// Numbers the components in the order they are written (a branch's before
@@ -924,7 +954,8 @@ fn steps(nodes: &[Node]) -> Lowered<Vec<Step>> {
 
 fn step(node: &Node) -> Lowered<Option<Step>> {
     Ok(Some(match node {
-        Node::Option(_) | Node::Register(_) | Node::Guard(_) => return Ok(None),
+        Node::Option(_) | Node::Register(_) | Node::Guard(_) | Node::Sub(_) => return Ok(None),
+        Node::Choice(c) => Step::Choice { name: template(&c.name), value: template(&c.value), span: c.span },
         Node::Api(b) => Step::Request(Box::new(request(b)?)),
         Node::Reply(r) => reply_step(r),
         Node::Form(f) => Step::Form(Box::new(FormStep {

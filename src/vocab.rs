@@ -111,6 +111,11 @@ pub const HANDLER_VARIABLES: &[&str] = &["message_id", "value", "values"];
 
 /// What a timed event's run is given: the channel its replies go to, and
 /// the instant of its tick (RFC 3339, UTC).
+/// What an option's `autocomplete` tree is given besides a command's
+/// variables: what the user has typed of the option so far (the other
+/// options typed before it are its `{option_…}`).
+pub const AUTOCOMPLETE_VARIABLES: &[&str] = &["typed_text"];
+
 pub const TIMED_VARIABLES: &[&str] = &["channel_id", "tick_time"];
 
 /// What a context-menu command is given besides a command's variables,
@@ -133,6 +138,7 @@ pub fn trigger_variables(tree: &crate::ast::Tree) -> Vec<&'static str> {
         (TreeKind::Event, _) if timed => return TIMED_VARIABLES.to_vec(),
         (TreeKind::Event, _) => return event_variables(name).unwrap_or(&[]).to_vec(),
         (TreeKind::Handler, _) => HANDLER_VARIABLES,
+        (TreeKind::Autocomplete, _) => AUTOCOMPLETE_VARIABLES,
         (TreeKind::Command, Some(menu)) => MENU_VARIABLES.iter().find(|(m, _)| *m == menu).map_or(&[], |(_, v)| v),
         (TreeKind::Command, None) => &[],
     };
@@ -880,6 +886,9 @@ keywords! {
     Installs "installs" Tree,
     Nsfw "nsfw" Tree,
     Require "require" Tree,
+    Subcommand "subcommand" Tree,
+    Group "group" Tree,
+    Autocomplete "autocomplete" Option,
     Method "method" Block,
     Url "url" Block,
     Params "params" Block,

@@ -545,8 +545,23 @@ fn cooldown() -> impl Strategy<Value = Option<Setting>> {
 fn option_node() -> impl Strategy<Value = Node> {
     let bounds = proptest::collection::vec((any::<bool>(), number()), 0..3);
     let channels = proptest::option::of(words());
-    (name(), text(), option_kind(), any::<bool>(), bounds, channels, choices()).prop_map(
-        |(name, description, kind, required, bounds, channels, choices)| {
+    let autocomplete = proptest::option::of(proptest::collection::vec(choice_node(), 0..3));
+    (name(), text(), option_kind(), any::<bool>(), bounds, channels, choices(), autocomplete).prop_map(
+        |(name, description, kind, required, bounds, channels, choices, autocomplete)| {
+            // (The grammar takes `choices` or `autocomplete`, not both.)
+            let autocomplete = autocomplete.filter(|_| choices.is_none()).map(|body| {
+                let tree = Tree {
+                    kind: TreeKind::Autocomplete,
+                    name: name.clone(),
+                    description: None,
+                    cooldown: None,
+                    schedule: None,
+                    menu: None,
+                    body,
+                    span: sp(),
+                };
+                Box::new(Autocomplete { keyword: sp(), tree })
+            });
             Node::Option(Box::new(OptionDecl {
                 name,
                 description,
@@ -555,10 +570,16 @@ fn option_node() -> impl Strategy<Value = Node> {
                 bounds: bounds.into_iter().map(|(max, n)| OptionBound { max, value: n.into(), span: sp() }).collect(),
                 channels,
                 choices,
+                autocomplete,
                 span: sp(),
             }))
         },
     )
+}
+
+/// `choice "…" "…"`: any texts (the checker says where it may stand).
+fn choice_node() -> impl Strategy<Value = Node> {
+    (template(), template()).prop_map(|(name, value)| Node::Choice(Box::new(ChoiceNode { name, value, span: sp() })))
 }
 
 /// A keyword's list of words (any words: the checker reads them).
@@ -619,6 +640,7 @@ fn node() -> impl Strategy<Value = Node> {
             save_node(),
             template().prop_map(|t| Node::Text(Box::new(t), sp())),
             Just(Node::Stop(sp())),
+            choice_node(),
         ];
     leaf.prop_recursive(3, 24, 4, |inner| {
         let source = prop_oneof![
@@ -658,7 +680,7 @@ fn node() -> impl Strategy<Value = Node> {
             operand(),
             proptest::option::of((op(), operand())),
             proptest::collection::vec(inner.clone(), 0..3),
-            proptest::option::of(proptest::collection::vec(inner, 0..3)),
+            proptest::option::of(proptest::collection::vec(inner.clone(), 0..3)),
         )
             .prop_map(|(left, test, then, otherwise)| {
                 Node::If(Box::new(IfNode {
@@ -671,7 +693,23 @@ fn node() -> impl Strategy<Value = Node> {
                     span: sp(),
                 }))
             });
-        prop_oneof![if_node, for_node]
+        // A subcommand or a group (anywhere: the checker says where not).
+        let sub = (any::<bool>(), name(), text(), cooldown(), proptest::collection::vec(inner, 0..3)).prop_map(
+            |(group, word, description, cooldown, body)| {
+                let tree = Tree {
+                    kind: TreeKind::Command,
+                    name: word.clone(),
+                    description,
+                    cooldown,
+                    schedule: None,
+                    menu: None,
+                    body,
+                    span: sp(),
+                };
+                Node::Sub(Box::new(Sub { group, keyword: sp(), word, tree }))
+            },
+        );
+        prop_oneof![if_node, for_node, sub]
     })
 }
 
@@ -711,7 +749,10 @@ pub(crate) fn arb_file() -> impl Strategy<Value = File> {
                 }
                 None => (name, None),
             };
-            Item::Tree(Tree { kind, name, description, cooldown, schedule, menu, body, span: sp() })
+            let mut tree = Tree { kind, name, description, cooldown, schedule, menu, body, span: sp() };
+            // (The parser names subcommands and autocompletes by their tree.)
+            tree.name_parts();
+            Item::Tree(tree)
         });
     let item = prop_oneof![
         4 => tree,

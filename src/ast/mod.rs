@@ -33,6 +33,9 @@ pub enum TreeKind {
     Event,
     /// Runs when a button, a select menu or a form naming it is used.
     Handler,
+    /// An option's `autocomplete { … }`: runs as the user types the option,
+    /// and offers choices.
+    Autocomplete,
 }
 
 impl TreeKind {
@@ -41,6 +44,7 @@ impl TreeKind {
             TreeKind::Command => "command",
             TreeKind::Event => "event",
             TreeKind::Handler => "handler",
+            TreeKind::Autocomplete => "autocomplete",
         }
     }
 }
@@ -147,6 +151,49 @@ pub enum Node {
     Register(Box<Register>),
     /// `require roles|channels|permissions …`: who may run the tree, where.
     Guard(Box<Guard>),
+    /// `subcommand show "…" { … }` or `group role "…" { … }`.
+    Sub(Box<Sub>),
+    /// `choice "Shown" "value"`: a choice an `autocomplete` tree offers.
+    Choice(Box<ChoiceNode>),
+}
+
+/// A subcommand, or a group of them: a tree of its own, named by its
+/// command's name and its own (`settings role add`), as the platform sends
+/// it; `word` is its own name as written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sub {
+    pub group: bool,
+    pub keyword: Span,
+    pub word: Ident,
+    pub tree: Tree,
+}
+
+impl Sub {
+    pub fn keyword(&self) -> &'static str {
+        if self.group {
+            "group"
+        } else {
+            "subcommand"
+        }
+    }
+}
+
+/// `choice "{city[name]}" "{city[id]}"`: a choice offered, its name shown
+/// and its value given to the command.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChoiceNode {
+    pub name: Template,
+    pub value: Template,
+    pub span: Span,
+}
+
+/// An option's `autocomplete { … }`: its tree (kind
+/// [`TreeKind::Autocomplete`], named by its command's name and the
+/// option's, `weather city`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Autocomplete {
+    pub keyword: Span,
+    pub tree: Tree,
 }
 
 /// `require roles "<MOD_ROLE>"`, `require permissions manage_messages`.
@@ -187,6 +234,8 @@ impl Node {
             Node::Save(n) => n.span(),
             Node::If(n) => n.span,
             Node::For(n) => n.span,
+            Node::Sub(n) => n.tree.span,
+            Node::Choice(n) => n.span,
             Node::Text(_, span) | Node::Stop(span) => *span,
         }
     }
@@ -277,6 +326,8 @@ pub struct OptionDecl {
     /// `in text, forum`: the kinds of channel a `channel` option offers.
     pub channels: Option<Words>,
     pub choices: Option<Choices>,
+    /// `autocomplete { … }`: choices offered as the user types.
+    pub autocomplete: Option<Box<Autocomplete>>,
     pub span: Span,
 }
 
@@ -1096,11 +1147,102 @@ impl ApiBlock {
 }
 
 impl File {
+    /// The trees that run, in the file's order: each command, event and
+    /// handler; for a command with subcommands, each subcommand in its
+    /// place (a group's in the group's); after a command or subcommand, the
+    /// `autocomplete` trees of its options.
     pub fn trees(&self) -> impl Iterator<Item = &Tree> {
+        let mut out = Vec::new();
+        for t in self.written() {
+            t.runnable(&mut out);
+        }
+        out.into_iter()
+    }
+
+    /// The top-level trees as written (a command with subcommands is one).
+    pub fn written(&self) -> impl Iterator<Item = &Tree> {
         self.items.iter().filter_map(|i| match i {
             Item::Tree(t) => Some(t),
             _ => None,
         })
+    }
+
+    /// Every tree as written and each subcommand and group within, with
+    /// the `Sub` that holds it (`None` for a top-level tree).
+    pub fn every_level(&self) -> Vec<(&Tree, Option<&Sub>)> {
+        fn add<'a>(sub: &'a Sub, out: &mut Vec<(&'a Tree, Option<&'a Sub>)>) {
+            out.push((&sub.tree, Some(sub)));
+            for s in sub.tree.subs() {
+                add(s, out);
+            }
+        }
+        let mut out = Vec::new();
+        for t in self.written() {
+            out.push((t, None));
+            for s in t.subs() {
+                add(s, &mut out);
+            }
+        }
+        out
+    }
+}
+
+impl Tree {
+    /// The subcommands and groups at the top of its body (and any the
+    /// checker refuses elsewhere at that level).
+    pub fn subs(&self) -> impl Iterator<Item = &Sub> {
+        self.body.iter().filter_map(|n| match n {
+            Node::Sub(s) => Some(&**s),
+            _ => None,
+        })
+    }
+
+    /// Whether it is a command that runs its subcommands, not itself.
+    pub fn has_subs(&self) -> bool {
+        self.kind == TreeKind::Command && self.menu.is_none() && self.body.iter().any(|n| matches!(n, Node::Sub(_)))
+    }
+
+    /// Its options as written.
+    pub fn options(&self) -> impl Iterator<Item = &OptionDecl> {
+        self.body.iter().filter_map(|n| match n {
+            Node::Option(o) => Some(&**o),
+            _ => None,
+        })
+    }
+
+    fn runnable<'a>(&'a self, out: &mut Vec<&'a Tree>) {
+        if !self.has_subs() {
+            out.push(self);
+            out.extend(self.options().filter_map(|o| o.autocomplete.as_ref().map(|a| &a.tree)));
+            return;
+        }
+        for s in self.subs() {
+            if s.group && !s.tree.has_subs() {
+                // An empty group runs nothing (the checker says so).
+                continue;
+            }
+            s.tree.runnable(out);
+        }
+    }
+
+    /// Gives its subcommands, groups and autocomplete trees their whole
+    /// names (`settings role add`, `weather city`), once it is read.
+    pub fn name_parts(&mut self) {
+        let prefix = self.name.name.clone();
+        for n in &mut self.body {
+            match n {
+                Node::Sub(s) => {
+                    s.tree.name.name = ecow::eco_format!("{prefix} {}", s.word.name);
+                    s.tree.name_parts();
+                }
+                Node::Option(o) => {
+                    if let Some(a) = &mut o.autocomplete {
+                        a.tree.name.name = ecow::eco_format!("{prefix} {}", o.name.name);
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 }
 

@@ -71,6 +71,16 @@ pub trait Visitor<'a> {
         self.template(t, Site::Reply);
     }
     fn stop(&mut self, _span: Span) {}
+    /// A subcommand's or a group's body (a tree of its own: only a walk of
+    /// a whole command, or of one the checker refuses, meets it).
+    fn sub(&mut self, s: &'a Sub) {
+        self.branch(&s.tree.body);
+    }
+    /// An autocomplete tree's `choice`: its texts read as a reply's.
+    fn choice(&mut self, c: &'a ChoiceNode) {
+        self.template(&c.name, Site::Reply);
+        self.template(&c.value, Site::Reply);
+    }
     /// The nodes of a branch (a `then`, an `else`, a loop's body).
     fn branch(&mut self, nodes: &'a [Node]) {
         walk_nodes(self, nodes);
@@ -103,6 +113,8 @@ pub fn walk_nodes<'a, V: Visitor<'a> + ?Sized>(v: &mut V, nodes: &'a [Node]) {
             Node::For(f) => v.for_loop(f),
             Node::Text(t, span) => v.text_piece(t, *span),
             Node::Stop(span) => v.stop(*span),
+            Node::Sub(s) => v.sub(s),
+            Node::Choice(c) => v.choice(c),
             Node::Register(_) => {}
             Node::Guard(g) => {
                 for value in &g.values {

@@ -553,6 +553,8 @@ impl<'t> Placement<'t, '_> {
                     state = state.join(after);
                 }
                 Node::Save(_)
+                | Node::Sub(_)
+                | Node::Choice(_)
                 | Node::Option(_)
                 | Node::Register(_)
                 | Node::Guard(_)

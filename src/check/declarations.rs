@@ -47,7 +47,6 @@ pub fn check(scope: &Scope<'_>, out: &mut Findings) {
                             .maybe_fixes(suggestion.map(|k| (format!("write `{k}`"), tree.name.span, k.to_string()))),
                     );
                 }
-                check_options(tree.kind, &tree.body, out);
                 crate::ast::each_save(&tree.body, &mut |save| check_shadowing(&save.name, "save", out));
             }
             Item::Var(var) => {
@@ -77,6 +76,11 @@ pub fn check(scope: &Scope<'_>, out: &mut Findings) {
                 platform_url(p, out);
             }
         }
+    }
+    // (Each tree that runs: a subcommand's options are its own; those of
+    // a command with subcommands are B431's.)
+    for tree in scope.file.trees() {
+        check_options(tree.kind, &tree.body, out);
     }
 }
 
@@ -138,6 +142,12 @@ impl<'a> Visitor<'a> for Options<'_, 'a> {
                 Diagnostic::new(Code::MisplacedOption, format!("option `{name}` in a handler"))
                     .label(opt.span, "handlers have no options")
                     .help("a handler is given what was clicked or chosen (`{value}`, `{values}`) and a form's inputs (`{field_<input>}`); ask for more with a `form`"),
+            );
+        } else if self.kind == TreeKind::Autocomplete {
+            self.out.push(
+                Diagnostic::new(Code::MisplacedOption, format!("option `{name}` in an autocomplete"))
+                    .label(opt.span, "an autocomplete has no options of its own")
+                    .help("it reads its command's options as typed so far: declare the option in the command"),
             );
         } else if self.depth > 0 {
             self.out.push(

@@ -16,17 +16,27 @@ const KINDS: &[(&str, &str)] = &[
 ];
 
 pub fn check(file: &File, out: &mut Findings) {
-    for tree in file.trees() {
+    // Each level of a command with subcommands: its lines hold for each
+    // subcommand under it.
+    let autocompletes = file.trees().filter(|t| t.kind == TreeKind::Autocomplete);
+    let levels = file.every_level().into_iter().map(|(t, _)| t).chain(autocompletes);
+    for tree in levels {
         let allowed = matches!(tree.kind, TreeKind::Command | TreeKind::Handler);
         let mut seen: Vec<(&str, crate::source::Span)> = Vec::new();
         for node in &tree.body {
             let Node::Guard(g) = node else { continue };
             if !allowed {
-                out.push(bad(
-                    g.span,
-                    "`require` in an event",
-                    "an event has no member who used it: only a command or a handler can require something of one",
-                ));
+                let (what, why) = match tree.kind {
+                    TreeKind::Autocomplete => (
+                        "`require` in an autocomplete",
+                        "the command's own `require` lines hold for its autocomplete too: write it in the command",
+                    ),
+                    _ => (
+                        "`require` in an event",
+                        "an event has no member who used it: only a command or a handler can require something of one",
+                    ),
+                };
+                out.push(bad(g.span, what, why));
                 continue;
             }
             if let Some((_, first)) = seen.iter().find(|(w, _)| *w == g.what.name.as_str()) {

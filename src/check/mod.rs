@@ -18,6 +18,7 @@ pub mod samples;
 mod schedule;
 mod scopes;
 mod secrets;
+mod subcommands;
 pub mod url;
 
 use rustc_hash::FxHashMap as HashMap;
@@ -45,15 +46,15 @@ impl<'a> Scope<'a> {
         let mut platform = None;
         for item in &file.items {
             match item {
-                Item::Var(_) => {}
                 Item::Platform(p) if platform.is_none() => platform = Platform::parse(&p.url.value),
-                Item::Platform(_) => {}
-                Item::Tree(tree) => {
-                    each_block(&tree.body, &mut |block| {
-                        blocks.entry(block.name.name.as_str()).or_default().push((tree, block));
-                    });
-                }
+                Item::Var(_) | Item::Platform(_) | Item::Tree(_) => {}
             }
+        }
+        // By the tree that runs them (a subcommand, an autocomplete).
+        for tree in file.trees() {
+            each_block(&tree.body, &mut |block| {
+                blocks.entry(block.name.name.as_str()).or_default().push((tree, block));
+            });
         }
         Scope {
             file,
@@ -76,6 +77,7 @@ pub fn check(file: &File, model: &crate::model::Model) -> Findings {
     platform::check(file, &mut out);
     register::check(file, &mut out);
     guards::check(file, &mut out);
+    subcommands::check(file, &mut out);
     scopes::check(file, &mut out);
     components::check(file, &mut out);
     lists::check(file, &mut out);

@@ -14,7 +14,7 @@ use crate::source::Span;
 use crate::vocab::{self, limits, OptionType};
 
 pub fn check(file: &File, out: &mut Findings) {
-    let commands: Vec<&Tree> = file.trees().filter(|t| t.kind == TreeKind::Command && t.menu.is_none()).collect();
+    let commands: Vec<&Tree> = file.written().filter(|t| t.kind == TreeKind::Command && t.menu.is_none()).collect();
     menus(file, out);
     if let Some(extra) = commands.get(limits::COMMANDS) {
         out.push(
@@ -37,7 +37,7 @@ pub fn check(file: &File, out: &mut Findings) {
 /// no options, and at most five in each menu.
 fn menus(file: &File, out: &mut Findings) {
     let mut counts = [0usize; 2];
-    for tree in file.trees().filter(|t| t.kind == TreeKind::Command) {
+    for tree in file.written().filter(|t| t.kind == TreeKind::Command) {
         let Some(menu) = &tree.menu else { continue };
         let name = &tree.name.name;
         let target = menu.target.name.as_str();
@@ -154,14 +154,59 @@ fn command(tree: &Tree, out: &mut Findings) {
     if let Some(d) = &tree.description {
         description("command", &tree.name.name, &d.value, d.span, out);
     }
-    let options: Vec<&OptionDecl> = tree
-        .body
-        .iter()
-        .filter_map(|n| match n {
-            Node::Option(o) => Some(&**o),
-            _ => None,
-        })
-        .collect();
+    options_or_subs(tree, out);
+    let size = text_size(tree);
+    if size > limits::COMMAND_TEXT {
+        out.push(
+            Diagnostic::new(
+                Code::CommandTooLong,
+                format!(
+                    "command `{}` has {size} characters of names, descriptions and choices, where the platform allows {}",
+                    tree.name.name,
+                    limits::COMMAND_TEXT
+                ),
+            )
+            .label(tree.name.span, "this command")
+            .help("shorten the descriptions and choice names, or split the command in two"),
+        );
+    }
+}
+
+/// A command's (or a group's) subcommands and groups, each named and
+/// described as the platform takes it, 25 at most; or its options.
+fn options_or_subs(tree: &Tree, out: &mut Findings) {
+    if !tree.has_subs() {
+        return options(tree, out);
+    }
+    let subs: Vec<&crate::ast::Sub> = tree.subs().collect();
+    if let Some(extra) = subs.get(limits::OPTIONS) {
+        out.push(
+            Diagnostic::new(
+                Code::TooManyOptions,
+                format!(
+                    "`{}` has {} subcommands and groups, where the platform allows {}",
+                    tree.name.name,
+                    subs.len(),
+                    limits::OPTIONS
+                ),
+            )
+            .label(extra.word.span, format!("number {}", limits::OPTIONS + 1))
+            .help("fold some into groups, or split the command in two"),
+        );
+    }
+    for s in subs {
+        name(s.keyword(), &s.word.name, s.word.span, &[], out);
+        if let Some(d) = &s.tree.description {
+            description(s.keyword(), &s.tree.name.name, &d.value, d.span, out);
+        }
+        options_or_subs(&s.tree, out);
+    }
+}
+
+/// A command's or a subcommand's options: at most 25, the required ones
+/// first, each named, described and bounded as the platform takes it.
+fn options(tree: &Tree, out: &mut Findings) {
+    let options: Vec<&OptionDecl> = tree.options().collect();
     if let Some(extra) = options.get(limits::OPTIONS) {
         out.push(
             Diagnostic::new(
@@ -199,32 +244,23 @@ fn command(tree: &Tree, out: &mut Findings) {
             _ => {}
         }
     }
-    let size = text_size(tree, &options);
-    if size > limits::COMMAND_TEXT {
-        out.push(
-            Diagnostic::new(
-                Code::CommandTooLong,
-                format!(
-                    "command `{}` has {size} characters of names, descriptions and choices, where the platform allows {}",
-                    tree.name.name,
-                    limits::COMMAND_TEXT
-                ),
-            )
-            .label(tree.name.span, "this command")
-            .help("shorten the descriptions and choice names, or split the command in two"),
-        );
-    }
 }
 
 /// The characters the platform counts toward a command's limit: the names,
-/// descriptions, and choice names and values of the command and its options.
-fn text_size(tree: &Tree, options: &[&OptionDecl]) -> usize {
+/// descriptions, and choice names and values of the command, its
+/// subcommands and groups, and their options.
+fn text_size(tree: &Tree) -> usize {
     let chars = |s: &str| s.chars().count();
-    // A name and a description count as their longest localization.
-    let (name, description) = (chars(&tree.name.name), tree.description.as_ref().map_or(0, |d| chars(&d.value)));
+    // A name and a description count as their longest localization (a
+    // subcommand's name is its own word).
+    let own = tree.name.name.rsplit(' ').next().unwrap_or_default();
+    let (name, description) = (chars(own), tree.description.as_ref().map_or(0, |d| chars(&d.value)));
     let (name, description) = super::register::longest(tree, None, name, description);
     let mut size = name + description;
-    for o in options {
+    if tree.has_subs() {
+        return size + tree.subs().map(|s| text_size(&s.tree)).sum::<usize>();
+    }
+    for o in tree.options() {
         let (name, description) = (chars(&o.name.name), o.description.as_ref().map_or(0, |d| chars(&d.value)));
         let (name, description) = super::register::longest(tree, Some(&o.name.name), name, description);
         size += name + description;
@@ -438,32 +474,36 @@ pub(super) fn description(what: &str, name: &str, text: &str, span: Span, out: &
     }
 }
 
-/// Commands and options without a description: the platform registers none
-/// (`blkc deploy` refuses the file; `run` and `serve` need none).
+/// Commands, subcommands, groups and options without a description: the
+/// platform registers none (`blkc deploy` refuses the file; `run` and
+/// `serve` need none).
 pub fn missing_descriptions(file: &File) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    for tree in file.trees().filter(|t| t.kind == TreeKind::Command && t.menu.is_none()) {
+    fn level(tree: &Tree, what: &str, out: &mut Vec<Diagnostic>) {
+        let word = tree.name.name.rsplit(' ').next().unwrap_or_default();
         if tree.description.is_none() {
             out.push(
-                Diagnostic::new(Code::MissingDescription, format!("command `{}` has no description", tree.name.name))
+                Diagnostic::new(Code::MissingDescription, format!("{what} `{}` has no description", tree.name.name))
                     .label(tree.name.span, "no description")
-                    .help(format!("write one after the name: `command {} \"What it does\" {{`", tree.name.name)),
+                    .help(format!("write one after the name: `{what} {word} \"What it does\" {{`")),
             );
         }
-        for n in &tree.body {
-            if let Node::Option(o) = n {
-                if o.description.is_none() {
-                    out.push(
-                        Diagnostic::new(
-                            Code::MissingDescription,
-                            format!("option `{}` of command `{}` has no description", o.name.name, tree.name.name),
-                        )
-                        .label(o.name.span, "no description")
-                        .help(format!("write one after the name: `option {} \"What to give\"`", o.name.name)),
-                    );
-                }
-            }
+        for s in tree.subs().filter(|_| tree.has_subs()) {
+            level(&s.tree, s.keyword(), out);
         }
+        for o in tree.options().filter(|o| o.description.is_none()) {
+            out.push(
+                Diagnostic::new(
+                    Code::MissingDescription,
+                    format!("option `{}` of {what} `{}` has no description", o.name.name, tree.name.name),
+                )
+                .label(o.name.span, "no description")
+                .help(format!("write one after the name: `option {} \"What to give\"`", o.name.name)),
+            );
+        }
+    }
+    let mut out = Vec::new();
+    for tree in file.written().filter(|t| t.kind == TreeKind::Command && t.menu.is_none()) {
+        level(tree, "command", &mut out);
     }
     out
 }
@@ -476,43 +516,61 @@ pub fn registration(file: &File) -> Result<Vec<reg::Command>, Vec<Diagnostic>> {
     if !missing.is_empty() {
         return Err(missing);
     }
-    let text = |d: &Option<crate::ast::Text>| d.as_ref().map_or(String::new(), |d| d.value.to_string());
-    let commands = file.trees().filter(|t| t.kind == TreeKind::Command).map(|tree| {
-        let options = tree
-            .body
-            .iter()
-            .filter_map(|node| match node {
-                Node::Option(o) => Some(o),
-                _ => None,
-            })
-            .map(|o| {
-                let kind = o.option_type();
-                let (channel_types, locales) = super::register::option_extra(tree, o);
-                reg::CommandOption {
-                    kind: reg::option_type(kind),
-                    name: o.name.name.to_string(),
-                    description: text(&o.description),
-                    required: o.required.is_some(),
-                    choices: o.choices.as_ref().map(|choices| {
-                        let choice = |c: &Choice| reg::Choice {
-                            name: c.name.name.to_string(),
-                            value: choice_value(kind, &c.value),
-                        };
-                        choices.entries.iter().map(choice).collect()
-                    }),
-                    bounds: reg::Bounds::of(kind, o.bounds.iter().map(|b| (b.max, b.value.as_str()))),
-                    channel_types,
-                    locales,
-                }
-            })
-            .collect();
+    let commands = file.written().filter(|t| t.kind == TreeKind::Command).map(|tree| {
         let extra = super::register::extra(tree);
         match tree.menu_target().and_then(|t| reg::MENUS.iter().find(|(w, ..)| *w == t)) {
             Some((_, kind, _)) => reg::menu(*kind, &tree.name.name, extra),
-            None => reg::slash(&tree.name.name, &text(&tree.description), options, extra),
+            None => reg::slash(&tree.name.name, &text(&tree.description), level_payload(tree), extra),
         }
     });
     Ok(commands.collect())
+}
+
+fn text(d: &Option<crate::ast::Text>) -> String {
+    d.as_ref().map_or(String::new(), |d| d.value.to_string())
+}
+
+/// A command's or a subcommand's options, or a command's or a group's
+/// subcommands and groups (each with its own, and its locales).
+fn level_payload(tree: &Tree) -> Vec<reg::CommandOption> {
+    use twilight_model::application::command::CommandOptionType;
+    if tree.has_subs() {
+        let sub = |s: &crate::ast::Sub| reg::CommandOption {
+            kind: if s.group { CommandOptionType::SubCommandGroup } else { CommandOptionType::SubCommand },
+            name: s.word.name.to_string(),
+            description: text(&s.tree.description),
+            required: None,
+            choices: None,
+            autocomplete: None,
+            options: Some(level_payload(&s.tree)).filter(|o| !o.is_empty()),
+            bounds: reg::Bounds::default(),
+            channel_types: None,
+            locales: super::register::extra(&s.tree).locales,
+        };
+        return tree.subs().map(sub).collect();
+    }
+    tree.options()
+        .map(|o| {
+            let kind = o.option_type();
+            let (channel_types, locales) = super::register::option_extra(tree, o);
+            reg::CommandOption {
+                kind: reg::option_type(kind),
+                name: o.name.name.to_string(),
+                description: text(&o.description),
+                required: Some(o.required.is_some()),
+                choices: o.choices.as_ref().map(|choices| {
+                    let choice =
+                        |c: &Choice| reg::Choice { name: c.name.name.to_string(), value: choice_value(kind, &c.value) };
+                    choices.entries.iter().map(choice).collect()
+                }),
+                autocomplete: o.autocomplete.as_ref().map(|_| true),
+                options: None,
+                bounds: reg::Bounds::of(kind, o.bounds.iter().map(|b| (b.max, b.value.as_str()))),
+                channel_types,
+                locales,
+            }
+        })
+        .collect()
 }
 
 /// A choice's value as the platform wants it: text for a string option, a

@@ -14,16 +14,27 @@ use crate::source::Span;
 use crate::vocab::OptionType;
 
 pub fn check(file: &File, out: &mut Findings) {
-    for tree in file.trees() {
+    let autocompletes = file.trees().filter(|t| t.kind == TreeKind::Autocomplete);
+    let levels = file.every_level().into_iter().chain(autocompletes.map(|t| (t, None)));
+    for (tree, sub) in levels {
         let command = tree.kind == TreeKind::Command;
-        if command {
-            self::command(tree, out);
+        if let (true, Some(sub)) = (command, sub) {
+            // A subcommand or a group has a name and a description of its
+            // own to translate; the rest is the whole command's.
+            let whole = |n: &&Node| matches!(n, Node::Register(r) if !matches!(**r, Register::Locale(_)));
+            for n in tree.body.iter().filter(whole) {
+                let help = "it is registered for the whole command: move it to the top of the command";
+                misplaced(n, &format!("in a {}", sub.keyword()), help, out);
+            }
+            self::command(tree, false, out);
+        } else if command {
+            self::command(tree, true, out);
         } else {
             let top = tree.body.iter().filter(|n| matches!(n, Node::Register(_)));
             top.for_each(|n| {
                 misplaced(
                     n,
-                    "in an event or a handler",
+                    "in an event, a handler or an autocomplete",
                     "only a command is registered: move it into one, or leave it out",
                     out,
                 )
@@ -47,10 +58,13 @@ fn misplaced(node: &Node, label: &str, help: &str, out: &mut Findings) {
     }
 }
 
-fn command(tree: &Tree, out: &mut Findings) {
+/// A command's lines (`whole`), or a subcommand's or group's locales.
+fn command(tree: &Tree, whole: bool, out: &mut Findings) {
     let mut seen: Vec<((bool, &str), Span)> = Vec::new();
     let options: Vec<&OptionDecl> = options(tree).collect();
-    for r in registers(tree) {
+    // (In a subcommand or a group, only its locales: the rest is said
+    // misplaced by `check`.)
+    for r in registers(tree).filter(|r| whole || matches!(r, Register::Locale(_))) {
         // (A locale by its language: `locale nsfw …` is no second `nsfw`.)
         let key = match r {
             Register::Locale(l) => (true, l.locale.name.as_str()),

@@ -162,12 +162,17 @@ pub enum VarsAction {
 pub struct RunArgs {
     /// The .blk file
     pub file: PathBuf,
-    /// The command to run (may be left out when the file has one command)
-    #[arg(long, conflicts_with_all = ["event", "component", "form"])]
+    /// The command to run (may be left out when the file has one command);
+    /// a subcommand by its whole name, `--command "settings role add"`
+    #[arg(long, conflicts_with_all = ["event", "component", "form", "autocomplete"])]
     pub command: Option<String>,
     /// The event to run
-    #[arg(long, conflicts_with_all = ["component", "form"])]
+    #[arg(long, conflicts_with_all = ["component", "form", "autocomplete"])]
     pub event: Option<String>,
+    /// Run an option's autocomplete, by its command's whole name and the
+    /// option's (`--autocomplete "weather city" --var typed_text=Par`)
+    #[arg(long, value_name = "COMMAND OPTION", conflicts_with_all = ["component", "form"])]
+    pub autocomplete: Option<String>,
     /// Run the handler a button or select menu names, as if clicked: its
     /// name, or a component's whole id (`blk1:vote:0:yes`)
     #[arg(long, value_name = "HANDLER|ID", conflicts_with = "form")]

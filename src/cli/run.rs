@@ -36,6 +36,7 @@ fn options(args: &RunArgs, samples: std::sync::Arc<blkc::model::Samples>) -> Res
         memory: super::inputs::memory(&args.net),
         client: None,
         limiter: None,
+        deadline: None,
     })
 }
 
@@ -43,6 +44,7 @@ fn options(args: &RunArgs, samples: std::sync::Arc<blkc::model::Samples>) -> Res
 fn find_tree<'p>(plan: &'p blkc::plan::Plan, args: &RunArgs) -> Result<&'p blkc::plan::Tree, String> {
     let handler = args.component.as_deref().map(|c| blkc::vocab::parse_custom_id(c).map_or(c, |(h, _, _)| h));
     let (kind, name) = match (&args.command, &args.event, handler.or(args.form.as_deref())) {
+        _ if args.autocomplete.is_some() => (TreeKind::Autocomplete, args.autocomplete.as_deref().unwrap_or_default()),
         (Some(c), _, _) => (TreeKind::Command, c.as_str()),
         (None, Some(e), _) => (TreeKind::Event, e.as_str()),
         (None, None, Some(h)) => (TreeKind::Handler, h),
@@ -281,7 +283,9 @@ fn left_out_options(args: &RunArgs, tree: &blkc::plan::Tree, inputs: &mut eval::
     if args.missing.is_some() {
         return Ok(());
     }
-    for option in tree.options.iter().filter(|o| !o.required) {
+    // (An autocomplete is given its options as typed so far, none left out.)
+    let typed = tree.kind == blkc::plan::TreeKind::Autocomplete;
+    for option in tree.options.iter().filter(|o| !o.required || typed) {
         if let std::collections::hash_map::Entry::Vacant(slot) = inputs.vars.entry(format!("option_{}", option.name)) {
             slot.insert(blkc::plan::Tree::left_out(option)?);
         }
@@ -436,6 +440,9 @@ fn print_event(out: &mut dyn Write, event: &Event, source: &SourceFile, opts: Re
             print_components(out, components);
         }
         Event::Form(form) => print_form(out, form),
+        Event::Choice { name, value } => {
+            let _ = writeln!(out, "choice {} = {}", display::one_line(name), display::one_line(value));
+        }
         Event::Save { name, value } if verbose => {
             eprintln!("saved {name} = {}", display::one_line(&value.to_string()));
         }

@@ -186,6 +186,8 @@ codes! {
     UnknownRegisterWord = "B428", Error, "a permission, context, install, channel kind, locale or option a registration line does not know";
     MisplacedRegister = "B429", Error, "a registration line where it does not belong, or written twice";
     BadGuard = "B430", Error, "a `require` line blkc cannot hold";
+    MisplacedSubcommand = "B431", Error, "a subcommand or group where the platform does not take it";
+    BadAutocomplete = "B432", Error, "an `autocomplete` or a `choice` that cannot work";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

@@ -213,7 +213,29 @@ pub fn first_answer(said: &Outgoing) -> InteractionResponse {
         Outgoing::Message(m) => answer(m),
         Outgoing::Form(f) => modal(f),
         Outgoing::Nothing => deferred_update(),
+        Outgoing::Choices(choices) => autocomplete(choices),
     }
+}
+
+/// An autocomplete's answer: its choices (none, when it had none to give
+/// in time).
+pub fn autocomplete(choices: &[crate::message::Choice]) -> InteractionResponse {
+    use crate::message::ChoiceValue;
+    use twilight_model::application::command::{CommandOptionChoice, CommandOptionChoiceValue as V};
+    let choices = choices
+        .iter()
+        .map(|c| CommandOptionChoice {
+            name: c.name.clone(),
+            name_localizations: None,
+            value: match &c.value {
+                ChoiceValue::Text(t) => V::String(t.clone()),
+                ChoiceValue::Integer(i) => V::Integer(*i),
+                ChoiceValue::Number(n) => V::Number(*n),
+            },
+        })
+        .collect();
+    let data = InteractionResponseData { choices: Some(choices), ..InteractionResponseData::default() };
+    InteractionResponse { kind: InteractionResponseType::ApplicationCommandAutocompleteResult, data: Some(data) }
 }
 
 /// A component's answer when its handler said nothing (or will edit the

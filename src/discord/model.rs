@@ -207,6 +207,15 @@ const FORM_FIELDS: usize = 25;
 pub struct CommandOption {
     pub name: String,
     pub value: Option<Box<RawValue>>,
+    /// 1 a subcommand, 2 a group (which hold `options`); the others are
+    /// values' types.
+    #[serde(default, rename = "type", deserialize_with = "lenient")]
+    pub kind: Option<u8>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub options: Option<Vec<CommandOption>>,
+    /// The option the user is typing, in an autocomplete interaction.
+    #[serde(default, deserialize_with = "lenient")]
+    pub focused: Option<bool>,
 }
 
 /// An option's value, as the platform sent it.
@@ -285,8 +294,39 @@ impl Interaction {
         self.application_id.as_deref().unwrap_or_default()
     }
 
-    pub fn command(&self) -> &str {
-        self.data.as_ref().and_then(|d| d.name.as_deref()).unwrap_or_default()
+    /// The command's whole name: with its group's and its subcommand's
+    /// (`settings role add`), as the platform nests them.
+    pub fn command(&self) -> String {
+        self.leaf().0
+    }
+
+    /// The command's name with the subcommand's and group's it holds, and
+    /// the options given to the innermost. A level whose name the
+    /// platform would not register (a blank in it could pass for two
+    /// levels) names no command: the name is then empty.
+    fn leaf(&self) -> (String, &[CommandOption]) {
+        let Some(data) = self.data.as_ref() else { return (String::new(), &[]) };
+        let mut name = data.name.clone().unwrap_or_default();
+        let mut options = data.options.as_slice();
+        // A command, a group, a subcommand: two levels at most.
+        for _ in 0..2 {
+            let [o] = options else { break };
+            if !matches!(o.kind, Some(1 | 2)) {
+                break;
+            }
+            if !super::names::is_valid(&o.name) {
+                return (String::new(), &[]);
+            }
+            name.push(' ');
+            name.push_str(&o.name);
+            options = o.options.as_deref().unwrap_or_default();
+        }
+        (name, options)
+    }
+
+    /// The option being typed, in an autocomplete interaction.
+    pub fn focused(&self) -> Option<&CommandOption> {
+        self.options().iter().find(|o| o.focused == Some(true))
     }
 
     /// A context-menu command's menu: `user` or `message` (`None` for a
@@ -328,8 +368,9 @@ impl Interaction {
         }
     }
 
+    /// The options given to the command, or to its subcommand.
     pub fn options(&self) -> &[CommandOption] {
-        self.data.as_ref().map_or(&[], |d| d.options.as_slice())
+        self.leaf().1
     }
 
     /// The user's name as shown.
@@ -741,7 +782,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            (i.kind(), i.id(), i.user_id(), i.command()),
+            (i.kind(), i.id(), i.user_id(), i.command().as_str()),
             (Ok(InteractionType::ApplicationCommand), "123", "5", "roll")
         );
         assert_eq!(i.user_name(), "7");

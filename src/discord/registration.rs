@@ -191,9 +191,17 @@ pub struct CommandOption {
     pub kind: CommandOptionType,
     pub name: String,
     pub description: String,
-    pub required: bool,
+    /// Whether the user must give it (none for a subcommand or a group).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub required: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub choices: Option<Vec<Choice>>,
+    /// Whether its choices are offered as the user types (`autocomplete`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub autocomplete: Option<bool>,
+    /// A subcommand's options, or a group's subcommands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub options: Option<Vec<CommandOption>>,
     #[serde(flatten)]
     pub bounds: Bounds,
     /// A `channel` option's kinds of channel (`in text, forum`).
@@ -360,7 +368,7 @@ impl Changes {
                     if r.description != w.description {
                         what.push("description");
                     }
-                    if !same_options(&w.options, &r.options, &r.bounds) {
+                    if !same_options(&w.options, &r.options, &r.bounds, "") {
                         what.push("options");
                     }
                     what.extend(w.extra.changed(r));
@@ -419,8 +427,13 @@ impl Changes {
 pub struct Registered {
     pub command: twilight_model::application::command::Command,
     /// Each top-level option's `min_value` and `max_value`, as written.
-    pub bounds: Vec<(Option<serde_json::Number>, Option<serde_json::Number>)>,
+    pub bounds: Bounded,
 }
+
+/// Each option's `min_value` and `max_value` as the platform wrote them,
+/// by the option's path (`show/count` for option `count` of subcommand
+/// `show`).
+pub type Bounded = HashMap<String, (Option<serde_json::Number>, Option<serde_json::Number>)>;
 
 impl std::ops::Deref for Registered {
     type Target = twilight_model::application::command::Command;
@@ -435,64 +448,65 @@ pub fn read(bytes: &[u8]) -> Result<Vec<Registered>, serde_json::Error> {
     let list: Vec<Value> = serde_json::from_slice(bytes)?;
     let mut out = Vec::with_capacity(list.len());
     for mut command in list {
-        let mut bounds = Vec::new();
-        let options = command.get_mut("options").and_then(Value::as_array_mut);
-        for option in options.into_iter().flatten() {
-            let mut take = |key: &str| match option.as_object_mut().and_then(|o| o.remove(key)) {
-                Some(Value::Number(n)) => Some(n),
-                _ => None,
-            };
-            bounds.push((take("min_value"), take("max_value")));
-            numbers_as_text(option);
-        }
+        let mut bounds = Bounded::new();
+        numbers_taken(&mut command, "", &mut bounds);
         out.push(Registered { command: serde_json::from_value(command)?, bounds });
     }
     Ok(out)
 }
 
-/// An option's numbers that twilight reads through untagged enums, as
-/// their text: its choices' values, and its sub-options' bounds and
-/// choices (blkc registers none; a registered one is a change either way).
-fn numbers_as_text(option: &mut serde_json::Value) {
+/// The numbers of a command's options (at every level) that twilight
+/// reads through untagged enums: their bounds taken out into `bounds`,
+/// their choices' values turned to text.
+fn numbers_taken(holder: &mut serde_json::Value, prefix: &str, bounds: &mut Bounded) {
     use serde_json::Value;
-    if let Some(choices) = option.get_mut("choices").and_then(Value::as_array_mut) {
-        for choice in choices {
-            if let Some(value) = choice.get_mut("value").filter(|v| v.is_number()) {
-                *value = Value::String(value.to_string());
+    let Some(options) = holder.get_mut("options").and_then(Value::as_array_mut) else { return };
+    for option in options {
+        let path = format!("{prefix}{}", option.get("name").and_then(Value::as_str).unwrap_or_default());
+        let mut take = |key: &str| match option.as_object_mut().and_then(|o| o.remove(key)) {
+            Some(Value::Number(n)) => Some(n),
+            _ => None,
+        };
+        let taken = (take("min_value"), take("max_value"));
+        if taken != (None, None) {
+            bounds.insert(path.clone(), taken);
+        }
+        if let Some(choices) = option.get_mut("choices").and_then(Value::as_array_mut) {
+            for choice in choices {
+                if let Some(value) = choice.get_mut("value").filter(|v| v.is_number()) {
+                    *value = Value::String(value.to_string());
+                }
             }
         }
-    }
-    if let Some(options) = option.get_mut("options").and_then(Value::as_array_mut) {
-        for sub in options {
-            if let Some(o) = sub.as_object_mut() {
-                o.remove("min_value");
-                o.remove("max_value");
-            }
-            numbers_as_text(sub);
-        }
+        numbers_taken(option, &format!("{path}/"), bounds);
     }
 }
 
+/// Whether the options (or subcommands) to register are those registered,
+/// at every level; `prefix` is their path's (`show/`).
 fn same_options(
     wanted: &[CommandOption],
     registered: &[twilight_model::application::command::CommandOption],
-    bounds: &[(Option<serde_json::Number>, Option<serde_json::Number>)],
+    bounds: &Bounded,
+    prefix: &str,
 ) -> bool {
     wanted.len() == registered.len()
-        && wanted.iter().zip(registered).enumerate().all(|(i, (w, r))| {
-            // What blkc never sets must be unset there too, or the deploy changes it.
-            let extras = r.autocomplete.unwrap_or(false) || r.options.as_ref().is_some_and(|o| !o.is_empty());
+        && wanted.iter().zip(registered).all(|(w, r)| {
+            let path = format!("{prefix}{}", w.name);
             let channels =
                 w.channel_types.as_deref().unwrap_or_default() == r.channel_types.as_deref().unwrap_or_default();
+            let empty = Vec::new();
+            let (ours, theirs) = (w.options.as_ref().unwrap_or(&empty), r.options.as_deref().unwrap_or_default());
             w.kind == r.kind
                 && w.name == r.name
                 && w.description == r.description
-                && w.required == r.required.unwrap_or(false)
+                && w.required.unwrap_or(false) == r.required.unwrap_or(false)
+                && w.autocomplete.unwrap_or(false) == r.autocomplete.unwrap_or(false)
                 && same_choices(w.choices.as_deref().unwrap_or_default(), r.choices.as_deref().unwrap_or_default())
-                && w.bounds.same(r, bounds.get(i))
+                && w.bounds.same(r, bounds.get(&path))
                 && channels
                 && w.locales.same(r.name_localizations.as_ref(), r.description_localizations.as_ref())
-                && !extras
+                && same_options(ours, theirs, bounds, &format!("{path}/"))
         })
 }
 
@@ -532,14 +546,16 @@ mod tests {
     fn a_registered_list_with_number_choices_and_bounds_is_read_and_compared() {
         let listed = read(LISTED.as_bytes()).unwrap();
         assert_eq!(listed[0].name, "roll");
-        assert_eq!(listed[0].bounds[0].0.as_ref().map(ToString::to_string).as_deref(), Some("-0.5"));
+        assert_eq!(listed[0].bounds["r"].0.as_ref().map(ToString::to_string).as_deref(), Some("-0.5"));
         let number = |t: &str| ChoiceValue::number(t).unwrap();
         let option = |kind, name: &str, bounds: Bounds, choices| CommandOption {
             kind,
             name: name.into(),
             description: if name == "r" { "x".into() } else { "y".into() },
-            required: false,
+            required: Some(false),
             choices,
+            autocomplete: None,
+            options: None,
             bounds,
             channel_types: None,
             locales: Localizations::default(),

@@ -140,17 +140,14 @@ impl Client {
     pub fn send(&self, request: Built) -> Result<Incoming, Failure> {
         let _waiting = Blocking::start();
         let started = Instant::now();
+        let total = request.within.map_or(self.limits.timeout, |w| w.min(self.limits.timeout));
         let mut hop = request;
         let mut redirects = 0;
         loop {
             // The whole time-out on the first hop; what is left of it after.
-            let remaining = if redirects == 0 {
-                self.limits.timeout
-            } else {
-                self.limits.timeout.checked_sub(started.elapsed()).unwrap_or_default()
-            };
+            let remaining = if redirects == 0 { total } else { total.checked_sub(started.elapsed()).unwrap_or_default() };
             if remaining.is_zero() {
-                return Err(Failure::Timeout(format!("no answer within {:?}", self.limits.timeout)));
+                return Err(Failure::Timeout(format!("no answer within {total:?}")));
             }
             let mut response = self.call(&hop, remaining)?;
             let status = response.status().as_u16();

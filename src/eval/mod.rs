@@ -74,6 +74,9 @@ pub struct Options {
     /// Waits for the platform's rate limits before a request that carries
     /// the bot token, and learns them from its answer (`blkc serve`).
     pub limiter: Option<std::sync::Arc<dyn Limiter>>,
+    /// When the run's requests must be answered by (an autocomplete's: the
+    /// platform's deadline); `None`, each request's own time-out.
+    pub deadline: Option<std::time::Instant>,
 }
 
 pub use crate::discord::ratelimit::Limiter;
@@ -123,6 +126,12 @@ pub enum Event {
     },
     /// A form shown as the answer.
     Form(crate::message::Form),
+    /// A choice an autocomplete tree offers: the name shown, the value
+    /// given (read as a number for a number option).
+    Choice {
+        name: String,
+        value: String,
+    },
     Save {
         name: String,
         value: Json,

@@ -79,6 +79,9 @@ pub struct Built {
     /// `allow private_network`, or `--allow-private-network`: a redirect
     /// to another origin is not guarded either.
     pub allow_private_network: bool,
+    /// The whole time it may take, when shorter than the client's time-out
+    /// (an autocomplete's run must end by the platform's deadline).
+    pub within: Option<std::time::Duration>,
 }
 
 /// Renders `r` through `scope`. `platform` is where the bot token may go
@@ -128,7 +131,17 @@ pub fn build(
     });
     let allow_private_network = r.allow_private_network || allow_private;
     let guarded = host_from_value && !allow_private_network;
-    Ok(Built { method: r.method, url, headers, body, carries_token, body_secret, guarded, allow_private_network })
+    Ok(Built {
+        method: r.method,
+        url,
+        headers,
+        body,
+        carries_token,
+        body_secret,
+        guarded,
+        allow_private_network,
+        within: None,
+    })
 }
 
 /// The bot token's destination, by the policy `blkc check` applies to the

@@ -509,6 +509,12 @@ impl Runner<'_> {
                     }
                 }
                 Step::Stop { .. } => self.stopping = true,
+                Step::Choice { name, value, .. } => {
+                    let (name, value) = (render::render(name, self), render::render(value, self));
+                    self.flush()?;
+                    let (name, value) = (self.redactor.redact(&name), self.redactor.redact(&value));
+                    (self.sink)(Event::Choice { name, value });
+                }
             }
             if self.stopping {
                 return Ok(());
@@ -851,6 +857,11 @@ impl Runner<'_> {
         let started = Instant::now();
         let limiter = self.options.limiter.clone().filter(|_| built.carries_token);
         let deadline = started + self.options.http.timeout;
+        let deadline = self.options.deadline.map_or(deadline, |d| d.min(deadline));
+        let mut built = built;
+        if let Some(d) = self.options.deadline {
+            built.within = Some(d.saturating_duration_since(started));
+        }
         let (options, client) = (&self.options, &mut self.client);
         let attempt = || match &options.client {
             Some(shared) => shared.send(built.clone()),

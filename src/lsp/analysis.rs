@@ -102,9 +102,11 @@ impl Document {
         changed.then(|| Document::new(&self.checked.source.name, self.path.clone(), repaired, self.version))
     }
 
-    /// The tree holding a byte offset.
+    /// The tree holding a byte offset: the innermost (an autocomplete's,
+    /// not its command's).
     pub fn tree_at(&self, offset: usize) -> Option<&Tree> {
-        self.checked.ast.trees().find(|t| t.span.start as usize <= offset && offset <= t.span.end as usize)
+        let holding = self.checked.ast.trees().filter(|t| t.span.start as usize <= offset && offset <= t.span.end as usize);
+        holding.min_by_key(|t| t.span.end - t.span.start)
     }
 
     /// Every name in the file: definitions and uses.
@@ -120,13 +122,14 @@ impl Document {
                     tree: None,
                     block: None,
                 }),
-                Item::Tree(t) => {
-                    collect.tree = Some(t);
-                    visit::walk_nodes(&mut collect, &t.body);
-                    collect_saves_and_options(&t.body, t, &mut collect.out);
-                }
-                Item::Platform(_) => {}
+                Item::Tree(_) | Item::Platform(_) => {}
             }
+        }
+        // Each tree that runs: a subcommand's names are its own.
+        for t in self.checked.ast.trees() {
+            collect.tree = Some(t);
+            visit::walk_nodes(&mut collect, &t.body);
+            collect_saves_and_options(&t.body, t, &mut collect.out);
         }
         collect.out
     }

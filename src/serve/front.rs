@@ -346,8 +346,19 @@ async fn answer(shared: &Arc<Shared>, interaction: Interaction, received: Instan
         return First::Refused(StatusCode::CONFLICT, "interaction already answered\n");
     }
     let loaded = shared.bot.loaded();
+    let autocomplete = interaction.kind() == Ok(InteractionType::ApplicationCommandAutocomplete);
     let tree = match tree_of(&loaded, &interaction) {
+        Ok(_) if autocomplete && !shared.front.keystrokes.allow(interaction.user_id()) => {
+            shared.metrics.interaction(Outcome::Limited);
+            pipeline::log_run(&About::interaction(&interaction), received, Outcome::Limited, None);
+            return First::Answer(Box::new(discord::message::autocomplete(&[])));
+        }
         Ok(tree) => tree,
+        Err(None) if autocomplete => {
+            shared.metrics.interaction(Outcome::UnknownCommand);
+            pipeline::log_run(&About::interaction(&interaction), received, Outcome::UnknownCommand, None);
+            return First::Answer(Box::new(discord::message::autocomplete(&[])));
+        }
         Err(None) => {
             shared.metrics.interaction(Outcome::UnknownCommand);
             pipeline::log_run(&About::interaction(&interaction), received, Outcome::UnknownCommand, None);
@@ -421,17 +432,24 @@ fn refusal(shared: &Shared, interaction: &Interaction) -> Option<First> {
             shared.metrics.interaction(Outcome::Ping);
             Some(First::Answer(Box::new(discord::message::pong())))
         }
-        Ok(InteractionType::ApplicationCommand | InteractionType::MessageComponent | InteractionType::ModalSubmit)
-            if !discord::is_snowflake(interaction.application_id())
+        Ok(
+            InteractionType::ApplicationCommand
+            | InteractionType::ApplicationCommandAutocomplete
+            | InteractionType::MessageComponent
+            | InteractionType::ModalSubmit,
+        ) if !discord::is_snowflake(interaction.application_id())
                 || !discord::is_interaction_token(interaction.token()) =>
         {
             shared.metrics.interaction(Outcome::Malformed);
             tracing::warn!("malformed interaction: its application id or token is not of the platform's form");
             Some(First::Refused(StatusCode::BAD_REQUEST, "malformed interaction\n"))
         }
-        Ok(InteractionType::ApplicationCommand | InteractionType::MessageComponent | InteractionType::ModalSubmit) => {
-            None
-        }
+        Ok(
+            InteractionType::ApplicationCommand
+            | InteractionType::ApplicationCommandAutocomplete
+            | InteractionType::MessageComponent
+            | InteractionType::ModalSubmit,
+        ) => None,
         other => {
             let code = match other {
                 Ok(kind) => kind as u8,
@@ -459,12 +477,16 @@ async fn queue_and_answer(
     let tree = &trigger.loaded.plan.trees[trigger.tree];
     let private = !crate::plan::any_public_reply(&tree.steps);
     let update = tree.kind == TreeKind::Handler && crate::plan::any_update(&tree.steps);
+    let autocomplete = tree.kind == TreeKind::Autocomplete;
     // The run holds the server busy until it is answered in full.
     let work = Work { _queued: Queued::new(shared), trigger };
     if let Err(e) = shared.queue.jobs.try_send(work) {
         let work = e.into_inner();
         shared.metrics.interaction(Outcome::Busy);
         pipeline::log_run(&work.trigger.about, received, Outcome::Busy, None);
+        if autocomplete {
+            return First::Answer(Box::new(discord::message::autocomplete(&[])));
+        }
         return First::Answer(Box::new(discord::message::answer(&Message::notice(message::BUSY))));
     }
     let deadline = tokio::time::Instant::from_std(received + shared.front.answer_within);
@@ -479,6 +501,13 @@ async fn queue_and_answer(
         Err(_) => {
             let mut phase = answer.phase.lock().unwrap_or_else(|e| e.into_inner());
             match &*phase {
+                // An autocomplete cannot be deferred: past the deadline, it
+                // offers nothing (its run's choices, when they come, are
+                // dropped, and the run counted failed with why).
+                Phase::Waiting(_) if autocomplete => {
+                    *phase = Phase::Answered { original_is_component: false };
+                    First::Answer(Box::new(discord::message::autocomplete(&[])))
+                }
                 Phase::Waiting(_) => {
                     *phase = Phase::Deferred { edited: false, private, update };
                     shared.metrics.deferral();

@@ -11,6 +11,7 @@ pub mod door;
 pub mod events;
 mod front;
 pub mod gate;
+mod keystrokes;
 pub mod log;
 pub mod metrics;
 mod pipeline;

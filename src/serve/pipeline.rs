@@ -74,7 +74,7 @@ impl RunReport {
                 }
                 self.warnings.push(w.code);
             }
-            Event::Reply { .. } | Event::Form(_) | Event::Save { .. } => {}
+            Event::Reply { .. } | Event::Form(_) | Event::Save { .. } | Event::Choice { .. } => {}
         }
     }
 }
@@ -100,7 +100,7 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
             let mut out = Outbox { shared, trigger: &trigger, replies: 0, disable: None };
             report.failure = Some(format!("the cooldowns and clicks could not be read: {e}"));
             if matches!(trigger.target, Target::Interaction(_)) {
-                out.send(&mut report, &Outgoing::Message(Message::notice(message::FAILED)));
+                out.send(&mut report, &failed(&trigger));
             }
             count(shared, &trigger.about, Outcome::Failed);
             log_run(&trigger.about, trigger.received, Outcome::Failed, Some(&report));
@@ -109,6 +109,8 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
     };
     let disable = trigger.gates.button.as_ref().filter(|_| last_click).map(|b| (b, false));
     let mut out = Outbox { shared, trigger: &trigger, replies: 0, disable };
+    let autocomplete = trigger.tree().kind == crate::plan::TreeKind::Autocomplete;
+    let mut offered = Vec::new();
     let ran = match &trigger.vars {
         Err(why) => Err(why.clone()),
         Ok(vars) => {
@@ -116,6 +118,9 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
             inputs.vars.extend(vars.iter().cloned());
             let mut options = shared.bot.options.clone();
             options.samples = trigger.loaded.checked.model.samples.clone();
+            if autocomplete {
+                options.deadline = Some(trigger.received + shared.front.answer_within);
+            }
             let mut sink = |event: Event| match event {
                 Event::Reply { text, ephemeral, embeds, components, update } => {
                     let said = Said { text, ephemeral, embeds, components, update };
@@ -125,6 +130,7 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
                     out.replies += 1;
                     out.send(&mut report, &Outgoing::Form(form));
                 }
+                Event::Choice { name, value } => offered.push((name, value)),
                 other => report.note(shared, &trigger.about, &other),
             };
             let plan = &trigger.loaded.plan;
@@ -134,6 +140,14 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
     };
     let interaction = matches!(trigger.target, Target::Interaction(_));
     let outcome = match ran {
+        Ok(()) if autocomplete => {
+            let (choices, adjusted) = message::choices(offered, focused_kind(trigger.tree()));
+            if adjusted > 0 {
+                report.warnings.push(crate::diagnostics::Code::EmbedAdjusted.as_str());
+            }
+            out.send(&mut report, &Outgoing::Choices(choices));
+            Outcome::Answered
+        }
         Ok(()) if interaction => {
             // A command that replies nothing still answers its user; a
             // handler leaves its component's message as it is.
@@ -148,7 +162,7 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
         Err(why) => {
             report.failure = Some(why);
             if interaction {
-                out.send(&mut report, &Outgoing::Message(Message::notice(message::FAILED)));
+                out.send(&mut report, &failed(&trigger));
             }
             Outcome::Failed
         }
@@ -159,6 +173,22 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
     let counted = if report.deferred && outcome == Outcome::Answered { Outcome::Deferred } else { outcome };
     count(shared, &trigger.about, counted);
     log_run(&trigger.about, trigger.received, counted, Some(&report));
+}
+
+/// What an interaction is answered when its run fails: a notice, or for
+/// an autocomplete no choices.
+fn failed(trigger: &Trigger) -> Outgoing {
+    match trigger.tree().kind {
+        crate::plan::TreeKind::Autocomplete => Outgoing::Choices(Vec::new()),
+        _ => Outgoing::Message(Message::notice(message::FAILED)),
+    }
+}
+
+/// The type of the option an autocomplete completes (the last word of its
+/// tree's name).
+fn focused_kind(tree: &crate::plan::Tree) -> crate::vocab::OptionType {
+    let option = tree.name.rsplit(' ').next().unwrap_or_default();
+    tree.options.iter().find(|o| o.name == option).map_or(crate::vocab::OptionType::String, |o| o.kind)
 }
 
 /// Who may run it, and where (its tree's `require` lines), decided before
@@ -184,8 +214,13 @@ fn refuse_with(shared: &Arc<Shared>, trigger: &Trigger, outcome: Outcome, text: 
     if let (Target::Interaction(_), Some(text)) = (&trigger.target, text) {
         let mut message = Message::notice(&text);
         message.ephemeral = true;
+        // (An autocomplete can answer only with choices: it offers none.)
+        let said = match trigger.tree().kind {
+            crate::plan::TreeKind::Autocomplete => Outgoing::Choices(Vec::new()),
+            _ => Outgoing::Message(message),
+        };
         let mut out = Outbox { shared, trigger, replies: 0, disable: None };
-        out.send(&mut RunReport::default(), &Outgoing::Message(message));
+        out.send(&mut RunReport::default(), &said);
     }
     count(shared, &trigger.about, outcome);
     log_run(&trigger.about, trigger.received, outcome, None);
@@ -317,7 +352,7 @@ impl Outbox<'_> {
             Outgoing::Message(m) => m,
             // Past the first answer, nothing said is "Done." (a deferral
             // must be answered); a form there is refused below.
-            Outgoing::Nothing | Outgoing::Form(_) => &done,
+            Outgoing::Nothing | Outgoing::Form(_) | Outgoing::Choices(_) => &done,
         };
         let mut body = crate::discord::message::body(message);
         let sent = match &self.trigger.target {
@@ -365,7 +400,9 @@ impl Outbox<'_> {
                 let deadline = self.trigger.received + TOKEN_LIFETIME;
                 shared.bot.platform(&self.trigger.loaded).send(route, Some(&body), deadline)
             }
-            Target::Channel(Some(_)) if matches!(said, Outgoing::Form(_) | Outgoing::Nothing) => return,
+            Target::Channel(Some(_)) if matches!(said, Outgoing::Form(_) | Outgoing::Nothing | Outgoing::Choices(_)) => {
+                return
+            }
             Target::Channel(Some(channel)) => {
                 let route = Route::ChannelMessage { channel };
                 let deadline = Instant::now() + EVENT_DEADLINE;

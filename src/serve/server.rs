@@ -127,6 +127,8 @@ pub struct FrontState {
     /// The memory of the request bodies in flight, in total.
     pub bodies: Arc<super::door::Bodies>,
     pub replay: Mutex<Replay>,
+    /// Autocomplete keystrokes, limited per user.
+    pub keystrokes: super::keystrokes::Keystrokes,
 }
 
 /// Where triggers wait for a run.
@@ -288,6 +290,7 @@ fn shared(config: &mut Config, loaded: Arc<Loaded>, queue: Queue) -> Shared {
             max_body: config.max_body,
             bodies: super::door::Bodies::new(config.max_body),
             replay: Mutex::new(Replay::default()),
+            keystrokes: super::keystrokes::Keystrokes::default(),
         },
         queue,
         life: Life {

@@ -73,12 +73,14 @@ impl About {
     /// form's, with the name of the handler it runs.
     pub fn interaction(interaction: &Interaction) -> About {
         let command = match crate::vocab::parse_custom_id(interaction.custom_id()) {
-            Some((handler, _, _)) if interaction.kind() != Ok(InteractionType::ApplicationCommand) => handler,
+            Some((handler, _, _)) if interaction.kind() != Ok(InteractionType::ApplicationCommand) => {
+                handler.to_string()
+            }
             _ => interaction.command(),
         };
         About::Interaction {
             id: interaction.id().to_string(),
-            command: command.to_string(),
+            command,
             user: interaction.user_id().to_string(),
             server: interaction.guild_id.clone().unwrap_or_default(),
             token: interaction.token().to_string(),
@@ -134,6 +136,8 @@ pub enum Outcome {
     UsedUp,
     /// A `require` line did not hold: the member was told why.
     Guarded,
+    /// An autocomplete keystroke past the user's rate: no choices offered.
+    Limited,
     /// A timed event's tick noticed too late to run (the server was not
     /// running then).
     Late,
@@ -161,6 +165,7 @@ impl Outcome {
             Outcome::Cooldown => "cooldown",
             Outcome::UsedUp => "used_up",
             Outcome::Guarded => "guarded",
+            Outcome::Limited => "limited",
             Outcome::Late => "late",
             Outcome::Replayed => "replayed",
             Outcome::Unauthorized => "unauthorized",
@@ -237,7 +242,7 @@ impl Answer {
         // Nothing said, past a "thinking…" deferral, becomes a private "Done.".
         let (update, ephemeral) = match said {
             Outgoing::Message(m) => (m.update, m.ephemeral),
-            Outgoing::Form(_) => (false, false),
+            Outgoing::Form(_) | Outgoing::Choices(_) => (false, false),
             Outgoing::Nothing => (false, true),
         };
         match &mut *phase {
@@ -248,6 +253,9 @@ impl Answer {
                 let original_is_component = update || matches!(said, Outgoing::Nothing);
                 *phase = Phase::Answered { original_is_component };
                 Delivery::Sent
+            }
+            _ if matches!(said, Outgoing::Choices(_)) => {
+                Delivery::Refused("an autocomplete's choices came after the platform's 3 seconds, and none were offered")
             }
             _ if matches!(said, Outgoing::Form(_)) => {
                 Delivery::Refused("a form can only be the first answer, and something answered before it")
@@ -389,6 +397,9 @@ pub fn variables(interaction: &Interaction, tree: &Tree) -> Result<Vec<(String, 
         vars.extend(target_variables(interaction, menu)?);
     }
     let given = interaction.options();
+    if tree.kind == TreeKind::Autocomplete {
+        return Ok(typed(given, tree, vars));
+    }
     for option in &tree.options {
         let variable = format!("option_{}", option.name);
         let value = match given.iter().find(|o| o.name == option.name).and_then(|o| o.value()) {
@@ -406,6 +417,24 @@ pub fn variables(interaction: &Interaction, tree: &Tree) -> Result<Vec<(String, 
         vars.push((variable, value));
     }
     Ok(vars)
+}
+
+/// An autocomplete's variables: the options as typed so far (any text: a
+/// number half typed is not one yet), none left out, and the focused
+/// one's text as `typed_text`.
+fn typed(given: &[crate::discord::model::CommandOption], tree: &Tree, mut vars: Vec<(String, String)>) -> Vec<(String, String)> {
+    let text = |o: &crate::discord::model::CommandOption| match o.value() {
+        Some(OptionValue::Text(s) | OptionValue::Number(s)) => s,
+        Some(OptionValue::Bool(b)) => b.to_string(),
+        Some(OptionValue::Other) | None => String::new(),
+    };
+    for option in &tree.options {
+        let value = given.iter().find(|o| o.name == option.name).map(text).unwrap_or_default();
+        vars.push((format!("option_{}", option.name), value));
+    }
+    let focused = given.iter().find(|o| o.focused == Some(true)).map(text).unwrap_or_default();
+    vars.push(("typed_text".into(), focused));
+    vars
 }
 
 /// What a context-menu command's run is given: the user or the message
@@ -465,6 +494,13 @@ pub fn tree_of(loaded: &Loaded, interaction: &Interaction) -> Result<usize, Opti
                 return Err(Some(crate::display::one_line(&cut)));
             };
             find_tree(loaded, TreeKind::Handler, handler).ok_or_else(|| Some(handler.to_string()))
+        }
+        // An option's autocomplete, by its command's whole name and the
+        // option being typed.
+        Ok(InteractionType::ApplicationCommandAutocomplete) => {
+            let focused = interaction.focused().filter(|f| crate::discord::names::is_valid(&f.name)).ok_or(None)?;
+            let name = format!("{} {}", interaction.command(), focused.name);
+            find_tree(loaded, TreeKind::Autocomplete, &name).ok_or(None)
         }
         // A context-menu command by its menu too (a user command and a
         // message command may share a name).

@@ -274,6 +274,9 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
                 | Rule::menu
                 | Rule::guard
                 | Rule::register
+                | Rule::subcommand
+                | Rule::choice_node
+                | Rule::autocomplete
                 | Rule::locale
                 | Rule::locale_option
                 | Rule::var_scope
@@ -483,7 +486,9 @@ impl Lower<'_> {
         let (Some(kind), Some(name)) = (kind, name) else {
             return Some(Err(Unexpected { rule: Rule::tree_open, within: "a command or event", span }));
         };
-        Some(Ok((Tree { kind, name, description, cooldown, schedule, menu, body, span }, at + 1)))
+        let mut tree = Tree { kind, name, description, cooldown, schedule, menu, body, span };
+        tree.name_parts();
+        Some(Ok((tree, at + 1)))
     }
 
     fn item(&mut self, pair: Pair<'_, Rule>) -> Lowered<Item> {
@@ -527,12 +532,16 @@ impl Lower<'_> {
                 | Rule::if_node
                 | Rule::for_node
                 | Rule::text_node
+                | Rule::subcommand
+                | Rule::choice_node
                 | Rule::stop => body.push(self.node(p)?),
                 _ => return self.unexpected(&p, "a command or event"),
             }
         }
         let name = self.required(name, Rule::ident, "a command or event", span)?;
-        Ok(Tree { kind, name, description, cooldown, schedule, menu, body, span })
+        let mut tree = Tree { kind, name, description, cooldown, schedule, menu, body, span };
+        tree.name_parts();
+        Ok(tree)
     }
 
     /// `"Show Avatar" for user`: the name (a string's value) and the menu.
@@ -638,8 +647,73 @@ impl Lower<'_> {
                 Node::Text(Box::new(self.template(string)), span)
             }
             Rule::stop => Node::Stop(self.span(&pair)),
+            Rule::subcommand => Node::Sub(Box::new(self.sub(pair)?)),
+            Rule::choice_node => {
+                let span = self.span(&pair);
+                let mut strings = pair.into_inner().filter(|p| p.as_rule() == Rule::string);
+                let (name, value) = (strings.next(), strings.next());
+                let name = self.required(name, Rule::string, "a `choice`", span)?;
+                let value = self.required(value, Rule::string, "a `choice`", span)?;
+                Node::Choice(Box::new(ChoiceNode { name: self.template(name), value: self.template(value), span }))
+            }
             _ => return self.unexpected(&pair, "a node"),
         })
+    }
+
+    /// `subcommand NAME ["…"] [cooldown …] { … }`, `group NAME ["…"] { … }`
+    /// (its whole name is given once the command is read: `name_parts`).
+    fn sub(&mut self, pair: Pair<'_, Rule>) -> Lowered<Sub> {
+        let span = self.span(&pair);
+        let (mut keyword, mut group, mut word, mut description, mut cooldown) = (span, false, None, None, None);
+        let mut body = Vec::new();
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_subcommand => keyword = self.span(&p),
+                Rule::kw_group => (keyword, group) = (self.span(&p), true),
+                Rule::name => word = Some(self.ident(p)),
+                Rule::string => description = Some(self.text(p)),
+                Rule::cooldown => cooldown = Some(self.setting(p)?),
+                _ => body.push(self.node(p)?),
+            }
+        }
+        let word: Ident = self.required(word, Rule::name, "a `subcommand`", span)?;
+        let tree = Tree {
+            kind: TreeKind::Command,
+            name: word.clone(),
+            description,
+            cooldown,
+            schedule: None,
+            menu: None,
+            body,
+            span,
+        };
+        Ok(Sub { group, keyword, word, tree })
+    }
+
+    /// `autocomplete { … }`: a tree of its own (named once its command is
+    /// read: `name_parts`).
+    fn autocomplete(&mut self, pair: Pair<'_, Rule>, option: &Ident) -> Lowered<Autocomplete> {
+        let span = self.span(&pair);
+        let mut keyword = span;
+        let mut body = Vec::new();
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_autocomplete => keyword = self.span(&p),
+                _ => body.push(self.node(p)?),
+            }
+        }
+        let name = Ident { name: option.name.clone(), span: option.span };
+        let tree = Tree {
+            kind: TreeKind::Autocomplete,
+            name,
+            description: None,
+            cooldown: None,
+            schedule: None,
+            menu: None,
+            body,
+            span,
+        };
+        Ok(Autocomplete { keyword, tree })
     }
 
     fn option_decl(&mut self, pair: Pair<'_, Rule>) -> Lowered<OptionDecl> {
@@ -651,6 +725,7 @@ impl Lower<'_> {
         let mut bounds = Vec::new();
         let mut channels = None;
         let mut choices = None;
+        let mut autocomplete = None;
         // The node ends at its last token, not at the blanks the grammar's
         // optional parts skipped looking for more.
         let mut span = span;
@@ -679,11 +754,15 @@ impl Lower<'_> {
                     channels = Some(Words { keyword, words: inner.map(|w| self.ident(w)).collect(), span: at });
                 }
                 Rule::choices => choices = Some(self.choices(p)?),
+                Rule::autocomplete => {
+                    let option = self.required(name.as_ref(), Rule::name, "an `option`", span)?;
+                    autocomplete = Some(Box::new(self.autocomplete(p, option)?));
+                }
                 _ => return self.unexpected(&p, "an `option`"),
             }
         }
         let name = self.required(name, Rule::ident, "an `option`", span)?;
-        Ok(OptionDecl { name, description, kind, required, bounds, channels, choices, span })
+        Ok(OptionDecl { name, description, kind, required, bounds, channels, choices, autocomplete, span })
     }
 
     /// `require WORD value, …`.

@@ -82,8 +82,28 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
                     }
                     out.push_str(" }");
                 }
+                if let Some(a) = &o.autocomplete {
+                    out.push_str(" autocomplete {\n");
+                    nodes(&a.tree.body, level + 1, out);
+                    out.push_str(&indent(level));
+                    out.push('}');
+                }
                 out.push('\n');
             }
+            Node::Sub(s) => {
+                out.push_str(&format!("{} {}", s.keyword(), s.word.name));
+                if let Some(d) = &s.tree.description {
+                    out.push_str(&format!(" {}", text(&d.value)));
+                }
+                if let Some(c) = &s.tree.cooldown {
+                    out.push_str(&settings(std::slice::from_ref(c)));
+                }
+                out.push_str(" {\n");
+                nodes(&s.tree.body, level + 1, out);
+                out.push_str(&indent(level));
+                out.push_str("}\n");
+            }
+            Node::Choice(c) => out.push_str(&format!("choice {} {}\n", template(&c.name), template(&c.value))),
             Node::Register(r) => register(r, out),
             Node::Guard(g) => guard(g, out),
             Node::Reply(r) => reply(r, out),
