@@ -71,11 +71,22 @@ pub fn refusal(guards: &[plan::Guard], standing: &Standing, secrets: &HashMap<St
                 let have = Permissions::from_bits_truncate(have);
                 let need = Permissions::from_bits_truncate(*bits);
                 if !have.contains(Permissions::ADMINISTRATOR) && !have.contains(need) {
-                    let missing: Vec<String> = (need - have)
-                        .iter_names()
-                        .map(|(name, _)| name.to_ascii_lowercase().replace('_', " "))
-                        .collect();
-                    return Some(format!("You need the permission to {} to use this.", missing.join(", ")));
+                    // Named as a server's settings show them: `Manage Messages`.
+                    let title = |name: &str| {
+                        let words = name.split('_').map(|w| {
+                            let w = w.to_ascii_lowercase();
+                            let mut chars = w.chars();
+                            chars.next().map_or(String::new(), |c| c.to_ascii_uppercase().to_string() + chars.as_str())
+                        });
+                        words.collect::<Vec<_>>().join(" ")
+                    };
+                    let missing: Vec<String> = (need - have).iter_names().map(|(name, _)| title(name)).collect();
+                    let (list, noun) = match missing.as_slice() {
+                        [one] => (one.clone(), "permission"),
+                        [init @ .., last] => (format!("{} and {last}", init.join(", ")), "permissions"),
+                        [] => (String::new(), "permission"),
+                    };
+                    return Some(format!("You need the {list} {noun} to use this."));
                 }
             }
         }

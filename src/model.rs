@@ -263,11 +263,20 @@ impl Model {
         // Trees without options share one list of variables per kind.
         let mut shared = FxHashMap::default();
         let fields = form_fields(file);
+        // (An autocomplete follows its command, whose options it reads.)
+        let mut command: Option<&Tree> = None;
         let trees = file
             .trees()
             .map(|t| {
                 let own = if t.kind == TreeKind::Handler { fields.get(t.name.name.as_str()) } else { None };
-                tree_model(t, own.map_or(&[], Vec::as_slice), &custom, &mut shared)
+                let options: Vec<&crate::ast::OptionDecl> = match t.kind {
+                    TreeKind::Autocomplete => command.map(|c| c.options().collect()).unwrap_or_default(),
+                    _ => {
+                        command = Some(t);
+                        Vec::new()
+                    }
+                };
+                tree_model(t, (own.map_or(&[], Vec::as_slice), &options), &custom, &mut shared)
             })
             .collect();
         Model { trees, samples }
@@ -325,7 +334,7 @@ fn custom_variables<'a>(file: &'a File) -> Vec<&'a str> {
 
 fn tree_model(
     tree: &Tree,
-    fields: &[(&Ident, &str)],
+    (fields, options): (&[(&Ident, &str)], &[&crate::ast::OptionDecl]),
     custom: &Arc<[Box<str>]>,
     shared: &mut FxHashMap<(TreeKind, String), Arc<[Variable]>>,
 ) -> TreeModel {
@@ -339,7 +348,8 @@ fn tree_model(
             sample: b.sample().map(|s| s.value.to_string()),
         });
     });
-    let has_options = tree.body.iter().any(|n| matches!(n, Node::Option(_))) || !fields.is_empty();
+    let has_options =
+        tree.body.iter().any(|n| matches!(n, Node::Option(_))) || !fields.is_empty() || !options.is_empty();
     // (An event's variables are its kind's, a context-menu command's its menu's.)
     let key = match (tree.kind, tree.menu_target()) {
         (TreeKind::Event, _) => (tree.kind, tree.name.name.to_string()),
@@ -349,7 +359,7 @@ fn tree_model(
     let variables = match shared.get(&key) {
         Some(list) if !has_options => list.clone(),
         _ => {
-            let list = tree_variables(tree, fields);
+            let list = tree_variables(tree, fields, options);
             if !has_options {
                 shared.insert(key, list.clone());
             }
@@ -370,7 +380,7 @@ fn tree_model(
 }
 
 /// The variables a tree's templates may name but the custom ones.
-fn tree_variables(tree: &Tree, fields: &[(&Ident, &str)]) -> Arc<[Variable]> {
+fn tree_variables(tree: &Tree, fields: &[(&Ident, &str)], options: &[&crate::ast::OptionDecl]) -> Arc<[Variable]> {
     let mut variables: Vec<Variable> = Vec::new();
     let mut add = |name: String, origin: Origin| variables.push(Variable { name, origin });
     for t in vocab::trigger_variables(tree) {
@@ -381,8 +391,12 @@ fn tree_variables(tree: &Tree, fields: &[(&Ident, &str)]) -> Arc<[Variable]> {
     }
     // (An option in an event is an error of its own, B-coded where options
     // are declared; its variable is still known, so it is not reported twice.)
-    for n in &tree.body {
-        if let Node::Option(o) = n {
+    let own = tree.body.iter().filter_map(|n| match n {
+        Node::Option(o) => Some(&**o),
+        _ => None,
+    });
+    for o in own.chain(options.iter().copied()) {
+        {
             let description = o.description.as_ref().map(|d| d.value.to_string());
             let (kind, required, span) = (o.option_type(), o.required.is_some(), o.name.span);
             add(format!("option_{}", o.name.name), Origin::Option { description, kind, required, span });

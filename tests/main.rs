@@ -19,6 +19,7 @@ mod build;
 mod capacity;
 mod check_fixtures;
 mod cli;
+mod commands;
 mod components;
 mod docs;
 mod editor;

@@ -70,13 +70,43 @@ fn problems(command: &Value) -> Vec<String> {
     bad(within("integration_types", 1), "integration_types".into());
     bad(command.get("nsfw").is_none_or(Value::is_boolean), "nsfw".into());
     localizations(command, kind == 1, &mut bad);
-    let mut size = longest(command, "name") + longest(command, "description");
-    let mut optional = false;
-    for o in &options {
-        size += option(o, &mut bad, &mut optional);
-    }
+    let size = longest(command, "name") + longest(command, "description") + level(&options, 0, &mut bad);
     bad(size <= 8000, format!("{size} characters"));
     out
+}
+
+/// A level of options: a command's (`depth` 0), a group's (1) or a
+/// subcommand's. Subcommands (type 1) and groups (2) stand alone at a
+/// level, a group only at the command's, and hold up to 25 each; the
+/// characters toward the 8,000.
+fn level(options: &[Value], depth: usize, bad: &mut impl FnMut(bool, String)) -> usize {
+    let kinds: Vec<u64> = options.iter().map(|o| o["type"].as_u64().unwrap_or(0)).collect();
+    let subs = kinds.iter().filter(|k| matches!(k, 1 | 2)).count();
+    bad(subs == 0 || subs == kinds.len(), "subcommands mixed with options".into());
+    bad(options.len() <= 25, "more than 25 options".into());
+    let mut size = 0;
+    let mut optional = false;
+    for (o, kind) in options.iter().zip(kinds) {
+        if !matches!(kind, 1 | 2) {
+            size += option(o, bad, &mut optional);
+            continue;
+        }
+        let allowed = if kind == 2 { depth == 0 } else { depth < 2 };
+        bad(allowed, format!("a {} at depth {depth}", if kind == 2 { "group" } else { "subcommand" }));
+        bad(slash_name(o["name"].as_str().unwrap_or_default()), format!("subcommand name {}", o["name"]));
+        bad((1..=100).contains(&chars(&o["description"])), "subcommand description".into());
+        bad(o.get("required").is_none_or(|r| r == false), "a required subcommand".into());
+        localizations(o, true, bad);
+        let inner = o["options"].as_array().cloned().unwrap_or_default();
+        if kind == 2 {
+            bad(
+                !inner.is_empty() && inner.iter().all(|i| i["type"] == 1),
+                "a group of anything but subcommands".into(),
+            );
+        }
+        size += longest(o, "name") + longest(o, "description") + level(&inner, depth + 1, bad);
+    }
+    size
 }
 
 fn localizations(object: &Value, slash: bool, bad: &mut impl FnMut(bool, String)) {
@@ -96,12 +126,16 @@ fn localizations(object: &Value, slash: bool, bad: &mut impl FnMut(bool, String)
 fn option(o: &Value, bad: &mut impl FnMut(bool, String), optional: &mut bool) -> usize {
     let kind = o["type"].as_u64().unwrap_or(0);
     bad((3..=11).contains(&kind), format!("option type {kind}"));
+    bad(o.get("options").is_none(), "options of an option".into());
     bad(slash_name(o["name"].as_str().unwrap_or_default()), format!("option name {}", o["name"]));
     bad((1..=100).contains(&chars(&o["description"])), "option description".into());
     let required = o["required"].as_bool().unwrap_or(false);
     bad(!(required && *optional), "a required option after an optional one".into());
     *optional |= !required;
     let choices = o["choices"].as_array().cloned().unwrap_or_default();
+    if o.get("autocomplete").is_some_and(|a| a == true) {
+        bad(matches!(kind, 3 | 4 | 10) && choices.is_empty(), "autocomplete on a type or with choices".into());
+    }
     bad(choices.is_empty() || matches!(kind, 3 | 4 | 10), "choices on a type that takes none".into());
     bad(choices.len() <= 25, "more than 25 choices".into());
     let mut size = longest(o, "name") + longest(o, "description");
@@ -149,7 +183,7 @@ fn deployable() -> Vec<PathBuf> {
 #[test]
 fn every_payload_deploy_makes_is_one_the_platform_takes() {
     let mut kinds = [0usize; 4];
-    let mut seen = 0;
+    let (mut seen, mut groups, mut autocompletes) = (0, 0, 0);
     for file in deployable() {
         let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
             .args(["deploy", "--dry-run"])
@@ -163,6 +197,9 @@ fn every_payload_deploy_makes_is_one_the_platform_takes() {
         let commands = payload.as_array().unwrap();
         let mut per_type = [0usize; 4];
         for c in commands {
+            let text = c.to_string();
+            groups += text.matches("\"type\":2,").count() * usize::from(c["type"] == 1);
+            autocompletes += text.matches("\"autocomplete\":true").count();
             let problems = problems(c);
             assert!(problems.is_empty(), "{}: {} {problems:?}", file.display(), c["name"]);
             let kind = c["type"].as_u64().unwrap() as usize;
@@ -176,6 +213,7 @@ fn every_payload_deploy_makes_is_one_the_platform_takes() {
     }
     // Every kind of command was held to them.
     assert!(kinds[1] > 10 && kinds[2] > 0 && kinds[3] > 0, "{kinds:?}");
+    assert!(groups > 0 && autocompletes > 0, "{groups} groups, {autocompletes} autocompleted options");
     assert!(seen > 15);
 }
 
@@ -193,6 +231,19 @@ fn the_limits_refuse_what_the_platform_refuses() {
         ("name_localizations", serde_json::json!({ "fr-FR": "café" })),
         ("options", serde_json::json!([{ "type": 3, "name": "a", "description": "x", "min_value": 1 }])),
         ("options", serde_json::json!([{ "type": 3, "name": "a", "description": "x", "channel_types": [0] }])),
+        // A subcommand beside an option; a group in a group; autocomplete
+        // on a boolean.
+        (
+            "options",
+            serde_json::json!([{ "type": 1, "name": "s", "description": "x" }, { "type": 3, "name": "a", "description": "x" }]),
+        ),
+        (
+            "options",
+            serde_json::json!([{ "type": 2, "name": "g", "description": "x", "options": [
+                { "type": 2, "name": "h", "description": "x", "options": [{ "type": 1, "name": "s", "description": "x" }] }
+            ] }]),
+        ),
+        ("options", serde_json::json!([{ "type": 5, "name": "a", "description": "x", "autocomplete": true }])),
         (
             "options",
             serde_json::json!([{ "type": 4, "name": "a", "description": "x", "choices": [{ "name": "n", "value": 9_007_199_254_740_992_u64 }] }]),

@@ -699,7 +699,7 @@ fn run_holds_require_lines_on_the_member_its_flags_describe() {
     assert!(ran.stderr.contains("the run did not start: You need a role this requires."), "{}", ran.stderr);
     assert!(!ran.stderr.contains("1111111111111111111"), "{}", ran.stderr);
     let ran = run(&["--roles", "1111111111111111111"], &secret);
-    assert!(ran.stderr.contains("You need the permission to manage messages to use this."), "{}", ran.stderr);
+    assert!(ran.stderr.contains("You need the Manage Messages permission to use this."), "{}", ran.stderr);
     let ran = run(&["--roles", "5, 1111111111111111111", "--permissions", "manage_messages"], &secret);
     assert_eq!((ran.code, ran.stdout.trim()), (0, "Purged."), "{}", ran.stderr);
     let ran = run(&["--roles", "1111111111111111111", "--permissions", "manage_mesages"], &secret);

@@ -154,11 +154,11 @@ const HELLO: &str = r#"command hello "Say hello" {
 }
 "#;
 
-fn content(answer: &Answered) -> &str {
+pub(crate) fn content(answer: &Answered) -> &str {
     answer.body["data"]["content"].as_str().unwrap_or_default()
 }
 
-const FAILED_WORD: &str =
+pub(crate) const FAILED_WORD: &str =
     "Sorry, something went wrong running this command. The bot's operator can see what in the log.";
 
 #[test]
@@ -686,7 +686,7 @@ fn a_secret_without_a_value_stops_the_start_and_refuses_a_reload() {
     assert_eq!(content(&served.send(&platform, &command("83", "v", json!([])))), "one");
 }
 
-fn deploy(dir: &std::path::Path, file: &str, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+pub(crate) fn deploy(dir: &std::path::Path, file: &str, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_blkc"))
         .arg("deploy")
         .arg(file)
@@ -1294,7 +1294,7 @@ command purge "Delete messages" {
     assert_eq!(content(&answer), "This can't be used in this channel: <#888>.");
     // Without the permission; then an administrator.
     let answer = send("g4", json!(["2222222222222222222"]), "0", "888");
-    assert_eq!(content(&answer), "You need the permission to manage messages to use this.");
+    assert_eq!(content(&answer), "You need the Manage Messages permission to use this.");
     let administrator = (1u64 << 3).to_string();
     assert_eq!(content(&send("g5", json!(["2222222222222222222"]), &administrator, "888")), "Purged (2).");
     // In a direct message there is no member.

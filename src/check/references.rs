@@ -341,9 +341,9 @@ impl<'a> Walk<'_, 'a> {
                 TreeKind::Command => diag.help(format!("declare the option in this command: `option {option} \"…\"`")),
                 TreeKind::Event => diag.help("events have no options; use the event's trigger variables"),
                 TreeKind::Handler => diag.help("handlers have no options; a form's inputs come as `{field_<input>}`"),
-                TreeKind::Autocomplete => {
-                    diag.help(format!("an autocomplete tree reads its command's options: declare `option {option} \"…\"` in the command"))
-                }
+                TreeKind::Autocomplete => diag.help(format!(
+                    "an autocomplete tree reads its command's options: declare `option {option} \"…\"` in the command"
+                )),
             }
         } else if let Some((kind, _)) = vocab::EVENTS.iter().find(|(_, vars)| vars.contains(&n)) {
             diag.help(format!(

@@ -165,7 +165,8 @@ fn autocomplete(o: &OptionDecl, out: &mut Findings) {
         );
     }
     let mut offers = false;
-    let mut each = |n: &Node| match n {
+    let mut each = |n: &Node| {
+        match n {
         Node::Choice(_) => offers = true,
         Node::Api(_) | Node::If(_) | Node::For(_) | Node::Stop(_) | Node::Text(..) => {}
         other => out.push(
@@ -176,14 +177,18 @@ fn autocomplete(o: &OptionDecl, out: &mut Findings) {
             .label(other.span(), "an autocomplete only offers choices")
             .help("it runs at each keystroke and answers with choices: it may read APIs, test and loop, never reply, show a form, save or register"),
         ),
+    }
     };
     a.tree.body.iter().for_each(&mut each);
     each_in_branch(&a.tree.body, &mut each);
     if !offers {
         out.push(
-            Diagnostic::new(Code::BadAutocomplete, format!("the autocomplete of option `{}` offers no choice", o.name.name))
-                .label(a.keyword, "nothing offered")
-                .help("offer choices with `choice \"Shown\" \"value\"`, one a line or in a `for` over a response"),
+            Diagnostic::new(
+                Code::BadAutocomplete,
+                format!("the autocomplete of option `{}` offers no choice", o.name.name),
+            )
+            .label(a.keyword, "nothing offered")
+            .help("offer choices with `choice \"Shown\" \"value\"`, one a line or in a `for` over a response"),
         );
     }
 }

@@ -136,7 +136,9 @@ fn known_variables(checked: &blkc::Checked, tree: &blkc::plan::Tree, inputs: &ev
     };
     let mut typed: Vec<(&String, &String)> = inputs.vars.iter().collect();
     typed.sort();
-    for (name, value) in typed {
+    // (An autocomplete's options are as typed so far: any text.)
+    let autocomplete = tree.kind == blkc::plan::TreeKind::Autocomplete;
+    for (name, value) in typed.into_iter().filter(|_| !autocomplete) {
         if let Err(e) = tree.check_option_value(name, value) {
             return Err(format!("`--var {name}={}`: {e}", blkc::display::one_line(value)));
         }
@@ -285,9 +287,12 @@ fn left_out_options(args: &RunArgs, tree: &blkc::plan::Tree, inputs: &mut eval::
     }
     // (An autocomplete is given its options as typed so far, none left out.)
     let typed = tree.kind == blkc::plan::TreeKind::Autocomplete;
+    if typed {
+        inputs.vars.entry("typed_text".into()).or_default();
+    }
     for option in tree.options.iter().filter(|o| !o.required || typed) {
         if let std::collections::hash_map::Entry::Vacant(slot) = inputs.vars.entry(format!("option_{}", option.name)) {
-            slot.insert(blkc::plan::Tree::left_out(option)?);
+            slot.insert(if typed { String::new() } else { blkc::plan::Tree::left_out(option)? });
         }
     }
     Ok(())

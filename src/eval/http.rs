@@ -145,7 +145,8 @@ impl Client {
         let mut redirects = 0;
         loop {
             // The whole time-out on the first hop; what is left of it after.
-            let remaining = if redirects == 0 { total } else { total.checked_sub(started.elapsed()).unwrap_or_default() };
+            let remaining =
+                if redirects == 0 { total } else { total.checked_sub(started.elapsed()).unwrap_or_default() };
             if remaining.is_zero() {
                 return Err(Failure::Timeout(format!("no answer within {total:?}")));
             }

@@ -105,7 +105,8 @@ impl Document {
     /// The tree holding a byte offset: the innermost (an autocomplete's,
     /// not its command's).
     pub fn tree_at(&self, offset: usize) -> Option<&Tree> {
-        let holding = self.checked.ast.trees().filter(|t| t.span.start as usize <= offset && offset <= t.span.end as usize);
+        let holding =
+            self.checked.ast.trees().filter(|t| t.span.start as usize <= offset && offset <= t.span.end as usize);
         holding.min_by_key(|t| t.span.end - t.span.start)
     }
 

@@ -438,7 +438,7 @@ fn refusal(shared: &Shared, interaction: &Interaction) -> Option<First> {
             | InteractionType::MessageComponent
             | InteractionType::ModalSubmit,
         ) if !discord::is_snowflake(interaction.application_id())
-                || !discord::is_interaction_token(interaction.token()) =>
+            || !discord::is_interaction_token(interaction.token()) =>
         {
             shared.metrics.interaction(Outcome::Malformed);
             tracing::warn!("malformed interaction: its application id or token is not of the platform's form");

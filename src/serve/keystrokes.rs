@@ -27,7 +27,10 @@ impl Default for Keystrokes {
     fn default() -> Keystrokes {
         let per_second = NonZeroU32::new(PER_SECOND).unwrap_or(NonZeroU32::MIN);
         let burst = NonZeroU32::new(BURST).unwrap_or(NonZeroU32::MIN);
-        Keystrokes { limiter: RateLimiter::keyed(Quota::per_second(per_second).allow_burst(burst)), checks: AtomicU64::new(0) }
+        Keystrokes {
+            limiter: RateLimiter::keyed(Quota::per_second(per_second).allow_burst(burst)),
+            checks: AtomicU64::new(0),
+        }
     }
 }
 

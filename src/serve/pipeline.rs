@@ -400,7 +400,9 @@ impl Outbox<'_> {
                 let deadline = self.trigger.received + TOKEN_LIFETIME;
                 shared.bot.platform(&self.trigger.loaded).send(route, Some(&body), deadline)
             }
-            Target::Channel(Some(_)) if matches!(said, Outgoing::Form(_) | Outgoing::Nothing | Outgoing::Choices(_)) => {
+            Target::Channel(Some(_))
+                if matches!(said, Outgoing::Form(_) | Outgoing::Nothing | Outgoing::Choices(_)) =>
+            {
                 return
             }
             Target::Channel(Some(channel)) => {

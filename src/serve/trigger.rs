@@ -254,9 +254,9 @@ impl Answer {
                 *phase = Phase::Answered { original_is_component };
                 Delivery::Sent
             }
-            _ if matches!(said, Outgoing::Choices(_)) => {
-                Delivery::Refused("an autocomplete's choices came after the platform's 3 seconds, and none were offered")
-            }
+            _ if matches!(said, Outgoing::Choices(_)) => Delivery::Refused(
+                "an autocomplete's choices came after the platform's 3 seconds, and none were offered",
+            ),
             _ if matches!(said, Outgoing::Form(_)) => {
                 Delivery::Refused("a form can only be the first answer, and something answered before it")
             }
@@ -422,7 +422,11 @@ pub fn variables(interaction: &Interaction, tree: &Tree) -> Result<Vec<(String, 
 /// An autocomplete's variables: the options as typed so far (any text: a
 /// number half typed is not one yet), none left out, and the focused
 /// one's text as `typed_text`.
-fn typed(given: &[crate::discord::model::CommandOption], tree: &Tree, mut vars: Vec<(String, String)>) -> Vec<(String, String)> {
+fn typed(
+    given: &[crate::discord::model::CommandOption],
+    tree: &Tree,
+    mut vars: Vec<(String, String)>,
+) -> Vec<(String, String)> {
     let text = |o: &crate::discord::model::CommandOption| match o.value() {
         Some(OptionValue::Text(s) | OptionValue::Number(s)) => s,
         Some(OptionValue::Bool(b)) => b.to_string(),

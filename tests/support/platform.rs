@@ -53,13 +53,19 @@ fn as_listed(command: &Value, n: usize) -> Value {
     default(&mut c, "contexts", Value::Null);
     default(&mut c, "name_localizations", Value::Null);
     default(&mut c, "description_localizations", Value::Null);
-    for o in c["options"].as_array_mut().into_iter().flatten() {
-        if o["required"] == json!(false) {
-            o.as_object_mut().unwrap().remove("required");
+    // Options at every level: a subcommand's, a group's subcommands.
+    fn options(holder: &mut Value) {
+        for o in holder["options"].as_array_mut().into_iter().flatten() {
+            if o["required"] == json!(false) {
+                o.as_object_mut().unwrap().remove("required");
+            }
+            for key in ["name_localizations", "description_localizations"] {
+                o.as_object_mut().unwrap().entry(key).or_insert(Value::Null);
+            }
+            options(o);
         }
-        default(o, "name_localizations", Value::Null);
-        default(o, "description_localizations", Value::Null);
     }
+    options(&mut c);
     c
 }
 
@@ -253,6 +259,14 @@ pub fn command(id: &str, command: &str, options: Value) -> Value {
         "member": { "user": { "id": "1001", "username": "ada", "global_name": "Ada" }, "nick": null },
         "data": { "name": command, "options": options }
     })
+}
+
+/// A keystroke in an option with autocomplete, as the platform sends it:
+/// type 4 APPLICATION_COMMAND_AUTOCOMPLETE, `options` with one `focused`.
+pub fn keystroke(id: &str, command: &str, options: Value) -> Value {
+    let mut body = self::command(id, command, options);
+    body["type"] = json!(4);
+    body
 }
 
 /// A click on a button (or, with `values`, a choice in a select menu) of
