@@ -756,3 +756,27 @@ fn an_option_named_in_another_script_is_hovered_and_renamed() {
     let declared = edits.iter().find(|e| e["newText"] == "друг").unwrap();
     assert_eq!(declared["range"]["start"], json!({ "line": 1, "character": 11 }), "{edit}");
 }
+
+/// A subcommand's options are its own, and an autocomplete is given its
+/// command's options and what was typed: completion and hover know which
+/// tree the cursor is in; `subcommand` and `group` are keywords of a tree.
+#[test]
+fn subcommands_and_autocompletes_complete_and_hover_with_their_own_variables() {
+    let (_dir, uri) = workspace();
+    let mut client = Client::start(&[]);
+    let labels =
+        |v: &Value| v.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let text = "command settings \"Settings\" {\n    subcommand set \"Set it\" {\n        option message \"The new text\" required\n        option city \"A city\" autocomplete {\n            choice \"{typed_text}\" \"{\"\n        }\n        reply \"{option_message}\"\n    }\n    subcommand show \"Show it\" {\n        reply \"{option_\"\n    }\n}\n";
+    client.open(&uri, text);
+    let typed = labels(&client.at("textDocument/completion", &uri, text, "\"{\"\n", 2));
+    assert!(typed.contains(&"typed_text".to_string()) && typed.contains(&"option_message".to_string()), "{typed:?}");
+    let hover = client.at("textDocument/hover", &uri, text, "option_message}", 3);
+    let shown = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(shown.contains("option `message`") && shown.contains("The new text"), "{hover}");
+    // Another subcommand has none of them.
+    let other = labels(&client.at("textDocument/completion", &uri, text, "{option_\"", 8));
+    assert!(!other.contains(&"option_message".to_string()), "{other:?}");
+    let head = "    subcommand show";
+    let keywords = labels(&client.at("textDocument/completion", &uri, text, head, 4));
+    assert!(keywords.contains(&"subcommand".to_string()) && keywords.contains(&"group".to_string()), "{keywords:?}");
+}

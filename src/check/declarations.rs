@@ -175,6 +175,7 @@ fn check_options(kind: TreeKind, nodes: &[Node], out: &mut Findings) {
 pub(super) fn shadowed(name: &str) -> Option<&'static str> {
     if vocab::COMMAND_VARIABLES.contains(&name)
         || vocab::HANDLER_VARIABLES.contains(&name)
+        || vocab::AUTOCOMPLETE_VARIABLES.contains(&name)
         || vocab::MENU_VARIABLES.iter().any(|(_, vars)| vars.contains(&name))
         || vocab::EVENTS.iter().any(|(_, vars)| vars.contains(&name))
     {
