@@ -558,6 +558,7 @@ fn option_node() -> impl Strategy<Value = Node> {
                     schedule: None,
                     menu: None,
                     body,
+                    parts: Parts::default(),
                     span: sp(),
                 };
                 Box::new(Autocomplete { keyword: sp(), tree })
@@ -704,6 +705,7 @@ fn node() -> impl Strategy<Value = Node> {
                     schedule: None,
                     menu: None,
                     body,
+                    parts: Parts::default(),
                     span: sp(),
                 };
                 Node::Sub(Box::new(Sub { group, keyword: sp(), word, tree }))
@@ -749,7 +751,8 @@ pub(crate) fn arb_file() -> impl Strategy<Value = File> {
                 }
                 None => (name, None),
             };
-            let mut tree = Tree { kind, name, description, cooldown, schedule, menu, body, span: sp() };
+            let mut tree =
+                Tree { kind, name, description, cooldown, schedule, menu, body, parts: Parts::default(), span: sp() };
             // (The parser names subcommands and autocompletes by their tree.)
             tree.name_parts();
             Item::Tree(tree)

@@ -64,7 +64,18 @@ pub struct Tree {
     /// the string before it).
     pub menu: Option<Box<Menu>>,
     pub body: Vec<Node>,
+    /// Whether its body holds a `subcommand` or a `group`, and an option
+    /// with `autocomplete` (found once, by [`Tree::name_parts`]: a body may
+    /// be a million nodes long, and the trees that run are asked for often).
+    pub parts: Parts,
     pub span: Span,
+}
+
+/// What a tree's body holds besides its own nodes: see [`Tree::parts`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Parts {
+    pub subcommands: bool,
+    pub autocompletes: bool,
 }
 
 /// `for user`, `for message`: the menu a context-menu command is in (the
@@ -1191,7 +1202,8 @@ impl Tree {
     /// The subcommands and groups at the top of its body (and any the
     /// checker refuses elsewhere at that level).
     pub fn subs(&self) -> impl Iterator<Item = &Sub> {
-        self.body.iter().filter_map(|n| match n {
+        let body = if self.parts.subcommands { self.body.as_slice() } else { &[] };
+        body.iter().filter_map(|n| match n {
             Node::Sub(s) => Some(&**s),
             _ => None,
         })
@@ -1199,7 +1211,7 @@ impl Tree {
 
     /// Whether it is a command that runs its subcommands, not itself.
     pub fn has_subs(&self) -> bool {
-        self.kind == TreeKind::Command && self.menu.is_none() && self.body.iter().any(|n| matches!(n, Node::Sub(_)))
+        self.kind == TreeKind::Command && self.menu.is_none() && self.parts.subcommands
     }
 
     /// Its options as written.
@@ -1213,7 +1225,9 @@ impl Tree {
     fn runnable<'a>(&'a self, out: &mut Vec<&'a Tree>) {
         if !self.has_subs() {
             out.push(self);
-            out.extend(self.options().filter_map(|o| o.autocomplete.as_ref().map(|a| &a.tree)));
+            if self.parts.autocompletes {
+                out.extend(self.options().filter_map(|o| o.autocomplete.as_ref().map(|a| &a.tree)));
+            }
             return;
         }
         for s in self.subs() {
@@ -1229,14 +1243,17 @@ impl Tree {
     /// names (`settings role add`, `weather city`), once it is read.
     pub fn name_parts(&mut self) {
         let prefix = self.name.name.clone();
+        self.parts = Parts::default();
         for n in &mut self.body {
             match n {
                 Node::Sub(s) => {
+                    self.parts.subcommands = true;
                     s.tree.name.name = ecow::eco_format!("{prefix} {}", s.word.name);
                     s.tree.name_parts();
                 }
                 Node::Option(o) => {
                     if let Some(a) = &mut o.autocomplete {
+                        self.parts.autocompletes = true;
                         a.tree.name.name = ecow::eco_format!("{prefix} {}", o.name.name);
                     }
                 }

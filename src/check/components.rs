@@ -552,6 +552,9 @@ impl<'t> Placement<'t, '_> {
                     self.loops -= 1;
                     state = state.join(after);
                 }
+                Node::Choice(c) if self.tree.kind != TreeKind::Autocomplete => {
+                    self.out.push(super::subcommands::misplaced_choice(self.tree, c));
+                }
                 Node::Save(_)
                 | Node::Sub(_)
                 | Node::Choice(_)

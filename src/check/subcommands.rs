@@ -4,7 +4,7 @@
 //! nothing. An option's `autocomplete` is a tree that only offers choices.
 //! The limits and names of each level are `platform`'s.
 
-use crate::ast::visit::{each_in_branch, Visitor};
+use crate::ast::visit::each_in_branch;
 use crate::ast::{ChoiceNode, File, Node, OptionDecl, Sub, Tree, TreeKind};
 use crate::diagnostics::{Code, Diagnostic, Findings};
 use crate::vocab::OptionType;
@@ -22,18 +22,14 @@ pub fn check(file: &File, out: &mut Findings) {
             autocomplete(o, out);
         }
     }
-    // A `choice` anywhere but in an autocomplete tree.
-    for tree in file.trees().filter(|t| t.kind != TreeKind::Autocomplete) {
-        let mut choices = Choices(Vec::new());
-        crate::ast::visit::walk_nodes(&mut choices, &tree.body);
-        for c in choices.0 {
-            out.push(
-                Diagnostic::new(Code::BadAutocomplete, format!("`choice` in {} `{}`", tree.kind.as_str(), tree.name.name))
-                    .label(c.span, "offered to no one")
-                    .help("a `choice` is what an option's `autocomplete { … }` offers; a select menu's choices are in its braces"),
-            );
-        }
-    }
+}
+
+/// B432 for a `choice` anywhere but in an autocomplete tree (found by the
+/// one walk of each tree, `components`'s).
+pub(super) fn misplaced_choice(tree: &Tree, c: &ChoiceNode) -> Diagnostic {
+    Diagnostic::new(Code::BadAutocomplete, format!("`choice` in {} `{}`", tree.kind.as_str(), tree.name.name))
+        .label(c.span, "offered to no one")
+        .help("a `choice` is what an option's `autocomplete { … }` offers; a select menu's choices are in its braces")
 }
 
 /// A tree's subcommands and groups: where they stand, and what stands
@@ -191,15 +187,4 @@ fn autocomplete(o: &OptionDecl, out: &mut Findings) {
             .help("offer choices with `choice \"Shown\" \"value\"`, one a line or in a `for` over a response"),
         );
     }
-}
-
-/// The `choice` nodes of a tree, at any depth.
-struct Choices<'a>(Vec<&'a ChoiceNode>);
-
-impl<'a> Visitor<'a> for Choices<'a> {
-    fn choice(&mut self, c: &'a ChoiceNode) {
-        self.0.push(c);
-    }
-    fn template(&mut self, _: &'a crate::ast::Template, _: crate::ast::visit::Site) {}
-    fn value(&mut self, _: &'a crate::ast::Value, _: crate::ast::visit::Site) {}
 }

@@ -486,7 +486,7 @@ impl Lower<'_> {
         let (Some(kind), Some(name)) = (kind, name) else {
             return Some(Err(Unexpected { rule: Rule::tree_open, within: "a command or event", span }));
         };
-        let mut tree = Tree { kind, name, description, cooldown, schedule, menu, body, span };
+        let mut tree = Tree { kind, name, description, cooldown, schedule, menu, body, parts: Parts::default(), span };
         tree.name_parts();
         Some(Ok((tree, at + 1)))
     }
@@ -539,7 +539,7 @@ impl Lower<'_> {
             }
         }
         let name = self.required(name, Rule::ident, "a command or event", span)?;
-        let mut tree = Tree { kind, name, description, cooldown, schedule, menu, body, span };
+        let mut tree = Tree { kind, name, description, cooldown, schedule, menu, body, parts: Parts::default(), span };
         tree.name_parts();
         Ok(tree)
     }
@@ -685,6 +685,7 @@ impl Lower<'_> {
             schedule: None,
             menu: None,
             body,
+            parts: Parts::default(),
             span,
         };
         Ok(Sub { group, keyword, word, tree })
@@ -711,6 +712,7 @@ impl Lower<'_> {
             schedule: None,
             menu: None,
             body,
+            parts: Parts::default(),
             span,
         };
         Ok(Autocomplete { keyword, tree })
