@@ -550,17 +550,7 @@ fn option_node() -> impl Strategy<Value = Node> {
         |(name, description, kind, required, bounds, channels, choices, autocomplete)| {
             // (The grammar takes `choices` or `autocomplete`, not both.)
             let autocomplete = autocomplete.filter(|_| choices.is_none()).map(|body| {
-                let tree = Tree {
-                    kind: TreeKind::Autocomplete,
-                    name: name.clone(),
-                    description: None,
-                    cooldown: None,
-                    schedule: None,
-                    menu: None,
-                    body,
-                    parts: Parts::default(),
-                    span: sp(),
-                };
+                let tree = Tree::inner(TreeKind::Autocomplete, name.clone(), (None, None), body, sp());
                 Box::new(Autocomplete { keyword: sp(), tree })
             });
             Node::Option(Box::new(OptionDecl {
@@ -697,17 +687,7 @@ fn node() -> impl Strategy<Value = Node> {
         // A subcommand or a group (anywhere: the checker says where not).
         let sub = (any::<bool>(), name(), text(), cooldown(), proptest::collection::vec(inner, 0..3)).prop_map(
             |(group, word, description, cooldown, body)| {
-                let tree = Tree {
-                    kind: TreeKind::Command,
-                    name: word.clone(),
-                    description,
-                    cooldown,
-                    schedule: None,
-                    menu: None,
-                    body,
-                    parts: Parts::default(),
-                    span: sp(),
-                };
+                let tree = Tree::inner(TreeKind::Command, word.clone(), (description, cooldown), body, sp());
                 Node::Sub(Box::new(Sub { group, keyword: sp(), word, tree }))
             },
         );

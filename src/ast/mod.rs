@@ -1199,6 +1199,21 @@ impl File {
 }
 
 impl Tree {
+    /// A tree inside a command: a subcommand's or a group's (kind
+    /// `Command`, with its own description and cooldown), or an
+    /// autocomplete's (kind `Autocomplete`, with neither). Its whole name
+    /// is given by its command's [`Tree::name_parts`].
+    pub fn inner(
+        kind: TreeKind,
+        name: Ident,
+        head: (Option<Text>, Option<Setting>),
+        body: Vec<Node>,
+        span: Span,
+    ) -> Tree {
+        let (description, cooldown) = head;
+        Tree { kind, name, description, cooldown, schedule: None, menu: None, body, parts: Parts::default(), span }
+    }
+
     /// The subcommands and groups at the top of its body (and any the
     /// checker refuses elsewhere at that level).
     pub fn subs(&self) -> impl Iterator<Item = &Sub> {

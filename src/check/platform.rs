@@ -666,6 +666,32 @@ mod tests {
         assert_eq!(intents(reads), Intents::GUILDS | Intents::GUILD_MESSAGES | Intents::MESSAGE_CONTENT);
     }
 
+    /// A level holds at most 25 subcommands and groups (B403), and the
+    /// 8,000 characters count every level's names, descriptions and options.
+    #[test]
+    fn subcommands_count_toward_each_level_s_25_and_the_command_s_8000() {
+        use crate::diagnostics::Code;
+        let codes = |text: &str| -> Vec<Code> {
+            crate::check_source(SourceFile::new("bot.blk", text)).diagnostics.iter().map(|d| d.code).collect()
+        };
+        let subs = |n: usize, description: &str| {
+            let each = (0..n).map(|i| format!("    subcommand s{i} \"{description}\" {{ reply \"x\" }}\n"));
+            format!("command c \"C\" {{\n{}}}\n", each.collect::<String>())
+        };
+        assert_eq!(codes(&subs(25, "D")), []);
+        assert_eq!(codes(&subs(26, "D")), [Code::TooManyOptions]);
+        let grouped = format!("command c \"C\" {{\n    group g \"G\" {{\n{}    }}\n}}\n", {
+            (0..26).map(|i| format!("        subcommand s{i} \"D\" {{ reply \"x\" }}\n")).collect::<String>()
+        });
+        assert_eq!(codes(&grouped), [Code::TooManyOptions]);
+        // 25 subcommands of 100-character descriptions, each with three
+        // options of as much: past 8,000 only counted together.
+        let long = "d".repeat(100);
+        let options = (0..3).map(|i| format!("option o{i} \"{long}\" ")).collect::<String>();
+        let heavy = subs(25, &long).replace("{ reply", &format!("{{ {options}reply"));
+        assert_eq!(codes(&heavy), [Code::CommandTooLong]);
+    }
+
     #[test]
     fn options_choices_and_types_become_the_platform_s_payload() {
         let checked = crate::check_source(SourceFile::new(

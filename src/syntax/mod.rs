@@ -677,17 +677,7 @@ impl Lower<'_> {
             }
         }
         let word: Ident = self.required(word, Rule::name, "a `subcommand`", span)?;
-        let tree = Tree {
-            kind: TreeKind::Command,
-            name: word.clone(),
-            description,
-            cooldown,
-            schedule: None,
-            menu: None,
-            body,
-            parts: Parts::default(),
-            span,
-        };
+        let tree = Tree::inner(TreeKind::Command, word.clone(), (description, cooldown), body, span);
         Ok(Sub { group, keyword, word, tree })
     }
 
@@ -703,18 +693,7 @@ impl Lower<'_> {
                 _ => body.push(self.node(p)?),
             }
         }
-        let name = Ident { name: option.name.clone(), span: option.span };
-        let tree = Tree {
-            kind: TreeKind::Autocomplete,
-            name,
-            description: None,
-            cooldown: None,
-            schedule: None,
-            menu: None,
-            body,
-            parts: Parts::default(),
-            span,
-        };
+        let tree = Tree::inner(TreeKind::Autocomplete, option.clone(), (None, None), body, span);
         Ok(Autocomplete { keyword, tree })
     }
 
