@@ -331,18 +331,7 @@ impl Printer<'_> {
         match node {
             Node::Option(o) => self.option(o),
             Node::Register(r) => self.register(r),
-            Node::Guard(g) => {
-                self.out.push_str("require ");
-                self.out.push_str(&g.what.name);
-                for (i, value) in g.values.iter().enumerate() {
-                    self.out.push_str(if i == 0 { " " } else { ", " });
-                    match value {
-                        GuardValue::Text(t) => self.template(t),
-                        GuardValue::Word(w) => self.out.push_str(&w.name),
-                    }
-                }
-                self.trailing(g.span.end as usize);
-            }
+            Node::Guard(g) => self.guard(g),
             Node::Reply(r) => match r.text().filter(|_| !r.block) {
                 Some(text) => {
                     self.out.push_str(r.keyword());
@@ -446,6 +435,20 @@ impl Printer<'_> {
             }
             (None, None) => self.trailing(o.span.end as usize),
         }
+    }
+
+    /// `require WORD value, …`.
+    fn guard(&mut self, g: &Guard) {
+        self.out.push_str("require ");
+        self.out.push_str(&g.what.name);
+        for (i, value) in g.values.iter().enumerate() {
+            self.out.push_str(if i == 0 { " " } else { ", " });
+            match value {
+                GuardValue::Text(t) => self.template(t),
+                GuardValue::Word(w) => self.out.push_str(&w.name),
+            }
+        }
+        self.trailing(g.span.end as usize);
     }
 
     /// `subcommand NAME "…" [cooldown …] { … }`, `group NAME "…" { … }`.

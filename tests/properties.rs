@@ -684,15 +684,18 @@ fn node() -> impl Strategy<Value = Node> {
                     span: sp(),
                 }))
             });
-        // A subcommand or a group (anywhere: the checker says where not).
-        let sub = (any::<bool>(), name(), text(), cooldown(), proptest::collection::vec(inner, 0..3)).prop_map(
-            |(group, word, description, cooldown, body)| {
-                let tree = Tree::inner(TreeKind::Command, word.clone(), (description, cooldown), body, sp());
-                Node::Sub(Box::new(Sub { group, keyword: sp(), word, tree }))
-            },
-        );
-        prop_oneof![if_node, for_node, sub]
+        prop_oneof![if_node, for_node, sub_node(inner)]
     })
+}
+
+/// A subcommand or a group (anywhere: the checker says where not).
+fn sub_node(inner: BoxedStrategy<Node>) -> impl Strategy<Value = Node> {
+    (any::<bool>(), name(), text(), cooldown(), proptest::collection::vec(inner, 0..3)).prop_map(
+        |(group, word, description, cooldown, body)| {
+            let tree = Tree::inner(TreeKind::Command, word.clone(), (description, cooldown), body, sp());
+            Node::Sub(Box::new(Sub { group, keyword: sp(), word, tree }))
+        },
+    )
 }
 
 /// A timed event's head: any texts (the checker reads them), any channel.

@@ -138,35 +138,7 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
                 .map_or(Ok(()), Err)
         }
     };
-    let interaction = matches!(trigger.target, Target::Interaction(_));
-    let outcome = match ran {
-        Ok(()) if autocomplete => {
-            let (choices, adjusted) = message::choices(offered, focused_kind(trigger.tree()));
-            if adjusted > 0 {
-                report.warnings.push(crate::diagnostics::Code::EmbedAdjusted.as_str());
-            }
-            out.send(&mut report, &Outgoing::Choices(choices));
-            Outcome::Answered
-        }
-        Ok(()) if interaction => {
-            // A command that replies nothing still answers its user; a
-            // handler leaves its component's message as it is.
-            if out.replies == 0 {
-                let handler = trigger.tree().kind == crate::plan::TreeKind::Handler;
-                let said = if handler { Outgoing::Nothing } else { Outgoing::Message(Message::notice(message::DONE)) };
-                out.send(&mut report, &said);
-            }
-            Outcome::Answered
-        }
-        Ok(()) => Outcome::Ran,
-        Err(why) => {
-            report.failure = Some(why);
-            if interaction {
-                out.send(&mut report, &failed(&trigger));
-            }
-            Outcome::Failed
-        }
-    };
+    let outcome = out.finish(&mut report, ran, offered);
     out.disable_left_button();
     let outcome = report.settle(outcome);
     shared.metrics.run_time(started.elapsed());
@@ -280,6 +252,40 @@ struct Said {
 }
 
 impl Outbox<'_> {
+    /// What ends a run: an autocomplete's choices, "Done." for a command
+    /// that said nothing (a handler leaves its component's message as it
+    /// is), or the word of a failure.
+    fn finish(&mut self, report: &mut RunReport, ran: Result<(), String>, offered: Vec<(String, String)>) -> Outcome {
+        let trigger = self.trigger;
+        let interaction = matches!(trigger.target, Target::Interaction(_));
+        match ran {
+            Ok(()) if trigger.tree().kind == crate::plan::TreeKind::Autocomplete => {
+                let (choices, adjusted) = message::choices(offered, focused_kind(trigger.tree()));
+                if adjusted > 0 {
+                    report.warnings.push(crate::diagnostics::Code::EmbedAdjusted.as_str());
+                }
+                self.send(report, &Outgoing::Choices(choices));
+                Outcome::Answered
+            }
+            Ok(()) if interaction => {
+                if self.replies == 0 {
+                    let handler = trigger.tree().kind == crate::plan::TreeKind::Handler;
+                    let done = Outgoing::Message(Message::notice(message::DONE));
+                    self.send(report, &if handler { Outgoing::Nothing } else { done });
+                }
+                Outcome::Answered
+            }
+            Ok(()) => Outcome::Ran,
+            Err(why) => {
+                report.failure = Some(why);
+                if interaction {
+                    self.send(report, &failed(trigger));
+                }
+                Outcome::Failed
+            }
+        }
+    }
+
     /// A reply, as the messages it becomes: its text split to the
     /// platform's length, its embeds and components on the last of them.
     /// An update is one message, its text cut to the length.

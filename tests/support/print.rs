@@ -54,42 +54,7 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
     for n in ns {
         out.push_str(&indent(level));
         match n {
-            Node::Option(o) => {
-                out.push_str(&format!("option {}", o.name.name));
-                if let Some(d) = &o.description {
-                    out.push_str(&format!(" {}", text(&d.value)));
-                }
-                if let Some(k) = &o.kind {
-                    out.push_str(&format!(" {}", k.name));
-                }
-                for b in &o.bounds {
-                    out.push_str(&format!(" {} {}", if b.max { "max" } else { "min" }, b.value));
-                }
-                if o.required.is_some() {
-                    out.push_str(" required");
-                }
-                if let Some(w) = &o.channels {
-                    out.push_str(&format!(" in {}", words(w)));
-                }
-                if let Some(c) = &o.choices {
-                    out.push_str(" choices {");
-                    for choice in &c.entries {
-                        let value = match &choice.value {
-                            ChoiceValue::Text(t) => text(&t.value),
-                            ChoiceValue::Number(n, _) => n.to_string(),
-                        };
-                        out.push_str(&format!(" {} = {value},", text(&choice.name.name)));
-                    }
-                    out.push_str(" }");
-                }
-                if let Some(a) = &o.autocomplete {
-                    out.push_str(" autocomplete {\n");
-                    nodes(&a.tree.body, level + 1, out);
-                    out.push_str(&indent(level));
-                    out.push('}');
-                }
-                out.push('\n');
-            }
+            Node::Option(o) => option(o, level, out),
             Node::Sub(s) => {
                 out.push_str(&format!("{} {}", s.keyword(), s.word.name));
                 if let Some(d) = &s.tree.description {
@@ -143,6 +108,44 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
             Node::Stop(_) => out.push_str("stop\n"),
         }
     }
+}
+
+/// `option NAME "…" TYPE [min N] [max N] [required] [in …] [choices { … } | autocomplete { … }]`.
+fn option(o: &OptionDecl, level: usize, out: &mut String) {
+    out.push_str(&format!("option {}", o.name.name));
+    if let Some(d) = &o.description {
+        out.push_str(&format!(" {}", text(&d.value)));
+    }
+    if let Some(k) = &o.kind {
+        out.push_str(&format!(" {}", k.name));
+    }
+    for b in &o.bounds {
+        out.push_str(&format!(" {} {}", if b.max { "max" } else { "min" }, b.value));
+    }
+    if o.required.is_some() {
+        out.push_str(" required");
+    }
+    if let Some(w) = &o.channels {
+        out.push_str(&format!(" in {}", words(w)));
+    }
+    if let Some(c) = &o.choices {
+        out.push_str(" choices {");
+        for choice in &c.entries {
+            let value = match &choice.value {
+                ChoiceValue::Text(t) => text(&t.value),
+                ChoiceValue::Number(n, _) => n.to_string(),
+            };
+            out.push_str(&format!(" {} = {value},", text(&choice.name.name)));
+        }
+        out.push_str(" }");
+    }
+    if let Some(a) = &o.autocomplete {
+        out.push_str(" autocomplete {\n");
+        nodes(&a.tree.body, level + 1, out);
+        out.push_str(&indent(level));
+        out.push('}');
+    }
+    out.push('\n');
 }
 
 /// A reply on one line: `reply "…"`, or `reply { text "…" ephemeral
