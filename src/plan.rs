@@ -114,6 +114,15 @@ pub enum Guard {
 }
 
 impl Guard {
+    /// The word of its line: `roles`, `channels` or `permissions`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Guard::Roles { .. } => "roles",
+            Guard::Channels { .. } => "channels",
+            Guard::Permissions { .. } => "permissions",
+        }
+    }
+
     /// A checked file's `require` line (`None` for one the checker refused).
     fn of(g: &ast::Guard) -> Option<Guard> {
         let ids = || {

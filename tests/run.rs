@@ -709,4 +709,11 @@ fn run_holds_require_lines_on_the_member_its_flags_describe() {
     let ran = run(&["--roles", "1111111111111111111", "--permissions", "manage_messages"], &[]);
     assert_eq!(ran.code, 3);
     assert!(ran.stderr.contains("B306") && ran.stderr.contains("MOD_ROLE"), "{}", ran.stderr);
+    // ... and hold an id: a role's name there could never match, and is
+    // never shown.
+    let named = [("BLKC_SECRET_MOD_ROLE", "Moderators of the server")];
+    let ran = run(&["--roles", "1111111111111111111", "--permissions", "manage_messages"], &named);
+    assert_eq!(ran.code, 3);
+    assert!(ran.stderr.contains("B430") && ran.stderr.contains("does not hold an id"), "{}", ran.stderr);
+    assert!(!ran.stderr.contains("Moderators of"), "{}", ran.stderr);
 }

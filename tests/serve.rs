@@ -1303,6 +1303,9 @@ command purge "Delete messages" {
     dm["user"] = json!({ "id": "1001", "username": "ada" });
     assert_eq!(content(&served.send(&platform, &dm)), "This can only be used in a server.");
     assert!(served.wait_log("id=g2").contains("outcome=guarded"), "{}", served.wait_log("id=g2"));
+    // The operator's log says which line refused.
+    let log = served.wait_log("guard=channels");
+    assert!(log.lines().any(|l| l.contains("id=g3") && l.contains("guard=channels")), "{log}");
     drop(served);
     // The secret a guard reads must be set, as any secret.
     let dir = tempfile::tempdir().unwrap();

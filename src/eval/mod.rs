@@ -252,13 +252,40 @@ pub fn timer_channel(
 pub fn inputs_ready(plan: &Plan, inputs: &Inputs) -> Outcome {
     let trees: Vec<&[Step]> = plan.trees.iter().map(|t| t.steps.as_slice()).collect();
     let guards: Vec<&crate::plan::Template> = plan.trees.iter().flat_map(guard_ids).collect();
-    preflight::preflight_all(&trees, &guards, inputs)
+    preflight::preflight_all(&trees, &guards, inputs)?;
+    guards.iter().try_for_each(|t| guard_id(t, inputs))
+}
+
+/// A `require` line's role or channel, once its secret is filled in: an
+/// id, or the guard could never hold (a role's name in the secret, say).
+fn guard_id(t: &crate::plan::Template, inputs: &Inputs) -> Outcome {
+    let Some(id) = crate::plan::fixed_text(t, &inputs.secrets) else { return Ok(()) };
+    if crate::discord::is_snowflake(&id) || !t.has_secret() {
+        return Ok(());
+    }
+    let secrets: Vec<&str> = t
+        .parts
+        .iter()
+        .filter_map(|s| match s {
+            crate::plan::Seg::Secret { name } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    Err(Box::new(
+        Diagnostic::new(
+            crate::diagnostics::Code::BadGuard,
+            format!("the secret {} of a `require` line does not hold an id", secrets.join(", ")),
+        )
+        .label(t.span, "filled from the secret")
+        .help("a role's or a channel's id is its digits (Discord: right-click it, Copy ID); set the secret to that, not to a name"),
+    ))
 }
 
 /// Whether every secret the `require` lines of `tree` read has a value:
 /// what `blkc run` checks before it decides them.
 pub fn guards_ready(tree: &Tree, inputs: &Inputs) -> Outcome {
-    preflight::preflight_all(&[], &guard_ids(tree).collect::<Vec<_>>(), inputs)
+    preflight::preflight_all(&[], &guard_ids(tree).collect::<Vec<_>>(), inputs)?;
+    guard_ids(tree).try_for_each(|t| guard_id(t, inputs))
 }
 
 /// The role and channel ids of a tree's `require` lines.

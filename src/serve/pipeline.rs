@@ -168,7 +168,11 @@ fn focused_kind(tree: &crate::plan::Tree) -> crate::vocab::OptionType {
 fn refused_by_guards(shared: &Arc<Shared>, trigger: &Trigger) -> bool {
     let guards = &trigger.tree().guards;
     let Some(standing) = trigger.standing.as_ref().filter(|_| !guards.is_empty()) else { return false };
-    let Some(why) = crate::guards::refusal(guards, standing, &shared.bot.inputs.secrets) else { return false };
+    let Some((guard, why)) = crate::guards::refused_by(guards, standing, &shared.bot.inputs.secrets) else {
+        return false;
+    };
+    let about = &trigger.about;
+    tracing::info!(id = about.id(), kind = about.kind(), guard, "a `require` line refused the member");
     refuse_with(shared, trigger, Outcome::Guarded, Some(why));
     true
 }
