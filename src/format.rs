@@ -422,18 +422,20 @@ impl Printer<'_> {
             self.out.push_str(" in ");
             self.out.push_str(&words(channels));
         }
-        match (&o.choices, &o.autocomplete) {
-            (Some(choices), _) => {
-                self.out.push_str(" choices ");
-                self.choices(choices);
-            }
-            (None, Some(a)) => {
+        // (Both is B432; neither is lost.)
+        if let Some(choices) = &o.choices {
+            self.out.push_str(" choices ");
+            self.choices(choices, o.autocomplete.is_none());
+        }
+        match &o.autocomplete {
+            Some(a) => {
                 self.out.push_str(" autocomplete {");
                 let open = self.open_brace(a.keyword.end as usize);
                 self.block(open, a.tree.span.end as usize - 1, &a.tree.body, Node::span, |p, n| p.node(n));
                 self.trailing(a.tree.span.end as usize);
             }
-            (None, None) => self.trailing(o.span.end as usize),
+            None if o.choices.is_none() => self.trailing(o.span.end as usize),
+            None => {}
         }
     }
 
@@ -779,7 +781,9 @@ impl Printer<'_> {
 
     /// An option's `choices { … }`: on one line when it fits and holds no
     /// comment, one choice a line otherwise.
-    fn choices(&mut self, choices: &Choices) {
+    /// An option's `choices { … }`; `last` when the option ends with it
+    /// (its line's comment follows).
+    fn choices(&mut self, choices: &Choices, last: bool) {
         let open = self.open_brace(choices.keyword.end as usize);
         let close = choices.span.end as usize - 1;
         let column = self.column();
@@ -809,7 +813,9 @@ impl Printer<'_> {
                 );
             }
         }
-        self.trailing(close + 1);
+        if last {
+            self.trailing(close + 1);
+        }
     }
 
     /// `key = value` on a line of its own, with its trailing comment.

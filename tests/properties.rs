@@ -548,8 +548,8 @@ fn option_node() -> impl Strategy<Value = Node> {
     let autocomplete = proptest::option::of(proptest::collection::vec(choice_node(), 0..3));
     (name(), text(), option_kind(), any::<bool>(), bounds, channels, choices(), autocomplete).prop_map(
         |(name, description, kind, required, bounds, channels, choices, autocomplete)| {
-            // (The grammar takes `choices` or `autocomplete`, not both.)
-            let autocomplete = autocomplete.filter(|_| choices.is_none()).map(|body| {
+            // (Both is the checker's B432.)
+            let autocomplete = autocomplete.map(|body| {
                 let tree = Tree::inner(TreeKind::Autocomplete, name.clone(), (None, None), body, sp());
                 Box::new(Autocomplete { keyword: sp(), tree })
             });

@@ -149,6 +149,17 @@ fn misplaced(s: &Sub, message: String, help: &str) -> Diagnostic {
 /// offers choices and does nothing else.
 fn autocomplete(o: &OptionDecl, out: &mut Findings) {
     let Some(a) = &o.autocomplete else { return };
+    if let Some(choices) = &o.choices {
+        out.push(
+            Diagnostic::new(
+                Code::BadAutocomplete,
+                format!("option `{}` has both `choices` and `autocomplete`", o.name.name),
+            )
+            .label(a.keyword, "offered as the user types")
+            .related(choices.keyword, "a fixed list")
+            .help("the platform takes one or the other: keep `choices` for a list that never changes, or offer them from the autocomplete with `choice` lines"),
+        );
+    }
     let kind = o.option_type();
     if !matches!(kind, OptionType::String | OptionType::Integer | OptionType::Number) {
         out.push(
