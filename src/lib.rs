@@ -21,6 +21,7 @@ pub mod message;
 pub mod model;
 pub mod path;
 pub mod plan;
+pub mod play;
 pub mod policy;
 pub mod schedule;
 pub mod serve;

@@ -33,6 +33,7 @@ mod loops;
 mod lsp;
 mod mistakes;
 mod parallel;
+mod play;
 mod properties;
 mod registration_limits;
 mod run;

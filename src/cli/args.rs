@@ -45,6 +45,9 @@ pub enum Command {
     Serve(ServeArgs),
     /// Register the file's commands with the platform (one bulk overwrite)
     Deploy(DeployArgs),
+    /// Play the bot in a browser, without the platform: a local page where
+    /// its commands run through `serve`'s own pipeline (docs/play.md)
+    Play(PlayArgs),
     /// Run the language server on standard input and output, for editors
     /// (docs/editor.md)
     Lsp,
@@ -224,6 +227,25 @@ pub struct RunArgs {
     /// it, unless this is given
     #[arg(long, value_enum)]
     pub missing: Option<MissingAs>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PlayArgs {
+    /// The .blk file
+    pub file: PathBuf,
+    /// The address of the page: `HOST:PORT`, or a port alone, on
+    /// 127.0.0.1 (default: a free port on 127.0.0.1)
+    #[arg(long, value_name = "ADDR", value_parser = blkc::serve::listen_address)]
+    pub listen: Option<std::net::SocketAddr>,
+    /// Answer every request block from its sample: nothing is sent
+    #[arg(long)]
+    pub offline: bool,
+    /// The custom variable store: a file, or `postgres://…` (default: a
+    /// throwaway one, gone when `play` ends)
+    #[arg(long, value_name = "PATH|URL")]
+    pub store: Option<String>,
+    #[command(flatten)]
+    pub net: NetArgs,
 }
 
 /// Secrets, the bot token and the limits of requests: shared by `run` and `test`.

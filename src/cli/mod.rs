@@ -9,6 +9,7 @@ mod deploy;
 mod explain;
 mod fmt;
 mod inputs;
+mod play;
 mod report;
 mod run;
 mod serve;
@@ -42,6 +43,7 @@ pub fn main() -> ExitCode {
         Command::Vars { store, scope, action } => vars::vars(store.as_deref(), &scope, &action),
         Command::Explain { code } => explain::explain(&code),
         Command::Serve(args) => serve::serve(&args),
+        Command::Play(args) => play::play(&args),
         Command::Deploy(args) => deploy::deploy(&args),
         Command::Lsp => match blkc::lsp::serve_stdio() {
             Ok(blkc::lsp::Ended::Cleanly) => Exit::Success,

@@ -1,0 +1,134 @@
+//! `blkc play FILE`: the bot in a browser, without the platform
+//! (docs/play.md). `serve` runs in this process, pointed at `play`'s own
+//! stand-in of the platform; `play` serves the page.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use blkc::play::Play;
+use blkc::serve::{self, Config, LogFormat, Shards};
+
+use super::args::{Format, PlayArgs};
+use super::inputs::{http_limits, secret_inputs};
+use super::report::{self, Exit};
+use blkc::diagnostics::Code;
+
+pub fn play(args: &PlayArgs) -> Exit {
+    let opts = report::render_options(super::args::Color::Auto);
+    let (checked, plan) = match super::compile(&args.file, blkc::LoadOptions::default(), Format::Text, opts) {
+        Ok(compiled) => compiled,
+        Err(exit) => return exit,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(r) => r,
+        Err(e) => return report::usage(format!("cannot start: {e}")),
+    };
+    let at = args.listen.unwrap_or(([127, 0, 0, 1], 0).into());
+    let listener = match runtime.block_on(tokio::net::TcpListener::bind(at)) {
+        Ok(l) => l,
+        Err(e) => return report::usage(format!("cannot listen on {at}: {e}")),
+    };
+    let address = match listener.local_addr() {
+        Ok(a) => a,
+        Err(e) => return report::usage(e.to_string()),
+    };
+    let play = match Play::new(address) {
+        Ok(p) => Arc::new(p),
+        Err(e) => return report::usage(e),
+    };
+    play.set_file(&args.file.display().to_string(), &checked.ast);
+    // A throwaway store unless one is named: what a play saves is gone
+    // with it.
+    let scratch = tempfile::tempdir();
+    let location = match (&args.store, &scratch) {
+        (Some(s), _) => blkc::store::Location::parse(s),
+        (None, Ok(dir)) => blkc::store::Location::Sqlite(dir.path().join("play.sqlite3")),
+        (None, Err(e)) => return report::usage(format!("cannot make a throwaway store: {e}")),
+    };
+    let store = match blkc::store::Backend::open(&location) {
+        Ok(store) => store,
+        Err(e) => return report::coded_error(Code::StoreFailed, &e, Some(e.help())),
+    };
+    let config = match config(args, &play, store) {
+        Ok(c) => c,
+        Err(e) => return report::usage(e),
+    };
+    let stamp = serve::stamp(&args.file);
+    let mut config = config;
+    config.loaded = Some(serve::Loaded { checked, plan, stamp });
+    // The page is offered once the bot serves, or not at all.
+    let (started, serving) = std::sync::mpsc::channel::<Result<(), String>>();
+    let ready = (play.clone(), started.clone());
+    config.on_ready = Some(Box::new(move |at| {
+        *ready.0.serve.lock().unwrap_or_else(|e| e.into_inner()) = Some(format!("http://{at}/interactions"));
+        let _ = ready.1.send(Ok(()));
+    }));
+    std::thread::spawn(move || {
+        let stopped = serve::serve(config).map_err(|e| stop_reason(&e));
+        let _ = started.send(stopped.and(Err("the bot stopped".to_string())));
+    });
+    match serving.recv_timeout(Duration::from_secs(60)) {
+        Ok(Ok(())) => {}
+        Ok(Err(why)) => return report::error(format!("the bot did not start: {why}"), Exit::RunFailure),
+        Err(_) => return report::error("the bot did not start within 60 seconds".to_string(), Exit::RunFailure),
+    }
+    // serve takes Ctrl-C and SIGTERM, drains and returns: play ends then.
+    std::thread::spawn(move || {
+        let code = match serving.recv() {
+            Ok(Err(why)) if why != "the bot stopped" => {
+                eprintln!("error: {why}");
+                1
+            }
+            _ => 0,
+        };
+        std::process::exit(code);
+    });
+    eprintln!("blkc play: open {} (Ctrl-C ends it)", play.url());
+    runtime.block_on(blkc::play::run(play, listener));
+    Exit::Success
+}
+
+fn stop_reason(stop: &serve::Stop) -> String {
+    match stop {
+        serve::Stop::Store(e) => e.to_string(),
+        serve::Stop::Gateway(e) | serve::Stop::Start(e) => e.clone(),
+    }
+}
+
+/// `serve` as `play` runs it: on a free loopback port, its interactions
+/// signed by `play`, its platform `play`'s stand-in, with a token good
+/// only there.
+fn config(args: &PlayArgs, play: &Play, store: blkc::store::Backend) -> Result<Config, String> {
+    let mut inputs = secret_inputs(&args.net)?;
+    inputs.bot_token = Some(play.token.clone());
+    let platform = blkc::policy::Platform::parse(&play.api()).ok_or("the stand-in's address is no URL")?;
+    let options = blkc::eval::Options {
+        http: http_limits(&args.net)?,
+        platform: Some(platform),
+        offline: args.offline,
+        allow_private_network: args.net.allow_private_network,
+        ..blkc::eval::Options::default()
+    };
+    Ok(Config {
+        file: args.file.clone(),
+        listen: Some(([127, 0, 0, 1], 0).into()),
+        reuse_port: false,
+        public_key: Some(blkc::discord::signature::PublicKey::from_hex(&play.public_key())?),
+        global_rate_limit: 50,
+        shards: Shards::Auto,
+        inputs,
+        options,
+        store,
+        answer_within: Duration::from_millis(2500),
+        workers: 4,
+        queue: 64,
+        max_body: 1 << 20,
+        max_connections: 64,
+        max_connections_per_address: 0,
+        drain_timeout: Duration::from_secs(5),
+        watch: false,
+        log: LogFormat::Text,
+        loaded: None,
+        on_ready: None,
+    })
+}

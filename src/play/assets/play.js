@@ -1,0 +1,301 @@
+// blkc play: a chat channel for one bot, in one page and no library. What
+// the page sends becomes the platform's interaction (signed by `blkc play`
+// and run by `blkc serve`'s own pipeline); what the bot sends back, first
+// answer and later calls alike, is drawn here as the platform's client
+// would draw it.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const state = { commands: [], byInteraction: new Map(), after: 0 };
+
+function member() {
+  const roles = $("user-roles").value.split(",").map((r) => r.trim()).filter(Boolean);
+  return { id: $("user-id").value, name: $("user-name").value, roles, permissions: $("user-permissions").value };
+}
+
+async function post(asked) {
+  asked.member = member();
+  asked.channel = $("channel-id").value;
+  const r = await fetch("/play/interaction", {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(asked),
+  });
+  return r.json();
+}
+
+// ── drawing ────────────────────────────────────────────────────────────
+
+function text(node, s) { node.append(document.createTextNode(s)); }
+
+// Markdown as the client shows the common part of it: bold, italics,
+// code, and mentions (drawn, never linked).
+function inline(node, s) {
+  const pattern = /(\*\*[^*]+\*\*|\*[^*]+\*|`[^`]+`|<@!?\d+>|<@&\d+>|<#\d+>)/g;
+  let last = 0;
+  for (const m of s.matchAll(pattern)) {
+    text(node, s.slice(last, m.index));
+    const t = m[0];
+    let el;
+    if (t.startsWith("**")) { el = document.createElement("strong"); el.textContent = t.slice(2, -2); }
+    else if (t.startsWith("`")) { el = document.createElement("code"); el.textContent = t.slice(1, -1); }
+    else if (t.startsWith("*")) { el = document.createElement("em"); el.textContent = t.slice(1, -1); }
+    else {
+      el = document.createElement("span");
+      el.className = "mention";
+      el.textContent = t.startsWith("<#") ? "#" + t.slice(2, -1) : t.startsWith("<@&") ? "@role " + t.slice(3, -1) : "@" + t.replace(/[<@!>]/g, "");
+    }
+    node.append(el);
+    last = m.index + t.length;
+  }
+  text(node, s.slice(last));
+}
+
+function embed(e) {
+  const box = document.createElement("div");
+  box.className = "embed";
+  if (e.color !== undefined) box.style.borderLeftColor = "#" + Number(e.color).toString(16).padStart(6, "0");
+  const part = (cls, s) => { if (!s) return; const d = document.createElement("div"); d.className = cls; inline(d, s); box.append(d); };
+  part("author", e.author && e.author.name);
+  part("title", e.title);
+  part("description", e.description);
+  if (e.fields && e.fields.length) {
+    const fields = document.createElement("div");
+    fields.className = "fields";
+    for (const f of e.fields) {
+      const d = document.createElement("div");
+      d.className = "field" + (f.inline ? " inline" : "");
+      const n = document.createElement("div"); n.className = "field-name"; inline(n, f.name);
+      const v = document.createElement("div"); inline(v, f.value);
+      d.append(n, v);
+      fields.append(d);
+    }
+    box.append(fields);
+  }
+  part("footer", e.footer && e.footer.text);
+  return box;
+}
+
+const STYLES = { 1: "", 2: "secondary", 3: "success", 4: "danger", 5: "secondary" };
+
+function components(rows, messageId) {
+  const out = [];
+  for (const row of rows || []) {
+    const line = document.createElement("div");
+    line.className = "row";
+    for (const c of row.components || []) {
+      if (c.type === 2) {
+        const b = document.createElement("button");
+        b.type = "button";
+        b.className = STYLES[c.style] || "";
+        b.textContent = (c.emoji && c.emoji.name ? c.emoji.name + " " : "") + (c.label || "");
+        b.disabled = !!c.disabled;
+        if (c.url) b.addEventListener("click", () => window.open(c.url, "_blank", "noopener"));
+        else b.addEventListener("click", () => send({ type: 3, data: { custom_id: c.custom_id, component_type: 2 }, message: { id: messageId } }));
+        line.append(b);
+      } else if (c.type === 3) {
+        const s = document.createElement("select");
+        s.multiple = (c.max_values || 1) > 1;
+        s.setAttribute("aria-label", c.placeholder || "Choose");
+        const none = document.createElement("option");
+        none.textContent = c.placeholder || "Choose…";
+        none.value = "";
+        if (!s.multiple) s.append(none);
+        for (const o of c.options || []) {
+          const opt = document.createElement("option");
+          opt.value = o.value; opt.textContent = o.label;
+          s.append(opt);
+        }
+        s.addEventListener("change", () => {
+          const values = [...s.selectedOptions].map((o) => o.value).filter(Boolean);
+          if (values.length) send({ type: 3, data: { custom_id: c.custom_id, component_type: 3, values }, message: { id: messageId } });
+        });
+        line.append(s);
+      }
+    }
+    out.push(line);
+  }
+  return out;
+}
+
+// One message as the platform's client shows it; `note` says what it is.
+function draw(li, m, note) {
+  li.replaceChildren();
+  li.className = "message" + (m.flags & 64 ? " ephemeral" : "");
+  const who = document.createElement("span");
+  who.className = "author";
+  who.textContent = "bot";
+  li.append(who);
+  if (m.content) { const c = document.createElement("span"); inline(c, m.content); li.append(c); }
+  for (const e of m.embeds || []) li.append(embed(e));
+  li.append(...components(m.components, li.dataset.message));
+  const n = document.createElement("div");
+  n.className = "note";
+  n.textContent = [m.flags & 64 ? "Only you can see this" : "", note].filter(Boolean).join(" · ");
+  if (n.textContent) li.append(n);
+}
+
+function add(cls) {
+  const li = document.createElement("li");
+  li.className = cls;
+  $("messages").append(li);
+  li.scrollIntoView({ block: "end" });
+  return li;
+}
+
+function said(line) {
+  const li = add("message");
+  const who = document.createElement("span"); who.className = "author"; who.textContent = $("user-name").value;
+  li.append(who, document.createTextNode(line));
+}
+
+// The first answer to an interaction: a message, "thinking", an update of
+// the component's message, a form, or choices.
+function answered(result, asked) {
+  const a = result.answer || {};
+  const id = result.interaction;
+  const target = asked.message && document.querySelector(`[data-message="${CSS.escape(asked.message.id)}"]`);
+  if (a.type === 4 || a.type === 7) {
+    const li = a.type === 7 && target ? target : add("message");
+    li.dataset.message = li.dataset.message || "play-" + id;
+    state.byInteraction.set(id, li);
+    draw(li, a.data || {}, a.type === 7 ? "updated" : "");
+  } else if (a.type === 5) {
+    const li = add("message thinking");
+    li.dataset.message = "play-" + id;
+    li.textContent = "bot is thinking…";
+    state.byInteraction.set(id, li);
+  } else if (a.type === 6) {
+    if (target) state.byInteraction.set(id, target);
+  } else if (a.type === 9) {
+    form(a.data, asked);
+  } else {
+    const li = add("message");
+    li.textContent = result.error ? "blkc play: " + result.error : "bot answered " + JSON.stringify(a);
+  }
+}
+
+function form(data, asked) {
+  $("form-title").textContent = data.title || "";
+  const inputs = $("form-inputs");
+  inputs.replaceChildren();
+  for (const row of data.components || []) {
+    for (const c of row.components || [row.component].filter(Boolean)) {
+      const label = document.createElement("label");
+      text(label, c.label || c.custom_id);
+      const field = c.style === 2 ? document.createElement("textarea") : document.createElement("input");
+      field.name = c.custom_id;
+      field.required = c.required !== false;
+      if (c.value) field.value = c.value;
+      if (c.placeholder) field.placeholder = c.placeholder;
+      label.append(field);
+      inputs.append(label);
+    }
+  }
+  const dialog = $("form");
+  dialog.onclose = () => {
+    if (dialog.returnValue !== "send") return;
+    const rows = [...inputs.querySelectorAll("[name]")].map((f) => ({ type: 1, components: [{ type: 4, custom_id: f.name, value: f.value }] }));
+    send({ type: 5, data: { custom_id: data.custom_id, components: rows }, message: asked.message });
+  };
+  dialog.showModal();
+}
+
+async function send(asked) {
+  try { answered(await post(asked), asked); } catch (e) { add("message").textContent = "blkc play: " + e; }
+}
+
+// What serve sent the platform after its first answers: edits of a
+// "thinking" answer or of a component's message, follow-ups, messages.
+async function poll() {
+  for (;;) {
+    try {
+      const r = await fetch("/play/calls?after=" + state.after);
+      const { calls } = await r.json();
+      for (const c of calls) {
+        state.after += 1;
+        const li = c.interaction && state.byInteraction.get(c.interaction);
+        if (c.kind === "edit" && li) { li.classList.remove("thinking"); draw(li, c.body, "edited"); }
+        else if (c.kind === "delete" && li) li.remove();
+        else if (c.kind === "follow_up" || c.kind === "message") { const n = add("message"); n.dataset.message = "play-m" + state.after; draw(n, c.body, ""); }
+        else if (c.kind === "edit_message") { const n = add("message"); draw(n, c.body, "edited"); }
+      }
+    } catch (e) { await new Promise((ok) => setTimeout(ok, 1000)); }
+  }
+}
+
+// ── the composer ───────────────────────────────────────────────────────
+
+function leaves(command) {
+  // A command, or each of its subcommands by its whole name.
+  const subs = (command.options || []).filter((o) => o.type === 1 || o.type === 2);
+  if (!subs.length) return [{ path: [command.name], options: command.options || [] }];
+  const out = [];
+  for (const s of subs) {
+    if (s.type === 1) out.push({ path: [command.name, s.name], options: s.options || [] });
+    else for (const t of s.options || []) out.push({ path: [command.name, s.name, t.name], options: t.options || [] });
+  }
+  return out;
+}
+
+function chosen() {
+  const name = $("command").value.replace(/^\//, "").trim();
+  return state.commands.find((l) => l.path.join(" ") === name);
+}
+
+function showOptions() {
+  const box = $("options");
+  box.replaceChildren();
+  const leaf = chosen();
+  if (!leaf) return;
+  for (const o of leaf.options) {
+    const label = document.createElement("label");
+    text(label, o.name + (o.required ? " *" : "") + " ");
+    let field;
+    if (o.choices) {
+      field = document.createElement("select");
+      for (const c of o.choices) { const opt = document.createElement("option"); opt.value = JSON.stringify(c.value); opt.textContent = c.name; field.append(opt); }
+    } else {
+      field = document.createElement("input");
+      if (o.type === 4 || o.type === 10) field.inputMode = "decimal";
+    }
+    field.name = o.name;
+    field.dataset.type = o.type;
+    field.required = !!o.required;
+    field.title = o.description || "";
+    label.append(field);
+    box.append(label);
+  }
+}
+
+function data(leaf) {
+  const given = [...$("options").querySelectorAll("[name]")].filter((f) => f.value !== "").map((f) => {
+    const type = Number(f.dataset.type);
+    let value = f.tagName === "SELECT" ? JSON.parse(f.value) : f.value;
+    if (type === 4 || type === 10) value = Number(value);
+    if (type === 5) value = value === "true";
+    return { type, name: f.name, value };
+  });
+  let options = given;
+  if (leaf.path.length === 3) options = [{ type: 2, name: leaf.path[1], options: [{ type: 1, name: leaf.path[2], options: given }] }];
+  else if (leaf.path.length === 2) options = [{ type: 1, name: leaf.path[1], options: given }];
+  return { type: 1, name: leaf.path[0], options };
+}
+
+async function start() {
+  const file = await (await fetch("/play/file")).json();
+  $("file").textContent = file.name || "";
+  state.commands = (file.commands || []).filter((c) => c.type === 1).flatMap(leaves);
+  const list = $("commands");
+  for (const l of state.commands) { const o = document.createElement("option"); o.value = "/" + l.path.join(" "); list.append(o); }
+  $("command").addEventListener("input", showOptions);
+  $("user-name").addEventListener("input", () => { $("who-name").textContent = $("user-name").value; });
+  $("composer").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const leaf = chosen();
+    if (!leaf) { add("message").textContent = "No command " + $("command").value; return; }
+    said("/" + leaf.path.join(" "));
+    send({ type: 2, data: data(leaf) });
+  });
+  poll();
+}
+
+start();

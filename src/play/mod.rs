@@ -1,0 +1,224 @@
+//! `blkc play`: the bot in a browser, without the platform. `play` is
+//! `blkc serve` in this process, pointed at a stand-in of the platform that
+//! `play` itself serves on loopback, and a page that talks to both:
+//!
+//! - what the page sends (a command, a click, a form, a keystroke) becomes
+//!   the interaction the platform would send, signed with `play`'s own
+//!   key and posted to serve's front door, whose answer the page shows;
+//! - what serve sends the platform afterwards (an edit of a deferred
+//!   answer, a follow-up, a channel's message) arrives at the stand-in's
+//!   API, which records it for the page.
+//!
+//! So the page shows exactly what the platform would be sent, by the one
+//! pipeline `serve` runs (docs/play.md). It binds loopback, and refuses a
+//! request whose `Host` or `Origin` is not its own (no DNS rebinding, no
+//! cross-site request); the bot token is a random one, good only here.
+
+mod page;
+mod stand_in;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ed25519_dalek::{Signer, SigningKey};
+use serde_json::{json, Value};
+
+pub use stand_in::Call;
+
+/// What the page and serve share through the stand-in.
+pub struct Play {
+    /// Where `play` listens (loopback).
+    pub address: SocketAddr,
+    key: SigningKey,
+    /// The bot token serve is given: random, and good only for this stand-in.
+    pub token: String,
+    /// Serve's interactions endpoint, once it listens.
+    pub serve: Mutex<Option<String>>,
+    /// What serve sent the platform, in order.
+    calls: Mutex<Vec<Call>>,
+    arrived: tokio::sync::Notify,
+    next_id: std::sync::atomic::AtomicU64,
+    /// What the page is told of the file: its name and its commands.
+    file: Mutex<Value>,
+}
+
+impl Play {
+    pub fn new(address: SocketAddr) -> Result<Play, String> {
+        let seed: [u8; 32] = random()?;
+        let token: [u8; 24] = random()?;
+        Ok(Play {
+            address,
+            key: SigningKey::from_bytes(&seed),
+            token: format!("play.{}", hex::encode(token)),
+            serve: Mutex::new(None),
+            calls: Mutex::new(Vec::new()),
+            arrived: tokio::sync::Notify::new(),
+            next_id: std::sync::atomic::AtomicU64::new(1),
+            file: Mutex::new(Value::Null),
+        })
+    }
+
+    /// What the page is told of the file being played.
+    pub fn file(&self) -> Value {
+        self.file.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Tells the page of a file: its name, and its commands as the
+    /// platform's client would offer them (their registration).
+    pub fn set_file(&self, name: &str, ast: &crate::ast::File) {
+        let commands = match crate::check::platform::registration(ast) {
+            Ok(commands) => serde_json::to_value(commands).unwrap_or_default(),
+            // (A command without a description is still played.)
+            Err(_) => json!(ast
+                .written()
+                .filter(|t| t.kind == crate::ast::TreeKind::Command)
+                .map(|t| json!({ "type": 1, "name": t.name.name.as_str(), "description": "", "options": [] }))
+                .collect::<Vec<_>>()),
+        };
+        *self.file.lock().unwrap_or_else(|e| e.into_inner()) = json!({ "name": name, "commands": commands });
+    }
+
+    /// The public key serve checks interactions with (hex, as the portal
+    /// shows one).
+    pub fn public_key(&self) -> String {
+        hex::encode(self.key.verifying_key().to_bytes())
+    }
+
+    /// The stand-in's API base, serve's `--platform`.
+    pub fn api(&self) -> String {
+        format!("http://{}/api/v10", self.address)
+    }
+
+    /// The page's address.
+    pub fn url(&self) -> String {
+        format!("http://{}/", self.address)
+    }
+
+    /// A new snowflake-like id for what the stand-in makes (interactions,
+    /// messages).
+    fn id(&self) -> String {
+        let n = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        (1_400_000_000_000_000_000u64 + n).to_string()
+    }
+
+    /// The headers the platform signs an interaction with.
+    fn sign(&self, body: &[u8]) -> (String, String) {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let timestamp = now.to_string();
+        let mut message = timestamp.as_bytes().to_vec();
+        message.extend_from_slice(body);
+        (hex::encode(self.key.sign(&message).to_bytes()), timestamp)
+    }
+
+    /// What serve sent the platform after call `after` (its index), waiting
+    /// up to `wait` for one when there is none yet.
+    pub async fn calls_after(&self, after: usize, wait: Duration) -> Vec<Call> {
+        let take = || self.calls.lock().unwrap_or_else(|e| e.into_inner()).iter().skip(after).cloned().collect();
+        let notified = self.arrived.notified();
+        let now: Vec<Call> = take();
+        if !now.is_empty() {
+            return now;
+        }
+        let _ = tokio::time::timeout(wait, notified).await;
+        take()
+    }
+
+    fn record(&self, call: Call) {
+        self.calls.lock().unwrap_or_else(|e| e.into_inner()).push(call);
+        self.arrived.notify_waiters();
+    }
+
+    /// The interaction the platform would send for what the page asked
+    /// (`kind` 2 a command, 3 a component, 4 a keystroke, 5 a form), from
+    /// the member the page says is using it.
+    pub fn interaction(&self, asked: &Value) -> Value {
+        let id = self.id();
+        // Its own token, as the platform gives each interaction one.
+        let token = random::<12>().map(hex::encode).unwrap_or_default();
+        let who = &asked["member"];
+        let user = json!({
+            "id": text_or(&who["id"], "1001"),
+            "username": text_or(&who["name"], "you"),
+            "global_name": text_or(&who["name"], "you"),
+        });
+        let permissions = text_or(&who["permissions"], &(1u64 << 3).to_string());
+        let roles: Vec<Value> = who["roles"].as_array().cloned().unwrap_or_default();
+        let mut body = json!({
+            "type": asked["type"].as_u64().unwrap_or(2),
+            "id": id,
+            "application_id": "1400000000000000000",
+            "token": format!("play-{id}-{token}"),
+            "guild_id": text_or(&asked["server"], "1400000000000000001"),
+            "channel_id": text_or(&asked["channel"], "1400000000000000002"),
+            "channel": { "name": text_or(&asked["channel_name"], "general") },
+            "member": { "user": user, "nick": null, "roles": roles, "permissions": permissions },
+            "data": asked["data"].clone(),
+        });
+        if let Some(message) = asked.get("message").filter(|m| m.is_object()) {
+            body["message"] = message.clone();
+        }
+        body
+    }
+
+    /// Posts an interaction to serve's front door, signed, and gives its
+    /// answer (the platform's first answer, as serve gave it).
+    pub fn send(&self, interaction: &Value) -> Result<Value, String> {
+        let url = self.serve.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let url = url.ok_or("the bot is not serving yet")?;
+        let body = serde_json::to_vec(interaction).map_err(|e| e.to_string())?;
+        let (signature, timestamp) = self.sign(&body);
+        let agent = ureq::Agent::new_with_config(
+            ureq::Agent::config_builder()
+                .timeout_global(Some(Duration::from_secs(10)))
+                .http_status_as_error(false)
+                .build(),
+        );
+        let mut answer = agent
+            .post(&url)
+            .header("Content-Type", "application/json")
+            .header("X-Signature-Ed25519", &signature)
+            .header("X-Signature-Timestamp", &timestamp)
+            .send(&body[..])
+            .map_err(|e| format!("the bot did not answer: {e}"))?;
+        let status = answer.status().as_u16();
+        let text = answer.body_mut().read_to_string().map_err(|e| e.to_string())?;
+        let value: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        Ok(json!({ "status": status, "answer": value }))
+    }
+}
+
+/// A text field of the page's request, or `default` (a number is its digits).
+fn text_or(v: &Value, default: &str) -> String {
+    match v {
+        Value::String(s) if !s.is_empty() => s.clone(),
+        Value::Number(n) => n.to_string(),
+        _ => default.to_string(),
+    }
+}
+
+/// Random bytes from the system.
+fn random<const N: usize>() -> Result<[u8; N], String> {
+    use std::io::Read as _;
+    let mut out = [0u8; N];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut out))
+        .map_err(|e| format!("cannot read random bytes: {e}"))?;
+    Ok(out)
+}
+
+/// Serves the page and the stand-in on `listener` until the process ends.
+pub async fn run(play: Arc<Play>, listener: tokio::net::TcpListener) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else { continue };
+        let play = play.clone();
+        tokio::spawn(async move {
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let service = hyper::service::service_fn(move |req| {
+                let play = play.clone();
+                async move { Ok::<_, std::convert::Infallible>(page::route(&play, req).await) }
+            });
+            let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+        });
+    }
+}

@@ -1,0 +1,127 @@
+//! `play`'s HTTP routes: the page and its assets (in the binary), the
+//! page's API, and the platform stand-in serve calls. Every request must
+//! name `play`'s own address as its `Host`, and a browser's `Origin` must
+//! be `play`'s own page: another web page (or a DNS name rebound to
+//! 127.0.0.1) gets 403 and drives nothing.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::{json, Value};
+
+use super::Play;
+
+const INDEX: &str = include_str!("assets/index.html");
+const SCRIPT: &str = include_str!("assets/play.js");
+const STYLE: &str = include_str!("assets/play.css");
+
+/// The largest request body the page or serve may send.
+const MAX_BODY: usize = 1 << 20;
+/// How long a poll for serve's calls waits when there is none.
+const POLL: Duration = Duration::from_secs(20);
+
+type Reply = Response<Full<Bytes>>;
+
+fn respond(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Reply {
+    let mut r = Response::new(Full::new(body.into()));
+    *r.status_mut() = status;
+    let headers = r.headers_mut();
+    if let Ok(v) = hyper::header::HeaderValue::from_str(content_type) {
+        headers.insert(hyper::header::CONTENT_TYPE, v);
+    }
+    // The page loads nothing from elsewhere, and no other page frames it.
+    headers.insert(
+        hyper::header::CONTENT_SECURITY_POLICY,
+        hyper::header::HeaderValue::from_static(
+            "default-src 'self'; img-src 'self' data: https:; frame-ancestors 'none'; base-uri 'none'",
+        ),
+    );
+    headers.insert(hyper::header::X_CONTENT_TYPE_OPTIONS, hyper::header::HeaderValue::from_static("nosniff"));
+    headers.insert(hyper::header::CACHE_CONTROL, hyper::header::HeaderValue::from_static("no-store"));
+    r
+}
+
+fn json_reply(status: StatusCode, value: &Value) -> Reply {
+    respond(status, "application/json", serde_json::to_vec(value).unwrap_or_default())
+}
+
+/// Whether the request is `play`'s own: its `Host` is `play`'s address (by
+/// IP, or `localhost` with its port), and an `Origin`, when a browser sends
+/// one, is `play`'s page.
+fn own(play: &Play, req: &Request<Incoming>) -> bool {
+    let port = play.address.port();
+    let ours = |host: &str| {
+        host == play.address.to_string() || host == format!("localhost:{port}") || host == format!("127.0.0.1:{port}")
+    };
+    let header = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let host_ok = header(hyper::header::HOST).is_some_and(ours);
+    let origin_ok = match header(hyper::header::ORIGIN) {
+        None => true,
+        Some(origin) => origin.strip_prefix("http://").is_some_and(ours),
+    };
+    host_ok && origin_ok
+}
+
+pub async fn route(play: &Arc<Play>, req: Request<Incoming>) -> Reply {
+    if !own(play, &req) {
+        return respond(StatusCode::FORBIDDEN, "text/plain", "this is blkc play's own address: open it as printed\n");
+    }
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
+    let query = req.uri().query().unwrap_or_default().to_string();
+    let authorization =
+        req.headers().get(hyper::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => return respond(StatusCode::PAYLOAD_TOO_LARGE, "text/plain", "too large\n"),
+    };
+    match (&method, path.as_str()) {
+        (&Method::GET, "/") => respond(StatusCode::OK, "text/html; charset=utf-8", INDEX),
+        (&Method::GET, "/play.js") => respond(StatusCode::OK, "text/javascript; charset=utf-8", SCRIPT),
+        (&Method::GET, "/play.css") => respond(StatusCode::OK, "text/css; charset=utf-8", STYLE),
+        (&Method::GET, "/play/file") => json_reply(StatusCode::OK, &play.file()),
+        (&Method::GET, "/play/calls") => {
+            let after = query.strip_prefix("after=").and_then(|n| n.parse().ok()).unwrap_or(0);
+            let calls = play.calls_after(after, POLL).await;
+            json_reply(StatusCode::OK, &json!({ "after": after, "calls": calls }))
+        }
+        (&Method::POST, "/play/interaction") => interaction(play, &body).await,
+        (_, p) if p.starts_with("/api/v10/") => {
+            let (status, value) = super::stand_in::handle(play, method.as_str(), p, authorization.as_deref(), &body);
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+            if value.is_null() {
+                respond(status, "application/json", Bytes::new())
+            } else {
+                json_reply(status, &value)
+            }
+        }
+        _ => respond(StatusCode::NOT_FOUND, "text/plain", "not found\n"),
+    }
+}
+
+/// `POST /play/interaction`: what the page asked for, as the platform's
+/// interaction, sent to serve; its answer, and the interaction it was.
+async fn interaction(play: &Arc<Play>, body: &[u8]) -> Reply {
+    let Ok(asked) = serde_json::from_slice::<Value>(body) else {
+        return json_reply(StatusCode::BAD_REQUEST, &json!({ "error": "not JSON" }));
+    };
+    if !asked.is_object() || !asked["data"].is_object() {
+        return json_reply(StatusCode::BAD_REQUEST, &json!({ "error": "an interaction needs `type` and `data`" }));
+    }
+    let interaction = play.interaction(&asked);
+    let id = interaction["id"].clone();
+    let sent = {
+        let (play, interaction) = (play.clone(), interaction.clone());
+        tokio::task::spawn_blocking(move || play.send(&interaction)).await
+    };
+    match sent {
+        Ok(Ok(mut answered)) => {
+            answered["interaction"] = id;
+            json_reply(StatusCode::OK, &answered)
+        }
+        Ok(Err(why)) => json_reply(StatusCode::BAD_GATEWAY, &json!({ "error": why })),
+        Err(_) => json_reply(StatusCode::INTERNAL_SERVER_ERROR, &json!({ "error": "the send failed" })),
+    }
+}

@@ -1,0 +1,165 @@
+//! `blkc play` over HTTP, as its page uses it: the page and its assets,
+//! `Host` and `Origin` held to play's own address, a command and a click
+//! run through serve's pipeline, a slow run's "thinking" answer edited
+//! later, and nothing of the bot token reaching the page.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::support::server::TestServer;
+
+struct Played {
+    child: Child,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Played {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `blkc play` on `program` (with `@API@` the loopback API), and
+/// reads the page's address from what it prints.
+fn play(program: &str, api: Option<&TestServer>, args: &[&str]) -> Played {
+    let dir = tempfile::tempdir().unwrap();
+    let text = api.map_or(program.to_string(), |api| program.replace("@API@", &api.base()));
+    std::fs::write(dir.path().join("bot.blk"), text).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["play", "bot.blk", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines.next().expect("play prints its address").unwrap();
+        if let Some(rest) = line.strip_prefix("blkc play: open ") {
+            break rest.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    // The rest of what it prints is read, so that it never blocks on it.
+    std::thread::spawn(move || lines.for_each(drop));
+    Played { child, url, _dir: dir }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::new_with_config(
+        ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(Duration::from_secs(30))).build(),
+    )
+}
+
+impl Played {
+    fn get(&self, path: &str) -> (u16, String, String) {
+        let mut r = agent().get(&format!("{}{}", self.url, path.trim_start_matches('/'))).call().unwrap();
+        let kind = r.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+        (r.status().as_u16(), kind, r.body_mut().read_to_string().unwrap())
+    }
+
+    /// What the page sends when the user runs a command or clicks.
+    fn send(&self, asked: Value) -> Value {
+        let bytes = serde_json::to_vec(&asked).unwrap();
+        let (status, body) = self.post("/play/interaction", &bytes, &[]);
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_str(&body).unwrap()
+    }
+
+    fn post(&self, path: &str, body: &[u8], headers: &[(&str, &str)]) -> (u16, String) {
+        let mut request = agent().post(&format!("{}{}", self.url, path.trim_start_matches('/')));
+        for (k, v) in headers {
+            request = request.header(*k, *v);
+        }
+        let mut r = request.header("Content-Type", "application/json").send(body).unwrap();
+        (r.status().as_u16(), r.body_mut().read_to_string().unwrap())
+    }
+}
+
+#[test]
+fn a_command_and_a_click_run_through_serve_and_the_page_is_play_s_own() {
+    let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/poll.blk")).unwrap();
+    let played = play(&example, None, &["--offline"]);
+    let (status, kind, page) = played.get("/");
+    assert_eq!((status, kind.as_str()), (200, "text/html; charset=utf-8"));
+    assert!(page.contains("<script src=\"/play.js\""), "{page}");
+    let (status, kind, script) = played.get("/play.js");
+    assert_eq!((status, kind.as_str()), (200, "text/javascript; charset=utf-8"));
+    assert!(!script.contains("http://") && !script.contains("https://"), "the page loads nothing from elsewhere");
+    let file: Value = serde_json::from_str(&played.get("/play/file").2).unwrap();
+    assert_eq!(file["commands"][0]["name"], "poll");
+    // A command: the platform's answer, as serve gave it.
+    let answered = played.send(json!({ "type": 2, "data": { "type": 1, "name": "poll", "options": [] } }));
+    let answer = &answered["answer"];
+    assert_eq!(answer["type"], 4, "{answered}");
+    assert_eq!(answer["data"]["content"], "**Coffee or tea?** Click to vote.");
+    let button = &answer["data"]["components"][0]["components"][0];
+    assert_eq!(button["custom_id"], "blk1:vote:0:coffee");
+    // A click on its button, by the member the page names: the handler
+    // updates the message.
+    let click = json!({
+        "type": 3,
+        "data": { "custom_id": "blk1:vote:0:coffee", "component_type": 2 },
+        "message": { "id": "1400000000000000099" },
+        "member": { "id": "2002", "name": "Grace" },
+    });
+    let answered = played.send(click);
+    assert_eq!(answered["answer"]["type"], 7, "{answered}");
+    assert_eq!(answered["answer"]["data"]["content"], "**Coffee or tea?** ☕ 1 · 🍵 0 (last vote by Grace)");
+}
+
+#[test]
+fn another_host_or_origin_is_refused_and_drives_nothing() {
+    let played = play("command hi \"Hi\" {\n    reply \"hi\"\n}\n", None, &["--offline"]);
+    let port = played.url.trim_end_matches('/').rsplit(':').next().unwrap().to_string();
+    let command = serde_json::to_vec(&json!({ "type": 2, "data": { "type": 1, "name": "hi" } })).unwrap();
+    // DNS rebinding: a name that resolves to 127.0.0.1 is not play's.
+    for (headers, why) in [
+        (vec![("Host", format!("evil.example:{port}"))], "another host"),
+        (vec![("Origin", "http://evil.example".to_string())], "another page"),
+        (vec![("Origin", format!("http://evil.example:{port}"))], "another page on the port"),
+        (vec![("Origin", "null".to_string())], "a sandboxed page"),
+    ] {
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let (status, body) = played.post("/play/interaction", &command, &headers);
+        assert_eq!(status, 403, "{why}: {body}");
+    }
+    // Its own page, by its address or as localhost, is taken.
+    let own = [("Origin", played.url.trim_end_matches('/'))];
+    assert_eq!(played.post("/play/interaction", &command, &own).0, 200);
+    // The stand-in's channel routes need the bot token, which the page
+    // never sees.
+    let (status, _) = played.post("/api/v10/channels/1/messages", b"{\"content\":\"x\"}", &[]);
+    assert_eq!(status, 401);
+}
+
+#[test]
+fn a_slow_run_thinks_then_its_edit_reaches_the_page() {
+    let api = TestServer::start();
+    let program = "command slow \"Slow\" {\n    api wait {\n        method GET\n        url \"@API@/slow/3500\"\n    }\n    reply { ephemeral text \"done at last\" }\n}\n";
+    let played = play(program, Some(&api), &[]);
+    let answered = played.send(json!({ "type": 2, "data": { "type": 1, "name": "slow" } }));
+    // "Thinking", in private: the reply to come is ephemeral.
+    assert_eq!(answered["answer"], json!({ "type": 5, "data": { "flags": 64 } }), "{answered}");
+    let id = answered["interaction"].as_str().unwrap().to_string();
+    let mut edit = None;
+    for _ in 0..10 {
+        let calls: Value = serde_json::from_str(&played.get("/play/calls?after=0").2).unwrap();
+        edit = calls["calls"].as_array().unwrap().iter().find(|c| c["kind"] == "edit").cloned();
+        if edit.is_some() {
+            break;
+        }
+    }
+    let edit = edit.expect("the deferred answer is edited");
+    assert_eq!(
+        (edit["interaction"].as_str(), edit["body"]["content"].as_str()),
+        (Some(id.as_str()), Some("done at last"))
+    );
+    // The route is shown without the interaction's token.
+    assert!(edit["route"].as_str().unwrap().contains("/…/messages/@original"), "{edit}");
+}
