@@ -117,7 +117,11 @@ function components(rows, messageId) {
 }
 
 // One message as the platform's client shows it; `note` says what it is.
+// An edit changes what it gives and keeps the rest, as the platform does
+// (an update without `components` keeps the buttons).
 function draw(li, m, note) {
+  if (note && li.payload) m = Object.assign({}, li.payload, m);
+  li.payload = m;
   li.replaceChildren();
   li.className = "message" + (m.flags & 64 ? " ephemeral" : "");
   const who = document.createElement("span");
