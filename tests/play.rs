@@ -163,3 +163,42 @@ fn a_slow_run_thinks_then_its_edit_reaches_the_page() {
     // The route is shown without the interaction's token.
     assert!(edit["route"].as_str().unwrap().contains("/…/messages/@original"), "{edit}");
 }
+
+/// Saved with an error, the file's diagnostics reach the page (with the
+/// code, the place and the help `blkc check` gives) and the bot keeps
+/// the last good plan; saved fixed, the new command is offered and runs.
+#[test]
+fn a_saved_file_s_diagnostics_reach_the_page_and_a_fixed_one_is_played() {
+    let played = play("command hi \"Hi\" {\n    reply \"hi\"\n}\n", None, &["--offline"]);
+    let path = played._dir.path().join("bot.blk");
+    let file = |played: &Played| -> Value { serde_json::from_str(&played.get("/play/file").2).unwrap() };
+    assert_eq!(file(&played)["diagnostics"], json!([]));
+    std::fs::write(&path, "command hi \"Hi\" {\n    reply \"hi {user_nam}\"\n}\n").unwrap();
+    let broken = file(&played);
+    let first = &broken["diagnostics"][0];
+    assert_eq!((first["code"].as_str(), first["line"].as_u64()), (Some("B115"), Some(2)), "{broken}");
+    assert!(first["help"].as_str().unwrap_or_default().contains("user_name"), "{broken}");
+    assert_eq!(broken["commands"][0]["name"], "hi", "the last good commands stay");
+    let hi = json!({ "type": 2, "data": { "type": 1, "name": "hi" } });
+    assert_eq!(played.send(hi.clone())["answer"]["data"]["content"], "hi");
+    std::fs::write(
+        &path,
+        "command hi \"Hi\" {\n    reply \"hello, {user_name}\"\n}\ncommand bye \"Bye\" {\n    reply \"bye\"\n}\n",
+    )
+    .unwrap();
+    let fixed = file(&played);
+    assert_eq!(fixed["diagnostics"], json!([]));
+    assert_eq!(fixed["commands"][1]["name"], "bye", "{fixed}");
+    // The bot reloads it (serve's own watch, every half second).
+    let mut said = Value::Null;
+    for _ in 0..40 {
+        said = played.send(hi.clone())["answer"]["data"]["content"].clone();
+        if said == "hello, you" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    assert_eq!(said, "hello, you");
+    let bye = played.send(json!({ "type": 2, "data": { "type": 1, "name": "bye" } }));
+    assert_eq!(bye["answer"]["data"]["content"], "bye");
+}

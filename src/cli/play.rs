@@ -32,11 +32,11 @@ pub fn play(args: &PlayArgs) -> Exit {
         Ok(a) => a,
         Err(e) => return report::usage(e.to_string()),
     };
-    let play = match Play::new(address) {
+    let play = match Play::new(address, args.file.clone()) {
         Ok(p) => Arc::new(p),
         Err(e) => return report::usage(e),
     };
-    play.set_file(&args.file.display().to_string(), &checked.ast);
+    let _ = play.file(&args.file);
     // A throwaway store unless one is named: what a play saves is gone
     // with it.
     let scratch = tempfile::tempdir();
@@ -126,7 +126,9 @@ fn config(args: &PlayArgs, play: &Play, store: blkc::store::Backend) -> Result<C
         max_connections: 64,
         max_connections_per_address: 0,
         drain_timeout: Duration::from_secs(5),
-        watch: false,
+        // Saved, the file is served again (a file with errors keeps the
+        // last good plan, as serve keeps it).
+        watch: true,
         log: LogFormat::Text,
         loaded: None,
         on_ready: None,

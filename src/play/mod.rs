@@ -39,12 +39,16 @@ pub struct Play {
     calls: Mutex<Vec<Call>>,
     arrived: tokio::sync::Notify,
     next_id: std::sync::atomic::AtomicU64,
-    /// What the page is told of the file: its name and its commands.
+    /// What the page is told of the file: its name, its commands and its
+    /// diagnostics; and the file's stamp when it was read.
     file: Mutex<Value>,
+    stamp: Mutex<Option<Option<(std::time::SystemTime, u64)>>>,
+    /// The file played.
+    pub path: std::path::PathBuf,
 }
 
 impl Play {
-    pub fn new(address: SocketAddr) -> Result<Play, String> {
+    pub fn new(address: SocketAddr, path: std::path::PathBuf) -> Result<Play, String> {
         let seed: [u8; 32] = random()?;
         let token: [u8; 24] = random()?;
         Ok(Play {
@@ -56,12 +60,46 @@ impl Play {
             arrived: tokio::sync::Notify::new(),
             next_id: std::sync::atomic::AtomicU64::new(1),
             file: Mutex::new(Value::Null),
+            stamp: Mutex::new(None),
+            path,
         })
     }
 
-    /// What the page is told of the file being played.
-    pub fn file(&self) -> Value {
+    /// What the page is told of the file being played, read again from
+    /// `path` when it changed since: a file with errors keeps the commands
+    /// of the last good one (as serve keeps its plan) and says its
+    /// diagnostics, with the spans and help `blkc check` gives.
+    pub fn file(&self, path: &std::path::Path) -> Value {
+        let stamp = crate::serve::stamp(path);
+        let seen = self.stamp.lock().unwrap_or_else(|e| e.into_inner()).replace(stamp);
+        if seen != Some(stamp) {
+            if let Ok(checked) = crate::load(path, crate::LoadOptions::default()) {
+                self.tell(&checked);
+            }
+        }
         self.file.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Tells the page of a checked file: its diagnostics, and (when it has
+    /// no error) its commands.
+    pub fn tell(&self, checked: &crate::Checked) {
+        let index = checked.source.line_index();
+        let diagnostics: Vec<Value> = checked
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity != crate::diagnostics::Severity::Hint)
+            .map(|d| {
+                let (line, column) = d.primary_span().map_or((1, 1), |s| index.line_col(s.start as usize));
+                json!({
+                    "code": d.code.as_str(), "severity": d.severity.as_str(), "message": d.message,
+                    "line": line, "column": column, "help": d.help,
+                })
+            })
+            .collect();
+        if !checked.has_errors() {
+            self.set_file(&checked.source.name, &checked.ast);
+        }
+        self.file.lock().unwrap_or_else(|e| e.into_inner())["diagnostics"] = json!(diagnostics);
     }
 
     /// Tells the page of a file: its name, and its commands as the
@@ -76,7 +114,8 @@ impl Play {
                 .map(|t| json!({ "type": 1, "name": t.name.name.as_str(), "description": "", "options": [] }))
                 .collect::<Vec<_>>()),
         };
-        *self.file.lock().unwrap_or_else(|e| e.into_inner()) = json!({ "name": name, "commands": commands });
+        *self.file.lock().unwrap_or_else(|e| e.into_inner()) =
+            json!({ "name": name, "commands": commands, "diagnostics": [] });
     }
 
     /// The public key serve checks interactions with (hex, as the portal

@@ -81,7 +81,15 @@ pub async fn route(play: &Arc<Play>, req: Request<Incoming>) -> Reply {
         (&Method::GET, "/") => respond(StatusCode::OK, "text/html; charset=utf-8", INDEX),
         (&Method::GET, "/play.js") => respond(StatusCode::OK, "text/javascript; charset=utf-8", SCRIPT),
         (&Method::GET, "/play.css") => respond(StatusCode::OK, "text/css; charset=utf-8", STYLE),
-        (&Method::GET, "/play/file") => json_reply(StatusCode::OK, &play.file()),
+        (&Method::GET, "/play/file") => {
+            let (play, path) = (play.clone(), play.path.clone());
+            match tokio::task::spawn_blocking(move || play.file(&path)).await {
+                Ok(file) => json_reply(StatusCode::OK, &file),
+                Err(_) => {
+                    json_reply(StatusCode::INTERNAL_SERVER_ERROR, &json!({ "error": "the file could not be read" }))
+                }
+            }
+        }
         (&Method::GET, "/play/calls") => {
             let after = query.strip_prefix("after=").and_then(|n| n.parse().ok()).unwrap_or(0);
             let calls = play.calls_after(after, POLL).await;

@@ -284,12 +284,24 @@ function data(leaf) {
   return { type: 1, name: leaf.path[0], options };
 }
 
-async function start() {
-  const file = await (await fetch("/play/file")).json();
-  $("file").textContent = file.name || "";
-  state.commands = (file.commands || []).filter((c) => c.type === 1).flatMap(leaves);
+// The file as `play` read it last: its commands, and its diagnostics
+// (a file with errors keeps the last good commands, as the bot keeps its
+// plan). Read again every two seconds, so a save shows at once.
+async function file() {
+  const f = await (await fetch("/play/file")).json();
+  $("file").textContent = f.name || "";
+  state.commands = (f.commands || []).filter((c) => c.type === 1).flatMap(leaves);
   const list = $("commands");
+  list.replaceChildren();
   for (const l of state.commands) { const o = document.createElement("option"); o.value = "/" + l.path.join(" "); list.append(o); }
+  const shown = (f.diagnostics || []).map((d) =>
+    `${d.severity} ${d.code} at ${d.line}:${d.column}: ${d.message}` + (d.help ? `\n  help: ${d.help}` : ""));
+  $("diagnostics").textContent = shown.join("\n");
+}
+
+async function start() {
+  await file();
+  setInterval(() => file().catch(() => {}), 2000);
   $("command").addEventListener("input", showOptions);
   $("user-name").addEventListener("input", () => { $("who-name").textContent = $("user-name").value; });
   $("composer").addEventListener("submit", (e) => {
