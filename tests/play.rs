@@ -27,7 +27,17 @@ impl Drop for Played {
 /// Starts `blkc play` on `program` (with `@API@` the loopback API), and
 /// reads the page's address from what it prints.
 fn play(program: &str, api: Option<&TestServer>, args: &[&str]) -> Played {
+    play_with(program, api, &[], args)
+}
+
+/// [`play`], with `files` (a path and its bytes) beside the program.
+fn play_with(program: &str, api: Option<&TestServer>, files: &[(&str, &[u8])], args: &[&str]) -> Played {
     let dir = tempfile::tempdir().unwrap();
+    for (path, bytes) in files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
     let text = api.map_or(program.to_string(), |api| program.replace("@API@", &api.base()));
     std::fs::write(dir.path().join("bot.blk"), text).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_blkc"))
@@ -201,4 +211,23 @@ fn a_saved_file_s_diagnostics_reach_the_page_and_a_fixed_one_is_played() {
     assert_eq!(said, "hello, you");
     let bye = played.send(json!({ "type": 2, "data": { "type": 1, "name": "bye" } }));
     assert_eq!(bye["answer"]["data"]["content"], "bye");
+}
+
+/// A keystroke in an option with `autocomplete`, as the page sends it: the
+/// bot's choices, by serve's own autocomplete path.
+#[test]
+fn a_keystroke_is_offered_the_autocomplete_s_choices() {
+    let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/forecast.blk")).unwrap();
+    let sample = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/samples/places.json")).unwrap();
+    let played = play_with(&example, None, &[("samples/places.json", &sample)], &["--offline"]);
+    let file: Value = serde_json::from_str(&played.get("/play/file").2).unwrap();
+    assert_eq!(file["commands"][0]["options"][0]["autocomplete"], true, "{file}");
+    let keystroke = json!({ "type": 4, "data": { "type": 1, "name": "forecast", "options": [
+        { "type": 3, "name": "city", "value": "Par", "focused": true }
+    ] } });
+    let answered = played.send(keystroke);
+    assert_eq!(answered["answer"]["type"], 8, "{answered}");
+    let names: Vec<&str> =
+        answered["answer"]["data"]["choices"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names[0], "Paris, Île-de-France, France", "{answered}");
 }

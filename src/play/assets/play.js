@@ -266,14 +266,45 @@ function showOptions() {
     field.required = !!o.required;
     field.title = o.description || "";
     label.append(field);
+    if (o.autocomplete) complete(field, leaf, label);
     box.append(label);
   }
 }
 
-function data(leaf) {
-  const given = [...$("options").querySelectorAll("[name]")].filter((f) => f.value !== "").map((f) => {
+// An option with `autocomplete`: each pause in typing asks the bot for
+// choices (an interaction of type 4, as the platform's client sends one),
+// offered in the field's list; the value sent is the choice's.
+function complete(field, leaf, label) {
+  const list = document.createElement("datalist");
+  list.id = "choices-" + field.name;
+  field.setAttribute("list", list.id);
+  label.append(list);
+  let timer;
+  field.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(async () => {
+      const asked = { type: 4, data: data(leaf, field.name) };
+      const result = await post(asked);
+      list.replaceChildren();
+      for (const c of (result.answer && result.answer.data && result.answer.data.choices) || []) {
+        const o = document.createElement("option");
+        o.value = c.value;
+        o.label = c.name;
+        o.textContent = c.name;
+        list.append(o);
+      }
+    }, 250);
+  });
+}
+
+// The command's data, as the platform sends it: its options, in its
+// subcommand (and group) when it is one; `focused`, the option being typed
+// for an autocomplete (sent as typed so far, a number's text too).
+function data(leaf, focused) {
+  const given = [...$("options").querySelectorAll("[name]")].filter((f) => f.value !== "" || f.name === focused).map((f) => {
     const type = Number(f.dataset.type);
     let value = f.tagName === "SELECT" ? JSON.parse(f.value) : f.value;
+    if (focused) return Object.assign({ type, name: f.name, value }, f.name === focused ? { focused: true } : {});
     if (type === 4 || type === 10) value = Number(value);
     if (type === 5) value = value === "true";
     return { type, name: f.name, value };
