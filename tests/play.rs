@@ -231,3 +231,162 @@ fn a_keystroke_is_offered_the_autocomplete_s_choices() {
         answered["answer"]["data"]["choices"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(names[0], "Paris, Île-de-France, France", "{answered}");
 }
+
+/// A conversation in a real browser: Debian's Chromium, driven through its
+/// WebDriver (chromedriver) with `fantoccini`. A command, its answer's
+/// button clicked and the message updated in place (its buttons kept); an
+/// option completed as it is typed. Under CI a machine without the browser
+/// fails the test rather than skipping it.
+#[test]
+fn the_page_plays_a_conversation_in_a_real_browser() {
+    let Some(driver) = chromedriver() else { return };
+    let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/poll.blk")).unwrap();
+    let played = play(&example, None, &["--offline"]);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let text = |css: &'static str| {
+            let browser = browser.clone();
+            async move { browser.find(fantoccini::Locator::Css(css)).await.unwrap().text().await.unwrap() }
+        };
+        wait_for(|| text("#file"), |t| t.ends_with("bot.blk")).await;
+        let command = browser.find(fantoccini::Locator::Css("#command")).await.unwrap();
+        command.send_keys("/poll").await.unwrap();
+        browser.find(fantoccini::Locator::Css("#composer button[type=submit]")).await.unwrap().click().await.unwrap();
+        wait_for(|| text("#messages"), |t| t.contains("Coffee or tea? Click to vote.")).await;
+        let coffee = browser.find(fantoccini::Locator::Css("#messages .row button")).await.unwrap();
+        assert_eq!(coffee.text().await.unwrap(), "☕ Coffee");
+        coffee.click().await.unwrap();
+        let after = wait_for(|| text("#messages"), |t| t.contains("☕ 1 · 🍵 0 (last vote by you)")).await;
+        // Updated in place: one bot message, its buttons kept.
+        assert_eq!(after.matches("Coffee or tea?").count(), 1, "{after}");
+        let buttons = browser.find_all(fantoccini::Locator::Css("#messages .row button")).await.unwrap();
+        assert_eq!(buttons.len(), 3);
+        browser.close().await.unwrap();
+    });
+    drop(played);
+    // An option with `autocomplete`: the bot's choices, as the user types.
+    let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/forecast.blk")).unwrap();
+    let sample = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/samples/places.json")).unwrap();
+    let played = play_with(&example, None, &[("samples/places.json", &sample)], &["--offline"]);
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let find = |css: &'static str| {
+            let browser = browser.clone();
+            async move { browser.find(fantoccini::Locator::Css(css)).await }
+        };
+        let command = find("#command").await.unwrap();
+        wait_for(
+            || async {
+                browser
+                    .execute("return document.querySelectorAll('#commands option').length", vec![])
+                    .await
+                    .unwrap()
+                    .to_string()
+            },
+            |n| n == "1",
+        )
+        .await;
+        command.send_keys("/forecast").await.unwrap();
+        find("[name=city]").await.unwrap().send_keys("Par").await.unwrap();
+        let script = "return [...document.querySelectorAll('#choices-city option')].map(o => o.label).join(' | ')";
+        let offered = wait_for(
+            || async { browser.execute(script, vec![]).await.unwrap().as_str().unwrap_or_default().to_string() },
+            |t| !t.is_empty(),
+        )
+        .await;
+        assert_eq!(
+            offered,
+            "Paris, Île-de-France, France | Paris, Texas, United States | Parma, Emilia-Romagna, Italy"
+        );
+        browser.close().await.unwrap();
+    });
+}
+
+/// chromedriver on a free port, or `None` when the machine has none (and
+/// CI is not set: under CI that fails).
+fn chromedriver() -> Option<Driver> {
+    let found = ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists());
+    let Some(path) = found else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "chromedriver is not installed, and CI is set: the browser test cannot run"
+        );
+        eprintln!(
+            "chromedriver is not installed: the browser test is skipped (apt-get install chromium chromium-driver)"
+        );
+        return None;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child =
+        Command::new(path).arg(format!("--port={port}")).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let (profiles, sessions) = (tempfile::tempdir().unwrap(), std::sync::atomic::AtomicUsize::new(0));
+    let driver = Driver { child, url: format!("http://127.0.0.1:{port}"), profiles, sessions };
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Some(driver);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("chromedriver did not listen on {port}");
+}
+
+struct Driver {
+    child: Child,
+    url: String,
+    profiles: tempfile::TempDir,
+    sessions: std::sync::atomic::AtomicUsize,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A headless Chromium, started as this machine needs it: no sandbox (as
+/// root), no network of its own, a new profile.
+async fn browser(driver: &Driver) -> fantoccini::Client {
+    // (A profile of its own, under the driver's: gone with it.)
+    let profile =
+        driver.profiles.path().join(format!("p{}", driver.sessions.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+    let args = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=900,700",
+    ];
+    let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    args.push(format!("--user-data-dir={}", profile.display()));
+    let mut caps = serde_json::Map::new();
+    caps.insert("goog:chromeOptions".into(), json!({ "binary": "/usr/bin/chromium", "args": args }));
+    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    fantoccini::ClientBuilder::new(connector).capabilities(caps).connect(&driver.url).await.expect("a browser session")
+}
+
+/// Polls `read` until `done` holds of what it gives (at most 20 s); gives it.
+async fn wait_for<F, Fut>(read: F, done: impl Fn(&str) -> bool) -> String
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = String>,
+{
+    let mut last = String::new();
+    for _ in 0..200 {
+        last = read().await;
+        if done(&last) {
+            return last;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the page never showed what was awaited; it shows: {last}");
+}
