@@ -88,7 +88,8 @@ function components(rows, messageId) {
         b.className = STYLES[c.style] || "";
         b.textContent = (c.emoji && c.emoji.name ? c.emoji.name + " " : "") + (c.label || "");
         b.disabled = !!c.disabled;
-        if (c.url) b.addEventListener("click", () => window.open(c.url, "_blank", "noopener"));
+        // A link opens only as a web page (never a `javascript:` one).
+        if (c.url) b.addEventListener("click", () => { if (/^https?:\/\//i.test(c.url)) window.open(c.url, "_blank", "noopener"); });
         else b.addEventListener("click", () => send({ type: 3, data: { custom_id: c.custom_id, component_type: 2 }, message: { id: messageId } }));
         line.append(b);
       } else if (c.type === 3) {
