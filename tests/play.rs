@@ -263,6 +263,7 @@ fn the_page_plays_a_conversation_in_a_real_browser() {
         assert_eq!(after.matches("Coffee or tea?").count(), 1, "{after}");
         let buttons = browser.find_all(fantoccini::Locator::Css("#messages .row button")).await.unwrap();
         assert_eq!(buttons.len(), 3);
+        screenshot(&browser, "poll.png").await;
         browser.close().await.unwrap();
     });
     drop(played);
@@ -301,8 +302,18 @@ fn the_page_plays_a_conversation_in_a_real_browser() {
             offered,
             "Paris, Île-de-France, France | Paris, Texas, United States | Parma, Emilia-Romagna, Italy"
         );
+        screenshot(&browser, "forecast.png").await;
         browser.close().await.unwrap();
     });
+}
+
+/// The page as the browser shows it, kept as `name` in the folder
+/// `BLKC_SCREENSHOTS` names (docs/play/ has them, made so).
+async fn screenshot(browser: &fantoccini::Client, name: &str) {
+    let Some(dir) = std::env::var_os("BLKC_SCREENSHOTS") else { return };
+    let png = browser.screenshot().await.unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "a PNG");
+    std::fs::write(std::path::Path::new(&dir).join(name), png).unwrap();
 }
 
 /// chromedriver on a free port, or `None` when the machine has none (and
