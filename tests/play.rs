@@ -307,6 +307,29 @@ fn the_page_plays_a_conversation_in_a_real_browser() {
     });
 }
 
+/// An event fired from the page in a real browser, and the bot's reply
+/// drawn in the channel.
+#[test]
+fn an_event_is_fired_from_the_page_in_a_real_browser() {
+    let Some(driver) = chromedriver() else { return };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    // An event fired from the page, and the bot's reply in the channel.
+    let program = "event member_join {\n    reply \"Welcome, {user_mention}!\"\n}\n";
+    let played = play(program, None, &["--offline"]);
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let text =
+            || async { browser.find(fantoccini::Locator::Css("#messages")).await.unwrap().text().await.unwrap() };
+        let visible =
+            || async { browser.execute("return !document.getElementById('events').hidden", vec![]).await.unwrap() };
+        wait_for(|| async { visible().await.to_string() }, |v| v == "true").await;
+        browser.find(fantoccini::Locator::Css("#events button")).await.unwrap().click().await.unwrap();
+        wait_for(text, |t| t.contains("you fired member_join") && t.contains("Welcome, @1001!")).await;
+        browser.close().await.unwrap();
+    });
+}
+
 /// The page as the browser shows it, kept as `name` in the folder
 /// `BLKC_SCREENSHOTS` names (docs/play/ has them, made so).
 async fn screenshot(browser: &fantoccini::Client, name: &str) {
@@ -400,4 +423,38 @@ where
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!("the page never showed what was awaited; it shows: {last}");
+}
+
+/// The file's events, fired from the page: serve's shard takes them from
+/// play's Gateway as the platform sends them, and their replies come back
+/// as channel messages.
+#[test]
+fn an_event_fired_from_the_page_runs_and_its_reply_reaches_the_page() {
+    let program = "event member_join {\n    reply \"Welcome, {user_mention}! We are {member_count} now.\"\n}\n\
+                   event message_create {\n    if \"{message_content}\" == \"!ping\" {\n        reply \"pong\"\n    }\n}\n";
+    let played = play(program, None, &["--offline"]);
+    let file: Value = serde_json::from_str(&played.get("/play/file").2).unwrap();
+    assert_eq!(file["events"], json!(["member_join", "message_create"]));
+    let fire = |kind: &str, given: Value| {
+        let (status, body) =
+            played.post("/play/event", &serde_json::to_vec(&json!({ "kind": kind, "given": given })).unwrap(), &[]);
+        assert_eq!(status, 200, "{body}");
+    };
+    fire("member_join", json!({ "user_id": "2002", "user_name": "Grace" }));
+    fire("message_create", json!({ "content": "!ping" }));
+    let mut said = Vec::new();
+    // (Each poll answers at once once there is a call: a pause between.)
+    for _ in 0..100 {
+        let calls: Value = serde_json::from_str(&played.get("/play/calls?after=0").2).unwrap();
+        let calls = calls["calls"].as_array().unwrap().iter();
+        said = calls.filter_map(|c| c["body"]["content"].as_str().map(str::to_string)).collect();
+        if said.len() >= 2 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    said.sort();
+    assert_eq!(said, ["Welcome, <@2002>! We are 3 now.", "pong"]);
+    let (status, body) = played.post("/play/event", br#"{"kind":"party","given":{}}"#, &[]);
+    assert_eq!(status, 400, "{body}");
 }

@@ -37,6 +37,10 @@ pub fn play(args: &PlayArgs) -> Exit {
         Err(e) => return report::usage(e),
     };
     let _ = play.file(&args.file);
+    match blkc::play::gateway::start(play.clone()) {
+        Ok(url) => *play.gateway.lock().unwrap_or_else(|e| e.into_inner()) = Some(url),
+        Err(e) => return report::usage(e),
+    }
     // A throwaway store unless one is named: what a play saves is gone
     // with it.
     let scratch = tempfile::tempdir();

@@ -14,6 +14,7 @@
 //! request whose `Host` or `Origin` is not its own (no DNS rebinding, no
 //! cross-site request); the bot token is a random one, good only here.
 
+pub mod gateway;
 mod page;
 mod stand_in;
 
@@ -45,6 +46,12 @@ pub struct Play {
     stamp: Mutex<Option<Option<(std::time::SystemTime, u64)>>>,
     /// The file played.
     pub path: std::path::PathBuf,
+    /// The Gateway's URL, and the dispatches the page fired: (sequence,
+    /// name, data), READY and GUILD_CREATE being 1 and 2.
+    pub gateway: Mutex<Option<String>>,
+    dispatches: Mutex<Vec<(u64, String, Value)>>,
+    /// Whether serve's shard has identified once.
+    identified: std::sync::atomic::AtomicBool,
 }
 
 impl Play {
@@ -62,6 +69,9 @@ impl Play {
             file: Mutex::new(Value::Null),
             stamp: Mutex::new(None),
             path,
+            gateway: Mutex::new(None),
+            dispatches: Mutex::new(Vec::new()),
+            identified: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -114,8 +124,16 @@ impl Play {
                 .map(|t| json!({ "type": 1, "name": t.name.name.as_str(), "description": "", "options": [] }))
                 .collect::<Vec<_>>()),
         };
+        // The events the page can fire: the file's (a timed one ticks on
+        // its own).
+        let events: Vec<&str> = ast
+            .written()
+            .filter(|t| t.kind == crate::ast::TreeKind::Event && t.schedule.is_none())
+            .map(|t| t.name.name.as_str())
+            .filter(|k| *k != "ready")
+            .collect();
         *self.file.lock().unwrap_or_else(|e| e.into_inner()) =
-            json!({ "name": name, "commands": commands, "diagnostics": [] });
+            json!({ "name": name, "commands": commands, "events": events, "diagnostics": [] });
     }
 
     /// The public key serve checks interactions with (hex, as the portal
@@ -163,6 +181,23 @@ impl Play {
         take()
     }
 
+    /// Fires an event of `kind` (`member_join`) with what the page gave:
+    /// the dispatch serve's shard is sent next.
+    pub fn fire(&self, kind: &str, given: &Value) -> Result<(), String> {
+        let id = self.id();
+        let (t, d) =
+            gateway::dispatch(kind, given, &id).ok_or_else(|| format!("`{kind}` is not an event play fires"))?;
+        let mut dispatches = self.dispatches.lock().unwrap_or_else(|e| e.into_inner());
+        let seq = dispatches.last().map_or(3, |d| d.0 + 1);
+        dispatches.push((seq, t.to_string(), d));
+        Ok(())
+    }
+
+    /// The dispatches fired after sequence `seq`.
+    pub fn dispatches_after(&self, seq: u64) -> Vec<(u64, String, Value)> {
+        self.dispatches.lock().unwrap_or_else(|e| e.into_inner()).iter().filter(|d| d.0 > seq).cloned().collect()
+    }
+
     fn record(&self, call: Call) {
         self.calls.lock().unwrap_or_else(|e| e.into_inner()).push(call);
         self.arrived.notify_waiters();
@@ -188,8 +223,8 @@ impl Play {
             "id": id,
             "application_id": "1400000000000000000",
             "token": format!("play-{id}-{token}"),
-            "guild_id": text_or(&asked["server"], "1400000000000000001"),
-            "channel_id": text_or(&asked["channel"], "1400000000000000002"),
+            "guild_id": text_or(&asked["server"], gateway::SERVER),
+            "channel_id": text_or(&asked["channel"], gateway::CHANNEL),
             "channel": { "name": text_or(&asked["channel_name"], "general") },
             "member": { "user": user, "nick": null, "roles": roles, "permissions": permissions },
             "data": asked["data"].clone(),

@@ -96,6 +96,13 @@ pub async fn route(play: &Arc<Play>, req: Request<Incoming>) -> Reply {
             json_reply(StatusCode::OK, &json!({ "after": after, "calls": calls }))
         }
         (&Method::POST, "/play/interaction") => interaction(play, &body).await,
+        (&Method::POST, "/play/event") => {
+            let asked: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            match play.fire(asked["kind"].as_str().unwrap_or_default(), &asked["given"]) {
+                Ok(()) => json_reply(StatusCode::OK, &json!({ "fired": asked["kind"] })),
+                Err(why) => json_reply(StatusCode::BAD_REQUEST, &json!({ "error": why })),
+            }
+        }
         (_, p) if p.starts_with("/api/v10/") => {
             let (status, value) = super::stand_in::handle(play, method.as_str(), p, authorization.as_deref(), &body);
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);

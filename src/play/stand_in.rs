@@ -35,7 +35,11 @@ pub fn handle(play: &Play, method: &str, path: &str, authorization: Option<&str>
         ("POST", ["channels", _, "messages"]) if bot => ("message", None),
         ("PATCH", ["channels", _, "messages", _]) if bot => ("edit_message", None),
         ("GET", ["gateway", "bot"]) => {
-            return (404, json!({ "message": "blkc play has no Gateway yet: events are not played", "code": 0 }))
+            let url = play.gateway.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            return match url {
+                Some(url) => (200, super::gateway::bot_info(&url)),
+                None => (503, json!({ "message": "the Gateway is not open", "code": 0 })),
+            };
         }
         (_, ["channels", ..]) if !bot => return (401, json!({ "message": "401: Unauthorized", "code": 0 })),
         _ => ("other", None),

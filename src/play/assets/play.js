@@ -319,8 +319,31 @@ function data(leaf, focused) {
 // The file as `play` read it last: its commands, and its diagnostics
 // (a file with errors keeps the last good commands, as the bot keeps its
 // plan). Read again every two seconds, so a save shows at once.
+// The file's events, fired as the platform's Gateway would send them; the
+// bot's replies come back as channel messages.
+function events(kinds) {
+  const select = $("event-kind");
+  const shown = [...select.options].map((o) => o.value).join();
+  if (shown !== kinds.join()) {
+    select.replaceChildren(...kinds.map((k) => { const o = document.createElement("option"); o.value = k; o.textContent = k; return o; }));
+  }
+  $("events").hidden = kinds.length === 0;
+}
+
+async function fire(e) {
+  e.preventDefault();
+  const kind = $("event-kind").value;
+  const m = member();
+  const given = { user_id: m.id, user_name: m.name, content: $("event-content").value, emoji: $("event-emoji").value, channel_id: $("channel-id").value };
+  const li = add("message");
+  li.textContent = `${m.name} fired ${kind}`;
+  const r = await fetch("/play/event", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ kind, given }) });
+  if (!r.ok) li.textContent += ": " + ((await r.json()).error || r.status);
+}
+
 async function file() {
   const f = await (await fetch("/play/file")).json();
+  events(f.events || []);
   $("file").textContent = f.name || "";
   state.commands = (f.commands || []).filter((c) => c.type === 1).flatMap(leaves);
   const list = $("commands");
@@ -336,6 +359,7 @@ async function start() {
   setInterval(() => file().catch(() => {}), 2000);
   $("command").addEventListener("input", showOptions);
   $("user-name").addEventListener("input", () => { $("who-name").textContent = $("user-name").value; });
+  $("events").addEventListener("submit", fire);
   $("composer").addEventListener("submit", (e) => {
     e.preventDefault();
     const leaf = chosen();

@@ -1,0 +1,124 @@
+//! The Gateway as `play` stands in for it: a WebSocket on loopback that
+//! speaks the platform's protocol to serve's shard (HELLO, IDENTIFY and
+//! READY with one server, heartbeats and their ACKs, RESUME), and delivers
+//! the events the page fires as dispatches, in sequence.
+
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tungstenite::Message;
+
+use super::Play;
+
+/// The server and channel `play`'s interactions and events happen in.
+pub const SERVER: &str = "1400000000000000001";
+pub const CHANNEL: &str = "1400000000000000002";
+/// The bot's own user.
+const BOT: &str = "1400000000000000000";
+
+/// Listens on a free loopback port; gives its `ws://` URL.
+pub fn start(play: Arc<Play>) -> Result<String, String> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("cannot open the Gateway: {e}"))?;
+    let url = format!("ws://{}", listener.local_addr().map_err(|e| e.to_string())?);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let play = play.clone();
+            std::thread::spawn(move || connection(stream, &play));
+        }
+    });
+    Ok(url)
+}
+
+/// What `GET /gateway/bot` answers: this Gateway, one shard.
+pub fn bot_info(url: &str) -> Value {
+    json!({ "url": url, "shards": 1,
+            "session_start_limit": { "total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1 } })
+}
+
+fn connection(stream: TcpStream, play: &Play) {
+    let Ok(mut ws) = tungstenite::accept(stream) else { return };
+    let send = |ws: &mut tungstenite::WebSocket<TcpStream>, v: Value| ws.send(Message::text(v.to_string())).is_ok();
+    if !send(&mut ws, json!({ "op": 10, "d": { "heartbeat_interval": 41250 } })) {
+        return;
+    }
+    let _ = ws.get_ref().set_read_timeout(Some(Duration::from_millis(50)));
+    // The last sequence delivered; none before the session identifies.
+    let mut delivered: Option<u64> = None;
+    loop {
+        match ws.read() {
+            Ok(Message::Text(text)) => {
+                let message: Value = serde_json::from_str(text.as_str()).unwrap_or(Value::Null);
+                match message["op"].as_u64() {
+                    Some(1) => {
+                        send(&mut ws, json!({ "op": 11 }));
+                    }
+                    Some(2) => {
+                        let url = ws.get_ref().local_addr().map(|a| format!("ws://{a}")).unwrap_or_default();
+                        let ready = json!({ "op": 0, "t": "READY", "s": 1, "d": {
+                            "session_id": "play", "resume_gateway_url": url,
+                            "user": { "id": BOT, "username": "bot" }, "guilds": [{ "id": SERVER, "unavailable": true }] } });
+                        let guild = json!({ "op": 0, "t": "GUILD_CREATE", "s": 2, "d": {
+                            "id": SERVER, "name": "Play server", "member_count": 2, "system_channel_id": CHANNEL,
+                            "channels": [{ "id": CHANNEL, "name": "general", "type": 0 }] } });
+                        send(&mut ws, ready);
+                        send(&mut ws, guild);
+                        // The first session gets what the page fired before
+                        // the bot connected; a new one starts after what
+                        // was fired, as the platform's does.
+                        let first = !play.identified.swap(true, std::sync::atomic::Ordering::SeqCst);
+                        delivered = Some(if first { 2 } else { play.dispatches_after(0).last().map_or(2, |d| d.0) });
+                    }
+                    Some(6) => {
+                        delivered = Some(message["d"]["seq"].as_u64().unwrap_or(2));
+                        send(&mut ws, json!({ "op": 0, "t": "RESUMED", "s": null, "d": {} }));
+                    }
+                    _ => {}
+                }
+            }
+            Ok(Message::Close(_)) => return,
+            Ok(_) => {}
+            Err(tungstenite::Error::Io(e))
+                if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(_) => return,
+        }
+        let Some(last) = delivered else { continue };
+        for (seq, t, d) in play.dispatches_after(last) {
+            if !send(&mut ws, json!({ "op": 0, "t": t, "s": seq, "d": d })) {
+                return;
+            }
+            delivered = Some(seq);
+        }
+    }
+}
+
+/// The dispatch an event of `kind` comes as, and its data as the platform
+/// sends it, from what the page gave (`given`: the user, the text, the
+/// emoji, a name), in `play`'s server and channel.
+pub fn dispatch(kind: &str, given: &Value, id: &str) -> Option<(&'static str, Value)> {
+    let wire = crate::discord::intents::EVENTS.iter().find(|e| e.kind == kind)?;
+    let text = |k: &str, default: &str| given[k].as_str().filter(|s| !s.is_empty()).unwrap_or(default).to_string();
+    let user = json!({ "id": text("user_id", "1001"), "username": text("user_name", "you"), "global_name": text("user_name", "you") });
+    let channel = text("channel_id", CHANNEL);
+    let d = match wire.dispatch {
+        "GUILD_MEMBER_ADD" | "GUILD_MEMBER_REMOVE" => json!({ "guild_id": SERVER, "user": user, "roles": [] }),
+        "MESSAGE_CREATE" | "MESSAGE_UPDATE" => json!({
+            "id": id, "channel_id": channel, "guild_id": SERVER, "author": user,
+            "member": { "roles": [] }, "content": text("content", "hello"),
+        }),
+        "MESSAGE_DELETE" => json!({ "id": text("message_id", id), "channel_id": channel, "guild_id": SERVER }),
+        "MESSAGE_REACTION_ADD" | "MESSAGE_REACTION_REMOVE" => json!({
+            "user_id": user["id"], "channel_id": channel, "message_id": text("message_id", id), "guild_id": SERVER,
+            "member": { "user": user }, "emoji": { "id": null, "name": text("emoji", "👍") },
+        }),
+        "CHANNEL_CREATE" | "CHANNEL_DELETE" => {
+            json!({ "id": id, "guild_id": SERVER, "name": text("channel_name", "new-channel"), "type": 0 })
+        }
+        "GUILD_ROLE_CREATE" => {
+            json!({ "guild_id": SERVER, "role": { "id": id, "name": text("role_name", "New role") } })
+        }
+        _ => return None,
+    };
+    Some((wire.dispatch, d))
+}
