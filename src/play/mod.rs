@@ -27,6 +27,10 @@ use serde_json::{json, Value};
 
 pub use stand_in::Call;
 
+/// The calls kept for the page: a page that has not asked for more than
+/// this many has missed the oldest (the memory of a long play is bounded).
+const KEPT_CALLS: usize = 10_000;
+
 /// What the page and serve share through the stand-in.
 pub struct Play {
     /// Where `play` listens (loopback).
@@ -36,8 +40,9 @@ pub struct Play {
     pub token: String,
     /// Serve's interactions endpoint, once it listens.
     pub serve: Mutex<Option<String>>,
-    /// What serve sent the platform, in order.
-    calls: Mutex<Vec<Call>>,
+    /// What serve sent the platform, in order: the last [`KEPT_CALLS`],
+    /// and how many came before them.
+    calls: Mutex<(std::collections::VecDeque<Call>, usize)>,
     arrived: tokio::sync::Notify,
     next_id: std::sync::atomic::AtomicU64,
     /// What the page is told of the file: its name, its commands and its
@@ -63,7 +68,7 @@ impl Play {
             key: SigningKey::from_bytes(&seed),
             token: format!("play.{}", hex::encode(token)),
             serve: Mutex::new(None),
-            calls: Mutex::new(Vec::new()),
+            calls: Mutex::new((std::collections::VecDeque::new(), 0)),
             arrived: tokio::sync::Notify::new(),
             next_id: std::sync::atomic::AtomicU64::new(1),
             file: Mutex::new(Value::Null),
@@ -170,11 +175,18 @@ impl Play {
 
     /// What serve sent the platform after call `after` (its index), waiting
     /// up to `wait` for one when there is none yet.
-    pub async fn calls_after(&self, after: usize, wait: Duration) -> Vec<Call> {
-        let take = || self.calls.lock().unwrap_or_else(|e| e.into_inner()).iter().skip(after).cloned().collect();
+    /// Gives them and the number of the next one (those before the kept
+    /// ones are gone).
+    pub async fn calls_after(&self, after: usize, wait: Duration) -> (Vec<Call>, usize) {
+        let take = || {
+            let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+            let (kept, dropped) = (&calls.0, calls.1);
+            let new: Vec<Call> = kept.iter().skip(after.saturating_sub(dropped)).cloned().collect();
+            (new, dropped + kept.len())
+        };
         let notified = self.arrived.notified();
-        let now: Vec<Call> = take();
-        if !now.is_empty() {
+        let now = take();
+        if !now.0.is_empty() {
             return now;
         }
         let _ = tokio::time::timeout(wait, notified).await;
@@ -199,7 +211,13 @@ impl Play {
     }
 
     fn record(&self, call: Call) {
-        self.calls.lock().unwrap_or_else(|e| e.into_inner()).push(call);
+        let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+        calls.0.push_back(call);
+        if calls.0.len() > KEPT_CALLS {
+            calls.0.pop_front();
+            calls.1 += 1;
+        }
+        drop(calls);
         self.arrived.notify_waiters();
     }
 
@@ -294,5 +312,38 @@ pub async fn run(play: Arc<Play>, listener: tokio::net::TcpListener) {
             });
             let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A long play keeps the last calls only, and says where the next one
+    /// is numbered, so a page that fell behind goes on from the oldest kept.
+    #[test]
+    fn the_calls_kept_for_the_page_are_bounded() {
+        let play = Play::new(([127, 0, 0, 1], 1).into(), "bot.blk".into()).unwrap();
+        for n in 0..KEPT_CALLS + 5 {
+            let call = Call {
+                method: "POST".into(),
+                route: format!("/{n}"),
+                kind: "message",
+                interaction: None,
+                body: Value::Null,
+            };
+            play.record(call);
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        let (all, next) = runtime.block_on(play.calls_after(0, Duration::ZERO));
+        assert_eq!((all.len(), next), (KEPT_CALLS, KEPT_CALLS + 5));
+        assert_eq!(all[0].route, "/5");
+        let (last, _) = runtime.block_on(play.calls_after(KEPT_CALLS + 3, Duration::ZERO));
+        assert_eq!(
+            last.iter().map(|c| c.route.as_str()).collect::<Vec<_>>(),
+            [format!("/{}", KEPT_CALLS + 3), format!("/{}", KEPT_CALLS + 4)]
+        );
+        let (none, next) = runtime.block_on(play.calls_after(KEPT_CALLS + 5, Duration::ZERO));
+        assert_eq!((none.len(), next), (0, KEPT_CALLS + 5));
     }
 }

@@ -92,8 +92,8 @@ pub async fn route(play: &Arc<Play>, req: Request<Incoming>) -> Reply {
         }
         (&Method::GET, "/play/calls") => {
             let after = query.strip_prefix("after=").and_then(|n| n.parse().ok()).unwrap_or(0);
-            let calls = play.calls_after(after, POLL).await;
-            json_reply(StatusCode::OK, &json!({ "after": after, "calls": calls }))
+            let (calls, next) = play.calls_after(after, POLL).await;
+            json_reply(StatusCode::OK, &json!({ "after": after, "next": next, "calls": calls }))
         }
         (&Method::POST, "/play/interaction") => interaction(play, &body).await,
         (&Method::POST, "/play/event") => {

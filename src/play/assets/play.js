@@ -214,13 +214,14 @@ async function poll() {
   for (;;) {
     try {
       const r = await fetch("/play/calls?after=" + state.after);
-      const { calls } = await r.json();
+      const { calls, next } = await r.json();
+      state.after = next;
       for (const c of calls) {
-        state.after += 1;
+        state.seen = (state.seen || 0) + 1;
         const li = c.interaction && state.byInteraction.get(c.interaction);
         if (c.kind === "edit" && li) { li.classList.remove("thinking"); draw(li, c.body, "edited"); }
         else if (c.kind === "delete" && li) li.remove();
-        else if (c.kind === "follow_up" || c.kind === "message") { const n = add("message"); n.dataset.message = "play-m" + state.after; draw(n, c.body, ""); }
+        else if (c.kind === "follow_up" || c.kind === "message") { const n = add("message"); n.dataset.message = "play-m" + state.seen; draw(n, c.body, ""); }
         else if (c.kind === "edit_message") { const n = add("message"); draw(n, c.body, "edited"); }
       }
     } catch (e) { await new Promise((ok) => setTimeout(ok, 1000)); }
