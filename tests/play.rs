@@ -146,6 +146,20 @@ fn another_host_or_origin_is_refused_and_drives_nothing() {
     // never sees.
     let (status, _) = played.post("/api/v10/channels/1/messages", b"{\"content\":\"x\"}", &[]);
     assert_eq!(status, 401);
+    // play's Gateway is serve's alone: a web page's WebSocket (a browser
+    // always says its Origin) is refused, and hears no event.
+    let info: Value = serde_json::from_str(&played.get("/api/v10/gateway/bot").2).unwrap();
+    let url = info["url"].as_str().unwrap();
+    use tungstenite::client::IntoClientRequest as _;
+    let mut request = url.into_client_request().unwrap();
+    request.headers_mut().insert("Origin", "http://evil.example".parse().unwrap());
+    match tungstenite::connect(request) {
+        Err(tungstenite::Error::Http(response)) => assert_eq!(response.status(), 403),
+        other => panic!("a browser's WebSocket was taken: {:?}", other.map(|_| ())),
+    }
+    let (mut ws, _) = tungstenite::connect(url).expect("serve's shard connects");
+    let hello: Value = serde_json::from_str(ws.read().unwrap().to_text().unwrap()).unwrap();
+    assert_eq!(hello["op"], 10);
 }
 
 #[test]

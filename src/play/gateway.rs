@@ -37,8 +37,24 @@ pub fn bot_info(url: &str) -> Value {
             "session_start_limit": { "total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1 } })
 }
 
+/// Whether a WebSocket handshake is serve's: a browser's always says its
+/// page's `Origin`, and no web page may listen to the events played.
+fn not_a_browser(request: &tungstenite::handshake::server::Request) -> bool {
+    !request.headers().contains_key("origin")
+}
+
 fn connection(stream: TcpStream, play: &Play) {
-    let Ok(mut ws) = tungstenite::accept(stream) else { return };
+    // The callback's types are tungstenite's own (its error is a response).
+    #[allow(clippy::result_large_err)]
+    let only_serve = |request: &tungstenite::handshake::server::Request, response| {
+        if not_a_browser(request) {
+            return Ok(response);
+        }
+        let mut refused = tungstenite::handshake::server::ErrorResponse::new(Some("not play's bot\n".to_string()));
+        *refused.status_mut() = tungstenite::http::StatusCode::FORBIDDEN;
+        Err(refused)
+    };
+    let Ok(mut ws) = tungstenite::accept_hdr(stream, only_serve) else { return };
     let send = |ws: &mut tungstenite::WebSocket<TcpStream>, v: Value| ws.send(Message::text(v.to_string())).is_ok();
     if !send(&mut ws, json!({ "op": 10, "d": { "heartbeat_interval": 41250 } })) {
         return;
