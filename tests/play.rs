@@ -67,6 +67,11 @@ fn agent() -> ureq::Agent {
 }
 
 impl Played {
+    /// The file played, to be edited as its author would.
+    fn file(&self) -> std::path::PathBuf {
+        self._dir.path().join("bot.blk")
+    }
+
     fn get(&self, path: &str) -> (u16, String, String) {
         let mut r = agent().get(&format!("{}{}", self.url, path.trim_start_matches('/'))).call().unwrap();
         let kind = r.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
@@ -471,4 +476,282 @@ fn an_event_fired_from_the_page_runs_and_its_reply_reaches_the_page() {
     assert_eq!(said, ["Welcome, <@2002>! We are 3 now.", "pong"]);
     let (status, body) = played.post("/play/event", br#"{"kind":"party","given":{}}"#, &[]);
     assert_eq!(status, 400, "{body}");
+}
+
+impl Played {
+    /// The records of serve's runs so far (the inspector's), once `n` are
+    /// there.
+    fn runs(&self, n: usize) -> Vec<Value> {
+        let mut runs = Vec::new();
+        for _ in 0..100 {
+            let calls: Value = serde_json::from_str(&self.get("/play/calls?after=0").2).unwrap();
+            let calls = calls["calls"].as_array().unwrap().iter();
+            runs = calls.filter(|c| c["kind"] == "run").map(|c| c["body"].clone()).collect();
+            if runs.len() >= n {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        runs
+    }
+}
+
+/// The inspector's record of a run: its request with the secret and the
+/// interaction's token masked, the start of its response, the variables
+/// read and saved with their scope, its warnings and its time; a refused
+/// run's, with what the member was told.
+#[test]
+fn each_run_s_record_reaches_the_inspector_with_its_secrets_masked() {
+    let api = TestServer::start();
+    let program = "var points per user = 0\n\
+                   command score \"Your score\" {\n    require roles \"42\"\n    \
+                   api echo {\n        method GET\n        url \"@API@/echo/score\"\n        \
+                   headers { X-Api-Key = \"<API_KEY>\" }\n    }\n    save points = points + 1\n    \
+                   reply \"{api_echo[response.headers.x-api-key]} {points} {api_echo[response.nothing]}\"\n}\n";
+    let secrets: &[(&str, &[u8])] = &[("secrets.env", b"API_KEY=canary-key-123456\n")];
+    let args = ["--secrets", "secrets.env", "--allow-private-network"];
+    let played = play_with(program, Some(&api), secrets, &args);
+    let member = json!({ "id": "2002", "name": "Grace", "roles": ["42"] });
+    let answered = played.send(json!({ "type": 2, "data": { "type": 1, "name": "score" }, "member": member }));
+    assert_eq!(answered["answer"]["data"]["content"], "<API_KEY> 1 {api_echo[response.nothing]}", "{answered}");
+    let stranger = json!({ "id": "3003", "name": "Ada" });
+    played.send(json!({ "type": 2, "data": { "type": 1, "name": "score" }, "member": stranger }));
+    let runs = played.runs(2);
+    let run = &runs[0];
+    assert_eq!(
+        (&run["kind"], &run["name"], &run["outcome"]),
+        (&json!("interaction"), &json!("score"), &json!("answered"))
+    );
+    assert_eq!(run["interaction"], answered["interaction"]);
+    assert!(run["ms"].as_f64().unwrap() > 0.0, "{run}");
+    let events = run["events"].as_array().unwrap();
+    let kinds: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["request", "read", "save", "warning", "reply"], "{run}");
+    let request = &events[0];
+    assert_eq!((&request["method"], &request["status"]), (&json!("GET"), &json!(200)));
+    assert!(request["url"].as_str().unwrap().ends_with("/echo/score"), "{request}");
+    assert!(request["request_headers"].to_string().contains("\"<API_KEY>\""), "{request}");
+    assert!(request["response_body"].as_str().unwrap().contains("\"path\":\"/echo/score\""), "{request}");
+    let read = &events[1];
+    assert_eq!(read["scope"], "user");
+    assert_eq!((&read["value"], &read["stored"]), (&json!(0), &json!(false)), "{read}");
+    let save = &events[2];
+    assert_eq!((&save["name"], &save["scope"], &save["value"]), (&json!("points"), &json!("user"), &json!(1)));
+    assert!(save["key"].as_str().unwrap().ends_with(":2002"), "{save}");
+    assert_eq!((&events[3]["code"], &events[3]["line"]), (&json!("B307"), &json!(10)), "{run}");
+    let refused = &runs[1];
+    assert_eq!(refused["outcome"], "guarded");
+    assert!(refused["refused"].as_str().unwrap().contains("role"), "{refused}");
+    // Nothing of the secret, the bot token or the interactions' tokens.
+    let (_, _, everything) = played.get("/play/calls?after=0");
+    assert!(!everything.contains("canary-key-123456"));
+    assert!(!everything.contains("play."), "the bot token");
+    assert!(!everything.contains("\"play-1"), "an interaction's token");
+}
+
+/// A timed event ticks when the page asks, at once, whatever its schedule;
+/// its message reaches the page, and its run the inspector.
+#[test]
+fn a_timed_event_ticks_when_the_page_asks() {
+    let program =
+        "event nightly at \"03:00\" channel \"1400000000000000002\" {\n    reply \"Good night, tick {tick_time}\"\n}\n";
+    let played = play(program, None, &["--offline"]);
+    let file: Value = serde_json::from_str(&played.get("/play/file").2).unwrap();
+    assert_eq!((&file["events"], &file["timers"]), (&json!([]), &json!(["nightly"])));
+    let (status, body) = played.post("/play/event", br#"{"kind":"tick:nightly","given":{}}"#, &[]);
+    assert_eq!(status, 200, "{body}");
+    let runs = played.runs(1);
+    assert_eq!(
+        (&runs[0]["kind"], &runs[0]["name"], &runs[0]["outcome"]),
+        (&json!("timer"), &json!("nightly"), &json!("ran"))
+    );
+    let calls: Value = serde_json::from_str(&played.get("/play/calls?after=0").2).unwrap();
+    let message = calls["calls"].as_array().unwrap().iter().find(|c| c["kind"] == "message").unwrap();
+    assert_eq!(message["route"], "/channels/1400000000000000002/messages");
+    assert!(message["body"]["content"].as_str().unwrap().starts_with("Good night, tick 20"), "{message}");
+    let (status, body) = played.post("/play/event", br#"{"kind":"tick:daily","given":{}}"#, &[]);
+    assert_eq!((status, body.contains("not a timed event")), (400, true), "{body}");
+}
+
+/// The café (tests/fixtures/play/cafe.blk), its program with `@API@` the
+/// loopback API server's base.
+fn cafe(api: &TestServer) -> String {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/play/cafe.blk")).unwrap();
+    text.replace("@API@", &api.base())
+}
+
+/// A whole conversation in a real browser: a command with options whose
+/// run is deferred ("thinking…", then the edit with its embed), a choice
+/// in its select menu, a form opened by its button and sent, an event, the
+/// inspector's record of a run, and the file saved broken (its diagnostics
+/// shown, the conversation kept) and then fixed (its new command played).
+#[test]
+fn a_whole_conversation_in_a_real_browser() {
+    let Some(driver) = chromedriver() else { return };
+    let api = TestServer::start();
+    let played = play(&cafe(&api), None, &["--allow-private-network"]);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let page = Page(&browser);
+        page.wait_js("return document.querySelectorAll('#commands option').length", "1").await;
+        // A command with options: "thinking…", then its edit in place.
+        page.find("#command").await.send_keys("/order").await.unwrap();
+        page.find("select[name=drink]").await.select_by_label("Tea").await.unwrap();
+        page.find("[name=name]").await.send_keys("Ada").await.unwrap();
+        page.find("#composer button[type=submit]").await.click().await.unwrap();
+        page.wait_text("#messages", |t| t.contains("bot is thinking…")).await;
+        screenshot(&browser, "thinking.png").await;
+        let shown = page.wait_text("#messages", |t| t.contains("Order for Ada: tea")).await;
+        assert!(!shown.contains("thinking"), "{shown}");
+        let embed = page.wait_text("#messages .embed", |t| t.contains("Order 1")).await;
+        assert!(embed.contains("Drink\ntea") && embed.contains("Ready\ntrue") && embed.contains("The café"), "{embed}");
+        let colour = page.js("return document.querySelector('#messages .embed').style.borderLeftColor").await;
+        assert_eq!(colour, "rgb(46, 204, 113)");
+        // The message drawn is the edit serve sent the platform, whole.
+        let drawn = browser
+            .execute("return document.querySelector('#messages .embed').closest('li').payload", vec![])
+            .await
+            .unwrap();
+        let calls: Value = serde_json::from_str(&played.get("/play/calls?after=0").2).unwrap();
+        let edit = calls["calls"].as_array().unwrap().iter().find(|c| c["kind"] == "edit").unwrap();
+        assert_eq!(drawn, edit["body"]);
+        // Its run in the inspector: the request, the variable read and saved.
+        page.find("#messages .inspect").await.click().await.unwrap();
+        let run = page.wait_text("#runs details[open]", |t| t.contains("saved orders")).await;
+        assert!(run.starts_with("/order · deferred · "), "{run}");
+        assert!(
+            run.contains("kitchen: GET http://127.0.0.1:") && run.contains("read orders (user) = 0 (default)"),
+            "{run}"
+        );
+        assert!(run.contains("saved orders (user) = 1"), "{run}");
+        screenshot(&browser, "order.png").await;
+        // A choice in its select menu: a private answer.
+        page.find("#messages select").await.select_by_value("large").await.unwrap();
+        let shown = page.wait_text("#messages", |t| t.contains("A large one, coming up.")).await;
+        assert!(shown.contains("Only you can see this"), "{shown}");
+        // Its button opens a form; sent, the form's handler answers.
+        page.find("#messages button.secondary:not(.inspect)").await.click().await.unwrap();
+        page.wait_js("return document.getElementById('form').open", "true").await;
+        assert_eq!(page.find("#form-title").await.text().await.unwrap(), "A note for the barista");
+        page.find("#form-inputs [name=text]").await.send_keys("Oat milk").await.unwrap();
+        screenshot(&browser, "form.png").await;
+        page.find("#form-send").await.click().await.unwrap();
+        page.wait_text("#messages", |t| t.contains("Note for the barista: Oat milk")).await;
+        // An event, fired from the page.
+        page.wait_js("return !document.getElementById('events').hidden", "true").await;
+        page.find("#events button").await.click().await.unwrap();
+        page.wait_text("#messages", |t| t.contains("Welcome, @1001!")).await;
+        // Saved broken: the diagnostics, the conversation kept.
+        let good = std::fs::read_to_string(played.file()).unwrap();
+        std::fs::write(played.file(), format!("{good}\ncommand menu \"See the menu\" {{\n    reply \"Coffee, tea\"\n"))
+            .unwrap();
+        let said = page.wait_text("#diagnostics", |t| t.contains("error B001")).await;
+        assert!(said.contains("help:"), "{said}");
+        screenshot(&browser, "diagnostics.png").await;
+        // Saved fixed: its new command is offered and played.
+        std::fs::write(
+            played.file(),
+            format!("{good}\ncommand menu \"See the menu\" {{\n    reply \"Coffee, tea\"\n}}\n"),
+        )
+        .unwrap();
+        page.wait_js("return document.querySelectorAll('#commands option').length", "2").await;
+        page.wait_text("#diagnostics", str::is_empty).await;
+        let command = page.find("#command").await;
+        command.clear().await.unwrap();
+        command.send_keys("/menu").await.unwrap();
+        page.find("#composer button[type=submit]").await.click().await.unwrap();
+        let shown = page.wait_text("#messages", |t| t.contains("Coffee, tea")).await;
+        assert!(shown.contains("Order for Ada: tea") && shown.contains("Note for the barista"), "{shown}");
+        browser.close().await.unwrap();
+    });
+}
+
+/// A page in the browser, read and used by CSS selectors.
+struct Page<'a>(&'a fantoccini::Client);
+
+impl Page<'_> {
+    async fn find(&self, css: &str) -> fantoccini::elements::Element {
+        self.0.find(fantoccini::Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}"))
+    }
+
+    async fn js(&self, script: &str) -> String {
+        match self.0.execute(script, vec![]).await.unwrap() {
+            Value::String(s) => s,
+            other => other.to_string(),
+        }
+    }
+
+    /// Waits for the script's value to be `value`.
+    async fn wait_js(&self, script: &str, value: &str) -> String {
+        wait_for(|| self.js(script), |v| v == value).await
+    }
+
+    /// Waits for the text of the first element `css` selects to be `done`.
+    async fn wait_text(&self, css: &str, done: impl Fn(&str) -> bool) -> String {
+        let script = format!("const e = document.querySelector({css:?}); return e ? e.innerText : ''");
+        wait_for(|| self.js(&script), done).await
+    }
+}
+
+/// What the page is given is what `blkc serve` sends the platform for the
+/// same runs: the café's order (deferred, then its edit), a choice in its
+/// menu, the form its button opens and the form sent, answered by `blkc
+/// serve` to the test platform and by `blkc play` to the page, compared
+/// whole. (The page draws what it is given: the browser test holds its
+/// drawn message to the edit.)
+#[test]
+fn the_page_is_given_what_serve_sends_the_platform() {
+    use crate::support::platform::{click, command, submit, TestPlatform};
+    let api = TestServer::start();
+    // (Without its event, serve needs no Gateway.)
+    let program = cafe(&api);
+    let program = program.split("event member_join").next().unwrap();
+    let platform = TestPlatform::start();
+    let served = crate::serve::serve(
+        program,
+        &platform,
+        None,
+        &["--allow-private-network"],
+        &[("BLKC_BOT_TOKEN", "a-test-bot-token")],
+    );
+    let played = play(program, None, &["--allow-private-network"]);
+    let options =
+        json!([{ "type": 3, "name": "drink", "value": "tea" }, { "type": 3, "name": "name", "value": "Ada" }]);
+    let ada = json!({ "id": "1001", "name": "Ada" });
+    // The order: "thinking", then its edit.
+    let by_serve = served.send(&platform, &command("1", "order", options.clone())).body;
+    let by_play =
+        played.send(json!({ "type": 2, "data": { "type": 1, "name": "order", "options": options }, "member": ada }));
+    assert_eq!(by_serve, by_play["answer"]);
+    assert_eq!(by_serve["type"], 5);
+    let serve_edit = platform.wait_for("/webhooks/", 1)[0].body.clone();
+    let play_edit = loop {
+        let calls: Value = serde_json::from_str(&played.get("/play/calls?after=0").2).unwrap();
+        if let Some(edit) = calls["calls"].as_array().unwrap().iter().find(|c| c["kind"] == "edit") {
+            break edit["body"].clone();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(serve_edit, play_edit);
+    assert_eq!(serve_edit["embeds"][0]["title"], "Order 1", "{serve_edit}");
+    // A choice in its menu, and its button's form, sent.
+    let (menu, button) = (&serve_edit["components"][0]["components"][0], &serve_edit["components"][1]["components"][0]);
+    let message = json!({ "id": "555" });
+    let page = |data: Value| {
+        played.send(json!({ "type": if data["components"].is_array() { 5 } else { 3 }, "data": data, "message": message, "member": ada }))["answer"].clone()
+    };
+    let values = json!(["large"]);
+    let by_serve = served.send(&platform, &click("2", menu["custom_id"].as_str().unwrap(), Some(values.clone()))).body;
+    let by_play = page(json!({ "custom_id": menu["custom_id"], "component_type": 3, "values": values }));
+    assert_eq!((&by_serve, &by_serve["data"]["content"]), (&by_play, &json!("A large one, coming up.")));
+    let by_serve = served.send(&platform, &click("3", button["custom_id"].as_str().unwrap(), None)).body;
+    let by_play = page(json!({ "custom_id": button["custom_id"], "component_type": 2 }));
+    assert_eq!((&by_serve, &by_serve["type"]), (&by_play, &json!(9)));
+    let form = by_serve["data"]["custom_id"].as_str().unwrap();
+    let sent = submit("4", form, &[("text", "Oat milk")], false);
+    let by_serve = served.send(&platform, &sent).body;
+    let by_play = page(sent["data"].clone());
+    assert_eq!((&by_serve, &by_serve["data"]["content"]), (&by_play, &json!("Note for the barista: Oat milk")));
 }

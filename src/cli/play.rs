@@ -13,6 +13,9 @@ use super::inputs::{http_limits, secret_inputs};
 use super::report::{self, Exit};
 use blkc::diagnostics::Code;
 
+/// How much of each response the inspector shows.
+const PREVIEW: usize = 16 * 1024;
+
 pub fn play(args: &PlayArgs) -> Exit {
     let opts = report::render_options(super::args::Color::Auto);
     let (checked, plan) = match super::compile(&args.file, blkc::LoadOptions::default(), Format::Text, opts) {
@@ -60,6 +63,7 @@ pub fn play(args: &PlayArgs) -> Exit {
     let stamp = serve::stamp(&args.file);
     let mut config = config;
     config.loaded = Some(serve::Loaded { checked, plan, stamp });
+    config.hooks = Some(play.hooks());
     // The page is offered once the bot serves, or not at all.
     let (started, serving) = std::sync::mpsc::channel::<Result<(), String>>();
     let ready = (play.clone(), started.clone());
@@ -111,6 +115,10 @@ fn config(args: &PlayArgs, play: &Play, store: blkc::store::Backend) -> Result<C
         platform: Some(platform),
         offline: args.offline,
         allow_private_network: args.net.allow_private_network,
+        // The inspector shows each request's headers and the start of its
+        // response, redacted.
+        verbose: true,
+        preview: PREVIEW,
         ..blkc::eval::Options::default()
     };
     Ok(Config {
@@ -136,5 +144,6 @@ fn config(args: &PlayArgs, play: &Play, store: blkc::store::Backend) -> Result<C
         log: LogFormat::Text,
         loaded: None,
         on_ready: None,
+        hooks: None,
     })
 }

@@ -31,6 +31,7 @@ fn options(args: &RunArgs, samples: std::sync::Arc<blkc::model::Samples>) -> Res
         samples,
         platform: args.net.platform.clone(),
         verbose: args.verbose,
+        preview: 0,
         test_request: false,
         allow_private_network: args.net.allow_private_network,
         memory: super::inputs::memory(&args.net),
@@ -448,10 +449,14 @@ fn print_event(out: &mut dyn Write, event: &Event, source: &SourceFile, opts: Re
         Event::Choice { name, value } => {
             let _ = writeln!(out, "choice {} = {}", display::one_line(name), display::one_line(value));
         }
-        Event::Save { name, value } if verbose => {
+        Event::Save { name, value, .. } if verbose => {
             eprintln!("saved {name} = {}", display::one_line(&value.to_string()));
         }
-        Event::Save { .. } => {}
+        Event::Read { name, value, stored, .. } if verbose => {
+            let how = if *stored { "" } else { " (its default: nothing saved)" };
+            eprintln!("read {name} = {}{how}", display::one_line(&value.to_string()));
+        }
+        Event::Save { .. } | Event::Read { .. } => {}
         Event::Warning(w) => {
             eprint!("{}", render_reports(source, std::slice::from_ref(&w.diagnostic), opts));
         }

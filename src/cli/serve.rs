@@ -81,6 +81,7 @@ fn config(args: &ServeArgs, plan: &blkc::plan::Plan, store: blkc::store::Backend
         },
         loaded: None,
         on_ready: None,
+        hooks: None,
     })
 }
 

@@ -61,6 +61,9 @@ pub struct Options {
     pub platform: Option<crate::policy::Platform>,
     /// Include request and response headers in request events.
     pub verbose: bool,
+    /// Include up to this many bytes of each response's body in its
+    /// request event (`blkc play`'s inspector); 0, none.
+    pub preview: usize,
     /// A test request: only `{bot_token}` is substituted (spec 4.2).
     pub test_request: bool,
     /// Hosts from values and redirects may be internal addresses
@@ -132,8 +135,21 @@ pub enum Event {
         name: String,
         value: String,
     },
+    /// A custom variable read from the store (once a run, unless a save
+    /// reads it again): its scope, the key its value is kept under
+    /// (`points:user:777:1001`), and its value, or its default (`stored`
+    /// false) when none is saved.
+    Read {
+        name: String,
+        scope: &'static str,
+        key: String,
+        value: Json,
+        stored: bool,
+    },
     Save {
         name: String,
+        scope: &'static str,
+        key: String,
         value: Json,
     },
     Warning(DiagnosticEvent),
@@ -158,6 +174,9 @@ pub struct RequestEvent {
     pub request_body: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub response_headers: Option<Vec<(String, String)>>,
+    /// The start of the response's body, redacted (`Options::preview`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_body: Option<String>,
     #[serde(skip)]
     pub span: Span,
 }

@@ -164,6 +164,7 @@ impl render::Scope for Runner<'_> {
             Some(seen) => seen.clone(),
             None => match self.store.get(&key) {
                 Ok(stored) => {
+                    self.tell_read(name, &key, stored.as_ref());
                     if !self.in_save {
                         self.seen.insert(key.clone(), stored.clone());
                     }
@@ -441,11 +442,25 @@ impl Runner<'_> {
         Ok(out)
     }
 
+    /// Says a variable was read from the store, with its default when
+    /// nothing was saved.
+    fn tell_read(&mut self, name: &str, key: &str, stored: Option<&Json>) {
+        let default = || self.plan.variables.iter().find(|v| v.name == name)?.default.clone();
+        let value = stored.cloned().or_else(default).unwrap_or(Json::Null);
+        let (scope, stored) = (self.scope_of(name).as_str(), stored.is_some());
+        (self.sink)(Event::Read { name: name.to_string(), scope, key: key.to_string(), value, stored });
+    }
+
+    /// The scope `var` gave `name` (global when it declared none).
+    fn scope_of(&self, name: &str) -> crate::vocab::VarScope {
+        let declared = self.plan.variables.iter().find(|v| v.name == name);
+        declared.map_or(crate::vocab::VarScope::Global, |v| v.scope)
+    }
+
     /// Where the store keeps `name`'s value for this run: the name itself,
     /// or with the ids of its scope (`points:user:777:1001`).
     fn store_key(&self, name: &str, span: Span) -> Result<String, Box<Diagnostic>> {
-        use crate::vocab::VarScope;
-        let scope = self.plan.variables.iter().find(|v| v.name == name).map_or(VarScope::Global, |v| v.scope);
+        let scope = self.scope_of(name);
         // A dry or offline run keeps nothing (its store is thrown away), so
         // a scoped variable without its id reads as its default there.
         let kept = !(self.options.dry_run || self.options.offline);
@@ -564,8 +579,9 @@ impl Runner<'_> {
         // may build on it, and a later save does not wait on it), but it
         // is what the run's later reads see.
         self.seen.remove(&key);
-        self.saved.insert(key, value.clone());
-        (self.sink)(Event::Save { name: name.to_string(), value });
+        let scope = self.scope_of(name).as_str();
+        self.saved.insert(key.clone(), value.clone());
+        (self.sink)(Event::Save { name: name.to_string(), scope, key, value });
         Ok(())
     }
 
@@ -821,9 +837,34 @@ impl Runner<'_> {
             self.send(r, built, &mut event)?
         };
         event.status = Some(response.status);
+        event.response_body = self.preview(&response.body);
         self.responses.insert(r.block.clone(), response);
         (self.sink)(Event::Request(event));
         self.flush()
+    }
+
+    /// The start of a response's body for its event, redacted, when the
+    /// options ask for one (`Options::preview`): cut at a character, with
+    /// `…` when there was more.
+    fn preview(&self, body: &Body) -> Option<String> {
+        let most = self.options.preview;
+        if most == 0 {
+            return None;
+        }
+        let mut text = match body {
+            Body::Json(json) => {
+                let mut text = String::new();
+                json.write_json(&mut text);
+                text
+            }
+            Body::Text(text) => text.clone(),
+        };
+        if text.len() > most {
+            let cut = (0..=most).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+            text.truncate(cut);
+            text.push('…');
+        }
+        Some(self.redactor.redact(&text))
     }
 
     /// The request as an event, before it is sent (redacted).
@@ -847,6 +888,7 @@ impl Runner<'_> {
                 .filter(|_| shows_request)
                 .map(|b| self.redactor.redact(&String::from_utf8_lossy(b))),
             response_headers: None,
+            response_body: None,
             span: r.span,
         }
     }

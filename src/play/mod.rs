@@ -57,6 +57,8 @@ pub struct Play {
     dispatches: Mutex<Vec<(u64, String, Value)>>,
     /// Whether serve's shard has identified once.
     identified: std::sync::atomic::AtomicBool,
+    /// Timed events to tick now: sent here, heard by serve's timers.
+    ticks: (crossbeam_channel::Sender<String>, crossbeam_channel::Receiver<String>),
 }
 
 impl Play {
@@ -77,7 +79,23 @@ impl Play {
             gateway: Mutex::new(None),
             dispatches: Mutex::new(Vec::new()),
             identified: std::sync::atomic::AtomicBool::new(false),
+            ticks: crossbeam_channel::bounded(16),
         })
+    }
+
+    /// What `play` adds to serve: each run's record comes to the page (its
+    /// inspector), and a timed event ticks when the page asks.
+    pub fn hooks(self: &Arc<Play>) -> crate::serve::Hooks {
+        let play = self.clone();
+        crate::serve::Hooks { ran: Box::new(move |record| play.ran(&record)), ticks: self.ticks.1.clone() }
+    }
+
+    /// A run's record from serve, for the page's inspector (in order with
+    /// serve's calls, so a run's record follows its messages).
+    fn ran(&self, record: &str) {
+        let body: Value = serde_json::from_str(record).unwrap_or(Value::Null);
+        let interaction = body["interaction"].as_str().map(str::to_string);
+        self.record(Call { method: String::new(), route: String::new(), kind: "run", interaction, body });
     }
 
     /// What the page is told of the file being played, read again from
@@ -129,16 +147,18 @@ impl Play {
                 .map(|t| json!({ "type": 1, "name": t.name.name.as_str(), "description": "", "options": [] }))
                 .collect::<Vec<_>>()),
         };
-        // The events the page can fire: the file's (a timed one ticks on
-        // its own).
-        let events: Vec<&str> = ast
-            .written()
-            .filter(|t| t.kind == crate::ast::TreeKind::Event && t.schedule.is_none())
-            .map(|t| t.name.name.as_str())
-            .filter(|k| *k != "ready")
-            .collect();
+        // The events the page can fire, and the timed ones it can tick
+        // (which also tick on their own schedule).
+        let event = |timed: bool| {
+            ast.written()
+                .filter(move |t| t.kind == crate::ast::TreeKind::Event && t.schedule.is_some() == timed)
+                .map(|t| t.name.name.as_str())
+                .filter(|k| *k != "ready")
+                .collect::<Vec<&str>>()
+        };
+        let (events, timers) = (event(false), event(true));
         *self.file.lock().unwrap_or_else(|e| e.into_inner()) =
-            json!({ "name": name, "commands": commands, "events": events, "diagnostics": [] });
+            json!({ "name": name, "commands": commands, "events": events, "timers": timers, "diagnostics": [] });
     }
 
     /// The public key serve checks interactions with (hex, as the portal
@@ -196,6 +216,9 @@ impl Play {
     /// Fires an event of `kind` (`member_join`) with what the page gave:
     /// the dispatch serve's shard is sent next.
     pub fn fire(&self, kind: &str, given: &Value) -> Result<(), String> {
+        if let Some(name) = kind.strip_prefix("tick:") {
+            return self.tick(name);
+        }
         let id = self.id();
         let (t, d) =
             gateway::dispatch(kind, given, &id).ok_or_else(|| format!("`{kind}` is not an event play fires"))?;
@@ -203,6 +226,16 @@ impl Play {
         let seq = dispatches.last().map_or(3, |d| d.0 + 1);
         dispatches.push((seq, t.to_string(), d));
         Ok(())
+    }
+
+    /// Ticks the timed event `name` now (the file's, as last read well).
+    pub fn tick(&self, name: &str) -> Result<(), String> {
+        let file = self.file.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let timers = file["timers"].as_array().cloned().unwrap_or_default();
+        if !timers.iter().any(|t| t.as_str() == Some(name)) {
+            return Err(format!("`{name}` is not a timed event of the file"));
+        }
+        self.ticks.0.try_send(name.to_string()).map_err(|_| "too many ticks asked for at once".to_string())
     }
 
     /// The dispatches fired after sequence `seq`.

@@ -6,14 +6,15 @@ use serde_json::{json, Value};
 
 use super::Play;
 
-/// One call serve made to the platform, as the page shows it.
+/// One call serve made to the platform, as the page shows it; or a run's
+/// record (`kind` `run`, no method or route), for the page's inspector.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Call {
     pub method: String,
     /// The route, with the interaction's token left out.
     pub route: String,
     /// What kind of call: `edit`, `follow_up`, `delete`, `message`,
-    /// `edit_message`, `callback`, or `other`.
+    /// `edit_message`, `callback`, or `other`; or `run`.
     pub kind: &'static str,
     /// The interaction it belongs to (its id), when it is one's.
     pub interaction: Option<String>,

@@ -11,6 +11,7 @@ pub mod door;
 pub mod events;
 mod front;
 pub mod gate;
+mod inspect;
 mod keystrokes;
 pub mod log;
 pub mod metrics;
@@ -23,7 +24,7 @@ mod timers;
 pub mod trigger;
 
 pub use log::LogFormat;
-pub use server::{serve, Config, Shards, Stop};
+pub use server::{serve, Config, Hooks, Shards, Stop};
 
 use std::path::{Path, PathBuf};
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::gate::{Button, Passage};
+use super::inspect::{self, Ending, Trail};
 use super::log;
 use super::server::Shared;
 use super::trigger::{About, Delivery, Outcome, Target, Trigger};
@@ -74,7 +75,7 @@ impl RunReport {
                 }
                 self.warnings.push(w.code);
             }
-            Event::Reply { .. } | Event::Form(_) | Event::Save { .. } | Event::Choice { .. } => {}
+            Event::Reply { .. } | Event::Form(_) | Event::Save { .. } | Event::Read { .. } | Event::Choice { .. } => {}
         }
     }
 }
@@ -104,6 +105,8 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
             }
             count(shared, &trigger.about, Outcome::Failed);
             log_run(&trigger.about, trigger.received, Outcome::Failed, Some(&report));
+            let ending = Ending { outcome: Outcome::Failed, report: Some(&report), trail: None, refused: None };
+            inspect::tell(shared, &trigger, ending);
             return;
         }
     };
@@ -111,6 +114,7 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
     let mut out = Outbox { shared, trigger: &trigger, replies: 0, disable };
     let autocomplete = trigger.tree().kind == crate::plan::TreeKind::Autocomplete;
     let mut offered = Vec::new();
+    let mut trail = Trail::new(shared);
     let ran = match &trigger.vars {
         Err(why) => Err(why.clone()),
         Ok(vars) => {
@@ -121,17 +125,11 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
             if autocomplete {
                 options.deadline = Some(trigger.received + shared.front.answer_within);
             }
-            let mut sink = |event: Event| match event {
-                Event::Reply { text, ephemeral, embeds, components, update } => {
-                    let said = Said { text, ephemeral, embeds, components, update };
-                    out.reply(&mut report, said)
+            let mut sink = |event: Event| {
+                if let Some(trail) = trail.as_mut() {
+                    trail.push(&event);
                 }
-                Event::Form(form) => {
-                    out.replies += 1;
-                    out.send(&mut report, &Outgoing::Form(form));
-                }
-                Event::Choice { name, value } => offered.push((name, value)),
-                other => report.note(shared, &trigger.about, &other),
+                deliver(&mut out, &mut report, &mut offered, event)
             };
             let plan = &trigger.loaded.plan;
             failure(caught(|| eval::run(plan, trigger.tree(), &inputs, &options, store.as_mut(), &mut sink)))
@@ -145,6 +143,24 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
     let counted = if report.deferred && outcome == Outcome::Answered { Outcome::Deferred } else { outcome };
     count(shared, &trigger.about, counted);
     log_run(&trigger.about, trigger.received, counted, Some(&report));
+    inspect::tell(shared, &trigger, Ending { outcome: counted, report: Some(&report), trail, refused: None });
+}
+
+/// Where each event of a run goes: a reply or form to its target, a
+/// choice to the answer, the rest to the run's report.
+fn deliver(out: &mut Outbox, report: &mut RunReport, offered: &mut Vec<(String, String)>, event: Event) {
+    match event {
+        Event::Reply { text, ephemeral, embeds, components, update } => {
+            let said = Said { text, ephemeral, embeds, components, update };
+            out.reply(report, said)
+        }
+        Event::Form(form) => {
+            out.replies += 1;
+            out.send(report, &Outgoing::Form(form));
+        }
+        Event::Choice { name, value } => offered.push((name, value)),
+        other => report.note(out.shared, &out.trigger.about, &other),
+    }
 }
 
 /// What an interaction is answered when its run fails: a notice, or for
@@ -187,8 +203,8 @@ fn refuse(shared: &Arc<Shared>, trigger: &Trigger, passage: Passage) {
 /// A trigger kept from running: the user told `text` privately (with no
 /// ping: a role or a channel is named, never notified), counted and logged.
 fn refuse_with(shared: &Arc<Shared>, trigger: &Trigger, outcome: Outcome, text: Option<String>) {
-    if let (Target::Interaction(_), Some(text)) = (&trigger.target, text) {
-        let mut message = Message::notice(&text);
+    if let (Target::Interaction(_), Some(text)) = (&trigger.target, &text) {
+        let mut message = Message::notice(text);
         message.ephemeral = true;
         // (An autocomplete can answer only with choices: it offers none.)
         let said = match trigger.tree().kind {
@@ -200,6 +216,8 @@ fn refuse_with(shared: &Arc<Shared>, trigger: &Trigger, outcome: Outcome, text: 
     }
     count(shared, &trigger.about, outcome);
     log_run(&trigger.about, trigger.received, outcome, None);
+    let ending = Ending { outcome, report: None, trail: None, refused: text.as_deref() };
+    inspect::tell(shared, trigger, ending);
 }
 
 fn now_ms() -> u64 {

@@ -60,6 +60,17 @@ pub struct Config {
     pub loaded: Option<Loaded>,
     /// Called with the address once it is bound (tests and `--listen :0`).
     pub on_ready: Option<Box<dyn FnOnce(SocketAddr) + Send>>,
+    /// What `blkc play` adds; `blkc serve` has none.
+    pub hooks: Option<Hooks>,
+}
+
+/// What `blkc play` adds to a server: it is told of each run as it ends,
+/// and may tick a timed event at once.
+pub struct Hooks {
+    /// Given each run's record, as JSON text (src/serve/inspect.rs).
+    pub ran: Box<dyn Fn(String) + Send + Sync>,
+    /// The names of timed events to tick now.
+    pub ticks: crossbeam_channel::Receiver<String>,
 }
 
 /// The Gateway shards a process holds (`--shard ID/COUNT`, `--shards auto`).
@@ -79,6 +90,7 @@ pub struct Shared {
     pub queue: Queue,
     pub life: Life,
     pub metrics: Metrics,
+    pub hooks: Option<Hooks>,
 }
 
 /// What a run needs: the file, its inputs, the store and the platform.
@@ -305,6 +317,7 @@ fn shared(config: &mut Config, loaded: Arc<Loaded>, queue: Queue) -> Shared {
             runtime: std::sync::OnceLock::new(),
         },
         metrics: Metrics::default(),
+        hooks: config.hooks.take(),
     }
 }
 

@@ -104,7 +104,13 @@ pub fn start(shared: &Arc<Shared>) -> std::io::Result<Timers> {
         while !stopped.load(Ordering::SeqCst) && !shared.life.draining() {
             let loaded = shared.bot.loaded();
             let wait = ticks.step(&shared, &loaded, clock.now_ms(), clock);
-            std::thread::sleep(wait.clamp(Duration::from_millis(5), Duration::from_secs(1)));
+            let wait = wait.clamp(Duration::from_millis(5), Duration::from_secs(1));
+            // `blkc play` may ask for a tick at once, while this waits.
+            match shared.hooks.as_ref().map(|hooks| hooks.ticks.recv_timeout(wait)) {
+                Some(Ok(name)) => tick_now(&shared, &shared.bot.loaded(), &name, clock),
+                Some(Err(crossbeam_channel::RecvTimeoutError::Timeout)) => {}
+                Some(Err(crossbeam_channel::RecvTimeoutError::Disconnected)) | None => std::thread::sleep(wait),
+            }
         }
     })?;
     Ok(Timers { stop, thread })
@@ -154,7 +160,7 @@ impl Ticks {
             // first after now.
             let late = clock.real(now_ms - at * 1000);
             let after = if late <= GRACE {
-                fire(shared, loaded, *index, at);
+                fire(shared, loaded, *index, at, None);
                 at
             } else {
                 tracing::warn!(event = *name, tick = %rfc3339(at), late_s = late.as_secs(), "a tick came while the server could not run it: skipped");
@@ -183,9 +189,22 @@ fn list(timed: &[(usize, &str, &Schedule)], now: i64) {
     }
 }
 
+/// A tick asked for by hand (`blkc play`'s "tick now"): the timed tree
+/// `name` runs at once, as at a tick of its schedule, which is unchanged.
+fn tick_now(shared: &Arc<Shared>, loaded: &Arc<Loaded>, name: &str, clock: Clock) {
+    let timed = |t: &&crate::plan::Tree| t.kind == TreeKind::Event && t.timer.is_some() && t.name == name;
+    let Some(index) = loaded.plan.trees.iter().position(|t| timed(&t)) else {
+        tracing::warn!(event = name, "no timed event of that name to tick");
+        return;
+    };
+    let now_ms = clock.now_ms();
+    fire(shared, loaded, index, now_ms.div_euclid(1000), Some(now_ms));
+}
+
 /// Queues tree `index`'s run for its tick `at`, once its channel is known;
-/// the pipeline claims the tick in the store before it runs.
-fn fire(shared: &Arc<Shared>, loaded: &Arc<Loaded>, index: usize, at: i64) {
+/// the pipeline claims the tick in the store before it runs. A tick by
+/// hand, asked for at `by_hand` (ms), is claimed as its own.
+fn fire(shared: &Arc<Shared>, loaded: &Arc<Loaded>, index: usize, at: i64, by_hand: Option<i64>) {
     let tree = &loaded.plan.trees[index];
     let Some(timer) = &tree.timer else { return };
     let mut store = shared.bot.store.run_store();
@@ -200,7 +219,11 @@ fn fire(shared: &Arc<Shared>, loaded: &Arc<Loaded>, index: usize, at: i64) {
     };
     // The key names the tick; the claim is kept from the system's now (the
     // store prunes by its clock, whatever clock the ticks follow).
-    let claim = (format!("~tick.{}.{at}", tree.name), super::front::epoch_ms(), CLAIM_KEPT);
+    let key = match by_hand {
+        None => format!("~tick.{}.{at}", tree.name),
+        Some(ms) => format!("~tick.{}.{at}.hand.{ms}", tree.name),
+    };
+    let claim = (key, super::front::epoch_ms(), CLAIM_KEPT);
     let trigger = Trigger::from_timer(loaded.clone(), index, channel, at, claim);
     let work = Work { _queued: Queued::new(shared), trigger };
     if shared.queue.events.try_send(work).is_err() {

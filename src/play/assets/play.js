@@ -6,7 +6,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const state = { commands: [], byInteraction: new Map(), after: 0 };
+const state = { commands: [], byInteraction: new Map(), runOf: new Map(), after: 0 };
 
 function member() {
   const roles = $("user-roles").value.split(",").map((r) => r.trim()).filter(Boolean);
@@ -69,6 +69,13 @@ function embed(e) {
       fields.append(d);
     }
     box.append(fields);
+  }
+  // Images load only from web addresses (the page's policy allows https).
+  for (const [cls, img] of [["thumbnail", e.thumbnail], ["image", e.image]]) {
+    if (!img || !/^https:\/\//i.test(img.url || "")) continue;
+    const i = document.createElement("img");
+    i.className = cls; i.src = img.url; i.alt = ""; i.loading = "lazy";
+    box.append(i);
   }
   part("footer", e.footer && e.footer.text);
   return box;
@@ -136,6 +143,7 @@ function draw(li, m, note) {
   n.className = "note";
   n.textContent = [m.flags & 64 ? "Only you can see this" : "", note].filter(Boolean).join(" · ");
   if (n.textContent) li.append(n);
+  linkRun(li);
 }
 
 function add(cls) {
@@ -161,15 +169,18 @@ function answered(result, asked) {
   if (a.type === 4 || a.type === 7) {
     const li = a.type === 7 && target ? target : add("message");
     li.dataset.message = li.dataset.message || "play-" + id;
+    li.dataset.interaction = id;
     state.byInteraction.set(id, li);
     draw(li, a.data || {}, a.type === 7 ? "updated" : "");
   } else if (a.type === 5) {
     const li = add("message thinking");
     li.dataset.message = "play-" + id;
+    li.dataset.interaction = id;
     li.textContent = "bot is thinking…";
     state.byInteraction.set(id, li);
+    linkRun(li);
   } else if (a.type === 6) {
-    if (target) state.byInteraction.set(id, target);
+    if (target) { target.dataset.interaction = id; state.byInteraction.set(id, target); }
   } else if (a.type === 9) {
     form(a.data, asked);
   } else {
@@ -221,11 +232,80 @@ async function poll() {
         const li = c.interaction && state.byInteraction.get(c.interaction);
         if (c.kind === "edit" && li) { li.classList.remove("thinking"); draw(li, c.body, "edited"); }
         else if (c.kind === "delete" && li) li.remove();
-        else if (c.kind === "follow_up" || c.kind === "message") { const n = add("message"); n.dataset.message = "play-m" + state.seen; draw(n, c.body, ""); }
+        else if (c.kind === "follow_up" || c.kind === "message") { const n = add("message"); n.dataset.message = "play-m" + state.seen; if (c.interaction) n.dataset.interaction = c.interaction; draw(n, c.body, ""); }
         else if (c.kind === "edit_message") { const n = add("message"); draw(n, c.body, "edited"); }
+        else if (c.kind === "run") inspected(c.body);
       }
     } catch (e) { await new Promise((ok) => setTimeout(ok, 1000)); }
   }
+}
+
+// ── the inspector ──────────────────────────────────────────────────────
+
+// One run as serve recorded it: what it was, how it ended and how long it
+// took; each request (headers with secrets masked, the start of its
+// response), the variables read and saved with their scope, the warnings.
+function inspected(run) {
+  state.runs = (state.runs || 0) + 1;
+  const li = document.createElement("li");
+  li.id = "run-" + state.runs;
+  li.className = "run " + run.outcome;
+  const details = document.createElement("details");
+  const summary = document.createElement("summary");
+  const what = { command: "/" + run.tree, handler: run.tree + " (handler)", autocomplete: run.tree + " (autocomplete)" }[run.tree_kind]
+    || (run.kind === "timer" ? run.name + " (tick)" : run.name);
+  summary.textContent = `${what} · ${run.outcome} · ${run.ms} ms`;
+  details.append(summary);
+  const line = (cls, s) => { const d = document.createElement("div"); d.className = cls; d.textContent = s; details.append(d); return d; };
+  if (run.refused) line("refused", "Refused: " + run.refused);
+  if (run.error) line("error", "Error: " + run.error);
+  for (const e of run.events || []) {
+    if (e.event === "request") request(details, e);
+    else if (e.event === "read") line("variable", `read ${e.name} (${e.scope}) = ${JSON.stringify(e.value)}` + (e.stored ? "" : " (default)"));
+    else if (e.event === "save") line("variable", `saved ${e.name} (${e.scope}) = ${JSON.stringify(e.value)}`);
+    else if (e.event === "warning") line("warning", `${e.severity} ${e.code}` + (e.line ? ` at ${e.line}:${e.column}` : "") + `: ${e.message}` + (e.help ? `\n  help: ${e.help}` : ""));
+    else if (e.event === "reply" || e.event === "form" || e.event === "choice") line("said", e.event);
+  }
+  if (run.left_out) line("said", `and ${run.left_out} more`);
+  li.append(details);
+  $("runs").append(li);
+  if (run.interaction) {
+    state.runOf.set(run.interaction, details);
+    const message = state.byInteraction.get(run.interaction);
+    if (message && message.dataset.interaction === run.interaction) linkRun(message);
+  }
+}
+
+// A message's "Inspect" button: it opens the run of the interaction that
+// drew it last (when its record has come).
+function linkRun(li) {
+  const old = li.querySelector(".inspect");
+  if (old) old.remove();
+  const details = li.dataset.interaction && state.runOf.get(li.dataset.interaction);
+  if (!details) return;
+  const b = document.createElement("button");
+  b.type = "button"; b.className = "inspect secondary"; b.textContent = "Inspect";
+  b.setAttribute("aria-label", "Inspect the run that drew this message");
+  b.addEventListener("click", () => {
+    details.open = true;
+    details.scrollIntoView({ block: "nearest" });
+    details.querySelector("summary").focus();
+  });
+  (li.querySelector(":scope > .note") || li).append(b);
+}
+
+function request(details, e) {
+  const box = document.createElement("details");
+  box.className = "request";
+  const s = document.createElement("summary");
+  const how = e.offline ? " (its sample)" : "";
+  s.textContent = `${e.block}: ${e.method} ${e.url} → ${e.status}${how}` + (e.duration_ms !== undefined ? ` in ${e.duration_ms} ms` : "");
+  const pre = document.createElement("pre");
+  const headers = (h) => (h || []).map(([k, v]) => `${k}: ${v}`).join("\n");
+  pre.textContent = [headers(e.request_headers), e.request_body || "", "", headers(e.response_headers), e.response_body || ""]
+    .filter((p, i) => p || i === 2).join("\n");
+  box.append(s, pre);
+  details.append(box);
 }
 
 // ── the composer ───────────────────────────────────────────────────────
@@ -322,13 +402,19 @@ function data(leaf, focused) {
 // plan). Read again every two seconds, so a save shows at once.
 // The file's events, fired as the platform's Gateway would send them; the
 // bot's replies come back as channel messages.
-function events(kinds) {
+function events(kinds, timers) {
   const select = $("event-kind");
+  const all = kinds.concat(timers.map((t) => "tick:" + t));
   const shown = [...select.options].map((o) => o.value).join();
-  if (shown !== kinds.join()) {
-    select.replaceChildren(...kinds.map((k) => { const o = document.createElement("option"); o.value = k; o.textContent = k; return o; }));
+  if (shown !== all.join()) {
+    select.replaceChildren(...all.map((k) => {
+      const o = document.createElement("option");
+      o.value = k;
+      o.textContent = k.startsWith("tick:") ? k.slice(5) + " (tick now)" : k;
+      return o;
+    }));
   }
-  $("events").hidden = kinds.length === 0;
+  $("events").hidden = all.length === 0;
 }
 
 async function fire(e) {
@@ -337,14 +423,14 @@ async function fire(e) {
   const m = member();
   const given = { user_id: m.id, user_name: m.name, content: $("event-content").value, emoji: $("event-emoji").value, channel_id: $("channel-id").value };
   const li = add("message");
-  li.textContent = `${m.name} fired ${kind}`;
+  li.textContent = kind.startsWith("tick:") ? `${kind.slice(5)} ticked` : `${m.name} fired ${kind}`;
   const r = await fetch("/play/event", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ kind, given }) });
   if (!r.ok) li.textContent += ": " + ((await r.json()).error || r.status);
 }
 
 async function file() {
   const f = await (await fetch("/play/file")).json();
-  events(f.events || []);
+  events(f.events || [], f.timers || []);
   $("file").textContent = f.name || "";
   state.commands = (f.commands || []).filter((c) => c.type === 1).flatMap(leaves);
   const list = $("commands");
@@ -365,7 +451,9 @@ async function start() {
     e.preventDefault();
     const leaf = chosen();
     if (!leaf) { add("message").textContent = "No command " + $("command").value; return; }
-    said("/" + leaf.path.join(" "));
+    const given = [...$("options").querySelectorAll("[name]")].filter((f) => f.value !== "")
+      .map((f) => `${f.name}: ${f.tagName === "SELECT" ? f.selectedOptions[0].textContent : f.value}`);
+    said(["/" + leaf.path.join(" ")].concat(given).join("  "));
     send({ type: 2, data: data(leaf) });
   });
   poll();
