@@ -717,3 +717,29 @@ fn run_holds_require_lines_on_the_member_its_flags_describe() {
     assert!(ran.stderr.contains("B430") && ran.stderr.contains("does not hold an id"), "{}", ran.stderr);
     assert!(!ran.stderr.contains("Moderators of"), "{}", ran.stderr);
 }
+
+/// A variable read is an event with its scope and key, its default said as
+/// one when nothing is saved; `-v` says reads and saves on standard error.
+#[test]
+fn a_variable_read_and_saved_says_its_scope_and_key() {
+    let server = TestServer::start();
+    let p = program(
+        "var visits per user = 0\ncommand v {\n    save visits = visits + 1\n    reply \"{visits}\"\n}\n",
+        &server,
+    );
+    let vars = ["--var", "server_id=777", "--var", "user_id=1001"];
+    let ran = blkc(&p, &[&["--format", "json", "--command", "v"][..], &vars].concat(), &[]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let events = ran.events();
+    let said: Vec<&Value> = events.iter().filter(|e| e["event"] == "read" || e["event"] == "save").collect();
+    assert_eq!(
+        said,
+        [
+            &json!({ "event": "read", "name": "visits", "scope": "user", "key": "visits:user:777:1001", "value": 0, "stored": false }),
+            &json!({ "event": "save", "name": "visits", "scope": "user", "key": "visits:user:777:1001", "value": 1 }),
+        ]
+    );
+    let ran = blkc(&p, &[&["-v", "--command", "v"][..], &vars].concat(), &[]);
+    assert!(ran.stderr.contains("read visits = 1\n") && ran.stderr.contains("saved visits = 2\n"), "{}", ran.stderr);
+    assert_eq!(ran.stdout, "2\n");
+}

@@ -118,6 +118,7 @@ fn config(args: &PlayArgs, play: &Play, store: blkc::store::Backend) -> Result<C
         // The inspector shows each request's headers and the start of its
         // response, redacted.
         verbose: true,
+        reads: true,
         preview: PREVIEW,
         ..blkc::eval::Options::default()
     };

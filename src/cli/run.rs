@@ -31,6 +31,7 @@ fn options(args: &RunArgs, samples: std::sync::Arc<blkc::model::Samples>) -> Res
         samples,
         platform: args.net.platform.clone(),
         verbose: args.verbose,
+        reads: args.verbose || args.output.format == Format::Json,
         preview: 0,
         test_request: false,
         allow_private_network: args.net.allow_private_network,

@@ -61,6 +61,9 @@ pub struct Options {
     pub platform: Option<crate::policy::Platform>,
     /// Include request and response headers in request events.
     pub verbose: bool,
+    /// Say each variable read (an `Event::Read`): `run`'s `-v` and JSON
+    /// output, `play`'s inspector. Off, a read clones no value.
+    pub reads: bool,
     /// Include up to this many bytes of each response's body in its
     /// request event (`blkc play`'s inspector); 0, none.
     pub preview: usize,

@@ -164,7 +164,9 @@ impl render::Scope for Runner<'_> {
             Some(seen) => seen.clone(),
             None => match self.store.get(&key) {
                 Ok(stored) => {
-                    self.tell_read(name, &key, stored.as_ref());
+                    if self.options.reads {
+                        self.tell_read(name, &key, stored.as_ref());
+                    }
                     if !self.in_save {
                         self.seen.insert(key.clone(), stored.clone());
                     }
