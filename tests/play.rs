@@ -126,6 +126,11 @@ fn a_command_and_a_click_run_through_serve_and_the_page_is_play_s_own() {
     let answered = played.send(click);
     assert_eq!(answered["answer"]["type"], 7, "{answered}");
     assert_eq!(answered["answer"]["data"]["content"], "**Coffee or tea?** ☕ 1 · 🍵 0 (last vote by Grace)");
+    // A page that opens now starts after what came before it (here, the
+    // two runs' records).
+    assert_eq!(played.runs(2).len(), 2);
+    let now: Value = serde_json::from_str(&played.get("/play/calls?after=now").2).unwrap();
+    assert_eq!((&now["calls"], &now["next"]), (&json!([]), &json!(2)));
 }
 
 #[test]
@@ -285,6 +290,19 @@ fn the_page_plays_a_conversation_in_a_real_browser() {
         screenshot(&browser, "poll.png").await;
         browser.close().await.unwrap();
     });
+    // In a dark theme, the page's own colours are dark.
+    runtime.block_on(async {
+        let browser = browser_with(&driver, &["--blink-settings=preferredColorScheme=0"]).await;
+        browser.goto(&played.url).await.unwrap();
+        let page = Page(&browser);
+        page.wait_js("return matchMedia('(prefers-color-scheme: dark)').matches", "true").await;
+        assert_eq!(page.js("return getComputedStyle(document.body).backgroundColor").await, "rgb(49, 51, 56)");
+        let command = page.find("#command").await;
+        command.send_keys("/poll\u{E007}").await.unwrap();
+        page.wait_text("#messages", |t| t.contains("Coffee or tea?")).await;
+        screenshot(&browser, "dark.png").await;
+        browser.close().await.unwrap();
+    });
     drop(played);
     // An option with `autocomplete`: the bot's choices, as the user types.
     let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/forecast.blk")).unwrap();
@@ -405,6 +423,11 @@ impl Drop for Driver {
 /// A headless Chromium, started as this machine needs it: no sandbox (as
 /// root), no network of its own, a new profile.
 async fn browser(driver: &Driver) -> fantoccini::Client {
+    browser_with(driver, &[]).await
+}
+
+/// [`browser`], with more of Chromium's switches.
+async fn browser_with(driver: &Driver, more: &[&str]) -> fantoccini::Client {
     // (A profile of its own, under the driver's: gone with it.)
     let profile =
         driver.profiles.path().join(format!("p{}", driver.sessions.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
@@ -419,7 +442,7 @@ async fn browser(driver: &Driver) -> fantoccini::Client {
         "--disable-sync",
         "--window-size=900,700",
     ];
-    let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let mut args: Vec<String> = args.iter().chain(more).map(|a| a.to_string()).collect();
     args.push(format!("--user-data-dir={}", profile.display()));
     let mut caps = serde_json::Map::new();
     caps.insert("goog:chromeOptions".into(), json!({ "binary": "/usr/bin/chromium", "args": args }));
@@ -461,19 +484,30 @@ fn an_event_fired_from_the_page_runs_and_its_reply_reaches_the_page() {
     };
     fire("member_join", json!({ "user_id": "2002", "user_name": "Grace" }));
     fire("message_create", json!({ "content": "!ping" }));
+    // In the second server: its own channel.
+    fire("member_join", json!({ "user_id": "3003", "user_name": "Ada", "server_id": "1400000000000000003" }));
     let mut said = Vec::new();
     // (Each poll answers at once once there is a call: a pause between.)
     for _ in 0..100 {
         let calls: Value = serde_json::from_str(&played.get("/play/calls?after=0").2).unwrap();
         let calls = calls["calls"].as_array().unwrap().iter();
-        said = calls.filter_map(|c| c["body"]["content"].as_str().map(str::to_string)).collect();
-        if said.len() >= 2 {
+        said = calls
+            .filter_map(|c| Some(format!("{} {}", c["route"].as_str()?, c["body"]["content"].as_str()?)))
+            .collect();
+        if said.len() >= 3 {
             break;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
     said.sort();
-    assert_eq!(said, ["Welcome, <@2002>! We are 3 now.", "pong"]);
+    assert_eq!(
+        said,
+        [
+            "/channels/1400000000000000002/messages Welcome, <@2002>! We are 3 now.",
+            "/channels/1400000000000000002/messages pong",
+            "/channels/1400000000000000004/messages Welcome, <@3003>! We are 3 now.",
+        ]
+    );
     let (status, body) = played.post("/play/event", br#"{"kind":"party","given":{}}"#, &[]);
     assert_eq!(status, 400, "{body}");
 }
@@ -516,7 +550,12 @@ fn each_run_s_record_reaches_the_inspector_with_its_secrets_masked() {
     assert_eq!(answered["answer"]["data"]["content"], "<API_KEY> 1 {api_echo[response.nothing]}", "{answered}");
     let stranger = json!({ "id": "3003", "name": "Ada" });
     played.send(json!({ "type": 2, "data": { "type": 1, "name": "score" }, "member": stranger }));
-    let runs = played.runs(2);
+    // In the second server, the member's points are that server's.
+    let elsewhere =
+        json!({ "type": 2, "data": { "type": 1, "name": "score" }, "member": member, "server": "1400000000000000003" });
+    assert_eq!(played.send(elsewhere)["answer"]["data"]["content"], "<API_KEY> 1 {api_echo[response.nothing]}");
+    let runs = played.runs(3);
+    assert_eq!(runs[2]["events"][2]["key"], "points:user:1400000000000000003:2002", "{}", runs[2]);
     let run = &runs[0];
     assert_eq!(
         (&run["kind"], &run["name"], &run["outcome"]),
@@ -658,12 +697,17 @@ fn a_whole_conversation_in_a_real_browser() {
         .unwrap();
         page.wait_js("return document.querySelectorAll('#commands option').length", "2").await;
         page.wait_text("#diagnostics", str::is_empty).await;
+        // (By keyboard: Enter sends.)
         let command = page.find("#command").await;
         command.clear().await.unwrap();
-        command.send_keys("/menu").await.unwrap();
-        page.find("#composer button[type=submit]").await.click().await.unwrap();
+        command.send_keys("/menu\u{E007}").await.unwrap();
         let shown = page.wait_text("#messages", |t| t.contains("Coffee, tea")).await;
         assert!(shown.contains("Order for Ada: tea") && shown.contains("Note for the barista"), "{shown}");
+        // Every control the page drew has a name a screen reader says.
+        let unnamed = "return [...document.querySelectorAll('input, select, textarea, button')]\
+            .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim())\
+            .map(e => e.outerHTML).join(' ')";
+        assert_eq!(page.js(unnamed).await, "");
         browser.close().await.unwrap();
     });
 }

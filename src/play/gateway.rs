@@ -12,9 +12,25 @@ use tungstenite::Message;
 
 use super::Play;
 
-/// The server and channel `play`'s interactions and events happen in.
-pub const SERVER: &str = "1400000000000000001";
-pub const CHANNEL: &str = "1400000000000000002";
+/// A server `play`'s bot is in, with its one channel, `#general`.
+pub struct Server {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub channel: &'static str,
+}
+
+/// The servers the bot is in: the page plays in either (a server's
+/// variables are its own).
+pub const SERVERS: [Server; 2] = [
+    Server { id: "1400000000000000001", name: "Play server", channel: "1400000000000000002" },
+    Server { id: "1400000000000000003", name: "Second server", channel: "1400000000000000004" },
+];
+/// The server and channel the page plays in unless told otherwise.
+pub const SERVER: &str = SERVERS[0].id;
+pub const CHANNEL: &str = SERVERS[0].channel;
+/// The sequence of the last dispatch a session starts with (READY, and
+/// each server's GUILD_CREATE): the page's events come after it.
+pub const GREETED: u64 = 1 + SERVERS.len() as u64;
 /// The bot's own user.
 const BOT: &str = "1400000000000000000";
 
@@ -72,22 +88,27 @@ fn connection(stream: TcpStream, play: &Play) {
                     }
                     Some(2) => {
                         let url = ws.get_ref().local_addr().map(|a| format!("ws://{a}")).unwrap_or_default();
+                        let guilds: Vec<Value> =
+                            SERVERS.iter().map(|g| json!({ "id": g.id, "unavailable": true })).collect();
                         let ready = json!({ "op": 0, "t": "READY", "s": 1, "d": {
                             "session_id": "play", "resume_gateway_url": url,
-                            "user": { "id": BOT, "username": "bot" }, "guilds": [{ "id": SERVER, "unavailable": true }] } });
-                        let guild = json!({ "op": 0, "t": "GUILD_CREATE", "s": 2, "d": {
-                            "id": SERVER, "name": "Play server", "member_count": 2, "system_channel_id": CHANNEL,
-                            "channels": [{ "id": CHANNEL, "name": "general", "type": 0 }] } });
+                            "user": { "id": BOT, "username": "bot" }, "guilds": guilds } });
                         send(&mut ws, ready);
-                        send(&mut ws, guild);
+                        for (seq, g) in (2..).zip(&SERVERS) {
+                            let guild = json!({ "op": 0, "t": "GUILD_CREATE", "s": seq, "d": {
+                                "id": g.id, "name": g.name, "member_count": 2, "system_channel_id": g.channel,
+                                "channels": [{ "id": g.channel, "name": "general", "type": 0 }] } });
+                            send(&mut ws, guild);
+                        }
                         // The first session gets what the page fired before
                         // the bot connected; a new one starts after what
                         // was fired, as the platform's does.
                         let first = !play.identified.swap(true, std::sync::atomic::Ordering::SeqCst);
-                        delivered = Some(if first { 2 } else { play.dispatches_after(0).last().map_or(2, |d| d.0) });
+                        let last = || play.dispatches_after(0).last().map_or(GREETED, |d| d.0);
+                        delivered = Some(if first { GREETED } else { last() });
                     }
                     Some(6) => {
-                        delivered = Some(message["d"]["seq"].as_u64().unwrap_or(2));
+                        delivered = Some(message["d"]["seq"].as_u64().unwrap_or(GREETED));
                         send(&mut ws, json!({ "op": 0, "t": "RESUMED", "s": null, "d": {} }));
                     }
                     _ => {}
@@ -111,28 +132,30 @@ fn connection(stream: TcpStream, play: &Play) {
 
 /// The dispatch an event of `kind` comes as, and its data as the platform
 /// sends it, from what the page gave (`given`: the user, the text, the
-/// emoji, a name), in `play`'s server and channel.
+/// emoji, a name), in one of `play`'s servers (the first unless it names
+/// another) and a channel (the server's own unless it names one).
 pub fn dispatch(kind: &str, given: &Value, id: &str) -> Option<(&'static str, Value)> {
     let wire = crate::discord::intents::EVENTS.iter().find(|e| e.kind == kind)?;
     let text = |k: &str, default: &str| given[k].as_str().filter(|s| !s.is_empty()).unwrap_or(default).to_string();
     let user = json!({ "id": text("user_id", "1001"), "username": text("user_name", "you"), "global_name": text("user_name", "you") });
-    let channel = text("channel_id", CHANNEL);
+    let server = SERVERS.iter().find(|g| given["server_id"] == g.id).unwrap_or(&SERVERS[0]);
+    let (channel, guild) = (text("channel_id", server.channel), server.id);
     let d = match wire.dispatch {
-        "GUILD_MEMBER_ADD" | "GUILD_MEMBER_REMOVE" => json!({ "guild_id": SERVER, "user": user, "roles": [] }),
+        "GUILD_MEMBER_ADD" | "GUILD_MEMBER_REMOVE" => json!({ "guild_id": guild, "user": user, "roles": [] }),
         "MESSAGE_CREATE" | "MESSAGE_UPDATE" => json!({
-            "id": id, "channel_id": channel, "guild_id": SERVER, "author": user,
+            "id": id, "channel_id": channel, "guild_id": guild, "author": user,
             "member": { "roles": [] }, "content": text("content", "hello"),
         }),
-        "MESSAGE_DELETE" => json!({ "id": text("message_id", id), "channel_id": channel, "guild_id": SERVER }),
+        "MESSAGE_DELETE" => json!({ "id": text("message_id", id), "channel_id": channel, "guild_id": guild }),
         "MESSAGE_REACTION_ADD" | "MESSAGE_REACTION_REMOVE" => json!({
-            "user_id": user["id"], "channel_id": channel, "message_id": text("message_id", id), "guild_id": SERVER,
+            "user_id": user["id"], "channel_id": channel, "message_id": text("message_id", id), "guild_id": guild,
             "member": { "user": user }, "emoji": { "id": null, "name": text("emoji", "👍") },
         }),
         "CHANNEL_CREATE" | "CHANNEL_DELETE" => {
-            json!({ "id": id, "guild_id": SERVER, "name": text("channel_name", "new-channel"), "type": 0 })
+            json!({ "id": id, "guild_id": guild, "name": text("channel_name", "new-channel"), "type": 0 })
         }
         "GUILD_ROLE_CREATE" => {
-            json!({ "guild_id": SERVER, "role": { "id": id, "name": text("role_name", "New role") } })
+            json!({ "guild_id": guild, "role": { "id": id, "name": text("role_name", "New role") } })
         }
         _ => return None,
     };

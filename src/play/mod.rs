@@ -52,7 +52,7 @@ pub struct Play {
     /// The file played.
     pub path: std::path::PathBuf,
     /// The Gateway's URL, and the dispatches the page fired: (sequence,
-    /// name, data), READY and GUILD_CREATE being 1 and 2.
+    /// name, data), READY and the GUILD_CREATEs being 1 to `gateway::GREETED`.
     pub gateway: Mutex<Option<String>>,
     dispatches: Mutex<Vec<(u64, String, Value)>>,
     /// Whether serve's shard has identified once.
@@ -157,8 +157,12 @@ impl Play {
                 .collect::<Vec<&str>>()
         };
         let (events, timers) = (event(false), event(true));
-        *self.file.lock().unwrap_or_else(|e| e.into_inner()) =
-            json!({ "name": name, "commands": commands, "events": events, "timers": timers, "diagnostics": [] });
+        let servers: Vec<Value> =
+            gateway::SERVERS.iter().map(|g| json!({ "id": g.id, "name": g.name, "channel": g.channel })).collect();
+        *self.file.lock().unwrap_or_else(|e| e.into_inner()) = json!({
+            "name": name, "commands": commands, "events": events, "timers": timers, "servers": servers,
+            "diagnostics": [],
+        });
     }
 
     /// The public key serve checks interactions with (hex, as the portal
@@ -223,7 +227,7 @@ impl Play {
         let (t, d) =
             gateway::dispatch(kind, given, &id).ok_or_else(|| format!("`{kind}` is not an event play fires"))?;
         let mut dispatches = self.dispatches.lock().unwrap_or_else(|e| e.into_inner());
-        let seq = dispatches.last().map_or(3, |d| d.0 + 1);
+        let seq = dispatches.last().map_or(gateway::GREETED, |d| d.0) + 1;
         dispatches.push((seq, t.to_string(), d));
         Ok(())
     }
@@ -276,7 +280,7 @@ impl Play {
             "token": format!("play-{id}-{token}"),
             "guild_id": text_or(&asked["server"], gateway::SERVER),
             "channel_id": text_or(&asked["channel"], gateway::CHANNEL),
-            "channel": { "name": text_or(&asked["channel_name"], "general") },
+            "channel": { "name": "general" },
             "member": { "user": user, "nick": null, "roles": roles, "permissions": permissions },
             "data": asked["data"].clone(),
         });

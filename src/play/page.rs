@@ -91,8 +91,15 @@ pub async fn route(play: &Arc<Play>, req: Request<Incoming>) -> Reply {
             }
         }
         (&Method::GET, "/play/calls") => {
-            let after = query.strip_prefix("after=").and_then(|n| n.parse().ok()).unwrap_or(0);
-            let (calls, next) = play.calls_after(after, POLL).await;
+            // `after=now`: none, and the number of the next (a page that
+            // opens starts there: the answers before it are not its own).
+            let asked = query.strip_prefix("after=").unwrap_or_default();
+            let (after, wait) = match asked {
+                "now" => (usize::MAX, Duration::ZERO),
+                n => (n.parse().unwrap_or(0), POLL),
+            };
+            let (calls, next) = play.calls_after(after, wait).await;
+            let after = after.min(next);
             json_reply(StatusCode::OK, &json!({ "after": after, "next": next, "calls": calls }))
         }
         (&Method::POST, "/play/interaction") => interaction(play, &body).await,

@@ -15,6 +15,7 @@ function member() {
 
 async function post(asked) {
   asked.member = member();
+  asked.server = $("server").value;
   asked.channel = $("channel-id").value;
   const r = await fetch("/play/interaction", {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(asked),
@@ -222,6 +223,11 @@ async function send(asked) {
 // What serve sent the platform after its first answers: edits of a
 // "thinking" answer or of a component's message, follow-ups, messages.
 async function poll() {
+  // What came before the page opened is not its conversation.
+  for (;;) {
+    try { state.after = (await (await fetch("/play/calls?after=now")).json()).next; break; }
+    catch (e) { await new Promise((ok) => setTimeout(ok, 1000)); }
+  }
   for (;;) {
     try {
       const r = await fetch("/play/calls?after=" + state.after);
@@ -421,15 +427,27 @@ async function fire(e) {
   e.preventDefault();
   const kind = $("event-kind").value;
   const m = member();
-  const given = { user_id: m.id, user_name: m.name, content: $("event-content").value, emoji: $("event-emoji").value, channel_id: $("channel-id").value };
+  const given = {
+    user_id: m.id, user_name: m.name, content: $("event-content").value, emoji: $("event-emoji").value,
+    server_id: $("server").value, channel_id: $("channel-id").value,
+  };
   const li = add("message");
   li.textContent = kind.startsWith("tick:") ? `${kind.slice(5)} ticked` : `${m.name} fired ${kind}`;
   const r = await fetch("/play/event", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ kind, given }) });
   if (!r.ok) li.textContent += ": " + ((await r.json()).error || r.status);
 }
 
+// The servers the bot is in: choosing one plays in its #general.
+function servers(list) {
+  const select = $("server");
+  if (select.options.length === list.length) return;
+  select.replaceChildren(...list.map((g) => { const o = document.createElement("option"); o.value = g.id; o.textContent = g.name; o.dataset.channel = g.channel; return o; }));
+  select.addEventListener("change", () => { $("channel-id").value = select.selectedOptions[0].dataset.channel; });
+}
+
 async function file() {
   const f = await (await fetch("/play/file")).json();
+  servers(f.servers || []);
   events(f.events || [], f.timers || []);
   $("file").textContent = f.name || "";
   state.commands = (f.commands || []).filter((c) => c.type === 1).flatMap(leaves);
