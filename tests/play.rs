@@ -290,19 +290,6 @@ fn the_page_plays_a_conversation_in_a_real_browser() {
         screenshot(&browser, "poll.png").await;
         browser.close().await.unwrap();
     });
-    // In a dark theme, the page's own colours are dark.
-    runtime.block_on(async {
-        let browser = browser_with(&driver, &["--blink-settings=preferredColorScheme=0"]).await;
-        browser.goto(&played.url).await.unwrap();
-        let page = Page(&browser);
-        page.wait_js("return matchMedia('(prefers-color-scheme: dark)').matches", "true").await;
-        assert_eq!(page.js("return getComputedStyle(document.body).backgroundColor").await, "rgb(49, 51, 56)");
-        let command = page.find("#command").await;
-        command.send_keys("/poll\u{E007}").await.unwrap();
-        page.wait_text("#messages", |t| t.contains("Coffee or tea?")).await;
-        screenshot(&browser, "dark.png").await;
-        browser.close().await.unwrap();
-    });
     drop(played);
     // An option with `autocomplete`: the bot's choices, as the user types.
     let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/forecast.blk")).unwrap();
@@ -340,6 +327,27 @@ fn the_page_plays_a_conversation_in_a_real_browser() {
             "Paris, Île-de-France, France | Paris, Texas, United States | Parma, Emilia-Romagna, Italy"
         );
         screenshot(&browser, "forecast.png").await;
+        browser.close().await.unwrap();
+    });
+}
+
+/// In a dark theme (the system's), the page's own colours are dark.
+#[test]
+fn the_page_follows_a_dark_theme() {
+    let Some(driver) = chromedriver() else { return };
+    let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/poll.blk")).unwrap();
+    let played = play(&example, None, &["--offline"]);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let browser = browser_with(&driver, &["--blink-settings=preferredColorScheme=0"]).await;
+        browser.goto(&played.url).await.unwrap();
+        let page = Page(&browser);
+        page.wait_js("return matchMedia('(prefers-color-scheme: dark)').matches", "true").await;
+        assert_eq!(page.js("return getComputedStyle(document.body).backgroundColor").await, "rgb(49, 51, 56)");
+        let command = page.find("#command").await;
+        command.send_keys("/poll\u{E007}").await.unwrap();
+        page.wait_text("#messages", |t| t.contains("Coffee or tea?")).await;
+        screenshot(&browser, "dark.png").await;
         browser.close().await.unwrap();
     });
 }
@@ -441,6 +449,9 @@ async fn browser_with(driver: &Driver, more: &[&str]) -> fantoccini::Client {
         "--disable-component-update",
         "--disable-sync",
         "--window-size=900,700",
+        // No name resolves: nothing the page shows is fetched from beyond
+        // this machine (an embed's image stays a broken one).
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
     ];
     let mut args: Vec<String> = args.iter().chain(more).map(|a| a.to_string()).collect();
     args.push(format!("--user-data-dir={}", profile.display()));
@@ -648,6 +659,8 @@ fn a_whole_conversation_in_a_real_browser() {
         assert!(embed.contains("Drink\ntea") && embed.contains("Ready\ntrue") && embed.contains("The café"), "{embed}");
         let colour = page.js("return document.querySelector('#messages .embed').style.borderLeftColor").await;
         assert_eq!(colour, "rgb(46, 204, 113)");
+        let image = page.js("return document.querySelector('#messages .embed img.thumbnail').src").await;
+        assert_eq!(image, "https://cafe.example/cup.png");
         // The message drawn is the edit serve sent the platform, whole.
         let drawn = browser
             .execute("return document.querySelector('#messages .embed').closest('li').payload", vec![])
@@ -682,34 +695,38 @@ fn a_whole_conversation_in_a_real_browser() {
         page.wait_js("return !document.getElementById('events').hidden", "true").await;
         page.find("#events button").await.click().await.unwrap();
         page.wait_text("#messages", |t| t.contains("Welcome, @1001!")).await;
-        // Saved broken: the diagnostics, the conversation kept.
-        let good = std::fs::read_to_string(played.file()).unwrap();
-        std::fs::write(played.file(), format!("{good}\ncommand menu \"See the menu\" {{\n    reply \"Coffee, tea\"\n"))
-            .unwrap();
-        let said = page.wait_text("#diagnostics", |t| t.contains("error B001")).await;
-        assert!(said.contains("help:"), "{said}");
-        screenshot(&browser, "diagnostics.png").await;
-        // Saved fixed: its new command is offered and played.
-        std::fs::write(
-            played.file(),
-            format!("{good}\ncommand menu \"See the menu\" {{\n    reply \"Coffee, tea\"\n}}\n"),
-        )
-        .unwrap();
-        page.wait_js("return document.querySelectorAll('#commands option').length", "2").await;
-        page.wait_text("#diagnostics", str::is_empty).await;
-        // (By keyboard: Enter sends.)
-        let command = page.find("#command").await;
-        command.clear().await.unwrap();
-        command.send_keys("/menu\u{E007}").await.unwrap();
-        let shown = page.wait_text("#messages", |t| t.contains("Coffee, tea")).await;
-        assert!(shown.contains("Order for Ada: tea") && shown.contains("Note for the barista"), "{shown}");
-        // Every control the page drew has a name a screen reader says.
-        let unnamed = "return [...document.querySelectorAll('input, select, textarea, button')]\
-            .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim())\
-            .map(e => e.outerHTML).join(' ')";
-        assert_eq!(page.js(unnamed).await, "");
+        saved_broken_then_fixed(&page, &played).await;
         browser.close().await.unwrap();
     });
+}
+
+/// The café's file saved broken (its diagnostics shown, the conversation
+/// kept) and then fixed (its new command offered and played, by keyboard);
+/// and every control the page drew named.
+async fn saved_broken_then_fixed(page: &Page<'_>, played: &Played) {
+    // Saved broken: the diagnostics, the conversation kept.
+    let good = std::fs::read_to_string(played.file()).unwrap();
+    std::fs::write(played.file(), format!("{good}\ncommand menu \"See the menu\" {{\n    reply \"Coffee, tea\"\n"))
+        .unwrap();
+    let said = page.wait_text("#diagnostics", |t| t.contains("error B001")).await;
+    assert!(said.contains("help:"), "{said}");
+    screenshot(page.0, "diagnostics.png").await;
+    // Saved fixed: its new command is offered and played.
+    std::fs::write(played.file(), format!("{good}\ncommand menu \"See the menu\" {{\n    reply \"Coffee, tea\"\n}}\n"))
+        .unwrap();
+    page.wait_js("return document.querySelectorAll('#commands option').length", "2").await;
+    page.wait_text("#diagnostics", str::is_empty).await;
+    // (By keyboard: Enter sends.)
+    let command = page.find("#command").await;
+    command.clear().await.unwrap();
+    command.send_keys("/menu\u{E007}").await.unwrap();
+    let shown = page.wait_text("#messages", |t| t.contains("Coffee, tea")).await;
+    assert!(shown.contains("Order for Ada: tea") && shown.contains("Note for the barista"), "{shown}");
+    // Every control the page drew has a name a screen reader says.
+    let unnamed = "return [...document.querySelectorAll('input, select, textarea, button')]\
+            .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim())\
+            .map(e => e.outerHTML).join(' ')";
+    assert_eq!(page.js(unnamed).await, "");
 }
 
 /// A page in the browser, read and used by CSS selectors.
@@ -798,4 +815,25 @@ fn the_page_is_given_what_serve_sends_the_platform() {
     let by_serve = served.send(&platform, &sent).body;
     let by_play = page(sent["data"].clone());
     assert_eq!((&by_serve, &by_serve["data"]["content"]), (&by_play, &json!("Note for the barista: Oat milk")));
+}
+
+/// Without `--offline`, a request goes out under `run`'s request policy: a
+/// chat user's value may not choose where it goes (here, to an address of
+/// this machine), and the inspector says why the run failed; nothing
+/// reaches the server.
+#[test]
+fn a_request_to_an_internal_address_is_refused_as_by_run() {
+    let api = TestServer::start();
+    let program =
+        "command ask \"Ask\" {\n    option host \"Where\" required\n    api inside {\n        method GET\n        \
+                   url \"http://{option_host}/echo\"\n    }\n    reply \"{api_inside[status]}\"\n}\n";
+    let played = play(program, None, &[]);
+    let host = api.base().trim_start_matches("http://").to_string();
+    let options = json!([{ "type": 3, "name": "host", "value": host }]);
+    let answered = played.send(json!({ "type": 2, "data": { "type": 1, "name": "ask", "options": options } }));
+    assert_eq!(answered["answer"]["data"]["content"], crate::serve::FAILED_WORD, "{answered}");
+    let run = &played.runs(1)[0];
+    assert_eq!(run["outcome"], "failed");
+    assert!(run["error"].as_str().unwrap().contains("B314 block `inside`: the value"), "{run}");
+    assert!(api.received().is_empty());
 }
