@@ -11,6 +11,7 @@ mod support {
     pub mod print;
     pub mod proxy;
     pub mod server;
+    pub mod sharded;
 }
 
 mod agreement;
@@ -40,6 +41,7 @@ mod run;
 mod run_fixtures;
 mod secrets;
 mod serve;
+mod shards;
 mod steering;
 mod store;
 mod store_faults;

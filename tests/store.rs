@@ -521,14 +521,42 @@ fn a_format_1_postgres_store_is_refused_until_migrated_and_keeps_its_values() {
     assert!(stderr.contains("format 1") && stderr.contains("migrate"), "{stderr}");
     let out = blkc(dir.path(), &["vars", "--store", &url, "migrate"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("from store format 1 to 2"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("from store format 1 to 3"));
     assert_eq!(stdout(&blkc(dir.path(), &["vars", "--store", &url, "get", "topic"])), "hi\n");
     let out = blkc(dir.path(), &["vars", "--store", &url, "get", "points", "--user", "1", "--server", "7"]);
     assert_eq!(stdout(&out), "41\n");
     let out = blkc(dir.path(), &["vars", "--store", &url, "migrate"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to do"));
     let version: i64 = client.query_one("SELECT value FROM blkc_meta WHERE key = 'schema'", &[]).unwrap().get(0);
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
+}
+
+/// A store of format 2 (before the shards' leases) is moved to format 3 by
+/// `blkc vars migrate`: its values kept, the leases' tables added empty.
+#[test]
+fn a_format_2_postgres_store_is_migrated_to_leases_keeping_its_values() {
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.database();
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client
+        .batch_execute(
+            "CREATE TABLE blkc_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
+             CREATE TABLE blkc_vars (name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at BIGINT NOT NULL);
+             CREATE TABLE blkc_seen (id TEXT PRIMARY KEY, expires_at BIGINT NOT NULL);
+             CREATE TABLE blkc_processes (id TEXT PRIMARY KEY, seen_at BIGINT NOT NULL);
+             INSERT INTO blkc_meta VALUES ('schema', 2);
+             INSERT INTO blkc_vars VALUES ('topic', '\"hi\"', 0);",
+        )
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = blkc(dir.path(), &["vars", "--store", &url, "get", "topic"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("format 2; move it to format 3"), "{out:?}");
+    let out = blkc(dir.path(), &["vars", "--store", &url, "migrate"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("from store format 2 to 3"), "{out:?}");
+    assert_eq!(stdout(&blkc(dir.path(), &["vars", "--store", &url, "get", "topic"])), "hi\n");
+    let shards: i64 = client.query_one("SELECT count(*) FROM blkc_shards", &[]).unwrap().get(0);
+    let turns: i64 = client.query_one("SELECT count(*) FROM blkc_identify", &[]).unwrap().get(0);
+    assert_eq!((shards, turns), (0, 0));
 }
 
 /// A PostgreSQL that takes TLS only, with a certificate from a private

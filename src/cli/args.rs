@@ -324,9 +324,15 @@ pub struct ServeArgs {
     /// Hold Gateway shard ID of COUNT, like `--shard 0/4` (for events)
     #[arg(long, value_name = "ID/COUNT", value_parser = shard, conflicts_with = "shards")]
     pub shard: Option<(u32, u32)>,
-    /// Hold every shard the platform recommends (the default)
+    /// Hold every shard the platform recommends (the default); with a
+    /// PostgreSQL store, the shards are divided among the processes sharing
+    /// it, by leases in the store
     #[arg(long, value_name = "auto", value_parser = ["auto"])]
     pub shards: Option<String>,
+    /// The most shards this process holds of those leased through a
+    /// PostgreSQL store
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "shard")]
+    pub max_shards: Option<u32>,
     #[command(flatten)]
     pub net: NetArgs,
     /// The custom variable store: a file, or `postgres://…` shared by

@@ -129,6 +129,7 @@ fn config(args: &PlayArgs, play: &Play, store: blkc::store::Backend) -> Result<C
         public_key: Some(blkc::discord::signature::PublicKey::from_hex(&play.public_key())?),
         global_rate_limit: 50,
         shards: Shards::Auto,
+        max_shards: None,
         inputs,
         options,
         store,

@@ -64,6 +64,7 @@ fn config(args: &ServeArgs, plan: &blkc::plan::Plan, store: blkc::store::Backend
             Some((id, count)) => Shards::One { id, count },
             None => Shards::Auto,
         },
+        max_shards: args.max_shards,
         inputs,
         options,
         store,

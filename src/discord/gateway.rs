@@ -8,7 +8,7 @@
 //! unacknowledged (a zombie connection). Drops are retried with backoff
 //! and resumed; the close codes that retrying cannot fix end the server.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -71,9 +71,13 @@ impl GatewayInfo {
     }
 }
 
-/// Why the Gateway cannot go on: a close code retrying will not fix.
+/// Why the Gateway cannot go on: a close code retrying will not fix (the
+/// code, when the Gateway closed with one).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Fatal(pub String);
+pub struct Fatal(pub String, pub Option<u16>);
+
+/// The close code of a Gateway that wants more shards.
+pub const SHARDING_REQUIRED: u16 = 4011;
 
 /// The close codes that end the server, and what to fix.
 pub fn fatal_close(code: u16, intents: Intents) -> Option<String> {
@@ -104,13 +108,29 @@ fn resumable_after(code: u16) -> bool {
 }
 
 /// Identifies wait their turn: one per `max_concurrency` bucket every 5
-/// seconds, and none past the session-start budget until it resets.
-#[derive(Debug)]
+/// seconds, and none past the session-start budget until it resets. With
+/// [`Turns`] (processes sharing a store), the turns are the store's, so
+/// processes starting together keep to the limit too.
 pub struct IdentifyGate {
     max_concurrency: u32,
     state: Mutex<(std::collections::HashMap<u32, Instant>, u64, Instant)>,
     /// The wait between identifies of one bucket (5 s on the platform).
     pub spacing: Duration,
+    pub turns: Option<Arc<dyn Turns>>,
+}
+
+impl std::fmt::Debug for IdentifyGate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdentifyGate").field("max_concurrency", &self.max_concurrency).finish_non_exhaustive()
+    }
+}
+
+/// The identifies' turns kept across processes.
+pub trait Turns: Send + Sync {
+    /// Whether `bucket` may identify now, `spacing` after the last of any
+    /// process (and within the session-start budget), or how long to wait;
+    /// a turn given is counted. `Err` when it cannot be said.
+    fn turn(&self, bucket: u32, spacing: Duration) -> Result<Option<Duration>, String>;
 }
 
 impl IdentifyGate {
@@ -123,12 +143,16 @@ impl IdentifyGate {
                 Instant::now() + info.session_reset_after,
             )),
             spacing: Duration::from_secs(5),
+            turns: None,
         }
     }
 
     /// Waits for `shard`'s turn to identify; false when stopping.
     fn wait(&self, shard: u32, stop: &AtomicBool) -> bool {
         let bucket = shard % self.max_concurrency;
+        if let Some(turns) = &self.turns {
+            return wait_turn(turns.as_ref(), shard, bucket, self.spacing, stop);
+        }
         let mut warned = false;
         loop {
             if stop.load(Ordering::SeqCst) {
@@ -162,6 +186,29 @@ impl IdentifyGate {
     }
 }
 
+/// Waits for `bucket`'s turn in the store's turns; false when stopping. A
+/// store that cannot say is asked again each second (the identify waits:
+/// two processes could otherwise identify in one bucket at once).
+fn wait_turn(turns: &dyn Turns, shard: u32, bucket: u32, spacing: Duration, stop: &AtomicBool) -> bool {
+    let mut warned = false;
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return false;
+        }
+        let wait = match turns.turn(bucket, spacing) {
+            Ok(None) => return true,
+            Ok(Some(wait)) => wait,
+            Err(why) => {
+                if !std::mem::replace(&mut warned, true) {
+                    tracing::warn!(shard, error = why, "the store cannot say whose turn it is to identify; waiting");
+                }
+                Duration::from_secs(1)
+            }
+        };
+        std::thread::sleep(wait.min(Duration::from_millis(250)));
+    }
+}
+
 /// What a shard reports to the server.
 pub trait Events: Send + Sync {
     /// A dispatch (op 0) blkc reads: its name, its data typed, and its
@@ -183,13 +230,49 @@ pub struct Shard {
     pub gate: Arc<IdentifyGate>,
     pub events: Arc<dyn Events>,
     pub stop: Arc<AtomicBool>,
+    /// Its session as it stands, for its lease (and from the last holder).
+    pub kept: Arc<Kept>,
 }
 
 /// A session that can be resumed.
-#[derive(Debug, Clone)]
-struct Session {
-    id: String,
-    resume_url: String,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    pub id: String,
+    pub resume_url: String,
+}
+
+/// A shard's session and last sequence as they stand, shared with the
+/// server: it keeps them with the shard's lease, so that another process
+/// resumes the session (and the platform replays what it missed).
+#[derive(Debug, Default)]
+pub struct Kept {
+    session: Mutex<Option<Session>>,
+    seq: AtomicU64,
+    /// Closing keeps the session resumable (a hand-over to another
+    /// process), where a stop ends it.
+    pub hand_over: AtomicBool,
+}
+
+impl Kept {
+    /// A shard that resumes `session` at `seq` (another process's).
+    pub fn resuming(session: Option<(Session, u64)>) -> Kept {
+        let kept = Kept::default();
+        if let Some((session, seq)) = session {
+            kept.set(Some(session));
+            kept.seq.store(seq, Ordering::SeqCst);
+        }
+        kept
+    }
+
+    /// The session and its last sequence, when there is one to resume.
+    pub fn get(&self) -> Option<(Session, u64)> {
+        let session = self.session.lock().unwrap_or_else(|e| e.into_inner()).clone()?;
+        Some((session, self.seq.load(Ordering::SeqCst)))
+    }
+
+    fn set(&self, session: Option<Session>) {
+        *self.session.lock().unwrap_or_else(|e| e.into_inner()) = session;
+    }
 }
 
 /// How a connection ended.
@@ -201,7 +284,7 @@ enum End {
     /// Connect again with a new session.
     Identify,
     Stop,
-    Fatal(String),
+    Fatal(String, Option<u16>),
 }
 
 fn jitter() -> f64 {
@@ -244,8 +327,9 @@ impl Shard {
     /// Keeps the shard connected until the server stops, or a close code
     /// that retrying cannot fix.
     pub fn run(&self) -> Result<(), Fatal> {
-        let mut session: Option<Session> = None;
-        let mut seq: Option<u64> = None;
+        let given = self.kept.get();
+        let mut seq: Option<u64> = given.as_ref().map(|(_, seq)| *seq);
+        let mut session: Option<Session> = given.map(|(session, _)| session);
         let mut failures = 0u32;
         loop {
             if self.stop.load(Ordering::SeqCst) {
@@ -262,10 +346,11 @@ impl Shard {
             }
             let backoff = match end {
                 End::Stop => return Ok(()),
-                End::Fatal(why) => return Err(Fatal(why)),
+                End::Fatal(why, code) => return Err(Fatal(why, code)),
                 End::Identify => {
                     session = None;
                     seq = None;
+                    self.kept.set(None);
                     failures > 0
                 }
                 End::Resume { backoff } => backoff || failures > 0,
@@ -307,7 +392,7 @@ impl Shard {
     fn connection(&self, url: &str, session: &mut Option<Session>, seq: &mut Option<u64>) -> End {
         let url = match gateway_url(url) {
             Ok(u) => u,
-            Err(e) => return End::Fatal(e),
+            Err(e) => return End::Fatal(e, None),
         };
         let mut socket = match open(&url) {
             Ok(s) => s,
@@ -318,8 +403,10 @@ impl Shard {
         };
         let end = self.converse(&mut socket, session, seq);
         let close = match &end {
-            // A session to resume: any code but 1000/1001, which end it.
+            // A session to resume (here, or by the process a shard is
+            // handed over to): any code but 1000/1001, which end it.
             End::Resume { .. } => WsClose::from(4900),
+            End::Stop if self.kept.hand_over.load(Ordering::SeqCst) => WsClose::from(4900),
             _ => WsClose::Normal,
         };
         let _ = socket.close(Some(CloseFrame { code: close, reason: "".into() }));
@@ -361,6 +448,7 @@ impl Shard {
             let heard = read(socket, |frame| {
                 if let Some(s) = frame.s {
                     *seq = Some(s);
+                    self.kept.seq.store(s, Ordering::SeqCst);
                 }
                 self.heard(frame, session, &mut beat)
             });
@@ -424,6 +512,7 @@ impl Shard {
                         let id = ready.session_id.clone().unwrap_or_default();
                         let resume_url = ready.resume_gateway_url.clone().unwrap_or_else(|| self.url.clone());
                         *session = Some(Session { id, resume_url });
+                        self.kept.set(session.clone());
                         tracing::info!(shard = self.id, intents = self.intents.bits(), "Gateway ready");
                     }
                     Dispatch::Resumed => tracing::info!(shard = self.id, "Gateway resumed"),
@@ -463,7 +552,7 @@ impl Shard {
         match close {
             Closed::Code(code, reason) => {
                 if let Some(why) = fatal_close(code, self.intents) {
-                    return End::Fatal(why);
+                    return End::Fatal(why, Some(code));
                 }
                 tracing::warn!(shard = self.id, code, reason, "the Gateway closed the connection");
                 if resumable_after(code) {

@@ -75,6 +75,16 @@ pub struct Metrics {
     /// Each timed event's next tick, in Unix seconds.
     timers: Family<ByTimer, Gauge>,
     timer_names: std::sync::Mutex<Vec<String>>,
+    /// The Gateway's shards this process holds (leased through the store,
+    /// or all it was given).
+    pub shards_held: Gauge,
+    /// The shard count the bot's processes hold their shards under, and
+    /// the count the platform recommends.
+    pub shard_count: Gauge,
+    pub shards_recommended: Gauge,
+    /// Lease renewals, by outcome (`ok`, `failed`), and shards taken, by
+    /// how (`resumed`, `identified`), or given up, by why.
+    leases: Family<ByOutcome, Counter>,
 }
 
 impl Default for Metrics {
@@ -97,6 +107,10 @@ impl Default for Metrics {
             reloads: Family::default(),
             timers: Family::default(),
             timer_names: std::sync::Mutex::default(),
+            shards_held: Gauge::default(),
+            shard_count: Gauge::default(),
+            shards_recommended: Gauge::default(),
+            leases: Family::default(),
         };
         let r = &mut m.registry;
         r.register("blkc_interactions", "Interactions received, by outcome", m.interactions.clone());
@@ -129,6 +143,19 @@ impl Default for Metrics {
             "blkc_timer_next_tick_seconds",
             "Each timed event's next tick, in seconds since the Unix epoch",
             m.timers.clone(),
+        );
+        r.register("blkc_shards_held", "Gateway shards this process holds", m.shards_held.clone());
+        r.register("blkc_shard_count", "The shard count the bot's shards are held under", m.shard_count.clone());
+        r.register(
+            "blkc_shards_recommended",
+            "The shard count the platform recommends (GET /gateway/bot)",
+            m.shards_recommended.clone(),
+        );
+        r.register(
+            "blkc_shard_leases",
+            "Shard leases through the store: renewals (renewed, renew_failed), shards taken (resumed, identified) \
+             and given up (handed_over, lost, fenced, resharded, stopped)",
+            m.leases.clone(),
         );
         m
     }
@@ -208,6 +235,11 @@ impl Metrics {
                 known.push(name.clone());
             }
         }
+    }
+
+    /// A lease's renewal, a shard taken or given up (see the registration).
+    pub fn lease(&self, outcome: &'static str) {
+        self.leases.get_or_create(&ByOutcome { outcome }).inc();
     }
 
     pub fn heartbeat(&self, latency: Duration) {

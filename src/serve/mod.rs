@@ -13,6 +13,7 @@ mod front;
 pub mod gate;
 mod inspect;
 mod keystrokes;
+mod leases;
 pub mod log;
 pub mod metrics;
 mod pipeline;

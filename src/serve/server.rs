@@ -38,6 +38,9 @@ pub struct Config {
     pub public_key: Option<PublicKey>,
     /// Which Gateway shards this process holds.
     pub shards: Shards,
+    /// The most shards this process holds with `--shards auto` and a shared
+    /// store (`--max-shards`).
+    pub max_shards: Option<u32>,
     /// Requests a second to the platform, across routes (its global limit).
     pub global_rate_limit: usize,
     /// Secrets and the bot token (`vars` empty): each run adds its own.
@@ -237,8 +240,11 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
     // Events come over the Gateway; so do commands when no public key says
     // the application has an Interactions Endpoint URL.
     let over_gateway = commands > 0 && config.public_key.is_none();
-    let gateway =
-        if events > 0 || over_gateway { Some(super::shards::start(&shared, &loaded, config.shards)?) } else { None };
+    let gateway = if events > 0 || over_gateway {
+        Some(super::shards::start(&shared, &loaded, config.shards, config.max_shards)?)
+    } else {
+        None
+    };
     let timers = super::timers::start(&shared).map_err(|e| format!("cannot start the timed events: {e}"))?;
     let store = shared.bot.store.clone();
     let result = runtime.block_on(async move {

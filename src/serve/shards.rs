@@ -33,7 +33,7 @@ pub fn stop(gateway: std::thread::JoinHandle<()>) {
 }
 
 /// The Gateway's reports, into the server: dispatches become event runs.
-struct GatewayEvents(Arc<Shared>);
+pub(super) struct GatewayEvents(pub(super) Arc<Shared>);
 
 impl gateway::Events for GatewayEvents {
     fn dispatch(&self, t: &str, event: Dispatch, raw: &str) {
@@ -75,13 +75,13 @@ impl gateway::Events for GatewayEvents {
 
 /// Why `GET /gateway/bot` gave no Gateway: worth trying again (no answer,
 /// a 5xx, a 429), or not (a refused token: no retry makes it right).
-enum NoGateway {
+pub(super) enum NoGateway {
     Again(String),
     Never(String),
 }
 
 /// Where the Gateway is, and how many shards the platform recommends.
-fn gateway_info(shared: &Shared, loaded: &Loaded) -> Result<GatewayInfo, NoGateway> {
+pub(super) fn gateway_info(shared: &Shared, loaded: &Loaded) -> Result<GatewayInfo, NoGateway> {
     let platform = shared.bot.platform(loaded);
     let host = url::Url::parse(platform.base()).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_default();
     let (answer, body) = platform
@@ -109,7 +109,7 @@ fn backoff(tries: u32) -> Duration {
 }
 
 /// Stops the server for good with `why`, as a shard's fatal error does.
-fn fatal(shared: &Shared, why: String) {
+pub(super) fn fatal(shared: &Shared, why: String) {
     tracing::error!("{why}");
     *shared.life.fatal.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
     shared.life.gateway_stop.store(true, Ordering::SeqCst);
@@ -124,6 +124,7 @@ pub fn start(
     shared: &Arc<Shared>,
     loaded: &Arc<Loaded>,
     shards: Shards,
+    max_shards: Option<u32>,
 ) -> Result<std::thread::JoinHandle<()>, String> {
     let token = shared.bot.inputs.bot_token.clone().ok_or(
         "the file has event trees, and events need the bot token: set BLKC_BOT_TOKEN or give `--bot-token-file`",
@@ -154,6 +155,17 @@ pub fn start(
                     }
                 }
             };
+            // `--shards auto` with a shared store: the shards are leased.
+            if let (Shards::Auto, Some(pool)) = (shards, shared.bot.store.leases()) {
+                let connect = super::leases::Connect {
+                    token,
+                    intents: crate::check::platform::intents(&loaded.checked.ast),
+                    url: info.url.clone(),
+                    gate: Arc::new(IdentifyGate::new(&info)),
+                    events: Arc::new(GatewayEvents(shared.clone())),
+                };
+                return super::leases::hold(&shared, pool, &info, connect, max_shards);
+            }
             match shard_threads(&shared, &loaded, shards, token, &info) {
                 Ok(threads) => {
                     for t in threads {
@@ -209,6 +221,7 @@ fn shard_threads(
             gate: gate.clone(),
             events: events.clone(),
             stop: shared.life.gateway_stop.clone(),
+            kept: Arc::default(),
         };
         let shared = shared.clone();
         let thread = std::thread::Builder::new()

@@ -29,18 +29,23 @@ impl Share {
     }
 }
 
-/// A unique name for this process among those sharing the store.
-fn process_name() -> String {
-    let mut host = [0u8; 256];
-    // SAFETY: the buffer is as long as said; the name ends at its NUL.
-    let named = unsafe { libc::gethostname(host.as_mut_ptr().cast(), host.len()) } == 0;
-    let host = if named {
-        String::from_utf8_lossy(host.split(|b| *b == 0).next().unwrap_or_default()).into_owned()
-    } else {
-        "host".to_string()
-    };
-    let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-    format!("{host}:{}:{nanos:x}", std::process::id())
+/// This process's name among those sharing the store, unique: its host,
+/// its process id and when it started (one name for the process's
+/// check-ins and its shards' leases).
+pub fn me() -> &'static str {
+    static ME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ME.get_or_init(|| {
+        let mut host = [0u8; 256];
+        // SAFETY: the buffer is as long as said; the name ends at its NUL.
+        let named = unsafe { libc::gethostname(host.as_mut_ptr().cast(), host.len()) } == 0;
+        let host = if named {
+            String::from_utf8_lossy(host.split(|b| *b == 0).next().unwrap_or_default()).into_owned()
+        } else {
+            "host".to_string()
+        };
+        let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        format!("{host}:{}:{nanos:x}", std::process::id())
+    })
 }
 
 /// With a shared store: checks in before anything is sent (so the first
@@ -52,7 +57,7 @@ pub fn share_global_limit(shared: &Arc<Shared>) -> Result<Option<Share>, Stop> {
         shared.metrics.global_limit.set(shared.bot.limiter.share(1) as i64);
         return Ok(None);
     }
-    let me = process_name();
+    let me = me().to_string();
     let processes = shared.bot.store.check_in(&me).map_err(Stop::Store)?;
     let mut known = processes;
     // Said in the "serving" line.

@@ -168,6 +168,12 @@ pub trait Host: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// The Gateway's shards leased through this store, when processes
+    /// share it (PostgreSQL's).
+    fn leases(&self) -> Option<Arc<postgres::Pool>> {
+        None
+    }
+
     /// What keeps a second process from serving a store only one may.
     fn claim_for_serving(&self) -> Result<Option<ServingClaim>, StoreError> {
         Ok(None)

@@ -33,11 +33,22 @@ use super::error::StoreError;
 use super::Entry;
 use super::VarStore;
 
+pub mod leases;
+
 /// The format of the tables this blkc reads and writes: 1 kept when an
 /// interaction was seen (`seen_at`, seconds); 2 keeps until when a delivery
 /// (an interaction or an event) counts as seen (`expires_at`, milliseconds),
-/// and which `blkc serve` processes are alive (`blkc_processes`).
-pub const SCHEMA_VERSION: i64 = 2;
+/// and which `blkc serve` processes are alive (`blkc_processes`); 3 leases
+/// the Gateway's shards (`blkc_shards`, held by `blkc_shard_holders`) and
+/// spaces the identifies (`blkc_identify`).
+pub const SCHEMA_VERSION: i64 = 3;
+
+/// The tables format 3 adds to format 2.
+const SHARD_TABLES: &str = "CREATE TABLE blkc_shards (
+        shard INT PRIMARY KEY, holder TEXT NOT NULL DEFAULT '', expires_at BIGINT NOT NULL DEFAULT 0,
+        session_id TEXT, seq BIGINT, resume_url TEXT);
+     CREATE TABLE blkc_shard_holders (id TEXT PRIMARY KEY, most INT, seen_at BIGINT NOT NULL);
+     CREATE TABLE blkc_identify (bucket INT PRIMARY KEY, last_at BIGINT NOT NULL, left_count BIGINT NOT NULL DEFAULT 0);";
 
 /// How often (in calls) [`Pool::first_time`] removes expired deliveries.
 const PRUNE_EVERY: u64 = 1024;
@@ -616,9 +627,17 @@ pub fn migrate(url: &str) -> Result<String, StoreError> {
                 "DROP TABLE blkc_seen;
                  CREATE TABLE blkc_seen (id TEXT PRIMARY KEY, expires_at BIGINT NOT NULL);
                  CREATE TABLE blkc_processes (id TEXT PRIMARY KEY, seen_at BIGINT NOT NULL);
+                 {SHARD_TABLES}
                  UPDATE blkc_meta SET value = {SCHEMA_VERSION} WHERE key = 'schema';"
             ))
             .map(|()| format!("moved {} from store format 1 to {SCHEMA_VERSION}", pool.shown)),
+        // Format 2 to 3: the shards' leases and the identifies' turns.
+        Some(2) => conn
+            .batch_execute(&format!(
+                "{SHARD_TABLES}
+                 UPDATE blkc_meta SET value = {SCHEMA_VERSION} WHERE key = 'schema';"
+            ))
+            .map(|()| format!("moved {} from store format 2 to {SCHEMA_VERSION}", pool.shown)),
         Some(v) => {
             return Err(StoreError::Format(format!(
                 "{} has store format {v}, which no blkc wrote; left unchanged",
@@ -631,6 +650,7 @@ pub fn migrate(url: &str) -> Result<String, StoreError> {
                  CREATE TABLE blkc_vars (name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at BIGINT NOT NULL);
                  CREATE TABLE blkc_seen (id TEXT PRIMARY KEY, expires_at BIGINT NOT NULL);
                  CREATE TABLE blkc_processes (id TEXT PRIMARY KEY, seen_at BIGINT NOT NULL);
+                 {SHARD_TABLES}
                  INSERT INTO blkc_meta (key, value) VALUES ('schema', {SCHEMA_VERSION});"
             ))
             .map(|()| format!("created the store (format {SCHEMA_VERSION}) in {}", pool.shown)),
@@ -864,6 +884,10 @@ impl super::Host for SharedStore {
 
     fn health(&self) -> Option<String> {
         self.0.health()
+    }
+
+    fn leases(&self) -> Option<Arc<Pool>> {
+        Some(self.0.clone())
     }
 }
 

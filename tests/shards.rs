@@ -1,0 +1,150 @@
+//! `blkc serve --shards auto` on several processes sharing a PostgreSQL
+//! store: the shards leased through it (src/serve/leases.rs), against a
+//! sharded test Gateway on 127.0.0.1 recommending 8 shards. Every shard is
+//! held once; identifies keep their bucket's spacing across processes; a
+//! process killed with `kill -9` has its shards resumed by the others, and
+//! the events sent meanwhile run once; a process that joins takes its
+//! share, handed over by resume.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::serve::{serve, Served};
+use crate::support::platform::TestPlatform;
+use crate::support::sharded::{server_of, ShardedGateway};
+
+const TOKEN: &str = "bot-token-abcdefghijklmnop";
+
+const PING: &str = "event message_create {\n    if \"{message_content}\" == \"!ping\" {\n        reply \"pong {message_id}\"\n    }\n}\n";
+
+/// The platform's spacing of identifies in one bucket.
+const SPACING: Duration = Duration::from_secs(5);
+
+/// Who holds each shard, as the store says (live leases).
+fn holders(url: &str) -> BTreeMap<u32, String> {
+    blkc::store::postgres::Pool::open(url).unwrap().holders().unwrap().into_iter().collect()
+}
+
+/// How many shards each process holds, by its process id.
+fn shares(holders: &BTreeMap<u32, String>, servers: &[&Served]) -> Vec<usize> {
+    servers.iter().map(|s| holders.values().filter(|h| h.contains(&format!(":{}:", s.child.id()))).count()).collect()
+}
+
+fn ping(id: u32) -> serde_json::Value {
+    json!({ "channel_id": "889", "id": format!("{id}"), "content": "!ping", "author": { "id": "1001", "username": "x" } })
+}
+
+#[test]
+fn processes_share_the_shards_by_lease_and_take_over_a_killed_one_s() {
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.store();
+    let platform = TestPlatform::start();
+    let gateway = ShardedGateway::start(8);
+    platform.set_gateway(gateway.bot_info(4));
+    let args = ["--store", url.as_str()];
+    let start = || serve(PING, &platform, None, &args, &[("BLKC_BOT_TOKEN", TOKEN)]);
+    let (a, b, c) = (start(), start(), start());
+    let logs = |servers: &[&Served]| servers.iter().map(|s| s.log()).collect::<Vec<_>>().join("\n---\n");
+    // Every shard held exactly once, by one of the three, in shares of 3, 3 and 2.
+    let held = gateway.wait(Duration::from_secs(40), |g| g.live() == vec![1; 8]);
+    assert!(held, "{:?}\n{}", gateway.live(), logs(&[&a, &b, &c]));
+    let mut split = shares(&holders(&url), &[&a, &b, &c]);
+    split.sort();
+    assert_eq!(split, [2, 3, 3], "{}", logs(&[&a, &b, &c]));
+    // Identifies of one bucket (shard mod 4) never closer than the spacing,
+    // whichever process sent them.
+    let mut by_bucket: BTreeMap<u32, Vec<Instant>> = BTreeMap::new();
+    for (at, shard) in gateway.identifies() {
+        by_bucket.entry(shard % 4).or_default().push(at);
+    }
+    for (bucket, times) in &by_bucket {
+        let gaps: Vec<Duration> = times.windows(2).map(|w| w[1].duration_since(w[0])).collect();
+        assert!(gaps.iter().all(|g| *g >= SPACING), "bucket {bucket}: {gaps:?}");
+    }
+    assert_eq!(gateway.identifies().len(), 8);
+    // One killed: its shards are resumed by the others once its leases run
+    // out, and what was sent to them meanwhile runs once.
+    let before = holders(&url);
+    let victim = format!(":{}:", a.child.id());
+    let theirs: Vec<u32> = before.iter().filter(|(_, h)| h.contains(&victim)).map(|(s, _)| *s).collect();
+    a.signal(libc::SIGKILL);
+    let killed = Instant::now();
+    for (i, shard) in theirs.iter().enumerate() {
+        gateway.dispatch(server_of(*shard, 8, 1), "MESSAGE_CREATE", ping(7000 + i as u32));
+    }
+    let resumed = |g: &ShardedGateway| {
+        let after: Vec<u32> = g.resumes().into_iter().filter(|(t, _)| *t > killed).map(|(_, s)| s).collect();
+        theirs.iter().all(|s| after.contains(s))
+    };
+    assert!(gateway.wait(Duration::from_secs(25), resumed), "{:?}\n{}", gateway.resumes(), logs(&[&b, &c]));
+    assert!(gateway.wait(Duration::from_secs(5), |g| g.live() == vec![1; 8]), "{:?}", gateway.live());
+    assert_eq!(gateway.identifies().len(), 8, "resumed, not identified anew");
+    let pongs = platform.wait_for("/channels/889/messages", theirs.len());
+    assert_eq!(pongs.len(), theirs.len(), "{}", logs(&[&b, &c]));
+    let log = logs(&[&b, &c]);
+    assert!(log.contains("took over a shard") && log.contains(&format!("previous={}", before[&theirs[0]])), "{log}");
+    assert!(log.contains("resumed=true"), "{log}");
+    // A fourth joins: the two give it a shard each, by resume.
+    let d = start();
+    let joined = |_: &ShardedGateway| shares(&holders(&url), &[&d]) == [2];
+    assert!(gateway.wait(Duration::from_secs(20), joined), "{:?}\n{}", holders(&url), logs(&[&b, &c, &d]));
+    assert!(gateway.wait(Duration::from_secs(5), |g| g.live() == vec![1; 8]), "{:?}", gateway.live());
+    let mut split = shares(&holders(&url), &[&b, &c, &d]);
+    split.sort();
+    assert_eq!(split, [2, 3, 3]);
+    assert_eq!(gateway.identifies().len(), 8, "handed over by resume, not identified anew");
+    assert!(logs(&[&b, &c]).contains("handed a shard over"));
+    // No shard was ever held by two processes, and each event ran once.
+    assert_eq!(gateway.doubles(), 0);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(platform.wait_for("/channels/889/messages", theirs.len()).len(), theirs.len());
+}
+
+/// The platform wants more shards: /gateway/bot says 8 where the bot's
+/// processes hold 4, and a shard that identifies again under 4 is closed
+/// with 4011. Every process gives its shards up; the count moves to 8 once
+/// none is held, and the shards are taken again under it. No shard is ever
+/// held under two counts, and it is said in the log and on /metrics.
+#[test]
+fn a_larger_shard_count_moves_every_process_with_no_shard_held_under_two() {
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.store();
+    let platform = TestPlatform::start();
+    let gateway = ShardedGateway::start(4);
+    // (Each bucket its own: the 12 identifies need not wait their turns.)
+    platform.set_gateway(gateway.bot_info(16));
+    let args = ["--store", url.as_str()];
+    let start = || serve(PING, &platform, None, &args, &[("BLKC_BOT_TOKEN", TOKEN)]);
+    let (a, b) = (start(), start());
+    let logs = || format!("{}\n---\n{}", a.log(), b.log());
+    assert!(gateway.wait(Duration::from_secs(30), |g| g.live() == vec![1; 4]), "{:?}\n{}", gateway.live(), logs());
+    // The bot is in more servers now: a session ended makes its shard
+    // identify again, and the Gateway closes it with 4011.
+    gateway.set_count(8);
+    platform.set_gateway(gateway.bot_info(16));
+    gateway.invalidate(0);
+    let moved = gateway.wait(Duration::from_secs(40), |g| g.live() == vec![1; 8]);
+    assert!(moved, "{:?}\n{}", gateway.live(), logs());
+    assert_eq!(gateway.splits(), 0, "a shard held under two counts");
+    let counts = gateway.identified_counts();
+    assert_eq!(counts.iter().filter(|c| **c == 8).count(), 8, "{counts:?}");
+    let log = logs();
+    assert!(log.contains("close code 4011") && log.contains("the platform wants more shards"), "{log}");
+    assert!(log.contains("gave the shards up") && log.contains("why=resharded"), "{log}");
+    let text = metrics(&a);
+    assert!(text.contains("blkc_shard_count 8") && text.contains("blkc_shards_recommended 8"), "{text}");
+    assert!(text.contains("blkc_shard_leases_total{outcome=\"renewed\"}"), "{text}");
+    let held = |s: &Served| {
+        let m = metrics(s);
+        m.lines().find_map(|l| l.strip_prefix("blkc_shards_held ")?.parse::<i64>().ok()).unwrap()
+    };
+    assert_eq!(held(&a) + held(&b), 8);
+}
+
+/// The process's `/metrics` text.
+fn metrics(served: &Served) -> String {
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    agent.get(format!("{}/metrics", served.url)).call().unwrap().body_mut().read_to_string().unwrap()
+}
