@@ -148,3 +148,82 @@ fn metrics(served: &Served) -> String {
     let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
     agent.get(format!("{}/metrics", served.url)).call().unwrap().body_mut().read_to_string().unwrap()
 }
+
+/// `--max-shards 1` caps one process: of 4 shards it holds one and the
+/// other process the rest, and `/metrics` says so.
+#[test]
+fn max_shards_caps_one_process_and_the_others_take_the_rest() {
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.store();
+    let platform = TestPlatform::start();
+    let gateway = ShardedGateway::start(4);
+    platform.set_gateway(gateway.bot_info(16));
+    let env = [("BLKC_BOT_TOKEN", TOKEN)];
+    let capped = serve(PING, &platform, None, &["--store", url.as_str(), "--max-shards", "1"], &env);
+    let other = serve(PING, &platform, None, &["--store", url.as_str()], &env);
+    let logs = || format!("{}\n---\n{}", capped.log(), other.log());
+    let split = |_: &ShardedGateway| shares(&holders(&url), &[&capped, &other]) == [1, 3];
+    assert!(gateway.wait(Duration::from_secs(30), split), "{:?}\n{}", holders(&url), logs());
+    assert!(gateway.wait(Duration::from_secs(5), |g| g.live() == vec![1; 4]), "{:?}", gateway.live());
+    let held = |s: &Served| metrics(s).lines().find_map(|l| l.strip_prefix("blkc_shards_held ")?.parse::<i64>().ok());
+    assert_eq!((held(&capped), held(&other)), (Some(1), Some(3)));
+}
+
+/// A process whose store stops answering (a black hole: bytes taken, none
+/// answered) stops its shards before their leases can run out, and the
+/// other process resumes them once they have: no shard is ever held by two
+/// connections at once, and no event is lost (at least once: what the cut
+/// process ran, the store could not be told).
+#[test]
+fn a_process_cut_off_from_the_store_stops_its_shards_before_another_takes_them() {
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.store();
+    let port: u16 = url.split(':').nth(2).unwrap().split('/').next().unwrap().parse().unwrap();
+    let proxy = crate::support::proxy::Proxy::start(port);
+    let cut = url.replace(&format!(":{port}/"), &format!(":{}/", proxy.port));
+    let platform = TestPlatform::start();
+    let gateway = ShardedGateway::start(4);
+    platform.set_gateway(gateway.bot_info(16));
+    let env = [("BLKC_BOT_TOKEN", TOKEN)];
+    let a = serve(PING, &platform, None, &["--store", cut.as_str()], &env);
+    let b = serve(PING, &platform, None, &["--store", url.as_str()], &env);
+    let logs = || format!("{}\n---\n{}", a.log(), b.log());
+    let even = |_: &ShardedGateway| shares(&holders(&url), &[&a, &b]) == [2, 2];
+    assert!(gateway.wait(Duration::from_secs(30), even), "{:?}\n{}", holders(&url), logs());
+    assert!(gateway.wait(Duration::from_secs(5), |g| g.live() == vec![1; 4]), "{:?}", gateway.live());
+    let theirs: Vec<u32> =
+        holders(&url).into_iter().filter(|(_, h)| h.contains(&format!(":{}:", a.child.id()))).map(|(s, _)| s).collect();
+    // (Once a beat has kept every session with its lease: a process cut
+    // off within a second of its READY leaves none, and its shard is
+    // identified anew.)
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let mut kept = || -> i64 {
+        client.query_one("SELECT count(*) FROM blkc_shards WHERE session_id IS NOT NULL", &[]).unwrap().get(0)
+    };
+    let until = Instant::now() + Duration::from_secs(5);
+    while kept() < 4 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(kept(), 4, "{}", logs());
+    proxy.swallow(true);
+    let cut_at = Instant::now();
+    // Sent while a is cut off: they reach a until it stops its shards, or
+    // are replayed to b.
+    for (i, shard) in theirs.iter().enumerate() {
+        gateway.dispatch(server_of(*shard, 4, 1), "MESSAGE_CREATE", ping(8000 + i as u32));
+    }
+    let resumed = |g: &ShardedGateway| {
+        let after: Vec<u32> = g.resumes().into_iter().filter(|(t, _)| *t > cut_at).map(|(_, s)| s).collect();
+        theirs.iter().all(|s| after.contains(s))
+    };
+    assert!(gateway.wait(Duration::from_secs(25), resumed), "{:?}\n{}", gateway.resumes(), logs());
+    assert_eq!(gateway.doubles(), 0, "a shard held by two connections at once\n{}", logs());
+    assert!(a.log().contains("may run out: stopped"), "{}", a.log());
+    assert!(gateway.wait(Duration::from_secs(5), |g| g.live() == vec![1; 4]), "{:?}", gateway.live());
+    // Each ran: by a, which runs what it is sent while its leases hold (the
+    // store cannot say whether another ran it), and by b, to which the
+    // resumed session replays what a's last kept sequence had not seen.
+    // At least once, never lost.
+    let pongs = platform.wait_for("/channels/889/messages", theirs.len());
+    assert!(pongs.len() >= theirs.len(), "{}", logs());
+}

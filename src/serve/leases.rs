@@ -23,8 +23,8 @@
 //! shards are taken again under it. No shard is held under two counts.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::server::Shared;
@@ -55,6 +55,63 @@ struct Held {
     stop: Arc<AtomicBool>,
     kept: Arc<Kept>,
     thread: std::thread::JoinHandle<()>,
+}
+
+/// The shards a [`Fence`] watches: each one's stop flag and session.
+type Watched = BTreeMap<u32, (Arc<AtomicBool>, Arc<Kept>)>;
+
+/// Stops the shards when their leases may run out while the keeper waits
+/// on a store that does not answer (a call may take its whole deadline): a
+/// thread of its own looks at the time every 100 ms, so no shard is held
+/// past its lease, however long the keeper is held up.
+struct Fence {
+    epoch: Instant,
+    /// Until when (ms after `epoch`) the leases surely hold: the last
+    /// renewal's asking, and [`LEASE`] less [`FENCE`].
+    until: AtomicU64,
+    /// The shards held, by id: their stop flags and sessions.
+    shards: Mutex<Watched>,
+    /// Whether it stopped shards the keeper has not yet given up.
+    fired: AtomicBool,
+}
+
+impl Fence {
+    fn new() -> Fence {
+        Fence { epoch: Instant::now(), until: AtomicU64::new(u64::MAX), shards: Mutex::default(), fired: false.into() }
+    }
+
+    /// The leases were renewed by a call asked at `asked`.
+    fn renewed(&self, asked: Instant) {
+        let until = asked.saturating_duration_since(self.epoch) + LEASE - FENCE;
+        self.until.store(until.as_millis() as u64, Ordering::SeqCst);
+    }
+
+    fn shards(&self) -> std::sync::MutexGuard<'_, Watched> {
+        self.shards.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Watches the time until the server stops.
+    fn watch(&self, stopping: &AtomicBool) {
+        while !stopping.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(100));
+            let late = self.epoch.elapsed().as_millis() as u64 > self.until.load(Ordering::SeqCst);
+            let shards = self.shards();
+            let running: Vec<u32> =
+                shards.iter().filter(|(_, (stop, _))| !stop.load(Ordering::SeqCst)).map(|(id, _)| *id).collect();
+            if late && !running.is_empty() {
+                for (stop, kept) in shards.values() {
+                    kept.hand_over.store(true, Ordering::SeqCst);
+                    stop.store(true, Ordering::SeqCst);
+                }
+                self.fired.store(true, Ordering::SeqCst);
+                tracing::error!(
+                    shards = ?running,
+                    "the store has not renewed the shards' leases, which may run out: stopped, so that no shard is \
+                     held twice"
+                );
+            }
+        }
+    }
 }
 
 /// The identifies' turns, through the store.
@@ -99,6 +156,7 @@ struct Keeper {
     more_wanted: Arc<AtomicBool>,
     /// Whether the log said that the `--max-shards` leave shards unheld.
     said_unheld: bool,
+    fence: Arc<Fence>,
 }
 
 /// Holds this process's share of the shards until the server stops, then
@@ -120,7 +178,13 @@ pub fn hold(shared: &Arc<Shared>, pool: Arc<Pool>, info: &GatewayInfo, connect: 
         failing: false,
         more_wanted: Arc::new(AtomicBool::new(false)),
         said_unheld: false,
+        fence: Arc::new(Fence::new()),
     };
+    let (fence, stopping) = (keeper.fence.clone(), shared.life.gateway_stop.clone());
+    if let Err(e) = std::thread::Builder::new().name("blkc-lease-fence".into()).spawn(move || fence.watch(&stopping)) {
+        tracing::error!(error = %e, "cannot start the leases' fence: shards are taken by no process here");
+        return;
+    }
     let mut gate = IdentifyGate::new(info);
     gate.turns = Some(Arc::new(StoreTurns(keeper.pool.clone())));
     keeper.connect.gate = Arc::new(gate);
@@ -265,7 +329,14 @@ impl Keeper {
                     tracing::info!("the store answers again: the shards' leases are renewed");
                 }
                 self.renewed = asked;
+                self.fence.renewed(asked);
                 self.shared.metrics.lease("renewed");
+                if self.fence.fired.swap(false, Ordering::SeqCst) {
+                    // Stopped while the store was slow: given up, each
+                    // with its session, for whoever takes it next.
+                    self.give_up_all("fenced", true);
+                    return None;
+                }
                 let lost: Vec<u32> = self.held.keys().filter(|id| !standing.held.contains(id)).copied().collect();
                 for (shard, _) in self.stop(&lost, true, "lost") {
                     tracing::warn!(shard, "the shard's lease ran out and another process took it: stopped here");
@@ -278,10 +349,13 @@ impl Keeper {
                     tracing::error!(error = %e, "the store cannot renew the shards' leases");
                 }
                 if !self.held.is_empty() && self.renewed.elapsed() + FENCE >= LEASE {
-                    tracing::error!(
-                        shards = ?self.held.keys().collect::<Vec<_>>(),
-                        "the shards' leases may run out: stopped, so that no shard is held twice"
-                    );
+                    // (Unless the fence stopped them already, and said so.)
+                    if !self.fence.fired.swap(false, Ordering::SeqCst) {
+                        tracing::error!(
+                            shards = ?self.held.keys().collect::<Vec<_>>(),
+                            "the shards' leases may run out: stopped, so that no shard is held twice"
+                        );
+                    }
                     self.give_up_locally("fenced");
                 }
                 None
@@ -358,10 +432,13 @@ impl Keeper {
     /// close; gives each one's session as it ended.
     fn stop(&mut self, shards: &[u32], keep: bool, why: &'static str) -> Vec<(u32, Option<SavedSession>)> {
         let stopped: Vec<(u32, Held)> = shards.iter().filter_map(|id| Some((*id, self.held.remove(id)?))).collect();
-        for (_, held) in &stopped {
+        let mut fenced = self.fence.shards();
+        for (id, held) in &stopped {
+            fenced.remove(id);
             held.kept.hand_over.store(keep, Ordering::SeqCst);
             held.stop.store(true, Ordering::SeqCst);
         }
+        drop(fenced);
         let until = Instant::now() + CLOSE_WAIT;
         while stopped.iter().any(|(_, h)| !h.thread.is_finished()) && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(10));
@@ -405,6 +482,7 @@ impl Keeper {
         });
         match spawned {
             Ok(thread) => {
+                self.fence.shards().insert(id, (stop.clone(), kept.clone()));
                 self.held.insert(id, Held { stop, kept, thread });
             }
             Err(e) => tracing::error!(shard = id, error = %e, "cannot start a Gateway thread"),

@@ -222,8 +222,9 @@ impl Pool {
         })
     }
 
-    /// Who holds each shard now (live leases only), for `/metrics`, the
-    /// tests and `blkc vars`.
+    /// Who holds each shard now (live leases only), by shard: what an
+    /// operator's query of `blkc_shards` reads, and what the tests and the
+    /// bench hold the processes to.
     pub fn holders(&self) -> Result<Vec<(u32, String)>, StoreError> {
         let sql =
             format!("SELECT shard, holder FROM blkc_shards WHERE holder <> '' AND expires_at > {CLOCK} ORDER BY shard");
