@@ -227,3 +227,20 @@ fn a_process_cut_off_from_the_store_stops_its_shards_before_another_takes_them()
     let pongs = platform.wait_for("/channels/889/messages", theirs.len());
     assert!(pongs.len() >= theirs.len(), "{}", logs());
 }
+
+/// `--max-shards` without a PostgreSQL store caps nothing: refused with
+/// why, before anything is served.
+#[test]
+fn max_shards_without_a_shared_store_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bot.blk"), PING).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["serve", "bot.blk", "--max-shards", "2"])
+        .env("BLKC_BOT_TOKEN", TOKEN)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("`--max-shards` caps the shards leased through a PostgreSQL store"), "{stderr}");
+}

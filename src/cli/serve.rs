@@ -46,6 +46,11 @@ fn config(args: &ServeArgs, plan: &blkc::plan::Plan, store: blkc::store::Backend
              BLKC_BOT_TOKEN or give `--bot-token-file`"
             .into());
     }
+    if args.max_shards.is_some() && store.leases().is_none() {
+        return Err("`--max-shards` caps the shards leased through a PostgreSQL store (`--store postgres://…`); with \
+             this store the process holds every shard, or those `--shard ID/COUNT` names"
+            .into());
+    }
     super::report::warn_unversioned(args.net.platform.as_ref());
     let options = Options {
         http: http_limits(&args.net)?,
