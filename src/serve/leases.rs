@@ -476,7 +476,7 @@ impl Keeper {
                     tracing::error!(shard = id, "{}", fatal.0);
                     more.store(true, Ordering::SeqCst);
                 }
-                Err(fatal) => super::shards::fatal(&shared, fatal.0),
+                Err(fatal) => super::shards::fatal(&shared, Some(id), fatal.0),
                 Ok(()) => {}
             }
         });

@@ -108,9 +108,12 @@ fn backoff(tries: u32) -> Duration {
     Duration::from_secs(1u64 << tries.min(6)).min(Duration::from_secs(60))
 }
 
-/// Stops the server for good with `why`, as a shard's fatal error does.
-pub(super) fn fatal(shared: &Shared, why: String) {
-    tracing::error!("{why}");
+/// Stops the server for good with `why` (a shard's, when it says which).
+pub(super) fn fatal(shared: &Shared, shard: Option<u32>, why: String) {
+    match shard {
+        Some(shard) => tracing::error!(shard, "{why}"),
+        None => tracing::error!("{why}"),
+    }
     *shared.life.fatal.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
     shared.life.gateway_stop.store(true, Ordering::SeqCst);
     shared.life.fatal_notify.notify_one();
@@ -137,7 +140,7 @@ pub fn start(
             let info = loop {
                 match gateway_info(&shared, &loaded) {
                     Ok(info) => break info,
-                    Err(NoGateway::Never(why)) => return fatal(&shared, why),
+                    Err(NoGateway::Never(why)) => return fatal(&shared, None, why),
                     Err(NoGateway::Again(why)) => {
                         let wait = backoff(tries);
                         tries += 1;
@@ -172,7 +175,7 @@ pub fn start(
                         let _ = t.join();
                     }
                 }
-                Err(why) => fatal(&shared, why),
+                Err(why) => fatal(&shared, None, why),
             }
         })
         .map_err(|e| format!("cannot start the Gateway thread: {e}"))
@@ -208,6 +211,9 @@ fn shard_threads(
         session_starts_left = info.session_starts_left,
         "connecting to the Gateway"
     );
+    shared.metrics.shards_held.set(ids.len() as i64);
+    shared.metrics.shard_count.set(i64::from(count));
+    shared.metrics.shards_recommended.set(i64::from(info.shards));
     let gate = Arc::new(IdentifyGate::new(info));
     let events: Arc<dyn gateway::Events> = Arc::new(GatewayEvents(shared.clone()));
     let mut threads = Vec::new();
@@ -227,11 +233,8 @@ fn shard_threads(
         let thread = std::thread::Builder::new()
             .name(format!("blkc-gateway-{id}"))
             .spawn(move || {
-                if let Err(fatal) = shard.run() {
-                    tracing::error!(shard = id, "{}", fatal.0);
-                    *shared.life.fatal.lock().unwrap_or_else(|e| e.into_inner()) = Some(fatal.0);
-                    shared.life.gateway_stop.store(true, Ordering::SeqCst);
-                    shared.life.fatal_notify.notify_one();
+                if let Err(why) = shard.run() {
+                    fatal(&shared, Some(id), why.0);
                 }
             })
             .map_err(|e| format!("cannot start a Gateway thread: {e}"))?;
