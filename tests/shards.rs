@@ -150,7 +150,7 @@ fn metrics(served: &Served) -> String {
 }
 
 /// `--max-shards 1` caps one process: of 4 shards it holds one and the
-/// other process the rest, and `/metrics` says so.
+/// other process the rest, as `/metrics` and `blkc vars shards` say.
 #[test]
 fn max_shards_caps_one_process_and_the_others_take_the_rest() {
     let Some(pg) = crate::support::postgres::server() else { return };
@@ -167,6 +167,32 @@ fn max_shards_caps_one_process_and_the_others_take_the_rest() {
     assert!(gateway.wait(Duration::from_secs(5), |g| g.live() == vec![1; 4]), "{:?}", gateway.live());
     let held = |s: &Served| metrics(s).lines().find_map(|l| l.strip_prefix("blkc_shards_held ")?.parse::<i64>().ok());
     assert_eq!((held(&capped), held(&other)), (Some(1), Some(3)));
+    // `blkc vars shards` says who holds what, as text and as JSON.
+    let vars = |format: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
+            .args(["vars", "--store", url.as_str(), "shards", "--format", format])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // (Each session is kept with its lease at the beat after its READY.)
+    let until = Instant::now() + Duration::from_secs(5);
+    let mut text = vars("text");
+    while text.contains("no session") && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(100));
+        text = vars("text");
+    }
+    assert!(text.starts_with("4 shards\n"), "{text}");
+    let mine = format!(":{}:", capped.child.id());
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("shard")).collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert_eq!(lines.iter().filter(|l| l.contains(&mine)).count(), 1, "{text}");
+    assert!(lines.iter().all(|l| l.contains(" s left") && l.contains("(session kept)")), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&vars("json")).unwrap();
+    assert_eq!(json["count"], 4);
+    let shards = json["shards"].as_array().unwrap();
+    assert!(shards.iter().all(|s| s["holder"].is_string() && s["lease_left_ms"].as_u64().unwrap() > 0), "{json}");
 }
 
 /// A process whose store stops answering (a black hole: bytes taken, none
@@ -228,8 +254,8 @@ fn a_process_cut_off_from_the_store_stops_its_shards_before_another_takes_them()
     assert!(pongs.len() >= theirs.len(), "{}", logs());
 }
 
-/// `--max-shards` without a PostgreSQL store caps nothing: refused with
-/// why, before anything is served.
+/// `--max-shards` without a PostgreSQL store caps nothing, and such a
+/// store has no leases to show: each refused with why.
 #[test]
 fn max_shards_without_a_shared_store_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
@@ -243,4 +269,12 @@ fn max_shards_without_a_shared_store_is_a_usage_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("`--max-shards` caps the shards leased through a PostgreSQL store"), "{stderr}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["vars", "shards"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("an SQLite store leases no shards"), "{stderr}");
 }

@@ -155,6 +155,12 @@ pub enum VarsAction {
     },
     /// Delete a variable
     Delete { name: String },
+    /// Show who holds each of the Gateway's shards leased through a
+    /// PostgreSQL store, and for how long
+    Shards {
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
     /// Create the store's tables in an empty PostgreSQL database, or move
     /// an older store format forward (an SQLite store is created by its
     /// first save)

@@ -15,7 +15,7 @@ use blkc::vocab::VarScope;
 /// backend alike (checked before any store is opened).
 fn check_name(action: &VarsAction) -> Result<(), Exit> {
     let name = match action {
-        VarsAction::List { .. } | VarsAction::Migrate => None,
+        VarsAction::List { .. } | VarsAction::Migrate | VarsAction::Shards { .. } => None,
         VarsAction::Get { name } | VarsAction::Set { name, .. } | VarsAction::Delete { name } => Some(name),
     };
     match name.filter(|n| !blkc::syntax::template::is_ident(n)) {
@@ -80,8 +80,10 @@ fn shown(key: &str) -> (String, serde_json::Value) {
 pub fn vars(store_flag: Option<&str>, scope: &ScopeArgs, action: &VarsAction) -> Exit {
     let location = store::Location::choose(store_flag, store::DEFAULT_PATH.into());
     let failed = |e: StoreError| report::coded_error(Code::StoreFailed, &e, Some(e.help()));
-    if let VarsAction::Migrate = action {
-        return migrate(&location);
+    match action {
+        VarsAction::Migrate => return migrate(&location),
+        VarsAction::Shards { format } => return shards(&location, *format),
+        _ => {}
     }
     if let Err(exit) = check_name(action) {
         return exit;
@@ -143,8 +145,51 @@ pub fn vars(store_flag: Option<&str>, scope: &ScopeArgs, action: &VarsAction) ->
             Ok(false) => report::usage(format!("no custom variable `{name}` in `{}`", path.display())),
             Err(e) => failed(e),
         },
-        VarsAction::Migrate => Exit::Success,
+        VarsAction::Migrate | VarsAction::Shards { .. } => Exit::Success,
     }
+}
+
+/// `blkc vars shards`: each shard's lease, from a PostgreSQL store.
+fn shards(location: &Location, format: Format) -> Exit {
+    let Location::Postgres(url) = location else {
+        return report::usage(
+            "an SQLite store leases no shards: processes lease the Gateway's shards through a PostgreSQL store \
+             (`--store postgres://…`)",
+        );
+    };
+    let failed = |e: StoreError| report::coded_error(Code::StoreFailed, &e, Some(e.help()));
+    let (standing, leases) = match store::postgres::Pool::open(url).and_then(|pool| pool.leases()) {
+        Ok(found) => found,
+        Err(e) => return failed(e),
+    };
+    if let Format::Json = format {
+        let shards: Vec<serde_json::Value> = leases
+            .iter()
+            .map(|l| {
+                serde_json::json!({ "shard": l.shard, "holder": (!l.holder.is_empty()).then_some(&l.holder),
+                    "lease_left_ms": l.left_ms, "resumable": l.resumable })
+            })
+            .collect();
+        let wanted = (standing.wanted > standing.count).then_some(standing.wanted);
+        println!("{}", serde_json::json!({ "count": standing.count, "wanted": wanted, "shards": shards }));
+        return Exit::Success;
+    }
+    if standing.count == 0 {
+        println!("no shard leased yet: the first `blkc serve --shards auto` on this store sets the count");
+        return Exit::Success;
+    }
+    println!("{} shards", standing.count);
+    if standing.wanted > standing.count {
+        println!("the platform wants {}: the count moves once no lease is live", standing.wanted);
+    }
+    for l in &leases {
+        let session = if l.resumable { "session kept" } else { "no session" };
+        match l.holder.as_str() {
+            "" => println!("shard {:>3}  free  ({session})", l.shard),
+            holder => println!("shard {:>3}  {holder}  {:.1} s left  ({session})", l.shard, l.left_ms as f64 / 1e3),
+        }
+    }
+    Exit::Success
 }
 
 /// `blkc vars migrate`: the store's format brought up to this version.

@@ -54,6 +54,17 @@ pub struct Standing {
 /// last renewal (it renews every second).
 pub const HOLDER_ALIVE_MS: i64 = 3_000;
 
+/// One shard's lease, as `blkc vars shards` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    pub shard: u32,
+    /// Its live holder's name (host:pid:start), or empty.
+    pub holder: String,
+    pub left_ms: u64,
+    /// A session is kept with it, which its next holder resumes.
+    pub resumable: bool,
+}
+
 /// Whose turn it is to identify.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Turn {
@@ -230,6 +241,36 @@ impl Pool {
             format!("SELECT shard, holder FROM blkc_shards WHERE holder <> '' AND expires_at > {CLOCK} ORDER BY shard");
         self.with_conn(false, |conn| {
             Ok(conn.query(sql.as_str(), &[])?.iter().map(|r| (r.get::<_, i32>(0) as u32, r.get(1))).collect())
+        })
+    }
+
+    /// Every shard's lease as it stands, for `blkc vars shards`: the count
+    /// and a larger one wanted, and for each shard its holder (empty when
+    /// none), how long its lease has left in ms (0 when none is live), and
+    /// whether a session is kept for the next holder to resume.
+    pub fn leases(&self) -> Result<(Standing, Vec<Lease>), StoreError> {
+        let sql = format!(
+            "SELECT shard, holder, greatest(expires_at - {CLOCK}, 0), session_id IS NOT NULL
+             FROM blkc_shards ORDER BY shard"
+        );
+        self.with_conn(false, |conn| {
+            let count = meta(conn, "shard_count")?.unwrap_or(0) as u32;
+            let wanted = meta(conn, "shard_count_wanted")?.unwrap_or(0) as u32;
+            let leases = conn
+                .query(sql.as_str(), &[])?
+                .iter()
+                .map(|r| {
+                    let left: i64 = r.get(2);
+                    let holder: String = r.get(1);
+                    Lease {
+                        shard: r.get::<_, i32>(0) as u32,
+                        holder: if left > 0 { holder } else { String::new() },
+                        left_ms: left.max(0) as u64,
+                        resumable: r.get(3),
+                    }
+                })
+                .collect();
+            Ok((Standing { count, wanted, ..Standing::default() }, leases))
         })
     }
 
