@@ -176,7 +176,7 @@ fn max_shards_caps_one_process_and_the_others_take_the_rest() {
         assert!(out.status.success(), "{out:?}");
         String::from_utf8(out.stdout).unwrap()
     };
-    // (Each session is kept with its lease at the beat after its READY.)
+    // (Each session is kept with its lease as soon as its READY comes.)
     let until = Instant::now() + Duration::from_secs(5);
     let mut text = vars("text");
     while text.contains("no session") && Instant::now() < until {
@@ -219,9 +219,8 @@ fn a_process_cut_off_from_the_store_stops_its_shards_before_another_takes_them()
     assert!(gateway.wait(Duration::from_secs(5), |g| g.live() == vec![1; 4]), "{:?}", gateway.live());
     let theirs: Vec<u32> =
         holders(&url).into_iter().filter(|(_, h)| h.contains(&format!(":{}:", a.child.id()))).map(|(s, _)| s).collect();
-    // (Once a beat has kept every session with its lease: a process cut
-    // off within a second of its READY leaves none, and its shard is
-    // identified anew.)
+    // (Once every session is kept with its lease, as it is at once after
+    // its READY.)
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     let mut kept = || -> i64 {
         client.query_one("SELECT count(*) FROM blkc_shards WHERE session_id IS NOT NULL", &[]).unwrap().get(0)

@@ -251,6 +251,8 @@ pub struct Kept {
     /// Closing keeps the session resumable (a hand-over to another
     /// process), where a stop ends it.
     pub hand_over: AtomicBool,
+    /// A new session began and is not yet kept with the lease.
+    pub fresh: AtomicBool,
 }
 
 impl Kept {
@@ -260,6 +262,8 @@ impl Kept {
         if let Some((session, seq)) = session {
             kept.set(Some(session));
             kept.seq.store(seq, Ordering::SeqCst);
+            // (Kept with the lease already.)
+            kept.fresh.store(false, Ordering::SeqCst);
         }
         kept
     }
@@ -271,7 +275,9 @@ impl Kept {
     }
 
     fn set(&self, session: Option<Session>) {
+        let fresh = session.is_some();
         *self.session.lock().unwrap_or_else(|e| e.into_inner()) = session;
+        self.fresh.store(fresh, Ordering::SeqCst);
     }
 }
 

@@ -240,10 +240,13 @@ impl Keeper {
         self.shared.life.gateway_stop.load(Ordering::SeqCst)
     }
 
-    /// Waits `wait`, or less when the server stops.
+    /// Waits `wait`, or less when the server stops or a shard has a new
+    /// session (kept with its lease at once: a process lost a moment after
+    /// a READY leaves its next holder a session to resume).
     fn pause(&self, wait: Duration) {
         let until = Instant::now() + wait;
-        while Instant::now() < until && !self.stopping() {
+        let fresh = || self.held.values().any(|h| h.kept.fresh.swap(false, Ordering::SeqCst));
+        while Instant::now() < until && !self.stopping() && !fresh() {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
