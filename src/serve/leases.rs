@@ -154,8 +154,10 @@ struct Keeper {
     failing: bool,
     /// A shard closed with 4011: the platform wants more shards.
     more_wanted: Arc<AtomicBool>,
-    /// Whether the log said that the `--max-shards` leave shards unheld.
+    /// Whether the log said that the shares leave shards unheld.
     said_unheld: bool,
+    /// The count the platform recommended at the start.
+    platform_count: u32,
     fence: Arc<Fence>,
 }
 
@@ -178,6 +180,7 @@ pub fn hold(shared: &Arc<Shared>, pool: Arc<Pool>, info: &GatewayInfo, connect: 
         failing: false,
         more_wanted: Arc::new(AtomicBool::new(false)),
         said_unheld: false,
+        platform_count: info.shards,
         fence: Arc::new(Fence::new()),
     };
     let (fence, stopping) = (keeper.fence.clone(), shared.life.gateway_stop.clone());
@@ -293,6 +296,12 @@ impl Keeper {
             self.recommended(standing.wanted);
             return;
         }
+        if standing.count == 0 {
+            // The store had no count yet (its first answer failed): told
+            // the platform's again.
+            self.recommended(self.platform_count);
+            return;
+        }
         if self.count == 0 || standing.count != self.count {
             self.give_up_all("resharded", false);
             self.set_count(standing.count);
@@ -305,7 +314,8 @@ impl Keeper {
             tracing::warn!(
                 unheld,
                 count = self.count,
-                "the processes' --max-shards leave shards no process may hold: their servers' events are not heard"
+                "the processes' shares (128 each at most, or their --max-shards) leave shards no process may hold: \
+                 their servers' events are not heard until more processes run"
             );
         } else if unheld == 0 {
             self.said_unheld = false;
@@ -500,7 +510,9 @@ impl Keeper {
             Ok(info) => info.shards,
             Err(_) => 0,
         };
-        self.recommended(recommended.max(self.count + 1));
+        let wanted = recommended.max(self.count + 1);
+        self.platform_count = self.platform_count.max(wanted);
+        self.recommended(wanted);
     }
 }
 
