@@ -102,11 +102,13 @@ fn processes_share_the_shards_by_lease_and_take_over_a_killed_one_s() {
     assert_eq!(platform.wait_for("/channels/889/messages", theirs.len()).len(), theirs.len());
 }
 
-/// The platform wants more shards: /gateway/bot says 8 where the bot's
-/// processes hold 4, and a shard that identifies again under 4 is closed
-/// with 4011. Every process gives its shards up; the count moves to 8 once
-/// none is held, and the shards are taken again under it. No shard is ever
-/// held under two counts, and it is said in the log and on /metrics.
+/// The platform recommends more shards: /gateway/bot says 8 where the
+/// bot's processes hold 4. A process started then keeps the count (a
+/// reshard would cost every process its sessions) and says so. Then a shard
+/// that identifies again under 4 is closed with 4011: every process gives
+/// its shards up, the count moves to 8 once none is held, and the shards
+/// are taken again under it. No shard is ever held under two counts, and
+/// it is said in the log and on /metrics.
 #[test]
 fn a_larger_shard_count_moves_every_process_with_no_shard_held_under_two() {
     let Some(pg) = crate::support::postgres::server() else { return };
@@ -118,12 +120,19 @@ fn a_larger_shard_count_moves_every_process_with_no_shard_held_under_two() {
     let args = ["--store", url.as_str()];
     let start = || serve(PING, &platform, None, &args, &[("BLKC_BOT_TOKEN", TOKEN)]);
     let (a, b) = (start(), start());
-    let logs = || format!("{}\n---\n{}", a.log(), b.log());
-    assert!(gateway.wait(Duration::from_secs(30), |g| g.live() == vec![1; 4]), "{:?}\n{}", gateway.live(), logs());
-    // The bot is in more servers now: a session ended makes its shard
-    // identify again, and the Gateway closes it with 4011.
+    assert!(gateway.wait(Duration::from_secs(30), |g| g.live() == vec![1; 4]), "{:?}", gateway.live());
+    // The bot is in more servers now: a process started keeps the count,
+    // and takes its share by resume.
     gateway.set_count(8);
     platform.set_gateway(gateway.bot_info(16));
+    let c = start();
+    let logs = || [&a, &b, &c].iter().map(|s| s.log()).collect::<Vec<_>>().join("\n---\n");
+    let joined = |_: &ShardedGateway| shares(&holders(&url), &[&c]) == [1];
+    assert!(gateway.wait(Duration::from_secs(20), joined), "{:?}\n{}", holders(&url), logs());
+    assert!(c.log().contains("the platform recommends more shards"), "{}", c.log());
+    assert_eq!(gateway.identified_counts(), [4; 4], "{}", logs());
+    // A session ended makes its shard identify again, and the Gateway
+    // closes it with 4011.
     gateway.invalidate(0);
     let moved = gateway.wait(Duration::from_secs(40), |g| g.live() == vec![1; 8]);
     assert!(moved, "{:?}\n{}", gateway.live(), logs());
@@ -140,7 +149,7 @@ fn a_larger_shard_count_moves_every_process_with_no_shard_held_under_two() {
         let m = metrics(s);
         m.lines().find_map(|l| l.strip_prefix("blkc_shards_held ")?.parse::<i64>().ok()).unwrap()
     };
-    assert_eq!(held(&a) + held(&b), 8);
+    assert_eq!(held(&a) + held(&b) + held(&c), 8);
 }
 
 /// The process's `/metrics` text.

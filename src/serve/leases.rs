@@ -17,10 +17,11 @@
 //!
 //! The shard count is the store's: the first process sets it from the
 //! platform's recommendation, and it changes only while no lease is live.
-//! When the platform wants more (its `/gateway/bot` at a start, or a shard
-//! closed with 4011), the larger count is noted as wanted: every process
-//! gives its shards up, and when none is held the count moves and the
-//! shards are taken again under it. No shard is held under two counts.
+//! A larger recommendation (`/gateway/bot` at a later start) is taken then,
+//! at no cost. When the platform requires more (a shard closed with 4011),
+//! the larger count is noted as wanted: every process gives its shards up,
+//! and when none is held the count moves and the shards are taken again
+//! under it. No shard is held under two counts.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -191,7 +192,7 @@ pub fn hold(shared: &Arc<Shared>, pool: Arc<Pool>, info: &GatewayInfo, connect: 
     let mut gate = IdentifyGate::new(info);
     gate.turns = Some(Arc::new(StoreTurns(keeper.pool.clone())));
     keeper.connect.gate = Arc::new(gate);
-    keeper.recommended(info.shards);
+    keeper.recommended(info.shards, false);
     // (Seen by the others before anything is taken.)
     keeper.renew();
     keeper.pause(FIRST_TAKE);
@@ -254,11 +255,12 @@ impl Keeper {
         }
     }
 
-    /// The platform's recommended count, told to the store: the count the
-    /// shards are held under, set or moved when it can be.
-    fn recommended(&mut self, recommended: u32) {
+    /// The platform's recommended count, told to the store (`required`: it
+    /// closed a shard with 4011): the count the shards are held under, set
+    /// or moved when it can be.
+    fn recommended(&mut self, recommended: u32, required: bool) {
         self.shared.metrics.shards_recommended.set(i64::from(recommended));
-        match self.pool.shard_count(recommended) {
+        match self.pool.shard_count(recommended, required) {
             Ok(standing) => {
                 if standing.wanted > standing.count {
                     tracing::warn!(
@@ -266,6 +268,13 @@ impl Keeper {
                         recommended = standing.wanted,
                         "the platform wants more shards: every process gives its shards up, and they are taken \
                          again under the new count once none is held"
+                    );
+                } else if recommended > standing.count {
+                    tracing::info!(
+                        count = standing.count,
+                        recommended,
+                        "the platform recommends more shards: the bot's processes keep this count until the platform \
+                         requires more (close code 4011) or no process holds a shard"
                     );
                 }
                 self.set_count(standing.count);
@@ -293,13 +302,13 @@ impl Keeper {
             // Every process gives its shards up (their sessions end: they
             // are the old count's); the count moves when none is held.
             self.give_up_all("resharded", false);
-            self.recommended(standing.wanted);
+            self.recommended(standing.wanted, true);
             return;
         }
         if standing.count == 0 {
             // The store had no count yet (its first answer failed): told
             // the platform's again.
-            self.recommended(self.platform_count);
+            self.recommended(self.platform_count, false);
             return;
         }
         if self.count == 0 || standing.count != self.count {
@@ -512,7 +521,7 @@ impl Keeper {
         };
         let wanted = recommended.max(self.count + 1);
         self.platform_count = self.platform_count.max(wanted);
-        self.recommended(wanted);
+        self.recommended(wanted, true);
     }
 }
 

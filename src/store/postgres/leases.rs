@@ -108,21 +108,26 @@ fn session(row: &tokio_postgres::Row, at: usize) -> Option<SavedSession> {
 }
 
 impl Pool {
-    /// The shard count leases are under: `recommended` when none is set, or
-    /// when a larger one is wanted and no lease is live (the count moves;
-    /// the old sessions are dropped, they are the old count's); else the
-    /// count set. A `recommended` count larger than the one set, while
+    /// The shard count leases are under. `recommended` (the platform's) is
+    /// taken when no count is set, or when it is larger and no lease is
+    /// live (nothing to give up; the old sessions are dropped, they are the
+    /// old count's); else the count set stays. A `required` count (the
+    /// platform closed a shard with 4011) larger than the one set, while
     /// leases are live, is noted as wanted: every process gives its shards
-    /// up, and the next call moves the count.
-    pub fn shard_count(&self, recommended: u32) -> Result<Standing, StoreError> {
+    /// up, and a later call moves the count once none is live.
+    pub fn shard_count(&self, recommended: u32, required: bool) -> Result<Standing, StoreError> {
         let recommended = i64::from(recommended.max(1));
         self.with_conn(false, |conn| {
             locked(conn, |conn| {
                 let count = meta(conn, "shard_count")?.unwrap_or(0);
-                let wanted = meta(conn, "shard_count_wanted")?.unwrap_or(0).max(recommended);
+                let mut wanted = meta(conn, "shard_count_wanted")?.unwrap_or(0);
+                if required {
+                    wanted = wanted.max(recommended);
+                }
                 let sql = format!("SELECT count(*) FROM blkc_shards WHERE holder <> '' AND expires_at > {CLOCK}");
                 let live: i64 = conn.query_one(sql.as_str(), &[])?.get(0);
-                let moved = if count == 0 || (wanted > count && live == 0) { wanted } else { count };
+                let target = wanted.max(recommended);
+                let moved = if count == 0 || (target > count && live == 0) { target } else { count };
                 if moved != count {
                     set_meta(conn, "shard_count", moved)?;
                     conn.execute("DELETE FROM blkc_shards", &[])?;
