@@ -128,9 +128,22 @@ impl gateway::Turns for StoreTurns {
     }
 }
 
+/// A shard's session as kept with its lease. The Gateway says what it is,
+/// so one longer than a session id or a URL can be is not kept (its next
+/// holder identifies anew) rather than written to the store each second.
 fn saved(kept: &Kept) -> Option<SavedSession> {
-    kept.get().map(|(s, seq)| SavedSession { id: s.id, seq, resume_url: s.resume_url })
+    let (s, seq) = kept.get()?;
+    (s.id.len() <= MAX_SESSION_ID && s.resume_url.len() <= MAX_RESUME_URL).then_some(SavedSession {
+        id: s.id,
+        seq,
+        resume_url: s.resume_url,
+    })
 }
+
+/// The longest session id and resume URL kept with a lease (the
+/// platform's are 32 characters and a short `wss://` URL).
+const MAX_SESSION_ID: usize = 256;
+const MAX_RESUME_URL: usize = 2048;
 
 /// What the shards need to connect, and where they report.
 pub struct Connect {
@@ -527,7 +540,17 @@ impl Keeper {
 
 #[cfg(test)]
 mod tests {
-    use super::shares;
+    use super::{saved, shares, Kept, Session};
+
+    #[test]
+    fn a_session_longer_than_the_platform_s_is_not_kept_with_a_lease() {
+        let kept = |id: String, url: &str| saved(&Kept::resuming(Some((Session { id, resume_url: url.into() }, 41))));
+        let ok = kept("9a4c".repeat(8), "wss://gateway-us-east1-b.discord.gg").unwrap();
+        assert_eq!((ok.id.len(), ok.seq), (32, 41));
+        assert!(kept("x".repeat(257), "wss://gateway.discord.gg").is_none());
+        assert!(kept("abc".into(), &format!("wss://{}", "a".repeat(2048))).is_none());
+        assert!(saved(&Kept::default()).is_none());
+    }
 
     #[test]
     fn shares_are_even_the_first_ones_taking_what_is_over() {
