@@ -186,9 +186,11 @@ impl IdentifyGate {
     }
 }
 
-/// Waits for `bucket`'s turn in the store's turns; false when stopping. A
-/// store that cannot say is asked again each second (the identify waits:
-/// two processes could otherwise identify in one bucket at once).
+/// Waits for `bucket`'s turn in the store's turns; false when stopping. The
+/// store is asked at most once a second by each waiting shard (a large
+/// bot's shards may wait minutes for their buckets), and a store that
+/// cannot say is asked again each second (the identify waits: two
+/// processes could otherwise identify in one bucket at once).
 fn wait_turn(turns: &dyn Turns, shard: u32, bucket: u32, spacing: Duration, stop: &AtomicBool) -> bool {
     let mut warned = false;
     loop {
@@ -205,7 +207,13 @@ fn wait_turn(turns: &dyn Turns, shard: u32, bucket: u32, spacing: Duration, stop
                 Duration::from_secs(1)
             }
         };
-        std::thread::sleep(wait.min(Duration::from_millis(250)));
+        let until = Instant::now() + wait.min(Duration::from_secs(1));
+        while Instant::now() < until {
+            if stop.load(Ordering::SeqCst) {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20).min(until.saturating_duration_since(Instant::now())));
+        }
     }
 }
 

@@ -4,6 +4,10 @@
 //! identifies' turns, so that processes starting together keep to the
 //! platform's identify limit (docs/serve.md, "Many machines, one bot").
 //!
+//! `blkc_identify` has a row per `max_concurrency` bucket (`last_at`: its
+//! last identify) and row -1, the session-start budget (`left_count`
+//! starts left until `last_at`).
+//!
 //! Times are the database's clock (`clock_timestamp()`), so the machines'
 //! clocks need not agree. Every change is one statement, or one transaction
 //! under [`SHARD_LOCK`]: two processes never both take one shard, and the
@@ -40,8 +44,8 @@ pub struct Taken {
 pub struct Standing {
     /// The shard count every lease is under (0 before any is set).
     pub count: u32,
-    /// A larger count the platform asked for: every process gives up its
-    /// shards, and the count moves when none is held.
+    /// A larger count the platform required (close code 4011): every
+    /// process gives up its shards, and the count moves when none is held.
     pub wanted: u32,
     /// The shards this process still holds (the others' leases it lost).
     pub held: Vec<u32>,
