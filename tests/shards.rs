@@ -286,3 +286,38 @@ fn max_shards_without_a_shared_store_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("an SQLite store leases no shards"), "{stderr}");
 }
+
+/// The leases' statements alone: a shard is taken by one of two processes
+/// taking at once; nothing is taken under a count that has moved; a shard
+/// given up is taken with its holder's name and the session it left.
+#[test]
+fn a_shard_is_taken_by_one_process_and_never_under_a_moved_count() {
+    use blkc::store::postgres::leases::SavedSession;
+    use blkc::store::postgres::Pool;
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.store();
+    let pools: Vec<_> = (0..2).map(|_| Pool::open(&url).unwrap()).collect();
+    assert_eq!(pools[0].shard_count(4, false).unwrap().count, 4);
+    // A count that has moved since takes nothing.
+    assert!(pools[0].take("a", 8, 4, 10_000).unwrap().is_empty());
+    // Two taking all four at once: each shard to one.
+    let taken: Vec<Vec<u32>> = std::thread::scope(|s| {
+        let handles: Vec<_> = ["a", "b"]
+            .iter()
+            .zip(&pools)
+            .map(|(me, pool)| s.spawn(move || pool.take(me, 4, 4, 10_000).unwrap().iter().map(|t| t.shard).collect()))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut all: Vec<u32> = taken.concat();
+    all.sort();
+    assert_eq!(all, [0, 1, 2, 3], "{taken:?}");
+    // Given up with its session: the next taker is told both.
+    let (holder, shard) = if taken[0].is_empty() { ("b", taken[1][0]) } else { ("a", taken[0][0]) };
+    let session = SavedSession { id: "s-1".into(), seq: 41, resume_url: "wss://gateway.example".into() };
+    pools[0].release(holder, &[(shard, Some(session.clone()))]).unwrap();
+    let again = pools[1].take("c", 4, 4, 10_000).unwrap();
+    assert_eq!(again.len(), 1);
+    assert_eq!((again[0].shard, again[0].previous.as_str()), (shard, holder));
+    assert_eq!(again[0].session, Some(session));
+}

@@ -376,6 +376,7 @@ impl Keeper {
                 for (shard, _) in self.stop(&lost, true, "lost") {
                     tracing::warn!(shard, "the shard's lease ran out and another process took it: stopped here");
                 }
+                self.sweep();
                 Some(standing)
             }
             Err(e) => {
@@ -398,10 +399,32 @@ impl Keeper {
         }
     }
 
+    /// Gives up the shards whose thread ended by itself (a close code that
+    /// retrying cannot fix, such as 4011, which the next beat acts on), so
+    /// that no lease is kept for a shard no thread holds: each is taken
+    /// again, by this process or another, once its reason is dealt with.
+    fn sweep(&mut self) {
+        let ended: Vec<u32> = self
+            .held
+            .iter()
+            .filter(|(_, h)| h.thread.is_finished() && !h.stop.load(Ordering::SeqCst))
+            .map(|(id, _)| *id)
+            .collect();
+        if ended.is_empty() {
+            return;
+        }
+        // (Their sessions ended with them.)
+        let given: Vec<_> = self.stop(&ended, false, "ended").into_iter().map(|(id, _)| (id, None)).collect();
+        tracing::warn!(shards = ?ended, "gave up the shards whose connection ended");
+        if let Err(e) = self.pool.release(&self.me, &given) {
+            tracing::warn!(error = %e, "the store could not take the shards given up; their leases run out");
+        }
+    }
+
     /// Takes up to `n` free shards and connects them, resuming the
     /// sessions their last holders left.
     fn take(&mut self, n: u32) {
-        let taken = match self.pool.take(&self.me, n as usize, LEASE.as_millis() as i64) {
+        let taken = match self.pool.take(&self.me, self.count, n as usize, LEASE.as_millis() as i64) {
             Ok(taken) => taken,
             Err(e) => {
                 tracing::warn!(error = %e, "the store could not give shards");
@@ -409,9 +432,6 @@ impl Keeper {
             }
         };
         for t in taken {
-            if t.shard >= self.count {
-                continue;
-            }
             let resumed = t.session.is_some();
             if t.previous.is_empty() {
                 tracing::info!(shard = t.shard, resumed, "took a shard");

@@ -154,7 +154,7 @@ impl Default for Metrics {
         r.register(
             "blkc_shard_leases",
             "Shard leases through the store: renewals (renewed, renew_failed), shards taken (resumed, identified) \
-             and given up (handed_over, lost, fenced, resharded, stopped)",
+             and given up (handed_over, lost, fenced, resharded, ended, stopped)",
             m.leases.clone(),
         );
         m

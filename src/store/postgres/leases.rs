@@ -201,14 +201,17 @@ impl Pool {
     }
 
     /// Takes up to `n` shards no one holds (never held, given up, or whose
-    /// lease ran out: `expires_at` passed) for `ttl_ms`, the lowest first; gives each with whom
-    /// it was taken from and the session they left. A shard is taken by
-    /// one process: rows another is taking are skipped.
-    pub fn take(&self, me: &str, n: usize, ttl_ms: i64) -> Result<Vec<Taken>, StoreError> {
+    /// lease ran out: `expires_at` passed) for `ttl_ms`, the lowest first;
+    /// gives each with whom it was taken from and the session they left. A
+    /// shard is taken by one process: rows another is taking are skipped.
+    /// None is taken unless the shard count is still `count` (the one the
+    /// caller's shards connect under): a count moved since is not mixed in.
+    pub fn take(&self, me: &str, count: u32, n: usize, ttl_ms: i64) -> Result<Vec<Taken>, StoreError> {
         let sql = format!(
             "WITH free AS (
                  SELECT shard, holder, session_id, seq, resume_url FROM blkc_shards
-                 WHERE holder = '' OR expires_at <= {CLOCK}
+                 WHERE (holder = '' OR expires_at <= {CLOCK})
+                   AND (SELECT value FROM blkc_meta WHERE key = 'shard_count') = $4
                  ORDER BY shard LIMIT $3 FOR UPDATE SKIP LOCKED)
              UPDATE blkc_shards s SET holder = $1, expires_at = {CLOCK} + $2
              FROM free WHERE s.shard = free.shard
@@ -216,7 +219,7 @@ impl Pool {
         );
         let n = n as i64;
         self.with_conn(false, |conn| {
-            let rows = conn.query(sql.as_str(), &[&me, &ttl_ms, &n])?;
+            let rows = conn.query(sql.as_str(), &[&me, &ttl_ms, &n, &i64::from(count)])?;
             Ok(rows
                 .iter()
                 .map(|r| Taken { shard: r.get::<_, i32>(0) as u32, previous: r.get(1), session: session(r, 2) })
