@@ -289,7 +289,8 @@ fn max_shards_without_a_shared_store_is_a_usage_error() {
 
 /// The leases' statements alone: a shard is taken by one of two processes
 /// taking at once; nothing is taken under a count that has moved; a shard
-/// given up is taken with its holder's name and the session it left.
+/// given up is taken with its holder's name and the session it left; the
+/// holders are listed the first to join first, whatever their names.
 #[test]
 fn a_shard_is_taken_by_one_process_and_never_under_a_moved_count() {
     use blkc::store::postgres::leases::SavedSession;
@@ -320,4 +321,11 @@ fn a_shard_is_taken_by_one_process_and_never_under_a_moved_count() {
     assert_eq!(again.len(), 1);
     assert_eq!((again[0].shard, again[0].previous.as_str()), (shard, holder));
     assert_eq!(again[0].session, Some(session));
+    // "z" joins before "m": it stays first (the remainder of a division is
+    // the eldest's), and a renewal does not move it back.
+    pools[0].renew("z", None, &[], 10_000).unwrap();
+    std::thread::sleep(Duration::from_millis(5));
+    pools[1].renew("m", Some(2), &[], 10_000).unwrap();
+    let standing = pools[0].renew("z", None, &[], 10_000).unwrap();
+    assert_eq!(standing.holders, [("z".to_string(), None), ("m".to_string(), Some(2))]);
 }

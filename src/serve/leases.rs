@@ -220,9 +220,10 @@ pub fn hold(shared: &Arc<Shared>, pool: Arc<Pool>, info: &GatewayInfo, connect: 
     }
 }
 
-/// Each holder's share of `count` shards, in the holders' order (by name,
-/// as every process reads them): as even as their `--max-shards` allow, one
-/// more to the first ones while the division leaves some over, and none
+/// Each holder's share of `count` shards, in the holders' order (the first
+/// to join first, as every process reads them): as even as their
+/// `--max-shards` allow, one more to the first ones while the division
+/// leaves some over, and none
 /// past [`gateway::MAX_AUTO_SHARDS`]. Their sum falls short of `count` only
 /// when the caps do.
 pub fn shares(count: u32, most: &[Option<u32>]) -> Vec<u32> {

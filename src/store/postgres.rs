@@ -47,7 +47,8 @@ pub const SCHEMA_VERSION: i64 = 3;
 const SHARD_TABLES: &str = "CREATE TABLE blkc_shards (
         shard INT PRIMARY KEY, holder TEXT NOT NULL DEFAULT '', expires_at BIGINT NOT NULL DEFAULT 0,
         session_id TEXT, seq BIGINT, resume_url TEXT);
-     CREATE TABLE blkc_shard_holders (id TEXT PRIMARY KEY, most INT, seen_at BIGINT NOT NULL);
+     CREATE TABLE blkc_shard_holders (
+        id TEXT PRIMARY KEY, most INT, seen_at BIGINT NOT NULL, joined_at BIGINT NOT NULL);
      CREATE TABLE blkc_identify (bucket INT PRIMARY KEY, last_at BIGINT NOT NULL, left_count BIGINT NOT NULL DEFAULT 0);";
 
 /// How often (in calls) [`Pool::first_time`] removes expired deliveries.

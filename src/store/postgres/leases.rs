@@ -50,7 +50,10 @@ pub struct Standing {
     /// The shards this process still holds (the others' leases it lost).
     pub held: Vec<u32>,
     /// The processes holding shards through the store (this one among
-    /// them), by name, with the most each may hold (`--max-shards`).
+    /// them), with the most each may hold (`--max-shards`): the first to
+    /// join first (by the database's clock, then by name), so a newcomer
+    /// comes last and takes the smaller share, and the shards that move
+    /// when one joins are only those it takes.
     pub holders: Vec<(String, Option<u32>)>,
 }
 
@@ -163,10 +166,11 @@ impl Pool {
              WHERE holder = $1 AND shard = $6 AND expires_at > {CLOCK}"
         );
         let here = format!(
-            "INSERT INTO blkc_shard_holders (id, most, seen_at) VALUES ($1, $2, {CLOCK})
+            "INSERT INTO blkc_shard_holders (id, most, seen_at, joined_at) VALUES ($1, $2, {CLOCK}, {CLOCK})
              ON CONFLICT (id) DO UPDATE SET most = excluded.most, seen_at = excluded.seen_at"
         );
-        let live = format!("SELECT id, most FROM blkc_shard_holders WHERE seen_at > {CLOCK} - $1 ORDER BY id");
+        let live =
+            format!("SELECT id, most FROM blkc_shard_holders WHERE seen_at > {CLOCK} - $1 ORDER BY joined_at, id");
         let gone = format!("DELETE FROM blkc_shard_holders WHERE seen_at < {CLOCK} - 60000");
         let most = most.map(|m| i32::try_from(m).unwrap_or(i32::MAX));
         self.with_conn(false, |conn| {
