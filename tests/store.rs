@@ -497,32 +497,46 @@ fn a_delivery_is_seen_once_until_it_expires() {
     assert_eq!(winners, 1);
 }
 
+/// A store of format `from` (blkc's meta and vars tables, `topic` set to
+/// "hi", and `tables`) at `url`: refused by `vars get` until `blkc vars
+/// migrate` moves it to format 3, which keeps `topic`. Gives a client of
+/// the database and the directory blkc ran in.
+fn migrated(url: &str, from: i64, tables: &str) -> (postgres::Client, tempfile::TempDir) {
+    let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE blkc_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
+             CREATE TABLE blkc_vars (name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at BIGINT NOT NULL);
+             INSERT INTO blkc_meta VALUES ('schema', {from});
+             INSERT INTO blkc_vars VALUES ('topic', '\"hi\"', 0);
+             {tables}"
+        ))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = blkc(dir.path(), &["vars", "--store", url, "get", "topic"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let refused = format!("has store format {from}; move it to format 3 with `blkc vars --store URL migrate`");
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&refused), "{out:?}");
+    let out = blkc(dir.path(), &["vars", "--store", url, "migrate"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("from store format {from} to 3")), "{out:?}");
+    assert_eq!(stdout(&blkc(dir.path(), &["vars", "--store", url, "get", "topic"])), "hi\n");
+    (client, dir)
+}
+
 /// A store of format 1 (before deliveries expired by time) is refused by
 /// runs and servers until `blkc vars migrate` moves it, keeping its values.
 #[test]
 fn a_format_1_postgres_store_is_refused_until_migrated_and_keeps_its_values() {
     let Some(pg) = crate::support::postgres::server() else { return };
     let url = pg.database();
-    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    client
-        .batch_execute(
-            "CREATE TABLE blkc_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
-             CREATE TABLE blkc_vars (name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at BIGINT NOT NULL);
-             CREATE TABLE blkc_seen (id TEXT PRIMARY KEY, seen_at BIGINT NOT NULL);
-             INSERT INTO blkc_meta VALUES ('schema', 1);
-             INSERT INTO blkc_vars VALUES ('points:user:7:1', '41', 0), ('topic', '\"hi\"', 0);
-             INSERT INTO blkc_seen VALUES ('123', 0);",
-        )
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let out = blkc(dir.path(), &["vars", "--store", &url, "get", "topic"]);
-    assert_eq!(out.status.code(), Some(3));
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(stderr.contains("format 1") && stderr.contains("migrate"), "{stderr}");
-    let out = blkc(dir.path(), &["vars", "--store", &url, "migrate"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("from store format 1 to 3"));
-    assert_eq!(stdout(&blkc(dir.path(), &["vars", "--store", &url, "get", "topic"])), "hi\n");
+    let (mut client, dir) = migrated(
+        &url,
+        1,
+        "CREATE TABLE blkc_seen (id TEXT PRIMARY KEY, seen_at BIGINT NOT NULL);
+         INSERT INTO blkc_vars VALUES ('points:user:7:1', '41', 0);
+         INSERT INTO blkc_seen VALUES ('123', 0);",
+    );
     let out = blkc(dir.path(), &["vars", "--store", &url, "get", "points", "--user", "1", "--server", "7"]);
     assert_eq!(stdout(&out), "41\n");
     let out = blkc(dir.path(), &["vars", "--store", &url, "migrate"]);
@@ -537,23 +551,12 @@ fn a_format_1_postgres_store_is_refused_until_migrated_and_keeps_its_values() {
 fn a_format_2_postgres_store_is_migrated_to_leases_keeping_its_values() {
     let Some(pg) = crate::support::postgres::server() else { return };
     let url = pg.database();
-    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    client
-        .batch_execute(
-            "CREATE TABLE blkc_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
-             CREATE TABLE blkc_vars (name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at BIGINT NOT NULL);
-             CREATE TABLE blkc_seen (id TEXT PRIMARY KEY, expires_at BIGINT NOT NULL);
-             CREATE TABLE blkc_processes (id TEXT PRIMARY KEY, seen_at BIGINT NOT NULL);
-             INSERT INTO blkc_meta VALUES ('schema', 2);
-             INSERT INTO blkc_vars VALUES ('topic', '\"hi\"', 0);",
-        )
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let out = blkc(dir.path(), &["vars", "--store", &url, "get", "topic"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("format 2; move it to format 3"), "{out:?}");
-    let out = blkc(dir.path(), &["vars", "--store", &url, "migrate"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("from store format 2 to 3"), "{out:?}");
-    assert_eq!(stdout(&blkc(dir.path(), &["vars", "--store", &url, "get", "topic"])), "hi\n");
+    let (mut client, _dir) = migrated(
+        &url,
+        2,
+        "CREATE TABLE blkc_seen (id TEXT PRIMARY KEY, expires_at BIGINT NOT NULL);
+         CREATE TABLE blkc_processes (id TEXT PRIMARY KEY, seen_at BIGINT NOT NULL);",
+    );
     let shards: i64 = client.query_one("SELECT count(*) FROM blkc_shards", &[]).unwrap().get(0);
     let turns: i64 = client.query_one("SELECT count(*) FROM blkc_identify", &[]).unwrap().get(0);
     assert_eq!((shards, turns), (0, 0));
