@@ -175,8 +175,46 @@ impl HeldApi {
     }
 }
 
+/// Programs at the lowest priority that keep every core busy while they
+/// live, as a build or a backup beside the bot would.
+struct BusyLoops(Vec<std::process::Child>);
+
+impl BusyLoops {
+    fn start() -> BusyLoops {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let spawn = |_| {
+            Command::new("nice")
+                .args(["-n", "19", "sh", "-c", "while :; do :; done"])
+                .stdin(Stdio::null())
+                .spawn()
+                .expect("nice and sh")
+        };
+        BusyLoops((0..cores).map(spawn).collect())
+    }
+}
+
+impl Drop for BusyLoops {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 #[test]
 fn runs_waiting_on_a_slow_api_get_threads_of_their_own_up_to_workers() {
+    runs_waiting_get_threads(None);
+}
+
+/// Issue 48, item 9: the pool once refused to grow while the machine had
+/// little idle CPU, even CPU taken by programs at the lowest priority.
+#[test]
+fn runs_waiting_on_a_slow_api_get_threads_beside_busy_programs() {
+    runs_waiting_get_threads(Some(BusyLoops::start()));
+}
+
+fn runs_waiting_get_threads(_busy: Option<BusyLoops>) {
     let platform = TestPlatform::start();
     let api = HeldApi::start();
     let program = format!(
