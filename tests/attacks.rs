@@ -358,8 +358,9 @@ fn a_heartbeat_request_storm_neither_deafens_the_shard_nor_delays_the_stop() {
     gateway.control(Control::Beats(500));
     std::thread::sleep(Duration::from_secs(2));
     let answered = gateway.sent_op(1).len() - before;
-    // The regular beats (every 200 ms here) and at most one asked for a second.
-    assert!(answered <= 16, "{answered} heartbeats in 2 s");
+    // The regular beats (every 200 ms here), a burst of 5 asked for and
+    // then one a second.
+    assert!(answered <= 20, "{answered} heartbeats in 2 s");
     assert_eq!(gateway.connections(), 1, "{}", served.log());
     served.signal(libc::SIGTERM);
     let stopping = Instant::now();

@@ -43,6 +43,15 @@ fn identify_asks_for_the_intents_the_file_needs_and_heartbeats_keep_time() {
     // GUILDS | GUILD_MEMBERS | GUILD_MESSAGES | MESSAGE_CONTENT, and no more.
     assert_eq!(d["intents"], (1 << 0) | (1 << 1) | (1 << 9) | (1 << 15));
     assert_eq!(d["shard"], json!([0, 1]));
+    // Issue 48, item 13: only the fields the platform documents for
+    // IDENTIFY (no `capabilities`, no `presence` of null).
+    let keys: Vec<&str> = d.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut keys = keys;
+    keys.sort_unstable();
+    assert_eq!(keys, ["compress", "intents", "large_threshold", "properties", "shard", "token"]);
+    let mut properties: Vec<&str> = d["properties"].as_object().unwrap().keys().map(String::as_str).collect();
+    properties.sort_unstable();
+    assert_eq!(properties, ["browser", "device", "os"]);
     let beats = gateway.wait_op(1, 8);
     assert!(beats.len() >= 8);
     // Every 200 ms, after the first: none early, and on time on the whole
@@ -52,6 +61,23 @@ fn identify_asks_for_the_intents_the_file_needs_and_heartbeats_keep_time() {
     let mean = gaps.iter().sum::<Duration>() / gaps.len() as u32;
     assert!(mean < Duration::from_millis(320), "heartbeat gaps {gaps:?}");
     assert!(beats[1].2["d"].as_u64().unwrap() >= 2, "a heartbeat carries the last sequence: {:?}", beats[1].2);
+}
+
+/// Issue 48, item 14: a heartbeat the Gateway asks for is answered at
+/// once, even right after the shard's own (three asked in a row were
+/// answered once: the rest fell within a second of the first).
+#[test]
+fn every_heartbeat_the_gateway_asks_for_is_answered() {
+    let platform = TestPlatform::start();
+    // The shard's own beats a minute apart: what is answered was asked.
+    let gateway = TestGateway::start(60_000);
+    platform.set_gateway(gateway.bot_info(1));
+    let _served = serve(WELCOME, &platform, None, &[], &[("BLKC_BOT_TOKEN", TOKEN)]);
+    gateway.wait_op(2, 1);
+    let before = gateway.sent_op(1).len();
+    gateway.control(crate::support::gateway::Control::Beats(3));
+    let beats = gateway.wait_op(1, before + 3);
+    assert!(beats.len() >= before + 3, "{} of 3 asked heartbeats answered", beats.len() - before);
 }
 
 #[test]

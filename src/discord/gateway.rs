@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tungstenite::protocol::frame::coding::CloseCode as WsClose;
-use twilight_model::gateway::payload::outgoing::identify::{IdentifyInfo, IdentifyProperties};
-use twilight_model::gateway::payload::outgoing::{Heartbeat, Identify, Resume};
+use twilight_model::gateway::payload::outgoing::identify::IdentifyProperties;
+use twilight_model::gateway::payload::outgoing::{Heartbeat, Resume};
 use twilight_model::gateway::{CloseCode, ShardId};
 
 use super::intents::{self, Intents};
@@ -40,9 +40,10 @@ const STABLE: Duration = Duration::from_secs(60);
 pub const MAX_MESSAGE: usize = 8 * 1024 * 1024;
 /// How long connecting (TCP, TLS, the WebSocket handshake) may take.
 const CONNECT_TIME: Duration = Duration::from_secs(10);
-/// The platform may ask for a heartbeat (op 1) at any time; it is answered
-/// at most this often, so that asking cannot use up the send budget.
-const REQUESTED_BEAT_SPACING: Duration = Duration::from_secs(1);
+/// The platform may ask for a heartbeat (op 1) at any time, and says to
+/// answer at once: every one is, up to a burst of this many, then one a
+/// second, so that a flood of asks cannot use up the send budget.
+const ASKED_BEATS_BURST: u32 = 5;
 /// The most shards one process holds with `--shards auto` (a thread each).
 pub const MAX_AUTO_SHARDS: u32 = 128;
 
@@ -438,7 +439,12 @@ impl Shard {
             Err(end) => return self.closed(end),
         };
         let interval = Duration::from_millis(interval.clamp(100, 600_000));
-        let mut beat = Beat { next: Instant::now() + interval.mul_f64(jitter()), acked: true, sent: Instant::now() };
+        let mut beat = Beat {
+            next: Instant::now() + interval.mul_f64(jitter()),
+            acked: true,
+            sent: Instant::now(),
+            asked: Beat::asked_limit(),
+        };
         if let Err(end) = self.hello(socket, &mut sent, session.as_ref(), *seq) {
             return end;
         }
@@ -500,18 +506,8 @@ impl Shard {
             return Err(End::Stop);
         }
         self.events.count("identify");
-        let os = std::env::consts::OS;
-        let identify = Identify::new(IdentifyInfo {
-            compress: false,
-            intents: self.intents,
-            large_threshold: 250,
-            presence: None,
-            properties: IdentifyProperties::new("blkc", "blkc", os),
-            shard: Some(ShardId::new(self.id, self.count.max(self.id + 1))),
-            token: self.token.clone(),
-            capabilities: twilight_model::gateway::Capabilities::empty(),
-        });
-        self.send(socket, sent, &identify)
+        let shard = ShardId::new(self.id, self.count.max(self.id + 1));
+        self.send(socket, sent, &Identify::new(&self.token, self.intents, shard))
     }
 
     /// What a frame asks of the shard; dispatches go to the server.
@@ -535,9 +531,9 @@ impl Shard {
                 self.events.dispatch(t, event, raw);
                 Heard::Nothing
             }
-            // Asked for a heartbeat: answered, but at most once a second
-            // however often the Gateway asks.
-            Some(OpCode::Heartbeat) if beat.sent.elapsed() >= REQUESTED_BEAT_SPACING => Heard::BeatAsked,
+            // Asked for a heartbeat: answered at once, even right after
+            // one of the shard's own; a flood of asks, only up to its bound.
+            Some(OpCode::Heartbeat) if beat.asked.check().is_ok() => Heard::BeatAsked,
             Some(OpCode::Reconnect) => {
                 tracing::info!(shard = self.id, "the Gateway asked to reconnect");
                 Heard::End(End::Resume { backoff: false })
@@ -638,6 +634,43 @@ struct Beat {
     next: Instant,
     acked: bool,
     sent: Instant,
+    /// The beats the Gateway asks for that are answered ([`ASKED_BEATS_BURST`]).
+    asked: governor::DefaultDirectRateLimiter,
+}
+
+impl Beat {
+    fn asked_limit() -> governor::DefaultDirectRateLimiter {
+        let burst = std::num::NonZeroU32::new(ASKED_BEATS_BURST).expect("a burst of one or more");
+        let quota = governor::Quota::per_second(std::num::NonZeroU32::MIN).allow_burst(burst);
+        governor::RateLimiter::direct(quota)
+    }
+}
+
+/// IDENTIFY (op 2) with the fields the platform documents for it and no
+/// others: `twilight-model`'s own type also sends `capabilities` and a
+/// `presence` of `null`, which the documented structure does not have.
+#[derive(serde::Serialize)]
+struct Identify<'a> {
+    op: OpCode,
+    d: IdentifyData<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct IdentifyData<'a> {
+    token: &'a str,
+    properties: IdentifyProperties,
+    compress: bool,
+    large_threshold: u64,
+    shard: ShardId,
+    intents: Intents,
+}
+
+impl<'a> Identify<'a> {
+    fn new(token: &'a str, intents: Intents, shard: ShardId) -> Identify<'a> {
+        let properties = IdentifyProperties::new("blkc", "blkc", std::env::consts::OS);
+        let d = IdentifyData { token, properties, compress: false, large_threshold: 250, shard, intents };
+        Identify { op: OpCode::Identify, d }
+    }
 }
 
 /// What a frame asks of the shard.
