@@ -213,8 +213,24 @@ impl<'s> Filling<'s> {
             return None;
         }
         let limit = self.specs.iter().find(|s| s.name == name).map(|s| s.form);
-        if let Some(vocab::SettingForm::Text(max)) = limit {
-            self.cut(&mut text, max, name);
+        match limit {
+            Some(vocab::SettingForm::Text(max)) => self.cut(&mut text, max, name),
+            Some(vocab::SettingForm::Url(max)) if text.trim().chars().count() > max => {
+                let n = text.trim().chars().count();
+                self.changed.push(format!(
+                    "{}'s `{name}` was left out: it is {n} characters, and the platform takes {max}",
+                    self.within
+                ));
+                return None;
+            }
+            Some(vocab::SettingForm::Emoji) => {
+                if let Err(problem) = crate::discord::emoji::judge(text.trim()) {
+                    self.changed.push(format!("{}'s `{name}` was left out: {}", self.within, problem.describe(&text)));
+                    return None;
+                }
+                text = text.trim().to_string();
+            }
+            _ => {}
         }
         Some(text)
     }
@@ -230,8 +246,8 @@ impl<'s> Filling<'s> {
 /// The `custom_id` of a component or a form, or why it cannot be one
 /// (longer than the platform's 100 characters: the run fails, as the
 /// value is state the handler needs whole).
-pub fn custom_id(handler: &str, place: usize, value: &str) -> Result<String, String> {
-    let id = vocab::custom_id(handler, place, value);
+pub fn custom_id(handler: &str, key: &str, value: &str) -> Result<String, String> {
+    let id = vocab::custom_id(handler, key, value);
     let n = id.chars().count();
     if n > limits::CUSTOM_ID {
         return Err(format!(
@@ -242,7 +258,7 @@ pub fn custom_id(handler: &str, place: usize, value: &str) -> Result<String, Str
 }
 
 /// A button from its filled-in settings: a link when it has a `url`.
-pub fn button(handler: Option<&str>, place: usize, mut f: Filling<'_>) -> Result<(Component, Vec<String>), String> {
+pub fn button(handler: Option<&str>, key: &str, mut f: Filling<'_>) -> Result<(Component, Vec<String>), String> {
     let url = f.text("url").filter(|u| vocab::is_web_url(u.trim()));
     let style = vocab::BUTTON_STYLES.iter().copied().find(|s| f.flag(s)).unwrap_or("primary");
     let value = f.settings.iter().find_map(|(n, v)| match v {
@@ -250,7 +266,7 @@ pub fn button(handler: Option<&str>, place: usize, mut f: Filling<'_>) -> Result
         _ => None,
     });
     let custom_id = match handler {
-        Some(h) => Some(custom_id(h, place, value.as_deref().unwrap_or_default())?),
+        Some(h) => Some(custom_id(h, key, value.as_deref().unwrap_or_default())?),
         None => None,
     };
     let mut b = Button {
@@ -278,7 +294,7 @@ pub fn button(handler: Option<&str>, place: usize, mut f: Filling<'_>) -> Result
 /// A select menu from its filled-in settings and choices.
 pub fn select(
     handler: &str,
-    place: usize,
+    key: &str,
     mut f: Filling<'_>,
     choices: Vec<(String, String, Filling<'_>)>,
 ) -> Result<(Component, Vec<String>), String> {
@@ -286,7 +302,7 @@ pub fn select(
     let mut menu = Select {
         of,
         handler: handler.to_string(),
-        custom_id: custom_id(handler, place, "")?,
+        custom_id: custom_id(handler, key, "")?,
         placeholder: f.text("placeholder"),
         min: f.number("min"),
         max: f.number("max"),
@@ -310,18 +326,33 @@ pub fn select(
         changed.append(&mut c.changed);
         menu.choices.push(choice);
     }
+    // The platform refuses a menu that asks for more than it offers (its
+    // choices from a list are known only now).
+    if of == "choices" {
+        let offered = menu.choices.len() as u32;
+        if menu.max.is_some_and(|m| m > offered) {
+            changed.push(format!("a select menu's `max` was lowered to its {offered} choices"));
+            menu.max = Some(offered);
+        }
+        let most = menu.max.unwrap_or(1);
+        if menu.min.is_some_and(|m| m > most) {
+            changed.push(format!("a select menu's `min` was lowered to {most}, as many as can be chosen"));
+            menu.min = Some(most);
+        }
+    }
     Ok((Component::Select(menu), changed))
 }
 
 /// A form from its filled-in settings and inputs.
 pub fn form(
     handler: &str,
+    key: &str,
     mut f: Filling<'_>,
     inputs: Vec<(String, Filling<'_>)>,
 ) -> Result<(Form, Vec<String>), String> {
     let mut form = Form {
         handler: handler.to_string(),
-        custom_id: custom_id(handler, 0, "")?,
+        custom_id: custom_id(handler, key, "")?,
         title: f.text("title").unwrap_or_else(|| CUT.into()),
         inputs: Vec::new(),
     };
@@ -450,6 +481,14 @@ pub fn embed(parts: Vec<(EmbedPart, String)>, fields: Vec<(String, String, bool)
             }
         };
         let ok = match part.form() {
+            PartForm::Url if text.trim().chars().count() > limits::EMBED_URL => {
+                let n = text.trim().chars().count();
+                changed.push(format!(
+                    "the embed's `{name}` was left out: it is {n} characters, and the platform takes {}",
+                    limits::EMBED_URL
+                ));
+                continue;
+            }
             PartForm::Url => vocab::is_web_url(text.trim()),
             PartForm::Timestamp => vocab::is_timestamp(text.trim()),
             PartForm::Text | PartForm::Color => true,
@@ -492,22 +531,36 @@ pub fn embed_units(e: &Embed) -> usize {
         + e.fields.iter().map(|f| units(&f.name) + units(&f.value)).sum::<usize>()
 }
 
-/// Keeps a message's embeds within 6,000 characters together: the
-/// descriptions are cut, last embed first; whether any was.
+/// Keeps a message's embeds within 6,000 characters together, whatever
+/// filled them: the descriptions give way first, then the fields' values,
+/// the footers, the authors, the fields' names and the titles, the last
+/// embed's (and field's) first; whether any was cut. Every text keeps at
+/// least its mark, and 10 embeds of 25 fields each are well under 6,000
+/// marks, so it always fits.
 pub fn fit_embeds(embeds: &mut [Embed]) -> bool {
     let mut total: usize = embeds.iter().map(embed_units).sum();
     let mut cut = false;
-    for e in embeds.iter_mut().rev() {
-        if total <= limits::EMBED_TOTAL {
-            break;
-        }
-        if let Some(d) = &mut e.description {
-            let before = units(d);
-            let over = total - limits::EMBED_TOTAL;
-            let keep = before.saturating_sub(over).max(units(CUT));
-            fit(d, keep);
-            total = total - before + units(d);
-            cut = true;
+    for pass in 0..6 {
+        for e in embeds.iter_mut().rev() {
+            let slots: Vec<&mut String> = match pass {
+                0 => e.description.iter_mut().collect(),
+                1 => e.fields.iter_mut().rev().map(|f| &mut f.value).collect(),
+                2 => e.footer.iter_mut().collect(),
+                3 => e.author.iter_mut().collect(),
+                4 => e.fields.iter_mut().rev().map(|f| &mut f.name).collect(),
+                _ => e.title.iter_mut().collect(),
+            };
+            for text in slots {
+                if total <= limits::EMBED_TOTAL {
+                    return cut;
+                }
+                let before = units(text);
+                let keep = before.saturating_sub(total - limits::EMBED_TOTAL).max(units(CUT));
+                if fit(text, keep) {
+                    total = total - before + units(text);
+                    cut = true;
+                }
+            }
         }
     }
     cut
@@ -647,6 +700,17 @@ mod tests {
         let mut many = vec![Embed { description: Some("d".repeat(4000)), ..Embed::default() }; 2];
         assert!(fit_embeds(&mut many));
         assert_eq!(many.iter().map(embed_units).sum::<usize>(), limits::EMBED_TOTAL);
+        // Fields alone over the total (issue 48, item 15: 6,016 were sent).
+        let field = EmbedField { name: "n".repeat(256), value: "v".repeat(1024), inline: false };
+        let mut fields = vec![Embed { title: Some("t".repeat(256)), fields: vec![field; 25], ..Embed::default() }; 3];
+        assert!(fit_embeds(&mut fields));
+        assert!(fields.iter().map(embed_units).sum::<usize>() <= limits::EMBED_TOTAL);
+        let field = EmbedField { name: "n".repeat(256), value: "v".repeat(1024), inline: false };
+        let mut one = vec![Embed { fields: vec![field; 6], ..Embed::default() }];
+        assert!(fit_embeds(&mut one));
+        assert!(embed_units(&one[0]) <= limits::EMBED_TOTAL);
+        assert_eq!(one[0].fields[0].value.len(), 1024, "the last fields give way first");
+        assert_eq!(one[0].fields[5].value, CUT);
         assert_eq!(vocab::parse_color("16777216"), None);
         assert_eq!(vocab::parse_color("blue"), None);
     }

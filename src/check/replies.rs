@@ -172,6 +172,10 @@ pub(super) fn length_with(t: &Template, max: usize, what: &str, help: &str, out:
 /// B413 for a written colour, URL or time that is not one (a part with a
 /// `{…}` is judged at run time).
 fn form(part: EmbedPart, value: &Template, out: &mut Findings) {
+    if part.form() == PartForm::Url {
+        let help = "the platform takes at most 2,048 characters in an embed's URLs: link a shorter address";
+        length_with(value, limits::EMBED_URL, &format!("an embed's `{}`", part.as_str()), help, out);
+    }
     let Some(text) = value.as_literal() else { return };
     let (ok, want) = match part.form() {
         PartForm::Text => return,

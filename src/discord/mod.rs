@@ -15,6 +15,7 @@
 //! server. Why inbound payloads are blkc's own structs and outbound ones
 //! `twilight-model`'s: docs/architecture.md, "The platform boundary".
 
+pub mod emoji;
 pub mod gateway;
 pub mod intents;
 pub mod message;

@@ -661,7 +661,7 @@ impl Runner<'_> {
             out.push(embed);
         }
         if message::fit_embeds(&mut out) {
-            let what = "the embeds' descriptions were cut to keep the reply's embeds within 6,000 characters";
+            let what = "the embeds' texts were cut to keep the reply's embeds within 6,000 characters";
             self.pending.push(failure::embed_adjusted(what, span));
         }
         out
@@ -702,13 +702,13 @@ impl Runner<'_> {
         use crate::vocab::{BUTTON_SETTINGS, CHOICE_SETTINGS, SELECT_SETTINGS};
         let mut out = Vec::with_capacity(components.len());
         for c in components {
-            // The component's number in the file is its place in its id.
-            let place = c.number as usize;
+            // The component's key is part of its id.
+            let key = c.key.as_str();
             let filled = self.fill(&c.settings);
             let made = match c.kind {
                 plan::ComponentKind::Button => message::button(
                     c.handler.as_deref(),
-                    place,
+                    key,
                     message::Filling::new(filled, BUTTON_SETTINGS, "a button"),
                 ),
                 plan::ComponentKind::Select => {
@@ -726,7 +726,7 @@ impl Runner<'_> {
                         })
                         .collect();
                     let f = message::Filling::new(filled, SELECT_SETTINGS, "a select menu");
-                    message::select(c.handler.as_deref().unwrap_or_default(), place, f, choices)
+                    message::select(c.handler.as_deref().unwrap_or_default(), key, f, choices)
                 }
             };
             let (component, changed) = made.map_err(|why| Box::new(failure::custom_id_too_long(&why, span)))?;
@@ -745,7 +745,8 @@ impl Runner<'_> {
             .iter()
             .map(|i| (i.name.clone(), message::Filling::new(self.fill(&i.settings), INPUT_SETTINGS, "an input")))
             .collect();
-        let made = message::form(&form.handler, message::Filling::new(filled, FORM_SETTINGS, "a form"), inputs);
+        let made =
+            message::form(&form.handler, &form.key, message::Filling::new(filled, FORM_SETTINGS, "a form"), inputs);
         let (form_out, changed) = made.map_err(|why| Box::new(failure::custom_id_too_long(&why, form.span)))?;
         self.pending.extend(changed.iter().map(|what| failure::embed_adjusted(what, form.span)));
         Ok(form_out)

@@ -743,7 +743,8 @@ fn setting_at(doc: &Document, offset: usize) -> Option<(String, Span)> {
     let limit = match spec.form {
         vocab::SettingForm::Flag => "a word alone".to_string(),
         vocab::SettingForm::Text(max) => format!("a string of at most {max} characters"),
-        vocab::SettingForm::Url => "an http or https URL".to_string(),
+        vocab::SettingForm::Url(max) => format!("an http or https URL of at most {max} characters"),
+        vocab::SettingForm::Emoji => "an emoji: `\"👍\"`, or a server's `\"<:name:id>\"`".to_string(),
         vocab::SettingForm::Number(least, most) => format!("a whole number from {least} to {most}"),
         vocab::SettingForm::Duration => {
             "a number of seconds or a string like `\"5m\"`, then `per user` (the default), `per server` or `per channel`".to_string()
