@@ -114,13 +114,14 @@ fn a_command_and_a_click_run_through_serve_and_the_page_is_play_s_own() {
     assert_eq!(answer["type"], 4, "{answered}");
     assert_eq!(answer["data"]["content"], "**Coffee or tea?** Click to vote.");
     let button = &answer["data"]["components"][0]["components"][0];
-    assert_eq!(button["custom_id"], "blk1:vote:0:coffee");
+    let coffee = crate::support::platform::component_id(&example, "vote", 0, "coffee");
+    assert_eq!(button["custom_id"], coffee.as_str());
     // A click on its button, by the member the page names: the handler
     // updates the message.
     let click = json!({
         "type": 3,
-        "data": { "custom_id": "blk1:vote:0:coffee", "component_type": 2 },
-        "message": { "id": "1400000000000000099" },
+        "data": { "custom_id": coffee, "component_type": 2 },
+        "message": { "id": "1400000000000000099", "components": answer["data"]["components"] },
         "member": { "id": "2002", "name": "Grace" },
     });
     let answered = played.send(click);
@@ -799,7 +800,7 @@ fn the_page_is_given_what_serve_sends_the_platform() {
     assert_eq!(serve_edit["embeds"][0]["title"], "Order 1", "{serve_edit}");
     // A choice in its menu, and its button's form, sent.
     let (menu, button) = (&serve_edit["components"][0]["components"][0], &serve_edit["components"][1]["components"][0]);
-    let message = json!({ "id": "555" });
+    let message = json!({ "id": "555", "components": serve_edit["components"] });
     let page = |data: Value| {
         played.send(json!({ "type": if data["components"].is_array() { 5 } else { 3 }, "data": data, "message": message, "member": ada }))["answer"].clone()
     };
@@ -836,4 +837,20 @@ fn a_request_to_an_internal_address_is_refused_as_by_run() {
     assert_eq!(run["outcome"], "failed");
     assert!(run["error"].as_str().unwrap().contains("B314 block `inside`: the value"), "{run}");
     assert!(api.received().is_empty());
+}
+
+/// Issue 48, item 12: a page request whose head never ends does not hold
+/// its connection open (half-sent requests were still open after 12 s).
+#[test]
+fn a_half_sent_page_request_is_closed() {
+    use std::io::{Read as _, Write as _};
+    let played = play("command c \"C\" {\n    reply \"hi\"\n}\n", None, &["--offline"]);
+    let address = played.url.trim_start_matches("http://").trim_end_matches('/').to_string();
+    let mut stream = std::net::TcpStream::connect(&address).unwrap();
+    stream.write_all(b"GET / HTTP/1.1\r\nHost: ").unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let started = std::time::Instant::now();
+    let mut rest = Vec::new();
+    let _ = stream.read_to_end(&mut rest);
+    assert!(started.elapsed() < Duration::from_secs(50), "still open after {:?}", started.elapsed());
 }

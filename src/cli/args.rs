@@ -183,7 +183,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "COMMAND OPTION", conflicts_with_all = ["component", "form"])]
     pub autocomplete: Option<String>,
     /// Run the handler a button or select menu names, as if clicked: its
-    /// name, or a component's whole id (`blk1:vote:0:yes`)
+    /// name, or a component's whole id (`blk2:vote:1a2b3c4d:yes`)
     #[arg(long, value_name = "HANDLER|ID", conflicts_with = "form")]
     pub component: Option<String>,
     /// The values chosen, comma-separated (`{values}`; `{value}` is the
@@ -243,6 +243,11 @@ pub struct PlayArgs {
     /// 127.0.0.1 (default: a free port on 127.0.0.1)
     #[arg(long, value_name = "ADDR", value_parser = blkc::serve::listen_address)]
     pub listen: Option<std::net::SocketAddr>,
+    /// Let `--listen` be an address other than loopback: whoever reaches
+    /// it runs the bot's commands with your secrets and reads every run's
+    /// record
+    #[arg(long)]
+    pub expose: bool,
     /// Answer every request block from its sample: nothing is sent
     #[arg(long)]
     pub offline: bool,

@@ -27,6 +27,15 @@ pub fn play(args: &PlayArgs) -> Exit {
         Err(e) => return report::usage(format!("cannot start: {e}")),
     };
     let at = args.listen.unwrap_or(([127, 0, 0, 1], 0).into());
+    if !at.ip().is_loopback() {
+        let exposes = "whoever reaches it runs the bot's commands with your secrets and bot token, and reads every run's requests, responses and variables in the inspector";
+        if !args.expose {
+            return report::usage(format!(
+                "play serves its page on loopback only; {at} is reachable from other machines, and {exposes}. Give `--expose` to mean it"
+            ));
+        }
+        eprintln!("warning: the page listens on {at}, beyond this machine: {exposes}");
+    }
     let listener = match runtime.block_on(tokio::net::TcpListener::bind(at)) {
         Ok(l) => l,
         Err(e) => return report::usage(format!("cannot listen on {at}: {e}")),

@@ -34,14 +34,35 @@ pub const GREETED: u64 = 1 + SERVERS.len() as u64;
 /// The bot's own user.
 const BOT: &str = "1400000000000000000";
 
+/// Connections the Gateway holds at once (serve's one shard needs one, and
+/// one more while it reconnects); more are closed at once, so idle
+/// connections cannot make a thread each without end.
+const MOST_CONNECTIONS: usize = 8;
+/// How long a connection may take to finish its handshake.
+const HANDSHAKE_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Listens on a free loopback port; gives its `ws://` URL.
 pub fn start(play: Arc<Play>) -> Result<String, String> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("cannot open the Gateway: {e}"))?;
     let url = format!("ws://{}", listener.local_addr().map_err(|e| e.to_string())?);
+    let live = Arc::new(AtomicUsize::new(0));
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            let play = play.clone();
-            std::thread::spawn(move || connection(stream, &play));
+            if live.fetch_add(1, Ordering::SeqCst) >= MOST_CONNECTIONS {
+                live.fetch_sub(1, Ordering::SeqCst);
+                drop(stream);
+                continue;
+            }
+            let (play, live) = (play.clone(), live.clone());
+            let _ = stream.set_read_timeout(Some(HANDSHAKE_TIME));
+            let spawned = std::thread::Builder::new().name("blkc-play-gateway".into()).spawn(move || {
+                connection(stream, &play);
+                live.fetch_sub(1, Ordering::SeqCst);
+            });
+            if spawned.is_err() {
+                tracing::warn!("play's Gateway could not start a connection's thread");
+            }
         }
     });
     Ok(url)

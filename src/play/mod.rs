@@ -30,6 +30,9 @@ pub use stand_in::Call;
 /// The calls kept for the page: a page that has not asked for more than
 /// this many has missed the oldest (the memory of a long play is bounded).
 const KEPT_CALLS: usize = 10_000;
+/// The events fired from the page that are kept, and their most bytes.
+const KEPT_DISPATCHES: usize = 256;
+const KEPT_DISPATCH_BYTES: usize = 16 * 1024 * 1024;
 
 /// What the page and serve share through the stand-in.
 pub struct Play {
@@ -229,6 +232,13 @@ impl Play {
         let mut dispatches = self.dispatches.lock().unwrap_or_else(|e| e.into_inner());
         let seq = dispatches.last().map_or(gateway::GREETED, |d| d.0) + 1;
         dispatches.push((seq, t.to_string(), d));
+        // Only the last fired are kept (a session replays what it missed
+        // of those), within a count and a size.
+        let size = |d: &(u64, String, Value)| d.2.to_string().len();
+        let mut bytes: usize = dispatches.iter().map(size).sum();
+        while dispatches.len() > 1 && (dispatches.len() > KEPT_DISPATCHES || bytes > KEPT_DISPATCH_BYTES) {
+            bytes -= size(&dispatches.remove(0));
+        }
         Ok(())
     }
 
@@ -347,7 +357,13 @@ pub async fn run(play: Arc<Play>, listener: tokio::net::TcpListener) {
                 let play = play.clone();
                 async move { Ok::<_, std::convert::Infallible>(page::route(&play, req).await) }
             });
-            let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+            // A request's head within 10 s, as serve's front door asks: a
+            // half-sent one does not hold its connection open.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(10))
+                .serve_connection(io, service)
+                .await;
         });
     }
 }

@@ -84,7 +84,10 @@ function embed(e) {
 
 const STYLES = { 1: "", 2: "secondary", 3: "success", 4: "danger", 5: "secondary" };
 
-function components(rows, messageId) {
+// A click carries its message as the platform's does: its id, flags and
+// components (serve answers only what the message offered).
+function components(rows, messageId, flags) {
+  const on = { id: messageId, components: rows || [], flags: flags || 0 };
   const out = [];
   for (const row of rows || []) {
     const line = document.createElement("div");
@@ -98,7 +101,7 @@ function components(rows, messageId) {
         b.disabled = !!c.disabled;
         // A link opens only as a web page (never a `javascript:` one).
         if (c.url) b.addEventListener("click", () => { if (/^https?:\/\//i.test(c.url)) window.open(c.url, "_blank", "noopener"); });
-        else b.addEventListener("click", () => send({ type: 3, data: { custom_id: c.custom_id, component_type: 2 }, message: { id: messageId } }));
+        else b.addEventListener("click", () => send({ type: 3, data: { custom_id: c.custom_id, component_type: 2 }, message: on }));
         line.append(b);
       } else if (c.type === 3) {
         const s = document.createElement("select");
@@ -115,7 +118,7 @@ function components(rows, messageId) {
         }
         s.addEventListener("change", () => {
           const values = [...s.selectedOptions].map((o) => o.value).filter(Boolean);
-          if (values.length) send({ type: 3, data: { custom_id: c.custom_id, component_type: 3, values }, message: { id: messageId } });
+          if (values.length) send({ type: 3, data: { custom_id: c.custom_id, component_type: 3, values }, message: on });
         });
         line.append(s);
       }
@@ -139,7 +142,7 @@ function draw(li, m, note) {
   li.append(who);
   if (m.content) { const c = document.createElement("span"); inline(c, m.content); li.append(c); }
   for (const e of m.embeds || []) li.append(embed(e));
-  li.append(...components(m.components, li.dataset.message));
+  li.append(...components(m.components, li.dataset.message, m.flags));
   const n = document.createElement("div");
   n.className = "note";
   n.textContent = [m.flags & 64 ? "Only you can see this" : "", note].filter(Boolean).join(" · ");
