@@ -114,6 +114,17 @@ pub enum Guard {
 }
 
 impl Guard {
+    /// Whether two lines require the same, wherever they are written.
+    pub fn same(&self, other: &Guard) -> bool {
+        let written = |ids: &[Template]| ids.iter().map(Template::written).collect::<Vec<_>>();
+        match (self, other) {
+            (Guard::Roles { ids: a }, Guard::Roles { ids: b })
+            | (Guard::Channels { ids: a }, Guard::Channels { ids: b }) => written(a) == written(b),
+            (Guard::Permissions { bits: a }, Guard::Permissions { bits: b }) => a == b,
+            _ => false,
+        }
+    }
+
     /// The word of its line: `roles`, `channels` or `permissions`.
     pub fn word(&self) -> &'static str {
         match self {
@@ -255,11 +266,17 @@ pub struct FieldStep {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ComponentStep {
     pub kind: ComponentKind,
-    /// Its place among the file's components, in the order they are
-    /// written: its `custom_id` carries it, and a click finds the
-    /// component's `max_clicks` and `cooldown` by it.
+    /// What it is among its handler's components (`key_components`): its
+    /// `custom_id` carries it, a click finds the component's `max_clicks`
+    /// and `cooldown` by it, and its counts in the store are kept under it.
     #[serde(default)]
-    pub number: u32,
+    pub key: String,
+    /// The `require` lines of the tree whose reply shows it (with those it
+    /// inherited as a handler): a click holds them as well as its
+    /// handler's own, so a button on a guarded command's reply runs only
+    /// for whom the command does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guards: Vec<Guard>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handler: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -305,6 +322,12 @@ pub struct ChoiceStep {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FormStep {
     pub handler: String,
+    /// Its key and the `require` lines its submission holds, as a
+    /// component's (`ComponentStep::key`, `ComponentStep::guards`).
+    #[serde(default)]
+    pub key: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guards: Vec<Guard>,
     pub settings: Vec<SettingStep>,
     pub inputs: Vec<InputStep>,
     pub span: Span,
@@ -608,6 +631,24 @@ impl From<ast::CompareOp> for Op {
 }
 
 impl Template {
+    /// What the template says, without where it stands in the file (spans
+    /// move when anything above them moves): a component's key reads it.
+    pub fn written(&self) -> String {
+        fn strip(v: &mut serde_json::Value) {
+            match v {
+                serde_json::Value::Object(o) => {
+                    o.remove("span");
+                    o.values_mut().for_each(strip);
+                }
+                serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+                _ => {}
+            }
+        }
+        let mut v = serde_json::to_value(&self.parts).unwrap_or_default();
+        strip(&mut v);
+        v.to_string()
+    }
+
     /// Whether the template sends the bot token.
     pub fn has_token(&self) -> bool {
         self.parts.iter().any(|s| matches!(s, Seg::BotToken))
@@ -875,10 +916,7 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
             Item::Tree(t) => lower_tree(t, &[], &mut plan.trees)?,
         }
     }
-    let mut next = 0;
-    for tree in &mut plan.trees {
-        number_components(&mut tree.steps, &mut next);
-    }
+    key_components(&mut plan.trees);
     Ok(plan)
 }
 
@@ -927,32 +965,128 @@ fn lower_tree(t: &ast::Tree, inherited: &[Guard], out: &mut Vec<Tree>) -> Lowere
     Ok(())
 }
 
-/// Numbers the components in the order they are written (a branch's before
-/// what follows its `if`), from `next` on; the checker's B425 counts them
-/// in the same order (`check::components`).
-fn number_components(steps: &mut [Step], next: &mut u32) {
-    for step in steps {
-        match step {
-            Step::Reply { components, .. } => {
-                for c in components {
-                    c.number = *next;
-                    *next += 1;
+/// Gives every component with a handler, and every form, its key: a
+/// digest of its kind, its handler, its `value` as written, and how many
+/// alike in those three come before it in the file. So a component keeps
+/// its key (and its click counts and cooldowns on every message sent
+/// before) when the file changes anywhere else: another component added
+/// above it, of its handler or another, a label or a limit changed. Only
+/// a component whose kind, handler or value changes gets a new key, and
+/// its earlier messages' clicks are answered as stale.
+///
+/// Each also gets the `require` lines its click must hold: those of the
+/// tree whose reply shows it, and, when that tree is a handler, those
+/// every component and form naming that handler holds.
+fn key_components(trees: &mut [Tree]) {
+    let mut seen = rustc_hash::FxHashMap::default();
+    for tree in trees.iter_mut() {
+        let guards = tree.guards.clone();
+        each_named(&mut tree.steps, &mut |named| {
+            let (alike, slot_key, slot_guards) = match named {
+                Named::Component(c) => {
+                    let value = c.settings.iter().find(|s| s.name == "value").and_then(|s| s.text.as_ref());
+                    let value = value.map(Template::written).unwrap_or_default();
+                    let handler = c.handler.as_deref().unwrap_or_default();
+                    (format!("{:?}\0{handler}\0{value}", c.kind), &mut c.key, &mut c.guards)
                 }
-            }
-            _ => step.nested_mut().into_iter().for_each(|steps| number_components(steps, next)),
+                Named::Form(f) => (format!("form\0{}", f.handler), &mut f.key, &mut f.guards),
+            };
+            let n = seen.entry(alike.clone()).or_insert(0u32);
+            *slot_key = component_key(&format!("{alike}\0{n}"));
+            *n += 1;
+            *slot_guards = guards.clone();
+        });
+    }
+    // A handler's components hold what every click reaching it held, to
+    // the end of a chain of handlers (each pass reaches one link further).
+    for _ in 0..trees.len() {
+        let mut reaching: rustc_hash::FxHashMap<String, Option<Vec<Guard>>> = Default::default();
+        for tree in trees.iter_mut() {
+            each_named(&mut tree.steps, &mut |named| {
+                let (handler, guards) = match named {
+                    Named::Component(c) => (c.handler.clone().unwrap_or_default(), &c.guards),
+                    Named::Form(f) => (f.handler.clone(), &f.guards),
+                };
+                let common = reaching.entry(handler).or_insert_with(|| Some(guards.clone()));
+                if let Some(common) = common {
+                    common.retain(|g| guards.iter().any(|h| g.same(h)));
+                }
+            });
+        }
+        let mut changed = false;
+        for tree in trees.iter_mut().filter(|t| t.kind == TreeKind::Handler) {
+            let Some(Some(inherited)) = reaching.get(&tree.name) else { continue };
+            each_named(&mut tree.steps, &mut |named| {
+                let guards = match named {
+                    Named::Component(c) => &mut c.guards,
+                    Named::Form(f) => &mut f.guards,
+                };
+                for g in inherited {
+                    if !guards.iter().any(|h| h.same(g)) {
+                        guards.push(g.clone());
+                        changed = true;
+                    }
+                }
+            });
+        }
+        if !changed {
+            break;
         }
     }
 }
 
-/// The component numbered `number` (`ComponentStep::number`).
-pub fn component(plan: &Plan, number: u32) -> Option<&ComponentStep> {
-    fn find(steps: &[Step], number: u32) -> Option<&ComponentStep> {
+/// A component with a handler, or a form: what names a handler.
+enum Named<'s> {
+    Component(&'s mut ComponentStep),
+    Form(&'s mut FormStep),
+}
+
+/// Calls `f` on every component with a handler and every form of `steps`,
+/// in the order they are written (a branch's before what follows its `if`).
+fn each_named(steps: &mut [Step], f: &mut dyn FnMut(Named<'_>)) {
+    for step in steps {
+        match step {
+            Step::Reply { components, .. } => {
+                components.iter_mut().filter(|c| c.handler.is_some()).for_each(|c| f(Named::Component(c)))
+            }
+            Step::Form(form) => f(Named::Form(form)),
+            _ => step.nested_mut().into_iter().for_each(|steps| each_named(steps, f)),
+        }
+    }
+}
+
+/// The first [`crate::vocab::COMPONENT_KEY`] hex digits of the SHA-256 of
+/// what a component is.
+fn component_key(identity: &str) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(identity.as_bytes());
+    let mut key = hex::encode(digest);
+    key.truncate(crate::vocab::COMPONENT_KEY);
+    key
+}
+
+/// The form of `handler` whose key is `key`.
+pub fn form<'p>(plan: &'p Plan, handler: &str, key: &str) -> Option<&'p FormStep> {
+    fn find<'p>(steps: &'p [Step], handler: &str, key: &str) -> Option<&'p FormStep> {
         steps.iter().find_map(|step| match step {
-            Step::Reply { components, .. } => components.iter().find(|c| c.number == number),
-            _ => step.nested().into_iter().find_map(|steps| find(steps, number)),
+            Step::Form(f) if f.key == key && f.handler == handler => Some(f.as_ref()),
+            _ => step.nested().into_iter().find_map(|steps| find(steps, handler, key)),
         })
     }
-    plan.trees.iter().find_map(|t| find(&t.steps, number))
+    plan.trees.iter().find_map(|t| find(&t.steps, handler, key))
+}
+
+/// The component running `handler` whose key is `key`.
+pub fn component<'p>(plan: &'p Plan, handler: &str, key: &str) -> Option<&'p ComponentStep> {
+    fn find<'p>(steps: &'p [Step], handler: &str, key: &str) -> Option<&'p ComponentStep> {
+        steps.iter().find_map(|step| match step {
+            Step::Reply { components, .. } => {
+                components.iter().find(|c| c.key == key && c.handler.as_deref() == Some(handler))
+            }
+            _ => step.nested().into_iter().find_map(|steps| find(steps, handler, key)),
+        })
+    }
+    plan.trees.iter().find_map(|t| find(&t.steps, handler, key))
 }
 
 type Lowered<T> = Result<T, Box<Diagnostic>>;
@@ -969,6 +1103,8 @@ fn step(node: &Node) -> Lowered<Option<Step>> {
         Node::Reply(r) => reply_step(r),
         Node::Form(f) => Step::Form(Box::new(FormStep {
             handler: f.handler.name.to_string(),
+            key: String::new(),
+            guards: Vec::new(),
             settings: settings(&f.settings),
             inputs: f
                 .inputs
@@ -1043,7 +1179,8 @@ fn reply_step(r: &ast::Reply) -> Step {
                 ast::ComponentKind::Button => ComponentKind::Button,
                 ast::ComponentKind::Select => ComponentKind::Select,
             },
-            number: 0,
+            key: String::new(),
+            guards: Vec::new(),
             handler: c.handler.as_ref().map(|h| h.name.to_string()),
             max_clicks: ast::setting(&c.settings, "max_clicks").and_then(|s| match &s.value {
                 Some(ast::SettingValue::Number(n, _)) => n.parse().ok(),

@@ -447,6 +447,10 @@ pub mod limits {
     pub const INPUTS: usize = 5;
     /// Characters of a component's `custom_id`.
     pub const CUSTOM_ID: usize = 100;
+    /// Characters of an embed's `url`, `image` and `thumbnail`.
+    pub const EMBED_URL: usize = 2048;
+    /// Characters of a link button's `url`.
+    pub const LINK_URL: usize = 512;
 }
 
 /// How a setting is written: a bare word, or a word and its value.
@@ -456,8 +460,11 @@ pub enum SettingForm {
     Flag,
     /// `label "…"`: a template of at most this many characters.
     Text(usize),
-    /// `url "https://…"`: a web address.
-    Url,
+    /// `url "https://…"`: a web address of at most this many characters.
+    Url(usize),
+    /// `emoji "👍"`: what the platform takes as an emoji
+    /// (`discord::emoji::judge`).
+    Emoji,
     /// `max 3`: a whole number in this range.
     Number(u32, u32),
     /// `cooldown 30` or `cooldown "1h30m" per server`: a length of time
@@ -486,9 +493,9 @@ pub const SELECT_KINDS: &[&str] = &["users", "roles", "mentionables", "channels"
 
 pub const BUTTON_SETTINGS: &[SettingSpec] = &[
     setting("label", SettingForm::Text(80), "the text on the button (at most 80 characters)"),
-    setting("emoji", SettingForm::Text(100), "an emoji before the label: `\"👍\"`, or a server's `\"<:name:id>\"`"),
+    setting("emoji", SettingForm::Emoji, "an emoji before the label: `\"👍\"`, or a server's `\"<:name:id>\"`"),
     setting("value", SettingForm::Text(100), "what the handler gets as `{value}`; travels in the button's id"),
-    setting("url", SettingForm::Url, "makes it a link button: opens this address, runs no handler"),
+    setting("url", SettingForm::Url(limits::LINK_URL), "makes it a link button: opens this address, runs no handler"),
     setting("disabled", SettingForm::Flag, "shown greyed out; cannot be clicked"),
     setting("primary", SettingForm::Flag, "style: blurple (the default)"),
     setting("secondary", SettingForm::Flag, "style: grey"),
@@ -590,7 +597,7 @@ pub const SELECT_SETTINGS: &[SettingSpec] = &[
 
 pub const CHOICE_SETTINGS: &[SettingSpec] = &[
     setting("description", SettingForm::Text(100), "a line under the choice's label (at most 100 characters)"),
-    setting("emoji", SettingForm::Text(100), "an emoji before the label"),
+    setting("emoji", SettingForm::Emoji, "an emoji before the label: `\"👍\"`, or a server's `\"<:name:id>\"`"),
     setting("default", SettingForm::Flag, "chosen when the menu is shown"),
 ];
 
@@ -626,32 +633,54 @@ pub fn rows(is_button: &[bool]) -> Vec<usize> {
     out
 }
 
-/// The prefix and version of every `custom_id` blkc writes: `blk1:`, the
-/// handler's name, `:`, the component's number among the file's
-/// components (so that two components are never the same id, and a click
-/// finds its component's settings), `:`, then its value as written.
-pub const CUSTOM_ID_PREFIX: &str = "blk1:";
+/// The prefix and version of every `custom_id` blkc writes: `blk2:`, the
+/// handler's name, `:`, the component's key (`plan::ComponentStep::key`:
+/// what it is among its handler's components, which no edit elsewhere in
+/// the file moves), `:`, then its value as written. A form's id is
+/// made the same way, with no value.
+///
+/// `blk1:` ids carried the component's number among all of the file's
+/// components, which a reload that added one above moved: a click on an
+/// earlier message then found another component's gates, or none. blkc
+/// answers them as stale.
+pub const CUSTOM_ID_PREFIX: &str = "blk2:";
 
-/// A component's `custom_id` (docs/language.md, "Handlers").
-pub fn custom_id(handler: &str, place: usize, value: &str) -> String {
-    format!("{CUSTOM_ID_PREFIX}{handler}:{place}:{value}")
+/// The characters of a component's key.
+pub const COMPONENT_KEY: usize = 8;
+
+/// A component's or a form's `custom_id` (docs/language.md, "Handlers").
+pub fn custom_id(handler: &str, key: &str, value: &str) -> String {
+    format!("{CUSTOM_ID_PREFIX}{handler}:{key}:{value}")
 }
 
-/// The handler, the component's number and the value of a `custom_id`
-/// blkc wrote, or `None` for any other text.
-pub fn parse_custom_id(id: &str) -> Option<(&str, u32, &str)> {
+/// The handler, the component's key and the value of a `custom_id` blkc
+/// wrote, or `None` for any other text (an older version's id included).
+pub fn parse_custom_id(id: &str) -> Option<(&str, &str, &str)> {
     // blkc never writes a longer one (B425).
     if id.chars().count() > limits::CUSTOM_ID {
         return None;
     }
     let rest = id.strip_prefix(CUSTOM_ID_PREFIX)?;
     let (handler, rest) = rest.split_once(':')?;
-    let (place, value) = rest.split_once(':')?;
+    let (key, value) = rest.split_once(':')?;
     let name_ok = !handler.is_empty()
         && handler.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         && !handler.as_bytes()[0].is_ascii_digit();
-    let place = place.parse::<u32>().ok().filter(|_| place.bytes().all(|b| b.is_ascii_digit()))?;
-    name_ok.then_some((handler, place, value))
+    let key_ok =
+        (1..=COMPONENT_KEY).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase());
+    (name_ok && key_ok).then_some((handler, key, value))
+}
+
+/// The handler an id of blkc's names, in this version's ids or an earlier
+/// one's (`blk1:`): said when a click is stale.
+pub fn named_handler(id: &str) -> Option<&str> {
+    if let Some((handler, _, _)) = parse_custom_id(id) {
+        return Some(handler);
+    }
+    let handler = id.strip_prefix("blk1:")?.split(':').next()?;
+    let ok =
+        !handler.is_empty() && handler.len() <= 32 && handler.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    ok.then_some(handler)
 }
 
 /// The parts of an embed written `KEY "text"`: every one a template, like

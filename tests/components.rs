@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::serve::serve;
-use crate::support::platform::{click, command, submit, TestPlatform};
+use crate::support::platform::{click, command, component_id, submit, TestPlatform};
 use crate::support::server::TestServer;
 
 const POLL: &str = r#"var yes per channel = 0
@@ -43,13 +43,15 @@ fn a_click_updates_its_message_and_a_choice_answers_in_private() {
     assert_eq!(buttons[0]["type"], 2);
     assert_eq!((buttons[0]["style"].clone(), buttons[0]["label"].clone()), (json!(3), json!("Yes")));
     // Two buttons of one handler and value still have ids of their own.
-    assert_eq!(buttons[0]["custom_id"], "blk1:vote:0:yes");
-    assert_eq!(buttons[1]["custom_id"], "blk1:vote:1:yes");
+    let (yes, also_yes) = (component_id(POLL, "vote", 0, "yes"), component_id(POLL, "vote", 1, "yes"));
+    assert_eq!(buttons[0]["custom_id"], yes.as_str());
+    assert_eq!(buttons[1]["custom_id"], also_yes.as_str());
+    assert_ne!(yes, also_yes);
     assert_eq!(buttons[2]["style"], 5);
     assert_eq!(buttons[2]["url"], "https://example.com/rules");
     assert!(buttons[2]["custom_id"].is_null(), "a link carries no id: {buttons}");
     let menu = &rows[1]["components"][0];
-    assert_eq!((menu["type"].clone(), menu["custom_id"].clone()), (json!(3), json!("blk1:pick:3:")));
+    assert_eq!((menu["type"].clone(), menu["custom_id"].clone()), (json!(3), json!(component_id(POLL, "pick", 0, ""))));
     assert_eq!(menu["max_values"], 2);
     assert_eq!(
         menu["options"][1],
@@ -58,15 +60,15 @@ fn a_click_updates_its_message_and_a_choice_answers_in_private() {
 
     // A click: the message is updated (type 7), with no flag, its
     // components left as they are.
-    let answer = served.send(&platform, &click("c2", "blk1:vote:0:yes", None));
+    let answer = served.send(&platform, &click("c2", &yes, None));
     assert_eq!(answer.body["type"], 7, "{answer:?}");
     assert_eq!(answer.body["data"]["content"], "Votes: 1 (last yes by Ada)");
     assert!(answer.body["data"]["flags"].is_null() && answer.body["data"]["components"].is_null(), "{answer:?}");
-    let answer = served.send(&platform, &click("c3", "blk1:vote:1:yes", None));
+    let answer = served.send(&platform, &click("c3", &also_yes, None));
     assert_eq!(answer.body["data"]["content"], "Votes: 2 (last yes by Ada)");
 
     // A choice: the values, in a private new message (type 4, flags 64).
-    let answer = served.send(&platform, &click("c4", "blk1:pick:3:", Some(json!(["red", "blue"]))));
+    let answer = served.send(&platform, &click("c4", &component_id(POLL, "pick", 0, ""), Some(json!(["red", "blue"]))));
     assert_eq!((answer.body["type"].clone(), answer.body["data"]["flags"].clone()), (json!(4), json!(64)));
     assert_eq!(answer.body["data"]["content"], "You chose red, blue; first red.");
     let log = served.wait_log("command=pick");
@@ -92,7 +94,10 @@ handler got {
     let answer = served.send(&platform, &command("f1", "feedback", json!([])));
     assert_eq!(answer.body["type"], 9, "{answer:?}");
     let data = &answer.body["data"];
-    assert_eq!((data["custom_id"].clone(), data["title"].clone()), (json!("blk1:got:0:"), json!("Feedback for Ada")));
+    assert_eq!(
+        (data["custom_id"].clone(), data["title"].clone()),
+        (json!(component_id(program, "got", 0, "")), json!("Feedback for Ada"))
+    );
     let inputs: Vec<_> = data["components"].as_array().unwrap().iter().map(|r| r["components"][0].clone()).collect();
     assert_eq!(inputs.len(), 2);
     assert_eq!(
@@ -104,7 +109,8 @@ handler got {
     // Sent in rows, then in the newer labels: the fields come through; one
     // left out of the submission is empty.
     for (id, labels) in [("f2", false), ("f3", true)] {
-        let answer = served.send(&platform, &submit(id, "blk1:got:0:", &[("topic", "Docs")], labels));
+        let answer =
+            served.send(&platform, &submit(id, &component_id(program, "got", 0, ""), &[("topic", "Docs")], labels));
         assert_eq!((answer.body["type"].clone(), answer.body["data"]["flags"].clone()), (json!(4), json!(64)));
         assert_eq!(answer.body["data"]["content"], "Thanks: [Docs] []", "{answer:?}");
     }
@@ -155,11 +161,11 @@ handler slow {
 "#;
     let served = serve(program, &platform, Some(&api), &["--answer-within", "0.5"], &[]);
     // Nothing to say: the message stays as it is (type 6), nothing follows.
-    let answer = served.send(&platform, &click("q1", "blk1:quiet:0:", None));
+    let answer = served.send(&platform, &click("q1", &component_id(program, "quiet", 0, ""), None));
     assert_eq!(answer.body, json!({ "type": 6 }), "{answer:?}");
     // An update that takes longer than the deadline: type 6 first, then an
     // edit of the message the button is on.
-    let answer = served.send(&platform, &click("q2", "blk1:slow:1:", None));
+    let answer = served.send(&platform, &click("q2", &component_id(program, "slow", 0, ""), None));
     assert_eq!(answer.body, json!({ "type": 6 }), "{answer:?}");
     let edit = platform.wait_for("itoken-q2-secretpart/messages/@original", 1);
     assert_eq!(edit.len(), 1, "{}", served.log());
@@ -201,7 +207,8 @@ fn a_button_is_disabled_after_its_last_click_and_a_cooldown_says_how_long_is_lef
     let served = serve(PRIZES, &platform, None, &[], &[("BLKC_BOT_TOKEN", "prizes.bot.token.0123456789")]);
     let answer = served.send(&platform, &command("c1", "claim", json!([])));
     let buttons = answer.body["data"]["components"][0]["components"].clone();
-    assert_eq!(buttons[0]["custom_id"], "blk1:take:0:", "{answer:?}");
+    let (take, peek) = (component_id(PRIZES, "take", 0, ""), component_id(PRIZES, "peek", 0, ""));
+    assert_eq!(buttons[0]["custom_id"], take.as_str(), "{answer:?}");
     // The command's own cooldown: the same user, again, is told privately.
     let again = served.send(&platform, &command("c2", "claim", json!([])));
     assert_eq!((again.body["type"].clone(), again.body["data"]["flags"].clone()), (json!(4), json!(64)));
@@ -212,27 +219,27 @@ fn a_button_is_disabled_after_its_last_click_and_a_cooldown_says_how_long_is_lef
     // Two clicks run the handler; the second is the last: the button is
     // disabled on its message, edited in its channel.
     for id in ["t1", "t2"] {
-        let answer = served.send(&platform, &click_on(id, "blk1:take:0:", buttons.clone()));
+        let answer = served.send(&platform, &click_on(id, &take, buttons.clone()));
         assert_eq!(answer.body["data"]["content"], "Taken by Ada", "{answer:?}");
     }
     let edit = platform.wait_for("/channels/888/messages/555", 1);
     assert_eq!(edit.len(), 1, "{}\n{:?}", served.log(), platform.calls());
     assert_eq!(edit[0].method, "PATCH");
     let row = &edit[0].body["components"][0]["components"];
-    assert_eq!((row[0]["custom_id"].clone(), row[0]["disabled"].clone()), (json!("blk1:take:0:"), json!(true)));
+    assert_eq!((row[0]["custom_id"].clone(), row[0]["disabled"].clone()), (json!(take), json!(true)));
     assert!(row[1]["disabled"].is_null() || row[1]["disabled"] == false, "only that button: {row}");
     // A third click (from a client that still shows it) is refused.
-    let third = served.send(&platform, &click_on("t3", "blk1:take:0:", buttons.clone()));
+    let third = served.send(&platform, &click_on("t3", &take, buttons.clone()));
     assert_eq!(third.body["data"]["flags"], 64, "{third:?}");
     assert_eq!(third.body["data"]["content"], "This button has been used its 2 times.");
     let log = served.wait_log("outcome=used_up");
     assert!(log.lines().any(|l| l.contains("id=t3 command=take") && l.contains("outcome=used_up")), "{log}");
 
     // A button's own cooldown, with its remaining time.
-    let peek = served.send(&platform, &click_on("p1", "blk1:peek:1:", buttons.clone()));
-    assert_eq!((peek.body["type"].clone(), peek.body["data"]["content"].clone()), (json!(7), json!("Peeked")));
-    let peek = served.send(&platform, &click_on("p2", "blk1:peek:1:", buttons));
-    assert_eq!(peek.body["data"]["content"], "You can use this again in 1 hour.", "{peek:?}");
+    let peeked = served.send(&platform, &click_on("p1", &peek, buttons.clone()));
+    assert_eq!((peeked.body["type"].clone(), peeked.body["data"]["content"].clone()), (json!(7), json!("Peeked")));
+    let peeked = served.send(&platform, &click_on("p2", &peek, buttons));
+    assert_eq!(peeked.body["data"]["content"], "You can use this again in 1 hour.", "{peeked:?}");
 }
 
 /// A poll on two processes sharing PostgreSQL: 50 clicks at once on its
@@ -267,13 +274,14 @@ handler take {
     let servers: Vec<std::sync::Arc<crate::serve::Served>> = (0..2)
         .map(|_| std::sync::Arc::new(serve(program, &platform, None, &["--store", &url, "--workers", "16"], &[])))
         .collect();
+    let (vote, take) = (component_id(program, "vote", 0, ""), component_id(program, "take", 0, ""));
     let buttons = json!([
-        { "type": 2, "style": 1, "label": "Yes", "custom_id": "blk1:vote:0:" },
-        { "type": 2, "style": 1, "label": "Take one", "custom_id": "blk1:take:1:" },
+        { "type": 2, "style": 1, "label": "Yes", "custom_id": vote },
+        { "type": 2, "style": 1, "label": "Take one", "custom_id": take },
     ]);
     let signed: Vec<(Vec<u8>, (String, String))> = (0..100)
         .map(|i| {
-            let id = if i % 2 == 0 { "blk1:vote:0:" } else { "blk1:take:1:" };
+            let id = if i % 2 == 0 { vote.as_str() } else { take.as_str() };
             let bytes = serde_json::to_vec(&click_on(&format!("k{i}"), id, buttons.clone())).unwrap();
             let signature = platform.sign(&bytes, 0);
             (bytes, signature)
@@ -358,7 +366,11 @@ handler chosen {
     let answer = served.send(&platform, &command("r1", "pick", count(3)));
     assert_eq!(answer.body["type"], 4, "{answer:?}");
     let menu = &answer.body["data"]["components"][0]["components"][0];
-    assert_eq!((menu["type"].clone(), menu["custom_id"].clone()), (json!(3), json!("blk1:chosen:0:")), "{answer:?}");
+    assert_eq!(
+        (menu["type"].clone(), menu["custom_id"].clone()),
+        (json!(3), json!(component_id(program, "chosen", 0, ""))),
+        "{answer:?}"
+    );
     assert_eq!(
         menu["options"],
         json!([
@@ -367,7 +379,7 @@ handler chosen {
             { "label": "item 2", "value": "2", "description": "#3", "default": false },
         ])
     );
-    let chosen = served.send(&platform, &click("r2", "blk1:chosen:0:", Some(json!(["2"]))));
+    let chosen = served.send(&platform, &click("r2", &component_id(program, "chosen", 0, ""), Some(json!(["2"]))));
     assert_eq!((chosen.body["type"].clone(), chosen.body["data"]["flags"].clone()), (json!(4), json!(64)));
     assert_eq!(chosen.body["data"]["content"], "You chose item 2", "{chosen:?}");
 

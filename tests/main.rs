@@ -37,6 +37,7 @@ mod parallel;
 mod play;
 mod properties;
 mod registration_limits;
+mod round5;
 mod run;
 mod run_fixtures;
 mod secrets;

@@ -18,7 +18,7 @@ pub(crate) struct Served {
     pub(crate) url: String,
     log: Arc<Mutex<String>>,
     _dir: tempfile::TempDir,
-    file: PathBuf,
+    pub(crate) file: PathBuf,
 }
 
 impl Drop for Served {

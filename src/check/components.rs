@@ -21,9 +21,6 @@ pub fn check(file: &File, out: &mut Findings) {
     let handlers: HashMap<&str, &Tree> =
         file.trees().filter(|t| t.kind == TreeKind::Handler).map(|t| (t.name.name.as_str(), t)).collect();
     let mut named: HashMap<&str, Span> = HashMap::new();
-    // The components of the file so far, numbered in the plan's order
-    // (`plan::number_components`): a number is part of a component's id.
-    let mut numbered = 0;
     let form_handlers = if handlers.is_empty() { Default::default() } else { crate::model::form_fields(file) };
     // One walk of each tree does it all (a tree of a million nodes is
     // walked once here).
@@ -33,15 +30,8 @@ pub fn check(file: &File, out: &mut Findings) {
             settings(std::slice::from_ref(c), vocab::TREE_SETTINGS, &within, out);
         }
         let shown_by_form = tree.kind == TreeKind::Handler && form_handlers.contains_key(tree.name.name.as_str());
-        let mut walk = Placement {
-            tree,
-            shown_by_form,
-            handlers: &handlers,
-            named: &mut named,
-            numbered: &mut numbered,
-            loops: 0,
-            out: &mut *out,
-        };
+        let mut walk =
+            Placement { tree, shown_by_form, handlers: &handlers, named: &mut named, loops: 0, out: &mut *out };
         walk.walk(&tree.body, State::default());
     }
     let mut unnamed: Vec<&&Tree> = handlers.values().filter(|t| !named.contains_key(t.name.name.as_str())).collect();
@@ -81,7 +71,7 @@ fn handler_exists(name: &Ident, handlers: &HashMap<&str, &Tree>, out: &mut Findi
 
 /// A reply's or an update's components: each one's settings, the rows
 /// they make, and their ids.
-fn reply(r: &Reply, tree: &Tree, first_number: usize, out: &mut Findings) {
+fn reply(r: &Reply, tree: &Tree, out: &mut Findings) {
     if r.update {
         update(r, tree, out);
     }
@@ -100,7 +90,7 @@ fn reply(r: &Reply, tree: &Tree, first_number: usize, out: &mut Findings) {
                     .help("buttons fill rows of 5 in order, and a select menu takes a row of its own; send the rest in another reply"),
             );
         }
-        custom_id(c, first_number + place, out);
+        custom_id(c, out);
     }
 }
 
@@ -197,6 +187,18 @@ fn select(c: &Component, out: &mut Findings) {
         _ => None,
     };
     let (min, max) = (number("min"), number("max"));
+    if let (Some((least, span)), None) = (min, max) {
+        if least > 1 && kinds.is_empty() {
+            out.push(
+                Diagnostic::new(
+                    Code::BadSetting,
+                    format!("`min {least}` with no `max`: the platform's `max` is then 1"),
+                )
+                .label(span, "more than can be chosen")
+                .help(format!("write `max {least}` (or more) beside it")),
+            );
+        }
+    }
     if let (Some((least, _)), Some((most, span))) = (min, max) {
         if least > most {
             out.push(
@@ -217,12 +219,12 @@ fn select(c: &Component, out: &mut Findings) {
         }
         return;
     }
-    choices(c, max, out);
+    choices(c, min, max, out);
 }
 
 /// A menu's written choices: some, at most 25, each value once, and no
 /// `max` above their count.
-fn choices(c: &Component, max: Option<(usize, Span)>, out: &mut Findings) {
+fn choices(c: &Component, min: Option<(usize, Span)>, max: Option<(usize, Span)>, out: &mut Findings) {
     if c.choices.is_empty() {
         out.push(
             Diagnostic::new(Code::TooManyComponents, "this select menu has no choices")
@@ -237,9 +239,20 @@ fn choices(c: &Component, max: Option<(usize, Span)>, out: &mut Findings) {
                 .help("split the choices over two menus"),
         );
     }
+    // (A `for` of choices has as many as its list, known at run time.)
+    let written = !c.choices.is_empty() && c.choices.iter().all(|c| c.each.is_none());
+    if let Some((least, span)) = min.filter(|(least, _)| written && *least > c.choices.len()) {
+        out.push(
+            Diagnostic::new(
+                Code::BadSetting,
+                format!("`min {least}` is more than this menu's {} choices", c.choices.len()),
+            )
+            .label(span, "more than can be chosen")
+            .help(format!("make it `min {}` at most, or add choices", c.choices.len())),
+        );
+    }
     if let Some((most, span)) = max {
-        // (A `for` of choices has as many as its list, known at run time.)
-        if most > c.choices.len() && !c.choices.is_empty() && c.choices.iter().all(|c| c.each.is_none()) {
+        if most > c.choices.len() && written {
             out.push(
                 Diagnostic::new(
                     Code::BadSetting,
@@ -287,14 +300,15 @@ fn menu_choice(choice: &MenuChoice, out: &mut Findings) {
 
 /// B425 when the id of a component cannot fit the platform's 100
 /// characters, with only what is written (a `{…}` is measured at run time).
-fn custom_id(c: &Component, place: usize, out: &mut Findings) {
+fn custom_id(c: &Component, out: &mut Findings) {
     let Some(handler) = &c.handler else { return };
     let value = match crate::ast::setting(&c.settings, "value").and_then(|s| s.value.as_ref()) {
         Some(SettingValue::Text(t)) => Some(t),
         _ => None,
     };
     let written = value.map_or(0, written);
-    let n = vocab::custom_id(&handler.name, place, "").chars().count() + written;
+    let key = "0".repeat(vocab::COMPONENT_KEY);
+    let n = vocab::custom_id(&handler.name, &key, "").chars().count() + written;
     if n > limits::CUSTOM_ID {
         out.push(
             Diagnostic::new(
@@ -396,13 +410,28 @@ fn value_form(s: &Setting, spec: &SettingSpec, out: &mut Findings) {
         (SettingForm::Flag, None) => {}
         (SettingForm::Flag, Some(v)) => out.push(wrong("no value: the word alone says it", v.span())),
         (SettingForm::Text(max), Some(SettingValue::Text(t))) => length(t, max, &format!("`{name}`"), out),
-        (SettingForm::Url, Some(SettingValue::Text(t))) => {
+        (SettingForm::Url(max), Some(SettingValue::Text(t))) => {
             if let Some(text) = t.as_literal().filter(|u| !vocab::is_web_url(u.trim())) {
                 let shown = crate::display::one_line(&text);
                 out.push(wrong("an http or https URL", t.span).label(t.span, format!("`{shown}` is not one")));
             }
+            length(t, max, &format!("`{name}`"), out);
         }
-        (SettingForm::Text(_) | SettingForm::Url, _) => {
+        (SettingForm::Emoji, Some(SettingValue::Text(t))) => {
+            let Some(text) = t.as_literal() else { return };
+            if let Err(problem) = crate::discord::emoji::judge(&text) {
+                let help = match &problem {
+                    crate::discord::emoji::Problem::Shortcode(e) => format!("did you mean `emoji \"{e}\"`?"),
+                    _ => format!("{name}: {}", spec.about),
+                };
+                out.push(
+                    Diagnostic::new(Code::BadSetting, format!("`{name}` takes an emoji the platform accepts"))
+                        .label(t.span, problem.describe(&text))
+                        .help(help),
+                );
+            }
+        }
+        (SettingForm::Text(_) | SettingForm::Url(_) | SettingForm::Emoji, _) => {
             out.push(wrong("a string: `NAME \"…\"`", s.value.as_ref().map_or(s.span, SettingValue::span)))
         }
         (SettingForm::Number(least, most), Some(SettingValue::Number(n, span))) => {
@@ -492,7 +521,6 @@ struct Placement<'t, 'o> {
     handlers: &'o HashMap<&'t str, &'t Tree>,
     /// Every handler a component or form names, where first.
     named: &'o mut HashMap<&'t str, Span>,
-    numbered: &'o mut usize,
     /// How many loops enclose the node being walked.
     loops: usize,
     out: &'o mut Findings,
@@ -510,8 +538,7 @@ impl<'t> Placement<'t, '_> {
             match node {
                 Node::Api(_) => state.requested = true,
                 Node::Reply(r) => {
-                    reply(r, self.tree, *self.numbered, self.out);
-                    *self.numbered += r.components().count();
+                    reply(r, self.tree, self.out);
                     for c in r.components() {
                         if let Some(h) = &c.handler {
                             self.names(h);

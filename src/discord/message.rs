@@ -311,12 +311,12 @@ mod disable_tests {
     #[test]
     fn a_button_is_disabled_in_the_rows_a_message_has() {
         let rows = serde_json::json!([{ "type": 1, "components": [
-            { "type": 2, "style": 1, "label": "Take", "custom_id": "blk1:take:0:" },
+            { "type": 2, "style": 1, "label": "Take", "custom_id": "blk2:take:0:" },
             { "type": 2, "style": 5, "label": "Rules", "url": "https://example.com" },
         ] }]);
         let mut rows: Vec<Component> = serde_json::from_value(rows).unwrap();
-        assert!(disable(&mut rows, "blk1:take:0:"));
-        assert!(!disable(&mut rows, "blk1:other:1:"));
+        assert!(disable(&mut rows, "blk2:take:0:"));
+        assert!(!disable(&mut rows, "blk2:other:1:"));
         let back = serde_json::to_value(&rows).unwrap();
         assert_eq!(back[0]["components"][0]["disabled"], true, "{back}");
         assert!(back[0]["components"][1]["disabled"] != true, "{back}");

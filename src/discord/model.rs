@@ -399,6 +399,29 @@ impl Interaction {
         self.values().iter().filter(snowflake).take(25).cloned().collect()
     }
 
+    /// The component clicked, as its message shows it: the one whose id is
+    /// this interaction's, in the message's rows (`None` when the message
+    /// has none such: a forged or stale click).
+    pub fn clicked_on_message(&self) -> Option<&twilight_model::channel::message::Component> {
+        use twilight_model::channel::message::Component;
+        fn find<'c>(components: &'c [Component], id: &str, depth: usize) -> Option<&'c Component> {
+            components.iter().find_map(|c| match c {
+                Component::ActionRow(row) if depth < 2 => find(&row.components, id, depth + 1),
+                Component::Button(b) if b.custom_id.as_deref() == Some(id) => Some(c),
+                Component::SelectMenu(m) if m.custom_id == id => Some(c),
+                _ => None,
+            })
+        }
+        let id = self.custom_id();
+        find(self.message.as_ref()?.components.as_deref()?, id, 0)
+    }
+
+    /// A component's type, as the interaction says (2 a button, 3 a menu of
+    /// choices, 5 to 8 menus of users, roles, mentionables and channels).
+    pub fn component_type(&self) -> Option<u8> {
+        self.data.as_ref().and_then(|d| d.component_type)
+    }
+
     /// The id of the message a component is on.
     pub fn message_id(&self) -> Option<&str> {
         self.message.as_ref().and_then(|m| m.id.as_deref())

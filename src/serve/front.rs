@@ -376,6 +376,20 @@ async fn answer(shared: &Arc<Shared>, interaction: Interaction, received: Instan
             return First::Answer(Box::new(discord::message::answer(&Message::notice(message::STALE))));
         }
     };
+    if matches!(interaction.kind(), Ok(InteractionType::MessageComponent | InteractionType::ModalSubmit)) {
+        if let Err(why) = super::trigger::clicked(&loaded.plan, &interaction) {
+            // A message from before a reload that changed its component, or
+            // a click on what the message never offered: never run, and
+            // never counted against another component's limits.
+            shared.metrics.interaction(Outcome::Stale);
+            let about = About::interaction(&interaction);
+            super::log::hiding(about.token(), || {
+                tracing::warn!(id = about.id(), why, "a click matches nothing the bot offered; answered as stale");
+            });
+            pipeline::log_run(&about, received, Outcome::Stale, None);
+            return First::Answer(Box::new(discord::message::answer(&Message::notice(message::STALE))));
+        }
+    }
     let (first, answer) = oneshot::channel();
     let answer_state = Arc::new(Answer::new(&interaction, first));
     let server = interaction.guild_id.clone().unwrap_or_default();

@@ -44,31 +44,30 @@ pub enum Passage {
 
 impl Gates {
     /// The gates of a run of `tree`, with its trigger variables: its own
-    /// cooldown, and for a click the clicked component's (found by the
-    /// number in its id, when that component still names the handler).
+    /// cooldown, and for a click the clicked component's, found by the
+    /// handler and key of its id (a click that matches no component never
+    /// gets this far: `trigger::clicked` answers it as stale).
     pub fn of(plan: &Plan, tree: &plan::Tree, vars: &[(String, String)], interaction: Option<&Interaction>) -> Gates {
         let mut gates = Gates::default();
         if let Some(c) = tree.cooldown {
-            gates
-                .cooldowns
-                .push((cooldown_key(&format!("~cooldown.{}.{}", tree.kind.as_str(), tree.name), c, vars), c));
+            let key = cooldown_key(&format!("~cooldown.{}.{}", tree.kind.as_str(), tree.name), c, vars);
+            gates.cooldowns.push((key, Cooldown { per: effective_scope(c.per, vars), ..c }));
         }
         // A component's gates are a click's or a choice's (a form's id
         // names no component).
         let clicked = interaction.filter(|i| i.kind() == Ok(InteractionType::MessageComponent));
         let Some(interaction) = clicked else { return gates };
-        let Some((handler, number, _)) = vocab::parse_custom_id(interaction.custom_id()) else { return gates };
-        let Some(component) = plan::component(plan, number).filter(|c| c.handler.as_deref() == Some(handler)) else {
-            return gates;
-        };
+        let Some((handler, key, _)) = vocab::parse_custom_id(interaction.custom_id()) else { return gates };
+        let Some(component) = plan::component(plan, handler, key) else { return gates };
         if let Some(c) = component.cooldown {
-            gates.cooldowns.push((cooldown_key(&format!("{COOLDOWN_PREFIX}component.{number}"), c, vars), c));
+            let name = format!("{COOLDOWN_PREFIX}component.{handler}.{key}");
+            gates.cooldowns.push((cooldown_key(&name, c, vars), Cooldown { per: effective_scope(c.per, vars), ..c }));
         }
         if let Some(max) = component.max_clicks {
             // A message id is digits; anything else counts in a key of its
             // own, never in another message's.
             let message = interaction.message_id().filter(|m| is_snowflake(m)).unwrap_or("unknown");
-            gates.clicks = Some((format!("~clicks.{message}.{number}"), max));
+            gates.clicks = Some((format!("~clicks.{message}.{handler}.{key}"), max));
             let on = interaction.message.as_ref();
             gates.button = Some(Button {
                 custom_id: interaction.custom_id().to_string(),
@@ -172,10 +171,26 @@ impl Passage {
 
 /// A cooldown's key in the store: one per user in a server, per server or
 /// per channel, from the run's trigger variables (`vocab::VarScope::key`).
+/// Outside a server (a direct message) a `per server` cooldown is the
+/// channel's: with no server id its key would be one for every direct
+/// message, and one user's use would refuse everyone else's.
 fn cooldown_key(name: &str, c: Cooldown, vars: &[(String, String)]) -> String {
-    let ids: Vec<&str> =
-        c.per.ids().iter().map(|id| vars.iter().find(|(k, _)| k == id).map_or("", |(_, v)| v.as_str())).collect();
-    c.per.key(name, &ids)
+    let var = |id: &str| vars.iter().find(|(k, _)| k == id).map_or("", |(_, v)| v.as_str());
+    let per = effective_scope(c.per, vars);
+    let ids: Vec<&str> = per.ids().iter().map(|id| var(id)).collect();
+    per.key(name, &ids)
+}
+
+/// The scope a cooldown is kept in for a run with `vars`: `per server`
+/// outside a server is per channel (a direct message's channel is the
+/// user's own with the bot).
+fn effective_scope(per: VarScope, vars: &[(String, String)]) -> VarScope {
+    let in_server = vars.iter().any(|(k, v)| k == "server_id" && !v.is_empty());
+    if per == VarScope::Server && !in_server {
+        VarScope::Channel
+    } else {
+        per
+    }
 }
 
 fn is_snowflake(id: &str) -> bool {
@@ -225,6 +240,18 @@ mod tests {
         g.pass(&mut store, 2_000_000).unwrap();
         sweep(&g, &mut store, 2_010_000);
         assert_eq!(store.0.len(), 3, "not again within the minute");
+    }
+
+    #[test]
+    fn a_per_server_cooldown_outside_a_server_is_the_channel_s() {
+        let c = Cooldown { seconds: 30, per: VarScope::Server };
+        let dm = |user: &str, channel: &str| {
+            let vars = [("server_id", ""), ("channel_id", channel), ("user_id", user)];
+            vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>()
+        };
+        assert_eq!(cooldown_key("~cooldown.command.daily", c, &dm("1", "10")), "~cooldown.command.daily:channel:10");
+        assert_ne!(cooldown_key("x", c, &dm("1", "10")), cooldown_key("x", c, &dm("2", "20")));
+        assert_eq!(effective_scope(VarScope::Server, &dm("1", "10")), VarScope::Channel);
     }
 
     #[test]

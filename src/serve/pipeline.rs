@@ -83,9 +83,12 @@ impl RunReport {
 /// Runs one trigger on a pool thread, delivers what it says, and counts
 /// and logs how it went.
 pub fn run(shared: &Arc<Shared>, work: Work) {
-    let Work { _queued, trigger } = work;
+    let Work { _queued, mut trigger } = work;
     if !first_time(shared, &trigger) || refused_by_guards(shared, &trigger) {
         return;
+    }
+    if let Some(tick) = trigger.tick.as_mut() {
+        tick.started();
     }
     let started = Instant::now();
     let mut report = RunReport::default();
@@ -182,7 +185,7 @@ fn focused_kind(tree: &crate::plan::Tree) -> crate::vocab::OptionType {
 /// Who may run it, and where (its tree's `require` lines), decided before
 /// anything is counted: whether they refused it (the member is told).
 fn refused_by_guards(shared: &Arc<Shared>, trigger: &Trigger) -> bool {
-    let guards = &trigger.tree().guards;
+    let guards = &trigger.guards;
     let Some(standing) = trigger.standing.as_ref().filter(|_| !guards.is_empty()) else { return false };
     let Some((guard, why)) = crate::guards::refused_by(guards, standing, &shared.bot.inputs.secrets) else {
         return false;

@@ -38,6 +38,11 @@ pub struct Trigger {
     /// Who used it and where, for its tree's `require` lines (an
     /// interaction's; an event has none).
     pub standing: Option<crate::guards::Standing>,
+    /// The `require` lines it must hold: its tree's, and for a click or a
+    /// form those of the tree that showed it.
+    pub guards: Vec<crate::plan::Guard>,
+    /// A timed event's claim of its tick, kept once the run is over.
+    pub tick: Option<super::timers::TickHold>,
 }
 
 /// Where a run's messages go.
@@ -130,6 +135,9 @@ pub enum Outcome {
     UnknownCommand,
     /// A component or form whose handler the file does not have.
     UnknownHandler,
+    /// A click that matches no component the file has now, or chose what
+    /// its message did not offer.
+    Stale,
     /// A cooldown had not passed: the user was told how long is left.
     Cooldown,
     /// A button clicked its `max_clicks` times already.
@@ -141,6 +149,9 @@ pub enum Outcome {
     /// A timed event's tick noticed too late to run (the server was not
     /// running then).
     Late,
+    /// A timed event's tick not run: the store could not say whether
+    /// another process had it.
+    Unclaimed,
     Replayed,
     Unauthorized,
     Malformed,
@@ -162,11 +173,13 @@ impl Outcome {
             Outcome::Duplicate => "duplicate",
             Outcome::UnknownCommand => "unknown_command",
             Outcome::UnknownHandler => "unknown_handler",
+            Outcome::Stale => "stale",
             Outcome::Cooldown => "cooldown",
             Outcome::UsedUp => "used_up",
             Outcome::Guarded => "guarded",
             Outcome::Limited => "limited",
             Outcome::Late => "late",
+            Outcome::Unclaimed => "unclaimed",
             Outcome::Replayed => "replayed",
             Outcome::Unauthorized => "unauthorized",
             Outcome::Malformed => "malformed",
@@ -314,7 +327,22 @@ impl Trigger {
         };
         let target = Target::Interaction(answer);
         let standing = Some(crate::guards::Standing::of(interaction));
-        Trigger { tree, loaded, vars, mentions, target, dedupe: None, received, about, gates, standing }
+        let mut guards = plan_tree.guards.clone();
+        guards.extend(held_by_click(&loaded.plan, interaction));
+        Trigger {
+            tree,
+            loaded,
+            vars,
+            mentions,
+            target,
+            dedupe: None,
+            received,
+            about,
+            gates,
+            standing,
+            guards,
+            tick: None,
+        }
     }
 
     /// An event's run, from a dispatch the cache made into `run`, whose
@@ -337,17 +365,19 @@ impl Trigger {
             received: Instant::now(),
             about,
             standing: None,
+            guards: Vec::new(),
+            tick: None,
         }
     }
 
     /// A timed event's run for its tick `at` (Unix seconds), posting to
-    /// `channel`; `claim` is the tick's key in the store.
+    /// `channel`; `tick` is its claim in the store, already taken.
     pub fn from_timer(
         loaded: Arc<Loaded>,
         tree: usize,
         channel: String,
         at: i64,
-        claim: (String, i64, std::time::Duration),
+        hold: super::timers::TickHold,
     ) -> Trigger {
         let tick = crate::schedule::rfc3339(at);
         let vars = vec![("channel_id".to_string(), channel.clone()), ("tick_time".to_string(), tick.clone())];
@@ -361,10 +391,12 @@ impl Trigger {
             mentions: Vec::new(),
             vars: Ok(vars),
             target: Target::Channel(Some(channel)),
-            dedupe: Some(claim),
+            dedupe: None,
             received: Instant::now(),
             about,
             standing: None,
+            guards: Vec::new(),
+            tick: Some(hold),
         }
     }
 
@@ -467,9 +499,12 @@ fn target_variables(interaction: &Interaction, menu: &str) -> Result<Vec<(String
 /// naming the handler: one the submission left out is empty).
 pub fn handler_variables(interaction: &Interaction, plan: &crate::plan::Plan, handler: &str) -> Vec<(String, String)> {
     let mut vars = vec![("message_id".to_string(), interaction.message_id().unwrap_or_default().to_string())];
-    let values = interaction.values();
+    // A button's value is its own, from its id: never from `values`, which
+    // only a menu has.
+    let button = interaction.component_type() == Some(2) || interaction.component_type().is_none();
+    let values = if button { &[][..] } else { interaction.values() };
     let value = match interaction.kind() {
-        Ok(InteractionType::MessageComponent) if values.is_empty() => {
+        Ok(InteractionType::MessageComponent) if button => {
             crate::vocab::parse_custom_id(interaction.custom_id()).map_or("", |(_, _, v)| v).to_string()
         }
         _ => values.first().cloned().unwrap_or_default(),
@@ -484,6 +519,77 @@ pub fn handler_variables(interaction: &Interaction, plan: &crate::plan::Plan, ha
     vars
 }
 
+/// The `require` lines a click or a form's submission holds besides its
+/// handler's own: those of the tree that showed the component or form.
+fn held_by_click(plan: &crate::plan::Plan, interaction: &Interaction) -> Vec<crate::plan::Guard> {
+    let Some((handler, key, _)) = crate::vocab::parse_custom_id(interaction.custom_id()) else { return Vec::new() };
+    match interaction.kind() {
+        Ok(InteractionType::MessageComponent) => {
+            crate::plan::component(plan, handler, key).map(|c| c.guards.clone()).unwrap_or_default()
+        }
+        Ok(InteractionType::ModalSubmit) => {
+            crate::plan::form(plan, handler, key).map(|f| f.guards.clone()).unwrap_or_default()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Whether a click is one the bot offered: its id names a component the
+/// file has now (by handler and key), that component is on the click's
+/// message with the same id and kind, and a menu's values are among what
+/// the message offered (a menu of choices: its options' values; a menu of
+/// users, roles or channels: ids), as many as it allows. `Err` says why
+/// not, for the log; the click is then answered as stale and never runs.
+pub fn clicked(plan: &crate::plan::Plan, interaction: &Interaction) -> Result<(), String> {
+    use twilight_model::channel::message::component::SelectMenuType;
+    use twilight_model::channel::message::Component;
+    let id = interaction.custom_id();
+    let (handler, key, _) = crate::vocab::parse_custom_id(id).ok_or("an id of an earlier version")?;
+    if interaction.kind() == Ok(InteractionType::ModalSubmit) {
+        return match crate::plan::form(plan, handler, key) {
+            Some(_) => Ok(()),
+            None => Err(format!("no form of handler `{handler}` has the key `{key}` in the file now")),
+        };
+    }
+    let component = crate::plan::component(plan, handler, key)
+        .ok_or_else(|| format!("no component of handler `{handler}` has the key `{key}` in the file now"))?;
+    let shown = interaction.clicked_on_message().ok_or("its message shows no component with its id")?;
+    let kind = interaction.component_type();
+    let values = interaction.values();
+    match (shown, component.kind) {
+        (Component::Button(_), crate::plan::ComponentKind::Button) if matches!(kind, None | Some(2)) => Ok(()),
+        (Component::SelectMenu(menu), crate::plan::ComponentKind::Select) => {
+            let wanted: u8 = match menu.kind {
+                SelectMenuType::Text => 3,
+                SelectMenuType::User => 5,
+                SelectMenuType::Role => 6,
+                SelectMenuType::Mentionable => 7,
+                SelectMenuType::Channel => 8,
+                _ => 0,
+            };
+            if kind != Some(wanted) {
+                return Err(format!("a menu of type {wanted} was answered as type {}", kind.unwrap_or(0)));
+            }
+            let most = usize::from(menu.max_values.unwrap_or(1)).min(25);
+            if values.len() > most {
+                return Err(format!("{} values chosen in a menu that allows {most}", values.len()));
+            }
+            let offered = |v: &String| match menu.kind {
+                SelectMenuType::Text => menu.options.iter().flatten().any(|o| o.value == *v),
+                _ => !v.is_empty() && v.len() <= 20 && v.bytes().all(|b| b.is_ascii_digit()),
+            };
+            match values.iter().find(|v| !offered(v)) {
+                Some(v) => Err(format!(
+                    "a value its menu did not offer: {}",
+                    crate::display::one_line(&v.chars().take(100).collect::<String>())
+                )),
+                None => Ok(()),
+            }
+        }
+        _ => Err("its message shows another kind of component under its id".to_string()),
+    }
+}
+
 /// Which tree an interaction runs: a command's by its name, a component's
 /// or a form's by the handler its id names. `Err` with the handler's name
 /// (or the id) when the file has no such handler.
@@ -492,6 +598,10 @@ pub fn tree_of(loaded: &Loaded, interaction: &Interaction) -> Result<usize, Opti
         Ok(InteractionType::MessageComponent | InteractionType::ModalSubmit) => {
             let id = interaction.custom_id();
             let Some((handler, _, _)) = crate::vocab::parse_custom_id(id) else {
+                // An earlier version's id names its handler; any other is logged as sent.
+                if let Some(handler) = crate::vocab::named_handler(id) {
+                    return Err(Some(handler.to_string()));
+                }
                 // Logged: on one line, and no longer than the platform's ids
                 // (one blkc wrote is never longer, so its handler is short too).
                 let cut: String = id.chars().take(crate::vocab::limits::CUSTOM_ID).collect();
@@ -572,7 +682,7 @@ mod tests {
         let click = |kind: u8| {
             let body = serde_json::json!({
                 "type": 3, "application_id": "1", "token": "t", "member": { "user": { "id": "1001" } },
-                "data": { "custom_id": "blk1:h:0:", "component_type": kind, "values": ["2002", "<@&3>", "3003"] }
+                "data": { "custom_id": "blk2:h:0:", "component_type": kind, "values": ["2002", "<@&3>", "3003"] }
             });
             Interaction::from_slice(body.to_string().as_bytes()).unwrap()
         };

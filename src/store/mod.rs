@@ -142,6 +142,14 @@ pub trait Host: Send + Sync + std::fmt::Debug {
         Ok(true)
     }
 
+    /// Keeps delivery `key`, which this process claimed with
+    /// [`Host::first_time`], seen until `until_ms`: a timed event's tick is
+    /// claimed for a short lease, renewed while its run goes on, and kept
+    /// for days once it has run (a store one process serves needs none).
+    fn hold(&self, _key: &str, _until_ms: i64) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// Notes a delivery this process took, so that a restart still knows it.
     fn remember(&self, _key: String, _expires_ms: i64) {}
 

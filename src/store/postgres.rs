@@ -553,6 +553,14 @@ impl Pool {
         })
     }
 
+    /// Keeps delivery `key` seen until `until_ms` (`Host::hold`).
+    pub fn hold(&self, key: &str, until_ms: i64) -> Result<(), StoreError> {
+        self.with_conn(false, |conn| {
+            conn.execute("UPDATE blkc_seen SET expires_at = $2 WHERE id = $1", &[&key, &until_ms])?;
+            Ok(())
+        })
+    }
+
     /// Says that `blkc serve` process `me` is alive, and how many are
     /// (itself included): they share the platform's global rate limit.
     /// Times are the database's clock, so machines' clocks need not agree.
@@ -873,6 +881,10 @@ impl super::Host for SharedStore {
 
     fn first_time(&self, key: &str, at_ms: i64, keep_ms: i64) -> Result<bool, StoreError> {
         self.0.first_time(key, at_ms, keep_ms)
+    }
+
+    fn hold(&self, key: &str, until_ms: i64) -> Result<(), StoreError> {
+        self.0.hold(key, until_ms)
     }
 
     fn check_in(&self, me: &str) -> Result<usize, StoreError> {

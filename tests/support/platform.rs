@@ -270,8 +270,28 @@ pub fn keystroke(id: &str, command: &str, options: Value) -> Value {
 }
 
 /// A click on a button (or, with `values`, a choice in a select menu) of
-/// message 555, as the platform sends it: type 3 MESSAGE_COMPONENT.
+/// message 555, as the platform sends it: type 3 MESSAGE_COMPONENT, with
+/// the message showing the component clicked (a menu offering the values
+/// chosen).
 pub fn click(id: &str, custom_id: &str, values: Option<Value>) -> Value {
+    let shown = match &values {
+        None => json!({ "type": 2, "style": 1, "label": "Click", "custom_id": custom_id }),
+        Some(values) => {
+            let options: Vec<Value> = values
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|v| json!({ "label": v.as_str().unwrap_or("?"), "value": v.as_str().unwrap_or("?") }))
+                .collect();
+            json!({ "type": 3, "custom_id": custom_id, "options": options, "max_values": 25 })
+        }
+    };
+    click_showing(id, custom_id, values, json!([{ "type": 1, "components": [shown] }]))
+}
+
+/// A click whose message shows the rows `components`, as the test says
+/// (a forged click: the component or values the message never offered).
+pub fn click_showing(id: &str, custom_id: &str, values: Option<Value>, components: Value) -> Value {
     let mut data = json!({ "custom_id": custom_id, "component_type": if values.is_some() { 3 } else { 2 } });
     if let Some(values) = values {
         data["values"] = values;
@@ -279,7 +299,7 @@ pub fn click(id: &str, custom_id: &str, values: Option<Value>) -> Value {
     let mut body = command(id, "", json!([]));
     body["type"] = json!(3);
     body["data"] = data;
-    body["message"] = json!({ "id": "555", "channel_id": "888", "content": "the poll", "components": [] });
+    body["message"] = json!({ "id": "555", "channel_id": "888", "content": "the poll", "components": components });
     body
 }
 
@@ -301,4 +321,38 @@ pub fn submit(id: &str, custom_id: &str, fields: &[(&str, &str)], labels: bool) 
     body["type"] = json!(5);
     body["data"] = json!({ "custom_id": custom_id, "components": components });
     body
+}
+
+/// The `custom_id` blkc gives the `n`th component running `handler` in
+/// `program` (in the file's order), with `value`: its key read from the
+/// plan `blkc build` writes, as serve reads it.
+pub fn component_id(program: &str, handler: &str, n: usize, value: &str) -> String {
+    fn walk<'v>(v: &'v Value, handler: &str, out: &mut Vec<&'v str>) {
+        match v {
+            Value::Object(o) => {
+                if o.get("handler").and_then(Value::as_str) == Some(handler) {
+                    if let Some(key) = o.get("key").and_then(Value::as_str) {
+                        out.push(key);
+                    }
+                }
+                o.values().for_each(|v| walk(v, handler, out));
+            }
+            Value::Array(a) => a.iter().for_each(|v| walk(v, handler, out)),
+            _ => {}
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // (An API's address, filled in by the test, moves no key.)
+    std::fs::write(dir.path().join("bot.blk"), program.replace("@API@", "http://127.0.0.1:1")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["build", "bot.blk"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let plan: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let mut keys = Vec::new();
+    walk(&plan, handler, &mut keys);
+    let key = keys.get(n).unwrap_or_else(|| panic!("no component {n} of `{handler}` in {plan}"));
+    format!("blk2:{handler}:{key}:{value}")
 }
