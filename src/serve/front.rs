@@ -340,19 +340,24 @@ async fn answer(shared: &Arc<Shared>, interaction: Interaction, received: Instan
     if let Some(refused) = refusal(shared, &interaction) {
         return refused;
     }
-    if !first_delivery(shared, interaction.id(), received).await {
+    // A keystroke past its user's rate costs nothing more: no replay check
+    // with the store, no write, no run. One within it is checked against
+    // this process's memory only (a keystroke replayed to another process
+    // offers choices again, within its user's rate): a flood of keystrokes
+    // never takes the store's checks from commands.
+    let autocomplete = interaction.kind() == Ok(InteractionType::ApplicationCommandAutocomplete);
+    if autocomplete && !shared.front.keystrokes.allow(interaction.user_id()) {
+        shared.metrics.interaction(Outcome::Limited);
+        pipeline::log_run(&About::interaction(&interaction), received, Outcome::Limited, None);
+        return First::Answer(Box::new(discord::message::autocomplete(&[])));
+    }
+    if !first_delivery(shared, interaction.id(), received, !autocomplete).await {
         shared.metrics.interaction(Outcome::Replayed);
         tracing::warn!(id = interaction.id(), "replayed interaction refused");
         return First::Refused(StatusCode::CONFLICT, "interaction already answered\n");
     }
     let loaded = shared.bot.loaded();
-    let autocomplete = interaction.kind() == Ok(InteractionType::ApplicationCommandAutocomplete);
     let tree = match tree_of(&loaded, &interaction) {
-        Ok(_) if autocomplete && !shared.front.keystrokes.allow(interaction.user_id()) => {
-            shared.metrics.interaction(Outcome::Limited);
-            pipeline::log_run(&About::interaction(&interaction), received, Outcome::Limited, None);
-            return First::Answer(Box::new(discord::message::autocomplete(&[])));
-        }
         Ok(tree) => tree,
         Err(None) if autocomplete => {
             shared.metrics.interaction(Outcome::UnknownCommand);
@@ -494,7 +499,8 @@ async fn queue_and_answer(
     let autocomplete = tree.kind == TreeKind::Autocomplete;
     // The run holds the server busy until it is answered in full.
     let work = Work { _queued: Queued::new(shared), trigger };
-    if let Err(e) = shared.queue.jobs.try_send(work) {
+    let queue = if autocomplete { &shared.queue.keystrokes } else { &shared.queue.jobs };
+    if let Err(e) = queue.try_send(work) {
         let work = e.into_inner();
         shared.metrics.interaction(Outcome::Busy);
         pipeline::log_run(&work.trigger.about, received, Outcome::Busy, None);
@@ -540,9 +546,9 @@ async fn queue_and_answer(
 /// Whether interaction `id` is new: to this process, and to the others
 /// sharing its store. A new one is remembered across a restart too (the
 /// same signed bytes stay valid for 5 minutes).
-async fn first_delivery(shared: &Arc<Shared>, id: &str, received: Instant) -> bool {
+async fn first_delivery(shared: &Arc<Shared>, id: &str, received: Instant, across: bool) -> bool {
     let first = shared.front.replay.lock().unwrap_or_else(|e| e.into_inner()).first(id, received);
-    let first = first && first_across_processes(shared, id, received).await;
+    let first = first && (!across || first_across_processes(shared, id, received).await);
     if first {
         let key = crate::store::delivery_key("interaction", id);
         shared.bot.store.remember(key, epoch_ms() + REPLAY_MEMORY.as_millis() as i64);

@@ -90,6 +90,14 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
     if let Some(tick) = trigger.tick.as_mut() {
         tick.started();
     }
+    // A keystroke whose answer time has passed while it waited for a
+    // thread was offered no choices already: it does not run.
+    let autocomplete = trigger.tree().kind == crate::plan::TreeKind::Autocomplete;
+    if autocomplete && trigger.received.elapsed() > shared.front.answer_within {
+        count(shared, &trigger.about, Outcome::Limited);
+        log_run(&trigger.about, trigger.received, Outcome::Limited, None);
+        return;
+    }
     let started = Instant::now();
     let mut report = RunReport::default();
     let mut store = shared.bot.store.run_store();

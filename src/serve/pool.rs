@@ -61,6 +61,9 @@ pub struct Pool {
     /// Threads asked to leave once their run is done.
     retiring: AtomicUsize,
     queue: Receiver<Work>,
+    /// The pool of commands, clicks and events, whose size `/metrics`
+    /// shows (`blkc_workers`); the keystrokes' share is not it.
+    metered: bool,
 }
 
 impl Pool {
@@ -76,7 +79,19 @@ impl Pool {
             idle: AtomicUsize::new(0),
             retiring: AtomicUsize::new(0),
             queue,
+            metered: true,
         })
+    }
+
+    /// A pool of at most `most` threads, one to start, not shown on
+    /// `/metrics`: the autocomplete keystrokes' share, so that a flood of
+    /// them never takes the threads commands answer on.
+    pub fn share(most: usize, queue: Receiver<Work>) -> Arc<Pool> {
+        let mut pool = Pool::new(most, 1, queue);
+        if let Some(pool) = Arc::get_mut(&mut pool) {
+            pool.metered = false;
+        }
+        pool
     }
 
     /// Threads now.
@@ -208,7 +223,9 @@ fn size(shared: &Arc<Shared>, pool: &Arc<Pool>) {
             }
             Change::Keep => {}
         }
-        shared.metrics.workers.set(pool.live() as i64);
+        if pool.metered {
+            shared.metrics.workers.set(pool.live() as i64);
+        }
     }
 }
 

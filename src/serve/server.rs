@@ -153,6 +153,19 @@ pub struct Queue {
     /// here without ever waiting (it also reads the ACKs and keeps the
     /// heartbeat's time); a thread of its own waits for room in the queue.
     pub events: crossbeam_channel::Sender<Work>,
+    /// Autocomplete keystrokes, run by a share of threads of their own
+    /// ([`keystroke_share`] of `--workers`): a flood of them (each user
+    /// within their own limit) waits there, or is offered no choices, and
+    /// never delays a command's answer.
+    pub keystrokes: crossbeam_channel::Sender<Work>,
+}
+
+/// Keystrokes waiting for a thread; past it, a keystroke is offered no
+/// choices at once.
+pub const KEYSTROKE_QUEUE: usize = 256;
+/// The keystrokes' threads: a quarter of `--workers`, 1 to 16.
+pub fn keystroke_share(workers: usize) -> usize {
+    (workers / 4).clamp(1, 16)
 }
 
 /// The server's life: what is in flight, the drain, reloads, and what
@@ -219,8 +232,10 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
     };
     let (jobs, queue) = crossbeam_channel::bounded::<Work>(config.queue.max(1));
     let (events, arriving) = crossbeam_channel::bounded::<Work>(EVENT_BUFFER);
-    let shared = Arc::new(shared(&mut config, loaded.clone(), Queue { jobs: jobs.clone(), events }));
+    let (keystrokes, typed) = crossbeam_channel::bounded::<Work>(KEYSTROKE_QUEUE);
+    let shared = Arc::new(shared(&mut config, loaded.clone(), Queue { jobs: jobs.clone(), events, keystrokes }));
     start_workers(&shared, config.workers.max(1), queue, (jobs, arriving))?;
+    super::pool::start(&shared, &super::pool::Pool::share(keystroke_share(config.workers.max(1)), typed))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()).min(4))
         .thread_name("blkc-http")
