@@ -866,6 +866,32 @@ pub fn form_inputs<'p>(plan: &'p Plan, handler: &str) -> Vec<&'p str> {
     out
 }
 
+/// The most characters each input of the forms naming `handler` takes: its
+/// `max`, else the platform's 4,000 (the longest of them when two forms
+/// share an input's name). A submission is held to it: the platform's
+/// client is, and a forged one must be too.
+pub fn form_input_limits(plan: &Plan, handler: &str) -> Vec<(String, usize)> {
+    fn walk(steps: &[Step], handler: &str, out: &mut Vec<(String, usize)>) {
+        for step in steps {
+            match step {
+                Step::Form(f) if f.handler == handler => {
+                    for i in &f.inputs {
+                        let max = find_setting(&i.settings, "max").and_then(|s| s.number).map_or(4000, |n| n as usize);
+                        match out.iter_mut().find(|(n, _)| *n == i.name) {
+                            Some((_, m)) => *m = (*m).max(max),
+                            None => out.push((i.name.clone(), max)),
+                        }
+                    }
+                }
+                _ => step.nested().into_iter().for_each(|steps| walk(steps, handler, out)),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    plan.trees.iter().for_each(|t| walk(&t.steps, handler, &mut out));
+    out
+}
+
 /// The request of block `name` in a list of steps, in any branch.
 pub fn find_request<'p>(steps: &'p [Step], name: &str) -> Option<&'p Request> {
     steps.iter().find_map(|s| match s {

@@ -352,6 +352,10 @@ pub const MAX_REQUESTS: usize = 100;
 /// list; the bound keeps one variable from growing without end).
 pub const MAX_LIST: usize = 10_000;
 
+/// The most bytes a variable's value holds, saved as JSON (a list filled
+/// by users once reached 57 MB, and every read of it held that much).
+pub const MAX_VALUE_BYTES: usize = 1024 * 1024;
+
 pub const MAX_OPTION_INTEGER: i64 = (1 << 53) - 1;
 /// The largest magnitude of a number option (the platform's: 2^53).
 pub const MAX_OPTION_NUMBER: f64 = 9_007_199_254_740_992.0;

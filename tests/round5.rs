@@ -427,3 +427,144 @@ fn play_beyond_loopback_needs_expose_and_says_what_it_exposes() {
     let _ = exposed.wait();
     assert!(first.contains("warning") && first.contains("secrets"), "{first}");
 }
+
+const TYPED: &str = r#"command ping "Ping" {
+    reply "pong"
+}
+
+command forecast "Forecast" {
+    option city "The city" required autocomplete {
+        api places {
+            method GET
+            url "@API@/held"
+        }
+        choice "Paris" "paris"
+    }
+    reply "for {option_city}"
+}
+"#;
+
+/// Item 10: a flood of keystrokes, each user within their rate, into an
+/// autocomplete whose API does not answer, never delays a command: the
+/// keystrokes have a share of threads of their own.
+#[test]
+fn a_flood_of_keystrokes_never_delays_a_command() {
+    let platform = TestPlatform::start();
+    let api = crate::support::server::TestServer::start();
+    let served = std::sync::Arc::new(serve(TYPED, &platform, Some(&api), &["--workers", "8", "--answer-within", "1"], &[]));
+    let typing = json!([{ "name": "city", "type": 3, "value": "Pa", "focused": true }]);
+    let flood: Vec<_> = (0..200)
+        .map(|i| {
+            let mut body = crate::support::platform::keystroke(&format!("k{i}"), "forecast", typing.clone());
+            body["member"]["user"]["id"] = json!(format!("{}", 5000 + i));
+            let bytes = serde_json::to_vec(&body).unwrap();
+            let (signature, url) = (platform.sign(&bytes, 0), served.interactions());
+            std::thread::spawn(move || crate::support::platform::try_post(&url, &bytes, Some(signature)))
+        })
+        .collect();
+    // The keystrokes wait on the API (their threads are all taken) while
+    // commands are answered with their reply, never "thinking".
+    assert!(wait_until(30, || !api.received().is_empty()), "{}", served.log());
+    for i in 0..10 {
+        let answer = served.send(&platform, &command(&format!("p{i}"), "ping", json!([])));
+        assert_eq!((answer.body["type"].clone(), content(&answer)), (json!(4), "pong"), "{answer:?}");
+    }
+    api.open();
+    for keystroke in flood {
+        let answered = keystroke.join().unwrap().expect("every keystroke answered");
+        assert_eq!(answered.body["type"], 8, "{answered:?}");
+    }
+}
+
+/// Item 10: a keystroke past its user's rate costs nothing: no replay
+/// check with the store and no write to it (each wrote a row of
+/// `blkc_seen` in PostgreSQL).
+#[test]
+fn a_refused_keystroke_writes_nothing_to_the_store() {
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.store();
+    let platform = TestPlatform::start();
+    let api = crate::support::server::TestServer::start();
+    api.open();
+    let served = serve(TYPED, &platform, Some(&api), &["--store", &url], &[]);
+    let typing = json!([{ "name": "city", "type": 3, "value": "Pa", "focused": true }]);
+    for i in 0..20 {
+        let body = crate::support::platform::keystroke(&format!("r{i}"), "forecast", typing.clone());
+        assert_eq!(served.send(&platform, &body).body["type"], 8);
+    }
+    assert_eq!(content(&served.send(&platform, &command("r-cmd", "ping", json!([])))), "pong");
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let rows: i64 = admin.query_one("SELECT count(*) FROM blkc_seen WHERE id LIKE 'interaction%'", &[]).unwrap().get(0);
+    assert_eq!(rows, 1, "only the command is kept across processes");
+    assert!(served.wait_log("id=r19").contains("outcome=limited"), "{}", served.log());
+}
+
+/// Item 7: a variable has a bound in bytes, stated in a clear error; what
+/// a run reads from the store is charged to its memory; a form's field is
+/// held to its input's declared length.
+#[test]
+fn variables_and_form_fields_are_bounded_in_bytes() {
+    let platform = TestPlatform::start();
+    let program = r#"var notes per server = []
+
+command add "Add a note" {
+    option text "The note" required
+    save notes append "{option_text}"
+    reply "added"
+}
+
+command read "Read the notes" {
+    reply "{notes|count} notes"
+}
+
+command ask "Ask" {
+    form got {
+        title "Ask"
+        input topic { label "Topic" max 10 }
+    }
+}
+
+handler got {
+    reply "got {field_topic}"
+}
+"#;
+    let served = serve(program, &platform, None, &["--max-run-memory", "600000"], &[]);
+    let note = |id: &str| {
+        let options = json!([{ "name": "text", "type": 3, "value": "n".repeat(6000) }]);
+        served.send(&platform, &command(id, "add", options))
+    };
+    // About 100 notes fit in the run's 600,000 bytes; the read of the
+    // list is charged, and past it a run fails, saying why.
+    let mut added = 0;
+    while added < 200 && content(&note(&format!("a{added}"))) == "added" {
+        added += 1;
+    }
+    assert!((90..110).contains(&added), "{added} notes of 6,000 characters: {}", served.log());
+    let log = served.wait_log(&format!("id=a{added} "));
+    assert!(log.contains("B321") && log.contains("`notes`"), "{log}");
+    let read = served.send(&platform, &command("r1", "read", json!([])));
+    assert_eq!(content(&read), crate::serve::FAILED_WORD, "{read:?}");
+    drop(served);
+    // With the default memory, the list stops at the bound in bytes.
+    let served = serve(program, &platform, None, &[], &[]);
+    let mut added = 0;
+    while added < 400 && content(&{
+        let options = json!([{ "name": "text", "type": 3, "value": "n".repeat(6000) }]);
+        served.send(&platform, &command(&format!("b{added}"), "add", options))
+    }) == "added"
+    {
+        added += 1;
+    }
+    assert!((170..180).contains(&added), "{added} notes of 6,000 characters");
+    let log = served.wait_log(&format!("id=b{added} "));
+    assert!(log.contains("B327") && log.contains("a variable holds at most 1,048,576"), "{log}");
+    // A form's field longer than its input's `max` never reaches the handler.
+    let form = served.send(&platform, &command("f1", "ask", json!([])));
+    let id = form.body["data"]["custom_id"].as_str().unwrap().to_string();
+    let sent = crate::support::platform::submit("f2", &id, &[("topic", "short")], false);
+    assert_eq!(content(&served.send(&platform, &sent)), "got short");
+    let sent = crate::support::platform::submit("f3", &id, &[("topic", &"x".repeat(4000))], false);
+    assert_eq!(content(&served.send(&platform, &sent)), crate::serve::FAILED_WORD);
+    let log = served.wait_log("id=f3 ");
+    assert!(log.contains("its input takes 10"), "{log}");
+}

@@ -152,7 +152,7 @@ codes! {
     DivisionByZero = "B324", Error, "division by zero";
     ScopeIdMissing = "B325", Error, "scoped variable in a run without its scope's id";
     EmbedAdjusted = "B326", Warning, "a value of an embed, a component or a form cut or left out at run time";
-    RunBound = "B327", Error, "a run past its bound of loop runs, requests, joined text or list elements";
+    RunBound = "B327", Error, "a run past its bound of loop runs, requests, joined text, list elements or a variable's bytes";
     NotAList = "B328", Error, "a loop's or list operation's value not a list, or its limit or index not a whole number";
     NoTimerChannel = "B329", Error, "timed event's channel not a channel id when its tick came";
     // What the chat platform registers (`blkc deploy`; checked by `check` too).

@@ -389,6 +389,30 @@ pub fn list_too_long(name: &str, span: Span) -> Diagnostic {
         .help(format!("remove elements first (`save {name} remove at 0`), or keep fewer"))
 }
 
+/// B327: a save that would make a variable's value larger than a variable
+/// holds.
+pub fn value_too_large(name: &str, bytes: usize, span: Span) -> Diagnostic {
+    let max = crate::display::count(crate::vocab::MAX_VALUE_BYTES);
+    Diagnostic::new(
+        Code::RunBound,
+        format!("`{name}` would be {} bytes saved; a variable holds at most {max}", crate::display::count(bytes)),
+    )
+    .label(span, "nothing was saved")
+    .help(format!("keep less in `{name}`: remove elements first, or save shorter values (a form's input takes a `max`)"))
+}
+
+/// B321: a variable read from the store that does not fit in the memory
+/// the run (or every run) may hold.
+pub fn read_over_budget(name: &str, exceeded: super::budget::Exceeded, span: Span) -> Diagnostic {
+    let whose = if exceeded.shared { "every run shares" } else { "this run may hold" };
+    Diagnostic::new(
+        Code::MemoryBudget,
+        format!("the value of `{name}` does not fit in the memory {whose} ({} bytes)", exceeded.limit),
+    )
+    .label(span, "read here")
+    .help("raise `--max-memory` (or `--max-run-memory`), or keep less in the variable")
+}
+
 /// B328: a loop's `limit` read from a value that is not a whole number.
 pub fn loop_limit(l: &crate::plan::LoopStep, value: &serde_json::Value) -> Result<usize, Box<Diagnostic>> {
     let text = match value {

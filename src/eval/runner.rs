@@ -45,6 +45,9 @@ pub(super) struct Runner<'r> {
     /// What the responses may hold, and what each one holds.
     budgets: Budgets,
     charges: HashMap<String, Charge>,
+    /// What the variables read from the store hold, charged to the same
+    /// budgets as responses for the run's life.
+    read_charges: Vec<Charge>,
     /// Each custom variable this run has read from the store outside a
     /// save, as it read it (`None`: not saved yet). Later reads return the
     /// same, and a save is made only if none of them has changed since
@@ -104,6 +107,7 @@ impl<'r> Runner<'r> {
             last_headers: Vec::new(),
             misses: 0,
             platform: options.platform.clone().or_else(|| crate::policy::Platform::parse(&plan.platform)),
+            read_charges: Vec::new(),
             budgets: Budgets::new(options.memory.run, options.memory.shared.clone()),
             charges: HashMap::new(),
             seen: HashMap::new(),
@@ -164,6 +168,10 @@ impl render::Scope for Runner<'_> {
             Some(seen) => seen.clone(),
             None => match self.store.get(&key) {
                 Ok(stored) => {
+                    if let Err(exceeded) = self.charge_read(stored.as_ref()) {
+                        self.fatal.get_or_insert(failure::read_over_budget(name, exceeded, span));
+                        return Some(Json::String(String::new()));
+                    }
                     if self.options.reads {
                         self.tell_read(name, &key, stored.as_ref());
                     }
@@ -575,6 +583,11 @@ impl Runner<'_> {
             let _ = self.store.end(false);
             return Err(Box::new(self.redact_diag(failure::changed_by_another_run(name, &changed, span))));
         }
+        let bytes = json_bytes(&value);
+        if bytes > crate::vocab::MAX_VALUE_BYTES {
+            let _ = self.store.end(false);
+            return Err(Box::new(self.redact_diag(failure::value_too_large(name, bytes, span))));
+        }
         let written = self.store.set(&key, &value);
         self.store.end(written.is_ok()).and(written).map_err(failed)?;
         // What this save wrote is not a decision the run read (another run
@@ -584,6 +597,15 @@ impl Runner<'_> {
         let scope = self.scope_of(name).as_str();
         self.saved.insert(key.clone(), value.clone());
         (self.sink)(Event::Save { name: name.to_string(), scope, key, value });
+        Ok(())
+    }
+
+    /// Charges a value read from the store to the run's budgets, for the
+    /// run's life.
+    fn charge_read(&mut self, value: Option<&Json>) -> Result<(), super::budget::Exceeded> {
+        let Some(value) = value else { return Ok(()) };
+        let charge = self.budgets.charge(json_bytes(value) as u64)?;
+        self.read_charges.push(charge);
         Ok(())
     }
 
@@ -599,6 +621,9 @@ impl Runner<'_> {
         span: Span,
     ) -> Result<Json, Box<Diagnostic>> {
         let stored = self.store.get(key).map_err(|e| Box::new(store_failure(&e, span, format!("reading `{name}`"))))?;
+        // Held while the list is changed (the run keeps only what it saves).
+        let bytes = stored.as_ref().map_or(0, json_bytes) as u64;
+        let _held = self.budgets.charge(bytes).map_err(|exceeded| Box::new(failure::read_over_budget(name, exceeded, span)))?;
         let current = stored.or_else(|| self.plan.variables.iter().find(|v| v.name == name)?.default.clone());
         let mut list = match current {
             None | Some(Json::Null) => Vec::new(),
@@ -993,4 +1018,21 @@ impl Runner<'_> {
             None => Err(Box::new(failure::sample_unreadable(r, sample, "cannot be read"))),
         }
     }
+}
+
+/// The bytes of `value` written as JSON, counted without building the text.
+fn json_bytes(value: &Json) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
 }

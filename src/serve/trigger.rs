@@ -304,9 +304,9 @@ impl Trigger {
         received: Instant,
     ) -> Trigger {
         let plan_tree = &loaded.plan.trees[tree];
-        let vars = variables(interaction, plan_tree).map(|mut vars| {
+        let vars = variables(interaction, plan_tree).and_then(|mut vars| {
             if plan_tree.kind == TreeKind::Handler {
-                vars.extend(handler_variables(interaction, &loaded.plan, &plan_tree.name));
+                vars.extend(handler_variables(interaction, &loaded.plan, &plan_tree.name)?);
             }
             let (server_name, channel_name) = names;
             vars.push(("server_name".into(), server_name.unwrap_or_default()));
@@ -314,7 +314,7 @@ impl Trigger {
                 vars.retain(|(k, _)| k != "channel_name");
                 vars.push(("channel_name".into(), channel_name.unwrap_or_default()));
             }
-            vars
+            Ok(vars)
         });
         let mentions = match &vars {
             Ok(vars) => mentionable_users(interaction, plan_tree, vars),
@@ -496,8 +496,13 @@ fn target_variables(interaction: &Interaction, menu: &str) -> Result<Vec<(String
 
 /// What a handler's run is given besides a command's: the message, the
 /// value and values chosen, and a form's fields (every input of the forms
-/// naming the handler: one the submission left out is empty).
-pub fn handler_variables(interaction: &Interaction, plan: &crate::plan::Plan, handler: &str) -> Vec<(String, String)> {
+/// naming the handler: one the submission left out is empty). `Err` when a
+/// field is longer than its input takes (only a forged submission is).
+pub fn handler_variables(
+    interaction: &Interaction,
+    plan: &crate::plan::Plan,
+    handler: &str,
+) -> Result<Vec<(String, String)>, String> {
     let mut vars = vec![("message_id".to_string(), interaction.message_id().unwrap_or_default().to_string())];
     // A button's value is its own, from its id: never from `values`, which
     // only a menu has.
@@ -512,11 +517,15 @@ pub fn handler_variables(interaction: &Interaction, plan: &crate::plan::Plan, ha
     vars.push(("value".into(), value));
     vars.push(("values".into(), values.join(", ")));
     let given = interaction.form_fields();
-    for input in crate::plan::form_inputs(plan, handler) {
-        let value = given.iter().find(|(id, _)| id == input).map(|(_, v)| v.clone()).unwrap_or_default();
+    for (input, max) in crate::plan::form_input_limits(plan, handler) {
+        let value = given.iter().find(|(id, _)| *id == input).map(|(_, v)| v.clone()).unwrap_or_default();
+        let n = value.chars().count();
+        if n > max {
+            return Err(format!("the form's field `{input}` is {n} characters; its input takes {max}"));
+        }
         vars.push((format!("field_{input}"), value));
     }
-    vars
+    Ok(vars)
 }
 
 /// The `require` lines a click or a form's submission holds besides its
