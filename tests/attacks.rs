@@ -582,3 +582,51 @@ fn a_gateway_that_never_answers_does_not_hold_the_stop() {
     assert!(stopping.elapsed() < Duration::from_secs(6), "stopped after {:?}\n{}", stopping.elapsed(), served.log());
     drop(held);
 }
+
+/// Issue 48, item 8: idle connections from a few addresses, each within
+/// its share, fill `--max-connections`; at capacity the idle ones give way
+/// to new connections, and every signed interaction is answered (1–2 of 15
+/// were, with 4 addresses holding 150 idle connections each).
+#[test]
+fn idle_connections_give_way_to_new_ones_at_capacity() {
+    use std::io::{Read as _, Write as _};
+    let platform = TestPlatform::start();
+    let served = crate::serve::serve(
+        "command ping \"Ping\" {\n    reply \"pong\"\n}\n",
+        &platform,
+        None,
+        &["--max-connections", "100"],
+        &[],
+    );
+    let to = address(&served);
+    // 4 addresses, 25 keep-alive connections each: one request answered,
+    // then idle.
+    let mut idle = Vec::new();
+    for from in ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"] {
+        for _ in 0..25 {
+            let mut c = connect_from(from, &to).expect("a connection from another loopback address");
+            c.write_all(b"GET /healthz HTTP/1.1\r\nHost: bot\r\n\r\n").unwrap();
+            c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let mut got = Vec::new();
+            let mut buf = [0u8; 512];
+            while !got.ends_with(b"ok\n") {
+                let n = c.read(&mut buf).unwrap();
+                assert!(n > 0, "closed: {}", String::from_utf8_lossy(&got));
+                got.extend_from_slice(&buf[..n]);
+            }
+            idle.push(c);
+        }
+    }
+    let answered = (0..15)
+        .filter(|i| {
+            let bytes = serde_json::to_vec(&command(&format!("i{i}"), "ping", json!([]))).unwrap();
+            let answer =
+                crate::support::platform::try_post(&served.interactions(), &bytes, Some(platform.sign(&bytes, 0)));
+            answer.is_some_and(|a| a.status == 200 && a.body["data"]["content"] == "pong")
+        })
+        .count();
+    assert_eq!(answered, 15, "{}", served.log());
+    let metrics = get(&format!("{}/metrics", served.url)).1;
+    assert!(metrics.contains("blkc_connections_refused_total{why=\"idle\"}"), "{metrics}");
+    drop(idle);
+}

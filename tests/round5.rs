@@ -451,7 +451,8 @@ command forecast "Forecast" {
 fn a_flood_of_keystrokes_never_delays_a_command() {
     let platform = TestPlatform::start();
     let api = crate::support::server::TestServer::start();
-    let served = std::sync::Arc::new(serve(TYPED, &platform, Some(&api), &["--workers", "8", "--answer-within", "1"], &[]));
+    let served =
+        std::sync::Arc::new(serve(TYPED, &platform, Some(&api), &["--workers", "8", "--answer-within", "1"], &[]));
     let typing = json!([{ "name": "city", "type": 3, "value": "Pa", "focused": true }]);
     let flood: Vec<_> = (0..200)
         .map(|i| {
@@ -548,10 +549,11 @@ handler got {
     // With the default memory, the list stops at the bound in bytes.
     let served = serve(program, &platform, None, &[], &[]);
     let mut added = 0;
-    while added < 400 && content(&{
-        let options = json!([{ "name": "text", "type": 3, "value": "n".repeat(6000) }]);
-        served.send(&platform, &command(&format!("b{added}"), "add", options))
-    }) == "added"
+    while added < 400
+        && content(&{
+            let options = json!([{ "name": "text", "type": 3, "value": "n".repeat(6000) }]);
+            served.send(&platform, &command(&format!("b{added}"), "add", options))
+        }) == "added"
     {
         added += 1;
     }

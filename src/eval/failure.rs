@@ -398,7 +398,9 @@ pub fn value_too_large(name: &str, bytes: usize, span: Span) -> Diagnostic {
         format!("`{name}` would be {} bytes saved; a variable holds at most {max}", crate::display::count(bytes)),
     )
     .label(span, "nothing was saved")
-    .help(format!("keep less in `{name}`: remove elements first, or save shorter values (a form's input takes a `max`)"))
+    .help(format!(
+        "keep less in `{name}`: remove elements first, or save shorter values (a form's input takes a `max`)"
+    ))
 }
 
 /// B321: a variable read from the store that does not fit in the memory

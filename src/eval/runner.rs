@@ -623,7 +623,8 @@ impl Runner<'_> {
         let stored = self.store.get(key).map_err(|e| Box::new(store_failure(&e, span, format!("reading `{name}`"))))?;
         // Held while the list is changed (the run keeps only what it saves).
         let bytes = stored.as_ref().map_or(0, json_bytes) as u64;
-        let _held = self.budgets.charge(bytes).map_err(|exceeded| Box::new(failure::read_over_budget(name, exceeded, span)))?;
+        let _held =
+            self.budgets.charge(bytes).map_err(|exceeded| Box::new(failure::read_over_budget(name, exceeded, span)))?;
         let current = stored.or_else(|| self.plan.variables.iter().find(|v| v.name == name)?.default.clone());
         let mut list = match current {
             None | Some(Json::Null) => Vec::new(),

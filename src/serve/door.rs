@@ -6,9 +6,9 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use http_body_util::BodyExt as _;
 use hyper::body::Incoming;
@@ -74,12 +74,55 @@ fn address_key(ip: IpAddr) -> IpAddr {
     }
 }
 
-/// The connections held, in all and by client address.
+/// The connections held, in all and by client address, each with its
+/// [`Slot`].
+///
+/// At capacity, a connection that is idle (it has sent no request yet, or
+/// sits between requests) gives way to a new one: the one idle longest is
+/// asked to close (`Slot::evict`), as nginx and hyper servers reclaim idle
+/// keep-alive connections under pressure. So idle sockets, from however
+/// many addresses, never keep a signed interaction out; only connections
+/// that are all in the middle of requests do.
 #[derive(Debug)]
 pub struct Door {
     max: usize,
     per_address_max: usize,
-    held: Mutex<(usize, HashMap<IpAddr, usize>)>,
+    held: Mutex<Held>,
+    next: AtomicU64,
+    opened: Instant,
+}
+
+#[derive(Debug, Default)]
+struct Held {
+    count: usize,
+    by_address: HashMap<IpAddr, usize>,
+    slots: HashMap<u64, Arc<Slot>>,
+}
+
+/// One connection's state, for the door to find the idle ones.
+#[derive(Debug)]
+pub struct Slot {
+    /// When it became idle (ms since the door opened), or [`BUSY`].
+    idle_since: AtomicU64,
+    /// Asked to give way already.
+    leaving: AtomicBool,
+    /// Woken when the connection should close.
+    pub evict: tokio::sync::Notify,
+}
+
+/// A slot in the middle of a request.
+const BUSY: u64 = u64::MAX;
+
+impl Slot {
+    /// A request is being answered: the connection is not idle.
+    pub fn busy(&self) {
+        self.idle_since.store(BUSY, Ordering::SeqCst);
+    }
+
+    /// The request was answered: idle from `now` (ms since the door opened).
+    fn idle_at(&self, now: u64) {
+        self.idle_since.store(now, Ordering::SeqCst);
+    }
 }
 
 /// A connection let in; it gives its place back when dropped.
@@ -87,16 +130,26 @@ pub struct Door {
 pub struct Admitted {
     door: Arc<Door>,
     key: IpAddr,
+    id: u64,
+    pub slot: Arc<Slot>,
+}
+
+impl Admitted {
+    /// The request was answered: the connection is idle now.
+    pub fn idle(door: &Door, slot: &Slot) {
+        slot.idle_at(door.now());
+    }
 }
 
 impl Drop for Admitted {
     fn drop(&mut self) {
         let mut held = self.door.held.lock().unwrap_or_else(|e| e.into_inner());
-        held.0 -= 1;
-        if let Some(n) = held.1.get_mut(&self.key) {
+        held.count -= 1;
+        held.slots.remove(&self.id);
+        if let Some(n) = held.by_address.get_mut(&self.key) {
             *n -= 1;
             if *n == 0 {
-                held.1.remove(&self.key);
+                held.by_address.remove(&self.key);
             }
         }
     }
@@ -114,7 +167,13 @@ impl Door {
     /// half of `max`, so no one address can hold every place).
     pub fn new(max: usize, per_address: usize) -> Arc<Door> {
         let per_address_max = if per_address == 0 { (max / 2).max(1) } else { per_address.min(max) };
-        Arc::new(Door { max, per_address_max, held: Mutex::new((0, HashMap::new())) })
+        Arc::new(Door {
+            max,
+            per_address_max,
+            held: Mutex::new(Held::default()),
+            next: AtomicU64::new(0),
+            opened: Instant::now(),
+        })
     }
 
     pub fn max(&self) -> usize {
@@ -125,19 +184,47 @@ impl Door {
         self.per_address_max
     }
 
+    /// Milliseconds since the door opened.
+    fn now(&self) -> u64 {
+        self.opened.elapsed().as_millis() as u64
+    }
+
+    /// Lets a connection from `ip` in: at capacity, the connection idle
+    /// longest is asked to close and this one takes its place (the count
+    /// may pass the most by the connections on their way out, each closing
+    /// at once); with none idle, it is refused.
     pub fn admit(self: &Arc<Door>, ip: IpAddr) -> Result<Admitted, Refused> {
         let key = address_key(ip);
         let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
-        if held.0 >= self.max {
-            return Err(Refused::Full);
-        }
-        let mine = held.1.entry(key).or_insert(0);
-        if *mine >= self.per_address_max {
+        if held.by_address.get(&key).copied().unwrap_or(0) >= self.per_address_max {
             return Err(Refused::Address);
         }
-        *mine += 1;
-        held.0 += 1;
-        Ok(Admitted { door: self.clone(), key })
+        if held.count >= self.max {
+            let leaving = held.slots.values().filter(|s| s.leaving.load(Ordering::SeqCst)).count();
+            let idlest = held
+                .slots
+                .values()
+                .filter(|s| !s.leaving.load(Ordering::SeqCst) && s.idle_since.load(Ordering::SeqCst) != BUSY)
+                .min_by_key(|s| s.idle_since.load(Ordering::SeqCst));
+            match idlest {
+                // (At most as many on their way out as the door holds.)
+                Some(slot) if leaving < self.max => {
+                    slot.leaving.store(true, Ordering::SeqCst);
+                    slot.evict.notify_one();
+                }
+                _ => return Err(Refused::Full),
+            }
+        }
+        *held.by_address.entry(key).or_insert(0) += 1;
+        held.count += 1;
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let slot = Arc::new(Slot {
+            idle_since: AtomicU64::new(self.now()),
+            leaving: AtomicBool::new(false),
+            evict: Default::default(),
+        });
+        held.slots.insert(id, slot.clone());
+        Ok(Admitted { door: self.clone(), key, id, slot })
     }
 }
 
@@ -275,6 +362,30 @@ mod tests {
         assert_eq!(Door::new(4, 0).per_address_max(), 2);
         drop(a1);
         assert!(door.admit(a).is_ok());
+    }
+
+    #[test]
+    fn at_capacity_the_connection_idle_longest_gives_way_and_busy_ones_never_do() {
+        let door = Door::new(2, 2);
+        let (a, b, c): (IpAddr, IpAddr, IpAddr) =
+            ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap(), "10.0.0.3".parse().unwrap());
+        let first = door.admit(a).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        let second = door.admit(b).unwrap();
+        // Both idle: the older is asked to leave, and the new one comes in.
+        let third = door.admit(c).unwrap();
+        assert!(first.slot.leaving.load(Ordering::SeqCst) && !second.slot.leaving.load(Ordering::SeqCst));
+        // The one leaving is not asked twice; the next idle one is.
+        second.slot.busy();
+        third.slot.busy();
+        assert_eq!(door.admit(c).unwrap_err(), Refused::Full, "every other connection is mid-request");
+        Admitted::idle(&door, &second.slot);
+        let fourth = door.admit(c).unwrap();
+        assert!(second.slot.leaving.load(Ordering::SeqCst));
+        drop((first, second));
+        assert_eq!(door.held.lock().unwrap().count, 2);
+        drop((third, fourth));
+        assert_eq!(door.held.lock().unwrap().count, 0);
     }
 
     #[test]

@@ -186,25 +186,52 @@ impl Front {
             }
         };
         let _ = stream.set_nodelay(true);
-        let shared = shared.clone();
+        let (shared, door) = (shared.clone(), self.door.clone());
         tokio::spawn(async move {
-            // A connection that sends nothing gives its place back soon.
+            let slot = admitted.slot.clone();
+            // A connection that sends nothing gives its place back soon,
+            // or at once when a new one needs it.
             let mut first = [0u8; 1];
-            match tokio::time::timeout(super::door::FIRST_BYTE, stream.peek(&mut first)).await {
-                Ok(Ok(n)) if n > 0 => {}
-                Ok(_) => return,
-                Err(_) => {
-                    shared.metrics.connection_refused("silent");
+            tokio::select! {
+                peeked = tokio::time::timeout(super::door::FIRST_BYTE, stream.peek(&mut first)) => match peeked {
+                    Ok(Ok(n)) if n > 0 => {}
+                    Ok(_) => return,
+                    Err(_) => {
+                        shared.metrics.connection_refused("silent");
+                        return;
+                    }
+                },
+                () = slot.evict.notified() => {
+                    shared.metrics.connection_refused("idle");
                     return;
                 }
             }
-            let service = hyper::service::service_fn(move |req| handle(shared.clone(), req));
-            let _ = hyper::server::conn::http1::Builder::new()
+            let (metrics, on_slot) = (shared.clone(), slot.clone());
+            let service = hyper::service::service_fn(move |req| {
+                let (shared, door, slot) = (shared.clone(), door.clone(), on_slot.clone());
+                async move {
+                    slot.busy();
+                    let reply = handle(shared, req).await;
+                    super::door::Admitted::idle(&door, &slot);
+                    reply
+                }
+            });
+            let connection = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(Duration::from_secs(10))
                 .max_buf_size(64 * 1024)
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                .await;
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            tokio::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                () = slot.evict.notified() => {
+                    // Idle between requests, it gives way: a request it has
+                    // begun since is still answered, then it closes.
+                    metrics.metrics.connection_refused("idle");
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
             drop(admitted);
         });
     }
