@@ -854,3 +854,47 @@ fn a_half_sent_page_request_is_closed() {
     let _ = stream.read_to_end(&mut rest);
     assert!(started.elapsed() < Duration::from_secs(50), "still open after {:?}", started.elapsed());
 }
+
+/// Issue 48, item 12: play's Gateway holds a few connections; more are
+/// closed at once, so idle connections cannot make a thread each (1,500
+/// made 1,518 threads).
+#[test]
+fn play_s_gateway_holds_a_bounded_number_of_connections() {
+    use std::io::Read as _;
+    let played = play("event member_join {\n    reply \"hi\"\n}\n", None, &["--offline"]);
+    let info: Value = serde_json::from_str(&played.get("/api/v10/gateway/bot").2).unwrap();
+    let gateway = info["url"].as_str().unwrap().trim_start_matches("ws://").to_string();
+    let idle: Vec<std::net::TcpStream> = (0..50).filter_map(|_| std::net::TcpStream::connect(&gateway).ok()).collect();
+    let closed = idle
+        .iter()
+        .filter(|c| {
+            c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            match (&mut &**c).read(&mut [0u8; 1]) {
+                Ok(n) => n == 0,
+                Err(e) => !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut),
+            }
+        })
+        .count();
+    assert!(closed >= 40, "{closed} of 50 idle connections closed");
+}
+
+/// Issue 48, item 12: the events fired from the page are kept within a
+/// bound (300 events of 1 MB added 410 MB).
+#[test]
+fn events_fired_from_the_page_are_kept_within_a_bound() {
+    let played = play("event member_join {\n    reply \"hi\"\n}\n", None, &["--offline"]);
+    let rss = || {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", played.child.id())).unwrap_or_default();
+        let kb = status.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1));
+        kb.and_then(|n| n.parse::<u64>().ok()).unwrap_or(0) / 1024
+    };
+    let before = rss();
+    let content = "x".repeat(900 * 1024);
+    let body = serde_json::to_vec(&json!({ "kind": "message_create", "given": { "content": content } })).unwrap();
+    for _ in 0..300 {
+        let (status, said) = played.post("/play/event", &body, &[]);
+        assert_eq!(status, 200, "{said}");
+    }
+    let grown = rss().saturating_sub(before);
+    assert!(grown < 150, "play grew by {grown} MiB for 300 events of 900 KB");
+}
