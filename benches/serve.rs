@@ -16,6 +16,9 @@
 //! `BLKC_BENCH_BASELINE=/path/to/older/blkc` runs an older build in the
 //! same alternation, on the same interactions.
 
+#[path = "../tests/support/platform.rs"]
+#[allow(dead_code)]
+mod platform;
 mod support;
 
 use std::io::{BufRead as _, BufReader};
@@ -159,10 +162,12 @@ fn main() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench_serve");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    // `BLKC_BENCH_ONLY=pool`: the run pool's section alone.
-    if std::env::var("BLKC_BENCH_ONLY").as_deref() == Ok("pool") {
-        pool(&dir, api, &key, support::sized(2_000, 20), support::sized(5, 1));
-        return;
+    // `BLKC_BENCH_ONLY=pool`: the run pool's section alone;
+    // `BLKC_BENCH_ONLY=neighbours`: slow runs beside busy programs alone.
+    match std::env::var("BLKC_BENCH_ONLY").as_deref() {
+        Ok("pool") => return pool(&dir, api, &key, support::sized(2_000, 20), support::sized(5, 1)),
+        Ok("neighbours") => return busy_neighbours(&dir, api, &key),
+        _ => {}
     }
     let blkc = start_blkc(&dir, api, &key, Path::new(env!("CARGO_BIN_EXE_blkc")), &[]);
     let baseline = std::env::var("BLKC_BENCH_BASELINE").ok().map(|binary| {
@@ -200,16 +205,19 @@ fn main() {
         }
     };
     let mut next_click = 0;
+    // The button's id as this build writes it (its key read from the plan).
+    let tap = platform::component_id(CLICKS, "tap", 0, "one");
     let mut clicks = |n: usize| -> Vec<Vec<u8>> {
-        let requests =
-            (0..n).map(|i| support::signed_click(&key, 50_000_000 + next_click + i, "blk1:tap:0:one")).collect();
+        let requests = (0..n).map(|i| support::signed_click(&key, 50_000_000 + next_click + i, &tap)).collect();
         next_click += n;
         requests
     };
     for _ in 0..rounds {
         // A click on a button whose handler updates its message (type 7),
         // beside the command figures.
-        record("blkc click".into(), load(&blkc.address, clicks(per_round), CLIENTS));
+        let clicked = load(&blkc.address, clicks(per_round), CLIENTS);
+        assert_eq!(clicked.notices, 0, "clicks answered with a private notice (a stale id?)");
+        record("blkc click".into(), clicked);
         for command in ["fast", "lookup"] {
             record(format!("blkc {command}"), load(&blkc.address, batch(command), CLIENTS));
             if let Some(base) = &baseline {
@@ -252,6 +260,50 @@ fn main() {
     drop(baseline);
     drop(blkc);
     pool(&dir, api, &key, per_round / 5, rounds);
+    busy_neighbours(&dir, api, &key);
+}
+
+/// Slow commands (an API that answers in 4 s) beside programs at the
+/// lowest priority that keep every core busy (`nice -n 19` loops, as a build
+/// or a backup beside the bot): how long until every real answer (the edit
+/// of its "thinking") is delivered, and on how many threads. This build,
+/// then `BLKC_BENCH_BASELINE`'s, each bounded at 150 s.
+fn busy_neighbours(dir: &Path, api: u16, key: &SigningKey) {
+    let n = support::sized(1000, 20);
+    let cores = std::thread::available_parallelism().map_or(2, |c| c.get());
+    let mut loops: Vec<Child> = (0..cores)
+        .map(|_| {
+            Command::new("nice").args(["-n", "19", "sh", "-c", "while :; do :; done"]).spawn().expect("nice and sh")
+        })
+        .collect();
+    let mut builds = vec![("blkc", PathBuf::from(env!("CARGO_BIN_EXE_blkc")))];
+    builds.extend(std::env::var("BLKC_BENCH_BASELINE").ok().map(|b| ("base", PathBuf::from(b))));
+    for (i, (who, binary)) in builds.into_iter().enumerate() {
+        let dir = dir.join(format!("neighbours{i}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let server = start_blkc(&dir, api, key, &binary, &[]);
+        let slow: Vec<Vec<u8>> = (0..n).map(|j| signed(key, 30_000_000 + i * 100_000 + j, "slow", "s")).collect();
+        let started = std::time::Instant::now();
+        let first = support::burst(&server.address, slow);
+        let (mut delivered, mut threads) = (0, 0);
+        while started.elapsed() < Duration::from_secs(150) {
+            delivered = metric(&server.address, "blkc_interactions_total{outcome=\"deferred\"}").unwrap_or(0);
+            threads = threads.max(metric(&server.address, "blkc_workers").unwrap_or(0));
+            if delivered >= n as u64 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        println!(
+            "  {who}: {n} commands on an API answering in 4 s beside {cores} `nice -n 19` busy loops: {delivered} real answers delivered in {:.1} s, at most {threads} threads; {} first answers failed",
+            started.elapsed().as_secs_f64(),
+            first.failures
+        );
+    }
+    for l in &mut loops {
+        let _ = l.kill();
+        let _ = l.wait();
+    }
 }
 
 /// Slow commands: many in flight (memory), then a burst on new connections
@@ -349,10 +401,16 @@ fn pool(dir: &Path, api: u16, key: &SigningKey, per_round: usize, rounds: usize)
 
 /// The `blkc_workers` gauge of the server at `address`.
 fn workers(address: &str) -> Option<u64> {
+    metric(address, "blkc_workers")
+}
+
+/// The value of metric `name` (with its labels, as written) of the server
+/// at `address`.
+fn metric(address: &str, name: &str) -> Option<u64> {
     let mut stream = std::net::TcpStream::connect(address).ok()?;
     std::io::Write::write_all(&mut stream, b"GET /metrics HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n")
         .ok()?;
     let (_, body) = support::read_response(&mut std::io::BufReader::new(stream))?;
-    let line = body.lines().find(|l| l.starts_with("blkc_workers "))?;
-    line.split_whitespace().nth(1)?.parse::<f64>().ok().map(|n| n as u64)
+    let line = body.lines().find(|l| l.strip_prefix(name).is_some_and(|rest| rest.starts_with(' ')))?;
+    line.split_whitespace().last()?.parse::<f64>().ok().map(|n| n as u64)
 }

@@ -238,7 +238,11 @@ pub fn signed(key: &SigningKey, id: usize, command: &str, word: &str) -> Vec<u8>
 pub fn signed_click(key: &SigningKey, id: usize, custom_id: &str) -> Vec<u8> {
     let body = serde_json::json!({
         "type": 3, "id": format!("{id}"), "application_id": "4242", "token": format!("token-{id}"),
-        "guild_id": "777", "channel_id": "888", "message": { "id": "555" },
+        "guild_id": "777", "channel_id": "888",
+        // The message shows the button clicked, as the platform's does.
+        "message": { "id": "555", "components": [{ "type": 1, "components": [
+            { "type": 2, "style": 1, "label": "Tap", "custom_id": custom_id }
+        ] }] },
         "member": { "user": { "id": "1001", "username": "ada" } },
         "data": { "custom_id": custom_id, "component_type": 2 }
     })
