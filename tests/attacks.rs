@@ -626,6 +626,7 @@ fn idle_connections_give_way_to_new_ones_at_capacity() {
         })
         .count();
     assert_eq!(answered, 15, "{}", served.log());
+    eprintln!("100 idle connections from 4 addresses at --max-connections 100: {answered} of 15 interactions answered");
     let metrics = get(&format!("{}/metrics", served.url)).1;
     assert!(metrics.contains("blkc_connections_refused_total{why=\"idle\"}"), "{metrics}");
     drop(idle);

@@ -385,9 +385,11 @@ fn a_tick_whose_process_is_killed_mid_run_is_taken_over() {
     let mut killed = servers.remove(claimer);
     killed.child.kill().unwrap();
     killed.child.wait().unwrap();
+    let kill = std::time::Instant::now();
     api.open();
     let survivor = &servers[0];
     assert!(wait_until(90, || posted(&platform, "4242").len() == 1), "{}", survivor.log());
+    eprintln!("a tick whose process was killed mid-run: posted by the other {:?} after the kill", kill.elapsed());
     assert!(survivor.log().contains("took over a tick"), "{}", survivor.log());
     assert_eq!(api.received().len(), 2, "run again by the survivor");
     assert_eq!(posted(&platform, "4242"), ["ran"]);
@@ -466,10 +468,13 @@ fn a_flood_of_keystrokes_never_delays_a_command() {
     // The keystrokes wait on the API (their threads are all taken) while
     // commands are answered with their reply, never "thinking".
     assert!(wait_until(30, || !api.received().is_empty()), "{}", served.log());
+    let mut slowest = std::time::Duration::ZERO;
     for i in 0..10 {
         let answer = served.send(&platform, &command(&format!("p{i}"), "ping", json!([])));
         assert_eq!((answer.body["type"].clone(), content(&answer)), (json!(4), "pong"), "{answer:?}");
+        slowest = slowest.max(answer.took);
     }
+    eprintln!("200 keystrokes waiting on a held API: 10 commands answered, the slowest in {slowest:?}");
     api.open();
     for keystroke in flood {
         let answered = keystroke.join().unwrap().expect("every keystroke answered");

@@ -241,25 +241,14 @@ fn choices(c: &Component, min: Option<(usize, Span)>, max: Option<(usize, Span)>
     }
     // (A `for` of choices has as many as its list, known at run time.)
     let written = !c.choices.is_empty() && c.choices.iter().all(|c| c.each.is_none());
-    if let Some((least, span)) = min.filter(|(least, _)| written && *least > c.choices.len()) {
-        out.push(
-            Diagnostic::new(
-                Code::BadSetting,
-                format!("`min {least}` is more than this menu's {} choices", c.choices.len()),
-            )
-            .label(span, "more than can be chosen")
-            .help(format!("make it `min {}` at most, or add choices", c.choices.len())),
-        );
-    }
-    if let Some((most, span)) = max {
-        if most > c.choices.len() && written {
+    // `min` or `max` above the choices written: the platform refuses it.
+    let n = c.choices.len();
+    for (word, bound, help) in [("min", min, ", or add choices"), ("max", max, "")] {
+        if let Some((count, span)) = bound.filter(|(count, _)| written && *count > n) {
             out.push(
-                Diagnostic::new(
-                    Code::BadSetting,
-                    format!("`max {most}` is more than this menu's {} choices", c.choices.len()),
-                )
-                .label(span, "more than can be chosen")
-                .help(format!("make it `max {}` at most", c.choices.len())),
+                Diagnostic::new(Code::BadSetting, format!("`{word} {count}` is more than this menu's {n} choices"))
+                    .label(span, "more than can be chosen")
+                    .help(format!("make it `{word} {n}` at most{help}")),
             );
         }
     }

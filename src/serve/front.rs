@@ -399,13 +399,9 @@ async fn answer(shared: &Arc<Shared>, interaction: Interaction, received: Instan
         Err(Some(handler)) => {
             // A message sent by an earlier version of the file, or an id
             // blkc did not write: said to the user, logged, never run.
-            shared.metrics.interaction(Outcome::UnknownHandler);
-            let about = About::interaction(&interaction);
-            super::log::hiding(about.token(), || {
+            return stale(shared, &interaction, received, Outcome::UnknownHandler, |about| {
                 tracing::warn!(id = about.id(), handler, "a component or form names a handler the file does not have");
             });
-            pipeline::log_run(&about, received, Outcome::UnknownHandler, None);
-            return First::Answer(Box::new(discord::message::answer(&Message::notice(message::STALE))));
         }
     };
     if matches!(interaction.kind(), Ok(InteractionType::MessageComponent | InteractionType::ModalSubmit)) {
@@ -413,13 +409,9 @@ async fn answer(shared: &Arc<Shared>, interaction: Interaction, received: Instan
             // A message from before a reload that changed its component, or
             // a click on what the message never offered: never run, and
             // never counted against another component's limits.
-            shared.metrics.interaction(Outcome::Stale);
-            let about = About::interaction(&interaction);
-            super::log::hiding(about.token(), || {
+            return stale(shared, &interaction, received, Outcome::Stale, |about| {
                 tracing::warn!(id = about.id(), why, "a click matches nothing the bot offered; answered as stale");
             });
-            pipeline::log_run(&about, received, Outcome::Stale, None);
-            return First::Answer(Box::new(discord::message::answer(&Message::notice(message::STALE))));
         }
     }
     let (first, answer) = oneshot::channel();
@@ -429,6 +421,23 @@ async fn answer(shared: &Arc<Shared>, interaction: Interaction, received: Instan
     let names = shared.bot.cache.names(&server, &channel);
     let trigger = Trigger::from_interaction(&interaction, (loaded, tree), answer_state.clone(), names, received);
     queue_and_answer(shared, trigger, (answer_state, answer)).await
+}
+
+/// A click or a form that runs nothing: the user is told privately that it
+/// no longer does anything; `log` says why (its token hidden), and it is
+/// counted and logged as `outcome`.
+fn stale(
+    shared: &Shared,
+    interaction: &Interaction,
+    received: Instant,
+    outcome: Outcome,
+    log: impl FnOnce(&About),
+) -> First {
+    shared.metrics.interaction(outcome);
+    let about = About::interaction(interaction);
+    super::log::hiding(about.token(), || log(&about));
+    pipeline::log_run(&about, received, outcome, None);
+    First::Answer(Box::new(discord::message::answer(&Message::notice(message::STALE))))
 }
 
 /// The interaction of a signed body: its size and signature hold, and it
