@@ -303,10 +303,8 @@ enum End {
 }
 
 fn jitter() -> f64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(Instant::now().elapsed().as_nanos());
-    (h.finish() % 10_000) as f64 / 10_000.0
+    // (The system's randomness; a half way when it cannot be had.)
+    getrandom::u64().map_or(0.5, |n| (n % 10_000) as f64 / 10_000.0)
 }
 
 /// `url` with the Gateway's query; plain `ws://` only to this machine.

@@ -336,13 +336,10 @@ fn text_or(v: &Value, default: &str) -> String {
     }
 }
 
-/// Random bytes from the system.
+/// Random bytes from the system (`getrandom`).
 fn random<const N: usize>() -> Result<[u8; N], String> {
-    use std::io::Read as _;
     let mut out = [0u8; N];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut out))
-        .map_err(|e| format!("cannot read random bytes: {e}"))?;
+    getrandom::fill(&mut out).map_err(|e| format!("cannot read random bytes: {e}"))?;
     Ok(out)
 }
 

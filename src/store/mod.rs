@@ -388,11 +388,10 @@ pub fn claim_for_serving(path: &Path) -> Result<ServingClaim, StoreError> {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
     let mut file = options.open(&lock).map_err(|e| StoreError::Io(format!("cannot open `{}`: {e}", lock.display())))?;
-    #[cfg(unix)]
+    // The standard library's advisory lock (`flock` on Unix), held while
+    // the file is open: a process that dies gives it back.
     {
-        use std::os::unix::io::AsRawFd as _;
-        // SAFETY: flock on a descriptor this function owns.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        if file.try_lock().is_err() {
             let mut holder = String::new();
             let _ = file.read_to_string(&mut holder);
             let holder = holder.trim();
