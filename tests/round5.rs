@@ -161,6 +161,21 @@ handler confirm {
     let wave = id_of(&shown, "Wave");
     let anyone = served.send(&platform, &as_member(click_showing("h2", &wave, None, shown), 0));
     assert_eq!(content(&anyone), "confirmed wave");
+    // `blkc run` holds a component's whole id to the same guards.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bot.blk"), program).unwrap();
+    let run = |id: &str, permissions: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
+            .args(["run", "bot.blk", "--component", id, "--permissions", permissions])
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let refused = run(&confirm, "");
+    assert!(!refused.status.success(), "{refused:?}");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("Ban Members"), "{refused:?}");
+    assert_eq!(String::from_utf8_lossy(&run(&confirm, "ban_members").stdout), "confirmed ban\n");
+    assert_eq!(String::from_utf8_lossy(&run(&wave, "").stdout), "confirmed wave\n");
 }
 
 /// Item 4: a `per server` cooldown used in direct messages is each

@@ -75,7 +75,7 @@ fn find_tree<'p>(plan: &'p blkc::plan::Plan, args: &RunArgs) -> Result<&'p blkc:
 /// exits when they refuse it (or a secret they read has no value).
 fn held(
     args: &RunArgs,
-    tree: &blkc::plan::Tree,
+    (plan, tree): (&blkc::plan::Plan, &blkc::plan::Tree),
     inputs: &eval::Inputs,
     source: &SourceFile,
     (format, opts): (Format, RenderOptions),
@@ -84,7 +84,7 @@ fn held(
         report_failure(source, &diag, format, opts);
         return Some(Exit::RunFailure);
     }
-    match refused(args, tree, inputs) {
+    match refused(args, (plan, tree), inputs) {
         Ok(None) => None,
         Ok(Some(why)) => {
             eprintln!("{}: the run did not start: {why}", args.file.display());
@@ -100,7 +100,11 @@ fn held(
 /// What the tree's `require` lines say of the member `--roles` and
 /// `--permissions` describe, in the channel of `--var channel_id` (as
 /// `serve` decides on an interaction's member): why they refuse it, if so.
-fn refused(args: &RunArgs, tree: &blkc::plan::Tree, inputs: &eval::Inputs) -> Result<Option<String>, String> {
+fn refused(
+    args: &RunArgs,
+    (plan, tree): (&blkc::plan::Plan, &blkc::plan::Tree),
+    inputs: &eval::Inputs,
+) -> Result<Option<String>, String> {
     let list = |s: &Option<String>| -> Vec<String> {
         s.iter().flat_map(|s| s.split(',')).map(|w| w.trim().to_string()).filter(|w| !w.is_empty()).collect()
     };
@@ -116,7 +120,13 @@ fn refused(args: &RunArgs, tree: &blkc::plan::Tree, inputs: &eval::Inputs) -> Re
             }
         }
     }
-    if tree.guards.is_empty() {
+    // A component's whole id adds the guards of the tree that shows it, as
+    // `serve` holds a click to them.
+    let mut guards = tree.guards.clone();
+    if let Some((handler, key, _)) = args.component.as_deref().and_then(blkc::vocab::parse_custom_id) {
+        guards.extend(blkc::plan::component(plan, handler, key).map(|c| c.guards.clone()).unwrap_or_default());
+    }
+    if guards.is_empty() {
         return Ok(None);
     }
     let standing = blkc::guards::Standing {
@@ -124,7 +134,7 @@ fn refused(args: &RunArgs, tree: &blkc::plan::Tree, inputs: &eval::Inputs) -> Re
         permissions: Some(bits),
         channel: inputs.vars.get("channel_id").cloned().unwrap_or_default(),
     };
-    Ok(blkc::guards::refusal(&tree.guards, &standing, &inputs.secrets))
+    Ok(blkc::guards::refusal(&guards, &standing, &inputs.secrets))
 }
 
 /// Every `--var` and `--vars` key names a variable of the tree (a trigger
@@ -223,7 +233,7 @@ pub fn run(args: &RunArgs) -> Exit {
         Ok(p) => p,
         Err(e) => return report::usage(e),
     };
-    if let Some(exit) = held(args, tree, &inputs, &checked.source, (format, opts)) {
+    if let Some(exit) = held(args, (&plan, tree), &inputs, &checked.source, (format, opts)) {
         return exit;
     }
     let mut memory = eval::MemoryStore::default();
