@@ -602,7 +602,7 @@ fn open(url: &str) -> Result<Socket, String> {
     let parsed = url::Url::parse(url).map_err(|e| e.to_string())?;
     let host = parsed.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']');
     let port = parsed.port_or_known_default().unwrap_or(443);
-    let addresses = std::net::ToSocketAddrs::to_socket_addrs(&(host, port)).map_err(|e| e.to_string())?;
+    let addresses = resolve(host, port)?;
     let mut last = format!("`{host}` has no address");
     for address in addresses {
         let stream = match std::net::TcpStream::connect_timeout(&address, CONNECT_TIME) {
@@ -625,6 +625,27 @@ fn open(url: &str) -> Result<Socket, String> {
         };
     }
     Err(last)
+}
+
+/// The addresses of `host`, looked up within [`CONNECT_TIME`]: the
+/// system's resolver has no deadline of its own, and a lookup that hangs
+/// must not hold the shard (nor the server's stop). The lookup runs on a
+/// thread of its own; one that outlives the deadline ends by itself and
+/// is dropped.
+fn resolve(host: &str, port: u16) -> Result<Vec<std::net::SocketAddr>, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let name = host.to_string();
+    std::thread::Builder::new()
+        .name("blkc-resolve".into())
+        .spawn(move || {
+            let found = std::net::ToSocketAddrs::to_socket_addrs(&(name.as_str(), port)).map(Iterator::collect);
+            let _ = tx.send(found.map_err(|e: std::io::Error| e.to_string()));
+        })
+        .map_err(|e| format!("cannot start a lookup: {e}"))?;
+    match rx.recv_timeout(CONNECT_TIME) {
+        Ok(found) => found,
+        Err(_) => Err(format!("looking up `{host}` took longer than {} s", CONNECT_TIME.as_secs())),
+    }
 }
 
 /// The heartbeat's state on one connection.
@@ -705,6 +726,12 @@ fn read<T>(socket: &mut Socket, take: impl FnOnce(Frame<'_>) -> T) -> Result<Opt
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lookup_gives_the_addresses_or_why_not() {
+        let found = resolve("127.0.0.1", 443).unwrap();
+        assert_eq!(found, ["127.0.0.1:443".parse::<std::net::SocketAddr>().unwrap()]);
+    }
 
     #[test]
     fn identifies_wait_for_their_bucket_and_the_session_budget() {
