@@ -26,23 +26,9 @@ pub fn play(args: &PlayArgs) -> Exit {
         Ok(r) => r,
         Err(e) => return report::usage(format!("cannot start: {e}")),
     };
-    let at = args.listen.unwrap_or(([127, 0, 0, 1], 0).into());
-    if !at.ip().is_loopback() {
-        let exposes = "whoever reaches it runs the bot's commands with your secrets and bot token, and reads every run's requests, responses and variables in the inspector";
-        if !args.expose {
-            return report::usage(format!(
-                "play serves its page on loopback only; {at} is reachable from other machines, and {exposes}. Give `--expose` to mean it"
-            ));
-        }
-        eprintln!("warning: the page listens on {at}, beyond this machine: {exposes}");
-    }
-    let listener = match runtime.block_on(tokio::net::TcpListener::bind(at)) {
+    let (listener, address) = match listen(args, &runtime) {
         Ok(l) => l,
-        Err(e) => return report::usage(format!("cannot listen on {at}: {e}")),
-    };
-    let address = match listener.local_addr() {
-        Ok(a) => a,
-        Err(e) => return report::usage(e.to_string()),
+        Err(why) => return report::usage(why),
     };
     let play = match Play::new(address, args.file.clone()) {
         Ok(p) => Arc::new(p),
@@ -56,14 +42,9 @@ pub fn play(args: &PlayArgs) -> Exit {
     // A throwaway store unless one is named: what a play saves is gone
     // with it.
     let scratch = tempfile::tempdir();
-    let location = match (&args.store, &scratch) {
-        (Some(s), _) => blkc::store::Location::parse(s),
-        (None, Ok(dir)) => blkc::store::Location::Sqlite(dir.path().join("play.sqlite3")),
-        (None, Err(e)) => return report::usage(format!("cannot make a throwaway store: {e}")),
-    };
-    let store = match blkc::store::Backend::open(&location) {
+    let store = match open_store(args, &scratch) {
         Ok(store) => store,
-        Err(e) => return report::coded_error(Code::StoreFailed, &e, Some(e.help())),
+        Err(exit) => return exit,
     };
     let config = match config(args, &play, store) {
         Ok(c) => c,
@@ -103,6 +84,38 @@ pub fn play(args: &PlayArgs) -> Exit {
     eprintln!("blkc play: open {} (Ctrl-C ends it)", play.url());
     runtime.block_on(blkc::play::run(play, listener));
     Exit::Success
+}
+
+/// The page's listener, on loopback unless `--expose` says otherwise (with
+/// a warning of what that exposes), and its address.
+fn listen(
+    args: &PlayArgs,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<(tokio::net::TcpListener, std::net::SocketAddr), String> {
+    let at = args.listen.unwrap_or(([127, 0, 0, 1], 0).into());
+    if !at.ip().is_loopback() {
+        let exposes = "whoever reaches it runs the bot's commands with your secrets and bot token, and reads every run's requests, responses and variables in the inspector";
+        if !args.expose {
+            return Err(format!(
+                "play serves its page on loopback only; {at} is reachable from other machines, and {exposes}. Give `--expose` to mean it"
+            ));
+        }
+        eprintln!("warning: the page listens on {at}, beyond this machine: {exposes}");
+    }
+    let listener =
+        runtime.block_on(tokio::net::TcpListener::bind(at)).map_err(|e| format!("cannot listen on {at}: {e}"))?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    Ok((listener, address))
+}
+
+/// The store `--store` names, or a throwaway one in `scratch`.
+fn open_store(args: &PlayArgs, scratch: &std::io::Result<tempfile::TempDir>) -> Result<blkc::store::Backend, Exit> {
+    let location = match (&args.store, scratch) {
+        (Some(s), _) => blkc::store::Location::parse(s),
+        (None, Ok(dir)) => blkc::store::Location::Sqlite(dir.path().join("play.sqlite3")),
+        (None, Err(e)) => return Err(report::usage(format!("cannot make a throwaway store: {e}"))),
+    };
+    blkc::store::Backend::open(&location).map_err(|e| report::coded_error(Code::StoreFailed, &e, Some(e.help())))
 }
 
 fn stop_reason(stop: &serve::Stop) -> String {
