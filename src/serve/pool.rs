@@ -70,6 +70,10 @@ impl Pool {
     /// A pool of at most `most` threads (at least one), taking from `queue`;
     /// `cores` threads to start with.
     pub fn new(most: usize, cores: usize, queue: Receiver<Work>) -> Arc<Pool> {
+        Pool::with(most, cores, queue, true)
+    }
+
+    fn with(most: usize, cores: usize, queue: Receiver<Work>, metered: bool) -> Arc<Pool> {
         let most = most.max(1);
         Arc::new(Pool {
             least: cores.clamp(1, most),
@@ -79,7 +83,7 @@ impl Pool {
             idle: AtomicUsize::new(0),
             retiring: AtomicUsize::new(0),
             queue,
-            metered: true,
+            metered,
         })
     }
 
@@ -87,11 +91,7 @@ impl Pool {
     /// `/metrics`: the autocomplete keystrokes' share, so that a flood of
     /// them never takes the threads commands answer on.
     pub fn share(most: usize, queue: Receiver<Work>) -> Arc<Pool> {
-        let mut pool = Pool::new(most, 1, queue);
-        if let Some(pool) = Arc::get_mut(&mut pool) {
-            pool.metered = false;
-        }
-        pool
+        Pool::with(most, 1, queue, false)
     }
 
     /// Threads now.
