@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use crate::serve::{serve, Served};
 use crate::support::platform::{command, TestPlatform};
 use crate::support::proxy::Proxy;
+use crate::support::wait::eventually;
 
 const FAILED: &str = "Sorry, something went wrong running this command. The bot's operator can see what in the log.";
 
@@ -34,18 +35,6 @@ fn get(url: &str) -> (u16, String) {
         Ok(mut r) => (r.status().as_u16(), r.body_mut().read_to_string().unwrap_or_default()),
         Err(e) => (0, e.to_string()),
     }
-}
-
-/// Waits (up to `secs`) for `f` to hold.
-fn eventually(secs: u64, mut f: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + Duration::from_secs(secs);
-    while Instant::now() < until {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    f()
 }
 
 /// What the user finally saw of an interaction: the first answer's

@@ -12,6 +12,7 @@ mod support {
     pub mod proxy;
     pub mod server;
     pub mod sharded;
+    pub mod wait;
 }
 
 mod agreement;

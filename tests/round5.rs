@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 
 use crate::serve::{content, serve};
 use crate::support::platform::{click_showing, command, TestPlatform};
+use crate::support::wait::eventually;
 
 /// The rows of components of an answer's message.
 fn rows(answer: &crate::support::platform::Answered) -> Value {
@@ -68,7 +69,7 @@ fn a_reload_that_moves_components_keeps_the_limits_of_earlier_buttons() {
     let gone = moved.replace("        button wait { label \"Wait\" cooldown 60 }\n", "");
     std::fs::write(&served.file, &gone).unwrap();
     served.signal(libc::SIGHUP);
-    assert!(wait_until(30, || served.log().matches("reloaded").count() == 2), "{}", served.log());
+    assert!(eventually(30, || served.log().matches("reloaded").count() == 2), "{}", served.log());
     let stale = served.send(&platform, &click_showing("w2", &wait, None, shown.clone()));
     assert!(content(&stale).contains("no longer does anything"), "{stale:?}");
     assert!(served.wait_log("id=w2").contains("outcome=stale"), "{}", served.log());
@@ -322,18 +323,6 @@ fn posted(platform: &TestPlatform, channel: &str) -> Vec<String> {
     posts.map(|c| c.body["content"].as_str().unwrap_or_default().to_string()).collect()
 }
 
-/// Waits (up to `secs`) until `done` holds.
-fn wait_until(secs: u64, mut done: impl FnMut() -> bool) -> bool {
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
-    while std::time::Instant::now() < until {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    done()
-}
-
 /// Item 2: while the store is down no process runs a tick it cannot claim
 /// (two processes posted every tick of an outage twice); each is skipped,
 /// logged as unclaimed and counted.
@@ -347,17 +336,17 @@ fn no_tick_is_posted_twice_while_the_store_is_down() {
     let clock = format!("{},{},120", ms("2026-01-15T07:30:00Z"), epoch_ms());
     let env = [("BLKC_TEST_CLOCK", clock.as_str()), ("BLKC_BOT_TOKEN", "timed.bot.token.0123456789")];
     let servers: Vec<_> = (0..2).map(|_| serve(program, &platform, None, &["--store", &url], &env)).collect();
-    assert!(wait_until(60, || posted(&platform, "4242").len() >= 3), "{}", servers[0].log());
+    assert!(eventually(60, || posted(&platform, "4242").len() >= 3), "{}", servers[0].log());
     pg.crash();
     let unclaimed =
         || servers.iter().any(|s| s.log().contains("outcome=\"unclaimed\"") || s.log().contains("a tick was not run"));
-    assert!(wait_until(60, unclaimed), "{}\n{}", servers[0].log(), servers[1].log());
+    assert!(eventually(60, unclaimed), "{}\n{}", servers[0].log(), servers[1].log());
     // Ticks keep coming through the outage: several go unclaimed.
     let count = |s: &crate::serve::Served| s.log().matches("a tick was not run").count();
-    assert!(wait_until(60, || servers.iter().map(count).sum::<usize>() >= 4), "{}", servers[0].log());
+    assert!(eventually(60, || servers.iter().map(count).sum::<usize>() >= 4), "{}", servers[0].log());
     let during = posted(&platform, "4242").len();
     pg.restart();
-    assert!(wait_until(90, || posted(&platform, "4242").len() >= during + 3), "{}", servers[0].log());
+    assert!(eventually(90, || posted(&platform, "4242").len() >= during + 3), "{}", servers[0].log());
     let mut ticks = posted(&platform, "4242");
     let all = ticks.len();
     ticks.sort();
@@ -393,7 +382,7 @@ fn a_tick_whose_process_is_killed_mid_run_is_taken_over() {
             serve(program, &platform, Some(&api), &["--store", &url], &env)
         })
         .collect();
-    assert!(wait_until(60, || !api.received().is_empty()), "{}", servers[0].log());
+    assert!(eventually(60, || !api.received().is_empty()), "{}", servers[0].log());
     let first = api.received()[0].url.clone();
     let claimer = usize::from(first.ends_with("process=process-b"));
     let mut servers = servers;
@@ -403,7 +392,7 @@ fn a_tick_whose_process_is_killed_mid_run_is_taken_over() {
     let kill = std::time::Instant::now();
     api.open();
     let survivor = &servers[0];
-    assert!(wait_until(90, || posted(&platform, "4242").len() == 1), "{}", survivor.log());
+    assert!(eventually(90, || posted(&platform, "4242").len() == 1), "{}", survivor.log());
     eprintln!("a tick whose process was killed mid-run: posted by the other {:?} after the kill", kill.elapsed());
     assert!(survivor.log().contains("took over a tick"), "{}", survivor.log());
     assert_eq!(api.received().len(), 2, "run again by the survivor");
@@ -428,7 +417,7 @@ fn play_beyond_loopback_needs_expose_and_says_what_it_exposes() {
             .unwrap()
     };
     let mut refused = start(&[]);
-    let ended = wait_until(20, || refused.try_wait().unwrap().is_some());
+    let ended = eventually(20, || refused.try_wait().unwrap().is_some());
     if !ended {
         let _ = refused.kill();
     }
@@ -468,8 +457,7 @@ command forecast "Forecast" {
 fn a_flood_of_keystrokes_never_delays_a_command() {
     let platform = TestPlatform::start();
     let api = crate::support::server::TestServer::start();
-    let served =
-        std::sync::Arc::new(serve(TYPED, &platform, Some(&api), &["--workers", "8", "--answer-within", "1"], &[]));
+    let served = std::sync::Arc::new(serve(TYPED, &platform, Some(&api), &["--workers", "8"], &[]));
     let typing = json!([{ "name": "city", "type": 3, "value": "Pa", "focused": true }]);
     let flood: Vec<_> = (0..200)
         .map(|i| {
@@ -482,7 +470,7 @@ fn a_flood_of_keystrokes_never_delays_a_command() {
         .collect();
     // The keystrokes wait on the API (their threads are all taken) while
     // commands are answered with their reply, never "thinking".
-    assert!(wait_until(30, || !api.received().is_empty()), "{}", served.log());
+    assert!(eventually(30, || !api.received().is_empty()), "{}", served.log());
     let mut slowest = std::time::Duration::ZERO;
     for i in 0..10 {
         let answer = served.send(&platform, &command(&format!("p{i}"), "ping", json!([])));

@@ -369,9 +369,10 @@ mod tests {
         let door = Door::new(2, 2);
         let (a, b, c): (IpAddr, IpAddr, IpAddr) =
             ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap(), "10.0.0.3".parse().unwrap());
-        let first = door.admit(a).unwrap();
-        std::thread::sleep(Duration::from_millis(5));
-        let second = door.admit(b).unwrap();
+        let (first, second) = (door.admit(a).unwrap(), door.admit(b).unwrap());
+        // Idle since 10 and 20 ms: the first is idle longest.
+        first.slot.idle_at(10);
+        second.slot.idle_at(20);
         // Both idle: the older is asked to leave, and the new one comes in.
         let third = door.admit(c).unwrap();
         assert!(first.slot.leaving.load(Ordering::SeqCst) && !second.slot.leaving.load(Ordering::SeqCst));
@@ -379,7 +380,7 @@ mod tests {
         second.slot.busy();
         third.slot.busy();
         assert_eq!(door.admit(c).unwrap_err(), Refused::Full, "every other connection is mid-request");
-        Admitted::idle(&door, &second.slot);
+        second.slot.idle_at(30);
         let fourth = door.admit(c).unwrap();
         assert!(second.slot.leaving.load(Ordering::SeqCst));
         drop((first, second));
