@@ -106,7 +106,7 @@ fn subcommands_and_a_group_deploy_round_trip_and_each_runs_its_own_tree() {
         let answer = served.send(&platform, &with_permissions(command(id, "settings", options), ADMINISTRATOR));
         assert!(content(&answer).contains("not available right now"), "{id}: {answer:?}");
     }
-    assert!(served.wait_log("id=s1").contains("command=\"settings greeting set\""), "{}", served.log());
+    assert!(served.wait_interaction("s1").contains("command=\"settings greeting set\""), "{}", served.log());
 }
 
 /// examples/forecast.blk's shape, against the loopback API: each keystroke
@@ -194,6 +194,6 @@ fn an_autocomplete_answers_in_time_and_a_user_typing_too_fast_is_offered_nothing
     let answer = served.send(&platform, &body);
     assert_eq!(answer.body, json!({ "type": 8, "data": { "choices": [] } }), "{answer:?}");
     // The slow run is logged failed, past its deadline.
-    let log = served.wait_log("id=a3");
+    let log = served.wait_interaction("a3");
     assert!(log.lines().any(|l| l.contains("id=a3") && l.contains("outcome=failed")), "{log}");
 }

@@ -130,7 +130,7 @@ fn a_click_on_a_handler_the_file_no_longer_has_is_told_so_and_logged() {
     let log = served.wait_log("not-one-of-ours");
     assert!(log.contains("handler=gone") && log.contains("outcome=unknown_handler"), "{log}");
     // An id of any length is logged no longer than the platform's 100.
-    let log = served.wait_log("id=s4");
+    let log = served.wait_interaction("s4");
     let shown = format!("handler=blk1:{}\n", "x".repeat(95));
     assert!(log.contains(&shown) && !log.contains(&"x".repeat(96)), "{log}");
 }

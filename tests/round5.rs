@@ -72,7 +72,7 @@ fn a_reload_that_moves_components_keeps_the_limits_of_earlier_buttons() {
     assert!(eventually(30, || served.log().matches("reloaded").count() == 2), "{}", served.log());
     let stale = served.send(&platform, &click_showing("w2", &wait, None, shown.clone()));
     assert!(content(&stale).contains("no longer does anything"), "{stale:?}");
-    assert!(served.wait_log("id=w2").contains("outcome=stale"), "{}", served.log());
+    assert!(served.wait_interaction("w2").contains("outcome=stale"), "{}", served.log());
     assert!(!served.log().contains("id=w2 command=wait outcome=answered"));
 }
 
@@ -114,7 +114,7 @@ handler show {
     let mut click = click_showing("p7", &show, None, shown.clone());
     click["data"]["values"] = json!(["999"]);
     assert_eq!(content(&served.send(&platform, &click)), "value mine");
-    let log = served.wait_log("id=p6");
+    let log = served.wait_interaction("p6");
     assert!(log.contains("a value its menu did not offer"), "{log}");
     assert_eq!(log.matches("outcome=stale").count(), 4, "{log}");
 }
@@ -154,7 +154,7 @@ handler confirm {
     let confirm = id_of(&shown, "Confirm");
     let refused = served.send(&platform, &as_member(click_showing("b2", &confirm, None, shown.clone()), 0));
     assert_eq!(content(&refused), "You need the Ban Members permission to use this.", "{refused:?}");
-    assert!(served.wait_log("id=b2").contains("outcome=guarded"), "{}", served.log());
+    assert!(served.wait_interaction("b2").contains("outcome=guarded"), "{}", served.log());
     let allowed = served.send(&platform, &as_member(click_showing("b3", &confirm, None, shown), ban_members));
     assert_eq!(content(&allowed), "confirmed ban");
     // The same handler from an unguarded reply runs for anyone.
@@ -505,7 +505,7 @@ fn a_refused_keystroke_writes_nothing_to_the_store() {
     let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     let rows: i64 = admin.query_one("SELECT count(*) FROM blkc_seen WHERE id LIKE 'interaction%'", &[]).unwrap().get(0);
     assert_eq!(rows, 1, "only the command is kept across processes");
-    assert!(served.wait_log("id=r19").contains("outcome=limited"), "{}", served.log());
+    assert!(served.wait_interaction("r19").contains("outcome=limited"), "{}", served.log());
 }
 
 /// Item 7: a variable has a bound in bytes, stated in a clear error; what
@@ -549,7 +549,7 @@ handler got {
         added += 1;
     }
     assert!((90..110).contains(&added), "{added} notes of 6,000 characters: {}", served.log());
-    let log = served.wait_log(&format!("id=a{added} "));
+    let log = served.wait_interaction(&format!("a{added}"));
     assert!(log.contains("B321") && log.contains("`notes`"), "{log}");
     let read = served.send(&platform, &command("r1", "read", json!([])));
     assert_eq!(content(&read), crate::serve::FAILED_WORD, "{read:?}");
@@ -566,7 +566,7 @@ handler got {
         added += 1;
     }
     assert!((170..180).contains(&added), "{added} notes of 6,000 characters");
-    let log = served.wait_log(&format!("id=b{added} "));
+    let log = served.wait_interaction(&format!("b{added}"));
     assert!(log.contains("B327") && log.contains("a variable holds at most 1,048,576"), "{log}");
     // A form's field longer than its input's `max` never reaches the handler.
     let form = served.send(&platform, &command("f1", "ask", json!([])));
@@ -575,6 +575,6 @@ handler got {
     assert_eq!(content(&served.send(&platform, &sent)), "got short");
     let sent = crate::support::platform::submit("f3", &id, &[("topic", &"x".repeat(4000))], false);
     assert_eq!(content(&served.send(&platform, &sent)), crate::serve::FAILED_WORD);
-    let log = served.wait_log("id=f3 ");
+    let log = served.wait_interaction("f3");
     assert!(log.contains("its input takes 10"), "{log}");
 }

@@ -55,6 +55,14 @@ impl Served {
         }
     }
 
+    /// Waits (up to 20 s) for the `interaction` line that ends delivery
+    /// `id` and returns the whole log. A delivery's other lines (a guard's
+    /// refusal, a warning) come before it, so they are in the log too;
+    /// waiting for `id=…` alone can return at one of those.
+    pub(crate) fn wait_interaction(&self, id: &str) -> String {
+        self.wait_log(&format!("interaction id={id} "))
+    }
+
     pub(crate) fn signal(&self, signal: libc::c_int) {
         // SAFETY: sends a signal to our own child process.
         unsafe {
@@ -236,7 +244,9 @@ fn a_command_is_answered_with_its_reply_options_and_trigger_variables() {
     let bad = json!([{ "name": "name", "type": 3, "value": "x" }, { "name": "times", "type": 4, "value": "many" }]);
     let answer = served.send(&platform, &command("13", "hello", bad));
     assert_eq!(answer.body["data"]["flags"], 64);
-    assert!(served.wait_log("option `times` is integer").contains("outcome=failed"));
+    let log = served.wait_interaction("13");
+    let line = log.lines().find(|l| l.contains("interaction id=13 ")).unwrap_or_default();
+    assert!(line.contains("outcome=failed") && line.contains("option `times` is integer"), "{log}");
 }
 
 #[test]
@@ -1107,7 +1117,7 @@ fn option_bounds_are_registered_and_a_value_outside_them_never_runs() {
     for (id, sides, label, why) in [("b2", 121, "ok", "at most 120"), ("b3", 6, "x", "at least 2 characters")] {
         let answer = roll(id, sides, label);
         assert_ne!(content(&answer), format!("Rolled a d{sides}"), "{answer:?}");
-        let log = served.wait_log(&format!("id={id}"));
+        let log = served.wait_interaction(id);
         assert!(log.contains(why), "{log}");
     }
 }
@@ -1242,7 +1252,7 @@ fn context_menu_commands_deploy_and_run_with_their_targets() {
     bare["data"]["type"] = json!(2);
     let answer = served.send(&platform, &bare);
     assert_eq!(content(&answer), FAILED_WORD);
-    assert!(served.wait_log("id=m3").contains("names no user"));
+    assert!(served.wait_interaction("m3").contains("names no user"));
     // A target that is no id is no target.
     let mut odd = five.clone();
     odd["id"] = json!("m5");
@@ -1302,7 +1312,7 @@ command purge "Delete messages" {
     dm.as_object_mut().unwrap().remove("member");
     dm["user"] = json!({ "id": "1001", "username": "ada" });
     assert_eq!(content(&served.send(&platform, &dm)), "This can only be used in a server.");
-    assert!(served.wait_log("id=g2").contains("outcome=guarded"), "{}", served.wait_log("id=g2"));
+    assert!(served.wait_interaction("g2").contains("outcome=guarded"), "{}", served.wait_interaction("g2"));
     // The operator's log says which line refused.
     let log = served.wait_log("guard=channels");
     assert!(log.lines().any(|l| l.contains("id=g3") && l.contains("guard=channels")), "{log}");
