@@ -8,17 +8,17 @@ mod support;
 
 use std::time::Instant;
 
-use blkc::ast::{Item, Node};
-use blkc::eval::render::{self, Body, Missing, Response, Scope};
-use blkc::plan;
-use blkc::source::{SourceFile, Span};
+use blkc::base::source::{SourceFile, Span};
+use blkc::language::ast::{Item, Node};
+use blkc::language::plan;
+use blkc::run::eval::render::{self, Body, Missing, Response, Scope};
 
 struct Bench {
     response: Response,
 }
 
 impl Scope for Bench {
-    fn response(&self, _path: &blkc::plan::Path) -> Option<&Response> {
+    fn response(&self, _path: &blkc::language::plan::Path) -> Option<&Response> {
         Some(&self.response)
     }
     fn variable(&mut self, _name: &str, _span: Span) -> Option<String> {
@@ -62,12 +62,12 @@ fn main() {
         text.push_str(&format!("{{api_r[response.data.items.{}.{}]}} ", i * 7 % 600, fields[i % fields.len()]));
     }
     text.push_str("\"\n}\n");
-    let checked = blkc::check_source(SourceFile::new("bench.blk", text));
+    let checked = blkc::language::load::check_source(SourceFile::new("bench.blk", text));
     assert!(!checked.has_errors());
     let Item::Tree(tree) = &checked.ast.items[0] else { unreachable!() };
     let Node::Reply(reply) = &tree.body[1] else { unreachable!() };
     let template = plan::template(reply.text().expect("a reply with text"));
-    let data = blkc::data::Data::parse(json.to_string().as_bytes()).unwrap().data;
+    let data = blkc::base::data::Data::parse(json.to_string().as_bytes()).unwrap().data;
     let mut scope = Bench { response: Response { status: 200, body: Body::Json(data) } };
 
     let out = render::render(&template, &mut scope);

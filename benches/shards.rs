@@ -1,5 +1,5 @@
 //! Take-over time of the Gateway's shards leased through a shared
-//! PostgreSQL store (src/serve/leases.rs): two `blkc serve` processes hold
+//! PostgreSQL store (src/host/serve/leases.rs): two `blkc serve` processes hold
 //! the 8 shards a loopback sharded Gateway recommends; one is stopped
 //! (SIGTERM: it gives its shards up at once) or killed (SIGKILL: its leases
 //! run out), alternating, and the time is measured from the signal until
@@ -63,7 +63,7 @@ impl Server {
     /// The shards this process holds, as the store says.
     fn shards(&self, url: &str) -> Vec<u32> {
         let me = format!(":{}:", self.child.id());
-        let pool = blkc::store::postgres::Pool::open(url).unwrap();
+        let pool = blkc::run::store::postgres::Pool::open(url).unwrap();
         pool.holders().unwrap().into_iter().filter(|(_, h)| h.contains(&me)).map(|(s, _)| s).collect()
     }
 }

@@ -15,14 +15,16 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use blkc::eval::{self, Inputs, Options};
-use blkc::source::SourceFile;
-use blkc::store::{Backend, Location};
+use blkc::base::source::SourceFile;
+use blkc::run::eval::{self, Inputs, Options};
+use blkc::run::store::{Backend, Location};
 
-fn plan() -> blkc::plan::Plan {
-    let checked =
-        blkc::check_source(SourceFile::new("bench.blk", "var n = \"0\"\ncommand add {\n    save n = n + 1\n}\n"));
-    blkc::plan::lower(&checked).expect("the bench's file lowers")
+fn plan() -> blkc::language::plan::Plan {
+    let checked = blkc::language::load::check_source(SourceFile::new(
+        "bench.blk",
+        "var n = \"0\"\ncommand add {\n    save n = n + 1\n}\n",
+    ));
+    blkc::language::plan::lower(&checked).expect("the bench's file lowers")
 }
 
 /// Runs `add` on `threads` threads for a few seconds; saves a second and

@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-use blkc::plan::{Plan, Seg, Step};
+use blkc::language::plan::{Plan, Seg, Step};
 
 fn build(file: &str) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_blkc"))
@@ -18,7 +18,7 @@ fn the_plan_is_versioned_json_that_reads_back() {
     let (code, json) = build("examples/weather.blk");
     assert_eq!(code, 0);
     let plan: Plan = serde_json::from_str(&json).unwrap();
-    assert_eq!(plan.format, blkc::plan::FORMAT);
+    assert_eq!(plan.format, blkc::language::plan::FORMAT);
     let Step::Request(request) = &plan.trees[0].steps[0] else { panic!("the first step is the request") };
     assert!(request.headers.iter().any(|(_, t)| t.parts == [Seg::Secret { name: "WEATHER_KEY".into() }]));
     insta::assert_snapshot!(json);

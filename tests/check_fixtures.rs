@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use blkc::diagnostics::{render_json, render_terminal, Code, RenderOptions, Severity};
-use blkc::syntax::Limits;
+use blkc::base::diagnostics::{render_json, render_terminal, Code, RenderOptions, Severity};
+use blkc::language::syntax::Limits;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/check");
 
@@ -24,23 +24,24 @@ fn limits_of(text: &str) -> Limits {
     limits
 }
 
-fn check_fixture(path: &Path) -> blkc::Checked {
+fn check_fixture(path: &Path) -> blkc::language::model::Checked {
     let name = format!("fixtures/check/{}", path.file_name().unwrap().to_string_lossy());
     if path.is_dir() {
         // A fixture that cannot be read (B007): a folder named like a file.
-        let err = blkc::load(path, blkc::LoadOptions::default()).expect_err("a folder cannot be read as a file");
+        let err = blkc::language::load::load(path, blkc::language::load::LoadOptions::default())
+            .expect_err("a folder cannot be read as a file");
         let mut checked = err.into_checked();
         checked.source.name = name;
         return checked;
     }
     let bytes = std::fs::read(path).unwrap();
-    let (source, bad_utf8) = blkc::source_from_bytes(&name, bytes);
+    let (source, bad_utf8) = blkc::language::load::source_from_bytes(&name, bytes);
     match bad_utf8 {
-        Some(diag) => blkc::Checked::unreadable(source, diag),
+        Some(diag) => blkc::language::model::Checked::unreadable(source, diag),
         None => {
             let limits = limits_of(&source.text);
-            let samples = blkc::model::Samples::in_folder(FIXTURES.into());
-            blkc::check_source_in(source, limits, samples)
+            let samples = blkc::language::model::Samples::in_folder(FIXTURES.into());
+            blkc::language::load::check_source_in(source, limits, samples)
         }
     }
 }
@@ -108,7 +109,7 @@ fn json_report_has_positions_labels_and_help() {
 /// by `--fix`, since a guessed name is not certain).
 #[test]
 fn a_did_you_mean_comes_with_its_edit() {
-    use blkc::diagnostics::Confidence;
+    use blkc::base::diagnostics::Confidence;
     let text = r#"command c {
     api forecast {
         method GET
@@ -125,7 +126,8 @@ event member_joined {
     std::fs::create_dir_all(dir.path().join("samples")).unwrap();
     std::fs::write(dir.path().join("samples/titles.json"), r#"{"title": "x"}"#).unwrap();
     std::fs::write(dir.path().join("bot.blk"), text).unwrap();
-    let checked = blkc::load(&dir.path().join("bot.blk"), blkc::LoadOptions::default()).unwrap();
+    let checked =
+        blkc::language::load::load(&dir.path().join("bot.blk"), blkc::language::load::LoadOptions::default()).unwrap();
     for (code, replaced, with) in
         [("B111", "forcast", "forecast"), ("B201", "titel", "title"), ("B121", "member_joined", "member_join")]
     {

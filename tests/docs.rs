@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use blkc::diagnostics::Code;
-use blkc::source::SourceFile;
+use blkc::base::diagnostics::Code;
+use blkc::base::source::SourceFile;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -31,13 +31,13 @@ fn every_code_has_a_page_and_every_page_a_code() {
 }
 
 fn assert_clean(name: &str, text: &str) {
-    let mut checked = blkc::check_source(SourceFile::new(name, text));
+    let mut checked = blkc::language::load::check_source(SourceFile::new(name, text));
     // Which portal switch an event needs (B138) is no fault of the example.
-    checked.diagnostics.retain(|d| d.code != blkc::diagnostics::Code::PrivilegedIntent);
+    checked.diagnostics.retain(|d| d.code != blkc::base::diagnostics::Code::PrivilegedIntent);
     assert!(
         checked.diagnostics.is_empty(),
         "{name} must check clean:\n{}",
-        blkc::diagnostics::render_terminal(&checked.source, &checked.diagnostics, Default::default())
+        blkc::base::diagnostics::render_terminal(&checked.source, &checked.diagnostics, Default::default())
     );
 }
 

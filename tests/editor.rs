@@ -147,7 +147,7 @@ fn every_keyword_of_the_language_is_highlighted_by_the_textmate_grammar() {
         }
     }
     collect(&grammar, &mut patterns);
-    for keyword in blkc::vocab::Keyword::ALL {
+    for keyword in blkc::language::vocab::Keyword::ALL {
         let word = keyword.as_str();
         let listed = patterns.iter().any(|p| {
             p.split(['(', ')', '|']).any(|alternative| alternative == word || alternative == format!("\\b{word}\\b"))

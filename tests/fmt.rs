@@ -8,8 +8,8 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use blkc::format::{comments, format_text};
-use blkc::source::SourceFile;
+use blkc::base::source::SourceFile;
+use blkc::language::format::{comments, format_text};
 use insta_cmd::get_cargo_bin;
 use proptest::prelude::*;
 
@@ -23,8 +23,8 @@ fn comment_texts(text: &str) -> Vec<String> {
 
 /// The plan as JSON, without source positions.
 fn plan_without_positions(text: &str) -> Option<serde_json::Value> {
-    let checked = blkc::check_source(SourceFile::new("f.blk", text.to_string()));
-    let plan = blkc::plan::lower(&checked).ok()?;
+    let checked = blkc::language::load::check_source(SourceFile::new("f.blk", text.to_string()));
+    let plan = blkc::language::plan::lower(&checked).ok()?;
     let mut value = serde_json::to_value(&plan).unwrap();
     strip_positions(&mut value);
     Some(value)
@@ -43,12 +43,12 @@ fn strip_positions(v: &mut serde_json::Value) {
 
 /// The findings of `blkc check`, without positions.
 fn findings(text: &str) -> Vec<(String, String)> {
-    let checked = blkc::check_source(SourceFile::new("f.blk", text.to_string()));
+    let checked = blkc::language::load::check_source(SourceFile::new("f.blk", text.to_string()));
     checked.diagnostics.iter().map(|d| (d.code.as_str().to_string(), d.message.clone())).collect()
 }
 
 fn reprinted_ast(text: &str) -> String {
-    print::file(&blkc::syntax::parse(&SourceFile::new("f.blk", text.to_string())).ast)
+    print::file(&blkc::language::syntax::parse(&SourceFile::new("f.blk", text.to_string())).ast)
 }
 
 /// The three properties on one text; `Ok(false)` when it does not parse.
@@ -161,7 +161,7 @@ fn the_canonical_form_of_every_construct() {
 /// Inserts `# cN` comments at the given token boundaries of `text` (blanks
 /// outside strings), each ending its line.
 pub(crate) fn with_comments(text: &str, picks: &[prop::sample::Index]) -> String {
-    use blkc::syntax::lexer::{Kind, Lexer};
+    use blkc::language::syntax::lexer::{Kind, Lexer};
     let boundaries: Vec<usize> =
         Lexer::new(text).filter(|t| matches!(t.kind, Kind::Blank | Kind::Newline)).map(|t| t.start()).collect();
     if boundaries.is_empty() {

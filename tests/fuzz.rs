@@ -19,7 +19,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use blkc::diagnostics::{apply_certain, formats, render_json, render_terminal, RenderOptions};
+use blkc::base::diagnostics::{apply_certain, formats, render_json, render_terminal, RenderOptions};
 
 /// Counts live heap bytes and their peak, for the memory finding class, per
 /// thread: the tests run side by side, and another test's allocations must
@@ -191,10 +191,10 @@ fn mutate(seeds: &[Vec<u8>], rng: &mut Rng) -> Vec<u8> {
 /// The whole front end on one input: parse, check, render in every format,
 /// make the certain fixes, build.
 fn front_end(bytes: Vec<u8>) {
-    let (source, bad_utf8) = blkc::source_from_bytes("fuzz.blk", bytes);
+    let (source, bad_utf8) = blkc::language::load::source_from_bytes("fuzz.blk", bytes);
     let checked = match bad_utf8 {
-        Some(d) => blkc::Checked::unreadable(source, d),
-        None => blkc::check_source(source),
+        Some(d) => blkc::language::model::Checked::unreadable(source, d),
+        None => blkc::language::load::check_source(source),
     };
     let text = render_terminal(&checked.source, &checked.diagnostics, RenderOptions::default());
     let json = render_json(&checked.source, &checked.diagnostics);
@@ -205,7 +205,7 @@ fn front_end(bytes: Vec<u8>) {
     let _ = formats::sarif(&[(&checked.source, checked.diagnostics.as_slice())]);
     // The certain fixes apply to any file.
     let _ = apply_certain(&checked.source.text, &checked.diagnostics);
-    if let Ok(plan) = blkc::plan::lower(&checked) {
+    if let Ok(plan) = blkc::language::plan::lower(&checked) {
         assert!(serde_json::to_string(&plan).is_ok());
     }
 }

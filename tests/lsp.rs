@@ -219,11 +219,12 @@ fn diagnostics_on_open_and_change_are_check_s() {
     assert_eq!(b201["range"]["start"]["line"], 10);
     assert!(b201["message"].as_str().unwrap().contains("help:"));
     // The code links to its page.
-    let page = blkc::lsp::uri_to_path(&b201["codeDescription"]["href"].as_str().unwrap().parse().unwrap()).unwrap();
+    let page =
+        blkc::host::lsp::uri_to_path(&b201["codeDescription"]["href"].as_str().unwrap().parse().unwrap()).unwrap();
     assert!(std::fs::read_to_string(page).unwrap().starts_with("# B201"));
     assert!(diags.iter().any(|d| d["code"] == "B103"));
     // The same findings as the command line.
-    let checked = blkc::check_source(blkc::source::SourceFile::new("bot.blk", broken.clone()));
+    let checked = blkc::language::load::check_source(blkc::base::source::SourceFile::new("bot.blk", broken.clone()));
     assert!(checked.diagnostics.iter().any(|d| d.code.as_str() == "B103"));
     // Related information for a diagnostic's other labels.
     let twice =
@@ -575,7 +576,7 @@ fn the_server_exits_when_its_parent_closes_stdin() {
 
 /// The `file:` URI of a path, as text.
 fn file_uri(path: &std::path::Path) -> String {
-    blkc::lsp::path_to_uri(path).expect("a file URI").as_str().to_string()
+    blkc::host::lsp::path_to_uri(path).expect("a file URI").as_str().to_string()
 }
 
 #[test]
@@ -592,7 +593,7 @@ fn a_message_too_large_or_malformed_is_skipped_and_the_server_goes_on() {
     {
         let stdin = client.stdin.as_mut().unwrap();
         // Larger than the limit: read past, never allocated.
-        let huge = blkc::lsp::transport::MAX_MESSAGE + 10;
+        let huge = blkc::host::lsp::transport::MAX_MESSAGE + 10;
         write!(stdin, "Content-Length: {huge}\r\n\r\n").unwrap();
         let chunk = vec![b' '; 1 << 20];
         let mut left = huge;

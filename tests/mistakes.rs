@@ -6,11 +6,11 @@
 //! help line; where the fix is certain, `blkc check --fix` must leave a file
 //! that checks clean. The snapshot shows the report and the fixed file.
 
-use blkc::diagnostics::{render_terminal, Confidence, RenderOptions, Severity};
-use blkc::source::SourceFile;
+use blkc::base::diagnostics::{render_terminal, Confidence, RenderOptions, Severity};
+use blkc::base::source::SourceFile;
 
-fn check(name: &str, text: &str) -> blkc::Checked {
-    blkc::check_source(SourceFile::new(name, text.to_string()))
+fn check(name: &str, text: &str) -> blkc::language::model::Checked {
+    blkc::language::load::check_source(SourceFile::new(name, text.to_string()))
 }
 
 fn expected_position(text: &str) -> (usize, usize) {
@@ -46,7 +46,7 @@ fn each_mistake_gets_one_diagnostic_at_its_token() {
         let opts = RenderOptions { color: false, width: 100 };
         let mut shown = render_terminal(&checked.source, &checked.diagnostics, opts);
         if diag.suggestions.iter().any(|s| s.confidence == Confidence::Certain) {
-            let (after, applied) = blkc::fix_certain(check(&name, &text), |fixed| check(&name, &fixed));
+            let (after, applied) = blkc::language::load::fix_certain(check(&name, &text), |fixed| check(&name, &fixed));
             assert!(applied > 0);
             let fixed = after.source.text.clone();
             let left: Vec<_> = after.diagnostics.iter().filter(|d| d.severity != Severity::Hint).collect();
@@ -66,7 +66,7 @@ fn every_recogniser_fires_on_a_file_of_the_corpus() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|x| x == "blk") {
             let text = std::fs::read_to_string(&path).unwrap();
-            if let Some(name) = blkc::syntax::recognised_mistake(&text) {
+            if let Some(name) = blkc::language::syntax::recognised_mistake(&text) {
                 fired
                     .entry(name)
                     .or_insert_with(Vec::new)
@@ -74,7 +74,7 @@ fn every_recogniser_fires_on_a_file_of_the_corpus() {
             }
         }
     }
-    let silent: Vec<&str> = blkc::syntax::mistake_names().filter(|n| !fired.contains_key(n)).collect();
+    let silent: Vec<&str> = blkc::language::syntax::mistake_names().filter(|n| !fired.contains_key(n)).collect();
     assert!(silent.is_empty(), "recognisers no corpus file makes fire: {silent:?}");
 }
 
@@ -85,7 +85,7 @@ fn a_hash_inside_a_reference_is_not_a_comment_to_the_lost_brace_recogniser() {
         "/tests/fixtures/mistakes/lost_brace_after_hash_in_reference.blk"
     ))
     .unwrap();
-    assert_eq!(blkc::syntax::recognised_mistake(&text), Some("lost_close_brace"));
+    assert_eq!(blkc::language::syntax::recognised_mistake(&text), Some("lost_close_brace"));
     let checked = check("x.blk", &text);
     assert_eq!(checked.diagnostics[0].message, "`api b {` is never closed");
 }
@@ -165,7 +165,7 @@ fn every_certain_fix_leaves_what_was_meant() {
             assert!(!means.contains_key(&name), "{name} is in means.txt but has no certain fix");
             continue;
         }
-        let (after, _) = blkc::fix_certain(checked, |fixed| check(&name, &fixed));
+        let (after, _) = blkc::language::load::fix_certain(checked, |fixed| check(&name, &fixed));
         let diff = similar::TextDiff::from_lines(text.as_str(), after.source.text.as_str());
         let mut added: Vec<String> = diff
             .iter_all_changes()
@@ -211,10 +211,10 @@ fn a_fix_never_changes_a_comment_or_moves_text_into_a_string() {
     }
     for line in lines {
         let text = format!("command c {{\n    api a {{\n        method GET\n        url \"https://api.example.com/x\"\n        {line}\n    }}\n}}\n");
-        let before: Vec<String> = blkc::format::comments(&text).into_iter().map(|c| c.text).collect();
-        let (after, _) = blkc::fix_certain(check("t.blk", &text), |fixed| check("t.blk", &fixed));
+        let before: Vec<String> = blkc::language::format::comments(&text).into_iter().map(|c| c.text).collect();
+        let (after, _) = blkc::language::load::fix_certain(check("t.blk", &text), |fixed| check("t.blk", &fixed));
         let fixed = &after.source.text;
-        let kept: Vec<String> = blkc::format::comments(fixed).into_iter().map(|c| c.text).collect();
+        let kept: Vec<String> = blkc::language::format::comments(fixed).into_iter().map(|c| c.text).collect();
         assert_eq!(kept, before, "the comment changed or moved:\n{line}\n=>\n{fixed}");
     }
 }
@@ -233,7 +233,7 @@ fn mistakes_checked_on_several_threads_at_once_are_described_as_alone() {
         .map(|p| (p.display().to_string(), std::fs::read_to_string(&p).unwrap()))
         .collect();
     files.sort();
-    let describe = |(name, text): &(String, String)| -> Vec<(String, Option<blkc::source::Span>)> {
+    let describe = |(name, text): &(String, String)| -> Vec<(String, Option<blkc::base::source::Span>)> {
         check(name, text).diagnostics.iter().map(|d| (d.message.clone(), d.primary_span())).collect()
     };
     let alone: Vec<_> = files.iter().map(describe).collect();

@@ -1,8 +1,8 @@
 //! Large files are parsed on several threads; the result must be exactly the
 //! sequential one, errors included.
 
-use blkc::source::SourceFile;
-use blkc::syntax::{parse_with, Limits};
+use blkc::base::source::SourceFile;
+use blkc::language::syntax::{parse_with, Limits};
 
 /// About 3 MB: enough for the parser to cut it into chunks.
 fn large_program() -> String {

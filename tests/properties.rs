@@ -2,17 +2,17 @@
 //! back to the same AST; the grammar accepts and rejects what it should.
 
 use crate::support::print;
-use blkc::ast::*;
-use blkc::diagnostics::{render_json, render_terminal, RenderOptions};
-use blkc::source::{SourceFile, Span};
+use blkc::base::diagnostics::{render_json, render_terminal, RenderOptions};
+use blkc::base::source::{SourceFile, Span};
+use blkc::language::ast::*;
 use proptest::prelude::*;
 
 /// Parses, checks and renders; returns the diagnostics' codes.
 fn run_front_end(name: &str, bytes: Vec<u8>) -> Vec<&'static str> {
-    let (source, bad) = blkc::source_from_bytes(name, bytes);
+    let (source, bad) = blkc::language::load::source_from_bytes(name, bytes);
     let checked = match bad {
-        Some(d) => blkc::Checked::unreadable(source, d),
-        None => blkc::check_source(source),
+        Some(d) => blkc::language::model::Checked::unreadable(source, d),
+        None => blkc::language::load::check_source(source),
     };
     let _ = render_terminal(&checked.source, &checked.diagnostics, RenderOptions::default());
     let _ = render_json(&checked.source, &checked.diagnostics);
@@ -72,11 +72,11 @@ proptest! {
     #[test]
     fn printed_programs_parse_back_to_the_same_ast(file in arb_file()) {
         let printed = print::file(&file);
-        let parsed = blkc::syntax::parse(&SourceFile::new("printed.blk", printed.clone()));
+        let parsed = blkc::language::syntax::parse(&SourceFile::new("printed.blk", printed.clone()));
         prop_assert!(parsed.complete && parsed.diagnostics.is_empty(), "{printed}\n{:#?}", parsed.diagnostics);
         let reprinted = print::file(&parsed.ast);
         prop_assert_eq!(&reprinted, &printed);
-        let again = blkc::syntax::parse(&SourceFile::new("printed.blk", reprinted));
+        let again = blkc::language::syntax::parse(&SourceFile::new("printed.blk", reprinted));
         prop_assert_eq!(again.ast, parsed.ast);
     }
 
@@ -97,7 +97,7 @@ proptest! {
                 // Inside a string, a reference or a comment, where the two
                 // readings could part.
                 _ => {
-                    use blkc::syntax::lexer::{Kind, Lexer};
+                    use blkc::language::syntax::lexer::{Kind, Lexer};
                     let Ok(now) = std::str::from_utf8(&bytes) else { break };
                     let inside: Vec<usize> = Lexer::new(now)
                         .filter(|t| matches!(t.kind, Kind::Str { .. } | Kind::Reference { .. } | Kind::Comment) && t.end() - t.start() > 2)
@@ -143,7 +143,7 @@ proptest! {
 /// way `check` reads a tree) and read as written give the same AST, spans
 /// and all, and the same diagnostics.
 fn same_squeezed(text: &str) -> Result<(), TestCaseError> {
-    use blkc::syntax::{parse_with, Limits};
+    use blkc::language::syntax::{parse_with, Limits};
     let source = SourceFile::new("squeezed.blk", text.to_string());
     let squeezed = parse_with(&source, Limits { big_item: usize::MAX, threads: 1, ..Limits::default() });
     let as_written = parse_with(&source, Limits { big_item: 0, threads: 1, ..Limits::default() });
@@ -161,12 +161,12 @@ fn same_squeezed(text: &str) -> Result<(), TestCaseError> {
 /// no comment of the lexer's is inside a token of the grammar's. The
 /// lexer's tokens cover the text exactly.
 fn same_reading(text: &str) -> Result<(), TestCaseError> {
-    use blkc::syntax::lexer::{Kind, Lexer};
-    use blkc::syntax::GrammarLeaf;
+    use blkc::language::syntax::lexer::{Kind, Lexer};
+    use blkc::language::syntax::GrammarLeaf;
     let tokens: Vec<_> = Lexer::new(text).collect();
     let joined: String = tokens.iter().map(|t| t.text(text)).collect();
     prop_assert_eq!(&joined, text);
-    let leaves = blkc::syntax::grammar_leaves(text);
+    let leaves = blkc::language::syntax::grammar_leaves(text);
     let parsed_to = leaves.iter().map(|(_, s)| s.end as usize).max().unwrap_or(0);
     for (leaf, span) in &leaves {
         let want = match leaf {
@@ -256,7 +256,7 @@ fn part() -> impl Strategy<Value = Part> {
 /// `{base|first 2|join ' | '}`: list helpers after a name, a reference or
 /// an element path.
 fn helped() -> impl Strategy<Value = Helped> {
-    use blkc::helpers::Helper;
+    use blkc::language::helpers::Helper;
     let base = prop_oneof![
         ident()
             .prop_filter("not bot_token", |i| i.name != "bot_token" && !i.name.starts_with("api_"))
@@ -383,7 +383,8 @@ fn text() -> impl Strategy<Value = Option<Text>> {
 /// An option's type word: a type, or a word that is not one (the checker's
 /// business, not the parser's).
 fn option_kind() -> impl Strategy<Value = Option<Ident>> {
-    let words: Vec<&str> = blkc::vocab::OptionType::ALL.iter().map(|t| t.as_str()).chain(["int", "text"]).collect();
+    let words: Vec<&str> =
+        blkc::language::vocab::OptionType::ALL.iter().map(|t| t.as_str()).chain(["int", "text"]).collect();
     proptest::option::of(prop::sample::select(words).prop_map(|w| Ident { name: w.into(), span: sp() }))
 }
 
@@ -419,7 +420,7 @@ fn operand() -> impl Strategy<Value = Value> {
         element().prop_map(|e| Value::Element(Box::new(e))),
         ident()
             .prop_filter("a variable's name is no keyword", |i| {
-                blkc::vocab::Keyword::parse(&i.name).is_none() && i.name.as_str() != "contains"
+                blkc::language::vocab::Keyword::parse(&i.name).is_none() && i.name.as_str() != "contains"
             })
             .prop_map(Value::Var),
     ]
@@ -440,8 +441,8 @@ fn save_node() -> impl Strategy<Value = Node> {
 }
 
 fn reply_item() -> impl Strategy<Value = ReplyItem> {
-    let part = (0..blkc::vocab::EmbedPart::ALL.len(), template()).prop_map(|(k, value)| EmbedItem::Part {
-        part: blkc::vocab::EmbedPart::ALL[k],
+    let part = (0..blkc::language::vocab::EmbedPart::ALL.len(), template()).prop_map(|(k, value)| EmbedItem::Part {
+        part: blkc::language::vocab::EmbedPart::ALL[k],
         key: sp(),
         value,
         span: sp(),
@@ -700,7 +701,7 @@ fn sub_node(inner: BoxedStrategy<Node>) -> impl Strategy<Value = Node> {
 
 /// A timed event's head: any texts (the checker reads them), any channel.
 fn schedule() -> impl Strategy<Value = Option<Schedule>> {
-    use blkc::schedule::Written;
+    use blkc::language::schedule::Written;
     let written = prop::sample::select(vec![Written::Every, Written::At, Written::Cron]);
     let text = || "\\PC{0,8}".prop_map(|value: String| Text { value: value.into(), span: sp() });
     proptest::option::of((written, text(), proptest::option::of(text()), template()).prop_map(
@@ -722,7 +723,7 @@ pub(crate) fn arb_file() -> impl Strategy<Value = File> {
             // (The grammar reads a schedule in an event's head only.)
             let schedule = schedule.filter(|_| kind == TreeKind::Event).map(Box::new);
             // (Only a command's name is the platform's; the others are words.)
-            let name = if kind == TreeKind::Command || blkc::syntax::template::is_ident(&name.name) {
+            let name = if kind == TreeKind::Command || blkc::language::syntax::template::is_ident(&name.name) {
                 name
             } else {
                 Ident { name: format!("t_{}", name.name.len()).into(), span: sp() }
@@ -776,7 +777,7 @@ fn grammar_accepts() {
         "command c { option x option y \"d\" }",
     ];
     for text in accepted {
-        let parsed = blkc::syntax::parse(&SourceFile::new("t.blk", text));
+        let parsed = blkc::language::syntax::parse(&SourceFile::new("t.blk", text));
         let syntax: Vec<_> = parsed.diagnostics.iter().map(|d| d.code.as_str()).collect();
         assert!(parsed.complete && syntax.is_empty(), "should parse: {text:?} got {syntax:?}");
     }
@@ -804,7 +805,7 @@ fn grammar_rejects() {
         ("command c { reply \"{api_x[response}\" }", "B005"),
     ];
     for (text, code) in rejected {
-        let parsed = blkc::syntax::parse(&SourceFile::new("t.blk", text));
+        let parsed = blkc::language::syntax::parse(&SourceFile::new("t.blk", text));
         let codes: Vec<_> = parsed.diagnostics.iter().map(|d| d.code.as_str()).collect();
         assert!(codes.contains(&code), "{text:?} should give {code}, got {codes:?}");
     }
@@ -814,7 +815,7 @@ fn grammar_rejects() {
 fn spans_point_into_the_source() {
     for bytes in examples() {
         let text = String::from_utf8(bytes).unwrap();
-        let parsed = blkc::syntax::parse(&SourceFile::new("e.blk", text.clone()));
+        let parsed = blkc::language::syntax::parse(&SourceFile::new("e.blk", text.clone()));
         for item in &parsed.ast.items {
             if let Item::Tree(t) = item {
                 assert!(text[t.span.range()].starts_with(t.kind.as_str()));
@@ -832,7 +833,9 @@ fn spans_point_into_the_source() {
 fn the_lexer_and_the_grammar_agree_on_a_hash_in_a_reference() {
     let text = "command c {\n    save x = api_a[response.b#c]\n}\n";
     same_reading(text).unwrap();
-    assert!(blkc::syntax::grammar_leaves(text).iter().any(|(k, _)| *k == blkc::syntax::GrammarLeaf::Reference));
+    assert!(blkc::language::syntax::grammar_leaves(text)
+        .iter()
+        .any(|(k, _)| *k == blkc::language::syntax::GrammarLeaf::Reference));
 }
 
 /// A tree of every node kind, read a node at a time and, when a mistake
@@ -843,7 +846,7 @@ fn every_node_kind_reads_the_same_node_by_node_and_whole() {
     let tree = "command ban \"Ban\" {\n    permissions ban_members\n    require roles \"<MOD_ROLE>\"\n    locale fr \"bannir\" { who \"qui\" }\n    option who \"Who\" user required\n    option log \"Log\" channel in text\n    reply \"x\"\n}\ncommand \"Quote\" for message {\n    reply \"y\"\n}\n";
     for text in [tree.to_string(), format!("{tree}{{\n")] {
         same_squeezed(&text).unwrap();
-        let parsed = blkc::syntax::parse(&SourceFile::new("t.blk", text.clone()));
+        let parsed = blkc::language::syntax::parse(&SourceFile::new("t.blk", text.clone()));
         assert!(parsed.diagnostics.iter().all(|d| !d.message.contains("internal error")), "{:?}", parsed.diagnostics);
         assert_eq!(parsed.ast.trees().count(), 2, "{text}");
     }

@@ -1,5 +1,5 @@
 //! `blkc serve --shards auto` on several processes sharing a PostgreSQL
-//! store: the shards leased through it (src/serve/leases.rs), against a
+//! store: the shards leased through it (src/host/serve/leases.rs), against a
 //! sharded test Gateway on 127.0.0.1 recommending 8 shards. Every shard is
 //! held once; identifies keep their bucket's spacing across processes; a
 //! process killed with `kill -9` has its shards resumed by the others, and
@@ -24,7 +24,7 @@ const SPACING: Duration = Duration::from_secs(5);
 
 /// Who holds each shard, as the store says (live leases).
 fn holders(url: &str) -> BTreeMap<u32, String> {
-    blkc::store::postgres::Pool::open(url).unwrap().holders().unwrap().into_iter().collect()
+    blkc::run::store::postgres::Pool::open(url).unwrap().holders().unwrap().into_iter().collect()
 }
 
 /// How many shards each process holds, by its process id.
@@ -293,8 +293,8 @@ fn max_shards_without_a_shared_store_is_a_usage_error() {
 /// holders are listed the first to join first, whatever their names.
 #[test]
 fn a_shard_is_taken_by_one_process_and_never_under_a_moved_count() {
-    use blkc::store::postgres::leases::SavedSession;
-    use blkc::store::postgres::Pool;
+    use blkc::run::store::postgres::leases::SavedSession;
+    use blkc::run::store::postgres::Pool;
     let Some(pg) = crate::support::postgres::server() else { return };
     let url = pg.store();
     let pools: Vec<_> = (0..2).map(|_| Pool::open(&url).unwrap()).collect();

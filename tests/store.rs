@@ -473,8 +473,8 @@ fn both_backends_apply_defaults_and_refuse_a_save_on_a_stale_decision() {
 fn a_delivery_is_seen_once_until_it_expires() {
     let Some(pg) = crate::support::postgres::server() else { return };
     let url = pg.store();
-    let pool = blkc::store::postgres::Pool::open(&url).unwrap();
-    let other = blkc::store::postgres::Pool::open(&url).unwrap();
+    let pool = blkc::run::store::postgres::Pool::open(&url).unwrap();
+    let other = blkc::run::store::postgres::Pool::open(&url).unwrap();
     // Times (ms) from now: what has expired by the clock is removed now and then.
     let t0 = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
     let at = |ms: i64| t0 + ms;
@@ -488,7 +488,7 @@ fn a_delivery_is_seen_once_until_it_expires() {
     let winners: usize = std::thread::scope(|s| {
         let handles: Vec<_> = (0..16)
             .map(|_| {
-                let p = blkc::store::postgres::Pool::open(&url).unwrap();
+                let p = blkc::run::store::postgres::Pool::open(&url).unwrap();
                 s.spawn(move || usize::from(p.first_time("interaction:race", at(20_000), 1_000).unwrap()))
             })
             .collect();
@@ -650,9 +650,11 @@ fn a_name_no_template_can_read_is_refused_on_both_backends() {
 fn cooldowns_that_have_passed_are_removed_and_nothing_else_on_both_backends() {
     let dir = tempfile::tempdir().unwrap();
     for location in fresh_stores(dir.path(), "sweep") {
-        let mut store: Box<dyn blkc::store::VarStore> = match blkc::store::Location::parse(&location) {
-            blkc::store::Location::Sqlite(path) => Box::new(blkc::store::Store::open(&path).unwrap()),
-            blkc::store::Location::Postgres(url) => Box::new(blkc::store::postgres::Pool::open(&url).unwrap().store()),
+        let mut store: Box<dyn blkc::run::store::VarStore> = match blkc::run::store::Location::parse(&location) {
+            blkc::run::store::Location::Sqlite(path) => Box::new(blkc::run::store::Store::open(&path).unwrap()),
+            blkc::run::store::Location::Postgres(url) => {
+                Box::new(blkc::run::store::postgres::Pool::open(&url).unwrap().store())
+            }
         };
         let values = [
             ("~cooldown.command.daily:user:1:7", serde_json::json!(1_000)),

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::support::server::TestServer;
-use blkc::eval::explore::{shape_changes, ChangeKind};
+use blkc::run::eval::explore::{shape_changes, ChangeKind};
 use serde_json::{json, Value};
 
 fn write(dir: &Path, text: &str, server: &TestServer) {
@@ -217,7 +217,7 @@ fn an_ambiguous_block_must_be_qualified() {
 fn shape_changes_are_found() {
     let old = json!({ "a": { "b": 1 }, "list": [ { "x": "s" } ], "gone": true, "kept": null, "obj": { "k": 1 } });
     let new = json!({ "a": { "b": "now text" }, "list": [], "kept": 5, "obj": null, "added": 1 });
-    let data = |j: serde_json::Value| blkc::data::Data::parse(j.to_string().as_bytes()).unwrap().data;
+    let data = |j: serde_json::Value| blkc::base::data::Data::parse(j.to_string().as_bytes()).unwrap().data;
     let (old, new) = (data(old), data(new));
     let changes: Vec<(String, ChangeKind)> =
         shape_changes(&old, &new).into_iter().map(|c| (c.path_text(), c.kind)).collect();

@@ -1,4 +1,4 @@
-//! One URL layout (src/urls.rs) for the checker and the runner: for
+//! One URL layout (src/base/urls.rs) for the checker and the runner: for
 //! generated URL templates and hostile values, a file `blkc check` accepts
 //! is never refused by the request builder for a reason visible in the file;
 //! a value outside the scheme and authority never changes where the request
@@ -7,17 +7,17 @@
 
 use std::collections::HashMap;
 
-use blkc::eval::render::{Missing, Response, Scope};
-use blkc::eval::{Redactor, Refusal};
-use blkc::plan::{Request, Step};
-use blkc::policy::Destination;
-use blkc::source::{SourceFile, Span};
+use blkc::base::source::{SourceFile, Span};
+use blkc::language::plan::{Request, Step};
+use blkc::language::policy::Destination;
+use blkc::run::eval::render::{Missing, Response, Scope};
+use blkc::run::eval::{Redactor, Refusal};
 use proptest::prelude::*;
 
 struct Values(HashMap<String, String>);
 
 impl Scope for Values {
-    fn response(&self, _: &blkc::plan::Path) -> Option<&Response> {
+    fn response(&self, _: &blkc::language::plan::Path) -> Option<&Response> {
         None
     }
     fn variable(&mut self, name: &str, _: Span) -> Option<String> {
@@ -43,20 +43,20 @@ fn request(url: &str, params: &str) -> Option<Request> {
     let text = format!(
         "command c {{\n{options}    api a {{\n        method GET\n        url \"{url}\"\n{params}    }}\n    reply \"done\"\n}}\n"
     );
-    let checked = blkc::check_source(SourceFile::new("u.blk", text));
+    let checked = blkc::language::load::check_source(SourceFile::new("u.blk", text));
     if checked.diagnostics.iter().any(|d| d.is_error()) {
         return None;
     }
-    let plan = blkc::plan::lower(&checked).ok()?;
+    let plan = blkc::language::plan::lower(&checked).ok()?;
     plan.trees[0].steps.iter().find_map(|s| match s {
         Step::Request(r) => Some((**r).clone()),
         _ => None,
     })
 }
 
-fn build(r: &Request, values: &HashMap<String, String>) -> Result<blkc::eval::request::Built, Refusal> {
-    let platform = blkc::policy::Platform::default_platform();
-    blkc::eval::request::build(r, &mut Values(values.clone()), Some(&platform), false, &Redactor::default())
+fn build(r: &Request, values: &HashMap<String, String>) -> Result<blkc::run::eval::request::Built, Refusal> {
+    let platform = blkc::language::policy::Platform::default_platform();
+    blkc::run::eval::request::build(r, &mut Values(values.clone()), Some(&platform), false, &Redactor::default())
 }
 
 fn url_template() -> impl Strategy<Value = String> {

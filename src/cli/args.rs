@@ -241,7 +241,7 @@ pub struct PlayArgs {
     pub file: PathBuf,
     /// The address of the page: `HOST:PORT`, or a port alone, on
     /// 127.0.0.1 (default: a free port on 127.0.0.1)
-    #[arg(long, value_name = "ADDR", value_parser = blkc::serve::listen_address)]
+    #[arg(long, value_name = "ADDR", value_parser = blkc::host::serve::listen_address)]
     pub listen: Option<std::net::SocketAddr>,
     /// Let `--listen` be an address other than loopback: whoever reaches
     /// it runs the bot's commands with your secrets and reads every run's
@@ -281,11 +281,11 @@ pub struct NetArgs {
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub max_redirects: u32,
     /// The most memory a run's responses may hold at once (B321)
-    #[arg(long, value_name = "BYTES", default_value_t = blkc::eval::budget::DEFAULT_RUN_BUDGET)]
+    #[arg(long, value_name = "BYTES", default_value_t = blkc::run::eval::budget::DEFAULT_RUN_BUDGET)]
     pub max_run_memory: u64,
     /// The chat platform's API base URL, instead of the file's `platform`
     #[arg(long, value_name = "URL", value_parser = platform_url)]
-    pub platform: Option<blkc::policy::Platform>,
+    pub platform: Option<blkc::language::policy::Platform>,
     /// Let hosts that come from values or redirects be internal addresses
     /// (this machine, private networks), as `allow private_network` does for one block
     #[arg(long)]
@@ -324,7 +324,7 @@ pub struct ServeArgs {
     /// The address to listen on for interactions: `HOST:PORT`, or a port
     /// alone (`8080`, `:8080`) on 127.0.0.1; `0` as the port picks a free
     /// one. Default 127.0.0.1:8080 when the file has commands
-    #[arg(long, value_name = "ADDR", value_parser = blkc::serve::listen_address)]
+    #[arg(long, value_name = "ADDR", value_parser = blkc::host::serve::listen_address)]
     pub listen: Option<std::net::SocketAddr>,
     /// Share the port with other `blkc serve` processes on this machine
     /// (SO_REUSEPORT: the kernel spreads new connections over them); on
@@ -417,7 +417,7 @@ pub struct DeployArgs {
     pub bot_token_file: Option<PathBuf>,
     /// The chat platform's API base URL, instead of the file's `platform`
     #[arg(long, value_name = "URL", value_parser = platform_url)]
-    pub platform: Option<blkc::policy::Platform>,
+    pub platform: Option<blkc::language::policy::Platform>,
     #[command(flatten)]
     pub output: Output,
 }
@@ -466,8 +466,8 @@ fn shard(text: &str) -> Result<(u32, u32), String> {
 }
 
 /// `--platform`: an absolute http(s) URL with a host, or a usage error.
-fn platform_url(text: &str) -> Result<blkc::policy::Platform, String> {
-    blkc::policy::Platform::parse(text).ok_or_else(|| {
+fn platform_url(text: &str) -> Result<blkc::language::policy::Platform, String> {
+    blkc::language::policy::Platform::parse(text).ok_or_else(|| {
         format!("`{text}` is not an absolute http(s) URL with a host, like `https://discord.com/api/v10`")
     })
 }

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use blkc::LoadOptions;
+use blkc::language::load::LoadOptions;
 
 use super::args::{Color, Format};
 use super::report::{self, Exit};

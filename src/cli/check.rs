@@ -4,8 +4,9 @@
 use std::io::Write;
 use std::path::Path;
 
-use blkc::diagnostics::{formats, render_json, render_terminal, Severity};
-use blkc::{Checked, LoadOptions};
+use blkc::base::diagnostics::{formats, render_json, render_terminal, Severity};
+use blkc::language::load::LoadOptions;
+use blkc::language::model::Checked;
 
 use super::args::{CheckArgs, CheckFormat};
 use super::report::{self, Exit};
@@ -81,13 +82,17 @@ pub fn check(args: &CheckArgs) -> Exit {
 }
 
 /// Reads a file, or standard input for `-`.
-fn read(path: &Path, stdin_name: Option<&Path>, options: LoadOptions) -> Result<Checked, blkc::LoadError> {
+fn read(
+    path: &Path,
+    stdin_name: Option<&Path>,
+    options: LoadOptions,
+) -> Result<Checked, blkc::language::load::LoadError> {
     if path.as_os_str() != "-" {
-        return blkc::load(path, options);
+        return blkc::language::load::load(path, options);
     }
     let name = stdin_name.map_or("<stdin>".to_string(), |n| n.display().to_string());
     let folder = stdin_name.map(|n| n.parent().unwrap_or(Path::new("")));
-    blkc::load_reader(std::io::stdin().lock(), &name, folder, options)
+    blkc::language::load::load_reader(std::io::stdin().lock(), &name, folder, options)
 }
 
 /// Makes the certain fixes of a file (over and over, as one fix can reveal
@@ -103,9 +108,10 @@ fn fix(
     let original = checked.source.text.clone();
     let name = checked.source.name.clone();
     let folder = if path.as_os_str() == "-" { stdin_name.and_then(Path::parent) } else { path.parent() };
-    let (checked, total) = blkc::fix_certain(checked, |fixed| {
+    let (checked, total) = blkc::language::load::fix_certain(checked, |fixed| {
         // Reading from memory cannot fail.
-        blkc::load_reader(fixed.as_bytes(), &name, folder, options).unwrap_or_else(blkc::LoadError::into_checked)
+        blkc::language::load::load_reader(fixed.as_bytes(), &name, folder, options)
+            .unwrap_or_else(blkc::language::load::LoadError::into_checked)
     });
     if path.as_os_str() == "-" {
         let _ = stdout.write_all(checked.source.text.as_bytes());

@@ -7,7 +7,7 @@ use blkc::discord::intents;
 use blkc::discord::ratelimit::RateLimiter;
 use blkc::discord::registration::{self, Changes, Registered};
 use blkc::discord::rest::{Platform, Route};
-use blkc::LoadOptions;
+use blkc::language::load::LoadOptions;
 
 use super::args::{DeployArgs, Format};
 use super::report::{self, Exit};
@@ -18,7 +18,7 @@ pub fn deploy(args: &DeployArgs) -> Exit {
         Ok(p) => p,
         Err(exit) => return exit,
     };
-    let payload = match blkc::check::platform::registration(&checked.ast) {
+    let payload = match blkc::language::check::platform::registration(&checked.ast) {
         Ok(p) => p,
         Err(diagnostics) => {
             report::print_check(&checked, &diagnostics, args.output.format, opts);
@@ -26,7 +26,10 @@ pub fn deploy(args: &DeployArgs) -> Exit {
         }
     };
     if let Some(g) = args.guild.as_ref().filter(|g| g.is_empty() || !g.bytes().all(|b| b.is_ascii_digit())) {
-        return report::usage(format!("`--guild` takes a server's ID, a number, not `{}`", blkc::display::one_line(g)));
+        return report::usage(format!(
+            "`--guild` takes a server's ID, a number, not `{}`",
+            blkc::base::display::one_line(g)
+        ));
     }
     let said = Said {
         names: payload.iter().map(|c| registration::shown(c.kind, &c.name)).collect(),
@@ -127,12 +130,12 @@ fn wiping(args: &DeployArgs, scope: &str, registered: &[Registered]) -> Exit {
 
 /// The platform's API client, when the bot token may go to its base URL:
 /// over https only, as for runs (plain http to this machine).
-fn platform(args: &DeployArgs, plan: &blkc::plan::Plan, token: &str) -> Result<Platform, Exit> {
+fn platform(args: &DeployArgs, plan: &blkc::language::plan::Plan, token: &str) -> Result<Platform, Exit> {
     report::warn_unversioned(args.platform.as_ref());
     let base = args.platform.as_ref().map_or_else(|| plan.platform.clone(), |p| p.base_url());
-    if let Some(p) = blkc::policy::Platform::parse(&base) {
-        let to = blkc::policy::Destination::new(&p.scheme, &p.host, p.port);
-        if let Err(refusal) = blkc::policy::token_destination(&to, &p, false) {
+    if let Some(p) = blkc::language::policy::Platform::parse(&base) {
+        let to = blkc::language::policy::Destination::new(&p.scheme, &p.host, p.port);
+        if let Err(refusal) = blkc::language::policy::token_destination(&to, &p, false) {
             return Err(report::usage(format!("the bot token would go {}; {}", refusal.describe(), refusal.help())));
         }
     }
@@ -181,8 +184,8 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// What `blkc serve` will ask the Gateway for, when the file has events.
-fn intents_line(file: &blkc::ast::File) -> Option<String> {
-    let wanted = blkc::check::platform::intents(file);
+fn intents_line(file: &blkc::language::ast::File) -> Option<String> {
+    let wanted = blkc::language::check::platform::intents(file);
     (!wanted.is_empty()).then(|| {
         let privileged: Vec<String> = intents::privileged(wanted)
             .iter()
@@ -205,7 +208,7 @@ fn credentials(args: &DeployArgs) -> Result<(String, String), String> {
         Some(a) => {
             return Err(format!(
                 "the application ID is a number, not `{}`",
-                blkc::display::one_line(&a)
+                blkc::base::display::one_line(&a)
             ))
         }
         None => {

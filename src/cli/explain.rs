@@ -1,6 +1,6 @@
 //! `blkc explain CODE`: the documentation page of a diagnostic code.
 
-use blkc::diagnostics::Code;
+use blkc::base::diagnostics::Code;
 
 use super::report::{self, Exit};
 

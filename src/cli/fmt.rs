@@ -3,10 +3,10 @@
 
 use std::io::Write;
 
-use blkc::diagnostics::render_terminal;
-use blkc::source::SourceFile;
-use blkc::syntax::Limits;
-use blkc::LoadOptions;
+use blkc::base::diagnostics::render_terminal;
+use blkc::base::source::SourceFile;
+use blkc::language::load::LoadOptions;
+use blkc::language::syntax::Limits;
 
 use super::args::FmtArgs;
 use super::report::{self, Exit};
@@ -29,9 +29,9 @@ pub fn fmt(args: &FmtArgs) -> Exit {
         // Read and parsed through the loading entry every subcommand uses.
         let options = LoadOptions { limits, parse_only: true, ..LoadOptions::default() };
         let loaded = if stdin {
-            blkc::load_reader(std::io::stdin().lock(), &name, None, options)
+            blkc::language::load::load_reader(std::io::stdin().lock(), &name, None, options)
         } else {
-            blkc::load(path, options)
+            blkc::language::load::load(path, options)
         };
         let checked = match loaded {
             Err(e) => {
@@ -49,7 +49,7 @@ pub fn fmt(args: &FmtArgs) -> Exit {
             Ok(checked) => checked,
         };
         let source = &checked.source;
-        let formatted = blkc::format::format_file(&source.text, &checked.ast);
+        let formatted = blkc::language::format::format_file(&source.text, &checked.ast);
         if args.check {
             if formatted != source.text {
                 unformatted = true;

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
-use blkc::eval::{self, Inputs};
+use blkc::run::eval::{self, Inputs};
 
 use super::args::{NetArgs, RunArgs};
 
@@ -72,7 +72,7 @@ pub fn inputs(args: &RunArgs) -> Result<Inputs, String> {
     }
     // `{user_mention}` follows from `user_id`, as a triggered run's does.
     if let Some(id) = inputs.vars.get("user_id").filter(|id| !id.is_empty()) {
-        let mention = blkc::vocab::user_mention(id);
+        let mention = blkc::language::vocab::user_mention(id);
         inputs.vars.entry("user_mention".into()).or_insert(mention);
     }
     Ok(inputs)

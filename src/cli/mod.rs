@@ -23,9 +23,10 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use args::{Cli, Command, Format};
-use blkc::diagnostics::{RenderOptions, Severity};
-use blkc::plan::{self, Plan};
-use blkc::{Checked, LoadOptions};
+use blkc::base::diagnostics::{RenderOptions, Severity};
+use blkc::language::load::LoadOptions;
+use blkc::language::model::Checked;
+use blkc::language::plan::{self, Plan};
 pub use report::Exit;
 
 /// Parses the arguments, runs the subcommand, and turns its outcome into
@@ -45,10 +46,10 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => serve::serve(&args),
         Command::Play(args) => play::play(&args),
         Command::Deploy(args) => deploy::deploy(&args),
-        Command::Lsp => match blkc::lsp::serve_stdio() {
-            Ok(blkc::lsp::Ended::Cleanly) => Exit::Success,
+        Command::Lsp => match blkc::host::lsp::serve_stdio() {
+            Ok(blkc::host::lsp::Ended::Cleanly) => Exit::Success,
             // The protocol's exit code 1: `exit` came without `shutdown`.
-            Ok(blkc::lsp::Ended::ExitWithoutShutdown) => Exit::Diagnostics,
+            Ok(blkc::host::lsp::Ended::ExitWithoutShutdown) => Exit::Diagnostics,
             Err(e) => report::error(format!("blkc lsp: {e}"), Exit::RunFailure),
         },
     };
@@ -86,7 +87,7 @@ fn compile(
     format: Format,
     opts: RenderOptions,
 ) -> Result<(Checked, Plan), Exit> {
-    let checked = blkc::load(path, options).map_err(report::usage)?;
+    let checked = blkc::language::load::load(path, options).map_err(report::usage)?;
     let shown: Vec<_> = checked.diagnostics.iter().filter(|d| d.severity != Severity::Hint).cloned().collect();
     report::print_check(&checked, &shown, format, opts);
     if checked.has_errors() {

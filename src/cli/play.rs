@@ -5,23 +5,24 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use blkc::play::Play;
-use blkc::serve::{self, Config, LogFormat, Shards};
+use blkc::host::play::Play;
+use blkc::host::serve::{self, Config, LogFormat, Shards};
 
 use super::args::{Format, PlayArgs};
 use super::inputs::{http_limits, secret_inputs};
 use super::report::{self, Exit};
-use blkc::diagnostics::Code;
+use blkc::base::diagnostics::Code;
 
 /// How much of each response the inspector shows.
 const PREVIEW: usize = 16 * 1024;
 
 pub fn play(args: &PlayArgs) -> Exit {
     let opts = report::render_options(super::args::Color::Auto);
-    let (checked, plan) = match super::compile(&args.file, blkc::LoadOptions::default(), Format::Text, opts) {
-        Ok(compiled) => compiled,
-        Err(exit) => return exit,
-    };
+    let (checked, plan) =
+        match super::compile(&args.file, blkc::language::load::LoadOptions::default(), Format::Text, opts) {
+            Ok(compiled) => compiled,
+            Err(exit) => return exit,
+        };
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(r) => r,
         Err(e) => return report::usage(format!("cannot start: {e}")),
@@ -35,7 +36,7 @@ pub fn play(args: &PlayArgs) -> Exit {
         Err(e) => return report::usage(e),
     };
     let _ = play.file(&args.file);
-    match blkc::play::gateway::start(play.clone()) {
+    match blkc::host::play::gateway::start(play.clone()) {
         Ok(url) => *play.gateway.lock().unwrap_or_else(|e| e.into_inner()) = Some(url),
         Err(e) => return report::usage(e),
     }
@@ -82,7 +83,7 @@ pub fn play(args: &PlayArgs) -> Exit {
         std::process::exit(code);
     });
     eprintln!("blkc play: open {} (Ctrl-C ends it)", play.url());
-    runtime.block_on(blkc::play::run(play, listener));
+    runtime.block_on(blkc::host::play::run(play, listener));
     Exit::Success
 }
 
@@ -109,13 +110,16 @@ fn listen(
 }
 
 /// The store `--store` names, or a throwaway one in `scratch`.
-fn open_store(args: &PlayArgs, scratch: &std::io::Result<tempfile::TempDir>) -> Result<blkc::store::Backend, Exit> {
+fn open_store(
+    args: &PlayArgs,
+    scratch: &std::io::Result<tempfile::TempDir>,
+) -> Result<blkc::run::store::Backend, Exit> {
     let location = match (&args.store, scratch) {
-        (Some(s), _) => blkc::store::Location::parse(s),
-        (None, Ok(dir)) => blkc::store::Location::Sqlite(dir.path().join("play.sqlite3")),
+        (Some(s), _) => blkc::run::store::Location::parse(s),
+        (None, Ok(dir)) => blkc::run::store::Location::Sqlite(dir.path().join("play.sqlite3")),
         (None, Err(e)) => return Err(report::usage(format!("cannot make a throwaway store: {e}"))),
     };
-    blkc::store::Backend::open(&location).map_err(|e| report::coded_error(Code::StoreFailed, &e, Some(e.help())))
+    blkc::run::store::Backend::open(&location).map_err(|e| report::coded_error(Code::StoreFailed, &e, Some(e.help())))
 }
 
 fn stop_reason(stop: &serve::Stop) -> String {
@@ -128,11 +132,11 @@ fn stop_reason(stop: &serve::Stop) -> String {
 /// `serve` as `play` runs it: on a free loopback port, its interactions
 /// signed by `play`, its platform `play`'s stand-in, with a token good
 /// only there.
-fn config(args: &PlayArgs, play: &Play, store: blkc::store::Backend) -> Result<Config, String> {
+fn config(args: &PlayArgs, play: &Play, store: blkc::run::store::Backend) -> Result<Config, String> {
     let mut inputs = secret_inputs(&args.net)?;
     inputs.bot_token = Some(play.token.clone());
-    let platform = blkc::policy::Platform::parse(&play.api()).ok_or("the stand-in's address is no URL")?;
-    let options = blkc::eval::Options {
+    let platform = blkc::language::policy::Platform::parse(&play.api()).ok_or("the stand-in's address is no URL")?;
+    let options = blkc::run::eval::Options {
         http: http_limits(&args.net)?,
         platform: Some(platform),
         offline: args.offline,
@@ -142,7 +146,7 @@ fn config(args: &PlayArgs, play: &Play, store: blkc::store::Backend) -> Result<C
         verbose: true,
         reads: true,
         preview: PREVIEW,
-        ..blkc::eval::Options::default()
+        ..blkc::run::eval::Options::default()
     };
     Ok(Config {
         file: args.file.clone(),

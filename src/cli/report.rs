@@ -5,8 +5,8 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use blkc::diagnostics::{render_json, render_terminal, Code, Diagnostic, RenderOptions};
-use blkc::Checked;
+use blkc::base::diagnostics::{render_json, render_terminal, Code, Diagnostic, RenderOptions};
+use blkc::language::model::Checked;
 
 use super::args::{Color, Format};
 
@@ -51,7 +51,7 @@ pub fn coded_error(code: Code, message: impl std::fmt::Display, help: Option<&st
 
 /// B426 for `--platform` (a `platform` line gets it from `blkc check`): a
 /// base on Discord's API with no version reaches its old default version.
-pub fn warn_unversioned(platform: Option<&blkc::policy::Platform>) {
+pub fn warn_unversioned(platform: Option<&blkc::language::policy::Platform>) {
     if let Some(p) = platform.filter(|p| p.is_unversioned_discord()) {
         eprintln!(
             "warning[{}]: `--platform {}` calls the platform's API without a version",
@@ -60,7 +60,7 @@ pub fn warn_unversioned(platform: Option<&blkc::policy::Platform>) {
         );
         eprintln!(
             "help: an unversioned call reaches the platform's old default version: give `--platform {}`",
-            blkc::vocab::DEFAULT_PLATFORM
+            blkc::language::vocab::DEFAULT_PLATFORM
         );
     }
 }

@@ -4,19 +4,19 @@
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
-use blkc::diagnostics::{diagnostic_json, did_you_mean, render_reports, span_json, RenderOptions, Severity};
-use blkc::display;
-use blkc::eval::{self, Event, Options, VarStore};
-use blkc::plan::TreeKind;
-use blkc::source::SourceFile;
-use blkc::store;
-use blkc::LoadOptions;
+use blkc::base::diagnostics::{diagnostic_json, did_you_mean, render_reports, span_json, RenderOptions, Severity};
+use blkc::base::display;
+use blkc::base::source::SourceFile;
+use blkc::language::load::LoadOptions;
+use blkc::language::plan::TreeKind;
+use blkc::run::eval::{self, Event, Options, VarStore};
+use blkc::run::store;
 
 use super::args::{Format, MissingAs, RunArgs};
 use super::inputs::{http_limits, inputs};
 use super::report::{self, Exit};
 
-fn options(args: &RunArgs, samples: std::sync::Arc<blkc::model::Samples>) -> Result<Options, String> {
+fn options(args: &RunArgs, samples: std::sync::Arc<blkc::language::model::Samples>) -> Result<Options, String> {
     super::report::warn_unversioned(args.net.platform.as_ref());
     Ok(Options {
         http: http_limits(&args.net)?,
@@ -43,8 +43,11 @@ fn options(args: &RunArgs, samples: std::sync::Arc<blkc::model::Samples>) -> Res
 }
 
 /// The tree `--command` or `--event` names, or why there is none.
-fn find_tree<'p>(plan: &'p blkc::plan::Plan, args: &RunArgs) -> Result<&'p blkc::plan::Tree, String> {
-    let handler = args.component.as_deref().map(|c| blkc::vocab::parse_custom_id(c).map_or(c, |(h, _, _)| h));
+fn find_tree<'p>(
+    plan: &'p blkc::language::plan::Plan,
+    args: &RunArgs,
+) -> Result<&'p blkc::language::plan::Tree, String> {
+    let handler = args.component.as_deref().map(|c| blkc::language::vocab::parse_custom_id(c).map_or(c, |(h, _, _)| h));
     let (kind, name) = match (&args.command, &args.event, handler.or(args.form.as_deref())) {
         _ if args.autocomplete.is_some() => (TreeKind::Autocomplete, args.autocomplete.as_deref().unwrap_or_default()),
         (Some(c), _, _) => (TreeKind::Command, c.as_str()),
@@ -75,7 +78,7 @@ fn find_tree<'p>(plan: &'p blkc::plan::Plan, args: &RunArgs) -> Result<&'p blkc:
 /// exits when they refuse it (or a secret they read has no value).
 fn held(
     args: &RunArgs,
-    (plan, tree): (&blkc::plan::Plan, &blkc::plan::Tree),
+    (plan, tree): (&blkc::language::plan::Plan, &blkc::language::plan::Tree),
     inputs: &eval::Inputs,
     source: &SourceFile,
     (format, opts): (Format, RenderOptions),
@@ -102,7 +105,7 @@ fn held(
 /// `serve` decides on an interaction's member): why they refuse it, if so.
 fn refused(
     args: &RunArgs,
-    (plan, tree): (&blkc::plan::Plan, &blkc::plan::Tree),
+    (plan, tree): (&blkc::language::plan::Plan, &blkc::language::plan::Tree),
     inputs: &eval::Inputs,
 ) -> Result<Option<String>, String> {
     let list = |s: &Option<String>| -> Vec<String> {
@@ -123,25 +126,30 @@ fn refused(
     // A component's whole id adds the guards of the tree that shows it, as
     // `serve` holds a click to them.
     let mut guards = tree.guards.clone();
-    if let Some((handler, key, _)) = args.component.as_deref().and_then(blkc::vocab::parse_custom_id) {
-        guards.extend(blkc::plan::component(plan, handler, key).map(|c| c.guards.clone()).unwrap_or_default());
+    if let Some((handler, key, _)) = args.component.as_deref().and_then(blkc::language::vocab::parse_custom_id) {
+        guards
+            .extend(blkc::language::plan::component(plan, handler, key).map(|c| c.guards.clone()).unwrap_or_default());
     }
     if guards.is_empty() {
         return Ok(None);
     }
-    let standing = blkc::guards::Standing {
+    let standing = blkc::run::guards::Standing {
         roles: Some(list(&args.roles)),
         permissions: Some(bits),
         channel: inputs.vars.get("channel_id").cloned().unwrap_or_default(),
     };
-    Ok(blkc::guards::refusal(&guards, &standing, &inputs.secrets))
+    Ok(blkc::run::guards::refusal(&guards, &standing, &inputs.secrets))
 }
 
 /// Every `--var` and `--vars` key names a variable of the tree (a trigger
 /// variable, an option as `option_<name>`, or a custom variable): a name
 /// that is none of them would be sent as its literal `{…}`, so it is a usage
 /// error before anything is sent.
-fn known_variables(checked: &blkc::Checked, tree: &blkc::plan::Tree, inputs: &eval::Inputs) -> Result<(), String> {
+fn known_variables(
+    checked: &blkc::language::model::Checked,
+    tree: &blkc::language::plan::Tree,
+    inputs: &eval::Inputs,
+) -> Result<(), String> {
     let Some(model) = checked.model.trees.iter().find(|t| t.kind.as_str() == tree.kind.as_str() && t.name == tree.name)
     else {
         return Ok(());
@@ -149,10 +157,10 @@ fn known_variables(checked: &blkc::Checked, tree: &blkc::plan::Tree, inputs: &ev
     let mut typed: Vec<(&String, &String)> = inputs.vars.iter().collect();
     typed.sort();
     // (An autocomplete's options are as typed so far: any text.)
-    let autocomplete = tree.kind == blkc::plan::TreeKind::Autocomplete;
+    let autocomplete = tree.kind == blkc::language::plan::TreeKind::Autocomplete;
     for (name, value) in typed.into_iter().filter(|_| !autocomplete) {
         if let Err(e) = tree.check_option_value(name, value) {
-            return Err(format!("`--var {name}={}`: {e}", blkc::display::one_line(value)));
+            return Err(format!("`--var {name}={}`: {e}", blkc::base::display::one_line(value)));
         }
     }
     let mut unknown: Vec<&String> = inputs.vars.keys().filter(|k| *k == "bot_token" || !model.knows(k)).collect();
@@ -176,22 +184,22 @@ fn known_variables(checked: &blkc::Checked, tree: &blkc::plan::Tree, inputs: &ev
 /// same variables from it).
 fn handler_inputs(
     args: &RunArgs,
-    plan: &blkc::plan::Plan,
-    tree: &blkc::plan::Tree,
+    plan: &blkc::language::plan::Plan,
+    tree: &blkc::language::plan::Tree,
     inputs: &mut eval::Inputs,
 ) -> Result<(), String> {
     if tree.kind != TreeKind::Handler {
         return Ok(());
     }
     let values: Vec<&str> = args.values.as_deref().map_or(Vec::new(), |v| v.split(',').map(str::trim).collect());
-    let from_id = args.component.as_deref().and_then(blkc::vocab::parse_custom_id).map(|(_, _, v)| v);
+    let from_id = args.component.as_deref().and_then(blkc::language::vocab::parse_custom_id).map(|(_, _, v)| v);
     let value = values.first().copied().or(from_id).unwrap_or_default();
     let mut set = |k: &str, v: &str| {
         inputs.vars.entry(k.to_string()).or_insert_with(|| v.to_string());
     };
     set("value", value);
     set("values", &values.join(", "));
-    let known = blkc::plan::form_inputs(plan, &tree.name);
+    let known = blkc::language::plan::form_inputs(plan, &tree.name);
     for field in &args.fields {
         let Some((name, value)) = field.split_once('=') else {
             return Err(format!("`--field {field}`: write `--field INPUT=VALUE`"));
@@ -241,7 +249,7 @@ pub fn run(args: &RunArgs) -> Exit {
     let default = args.file.parent().unwrap_or(Path::new("")).join(store::DEFAULT_PATH);
     let backend = match store::Backend::open(&store::Location::choose(args.store.as_deref(), default)) {
         Ok(b) => b,
-        Err(e) => return report::coded_error(blkc::diagnostics::Code::StoreFailed, &e, Some(e.help())),
+        Err(e) => return report::coded_error(blkc::base::diagnostics::Code::StoreFailed, &e, Some(e.help())),
     };
     let mut lazy = backend.run_store();
     // Dry and offline runs never touch the real store.
@@ -293,18 +301,22 @@ pub fn run(args: &RunArgs) -> Exit {
 
 /// An optional option left out reads as the platform gives it (empty),
 /// unless `--missing` asks for the missing-variable rendering.
-fn left_out_options(args: &RunArgs, tree: &blkc::plan::Tree, inputs: &mut eval::Inputs) -> Result<(), String> {
+fn left_out_options(
+    args: &RunArgs,
+    tree: &blkc::language::plan::Tree,
+    inputs: &mut eval::Inputs,
+) -> Result<(), String> {
     if args.missing.is_some() {
         return Ok(());
     }
     // (An autocomplete is given its options as typed so far, none left out.)
-    let typed = tree.kind == blkc::plan::TreeKind::Autocomplete;
+    let typed = tree.kind == blkc::language::plan::TreeKind::Autocomplete;
     if typed {
         inputs.vars.entry("typed_text".into()).or_default();
     }
     for option in tree.options.iter().filter(|o| !o.required || typed) {
         if let std::collections::hash_map::Entry::Vacant(slot) = inputs.vars.entry(format!("option_{}", option.name)) {
-            slot.insert(if typed { String::new() } else { blkc::plan::Tree::left_out(option)? });
+            slot.insert(if typed { String::new() } else { blkc::language::plan::Tree::left_out(option)? });
         }
     }
     Ok(())
@@ -313,14 +325,14 @@ fn left_out_options(args: &RunArgs, tree: &blkc::plan::Tree, inputs: &mut eval::
 /// A timed event's tick, by hand: its time is now, and its channel the one
 /// its value names (unless `--var` gives them).
 fn tick_inputs(
-    plan: &blkc::plan::Plan,
-    tree: &blkc::plan::Tree,
+    plan: &blkc::language::plan::Plan,
+    tree: &blkc::language::plan::Tree,
     inputs: &mut eval::Inputs,
     store: &mut dyn VarStore,
-) -> Result<(), Box<blkc::diagnostics::Diagnostic>> {
+) -> Result<(), Box<blkc::base::diagnostics::Diagnostic>> {
     let Some(timer) = &tree.timer else { return Ok(()) };
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let tick = blkc::schedule::rfc3339(i64::try_from(now).unwrap_or(0));
+    let tick = blkc::language::schedule::rfc3339(i64::try_from(now).unwrap_or(0));
     inputs.vars.entry("tick_time".into()).or_insert(tick);
     if !inputs.vars.contains_key("channel_id") {
         let channel = eval::timer_channel(plan, timer, inputs, store)?;
@@ -355,9 +367,9 @@ fn event_json(event: &Event, source: &SourceFile) -> serde_json::Value {
 
 /// Buttons and menus as the terminal shows them, a row a line:
 /// `[Yes] [No]` (→ the handler each runs), then each menu's choices.
-fn print_components(out: &mut dyn Write, components: &[blkc::message::Component]) {
-    use blkc::message::Component;
-    for row in blkc::message::rows(components) {
+fn print_components(out: &mut dyn Write, components: &[blkc::language::message::Component]) {
+    use blkc::language::message::Component;
+    for row in blkc::language::message::rows(components) {
         let mut line = Vec::new();
         for c in row {
             match c {
@@ -395,7 +407,7 @@ fn print_components(out: &mut dyn Write, components: &[blkc::message::Component]
 }
 
 /// A form as the terminal shows it: its title, then an input a line.
-fn print_form(out: &mut dyn Write, form: &blkc::message::Form) {
+fn print_form(out: &mut dyn Write, form: &blkc::language::message::Form) {
     let _ = writeln!(out, "(shows a form; sending it runs {})", form.handler);
     let _ = writeln!(out, "┌ {}", display::one_line(&form.title));
     for i in &form.inputs {
@@ -407,7 +419,7 @@ fn print_form(out: &mut dyn Write, form: &blkc::message::Form) {
 
 /// An embed as the terminal shows it: each part on lines of its own
 /// behind a bar, every value shown so that none can forge a line.
-fn print_embed(out: &mut dyn Write, e: &blkc::message::Embed) {
+fn print_embed(out: &mut dyn Write, e: &blkc::language::message::Embed) {
     let mut line = |label: &str, value: &str| {
         let value = display::lines(value).replace('\n', "\n│   ");
         let _ = writeln!(out, "│ {label}{value}");
@@ -501,7 +513,12 @@ fn print_event(out: &mut dyn Write, event: &Event, source: &SourceFile, opts: Re
     }
 }
 
-fn report_failure(source: &SourceFile, diag: &blkc::diagnostics::Diagnostic, format: Format, opts: RenderOptions) {
+fn report_failure(
+    source: &SourceFile,
+    diag: &blkc::base::diagnostics::Diagnostic,
+    format: Format,
+    opts: RenderOptions,
+) {
     match format {
         Format::Text => eprint!("{}", render_reports(source, std::slice::from_ref(diag), opts)),
         Format::Json => {

@@ -3,20 +3,24 @@
 use std::time::Duration;
 
 use blkc::discord::signature::PublicKey;
-use blkc::eval::{self, Options};
-use blkc::serve::{self, Config, LogFormat, Shards};
+use blkc::host::serve::{self, Config, LogFormat, Shards};
+use blkc::run::eval::{self, Options};
 
 use super::args::{Format, ServeArgs};
 use super::inputs::{http_limits, secret_inputs};
 use super::report::{self, Exit};
-use blkc::diagnostics::Code;
+use blkc::base::diagnostics::Code;
 
 fn seconds(value: f64, flag: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(value).map_err(|_| format!("`{flag}` must be a number of seconds, not {value}"))
 }
 
-fn config(args: &ServeArgs, plan: &blkc::plan::Plan, store: blkc::store::Backend) -> Result<Config, String> {
-    use blkc::plan::TreeKind;
+fn config(
+    args: &ServeArgs,
+    plan: &blkc::language::plan::Plan,
+    store: blkc::run::store::Backend,
+) -> Result<Config, String> {
+    use blkc::language::plan::TreeKind;
     let commands = plan.trees.iter().any(|t| t.kind == TreeKind::Command);
     // Interactions are for commands; a file of events only needs no endpoint.
     let listen = args.listen.or_else(|| commands.then(|| ([127, 0, 0, 1], 8080).into()));
@@ -96,17 +100,18 @@ pub fn serve(args: &ServeArgs) -> Exit {
     let opts = report::render_options(super::args::Color::Auto);
     // The file is read once: what is checked here is what is served.
     let stamp = serve::stamp(&args.file);
-    let (checked, plan) = match super::compile(&args.file, blkc::LoadOptions::default(), Format::Text, opts) {
-        Ok(compiled) => compiled,
-        Err(exit) => {
-            if exit == Exit::Diagnostics {
-                eprintln!("error: `{}` has errors; the server did not start", args.file.display());
+    let (checked, plan) =
+        match super::compile(&args.file, blkc::language::load::LoadOptions::default(), Format::Text, opts) {
+            Ok(compiled) => compiled,
+            Err(exit) => {
+                if exit == Exit::Diagnostics {
+                    eprintln!("error: `{}` has errors; the server did not start", args.file.display());
+                }
+                return exit;
             }
-            return exit;
-        }
-    };
-    let location = blkc::store::Location::choose(args.store.as_deref(), serve::default_store(&args.file));
-    let store = match blkc::store::Backend::open(&location) {
+        };
+    let location = blkc::run::store::Location::choose(args.store.as_deref(), serve::default_store(&args.file));
+    let store = match blkc::run::store::Backend::open(&location) {
         Ok(store) => store,
         Err(e) => return report::coded_error(Code::StoreFailed, &e, Some(e.help())),
     };
@@ -116,7 +121,7 @@ pub fn serve(args: &ServeArgs) -> Exit {
     };
     // A secret a run would need and that has no value: no user meets it.
     if let Err(missing) = eval::inputs_ready(&plan, &config.inputs) {
-        eprint!("{}", blkc::diagnostics::render_reports(&checked.source, std::slice::from_ref(&*missing), opts));
+        eprint!("{}", blkc::base::diagnostics::render_reports(&checked.source, std::slice::from_ref(&*missing), opts));
         eprintln!("error: `{}` needs what is named above; the server did not start", args.file.display());
         return Exit::Usage;
     }

@@ -1,18 +1,19 @@
 //! `blkc test FILE BLOCK`: the builder's test request, the response, every
 //! path into it, the shape compared with the sample, and `--save`. The
-//! domain work is the library's ([`blkc::test_request`]); this file gathers
+//! domain work is the library's ([`blkc::run::test_request`]); this file gathers
 //! the inputs and prints.
 
 use std::io::Write;
 use std::path::Path;
 
-use blkc::ast::{ApiBlock, Tree, TreeKind};
-use blkc::diagnostics::{render_reports, Diagnostic, RenderOptions, Severity};
-use blkc::eval::explore::{self, Row};
-use blkc::eval::{self, Body, Event, Inputs, Options, TestReport};
-use blkc::plan::{Plan, Request};
-use blkc::test_request::{self as domain, Saved, ShapeReport};
-use blkc::{Checked, LoadOptions};
+use blkc::base::diagnostics::{render_reports, Diagnostic, RenderOptions, Severity};
+use blkc::language::ast::{ApiBlock, Tree, TreeKind};
+use blkc::language::load::LoadOptions;
+use blkc::language::model::Checked;
+use blkc::language::plan::{Plan, Request};
+use blkc::run::eval::explore::{self, Row};
+use blkc::run::eval::{self, Body, Event, Inputs, Options, TestReport};
+use blkc::run::test_request::{self as domain, Saved, ShapeReport};
 
 use super::args::{Format, TestArgs};
 use super::inputs::{http_limits, secret_inputs};
@@ -103,8 +104,8 @@ pub fn test(args: &TestArgs) -> Exit {
 }
 
 /// A test request is sent for real: one that changes data says so first.
-fn note_real(method: blkc::vocab::Method, block: &str) {
-    if method != blkc::vocab::Method::GET {
+fn note_real(method: blkc::language::vocab::Method, block: &str) {
+    if method != blkc::language::vocab::Method::GET {
         eprintln!(
             "note: sending {} for block `{block}`: a test request is a real request, and the server may change or \
              delete data (as it would in a run)",
@@ -119,7 +120,7 @@ fn note_real(method: blkc::vocab::Method, block: &str) {
 fn save(
     args: &TestArgs,
     test_report: &eval::TestReport,
-    (file, tree, block): (&blkc::ast::File, &Tree, &blkc::ast::ApiBlock),
+    (file, tree, block): (&blkc::language::ast::File, &Tree, &blkc::language::ast::ApiBlock),
     base_dir: &Path,
     succeeded: bool,
 ) -> Result<(Option<domain::Saved>, Option<String>), Exit> {
@@ -156,7 +157,7 @@ fn target<'c>(
         .trees
         .iter()
         .find(|t| t.kind == tree.kind.into() && t.name == tree.name.name)
-        .and_then(|t| blkc::plan::find_request(&t.steps, &block.name.name))
+        .and_then(|t| blkc::language::plan::find_request(&t.steps, &block.name.name))
         .ok_or_else(|| format!("block `{}` was not found in the plan", block.name.name))?;
     Ok((tree, block, request))
 }
@@ -165,7 +166,7 @@ fn target<'c>(
 /// only `{bot_token}`), and the options of a test request.
 fn inputs_and_options(
     args: &TestArgs,
-    samples: std::sync::Arc<blkc::model::Samples>,
+    samples: std::sync::Arc<blkc::language::model::Samples>,
 ) -> Result<(Inputs, Options), String> {
     let inputs = secret_inputs(&args.net)?;
     super::report::warn_unversioned(args.net.platform.as_ref());
@@ -200,14 +201,14 @@ impl Shown<'_> {
             Body::Text(t) => (
                 vec![
                     Row {
-                        variable: blkc::path::variable(self.block, "status"),
+                        variable: blkc::base::path::variable(self.block, "status"),
                         shown: self.report.status.to_string(),
                         value: Some(self.report.status.into()),
                         note: None,
                     },
                     Row {
-                        variable: blkc::path::variable(self.block, "response"),
-                        shown: blkc::eval::explore::one_line(&t.chars().take(72).collect::<String>()),
+                        variable: blkc::base::path::variable(self.block, "response"),
+                        shown: blkc::run::eval::explore::one_line(&t.chars().take(72).collect::<String>()),
                         value: Some(serde_json::Value::String(t.clone())),
                         note: Some("the body is not JSON: it has no paths".into()),
                     },
@@ -243,7 +244,7 @@ impl Shown<'_> {
         println!("{}", report::json(&doc, true));
     }
 
-    fn print_text(&self, source: &blkc::source::SourceFile, opts: RenderOptions) {
+    fn print_text(&self, source: &blkc::base::source::SourceFile, opts: RenderOptions) {
         eprint!("{}", render_reports(source, self.warnings, opts));
         let (rows, truncated) = self.rows();
         let mut out = std::io::stdout().lock();
@@ -272,7 +273,7 @@ fn print_response(out: &mut dyn Write, sent: &Sent, report: &TestReport, rows: &
     // A server's headers and body, shown so that none can send the
     // terminal a control sequence (JSON escapes its own).
     for (k, v) in &report.headers {
-        let _ = writeln!(out, "{}: {}", blkc::display::one_line(k), blkc::display::one_line(v));
+        let _ = writeln!(out, "{}: {}", blkc::base::display::one_line(k), blkc::base::display::one_line(v));
     }
     let _ = writeln!(out);
     match &report.body {
@@ -280,7 +281,7 @@ fn print_response(out: &mut dyn Write, sent: &Sent, report: &TestReport, rows: &
             let _ = writeln!(out, "{}", serde_json::to_string_pretty(j).unwrap_or_default());
         }
         Body::Text(t) => {
-            let _ = writeln!(out, "{}", blkc::display::lines(t));
+            let _ = writeln!(out, "{}", blkc::base::display::lines(t));
         }
     }
     let _ = writeln!(out);

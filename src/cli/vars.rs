@@ -2,12 +2,12 @@
 
 use std::path::Path;
 
-use blkc::diagnostics::Code;
-use blkc::store::{self, Admin, Location, Store, StoreError};
+use blkc::base::diagnostics::Code;
+use blkc::run::store::{self, Admin, Location, Store, StoreError};
 
 use super::args::{Format, ScopeArgs, VarsAction};
 use super::report::{self, Exit};
-use blkc::vocab::VarScope;
+use blkc::language::vocab::VarScope;
 
 /// The store, after the variable name is checked: read-only to read (a
 /// missing store is empty, and never created), to write otherwise.
@@ -18,7 +18,7 @@ fn check_name(action: &VarsAction) -> Result<(), Exit> {
         VarsAction::List { .. } | VarsAction::Migrate | VarsAction::Shards { .. } => None,
         VarsAction::Get { name } | VarsAction::Set { name, .. } | VarsAction::Delete { name } => Some(name),
     };
-    match name.filter(|n| !blkc::syntax::template::is_ident(n)) {
+    match name.filter(|n| !blkc::language::syntax::template::is_ident(n)) {
         Some(name) => Err(report::usage(format!(
             "`{name}` is not a variable name: a name is letters, digits and `_`, not starting with a digit, as `{{name}}` reads it"
         ))),
@@ -43,7 +43,7 @@ fn open(location: &Location, path: &Path, action: &VarsAction) -> Result<Box<dyn
 fn selected(scope: &ScopeArgs) -> Result<(VarScope, Vec<String>), String> {
     for id in [&scope.user, &scope.server, &scope.channel].into_iter().flatten() {
         if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(format!("`{}` is not an ID: IDs are numbers", blkc::display::one_line(id)));
+            return Err(format!("`{}` is not an ID: IDs are numbers", blkc::base::display::one_line(id)));
         }
     }
     Ok(match (&scope.user, &scope.server, &scope.channel) {

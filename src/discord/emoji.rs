@@ -52,7 +52,7 @@ fn custom(inner: &str) -> Result<(), Problem> {
 impl Problem {
     /// In words, for a diagnostic or a run's warning.
     pub fn describe(&self, text: &str) -> String {
-        let shown = crate::display::one_line(&text.chars().take(40).collect::<String>());
+        let shown = crate::base::display::one_line(&text.chars().take(40).collect::<String>());
         match self {
             Problem::Shortcode(e) => format!("`{shown}` is a shortcode; the platform takes the emoji itself: `{e}`"),
             Problem::Custom(why) => format!("`{shown}` is not a server's emoji the platform takes: {why}"),

@@ -108,7 +108,7 @@ mod tests {
 
     #[test]
     fn every_event_kind_of_the_language_has_its_dispatch_and_no_other() {
-        let language: Vec<&str> = crate::vocab::EVENTS.iter().map(|(k, _)| *k).collect();
+        let language: Vec<&str> = crate::language::vocab::EVENTS.iter().map(|(k, _)| *k).collect();
         let wire: Vec<&str> = EVENTS.iter().map(|e| e.kind).collect();
         assert_eq!(language, wire);
         for e in EVENTS {

@@ -7,7 +7,7 @@ use twilight_model::channel::message::{AllowedMentions, Embed, MessageFlags};
 use twilight_model::http::interaction::{InteractionResponse, InteractionResponseData, InteractionResponseType};
 use twilight_model::id::Id;
 
-use crate::message::{Message, Outgoing};
+use crate::language::message::{Message, Outgoing};
 use twilight_model::channel::message::component::{
     ActionRow, Button, ButtonStyle, Component, SelectMenu, SelectMenuOption, SelectMenuType, TextInput, TextInputStyle,
 };
@@ -29,15 +29,15 @@ pub fn body(message: &Message) -> InteractionResponseData {
 }
 
 /// Components in their rows (`message::rows` lays them out).
-fn components(list: &[crate::message::Component]) -> Vec<Component> {
-    crate::message::rows(list)
+fn components(list: &[crate::language::message::Component]) -> Vec<Component> {
+    crate::language::message::rows(list)
         .into_iter()
         .map(|row| Component::ActionRow(ActionRow { id: None, components: row.iter().map(component).collect() }))
         .collect()
 }
 
-fn component(c: &crate::message::Component) -> Component {
-    use crate::message::Component as C;
+fn component(c: &crate::language::message::Component) -> Component {
+    use crate::language::message::Component as C;
     match c {
         C::Button(b) => Component::Button(Button {
             custom_id: b.custom_id.clone(),
@@ -104,7 +104,7 @@ fn emoji(text: &str) -> EmojiReactionType {
 }
 
 /// A form, as the answer that shows it.
-pub fn modal(form: &crate::message::Form) -> InteractionResponse {
+pub fn modal(form: &crate::language::message::Form) -> InteractionResponse {
     let rows = form
         .inputs
         .iter()
@@ -143,9 +143,9 @@ fn timestamp(utc: &str) -> Option<twilight_model::util::Timestamp> {
     twilight_model::util::Timestamp::from_micros((at.unix_timestamp_nanos() / 1000) as i64).ok()
 }
 
-/// An embed in the platform's form (`crate::message::embed` has already
+/// An embed in the platform's form (`crate::language::message::embed` has already
 /// kept it within the platform's limits and forms).
-fn embed(e: &crate::message::Embed) -> Embed {
+fn embed(e: &crate::language::message::Embed) -> Embed {
     let url = |u: &Option<String>| u.clone();
     Embed {
         author: e.author.clone().map(|name| EmbedAuthor { icon_url: None, name, proxy_icon_url: None, url: None }),
@@ -219,8 +219,8 @@ pub fn first_answer(said: &Outgoing) -> InteractionResponse {
 
 /// An autocomplete's answer: its choices (none, when it had none to give
 /// in time).
-pub fn autocomplete(choices: &[crate::message::Choice]) -> InteractionResponse {
-    use crate::message::ChoiceValue;
+pub fn autocomplete(choices: &[crate::language::message::Choice]) -> InteractionResponse {
+    use crate::language::message::ChoiceValue;
     use twilight_model::application::command::{CommandOptionChoice, CommandOptionChoiceValue as V};
     let choices = choices
         .iter()

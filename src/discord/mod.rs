@@ -5,7 +5,7 @@
 //!   dispatches, its answers), read into structs of blkc's own that take
 //!   only the fields blkc uses and treat a field of another type as absent.
 //! - [`message`]: what blkc sends, built from the neutral
-//!   [`crate::message::Message`] into `twilight-model`'s types.
+//!   [`crate::language::message::Message`] into `twilight-model`'s types.
 //! - [`registration`]: the commands' registration payload.
 //! - [`intents`]: the event kinds' dispatches and intents.
 //! - [`signature`], [`rest`] (the API client) with [`ratelimit`], and

@@ -12,7 +12,7 @@ use twilight_model::channel::ChannelType;
 use twilight_model::guild::Permissions;
 use twilight_model::oauth::ApplicationIntegrationType;
 
-use crate::vocab::OptionType;
+use crate::language::vocab::OptionType;
 
 /// One slash command to register.
 #[derive(Debug, Clone, Serialize)]
@@ -264,7 +264,7 @@ impl Bounds {
             (None, None) => true,
             (Some(a), Some(b)) => {
                 let (a, b) = (serde_json::Value::String(a.get().to_string()), serde_json::Value::String(b.to_string()));
-                crate::eval::condition::order(&a, &b).is_eq()
+                crate::run::eval::condition::order(&a, &b).is_eq()
             }
             _ => false,
         };
@@ -294,7 +294,7 @@ pub enum ChoiceValue {
 impl ChoiceValue {
     /// A number as written; `None` if it is not a JSON number.
     pub fn number(written: &str) -> Option<ChoiceValue> {
-        crate::vocab::is_json_number(written)
+        crate::language::vocab::is_json_number(written)
             .then(|| RawValue::from_string(written.to_string()).ok().map(ChoiceValue::Number))
             .flatten()
     }
@@ -331,7 +331,7 @@ pub const MENUS: &[(&str, CommandType, &str)] = &[
 /// command, `Name (user menu)` for a context-menu one (on one line: a
 /// registered name is the platform's).
 pub fn shown(kind: CommandType, name: &str) -> String {
-    let name = crate::display::one_line(name);
+    let name = crate::base::display::one_line(name);
     match kind {
         CommandType::User => format!("{name} (user menu)"),
         CommandType::Message => format!("{name} (message menu)"),
@@ -523,8 +523,8 @@ fn same_choices(wanted: &[Choice], registered: &[twilight_model::application::co
                     (ChoiceValue::Number(a), V::String(b)) => {
                         let (a, b) =
                             (serde_json::Value::String(a.get().to_string()), serde_json::Value::String(b.clone()));
-                        crate::eval::condition::order(&a, &b).is_eq()
-                            && crate::vocab::is_json_number(b.as_str().unwrap_or(""))
+                        crate::run::eval::condition::order(&a, &b).is_eq()
+                            && crate::language::vocab::is_json_number(b.as_str().unwrap_or(""))
                     }
                     _ => false,
                 }

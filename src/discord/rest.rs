@@ -176,7 +176,7 @@ impl Answer {
     pub fn message(&self) -> String {
         let said: Option<String> = serde_json::from_slice::<ErrorBody>(&self.body).ok().and_then(|e| e.message);
         let text = said.unwrap_or_else(|| String::from_utf8_lossy(&self.body[..self.body.len().min(300)]).into_owned());
-        crate::display::one_line(&text)
+        crate::base::display::one_line(&text)
     }
 }
 
@@ -242,7 +242,7 @@ impl Platform {
     }
 
     fn call(&self, route: Route<'_>, body: Option<&[u8]>, deadline: Instant) -> Result<Answer, PlatformError> {
-        let _waiting = crate::eval::http::Blocking::start();
+        let _waiting = crate::run::eval::http::Blocking::start();
         let method = route.method();
         let url = format!("{}{}", self.base, route.path()?);
         let parsed = url::Url::parse(&url).map_err(|e| PlatformError::BadUrl(e.to_string()))?;

@@ -164,7 +164,7 @@ impl Postgres {
     /// (as `blkc vars migrate` creates them).
     pub fn store(&self) -> String {
         let url = self.database();
-        blkc::store::postgres::migrate(&url).expect("the store's tables are created");
+        blkc::run::store::postgres::migrate(&url).expect("the store's tables are created");
         url
     }
 

@@ -1,6 +1,6 @@
 //! Prints an AST back as canonical source, for the round-trip property.
 
-use blkc::ast::*;
+use blkc::language::ast::*;
 
 pub fn file(f: &File) -> String {
     let mut out = String::new();
@@ -387,7 +387,7 @@ pub fn template(t: &Template) -> String {
                     Var::Element(e) => element(e),
                     Var::BotToken(_) | Var::Helped(_) => unreachable!("no helper takes these"),
                 };
-                out.push_str(&format!("{{{base}{}}}", blkc::helpers::written(&h.helpers)));
+                out.push_str(&format!("{{{base}{}}}", blkc::language::helpers::written(&h.helpers)));
             }
         }
     }

@@ -1,0 +1,9 @@
+//! The base layer: source text, spans and diagnostics, URLs, JSON data
+//! and paths into it. It imports nothing of blkc.
+
+pub mod data;
+pub mod diagnostics;
+pub mod display;
+pub mod path;
+pub mod source;
+pub mod urls;

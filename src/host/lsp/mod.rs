@@ -1,0 +1,300 @@
+//! `blkc lsp`: a language server over stdio, on rust-analyzer's synchronous
+//! scaffold (`lsp-server`, `lsp-types`). It shares everything with `blkc
+//! check`: a document is checked by [`crate::language::load::check_source_in`] with the
+//! samples beside it, so the editor shows the same diagnostics, codes and
+//! spans. Documents are synced whole on every change.
+//!
+//! A request is answered from what the file holds, even when it does not
+//! parse (the items before the error are known); a panic inside a handler
+//! is caught, answered as an internal error and logged, and never ends the
+//! server.
+
+pub mod analysis;
+mod features;
+pub mod transport;
+
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
+use lsp_types::notification::{self as note, Notification as _};
+use lsp_types::request::{self as req, Request as _};
+use lsp_types::{
+    CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions, FoldingRangeProviderCapability,
+    HoverProviderCapability, InitializeResult, LogMessageParams, MessageType, OneOf, PositionEncodingKind,
+    PublishDiagnosticsParams, ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
+    TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Uri,
+};
+use serde_json::Value;
+
+use analysis::Document;
+
+/// How the client ended the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// `shutdown`, then `exit` (or a closed input).
+    Cleanly,
+    /// `exit` without `shutdown` first: the protocol says exit code 1.
+    ExitWithoutShutdown,
+}
+
+/// Runs the server on standard input and output until the client says
+/// `exit` (or closes standard input).
+pub fn serve_stdio() -> Result<Ended, String> {
+    let (connection, threads) = transport::stdio();
+    let ended = serve(&connection)?;
+    drop(connection);
+    for thread in threads {
+        thread.join().map_err(|_| "a transport thread failed".to_string())?;
+    }
+    Ok(ended)
+}
+
+fn capabilities() -> ServerCapabilities {
+    ServerCapabilities {
+        position_encoding: Some(PositionEncodingKind::UTF16),
+        text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
+            open_close: Some(true),
+            change: Some(TextDocumentSyncKind::FULL),
+            save: Some(TextDocumentSyncSaveOptions::Supported(false)),
+            ..TextDocumentSyncOptions::default()
+        })),
+        hover_provider: Some(HoverProviderCapability::Simple(true)),
+        completion_provider: Some(CompletionOptions {
+            trigger_characters: Some(["{", "[", ".", "_", " "].map(String::from).to_vec()),
+            ..CompletionOptions::default()
+        }),
+        definition_provider: Some(OneOf::Left(true)),
+        references_provider: Some(OneOf::Left(true)),
+        rename_provider: Some(OneOf::Left(true)),
+        document_symbol_provider: Some(OneOf::Left(true)),
+        folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
+        document_formatting_provider: Some(OneOf::Left(true)),
+        code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+            code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+            ..CodeActionOptions::default()
+        })),
+        ..ServerCapabilities::default()
+    }
+}
+
+/// Runs the server on a connection (tests use an in-memory one).
+pub fn serve(connection: &Connection) -> Result<Ended, String> {
+    let init = InitializeResult {
+        capabilities: capabilities(),
+        server_info: Some(ServerInfo { name: "blkc".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+    };
+    let init = serde_json::to_value(init).map_err(|e| e.to_string())?;
+    let (id, _params) = connection.initialize_start().map_err(|e| e.to_string())?;
+    connection.initialize_finish(id, init).map_err(|e| e.to_string())?;
+    let mut server = Server { docs: HashMap::new(), connection };
+    features::write_code_pages();
+    for message in &connection.receiver {
+        match message {
+            Message::Request(req) => {
+                // After `shutdown`, an `exit` or a closed input both end it.
+                if connection.handle_shutdown(&req).unwrap_or(true) {
+                    return Ok(Ended::Cleanly);
+                }
+                let id = req.id.clone();
+                let method = req.method.clone();
+                let response = match catch_unwind(AssertUnwindSafe(|| server.request(&req))) {
+                    Ok(Ok(result)) => Response::new_ok(id, result),
+                    Ok(Err((code, message))) => Response::new_err(id, code as i32, message),
+                    Err(panic) => {
+                        let what = panic_text(&panic);
+                        server.log(&format!("blkc lsp: `{method}` failed: {what}"));
+                        Response::new_err(id, ErrorCode::InternalError as i32, format!("blkc lsp: {what}"))
+                    }
+                };
+                let _ = connection.sender.send(Message::Response(response));
+            }
+            Message::Notification(note) if note.method == "exit" => return Ok(Ended::ExitWithoutShutdown),
+            Message::Notification(note) => {
+                let method = note.method.clone();
+                if let Err(panic) = catch_unwind(AssertUnwindSafe(|| server.notification(note))) {
+                    server.log(&format!("blkc lsp: `{method}` failed: {}", panic_text(&panic)));
+                }
+            }
+            Message::Response(_) => {}
+        }
+    }
+    Ok(Ended::Cleanly)
+}
+
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into())
+}
+
+pub(crate) type Answer<T> = Result<T, (ErrorCode, String)>;
+
+struct Server<'c> {
+    /// Open documents by URI (as text: `Uri` caches inside, so it is no map key).
+    docs: HashMap<String, Document>,
+    connection: &'c Connection,
+}
+
+/// The path of a `file:` URI.
+pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
+    let rest = uri.as_str().strip_prefix("file://")?;
+    let decoded = percent_encoding::percent_decode_str(rest).decode_utf8().ok()?;
+    Some(PathBuf::from(decoded.as_ref()))
+}
+
+/// The `file:` URI of a path.
+pub fn path_to_uri(path: &std::path::Path) -> Option<Uri> {
+    crate::base::source::file_uri(&path.to_string_lossy()).parse().ok()
+}
+
+/// A request's parameters as their protocol type.
+fn params<R: req::Request>(req: &Request) -> Answer<R::Params> {
+    serde_json::from_value(req.params.clone()).map_err(|e| (ErrorCode::InvalidParams, format!("`{}`: {e}", req.method)))
+}
+
+/// A notification's parameters as their protocol type (`None`: malformed,
+/// ignored as the protocol says notifications are).
+fn note_params<N: note::Notification>(n: &Notification) -> Option<N::Params> {
+    serde_json::from_value(n.params.clone()).ok()
+}
+
+fn answer<T: serde::Serialize>(value: T) -> Answer<Value> {
+    serde_json::to_value(value).map_err(|e| (ErrorCode::InternalError, e.to_string()))
+}
+
+impl Server<'_> {
+    fn notify<N: note::Notification>(&self, params: N::Params) {
+        if let Ok(params) = serde_json::to_value(params) {
+            let note = Notification::new(N::METHOD.into(), params);
+            let _ = self.connection.sender.send(Message::Notification(note));
+        }
+    }
+
+    fn log(&self, message: &str) {
+        self.notify::<note::LogMessage>(LogMessageParams { typ: MessageType::ERROR, message: message.into() });
+    }
+
+    fn open(&mut self, uri: Uri, text: String, version: i32) {
+        let path = uri_to_path(&uri);
+        let name = path
+            .as_ref()
+            .and_then(|p| p.file_name())
+            .map_or(uri.as_str().to_string(), |n| n.to_string_lossy().into_owned());
+        let doc = Document::new(&name, path, text, version);
+        self.publish(&uri, &doc);
+        self.docs.insert(uri.as_str().to_string(), doc);
+    }
+
+    fn publish(&self, uri: &Uri, doc: &Document) {
+        let diagnostics = features::diagnostics(uri, doc);
+        self.notify::<note::PublishDiagnostics>(PublishDiagnosticsParams {
+            uri: uri.clone(),
+            diagnostics,
+            version: Some(doc.version),
+        });
+    }
+
+    fn notification(&mut self, n: Notification) {
+        match n.method.as_str() {
+            note::DidOpenTextDocument::METHOD => {
+                if let Some(p) = note_params::<note::DidOpenTextDocument>(&n) {
+                    self.open(p.text_document.uri, p.text_document.text, p.text_document.version);
+                }
+            }
+            note::DidChangeTextDocument::METHOD => {
+                // Full sync: the last change holds the whole text.
+                if let Some(mut p) = note_params::<note::DidChangeTextDocument>(&n) {
+                    if let Some(change) = p.content_changes.pop() {
+                        self.open(p.text_document.uri, change.text, p.text_document.version);
+                    }
+                }
+            }
+            note::DidCloseTextDocument::METHOD => {
+                if let Some(p) = note_params::<note::DidCloseTextDocument>(&n) {
+                    self.docs.remove(p.text_document.uri.as_str());
+                    self.notify::<note::PublishDiagnostics>(PublishDiagnosticsParams {
+                        uri: p.text_document.uri,
+                        diagnostics: Vec::new(),
+                        version: None,
+                    });
+                }
+            }
+            // A sample written by `blkc test --save` (or by hand): every open
+            // document is checked again, reading samples afresh.
+            note::DidChangeWatchedFiles::METHOD => {
+                let open: Vec<(Uri, String, i32)> = self
+                    .docs
+                    .iter()
+                    .filter_map(|(u, d)| Some((u.parse().ok()?, d.text().to_string(), d.version)))
+                    .collect();
+                for (uri, text, version) in open {
+                    self.open(uri, text, version);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn request(&mut self, r: &Request) -> Answer<Value> {
+        // A request that panics, for the tests of the server's recovery
+        // (only when the environment asks for it).
+        if r.method == "blkc/panic" && std::env::var_os("BLKC_LSP_TEST_PANIC").is_some() {
+            panic!("a panic asked for by the tests");
+        }
+        let docs = &self.docs;
+        // The document and the byte offset of a position in it.
+        let at = |p: &lsp_types::TextDocumentPositionParams| {
+            docs.get(p.text_document.uri.as_str()).map(|d| (d, d.offset(p.position)))
+        };
+        match r.method.as_str() {
+            req::HoverRequest::METHOD => {
+                let p = params::<req::HoverRequest>(r)?;
+                answer(at(&p.text_document_position_params).and_then(|(d, o)| features::hover(d, o)))
+            }
+            req::Completion::METHOD => {
+                let p = params::<req::Completion>(r)?;
+                answer(at(&p.text_document_position).map_or_else(Vec::new, |(d, o)| features::completion(d, o)))
+            }
+            req::GotoDefinition::METHOD => {
+                let p = params::<req::GotoDefinition>(r)?;
+                let uri = &p.text_document_position_params.text_document.uri;
+                answer(at(&p.text_document_position_params).and_then(|(d, o)| features::definition(uri, d, o)))
+            }
+            req::References::METHOD => {
+                let p = params::<req::References>(r)?;
+                let uri = &p.text_document_position.text_document.uri;
+                answer(at(&p.text_document_position).map_or_else(Vec::new, |(d, o)| features::references(uri, d, o)))
+            }
+            req::Rename::METHOD => {
+                let p = params::<req::Rename>(r)?;
+                let uri = &p.text_document_position.text_document.uri;
+                let Some((d, o)) = at(&p.text_document_position) else {
+                    return Err((ErrorCode::InvalidParams, "the document is not open".into()));
+                };
+                answer(features::rename(uri, d, o, &p.new_name)?)
+            }
+            req::DocumentSymbolRequest::METHOD => {
+                let p = params::<req::DocumentSymbolRequest>(r)?;
+                answer(docs.get(p.text_document.uri.as_str()).map(features::symbols))
+            }
+            req::FoldingRangeRequest::METHOD => {
+                let p = params::<req::FoldingRangeRequest>(r)?;
+                answer(docs.get(p.text_document.uri.as_str()).map_or_else(Vec::new, features::folding))
+            }
+            req::Formatting::METHOD => {
+                let p = params::<req::Formatting>(r)?;
+                answer(docs.get(p.text_document.uri.as_str()).and_then(features::formatting))
+            }
+            req::CodeActionRequest::METHOD => {
+                let p = params::<req::CodeActionRequest>(r)?;
+                let uri = &p.text_document.uri;
+                answer(docs.get(uri.as_str()).map_or_else(Vec::new, |d| features::code_actions(uri, d, p.range)))
+            }
+            _ => Err((ErrorCode::MethodNotFound, format!("`{}` is not supported", r.method))),
+        }
+    }
+}

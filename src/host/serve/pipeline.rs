@@ -1,0 +1,684 @@
+//! The one run path: a trigger, whatever made it, is queued, deduplicated
+//! across processes when it needs to be, run on a pool thread by the
+//! runner of `blkc run`, and its replies delivered to its target; then it
+//! is counted and logged, once.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::gate::{Button, Passage};
+use super::inspect::{self, Ending, Trail};
+use super::log;
+use super::server::Shared;
+use super::trigger::{About, Delivery, Outcome, Target, Trigger};
+use crate::discord::rest::{Answer as Sent, PlatformError, Route};
+use crate::language::message::{self, pieces, Message, Outgoing};
+use crate::run::eval::{self, Event};
+use twilight_model::http::interaction::InteractionResponseData;
+
+/// How long an interaction token lasts: answers after this cannot be sent.
+const TOKEN_LIFETIME: Duration = Duration::from_secs(15 * 60);
+/// How long an event's messages may take, rate limits included.
+const EVENT_DEADLINE: Duration = Duration::from_secs(60);
+
+/// How many of a run's warnings are logged whole (all are named on its
+/// run line): a loop may warn once per element.
+const WARNINGS_LOGGED: usize = 5;
+
+/// A trigger on its way through the queue.
+pub struct Work {
+    pub _queued: Queued,
+    pub trigger: Trigger,
+}
+
+/// What a run did, for its log line.
+#[derive(Default)]
+pub struct RunReport {
+    pub requests: usize,
+    pub warnings: Vec<&'static str>,
+    /// Messages the platform took.
+    pub messages: usize,
+    pub failure: Option<String>,
+    /// Why a message did not reach the chat (the first such): the run
+    /// then counts as failed, whatever it did.
+    undelivered: Option<String>,
+    pub deferred: bool,
+}
+
+impl RunReport {
+    /// The run's outcome once its messages are counted: one that did not
+    /// reach the chat fails the run, with the reason as its error.
+    fn settle(&mut self, outcome: Outcome) -> Outcome {
+        match self.undelivered.take() {
+            Some(why) if outcome != Outcome::Failed => {
+                self.failure = Some(why);
+                Outcome::Failed
+            }
+            _ => outcome,
+        }
+    }
+
+    /// Counts a run's request or warning (a reply is the caller's). The
+    /// first [`WARNINGS_LOGGED`] warnings of a run are logged whole, for
+    /// the operator to read what the run line only names.
+    fn note(&mut self, shared: &Shared, about: &About, event: &Event) {
+        match event {
+            Event::Request(r) => {
+                self.requests += 1;
+                shared.metrics.request(r.status);
+            }
+            Event::Warning(w) => {
+                if self.warnings.len() < WARNINGS_LOGGED {
+                    let (id, kind, code, warning) = (about.id(), about.kind(), w.code, w.message.as_str());
+                    log::hiding(about.token(), || tracing::warn!(id, kind, code, warning, "a run warned"));
+                }
+                self.warnings.push(w.code);
+            }
+            Event::Reply { .. } | Event::Form(_) | Event::Save { .. } | Event::Read { .. } | Event::Choice { .. } => {}
+        }
+    }
+}
+
+/// Runs one trigger on a pool thread, delivers what it says, and counts
+/// and logs how it went.
+pub fn run(shared: &Arc<Shared>, work: Work) {
+    let Work { _queued, mut trigger } = work;
+    if !first_time(shared, &trigger) || refused_by_guards(shared, &trigger) {
+        return;
+    }
+    if let Some(tick) = trigger.tick.as_mut() {
+        tick.started();
+    }
+    // A keystroke whose answer time has passed while it waited for a
+    // thread was offered no choices already: it does not run.
+    let autocomplete = trigger.tree().kind == crate::language::plan::TreeKind::Autocomplete;
+    if autocomplete && trigger.received.elapsed() > shared.front.answer_within {
+        count(shared, &trigger.about, Outcome::Limited);
+        log_run(&trigger.about, trigger.received, Outcome::Limited, None);
+        return;
+    }
+    let started = Instant::now();
+    let mut report = RunReport::default();
+    let mut store = shared.bot.store.run_store();
+    let now = now_ms();
+    let passage = trigger.gates.pass(store.as_mut(), now);
+    super::gate::sweep(&trigger.gates, store.as_mut(), now);
+    let last_click = match passage {
+        Ok(Passage::Open { last_click }) => last_click,
+        Ok(refused) => return refuse(shared, &trigger, refused),
+        // A store that cannot say cannot count: the run fails, and says so.
+        Err(e) => {
+            let mut out = Outbox { shared, trigger: &trigger, replies: 0, disable: None };
+            report.failure = Some(format!("the cooldowns and clicks could not be read: {e}"));
+            if matches!(trigger.target, Target::Interaction(_)) {
+                out.send(&mut report, &failed(&trigger));
+            }
+            count(shared, &trigger.about, Outcome::Failed);
+            log_run(&trigger.about, trigger.received, Outcome::Failed, Some(&report));
+            let ending = Ending { outcome: Outcome::Failed, report: Some(&report), trail: None, refused: None };
+            inspect::tell(shared, &trigger, ending);
+            return;
+        }
+    };
+    let disable = trigger.gates.button.as_ref().filter(|_| last_click).map(|b| (b, false));
+    let mut out = Outbox { shared, trigger: &trigger, replies: 0, disable };
+    let autocomplete = trigger.tree().kind == crate::language::plan::TreeKind::Autocomplete;
+    let mut offered = Vec::new();
+    let mut trail = Trail::new(shared);
+    let ran = match &trigger.vars {
+        Err(why) => Err(why.clone()),
+        Ok(vars) => {
+            let mut inputs = shared.bot.inputs.clone();
+            inputs.vars.extend(vars.iter().cloned());
+            let mut options = shared.bot.options.clone();
+            options.samples = trigger.loaded.checked.model.samples.clone();
+            if autocomplete {
+                options.deadline = Some(trigger.received + shared.front.answer_within);
+            }
+            let mut sink = |event: Event| {
+                if let Some(trail) = trail.as_mut() {
+                    trail.push(&event);
+                }
+                deliver(&mut out, &mut report, &mut offered, event)
+            };
+            let plan = &trigger.loaded.plan;
+            failure(caught(|| eval::run(plan, trigger.tree(), &inputs, &options, store.as_mut(), &mut sink)))
+                .map_or(Ok(()), Err)
+        }
+    };
+    let outcome = out.finish(&mut report, ran, offered);
+    out.disable_left_button();
+    let outcome = report.settle(outcome);
+    shared.metrics.run_time(started.elapsed());
+    let counted = if report.deferred && outcome == Outcome::Answered { Outcome::Deferred } else { outcome };
+    count(shared, &trigger.about, counted);
+    log_run(&trigger.about, trigger.received, counted, Some(&report));
+    inspect::tell(shared, &trigger, Ending { outcome: counted, report: Some(&report), trail, refused: None });
+}
+
+/// Where each event of a run goes: a reply or form to its target, a
+/// choice to the answer, the rest to the run's report.
+fn deliver(out: &mut Outbox, report: &mut RunReport, offered: &mut Vec<(String, String)>, event: Event) {
+    match event {
+        Event::Reply { text, ephemeral, embeds, components, update } => {
+            let said = Said { text, ephemeral, embeds, components, update };
+            out.reply(report, said)
+        }
+        Event::Form(form) => {
+            out.replies += 1;
+            out.send(report, &Outgoing::Form(form));
+        }
+        Event::Choice { name, value } => offered.push((name, value)),
+        other => report.note(out.shared, &out.trigger.about, &other),
+    }
+}
+
+/// What an interaction is answered when its run fails: a notice, or for
+/// an autocomplete no choices.
+fn failed(trigger: &Trigger) -> Outgoing {
+    match trigger.tree().kind {
+        crate::language::plan::TreeKind::Autocomplete => Outgoing::Choices(Vec::new()),
+        _ => Outgoing::Message(Message::notice(message::FAILED)),
+    }
+}
+
+/// The type of the option an autocomplete completes (the last word of its
+/// tree's name).
+fn focused_kind(tree: &crate::language::plan::Tree) -> crate::language::vocab::OptionType {
+    let option = tree.name.rsplit(' ').next().unwrap_or_default();
+    tree.options.iter().find(|o| o.name == option).map_or(crate::language::vocab::OptionType::String, |o| o.kind)
+}
+
+/// Who may run it, and where (its tree's `require` lines), decided before
+/// anything is counted: whether they refused it (the member is told).
+fn refused_by_guards(shared: &Arc<Shared>, trigger: &Trigger) -> bool {
+    let guards = &trigger.guards;
+    let Some(standing) = trigger.standing.as_ref().filter(|_| !guards.is_empty()) else { return false };
+    let Some((guard, why)) = crate::run::guards::refused_by(guards, standing, &shared.bot.inputs.secrets) else {
+        return false;
+    };
+    let about = &trigger.about;
+    tracing::info!(id = about.id(), kind = about.kind(), guard, "a `require` line refused the member");
+    refuse_with(shared, trigger, Outcome::Guarded, Some(why));
+    true
+}
+
+/// A trigger a cooldown or a used-up button keeps from running: the user
+/// is told privately (an event's run is only logged).
+fn refuse(shared: &Arc<Shared>, trigger: &Trigger, passage: Passage) {
+    let outcome = if matches!(passage, Passage::UsedUp { .. }) { Outcome::UsedUp } else { Outcome::Cooldown };
+    refuse_with(shared, trigger, outcome, passage.refusal());
+}
+
+/// A trigger kept from running: the user told `text` privately (with no
+/// ping: a role or a channel is named, never notified), counted and logged.
+fn refuse_with(shared: &Arc<Shared>, trigger: &Trigger, outcome: Outcome, text: Option<String>) {
+    if let (Target::Interaction(_), Some(text)) = (&trigger.target, &text) {
+        let mut message = Message::notice(text);
+        message.ephemeral = true;
+        // (An autocomplete can answer only with choices: it offers none.)
+        let said = match trigger.tree().kind {
+            crate::language::plan::TreeKind::Autocomplete => Outgoing::Choices(Vec::new()),
+            _ => Outgoing::Message(message),
+        };
+        let mut out = Outbox { shared, trigger, replies: 0, disable: None };
+        out.send(&mut RunReport::default(), &said);
+    }
+    count(shared, &trigger.about, outcome);
+    log_run(&trigger.about, trigger.received, outcome, None);
+    let ending = Ending { outcome, report: None, trail: None, refused: text.as_deref() };
+    inspect::tell(shared, trigger, ending);
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Whether the trigger is new to the processes sharing the store (an
+/// event two sessions hold, during a hand-over); a store that cannot say
+/// lets it run: the process's own shards are its own.
+fn first_time(shared: &Shared, trigger: &Trigger) -> bool {
+    let Some((key, at, keep)) = &trigger.dedupe else { return true };
+    match shared.bot.store.first_time(key, *at, keep.as_millis() as i64) {
+        Ok(true) => true,
+        Ok(false) => {
+            count(shared, &trigger.about, Outcome::Duplicate);
+            let about = &trigger.about;
+            tracing::info!(id = about.id(), kind = about.kind(), "event already taken by another process");
+            false
+        }
+        Err(e) => {
+            let about = &trigger.about;
+            tracing::warn!(id = about.id(), kind = about.kind(), error = %e, "the store could not say whether the event is new");
+            true
+        }
+    }
+}
+
+/// Counts a trigger's outcome in the metrics.
+pub fn count(shared: &Shared, about: &About, outcome: Outcome) {
+    match about {
+        About::Interaction { .. } => shared.metrics.interaction(outcome),
+        About::Event { kind, .. } => shared.metrics.event(kind, outcome),
+        About::Timer { .. } => shared.metrics.event("timer", outcome),
+    }
+}
+
+/// A run's messages on their way to its target.
+struct Outbox<'a> {
+    shared: &'a Arc<Shared>,
+    trigger: &'a Trigger,
+    replies: usize,
+    /// A button clicked its last time, to disable on its message: in the
+    /// run's `update` if it sends one (then `true`), else by an edit after.
+    disable: Option<(&'a Button, bool)>,
+}
+
+/// A reply or an update as the run said it.
+struct Said {
+    text: String,
+    ephemeral: bool,
+    embeds: Vec<message::Embed>,
+    components: Vec<message::Component>,
+    update: bool,
+}
+
+impl Outbox<'_> {
+    /// What ends a run: an autocomplete's choices, "Done." for a command
+    /// that said nothing (a handler leaves its component's message as it
+    /// is), or the word of a failure.
+    fn finish(&mut self, report: &mut RunReport, ran: Result<(), String>, offered: Vec<(String, String)>) -> Outcome {
+        let trigger = self.trigger;
+        let interaction = matches!(trigger.target, Target::Interaction(_));
+        match ran {
+            Ok(()) if trigger.tree().kind == crate::language::plan::TreeKind::Autocomplete => {
+                let (choices, adjusted) = message::choices(offered, focused_kind(trigger.tree()));
+                if adjusted > 0 {
+                    report.warnings.push(crate::base::diagnostics::Code::EmbedAdjusted.as_str());
+                }
+                self.send(report, &Outgoing::Choices(choices));
+                Outcome::Answered
+            }
+            Ok(()) if interaction => {
+                if self.replies == 0 {
+                    let handler = trigger.tree().kind == crate::language::plan::TreeKind::Handler;
+                    let done = Outgoing::Message(Message::notice(message::DONE));
+                    self.send(report, &if handler { Outgoing::Nothing } else { done });
+                }
+                Outcome::Answered
+            }
+            Ok(()) => Outcome::Ran,
+            Err(why) => {
+                report.failure = Some(why);
+                if interaction {
+                    self.send(report, &failed(trigger));
+                }
+                Outcome::Failed
+            }
+        }
+    }
+
+    /// A reply, as the messages it becomes: its text split to the
+    /// platform's length, its embeds and components on the last of them.
+    /// An update is one message, its text cut to the length.
+    fn reply(&mut self, report: &mut RunReport, said: Said) {
+        let Said { text, ephemeral, embeds, components, mut update } = said;
+        self.replies += 1;
+        let has_message = matches!(&self.trigger.target, Target::Interaction(a) if a.message.is_some());
+        if update && !has_message {
+            // A form shown from a command has no message to update.
+            let about = &self.trigger.about;
+            log::hiding(about.token(), || {
+                tracing::warn!(
+                    id = about.id(),
+                    "an `update` has no component's message to edit; sent as a new message"
+                );
+            });
+            update = false;
+        }
+        if update {
+            let mut message = Message::new(text, &self.trigger.mentions);
+            if crate::language::message::fit_message(&mut message.content) {
+                let about = &self.trigger.about;
+                log::hiding(about.token(), || {
+                    tracing::warn!(id = about.id(), "an update's text was cut to 2,000 characters")
+                });
+            }
+            message.embeds = embeds;
+            message.components = components;
+            message.update = true;
+            self.send(report, &Outgoing::Message(message));
+            return;
+        }
+        if let Target::Channel(None) = self.trigger.target {
+            let about = &self.trigger.about;
+            tracing::warn!(
+                id = about.id(),
+                kind = about.kind(),
+                "a reply in this event has no channel to go to; not sent"
+            );
+            return;
+        }
+        let (parts, warning) =
+            if embeds.is_empty() || !text.trim().is_empty() { pieces(&text) } else { (vec![String::new()], None) };
+        if let Some(w) = warning {
+            let about = &self.trigger.about;
+            log::hiding(about.token(), || tracing::warn!(id = about.id(), kind = about.kind(), "{w}"));
+        }
+        let last = parts.len() - 1;
+        let mut rich = Some((embeds, components));
+        for (i, p) in parts.into_iter().enumerate() {
+            let mut message = Message::new(p, &self.trigger.mentions);
+            // Only an interaction's answer can be private (B416 refuses it
+            // in an event before the file is served).
+            message.ephemeral = ephemeral && matches!(self.trigger.target, Target::Interaction(_));
+            if i == last {
+                (message.embeds, message.components) = rich.take().unwrap_or_default();
+            }
+            self.send(report, &Outgoing::Message(message));
+        }
+    }
+
+    /// One message to the target: the interaction's answer, its edit or a
+    /// follow-up, or a channel message.
+    fn send(&mut self, report: &mut RunReport, said: &Outgoing) {
+        let disabled = self.disable_in_update(said);
+        let said = disabled.as_ref().unwrap_or(said);
+        let shared = self.shared;
+        let done = Message::notice(message::DONE);
+        let message = match said {
+            Outgoing::Message(m) => m,
+            // Past the first answer, nothing said is "Done." (a deferral
+            // must be answered); a form there is refused below.
+            Outgoing::Nothing | Outgoing::Form(_) | Outgoing::Choices(_) => &done,
+        };
+        let mut body = crate::discord::message::body(message);
+        let sent = match &self.trigger.target {
+            Target::Interaction(answer) => {
+                let (application, token) = (answer.application_id.as_str(), answer.token.as_str());
+                let route = match answer.deliver(said) {
+                    Delivery::Sent => {
+                        report.messages += usize::from(!matches!(said, Outgoing::Nothing));
+                        return;
+                    }
+                    Delivery::Nothing => return,
+                    Delivery::Refused(why) => {
+                        let about = &self.trigger.about;
+                        log::hiding(about.token(), || tracing::warn!(id = about.id(), "{why}"));
+                        report.undelivered.get_or_insert(why.to_string());
+                        return;
+                    }
+                    Delivery::EditMessage => {
+                        body.flags = None;
+                        let Some((channel, message)) = &answer.message else { return };
+                        let route = Route::EditChannelMessage { channel, message };
+                        let deadline = Instant::now() + EVENT_DEADLINE;
+                        let sent = shared.bot.platform(&self.trigger.loaded).send(route, Some(&body), deadline);
+                        sent_message(shared, report, sent, &self.trigger.about);
+                        return;
+                    }
+                    Delivery::Edit => {
+                        report.deferred = true;
+                        // An edit keeps the deferral's privacy and may
+                        // carry no flag of it.
+                        body.flags = None;
+                        Route::EditOriginal { application, token }
+                    }
+                    Delivery::FollowUp => {
+                        shared.metrics.followup();
+                        Route::FollowUp { application, token }
+                    }
+                    Delivery::Replace => {
+                        report.deferred = true;
+                        self.take_back_deferral(application, token);
+                        shared.metrics.followup();
+                        Route::FollowUp { application, token }
+                    }
+                };
+                let deadline = self.trigger.received + TOKEN_LIFETIME;
+                shared.bot.platform(&self.trigger.loaded).send(route, Some(&body), deadline)
+            }
+            Target::Channel(Some(_))
+                if matches!(said, Outgoing::Form(_) | Outgoing::Nothing | Outgoing::Choices(_)) =>
+            {
+                return
+            }
+            Target::Channel(Some(channel)) => {
+                let route = Route::ChannelMessage { channel };
+                let deadline = Instant::now() + EVENT_DEADLINE;
+                shared.bot.platform(&self.trigger.loaded).send(route, Some(&body), deadline)
+            }
+            Target::Channel(None) => return,
+        };
+        sent_message(shared, report, sent, &self.trigger.about);
+    }
+}
+
+impl Outbox<'_> {
+    /// Deletes an interaction's deferred answer ("thinking…"); a failure is
+    /// logged, and the message that was to replace it still follows.
+    /// An update with components after a button's last click replaces the
+    /// message's: the button is disabled among them if it is there.
+    fn disable_in_update(&mut self, said: &Outgoing) -> Option<Outgoing> {
+        let (Some((button, done)), Outgoing::Message(m)) = (&mut self.disable, said) else { return None };
+        if !m.update || m.components.is_empty() {
+            return None;
+        }
+        *done = true;
+        let mut m = m.clone();
+        for c in &mut m.components {
+            if let message::Component::Button(b) = c {
+                b.disabled |= b.custom_id.as_deref() == Some(button.custom_id.as_str());
+            }
+        }
+        Some(Outgoing::Message(m))
+    }
+
+    /// After a button's last click whose run sent no `update` with
+    /// components: the button is disabled on its message, edited with the
+    /// bot token (a private message cannot be). The edit is not one of the
+    /// run's messages: when it cannot be made, that is a warning, and later
+    /// clicks are still refused.
+    fn disable_left_button(&mut self) {
+        let Some((button, false)) = self.disable else { return };
+        let Target::Interaction(answer) = &self.trigger.target else { return };
+        let Some((channel, message)) = &answer.message else { return };
+        let mut rows = button.components.clone();
+        if button.ephemeral || !crate::discord::message::disable(&mut rows, &button.custom_id) {
+            return;
+        }
+        let body = InteractionResponseData { components: Some(rows), ..InteractionResponseData::default() };
+        let route = Route::EditChannelMessage { channel, message };
+        let deadline = Instant::now() + EVENT_DEADLINE;
+        let sent = self.shared.bot.platform(&self.trigger.loaded).send(route, Some(&body), deadline);
+        let why = match sent {
+            Ok(a) if a.is_success() => return,
+            Ok(a) => format!("the platform refused it ({}): {}", a.status, a.message()),
+            Err(e) => e.to_string(),
+        };
+        let about = &self.trigger.about;
+        log::hiding(about.token(), || {
+            tracing::warn!(
+                id = about.id(),
+                "a button used its last click but could not be disabled on its message: {why}"
+            )
+        });
+    }
+
+    fn take_back_deferral(&self, application: &str, token: &str) {
+        let (shared, about) = (self.shared, &self.trigger.about);
+        let deadline = self.trigger.received + TOKEN_LIFETIME;
+        let route = Route::DeleteOriginal { application, token };
+        let taken = shared.bot.platform(&self.trigger.loaded).send::<()>(route, None, deadline);
+        let status = match &taken {
+            Ok(a) => {
+                shared.metrics.platform_call(a.status);
+                if a.is_success() {
+                    return;
+                }
+                a.status.to_string()
+            }
+            Err(e) => e.to_string(),
+        };
+        log::hiding(about.token(), || {
+            tracing::warn!(id = about.id(), kind = about.kind(), status, "the deferred answer could not be taken back");
+        });
+    }
+}
+
+/// Counts and logs how a message to the platform went, and notes it in
+/// the run's report: a message the platform took counts, one it refused or
+/// that could not be sent makes the run fail with the reason.
+fn sent_message(shared: &Shared, report: &mut RunReport, sent: Result<Sent, PlatformError>, about: &About) {
+    let token = about.token();
+    let why = match sent {
+        Ok(a) => {
+            for _ in 0..a.unknown_webhook {
+                shared.metrics.platform_call(404);
+            }
+            shared.metrics.platform_call(a.status);
+            if a.is_success() {
+                report.messages += 1;
+                return;
+            }
+            log::hiding(token, || {
+                let (id, kind, status, platform) = (about.id(), about.kind(), a.status, a.message());
+                tracing::warn!(id, kind, status, platform, "the platform refused a message");
+            });
+            format!("the platform refused a message ({}): {}", a.status, a.message())
+        }
+        Err(e) => {
+            log::hiding(token, || {
+                tracing::warn!(id = about.id(), kind = about.kind(), error = %e, "a message could not be sent");
+            });
+            format!("a message could not be sent: {e}")
+        }
+    };
+    report.undelivered.get_or_insert(why);
+}
+
+/// The log line of a trigger, however it ended.
+pub fn log_run(about: &About, received: Instant, outcome: Outcome, report: Option<&RunReport>) {
+    let ms = (received.elapsed().as_secs_f64() * 1e4).round() / 10.0;
+    let label = outcome.label();
+    let requests = report.map(|r| r.requests);
+    let messages = report.map(|r| r.messages);
+    let warnings = report.filter(|r| !r.warnings.is_empty()).map(|r| codes(&r.warnings));
+    let error = report.and_then(|r| r.failure.as_deref());
+    // At `error` when the run failed, else at `info`.
+    macro_rules! run_line {
+        ($($field:tt)*) => {
+            if outcome == Outcome::Failed { tracing::error!($($field)*) } else { tracing::info!($($field)*) }
+        };
+    }
+    log::hiding(about.token(), || match about {
+        About::Interaction { id, command, user, server, .. } => {
+            let (id, command, user, server) = (id.as_str(), command.as_str(), user.as_str(), server.as_str());
+            run_line!(
+                id,
+                command,
+                user,
+                server,
+                outcome = label,
+                ms,
+                requests,
+                messages,
+                warnings,
+                error,
+                "interaction"
+            );
+        }
+        About::Event { kind, server } => {
+            let (kind, server) = (*kind, server.as_str());
+            run_line!(kind, server, outcome = label, ms, requests, messages, warnings, error, "event");
+        }
+        About::Timer { name, tick } => {
+            let (event, tick) = (name.as_str(), tick.as_str());
+            run_line!(event, tick, outcome = label, ms, requests, messages, warnings, error, "timed event");
+        }
+    });
+}
+
+/// A run's warnings for its log line: each code once, in the order first
+/// seen, with how many times when more than once (`B307x120,B326`).
+fn codes(warnings: &[&'static str]) -> String {
+    let mut seen: Vec<(&str, usize)> = Vec::new();
+    for code in warnings {
+        match seen.iter_mut().find(|(c, _)| c == code) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((code, 1)),
+        }
+    }
+    let named = seen.iter().map(|(c, n)| if *n == 1 { c.to_string() } else { format!("{c}x{n}") });
+    named.collect::<Vec<_>>().join(",")
+}
+
+/// A run from when it is queued until it ends, however it ends (a full
+/// queue, a duplicate, a panic): it holds the server busy and counts in
+/// flight while it lives, so no path can forget to give either back.
+pub struct Queued(Busy);
+
+impl Queued {
+    pub fn new(shared: &Arc<Shared>) -> Queued {
+        shared.metrics.in_flight.inc();
+        Queued(Busy::new(shared))
+    }
+}
+
+impl Drop for Queued {
+    fn drop(&mut self) {
+        self.0 .0.metrics.in_flight.dec();
+    }
+}
+
+/// Counts an exchange or a run in flight while it lives.
+pub struct Busy(Arc<Shared>);
+
+impl Busy {
+    pub fn new(shared: &Arc<Shared>) -> Busy {
+        shared.life.busy.fetch_add(1, Ordering::SeqCst);
+        Busy(shared.clone())
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        if self.0.life.busy.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.life.idle.notify_waiters();
+        }
+    }
+}
+
+/// Runs `f`; a panic becomes its message. A bug in one run fails that run
+/// only: its user is told, its worker goes on to the next run.
+pub fn caught<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".to_string());
+        format!("internal error: the run panicked ({what}); this is a bug in blkc, please report it")
+    })
+}
+
+/// Why a run failed, for its log line: its diagnostic, or its panic.
+fn failure(ran: Result<eval::Outcome, String>) -> Option<String> {
+    match ran {
+        Ok(Ok(())) => None,
+        Ok(Err(d)) => Some(format!("{} {}", d.code.as_str(), d.message)),
+        Err(panicked) => Some(panicked),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::codes;
+
+    #[test]
+    fn a_run_lines_warnings_name_each_code_once_with_its_count() {
+        assert_eq!(codes(&["B326"]), "B326");
+        assert_eq!(codes(&["B307", "B326", "B307", "B307"]), "B307x3,B326");
+    }
+}

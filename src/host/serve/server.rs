@@ -1,0 +1,511 @@
+//! The server's parts and their lifetime: what `blkc serve` was given,
+//! the state every request and run shares (broken into the bot, the front
+//! door, the queue and the server's life), the pool of runs, reloads and
+//! the drain. The front door is `front.rs`, the one run path
+//! `pipeline.rs`, the Gateway's shards `shards.rs`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime};
+
+use tokio::sync::Notify;
+
+use super::front::{Front, Replay};
+use super::log::LogFormat;
+use super::metrics::Metrics;
+use super::pipeline::Work;
+use super::Loaded;
+use crate::discord::ratelimit::RateLimiter;
+use crate::discord::rest::Platform;
+use crate::discord::signature::PublicKey;
+use crate::run::eval::{self, Inputs, Options};
+
+/// Event runs waiting for room in the run queue, past which a dispatch is
+/// dropped (and counted) rather than held.
+const EVENT_BUFFER: usize = 1024;
+
+/// What `blkc serve` was given.
+pub struct Config {
+    pub file: PathBuf,
+    /// Where interactions arrive; none for a file of events only.
+    pub listen: Option<SocketAddr>,
+    /// Share the port with other processes (SO_REUSEPORT), and stop
+    /// listening at once on SIGTERM.
+    pub reuse_port: bool,
+    /// Needed for interactions only.
+    pub public_key: Option<PublicKey>,
+    /// Which Gateway shards this process holds.
+    pub shards: Shards,
+    /// The most shards this process holds with `--shards auto` and a shared
+    /// store (`--max-shards`).
+    pub max_shards: Option<u32>,
+    /// Requests a second to the platform, across routes (its global limit).
+    pub global_rate_limit: usize,
+    /// Secrets and the bot token (`vars` empty): each run adds its own.
+    pub inputs: Inputs,
+    /// The runs' options: HTTP limits, `--platform`, memory.
+    pub options: Options,
+    pub store: crate::run::store::Backend,
+    /// The first answer goes out by then: the run's first reply, or "thinking".
+    pub answer_within: Duration,
+    pub workers: usize,
+    pub queue: usize,
+    pub max_body: usize,
+    pub max_connections: usize,
+    /// Connections one client address may hold; 0: half the cap.
+    pub max_connections_per_address: usize,
+    pub drain_timeout: Duration,
+    pub watch: bool,
+    pub log: LogFormat,
+    /// The file, already loaded by the caller (else `serve` loads it).
+    pub loaded: Option<Loaded>,
+    /// Called with the address once it is bound (tests and `--listen :0`).
+    pub on_ready: Option<Box<dyn FnOnce(SocketAddr) + Send>>,
+    /// What `blkc play` adds; `blkc serve` has none.
+    pub hooks: Option<Hooks>,
+}
+
+/// What `blkc play` adds to a server: it is told of each run as it ends,
+/// and may tick a timed event at once.
+pub struct Hooks {
+    /// Given each run's record, as JSON text (src/host/serve/inspect.rs).
+    pub ran: Box<dyn Fn(String) + Send + Sync>,
+    /// The names of timed events to tick now.
+    pub ticks: crossbeam_channel::Receiver<String>,
+}
+
+/// The Gateway shards a process holds (`--shard ID/COUNT`, `--shards auto`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shards {
+    /// Every shard the platform recommends, in this process.
+    Auto,
+    /// Shard `id` of `count`.
+    One { id: u32, count: u32 },
+}
+
+/// What every request and run shares, in its parts.
+pub struct Shared {
+    pub file: PathBuf,
+    pub bot: Bot,
+    pub front: FrontState,
+    pub queue: Queue,
+    pub life: Life,
+    pub metrics: Metrics,
+    pub hooks: Option<Hooks>,
+}
+
+/// What a run needs: the file, its inputs, the store and the platform.
+pub struct Bot {
+    pub inputs: Inputs,
+    pub options: Options,
+    pub store: crate::run::store::Backend,
+    pub loaded: RwLock<Arc<Loaded>>,
+    pub limiter: Arc<RateLimiter>,
+    /// What the Gateway said of servers and channels.
+    pub cache: super::events::Cache,
+    platform: Mutex<Option<Platform>>,
+}
+
+impl Bot {
+    /// The file as loaded last.
+    pub fn loaded(&self) -> Arc<Loaded> {
+        self.loaded.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The platform's API client, one per process (its connections are
+    /// reused by every run); made again only when a reload changes the
+    /// file's platform.
+    pub fn platform(&self, loaded: &Loaded) -> Platform {
+        let base = match &self.options.platform {
+            Some(p) => p.base_url(),
+            None => loaded.plan.platform.clone(),
+        };
+        let mut cached = self.platform.lock().unwrap_or_else(|e| e.into_inner());
+        match &*cached {
+            Some(p) if p.base() == base.trim_end_matches('/') => p.clone(),
+            _ => {
+                let p = Platform::new(&base, self.inputs.bot_token.clone(), self.limiter.clone());
+                *cached = Some(p.clone());
+                p
+            }
+        }
+    }
+}
+
+/// What the front door keeps between requests.
+pub struct FrontState {
+    pub public_key: Option<PublicKey>,
+    pub answer_within: Duration,
+    pub max_body: usize,
+    /// The memory of the request bodies in flight, in total.
+    pub bodies: Arc<super::door::Bodies>,
+    pub replay: Mutex<Replay>,
+    /// Autocomplete keystrokes, limited per user.
+    pub keystrokes: super::keystrokes::Keystrokes,
+}
+
+/// Where triggers wait for a run.
+pub struct Queue {
+    pub jobs: crossbeam_channel::Sender<Work>,
+    /// Event runs on their way to `jobs`: a shard's reader hands them over
+    /// here without ever waiting (it also reads the ACKs and keeps the
+    /// heartbeat's time); a thread of its own waits for room in the queue.
+    pub events: crossbeam_channel::Sender<Work>,
+    /// Autocomplete keystrokes, run by a share of threads of their own
+    /// ([`keystroke_share`] of `--workers`): a flood of them (each user
+    /// within their own limit) waits there, or is offered no choices, and
+    /// never delays a command's answer.
+    pub keystrokes: crossbeam_channel::Sender<Work>,
+}
+
+/// Keystrokes waiting for a thread; past it, a keystroke is offered no
+/// choices at once.
+pub const KEYSTROKE_QUEUE: usize = 256;
+/// The keystrokes' threads: a quarter of `--workers`, 1 to 16.
+pub fn keystroke_share(workers: usize) -> usize {
+    (workers / 4).clamp(1, 16)
+}
+
+/// The server's life: what is in flight, the drain, reloads, and what
+/// stops it.
+pub struct Life {
+    /// HTTP exchanges and runs not finished yet.
+    pub busy: AtomicUsize,
+    pub draining: AtomicBool,
+    /// Draining with `--reuse-port`: the listener is closed, so the other
+    /// processes on the port take new connections; interactions on this
+    /// one's open connections are still answered, each closing its
+    /// connection, so that its client reconnects to them.
+    pub handing_over: AtomicBool,
+    pub idle: Notify,
+    /// The file's stamp when `--watch` last looked.
+    pub watched: Mutex<Option<(SystemTime, u64)>>,
+    /// Ends the Gateway's shards.
+    pub gateway_stop: Arc<AtomicBool>,
+    /// Why the server must stop (a Gateway close code retrying cannot fix).
+    pub fatal: Mutex<Option<String>>,
+    pub fatal_notify: Notify,
+    /// The front door's runtime, for interactions the Gateway delivers.
+    pub runtime: std::sync::OnceLock<tokio::runtime::Handle>,
+}
+
+impl Life {
+    pub fn draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+
+    pub fn handing_over(&self) -> bool {
+        self.handing_over.load(Ordering::SeqCst)
+    }
+}
+
+/// Why the server stopped, or did not start.
+#[derive(Debug)]
+pub enum Stop {
+    /// The store: it cannot be reached, or another process serves it (B311).
+    Store(crate::run::store::StoreError),
+    /// The Gateway refused for good (a wrong token, a disallowed intent).
+    Gateway(String),
+    /// Anything else that kept it from starting.
+    Start(String),
+}
+
+impl From<String> for Stop {
+    fn from(why: String) -> Stop {
+        Stop::Start(why)
+    }
+}
+
+/// Runs the server until SIGTERM or SIGINT, then drains. Errors are what
+/// stopped it from starting, or a Gateway refusal that stopped it.
+pub fn serve(mut config: Config) -> Result<(), Stop> {
+    // Before any file is opened: the soft limit of open files up to the
+    // hard one, and the connections capped by what is left for the runs.
+    let (files_before, open_files) = super::door::raise_open_files();
+    let cap = super::door::connection_cap(config.max_connections, open_files, config.workers.max(1));
+    let door = super::door::Door::new(cap, config.max_connections_per_address);
+    let loaded = match config.loaded.take() {
+        Some(loaded) => Arc::new(loaded),
+        None => Arc::new(super::load(&config.file).map_err(String::from)?),
+    };
+    let (jobs, queue) = crossbeam_channel::bounded::<Work>(config.queue.max(1));
+    let (events, arriving) = crossbeam_channel::bounded::<Work>(EVENT_BUFFER);
+    let (keystrokes, typed) = crossbeam_channel::bounded::<Work>(KEYSTROKE_QUEUE);
+    let shared = Arc::new(shared(&mut config, loaded.clone(), Queue { jobs: jobs.clone(), events, keystrokes }));
+    start_workers(&shared, config.workers.max(1), queue, (jobs, arriving))?;
+    super::pool::start(&shared, &super::pool::Pool::share(keystroke_share(config.workers.max(1)), typed))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()).min(4))
+        .thread_name("blkc-http")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the server: {e}"))?;
+    // One serving process to an SQLite store; several share PostgreSQL.
+    let _claim = shared.bot.store.claim_for_serving().map_err(Stop::Store)?;
+    let share = super::share::share_global_limit(&shared)?;
+    // What this server took before a restart (an SQLite store).
+    let taken = shared.bot.store.recent(super::front::epoch_ms()).map_err(Stop::Store)?;
+    shared.front.replay.lock().unwrap_or_else(|e| e.into_inner()).restore(taken, super::front::epoch_ms());
+    let count = |kind| loaded.plan.trees.iter().filter(|t| t.kind == kind && t.timer.is_none()).count();
+    // (Timed events are the server's own: they need no Gateway.)
+    let (commands, events) =
+        (count(crate::language::plan::TreeKind::Command), count(crate::language::plan::TreeKind::Event));
+    let _ = shared.life.runtime.set(runtime.handle().clone());
+    // Events come over the Gateway; so do commands when no public key says
+    // the application has an Interactions Endpoint URL.
+    let over_gateway = commands > 0 && config.public_key.is_none();
+    let gateway = if events > 0 || over_gateway {
+        Some(super::shards::start(&shared, &loaded, config.shards, config.max_shards)?)
+    } else {
+        None
+    };
+    let timers = super::timers::start(&shared).map_err(|e| format!("cannot start the timed events: {e}"))?;
+    let store = shared.bot.store.clone();
+    let result = runtime.block_on(async move {
+        let listening = super::front::Listen { at: config.listen, backlog: door.max(), reuse_port: config.reuse_port };
+        let (listener, address) = super::front::listen(listening)?;
+        let listen = address.map_or("none".to_string(), |a| a.to_string());
+        let serving = Serving { listen, commands, events };
+        let asked = listener.is_some().then_some(config.max_connections);
+        // Listening for SIGHUP before the `serving` line: a reload asked
+        // for as soon as the server says it serves must not end it.
+        let hangups = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+        log_serving(&shared, serving, (files_before, open_files), &door, asked);
+        let drain_timeout = drain_bound(&shared, config.drain_timeout);
+        if let (Some(ready), Some(address)) = (config.on_ready.take(), address) {
+            ready(address);
+        }
+        if config.watch {
+            tokio::spawn(watch(shared.clone()));
+        }
+        if let Some(hangups) = hangups {
+            tokio::spawn(reload_on_hangup(shared.clone(), hangups));
+        }
+        Front::new(door, config.reuse_port).serve(&shared, listener, drain_timeout).await;
+        match shared.life.fatal.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            Some(why) => Err(Stop::Gateway(why)),
+            None => Ok(()),
+        }
+    });
+    timers.stop();
+    if let Some(threads) = gateway {
+        super::shards::stop(threads);
+    }
+    if let Some(share) = share {
+        share.stop();
+    }
+    store.finish();
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    result
+}
+
+/// The shared state of a server of `config`, serving `loaded`.
+fn shared(config: &mut Config, loaded: Arc<Loaded>, queue: Queue) -> Shared {
+    let limiter = Arc::new(RateLimiter::with_global(config.global_rate_limit));
+    config.options.limiter = Some(limiter.clone());
+    config.options.client = Some(Arc::new(eval::http::Client::new(config.options.http)));
+    super::log::init(config.log, eval::redactor(&config.inputs, &[]));
+    Shared {
+        file: config.file.clone(),
+        bot: Bot {
+            inputs: config.inputs.clone(),
+            options: config.options.clone(),
+            store: config.store.clone(),
+            loaded: RwLock::new(loaded.clone()),
+            limiter,
+            cache: super::events::Cache::default(),
+            platform: Mutex::new(None),
+        },
+        front: FrontState {
+            public_key: config.public_key.clone(),
+            answer_within: config.answer_within,
+            max_body: config.max_body,
+            bodies: super::door::Bodies::new(config.max_body),
+            replay: Mutex::new(Replay::default()),
+            keystrokes: super::keystrokes::Keystrokes::default(),
+        },
+        queue,
+        life: Life {
+            busy: AtomicUsize::new(0),
+            draining: AtomicBool::new(false),
+            handing_over: AtomicBool::new(false),
+            idle: Notify::new(),
+            watched: Mutex::new(loaded.stamp),
+            gateway_stop: Arc::new(AtomicBool::new(false)),
+            fatal: Mutex::new(None),
+            fatal_notify: Notify::new(),
+            runtime: std::sync::OnceLock::new(),
+        },
+        metrics: Metrics::default(),
+        hooks: config.hooks.take(),
+    }
+}
+
+/// The pool's threads, and the one that moves event runs from the
+/// Gateway's buffer into the run queue.
+fn start_workers(
+    shared: &Arc<Shared>,
+    workers: usize,
+    queue: crossbeam_channel::Receiver<Work>,
+    (jobs, arriving): (crossbeam_channel::Sender<Work>, crossbeam_channel::Receiver<Work>),
+) -> Result<(), String> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    super::pool::start(shared, &super::pool::Pool::new(workers, cores, queue))?;
+    std::thread::Builder::new()
+        .name("blkc-events".into())
+        .spawn(move || {
+            for work in arriving {
+                if jobs.send(work).is_err() {
+                    return;
+                }
+            }
+        })
+        .map_err(|e| format!("cannot start a thread: {e}"))?;
+    Ok(())
+}
+
+/// What the `serving` line says of the server.
+struct Serving {
+    listen: String,
+    commands: usize,
+    events: usize,
+}
+
+/// The `serving` line, with the open files and the connections' caps,
+/// and a warning when the open-file limit lowered `asked`.
+fn log_serving(
+    shared: &Shared,
+    serving: Serving,
+    (files_before, open_files): (u64, u64),
+    door: &super::door::Door,
+    asked: Option<usize>,
+) {
+    tracing::info!(
+        listen = serving.listen,
+        file = %shared.file.display(),
+        commands = serving.commands,
+        events = serving.events,
+        global_rate_limit = shared.metrics.global_limit.get(),
+        open_files,
+        backlog = asked.map_or(0, |_| super::front::backlog_in_effect(door.max())),
+        max_connections = door.max(),
+        per_address = door.per_address_max(),
+        "serving"
+    );
+    if let Some(asked) = asked.filter(|asked| door.max() < *asked) {
+        tracing::warn!(
+            asked,
+            open_files,
+            soft_limit_was = files_before,
+            "fewer connections than --max-connections: the open-file limit leaves room for this many beside the runs; \
+             raise the hard limit (LimitNOFILE= in a systemd unit, ulimit -Hn)"
+        );
+    }
+}
+
+/// How long the drain waits: `--drain-timeout`, but never less than an
+/// HTTP exchange takes to give its first answer, so that no exchange in
+/// flight is left with no answer at all.
+fn drain_bound(shared: &Shared, asked: Duration) -> Duration {
+    let least = shared.front.answer_within + Duration::from_millis(500);
+    if asked < least {
+        tracing::warn!(
+            drain_ms = least.as_millis() as u64,
+            "--drain-timeout is shorter than an answer can take; the drain waits for the first answers"
+        );
+    }
+    asked.max(least)
+}
+
+/// SIGTERM or SIGINT.
+pub async fn stop_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}
+
+/// Stops taking interactions, and waits for those in flight to be answered
+/// in full, for at most `timeout`.
+pub async fn drain(shared: Arc<Shared>, timeout: Duration) {
+    let life = &shared.life;
+    life.draining.store(true, Ordering::SeqCst);
+    // The runs, as `blkc_runs_in_flight` counts them (an HTTP exchange
+    // waiting on its run's first answer is that run's, not another).
+    tracing::info!(in_flight = shared.metrics.in_flight.get(), "draining");
+    let deadline = tokio::time::Instant::now() + timeout;
+    while life.busy.load(Ordering::SeqCst) > 0 {
+        let notified = life.idle.notified();
+        if life.busy.load(Ordering::SeqCst) == 0 {
+            break;
+        }
+        if tokio::time::timeout_at(deadline, notified).await.is_err() {
+            tracing::warn!(unfinished = shared.metrics.in_flight.get(), "drain timed out");
+            return;
+        }
+    }
+    tracing::info!("stopped");
+}
+
+async fn reload_on_hangup(shared: Arc<Shared>, mut hangups: tokio::signal::unix::Signal) {
+    while hangups.recv().await.is_some() {
+        let s = shared.clone();
+        let _ = tokio::task::spawn_blocking(move || reload(&s, "SIGHUP")).await;
+    }
+}
+
+/// `--watch`: reloads when the file's modification time or size changes.
+async fn watch(shared: Arc<Shared>) {
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let now = super::stamp(&shared.file);
+        // A file with errors is tried once per change, not every half second.
+        let changed = {
+            let mut seen = shared.life.watched.lock().unwrap_or_else(|e| e.into_inner());
+            let changed = now.is_some() && now != *seen;
+            *seen = now.or(*seen);
+            changed
+        };
+        if changed {
+            let s = shared.clone();
+            let _ = tokio::task::spawn_blocking(move || reload(&s, "change")).await;
+        }
+    }
+}
+
+/// Loads the file again: a clean file replaces the plan for new runs (runs
+/// in flight keep theirs); a file with errors is refused and logged.
+fn reload(shared: &Shared, why: &str) {
+    match super::load(&shared.file).and_then(|loaded| super::ready(loaded, &shared.bot.inputs)) {
+        Ok(loaded) => {
+            let commands =
+                loaded.plan.trees.iter().filter(|t| t.kind == crate::language::plan::TreeKind::Command).count();
+            *shared.bot.loaded.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(loaded);
+            shared.metrics.reload("ok");
+            tracing::info!(on = why, commands, "reloaded");
+        }
+        Err(refused) => {
+            shared.metrics.reload("refused");
+            // One line a problem, its parts as fields (the first 20: the
+            // file's own `blkc check` has the rest), then the refusal.
+            let file = shared.file.display().to_string();
+            for p in refused.problems.iter().take(20) {
+                tracing::error!(code = p.code, file, line = p.line, column = p.column, help = p.help, "{}", p.message);
+            }
+            let errors = refused.problems.len();
+            let detail = refused.problems.is_empty().then_some(refused.rendered);
+            tracing::error!(
+                on = why,
+                errors,
+                detail,
+                "reload refused: the file has errors or needs a secret without a value; the previous version keeps serving"
+            );
+        }
+    }
+}

@@ -1,0 +1,746 @@
+//! What starts a run: a trigger, built from an interaction or a Gateway
+//! dispatch, that says which tree runs, with which variables, where its
+//! replies go, whom they may ping, and how it is known across processes.
+//! The run path (`pipeline.rs`) takes any trigger the same way: a new kind
+//! (a button click, a timer) is a new constructor here, not a new path.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::sync::oneshot;
+
+use super::events::EventRun;
+use super::Loaded;
+use crate::discord::model::{Interaction, InteractionType, OptionValue};
+use crate::language::message::Outgoing;
+use crate::language::plan::{Tree, TreeKind};
+
+/// One run to make.
+pub struct Trigger {
+    /// The tree that runs: its index in the plan of `loaded`, looked up once.
+    pub tree: usize,
+    pub loaded: Arc<Loaded>,
+    /// Its trigger variables (and options), or why the trigger does not fit
+    /// the tree (the run then fails, and says so where it replies).
+    pub vars: Result<Vec<(String, String)>, String>,
+    /// Whom its messages may ping.
+    pub mentions: Vec<String>,
+    pub target: Target,
+    /// What identifies it across processes sharing the store, when it was
+    /// received (ms since the epoch) and how long it counts: runs that the
+    /// front door did not already know are new (events).
+    pub dedupe: Option<(String, i64, std::time::Duration)>,
+    pub received: Instant,
+    /// Who and what it is, for its log line.
+    pub about: About,
+    /// Cooldowns and click counts it must pass before it runs.
+    pub gates: super::gate::Gates,
+    /// Who used it and where, for its tree's `require` lines (an
+    /// interaction's; an event has none).
+    pub standing: Option<crate::run::guards::Standing>,
+    /// The `require` lines it must hold: its tree's, and for a click or a
+    /// form those of the tree that showed it.
+    pub guards: Vec<crate::language::plan::Guard>,
+    /// A timed event's claim of its tick, kept once the run is over.
+    pub tick: Option<super::timers::TickHold>,
+}
+
+/// Where a run's messages go.
+pub enum Target {
+    /// An interaction: its answer, an edit of a deferred answer, follow-ups.
+    Interaction(Arc<Answer>),
+    /// A channel (none: a reply has nowhere to go, and is logged).
+    Channel(Option<String>),
+}
+
+/// What a log line says of a run.
+pub enum About {
+    Interaction {
+        id: String,
+        command: String,
+        user: String,
+        server: String,
+        token: String,
+    },
+    Event {
+        kind: &'static str,
+        server: String,
+    },
+    /// A timed event's tick.
+    Timer {
+        name: String,
+        tick: String,
+    },
+}
+
+impl About {
+    /// A command's interaction, logged with its name; a click's or a
+    /// form's, with the name of the handler it runs.
+    pub fn interaction(interaction: &Interaction) -> About {
+        let command = match crate::language::vocab::parse_custom_id(interaction.custom_id()) {
+            Some((handler, _, _)) if interaction.kind() != Ok(InteractionType::ApplicationCommand) => {
+                handler.to_string()
+            }
+            _ => interaction.command(),
+        };
+        About::Interaction {
+            id: interaction.id().to_string(),
+            command,
+            user: interaction.user_id().to_string(),
+            server: interaction.guild_id.clone().unwrap_or_default(),
+            token: interaction.token().to_string(),
+        }
+    }
+
+    /// The interaction's id, when it is one.
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            About::Interaction { id, .. } => Some(id),
+            About::Event { .. } | About::Timer { .. } => None,
+        }
+    }
+
+    /// The event's kind, when it is one.
+    pub fn kind(&self) -> Option<&'static str> {
+        match self {
+            About::Interaction { .. } => None,
+            About::Event { kind, .. } => Some(kind),
+            About::Timer { .. } => Some("timer"),
+        }
+    }
+
+    /// The credential a line about it must never show.
+    pub fn token(&self) -> Option<&str> {
+        match self {
+            About::Interaction { token, .. } => Some(token),
+            About::Event { .. } | About::Timer { .. } => None,
+        }
+    }
+}
+
+/// How a trigger ended, for its metric and log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// A command's run answered (its first answer in time).
+    Answered,
+    /// A command's run answered after "thinking".
+    Deferred,
+    /// An event's run ended well.
+    Ran,
+    Failed,
+    /// The run queue was full.
+    Busy,
+    /// Another process sharing the store took it.
+    Duplicate,
+    UnknownCommand,
+    /// A component or form whose handler the file does not have.
+    UnknownHandler,
+    /// A click that matches no component the file has now, or chose what
+    /// its message did not offer.
+    Stale,
+    /// A cooldown had not passed: the user was told how long is left.
+    Cooldown,
+    /// A button clicked its `max_clicks` times already.
+    UsedUp,
+    /// A `require` line did not hold: the member was told why.
+    Guarded,
+    /// An autocomplete keystroke past the user's rate: no choices offered.
+    Limited,
+    /// A timed event's tick noticed too late to run (the server was not
+    /// running then).
+    Late,
+    /// A timed event's tick not run: the store could not say whether
+    /// another process had it.
+    Unclaimed,
+    Replayed,
+    Unauthorized,
+    Malformed,
+    Unsupported,
+    TooLarge,
+    BodiesFull,
+    Ping,
+}
+
+impl Outcome {
+    /// Its label in metrics and logs.
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Answered => "answered",
+            Outcome::Deferred => "deferred",
+            Outcome::Ran => "ran",
+            Outcome::Failed => "failed",
+            Outcome::Busy => "busy",
+            Outcome::Duplicate => "duplicate",
+            Outcome::UnknownCommand => "unknown_command",
+            Outcome::UnknownHandler => "unknown_handler",
+            Outcome::Stale => "stale",
+            Outcome::Cooldown => "cooldown",
+            Outcome::UsedUp => "used_up",
+            Outcome::Guarded => "guarded",
+            Outcome::Limited => "limited",
+            Outcome::Late => "late",
+            Outcome::Unclaimed => "unclaimed",
+            Outcome::Replayed => "replayed",
+            Outcome::Unauthorized => "unauthorized",
+            Outcome::Malformed => "malformed",
+            Outcome::Unsupported => "unsupported",
+            Outcome::TooLarge => "too_large",
+            Outcome::BodiesFull => "bodies_full",
+            Outcome::Ping => "ping",
+        }
+    }
+}
+
+/// Where an interaction's answer stands; the run and the HTTP exchange
+/// both move it on, under its lock.
+pub struct Answer {
+    pub application_id: String,
+    pub token: String,
+    /// The channel and id of the message a component is on.
+    pub message: Option<(String, String)>,
+    pub phase: Mutex<Phase>,
+}
+
+pub enum Phase {
+    /// The platform still waits on the HTTP exchange for the first answer.
+    Waiting(Option<oneshot::Sender<Outgoing>>),
+    /// The first answer was given; more messages go as follow-ups. The
+    /// interaction's own message (`@original`) is the component's when the
+    /// first answer updated it (or acknowledged it unchanged).
+    Answered { original_is_component: bool },
+    /// The first answer was "thinking" (seen by the user only when
+    /// `private`): the first message edits it. Or, `update`, the
+    /// component's message is left as it is for now: an `update` edits it
+    /// later, and a new message follows up.
+    Deferred { edited: bool, private: bool, update: bool },
+}
+
+/// What to do with a message, decided under the lock and done after it.
+pub enum Delivery {
+    /// Given to the HTTP exchange as the answer.
+    Sent,
+    Edit,
+    FollowUp,
+    /// A private message after a public deferral: the platform keeps an
+    /// answer's privacy from its deferral (an edit cannot change it, and
+    /// the first follow-up to a deferral takes the deferral's), so the
+    /// "thinking…" answer is taken back and the message follows up.
+    Replace,
+    /// An `update` of the component's message when the interaction's own
+    /// message is another: edited in its channel, with the bot token.
+    EditMessage,
+    /// Nothing to send: the component's message stays as it is.
+    Nothing,
+    /// It cannot be sent (a form that is not the first answer).
+    Refused(&'static str),
+}
+
+impl Answer {
+    pub fn new(interaction: &Interaction, first: oneshot::Sender<Outgoing>) -> Answer {
+        let channel = interaction.channel_id.clone().unwrap_or_default();
+        Answer {
+            application_id: interaction.application_id().to_string(),
+            token: interaction.token().to_string(),
+            message: interaction.message_id().map(|m| (channel, m.to_string())),
+            phase: Mutex::new(Phase::Waiting(Some(first))),
+        }
+    }
+
+    /// Where what a run says goes: the answer when the exchange still
+    /// waits for one (then it has been handed over), else an edit or a
+    /// follow-up. [`Outgoing::Nothing`] settles a component's answer
+    /// without a message.
+    pub fn deliver(&self, said: &Outgoing) -> Delivery {
+        let mut phase = self.phase.lock().unwrap_or_else(|e| e.into_inner());
+        // Nothing said, past a "thinking…" deferral, becomes a private "Done.".
+        let (update, ephemeral) = match said {
+            Outgoing::Message(m) => (m.update, m.ephemeral),
+            Outgoing::Form(_) | Outgoing::Choices(_) => (false, false),
+            Outgoing::Nothing => (false, true),
+        };
+        match &mut *phase {
+            Phase::Waiting(tx) => {
+                if let Some(tx) = tx.take() {
+                    let _ = tx.send(said.clone());
+                }
+                let original_is_component = update || matches!(said, Outgoing::Nothing);
+                *phase = Phase::Answered { original_is_component };
+                Delivery::Sent
+            }
+            _ if matches!(said, Outgoing::Choices(_)) => Delivery::Refused(
+                "an autocomplete's choices came after the platform's 3 seconds, and none were offered",
+            ),
+            _ if matches!(said, Outgoing::Form(_)) => {
+                Delivery::Refused("a form can only be the first answer, and something answered before it")
+            }
+            Phase::Deferred { update: true, .. } | Phase::Answered { original_is_component: true } if update => {
+                Delivery::Edit
+            }
+            _ if update => Delivery::EditMessage,
+            Phase::Deferred { update: true, .. } if matches!(said, Outgoing::Nothing) => Delivery::Nothing,
+            Phase::Deferred { edited, private, update: false } if !*edited => {
+                *edited = true;
+                if ephemeral && !*private {
+                    Delivery::Replace
+                } else {
+                    Delivery::Edit
+                }
+            }
+            _ if matches!(said, Outgoing::Nothing) => Delivery::Nothing,
+            _ => Delivery::FollowUp,
+        }
+    }
+}
+
+impl Trigger {
+    /// A command's run, from an interaction whose signature held, whose
+    /// tree is `tree` of `loaded`. `names` gives the server's and channel's
+    /// names the Gateway knows (the interaction carries neither reliably).
+    pub fn from_interaction(
+        interaction: &Interaction,
+        (loaded, tree): (Arc<Loaded>, usize),
+        answer: Arc<Answer>,
+        names: (Option<String>, Option<String>),
+        received: Instant,
+    ) -> Trigger {
+        let plan_tree = &loaded.plan.trees[tree];
+        let vars = variables(interaction, plan_tree).and_then(|mut vars| {
+            if plan_tree.kind == TreeKind::Handler {
+                vars.extend(handler_variables(interaction, &loaded.plan, &plan_tree.name)?);
+            }
+            let (server_name, channel_name) = names;
+            vars.push(("server_name".into(), server_name.unwrap_or_default()));
+            if vars.iter().find(|(k, _)| k == "channel_name").is_none_or(|(_, v)| v.is_empty()) {
+                vars.retain(|(k, _)| k != "channel_name");
+                vars.push(("channel_name".into(), channel_name.unwrap_or_default()));
+            }
+            Ok(vars)
+        });
+        let mentions = match &vars {
+            Ok(vars) => mentionable_users(interaction, plan_tree, vars),
+            Err(_) => Vec::new(),
+        };
+        let about = About::interaction(interaction);
+        let gates = match &vars {
+            Ok(vars) => super::gate::Gates::of(&loaded.plan, plan_tree, vars, Some(interaction)),
+            Err(_) => super::gate::Gates::default(),
+        };
+        let target = Target::Interaction(answer);
+        let standing = Some(crate::run::guards::Standing::of(interaction));
+        let mut guards = plan_tree.guards.clone();
+        guards.extend(held_by_click(&loaded.plan, interaction));
+        Trigger {
+            tree,
+            loaded,
+            vars,
+            mentions,
+            target,
+            dedupe: None,
+            received,
+            about,
+            gates,
+            standing,
+            guards,
+            tick: None,
+        }
+    }
+
+    /// An event's run, from a dispatch the cache made into `run`, whose
+    /// tree is `tree` of `loaded`.
+    pub fn from_event(
+        run: EventRun,
+        (loaded, tree): (Arc<Loaded>, usize),
+        dedupe: Option<(String, i64, std::time::Duration)>,
+    ) -> Trigger {
+        let about = About::Event { kind: run.kind, server: run.var("server_id").to_string() };
+        let gates = super::gate::Gates::of(&loaded.plan, &loaded.plan.trees[tree], &run.vars, None);
+        Trigger {
+            tree,
+            gates,
+            loaded,
+            mentions: run.mention.into_iter().collect(),
+            vars: Ok(run.vars),
+            target: Target::Channel(run.channel),
+            dedupe,
+            received: Instant::now(),
+            about,
+            standing: None,
+            guards: Vec::new(),
+            tick: None,
+        }
+    }
+
+    /// A timed event's run for its tick `at` (Unix seconds), posting to
+    /// `channel`; `tick` is its claim in the store, already taken.
+    pub fn from_timer(
+        loaded: Arc<Loaded>,
+        tree: usize,
+        channel: String,
+        at: i64,
+        hold: super::timers::TickHold,
+    ) -> Trigger {
+        let tick = crate::language::schedule::rfc3339(at);
+        let vars = vec![("channel_id".to_string(), channel.clone()), ("tick_time".to_string(), tick.clone())];
+        let plan_tree = &loaded.plan.trees[tree];
+        let about = About::Timer { name: plan_tree.name.clone(), tick };
+        let gates = super::gate::Gates::of(&loaded.plan, plan_tree, &vars, None);
+        Trigger {
+            tree,
+            gates,
+            loaded,
+            mentions: Vec::new(),
+            vars: Ok(vars),
+            target: Target::Channel(Some(channel)),
+            dedupe: None,
+            received: Instant::now(),
+            about,
+            standing: None,
+            guards: Vec::new(),
+            tick: Some(hold),
+        }
+    }
+
+    pub fn tree(&self) -> &Tree {
+        &self.loaded.plan.trees[self.tree]
+    }
+}
+
+/// The index of the tree of `kind` named `name` in the plan, if it has one.
+pub fn find_tree(loaded: &Loaded, kind: TreeKind, name: &str) -> Option<usize> {
+    // (A timed event is not the Gateway's: its name is no event kind.)
+    loaded.plan.trees.iter().position(|t| t.kind == kind && t.name == name && t.timer.is_none())
+}
+
+/// The trigger variables and options of a command's run, or why the
+/// interaction does not fit the command (said to the operator's log only).
+pub fn variables(interaction: &Interaction, tree: &Tree) -> Result<Vec<(String, String)>, String> {
+    let mut vars = Vec::new();
+    if let Some(user) = interaction.user() {
+        let id = user.id.clone().unwrap_or_default();
+        vars.push(("user_id".into(), id.clone()));
+        vars.push(("user_name".into(), interaction.user_name()));
+        vars.push(("user_mention".into(), crate::language::vocab::user_mention(&id)));
+    }
+    vars.push(("server_id".into(), interaction.guild_id.clone().unwrap_or_default()));
+    vars.push(("channel_id".into(), interaction.channel_id.clone().unwrap_or_default()));
+    let channel_name = interaction.channel.as_ref().and_then(|c| c.name.clone()).unwrap_or_default();
+    vars.push(("channel_name".into(), channel_name));
+    if let Some(menu) = &tree.menu {
+        vars.extend(target_variables(interaction, menu)?);
+    }
+    let given = interaction.options();
+    if tree.kind == TreeKind::Autocomplete {
+        return Ok(typed(given, tree, vars));
+    }
+    for option in &tree.options {
+        let variable = format!("option_{}", option.name);
+        let value = match given.iter().find(|o| o.name == option.name).and_then(|o| o.value()) {
+            Some(OptionValue::Text(s)) => s,
+            Some(OptionValue::Number(n)) => n,
+            Some(OptionValue::Bool(b)) => b.to_string(),
+            Some(OptionValue::Other) => {
+                return Err(format!("option `{}` has a value that is not text, a number or a boolean", option.name))
+            }
+            None => Tree::left_out(option)?,
+        };
+        if !value.is_empty() || option.required {
+            tree.check_option_value(&variable, &value)?;
+        }
+        vars.push((variable, value));
+    }
+    Ok(vars)
+}
+
+/// An autocomplete's variables: the options as typed so far (any text: a
+/// number half typed is not one yet), none left out, and the focused
+/// one's text as `typed_text`.
+fn typed(
+    given: &[crate::discord::model::CommandOption],
+    tree: &Tree,
+    mut vars: Vec<(String, String)>,
+) -> Vec<(String, String)> {
+    let text = |o: &crate::discord::model::CommandOption| match o.value() {
+        Some(OptionValue::Text(s) | OptionValue::Number(s)) => s,
+        Some(OptionValue::Bool(b)) => b.to_string(),
+        Some(OptionValue::Other) | None => String::new(),
+    };
+    for option in &tree.options {
+        let value = given.iter().find(|o| o.name == option.name).map(text).unwrap_or_default();
+        vars.push((format!("option_{}", option.name), value));
+    }
+    let focused = given.iter().find(|o| o.focused == Some(true)).map(text).unwrap_or_default();
+    vars.push(("typed_text".into(), focused));
+    vars
+}
+
+/// What a context-menu command's run is given: the user or the message
+/// it was chosen on (`target_user_…`, `target_message_…`).
+fn target_variables(interaction: &Interaction, menu: &str) -> Result<Vec<(String, String)>, String> {
+    use crate::discord::model::Target;
+    let pairs = |list: &[(&str, String)]| list.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    match interaction.target() {
+        Some(Target::User { id, name }) if menu == "user" => Ok(pairs(&[
+            ("target_user_mention", crate::language::vocab::user_mention(&id)),
+            ("target_user_id", id),
+            ("target_user_name", name),
+        ])),
+        Some(Target::Message { id, content, author_id, author_name }) if menu == "message" => Ok(pairs(&[
+            ("target_message_id", id),
+            ("target_message_content", content),
+            ("target_message_author_id", author_id),
+            ("target_message_author_name", author_name),
+        ])),
+        _ => Err(format!("the interaction names no {menu} for the command in the {menu}'s menu")),
+    }
+}
+
+/// What a handler's run is given besides a command's: the message, the
+/// value and values chosen, and a form's fields (every input of the forms
+/// naming the handler: one the submission left out is empty). `Err` when a
+/// field is longer than its input takes (only a forged submission is).
+pub fn handler_variables(
+    interaction: &Interaction,
+    plan: &crate::language::plan::Plan,
+    handler: &str,
+) -> Result<Vec<(String, String)>, String> {
+    let mut vars = vec![("message_id".to_string(), interaction.message_id().unwrap_or_default().to_string())];
+    // A button's value is its own, from its id: never from `values`, which
+    // only a menu has.
+    let button = interaction.component_type() == Some(2) || interaction.component_type().is_none();
+    let values = if button { &[][..] } else { interaction.values() };
+    let value = match interaction.kind() {
+        Ok(InteractionType::MessageComponent) if button => {
+            crate::language::vocab::parse_custom_id(interaction.custom_id()).map_or("", |(_, _, v)| v).to_string()
+        }
+        _ => values.first().cloned().unwrap_or_default(),
+    };
+    vars.push(("value".into(), value));
+    vars.push(("values".into(), values.join(", ")));
+    let given = interaction.form_fields();
+    for (input, max) in crate::language::plan::form_input_limits(plan, handler) {
+        let value = given.iter().find(|(id, _)| *id == input).map(|(_, v)| v.clone()).unwrap_or_default();
+        let n = value.chars().count();
+        if n > max {
+            return Err(format!("the form's field `{input}` is {n} characters; its input takes {max}"));
+        }
+        vars.push((format!("field_{input}"), value));
+    }
+    Ok(vars)
+}
+
+/// The `require` lines a click or a form's submission holds besides its
+/// handler's own: those of the tree that showed the component or form.
+fn held_by_click(plan: &crate::language::plan::Plan, interaction: &Interaction) -> Vec<crate::language::plan::Guard> {
+    let Some((handler, key, _)) = crate::language::vocab::parse_custom_id(interaction.custom_id()) else {
+        return Vec::new();
+    };
+    match interaction.kind() {
+        Ok(InteractionType::MessageComponent) => {
+            crate::language::plan::component(plan, handler, key).map(|c| c.guards.clone()).unwrap_or_default()
+        }
+        Ok(InteractionType::ModalSubmit) => {
+            crate::language::plan::form(plan, handler, key).map(|f| f.guards.clone()).unwrap_or_default()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Whether a click is one the bot offered: its id names a component the
+/// file has now (by handler and key), that component is on the click's
+/// message with the same id and kind, and a menu's values are among what
+/// the message offered (a menu of choices: its options' values; a menu of
+/// users, roles or channels: ids), as many as it allows. `Err` says why
+/// not, for the log; the click is then answered as stale and never runs.
+pub fn clicked(plan: &crate::language::plan::Plan, interaction: &Interaction) -> Result<(), String> {
+    use twilight_model::channel::message::component::SelectMenuType;
+    use twilight_model::channel::message::Component;
+    let id = interaction.custom_id();
+    let (handler, key, _) = crate::language::vocab::parse_custom_id(id).ok_or("an id of an earlier version")?;
+    if interaction.kind() == Ok(InteractionType::ModalSubmit) {
+        return match crate::language::plan::form(plan, handler, key) {
+            Some(_) => Ok(()),
+            None => Err(format!("no form of handler `{handler}` has the key `{key}` in the file now")),
+        };
+    }
+    let component = crate::language::plan::component(plan, handler, key)
+        .ok_or_else(|| format!("no component of handler `{handler}` has the key `{key}` in the file now"))?;
+    let shown = interaction.clicked_on_message().ok_or("its message shows no component with its id")?;
+    let kind = interaction.component_type();
+    let values = interaction.values();
+    match (shown, component.kind) {
+        (Component::Button(_), crate::language::plan::ComponentKind::Button) if matches!(kind, None | Some(2)) => {
+            Ok(())
+        }
+        (Component::SelectMenu(menu), crate::language::plan::ComponentKind::Select) => {
+            let wanted: u8 = match menu.kind {
+                SelectMenuType::Text => 3,
+                SelectMenuType::User => 5,
+                SelectMenuType::Role => 6,
+                SelectMenuType::Mentionable => 7,
+                SelectMenuType::Channel => 8,
+                _ => 0,
+            };
+            if kind != Some(wanted) {
+                return Err(format!("a menu of type {wanted} was answered as type {}", kind.unwrap_or(0)));
+            }
+            let most = usize::from(menu.max_values.unwrap_or(1)).min(25);
+            if values.len() > most {
+                return Err(format!("{} values chosen in a menu that allows {most}", values.len()));
+            }
+            let offered = |v: &String| match menu.kind {
+                SelectMenuType::Text => menu.options.iter().flatten().any(|o| o.value == *v),
+                _ => !v.is_empty() && v.len() <= 20 && v.bytes().all(|b| b.is_ascii_digit()),
+            };
+            match values.iter().find(|v| !offered(v)) {
+                Some(v) => Err(format!(
+                    "a value its menu did not offer: {}",
+                    crate::base::display::one_line(&v.chars().take(100).collect::<String>())
+                )),
+                None => Ok(()),
+            }
+        }
+        _ => Err("its message shows another kind of component under its id".to_string()),
+    }
+}
+
+/// Which tree an interaction runs: a command's by its name, a component's
+/// or a form's by the handler its id names. `Err` with the handler's name
+/// (or the id) when the file has no such handler.
+pub fn tree_of(loaded: &Loaded, interaction: &Interaction) -> Result<usize, Option<String>> {
+    match interaction.kind() {
+        Ok(InteractionType::MessageComponent | InteractionType::ModalSubmit) => {
+            let id = interaction.custom_id();
+            let Some((handler, _, _)) = crate::language::vocab::parse_custom_id(id) else {
+                // An earlier version's id names its handler; any other is logged as sent.
+                if let Some(handler) = crate::language::vocab::named_handler(id) {
+                    return Err(Some(handler.to_string()));
+                }
+                // Logged: on one line, and no longer than the platform's ids
+                // (one blkc wrote is never longer, so its handler is short too).
+                let cut: String = id.chars().take(crate::language::vocab::limits::CUSTOM_ID).collect();
+                return Err(Some(crate::base::display::one_line(&cut)));
+            };
+            find_tree(loaded, TreeKind::Handler, handler).ok_or_else(|| Some(handler.to_string()))
+        }
+        // An option's autocomplete, by its command's whole name and the
+        // option being typed.
+        Ok(InteractionType::ApplicationCommandAutocomplete) => {
+            let focused = interaction.focused().filter(|f| crate::discord::names::is_valid(&f.name)).ok_or(None)?;
+            let name = format!("{} {}", interaction.command(), focused.name);
+            find_tree(loaded, TreeKind::Autocomplete, &name).ok_or(None)
+        }
+        // A context-menu command by its menu too (a user command and a
+        // message command may share a name).
+        _ => {
+            let (name, menu) = (interaction.command(), interaction.menu());
+            let found = loaded.plan.trees.iter().position(|t| {
+                t.kind == TreeKind::Command && t.name == name && t.menu.as_deref() == menu && t.timer.is_none()
+            });
+            found.ok_or(None)
+        }
+    }
+}
+
+/// The IDs a reply may mention: the user who triggered the command, the
+/// users the command's `user` and `mentionable` options name, and those
+/// chosen in a handler's menu of users. Never roles,
+/// `@everyone` or `@here`, whatever the text holds.
+pub fn mentionable_users(interaction: &Interaction, tree: &Tree, vars: &[(String, String)]) -> Vec<String> {
+    use crate::language::vocab::OptionType;
+    let mut ids: Vec<String> = interaction.user().and_then(|u| u.id.clone()).into_iter().collect();
+    for option in tree.options.iter().filter(|o| matches!(o.kind, OptionType::User | OptionType::Mentionable)) {
+        let variable = format!("option_{}", option.name);
+        if let Some((_, id)) = vars.iter().find(|(k, v)| *k == variable && !v.is_empty()) {
+            ids.push(id.clone());
+        }
+    }
+    // A menu of users is a handler's `user` option: the users chosen in it
+    // may be pinged (roles never are). So may the user a user command was
+    // chosen on (never a message's author: nobody chose to ping them).
+    ids.extend(interaction.chosen_users());
+    if let Some((_, id)) = vars.iter().find(|(k, v)| k == "target_user_id" && !v.is_empty()) {
+        ids.push(id.clone());
+    }
+    ids.sort();
+    ids.dedup();
+    // The platform takes at most 100.
+    ids.truncate(100);
+    ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::language::message::Message;
+
+    fn answer(phase: Phase, on_message: bool) -> Answer {
+        let body = if on_message {
+            r#"{"type":3,"channel_id":"888","message":{"id":"555"},"application_id":"1","token":"t"}"#
+        } else {
+            r#"{"type":2,"channel_id":"888","application_id":"1","token":"t"}"#
+        };
+        let interaction = Interaction::from_slice(body.as_bytes()).unwrap();
+        let (tx, _rx) = oneshot::channel();
+        let a = Answer::new(&interaction, tx);
+        *a.phase.lock().unwrap() = phase;
+        a
+    }
+
+    #[test]
+    fn users_chosen_in_a_menu_of_users_may_be_pinged_and_no_other_values() {
+        let tree: Tree = serde_json::from_value(serde_json::json!({
+            "kind": "handler", "name": "h", "options": [], "steps": []
+        }))
+        .unwrap();
+        let click = |kind: u8| {
+            let body = serde_json::json!({
+                "type": 3, "application_id": "1", "token": "t", "member": { "user": { "id": "1001" } },
+                "data": { "custom_id": "blk2:h:0:", "component_type": kind, "values": ["2002", "<@&3>", "3003"] }
+            });
+            Interaction::from_slice(body.to_string().as_bytes()).unwrap()
+        };
+        assert_eq!(mentionable_users(&click(5), &tree, &[]), ["1001", "2002", "3003"]);
+        assert_eq!(mentionable_users(&click(3), &tree, &[]), ["1001"], "a menu of choices names no user");
+    }
+
+    fn update() -> Outgoing {
+        Outgoing::Message(Message { update: true, ..Message::new("u", &[]) })
+    }
+
+    #[test]
+    fn each_word_goes_where_the_platform_takes_it_after_each_first_answer() {
+        let new = Outgoing::Message(Message::new("n", &[]));
+        let private = Outgoing::Message(Message::notice("p"));
+        let form = Outgoing::Form(crate::language::message::Form::default());
+        let waiting = || Phase::Waiting(None);
+        // The first word is the answer, whatever it is.
+        for said in [&new, &update(), &form, &Outgoing::Nothing] {
+            assert!(matches!(answer(waiting(), true).deliver(said), Delivery::Sent));
+        }
+        // After an update (or an acknowledgement), `@original` is the
+        // component's message; after a new message, it is edited in its channel.
+        let updated = answer(waiting(), true);
+        updated.deliver(&update());
+        assert!(matches!(updated.deliver(&update()), Delivery::Edit));
+        assert!(matches!(updated.deliver(&new), Delivery::FollowUp));
+        let replied = answer(waiting(), true);
+        replied.deliver(&new);
+        assert!(matches!(replied.deliver(&update()), Delivery::EditMessage));
+        assert!(matches!(replied.deliver(&Outgoing::Nothing), Delivery::Nothing));
+        // A form is only ever the first answer.
+        assert!(matches!(replied.deliver(&form), Delivery::Refused(_)));
+        // Deferred as an update: an update edits, a new message follows up,
+        // nothing said leaves the message as it is.
+        let deferred = || Phase::Deferred { edited: false, private: false, update: true };
+        assert!(matches!(answer(deferred(), true).deliver(&update()), Delivery::Edit));
+        assert!(matches!(answer(deferred(), true).deliver(&new), Delivery::FollowUp));
+        assert!(matches!(answer(deferred(), true).deliver(&Outgoing::Nothing), Delivery::Nothing));
+        // Deferred as "thinking…" in public: a private word replaces it, and
+        // so does nothing said (a private "Done.").
+        let thinking = || Phase::Deferred { edited: false, private: false, update: false };
+        assert!(matches!(answer(thinking(), true).deliver(&new), Delivery::Edit));
+        assert!(matches!(answer(thinking(), true).deliver(&private), Delivery::Replace));
+        assert!(matches!(answer(thinking(), true).deliver(&Outgoing::Nothing), Delivery::Replace));
+        assert!(matches!(answer(thinking(), false).deliver(&update()), Delivery::EditMessage));
+    }
+}

@@ -1,0 +1,1294 @@
+//! The typed syntax tree. Every node carries the byte span it came from.
+
+pub mod visit;
+
+use crate::base::source::Span;
+pub use visit::{each_block, each_form, each_loop, each_reference, each_reply, each_save};
+
+/// Text in the AST: names, number text, keys and literals, up to 15 bytes
+/// inline in a 16-byte handle (longer ones shared, cloned without copying).
+/// The small handle keeps a one-line node (`save v = 1`) at 64 bytes, which
+/// is most of what a file of a million of them costs. One crate for every
+/// inline string: `ecow`.
+pub type Str = ecow::EcoString;
+
+/// Names and number text (the same type as [`Str`]).
+pub type Name = ecow::EcoString;
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct File {
+    pub items: Vec<Item>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    Tree(Tree),
+    Var(VarDecl),
+    Platform(Platform),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TreeKind {
+    Command,
+    Event,
+    /// Runs when a button, a select menu or a form naming it is used.
+    Handler,
+    /// An option's `autocomplete { … }`: runs as the user types the option,
+    /// and offers choices.
+    Autocomplete,
+}
+
+impl TreeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TreeKind::Command => "command",
+            TreeKind::Event => "event",
+            TreeKind::Handler => "handler",
+            TreeKind::Autocomplete => "autocomplete",
+        }
+    }
+}
+
+/// A `command`, `event` or `handler` tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tree {
+    pub kind: TreeKind,
+    pub name: Ident,
+    pub description: Option<Text>,
+    /// `cooldown "1d" per user` in the head: a setting, read as a
+    /// button's is (`vocab::TREE_SETTINGS`).
+    pub cooldown: Option<Setting>,
+    /// A timed event's `every`/`at`/`cron … channel …`.
+    pub schedule: Option<Box<Schedule>>,
+    /// A context-menu command's `for user` or `for message` (its name is
+    /// the string before it).
+    pub menu: Option<Box<Menu>>,
+    pub body: Vec<Node>,
+    /// Whether its body holds a `subcommand` or a `group`, and an option
+    /// with `autocomplete` (found once, by [`Tree::name_parts`]: a body may
+    /// be a million nodes long, and the trees that run are asked for often).
+    pub parts: Parts,
+    pub span: Span,
+}
+
+/// What a tree's body holds besides its own nodes: see [`Tree::parts`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Parts {
+    pub subcommands: bool,
+    pub autocompletes: bool,
+}
+
+/// `for user`, `for message`: the menu a context-menu command is in (the
+/// word is the checker's to read).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Menu {
+    pub target: Ident,
+    pub span: Span,
+}
+
+impl Tree {
+    /// The menu a context-menu command is in: `user` or `message` (as
+    /// written; the checker refuses any other word).
+    pub fn menu_target(&self) -> Option<&str> {
+        self.menu.as_ref().map(|m| m.target.name.as_str())
+    }
+}
+
+/// `at "09:00" in "Europe/Paris" channel "<NEWS_CHANNEL>"`: when a timed
+/// event runs (read by src/language/schedule.rs) and where its replies go.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schedule {
+    pub written: crate::language::schedule::Written,
+    /// `every`, `at` or `cron`.
+    pub keyword: Span,
+    pub when: Text,
+    /// `in "Europe/Paris"`.
+    pub zone: Option<Text>,
+    /// The channel's id: a template (a secret slot or a variable can hold it).
+    pub channel: Template,
+    pub span: Span,
+}
+
+/// `var name = "default"`: a custom variable that outlives a run. The
+/// default is a fixed value (its strings are literal text, it holds no
+/// reference): a string, a number, `true`, `false`, `null`, an array or
+/// an object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VarDecl {
+    pub name: Ident,
+    /// `per user` and the like: the scope's word (the checker reads it).
+    pub scope: Option<Ident>,
+    pub default: Option<Value>,
+    pub span: Span,
+}
+
+/// `platform "https://discord.com/api"`: the chat platform's API base URL.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Platform {
+    pub url: Text,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ident {
+    pub name: Name,
+    pub span: Span,
+}
+
+/// A string literal without variables (descriptions, paths, URLs of `platform`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Text {
+    pub value: Str,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node {
+    Option(Box<OptionDecl>),
+    Api(Box<ApiBlock>),
+    Reply(Reply),
+    /// `form handler { … }`: shows a form as the answer.
+    Form(Box<Form>),
+    Save(Save),
+    If(Box<IfNode>),
+    /// `for item in … { … }`: its branch once per element of an array.
+    For(Box<ForNode>),
+    /// `text "…"`: a piece of the enclosing loop's `join`.
+    Text(Box<Template>, Span),
+    /// `stop`: ends the enclosing loop.
+    Stop(Span),
+    /// `permissions …`, `contexts …`, `installs …`, `nsfw`, `locale …`:
+    /// what a command registers besides its options.
+    Register(Box<Register>),
+    /// `require roles|channels|permissions …`: who may run the tree, where.
+    Guard(Box<Guard>),
+    /// `subcommand show "…" { … }` or `group role "…" { … }`.
+    Sub(Box<Sub>),
+    /// `choice "Shown" "value"`: a choice an `autocomplete` tree offers.
+    Choice(Box<ChoiceNode>),
+}
+
+/// A subcommand, or a group of them: a tree of its own, named by its
+/// command's name and its own (`settings role add`), as the platform sends
+/// it; `word` is its own name as written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sub {
+    pub group: bool,
+    pub keyword: Span,
+    pub word: Ident,
+    pub tree: Tree,
+}
+
+impl Sub {
+    pub fn keyword(&self) -> &'static str {
+        if self.group {
+            "group"
+        } else {
+            "subcommand"
+        }
+    }
+}
+
+/// `choice "{city[name]}" "{city[id]}"`: a choice offered, its name shown
+/// and its value given to the command.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChoiceNode {
+    pub name: Template,
+    pub value: Template,
+    pub span: Span,
+}
+
+/// An option's `autocomplete { … }`: its tree (kind
+/// [`TreeKind::Autocomplete`], named by its command's name and the
+/// option's, `weather city`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Autocomplete {
+    pub keyword: Span,
+    pub tree: Tree,
+}
+
+/// `require roles "<MOD_ROLE>"`, `require permissions manage_messages`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Guard {
+    /// `roles`, `channels` or `permissions`, as written.
+    pub what: Ident,
+    pub values: Vec<GuardValue>,
+    pub span: Span,
+}
+
+/// A guard's value: a role's or a channel's id (a string, which may be a
+/// secret's slot), or a permission's word.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GuardValue {
+    Text(Template),
+    Word(Ident),
+}
+
+impl GuardValue {
+    pub fn span(&self) -> Span {
+        match self {
+            GuardValue::Text(t) => t.span,
+            GuardValue::Word(w) => w.span,
+        }
+    }
+}
+
+impl Node {
+    pub fn span(&self) -> Span {
+        match self {
+            Node::Option(n) => n.span,
+            Node::Register(n) => n.span(),
+            Node::Guard(n) => n.span,
+            Node::Api(n) => n.span,
+            Node::Reply(n) => n.span,
+            Node::Form(n) => n.span,
+            Node::Save(n) => n.span(),
+            Node::If(n) => n.span,
+            Node::For(n) => n.span,
+            Node::Sub(n) => n.tree.span,
+            Node::Choice(n) => n.span,
+            Node::Text(_, span) | Node::Stop(span) => *span,
+        }
+    }
+}
+
+/// `for item in api_x[response.items] limit 5 join ", " into top { … }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForNode {
+    /// The element's name: `{item}`, `{item[path]}`, `{item_number}`.
+    pub item: Ident,
+    pub source: LoopSource,
+    /// `by entry[points] desc`: the order the elements are taken in.
+    pub order: Option<LoopOrder>,
+    /// `limit N`: a number, a string (a template) or a reference.
+    pub limit: Option<Value>,
+    /// `join "SEP" into NAME`: the `text` pieces of its runs, joined.
+    pub join: Option<Join>,
+    pub body: Branch,
+    pub span: Span,
+}
+
+/// `by KEY [desc]`: the key is a path into the loop's own element
+/// (`entry[points]`), or the element itself (`entry`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopOrder {
+    pub key: LoopSource,
+    pub descending: bool,
+    pub span: Span,
+}
+
+/// What a loop runs over.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoopSource {
+    /// `api_x[response.items]`
+    Ref(Box<Reference>),
+    /// `outer[tags]`: an array inside an enclosing loop's element.
+    Element(Box<ElementRef>),
+    /// `outer`: an enclosing loop's element, itself an array.
+    Name(Ident),
+}
+
+impl LoopSource {
+    pub fn span(&self) -> Span {
+        match self {
+            LoopSource::Ref(r) => r.span,
+            LoopSource::Element(e) => e.span,
+            LoopSource::Name(n) => n.span,
+        }
+    }
+}
+
+/// `join ", " into top`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Join {
+    pub separator: Template,
+    pub into: Ident,
+    pub span: Span,
+}
+
+/// `item[name.first]`: a path into a loop's element (no `response` root:
+/// the element is the root).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElementRef {
+    pub item: Ident,
+    pub segments: Vec<Segment>,
+    pub span: Span,
+}
+
+impl ElementRef {
+    /// The path as written: `name.first`.
+    pub fn path_text(&self) -> String {
+        self.segments.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join(".")
+    }
+}
+
+/// `option city "City to look up" string required choices { … }`: makes
+/// `{option_city}` in a command.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptionDecl {
+    pub name: Ident,
+    pub description: Option<Text>,
+    /// The type as written (the checker reads it; `string` when absent).
+    pub kind: Option<Ident>,
+    /// The span of `required`, when written.
+    pub required: Option<Span>,
+    /// `min N`, `max N`, as written (a duplicate is the checker's to find).
+    pub bounds: Vec<OptionBound>,
+    /// `in text, forum`: the kinds of channel a `channel` option offers.
+    pub channels: Option<Words>,
+    pub choices: Option<Choices>,
+    /// `autocomplete { … }`: choices offered as the user types.
+    pub autocomplete: Option<Box<Autocomplete>>,
+    pub span: Span,
+}
+
+/// A keyword and its list of words: `in text, forum`, `permissions
+/// ban_members, kick_members` (the checker reads the words).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Words {
+    pub keyword: Span,
+    pub words: Vec<Ident>,
+    pub span: Span,
+}
+
+/// What a command registers besides its options, a line each.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Register {
+    /// `permissions ban_members, kick_members`: who may use the command
+    /// unless a server's settings say otherwise.
+    Permissions(Words),
+    /// `contexts server, bot_dm, private_channel`: where it can be used.
+    Contexts(Words),
+    /// `installs server, user`: the installations that offer it.
+    Installs(Words),
+    /// `nsfw`: only in age-restricted channels.
+    Nsfw(Span),
+    /// `locale fr "…" "…" { option "…" "…" }`.
+    Locale(Locale),
+}
+
+impl Register {
+    pub fn span(&self) -> Span {
+        match self {
+            Register::Permissions(w) | Register::Contexts(w) | Register::Installs(w) => w.span,
+            Register::Nsfw(span) => *span,
+            Register::Locale(l) => l.span,
+        }
+    }
+
+    /// The line's keyword, as written.
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            Register::Permissions(_) => "permissions",
+            Register::Contexts(_) => "contexts",
+            Register::Installs(_) => "installs",
+            Register::Nsfw(_) => "nsfw",
+            Register::Locale(_) => "locale",
+        }
+    }
+}
+
+/// `locale fr "bannir" "Bannir un membre" { member "membre" "Qui bannir" }`:
+/// a command's name and description in one language, and its options'.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Locale {
+    /// The platform's name of the language (`fr`, `pt-BR`).
+    pub locale: Ident,
+    pub name: Text,
+    pub description: Option<Text>,
+    pub options: Vec<LocaleOption>,
+    pub span: Span,
+}
+
+/// `member "membre" "Qui bannir"`: an option's name and description in the
+/// enclosing `locale`'s language.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocaleOption {
+    /// The option's own name.
+    pub option: Ident,
+    pub name: Text,
+    pub description: Option<Text>,
+    pub span: Span,
+}
+
+/// `min 13` or `max 120`: a value bound of a number option, a length bound
+/// of a text option.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptionBound {
+    pub max: bool,
+    /// The number as written.
+    pub value: Name,
+    pub span: Span,
+}
+
+impl OptionDecl {
+    /// The option's type: `string` when none is written or the word is not
+    /// a type (the checker has said so).
+    pub fn option_type(&self) -> crate::language::vocab::OptionType {
+        self.kind
+            .as_ref()
+            .and_then(|k| crate::language::vocab::OptionType::parse(&k.name))
+            .unwrap_or(crate::language::vocab::OptionType::String)
+    }
+}
+
+/// `choices { "Shown" = value, … }` of an option.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choices {
+    pub entries: Vec<Choice>,
+    /// The span of the keyword.
+    pub keyword: Span,
+    pub span: Span,
+}
+
+/// One choice: the name shown to the user and the value the run gets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    pub name: Key,
+    pub value: ChoiceValue,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChoiceValue {
+    Text(Text),
+    Number(Name, Span),
+}
+
+impl ChoiceValue {
+    pub fn span(&self) -> Span {
+        match self {
+            ChoiceValue::Text(t) => t.span,
+            ChoiceValue::Number(_, s) => *s,
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            ChoiceValue::Text(t) => &t.value,
+            ChoiceValue::Number(n, _) => n,
+        }
+    }
+}
+
+/// `reply "text"`, or `reply { … }` with its parts in the order written;
+/// `update` the same, as an edit of the message a component is on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    pub items: Vec<ReplyItem>,
+    /// Written as a block (the formatter keeps it one).
+    pub block: bool,
+    /// `update`, not `reply`.
+    pub update: bool,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReplyItem {
+    /// `text "…"` (or the string of `reply "…"`); `span` from its keyword.
+    Text {
+        value: Template,
+        span: Span,
+    },
+    /// `ephemeral`: only the user who triggered it sees it.
+    Ephemeral(Span),
+    Embed(Embed),
+    /// `button [handler] { … }` or `select handler { … }` (boxed: a reply
+    /// item stays as small as a text, which most of them are).
+    Component(Box<Component>),
+}
+
+/// A button or a select menu of a reply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Component {
+    pub kind: ComponentKind,
+    /// The span of its keyword.
+    pub keyword: Span,
+    /// The handler it runs (none: a link button).
+    pub handler: Option<Ident>,
+    pub settings: Vec<Setting>,
+    /// A select menu's `choice "Label" "value" { … }`s.
+    pub choices: Vec<MenuChoice>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ComponentKind {
+    Button,
+    Select,
+}
+
+impl ComponentKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ComponentKind::Button => "button",
+            ComponentKind::Select => "select",
+        }
+    }
+}
+
+/// A setting of a component, a choice, a form or an input: a word and at
+/// most one value (`label "Yes"`, `max 3`, `disabled`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    pub key: Ident,
+    pub value: Option<SettingValue>,
+    /// `per server` after a cooldown: the scope's word (the checker reads it).
+    pub scope: Option<Ident>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SettingValue {
+    Text(Template),
+    Number(Name, Span),
+}
+
+impl SettingValue {
+    pub fn span(&self) -> Span {
+        match self {
+            SettingValue::Text(t) => t.span,
+            SettingValue::Number(_, s) => *s,
+        }
+    }
+}
+
+/// `choice "Label" "value" { description "…" emoji "…" default }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MenuChoice {
+    pub label: Template,
+    pub value: Template,
+    pub settings: Vec<Setting>,
+    /// `for r in … { choice … }`: one choice per element of a list (a loop
+    /// whose body is this choice; its `body` is empty).
+    pub each: Option<Box<ForNode>>,
+    pub span: Span,
+}
+
+/// `form handler { title "…" input name { … } … }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Form {
+    pub handler: Ident,
+    pub settings: Vec<Setting>,
+    pub inputs: Vec<Input>,
+    pub span: Span,
+}
+
+/// `input name { label "…" paragraph … }`: makes `{field_<name>}` in the
+/// handler.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Input {
+    pub name: Ident,
+    pub settings: Vec<Setting>,
+    pub span: Span,
+}
+
+/// The first setting named `key` among `settings`.
+pub fn setting<'a>(settings: &'a [Setting], key: &str) -> Option<&'a Setting> {
+    settings.iter().find(|s| s.key.name == key)
+}
+
+/// The templates of a list of settings.
+pub fn setting_templates(settings: &[Setting]) -> impl Iterator<Item = &Template> {
+    settings.iter().filter_map(|s| match &s.value {
+        Some(SettingValue::Text(t)) => Some(t),
+        _ => None,
+    })
+}
+
+impl Component {
+    pub fn templates(&self) -> impl Iterator<Item = &Template> {
+        setting_templates(&self.settings).chain(
+            self.choices.iter().flat_map(|c| [&c.label, &c.value].into_iter().chain(setting_templates(&c.settings))),
+        )
+    }
+}
+
+impl Form {
+    pub fn templates(&self) -> impl Iterator<Item = &Template> {
+        setting_templates(&self.settings).chain(self.inputs.iter().flat_map(|i| setting_templates(&i.settings)))
+    }
+}
+
+impl Reply {
+    /// A plain `reply "text"`.
+    pub fn text_only(text: Template, span: Span) -> Reply {
+        let text_span = text.span;
+        Reply { items: vec![ReplyItem::Text { value: text, span: text_span }], block: false, update: false, span }
+    }
+
+    pub fn components(&self) -> impl Iterator<Item = &Component> {
+        self.items.iter().filter_map(|i| match i {
+            ReplyItem::Component(c) => Some(&**c),
+            _ => None,
+        })
+    }
+
+    /// `reply` or `update`.
+    pub fn keyword(&self) -> &'static str {
+        if self.update {
+            "update"
+        } else {
+            "reply"
+        }
+    }
+
+    /// Its text (the first, if written twice: an error of its own).
+    pub fn text(&self) -> Option<&Template> {
+        self.items.iter().find_map(|i| match i {
+            ReplyItem::Text { value, .. } => Some(value),
+            _ => None,
+        })
+    }
+
+    pub fn ephemeral(&self) -> bool {
+        self.items.iter().any(|i| matches!(i, ReplyItem::Ephemeral(_)))
+    }
+
+    pub fn embeds(&self) -> impl Iterator<Item = &Embed> {
+        self.items.iter().filter_map(|i| match i {
+            ReplyItem::Embed(e) => Some(e),
+            _ => None,
+        })
+    }
+
+    /// Every template of the reply, in the order written.
+    pub fn templates(&self) -> impl Iterator<Item = &Template> {
+        self.items.iter().flat_map(|i| {
+            let (text, embed, component) = match i {
+                ReplyItem::Text { value, .. } => (Some(value), None, None),
+                ReplyItem::Ephemeral(_) => (None, None, None),
+                ReplyItem::Embed(e) => (None, Some(e.templates()), None),
+                ReplyItem::Component(c) => (None, None, Some(c.templates())),
+            };
+            text.into_iter().chain(embed.into_iter().flatten()).chain(component.into_iter().flatten())
+        })
+    }
+}
+
+impl ReplyItem {
+    pub fn span(&self) -> Span {
+        match self {
+            ReplyItem::Text { span, .. } | ReplyItem::Ephemeral(span) => *span,
+            ReplyItem::Embed(e) => e.span,
+            ReplyItem::Component(c) => c.span,
+        }
+    }
+}
+
+impl EmbedItem {
+    pub fn span(&self) -> Span {
+        match self {
+            EmbedItem::Part { span, .. } | EmbedItem::Field { span, .. } => *span,
+        }
+    }
+}
+
+/// `embed { … }`: its parts and fields in the order written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Embed {
+    pub items: Vec<EmbedItem>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum EmbedItem {
+    /// `title "…"`, `color "#5865F2"`, …
+    Part { part: crate::language::vocab::EmbedPart, key: Span, value: Template, span: Span },
+    /// `field "Name" "Value" [inline]`.
+    Field { name: Template, value: Template, inline: Option<Span>, span: Span },
+}
+
+impl Embed {
+    pub fn templates(&self) -> impl Iterator<Item = &Template> {
+        self.items
+            .iter()
+            .flat_map(|i| match i {
+                EmbedItem::Part { value, .. } => [Some(value), None],
+                EmbedItem::Field { name, value, .. } => [Some(name), Some(value)],
+            })
+            .flatten()
+    }
+}
+
+/// `save name = value`: the only way to keep response data beyond a run;
+/// or a change to a list variable (`save queue append value`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Save {
+    pub name: Ident,
+    /// What is saved, appended or removed, or the index removed; `[]` for
+    /// `clear` (at the keyword), which saves an empty list.
+    pub value: Value,
+    /// Where `save` starts: the node ends at its value (see [`Save::span`];
+    /// a whole span and the operation would not fit the node in 64 bytes).
+    pub start: u32,
+    pub op: SaveOp,
+}
+
+impl Save {
+    /// From `save` to the end of its value.
+    pub fn span(&self) -> Span {
+        Span { start: self.start, end: self.value.span().end.max(self.name.span.end) }
+    }
+}
+
+/// What a `save` does with its value (docs/language.md, "Lists").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SaveOp {
+    /// `=`: the value replaces what was saved.
+    Set,
+    /// `append`: added at the list's end.
+    Append,
+    /// `remove`: every element equal to the value is taken out.
+    Remove,
+    /// `remove at`: the element at an index (from 0; from the end when
+    /// negative) is taken out.
+    RemoveAt,
+    /// `clear`: the list is emptied.
+    Clear,
+}
+
+impl SaveOp {
+    /// As written after the name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SaveOp::Set => "=",
+            SaveOp::Append => "append",
+            SaveOp::Remove => "remove",
+            SaveOp::RemoveAt => "remove at",
+            SaveOp::Clear => "clear",
+        }
+    }
+}
+
+/// `if c1 { … } else if c2 { … } else { … }`: the links of the chain in
+/// order and the final `else`. Flat, so a chain of any length takes no
+/// stack to walk, compare, clone or drop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IfNode {
+    /// At least one: the `if`, then each `else if`.
+    pub links: Vec<IfLink>,
+    pub otherwise: Option<Branch>,
+    pub span: Span,
+}
+
+/// One `if` or `else if` of a chain: its condition and its branch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IfLink {
+    pub condition: Condition,
+    pub then: Branch,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Branch {
+    pub body: Vec<Node>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Condition {
+    pub left: Value,
+    pub test: Option<(CompareOp, Span, Value)>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Contains,
+}
+
+impl CompareOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompareOp::Eq => "==",
+            CompareOp::Ne => "!=",
+            CompareOp::Lt => "<",
+            CompareOp::Le => "<=",
+            CompareOp::Gt => ">",
+            CompareOp::Ge => ">=",
+            CompareOp::Contains => "contains",
+        }
+    }
+}
+
+/// An `api` request block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiBlock {
+    pub name: Ident,
+    pub fields: Vec<Field>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// The span of the field's keyword.
+    pub keyword: Span,
+    pub kind: FieldKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FieldKind {
+    Method(Ident),
+    Url(Template),
+    Params(Vec<Pair>),
+    Headers(Vec<Pair>),
+    Body(Vec<Entry>),
+    Sample(Text),
+    Allow(Ident),
+}
+
+impl FieldKind {
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            FieldKind::Method(_) => "method",
+            FieldKind::Url(_) => "url",
+            FieldKind::Params(_) => "params",
+            FieldKind::Headers(_) => "headers",
+            FieldKind::Body(_) => "body",
+            FieldKind::Sample(_) => "sample",
+            FieldKind::Allow(_) => "allow",
+        }
+    }
+}
+
+/// A URL parameter or header: `key = "template"`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pair {
+    pub key: Key,
+    pub value: Template,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Key {
+    pub name: Str,
+    pub span: Span,
+}
+
+/// A key of a JSON object in a body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub key: Key,
+    pub value: Value,
+    pub span: Span,
+}
+
+/// A JSON value of a body, a `save` or a condition.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Str(Template),
+    /// The number's source text, kept exactly.
+    Number(Name, Span),
+    Bool(bool, Span),
+    Null(Span),
+    /// An unquoted response reference: inserts the JSON value itself.
+    Ref(Box<Reference>),
+    /// An unquoted path into a loop's element: `item[score]`.
+    Element(Box<ElementRef>),
+    /// A variable by its bare name, as a side of a condition: its value
+    /// itself, so a list stays a list (`if queue contains "{user_id}"`).
+    Var(Ident),
+    /// Boxed slices, not vectors: a value fits in 32 bytes.
+    Object(Box<[Entry]>, Span),
+    Array(Box<[Value]>, Span),
+    /// `points + 1`: arithmetic, computed exactly when the run reaches it.
+    Arith(Box<Expr>),
+}
+
+/// An arithmetic expression (docs/language.md, "Arithmetic").
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// A number, a string (a template) or a response reference.
+    Value(Value),
+    /// A variable by its bare name: `points`.
+    Var(Ident),
+    Binary(Box<Binary>),
+    /// `( … )`, kept as written.
+    Group(Box<Expr>, Span),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Binary {
+    pub op: ArithOp,
+    pub op_span: Span,
+    pub left: Expr,
+    pub right: Expr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum ArithOp {
+    #[serde(rename = "+")]
+    Add,
+    #[serde(rename = "-")]
+    Sub,
+    #[serde(rename = "*")]
+    Mul,
+    #[serde(rename = "/")]
+    Div,
+    #[serde(rename = "%")]
+    Rem,
+}
+
+impl ArithOp {
+    pub fn parse(text: &str) -> Option<ArithOp> {
+        Some(match text {
+            "+" => ArithOp::Add,
+            "-" => ArithOp::Sub,
+            "*" => ArithOp::Mul,
+            "/" => ArithOp::Div,
+            "%" => ArithOp::Rem,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ArithOp::Add => "+",
+            ArithOp::Sub => "-",
+            ArithOp::Mul => "*",
+            ArithOp::Div => "/",
+            ArithOp::Rem => "%",
+        }
+    }
+
+    /// `*`, `/` and `%` bind tighter than `+` and `-`.
+    pub fn binds_tight(self) -> bool {
+        matches!(self, ArithOp::Mul | ArithOp::Div | ArithOp::Rem)
+    }
+}
+
+impl Expr {
+    pub fn span(&self) -> Span {
+        match self {
+            Expr::Value(v) => v.span(),
+            Expr::Var(i) => i.span,
+            Expr::Binary(b) => b.left.span().to(b.right.span()),
+            Expr::Group(_, s) => *s,
+        }
+    }
+}
+
+impl Value {
+    pub fn span(&self) -> Span {
+        match self {
+            Value::Str(t) => t.span,
+            Value::Number(_, s) | Value::Bool(_, s) | Value::Null(s) => *s,
+            Value::Ref(r) => r.span,
+            Value::Element(e) => e.span,
+            Value::Var(name) => name.span,
+            Value::Object(_, s) | Value::Array(_, s) => *s,
+            Value::Arith(e) => e.span(),
+        }
+    }
+}
+
+/// A string literal, split into literal text, variables and secret slots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    pub parts: Vec<Part>,
+    pub span: Span,
+}
+
+impl Template {
+    /// The text when the template holds no variable or slot.
+    pub fn as_literal(&self) -> Option<String> {
+        let mut out = String::new();
+        for part in &self.parts {
+            match part {
+                Part::Lit(text, _) => out.push_str(text),
+                _ => return None,
+            }
+        }
+        Some(out)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Part {
+    Lit(Str, Span),
+    Var(Var),
+    /// `<NAME>`: a secret filled at run time, never stored in the file.
+    Secret(Ident),
+}
+
+impl Var {
+    pub fn span(&self) -> Span {
+        match self {
+            Var::Ref(r) => r.span,
+            Var::Element(e) => e.span,
+            Var::BotToken(span) => *span,
+            Var::Named(id) => id.span,
+            Var::Helped(h) => h.span,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Var {
+    /// `{api_<block>[response…]}`
+    Ref(Box<Reference>),
+    /// `{item[name]}`: a path into a loop's element.
+    Element(Box<ElementRef>),
+    /// `{bot_token}`
+    BotToken(Span),
+    /// A trigger, option or custom variable: `{user_name}`.
+    Named(Ident),
+    /// A variable, reference or element path with list helpers after it:
+    /// `{queue|count}`, `{api_s[response.items]|first 3|join}`.
+    Helped(Box<Helped>),
+}
+
+/// `{base|helper…}` (src/language/helpers.rs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Helped {
+    /// Never itself helped, nor the bot token.
+    pub base: Var,
+    pub helpers: Vec<crate::language::helpers::Helper>,
+    /// The whole `{…}`.
+    pub span: Span,
+}
+
+/// `api_<block>[response.a.0.b]`: a read of a block's response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reference {
+    pub block: Ident,
+    /// `response` or `status` (the span covers the whole path text).
+    pub root: Ident,
+    pub segments: Vec<Segment>,
+    pub span: Span,
+}
+
+impl Reference {
+    /// What the path reads (`None` for a root B114 rejects).
+    pub fn root(&self) -> Option<crate::base::path::Root> {
+        crate::base::path::root(&self.root.name)
+    }
+
+    /// The path as written: `response.a.0`.
+    pub fn path_text(&self) -> String {
+        let mut out = self.root.name.to_string();
+        for seg in &self.segments {
+            out.push('.');
+            out.push_str(&seg.text);
+        }
+        out
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Segment {
+    pub text: Str,
+    pub span: Span,
+}
+
+impl crate::base::path::Segment for Segment {
+    fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+impl ApiBlock {
+    fn find<'a, T>(&'a self, pick: impl Fn(&'a FieldKind) -> Option<T>) -> Option<T> {
+        self.fields.iter().find_map(|f| pick(&f.kind))
+    }
+
+    pub fn method(&self) -> Option<&Ident> {
+        self.find(|k| match k {
+            FieldKind::Method(m) => Some(m),
+            _ => None,
+        })
+    }
+
+    pub fn url(&self) -> Option<&Template> {
+        self.find(|k| match k {
+            FieldKind::Url(u) => Some(u),
+            _ => None,
+        })
+    }
+
+    pub fn params(&self) -> &[Pair] {
+        self.find(|k| match k {
+            FieldKind::Params(p) => Some(p.as_slice()),
+            _ => None,
+        })
+        .unwrap_or(&[])
+    }
+
+    pub fn headers(&self) -> &[Pair] {
+        self.find(|k| match k {
+            FieldKind::Headers(h) => Some(h.as_slice()),
+            _ => None,
+        })
+        .unwrap_or(&[])
+    }
+
+    /// The body's entries and the body field's span, when there is a body.
+    pub fn body(&self) -> Option<(&[Entry], Span)> {
+        self.fields.iter().find_map(|f| match &f.kind {
+            FieldKind::Body(b) => Some((b.as_slice(), f.span)),
+            _ => None,
+        })
+    }
+
+    pub fn sample(&self) -> Option<&Text> {
+        self.find(|k| match k {
+            FieldKind::Sample(s) => Some(s),
+            _ => None,
+        })
+    }
+
+    /// Whether the block says `allow bot_token`.
+    pub fn allows_bot_token(&self) -> bool {
+        self.allows("bot_token")
+    }
+
+    /// Whether the block says `allow <what>`.
+    pub fn allows(&self, what: &str) -> bool {
+        self.fields.iter().any(|f| matches!(&f.kind, FieldKind::Allow(a) if a.name == what))
+    }
+}
+
+impl File {
+    /// The trees that run, in the file's order: each command, event and
+    /// handler; for a command with subcommands, each subcommand in its
+    /// place (a group's in the group's); after a command or subcommand, the
+    /// `autocomplete` trees of its options.
+    pub fn trees(&self) -> impl Iterator<Item = &Tree> {
+        let mut out = Vec::new();
+        for t in self.written() {
+            t.runnable(&mut out);
+        }
+        out.into_iter()
+    }
+
+    /// The top-level trees as written (a command with subcommands is one).
+    pub fn written(&self) -> impl Iterator<Item = &Tree> {
+        self.items.iter().filter_map(|i| match i {
+            Item::Tree(t) => Some(t),
+            _ => None,
+        })
+    }
+
+    /// Every tree as written and each subcommand and group within, with
+    /// the `Sub` that holds it (`None` for a top-level tree).
+    pub fn every_level(&self) -> Vec<(&Tree, Option<&Sub>)> {
+        fn add<'a>(sub: &'a Sub, out: &mut Vec<(&'a Tree, Option<&'a Sub>)>) {
+            out.push((&sub.tree, Some(sub)));
+            for s in sub.tree.subs() {
+                add(s, out);
+            }
+        }
+        let mut out = Vec::new();
+        for t in self.written() {
+            out.push((t, None));
+            for s in t.subs() {
+                add(s, &mut out);
+            }
+        }
+        out
+    }
+}
+
+impl Tree {
+    /// A tree inside a command: a subcommand's or a group's (kind
+    /// `Command`, with its own description and cooldown), or an
+    /// autocomplete's (kind `Autocomplete`, with neither). Its whole name
+    /// is given by its command's [`Tree::name_parts`].
+    pub fn inner(
+        kind: TreeKind,
+        name: Ident,
+        head: (Option<Text>, Option<Setting>),
+        body: Vec<Node>,
+        span: Span,
+    ) -> Tree {
+        let (description, cooldown) = head;
+        Tree { kind, name, description, cooldown, schedule: None, menu: None, body, parts: Parts::default(), span }
+    }
+
+    /// The subcommands and groups at the top of its body (and any the
+    /// checker refuses elsewhere at that level).
+    pub fn subs(&self) -> impl Iterator<Item = &Sub> {
+        let body = if self.parts.subcommands { self.body.as_slice() } else { &[] };
+        body.iter().filter_map(|n| match n {
+            Node::Sub(s) => Some(&**s),
+            _ => None,
+        })
+    }
+
+    /// Whether it is a command that runs its subcommands, not itself.
+    pub fn has_subs(&self) -> bool {
+        self.kind == TreeKind::Command && self.menu.is_none() && self.parts.subcommands
+    }
+
+    /// Its options as written.
+    pub fn options(&self) -> impl Iterator<Item = &OptionDecl> {
+        self.body.iter().filter_map(|n| match n {
+            Node::Option(o) => Some(&**o),
+            _ => None,
+        })
+    }
+
+    fn runnable<'a>(&'a self, out: &mut Vec<&'a Tree>) {
+        if !self.has_subs() {
+            out.push(self);
+            if self.parts.autocompletes {
+                out.extend(self.options().filter_map(|o| o.autocomplete.as_ref().map(|a| &a.tree)));
+            }
+            return;
+        }
+        for s in self.subs() {
+            if s.group && !s.tree.has_subs() {
+                // An empty group runs nothing (the checker says so).
+                continue;
+            }
+            s.tree.runnable(out);
+        }
+    }
+
+    /// Gives its subcommands, groups and autocomplete trees their whole
+    /// names (`settings role add`, `weather city`), once it is read.
+    pub fn name_parts(&mut self) {
+        let prefix = self.name.name.clone();
+        self.parts = Parts::default();
+        for n in &mut self.body {
+            match n {
+                Node::Sub(s) => {
+                    self.parts.subcommands = true;
+                    s.tree.name.name = ecow::eco_format!("{prefix} {}", s.word.name);
+                    s.tree.name_parts();
+                }
+                Node::Option(o) => {
+                    if let Some(a) = &mut o.autocomplete {
+                        self.parts.autocompletes = true;
+                        a.tree.name.name = ecow::eco_format!("{prefix} {}", o.name.name);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of a million one-line nodes costs mostly its nodes: keep them
+    /// small (the front-end benchmark prints what the memory comes to).
+    #[test]
+    fn nodes_stay_small() {
+        assert_eq!(std::mem::size_of::<Value>(), 32);
+        assert_eq!(std::mem::size_of::<Save>(), 64);
+        assert_eq!(std::mem::size_of::<Node>(), 64);
+        assert_eq!(std::mem::size_of::<ReplyItem>(), 40);
+    }
+}

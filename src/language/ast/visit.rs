@@ -1,0 +1,352 @@
+//! Walking the AST: the one place that knows where templates, values and
+//! references sit in a tree. A rule implements [`Visitor`] for the parts it
+//! cares about; the `walk_*` functions visit the rest in source order.
+//!
+//! An `else if` chain is walked as a loop, never by recursion, so a chain
+//! of any length takes no stack.
+
+use super::*;
+use crate::language::policy::Place;
+
+/// Where a template or value sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Site {
+    Url,
+    Param,
+    Header,
+    Body,
+    Reply,
+    Save,
+    Condition,
+    /// A loop's source (its limit is read as a condition's value is).
+    Loop,
+}
+
+impl Site {
+    /// The place in a request, for a block's fields.
+    pub fn request_place(self) -> Option<Place> {
+        match self {
+            Site::Url => Some(Place::Url),
+            Site::Param => Some(Place::Param),
+            Site::Header => Some(Place::Header),
+            Site::Body => Some(Place::Body),
+            Site::Reply | Site::Save | Site::Condition | Site::Loop => None,
+        }
+    }
+}
+
+/// Every method visits its part and, by default, walks into it.
+pub trait Visitor<'a> {
+    fn block(&mut self, b: &'a ApiBlock) {
+        walk_block(self, b);
+    }
+    fn reply(&mut self, r: &'a Reply) {
+        for t in r.templates() {
+            self.template(t, Site::Reply);
+        }
+    }
+    /// A form's texts read as a reply's: shown to the user.
+    fn form(&mut self, f: &'a Form) {
+        for t in f.templates() {
+            self.template(t, Site::Reply);
+        }
+    }
+    fn save(&mut self, s: &'a Save) {
+        self.value(&s.value, Site::Save);
+    }
+    fn option(&mut self, _option: &'a OptionDecl) {}
+    /// An `if` with its whole `else if … else` chain.
+    fn if_chain(&mut self, node: &'a IfNode) {
+        walk_if_chain(self, node);
+    }
+    fn condition(&mut self, c: &'a Condition) {
+        walk_condition(self, c);
+    }
+    /// A `for` loop: its source, limit and join, then its body.
+    fn for_loop(&mut self, node: &'a ForNode) {
+        walk_for(self, node);
+    }
+    /// A `text "…"` piece of a loop's join: read as a reply's text.
+    fn text_piece(&mut self, t: &'a Template, _span: Span) {
+        self.template(t, Site::Reply);
+    }
+    fn stop(&mut self, _span: Span) {}
+    /// A subcommand's or a group's body (a tree of its own: only a walk of
+    /// a whole command, or of one the checker refuses, meets it).
+    fn sub(&mut self, s: &'a Sub) {
+        self.branch(&s.tree.body);
+    }
+    /// An autocomplete tree's `choice`: its texts read as a reply's.
+    fn choice(&mut self, c: &'a ChoiceNode) {
+        self.template(&c.name, Site::Reply);
+        self.template(&c.value, Site::Reply);
+    }
+    /// The nodes of a branch (a `then`, an `else`, a loop's body).
+    fn branch(&mut self, nodes: &'a [Node]) {
+        walk_nodes(self, nodes);
+    }
+    fn value(&mut self, v: &'a Value, site: Site) {
+        walk_value(self, v, site);
+    }
+    fn template(&mut self, t: &'a Template, site: Site) {
+        walk_template(self, t, site);
+    }
+    /// A response reference; `in_text` when written inside a string.
+    fn reference(&mut self, _r: &'a Reference, _site: Site, _in_text: bool) {}
+    /// A path into a loop's element; `in_text` when written inside a string.
+    fn element(&mut self, _e: &'a ElementRef, _site: Site, _in_text: bool) {}
+    /// A trigger, option or custom variable (or a loop's name).
+    fn named(&mut self, _name: &'a Ident, _site: Site) {}
+    fn bot_token(&mut self, _span: Span, _site: Site) {}
+    fn secret(&mut self, _slot: &'a Ident, _site: Site) {}
+}
+
+pub fn walk_nodes<'a, V: Visitor<'a> + ?Sized>(v: &mut V, nodes: &'a [Node]) {
+    for node in nodes {
+        match node {
+            Node::Api(b) => v.block(b),
+            Node::Reply(r) => v.reply(r),
+            Node::Form(f) => v.form(f),
+            Node::Save(s) => v.save(s),
+            Node::Option(o) => v.option(o),
+            Node::If(i) => v.if_chain(i),
+            Node::For(f) => v.for_loop(f),
+            Node::Text(t, span) => v.text_piece(t, *span),
+            Node::Stop(span) => v.stop(*span),
+            Node::Sub(s) => v.sub(s),
+            Node::Choice(c) => v.choice(c),
+            Node::Register(_) => {}
+            Node::Guard(g) => {
+                for value in &g.values {
+                    if let GuardValue::Text(t) = value {
+                        v.template(t, Site::Condition);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A loop's source, limit and separator (read before its first run), then
+/// its body.
+pub fn walk_for<'a, V: Visitor<'a> + ?Sized>(v: &mut V, node: &'a ForNode) {
+    walk_loop_head(v, node);
+    v.branch(&node.body.body);
+}
+
+/// A loop's source, limit and separator.
+pub fn walk_loop_head<'a, V: Visitor<'a> + ?Sized>(v: &mut V, node: &'a ForNode) {
+    match &node.source {
+        LoopSource::Ref(r) => v.reference(r, Site::Loop, false),
+        LoopSource::Element(e) => v.element(e, Site::Loop, false),
+        LoopSource::Name(n) => v.named(n, Site::Loop),
+    }
+    if let Some(limit) = &node.limit {
+        v.value(limit, Site::Condition);
+    }
+    if let Some(join) = &node.join {
+        v.template(&join.separator, Site::Reply);
+    }
+}
+
+/// Each link's condition and branch in order, then the final `else`.
+pub fn walk_if_chain<'a, V: Visitor<'a> + ?Sized>(v: &mut V, node: &'a IfNode) {
+    for link in chain(node) {
+        v.condition(&link.condition);
+        v.branch(&link.then.body);
+    }
+    if let Some(last) = final_else(node) {
+        v.branch(&last.body);
+    }
+}
+
+/// The links of an `if … else if …` chain, first to last.
+pub fn chain(node: &IfNode) -> impl Iterator<Item = &IfLink> {
+    node.links.iter()
+}
+
+/// The `else { … }` that ends a chain, if it has one.
+pub fn final_else(node: &IfNode) -> Option<&Branch> {
+    node.otherwise.as_ref()
+}
+
+pub fn walk_condition<'a, V: Visitor<'a> + ?Sized>(v: &mut V, c: &'a Condition) {
+    v.value(&c.left, Site::Condition);
+    if let Some((_, _, right)) = &c.test {
+        v.value(right, Site::Condition);
+    }
+}
+
+/// A block's fields in source order: URL, parameters, headers, body.
+pub fn walk_block<'a, V: Visitor<'a> + ?Sized>(v: &mut V, b: &'a ApiBlock) {
+    for field in &b.fields {
+        match &field.kind {
+            FieldKind::Url(t) => v.template(t, Site::Url),
+            FieldKind::Params(pairs) => pairs.iter().for_each(|p| v.template(&p.value, Site::Param)),
+            FieldKind::Headers(pairs) => pairs.iter().for_each(|p| v.template(&p.value, Site::Header)),
+            FieldKind::Body(entries) => entries.iter().for_each(|e| v.value(&e.value, Site::Body)),
+            FieldKind::Method(_) | FieldKind::Sample(_) | FieldKind::Allow(_) => {}
+        }
+    }
+}
+
+pub fn walk_value<'a, V: Visitor<'a> + ?Sized>(v: &mut V, value: &'a Value, site: Site) {
+    match value {
+        Value::Str(t) => v.template(t, site),
+        Value::Ref(r) => v.reference(r, site, false),
+        Value::Element(e) => v.element(e, site, false),
+        Value::Var(name) => v.named(name, site),
+        Value::Object(entries, _) => entries.iter().for_each(|e| v.value(&e.value, site)),
+        Value::Array(items, _) => items.iter().for_each(|i| v.value(i, site)),
+        Value::Number(..) | Value::Bool(..) | Value::Null(_) => {}
+        Value::Arith(e) => walk_expr(v, e, site),
+    }
+}
+
+/// The values and variables of an arithmetic expression, left to right.
+/// (Its depth is bounded by the lowering: at most [`MAX_OPERATIONS`]
+/// operators and the nesting limit of parentheses.)
+///
+/// [`MAX_OPERATIONS`]: crate::language::syntax::MAX_OPERATIONS
+pub fn walk_expr<'a, V: Visitor<'a> + ?Sized>(v: &mut V, e: &'a Expr, site: Site) {
+    match e {
+        Expr::Value(value) => v.value(value, site),
+        Expr::Var(name) => v.named(name, site),
+        Expr::Binary(b) => {
+            walk_expr(v, &b.left, site);
+            walk_expr(v, &b.right, site);
+        }
+        Expr::Group(inner, _) => walk_expr(v, inner, site),
+    }
+}
+
+pub fn walk_template<'a, V: Visitor<'a> + ?Sized>(v: &mut V, t: &'a Template, site: Site) {
+    for part in &t.parts {
+        match part {
+            Part::Lit(..) => {}
+            Part::Var(var) => walk_var(v, var, site, true),
+            Part::Secret(slot) => v.secret(slot, site),
+        }
+    }
+}
+
+/// A `{…}` of a template; a helped one is its base's read, written into
+/// the text as itself only when its last helper leaves a list (`first`).
+fn walk_var<'a, V: Visitor<'a> + ?Sized>(v: &mut V, var: &'a Var, site: Site, in_text: bool) {
+    match var {
+        Var::Ref(r) => v.reference(r, site, in_text),
+        Var::Element(e) => v.element(e, site, in_text),
+        Var::Named(name) => v.named(name, site),
+        Var::BotToken(span) => v.bot_token(*span, site),
+        Var::Helped(h) => {
+            let list = matches!(h.helpers.last(), Some(crate::language::helpers::Helper::First(_)));
+            walk_var(v, &h.base, site, in_text && list)
+        }
+    }
+}
+
+/// Calls `f` on every api block of a node list, in every branch, in order.
+pub fn each_block<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a ApiBlock)) {
+    struct Blocks<'f, F>(&'f mut F);
+    impl<'a, F: FnMut(&'a ApiBlock)> Visitor<'a> for Blocks<'_, F> {
+        fn block(&mut self, b: &'a ApiBlock) {
+            (self.0)(b);
+        }
+        fn reply(&mut self, _: &'a Reply) {}
+        fn save(&mut self, _: &'a Save) {}
+        fn condition(&mut self, _: &'a Condition) {}
+    }
+    walk_nodes(&mut Blocks(f), nodes);
+}
+
+/// Calls `f` on every `save` of a node list, in every branch.
+pub fn each_save<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Save)) {
+    struct Saves<'f, F>(&'f mut F);
+    impl<'a, F: FnMut(&'a Save)> Visitor<'a> for Saves<'_, F> {
+        fn block(&mut self, _: &'a ApiBlock) {}
+        fn reply(&mut self, _: &'a Reply) {}
+        fn save(&mut self, s: &'a Save) {
+            (self.0)(s);
+        }
+        fn condition(&mut self, _: &'a Condition) {}
+    }
+    walk_nodes(&mut Saves(f), nodes);
+}
+
+/// Calls `f` on every `form` of a node list, in every branch.
+pub fn each_form<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Form)) {
+    struct Forms<'f, F>(&'f mut F);
+    impl<'a, F: FnMut(&'a Form)> Visitor<'a> for Forms<'_, F> {
+        fn block(&mut self, _: &'a ApiBlock) {}
+        fn reply(&mut self, _: &'a Reply) {}
+        fn save(&mut self, _: &'a Save) {}
+        fn form(&mut self, form: &'a Form) {
+            (self.0)(form);
+        }
+        fn condition(&mut self, _: &'a Condition) {}
+    }
+    walk_nodes(&mut Forms(f), nodes);
+}
+
+/// Calls `f` on every `reply` and `update` of a node list, in every branch.
+pub fn each_reply<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Reply)) {
+    struct Replies<'f, F>(&'f mut F);
+    impl<'a, F: FnMut(&'a Reply)> Visitor<'a> for Replies<'_, F> {
+        fn block(&mut self, _: &'a ApiBlock) {}
+        fn reply(&mut self, r: &'a Reply) {
+            (self.0)(r);
+        }
+        fn save(&mut self, _: &'a Save) {}
+        fn form(&mut self, _: &'a Form) {}
+        fn condition(&mut self, _: &'a Condition) {}
+    }
+    walk_nodes(&mut Replies(f), nodes);
+}
+
+/// Calls `f` on every response reference of a node list, in every branch.
+pub fn each_reference<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Reference)) {
+    struct References<'f, F>(&'f mut F);
+    impl<'a, F: FnMut(&'a Reference)> Visitor<'a> for References<'_, F> {
+        fn reference(&mut self, r: &'a Reference, _: Site, _: bool) {
+            (self.0)(r);
+        }
+    }
+    walk_nodes(&mut References(f), nodes);
+}
+
+/// Calls `f` on every node inside a branch of an `if` or the body of a
+/// `for`, at any depth: never on the nodes of `nodes` themselves (what must
+/// stand at the top of a tree is looked for here).
+pub fn each_in_branch<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Node)) {
+    for node in nodes {
+        let branches: Vec<&'a [Node]> = match node {
+            Node::If(i) => i
+                .links
+                .iter()
+                .map(|l| l.then.body.as_slice())
+                .chain(i.otherwise.iter().map(|o| o.body.as_slice()))
+                .collect(),
+            Node::For(l) => vec![l.body.body.as_slice()],
+            _ => continue,
+        };
+        for branch in branches {
+            branch.iter().for_each(&mut *f);
+            each_in_branch(branch, f);
+        }
+    }
+}
+
+/// Calls `f` on every loop of `nodes`, in every branch, outer loops first.
+pub fn each_loop<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a ForNode)) {
+    struct Loops<'f, F>(&'f mut F);
+    impl<'a, F: FnMut(&'a ForNode)> Visitor<'a> for Loops<'_, F> {
+        fn for_loop(&mut self, node: &'a ForNode) {
+            (self.0)(node);
+            self.branch(&node.body.body);
+        }
+        fn block(&mut self, _: &'a ApiBlock) {}
+        fn template(&mut self, _: &'a Template, _: Site) {}
+        fn value(&mut self, _: &'a Value, _: Site) {}
+    }
+    walk_nodes(&mut Loops(f), nodes);
+}

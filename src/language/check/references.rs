@@ -1,0 +1,528 @@
+//! Rules on what templates read: response references (which block, whether
+//! it has run, the path's form) and named variables.
+
+use rustc_hash::FxHashSet as HashSet;
+
+use super::loops::{self, Frame, Frames};
+use super::{samples, Scope};
+use crate::base::diagnostics::{did_you_mean, Code, Confidence, Diagnostic, Edit, Findings};
+use crate::base::path::{self, Root};
+use crate::base::source::Span;
+use crate::language::ast::visit::{self, Site, Visitor};
+use crate::language::ast::{
+    each_block, ApiBlock, ElementRef, ForNode, Ident, IfNode, LoopSource, Reference, Reply, ReplyItem, Tree, TreeKind,
+    Value,
+};
+use crate::language::model::{Flow, Origin};
+use crate::language::vocab;
+
+struct Walk<'s, 'a> {
+    scope: &'s Scope<'a>,
+    tree: &'a Tree,
+    /// What the model knows of this tree (its variables).
+    model: &'a crate::language::model::TreeModel,
+    out: &'s mut Findings,
+    /// The blocks that have run on every path to the current node.
+    flow: Flow<'a>,
+    /// The block whose fields are being walked.
+    inside: Option<&'a ApiBlock>,
+    /// Blocks read with a path into their response (they would gain from a sample).
+    read_into: HashSet<&'a str>,
+    /// Blocks whose status, in the current branch, may not be a success.
+    unsure: HashSet<&'a str>,
+    /// This tree's blocks by name (the first, when a name is used twice).
+    own_blocks: rustc_hash::FxHashMap<&'a str, &'a ApiBlock>,
+    /// The loops around the node being walked.
+    frames: Frames<'a>,
+    /// Per enclosing loop, its literal limit (none: a value's, or none).
+    runs: Vec<Option<u64>>,
+    /// The names this tree's loops join texts into, with their loops.
+    joins: rustc_hash::FxHashMap<&'a str, &'a ForNode>,
+}
+
+/// For `if api_b[status] OP N`: the block, and which branch is the error
+/// side, where the response may not have the sample's shape: `(then, else)`.
+/// `== 404` makes the `then` branch the error side; `== 200` the `else`.
+fn status_test(c: &crate::language::ast::Condition) -> Option<(&str, bool, bool)> {
+    use crate::language::ast::CompareOp as Op;
+    let (op, _, right) = c.test.as_ref()?;
+    let (Value::Ref(r), Value::Number(n, _)) = (&c.left, right) else { return None };
+    if r.root() != Some(Root::Status) {
+        return None;
+    }
+    let n: f64 = n.parse().ok()?;
+    let ok = (200.0..300.0).contains(&n);
+    let (then_error, else_error) = match op {
+        Op::Eq => (!ok, ok),
+        Op::Ne => (ok, !ok),
+        Op::Lt | Op::Le => (false, true),
+        Op::Gt | Op::Ge => (true, false),
+        Op::Contains => return None,
+    };
+    Some((r.block.name.as_str(), then_error, else_error))
+}
+
+pub fn check_tree<'a>(
+    scope: &Scope<'a>,
+    tree: &'a Tree,
+    model: &'a crate::language::model::TreeModel,
+    out: &mut Findings,
+) {
+    let mut own_blocks = rustc_hash::FxHashMap::default();
+    let mut blocks = Vec::new();
+    each_block(&tree.body, &mut |b| {
+        own_blocks.entry(b.name.name.as_str()).or_insert(b);
+        blocks.push(b);
+    });
+    let mut flow = Flow::new(&blocks);
+    let mut joins = rustc_hash::FxHashMap::default();
+    crate::language::ast::each_loop(&tree.body, &mut |node| {
+        if let Some(j) = &node.join {
+            flow.also(&j.into.name);
+            joins.entry(j.into.name.as_str()).or_insert(node);
+        }
+    });
+    let mut walk = Walk {
+        scope,
+        tree,
+        model,
+        out,
+        flow,
+        inside: None,
+        read_into: HashSet::default(),
+        unsure: HashSet::default(),
+        own_blocks,
+        frames: Frames::default(),
+        runs: Vec::new(),
+        joins,
+    };
+    visit::walk_nodes(&mut walk, &tree.body);
+    let read_into = std::mem::take(&mut walk.read_into);
+    if scope.samples.enabled() {
+        each_block(&tree.body, &mut |block| match block.sample() {
+            Some(field) => {
+                if let Some(loaded) = samples::sample_of(scope.samples, block) {
+                    if let Err(why) = loaded.as_ref() {
+                        walk.out.push(samples::unreadable(block, field, why));
+                    }
+                }
+            }
+            None if read_into.contains(block.name.name.as_str()) => walk.out.push(samples::no_sample(block)),
+            None => {}
+        });
+    }
+}
+
+impl<'a> Visitor<'a> for Walk<'_, 'a> {
+    fn block(&mut self, block: &'a ApiBlock) {
+        self.inside = Some(block);
+        visit::walk_block(self, block);
+        self.inside = None;
+        self.flow.block_ran(&block.name.name, block.span.end);
+        if !self.runs.is_empty() {
+            if let Some(runs) = self.runs.iter().try_fold(1u64, |n, r| r.map(|r| n.saturating_mul(r))) {
+                loops::too_many_requests(block, runs, self.out);
+            }
+        }
+    }
+
+    /// A loop: its head read before it runs, then its body, which may run
+    /// any number of times (what it runs has not run after it); its joined
+    /// text exists after it.
+    fn for_loop(&mut self, node: &'a ForNode) {
+        self.enter_loop(node);
+        self.branch(&node.body.body);
+        self.leave_loop(node);
+    }
+
+    /// A reply's templates; a select's `for r in … { choice … }` reads its
+    /// choice's inside its loop.
+    fn reply(&mut self, r: &'a Reply) {
+        for item in &r.items {
+            let ReplyItem::Component(c) = item else {
+                for t in std::slice::from_ref(item).iter().flat_map(reply_item_templates) {
+                    self.template(t, Site::Reply);
+                }
+                continue;
+            };
+            for t in crate::language::ast::setting_templates(&c.settings) {
+                self.template(t, Site::Reply);
+            }
+            for choice in &c.choices {
+                if let Some(l) = &choice.each {
+                    self.enter_loop(l);
+                }
+                for t in [&choice.label, &choice.value]
+                    .into_iter()
+                    .chain(crate::language::ast::setting_templates(&choice.settings))
+                {
+                    self.template(t, Site::Reply);
+                }
+                if let Some(l) = &choice.each {
+                    self.leave_loop(l);
+                }
+            }
+        }
+    }
+
+    fn element(&mut self, e: &'a ElementRef, site: Site, in_text: bool) {
+        self.frames.check_element(e, site, in_text, self.tree, self.out);
+    }
+
+    /// A block has run after an `if` when it ran in every branch of it (a
+    /// chain without a final `else` has an empty one).
+    fn if_chain(&mut self, node: &'a IfNode) {
+        self.flow.chain_start();
+        // A sample records a success: inside a branch that a status test does
+        // not show to be one, the block's paths are not checked against it.
+        // The else side of a link is every later link and the final `else`.
+        let mut unsure_else = Vec::new();
+        for link in visit::chain(node) {
+            self.flow.branch_start(link.then.span.start);
+            self.condition(&link.condition);
+            let test = status_test(&link.condition);
+            let unsure_then = test.filter(|t| t.1).map(|t| t.0).filter(|b| self.unsure.insert(b));
+            self.branch(&link.then.body);
+            if let Some(b) = unsure_then {
+                self.unsure.remove(b);
+            }
+            self.flow.branch_end();
+            unsure_else.extend(test.filter(|t| t.2).map(|t| t.0).filter(|b| self.unsure.insert(b)));
+        }
+        let last = visit::final_else(node);
+        if let Some(last) = last {
+            self.flow.branch_start(last.span.start);
+            self.branch(&last.body);
+            self.flow.branch_end();
+        }
+        for b in unsure_else {
+            self.unsure.remove(b);
+        }
+        self.flow.chain_end(last.is_some(), node.span.end);
+    }
+
+    fn reference(&mut self, r: &'a Reference, site: Site, in_text: bool) {
+        self.check_reference(r, site, in_text);
+    }
+
+    fn named(&mut self, name: &'a Ident, site: Site) {
+        self.check_named(name, site);
+    }
+}
+
+/// The templates of a reply's text or embed (a component's are walked with
+/// their loops).
+fn reply_item_templates(item: &ReplyItem) -> Vec<&crate::language::ast::Template> {
+    match item {
+        ReplyItem::Text { value, .. } => vec![value],
+        ReplyItem::Embed(e) => e.templates().collect(),
+        ReplyItem::Ephemeral(_) | ReplyItem::Component(_) => Vec::new(),
+    }
+}
+
+impl<'a> Walk<'_, 'a> {
+    /// A loop's head is read before it runs; its body may then run any
+    /// number of times (what it runs has not run after it).
+    fn enter_loop(&mut self, node: &'a ForNode) {
+        visit::walk_loop_head(self, node);
+        let model = self.model;
+        loops::check_names(node, &self.frames, |n| model.knows(n), self.out);
+        let limit = loops::literal_limit(node, self.out);
+        let (elements, sample) = self.loop_elements(node);
+        self.frames.0.push(Frame { node, elements, sample });
+        if let Some(order) = &node.order {
+            loops::check_order(node, order, &self.frames, self.tree, self.out);
+        }
+        self.runs.push(limit);
+        self.flow.loop_start(node.body.span.start);
+    }
+
+    /// The loop ends: its joined text exists after it.
+    fn leave_loop(&mut self, node: &'a ForNode) {
+        self.flow.loop_end(node.span.end);
+        self.frames.0.pop();
+        self.runs.pop();
+        if let Some(j) = &node.join {
+            self.flow.block_ran(&j.into.name, node.span.end);
+        }
+    }
+
+    /// The elements a sample shows the loop would run over, and which
+    /// sample (none when no sample shows them).
+    fn loop_elements(&mut self, node: &'a ForNode) -> (Vec<crate::base::data::Data>, Option<String>) {
+        match &node.source {
+            LoopSource::Ref(r) => {
+                let name = r.block.name.as_str();
+                let Some(block) = self.own_blocks.get(name).copied() else { return (Vec::new(), None) };
+                if r.root() != Some(Root::Response) || self.unsure.contains(name) {
+                    return (Vec::new(), None);
+                }
+                let Some(loaded) = samples::sample_of(self.scope.samples, block) else { return (Vec::new(), None) };
+                let Ok(sample) = loaded.as_ref() else { return (Vec::new(), None) };
+                let file = block.sample().map(|s| s.value.to_string());
+                let note = format!("checked against the sample `{}`", file.as_deref().unwrap_or(""));
+                (loops::sample_elements(sample, r, node, &note, self.out), file)
+            }
+            LoopSource::Element(e) => self.frames.elements_of(&e.item.name, Some(e)),
+            LoopSource::Name(n) => self.frames.elements_of(&n.name, None),
+        }
+    }
+
+    /// B145: `{NAME}` of a loop's `join … into NAME` read where the loop
+    /// has not run on every path.
+    fn check_joined(&mut self, name: &Ident, node: &ForNode) {
+        let n = name.name.as_str();
+        if self.flow.has_run(n) {
+            return;
+        }
+        let (message, help) = if node.span.start > name.span.start {
+            (format!("`{{{n}}}` is read before the loop that joins it"), "move the read below the loop")
+        } else {
+            (
+                format!("`{{{n}}}` is joined by a loop that may not have run here"),
+                "the loop is in a branch or another loop: read the text there, or move the loop so it runs on every path to here",
+            )
+        };
+        self.out.push(
+            Diagnostic::new(Code::ElementOutsideLoop, message)
+                .label(name.span, "no text joined yet")
+                .related(node.item.span, "the loop joining it")
+                .help(help),
+        );
+    }
+
+    fn check_named(&mut self, name: &Ident, site: Site) {
+        let n = name.name.as_str();
+        if self.frames.knows(n) {
+            return;
+        }
+        if site == Site::Loop {
+            // `for x in NAME`: NAME must be an enclosing loop's element or
+            // a custom variable (a list the bot keeps).
+            let custom = matches!(self.model.variable(n), Some(v) if v.origin == Origin::Custom);
+            if !custom {
+                self.out.push(loops::source_outside_loop(name));
+            }
+            return;
+        }
+        if let Some(node) = self.joins.get(n).copied() {
+            self.check_joined(name, node);
+            return;
+        }
+        if self.model.knows(n) {
+            return;
+        }
+        let mut diag = Diagnostic::new(Code::UnknownVariable, format!("unknown variable `{{{n}}}`"))
+            .label(name.span, "not defined here");
+        let candidates =
+            self.model.variables.iter().map(|v| v.name.as_str()).chain(self.model.custom.iter().map(|c| &**c));
+        let suggestion = did_you_mean(n, candidates);
+        let capitals = n.bytes().any(|b| b.is_ascii_uppercase())
+            && n.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+        let lower = n.to_ascii_lowercase();
+        let key_like = ["key", "token", "secret", "password", "passwd"].iter().any(|w| lower.contains(w));
+        diag = if (capitals || key_like) && suggestion.is_none() {
+            // `{WEATHER_KEY}`: a secret written as a variable.
+            let slot = n.to_ascii_uppercase();
+            let braces = Span::new(name.span.start as usize - 1, name.span.end as usize + 1);
+            // In a header, in capitals, it can only be the key: certain.
+            let confidence = if capitals && site == Site::Header { Confidence::Certain } else { Confidence::Maybe };
+            diag.help(format!(
+                "a secret is written as a slot, `<{slot}>`, and filled at run time (`BLKC_SECRET_{slot}` or \
+                 `--secrets FILE`), never kept in the file; braces are for variables"
+            ))
+            .suggest_edits(
+                format!("write the slot `<{slot}>`"),
+                vec![Edit { span: braces, replacement: format!("<{slot}>") }],
+                confidence,
+            )
+        } else if let Some(block) = n.strip_prefix("api_").filter(|b| self.scope.blocks.contains_key(b)) {
+            diag.help(format!(
+                "a response is read with a path: `{{api_{block}[response]}}` or `{{api_{block}[response.key]}}`"
+            ))
+        } else if let Some(s) = suggestion {
+            diag.help(format!("did you mean `{{{s}}}`?")).fix(format!("write `{s}`"), name.span, s)
+        } else if let Some(option) = n.strip_prefix("option_") {
+            match self.tree.kind {
+                TreeKind::Command => diag.help(format!("declare the option in this command: `option {option} \"…\"`")),
+                TreeKind::Event => diag.help("events have no options; use the event's trigger variables"),
+                TreeKind::Handler => diag.help("handlers have no options; a form's inputs come as `{field_<input>}`"),
+                TreeKind::Autocomplete => diag.help(format!(
+                    "an autocomplete tree reads its command's options: declare `option {option} \"…\"` in the command"
+                )),
+            }
+        } else if let Some((kind, _)) = vocab::EVENTS.iter().find(|(_, vars)| vars.contains(&n)) {
+            diag.help(format!(
+                "`{{{n}}}` is provided by `{kind}` events, not by {} `{}`",
+                self.tree.kind.as_str(),
+                self.tree.name.name
+            ))
+        } else {
+            diag.help(format!(
+                "declare a custom variable with `var {n}`, or use one of this {}'s variables (see `blkc explain B115`)",
+                self.tree.kind.as_str()
+            ))
+        };
+        self.out.push(diag);
+    }
+
+    fn check_reference(&mut self, r: &'a Reference, site: Site, in_text: bool) {
+        check_path(r, self.out);
+        let name = r.block.name.as_str();
+        let defs = self.scope.blocks.get(name).map(Vec::as_slice).unwrap_or(&[]);
+        let here = self.own_blocks.get(name).copied();
+        if let Some(block) = here {
+            if !r.segments.is_empty() && r.root() == Some(Root::Response) {
+                self.read_into.insert(block.name.name.as_str());
+            }
+            if let Some(loaded) = samples::sample_of(self.scope.samples, block).filter(|_| !self.unsure.contains(name))
+            {
+                if let Ok(sample) = loaded.as_ref() {
+                    samples::check_path(block, sample, r, in_text.then_some(site), self.out);
+                }
+            }
+        }
+        if self.flow.has_run(name) {
+            return;
+        }
+        if let Some(block) = here {
+            let diag = if self.inside.is_some_and(|b| std::ptr::eq(b, block)) {
+                Diagnostic::new(Code::NotRunBefore, format!("block `{name}` reads its own response"))
+                    .label(r.span, "read while the request is being built")
+                    .help("a block's response exists only after its request is sent; read it in a later node")
+            } else {
+                let help = if block.span.start > r.span.start {
+                    format!("move block `{name}` above this node: a response exists only once its block has run")
+                } else {
+                    format!(
+                        "block `{name}` is inside a branch, so it runs only when that branch does: read its response \
+                         inside that branch, or move the block above the `if` so it runs on every path"
+                    )
+                };
+                Diagnostic::new(Code::NotRunBefore, format!("block `{name}` may not have run when this is read"))
+                    .label(r.span, "read here")
+                    .related(block.name.span, "the block is defined here")
+                    .help(help)
+            };
+            self.out.push(diag);
+            return;
+        }
+        if let Some((tree, block)) = defs.first() {
+            self.out.push(
+                Diagnostic::new(
+                    Code::CrossTreeReference,
+                    format!("block `{name}` belongs to {} `{}`", tree.kind.as_str(), tree.name.name),
+                )
+                .label(r.span, format!("read in {} `{}`", self.tree.kind.as_str(), self.tree.name.name))
+                .related(block.name.span, "the block is defined here")
+                .help(format!(
+                    "response data never crosses commands or events; keep what you need with `save my_value = {}` in {} `{}` and read `{{my_value}}` here",
+                    reference_text(r),
+                    tree.kind.as_str(),
+                    tree.name.name
+                )),
+            );
+            return;
+        }
+        let mut here = Vec::new();
+        each_block(&self.tree.body, &mut |b| here.push(b.name.name.as_str()));
+        let suggestion = did_you_mean(name, here.iter().copied());
+        let help = match suggestion {
+            Some(s) => format!("did you mean `api_{s}`?"),
+            None if here.is_empty() => {
+                format!("this {} has no api blocks", self.tree.kind.as_str())
+            }
+            None => format!(
+                "the blocks of this {} are {}",
+                self.tree.kind.as_str(),
+                here.iter().map(|b| format!("`{b}`")).collect::<Vec<_>>().join(", ")
+            ),
+        };
+        self.out.push(
+            Diagnostic::new(Code::UnknownBlock, format!("no block named `{name}`"))
+                .label(r.block.span, "unknown block")
+                .help(help)
+                .maybe_fixes(suggestion.map(|s| (format!("write `api_{s}`"), r.block.span, s.to_string()))),
+        );
+    }
+}
+
+/// A path whose first segment is not a root: `response][0][temp` (a
+/// bracket per level), a misspelled root, or `response` left out.
+fn root_mistake(r: &Reference) -> Diagnostic {
+    let root = r.root.name.as_str();
+    let block = &r.block.name;
+    let whole = r.root.span.to(r.segments.last().map_or(r.root.span, |s| s.span));
+    let written = r.path_text();
+    if root.contains("][") {
+        let dotted = written.replace("][", ".");
+        if path::root(dotted.split('.').next().unwrap_or("")).is_some() {
+            return Diagnostic::new(
+                Code::MalformedPath,
+                "each level of a path is written with a dot, in one pair of brackets",
+            )
+            .label(whole, "a bracket for every level")
+            .help(format!("write `api_{block}[{dotted}]`"))
+            .fix(format!("write `{dotted}`"), whole, dotted);
+        }
+    }
+    let diag = Diagnostic::new(Code::MalformedPath, format!("a response path starts with `response`, not `{root}`"))
+        .label(r.root.span, "expected `response` or `status`");
+    match did_you_mean(root, path::ROOTS) {
+        Some(s) => diag.help(format!("did you mean `{s}`?")).fix(format!("write `{s}`"), r.root.span, s),
+        None if root.is_empty() => {
+            diag.help(format!("a path starts with `response`, like `api_{block}[response.key]`"))
+        }
+        None => {
+            let fixed = format!("response.{written}");
+            diag.help(format!("the response's fields come after `response.`: `api_{block}[{fixed}]`")).fix(
+                "add `response.`",
+                Span::new(r.root.span.start as usize, r.root.span.start as usize),
+                "response.",
+            )
+        }
+    }
+}
+
+fn reference_text(r: &Reference) -> String {
+    format!("api_{}[{}]", r.block.name, r.path_text())
+}
+
+/// The form of a path: `response` then one segment per level, or `status`
+/// (the rules are [`path::root`] and [`path::check_segment`]).
+fn check_path(r: &Reference, out: &mut Findings) {
+    let root = r.root.name.as_str();
+    match path::root(root) {
+        Some(Root::Response) => {}
+        Some(Root::Status) => {
+            if let Some(first) = r.segments.first() {
+                let last = r.segments.last().map_or(first.span, |s| s.span);
+                out.push(
+                    Diagnostic::new(Code::MalformedPath, "`status` has no fields")
+                        .label(first.span.to(last), "nothing to read here")
+                        .help(format!("write `api_{}[status]` for the status code", r.block.name)),
+                );
+            }
+            return;
+        }
+        None => {
+            out.push(root_mistake(r));
+            return;
+        }
+    }
+    for (i, seg) in r.segments.iter().enumerate() {
+        if let Err(e) = path::check_segment(&seg.text) {
+            let parent = path::display(r.segments[..i].iter().map(|s| s.text.as_str()));
+            let fix = match &e {
+                path::SegmentError::Brackets { key, index } => Some(format!("{key}.{index}")),
+                _ => None,
+            };
+            let (message, label, help) = e.text(&seg.text, &parent);
+            let mut diag = Diagnostic::new(Code::MalformedPath, message).label(seg.span, label).help(help);
+            if let Some(fix) = fix {
+                diag = diag.fix(format!("write `{fix}`"), seg.span, fix);
+            }
+            out.push(diag);
+        }
+    }
+}

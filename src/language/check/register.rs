@@ -1,0 +1,363 @@
+//! What a command registers besides its options: `permissions`,
+//! `contexts`, `installs`, `nsfw` and `locale` lines at the top of its
+//! tree, and a `channel` option's `in`. The words are the platform's
+//! (the tables of [`crate::discord::registration`]); this module reads
+//! them (B428, B429, and B401/B402 for localized names and descriptions),
+//! and builds their part of the registration payload.
+
+use std::collections::BTreeMap;
+
+use crate::base::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
+use crate::base::source::Span;
+use crate::discord::registration as reg;
+use crate::language::ast::{File, Locale, Node, OptionDecl, Register, Tree, TreeKind, Words};
+use crate::language::vocab::OptionType;
+
+pub fn check(file: &File, out: &mut Findings) {
+    let autocompletes = file.trees().filter(|t| t.kind == TreeKind::Autocomplete);
+    let levels = file.every_level().into_iter().chain(autocompletes.map(|t| (t, None)));
+    for (tree, sub) in levels {
+        let command = tree.kind == TreeKind::Command;
+        if let (true, Some(sub)) = (command, sub) {
+            // A subcommand or a group has a name and a description of its
+            // own to translate; the rest is the whole command's.
+            let whole = |n: &&Node| matches!(n, Node::Register(r) if !matches!(**r, Register::Locale(_)));
+            for n in tree.body.iter().filter(whole) {
+                let help = "it is registered for the whole command: move it to the top of the command";
+                misplaced(n, &format!("in a {}", sub.keyword()), help, out);
+            }
+            self::command(tree, false, out);
+        } else if command {
+            self::command(tree, true, out);
+        } else {
+            let top = tree.body.iter().filter(|n| matches!(n, Node::Register(_)));
+            top.for_each(|n| {
+                misplaced(
+                    n,
+                    "in an event, a handler or an autocomplete",
+                    "only a command is registered: move it into one, or leave it out",
+                    out,
+                )
+            });
+        }
+        crate::language::ast::visit::each_in_branch(&tree.body, &mut |n| {
+            let help = "move it to the top of the command, beside its options: it is registered once, not run";
+            misplaced(n, "inside an `if` or a `for`", help, out);
+        });
+    }
+}
+
+/// B429: a registration line anywhere but at the top of a command.
+fn misplaced(node: &Node, label: &str, help: &str, out: &mut Findings) {
+    if let Node::Register(r) = node {
+        out.push(
+            Diagnostic::new(Code::MisplacedRegister, format!("`{}` {label}", r.keyword()))
+                .label(r.span(), "registered with the command, never run")
+                .help(help.to_string()),
+        );
+    }
+}
+
+/// A command's lines (`whole`), or a subcommand's or group's locales.
+fn command(tree: &Tree, whole: bool, out: &mut Findings) {
+    let mut seen: Vec<((bool, &str), Span)> = Vec::new();
+    let options: Vec<&OptionDecl> = options(tree).collect();
+    // (In a subcommand or a group, only its locales: the rest is said
+    // misplaced by `check`.)
+    for r in registers(tree).filter(|r| whole || matches!(r, Register::Locale(_))) {
+        // (A locale by its language: `locale nsfw …` is no second `nsfw`.)
+        let key = match r {
+            Register::Locale(l) => (true, l.locale.name.as_str()),
+            other => (false, other.keyword()),
+        };
+        if let Some((_, first)) = seen.iter().find(|(k, _)| *k == key) {
+            let what = match r {
+                Register::Locale(l) => format!("`locale {}`", l.locale.name),
+                other => format!("`{}`", other.keyword()),
+            };
+            out.push(
+                Diagnostic::new(Code::MisplacedRegister, format!("{what} twice in command `{}`", tree.name.name))
+                    .label(r.span(), "the second")
+                    .related(*first, "the first")
+                    .help("write it once: the platform takes one of each"),
+            );
+            continue;
+        }
+        seen.push((key, r.span()));
+        match r {
+            Register::Permissions(w) => {
+                let known = reg::permission_words();
+                words(w, "permission", |word| reg::permission(word).is_some(), known.iter().map(String::as_str), out)
+            }
+            Register::Contexts(w) => {
+                words(w, "context", |x| find(reg::CONTEXTS, x).is_some(), names(reg::CONTEXTS), out)
+            }
+            Register::Installs(w) => {
+                words(w, "install", |x| find(reg::INSTALLS, x).is_some(), names(reg::INSTALLS), out)
+            }
+            Register::Nsfw(_) => {}
+            Register::Locale(l) => locale(tree, l, &options, out),
+        }
+    }
+    for o in options {
+        if let Some(w) = &o.channels {
+            channels(o, w, out);
+        }
+    }
+}
+
+/// B428 for a word the list does not know (with did-you-mean), B429 for
+/// one written twice.
+fn words<'a>(
+    w: &Words,
+    what: &str,
+    known: impl Fn(&str) -> bool,
+    candidates: impl Iterator<Item = &'a str> + Clone,
+    out: &mut Findings,
+) {
+    for (i, word) in w.words.iter().enumerate() {
+        if let Some(first) = w.words[..i].iter().find(|x| x.name == word.name) {
+            out.push(
+                Diagnostic::new(Code::MisplacedRegister, format!("{what} `{}` named twice", word.name))
+                    .label(word.span, "the second")
+                    .related(first.span, "the first")
+                    .help("leave out the second"),
+            );
+        } else if !known(&word.name) {
+            let diag = Diagnostic::new(Code::UnknownRegisterWord, format!("no {what} is called `{}`", word.name))
+                .label(word.span, format!("not a {what} the platform knows"));
+            // The platform's own names for them (`guild`, `guild_install`).
+            let alias = ALIASES.iter().find(|(a, _)| *a == word.name.as_str()).map(|(_, w)| *w);
+            let alias = alias.filter(|w| candidates.clone().any(|c| c == *w));
+            let meant = alias.or_else(|| did_you_mean(&word.name, candidates.clone()));
+            let all = format!("the {what}s are: {}", candidates.clone().collect::<Vec<_>>().join(", "));
+            out.push(diag.meant(word.span, meant, all));
+        }
+    }
+}
+
+/// What the platform's documentation calls some words of the lists.
+const ALIASES: &[(&str, &str)] = &[
+    ("guild", "server"),
+    ("guild_install", "server"),
+    ("user_install", "user"),
+    ("dm", "bot_dm"),
+    ("guild_text", "text"),
+    ("guild_voice", "voice"),
+    ("guild_forum", "forum"),
+    ("manage_server", "manage_guild"),
+];
+
+/// `in …` on a `channel` option: the kinds of channel; on any other type,
+/// B429.
+fn channels(o: &OptionDecl, w: &Words, out: &mut Findings) {
+    if o.option_type() != OptionType::Channel {
+        out.push(
+            Diagnostic::new(
+                Code::MisplacedRegister,
+                format!("`in` on option `{}`, which is not a channel", o.name.name),
+            )
+            .label(w.span, "kinds of channel")
+            .help("`in text, forum` is for a `channel` option: write its type `channel`, or leave out `in`"),
+        );
+        return;
+    }
+    let kinds = reg::CHANNEL_TYPES.iter().map(|(w, _)| *w);
+    words(w, "kind of channel", |x| kinds.clone().any(|k| k == x), kinds.clone(), out);
+}
+
+/// A `locale`: a language the platform has, a name and descriptions it
+/// takes, and options the command has, once each.
+fn locale(tree: &Tree, l: &Locale, options: &[&OptionDecl], out: &mut Findings) {
+    let code = &l.locale;
+    if !reg::LOCALES.iter().any(|(c, _)| *c == code.name.as_str()) {
+        let codes = reg::LOCALES.iter().map(|(c, _)| *c);
+        let diag = Diagnostic::new(Code::UnknownRegisterWord, format!("no locale is called `{}`", code.name))
+            .label(code.span, "not one of the platform's locales");
+        // `fr-FR` for `fr`, `pt-br` for `pt-BR`.
+        let language = code.name.split('-').next().unwrap_or_default();
+        let close = codes.clone().find(|c| c.eq_ignore_ascii_case(&code.name) || *c == language);
+        let meant = close.or_else(|| did_you_mean(&code.name, codes.clone()));
+        let all = format!("the platform's locales are: {}", codes.collect::<Vec<_>>().join(", "));
+        out.push(diag.meant(code.span, meant, all));
+    }
+    if let (Some(_), Some(span)) =
+        (&tree.menu, l.description.as_ref().map(|d| d.span).or(l.options.first().map(|o| o.span)))
+    {
+        out.push(
+            Diagnostic::new(
+                Code::MisplacedRegister,
+                format!("context-menu command `{}` has no description or options to translate", tree.name.name),
+            )
+            .label(span, "nothing of the command's to translate")
+            .help(format!("a context-menu command's locale is its name alone: `locale {} \"…\"`", code.name)),
+        );
+    }
+    let what = |of: &str| format!("{of} in `{}`", code.name);
+    // (A context-menu command's name, in any language, is any 1 to 32
+    // characters: the checker of menus says so of the name itself.)
+    if tree.menu.is_none() {
+        super::platform::name(&what("command"), &l.name.value, l.name.span, &[], out);
+    } else if !crate::discord::names::is_valid_menu(&l.name.value) {
+        let length = l.name.value.chars().count();
+        out.push(
+            Diagnostic::new(
+                Code::PlatformName,
+                format!("the name of a context-menu command in `{}` has {length} characters", code.name),
+            )
+            .label(l.name.span, "this name")
+            .help("a context-menu command's name is 1 to 32 characters, in any language"),
+        );
+    }
+    if let Some(d) = &l.description {
+        super::platform::description(&what("command"), &tree.name.name, &d.value, d.span, out);
+    }
+    translated_options(tree, l, options, out);
+}
+
+/// A `locale`'s options: each one the command has, once, with a name and
+/// a description the platform takes.
+fn translated_options(tree: &Tree, l: &Locale, options: &[&OptionDecl], out: &mut Findings) {
+    let code = &l.locale;
+    let what = |of: &str| format!("{of} in `{}`", code.name);
+    for (i, lo) in l.options.iter().enumerate() {
+        if let Some(first) = l.options[..i].iter().find(|x| x.option.name == lo.option.name) {
+            out.push(
+                Diagnostic::new(
+                    Code::MisplacedRegister,
+                    format!("option `{}` twice in `locale {}`", lo.option.name, code.name),
+                )
+                .label(lo.option.span, "the second")
+                .related(first.option.span, "the first")
+                .help("write each option once in a locale"),
+            );
+            continue;
+        }
+        if !options.iter().any(|o| o.name.name == lo.option.name) {
+            let names = options.iter().map(|o| o.name.name.as_str());
+            let diag = Diagnostic::new(
+                Code::UnknownRegisterWord,
+                format!("command `{}` has no option `{}`", tree.name.name, lo.option.name),
+            )
+            .label(lo.option.span, "no such option");
+            let meant = did_you_mean(&lo.option.name, names);
+            let help = "a locale's braces translate the command's options, each by its own name";
+            out.push(diag.meant(lo.option.span, meant, help));
+            continue;
+        }
+        super::platform::name(&what("option"), &lo.name.value, lo.name.span, &[], out);
+        if let Some(d) = &lo.description {
+            super::platform::description(&what("option"), &lo.option.name, &d.value, d.span, out);
+        }
+    }
+}
+
+fn registers(tree: &Tree) -> impl Iterator<Item = &Register> {
+    tree.body.iter().filter_map(|n| match n {
+        Node::Register(r) => Some(&**r),
+        _ => None,
+    })
+}
+
+fn options(tree: &Tree) -> impl Iterator<Item = &OptionDecl> {
+    tree.body.iter().filter_map(|n| match n {
+        Node::Option(o) => Some(&**o),
+        _ => None,
+    })
+}
+
+fn locales(tree: &Tree) -> impl Iterator<Item = &Locale> {
+    registers(tree).filter_map(|r| match r {
+        Register::Locale(l) => Some(l),
+        _ => None,
+    })
+}
+
+fn find<T: Copy>(table: &[(&str, T, &str)], word: &str) -> Option<T> {
+    table.iter().find(|(w, ..)| *w == word).map(|(_, t, _)| *t)
+}
+
+fn names<T>(table: &'static [(&'static str, T, &'static str)]) -> impl Iterator<Item = &'static str> + Clone {
+    table.iter().map(|(w, ..)| *w)
+}
+
+/// The command's registration besides its options (a checked tree: an
+/// unknown word is an error already, and is left out here).
+pub fn extra(tree: &Tree) -> reg::Extra {
+    let mut extra = reg::Extra::default();
+    for r in registers(tree) {
+        match r {
+            Register::Permissions(w) => {
+                let bits = w.words.iter().filter_map(|x| reg::permission(&x.name));
+                extra
+                    .default_member_permissions
+                    .get_or_insert(twilight_model::guild::Permissions::empty())
+                    .extend(bits);
+            }
+            Register::Contexts(w) => {
+                extra.contexts = Some(w.words.iter().filter_map(|x| find(reg::CONTEXTS, &x.name)).collect());
+            }
+            Register::Installs(w) => {
+                extra.integration_types = Some(w.words.iter().filter_map(|x| find(reg::INSTALLS, &x.name)).collect());
+            }
+            Register::Nsfw(_) => extra.nsfw = Some(true),
+            Register::Locale(_) => {}
+        }
+    }
+    extra.locales = localizations(locales(tree).map(|l| (l, Some(&l.name), l.description.as_ref())));
+    extra
+}
+
+/// An option's kinds of channel and localizations.
+pub fn option_extra(
+    tree: &Tree,
+    o: &OptionDecl,
+) -> (Option<Vec<twilight_model::channel::ChannelType>>, reg::Localizations) {
+    let channels = o.channels.as_ref().map(|w| {
+        w.words
+            .iter()
+            .filter_map(|x| reg::CHANNEL_TYPES.iter().find(|(k, _)| *k == x.name.as_str()).map(|(_, t)| *t))
+            .collect()
+    });
+    let each = locales(tree).filter_map(|l| {
+        let lo = l.options.iter().find(|lo| lo.option.name == o.name.name)?;
+        Some((l, Some(&lo.name), lo.description.as_ref()))
+    });
+    (channels, localizations(each))
+}
+
+fn localizations<'a>(
+    each: impl Iterator<Item = (&'a Locale, Option<&'a crate::language::ast::Text>, Option<&'a crate::language::ast::Text>)>,
+) -> reg::Localizations {
+    let (mut names, mut descriptions) = (BTreeMap::new(), BTreeMap::new());
+    for (l, name, description) in each {
+        let code = l.locale.name.to_string();
+        if let Some(n) = name {
+            names.entry(code.clone()).or_insert_with(|| n.value.to_string());
+        }
+        if let Some(d) = description {
+            descriptions.entry(code).or_insert_with(|| d.value.to_string());
+        }
+    }
+    reg::Localizations {
+        name_localizations: (!names.is_empty()).then_some(names),
+        description_localizations: (!descriptions.is_empty()).then_some(descriptions),
+    }
+}
+
+/// The characters of a name and a description as the platform counts
+/// them toward a command's 8,000: the longest of the default and its
+/// localizations, each. `option` is `None` for the command's own.
+pub fn longest(tree: &Tree, option: Option<&str>, name: usize, description: usize) -> (usize, usize) {
+    let chars = |t: Option<&crate::language::ast::Text>| t.map_or(0, |t| t.value.chars().count());
+    locales(tree).fold((name, description), |(n, d), l| {
+        let (ln, ld) = match option {
+            None => (chars(Some(&l.name)), chars(l.description.as_ref())),
+            Some(o) => match l.options.iter().find(|lo| lo.option.name == o) {
+                Some(lo) => (chars(Some(&lo.name)), chars(lo.description.as_ref())),
+                None => (0, 0),
+            },
+        };
+        (n.max(ln), d.max(ld))
+    })
+}

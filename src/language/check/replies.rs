@@ -1,0 +1,200 @@
+//! Rules on what a reply sends: its parts written once, something to show,
+//! and every embed within the platform's limits and forms (B410–B416).
+//! Only the text written in the file is held to them here; what a `{…}`
+//! fills in at run time is kept to them by `message::embed` (B326).
+
+use crate::base::diagnostics::{Code, Diagnostic, Findings};
+use crate::base::source::Span;
+use crate::language::ast::visit::{self, Visitor};
+use crate::language::ast::{Embed, EmbedItem, Reply, ReplyItem, Template, Tree, TreeKind};
+use crate::language::vocab::{self, limits, EmbedPart, PartForm};
+
+pub fn check_tree(tree: &Tree, out: &mut Findings) {
+    let mut walk = Walk { event: tree.kind == TreeKind::Event, out };
+    visit::walk_nodes(&mut walk, &tree.body);
+}
+
+struct Walk<'o> {
+    event: bool,
+    out: &'o mut Findings,
+}
+
+impl<'a> Visitor<'a> for Walk<'_> {
+    fn reply(&mut self, r: &'a Reply) {
+        reply(r, self.event, self.out);
+    }
+    // Replies only: nothing inside blocks, saves or conditions is read.
+    fn block(&mut self, _: &'a crate::language::ast::ApiBlock) {}
+    fn save(&mut self, _: &'a crate::language::ast::Save) {}
+    fn condition(&mut self, _: &'a crate::language::ast::Condition) {}
+}
+
+/// UTF-16 units of a template's written text (its `{…}` not counted).
+pub(super) fn written(t: &Template) -> usize {
+    t.parts
+        .iter()
+        .map(|p| match p {
+            crate::language::ast::Part::Lit(s, _) => s.encode_utf16().count(),
+            _ => 0,
+        })
+        .sum()
+}
+
+fn reply(r: &Reply, event: bool, out: &mut Findings) {
+    let (mut text, mut ephemeral) = (None::<Span>, None::<Span>);
+    let (mut embeds, mut components) = (0, 0);
+    for item in &r.items {
+        match item {
+            ReplyItem::Text { span, .. } => once(&mut text, *span, "`text`", "a reply", out),
+            ReplyItem::Ephemeral(span) => {
+                once(&mut ephemeral, *span, "`ephemeral`", "a reply", out);
+                if event {
+                    out.push(
+                        Diagnostic::new(Code::EphemeralInEvent, "an event's reply cannot be ephemeral")
+                            .label(*span, "only an answer to a user's command can be")
+                            .help("an event posts in a channel, where everyone sees it; remove `ephemeral`"),
+                    );
+                }
+            }
+            ReplyItem::Embed(e) => {
+                embeds += 1;
+                if embeds == limits::EMBEDS + 1 {
+                    out.push(
+                        Diagnostic::new(Code::TooManyEmbedParts, "a reply has more than 10 embeds")
+                            .label(e.span, "the 11th")
+                            .help("the platform takes at most 10 embeds on a message; send the rest in another reply"),
+                    );
+                }
+                embed(e, out);
+            }
+            ReplyItem::Component(_) => components += 1,
+        }
+    }
+    // An update may change the components alone; a new message needs
+    // something to show besides.
+    if r.block && text.is_none() && embeds == 0 && (!r.update || components == 0) {
+        out.push(
+            Diagnostic::new(Code::EmptyReply, "this reply has nothing to show")
+                .label(r.span, "no `text` and no `embed`")
+                .help("give it a `text \"…\"` or an `embed { … }`"),
+        );
+    }
+    let total: usize = r
+        .embeds()
+        .flat_map(|e| &e.items)
+        .map(|i| match i {
+            EmbedItem::Part { part, value, .. } if part.counts_in_total() => written(value),
+            EmbedItem::Part { .. } => 0,
+            EmbedItem::Field { name, value, .. } => written(name) + written(value),
+        })
+        .sum();
+    if total > limits::EMBED_TOTAL {
+        out.push(
+            Diagnostic::new(
+                Code::EmbedsTooLong,
+                format!("this reply's embeds hold {total} characters; the platform takes 6,000 in all"),
+            )
+            .label(r.span, "these embeds")
+            .help("shorten the descriptions, or send some of the embeds in another reply"),
+        );
+    }
+}
+
+/// B414 for a part already seen.
+fn once(seen: &mut Option<Span>, span: Span, what: &str, within: &str, out: &mut Findings) {
+    match seen {
+        Some(first) => out.push(
+            Diagnostic::new(Code::ReplyPartTwice, format!("{what} is written twice in {within}"))
+                .label(span, "written again here")
+                .related(*first, "first here")
+                .help("keep one of them"),
+        ),
+        None => *seen = Some(span),
+    }
+}
+
+fn embed(e: &Embed, out: &mut Findings) {
+    let mut seen: Vec<(EmbedPart, Option<Span>)> = EmbedPart::ALL.iter().map(|p| (*p, None)).collect();
+    let (mut fields, mut visible) = (0, false);
+    for item in &e.items {
+        match item {
+            EmbedItem::Part { part, key, value, .. } => {
+                let slot = &mut seen.iter_mut().find(|(p, _)| p == part).expect("every part has a slot").1;
+                once(slot, *key, &format!("`{}`", part.as_str()), "an embed", out);
+                visible |= !matches!(part, EmbedPart::Color | EmbedPart::Url);
+                if let Some(max) = part.limit() {
+                    length(value, max, &format!("an embed's `{}`", part.as_str()), out);
+                }
+                form(*part, value, out);
+            }
+            EmbedItem::Field { name, value, span, .. } => {
+                fields += 1;
+                visible = true;
+                if fields == limits::EMBED_FIELDS + 1 {
+                    out.push(
+                        Diagnostic::new(Code::TooManyEmbedParts, "an embed has more than 25 fields")
+                            .label(*span, "the 26th")
+                            .help("the platform takes at most 25 fields in an embed; put the rest in another embed"),
+                    );
+                }
+                length(name, limits::FIELD_NAME, "a field's name", out);
+                length(value, limits::FIELD_VALUE, "a field's value", out);
+            }
+        }
+    }
+    if !visible {
+        out.push(
+            Diagnostic::new(Code::EmptyReply, "this embed has nothing to show")
+                .label(e.span, "no title, description, field, author, footer, image or thumbnail")
+                .help("give it a `title \"…\"` or a `description \"…\"`"),
+        );
+    }
+}
+
+/// B410 for written text of an embed over `max` characters.
+fn length(t: &Template, max: usize, what: &str, out: &mut Findings) {
+    let help = "shorten it, or move the text to the embed's `description` (4,096 characters)";
+    self::length_with(t, max, what, help, out);
+}
+
+/// B410 for written text over `max` characters, with its help.
+pub(super) fn length_with(t: &Template, max: usize, what: &str, help: &str, out: &mut Findings) {
+    let n = written(t);
+    if n > max {
+        out.push(
+            Diagnostic::new(Code::TextTooLong, format!("{what} is {n} characters; the platform takes {max}"))
+                .label(t.span, format!("{n} characters"))
+                .help(help.to_string()),
+        );
+    }
+}
+
+/// B413 for a written colour, URL or time that is not one (a part with a
+/// `{…}` is judged at run time).
+fn form(part: EmbedPart, value: &Template, out: &mut Findings) {
+    if part.form() == PartForm::Url {
+        let help = "the platform takes at most 2,048 characters in an embed's URLs: link a shorter address";
+        length_with(value, limits::EMBED_URL, &format!("an embed's `{}`", part.as_str()), help, out);
+    }
+    let Some(text) = value.as_literal() else { return };
+    let (ok, want) = match part.form() {
+        PartForm::Text => return,
+        PartForm::Color => (vocab::parse_color(&text).is_some(), "a colour: `#RRGGBB`, or its number up to 16777215"),
+        PartForm::Url => (vocab::is_web_url(text.trim()), "an http or https URL"),
+        PartForm::Timestamp => {
+            (vocab::is_timestamp(text.trim()), "a time as RFC 3339 writes it: `2026-11-24T14:05:00Z`")
+        }
+    };
+    if !ok {
+        let shown = crate::base::display::one_line(&text);
+        out.push(
+            Diagnostic::new(Code::EmbedValueForm, format!("an embed's `{}` must be {want}", part.as_str()))
+                .label(value.span, format!("`{shown}` is not one"))
+                .help(match part.form() {
+                    PartForm::Color => "write the colour in hex, as `#3366FF`; blkc does not guess colours from names",
+                    PartForm::Url => "write the whole address, with `https://`",
+                    _ => "write the date, the time and the zone: `2026-11-24T14:05:00Z`",
+                }),
+        );
+    }
+}

@@ -1,0 +1,743 @@
+//! A message to the chat, as blkc means it, whatever the platform: its
+//! content, who sees it, and whom it may ping. A reply's text becomes one
+//! or more of these; the platform module writes them in its wire format
+//! (`discord::message`). Rich messages (embeds, components) are added here,
+//! and there, and nowhere else.
+
+use crate::language::vocab::{self, limits, EmbedPart, PartForm};
+
+/// One message.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Message {
+    pub content: String,
+    /// Only the user who triggered it sees it (an interaction's answer).
+    pub ephemeral: bool,
+    /// Whom it may ping: these users and no one else. Never roles,
+    /// `@everyone` or `@here`, whatever the content holds, so that text a
+    /// chat user supplied can never ping anyone the command did not name.
+    pub mentions: Vec<String>,
+    /// At most [`limits::EMBEDS`], each within the platform's limits
+    /// ([`embed`] makes them so).
+    pub embeds: Vec<Embed>,
+    /// Buttons and select menus, in order (laid out in rows by
+    /// [`vocab::rows`]).
+    pub components: Vec<Component>,
+    /// An edit of the message a component is on, not a new message.
+    pub update: bool,
+}
+
+/// What a run says: a message, or a form to fill in; or, for a
+/// component whose handler said nothing, nothing (its message stays).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outgoing {
+    Message(Message),
+    Form(Form),
+    Nothing,
+    /// An autocomplete's answer: the choices offered as the user types.
+    Choices(Vec<Choice>),
+}
+
+/// A choice an autocomplete offers: its name (1 to 100 characters) and its
+/// value, of the option's type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    pub name: String,
+    pub value: ChoiceValue,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChoiceValue {
+    Text(String),
+    Integer(i64),
+    Number(f64),
+}
+
+/// The choices an autocomplete's run offered (`name`, `value` as text),
+/// as the platform takes them for an option of type `kind`: the first
+/// [`limits::CHOICES`], each name and text value cut to
+/// [`limits::CHOICE_TEXT`] characters; a choice with an empty name or
+/// value, or a value that is not a number of the option's range, is left
+/// out. Also says how many were left out or cut.
+pub fn choices(offered: Vec<(String, String)>, kind: vocab::OptionType) -> (Vec<Choice>, usize) {
+    use vocab::OptionType;
+    let long = |s: &str| s.chars().count() > limits::CHOICE_TEXT;
+    let cut = |s: &str| s.chars().take(limits::CHOICE_TEXT).collect::<String>();
+    let mut out = Vec::new();
+    let mut adjusted = offered.len().saturating_sub(limits::CHOICES);
+    for (name, value) in offered.into_iter().take(limits::CHOICES) {
+        let (name, value) = (name.trim(), value.trim());
+        let kept = match kind {
+            OptionType::Integer => vocab::parse_integer(value).map(ChoiceValue::Integer),
+            OptionType::Number if vocab::is_option_number(value) => value.parse().ok().map(ChoiceValue::Number),
+            OptionType::Number => None,
+            _ => Some(ChoiceValue::Text(cut(value))).filter(|_| !value.is_empty()),
+        };
+        match kept {
+            Some(kept) if !name.is_empty() => {
+                adjusted += usize::from(long(name) || (kind == OptionType::String && long(value)));
+                out.push(Choice { name: cut(name), value: kept });
+            }
+            _ => adjusted += 1,
+        }
+    }
+    (out, adjusted)
+}
+
+/// A button or a select menu as it is sent: every text filled in and kept
+/// to its limit.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Component {
+    Button(Button),
+    Select(Select),
+}
+
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Button {
+    /// `primary`, `secondary`, `success`, `danger`, or `link`.
+    pub style: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emoji: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The handler it runs and the id that says so (none: a link).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handler: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_id: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub disabled: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Select {
+    /// `choices` (written in the file), `users`, `roles`, `mentionables`
+    /// or `channels`.
+    pub of: &'static str,
+    pub handler: String,
+    pub custom_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max: Option<u32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub disabled: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<MenuChoice>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct MenuChoice {
+    pub label: String,
+    pub value: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emoji: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub default: bool,
+}
+
+/// A form as it is shown.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Form {
+    pub handler: String,
+    pub custom_id: String,
+    pub title: String,
+    pub inputs: Vec<TextInput>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct TextInput {
+    /// The input's name: the handler reads it as `{field_<name>}`.
+    pub name: String,
+    pub label: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub paragraph: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max: Option<u32>,
+    pub required: bool,
+}
+
+/// A setting as a run filled it in.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Filled {
+    Flag,
+    Text(String),
+    Number(u32),
+}
+
+/// The filled-in settings of one part, and what had to change for the
+/// platform to take it.
+pub struct Filling<'s> {
+    settings: Vec<(&'s str, Filled)>,
+    specs: &'static [vocab::SettingSpec],
+    pub changed: Vec<String>,
+    within: &'static str,
+}
+
+impl<'s> Filling<'s> {
+    pub fn new(settings: Vec<(&'s str, Filled)>, specs: &'static [vocab::SettingSpec], within: &'static str) -> Self {
+        Filling { settings, specs, changed: Vec::new(), within }
+    }
+
+    pub fn flag(&self, name: &str) -> bool {
+        self.settings.iter().any(|(n, _)| *n == name)
+    }
+
+    pub fn number(&self, name: &str) -> Option<u32> {
+        self.settings.iter().find_map(|(n, v)| match v {
+            Filled::Number(x) if *n == name => Some(*x),
+            _ => None,
+        })
+    }
+
+    /// A text setting, cut to its limit (a warning says so); a blank one
+    /// is left out (the platform refuses empty text).
+    pub fn text(&mut self, name: &str) -> Option<String> {
+        let mut text = self.settings.iter().find_map(|(n, v)| match v {
+            Filled::Text(t) if *n == name => Some(t.clone()),
+            _ => None,
+        })?;
+        if text.trim().is_empty() {
+            return None;
+        }
+        let limit = self.specs.iter().find(|s| s.name == name).map(|s| s.form);
+        match limit {
+            Some(vocab::SettingForm::Text(max)) => self.cut(&mut text, max, name),
+            Some(vocab::SettingForm::Url(max)) if text.trim().chars().count() > max => {
+                let n = text.trim().chars().count();
+                self.changed.push(format!(
+                    "{}'s `{name}` was left out: it is {n} characters, and the platform takes {max}",
+                    self.within
+                ));
+                return None;
+            }
+            Some(vocab::SettingForm::Emoji) => {
+                if let Err(problem) = crate::discord::emoji::judge(text.trim()) {
+                    self.changed.push(format!("{}'s `{name}` was left out: {}", self.within, problem.describe(&text)));
+                    return None;
+                }
+                text = text.trim().to_string();
+            }
+            _ => {}
+        }
+        Some(text)
+    }
+
+    /// Cuts `text` to `max`, saying so.
+    pub fn cut(&mut self, text: &mut String, max: usize, what: &str) {
+        if fit(text, max) {
+            self.changed.push(format!("{}'s `{what}` was cut to {max} characters", self.within));
+        }
+    }
+}
+
+/// The `custom_id` of a component or a form, or why it cannot be one
+/// (longer than the platform's 100 characters: the run fails, as the
+/// value is state the handler needs whole).
+pub fn custom_id(handler: &str, key: &str, value: &str) -> Result<String, String> {
+    let id = vocab::custom_id(handler, key, value);
+    let n = id.chars().count();
+    if n > limits::CUSTOM_ID {
+        return Err(format!(
+            "the id of a component running `{handler}` would be {n} characters with its value; the platform takes 100"
+        ));
+    }
+    Ok(id)
+}
+
+/// A button from its filled-in settings: a link when it has a `url`.
+pub fn button(handler: Option<&str>, key: &str, mut f: Filling<'_>) -> Result<(Component, Vec<String>), String> {
+    let url = f.text("url").filter(|u| vocab::is_web_url(u.trim()));
+    let style = vocab::BUTTON_STYLES.iter().copied().find(|s| f.flag(s)).unwrap_or("primary");
+    let value = f.settings.iter().find_map(|(n, v)| match v {
+        Filled::Text(t) if *n == "value" => Some(t.clone()),
+        _ => None,
+    });
+    let custom_id = match handler {
+        Some(h) => Some(custom_id(h, key, value.as_deref().unwrap_or_default())?),
+        None => None,
+    };
+    let mut b = Button {
+        style: if handler.is_none() { "link" } else { style },
+        label: f.text("label"),
+        emoji: f.text("emoji"),
+        url: if handler.is_none() { url } else { None },
+        handler: handler.map(str::to_string),
+        custom_id,
+        disabled: f.flag("disabled"),
+    };
+    if handler.is_none() && b.url.is_none() {
+        // A link whose address did not fill in as one cannot be sent.
+        f.changed.push("a link button's `url` did not fill in as a web address; it is shown disabled".into());
+        b.url = Some("https://discord.com".into());
+        b.disabled = true;
+    }
+    if b.label.is_none() && b.emoji.is_none() {
+        f.changed.push("a button's `label` filled in empty; `…` is shown".into());
+        b.label = Some(CUT.into());
+    }
+    Ok((Component::Button(b), f.changed))
+}
+
+/// A select menu from its filled-in settings and choices.
+pub fn select(
+    handler: &str,
+    key: &str,
+    mut f: Filling<'_>,
+    choices: Vec<(String, String, Filling<'_>)>,
+) -> Result<(Component, Vec<String>), String> {
+    let of = vocab::SELECT_KINDS.iter().copied().find(|k| f.flag(k)).unwrap_or("choices");
+    let mut menu = Select {
+        of,
+        handler: handler.to_string(),
+        custom_id: custom_id(handler, key, "")?,
+        placeholder: f.text("placeholder"),
+        min: f.number("min"),
+        max: f.number("max"),
+        disabled: f.flag("disabled"),
+        choices: Vec::new(),
+    };
+    let mut changed = std::mem::take(&mut f.changed);
+    for (mut label, mut value, mut c) in choices {
+        c.cut(&mut label, limits::CHOICE_TEXT, "label");
+        c.cut(&mut value, limits::CHOICE_TEXT, "value");
+        if label.trim().is_empty() {
+            label = CUT.into();
+        }
+        let choice = MenuChoice {
+            label,
+            value,
+            description: c.text("description"),
+            emoji: c.text("emoji"),
+            default: c.flag("default"),
+        };
+        changed.append(&mut c.changed);
+        menu.choices.push(choice);
+    }
+    // The platform refuses a menu that asks for more than it offers (its
+    // choices from a list are known only now).
+    if of == "choices" {
+        let offered = menu.choices.len() as u32;
+        if menu.max.is_some_and(|m| m > offered) {
+            changed.push(format!("a select menu's `max` was lowered to its {offered} choices"));
+            menu.max = Some(offered);
+        }
+        let most = menu.max.unwrap_or(1);
+        if menu.min.is_some_and(|m| m > most) {
+            changed.push(format!("a select menu's `min` was lowered to {most}, as many as can be chosen"));
+            menu.min = Some(most);
+        }
+    }
+    Ok((Component::Select(menu), changed))
+}
+
+/// A form from its filled-in settings and inputs.
+pub fn form(
+    handler: &str,
+    key: &str,
+    mut f: Filling<'_>,
+    inputs: Vec<(String, Filling<'_>)>,
+) -> Result<(Form, Vec<String>), String> {
+    let mut form = Form {
+        handler: handler.to_string(),
+        custom_id: custom_id(handler, key, "")?,
+        title: f.text("title").unwrap_or_else(|| CUT.into()),
+        inputs: Vec::new(),
+    };
+    let mut changed = std::mem::take(&mut f.changed);
+    for (name, mut i) in inputs {
+        let input = TextInput {
+            label: i.text("label").unwrap_or_else(|| name.clone()),
+            name,
+            paragraph: i.flag("paragraph"),
+            placeholder: i.text("placeholder"),
+            value: i.text("value"),
+            min: i.number("min"),
+            max: i.number("max"),
+            required: !i.flag("optional"),
+        };
+        changed.append(&mut i.changed);
+        form.inputs.push(input);
+    }
+    Ok((form, changed))
+}
+
+/// The rows of a message's components, as the platform takes them:
+/// buttons 5 to a row in order, each select menu a row of its own.
+pub fn rows(components: &[Component]) -> Vec<&[Component]> {
+    let kinds: Vec<bool> = components.iter().map(|c| matches!(c, Component::Button(_))).collect();
+    let place = vocab::rows(&kinds);
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 1..=components.len() {
+        if i == components.len() || place[i] != place[start] {
+            out.push(&components[start..i]);
+            start = i;
+        }
+    }
+    out
+}
+
+/// An embed as it is sent: every part filled in, cut to its limit, and
+/// left out when it is not of its form (a URL, a colour, a time).
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Embed {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub color: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub footer: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thumbnail: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<EmbedField>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct EmbedField {
+    pub name: String,
+    pub value: String,
+    pub inline: bool,
+}
+
+/// The mark left where a value was cut to its part's limit.
+pub const CUT: &str = "…";
+
+/// Cuts `text` to at most `max` UTF-16 units, ending with [`CUT`]; whether
+/// it had to.
+fn fit(text: &mut String, max: usize) -> bool {
+    if units(text) <= max {
+        return false;
+    }
+    let keep = max - units(CUT);
+    let mut used = 0;
+    let end = text
+        .char_indices()
+        .find(|(_, c)| {
+            used += c.len_utf16();
+            used > keep
+        })
+        .map_or(text.len(), |(i, _)| i);
+    text.truncate(end);
+    text.push_str(CUT);
+    true
+}
+
+/// An embed from its parts' and fields' filled-in text, and what had to
+/// change for the platform to take it (for a warning: a run never fails
+/// on an embed, and the platform never answers 400 to one).
+pub fn embed(parts: Vec<(EmbedPart, String)>, fields: Vec<(String, String, bool)>) -> (Embed, Vec<String>) {
+    let mut e = Embed::default();
+    let mut changed = Vec::new();
+    for (part, mut text) in parts {
+        let name = part.as_str();
+        if let Some(max) = part.limit() {
+            if fit(&mut text, max) {
+                changed.push(format!("the embed's `{name}` was cut to {max} characters"));
+            }
+        }
+        let blank = text.trim().is_empty();
+        let slot = match part {
+            EmbedPart::Title => &mut e.title,
+            EmbedPart::Description => &mut e.description,
+            EmbedPart::Url => &mut e.url,
+            EmbedPart::Timestamp => &mut e.timestamp,
+            EmbedPart::Footer => &mut e.footer,
+            EmbedPart::Author => &mut e.author,
+            EmbedPart::Image => &mut e.image,
+            EmbedPart::Thumbnail => &mut e.thumbnail,
+            EmbedPart::Color => {
+                match vocab::parse_color(&text) {
+                    Some(c) => e.color = Some(c),
+                    None if blank => {}
+                    None => {
+                        changed.push(format!("the embed's `color` was left out: {:?} is not a colour", short(&text)))
+                    }
+                }
+                continue;
+            }
+        };
+        let ok = match part.form() {
+            PartForm::Url if text.trim().chars().count() > limits::EMBED_URL => {
+                let n = text.trim().chars().count();
+                changed.push(format!(
+                    "the embed's `{name}` was left out: it is {n} characters, and the platform takes {}",
+                    limits::EMBED_URL
+                ));
+                continue;
+            }
+            PartForm::Url => vocab::is_web_url(text.trim()),
+            PartForm::Timestamp => vocab::is_timestamp(text.trim()),
+            PartForm::Text | PartForm::Color => true,
+        };
+        if blank {
+            // The platform refuses an empty part: a value that filled in
+            // empty leaves it out.
+            continue;
+        }
+        if !ok {
+            let what = if part.form() == PartForm::Url { "an http or https URL" } else { "an RFC 3339 time" };
+            changed.push(format!("the embed's `{name}` was left out: {:?} is not {what}", short(&text)));
+            continue;
+        }
+        *slot = Some(match part.form() {
+            PartForm::Text => text,
+            PartForm::Timestamp => vocab::parse_timestamp(&text).unwrap_or_default(),
+            _ => text.trim().to_string(),
+        });
+    }
+    for (mut name, mut value, inline) in fields.into_iter().take(limits::EMBED_FIELDS) {
+        for (text, max, what) in [(&mut name, limits::FIELD_NAME, "name"), (&mut value, limits::FIELD_VALUE, "value")] {
+            if text.trim().is_empty() {
+                // A field's name and value are required: an empty one is
+                // a blank that shows as nothing.
+                *text = "\u{200b}".to_string();
+            } else if fit(text, max) {
+                changed.push(format!("a field's {what} was cut to {max} characters"));
+            }
+        }
+        e.fields.push(EmbedField { name, value, inline });
+    }
+    (e, changed)
+}
+
+/// The characters of an embed that count toward a message's 6,000.
+pub fn embed_units(e: &Embed) -> usize {
+    let texts = [&e.title, &e.description, &e.footer, &e.author];
+    texts.iter().filter_map(|t| t.as_deref()).map(units).sum::<usize>()
+        + e.fields.iter().map(|f| units(&f.name) + units(&f.value)).sum::<usize>()
+}
+
+/// Keeps a message's embeds within 6,000 characters together, whatever
+/// filled them: the descriptions give way first, then the fields' values,
+/// the footers, the authors, the fields' names and the titles, the last
+/// embed's (and field's) first; whether any was cut. Every text keeps at
+/// least its mark, and 10 embeds of 25 fields each are well under 6,000
+/// marks, so it always fits.
+pub fn fit_embeds(embeds: &mut [Embed]) -> bool {
+    let mut total: usize = embeds.iter().map(embed_units).sum();
+    let mut cut = false;
+    for pass in 0..6 {
+        for e in embeds.iter_mut().rev() {
+            let slots: Vec<&mut String> = match pass {
+                0 => e.description.iter_mut().collect(),
+                1 => e.fields.iter_mut().rev().map(|f| &mut f.value).collect(),
+                2 => e.footer.iter_mut().collect(),
+                3 => e.author.iter_mut().collect(),
+                4 => e.fields.iter_mut().rev().map(|f| &mut f.name).collect(),
+                _ => e.title.iter_mut().collect(),
+            };
+            for text in slots {
+                if total <= limits::EMBED_TOTAL {
+                    return cut;
+                }
+                let before = units(text);
+                let keep = before.saturating_sub(total - limits::EMBED_TOTAL).max(units(CUT));
+                if fit(text, keep) {
+                    total = total - before + units(text);
+                    cut = true;
+                }
+            }
+        }
+    }
+    cut
+}
+
+/// A value as a warning quotes it: at most 40 characters.
+fn short(text: &str) -> String {
+    let mut t: String = text.chars().take(40).collect();
+    if t.len() < text.len() {
+        t.push_str(CUT);
+    }
+    t
+}
+
+impl Message {
+    /// A message that may ping `users`.
+    pub fn new(content: impl Into<String>, users: &[String]) -> Message {
+        Message { content: content.into(), mentions: users.to_vec(), ..Message::default() }
+    }
+
+    /// blkc's own word to the user who triggered a command (busy, failed,
+    /// done): seen by them only, pinging no one.
+    pub fn notice(content: &str) -> Message {
+        Message { content: content.to_string(), ephemeral: true, ..Message::default() }
+    }
+}
+
+/// The most messages one `reply` becomes; a longer reply is cut, with a mark.
+pub const MAX_PIECES: usize = 5;
+
+/// What a failed run tells the chat user: nothing of the file, the secrets
+/// or the failure (the operator's log has the diagnostic).
+pub const FAILED: &str =
+    "Sorry, something went wrong running this command. The bot's operator can see what in the log.";
+pub const BUSY: &str = "The bot is busy right now. Please try again in a moment.";
+pub const UNKNOWN: &str = "This command is not available right now.";
+/// What a click on a component whose handler the file no longer has gets.
+pub const STALE: &str = "This no longer does anything: the bot has changed since this message was sent.";
+/// What a command that replies nothing answers, so the user is not left waiting.
+pub const DONE: &str = "Done.";
+
+/// The platform counts a message's length in UTF-16 units, as JavaScript does.
+fn units(s: &str) -> usize {
+    s.encode_utf16().count()
+}
+
+/// Cuts a message's text to the platform's length, with a mark; whether
+/// it had to (an update is one message: it cannot be split).
+pub fn fit_message(text: &mut String) -> bool {
+    fit(text, limits::MESSAGE)
+}
+
+/// A reply's text as the messages it is sent in, and a warning for the log
+/// when it did not fit in one (or was empty).
+pub fn pieces(text: &str) -> (Vec<String>, Option<String>) {
+    if text.trim().is_empty() {
+        return (vec!["(empty reply)".into()], Some("a reply rendered empty; `(empty reply)` was sent".into()));
+    }
+    if units(text) <= limits::MESSAGE {
+        return (vec![text.to_string()], None);
+    }
+    let total = units(text);
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() && out.len() < MAX_PIECES {
+        if units(rest) <= limits::MESSAGE {
+            out.push(rest.to_string());
+            rest = "";
+            break;
+        }
+        let end = split_point(rest, limits::MESSAGE);
+        // A piece of blanks only is no message (the platform refuses empty
+        // content): what is blank between two pieces is left out.
+        if !rest[..end].trim().is_empty() {
+            out.push(rest[..end].to_string());
+        }
+        rest = rest[end..].trim_start();
+    }
+    if rest.is_empty() {
+        let warning = format!("a reply of {total} characters was sent as {} messages", out.len());
+        return (out, Some(warning));
+    }
+    let mark = format!("\n… (cut: the reply was {total} characters)");
+    if let Some(last) = out.last_mut() {
+        let keep = split_point(last, limits::MESSAGE - units(&mark));
+        last.truncate(keep);
+        last.push_str(&mark);
+    }
+    let warning = format!("a reply of {total} characters was cut after {MAX_PIECES} messages");
+    (out, Some(warning))
+}
+
+/// Where to end a piece of at most `max` units: after the last line break
+/// in the second half of the window, else the last blank, else at `max`.
+fn split_point(text: &str, max: usize) -> usize {
+    let mut end = 0;
+    let mut used = 0;
+    for (i, c) in text.char_indices() {
+        used += c.len_utf16();
+        if used > max {
+            break;
+        }
+        end = i + c.len_utf8();
+    }
+    let window = &text[..end];
+    let half = end / 2;
+    match window.rfind('\n').filter(|&i| i >= half).or_else(|| window.rfind(' ').filter(|&i| i >= half)) {
+        Some(i) => i + 1,
+        None => end,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_embed_is_kept_to_the_platform_s_limits_and_forms() {
+        let parts = vec![
+            (EmbedPart::Title, "t".repeat(300)),
+            (EmbedPart::Color, "#5865f2".into()),
+            (EmbedPart::Url, "not a url".into()),
+            (EmbedPart::Timestamp, "2026-11-24T15:05:00+01:00".into()),
+            (EmbedPart::Footer, "   ".into()),
+        ];
+        let fields = vec![("".into(), "v".repeat(2000), true)];
+        let (e, changed) = embed(parts, fields);
+        let title = e.title.unwrap();
+        assert_eq!((title.chars().count(), title.ends_with(CUT)), (256, true));
+        assert_eq!(e.color, Some(0x5865F2));
+        assert_eq!(e.url, None);
+        assert_eq!(e.timestamp.as_deref(), Some("2026-11-24T14:05:00Z"));
+        assert_eq!(e.footer, None, "a blank part is left out");
+        assert_eq!(e.fields[0].name, "\u{200b}");
+        assert_eq!(e.fields[0].value.chars().count(), 1024);
+        assert_eq!(changed.len(), 3, "{changed:?}");
+        let mut many = vec![Embed { description: Some("d".repeat(4000)), ..Embed::default() }; 2];
+        assert!(fit_embeds(&mut many));
+        assert_eq!(many.iter().map(embed_units).sum::<usize>(), limits::EMBED_TOTAL);
+        // Fields alone over the total (issue 48, item 15: 6,016 were sent).
+        let field = EmbedField { name: "n".repeat(256), value: "v".repeat(1024), inline: false };
+        let mut fields = vec![Embed { title: Some("t".repeat(256)), fields: vec![field; 25], ..Embed::default() }; 3];
+        assert!(fit_embeds(&mut fields));
+        assert!(fields.iter().map(embed_units).sum::<usize>() <= limits::EMBED_TOTAL);
+        let field = EmbedField { name: "n".repeat(256), value: "v".repeat(1024), inline: false };
+        let mut one = vec![Embed { fields: vec![field; 6], ..Embed::default() }];
+        assert!(fit_embeds(&mut one));
+        assert!(embed_units(&one[0]) <= limits::EMBED_TOTAL);
+        assert_eq!(one[0].fields[0].value.len(), 1024, "the last fields give way first");
+        assert_eq!(one[0].fields[5].value, CUT);
+        assert_eq!(vocab::parse_color("16777216"), None);
+        assert_eq!(vocab::parse_color("blue"), None);
+    }
+
+    #[test]
+    fn a_long_reply_is_split_at_lines_and_a_very_long_one_cut_with_a_mark() {
+        let (one, warning) = pieces("hello");
+        assert_eq!((one, warning), (vec!["hello".to_string()], None));
+        let text = "line of text\n".repeat(300); // 3,900 characters
+        let (parts, warning) = pieces(&text);
+        assert_eq!(parts.len(), 2);
+        assert!(parts.iter().all(|p| units(p) <= 2000));
+        assert_eq!(parts.concat().replace('\n', ""), text.replace('\n', ""));
+        assert!(warning.unwrap().contains("2 messages"));
+        let (parts, warning) = pieces(&"x".repeat(20_000));
+        assert_eq!(parts.len(), MAX_PIECES);
+        assert!(parts.iter().all(|p| units(p) <= 2000));
+        assert!(parts.last().unwrap().ends_with("(cut: the reply was 20000 characters)"));
+        assert!(warning.unwrap().contains("cut"));
+        // Characters outside the BMP count twice, as the platform counts them.
+        let (parts, _) = pieces(&"😀".repeat(1500));
+        assert!(parts.len() == 2 && parts.iter().all(|p| units(p) <= 2000));
+        assert_eq!(pieces("  ").0, ["(empty reply)"]);
+        // Blanks that fill a piece are not sent as a message of their own.
+        let (parts, _) = pieces(&format!("{}x", " ".repeat(4000)));
+        assert_eq!(parts, ["x"]);
+        let (parts, _) = pieces(&format!("a{}b", "\n".repeat(4100)));
+        assert!(parts.iter().all(|p| !p.trim().is_empty()), "{parts:?}");
+    }
+}

@@ -1,0 +1,1410 @@
+//! The checked AST lowered to a Plan: plain data the runner executes.
+//!
+//! Templates are compiled into literal and variable parts and response paths
+//! are pre-split, so the runner never sees source syntax. `blkc build` writes
+//! a Plan as versioned JSON (docs/plan.md). Secrets and the bot token appear
+//! only as their slots, never as values.
+
+use serde::{Deserialize, Serialize};
+
+use crate::base::diagnostics::{Code, Diagnostic};
+use crate::base::source::Span;
+use crate::language::ast::{self, FieldKind, Item, Node, Part, Value, Var};
+use crate::language::model::Checked;
+pub use crate::language::vocab::Method;
+
+/// The version of the Plan's JSON format.
+pub const FORMAT: u32 = 14;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub format: u32,
+    /// The source file the plan was built from, for positions in messages.
+    pub source: String,
+    /// The chat platform's API base URL, where `{bot_token}` may be sent.
+    pub platform: String,
+    /// Declared custom variables and their defaults.
+    pub variables: Vec<Variable>,
+    pub trees: Vec<Tree>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Variable {
+    pub name: String,
+    /// What it reads as until first saved: any JSON value (a string reads
+    /// as its text, anything else as its JSON).
+    pub default: Option<serde_json::Value>,
+    /// Where its value is kept (docs/language.md, "Scopes").
+    #[serde(default = "global")]
+    pub scope: crate::language::vocab::VarScope,
+}
+
+fn global() -> crate::language::vocab::VarScope {
+    crate::language::vocab::VarScope::Global
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TreeKind {
+    Command,
+    Event,
+    Handler,
+    /// An option's `autocomplete`: answers with choices as the user types.
+    Autocomplete,
+}
+
+impl TreeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TreeKind::Command => "command",
+            TreeKind::Event => "event",
+            TreeKind::Handler => "handler",
+            TreeKind::Autocomplete => "autocomplete",
+        }
+    }
+}
+
+impl From<ast::TreeKind> for TreeKind {
+    fn from(kind: ast::TreeKind) -> TreeKind {
+        match kind {
+            ast::TreeKind::Command => TreeKind::Command,
+            ast::TreeKind::Event => TreeKind::Event,
+            ast::TreeKind::Handler => TreeKind::Handler,
+            ast::TreeKind::Autocomplete => TreeKind::Autocomplete,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tree {
+    pub kind: TreeKind,
+    pub name: String,
+    /// `cooldown …` in the tree's head: the wait between two runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cooldown: Option<Cooldown>,
+    /// A timed event's schedule and channel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer: Option<Timer>,
+    /// A context-menu command's menu: `user` or `message`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub menu: Option<String>,
+    /// Its `require` lines: who may run it, and where.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guards: Vec<Guard>,
+    pub options: Vec<OptionSpec>,
+    pub steps: Vec<Step>,
+}
+
+/// A `require` line: a member's roles (any of them), the channel (any of
+/// them), or a member's permissions (all of them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Guard {
+    /// Role ids: each written, or a secret's slot.
+    Roles {
+        ids: Vec<Template>,
+    },
+    Channels {
+        ids: Vec<Template>,
+    },
+    /// The permissions' bits.
+    Permissions {
+        bits: u64,
+    },
+}
+
+impl Guard {
+    /// Whether two lines require the same, wherever they are written.
+    pub fn same(&self, other: &Guard) -> bool {
+        let written = |ids: &[Template]| ids.iter().map(Template::written).collect::<Vec<_>>();
+        match (self, other) {
+            (Guard::Roles { ids: a }, Guard::Roles { ids: b })
+            | (Guard::Channels { ids: a }, Guard::Channels { ids: b }) => written(a) == written(b),
+            (Guard::Permissions { bits: a }, Guard::Permissions { bits: b }) => a == b,
+            _ => false,
+        }
+    }
+
+    /// The word of its line: `roles`, `channels` or `permissions`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Guard::Roles { .. } => "roles",
+            Guard::Channels { .. } => "channels",
+            Guard::Permissions { .. } => "permissions",
+        }
+    }
+
+    /// A checked file's `require` line (`None` for one the checker refused).
+    fn of(g: &ast::Guard) -> Option<Guard> {
+        let ids = || {
+            g.values
+                .iter()
+                .map(|v| match v {
+                    ast::GuardValue::Text(t) => Some(template(t)),
+                    ast::GuardValue::Word(_) => None,
+                })
+                .collect::<Option<Vec<_>>>()
+        };
+        Some(match g.what.name.as_str() {
+            "roles" => Guard::Roles { ids: ids()? },
+            "channels" => Guard::Channels { ids: ids()? },
+            "permissions" => {
+                let mut bits = 0;
+                for v in &g.values {
+                    let ast::GuardValue::Word(w) = v else { return None };
+                    bits |= crate::discord::registration::permission(&w.name)?.bits();
+                }
+                Guard::Permissions { bits }
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// A template of text and secrets' slots only, filled from `secrets`: a
+/// guard's id (`None` when a slot has no value, or for any other part).
+pub fn fixed_text(t: &Template, secrets: &std::collections::HashMap<String, String>) -> Option<String> {
+    let mut out = String::new();
+    for part in &t.parts {
+        match part {
+            Seg::Text(text) => out.push_str(text),
+            Seg::Secret { name } => out.push_str(secrets.get(name)?),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// When a timed event runs, and the channel its replies go to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timer {
+    pub schedule: crate::language::schedule::Schedule,
+    pub channel: Template,
+}
+
+impl Timer {
+    /// A checked file's schedule (`None` for one the checker refused).
+    pub fn of(s: Option<&ast::Schedule>) -> Option<Timer> {
+        let s = s?;
+        let zone = s.zone.as_ref().map(|z| z.value.as_str());
+        let schedule = crate::language::schedule::read(s.written, &s.when.value, zone).ok()?;
+        Some(Timer { schedule, channel: template(&s.channel) })
+    }
+}
+
+/// A wait between two uses, kept in the store per user (in a server), per
+/// server or per channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cooldown {
+    pub seconds: u64,
+    pub per: crate::language::vocab::VarScope,
+}
+
+impl Cooldown {
+    /// A checked file's `cooldown` setting (`None` for anything else).
+    pub fn of(setting: Option<&ast::Setting>) -> Option<Cooldown> {
+        let s = setting?;
+        let written = match s.value.as_ref()? {
+            ast::SettingValue::Number(n, _) => n.to_string(),
+            ast::SettingValue::Text(t) => t.as_literal()?.to_string(),
+        };
+        let per = match &s.scope {
+            Some(word) => crate::language::vocab::VarScope::parse(&word.name)?,
+            None => crate::language::vocab::VarScope::User,
+        };
+        Some(Cooldown { seconds: crate::language::vocab::parse_duration(&written).ok()?, per })
+    }
+}
+
+impl Tree {
+    /// The option that fills variable `option_<name>`.
+    pub fn option_of(&self, variable: &str) -> Option<&OptionSpec> {
+        let name = variable.strip_prefix("option_")?;
+        self.options.iter().find(|o| o.name == name)
+    }
+
+    /// What an option the user left out reads as, as the platform gives it:
+    /// an optional one is empty; a required one cannot be left out.
+    pub fn left_out(option: &OptionSpec) -> Result<String, String> {
+        match option.required {
+            false => Ok(String::new()),
+            true => Err(format!("required option `{}` was not given", option.name)),
+        }
+    }
+
+    /// Checks a value given for a variable against its option's type: the
+    /// error says which option and what it takes.
+    pub fn check_option_value(&self, variable: &str, value: &str) -> Result<(), String> {
+        match self.option_of(variable) {
+            Some(o) => {
+                o.kind.accepts(value).map_err(|e| format!("option `{}` is {}: {e}", o.name, o.kind.as_str()))?;
+                o.within(value).map_err(|e| format!("option `{}` takes {e}", o.name))
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+/// An embed of a reply: its parts and fields, each a template.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbedStep {
+    pub parts: Vec<(crate::language::vocab::EmbedPart, Template)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<FieldStep>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldStep {
+    pub name: Template,
+    pub value: Template,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub inline: bool,
+}
+
+/// A button or select menu of a reply: its handler and settings, each
+/// text a template.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComponentStep {
+    pub kind: ComponentKind,
+    /// What it is among its handler's components (`key_components`): its
+    /// `custom_id` carries it, a click finds the component's `max_clicks`
+    /// and `cooldown` by it, and its counts in the store are kept under it.
+    #[serde(default)]
+    pub key: String,
+    /// The `require` lines of the tree whose reply shows it (with those it
+    /// inherited as a handler): a click holds them as well as its
+    /// handler's own, so a button on a guarded command's reply runs only
+    /// for whom the command does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guards: Vec<Guard>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handler: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_clicks: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cooldown: Option<Cooldown>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<SettingStep>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<ChoiceStep>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ComponentKind {
+    Button,
+    Select,
+}
+
+/// A setting: its word, and its text or number when it takes one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SettingStep {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<Template>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChoiceStep {
+    pub label: Template,
+    pub value: Template,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<SettingStep>,
+    /// `for r in … { choice … }`: the choice once per element (a loop
+    /// without steps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub each: Option<Box<LoopStep>>,
+}
+
+/// A form shown as the answer: the handler its submission runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FormStep {
+    pub handler: String,
+    /// Its key and the `require` lines its submission holds, as a
+    /// component's (`ComponentStep::key`, `ComponentStep::guards`).
+    #[serde(default)]
+    pub key: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guards: Vec<Guard>,
+    pub settings: Vec<SettingStep>,
+    pub inputs: Vec<InputStep>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputStep {
+    pub name: String,
+    pub settings: Vec<SettingStep>,
+}
+
+/// The settings of a part, as a list a run looks them up in.
+pub fn find_setting<'s>(settings: &'s [SettingStep], name: &str) -> Option<&'s SettingStep> {
+    settings.iter().find(|s| s.name == name)
+}
+
+/// A command's option: `{option_<name>}` in the run, of a type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OptionSpec {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: crate::language::vocab::OptionType,
+    pub required: bool,
+    /// `min`, `max` as written: a text's length, a number's value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<String>,
+}
+
+impl OptionSpec {
+    /// Whether `value` (of the option's type) keeps to its bounds: a text's
+    /// length in characters, a number's value, compared exactly.
+    pub fn within(&self, value: &str) -> Result<(), String> {
+        use serde_json::Value as Json;
+        let measured = match self.kind {
+            crate::language::vocab::OptionType::String => value.chars().count().to_string(),
+            _ => value.to_string(),
+        };
+        let what = if self.kind == crate::language::vocab::OptionType::String { "characters" } else { "" };
+        let order = |bound: &str| {
+            crate::run::eval::condition::order(&Json::String(measured.clone()), &Json::String(bound.to_string()))
+        };
+        if let Some(min) = self.min.as_deref().filter(|m| order(m).is_lt()) {
+            return Err(format!("at least {min}{}{what}", if what.is_empty() { "" } else { " " }));
+        }
+        if let Some(max) = self.max.as_deref().filter(|m| order(m).is_gt()) {
+            return Err(format!("at most {max}{}{what}", if what.is_empty() { "" } else { " " }));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "lowercase")]
+pub enum Step {
+    Request(Box<Request>),
+    Reply {
+        /// None for a reply of embeds only.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<Template>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        ephemeral: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        embeds: Vec<EmbedStep>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        components: Vec<ComponentStep>,
+        /// `update`: edits the message a component is on.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        update: bool,
+        span: Span,
+    },
+    Form(Box<FormStep>),
+    Save {
+        name: String,
+        /// `=` (a `clear` is saved as `= []`), or a list operation.
+        #[serde(default = "set", skip_serializing_if = "is_set")]
+        op: ast::SaveOp,
+        value: Val,
+        span: Span,
+    },
+    /// An `if` with its `else if` chain, flat: the first branch whose
+    /// condition holds runs, or else `otherwise`.
+    If {
+        branches: Vec<(Condition, Vec<Step>)>,
+        otherwise: Vec<Step>,
+        span: Span,
+    },
+    /// `for item in … { … }`: `steps` once per element of the array that
+    /// `source` reads (an element path when it reads an enclosing loop's).
+    Loop(Box<LoopStep>),
+    /// `text "…"`: a piece of the enclosing loop's join.
+    Text {
+        text: Template,
+        span: Span,
+    },
+    /// `stop`: ends the enclosing loop.
+    Stop {
+        span: Span,
+    },
+    /// `choice "…" "…"`: a choice an autocomplete tree offers.
+    Choice {
+        name: Template,
+        value: Template,
+        span: Span,
+    },
+}
+
+/// A loop, ready to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoopStep {
+    /// The element's name.
+    pub item: String,
+    pub source: Path,
+    /// `by KEY [desc]`: the key's path into each element, and whether the
+    /// order is descending.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<(Path, bool)>,
+    /// At most this many runs: a number, or a value read when the loop starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<Val>,
+    /// `join "SEP" into NAME`: the separator and the name of the text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join: Option<(Template, String)>,
+    pub steps: Vec<Step>,
+    pub span: Span,
+}
+
+fn set() -> ast::SaveOp {
+    ast::SaveOp::Set
+}
+
+fn is_set(op: &ast::SaveOp) -> bool {
+    *op == ast::SaveOp::Set
+}
+
+/// One API block, ready to send.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    pub block: String,
+    pub method: Method,
+    pub url: Template,
+    pub params: Vec<(String, Template)>,
+    pub headers: Vec<(String, Template)>,
+    /// The JSON body (always an object), if the block has one.
+    pub body: Option<Val>,
+    /// The sample file, as written in the block (relative to the source).
+    pub sample: Option<String>,
+    pub allow_bot_token: bool,
+    /// `allow private_network`: a host from a value or a redirect may be an
+    /// internal address.
+    pub allow_private_network: bool,
+    pub span: Span,
+}
+
+/// A compiled string template.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Template {
+    pub parts: Vec<Seg>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Seg {
+    Text(String),
+    /// A trigger, option or custom variable.
+    Var {
+        name: String,
+        span: Span,
+    },
+    BotToken,
+    /// A secret slot, filled at run time.
+    Secret {
+        name: String,
+    },
+    Ref(Path),
+    /// A variable or path with list helpers after it (src/language/helpers.rs).
+    Helped {
+        base: Box<Seg>,
+        helpers: Vec<crate::language::helpers::Helper>,
+        span: Span,
+    },
+}
+
+/// A pre-split response path: `api_<block>[response.a.0]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Path {
+    /// The block, or the loop whose element the path reads.
+    pub block: String,
+    /// A path into a loop's element (`item[name]`), not a block's response.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub element: bool,
+    /// `true` for `[status]`, `false` for `[response…]`.
+    pub status: bool,
+    pub keys: Vec<Key>,
+    /// The path as written, for messages and for rendering it as text.
+    pub text: String,
+    pub span: Span,
+}
+
+/// One level of a path: a key, and its index when it is one
+/// ([`crate::base::path::index`], computed once here).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Key {
+    pub name: String,
+    pub index: Option<usize>,
+    pub span: Span,
+}
+
+impl crate::base::path::Segment for Key {
+    fn text(&self) -> &str {
+        &self.name
+    }
+
+    fn index(&self) -> Option<usize> {
+        self.index
+    }
+}
+
+/// A JSON value template.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Val {
+    Str(Template),
+    Json(serde_json::Value),
+    Ref(Path),
+    Object(Vec<(String, Val)>),
+    Array(Vec<Val>),
+    /// A calculation, computed exactly when the run reaches it.
+    Arith(Box<Calc>),
+    /// A variable's value itself, by its bare name (a side of a condition).
+    Var {
+        name: String,
+        span: Span,
+    },
+}
+
+/// A calculation: operands and the operations on them (docs/language.md,
+/// "Arithmetic"). Each part keeps its span, for the run's diagnostics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Calc {
+    Value { value: Val, span: Span },
+    Var { name: String, span: Span },
+    Op { op: ast::ArithOp, left: Box<Calc>, right: Box<Calc>, span: Span },
+}
+
+impl Calc {
+    /// Calls `f` on every value of the calculation.
+    pub fn each_value(&self, f: &mut impl FnMut(&Val)) {
+        match self {
+            Calc::Value { value, .. } => f(value),
+            Calc::Var { .. } => {}
+            Calc::Op { left, right, .. } => {
+                left.each_value(f);
+                right.each_value(f);
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Condition {
+    pub left: Val,
+    pub test: Option<(Op, Val)>,
+    pub span: Span,
+}
+
+/// A comparison of a condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Op {
+    #[serde(rename = "==")]
+    Eq,
+    #[serde(rename = "!=")]
+    Ne,
+    #[serde(rename = "<")]
+    Lt,
+    #[serde(rename = "<=")]
+    Le,
+    #[serde(rename = ">")]
+    Gt,
+    #[serde(rename = ">=")]
+    Ge,
+    #[serde(rename = "contains")]
+    Contains,
+}
+
+impl From<ast::CompareOp> for Op {
+    fn from(op: ast::CompareOp) -> Op {
+        match op {
+            ast::CompareOp::Eq => Op::Eq,
+            ast::CompareOp::Ne => Op::Ne,
+            ast::CompareOp::Lt => Op::Lt,
+            ast::CompareOp::Le => Op::Le,
+            ast::CompareOp::Gt => Op::Gt,
+            ast::CompareOp::Ge => Op::Ge,
+            ast::CompareOp::Contains => Op::Contains,
+        }
+    }
+}
+
+impl Template {
+    /// What the template says, without where it stands in the file (spans
+    /// move when anything above them moves): a component's key reads it.
+    pub fn written(&self) -> String {
+        fn strip(v: &mut serde_json::Value) {
+            match v {
+                serde_json::Value::Object(o) => {
+                    o.remove("span");
+                    o.values_mut().for_each(strip);
+                }
+                serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+                _ => {}
+            }
+        }
+        let mut v = serde_json::to_value(&self.parts).unwrap_or_default();
+        strip(&mut v);
+        v.to_string()
+    }
+
+    /// Whether the template sends the bot token.
+    pub fn has_token(&self) -> bool {
+        self.parts.iter().any(|s| matches!(s, Seg::BotToken))
+    }
+
+    /// Whether the template holds a secret slot or the bot token.
+    pub fn has_secret(&self) -> bool {
+        self.parts.iter().any(|s| matches!(s, Seg::Secret { .. } | Seg::BotToken))
+    }
+}
+
+impl Val {
+    /// Calls `f` on every template of the value.
+    pub fn each_template(&self, f: &mut impl FnMut(&Template)) {
+        match self {
+            Val::Str(t) => f(t),
+            Val::Object(entries) => entries.iter().for_each(|(_, v)| v.each_template(f)),
+            Val::Array(items) => items.iter().for_each(|v| v.each_template(f)),
+            Val::Arith(c) => c.each_value(&mut |v| v.each_template(f)),
+            Val::Json(_) | Val::Ref(_) | Val::Var { .. } => {}
+        }
+    }
+}
+
+impl Request {
+    /// Calls `f` on every template the request sends.
+    pub fn each_template(&self, f: &mut impl FnMut(&Template)) {
+        f(&self.url);
+        self.params.iter().for_each(|(_, t)| f(t));
+        self.headers.iter().for_each(|(_, t)| f(t));
+        if let Some(b) = &self.body {
+            b.each_template(f);
+        }
+    }
+
+    /// Whether the request sends the bot token anywhere.
+    pub fn carries_token(&self) -> bool {
+        let mut found = false;
+        self.each_template(&mut |t| found |= t.has_token());
+        found
+    }
+}
+
+impl Step {
+    /// The lists of steps nested in this one: an `if`'s branches (its
+    /// `otherwise` last), a loop's body.
+    pub fn nested(&self) -> Vec<&[Step]> {
+        match self {
+            Step::If { branches, otherwise, .. } => {
+                branches.iter().map(|(_, then)| then.as_slice()).chain([otherwise.as_slice()]).collect()
+            }
+            Step::Loop(l) => vec![l.steps.as_slice()],
+            _ => Vec::new(),
+        }
+    }
+
+    fn nested_mut(&mut self) -> Vec<&mut Vec<Step>> {
+        match self {
+            Step::If { branches, otherwise, .. } => {
+                branches.iter_mut().map(|(_, then)| then).chain([otherwise]).collect()
+            }
+            Step::Loop(l) => vec![&mut l.steps],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Whether any reply of `steps`, in any branch, is seen by everyone (not
+/// `ephemeral`).
+pub fn any_public_reply(steps: &[Step]) -> bool {
+    steps.iter().any(|step| match step {
+        Step::Reply { ephemeral, update, .. } => !ephemeral && !update,
+        _ => step.nested().into_iter().any(any_public_reply),
+    })
+}
+
+/// Whether any step of `steps`, in any branch, is an `update` (a handler
+/// that updates defers as an update of its message, not as "thinking").
+pub fn any_update(steps: &[Step]) -> bool {
+    steps.iter().any(|step| match step {
+        Step::Reply { update, .. } => *update,
+        _ => step.nested().into_iter().any(any_update),
+    })
+}
+
+/// Calls `f` on every template of a list of settings.
+fn setting_templates(settings: &[SettingStep], f: &mut impl FnMut(&Template)) {
+    settings.iter().filter_map(|s| s.text.as_ref()).for_each(f);
+}
+
+/// Calls `f` on every template of a list of steps, in every branch.
+pub fn each_template(steps: &[Step], f: &mut impl FnMut(&Template)) {
+    for step in steps {
+        match step {
+            Step::Request(r) => r.each_template(f),
+            Step::Reply { text, embeds, components, .. } => {
+                text.iter().for_each(&mut *f);
+                for e in embeds {
+                    e.parts.iter().for_each(|(_, t)| f(t));
+                    for field in &e.fields {
+                        f(&field.name);
+                        f(&field.value);
+                    }
+                }
+                for c in components {
+                    setting_templates(&c.settings, f);
+                    for choice in &c.choices {
+                        f(&choice.label);
+                        f(&choice.value);
+                        setting_templates(&choice.settings, f);
+                    }
+                }
+            }
+            Step::Form(form) => {
+                setting_templates(&form.settings, f);
+                form.inputs.iter().for_each(|i| setting_templates(&i.settings, f));
+            }
+            Step::Save { value, .. } => value.each_template(f),
+            Step::If { branches, otherwise, .. } => {
+                for (condition, then) in branches {
+                    condition.left.each_template(f);
+                    if let Some((_, right)) = &condition.test {
+                        right.each_template(f);
+                    }
+                    each_template(then, f);
+                }
+                each_template(otherwise, f);
+            }
+            Step::Loop(l) => {
+                l.limit.iter().for_each(|v| v.each_template(f));
+                if let Some((separator, _)) = &l.join {
+                    f(separator);
+                }
+                each_template(&l.steps, f);
+            }
+            Step::Text { text, .. } => f(text),
+            Step::Choice { name, value, .. } => {
+                f(name);
+                f(value);
+            }
+            Step::Stop { .. } => {}
+        }
+    }
+}
+
+/// Calls `f` on every response path a list of steps reads, in every branch.
+pub fn each_path(steps: &[Step], f: &mut impl FnMut(&Path)) {
+    fn val(v: &Val, f: &mut impl FnMut(&Path)) {
+        match v {
+            Val::Ref(p) => f(p),
+            Val::Object(entries) => entries.iter().for_each(|(_, v)| val(v, f)),
+            Val::Array(items) => items.iter().for_each(|v| val(v, f)),
+            Val::Arith(c) => c.each_value(&mut |v| val(v, f)),
+            Val::Str(_) | Val::Json(_) | Val::Var { .. } => {}
+        }
+    }
+    each_template(steps, &mut |t| {
+        t.parts.iter().for_each(|s| match s {
+            Seg::Ref(p) => f(p),
+            Seg::Helped { base, .. } => {
+                if let Seg::Ref(p) = &**base {
+                    f(p)
+                }
+            }
+            _ => {}
+        })
+    });
+    for step in steps {
+        match step {
+            Step::Request(r) => r.body.iter().for_each(|b| val(b, f)),
+            Step::Save { value, .. } => val(value, f),
+            Step::If { branches, otherwise, .. } => {
+                for (condition, then) in branches {
+                    val(&condition.left, f);
+                    condition.test.iter().for_each(|(_, right)| val(right, f));
+                    each_path(then, f);
+                }
+                each_path(otherwise, f);
+            }
+            Step::Loop(l) => {
+                f(&l.source);
+                l.limit.iter().for_each(|v| val(v, f));
+                each_path(&l.steps, f);
+            }
+            Step::Reply { .. } | Step::Form(_) | Step::Text { .. } | Step::Stop { .. } | Step::Choice { .. } => {}
+        }
+    }
+}
+
+impl Plan {
+    /// Whether any tree reads `api_<block>[status]`.
+    pub fn reads_status(&self, block: &str) -> bool {
+        let mut reads = false;
+        for tree in &self.trees {
+            each_path(&tree.steps, &mut |p| reads |= p.status && p.block == block);
+        }
+        reads
+    }
+}
+
+/// The inputs of every form in the plan whose submission runs `handler`.
+pub fn form_inputs<'p>(plan: &'p Plan, handler: &str) -> Vec<&'p str> {
+    fn walk<'p>(steps: &'p [Step], handler: &str, out: &mut Vec<&'p str>) {
+        for step in steps {
+            match step {
+                Step::Form(f) if f.handler == handler => out.extend(f.inputs.iter().map(|i| i.name.as_str())),
+                _ => step.nested().into_iter().for_each(|steps| walk(steps, handler, out)),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    plan.trees.iter().for_each(|t| walk(&t.steps, handler, &mut out));
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The most characters each input of the forms naming `handler` takes: its
+/// `max`, else the platform's 4,000 (the longest of them when two forms
+/// share an input's name). A submission is held to it: the platform's
+/// client is, and a forged one must be too.
+pub fn form_input_limits(plan: &Plan, handler: &str) -> Vec<(String, usize)> {
+    fn walk(steps: &[Step], handler: &str, out: &mut Vec<(String, usize)>) {
+        for step in steps {
+            match step {
+                Step::Form(f) if f.handler == handler => {
+                    for i in &f.inputs {
+                        let max = find_setting(&i.settings, "max").and_then(|s| s.number).map_or(4000, |n| n as usize);
+                        match out.iter_mut().find(|(n, _)| *n == i.name) {
+                            Some((_, m)) => *m = (*m).max(max),
+                            None => out.push((i.name.clone(), max)),
+                        }
+                    }
+                }
+                _ => step.nested().into_iter().for_each(|steps| walk(steps, handler, out)),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    plan.trees.iter().for_each(|t| walk(&t.steps, handler, &mut out));
+    out
+}
+
+/// The request of block `name` in a list of steps, in any branch.
+pub fn find_request<'p>(steps: &'p [Step], name: &str) -> Option<&'p Request> {
+    steps.iter().find_map(|s| match s {
+        Step::Request(r) if r.block == name => Some(r.as_ref()),
+        _ => s.nested().into_iter().find_map(|steps| find_request(steps, name)),
+    })
+}
+
+/// Lowers a checked file to a Plan. A file with errors is refused: the
+/// plan of a file that does not check would send what the checker forbids.
+pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
+    if let Some(first) = checked.diagnostics.iter().find(|d| d.is_error()) {
+        let count = checked.diagnostics.iter().filter(|d| d.is_error()).count();
+        let mut refusal = Diagnostic::new(
+            first.code,
+            format!(
+                "`{}` has {count} error{}: no plan is built",
+                checked.source.name,
+                if count == 1 { "" } else { "s" }
+            ),
+        )
+        .help("fix the errors `blkc check` reports, then build again");
+        if let Some(span) = first.primary_span() {
+            refusal = refusal.label(span, format!("the first: {}", first.message));
+        }
+        return Err(Box::new(refusal));
+    }
+    let file = &checked.ast;
+    let mut plan = Plan {
+        format: FORMAT,
+        source: checked.source.name.clone(),
+        platform: crate::language::vocab::DEFAULT_PLATFORM.to_string(),
+        variables: Vec::new(),
+        trees: Vec::new(),
+    };
+    // The checker reads the first `platform` line (a second one is B125).
+    if let Some(p) = file.items.iter().find_map(|i| if let Item::Platform(p) = i { Some(p) } else { None }) {
+        plan.platform = p.url.value.to_string();
+    }
+    for item in &file.items {
+        match item {
+            Item::Platform(_) => {}
+            Item::Var(v) => plan.variables.push(Variable {
+                name: v.name.name.to_string(),
+                default: v.default.as_ref().map(fixed),
+                scope: v
+                    .scope
+                    .as_ref()
+                    .and_then(|s| crate::language::vocab::VarScope::parse(&s.name))
+                    .unwrap_or(global()),
+            }),
+            Item::Tree(t) => lower_tree(t, &[], &mut plan.trees)?,
+        }
+    }
+    key_components(&mut plan.trees);
+    Ok(plan)
+}
+
+/// A tree as the trees that run (`ast::File::trees`, in its order): a
+/// command with subcommands as each of them, with its `require` lines and
+/// its group's before their own; a command's options' autocompletes after
+/// it, with its options and its `require` lines.
+fn lower_tree(t: &ast::Tree, inherited: &[Guard], out: &mut Vec<Tree>) -> Lowered<()> {
+    let mut guards = inherited.to_vec();
+    guards.extend(t.body.iter().filter_map(|n| match n {
+        Node::Guard(g) => Guard::of(g),
+        _ => None,
+    }));
+    if t.has_subs() {
+        for s in t.subs().filter(|s| !s.group || s.tree.has_subs()) {
+            lower_tree(&s.tree, &guards, out)?;
+        }
+        return Ok(());
+    }
+    let options: Vec<OptionSpec> = t
+        .options()
+        .map(|o| OptionSpec {
+            name: o.name.name.to_string(),
+            kind: o.option_type(),
+            required: o.required.is_some(),
+            min: o.bounds.iter().find(|b| !b.max).map(|b| b.value.to_string()),
+            max: o.bounds.iter().find(|b| b.max).map(|b| b.value.to_string()),
+        })
+        .collect();
+    let tree = |kind: ast::TreeKind, t: &ast::Tree, options: Vec<OptionSpec>, guards: Vec<Guard>| -> Lowered<Tree> {
+        Ok(Tree {
+            kind: kind.into(),
+            name: t.name.name.to_string(),
+            cooldown: Cooldown::of(t.cooldown.as_ref()),
+            timer: Timer::of(t.schedule.as_deref()),
+            menu: t.menu_target().map(str::to_string),
+            guards,
+            options,
+            steps: steps(&t.body)?,
+        })
+    };
+    out.push(tree(t.kind, t, options.clone(), guards.clone())?);
+    for a in t.options().filter_map(|o| o.autocomplete.as_deref()) {
+        out.push(tree(ast::TreeKind::Autocomplete, &a.tree, options.clone(), guards.clone())?);
+    }
+    Ok(())
+}
+
+/// Gives every component with a handler, and every form, its key: a
+/// digest of its kind, its handler, its `value` as written, and how many
+/// alike in those three come before it in the file. So a component keeps
+/// its key (and its click counts and cooldowns on every message sent
+/// before) when the file changes anywhere else: another component added
+/// above it, of its handler or another, a label or a limit changed. Only
+/// a component whose kind, handler or value changes gets a new key, and
+/// its earlier messages' clicks are answered as stale.
+///
+/// Each also gets the `require` lines its click must hold: those of the
+/// tree whose reply shows it, and, when that tree is a handler, those
+/// every component and form naming that handler holds.
+fn key_components(trees: &mut [Tree]) {
+    let mut seen = rustc_hash::FxHashMap::default();
+    for tree in trees.iter_mut() {
+        let guards = tree.guards.clone();
+        each_named(&mut tree.steps, &mut |named| {
+            let (alike, slot_key, slot_guards) = match named {
+                Named::Component(c) => {
+                    let value = c.settings.iter().find(|s| s.name == "value").and_then(|s| s.text.as_ref());
+                    let value = value.map(Template::written).unwrap_or_default();
+                    let handler = c.handler.as_deref().unwrap_or_default();
+                    (format!("{:?}\0{handler}\0{value}", c.kind), &mut c.key, &mut c.guards)
+                }
+                Named::Form(f) => (format!("form\0{}", f.handler), &mut f.key, &mut f.guards),
+            };
+            let n = seen.entry(alike.clone()).or_insert(0u32);
+            *slot_key = component_key(&format!("{alike}\0{n}"));
+            *n += 1;
+            *slot_guards = guards.clone();
+        });
+    }
+    // A handler's components hold what every click reaching it held, to
+    // the end of a chain of handlers (each pass reaches one link further).
+    for _ in 0..trees.len() {
+        let mut reaching: rustc_hash::FxHashMap<String, Option<Vec<Guard>>> = Default::default();
+        for tree in trees.iter_mut() {
+            each_named(&mut tree.steps, &mut |named| {
+                let (handler, guards) = match named {
+                    Named::Component(c) => (c.handler.clone().unwrap_or_default(), &c.guards),
+                    Named::Form(f) => (f.handler.clone(), &f.guards),
+                };
+                let common = reaching.entry(handler).or_insert_with(|| Some(guards.clone()));
+                if let Some(common) = common {
+                    common.retain(|g| guards.iter().any(|h| g.same(h)));
+                }
+            });
+        }
+        let mut changed = false;
+        for tree in trees.iter_mut().filter(|t| t.kind == TreeKind::Handler) {
+            let Some(Some(inherited)) = reaching.get(&tree.name) else { continue };
+            each_named(&mut tree.steps, &mut |named| {
+                let guards = match named {
+                    Named::Component(c) => &mut c.guards,
+                    Named::Form(f) => &mut f.guards,
+                };
+                for g in inherited {
+                    if !guards.iter().any(|h| h.same(g)) {
+                        guards.push(g.clone());
+                        changed = true;
+                    }
+                }
+            });
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
+/// A component with a handler, or a form: what names a handler.
+enum Named<'s> {
+    Component(&'s mut ComponentStep),
+    Form(&'s mut FormStep),
+}
+
+/// Calls `f` on every component with a handler and every form of `steps`,
+/// in the order they are written (a branch's before what follows its `if`).
+fn each_named(steps: &mut [Step], f: &mut dyn FnMut(Named<'_>)) {
+    for step in steps {
+        match step {
+            Step::Reply { components, .. } => {
+                components.iter_mut().filter(|c| c.handler.is_some()).for_each(|c| f(Named::Component(c)))
+            }
+            Step::Form(form) => f(Named::Form(form)),
+            _ => step.nested_mut().into_iter().for_each(|steps| each_named(steps, f)),
+        }
+    }
+}
+
+/// The first [`crate::language::vocab::COMPONENT_KEY`] hex digits of the SHA-256 of
+/// what a component is.
+fn component_key(identity: &str) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(identity.as_bytes());
+    let mut key = hex::encode(digest);
+    key.truncate(crate::language::vocab::COMPONENT_KEY);
+    key
+}
+
+/// The form of `handler` whose key is `key`.
+pub fn form<'p>(plan: &'p Plan, handler: &str, key: &str) -> Option<&'p FormStep> {
+    fn find<'p>(steps: &'p [Step], handler: &str, key: &str) -> Option<&'p FormStep> {
+        steps.iter().find_map(|step| match step {
+            Step::Form(f) if f.key == key && f.handler == handler => Some(f.as_ref()),
+            _ => step.nested().into_iter().find_map(|steps| find(steps, handler, key)),
+        })
+    }
+    plan.trees.iter().find_map(|t| find(&t.steps, handler, key))
+}
+
+/// The component running `handler` whose key is `key`.
+pub fn component<'p>(plan: &'p Plan, handler: &str, key: &str) -> Option<&'p ComponentStep> {
+    fn find<'p>(steps: &'p [Step], handler: &str, key: &str) -> Option<&'p ComponentStep> {
+        steps.iter().find_map(|step| match step {
+            Step::Reply { components, .. } => {
+                components.iter().find(|c| c.key == key && c.handler.as_deref() == Some(handler))
+            }
+            _ => step.nested().into_iter().find_map(|steps| find(steps, handler, key)),
+        })
+    }
+    plan.trees.iter().find_map(|t| find(&t.steps, handler, key))
+}
+
+type Lowered<T> = Result<T, Box<Diagnostic>>;
+
+fn steps(nodes: &[Node]) -> Lowered<Vec<Step>> {
+    nodes.iter().filter_map(|n| step(n).transpose()).collect()
+}
+
+fn step(node: &Node) -> Lowered<Option<Step>> {
+    Ok(Some(match node {
+        Node::Option(_) | Node::Register(_) | Node::Guard(_) | Node::Sub(_) => return Ok(None),
+        Node::Choice(c) => Step::Choice { name: template(&c.name), value: template(&c.value), span: c.span },
+        Node::Api(b) => Step::Request(Box::new(request(b)?)),
+        Node::Reply(r) => reply_step(r),
+        Node::Form(f) => Step::Form(Box::new(FormStep {
+            handler: f.handler.name.to_string(),
+            key: String::new(),
+            guards: Vec::new(),
+            settings: settings(&f.settings),
+            inputs: f
+                .inputs
+                .iter()
+                .map(|i| InputStep { name: i.name.name.to_string(), settings: settings(&i.settings) })
+                .collect(),
+            span: f.span,
+        })),
+        Node::Save(s) => {
+            let op = if s.op == ast::SaveOp::Clear { ast::SaveOp::Set } else { s.op };
+            Step::Save { name: s.name.name.to_string(), op, value: val(&s.value), span: s.span() }
+        }
+        Node::If(i) => if_step(i)?,
+        Node::For(f) => Step::Loop(Box::new(loop_step(f, steps(&f.body.body)?))),
+        Node::Text(t, span) => Step::Text { text: template(t), span: *span },
+        Node::Stop(span) => Step::Stop { span: *span },
+    }))
+}
+
+fn loop_step(f: &ast::ForNode, steps: Vec<Step>) -> LoopStep {
+    LoopStep {
+        item: f.item.name.to_string(),
+        source: loop_path(&f.source),
+        order: f.order.as_ref().map(|o| (loop_path(&o.key), o.descending)),
+        limit: f.limit.as_ref().map(val),
+        join: f.join.as_ref().map(|j| (template(&j.separator), j.into.name.to_string())),
+        steps,
+        span: f.span,
+    }
+}
+
+/// A loop's source, or its order's key: a reference, an element's path,
+/// or a name (an enclosing element, a custom variable, the loop's own
+/// element).
+fn loop_path(source: &ast::LoopSource) -> Path {
+    match source {
+        ast::LoopSource::Ref(r) => path(r),
+        ast::LoopSource::Element(e) => element_path(e),
+        ast::LoopSource::Name(n) => Path {
+            block: n.name.to_string(),
+            element: true,
+            status: false,
+            keys: Vec::new(),
+            text: n.name.to_string(),
+            span: n.span,
+        },
+    }
+}
+
+fn reply_step(r: &ast::Reply) -> Step {
+    let embeds = r
+        .embeds()
+        .map(|e| {
+            let mut step = EmbedStep { parts: Vec::new(), fields: Vec::new() };
+            for item in &e.items {
+                match item {
+                    ast::EmbedItem::Part { part, value, .. } => step.parts.push((*part, template(value))),
+                    ast::EmbedItem::Field { name, value, inline, .. } => step.fields.push(FieldStep {
+                        name: template(name),
+                        value: template(value),
+                        inline: inline.is_some(),
+                    }),
+                }
+            }
+            step
+        })
+        .collect();
+    let components = r
+        .components()
+        .map(|c| ComponentStep {
+            kind: match c.kind {
+                ast::ComponentKind::Button => ComponentKind::Button,
+                ast::ComponentKind::Select => ComponentKind::Select,
+            },
+            key: String::new(),
+            guards: Vec::new(),
+            handler: c.handler.as_ref().map(|h| h.name.to_string()),
+            max_clicks: ast::setting(&c.settings, "max_clicks").and_then(|s| match &s.value {
+                Some(ast::SettingValue::Number(n, _)) => n.parse().ok(),
+                _ => None,
+            }),
+            cooldown: Cooldown::of(ast::setting(&c.settings, crate::language::vocab::COOLDOWN)),
+            // What travels to the message; the gates above are serve's.
+            settings: settings(&c.settings)
+                .into_iter()
+                .filter(|s| s.name != "max_clicks" && s.name != crate::language::vocab::COOLDOWN)
+                .collect(),
+            choices: c
+                .choices
+                .iter()
+                .map(|choice| ChoiceStep {
+                    label: template(&choice.label),
+                    value: template(&choice.value),
+                    settings: settings(&choice.settings),
+                    each: choice.each.as_ref().map(|l| Box::new(loop_step(l, Vec::new()))),
+                })
+                .collect(),
+        })
+        .collect();
+    Step::Reply {
+        text: r.text().map(template),
+        ephemeral: r.ephemeral(),
+        embeds,
+        components,
+        update: r.update,
+        span: r.span,
+    }
+}
+
+/// Settings as the plan keeps them (a checked file's numbers are whole
+/// and in range).
+fn settings(list: &[ast::Setting]) -> Vec<SettingStep> {
+    list.iter()
+        .map(|s| SettingStep {
+            name: s.key.name.to_string(),
+            text: match &s.value {
+                Some(ast::SettingValue::Text(t)) => Some(template(t)),
+                _ => None,
+            },
+            number: match &s.value {
+                Some(ast::SettingValue::Number(n, _)) => n.parse().ok(),
+                _ => None,
+            },
+        })
+        .collect()
+}
+
+fn if_step(node: &ast::IfNode) -> Lowered<Step> {
+    let branches = node
+        .links
+        .iter()
+        .map(|link| {
+            let condition = Condition {
+                left: val(&link.condition.left),
+                test: link.condition.test.as_ref().map(|(op, _, right)| ((*op).into(), val(right))),
+                span: link.condition.span,
+            };
+            Ok((condition, steps(&link.then.body)?))
+        })
+        .collect::<Lowered<_>>()?;
+    let otherwise = match &node.otherwise {
+        Some(b) => steps(&b.body)?,
+        None => Vec::new(),
+    };
+    Ok(Step::If { branches, otherwise, span: node.span })
+}
+
+/// A checked block has a known method and a URL; anything else is a bug in
+/// the checker, said as one rather than sent as a plausible request.
+fn request(block: &ast::ApiBlock) -> Lowered<Request> {
+    let pairs = |ps: &[ast::Pair]| ps.iter().map(|p| (p.key.name.to_string(), template(&p.value))).collect();
+    let bug = |what: &str| {
+        Box::new(
+            Diagnostic::new(Code::InvalidRequest, format!("block `{}` {what} after checking", block.name.name))
+                .label(block.name.span, "this block")
+                .help("this is a bug in blkc's checker; please report it with the file"),
+        )
+    };
+    Ok(Request {
+        block: block.name.name.to_string(),
+        method: block.method().and_then(|m| Method::parse(&m.name)).ok_or_else(|| bug("has no known method"))?,
+        url: block.url().map(template).ok_or_else(|| bug("has no URL"))?,
+        params: pairs(block.params()),
+        headers: pairs(block.headers()),
+        body: block.body().map(|(entries, _)| object(entries)),
+        sample: block.fields.iter().find_map(|f| match &f.kind {
+            FieldKind::Sample(s) => Some(s.value.to_string()),
+            _ => None,
+        }),
+        allow_bot_token: block.allows_bot_token(),
+        allow_private_network: block.allows("private_network"),
+        span: block.span,
+    })
+}
+
+/// A `var`'s default as JSON. The grammar lets only fixed values there:
+/// literal strings, numbers, `true`, `false`, `null`, arrays and objects.
+fn fixed(v: &Value) -> serde_json::Value {
+    use serde_json::Value as Json;
+    match v {
+        Value::Str(t) => Json::String(t.as_literal().unwrap_or_default()),
+        Value::Number(n, _) => serde_json::from_str(n).unwrap_or(Json::Null),
+        Value::Bool(b, _) => Json::Bool(*b),
+        Value::Object(entries, _) => {
+            Json::Object(entries.iter().map(|e| (e.key.name.to_string(), fixed(&e.value))).collect())
+        }
+        Value::Array(items, _) => Json::Array(items.iter().map(fixed).collect()),
+        Value::Null(_) | Value::Ref(_) | Value::Element(_) | Value::Var(_) | Value::Arith(_) => Json::Null,
+    }
+}
+
+fn object(entries: &[ast::Entry]) -> Val {
+    Val::Object(entries.iter().map(|e| (e.key.name.to_string(), val(&e.value))).collect())
+}
+
+fn val(v: &Value) -> Val {
+    match v {
+        Value::Str(t) => Val::Str(template(t)),
+        Value::Number(n, _) => Val::Json(serde_json::from_str(n).unwrap_or(serde_json::Value::Null)),
+        Value::Bool(b, _) => Val::Json(serde_json::Value::Bool(*b)),
+        Value::Null(_) => Val::Json(serde_json::Value::Null),
+        Value::Ref(r) => Val::Ref(path(r)),
+        Value::Element(e) => Val::Ref(element_path(e)),
+        Value::Var(name) => Val::Var { name: name.name.to_string(), span: name.span },
+        Value::Object(entries, _) => object(entries),
+        Value::Array(items, _) => Val::Array(items.iter().map(val).collect()),
+        Value::Arith(e) => Val::Arith(Box::new(calc(e))),
+    }
+}
+
+fn calc(e: &ast::Expr) -> Calc {
+    match e {
+        ast::Expr::Value(v) => Calc::Value { value: val(v), span: v.span() },
+        ast::Expr::Var(name) => Calc::Var { name: name.name.to_string(), span: name.span },
+        ast::Expr::Binary(b) => {
+            Calc::Op { op: b.op, left: Box::new(calc(&b.left)), right: Box::new(calc(&b.right)), span: b.op_span }
+        }
+        ast::Expr::Group(inner, _) => calc(inner),
+    }
+}
+
+pub fn template(t: &ast::Template) -> Template {
+    let parts = t
+        .parts
+        .iter()
+        .map(|p| match p {
+            Part::Lit(s, _) => Seg::Text(s.to_string()),
+            Part::Secret(id) => Seg::Secret { name: id.name.to_string() },
+            Part::Var(var) => seg(var),
+        })
+        .collect();
+    Template { parts, span: t.span }
+}
+
+fn seg(var: &Var) -> Seg {
+    match var {
+        Var::BotToken(_) => Seg::BotToken,
+        Var::Named(id) => Seg::Var { name: id.name.to_string(), span: id.span },
+        Var::Ref(r) => Seg::Ref(path(r)),
+        Var::Element(e) => Seg::Ref(element_path(e)),
+        Var::Helped(h) => Seg::Helped { base: Box::new(seg(&h.base)), helpers: h.helpers.clone(), span: h.span },
+    }
+}
+
+fn keys(segments: &[ast::Segment]) -> Vec<Key> {
+    segments
+        .iter()
+        .map(|s| Key { name: s.text.to_string(), index: crate::base::path::index(&s.text), span: s.span })
+        .collect()
+}
+
+/// `item[a.b]`: a path into loop `item`'s element.
+fn element_path(e: &ast::ElementRef) -> Path {
+    Path {
+        block: e.item.name.to_string(),
+        element: true,
+        status: false,
+        keys: keys(&e.segments),
+        text: format!("{}[{}]", e.item.name, e.path_text()),
+        span: e.span,
+    }
+}
+
+fn path(r: &ast::Reference) -> Path {
+    Path {
+        block: r.block.name.to_string(),
+        element: false,
+        status: r.root() == Some(crate::base::path::Root::Status),
+        keys: keys(&r.segments),
+        text: format!("api_{}[{}]", r.block.name, r.path_text()),
+        span: r.span,
+    }
+}

@@ -1,0 +1,990 @@
+//! The closed vocabularies of the language: methods, event kinds and the
+//! variables each trigger provides (documented in docs/language.md).
+
+/// The methods an API block can send (the spec's section 4.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[allow(clippy::upper_case_acronyms)] // written as HTTP writes them, in the plan's JSON too
+pub enum Method {
+    GET,
+    POST,
+    PUT,
+    DELETE,
+    PATCH,
+}
+
+impl Method {
+    pub const ALL: [Method; 5] = [Method::GET, Method::POST, Method::PUT, Method::DELETE, Method::PATCH];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::GET => "GET",
+            Method::POST => "POST",
+            Method::PUT => "PUT",
+            Method::DELETE => "DELETE",
+            Method::PATCH => "PATCH",
+        }
+    }
+
+    /// The method written exactly so (methods are upper case).
+    pub fn parse(s: &str) -> Option<Method> {
+        Method::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+
+    /// Whether a request of this method may carry a body (the spec: every
+    /// method but GET).
+    pub fn takes_body(self) -> bool {
+        self != Method::GET
+    }
+}
+
+/// Methods HTTP has that the spec names and excludes.
+pub const UNSUPPORTED_METHODS: &[(&str, &str)] = &[
+    ("HEAD", "it is a GET without a response body, and the block exists to read the response"),
+    ("OPTIONS", "it describes the target's communication options rather than reading or changing data"),
+    ("CONNECT", "it opens a tunnel, which a request block cannot use"),
+    ("TRACE", "it is a loop-back test of the path, not a data request"),
+];
+
+/// `{user_mention}`: the platform's mention of the user whose ID is `user_id`.
+/// Every place that provides `user_id` derives it here.
+pub fn user_mention(user_id: &str) -> String {
+    format!("<@{user_id}>")
+}
+
+/// Variables every command provides, besides `option_<name>` per option.
+pub const COMMAND_VARIABLES: &[&str] =
+    &["user_id", "user_name", "user_mention", "server_id", "server_name", "channel_id", "channel_name"];
+
+/// Event kinds and the variables each provides.
+pub const EVENTS: &[(&str, &[&str])] = &[
+    (
+        "member_join",
+        &[
+            "user_id",
+            "user_name",
+            "user_mention",
+            "server_id",
+            "server_name",
+            "member_count",
+            // The server's system channel, where welcome messages go.
+            "channel_id",
+            "channel_name",
+        ],
+    ),
+    ("member_leave", &["user_id", "user_name", "server_id", "server_name", "member_count"]),
+    (
+        "message_create",
+        &[
+            "user_id",
+            "user_name",
+            "user_mention",
+            "channel_id",
+            "channel_name",
+            "server_id",
+            "server_name",
+            "message_id",
+            "message_content",
+        ],
+    ),
+    (
+        "message_update",
+        &["user_id", "user_name", "channel_id", "channel_name", "server_id", "message_id", "message_content"],
+    ),
+    ("message_delete", &["channel_id", "channel_name", "server_id", "message_id"]),
+    ("reaction_add", &["user_id", "user_name", "user_mention", "channel_id", "server_id", "message_id", "emoji"]),
+    ("reaction_remove", &["user_id", "user_name", "channel_id", "server_id", "message_id", "emoji"]),
+    ("channel_create", &["channel_id", "channel_name", "server_id", "server_name"]),
+    ("channel_delete", &["channel_id", "channel_name", "server_id", "server_name"]),
+    ("role_create", &["role_id", "role_name", "server_id", "server_name"]),
+    ("ready", &["bot_id", "bot_name", "server_count"]),
+];
+
+pub fn event_variables(kind: &str) -> Option<&'static [&'static str]> {
+    EVENTS.iter().find(|(k, _)| *k == kind).map(|(_, v)| *v)
+}
+
+/// What a handler run is given besides a command's variables (who used
+/// the component or form, and where): the message it is on, and what was
+/// chosen (`value`: a button's value or the first choice; `values`: every
+/// choice, joined by `, `). A form's fields come as `field_<input>` besides.
+pub const HANDLER_VARIABLES: &[&str] = &["message_id", "value", "values"];
+
+/// What a timed event's run is given: the channel its replies go to, and
+/// the instant of its tick (RFC 3339, UTC).
+/// What an option's `autocomplete` tree is given besides a command's
+/// variables: what the user has typed of the option so far (the other
+/// options typed before it are its `{option_…}`).
+pub const AUTOCOMPLETE_VARIABLES: &[&str] = &["typed_text"];
+
+pub const TIMED_VARIABLES: &[&str] = &["channel_id", "tick_time"];
+
+/// What a context-menu command is given besides a command's variables,
+/// by menu: the user or the message it was chosen on.
+pub const MENU_VARIABLES: &[(&str, &[&str])] = &[
+    ("user", &["target_user_id", "target_user_name", "target_user_mention"]),
+    (
+        "message",
+        &["target_message_id", "target_message_content", "target_message_author_id", "target_message_author_name"],
+    ),
+];
+
+/// The trigger variables of `tree` (an event of a kind blkc does not know:
+/// none; the checker says so); a timed event's are [`TIMED_VARIABLES`],
+/// whatever its name; a context-menu command's, its menu's.
+pub fn trigger_variables(tree: &crate::language::ast::Tree) -> Vec<&'static str> {
+    use crate::language::ast::TreeKind;
+    let (name, timed) = (tree.name.name.as_str(), tree.schedule.is_some());
+    let besides: &[&str] = match (tree.kind, tree.menu_target()) {
+        (TreeKind::Event, _) if timed => return TIMED_VARIABLES.to_vec(),
+        (TreeKind::Event, _) => return event_variables(name).unwrap_or(&[]).to_vec(),
+        (TreeKind::Handler, _) => HANDLER_VARIABLES,
+        (TreeKind::Autocomplete, _) => AUTOCOMPLETE_VARIABLES,
+        (TreeKind::Command, Some(menu)) => MENU_VARIABLES.iter().find(|(m, _)| *m == menu).map_or(&[], |(_, v)| v),
+        (TreeKind::Command, None) => &[],
+    };
+    COMMAND_VARIABLES.iter().chain(besides).copied().collect()
+}
+
+/// The chat platform's API, where `{bot_token}` may go unless a file says
+/// otherwise with `platform "…"`: at the version the Gateway is opened
+/// with (an unversioned call reaches the platform's old default).
+pub const DEFAULT_PLATFORM: &str = "https://discord.com/api/v10";
+
+/// The longest GET URL, parameters included, that blkc lets through (the
+/// spec's section 8 restricts it without a number; 2,048 is the limit that
+/// common browsers, CDNs and servers all accept).
+pub const MAX_GET_URL: usize = 2048;
+
+/// The longest header value blkc sends, once filled (16 KiB: above the
+/// 8 KiB most servers accept for a whole header line, so that nothing a
+/// server would take is refused, and a value of a megabyte never reaches
+/// the HTTP library, which could not write it).
+pub const MAX_HEADER_VALUE: usize = 16 * 1024;
+
+/// What a block can `allow`: each lifts one rule of the destination policy
+/// (docs/run.md, "Security model").
+pub const ALLOWS: &[(&str, &str)] = &[
+    ("bot_token", "send `{bot_token}` to a host other than the platform's API (still over https)"),
+    ("private_network", "let a host that comes from a value or a redirect be an internal address"),
+];
+
+/// The type of an `option`: what the chat user gives, and the platform's
+/// number for it (its `ApplicationCommandOptionType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OptionType {
+    String,
+    Integer,
+    Number,
+    Boolean,
+    User,
+    Channel,
+    Role,
+    Mentionable,
+    Attachment,
+}
+
+impl OptionType {
+    pub const ALL: &'static [OptionType] = &[
+        OptionType::String,
+        OptionType::Integer,
+        OptionType::Number,
+        OptionType::Boolean,
+        OptionType::User,
+        OptionType::Channel,
+        OptionType::Role,
+        OptionType::Mentionable,
+        OptionType::Attachment,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OptionType::String => "string",
+            OptionType::Integer => "integer",
+            OptionType::Number => "number",
+            OptionType::Boolean => "boolean",
+            OptionType::User => "user",
+            OptionType::Channel => "channel",
+            OptionType::Role => "role",
+            OptionType::Mentionable => "mentionable",
+            OptionType::Attachment => "attachment",
+        }
+    }
+
+    pub fn parse(word: &str) -> Option<OptionType> {
+        OptionType::ALL.iter().copied().find(|t| t.as_str() == word)
+    }
+
+    /// What the type holds, for hover and messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            OptionType::String => "text the user types",
+            OptionType::Integer => "a whole number between -(2^53 - 1) and 2^53 - 1",
+            OptionType::Number => "a number, decimals allowed",
+            OptionType::Boolean => "`true` or `false`",
+            OptionType::User => "a user of the server: the value is the user's ID",
+            OptionType::Channel => "a channel of the server: the value is the channel's ID",
+            OptionType::Role => "a role of the server: the value is the role's ID",
+            OptionType::Mentionable => "a user or a role: the value is its ID",
+            OptionType::Attachment => "a file the user uploads: the value is the attachment's ID",
+        }
+    }
+
+    /// Whether the platform lets the type have `choices`.
+    pub fn takes_choices(self) -> bool {
+        matches!(self, OptionType::String | OptionType::Integer | OptionType::Number)
+    }
+
+    /// Checks a value given as text (`--var`, or an interaction's value made
+    /// text) against the type; the error says what was expected.
+    pub fn accepts(self, value: &str) -> Result<(), String> {
+        let snowflake = |v: &str| !v.is_empty() && v.len() <= 20 && v.bytes().all(|b| b.is_ascii_digit());
+        let ok = match self {
+            OptionType::String => true,
+            OptionType::Integer => parse_integer(value).is_some(),
+            OptionType::Number => is_option_number(value),
+            OptionType::Boolean => matches!(value, "true" | "false"),
+            _ => snowflake(value),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("expected {}", self.describe()))
+        }
+    }
+}
+
+/// Where a custom variable's value is kept: once for the whole bot (the
+/// default), or once per user in each server, per server, or per channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VarScope {
+    Global,
+    User,
+    Server,
+    Channel,
+}
+
+impl VarScope {
+    /// The scopes a `var` may name after `per`.
+    pub const WORDS: &'static [VarScope] = &[VarScope::User, VarScope::Server, VarScope::Channel];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VarScope::Global => "global",
+            VarScope::User => "user",
+            VarScope::Server => "server",
+            VarScope::Channel => "channel",
+        }
+    }
+
+    pub fn parse(word: &str) -> Option<VarScope> {
+        VarScope::WORDS.iter().copied().find(|s| s.as_str() == word)
+    }
+
+    /// The trigger variables whose values pick the variable's value: a
+    /// user's is theirs within one server.
+    pub fn ids(self) -> &'static [&'static str] {
+        match self {
+            VarScope::Global => &[],
+            VarScope::User => &["server_id", "user_id"],
+            VarScope::Server => &["server_id"],
+            VarScope::Channel => &["channel_id"],
+        }
+    }
+
+    /// The one id a run must have (a direct message has no server: a user's
+    /// value there is theirs outside any server).
+    pub fn needs(self) -> Option<&'static str> {
+        match self {
+            VarScope::Global => None,
+            VarScope::User => Some("user_id"),
+            VarScope::Server => Some("server_id"),
+            VarScope::Channel => Some("channel_id"),
+        }
+    }
+
+    /// In words: "per user (in each server)".
+    pub fn describe(self) -> &'static str {
+        match self {
+            VarScope::Global => "one value for the whole bot",
+            VarScope::User => "a value per user in each server",
+            VarScope::Server => "a value per server",
+            VarScope::Channel => "a value per channel",
+        }
+    }
+
+    /// The store's key for the value of `name` in this scope, from the
+    /// scope's ids (`points:user:777:1001`). Variable names are words, so
+    /// `:` cannot clash.
+    pub fn key(self, name: &str, ids: &[&str]) -> String {
+        match self {
+            VarScope::Global => name.to_string(),
+            _ => format!("{name}:{}:{}", self.as_str(), ids.join(":")),
+        }
+    }
+
+    /// A store key read back: the name, the scope and its ids.
+    pub fn split_key(key: &str) -> (&str, VarScope, Vec<&str>) {
+        let mut parts = key.split(':');
+        let name = parts.next().unwrap_or_default();
+        match parts.next().and_then(VarScope::parse) {
+            Some(scope) => (name, scope, parts.collect()),
+            None => (key, VarScope::Global, Vec::new()),
+        }
+    }
+}
+
+/// The most loop runs one run of a tree makes, all its loops together
+/// (docs/language.md, "Loops").
+pub const MAX_LOOP_RUNS: usize = 10_000;
+
+/// The most bytes a loop's `join` builds (a message shows at most a few
+/// thousand characters; the bound keeps a long list of long texts from
+/// filling memory).
+pub const MAX_JOINED: usize = 1 << 20;
+
+/// The most requests one run of a tree sends (an `api` block in a loop
+/// counts each time it runs).
+pub const MAX_REQUESTS: usize = 100;
+
+/// The most elements a list variable holds (each `save` writes the whole
+/// list; the bound keeps one variable from growing without end).
+pub const MAX_LIST: usize = 10_000;
+
+/// The most bytes a variable's value holds, saved as JSON (a list filled
+/// by users once reached 57 MB, and every read of it held that much).
+pub const MAX_VALUE_BYTES: usize = 1024 * 1024;
+
+pub const MAX_OPTION_INTEGER: i64 = (1 << 53) - 1;
+/// The largest magnitude of a number option (the platform's: 2^53).
+pub const MAX_OPTION_NUMBER: f64 = 9_007_199_254_740_992.0;
+
+/// A number option's value or choice: JSON's number syntax, within ±2^53.
+pub fn is_option_number(value: &str) -> bool {
+    is_json_number(value) && value.parse::<f64>().is_ok_and(|n| n.abs() <= MAX_OPTION_NUMBER)
+}
+
+/// An integer option's value: digits with an optional `-`, within
+/// ±(2^53 - 1).
+pub fn parse_integer(value: &str) -> Option<i64> {
+    let digits = value.strip_prefix('-').unwrap_or(value);
+    if digits.is_empty() || digits.len() > 16 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: i64 = value.parse().ok()?;
+    (n.abs() <= MAX_OPTION_INTEGER).then_some(n)
+}
+
+/// JSON's number syntax, exactly.
+pub fn is_json_number(value: &str) -> bool {
+    let b = value.as_bytes();
+    let mut i = usize::from(b.first() == Some(&b'-'));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i - start
+    };
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(c) if c.is_ascii_digit() => {
+            digits(&mut i);
+        }
+        _ => return false,
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+/// The platform's limits on what `blkc deploy` registers.
+pub mod limits {
+    /// Context-menu commands in the menu of a user, and of a message.
+    pub const MENU_COMMANDS: usize = 5;
+    /// Characters in a description (and at least one).
+    pub const DESCRIPTION: usize = 100;
+    /// Options of one command.
+    pub const OPTIONS: usize = 25;
+    /// The longest `min`/`max` length of a text option.
+    pub const OPTION_LENGTH: u32 = 6_000;
+    /// Choices of one option.
+    pub const CHOICES: usize = 25;
+    /// Characters of a choice's name and of a string choice's value.
+    pub const CHOICE_TEXT: usize = 100;
+    /// Global commands of one application.
+    pub const COMMANDS: usize = 100;
+    /// Characters of a command's names, descriptions and choices together.
+    pub const COMMAND_TEXT: usize = 8000;
+    /// Characters of a message's `content`.
+    pub const MESSAGE: usize = 2000;
+    /// Embeds on one message.
+    pub const EMBEDS: usize = 10;
+    /// Fields of one embed.
+    pub const EMBED_FIELDS: usize = 25;
+    /// Characters of a field's name and of its value.
+    pub const FIELD_NAME: usize = 256;
+    pub const FIELD_VALUE: usize = 1024;
+    /// Characters of every embed of a message together (titles,
+    /// descriptions, fields, footers and authors).
+    pub const EMBED_TOTAL: usize = 6000;
+    /// Rows of components on a message, and buttons in a row.
+    pub const ROWS: usize = 5;
+    pub const ROW_BUTTONS: usize = 5;
+    /// Choices of a select menu.
+    pub const MENU_CHOICES: usize = 25;
+    /// Inputs of a form.
+    pub const INPUTS: usize = 5;
+    /// Characters of a component's `custom_id`.
+    pub const CUSTOM_ID: usize = 100;
+    /// Characters of an embed's `url`, `image` and `thumbnail`.
+    pub const EMBED_URL: usize = 2048;
+    /// Characters of a link button's `url`.
+    pub const LINK_URL: usize = 512;
+}
+
+/// How a setting is written: a bare word, or a word and its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SettingForm {
+    /// `disabled`: the word alone.
+    Flag,
+    /// `label "…"`: a template of at most this many characters.
+    Text(usize),
+    /// `url "https://…"`: a web address of at most this many characters.
+    Url(usize),
+    /// `emoji "👍"`: what the platform takes as an emoji
+    /// (`discord::emoji::judge`).
+    Emoji,
+    /// `max 3`: a whole number in this range.
+    Number(u32, u32),
+    /// `cooldown 30` or `cooldown "1h30m" per server`: a length of time
+    /// ([`parse_duration`]), kept per user unless a `per` says otherwise.
+    Duration,
+}
+
+/// One setting a component, a choice, a form or an input takes.
+#[derive(Debug, Clone, Copy)]
+pub struct SettingSpec {
+    pub name: &'static str,
+    pub form: SettingForm,
+    /// What it does, for hovers and completion.
+    pub about: &'static str,
+}
+
+const fn setting(name: &'static str, form: SettingForm, about: &'static str) -> SettingSpec {
+    SettingSpec { name, form, about }
+}
+
+/// The styles of a button, each a bare word (a link button's is its `url`).
+pub const BUTTON_STYLES: &[&str] = &["primary", "secondary", "success", "danger"];
+
+/// The kinds of a select menu besides choices written in the file.
+pub const SELECT_KINDS: &[&str] = &["users", "roles", "mentionables", "channels"];
+
+pub const BUTTON_SETTINGS: &[SettingSpec] = &[
+    setting("label", SettingForm::Text(80), "the text on the button (at most 80 characters)"),
+    setting("emoji", SettingForm::Emoji, "an emoji before the label: `\"👍\"`, or a server's `\"<:name:id>\"`"),
+    setting("value", SettingForm::Text(100), "what the handler gets as `{value}`; travels in the button's id"),
+    setting("url", SettingForm::Url(limits::LINK_URL), "makes it a link button: opens this address, runs no handler"),
+    setting("disabled", SettingForm::Flag, "shown greyed out; cannot be clicked"),
+    setting("primary", SettingForm::Flag, "style: blurple (the default)"),
+    setting("secondary", SettingForm::Flag, "style: grey"),
+    setting("success", SettingForm::Flag, "style: green"),
+    setting("danger", SettingForm::Flag, "style: red"),
+    setting(
+        "max_clicks",
+        SettingForm::Number(1, 1_000_000),
+        "disabled after this many clicks, by anyone, on one message (counted in the store, across processes)",
+    ),
+    setting(COOLDOWN, SettingForm::Duration, COOLDOWN_ABOUT),
+];
+
+/// The setting of a wait between two uses: of a button, a select menu, or
+/// (written in its head) a command, handler or event.
+pub const COOLDOWN: &str = "cooldown";
+const COOLDOWN_ABOUT: &str =
+    "a wait between two uses by one user (`per server`, `per channel`: by anyone there); the user is told how long is left";
+
+/// What a command, a handler or an event may say in its head, after its
+/// description: `command daily "…" cooldown "1d" { … }`.
+pub const TREE_SETTINGS: &[SettingSpec] = &[setting(COOLDOWN, SettingForm::Duration, COOLDOWN_ABOUT)];
+
+/// The longest wait [`parse_duration`] takes: 366 days.
+pub const MAX_DURATION_SECS: u64 = 366 * 86_400;
+
+/// A length of time as written: a whole number of seconds (`90`), or a
+/// string of numbers each with its unit, `s`, `m`, `h` or `d` (`"90s"`,
+/// `"1h30m"`, `"1d"`); from one second to 366 days.
+pub fn parse_duration(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let seconds = if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        text.parse::<u64>().ok()
+    } else {
+        let mut total: u64 = 0;
+        let mut digits = String::new();
+        let mut ok = !text.is_empty();
+        for c in text.chars() {
+            let unit = match c {
+                '0'..='9' => {
+                    digits.push(c);
+                    continue;
+                }
+                's' => 1,
+                'm' => 60,
+                'h' => 3_600,
+                'd' => 86_400,
+                _ => 0,
+            };
+            let n = std::mem::take(&mut digits).parse::<u64>().ok();
+            match n.and_then(|n| n.checked_mul(unit)).filter(|_| unit > 0) {
+                Some(part) => total = total.saturating_add(part),
+                None => ok = false,
+            }
+        }
+        (ok && digits.is_empty()).then_some(total)
+    };
+    match seconds {
+        None => Err("a number of seconds, or a string like \"90s\", \"5m\", \"1h30m\" or \"1d\"".to_string()),
+        Some(0) => Err("at least one second".to_string()),
+        Some(n) if n > MAX_DURATION_SECS => Err("at most 366 days".to_string()),
+        Some(n) => Ok(n),
+    }
+}
+
+/// A wait in words, rounded up to the second, in its two largest units:
+/// "25 seconds", "4 minutes 10 seconds", "23 hours 59 minutes".
+pub fn describe_wait(ms: u64) -> String {
+    let seconds = ms.div_ceil(1000).max(1);
+    let units = [(86_400, "day"), (3_600, "hour"), (60, "minute"), (1, "second")];
+    let mut parts = Vec::new();
+    let mut rest = seconds;
+    for (size, name) in units {
+        let n = rest / size;
+        if n > 0 || !parts.is_empty() {
+            rest -= n * size;
+            if n > 0 {
+                parts.push(format!("{n} {name}{}", if n == 1 { "" } else { "s" }));
+            }
+            if parts.len() == 2 || (!parts.is_empty() && n == 0) {
+                break;
+            }
+        }
+    }
+    parts.join(" ")
+}
+
+pub const SELECT_SETTINGS: &[SettingSpec] = &[
+    setting("placeholder", SettingForm::Text(150), "shown while nothing is chosen (at most 150 characters)"),
+    setting("min", SettingForm::Number(0, 25), "the fewest choices a user must make (0–25; default 1)"),
+    setting("max", SettingForm::Number(1, 25), "the most choices a user may make (1–25; default 1)"),
+    setting("disabled", SettingForm::Flag, "shown greyed out; cannot be used"),
+    setting("users", SettingForm::Flag, "choose among the server's users (their ids come in `{values}`)"),
+    setting("roles", SettingForm::Flag, "choose among the server's roles"),
+    setting("mentionables", SettingForm::Flag, "choose among users and roles"),
+    setting("channels", SettingForm::Flag, "choose among the server's channels"),
+    setting(COOLDOWN, SettingForm::Duration, COOLDOWN_ABOUT),
+];
+
+pub const CHOICE_SETTINGS: &[SettingSpec] = &[
+    setting("description", SettingForm::Text(100), "a line under the choice's label (at most 100 characters)"),
+    setting("emoji", SettingForm::Emoji, "an emoji before the label: `\"👍\"`, or a server's `\"<:name:id>\"`"),
+    setting("default", SettingForm::Flag, "chosen when the menu is shown"),
+];
+
+pub const FORM_SETTINGS: &[SettingSpec] =
+    &[setting("title", SettingForm::Text(45), "the form's title (required; at most 45 characters)")];
+
+pub const INPUT_SETTINGS: &[SettingSpec] = &[
+    setting("label", SettingForm::Text(45), "the input's label (required; at most 45 characters)"),
+    setting("paragraph", SettingForm::Flag, "a text area of several lines (the default is one line)"),
+    setting("placeholder", SettingForm::Text(100), "shown while the input is empty (at most 100 characters)"),
+    setting("value", SettingForm::Text(4000), "the text the input starts with"),
+    setting("min", SettingForm::Number(0, 4000), "the fewest characters (0–4,000)"),
+    setting("max", SettingForm::Number(1, 4000), "the most characters (1–4,000)"),
+    setting("optional", SettingForm::Flag, "may be left empty (inputs are required unless they say so)"),
+];
+
+/// The row of each component of a message, given whether each is a
+/// button: buttons fill rows of 5 in order, a select menu takes a row of
+/// its own. The one layout rule, for the checker and the wire alike.
+pub fn rows(is_button: &[bool]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(is_button.len());
+    let (mut row, mut in_row, mut buttons_row) = (0usize, 0usize, false);
+    for (i, &button) in is_button.iter().enumerate() {
+        let fits = button && buttons_row && in_row < limits::ROW_BUTTONS;
+        if i > 0 && !fits {
+            row += 1;
+            in_row = 0;
+        }
+        in_row += 1;
+        buttons_row = button;
+        out.push(row);
+    }
+    out
+}
+
+/// The prefix and version of every `custom_id` blkc writes: `blk2:`, the
+/// handler's name, `:`, the component's key (`plan::ComponentStep::key`:
+/// what it is among its handler's components, which no edit elsewhere in
+/// the file moves), `:`, then its value as written. A form's id is
+/// made the same way, with no value.
+///
+/// `blk1:` ids carried the component's number among all of the file's
+/// components, which a reload that added one above moved: a click on an
+/// earlier message then found another component's gates, or none. blkc
+/// answers them as stale.
+pub const CUSTOM_ID_PREFIX: &str = "blk2:";
+
+/// The characters of a component's key.
+pub const COMPONENT_KEY: usize = 8;
+
+/// A component's or a form's `custom_id` (docs/language.md, "Handlers").
+pub fn custom_id(handler: &str, key: &str, value: &str) -> String {
+    format!("{CUSTOM_ID_PREFIX}{handler}:{key}:{value}")
+}
+
+/// The handler, the component's key and the value of a `custom_id` blkc
+/// wrote, or `None` for any other text (an older version's id included).
+pub fn parse_custom_id(id: &str) -> Option<(&str, &str, &str)> {
+    // blkc never writes a longer one (B425).
+    if id.chars().count() > limits::CUSTOM_ID {
+        return None;
+    }
+    let rest = id.strip_prefix(CUSTOM_ID_PREFIX)?;
+    let (handler, rest) = rest.split_once(':')?;
+    let (key, value) = rest.split_once(':')?;
+    let name_ok = !handler.is_empty()
+        && handler.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !handler.as_bytes()[0].is_ascii_digit();
+    let key_ok =
+        (1..=COMPONENT_KEY).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase());
+    (name_ok && key_ok).then_some((handler, key, value))
+}
+
+/// The handler an id of blkc's names, in this version's ids or an earlier
+/// one's (`blk1:`): said when a click is stale.
+pub fn named_handler(id: &str) -> Option<&str> {
+    if let Some((handler, _, _)) = parse_custom_id(id) {
+        return Some(handler);
+    }
+    let handler = id.strip_prefix("blk1:")?.split(':').next()?;
+    let ok =
+        !handler.is_empty() && handler.len() <= 32 && handler.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    ok.then_some(handler)
+}
+
+/// The parts of an embed written `KEY "text"`: every one a template, like
+/// a reply's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedPart {
+    Title,
+    Description,
+    Url,
+    Color,
+    Timestamp,
+    Footer,
+    Author,
+    Image,
+    Thumbnail,
+}
+
+/// What an embed part's text must be, beside its length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartForm {
+    Text,
+    /// An `http` or `https` URL.
+    Url,
+    /// `#RRGGBB`, or the colour's number (`5793266`).
+    Color,
+    /// A date and time as RFC 3339 writes it (`2026-11-24T14:05:00Z`).
+    Timestamp,
+}
+
+impl EmbedPart {
+    pub const ALL: [EmbedPart; 9] = [
+        EmbedPart::Title,
+        EmbedPart::Description,
+        EmbedPart::Url,
+        EmbedPart::Color,
+        EmbedPart::Timestamp,
+        EmbedPart::Footer,
+        EmbedPart::Author,
+        EmbedPart::Image,
+        EmbedPart::Thumbnail,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EmbedPart::Title => "title",
+            EmbedPart::Description => "description",
+            EmbedPart::Url => "url",
+            EmbedPart::Color => "color",
+            EmbedPart::Timestamp => "timestamp",
+            EmbedPart::Footer => "footer",
+            EmbedPart::Author => "author",
+            EmbedPart::Image => "image",
+            EmbedPart::Thumbnail => "thumbnail",
+        }
+    }
+
+    pub fn parse(word: &str) -> Option<EmbedPart> {
+        EmbedPart::ALL.into_iter().find(|p| p.as_str() == word)
+    }
+
+    /// The most characters the platform takes, for the parts that are text.
+    pub fn limit(self) -> Option<usize> {
+        match self {
+            EmbedPart::Title | EmbedPart::Author => Some(256),
+            EmbedPart::Description => Some(4096),
+            EmbedPart::Footer => Some(2048),
+            _ => None,
+        }
+    }
+
+    pub fn form(self) -> PartForm {
+        match self {
+            EmbedPart::Url | EmbedPart::Image | EmbedPart::Thumbnail => PartForm::Url,
+            EmbedPart::Color => PartForm::Color,
+            EmbedPart::Timestamp => PartForm::Timestamp,
+            _ => PartForm::Text,
+        }
+    }
+
+    /// Whether it counts toward the 6,000 characters of a message's embeds.
+    pub fn counts_in_total(self) -> bool {
+        self.limit().is_some()
+    }
+
+    /// What it is, for hover and messages.
+    pub fn about(self) -> &'static str {
+        match self {
+            EmbedPart::Title => "the embed's title, at most 256 characters",
+            EmbedPart::Description => "the embed's main text, at most 4,096 characters",
+            EmbedPart::Url => "where the title links to: an http or https URL",
+            EmbedPart::Color => "the colour of the embed's edge: `#RRGGBB` or its number",
+            EmbedPart::Timestamp => "a time shown in the footer: RFC 3339, `2026-11-24T14:05:00Z`",
+            EmbedPart::Footer => "small text at the bottom, at most 2,048 characters",
+            EmbedPart::Author => "a name above the title, at most 256 characters",
+            EmbedPart::Image => "a large image below the text: an http or https URL",
+            EmbedPart::Thumbnail => "a small image at the top right: an http or https URL",
+        }
+    }
+}
+
+/// A colour as an embed takes it: `#RRGGBB` or its decimal number, at most
+/// `0xFFFFFF`.
+pub fn parse_color(text: &str) -> Option<u32> {
+    let t = text.trim();
+    let n = match t.strip_prefix('#') {
+        Some(hex) if hex.len() == 6 && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            u32::from_str_radix(hex, 16).ok()?
+        }
+        Some(_) => return None,
+        None if !t.is_empty() && t.len() <= 8 && t.bytes().all(|b| b.is_ascii_digit()) => t.parse().ok()?,
+        None => return None,
+    };
+    (n <= 0xFF_FFFF).then_some(n)
+}
+
+/// A date and time as RFC 3339 writes it (`2026-11-24T14:05:00Z`,
+/// `2026-11-24T14:05:00.5+01:00`), as the same time in UTC, written so.
+pub fn parse_timestamp(text: &str) -> Option<String> {
+    use time::format_description::well_known::Rfc3339;
+    let at = time::OffsetDateTime::parse(text.trim(), &Rfc3339).ok()?;
+    at.to_offset(time::UtcOffset::UTC).format(&Rfc3339).ok()
+}
+
+pub fn is_timestamp(text: &str) -> bool {
+    parse_timestamp(text).is_some()
+}
+
+/// Whether `text` is an `http` or `https` URL with a host.
+pub fn is_web_url(text: &str) -> bool {
+    url::Url::parse(text).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+}
+
+/// Where a keyword can stand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// At the top of a file.
+    Top,
+    /// Among the nodes of a command, an event or a branch.
+    Tree,
+    /// Among the fields of an `api` block.
+    Block,
+    /// Where a value goes.
+    Value,
+    /// After an `option`'s name and description.
+    Option,
+    /// After a `var`'s name.
+    Var,
+    /// After a command's, handler's or event's name and description.
+    Head,
+    /// Among the parts of a `reply { … }`.
+    Reply,
+    /// Among the parts of an `embed { … }`.
+    Embed,
+    /// Among the settings of a `button` or `select`.
+    Component,
+    /// Among the settings of a `form`.
+    Form,
+    /// In a `for` loop's head.
+    Loop,
+    /// After a `save`'s name: a list operation.
+    Save,
+    /// In a timed event's head.
+    Schedule,
+}
+
+macro_rules! keywords {
+    ($($variant:ident $text:literal $place:ident,)*) => {
+        /// The keywords of the language: the one list that the parser's
+        /// messages, the mistake recognisers and the editor's completion
+        /// read (the grammar's `kw_*` rules spell the same words).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Keyword { $($variant,)* }
+
+        impl Keyword {
+            pub const ALL: &'static [Keyword] = &[$(Keyword::$variant,)*];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(Keyword::$variant => $text,)* }
+            }
+
+            /// The keyword in backticks, as messages show it.
+            pub fn quoted(self) -> &'static str {
+                match self { $(Keyword::$variant => concat!("`", $text, "`"),)* }
+            }
+
+            pub fn place(self) -> Place {
+                match self { $(Keyword::$variant => Place::$place,)* }
+            }
+        }
+    };
+}
+
+keywords! {
+    Command "command" Top,
+    Event "event" Top,
+    Handler "handler" Top,
+    Cooldown "cooldown" Head,
+    Var "var" Top,
+    Platform "platform" Top,
+    Option "option" Tree,
+    Api "api" Tree,
+    Reply "reply" Tree,
+    Update "update" Tree,
+    Form "form" Tree,
+    Save "save" Tree,
+    If "if" Tree,
+    Else "else" Tree,
+    For "for" Tree,
+    Stop "stop" Tree,
+    In "in" Loop,
+    Limit "limit" Loop,
+    Join "join" Loop,
+    Into "into" Loop,
+    By "by" Loop,
+    Desc "desc" Loop,
+    Append "append" Save,
+    Remove "remove" Save,
+    At "at" Save,
+    Clear "clear" Save,
+    Every "every" Schedule,
+    Cron "cron" Schedule,
+    Channel "channel" Schedule,
+    Per "per" Var,
+    Required "required" Option,
+    Choices "choices" Option,
+    Min "min" Option,
+    Max "max" Option,
+    Locale "locale" Tree,
+    Permissions "permissions" Tree,
+    Contexts "contexts" Tree,
+    Installs "installs" Tree,
+    Nsfw "nsfw" Tree,
+    Require "require" Tree,
+    Subcommand "subcommand" Tree,
+    Group "group" Tree,
+    Autocomplete "autocomplete" Option,
+    Method "method" Block,
+    Url "url" Block,
+    Params "params" Block,
+    Headers "headers" Block,
+    Body "body" Block,
+    Sample "sample" Block,
+    Allow "allow" Block,
+    Text "text" Reply,
+    Ephemeral "ephemeral" Reply,
+    Embed "embed" Reply,
+    Title "title" Embed,
+    Description "description" Embed,
+    Color "color" Embed,
+    Timestamp "timestamp" Embed,
+    Footer "footer" Embed,
+    Author "author" Embed,
+    Image "image" Embed,
+    Thumbnail "thumbnail" Embed,
+    Field "field" Embed,
+    Inline "inline" Embed,
+    Button "button" Reply,
+    Select "select" Reply,
+    Choice "choice" Component,
+    Input "input" Form,
+    True "true" Value,
+    False "false" Value,
+    Null "null" Value,
+}
+
+impl Keyword {
+    /// The keyword spelled exactly `word`.
+    pub fn parse(word: &str) -> Option<Keyword> {
+        Keyword::ALL.iter().copied().find(|k| k.as_str() == word)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_seconds_or_numbers_with_units() {
+        for (text, seconds) in [("90", 90), ("90s", 90), ("5m", 300), ("1h30m", 5_400), ("1d", 86_400), (" 2h ", 7_200)]
+        {
+            assert_eq!(parse_duration(text), Ok(seconds), "{text}");
+        }
+        for text in ["", "0", "0s", "m", "5x", "1.5h", "h5", "5m3", "367d", "99999999999999999999d", "-5"] {
+            assert!(parse_duration(text).is_err(), "{text}");
+        }
+        assert_eq!(parse_duration("366d"), Ok(MAX_DURATION_SECS));
+    }
+
+    #[test]
+    fn waits_read_in_their_two_largest_units() {
+        for (ms, words) in [
+            (1, "1 second"),
+            (24_200, "25 seconds"),
+            (60_000, "1 minute"),
+            (250_000, "4 minutes 10 seconds"),
+            (86_340_000, "23 hours 59 minutes"),
+            (90_000_000, "1 day 1 hour"),
+        ] {
+            assert_eq!(describe_wait(ms), words, "{ms}");
+        }
+    }
+}

@@ -1,0 +1,367 @@
+//! Plan to run report: executes one command or event. The only module that
+//! does network I/O (through [`http`]).
+//!
+//! Everything that leaves the runner (events, warnings, failures, saved
+//! values) passes through the [`Redactor`] first, so no secret or bot token
+//! is ever shown or stored.
+
+pub mod arith;
+pub mod budget;
+pub mod condition;
+pub mod explore;
+mod failure;
+pub mod http;
+mod preflight;
+pub mod redact;
+pub mod render;
+pub mod request;
+mod runner;
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use crate::base::diagnostics::{Diagnostic, Severity};
+use crate::base::source::Span;
+use crate::language::plan::{Plan, Request, Step, Tree};
+pub use preflight::{redactor, MIN_SECRET_LEN};
+pub use redact::Redactor;
+pub use render::Body;
+pub use request::Refusal;
+use runner::Runner;
+
+pub use crate::run::store::{MemoryStore, VarStore};
+
+/// What a path or variable with no value renders as (docs/run.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MissingAs {
+    /// The variable's own text, like `{api_x[response.a]}`, as the builder does.
+    #[default]
+    Text,
+    Empty,
+    Null,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub http: http::Limits,
+    /// Unresolved paths and variables fail the run instead of warning.
+    pub strict: bool,
+    pub missing_as: MissingAs,
+    /// Print the requests, send nothing.
+    pub dry_run: bool,
+    /// Answer every block from its sample file.
+    pub offline: bool,
+    /// The file's samples, which `offline` answers from: the model's (each
+    /// read once, relative to the file's folder).
+    pub samples: std::sync::Arc<crate::language::model::Samples>,
+    /// Replaces the file's `platform` (where `{bot_token}` may go); parsed
+    /// once, by the command line.
+    pub platform: Option<crate::language::policy::Platform>,
+    /// Include request and response headers in request events.
+    pub verbose: bool,
+    /// Say each variable read (an `Event::Read`): `run`'s `-v` and JSON
+    /// output, `play`'s inspector. Off, a read clones no value.
+    pub reads: bool,
+    /// Include up to this many bytes of each response's body in its
+    /// request event (`blkc play`'s inspector); 0, none.
+    pub preview: usize,
+    /// A test request: only `{bot_token}` is substituted (spec 4.2).
+    pub test_request: bool,
+    /// Hosts from values and redirects may be internal addresses
+    /// (`--allow-private-network`).
+    pub allow_private_network: bool,
+    /// What the run's responses may hold in memory.
+    pub memory: Memory,
+    /// One HTTP client for every run of a process (`blkc serve`), so runs
+    /// reuse connections; a run makes its own when there is none.
+    pub client: Option<std::sync::Arc<http::Client>>,
+    /// Waits for the platform's rate limits before a request that carries
+    /// the bot token, and learns them from its answer (`blkc serve`).
+    pub limiter: Option<std::sync::Arc<dyn Limiter>>,
+    /// When the run's requests must be answered by (an autocomplete's: the
+    /// platform's deadline); `None`, each request's own time-out.
+    pub deadline: Option<std::time::Instant>,
+}
+
+pub use crate::discord::ratelimit::Limiter;
+
+/// The memory budgets of a run (docs/run.md).
+#[derive(Debug, Clone)]
+pub struct Memory {
+    /// Bytes the responses of one run may hold (`--max-run-memory`).
+    pub run: u64,
+    /// A budget shared by every run of the process, charged too.
+    pub shared: Option<std::sync::Arc<budget::Budget>>,
+}
+
+impl Default for Memory {
+    fn default() -> Memory {
+        Memory { run: budget::DEFAULT_RUN_BUDGET, shared: None }
+    }
+}
+
+/// What a run is given from outside.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    /// Trigger variables and options (`option_city`), by name.
+    pub vars: HashMap<String, String>,
+    /// The names of `vars` whose values are objects or arrays (as JSON text).
+    pub structured: std::collections::HashSet<String>,
+    /// Secret slots, by name.
+    pub secrets: HashMap<String, String>,
+    pub bot_token: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "lowercase")]
+pub enum Event {
+    Request(RequestEvent),
+    Reply {
+        text: String,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        ephemeral: bool,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        embeds: Vec<crate::language::message::Embed>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        components: Vec<crate::language::message::Component>,
+        /// An edit of the message the handler's component is on.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        update: bool,
+    },
+    /// A form shown as the answer.
+    Form(crate::language::message::Form),
+    /// A choice an autocomplete tree offers: the name shown, the value
+    /// given (read as a number for a number option).
+    Choice {
+        name: String,
+        value: String,
+    },
+    /// A custom variable read from the store (once a run, unless a save
+    /// reads it again): its scope, the key its value is kept under
+    /// (`points:user:777:1001`), and its value, or its default (`stored`
+    /// false) when none is saved.
+    Read {
+        name: String,
+        scope: &'static str,
+        key: String,
+        value: Json,
+        stored: bool,
+    },
+    Save {
+        name: String,
+        scope: &'static str,
+        key: String,
+        value: Json,
+    },
+    Warning(DiagnosticEvent),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RequestEvent {
+    pub block: String,
+    pub method: &'static str,
+    pub url: String,
+    /// `None` when nothing was sent (`--dry-run`).
+    pub status: Option<u16>,
+    pub duration_ms: Option<f64>,
+    pub size: Option<usize>,
+    pub redirects: u32,
+    /// Answered from the block's sample (`--offline`).
+    pub offline: bool,
+    pub dry_run: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_headers: Option<Vec<(String, String)>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_body: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_headers: Option<Vec<(String, String)>>,
+    /// The start of the response's body, redacted (`Options::preview`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_body: Option<String>,
+    #[serde(skip)]
+    pub span: Span,
+}
+
+/// A diagnostic, as data (already redacted).
+#[derive(Debug, Clone, Serialize)]
+pub struct DiagnosticEvent {
+    #[serde(skip)]
+    pub diagnostic: Diagnostic,
+    pub code: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    pub help: Option<String>,
+    pub span: Span,
+}
+
+impl DiagnosticEvent {
+    pub fn new(diagnostic: Diagnostic) -> DiagnosticEvent {
+        DiagnosticEvent {
+            code: diagnostic.code.as_str(),
+            severity: diagnostic.severity,
+            message: diagnostic.message.clone(),
+            help: diagnostic.help.clone(),
+            span: diagnostic.primary_span().unwrap_or_default(),
+            diagnostic,
+        }
+    }
+}
+
+/// How a run ended: `Ok` when every node ran, or the failure that stopped it.
+pub type Outcome = Result<(), Box<Diagnostic>>;
+
+/// Runs `tree` of `plan`. Events go to `sink` as they happen; what was saved
+/// before a failure stays saved.
+pub fn run(
+    plan: &Plan,
+    tree: &Tree,
+    inputs: &Inputs,
+    options: &Options,
+    store: &mut dyn VarStore,
+    sink: &mut dyn FnMut(Event),
+) -> Outcome {
+    let redactor = redactor(inputs, &tree.steps);
+    if !options.dry_run && !options.offline {
+        preflight::preflight(&tree.steps, inputs)?;
+    }
+    Runner::new(plan, inputs, options, store, redactor, sink).steps(&tree.steps)
+}
+
+/// The channel a timed event's tick posts to: its value filled in (a
+/// secret, a custom variable read from `store`), which must be a channel's
+/// id (B329 otherwise: the tick is not run).
+pub fn timer_channel(
+    plan: &Plan,
+    timer: &crate::language::plan::Timer,
+    inputs: &Inputs,
+    store: &mut dyn VarStore,
+) -> Result<String, Box<crate::base::diagnostics::Diagnostic>> {
+    use crate::base::diagnostics::{Code, Diagnostic};
+    let options = Options::default();
+    let mut sink = |_: Event| {};
+    let redactor = redact::Redactor::default();
+    let mut runner = Runner::new(plan, inputs, &options, store, redactor, &mut sink);
+    let channel = render::render(&timer.channel, &mut runner);
+    runner.flush()?;
+    if channel.is_empty() || channel.len() > 20 || !channel.bytes().all(|b| b.is_ascii_digit()) {
+        let shown = match timer.channel.has_secret() {
+            // A secret with no value is left as its slot.
+            true if channel.contains('<') => "a secret that is not set".to_string(),
+            true => "its secret's value".to_string(),
+            false if channel.is_empty() => "empty".to_string(),
+            // (A variable may hold anything: at most 40 characters of it
+            // are shown, in the log of every tick.)
+            false => {
+                let shown: String = channel.chars().take(40).collect();
+                let more = if shown.len() < channel.len() { "…" } else { "" };
+                format!("`{}{more}`", crate::base::display::one_line(&shown))
+            }
+        };
+        return Err(Box::new(
+            Diagnostic::new(Code::NoTimerChannel, format!("the timed event's channel is {shown}, not a channel's id"))
+                .label(timer.channel.span, "this channel")
+                .help("a channel's id is its digits (Discord: right-click the channel, Copy Channel ID); save it in the variable, or set the secret"),
+        ));
+    }
+    Ok(channel)
+}
+
+/// Whether every secret and the bot token that any tree of `plan` may send
+/// has a value: what `blkc serve` checks before it starts, and before it
+/// takes a reloaded file, so that no user meets a run that cannot send.
+pub fn inputs_ready(plan: &Plan, inputs: &Inputs) -> Outcome {
+    let trees: Vec<&[Step]> = plan.trees.iter().map(|t| t.steps.as_slice()).collect();
+    let guards: Vec<&crate::language::plan::Template> = plan.trees.iter().flat_map(guard_ids).collect();
+    preflight::preflight_all(&trees, &guards, inputs)?;
+    guards.iter().try_for_each(|t| guard_id(t, inputs))
+}
+
+/// A `require` line's role or channel, once its secret is filled in: an
+/// id, or the guard could never hold (a role's name in the secret, say).
+fn guard_id(t: &crate::language::plan::Template, inputs: &Inputs) -> Outcome {
+    let Some(id) = crate::language::plan::fixed_text(t, &inputs.secrets) else { return Ok(()) };
+    if crate::discord::is_snowflake(&id) || !t.has_secret() {
+        return Ok(());
+    }
+    let secrets: Vec<&str> = t
+        .parts
+        .iter()
+        .filter_map(|s| match s {
+            crate::language::plan::Seg::Secret { name } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    Err(Box::new(
+        Diagnostic::new(
+            crate::base::diagnostics::Code::BadGuard,
+            format!("the secret {} of a `require` line does not hold an id", secrets.join(", ")),
+        )
+        .label(t.span, "filled from the secret")
+        .help("a role's or a channel's id is its digits (Discord: right-click it, Copy ID); set the secret to that, not to a name"),
+    ))
+}
+
+/// Whether every secret the `require` lines of `tree` read has a value:
+/// what `blkc run` checks before it decides them.
+pub fn guards_ready(tree: &Tree, inputs: &Inputs) -> Outcome {
+    preflight::preflight_all(&[], &guard_ids(tree).collect::<Vec<_>>(), inputs)?;
+    guard_ids(tree).try_for_each(|t| guard_id(t, inputs))
+}
+
+/// The role and channel ids of a tree's `require` lines.
+fn guard_ids(tree: &Tree) -> impl Iterator<Item = &crate::language::plan::Template> {
+    tree.guards.iter().flat_map(|g| match g {
+        crate::language::plan::Guard::Roles { ids } | crate::language::plan::Guard::Channels { ids } => ids.as_slice(),
+        crate::language::plan::Guard::Permissions { .. } => &[],
+    })
+}
+
+/// What a test request got back (every text already redacted).
+#[derive(Debug, Clone)]
+pub struct TestReport {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Body,
+    /// Variables sent as their own text (spec 4.2: only `{bot_token}` is
+    /// substituted in a test request).
+    pub left_as_text: Vec<String>,
+}
+
+/// Sends one block's request the way the builder's test request does: only
+/// `{bot_token}` is substituted; secret slots are filled as in a run; the
+/// bot token and redirect rules of a run apply.
+pub fn test_request(
+    plan: &Plan,
+    request: &Request,
+    inputs: &Inputs,
+    options: &Options,
+    sink: &mut dyn FnMut(Event),
+) -> Result<TestReport, Box<Diagnostic>> {
+    let options = Options { test_request: true, dry_run: false, ..options.clone() };
+    let steps = [Step::Request(Box::new(request.clone()))];
+    let redactor = redactor(inputs, &steps);
+    preflight::preflight(&steps, inputs)?;
+    let mut store = MemoryStore::default();
+    let mut runner = Runner::new(plan, inputs, &options, &mut store, redactor, sink);
+    runner.request(request)?;
+    // A request that returns Ok has stored its response.
+    let response = runner
+        .responses
+        .remove(&request.block)
+        .unwrap_or(render::Response { status: 0, body: Body::Text(String::new()) });
+    let body = match response.body {
+        Body::Json(mut j) => {
+            runner.redactor.redact_data(&mut j);
+            Body::Json(j)
+        }
+        Body::Text(t) => Body::Text(runner.redactor.redact(&t)),
+    };
+    Ok(TestReport {
+        status: response.status,
+        headers: std::mem::take(&mut runner.last_headers),
+        body,
+        left_as_text: std::mem::take(&mut runner.left_as_text),
+    })
+}

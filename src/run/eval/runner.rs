@@ -1,0 +1,1039 @@
+//! The runner: walks a tree's steps in order, sends each request, renders
+//! replies and saves, and reports as it goes. Everything it emits passes
+//! its redactor first.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use serde_json::Value as Json;
+
+use super::budget::{Budgets, Charge};
+use super::failure::{self, path_warning, store_failure};
+use super::redact::Redactor;
+use super::render::{self, Body, Miss, Missing, Response};
+use super::request::{self, Built};
+use super::{condition, http, DiagnosticEvent, Event, Inputs, MissingAs, Options, Outcome, RequestEvent, VarStore};
+use crate::base::data::{Data, Shape};
+use crate::base::diagnostics::{Diagnostic, Severity};
+use crate::base::source::Span;
+use crate::language::ast::SaveOp;
+use crate::language::message;
+use crate::language::plan::{self, Condition, Plan, Request, Step};
+use crate::run::store::StoreError;
+
+pub(super) struct Runner<'r> {
+    pub plan: &'r Plan,
+    pub inputs: &'r Inputs,
+    pub options: &'r Options,
+    pub store: &'r mut dyn VarStore,
+    pub redactor: Redactor,
+    pub responses: HashMap<String, Response>,
+    pub client: Option<http::Client>,
+    pub sink: &'r mut dyn FnMut(Event),
+    /// Warnings of the current step, sent after it.
+    pub pending: Vec<Diagnostic>,
+    /// A failure found while rendering (a store that cannot be read).
+    pub fatal: Option<Diagnostic>,
+    /// Variables a test request left as their text.
+    pub left_as_text: Vec<String>,
+    /// The response headers of the last request (redacted).
+    pub last_headers: Vec<(String, String)>,
+    /// How many reads had no value so far.
+    pub misses: usize,
+    /// Where the bot token may go: `--platform`, or the plan's (read once).
+    pub platform: Option<crate::language::policy::Platform>,
+    /// What the responses may hold, and what each one holds.
+    budgets: Budgets,
+    charges: HashMap<String, Charge>,
+    /// What the variables read from the store hold, charged to the same
+    /// budgets as responses for the run's life.
+    read_charges: Vec<Charge>,
+    /// Each custom variable this run has read from the store outside a
+    /// save, as it read it (`None`: not saved yet). Later reads return the
+    /// same, and a save is made only if none of them has changed since
+    /// (docs/run.md, "Runs at once").
+    seen: HashMap<String, Option<Json>>,
+    /// A save's value is being rendered, inside its transaction: its reads
+    /// are fresh, and are part of the save itself.
+    in_save: bool,
+    /// What this run saved, by key: its later reads (outside a save) see
+    /// what it wrote, not what another run wrote since, so `save tickets =
+    /// tickets + 1` then `reply "#{tickets}"` tells each run its own number.
+    saved: HashMap<String, Json>,
+    /// The loops running, innermost last: each one's element and index.
+    frames: Vec<Frame>,
+    /// Per running loop, innermost last: the `text` pieces of its join.
+    joins: Vec<Option<(Vec<String>, usize)>>,
+    /// The texts loops have joined, by name.
+    joined: HashMap<String, String>,
+    /// The custom variables loops run over, each read when its loop
+    /// starts (a save in the loop changes the variable, not the loop).
+    lists: HashMap<String, Response>,
+    /// A `stop` ran: the steps unwind to the loop, which ends.
+    stopping: bool,
+    /// Loop runs and requests so far (each bounded per run).
+    iterations: usize,
+    requests: usize,
+}
+
+/// A running loop's element.
+struct Frame {
+    item: String,
+    element: Response,
+    index: usize,
+}
+
+impl<'r> Runner<'r> {
+    pub fn new(
+        plan: &'r Plan,
+        inputs: &'r Inputs,
+        options: &'r Options,
+        store: &'r mut dyn VarStore,
+        redactor: Redactor,
+        sink: &'r mut dyn FnMut(Event),
+    ) -> Runner<'r> {
+        Runner {
+            plan,
+            inputs,
+            options,
+            store,
+            redactor,
+            responses: HashMap::new(),
+            client: None,
+            sink,
+            pending: Vec::new(),
+            fatal: None,
+            left_as_text: Vec::new(),
+            last_headers: Vec::new(),
+            misses: 0,
+            platform: options.platform.clone().or_else(|| crate::language::policy::Platform::parse(&plan.platform)),
+            read_charges: Vec::new(),
+            budgets: Budgets::new(options.memory.run, options.memory.shared.clone()),
+            charges: HashMap::new(),
+            seen: HashMap::new(),
+            in_save: false,
+            saved: HashMap::new(),
+            frames: Vec::new(),
+            joins: Vec::new(),
+            joined: HashMap::new(),
+            lists: HashMap::new(),
+            stopping: false,
+            iterations: 0,
+            requests: 0,
+        }
+    }
+}
+
+impl render::Scope for Runner<'_> {
+    fn response(&self, path: &plan::Path) -> Option<&Response> {
+        if path.element {
+            let frame = self.frames.iter().rev().find(|f| f.item == path.block).map(|f| &f.element);
+            return frame.or_else(|| self.lists.get(&path.block));
+        }
+        self.responses.get(&path.block)
+    }
+
+    fn variable(&mut self, name: &str, span: Span) -> Option<String> {
+        if let Some(value) = self.loop_variable(name) {
+            return Some(value);
+        }
+        self.variable_json(name, span).map(|value| match value {
+            Json::String(s) => s,
+            other => other.to_string(),
+        })
+    }
+
+    fn variable_json(&mut self, name: &str, span: Span) -> Option<Json> {
+        if let Some(value) = self.loop_json(name) {
+            return Some(value);
+        }
+        if self.options.test_request {
+            return None;
+        }
+        if let Some(v) = self.inputs.vars.get(name) {
+            // `--vars FILE.json` gives lists and objects as their JSON text.
+            let structured = self.inputs.structured.contains(name);
+            return Some(structured.then(|| serde_json::from_str(v).ok()).flatten().unwrap_or(Json::String(v.clone())));
+        }
+        let key = match self.store_key(name, span) {
+            Ok(key) => key,
+            Err(d) => {
+                self.fatal.get_or_insert(*d);
+                return Some(Json::String(String::new()));
+            }
+        };
+        let saved = if self.in_save { None } else { self.saved.get(&key).cloned() };
+        let stored = match self.seen.get(&key) {
+            _ if saved.is_some() => saved,
+            Some(seen) => seen.clone(),
+            None => match self.store.get(&key) {
+                Ok(stored) => {
+                    if let Err(exceeded) = self.charge_read(stored.as_ref()) {
+                        self.fatal.get_or_insert(failure::read_over_budget(name, exceeded, span));
+                        return Some(Json::String(String::new()));
+                    }
+                    if self.options.reads {
+                        self.tell_read(name, &key, stored.as_ref());
+                    }
+                    if !self.in_save {
+                        self.seen.insert(key.clone(), stored.clone());
+                    }
+                    stored
+                }
+                Err(e) => {
+                    self.fatal.get_or_insert(store_failure(&e, span, format!("reading `{name}`")));
+                    return Some(Json::String(String::new()));
+                }
+            },
+        };
+        if stored.is_some() {
+            return stored;
+        }
+        let declared = self.plan.variables.iter().find(|v| v.name == name)?;
+        match &declared.default {
+            Some(default) => Some(default.clone()),
+            // `var visits` with no default, never saved: empty, and said so.
+            None => {
+                self.pending.push(failure::unset_variable(name, span));
+                Some(Json::String(String::new()))
+            }
+        }
+    }
+
+    fn is_structured(&self, name: &str) -> bool {
+        // A loop's whole element that is an object or a list is JSON text.
+        if let Some(frame) = self.frames.iter().rev().find(|f| f.item == name) {
+            return matches!(&frame.element.body, Body::Json(d) if d.is_structured());
+        }
+        self.inputs.structured.contains(name)
+    }
+
+    fn failed(&mut self, diagnostic: Diagnostic) {
+        self.fatal.get_or_insert(diagnostic);
+    }
+
+    fn secret(&self, name: &str) -> Option<&str> {
+        self.inputs.secrets.get(name).map(String::as_str)
+    }
+
+    fn bot_token(&self) -> Option<&str> {
+        self.inputs.bot_token.as_deref()
+    }
+
+    fn missing(&mut self, what: Missing<'_>) -> String {
+        self.misses += 1;
+        let (text, diag) = match what {
+            Missing::Variable { name, span } => {
+                let text = format!("{{{name}}}");
+                if self.options.test_request {
+                    if !self.left_as_text.iter().any(|n| n == name) {
+                        self.left_as_text.push(name.to_string());
+                    }
+                    return text;
+                }
+                (text, Some(failure::missing_variable(name, span)))
+            }
+            Missing::Path { path, miss } => {
+                let text = format!("{{{}}}", path.text);
+                if self.options.test_request && miss == Miss::NoResponse {
+                    if !self.left_as_text.contains(&path.text) {
+                        self.left_as_text.push(path.text.clone());
+                    }
+                    return text;
+                }
+                if self.options.dry_run && miss == Miss::NoResponse {
+                    return text;
+                }
+                (text, Some(path_warning(path, &miss)))
+            }
+        };
+        if let Some(d) = diag {
+            self.pending.push(d);
+        }
+        match self.options.missing_as {
+            MissingAs::Text => text,
+            MissingAs::Empty => String::new(),
+            MissingAs::Null => "null".to_string(),
+        }
+    }
+}
+
+impl Runner<'_> {
+    /// A name a loop makes: its element (`{item}`), the element's number
+    /// from 1 and index from 0 (`{item_number}`, `{item_index}`), or a
+    /// joined text.
+    fn loop_variable(&self, name: &str) -> Option<String> {
+        for frame in self.frames.iter().rev() {
+            if name == frame.item {
+                let mut text = String::new();
+                if let Body::Json(element) = &frame.element.body {
+                    render::push_json(&mut text, element);
+                }
+                return Some(text);
+            }
+            match name.strip_prefix(frame.item.as_str()) {
+                Some("_number") => return Some((frame.index + 1).to_string()),
+                Some("_index") => return Some(frame.index.to_string()),
+                _ => {}
+            }
+        }
+        self.joined.get(name).cloned()
+    }
+
+    /// A name a loop makes, as its value: the element itself, its number
+    /// and index as numbers, a joined text as text.
+    fn loop_json(&self, name: &str) -> Option<Json> {
+        for frame in self.frames.iter().rev() {
+            if name == frame.item {
+                return Some(match &frame.element.body {
+                    Body::Json(element) => element.to_json(),
+                    Body::Text(text) => Json::String(text.clone()),
+                });
+            }
+            match name.strip_prefix(frame.item.as_str()) {
+                Some("_number") => return Some(Json::from(frame.index + 1)),
+                Some("_index") => return Some(Json::from(frame.index)),
+                _ => {}
+            }
+        }
+        self.joined.get(name).map(|text| Json::String(text.clone()))
+    }
+
+    /// How many times a loop runs: its list's length, up to its limit;
+    /// refused when that would take the run past its bound of loop runs.
+    fn loop_runs(&mut self, l: &plan::LoopStep) -> Result<usize, Box<Diagnostic>> {
+        let len = match render::resolve(render::Scope::response(self, &l.source), &l.source) {
+            Ok(render::Resolved::Json(Data::Array(items))) => items.len(),
+            // `null` is an empty list (an API's way of saying "none").
+            Ok(render::Resolved::Json(Data::Null)) => 0,
+            Ok(other) => return Err(Box::new(failure::not_a_list(l, &render::resolved_json(&other)))),
+            Err(miss) => {
+                render::Scope::missing(self, Missing::Path { path: &l.source, miss });
+                0
+            }
+        };
+        let limit = match &l.limit {
+            None => None,
+            Some(v) => {
+                let value = render::render_val(v, self);
+                self.flush()?;
+                // (The value is shown in the message: a secret in it is masked.)
+                Some(failure::loop_limit(l, &value).map_err(|d| Box::new(self.redact_diag(*d)))?)
+            }
+        };
+        let runs = limit.map_or(len, |n| n.min(len));
+        if runs > crate::language::vocab::MAX_LOOP_RUNS - self.iterations.min(crate::language::vocab::MAX_LOOP_RUNS) {
+            return Err(Box::new(failure::too_many_runs(l, runs, self.iterations)));
+        }
+        Ok(runs)
+    }
+
+    /// Reads the custom variable a loop runs over (a source named as an
+    /// element that no enclosing loop has: the checker allows only a
+    /// variable there). Nothing saved and no default is an empty list.
+    fn read_list(&mut self, source: &plan::Path) -> Outcome {
+        let value = match render::Scope::variable_json(self, &source.block, source.span) {
+            None => Json::Null,
+            Some(Json::String(s)) if s.is_empty() => Json::Null,
+            Some(value) => value,
+        };
+        self.flush()?;
+        let bytes = serde_json::to_vec(&value).unwrap_or_default();
+        let data = Data::parse(&bytes).map_or(Data::Null, |parsed| parsed.data);
+        self.lists.insert(source.block.clone(), Response { status: 200, body: Body::Json(data) });
+        Ok(())
+    }
+
+    /// The places of a loop's elements in the order of `key` (a path into
+    /// each): numbers as numbers, exactly, anything else as text; elements
+    /// without the key last, in either direction; equal keys keep their
+    /// order.
+    fn order_of(&self, l: &plan::LoopStep, key: &plan::Path, descending: bool) -> Vec<usize> {
+        let items = match render::resolve(render::Scope::response(self, &l.source), &l.source) {
+            Ok(render::Resolved::Json(Data::Array(items))) => items,
+            _ => return Vec::new(),
+        };
+        let keys: Vec<Option<Json>> =
+            items.iter().map(|item| crate::base::path::walk(item, &key.keys).ok().map(Data::to_json)).collect();
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        order.sort_by(|&a, &b| match (&keys[a], &keys[b]) {
+            (Some(x), Some(y)) if descending => condition::order(y, x),
+            (Some(x), Some(y)) => condition::order(x, y),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        });
+        order
+    }
+
+    /// Starts run `index` of a loop: its element becomes readable.
+    fn enter_run(&mut self, l: &plan::LoopStep, index: usize, order: Option<&[usize]>) -> bool {
+        let at = order.map_or(Some(index), |o| o.get(index).copied());
+        let element = match render::resolve(render::Scope::response(self, &l.source), &l.source) {
+            Ok(render::Resolved::Json(Data::Array(items))) => at.and_then(|at| items.get(at)).cloned(),
+            _ => None,
+        };
+        let Some(element) = element else { return false };
+        let element = Response { status: 200, body: Body::Json(element) };
+        self.frames.push(Frame { item: l.item.clone(), element, index });
+        self.iterations += 1;
+        true
+    }
+
+    /// Runs a loop's steps once per element of its source, up to its
+    /// limit, within the run's bound of loop runs.
+    fn run_loop(&mut self, l: &plan::LoopStep) -> Outcome {
+        if l.source.element && !self.frames.iter().any(|f| f.item == l.source.block) {
+            self.read_list(&l.source)?;
+        }
+        let runs = self.loop_runs(l)?;
+        let order = l.order.as_ref().map(|(key, descending)| self.order_of(l, key, *descending));
+        self.joins.push(l.join.as_ref().map(|_| (Vec::new(), 0)));
+        let mut outcome = Ok(());
+        for index in 0..runs {
+            if !self.enter_run(l, index, order.as_deref()) {
+                break;
+            }
+            outcome = self.steps(&l.steps);
+            self.frames.pop();
+            if outcome.is_err() || std::mem::take(&mut self.stopping) {
+                break;
+            }
+        }
+        let pieces = self.joins.pop().flatten();
+        outcome?;
+        if let (Some((separator, into)), Some((pieces, bytes))) = (&l.join, pieces) {
+            let separator = render::render(separator, self);
+            self.flush()?;
+            let whole = bytes.saturating_add(separator.len().saturating_mul(pieces.len().saturating_sub(1)));
+            if whole > crate::language::vocab::MAX_JOINED {
+                return Err(Box::new(failure::joined_too_long(l, whole)));
+            }
+            self.joined.insert(into.clone(), pieces.join(&separator));
+        }
+        Ok(())
+    }
+
+    /// A select menu's choices filled in: a `for` of choices gives one per
+    /// element of its list, and the menu keeps the platform's first 25.
+    #[allow(clippy::type_complexity)]
+    fn choices<'s>(
+        &mut self,
+        choices: &'s [plan::ChoiceStep],
+    ) -> Result<Vec<(String, String, Vec<(&'s str, message::Filled)>)>, Box<Diagnostic>> {
+        let mut out = Vec::new();
+        for choice in choices {
+            let fill = |this: &mut Self| {
+                let (label, value) = (this.fill_text(&choice.label), this.fill_text(&choice.value));
+                (label, value, this.fill(&choice.settings))
+            };
+            let Some(l) = &choice.each else {
+                out.push(fill(self));
+                continue;
+            };
+            let all = self.loop_runs(l)?;
+            let room = crate::language::vocab::limits::MENU_CHOICES.saturating_sub(out.len());
+            if all > room {
+                let what = format!(
+                    "a select menu takes 25 choices: {} of the loop over `{}` were left out",
+                    all - room,
+                    l.source.text
+                );
+                self.pending.push(failure::embed_adjusted(&what, l.span));
+            }
+            for index in 0..all.min(room) {
+                if !self.enter_run(l, index, None) {
+                    break;
+                }
+                out.push(fill(self));
+                self.frames.pop();
+            }
+        }
+        Ok(out)
+    }
+
+    /// Says a variable was read from the store, with its default when
+    /// nothing was saved.
+    fn tell_read(&mut self, name: &str, key: &str, stored: Option<&Json>) {
+        let default = || self.plan.variables.iter().find(|v| v.name == name)?.default.clone();
+        let value = stored.cloned().or_else(default).unwrap_or(Json::Null);
+        let (scope, stored) = (self.scope_of(name).as_str(), stored.is_some());
+        (self.sink)(Event::Read { name: name.to_string(), scope, key: key.to_string(), value, stored });
+    }
+
+    /// The scope `var` gave `name` (global when it declared none).
+    fn scope_of(&self, name: &str) -> crate::language::vocab::VarScope {
+        let declared = self.plan.variables.iter().find(|v| v.name == name);
+        declared.map_or(crate::language::vocab::VarScope::Global, |v| v.scope)
+    }
+
+    /// Where the store keeps `name`'s value for this run: the name itself,
+    /// or with the ids of its scope (`points:user:777:1001`).
+    fn store_key(&self, name: &str, span: Span) -> Result<String, Box<Diagnostic>> {
+        let scope = self.scope_of(name);
+        // A dry or offline run keeps nothing (its store is thrown away), so
+        // a scoped variable without its id reads as its default there.
+        let kept = !(self.options.dry_run || self.options.offline);
+        if let Some(needed) = scope.needs().filter(|_| kept) {
+            if self.inputs.vars.get(needed).is_none_or(|v| v.is_empty()) {
+                return Err(Box::new(failure::scope_without_id(name, scope, needed, span)));
+            }
+        }
+        let ids: Vec<&str> =
+            scope.ids().iter().map(|id| self.inputs.vars.get(*id).map_or("", String::as_str)).collect();
+        // IDs are numbers: one holding anything else (a `:`) could make the
+        // key of another user's value.
+        if let Some((id, _)) = scope.ids().iter().zip(&ids).find(|(_, v)| !v.bytes().all(|b| b.is_ascii_digit())) {
+            return Err(Box::new(failure::scope_without_id(name, scope, id, span)));
+        }
+        Ok(scope.key(name, &ids))
+    }
+
+    pub fn steps(&mut self, steps: &[Step]) -> Outcome {
+        for step in steps {
+            match step {
+                Step::Request(r) => self.request(r)?,
+                Step::Reply { text, ephemeral, embeds, components, update, span } => {
+                    let text = text.as_ref().map(|t| render::render(t, self)).unwrap_or_default();
+                    let embeds = self.embeds(embeds, *span);
+                    let components = self.components(components, *span)?;
+                    self.flush()?;
+                    let text = self.redactor.redact(&text);
+                    let (ephemeral, update) = (*ephemeral, *update);
+                    (self.sink)(Event::Reply { text, ephemeral, embeds, components, update });
+                }
+                Step::Form(form) => {
+                    let form = self.form(form)?;
+                    self.flush()?;
+                    (self.sink)(Event::Form(form));
+                }
+                Step::Save { name, op, value, span } => self.save(name, *op, value, *span)?,
+                Step::If { branches, otherwise, .. } => {
+                    let mut taken = otherwise;
+                    for (condition, then) in branches {
+                        let holds = self.condition(condition);
+                        self.flush()?;
+                        if holds {
+                            taken = then;
+                            break;
+                        }
+                    }
+                    self.steps(taken)?;
+                }
+                Step::Loop(l) => self.run_loop(l)?,
+                Step::Text { text, span } => {
+                    let text = render::render(text, self);
+                    self.flush()?;
+                    // The checker puts every `text` inside a loop with a join.
+                    if let Some((pieces, bytes)) = self.joins.iter_mut().rev().find_map(Option::as_mut) {
+                        *bytes = bytes.saturating_add(text.len());
+                        if *bytes > crate::language::vocab::MAX_JOINED {
+                            return Err(Box::new(failure::text_past_join_bound(*span)));
+                        }
+                        pieces.push(text);
+                    }
+                }
+                Step::Stop { .. } => self.stopping = true,
+                Step::Choice { name, value, .. } => {
+                    let (name, value) = (render::render(name, self), render::render(value, self));
+                    self.flush()?;
+                    let (name, value) = (self.redactor.redact(&name), self.redactor.redact(&value));
+                    (self.sink)(Event::Choice { name, value });
+                }
+            }
+            if self.stopping {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// A save: the reads of its value and its write are one transaction of
+    /// the store, so that runs saving at once lose no update.
+    fn save(&mut self, name: &str, op: SaveOp, value: &crate::language::plan::Val, span: Span) -> Outcome {
+        if self.options.dry_run || self.options.test_request {
+            render::render_val(value, self);
+            return self.flush();
+        }
+        let failed = |e: StoreError| Box::new(store_failure(&e, span, format!("saving `{name}`")));
+        let key = self.store_key(name, span)?;
+        self.store.begin().map_err(failed)?;
+        self.in_save = true;
+        let mut value = render::render_val(value, self);
+        self.in_save = false;
+        if let Err(e) = self.flush() {
+            let _ = self.store.end(false);
+            return Err(e);
+        }
+        self.redactor.redact_json(&mut value);
+        if op != SaveOp::Set {
+            value = match self.list_change(name, &key, op, value, span) {
+                Ok(list) => list,
+                Err(e) => {
+                    let _ = self.store.end(false);
+                    return Err(e);
+                }
+            };
+        }
+        // What this run read must still be so, or its decision is stale.
+        if let Some(changed) = self.changed_since_read().map_err(|e| {
+            let _ = self.store.end(false);
+            failed(e)
+        })? {
+            let _ = self.store.end(false);
+            return Err(Box::new(self.redact_diag(failure::changed_by_another_run(name, &changed, span))));
+        }
+        let bytes = json_bytes(&value);
+        if bytes > crate::language::vocab::MAX_VALUE_BYTES {
+            let _ = self.store.end(false);
+            return Err(Box::new(self.redact_diag(failure::value_too_large(name, bytes, span))));
+        }
+        let written = self.store.set(&key, &value);
+        self.store.end(written.is_ok()).and(written).map_err(failed)?;
+        // What this save wrote is not a decision the run read (another run
+        // may build on it, and a later save does not wait on it), but it
+        // is what the run's later reads see.
+        self.seen.remove(&key);
+        let scope = self.scope_of(name).as_str();
+        self.saved.insert(key.clone(), value.clone());
+        (self.sink)(Event::Save { name: name.to_string(), scope, key, value });
+        Ok(())
+    }
+
+    /// Charges a value read from the store to the run's budgets, for the
+    /// run's life.
+    fn charge_read(&mut self, value: Option<&Json>) -> Result<(), super::budget::Exceeded> {
+        let Some(value) = value else { return Ok(()) };
+        let charge = self.budgets.charge(json_bytes(value) as u64)?;
+        self.read_charges.push(charge);
+        Ok(())
+    }
+
+    /// A list variable changed by `append`, `remove` or `remove at`, read
+    /// inside the save's transaction: nothing saved yet (and no default) is
+    /// an empty list, and so is `null`.
+    fn list_change(
+        &mut self,
+        name: &str,
+        key: &str,
+        op: SaveOp,
+        value: Json,
+        span: Span,
+    ) -> Result<Json, Box<Diagnostic>> {
+        let stored = self.store.get(key).map_err(|e| Box::new(store_failure(&e, span, format!("reading `{name}`"))))?;
+        // Held while the list is changed (the run keeps only what it saves).
+        let bytes = stored.as_ref().map_or(0, json_bytes) as u64;
+        let _held =
+            self.budgets.charge(bytes).map_err(|exceeded| Box::new(failure::read_over_budget(name, exceeded, span)))?;
+        let current = stored.or_else(|| self.plan.variables.iter().find(|v| v.name == name)?.default.clone());
+        let mut list = match current {
+            None | Some(Json::Null) => Vec::new(),
+            Some(Json::Array(items)) => items,
+            Some(other) => return Err(Box::new(failure::list_op_on(name, op, &other, span))),
+        };
+        match op {
+            SaveOp::Append if list.len() >= crate::language::vocab::MAX_LIST => {
+                return Err(Box::new(failure::list_too_long(name, span)))
+            }
+            SaveOp::Append => list.push(value),
+            SaveOp::Remove => list.retain(|element| !condition::same(element, &value)),
+            SaveOp::RemoveAt => {
+                let text = match &value {
+                    Json::String(s) => s.trim().to_string(),
+                    other => other.to_string(),
+                };
+                let index: i64 = text.parse().map_err(|_| Box::new(failure::list_index(name, &value, span)))?;
+                let len = list.len();
+                let at =
+                    if index < 0 { i64::try_from(len).unwrap_or(i64::MAX).checked_add(index) } else { Some(index) };
+                match at.and_then(|i| usize::try_from(i).ok()).filter(|&i| i < len) {
+                    Some(i) => drop(list.remove(i)),
+                    None => self.pending.push(failure::list_index_missing(name, index, len, span)),
+                }
+            }
+            SaveOp::Set | SaveOp::Clear => {}
+        }
+        // A warning of the change (an index it does not have) is sent now.
+        self.flush()?;
+        Ok(Json::Array(list))
+    }
+
+    /// The first variable this run read that another run has changed
+    /// since, read again inside the save's transaction.
+    fn changed_since_read(&mut self) -> Result<Option<String>, StoreError> {
+        let mut names: Vec<&String> = self.seen.keys().collect();
+        names.sort();
+        for name in names {
+            if self.store.get(name)? != self.seen[name] {
+                return Ok(Some(name.clone()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A reply's embeds, filled in, with secrets redacted, and kept to the
+    /// platform's limits (what had to change is a warning, B326).
+    fn embeds(&mut self, embeds: &[plan::EmbedStep], span: Span) -> Vec<message::Embed> {
+        let mut out = Vec::with_capacity(embeds.len());
+        for e in embeds {
+            let mut fill = |t: &plan::Template| {
+                let text = render::render(t, self);
+                self.redactor.redact(&text)
+            };
+            let parts = e.parts.iter().map(|(part, t)| (*part, fill(t))).collect();
+            let fields = e.fields.iter().map(|f| (fill(&f.name), fill(&f.value), f.inline)).collect();
+            let (embed, changed) = message::embed(parts, fields);
+            self.pending.extend(changed.iter().map(|what| failure::embed_adjusted(what, span)));
+            out.push(embed);
+        }
+        if message::fit_embeds(&mut out) {
+            let what = "the embeds' texts were cut to keep the reply's embeds within 6,000 characters";
+            self.pending.push(failure::embed_adjusted(what, span));
+        }
+        out
+    }
+
+    /// A setting list filled in, secrets redacted.
+    fn fill<'s>(&mut self, settings: &'s [plan::SettingStep]) -> Vec<(&'s str, message::Filled)> {
+        settings
+            .iter()
+            .map(|s| {
+                let value = match (&s.text, s.number) {
+                    (Some(t), _) => {
+                        let text = render::render(t, self);
+                        message::Filled::Text(self.redactor.redact(&text))
+                    }
+                    (None, Some(n)) => message::Filled::Number(n),
+                    (None, None) => message::Filled::Flag,
+                };
+                (s.name.as_str(), value)
+            })
+            .collect()
+    }
+
+    /// A template filled in, secrets redacted.
+    fn fill_text(&mut self, t: &plan::Template) -> String {
+        let text = render::render(t, self);
+        self.redactor.redact(&text)
+    }
+
+    /// A reply's buttons and menus, filled in and kept to the platform's
+    /// limits (what had to change is a warning, B326); a component whose id
+    /// cannot fit fails the run (B425): its value is state, never cut.
+    fn components(
+        &mut self,
+        components: &[plan::ComponentStep],
+        span: Span,
+    ) -> Result<Vec<message::Component>, Box<Diagnostic>> {
+        use crate::language::vocab::{BUTTON_SETTINGS, CHOICE_SETTINGS, SELECT_SETTINGS};
+        let mut out = Vec::with_capacity(components.len());
+        for c in components {
+            // The component's key is part of its id.
+            let key = c.key.as_str();
+            let filled = self.fill(&c.settings);
+            let made = match c.kind {
+                plan::ComponentKind::Button => message::button(
+                    c.handler.as_deref(),
+                    key,
+                    message::Filling::new(filled, BUTTON_SETTINGS, "a button"),
+                ),
+                plan::ComponentKind::Select => {
+                    let filled_choices = self.choices(&c.choices)?;
+                    if filled_choices.is_empty() && c.choices.iter().any(|ch| ch.each.is_some()) {
+                        // The platform refuses a menu with nothing to choose.
+                        let what = "a select menu whose choices come from an empty list was left out";
+                        self.pending.push(failure::embed_adjusted(what, span));
+                        continue;
+                    }
+                    let choices = filled_choices
+                        .into_iter()
+                        .map(|(label, value, settings)| {
+                            (label, value, message::Filling::new(settings, CHOICE_SETTINGS, "a choice"))
+                        })
+                        .collect();
+                    let f = message::Filling::new(filled, SELECT_SETTINGS, "a select menu");
+                    message::select(c.handler.as_deref().unwrap_or_default(), key, f, choices)
+                }
+            };
+            let (component, changed) = made.map_err(|why| Box::new(failure::custom_id_too_long(&why, span)))?;
+            self.pending.extend(changed.iter().map(|what| failure::embed_adjusted(what, span)));
+            out.push(component);
+        }
+        Ok(out)
+    }
+
+    /// A form, filled in and kept to the platform's limits.
+    fn form(&mut self, form: &plan::FormStep) -> Result<message::Form, Box<Diagnostic>> {
+        use crate::language::vocab::{FORM_SETTINGS, INPUT_SETTINGS};
+        let filled = self.fill(&form.settings);
+        let inputs = form
+            .inputs
+            .iter()
+            .map(|i| (i.name.clone(), message::Filling::new(self.fill(&i.settings), INPUT_SETTINGS, "an input")))
+            .collect();
+        let made =
+            message::form(&form.handler, &form.key, message::Filling::new(filled, FORM_SETTINGS, "a form"), inputs);
+        let (form_out, changed) = made.map_err(|why| Box::new(failure::custom_id_too_long(&why, form.span)))?;
+        self.pending.extend(changed.iter().map(|what| failure::embed_adjusted(what, form.span)));
+        Ok(form_out)
+    }
+
+    /// Sends the warnings of the step just rendered, or fails with the first
+    /// one under `--strict`.
+    pub(super) fn flush(&mut self) -> Outcome {
+        if let Some(fatal) = self.fatal.take() {
+            return Err(Box::new(self.redact_diag(fatal)));
+        }
+        for diag in std::mem::take(&mut self.pending) {
+            let diag = self.redact_diag(diag);
+            if self.options.strict {
+                let mut diag = diag.with_severity(Severity::Error);
+                diag.note = Some("--strict makes this a failure".into());
+                return Err(Box::new(diag));
+            }
+            (self.sink)(Event::Warning(DiagnosticEvent::new(diag)));
+        }
+        Ok(())
+    }
+
+    fn redact_diag(&self, mut d: Diagnostic) -> Diagnostic {
+        if self.redactor.is_empty() {
+            return d;
+        }
+        d.message = self.redactor.redact(&d.message);
+        d.help = d.help.map(|h| self.redactor.redact(&h));
+        d.note = d.note.map(|n| self.redactor.redact(&n));
+        for l in &mut d.labels {
+            l.text = self.redactor.redact(&l.text);
+        }
+        d
+    }
+
+    fn condition(&mut self, c: &Condition) -> bool {
+        let left = self.operand(&c.left);
+        match &c.test {
+            None => condition::truthy(&left),
+            Some((op, right)) => {
+                let right = self.operand(right);
+                condition::compare(&left, *op, &right)
+            }
+        }
+    }
+
+    /// A side of a condition: missing when anything it reads has no value
+    /// (which is warned about as for any other read).
+    fn operand(&mut self, v: &crate::language::plan::Val) -> condition::Operand {
+        let before = self.misses;
+        let value = render::render_val(v, self);
+        if self.misses > before {
+            condition::Operand::Missing
+        } else {
+            condition::Operand::Value(value)
+        }
+    }
+
+    /// Builds, checks and sends one block's request (or answers it from
+    /// the sample, or only shows it); its response is kept for later steps.
+    pub fn request(&mut self, r: &Request) -> Outcome {
+        self.requests += 1;
+        if self.requests > crate::language::vocab::MAX_REQUESTS {
+            return Err(Box::new(failure::too_many_requests(r)));
+        }
+        let platform = self.platform.clone();
+        let redactor = std::mem::take(&mut self.redactor);
+        let allow_private = self.options.allow_private_network;
+        let built = request::build(r, self, platform.as_ref(), allow_private, &redactor);
+        self.redactor = redactor;
+        self.flush()?;
+        let built = built.map_err(|refusal| Box::new(self.redact_diag(failure::refused(r, &refusal))))?;
+        let mut event = self.event(r, &built);
+        if self.options.dry_run {
+            (self.sink)(Event::Request(event));
+            return Ok(());
+        }
+        let response = if self.options.offline {
+            let response = self.sample_response(r)?;
+            event.size = Some(match &response.body {
+                Body::Json(j) => {
+                    let mut text = String::new();
+                    j.write_json(&mut text);
+                    text.len()
+                }
+                Body::Text(t) => t.len(),
+            });
+            response
+        } else {
+            self.send(r, built, &mut event)?
+        };
+        event.status = Some(response.status);
+        event.response_body = self.preview(&response.body);
+        self.responses.insert(r.block.clone(), response);
+        (self.sink)(Event::Request(event));
+        self.flush()
+    }
+
+    /// The start of a response's body for its event, redacted, when the
+    /// options ask for one (`Options::preview`): cut at a character, with
+    /// `…` when there was more.
+    fn preview(&self, body: &Body) -> Option<String> {
+        let most = self.options.preview;
+        if most == 0 {
+            return None;
+        }
+        let mut text = match body {
+            Body::Json(json) => {
+                let mut text = String::new();
+                json.write_json(&mut text);
+                text
+            }
+            Body::Text(text) => text.clone(),
+        };
+        if text.len() > most {
+            let cut = (0..=most).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+            text.truncate(cut);
+            text.push('…');
+        }
+        Some(self.redactor.redact(&text))
+    }
+
+    /// The request as an event, before it is sent (redacted).
+    fn event(&self, r: &Request, built: &Built) -> RequestEvent {
+        let shows_request = self.options.verbose || self.options.dry_run;
+        RequestEvent {
+            block: r.block.clone(),
+            method: r.method.as_str(),
+            url: self.redactor.redact(built.url.as_str()),
+            status: None,
+            duration_ms: None,
+            size: None,
+            redirects: 0,
+            offline: self.options.offline,
+            dry_run: self.options.dry_run,
+            request_headers: shows_request
+                .then(|| built.headers.iter().map(|h| (h.name.clone(), self.redactor.redact(&h.value))).collect()),
+            request_body: built
+                .body
+                .as_ref()
+                .filter(|_| shows_request)
+                .map(|b| self.redactor.redact(&String::from_utf8_lossy(b))),
+            response_headers: None,
+            response_body: None,
+            span: r.span,
+        }
+    }
+
+    /// Sends a built request over HTTP and reads its response.
+    fn send(&mut self, r: &Request, built: Built, event: &mut RequestEvent) -> Result<Response, Box<Diagnostic>> {
+        use crate::discord::ratelimit::{Heard, Unsent};
+        let started = Instant::now();
+        let limiter = self.options.limiter.clone().filter(|_| built.carries_token);
+        let deadline = started + self.options.http.timeout;
+        let deadline = self.options.deadline.map_or(deadline, |d| d.min(deadline));
+        let mut built = built;
+        if let Some(d) = self.options.deadline {
+            built.within = Some(d.saturating_duration_since(started));
+        }
+        let (options, client) = (&self.options, &mut self.client);
+        let attempt = || match &options.client {
+            Some(shared) => shared.send(built.clone()),
+            None => client.get_or_insert_with(|| http::Client::new(options.http)).send(built.clone()),
+        };
+        fn heard(i: &http::Incoming) -> Heard<'_> {
+            Heard { status: i.status, headers: &i.headers, body: &i.body }
+        }
+        let route = (built.method.as_str(), &built.url);
+        let incoming = match crate::discord::ratelimit::send(limiter.as_deref(), route, deadline, attempt, heard) {
+            Ok(i) => i,
+            Err(Unsent::Wait(why)) => return Err(Box::new(failure::rate_limited(r, &why.to_string()))),
+            Err(Unsent::Failed(f)) => {
+                return Err(Box::new(self.redact_diag(failure::http_failure(r, f, &self.options.http))))
+            }
+        };
+        event.duration_ms = Some((started.elapsed().as_secs_f64() * 1e4).round() / 10.0);
+        event.size = Some(incoming.body.len());
+        event.redirects = incoming.redirects;
+        event.url = self.redactor.redact(incoming.url.as_str());
+        self.last_headers = incoming.headers.iter().map(|(k, v)| (k.clone(), self.redactor.redact(v))).collect();
+        if self.options.verbose {
+            event.response_headers = Some(self.last_headers.clone());
+        }
+        if let Some((location, why)) = &incoming.redirect_refused {
+            let location = self.redactor.redact(location);
+            self.pending.push(failure::redirect_not_followed(r, &location, *why));
+        }
+        let (body, lossy) = self.keep(r, &incoming.body)?;
+        if lossy {
+            self.pending.push(failure::lossy_json(r));
+        }
+        if incoming.status >= 400 && !self.plan.reads_status(&r.block) {
+            let retry = incoming.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("retry-after"));
+            self.pending.push(failure::status_not_read(r, incoming.status, retry.map(|(_, v)| v.as_str())));
+        }
+        Ok(Response { status: incoming.status, body })
+    }
+
+    /// A response body as JSON when it is JSON (after a UTF-8 byte order
+    /// mark, and with bytes that are not UTF-8 replaced, which the second
+    /// value says), otherwise as text; charged to the run's budgets before
+    /// it is built.
+    fn keep(&mut self, r: &Request, bytes: &[u8]) -> Result<(Body, bool), Box<Diagnostic>> {
+        // A block that runs again gives back what its last response held.
+        self.charges.remove(&r.block);
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        let shape = Shape::of(bytes);
+        let charge = self.charge(r, shape.cost(bytes.len()))?;
+        if let Ok(json) = Data::parse_shaped(bytes, &shape) {
+            self.charges.insert(r.block.clone(), charge);
+            return Ok((Body::Json(json), false));
+        }
+        drop(charge);
+        let text = String::from_utf8_lossy(bytes);
+        if let std::borrow::Cow::Owned(fixed) = &text {
+            let shape = Shape::of(fixed.as_bytes());
+            let charge = self.charge(r, shape.cost(fixed.len()))?;
+            if let Ok(json) = Data::parse_shaped(fixed.as_bytes(), &shape) {
+                self.charges.insert(r.block.clone(), charge);
+                return Ok((Body::Json(json), true));
+            }
+        }
+        let charge = self.charge(r, text.len() as u64)?;
+        self.charges.insert(r.block.clone(), charge);
+        Ok((Body::Text(text.into_owned()), false))
+    }
+
+    fn charge(&self, r: &Request, bytes: u64) -> Result<Charge, Box<Diagnostic>> {
+        self.budgets.charge(bytes).map_err(|exceeded| Box::new(failure::over_budget(r, exceeded)))
+    }
+
+    fn sample_response(&mut self, r: &Request) -> Result<Response, Box<Diagnostic>> {
+        let Some(sample) = &r.sample else { return Err(Box::new(failure::no_sample(r))) };
+        let loaded = self.options.samples.load(sample);
+        match loaded.as_deref() {
+            Some(Ok(sample)) => {
+                self.charges.remove(&r.block);
+                let charge = self.charge(r, sample.footprint())?;
+                self.charges.insert(r.block.clone(), charge);
+                Ok(Response { status: 200, body: Body::Json(sample.clone()) })
+            }
+            Some(Err(why)) => Err(Box::new(failure::sample_unreadable(r, sample, why))),
+            None => Err(Box::new(failure::sample_unreadable(r, sample, "cannot be read"))),
+        }
+    }
+}
+
+/// The bytes of `value` written as JSON, counted without building the text.
+fn json_bytes(value: &Json) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
+}
