@@ -5,7 +5,8 @@
 
 use std::path::Path;
 
-use blkc::base::diagnostics::{render_json, render_terminal, Code, RenderOptions, Severity};
+use blkc::base::diagnostics::render::{render_json, render_terminal, RenderOptions};
+use blkc::base::diagnostics::{Code, Severity};
 use blkc::language::syntax::Limits;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/check");

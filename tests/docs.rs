@@ -37,7 +37,7 @@ fn assert_clean(name: &str, text: &str) {
     assert!(
         checked.diagnostics.is_empty(),
         "{name} must check clean:\n{}",
-        blkc::base::diagnostics::render_terminal(&checked.source, &checked.diagnostics, Default::default())
+        blkc::base::diagnostics::render::render_terminal(&checked.source, &checked.diagnostics, Default::default())
     );
 }
 

@@ -19,7 +19,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use blkc::base::diagnostics::{apply_certain, formats, render_json, render_terminal, RenderOptions};
+use blkc::base::diagnostics::render::{render_json, render_terminal, RenderOptions};
+use blkc::base::diagnostics::{apply_certain, formats};
 
 /// Counts live heap bytes and their peak, for the memory finding class, per
 /// thread: the tests run side by side, and another test's allocations must

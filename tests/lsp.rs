@@ -220,7 +220,8 @@ fn diagnostics_on_open_and_change_are_check_s() {
     assert!(b201["message"].as_str().unwrap().contains("help:"));
     // The code links to its page.
     let page =
-        blkc::host::lsp::uri_to_path(&b201["codeDescription"]["href"].as_str().unwrap().parse().unwrap()).unwrap();
+        blkc::host::lsp::protocol::uri_to_path(&b201["codeDescription"]["href"].as_str().unwrap().parse().unwrap())
+            .unwrap();
     assert!(std::fs::read_to_string(page).unwrap().starts_with("# B201"));
     assert!(diags.iter().any(|d| d["code"] == "B103"));
     // The same findings as the command line.
@@ -576,7 +577,7 @@ fn the_server_exits_when_its_parent_closes_stdin() {
 
 /// The `file:` URI of a path, as text.
 fn file_uri(path: &std::path::Path) -> String {
-    blkc::host::lsp::path_to_uri(path).expect("a file URI").as_str().to_string()
+    blkc::host::lsp::protocol::path_to_uri(path).expect("a file URI").as_str().to_string()
 }
 
 #[test]

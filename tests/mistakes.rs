@@ -6,7 +6,8 @@
 //! help line; where the fix is certain, `blkc check --fix` must leave a file
 //! that checks clean. The snapshot shows the report and the fixed file.
 
-use blkc::base::diagnostics::{render_terminal, Confidence, RenderOptions, Severity};
+use blkc::base::diagnostics::render::{render_terminal, RenderOptions};
+use blkc::base::diagnostics::{Confidence, Severity};
 use blkc::base::source::SourceFile;
 
 fn check(name: &str, text: &str) -> blkc::language::model::Checked {

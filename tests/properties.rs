@@ -2,7 +2,7 @@
 //! back to the same AST; the grammar accepts and rejects what it should.
 
 use crate::support::print;
-use blkc::base::diagnostics::{render_json, render_terminal, RenderOptions};
+use blkc::base::diagnostics::render::{render_json, render_terminal, RenderOptions};
 use blkc::base::source::{SourceFile, Span};
 use blkc::language::ast::*;
 use proptest::prelude::*;

@@ -4,7 +4,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use blkc::base::diagnostics::{formats, render_json, render_terminal, Severity};
+use blkc::base::diagnostics::render::{render_json, render_terminal};
+use blkc::base::diagnostics::{formats, Severity};
 use blkc::language::load::LoadOptions;
 use blkc::language::model::Checked;
 

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use blkc::base::diagnostics::render_terminal;
+use blkc::base::diagnostics::render::render_terminal;
 use blkc::base::source::SourceFile;
 use blkc::language::load::LoadOptions;
 use blkc::language::syntax::Limits;

@@ -23,7 +23,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use args::{Cli, Command, Format};
-use blkc::base::diagnostics::{RenderOptions, Severity};
+use blkc::base::diagnostics::render::RenderOptions;
+use blkc::base::diagnostics::Severity;
 use blkc::language::load::LoadOptions;
 use blkc::language::model::Checked;
 use blkc::language::plan::{self, Plan};

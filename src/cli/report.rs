@@ -5,7 +5,8 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use blkc::base::diagnostics::{render_json, render_terminal, Code, Diagnostic, RenderOptions};
+use blkc::base::diagnostics::render::{render_json, render_terminal, RenderOptions};
+use blkc::base::diagnostics::{Code, Diagnostic};
 use blkc::language::model::Checked;
 
 use super::args::{Color, Format};

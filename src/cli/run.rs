@@ -4,7 +4,8 @@
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
-use blkc::base::diagnostics::{diagnostic_json, did_you_mean, render_reports, span_json, RenderOptions, Severity};
+use blkc::base::diagnostics::render::{diagnostic_json, render_reports, span_json, RenderOptions};
+use blkc::base::diagnostics::{did_you_mean, Severity};
 use blkc::base::display;
 use blkc::base::source::SourceFile;
 use blkc::language::load::LoadOptions;

@@ -121,7 +121,10 @@ pub fn serve(args: &ServeArgs) -> Exit {
     };
     // A secret a run would need and that has no value: no user meets it.
     if let Err(missing) = eval::inputs_ready(&plan, &config.inputs) {
-        eprint!("{}", blkc::base::diagnostics::render_reports(&checked.source, std::slice::from_ref(&*missing), opts));
+        eprint!(
+            "{}",
+            blkc::base::diagnostics::render::render_reports(&checked.source, std::slice::from_ref(&*missing), opts)
+        );
         eprintln!("error: `{}` needs what is named above; the server did not start", args.file.display());
         return Exit::Usage;
     }

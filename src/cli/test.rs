@@ -6,7 +6,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use blkc::base::diagnostics::{render_reports, Diagnostic, RenderOptions, Severity};
+use blkc::base::diagnostics::render::{render_reports, RenderOptions};
+use blkc::base::diagnostics::{Diagnostic, Severity};
 use blkc::language::ast::{ApiBlock, Tree, TreeKind};
 use blkc::language::load::LoadOptions;
 use blkc::language::model::Checked;

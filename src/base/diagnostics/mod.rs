@@ -4,9 +4,7 @@
 //! `docs/codes/<CODE>.md` and is compiled in for `blkc explain`.
 
 pub mod formats;
-mod render;
-
-pub use render::{diagnostic_json, render_json, render_reports, render_terminal, span_json, summary, RenderOptions};
+pub mod render;
 
 use crate::base::source::Span;
 

@@ -12,7 +12,7 @@ use lsp_types::{
 };
 
 use super::analysis::{Document, SymbolKind};
-use super::{path_to_uri, Answer};
+use super::protocol::{path_to_uri, Answer};
 use crate::base::data::Data;
 use crate::base::diagnostics::{Code, Confidence, Severity};
 use crate::base::path::Document as _;

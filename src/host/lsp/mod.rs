@@ -11,11 +11,11 @@
 
 pub mod analysis;
 mod features;
+pub mod protocol;
 pub mod transport;
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
 
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
 use lsp_types::notification::{self as note, Notification as _};
@@ -29,6 +29,7 @@ use lsp_types::{
 use serde_json::Value;
 
 use analysis::Document;
+use protocol::{uri_to_path, Answer};
 
 /// How the client ended the session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,24 +132,10 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_else(|| "a panic".into())
 }
 
-pub(crate) type Answer<T> = Result<T, (ErrorCode, String)>;
-
 struct Server<'c> {
     /// Open documents by URI (as text: `Uri` caches inside, so it is no map key).
     docs: HashMap<String, Document>,
     connection: &'c Connection,
-}
-
-/// The path of a `file:` URI.
-pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
-    let rest = uri.as_str().strip_prefix("file://")?;
-    let decoded = percent_encoding::percent_decode_str(rest).decode_utf8().ok()?;
-    Some(PathBuf::from(decoded.as_ref()))
-}
-
-/// The `file:` URI of a path.
-pub fn path_to_uri(path: &std::path::Path) -> Option<Uri> {
-    crate::base::source::file_uri(&path.to_string_lossy()).parse().ok()
 }
 
 /// A request's parameters as their protocol type.

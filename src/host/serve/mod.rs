@@ -29,7 +29,7 @@ pub use server::{serve, Config, Hooks, Shards, Stop};
 
 use std::path::{Path, PathBuf};
 
-use crate::base::diagnostics::{render_terminal, RenderOptions};
+use crate::base::diagnostics::render::{render_terminal, RenderOptions};
 use crate::language::load::LoadOptions;
 use crate::language::model::Checked;
 use crate::language::plan::Plan;

@@ -4,7 +4,7 @@ use pest::error::{ErrorVariant, InputLocation};
 use pest::Parser as _;
 
 use super::failure::{Expected, Failure};
-use super::{BlkParser, Rule};
+use super::grammar::{BlkParser, Rule};
 use crate::base::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::base::source::Span;
 use crate::language::vocab::{Keyword, Place};
@@ -193,10 +193,10 @@ pub(super) fn syntax_error(text: &str, pos: usize) -> Diagnostic {
 /// The name of the mistake recogniser that explains the first syntax error
 /// of `text`, if one does (for the tests of the corpus).
 pub fn recognised_mistake(text: &str) -> Option<&'static str> {
-    let mut pos = super::skip_blank(text, 0);
+    let mut pos = super::lexer::skip_trivia(text, 0);
     while pos < text.len() {
         match BlkParser::parse(Rule::item, &text[pos..]) {
-            Ok(mut pairs) => pos = super::skip_blank(text, pos + pairs.next()?.as_span().end()),
+            Ok(mut pairs) => pos = super::lexer::skip_trivia(text, pos + pairs.next()?.as_span().end()),
             Err(_) => {
                 let err = detailed_error(&text[pos..])?;
                 return super::mistakes::recognize(&failure(text, pos, &err)).map(|(name, _)| name);

@@ -6,6 +6,7 @@
 
 mod errors;
 mod failure;
+mod grammar;
 pub mod lexer;
 mod mistakes;
 
@@ -24,9 +25,7 @@ use crate::base::diagnostics::{Code, Diagnostic, Findings};
 use crate::base::source::{SourceFile, Span};
 use crate::language::ast::*;
 
-#[derive(pest_derive::Parser)]
-#[grammar = "../grammar/blk.pest"]
-struct BlkParser;
+use grammar::{BlkParser, Rule};
 
 /// The largest file blkc reads (64 MiB).
 pub const MAX_FILE_SIZE: usize = 64 * 1024 * 1024;

@@ -30,8 +30,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Config, Row, Statement, ToStatement};
 
 use super::error::StoreError;
-use super::Entry;
-use super::VarStore;
+use super::values::{Admin, Entry, VarStore};
 
 pub mod leases;
 
@@ -762,7 +761,7 @@ impl PgStore {
     }
 }
 
-impl super::Admin for PgStore {
+impl Admin for PgStore {
     fn list(&mut self) -> Result<Vec<Entry>, StoreError> {
         let rows = self.with_conn(|c| c.query("SELECT name, value, updated_at FROM blkc_vars ORDER BY name", &[]))?;
         rows.iter()
@@ -863,44 +862,6 @@ impl VarStore for PgStore {
              AND (CASE WHEN value ~ '^[0-9]{1,18}$' THEN value::bigint END) < $2";
         let now = now_ms as i64;
         self.with_conn(|conn| conn.execute(sql, &[&prefix, &now]))
-    }
-}
-
-/// A PostgreSQL database as a store location that serving processes share.
-#[derive(Debug)]
-pub struct SharedStore(pub Arc<Pool>);
-
-impl super::Host for SharedStore {
-    fn run_store(&self) -> Box<dyn VarStore + Send> {
-        Box::new(self.0.store())
-    }
-
-    fn shared(&self) -> bool {
-        true
-    }
-
-    fn first_time(&self, key: &str, at_ms: i64, keep_ms: i64) -> Result<bool, StoreError> {
-        self.0.first_time(key, at_ms, keep_ms)
-    }
-
-    fn hold(&self, key: &str, until_ms: i64) -> Result<(), StoreError> {
-        self.0.hold(key, until_ms)
-    }
-
-    fn check_in(&self, me: &str) -> Result<usize, StoreError> {
-        self.0.check_in(me)
-    }
-
-    fn check_out(&self, me: &str) -> Result<(), StoreError> {
-        self.0.check_out(me)
-    }
-
-    fn health(&self) -> Option<String> {
-        self.0.health()
-    }
-
-    fn leases(&self) -> Option<Arc<Pool>> {
-        Some(self.0.clone())
     }
 }
 
