@@ -18,7 +18,7 @@ pub fn deploy(args: &DeployArgs) -> Exit {
         Ok(p) => p,
         Err(exit) => return exit,
     };
-    let payload = match blkc::language::check::platform::registration(&checked.ast) {
+    let payload = match blkc::language::registration::registration(&checked.ast) {
         Ok(p) => p,
         Err(diagnostics) => {
             report::print_check(&checked, &diagnostics, args.output.format, opts);
@@ -185,7 +185,7 @@ fn plural(n: usize) -> &'static str {
 
 /// What `blkc serve` will ask the Gateway for, when the file has events.
 fn intents_line(file: &blkc::language::ast::File) -> Option<String> {
-    let wanted = blkc::language::check::platform::intents(file);
+    let wanted = blkc::language::registration::intents(file);
     (!wanted.is_empty()).then(|| {
         let privileged: Vec<String> = intents::privileged(wanted)
             .iter()

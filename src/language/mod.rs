@@ -11,6 +11,7 @@ pub mod message;
 pub mod model;
 pub mod plan;
 pub mod policy;
+pub mod registration;
 pub mod schedule;
 pub mod syntax;
 pub mod vocab;

@@ -141,7 +141,7 @@ impl Play {
     /// Tells the page of a file: its name, and its commands as the
     /// platform's client would offer them (their registration).
     pub fn set_file(&self, name: &str, ast: &crate::language::ast::File) {
-        let commands = match crate::language::check::platform::registration(ast) {
+        let commands = match crate::language::registration::registration(ast) {
             Ok(commands) => serde_json::to_value(commands).unwrap_or_default(),
             // (A command without a description is still played.)
             Err(_) => json!(ast

@@ -162,7 +162,7 @@ pub fn start(
             if let (Shards::Auto, Some(pool)) = (shards, shared.bot.store.leases()) {
                 let connect = super::leases::Connect {
                     token,
-                    intents: crate::language::check::platform::intents(&loaded.checked.ast),
+                    intents: crate::language::registration::intents(&loaded.checked.ast),
                     url: info.url.clone(),
                     gate: Arc::new(IdentifyGate::new(&info)),
                     events: Arc::new(GatewayEvents(shared.clone())),
@@ -189,7 +189,7 @@ fn shard_threads(
     token: String,
     info: &GatewayInfo,
 ) -> Result<Vec<std::thread::JoinHandle<()>>, String> {
-    let intents = crate::language::check::platform::intents(&loaded.checked.ast);
+    let intents = crate::language::registration::intents(&loaded.checked.ast);
     let (ids, count) = match shards {
         // A thread a shard: what the platform answers must not decide how
         // many this process makes.

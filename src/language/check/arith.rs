@@ -3,74 +3,15 @@
 //! option that is text (B143), a variable that can never get a first value
 //! (B144).
 
-use std::collections::HashSet;
-
 use crate::base::diagnostics::{Code, Diagnostic, Findings};
 use crate::language::ast::visit::{self, Site, Visitor};
-use crate::language::ast::{ArithOp, Expr, File, Ident, Item, Node, Part, Save, Value, Var};
+use crate::language::ast::{ArithOp, Expr, Ident, Node, Value};
 
 struct Calcs<'o, 's> {
     out: &'o mut Findings,
     /// The tree's blocks and their samples, to see what a reference holds.
-    scope: &'s super::Scope<'s>,
+    scope: &'s super::scope::Scope<'s>,
     tree: &'s crate::language::ast::Tree,
-}
-
-/// The custom variables of a file that a run can find with a value: those
-/// declared with `var`, and those some `save` gives a value without
-/// reading them first (`save visits = 0`).
-#[derive(Debug, Default)]
-pub struct FirstValues<'a> {
-    declared: HashSet<&'a str>,
-    started: HashSet<&'a str>,
-}
-
-impl<'a> FirstValues<'a> {
-    pub fn of(file: &'a File) -> FirstValues<'a> {
-        struct Saves<'a, 'f>(&'f mut HashSet<&'a str>);
-        impl<'a> Visitor<'a> for Saves<'a, '_> {
-            fn save(&mut self, s: &'a Save) {
-                if !reads(&s.value, &s.name.name) {
-                    self.0.insert(&s.name.name);
-                }
-            }
-        }
-        let mut first = FirstValues::default();
-        for item in &file.items {
-            match item {
-                Item::Var(v) => {
-                    first.declared.insert(&v.name.name);
-                }
-                Item::Tree(t) => visit::walk_nodes(&mut Saves(&mut first.started), &t.body),
-                Item::Platform(_) => {}
-            }
-        }
-        first
-    }
-
-    fn has(&self, name: &str) -> bool {
-        self.declared.contains(name) || self.started.contains(name)
-    }
-}
-
-/// Whether `value` reads variable `name`, in a template or a calculation.
-fn reads(value: &Value, name: &str) -> bool {
-    fn expr(e: &Expr, name: &str) -> bool {
-        match e {
-            Expr::Var(i) => i.name == name,
-            Expr::Value(v) => reads(v, name),
-            Expr::Binary(b) => expr(&b.left, name) || expr(&b.right, name),
-            Expr::Group(inner, _) => expr(inner, name),
-        }
-    }
-    match value {
-        Value::Str(t) => t.parts.iter().any(|p| matches!(p, Part::Var(Var::Named(i)) if i.name == name)),
-        Value::Arith(e) => expr(e, name),
-        Value::Object(entries, _) => entries.iter().any(|e| reads(&e.value, name)),
-        Value::Array(items, _) => items.iter().any(|v| reads(v, name)),
-        Value::Var(i) => i.name == name,
-        Value::Number(..) | Value::Bool(..) | Value::Null(_) | Value::Ref(_) | Value::Element(_) => false,
-    }
 }
 
 impl<'a> Visitor<'a> for Calcs<'_, '_> {
@@ -204,6 +145,6 @@ fn is_zero(e: &Expr) -> bool {
     }
 }
 
-pub fn check_tree<'s>(scope: &'s super::Scope<'s>, tree: &'s crate::language::ast::Tree, out: &mut Findings) {
+pub fn check_tree<'s>(scope: &'s super::scope::Scope<'s>, tree: &'s crate::language::ast::Tree, out: &mut Findings) {
     visit::walk_nodes(&mut Calcs { out, scope, tree }, &tree.body);
 }

@@ -3,7 +3,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::Scope;
+use super::scope::Scope;
 use crate::base::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
 use crate::base::source::Span;
 use crate::language::ast::visit::{self, Visitor};

@@ -16,62 +16,18 @@ mod replies;
 mod request;
 pub mod samples;
 mod schedule;
+mod scope;
 mod scopes;
 mod secrets;
 mod subcommands;
 pub mod url;
 
-use rustc_hash::FxHashMap as HashMap;
-
 use crate::base::diagnostics::Findings;
-use crate::language::ast::{each_block, ApiBlock, File, Item, Tree};
-use crate::language::policy::Platform;
+use crate::language::ast::File;
 
 /// What a whole file declares, shared by the rules.
-pub struct Scope<'a> {
-    pub file: &'a File,
-    /// Every api block of every tree, by name, with its tree.
-    pub blocks: HashMap<&'a str, Vec<(&'a Tree, &'a ApiBlock)>>,
-    /// The chat platform's API: where `{bot_token}` belongs.
-    pub platform: Platform,
-    pub samples: &'a crate::language::model::Samples,
-    pub model: &'a crate::language::model::Model,
-    /// The custom variables a run can find with a value.
-    pub first_values: arith::FirstValues<'a>,
-}
-
-impl<'a> Scope<'a> {
-    fn new(file: &'a File, model: &'a crate::language::model::Model) -> Scope<'a> {
-        let mut blocks: HashMap<&str, Vec<_>> = HashMap::default();
-        let mut platform = None;
-        for item in &file.items {
-            match item {
-                Item::Platform(p) if platform.is_none() => platform = Platform::parse(&p.url.value),
-                Item::Var(_) | Item::Platform(_) | Item::Tree(_) => {}
-            }
-        }
-        // By the tree that runs them (a subcommand, an autocomplete).
-        for tree in file.trees() {
-            each_block(&tree.body, &mut |block| {
-                blocks.entry(block.name.name.as_str()).or_default().push((tree, block));
-            });
-        }
-        Scope {
-            file,
-            blocks,
-            platform: platform.unwrap_or_else(Platform::default_platform),
-            samples: &model.samples,
-            model,
-            first_values: arith::FirstValues::of(file),
-        }
-    }
-}
-
-/// Runs every rule on a parsed file and returns the findings, sorted by
-/// position. Response paths are checked against the blocks' samples when
-/// `samples` can read them.
 pub fn check(file: &File, model: &crate::language::model::Model) -> Findings {
-    let scope = Scope::new(file, model);
+    let scope = scope::Scope::new(file, model);
     let mut out = Findings::new();
     declarations::check(&scope, &mut out);
     platform::check(file, &mut out);

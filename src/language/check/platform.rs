@@ -5,12 +5,12 @@
 //! with any of these findings, and adds [`missing_descriptions`], which only
 //! registration needs.
 
-use crate::base::diagnostics::{did_you_mean, Code, Confidence, Diagnostic, Edit, Findings};
+use crate::base::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
 use crate::base::source::Span;
 use crate::discord::registration as reg;
 use crate::discord::{intents, names};
-use crate::language::ast::visit::{self, Site};
 use crate::language::ast::{Choice, ChoiceValue, Choices, File, Ident, Node, OptionDecl, Tree, TreeKind};
+use crate::language::registration::{reads, uses};
 use crate::language::vocab::{self, limits, OptionType};
 
 pub fn check(file: &File, out: &mut Findings) {
@@ -94,39 +94,6 @@ fn menus(file: &File, out: &mut Findings) {
     }
 }
 
-/// The Gateway intents the file's event trees need: each kind's own, and
-/// MESSAGE_CONTENT only for a tree that reads `message_content`.
-pub fn intents(file: &File) -> intents::Intents {
-    intents::needed(
-        file.trees()
-            .filter(|t| t.kind == TreeKind::Event)
-            .map(|t| (t.name.name.as_str(), reads(&t.body, "message_content"))),
-    )
-}
-
-/// Whether `nodes` read the variable `name` anywhere.
-pub fn reads(nodes: &[Node], name: &str) -> bool {
-    !uses(nodes, name).is_empty()
-}
-
-/// Where `nodes` read variable `name`, in source order.
-fn uses(nodes: &[Node], name: &str) -> Vec<Span> {
-    struct Uses<'n> {
-        name: &'n str,
-        found: Vec<Span>,
-    }
-    impl<'a> visit::Visitor<'a> for Uses<'_> {
-        fn named(&mut self, ident: &'a Ident, _site: Site) {
-            if ident.name == self.name {
-                self.found.push(ident.span);
-            }
-        }
-    }
-    let mut r = Uses { name, found: Vec::new() };
-    visit::walk_nodes(&mut r, nodes);
-    r.found
-}
-
 /// Event trees that need a privileged Gateway intent: the portal must
 /// allow it, or the Gateway refuses the bot (close code 4014).
 fn privileged_intents(file: &File, out: &mut Findings) {
@@ -150,9 +117,9 @@ fn privileged_intents(file: &File, out: &mut Findings) {
 }
 
 fn command(tree: &Tree, out: &mut Findings) {
-    name("command", &tree.name.name, tree.name.span, &[], out);
+    super::register::name("command", &tree.name.name, tree.name.span, &[], out);
     if let Some(d) = &tree.description {
-        description("command", &tree.name.name, &d.value, d.span, out);
+        super::register::description("command", &tree.name.name, &d.value, d.span, out);
     }
     options_or_subs(tree, out);
     let size = text_size(tree);
@@ -195,9 +162,9 @@ fn options_or_subs(tree: &Tree, out: &mut Findings) {
         );
     }
     for s in subs {
-        name(s.keyword(), &s.word.name, s.word.span, &[], out);
+        super::register::name(s.keyword(), &s.word.name, s.word.span, &[], out);
         if let Some(d) = &s.tree.description {
-            description(s.keyword(), &s.tree.name.name, &d.value, d.span, out);
+            super::register::description(s.keyword(), &s.tree.name.name, &d.value, d.span, out);
         }
         options_or_subs(&s.tree, out);
     }
@@ -272,9 +239,9 @@ fn text_size(tree: &Tree) -> usize {
 }
 
 fn option(o: &OptionDecl, reads: Option<&[Span]>, out: &mut Findings) {
-    name("option", &o.name.name, o.name.span, reads.unwrap_or_default(), out);
+    super::register::name("option", &o.name.name, o.name.span, reads.unwrap_or_default(), out);
     if let Some(d) = &o.description {
-        description("option", &o.name.name, &d.value, d.span, out);
+        super::register::description("option", &o.name.name, &d.value, d.span, out);
     }
     if let Some(kind) = o.kind.as_ref().filter(|k| OptionType::parse(&k.name).is_none()) {
         unknown_type(kind, out);
@@ -408,183 +375,6 @@ fn article(kind: OptionType) -> String {
     }
 }
 
-/// A command's or an option's name, by the platform's rule
-/// ([`names::problem`]). A name with capitals gets the fix that writes it
-/// in lower case, with `reads` (where the tree reads the option's
-/// `option_<name>`) renamed too.
-pub(super) fn name(what: &str, name: &str, span: Span, reads: &[Span], out: &mut Findings) {
-    let Some(problem) = names::problem(name) else { return };
-    let lower = name.to_lowercase();
-    let (problem, fix) = match problem {
-        names::Problem::Long(length) => (
-            format!("has {length} characters, where the platform allows {}", names::MAX),
-            format!("shorten it to {} characters or fewer", names::MAX),
-        ),
-        names::Problem::Char(c) => (
-            format!("has {}, which the platform refuses in a name", shown(c)),
-            "leave it out, or write `-` or `_` in its place".to_string(),
-        ),
-        names::Problem::Capital(c) => {
-            (format!("has the capital letter `{c}`, which the platform refuses"), format!("write it `{lower}`"))
-        }
-    };
-    let mut diag = Diagnostic::new(Code::PlatformName, format!("the name of {what} `{name}` {problem}"))
-        .label(span, "this name")
-        .help(format!(
-            "{fix}: a name is 1 to {} letters or digits of any script, `-`, `_` and `'`, in lower case",
-            names::MAX
-        ));
-    if lower.chars().count() <= names::MAX && names::is_valid(&lower) {
-        let mut edits = vec![Edit { span, replacement: lower.clone() }];
-        edits.extend(reads.iter().map(|&at| Edit { span: at, replacement: format!("option_{lower}") }));
-        let how = match reads.len() {
-            0 => format!("write `{lower}`"),
-            1 => format!("write `{lower}`, and `option_{lower}` where it is read"),
-            n => format!("write `{lower}`, and `option_{lower}` in the {n} places it is read"),
-        };
-        diag = diag.suggest_edits(how, edits, Confidence::Certain);
-    }
-    out.push(diag);
-}
-
-/// A character as a message shows it: a blank or an invisible one by its
-/// code point.
-fn shown(c: char) -> String {
-    if c.is_whitespace() || c.is_control() {
-        format!("U+{:04X}", u32::from(c))
-    } else {
-        format!("`{c}`")
-    }
-}
-
-pub(super) fn description(what: &str, name: &str, text: &str, span: Span, out: &mut Findings) {
-    let length = text.chars().count();
-    if length == 0 || length > limits::DESCRIPTION {
-        out.push(
-            Diagnostic::new(
-                Code::DescriptionLength,
-                format!(
-                    "the description of {what} `{name}` has {length} characters, where the platform wants 1 to {}",
-                    limits::DESCRIPTION
-                ),
-            )
-            .label(span, "this description")
-            .help("the user reads it in the command list; say in a few words what it does"),
-        );
-    }
-}
-
-/// Commands, subcommands, groups and options without a description: the
-/// platform registers none (`blkc deploy` refuses the file; `run` and
-/// `serve` need none).
-pub fn missing_descriptions(file: &File) -> Vec<Diagnostic> {
-    fn level(tree: &Tree, what: &str, out: &mut Vec<Diagnostic>) {
-        let word = tree.name.name.rsplit(' ').next().unwrap_or_default();
-        if tree.description.is_none() {
-            out.push(
-                Diagnostic::new(Code::MissingDescription, format!("{what} `{}` has no description", tree.name.name))
-                    .label(tree.name.span, "no description")
-                    .help(format!("write one after the name: `{what} {word} \"What it does\" {{`")),
-            );
-        }
-        for s in tree.subs().filter(|_| tree.has_subs()) {
-            level(&s.tree, s.keyword(), out);
-        }
-        for o in tree.options().filter(|o| o.description.is_none()) {
-            out.push(
-                Diagnostic::new(
-                    Code::MissingDescription,
-                    format!("option `{}` of {what} `{}` has no description", o.name.name, tree.name.name),
-                )
-                .label(o.name.span, "no description")
-                .help(format!("write one after the name: `option {} \"What to give\"`", o.name.name)),
-            );
-        }
-    }
-    let mut out = Vec::new();
-    for tree in file.written().filter(|t| t.kind == TreeKind::Command && t.menu.is_none()) {
-        level(tree, "command", &mut out);
-    }
-    out
-}
-
-/// The registration payload of every command of `file` (`blkc deploy`),
-/// or the diagnostics of what the platform would not register: the rules
-/// above are errors already; a missing description (B409) is found here.
-pub fn registration(file: &File) -> Result<Vec<reg::Command>, Vec<Diagnostic>> {
-    let missing = missing_descriptions(file);
-    if !missing.is_empty() {
-        return Err(missing);
-    }
-    let commands = file.written().filter(|t| t.kind == TreeKind::Command).map(|tree| {
-        let extra = super::register::extra(tree);
-        match tree.menu_target().and_then(|t| reg::MENUS.iter().find(|(w, ..)| *w == t)) {
-            Some((_, kind, _)) => reg::menu(*kind, &tree.name.name, extra),
-            None => reg::slash(&tree.name.name, &text(&tree.description), level_payload(tree), extra),
-        }
-    });
-    Ok(commands.collect())
-}
-
-fn text(d: &Option<crate::language::ast::Text>) -> String {
-    d.as_ref().map_or(String::new(), |d| d.value.to_string())
-}
-
-/// A command's or a subcommand's options, or a command's or a group's
-/// subcommands and groups (each with its own, and its locales).
-fn level_payload(tree: &Tree) -> Vec<reg::CommandOption> {
-    use twilight_model::application::command::CommandOptionType;
-    if tree.has_subs() {
-        let sub = |s: &crate::language::ast::Sub| reg::CommandOption {
-            kind: if s.group { CommandOptionType::SubCommandGroup } else { CommandOptionType::SubCommand },
-            name: s.word.name.to_string(),
-            description: text(&s.tree.description),
-            required: None,
-            choices: None,
-            autocomplete: None,
-            options: Some(level_payload(&s.tree)).filter(|o| !o.is_empty()),
-            bounds: reg::Bounds::default(),
-            channel_types: None,
-            locales: super::register::extra(&s.tree).locales,
-        };
-        return tree.subs().map(sub).collect();
-    }
-    tree.options()
-        .map(|o| {
-            let kind = o.option_type();
-            let (channel_types, locales) = super::register::option_extra(tree, o);
-            reg::CommandOption {
-                kind: reg::option_type(kind),
-                name: o.name.name.to_string(),
-                description: text(&o.description),
-                required: Some(o.required.is_some()),
-                choices: o.choices.as_ref().map(|choices| {
-                    let choice =
-                        |c: &Choice| reg::Choice { name: c.name.name.to_string(), value: choice_value(kind, &c.value) };
-                    choices.entries.iter().map(choice).collect()
-                }),
-                autocomplete: o.autocomplete.as_ref().map(|_| true),
-                options: None,
-                bounds: reg::Bounds::of(kind, o.bounds.iter().map(|b| (b.max, b.value.as_str()))),
-                channel_types,
-                locales,
-            }
-        })
-        .collect()
-}
-
-/// A choice's value as the platform wants it: text for a string option, a
-/// JSON number (exactly as written) for the others.
-fn choice_value(kind: OptionType, value: &ChoiceValue) -> reg::ChoiceValue {
-    match (kind, value) {
-        (OptionType::String, v) => reg::ChoiceValue::Text(v.as_str().to_string()),
-        (_, ChoiceValue::Number(n, _)) => {
-            reg::ChoiceValue::number(n).unwrap_or_else(|| reg::ChoiceValue::Text(n.to_string()))
-        }
-        (_, ChoiceValue::Text(t)) => reg::ChoiceValue::Text(t.value.to_string()),
-    }
-}
-
 /// B427: an option's `min` and `max`: on a text option its length (whole,
 /// 0 to 6,000; `max` from 1), on a number option its value (within the
 /// type's range), on no other type; once each, and `min` not above `max`.
@@ -652,8 +442,11 @@ mod tests {
 
     #[test]
     fn a_file_asks_for_the_intents_its_events_need_and_no_more() {
-        let intents =
-            |text: &str| super::intents(&crate::language::load::check_source(SourceFile::new("bot.blk", text)).ast);
+        let intents = |text: &str| {
+            crate::language::registration::intents(
+                &crate::language::load::check_source(SourceFile::new("bot.blk", text)).ast,
+            )
+        };
         assert_eq!(intents("command c \"C\" { reply \"x\" }\n"), Intents::empty());
         assert_eq!(
             intents("event member_join { reply \"hi {user_name}\" }\n"),
@@ -705,7 +498,7 @@ mod tests {
              option who \"For whom\" user\n    reply \"{option_sides}\"\n}\nevent member_join { reply \"hi\" }\n",
         ));
         assert!(!checked.has_errors(), "{:?}", checked.diagnostics);
-        let payload = serde_json::to_value(super::registration(&checked.ast).unwrap()).unwrap();
+        let payload = serde_json::to_value(crate::language::registration::registration(&checked.ast).unwrap()).unwrap();
         assert_eq!(
             payload,
             serde_json::json!([{
@@ -721,7 +514,7 @@ mod tests {
             "bot.blk",
             "command ping {\n    option x\n    reply \"pong\"\n}\n",
         ));
-        let missing = super::registration(&bare.ast).unwrap_err();
+        let missing = crate::language::registration::registration(&bare.ast).unwrap_err();
         assert_eq!(missing.len(), 2);
         assert!(missing.iter().all(|d| d.code == crate::base::diagnostics::Code::MissingDescription));
     }

@@ -4,7 +4,8 @@
 use rustc_hash::FxHashSet as HashSet;
 
 use super::loops::{self, Frame, Frames};
-use super::{samples, Scope};
+use super::samples;
+use super::scope::Scope;
 use crate::base::diagnostics::{did_you_mean, Code, Confidence, Diagnostic, Edit, Findings};
 use crate::base::path::{self, Root};
 use crate::base::source::Span;

@@ -5,13 +5,13 @@
 //! them (B428, B429, and B401/B402 for localized names and descriptions),
 //! and builds their part of the registration payload.
 
-use std::collections::BTreeMap;
-
-use crate::base::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
+use crate::base::diagnostics::{did_you_mean, Code, Confidence, Diagnostic, Edit, Findings};
 use crate::base::source::Span;
+use crate::discord::names;
 use crate::discord::registration as reg;
 use crate::language::ast::{File, Locale, Node, OptionDecl, Register, Tree, TreeKind, Words};
-use crate::language::vocab::OptionType;
+use crate::language::registration::{find, locales, options, registers};
+use crate::language::vocab::{limits, OptionType};
 
 pub fn check(file: &File, out: &mut Findings) {
     let autocompletes = file.trees().filter(|t| t.kind == TreeKind::Autocomplete);
@@ -197,7 +197,7 @@ fn locale(tree: &Tree, l: &Locale, options: &[&OptionDecl], out: &mut Findings) 
     // (A context-menu command's name, in any language, is any 1 to 32
     // characters: the checker of menus says so of the name itself.)
     if tree.menu.is_none() {
-        super::platform::name(&what("command"), &l.name.value, l.name.span, &[], out);
+        name(&what("command"), &l.name.value, l.name.span, &[], out);
     } else if !crate::discord::names::is_valid_menu(&l.name.value) {
         let length = l.name.value.chars().count();
         out.push(
@@ -210,7 +210,7 @@ fn locale(tree: &Tree, l: &Locale, options: &[&OptionDecl], out: &mut Findings) 
         );
     }
     if let Some(d) = &l.description {
-        super::platform::description(&what("command"), &tree.name.name, &d.value, d.span, out);
+        description(&what("command"), &tree.name.name, &d.value, d.span, out);
     }
     translated_options(tree, l, options, out);
 }
@@ -245,104 +245,15 @@ fn translated_options(tree: &Tree, l: &Locale, options: &[&OptionDecl], out: &mu
             out.push(diag.meant(lo.option.span, meant, help));
             continue;
         }
-        super::platform::name(&what("option"), &lo.name.value, lo.name.span, &[], out);
+        name(&what("option"), &lo.name.value, lo.name.span, &[], out);
         if let Some(d) = &lo.description {
-            super::platform::description(&what("option"), &lo.option.name, &d.value, d.span, out);
+            description(&what("option"), &lo.option.name, &d.value, d.span, out);
         }
     }
-}
-
-fn registers(tree: &Tree) -> impl Iterator<Item = &Register> {
-    tree.body.iter().filter_map(|n| match n {
-        Node::Register(r) => Some(&**r),
-        _ => None,
-    })
-}
-
-fn options(tree: &Tree) -> impl Iterator<Item = &OptionDecl> {
-    tree.body.iter().filter_map(|n| match n {
-        Node::Option(o) => Some(&**o),
-        _ => None,
-    })
-}
-
-fn locales(tree: &Tree) -> impl Iterator<Item = &Locale> {
-    registers(tree).filter_map(|r| match r {
-        Register::Locale(l) => Some(l),
-        _ => None,
-    })
-}
-
-fn find<T: Copy>(table: &[(&str, T, &str)], word: &str) -> Option<T> {
-    table.iter().find(|(w, ..)| *w == word).map(|(_, t, _)| *t)
 }
 
 fn names<T>(table: &'static [(&'static str, T, &'static str)]) -> impl Iterator<Item = &'static str> + Clone {
     table.iter().map(|(w, ..)| *w)
-}
-
-/// The command's registration besides its options (a checked tree: an
-/// unknown word is an error already, and is left out here).
-pub fn extra(tree: &Tree) -> reg::Extra {
-    let mut extra = reg::Extra::default();
-    for r in registers(tree) {
-        match r {
-            Register::Permissions(w) => {
-                let bits = w.words.iter().filter_map(|x| reg::permission(&x.name));
-                extra
-                    .default_member_permissions
-                    .get_or_insert(twilight_model::guild::Permissions::empty())
-                    .extend(bits);
-            }
-            Register::Contexts(w) => {
-                extra.contexts = Some(w.words.iter().filter_map(|x| find(reg::CONTEXTS, &x.name)).collect());
-            }
-            Register::Installs(w) => {
-                extra.integration_types = Some(w.words.iter().filter_map(|x| find(reg::INSTALLS, &x.name)).collect());
-            }
-            Register::Nsfw(_) => extra.nsfw = Some(true),
-            Register::Locale(_) => {}
-        }
-    }
-    extra.locales = localizations(locales(tree).map(|l| (l, Some(&l.name), l.description.as_ref())));
-    extra
-}
-
-/// An option's kinds of channel and localizations.
-pub fn option_extra(
-    tree: &Tree,
-    o: &OptionDecl,
-) -> (Option<Vec<twilight_model::channel::ChannelType>>, reg::Localizations) {
-    let channels = o.channels.as_ref().map(|w| {
-        w.words
-            .iter()
-            .filter_map(|x| reg::CHANNEL_TYPES.iter().find(|(k, _)| *k == x.name.as_str()).map(|(_, t)| *t))
-            .collect()
-    });
-    let each = locales(tree).filter_map(|l| {
-        let lo = l.options.iter().find(|lo| lo.option.name == o.name.name)?;
-        Some((l, Some(&lo.name), lo.description.as_ref()))
-    });
-    (channels, localizations(each))
-}
-
-fn localizations<'a>(
-    each: impl Iterator<Item = (&'a Locale, Option<&'a crate::language::ast::Text>, Option<&'a crate::language::ast::Text>)>,
-) -> reg::Localizations {
-    let (mut names, mut descriptions) = (BTreeMap::new(), BTreeMap::new());
-    for (l, name, description) in each {
-        let code = l.locale.name.to_string();
-        if let Some(n) = name {
-            names.entry(code.clone()).or_insert_with(|| n.value.to_string());
-        }
-        if let Some(d) = description {
-            descriptions.entry(code).or_insert_with(|| d.value.to_string());
-        }
-    }
-    reg::Localizations {
-        name_localizations: (!names.is_empty()).then_some(names),
-        description_localizations: (!descriptions.is_empty()).then_some(descriptions),
-    }
 }
 
 /// The characters of a name and a description as the platform counts
@@ -360,4 +271,70 @@ pub fn longest(tree: &Tree, option: Option<&str>, name: usize, description: usiz
         };
         (n.max(ln), d.max(ld))
     })
+}
+
+/// A command's or an option's name, by the platform's rule
+/// ([`names::problem`]). A name with capitals gets the fix that writes it
+/// in lower case, with `reads` (where the tree reads the option's
+/// `option_<name>`) renamed too.
+pub(super) fn name(what: &str, name: &str, span: Span, reads: &[Span], out: &mut Findings) {
+    let Some(problem) = names::problem(name) else { return };
+    let lower = name.to_lowercase();
+    let (problem, fix) = match problem {
+        names::Problem::Long(length) => (
+            format!("has {length} characters, where the platform allows {}", names::MAX),
+            format!("shorten it to {} characters or fewer", names::MAX),
+        ),
+        names::Problem::Char(c) => (
+            format!("has {}, which the platform refuses in a name", shown(c)),
+            "leave it out, or write `-` or `_` in its place".to_string(),
+        ),
+        names::Problem::Capital(c) => {
+            (format!("has the capital letter `{c}`, which the platform refuses"), format!("write it `{lower}`"))
+        }
+    };
+    let mut diag = Diagnostic::new(Code::PlatformName, format!("the name of {what} `{name}` {problem}"))
+        .label(span, "this name")
+        .help(format!(
+            "{fix}: a name is 1 to {} letters or digits of any script, `-`, `_` and `'`, in lower case",
+            names::MAX
+        ));
+    if lower.chars().count() <= names::MAX && names::is_valid(&lower) {
+        let mut edits = vec![Edit { span, replacement: lower.clone() }];
+        edits.extend(reads.iter().map(|&at| Edit { span: at, replacement: format!("option_{lower}") }));
+        let how = match reads.len() {
+            0 => format!("write `{lower}`"),
+            1 => format!("write `{lower}`, and `option_{lower}` where it is read"),
+            n => format!("write `{lower}`, and `option_{lower}` in the {n} places it is read"),
+        };
+        diag = diag.suggest_edits(how, edits, Confidence::Certain);
+    }
+    out.push(diag);
+}
+
+pub(super) fn description(what: &str, name: &str, text: &str, span: Span, out: &mut Findings) {
+    let length = text.chars().count();
+    if length == 0 || length > limits::DESCRIPTION {
+        out.push(
+            Diagnostic::new(
+                Code::DescriptionLength,
+                format!(
+                    "the description of {what} `{name}` has {length} characters, where the platform wants 1 to {}",
+                    limits::DESCRIPTION
+                ),
+            )
+            .label(span, "this description")
+            .help("the user reads it in the command list; say in a few words what it does"),
+        );
+    }
+}
+
+/// A character as a message shows it: a blank or an invisible one by its
+/// code point.
+pub(super) fn shown(c: char) -> String {
+    if c.is_whitespace() || c.is_control() {
+        format!("U+{:04X}", u32::from(c))
+    } else {
+        format!("`{c}`")
+    }
 }

@@ -2,8 +2,8 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::scope::Scope;
 use super::url::{literal_length, shape, UrlShape};
-use super::Scope;
 use crate::base::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
 use crate::base::source::Span;
 use crate::language::ast::visit::{self, Site, Visitor};

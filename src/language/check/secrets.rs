@@ -1,8 +1,8 @@
 //! Rules that keep secrets secret: where `{bot_token}` may go, literals that
 //! look like credentials, and secrets where they would be shown.
 
+use super::scope::Scope;
 use super::url::{shape, UrlShape};
-use super::Scope;
 use crate::base::diagnostics::{Code, Diagnostic, Findings};
 use crate::base::source::Span;
 use crate::language::ast::visit::{self, Site, Visitor};
