@@ -384,7 +384,7 @@ fn text() -> impl Strategy<Value = Option<Text>> {
 /// business, not the parser's).
 fn option_kind() -> impl Strategy<Value = Option<Ident>> {
     let words: Vec<&str> =
-        blkc::language::vocab::OptionType::ALL.iter().map(|t| t.as_str()).chain(["int", "text"]).collect();
+        blkc::discord::options::OptionType::ALL.iter().map(|t| t.as_str()).chain(["int", "text"]).collect();
     proptest::option::of(prop::sample::select(words).prop_map(|w| Ident { name: w.into(), span: sp() }))
 }
 

@@ -7,3 +7,5 @@ pub mod display;
 pub mod path;
 pub mod source;
 pub mod urls;
+pub mod values;
+pub mod waiting;

@@ -61,7 +61,7 @@ pub fn warn_unversioned(platform: Option<&blkc::language::policy::Platform>) {
         );
         eprintln!(
             "help: an unversioned call reaches the platform's old default version: give `--platform {}`",
-            blkc::language::vocab::DEFAULT_PLATFORM
+            blkc::discord::options::DEFAULT_PLATFORM
         );
     }
 }

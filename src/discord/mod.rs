@@ -21,6 +21,7 @@ pub mod intents;
 pub mod message;
 pub mod model;
 pub mod names;
+pub mod options;
 pub mod ratelimit;
 pub mod registration;
 pub mod rest;

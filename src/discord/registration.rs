@@ -12,7 +12,7 @@ use twilight_model::channel::ChannelType;
 use twilight_model::guild::Permissions;
 use twilight_model::oauth::ApplicationIntegrationType;
 
-use crate::language::vocab::OptionType;
+use crate::discord::options::OptionType;
 
 /// One slash command to register.
 #[derive(Debug, Clone, Serialize)]
@@ -264,7 +264,7 @@ impl Bounds {
             (None, None) => true,
             (Some(a), Some(b)) => {
                 let (a, b) = (serde_json::Value::String(a.get().to_string()), serde_json::Value::String(b.to_string()));
-                crate::run::eval::condition::order(&a, &b).is_eq()
+                crate::base::values::order(&a, &b).is_eq()
             }
             _ => false,
         };
@@ -294,7 +294,7 @@ pub enum ChoiceValue {
 impl ChoiceValue {
     /// A number as written; `None` if it is not a JSON number.
     pub fn number(written: &str) -> Option<ChoiceValue> {
-        crate::language::vocab::is_json_number(written)
+        crate::base::values::is_json_number(written)
             .then(|| RawValue::from_string(written.to_string()).ok().map(ChoiceValue::Number))
             .flatten()
     }
@@ -523,8 +523,8 @@ fn same_choices(wanted: &[Choice], registered: &[twilight_model::application::co
                     (ChoiceValue::Number(a), V::String(b)) => {
                         let (a, b) =
                             (serde_json::Value::String(a.get().to_string()), serde_json::Value::String(b.clone()));
-                        crate::run::eval::condition::order(&a, &b).is_eq()
-                            && crate::language::vocab::is_json_number(b.as_str().unwrap_or(""))
+                        crate::base::values::order(&a, &b).is_eq()
+                            && crate::base::values::is_json_number(b.as_str().unwrap_or(""))
                     }
                     _ => false,
                 }

@@ -242,7 +242,7 @@ impl Platform {
     }
 
     fn call(&self, route: Route<'_>, body: Option<&[u8]>, deadline: Instant) -> Result<Answer, PlatformError> {
-        let _waiting = crate::run::eval::http::Blocking::start();
+        let _waiting = crate::base::waiting::Blocking::start();
         let method = route.method();
         let url = format!("{}{}", self.base, route.path()?);
         let parsed = url::Url::parse(&url).map_err(|e| PlatformError::BadUrl(e.to_string()))?;

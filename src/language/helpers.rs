@@ -166,7 +166,7 @@ pub fn apply(value: Json, helpers: &[Helper]) -> Json {
                     if i > 0 {
                         text.push_str(separator);
                     }
-                    crate::run::eval::render::push_value(&mut text, item);
+                    crate::base::values::push_value(&mut text, item);
                 }
                 Json::String(text)
             }

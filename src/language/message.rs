@@ -58,8 +58,8 @@ pub enum ChoiceValue {
 /// [`limits::CHOICE_TEXT`] characters; a choice with an empty name or
 /// value, or a value that is not a number of the option's range, is left
 /// out. Also says how many were left out or cut.
-pub fn choices(offered: Vec<(String, String)>, kind: vocab::OptionType) -> (Vec<Choice>, usize) {
-    use vocab::OptionType;
+pub fn choices(offered: Vec<(String, String)>, kind: crate::discord::options::OptionType) -> (Vec<Choice>, usize) {
+    use crate::discord::options::OptionType;
     let long = |s: &str| s.chars().count() > limits::CHOICE_TEXT;
     let cut = |s: &str| s.chars().take(limits::CHOICE_TEXT).collect::<String>();
     let mut out = Vec::new();
@@ -67,8 +67,10 @@ pub fn choices(offered: Vec<(String, String)>, kind: vocab::OptionType) -> (Vec<
     for (name, value) in offered.into_iter().take(limits::CHOICES) {
         let (name, value) = (name.trim(), value.trim());
         let kept = match kind {
-            OptionType::Integer => vocab::parse_integer(value).map(ChoiceValue::Integer),
-            OptionType::Number if vocab::is_option_number(value) => value.parse().ok().map(ChoiceValue::Number),
+            OptionType::Integer => crate::discord::options::parse_integer(value).map(ChoiceValue::Integer),
+            OptionType::Number if crate::discord::options::is_option_number(value) => {
+                value.parse().ok().map(ChoiceValue::Number)
+            }
             OptionType::Number => None,
             _ => Some(ChoiceValue::Text(cut(value))).filter(|_| !value.is_empty()),
         };

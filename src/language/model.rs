@@ -17,8 +17,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::base::data::Data;
 use crate::base::diagnostics::Diagnostic;
 use crate::base::source::{SourceFile, Span};
+use crate::language::ast::visit::each_block;
 use crate::language::ast::visit::{self, Visitor};
-use crate::language::ast::{each_block, ApiBlock, File, Ident, IfNode, Item, Node, Tree, TreeKind};
+use crate::language::ast::{ApiBlock, File, Ident, IfNode, Item, Node, Tree, TreeKind};
 use crate::language::vocab;
 
 /// The largest sample blkc reads (a recorded response, 64 MiB).
@@ -140,7 +141,7 @@ pub enum Origin {
     /// it is required.
     Option {
         description: Option<String>,
-        kind: crate::language::vocab::OptionType,
+        kind: crate::discord::options::OptionType,
         required: bool,
         span: Span,
     },
@@ -306,7 +307,7 @@ pub fn form_fields(file: &File) -> FxHashMap<&str, Vec<(&Ident, &str)>> {
         return out;
     }
     for tree in file.trees() {
-        crate::language::ast::each_form(&tree.body, &mut |form| {
+        crate::language::ast::visit::each_form(&tree.body, &mut |form| {
             let handler = form.handler.name.as_str();
             out.entry(handler).or_default().extend(form.inputs.iter().map(|i| (&i.name, handler)));
         });
@@ -326,7 +327,7 @@ fn custom_variables<'a>(file: &'a File) -> Vec<&'a str> {
     for item in &file.items {
         match item {
             Item::Var(v) => add(v.name.name.as_str()),
-            Item::Tree(t) => crate::language::ast::each_save(&t.body, &mut |s| add(s.name.name.as_str())),
+            Item::Tree(t) => crate::language::ast::visit::each_save(&t.body, &mut |s| add(s.name.name.as_str())),
             Item::Platform(_) => {}
         }
     }
@@ -388,7 +389,7 @@ fn tree_variables(
 ) -> Arc<[Variable]> {
     let mut variables: Vec<Variable> = Vec::new();
     let mut add = |name: String, origin: Origin| variables.push(Variable { name, origin });
-    for t in vocab::trigger_variables(tree) {
+    for t in trigger_variables(tree) {
         add(t.to_string(), Origin::Trigger);
     }
     for (input, form) in fields {
@@ -615,6 +616,24 @@ impl<'a> Visitor<'a> for FlowWalk<'a> {
         }
         self.0.chain_end(last.is_some(), node.span.end);
     }
+}
+
+/// The trigger variables of `tree` (an event of a kind blkc does not know:
+/// none; the checker says so); a timed event's are [`vocab::TIMED_VARIABLES`],
+/// whatever its name; a context-menu command's, its menu's.
+pub fn trigger_variables(tree: &Tree) -> Vec<&'static str> {
+    let (name, timed) = (tree.name.name.as_str(), tree.schedule.is_some());
+    let besides: &[&str] = match (tree.kind, tree.menu_target()) {
+        (TreeKind::Event, _) if timed => return vocab::TIMED_VARIABLES.to_vec(),
+        (TreeKind::Event, _) => return vocab::event_variables(name).unwrap_or(&[]).to_vec(),
+        (TreeKind::Handler, _) => vocab::HANDLER_VARIABLES,
+        (TreeKind::Autocomplete, _) => vocab::AUTOCOMPLETE_VARIABLES,
+        (TreeKind::Command, Some(menu)) => {
+            vocab::MENU_VARIABLES.iter().find(|(m, _)| *m == menu).map_or(&[], |(_, v)| v)
+        }
+        (TreeKind::Command, None) => &[],
+    };
+    vocab::COMMAND_VARIABLES.iter().chain(besides).copied().collect()
 }
 
 /// A file read, parsed and checked.

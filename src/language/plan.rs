@@ -349,7 +349,7 @@ pub fn find_setting<'s>(settings: &'s [SettingStep], name: &str) -> Option<&'s S
 pub struct OptionSpec {
     pub name: String,
     #[serde(rename = "type")]
-    pub kind: crate::language::vocab::OptionType,
+    pub kind: crate::discord::options::OptionType,
     pub required: bool,
     /// `min`, `max` as written: a text's length, a number's value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -364,13 +364,12 @@ impl OptionSpec {
     pub fn within(&self, value: &str) -> Result<(), String> {
         use serde_json::Value as Json;
         let measured = match self.kind {
-            crate::language::vocab::OptionType::String => value.chars().count().to_string(),
+            crate::discord::options::OptionType::String => value.chars().count().to_string(),
             _ => value.to_string(),
         };
-        let what = if self.kind == crate::language::vocab::OptionType::String { "characters" } else { "" };
-        let order = |bound: &str| {
-            crate::run::eval::condition::order(&Json::String(measured.clone()), &Json::String(bound.to_string()))
-        };
+        let what = if self.kind == crate::discord::options::OptionType::String { "characters" } else { "" };
+        let order =
+            |bound: &str| crate::base::values::order(&Json::String(measured.clone()), &Json::String(bound.to_string()));
         if let Some(min) = self.min.as_deref().filter(|m| order(m).is_lt()) {
             return Err(format!("at least {min}{}{what}", if what.is_empty() { "" } else { " " }));
         }
@@ -923,7 +922,7 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
     let mut plan = Plan {
         format: FORMAT,
         source: checked.source.name.clone(),
-        platform: crate::language::vocab::DEFAULT_PLATFORM.to_string(),
+        platform: crate::discord::options::DEFAULT_PLATFORM.to_string(),
         variables: Vec::new(),
         trees: Vec::new(),
     };

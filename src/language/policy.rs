@@ -56,7 +56,7 @@ impl Platform {
     }
 
     pub fn default_platform() -> Platform {
-        Platform::parse(crate::language::vocab::DEFAULT_PLATFORM).expect("the default platform URL is valid")
+        Platform::parse(crate::discord::options::DEFAULT_PLATFORM).expect("the default platform URL is valid")
     }
 
     /// The API's base URL, `https://discord.com/api`.
@@ -483,7 +483,7 @@ mod tests {
         assert!(unversioned("https://discord.com/api") && unversioned("https://canary.discord.com/api/"));
         assert!(!unversioned("https://discord.com/api/v10") && !unversioned("https://discord.com/api/v9/"));
         assert!(!unversioned("http://127.0.0.1:9000/api"), "a stand-in's path is its own");
-        assert!(!unversioned(crate::language::vocab::DEFAULT_PLATFORM));
+        assert!(!unversioned(crate::discord::options::DEFAULT_PLATFORM));
     }
 
     #[test]

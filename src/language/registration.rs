@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use crate::base::diagnostics::{Code, Diagnostic};
 use crate::base::source::Span;
 use crate::discord::intents;
+use crate::discord::options::OptionType;
 use crate::discord::registration as reg;
 use crate::language::ast::visit::{self, Site};
 use crate::language::ast::{Choice, ChoiceValue, File, Ident, Locale, Node, OptionDecl, Register, Tree, TreeKind};
-use crate::language::vocab::OptionType;
 
 /// The Gateway intents the file's event trees need: each kind's own, and
 /// MESSAGE_CONTENT only for a tree that reads `message_content`.

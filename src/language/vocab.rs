@@ -128,28 +128,6 @@ pub const MENU_VARIABLES: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// The trigger variables of `tree` (an event of a kind blkc does not know:
-/// none; the checker says so); a timed event's are [`TIMED_VARIABLES`],
-/// whatever its name; a context-menu command's, its menu's.
-pub fn trigger_variables(tree: &crate::language::ast::Tree) -> Vec<&'static str> {
-    use crate::language::ast::TreeKind;
-    let (name, timed) = (tree.name.name.as_str(), tree.schedule.is_some());
-    let besides: &[&str] = match (tree.kind, tree.menu_target()) {
-        (TreeKind::Event, _) if timed => return TIMED_VARIABLES.to_vec(),
-        (TreeKind::Event, _) => return event_variables(name).unwrap_or(&[]).to_vec(),
-        (TreeKind::Handler, _) => HANDLER_VARIABLES,
-        (TreeKind::Autocomplete, _) => AUTOCOMPLETE_VARIABLES,
-        (TreeKind::Command, Some(menu)) => MENU_VARIABLES.iter().find(|(m, _)| *m == menu).map_or(&[], |(_, v)| v),
-        (TreeKind::Command, None) => &[],
-    };
-    COMMAND_VARIABLES.iter().chain(besides).copied().collect()
-}
-
-/// The chat platform's API, where `{bot_token}` may go unless a file says
-/// otherwise with `platform "…"`: at the version the Gateway is opened
-/// with (an unversioned call reaches the platform's old default).
-pub const DEFAULT_PLATFORM: &str = "https://discord.com/api/v10";
-
 /// The longest GET URL, parameters included, that blkc lets through (the
 /// spec's section 8 restricts it without a number; 2,048 is the limit that
 /// common browsers, CDNs and servers all accept).
@@ -167,92 +145,6 @@ pub const ALLOWS: &[(&str, &str)] = &[
     ("bot_token", "send `{bot_token}` to a host other than the platform's API (still over https)"),
     ("private_network", "let a host that comes from a value or a redirect be an internal address"),
 ];
-
-/// The type of an `option`: what the chat user gives, and the platform's
-/// number for it (its `ApplicationCommandOptionType`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OptionType {
-    String,
-    Integer,
-    Number,
-    Boolean,
-    User,
-    Channel,
-    Role,
-    Mentionable,
-    Attachment,
-}
-
-impl OptionType {
-    pub const ALL: &'static [OptionType] = &[
-        OptionType::String,
-        OptionType::Integer,
-        OptionType::Number,
-        OptionType::Boolean,
-        OptionType::User,
-        OptionType::Channel,
-        OptionType::Role,
-        OptionType::Mentionable,
-        OptionType::Attachment,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OptionType::String => "string",
-            OptionType::Integer => "integer",
-            OptionType::Number => "number",
-            OptionType::Boolean => "boolean",
-            OptionType::User => "user",
-            OptionType::Channel => "channel",
-            OptionType::Role => "role",
-            OptionType::Mentionable => "mentionable",
-            OptionType::Attachment => "attachment",
-        }
-    }
-
-    pub fn parse(word: &str) -> Option<OptionType> {
-        OptionType::ALL.iter().copied().find(|t| t.as_str() == word)
-    }
-
-    /// What the type holds, for hover and messages.
-    pub fn describe(self) -> &'static str {
-        match self {
-            OptionType::String => "text the user types",
-            OptionType::Integer => "a whole number between -(2^53 - 1) and 2^53 - 1",
-            OptionType::Number => "a number, decimals allowed",
-            OptionType::Boolean => "`true` or `false`",
-            OptionType::User => "a user of the server: the value is the user's ID",
-            OptionType::Channel => "a channel of the server: the value is the channel's ID",
-            OptionType::Role => "a role of the server: the value is the role's ID",
-            OptionType::Mentionable => "a user or a role: the value is its ID",
-            OptionType::Attachment => "a file the user uploads: the value is the attachment's ID",
-        }
-    }
-
-    /// Whether the platform lets the type have `choices`.
-    pub fn takes_choices(self) -> bool {
-        matches!(self, OptionType::String | OptionType::Integer | OptionType::Number)
-    }
-
-    /// Checks a value given as text (`--var`, or an interaction's value made
-    /// text) against the type; the error says what was expected.
-    pub fn accepts(self, value: &str) -> Result<(), String> {
-        let snowflake = |v: &str| !v.is_empty() && v.len() <= 20 && v.bytes().all(|b| b.is_ascii_digit());
-        let ok = match self {
-            OptionType::String => true,
-            OptionType::Integer => parse_integer(value).is_some(),
-            OptionType::Number => is_option_number(value),
-            OptionType::Boolean => matches!(value, "true" | "false"),
-            _ => snowflake(value),
-        };
-        if ok {
-            Ok(())
-        } else {
-            Err(format!("expected {}", self.describe()))
-        }
-    }
-}
 
 /// Where a custom variable's value is kept: once for the whole bot (the
 /// default), or once per user in each server, per server, or per channel.
@@ -355,62 +247,6 @@ pub const MAX_LIST: usize = 10_000;
 /// The most bytes a variable's value holds, saved as JSON (a list filled
 /// by users once reached 57 MB, and every read of it held that much).
 pub const MAX_VALUE_BYTES: usize = 1024 * 1024;
-
-pub const MAX_OPTION_INTEGER: i64 = (1 << 53) - 1;
-/// The largest magnitude of a number option (the platform's: 2^53).
-pub const MAX_OPTION_NUMBER: f64 = 9_007_199_254_740_992.0;
-
-/// A number option's value or choice: JSON's number syntax, within ±2^53.
-pub fn is_option_number(value: &str) -> bool {
-    is_json_number(value) && value.parse::<f64>().is_ok_and(|n| n.abs() <= MAX_OPTION_NUMBER)
-}
-
-/// An integer option's value: digits with an optional `-`, within
-/// ±(2^53 - 1).
-pub fn parse_integer(value: &str) -> Option<i64> {
-    let digits = value.strip_prefix('-').unwrap_or(value);
-    if digits.is_empty() || digits.len() > 16 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let n: i64 = value.parse().ok()?;
-    (n.abs() <= MAX_OPTION_INTEGER).then_some(n)
-}
-
-/// JSON's number syntax, exactly.
-pub fn is_json_number(value: &str) -> bool {
-    let b = value.as_bytes();
-    let mut i = usize::from(b.first() == Some(&b'-'));
-    let digits = |i: &mut usize| {
-        let start = *i;
-        while *i < b.len() && b[*i].is_ascii_digit() {
-            *i += 1;
-        }
-        *i - start
-    };
-    match b.get(i) {
-        Some(b'0') => i += 1,
-        Some(c) if c.is_ascii_digit() => {
-            digits(&mut i);
-        }
-        _ => return false,
-    }
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(b.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    }
-    i == b.len()
-}
 
 /// The platform's limits on what `blkc deploy` registers.
 pub mod limits {

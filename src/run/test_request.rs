@@ -25,7 +25,7 @@ pub fn find<'a>(
         if wanted_tree.is_some_and(|(k, n)| tree.kind != k || tree.name.name != n) {
             continue;
         }
-        crate::language::ast::each_block(&tree.body, &mut |b| {
+        crate::language::ast::visit::each_block(&tree.body, &mut |b| {
             names.push(b.name.name.to_string());
             if b.name.name == wanted {
                 found.push((tree, b));
@@ -84,7 +84,7 @@ pub fn compare_with_sample(
     let loaded = samples.of(block);
     let Some(Ok(old)) = loaded.as_deref() else { return report };
     let mut refs = Vec::new();
-    crate::language::ast::each_reference(&tree.body, &mut |r| {
+    crate::language::ast::visit::each_reference(&tree.body, &mut |r| {
         if r.block.name == block.name.name && r.root() == Some(Root::Response) {
             refs.push(r);
         }
@@ -147,7 +147,7 @@ pub struct Saved {
 fn other_samples<'a>(file: &'a File, block: &ApiBlock) -> Vec<(PathBuf, &'a ApiBlock)> {
     let mut out = Vec::new();
     for tree in file.trees() {
-        crate::language::ast::each_block(&tree.body, &mut |b| {
+        crate::language::ast::visit::each_block(&tree.body, &mut |b| {
             if !std::ptr::eq(b, block) {
                 if let Some(s) = b.sample() {
                     out.push((normal(Path::new(s.value.as_str())), b));
@@ -171,7 +171,9 @@ fn default_sample(file: &File, tree: &Tree, block: &ApiBlock) -> String {
     let claimed: Vec<PathBuf> = other_samples(file, block).into_iter().map(|(p, _)| p).collect();
     let mut same_name = 0;
     for t in file.trees() {
-        crate::language::ast::each_block(&t.body, &mut |b| same_name += usize::from(b.name.name == block.name.name));
+        crate::language::ast::visit::each_block(&t.body, &mut |b| {
+            same_name += usize::from(b.name.name == block.name.name)
+        });
     }
     let qualified = format!("samples/{}.{}", tree.name.name, block.name.name);
     let stem = if same_name > 1 { qualified.clone() } else { format!("samples/{}", block.name.name) };

@@ -156,7 +156,7 @@ impl Document {
     pub fn block_named(&self, offset: usize, name: &str) -> Option<&ApiBlock> {
         let tree = self.tree_at(offset)?;
         let mut found = None;
-        crate::language::ast::each_block(&tree.body, &mut |b| {
+        crate::language::ast::visit::each_block(&tree.body, &mut |b| {
             if b.name.name == name && found.is_none() {
                 found = Some(b);
             }
@@ -180,7 +180,7 @@ impl Document {
             out.push((format!("{item}_index"), format!("the index of `{item}` in the list, from 0")));
         }
         if let Some(ast) = self.tree_at(offset) {
-            crate::language::ast::each_loop(&ast.body, &mut |l| {
+            crate::language::ast::visit::each_loop(&ast.body, &mut |l| {
                 if let Some(j) = l.join.as_ref().filter(|_| (l.span.end as usize) <= offset) {
                     let what = format!("the text the loop over `{}` joins", l.item.name);
                     out.push((j.into.name.to_string(), what));
@@ -198,7 +198,7 @@ impl Document {
     pub fn loops_at(&self, offset: usize) -> Vec<&ForNode> {
         let mut out = Vec::new();
         if let Some(tree) = self.tree_at(offset) {
-            crate::language::ast::each_loop(&tree.body, &mut |l| {
+            crate::language::ast::visit::each_loop(&tree.body, &mut |l| {
                 let body = l.body.span;
                 if body.start as usize <= offset && offset <= body.end as usize {
                     out.push(l);
@@ -327,7 +327,7 @@ impl<'a> Visitor<'a> for Collect<'a> {
 pub fn references(file: &File) -> Vec<&Reference> {
     let mut out = Vec::new();
     for tree in file.trees() {
-        crate::language::ast::each_reference(&tree.body, &mut |r| out.push(r));
+        crate::language::ast::visit::each_reference(&tree.body, &mut |r| out.push(r));
     }
     out
 }

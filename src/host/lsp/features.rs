@@ -206,11 +206,11 @@ pub fn hover(doc: &Document, offset: usize) -> Option<Hover> {
 }
 
 /// The type word of an `option` under `offset`.
-fn option_type_at(doc: &Document, offset: usize) -> Option<(vocab::OptionType, Span)> {
+fn option_type_at(doc: &Document, offset: usize) -> Option<(crate::discord::options::OptionType, Span)> {
     doc.checked.ast.trees().flat_map(|t| &t.body).find_map(|n| match n {
         crate::language::ast::Node::Option(o) => {
             let kind = o.kind.as_ref().filter(|k| contains(k.span, offset))?;
-            Some((vocab::OptionType::parse(&kind.name)?, kind.span))
+            Some((crate::discord::options::OptionType::parse(&kind.name)?, kind.span))
         }
         _ => None,
     })
@@ -570,7 +570,7 @@ fn word_completion(doc: &Document, offset: usize, prefix: &str) -> Vec<Completio
         let in_string = rest.matches('"').count() % 2 == 1;
         let word = rest.rsplit(' ').next().unwrap_or_default();
         if !in_string && rest.trim_start().contains(' ') && word.bytes().all(lexer::is_word_byte) {
-            for t in vocab::OptionType::ALL {
+            for t in crate::discord::options::OptionType::ALL {
                 items.push(item(t.as_str().into(), CompletionItemKind::TYPE_PARAMETER, t.describe().into()));
             }
             for k in vocab::Keyword::ALL.iter().filter(|k| k.place() == vocab::Place::Option) {
@@ -760,14 +760,14 @@ fn setting_at(doc: &Document, offset: usize) -> Option<(String, Span)> {
 fn handler_named_at(doc: &Document, offset: usize) -> Option<&Tree> {
     let mut name = None;
     for tree in doc.checked.ast.trees() {
-        crate::language::ast::each_reply(&tree.body, &mut |r| {
+        crate::language::ast::visit::each_reply(&tree.body, &mut |r| {
             for c in r.components() {
                 if let Some(h) = c.handler.as_ref().filter(|h| contains(h.span, offset)) {
                     name = Some(h.name.clone());
                 }
             }
         });
-        crate::language::ast::each_form(&tree.body, &mut |f| {
+        crate::language::ast::visit::each_form(&tree.body, &mut |f| {
             if contains(f.handler.span, offset) {
                 name = Some(f.handler.name.clone());
             }
@@ -805,7 +805,7 @@ pub fn definition(uri: &Uri, doc: &Document, offset: usize) -> Option<GotoDefini
     // `sample "…"`: the file.
     for tree in doc.checked.ast.trees() {
         let mut target = None;
-        crate::language::ast::each_block(&tree.body, &mut |b| {
+        crate::language::ast::visit::each_block(&tree.body, &mut |b| {
             if let Some(s) = b.sample() {
                 if contains(s.span, offset) {
                     target = doc.folder().map(|f| f.join(s.value.as_str()));
@@ -933,7 +933,7 @@ pub fn symbols(doc: &Document) -> DocumentSymbolResponse {
         match item {
             Item::Tree(t) => {
                 let mut children = Vec::new();
-                crate::language::ast::each_block(&t.body, &mut |b| {
+                crate::language::ast::visit::each_block(&t.body, &mut |b| {
                     let detail = b.method().map_or(String::new(), |m| m.name.to_string());
                     children.push(symbol(
                         doc,

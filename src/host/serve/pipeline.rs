@@ -185,9 +185,9 @@ fn failed(trigger: &Trigger) -> Outgoing {
 
 /// The type of the option an autocomplete completes (the last word of its
 /// tree's name).
-fn focused_kind(tree: &crate::language::plan::Tree) -> crate::language::vocab::OptionType {
+fn focused_kind(tree: &crate::language::plan::Tree) -> crate::discord::options::OptionType {
     let option = tree.name.rsplit(' ').next().unwrap_or_default();
-    tree.options.iter().find(|o| o.name == option).map_or(crate::language::vocab::OptionType::String, |o| o.kind)
+    tree.options.iter().find(|o| o.name == option).map_or(crate::discord::options::OptionType::String, |o| o.kind)
 }
 
 /// Who may run it, and where (its tree's `require` lines), decided before

@@ -8,7 +8,7 @@
 //! second of 4 threads), while against a slow one every waiting run needs a
 //! thread of its own. So the pool keeps about one *running* thread a core:
 //! it starts with one thread a core, and counts every [`SAMPLE`] its threads
-//! that run (neither waiting on the network, `eval::http::blocked`, nor
+//! that run (neither waiting on the network, `base::waiting::blocked`, nor
 //! idle). Every [`TICK`], with runs waiting in the queue: fewer running
 //! than cores on average — the others wait on the network, so it grows to
 //! the size at which as many would run (`cores × threads ÷ running`, the
@@ -190,7 +190,7 @@ fn size(shared: &Arc<Shared>, pool: &Arc<Pool>) {
         let (mut running, mut busy) = (0, 0);
         for _ in 0..samples {
             std::thread::sleep(SAMPLE);
-            running += pool.running(crate::run::eval::http::blocked());
+            running += pool.running(crate::base::waiting::blocked());
             busy += pool.live().saturating_sub(pool.idle.load(Ordering::SeqCst));
         }
         if pool.live() == 0 {

@@ -646,7 +646,7 @@ pub fn tree_of(loaded: &Loaded, interaction: &Interaction) -> Result<usize, Opti
 /// chosen in a handler's menu of users. Never roles,
 /// `@everyone` or `@here`, whatever the text holds.
 pub fn mentionable_users(interaction: &Interaction, tree: &Tree, vars: &[(String, String)]) -> Vec<String> {
-    use crate::language::vocab::OptionType;
+    use crate::discord::options::OptionType;
     let mut ids: Vec<String> = interaction.user().and_then(|u| u.id.clone()).into_iter().collect();
     for option in tree.options.iter().filter(|o| matches!(o.kind, OptionType::User | OptionType::Mentionable)) {
         let variable = format!("option_{}", option.name);

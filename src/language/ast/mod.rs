@@ -3,7 +3,6 @@
 pub mod visit;
 
 use crate::base::source::Span;
-pub use visit::{each_block, each_form, each_loop, each_reference, each_reply, each_save};
 
 /// Text in the AST: names, number text, keys and literals, up to 15 bytes
 /// inline in a 16-byte handle (longer ones shared, cloned without copying).
@@ -424,11 +423,11 @@ pub struct OptionBound {
 impl OptionDecl {
     /// The option's type: `string` when none is written or the word is not
     /// a type (the checker has said so).
-    pub fn option_type(&self) -> crate::language::vocab::OptionType {
+    pub fn option_type(&self) -> crate::discord::options::OptionType {
         self.kind
             .as_ref()
-            .and_then(|k| crate::language::vocab::OptionType::parse(&k.name))
-            .unwrap_or(crate::language::vocab::OptionType::String)
+            .and_then(|k| crate::discord::options::OptionType::parse(&k.name))
+            .unwrap_or(crate::discord::options::OptionType::String)
     }
 }
 

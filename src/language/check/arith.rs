@@ -28,7 +28,7 @@ impl Calcs<'_, '_> {
         match e {
             Expr::Value(Value::Str(t)) => {
                 if let Some(text) = t.as_literal() {
-                    if !crate::language::vocab::is_json_number(text.trim()) {
+                    if !crate::base::values::is_json_number(text.trim()) {
                         self.out.push(
                             Diagnostic::new(
                                 Code::CalcNotANumber,
@@ -89,7 +89,7 @@ impl Calcs<'_, '_> {
             _ => None,
         });
         let Some(option) = declared else { return };
-        if option.option_type() != crate::language::vocab::OptionType::String {
+        if option.option_type() != crate::discord::options::OptionType::String {
             return;
         }
         self.out.push(
@@ -115,7 +115,7 @@ impl Calcs<'_, '_> {
         let Ok(here) = crate::base::path::walk(sample, &r.segments) else { return };
         let is = match here {
             Data::Number(_) => return,
-            Data::String(s) if crate::language::vocab::is_json_number(s.trim()) => return,
+            Data::String(s) if crate::base::values::is_json_number(s.trim()) => return,
             Data::String(s) => {
                 format!("the text \"{}\"", crate::base::display::one_line(&s.chars().take(40).collect::<String>()))
             }

@@ -47,7 +47,9 @@ pub fn check(scope: &Scope<'_>, out: &mut Findings) {
                             .maybe_fixes(suggestion.map(|k| (format!("write `{k}`"), tree.name.span, k.to_string()))),
                     );
                 }
-                crate::language::ast::each_save(&tree.body, &mut |save| check_shadowing(&save.name, "save", out));
+                crate::language::ast::visit::each_save(&tree.body, &mut |save| {
+                    check_shadowing(&save.name, "save", out)
+                });
             }
             Item::Var(var) => {
                 check_shadowing(&var.name, "var", out);
@@ -91,7 +93,10 @@ fn platform_url(p: &crate::language::ast::Platform, out: &mut Findings) {
         None => out.push(
             Diagnostic::new(Code::InvalidUrl, format!("platform `{}` is not an absolute http(s) URL", p.url.value))
                 .label(p.url.span, "not an http(s) URL")
-                .help(format!("write the platform's API base URL, like `platform \"{}\"`", vocab::DEFAULT_PLATFORM)),
+                .help(format!(
+                    "write the platform's API base URL, like `platform \"{}\"`",
+                    crate::discord::options::DEFAULT_PLATFORM
+                )),
         ),
         Some(parsed) if parsed.is_unversioned_discord() => out.push(
             Diagnostic::new(
@@ -101,7 +106,7 @@ fn platform_url(p: &crate::language::ast::Platform, out: &mut Findings) {
             .label(p.url.span, "no `/v10` in the path")
             .help(format!(
                 "an unversioned call reaches the platform's old default version: write `platform \"{}\"`",
-                vocab::DEFAULT_PLATFORM
+                crate::discord::options::DEFAULT_PLATFORM
             )),
         ),
         Some(_) => {}

@@ -4,7 +4,8 @@
 
 use crate::base::diagnostics::{Code, Diagnostic, Findings};
 use crate::base::source::Span;
-use crate::language::ast::{each_loop, each_save, File, Item, LoopSource, SaveOp, Value, VarDecl};
+use crate::language::ast::visit::{each_loop, each_save};
+use crate::language::ast::{File, Item, LoopSource, SaveOp, Value, VarDecl};
 
 pub fn check(file: &File, out: &mut Findings) {
     let declared = |name: &str| {

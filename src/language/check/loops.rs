@@ -169,7 +169,7 @@ fn outside_loop(e: &ElementRef, tree: &Tree) -> Diagnostic {
     let item = &e.item;
     let name = item.name.as_str();
     let mut block = None;
-    crate::language::ast::each_block(&tree.body, &mut |b| {
+    crate::language::ast::visit::each_block(&tree.body, &mut |b| {
         if b.name.name == name {
             block = Some(b);
         }
@@ -198,7 +198,7 @@ fn outside_loop(e: &ElementRef, tree: &Tree) -> Diagnostic {
 /// The first loop of `nodes` (in any branch) whose element is `name`.
 fn loop_named<'a>(nodes: &'a [Node], name: &str) -> Option<&'a ForNode> {
     let mut found = None;
-    crate::language::ast::each_loop(nodes, &mut |l| {
+    crate::language::ast::visit::each_loop(nodes, &mut |l| {
         if l.item.name == name && found.is_none() {
             found = Some(l);
         }

@@ -7,11 +7,12 @@
 
 use crate::base::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
 use crate::base::source::Span;
+use crate::discord::options::OptionType;
 use crate::discord::registration as reg;
 use crate::discord::{intents, names};
 use crate::language::ast::{Choice, ChoiceValue, Choices, File, Ident, Node, OptionDecl, Tree, TreeKind};
 use crate::language::registration::{reads, uses};
-use crate::language::vocab::{self, limits, OptionType};
+use crate::language::vocab::limits;
 
 pub fn check(file: &File, out: &mut Findings) {
     let commands: Vec<&Tree> = file.written().filter(|t| t.kind == TreeKind::Command && t.menu.is_none()).collect();
@@ -351,10 +352,10 @@ fn choice(kind: OptionType, c: &Choice, out: &mut Findings) {
         }
         (ChoiceValue::Number(..), OptionType::String) => Some("is a number, and the option is a string".into()),
         (ChoiceValue::Text(_), _) => Some(format!("is text, and the option is {}", article(kind))),
-        (ChoiceValue::Number(n, _), OptionType::Integer) if vocab::parse_integer(n).is_none() => {
+        (ChoiceValue::Number(n, _), OptionType::Integer) if crate::discord::options::parse_integer(n).is_none() => {
             Some("is not a whole number between -(2^53 - 1) and 2^53 - 1".into())
         }
-        (ChoiceValue::Number(n, _), OptionType::Number) if !vocab::is_option_number(n) => {
+        (ChoiceValue::Number(n, _), OptionType::Number) if !crate::discord::options::is_option_number(n) => {
             Some("is beyond the platform's ±2^53 (9007199254740992)".into())
         }
         (ChoiceValue::Number(..), _) => None,
@@ -397,11 +398,11 @@ fn bounds(o: &OptionDecl, out: &mut Findings) {
                     "a text option's bounds are its length: `min 2 max 32` takes 2 to 32 characters",
                 )),
             },
-            OptionType::Integer if vocab::parse_integer(&b.value).is_none() => Some((
+            OptionType::Integer if crate::discord::options::parse_integer(&b.value).is_none() => Some((
                 "a whole number between -(2^53 - 1) and 2^53 - 1",
                 "an integer option's bounds are whole numbers, like `min 1 max 10`",
             )),
-            OptionType::Number if !vocab::is_option_number(&b.value) => {
+            OptionType::Number if !crate::discord::options::is_option_number(&b.value) => {
                 Some(("a number between -2^53 and 2^53", "a number option's bounds are numbers, like `min 0 max 2.5`"))
             }
             OptionType::Integer | OptionType::Number => None,

@@ -9,10 +9,10 @@ use super::scope::Scope;
 use crate::base::diagnostics::{did_you_mean, Code, Confidence, Diagnostic, Edit, Findings};
 use crate::base::path::{self, Root};
 use crate::base::source::Span;
+use crate::language::ast::visit::each_block;
 use crate::language::ast::visit::{self, Site, Visitor};
 use crate::language::ast::{
-    each_block, ApiBlock, ElementRef, ForNode, Ident, IfNode, LoopSource, Reference, Reply, ReplyItem, Tree, TreeKind,
-    Value,
+    ApiBlock, ElementRef, ForNode, Ident, IfNode, LoopSource, Reference, Reply, ReplyItem, Tree, TreeKind, Value,
 };
 use crate::language::model::{Flow, Origin};
 use crate::language::vocab;
@@ -77,7 +77,7 @@ pub fn check_tree<'a>(
     });
     let mut flow = Flow::new(&blocks);
     let mut joins = rustc_hash::FxHashMap::default();
-    crate::language::ast::each_loop(&tree.body, &mut |node| {
+    crate::language::ast::visit::each_loop(&tree.body, &mut |node| {
         if let Some(j) = &node.join {
             flow.also(&j.into.name);
             joins.entry(j.into.name.as_str()).or_insert(node);

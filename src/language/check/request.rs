@@ -6,8 +6,9 @@ use super::scope::Scope;
 use super::url::{literal_length, shape, UrlShape};
 use crate::base::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
 use crate::base::source::Span;
+use crate::language::ast::visit::each_block;
 use crate::language::ast::visit::{self, Site, Visitor};
-use crate::language::ast::{each_block, ApiBlock, Entry, FieldKind, Pair, Part, Template, Tree, Value};
+use crate::language::ast::{ApiBlock, Entry, FieldKind, Pair, Part, Template, Tree, Value};
 use crate::language::vocab::{self, Method};
 
 pub fn check_tree(_scope: &Scope<'_>, tree: &Tree, out: &mut Findings) {

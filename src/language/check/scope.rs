@@ -6,8 +6,9 @@ use std::collections::HashSet;
 
 use rustc_hash::FxHashMap as HashMap;
 
+use crate::language::ast::visit::each_block;
 use crate::language::ast::visit::{self, Visitor};
-use crate::language::ast::{each_block, ApiBlock, Expr, File, Item, Part, Save, Tree, Value, Var};
+use crate::language::ast::{ApiBlock, Expr, File, Item, Part, Save, Tree, Value, Var};
 use crate::language::policy::Platform;
 
 /// The file and what is known of it, for the checks of each tree.

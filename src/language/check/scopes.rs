@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use crate::base::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
 use crate::language::ast::visit::{self, Site, Visitor};
 use crate::language::ast::{File, Ident, Item, Tree};
-use crate::language::vocab::{self, VarScope};
+use crate::language::vocab::VarScope;
 
 pub fn check(file: &File, out: &mut Findings) {
     let mut scoped: HashMap<&str, VarScope> = HashMap::new();
@@ -36,9 +36,9 @@ pub fn check(file: &File, out: &mut Findings) {
         return;
     }
     for tree in file.trees() {
-        let provided = vocab::trigger_variables(tree);
+        let provided = crate::language::model::trigger_variables(tree);
         let mut uses: Vec<&Ident> = Vec::new();
-        crate::language::ast::each_save(&tree.body, &mut |s| uses.push(&s.name));
+        crate::language::ast::visit::each_save(&tree.body, &mut |s| uses.push(&s.name));
         let mut reads = Reads { uses: Vec::new() };
         visit::walk_nodes(&mut reads, &tree.body);
         uses.extend(reads.uses);

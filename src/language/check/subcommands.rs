@@ -5,9 +5,9 @@
 //! The limits and names of each level are `platform`'s.
 
 use crate::base::diagnostics::{Code, Diagnostic, Findings};
+use crate::discord::options::OptionType;
 use crate::language::ast::visit::each_in_branch;
 use crate::language::ast::{ChoiceNode, File, Node, OptionDecl, Sub, Tree, TreeKind};
-use crate::language::vocab::OptionType;
 
 pub fn check(file: &File, out: &mut Findings) {
     for (tree, sub) in file.every_level() {

@@ -46,7 +46,7 @@ pub fn number(value: &Json) -> Result<BigDecimal, CalcError> {
 
 /// Text in JSON's number syntax, within the size limits.
 pub fn parse(text: &str) -> Result<BigDecimal, CalcError> {
-    if !crate::language::vocab::is_json_number(text) {
+    if !crate::base::values::is_json_number(text) {
         let shown: String = text.chars().take(40).collect();
         let shown = if shown.len() < text.len() { format!("\"{shown}…\"") } else { format!("\"{shown}\"") };
         return Err(CalcError::NotANumber(if text.is_empty() { "empty".into() } else { shown }));

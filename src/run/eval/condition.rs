@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 
 use serde_json::Value as Json;
 
-use super::render;
+use crate::base::values::{as_text, order, same, Decimal};
 use crate::language::plan::Op;
 
 /// One side of a condition.
@@ -57,120 +57,6 @@ pub fn compare(left: &Operand, op: Op, right: &Operand) -> bool {
         Op::Gt => order == Ordering::Greater,
         Op::Ge => order != Ordering::Less,
         Op::Contains => false,
-    }
-}
-
-/// How two values order: exactly as numbers when both are numbers (or
-/// numeric text), otherwise as text (by comparisons and a loop's `by`).
-pub fn order(left: &Json, right: &Json) -> Ordering {
-    match (as_number(left), as_number(right)) {
-        (Some(a), Some(b)) => a.cmp(&b),
-        _ => as_text(left).cmp(&as_text(right)),
-    }
-}
-
-/// Whether a list's element is the value looked for (by `contains` and by
-/// a list's `remove`): equal as JSON, or written the same as text, so the
-/// text `"42"` finds the number `42`.
-pub fn same(element: &Json, value: &Json) -> bool {
-    element == value || as_text(element) == as_text(value)
-}
-
-fn as_number(v: &Json) -> Option<Decimal> {
-    match v {
-        Json::Number(n) => Decimal::parse(n.as_str()),
-        Json::String(s) => Decimal::parse(s.trim()),
-        _ => None,
-    }
-}
-
-fn as_text(v: &Json) -> String {
-    let mut s = String::new();
-    render::push_value(&mut s, v);
-    s
-}
-
-/// A decimal number, exactly: `0.digits × 10^exponent`, with the digits
-/// stripped of leading and trailing zeros (none at all for zero).
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Decimal {
-    negative: bool,
-    digits: Vec<u8>,
-    exponent: i64,
-}
-
-impl Decimal {
-    /// JSON's number syntax (a leading `+` allowed): `-12.50e3`.
-    fn parse(text: &str) -> Option<Decimal> {
-        let (negative, rest) = match text.as_bytes().first()? {
-            b'-' => (true, &text[1..]),
-            b'+' => (false, &text[1..]),
-            _ => (false, text),
-        };
-        let (mantissa, exp) = match rest.find(['e', 'E']) {
-            Some(i) => (&rest[..i], Some(&rest[i + 1..])),
-            None => (rest, None),
-        };
-        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-        let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-        if int.is_empty() || !all_digits(int) || !all_digits(frac) || (mantissa.contains('.') && frac.is_empty()) {
-            return None;
-        }
-        let exp: i64 = match exp {
-            None => 0,
-            Some(e) => {
-                let digits = e.strip_prefix(['+', '-']).unwrap_or(e);
-                if digits.is_empty() || !all_digits(digits) {
-                    return None;
-                }
-                // Saturate: beyond this, every number compares the same way.
-                let magnitude = digits.trim_start_matches('0');
-                let value = if magnitude.len() > 15 { 1_000_000_000_000_000 } else { magnitude.parse().unwrap_or(0) };
-                if e.starts_with('-') {
-                    -value
-                } else {
-                    value
-                }
-            }
-        };
-        let all: Vec<u8> = int.bytes().chain(frac.bytes()).map(|b| b - b'0').collect();
-        let leading = all.iter().take_while(|d| **d == 0).count();
-        let mut digits = all[leading..].to_vec();
-        while digits.last() == Some(&0) {
-            digits.pop();
-        }
-        let exponent = int.len() as i64 - leading as i64 + exp;
-        Some(Decimal { negative: negative && !digits.is_empty(), digits, exponent })
-    }
-
-    fn is_zero(&self) -> bool {
-        self.digits.is_empty()
-    }
-
-    fn cmp_magnitude(&self, other: &Decimal) -> Ordering {
-        match (self.is_zero(), other.is_zero()) {
-            (true, true) => Ordering::Equal,
-            (true, false) => Ordering::Less,
-            (false, true) => Ordering::Greater,
-            (false, false) => self.exponent.cmp(&other.exponent).then_with(|| self.digits.cmp(&other.digits)),
-        }
-    }
-}
-
-impl Ord for Decimal {
-    fn cmp(&self, other: &Decimal) -> Ordering {
-        match (self.negative, other.negative) {
-            (false, true) => Ordering::Greater,
-            (true, false) => Ordering::Less,
-            (false, false) => self.cmp_magnitude(other),
-            (true, true) => other.cmp_magnitude(self),
-        }
-    }
-}
-
-impl PartialOrd for Decimal {
-    fn partial_cmp(&self, other: &Decimal) -> Option<Ordering> {
-        Some(self.cmp(other))
     }
 }
 

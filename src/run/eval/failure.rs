@@ -247,7 +247,7 @@ pub fn status_not_read(r: &Request, status: u16, retry_after: Option<&str>) -> D
 pub fn secret_too_short(name: &str, span: Span) -> Diagnostic {
     Diagnostic::new(
         Code::MissingSecret,
-        format!("secret `<{name}>` is shorter than {} characters", super::MIN_SECRET_LEN),
+        format!("secret `<{name}>` is shorter than {} characters", super::redact::MIN_SECRET_LEN),
     )
     .label(span, "its value is too short to keep out of output")
     .help("a secret this short would match ordinary text and could not be redacted reliably; use the real key")

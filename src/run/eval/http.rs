@@ -76,32 +76,6 @@ pub enum Failure {
     Other(String),
 }
 
-/// Threads of this process waiting on the network now: in a request to an
-/// API or to the platform. The run pool reads it (`serve::pool`): a thread
-/// that waits leaves its core to another.
-static BLOCKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// How many threads wait on the network now.
-pub fn blocked() -> usize {
-    BLOCKED.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// Counts this thread among those waiting on the network while it lives.
-pub struct Blocking(());
-
-impl Blocking {
-    pub fn start() -> Blocking {
-        BLOCKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Blocking(())
-    }
-}
-
-impl Drop for Blocking {
-    fn drop(&mut self) {
-        BLOCKED.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-    }
-}
-
 pub struct Client {
     /// For hosts the file wrote.
     agent: ureq::Agent,
@@ -138,7 +112,7 @@ impl Client {
 
     /// Sends a request and follows its redirects by the destination policy.
     pub fn send(&self, request: Built) -> Result<Incoming, Failure> {
-        let _waiting = Blocking::start();
+        let _waiting = crate::base::waiting::Blocking::start();
         let started = Instant::now();
         let total = request.within.map_or(self.limits.timeout, |w| w.min(self.limits.timeout));
         let mut hop = request;

@@ -2,13 +2,11 @@
 //! send has a value long enough to be kept out of output, and the redactor
 //! that keeps them out.
 
-use super::{failure, Inputs, Outcome, Redactor};
+use super::failure;
+use super::inputs::{Inputs, Outcome};
+use super::redact::{Redactor, MIN_SECRET_LEN};
 use crate::base::source::Span;
 use crate::language::plan::{self, Seg, Step, Template};
-
-/// The shortest secret blkc accepts: a shorter one would match ordinary
-/// text, and could not be kept out of output reliably.
-pub const MIN_SECRET_LEN: usize = 8;
 
 /// Builds the redactor of the secrets `steps` use, and the bot token.
 pub fn redactor(inputs: &Inputs, steps: &[Step]) -> Redactor {

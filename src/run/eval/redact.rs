@@ -10,6 +10,10 @@ use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_S
 use base64::Engine as _;
 use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
 
+/// The shortest secret blkc accepts: a shorter one would match ordinary
+/// text, and could not be kept out of output reliably.
+pub const MIN_SECRET_LEN: usize = 8;
+
 #[derive(Debug, Default, Clone)]
 pub struct Redactor {
     /// (text to find, what to write instead), longest first.

@@ -68,20 +68,6 @@ pub fn push_json(out: &mut String, v: &Data) {
     }
 }
 
-/// [`push_json`] for a `serde_json` value (a condition's operand).
-pub fn push_value(out: &mut String, v: &Json) {
-    match v {
-        Json::String(s) => out.push_str(s),
-        Json::Number(n) => out.push_str(n.as_str()),
-        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Json::Null => out.push_str("null"),
-        Json::Array(_) | Json::Object(_) => {
-            // Serializing into a String cannot fail.
-            let _ = write!(out, "{v}");
-        }
-    }
-}
-
 pub fn push_resolved(out: &mut String, r: &Resolved<'_>) {
     match r {
         Resolved::Json(v) => push_json(out, v),
@@ -269,7 +255,7 @@ fn render_with(t: &Template, scope: &mut dyn Scope, escape_at: impl Fn(&str) -> 
                 let value = helped(base, helpers, scope);
                 structured |= value.is_array() || value.is_object();
                 let mut s = String::new();
-                push_value(&mut s, &value);
+                crate::base::values::push_value(&mut s, &value);
                 push_escaped(&mut out, &s, escape);
                 true
             }

@@ -9,10 +9,11 @@ use serde_json::Value as Json;
 
 use super::budget::{Budgets, Charge};
 use super::failure::{self, path_warning, store_failure};
+use super::inputs::{DiagnosticEvent, Event, Inputs, MissingAs, Options, Outcome, RequestEvent};
 use super::redact::Redactor;
 use super::render::{self, Body, Miss, Missing, Response};
 use super::request::{self, Built};
-use super::{condition, http, DiagnosticEvent, Event, Inputs, MissingAs, Options, Outcome, RequestEvent, VarStore};
+use super::{condition, http};
 use crate::base::data::{Data, Shape};
 use crate::base::diagnostics::{Diagnostic, Severity};
 use crate::base::source::Span;
@@ -20,6 +21,7 @@ use crate::language::ast::SaveOp;
 use crate::language::message;
 use crate::language::plan::{self, Condition, Plan, Request, Step};
 use crate::run::store::StoreError;
+use crate::run::store::VarStore;
 
 pub(super) struct Runner<'r> {
     pub plan: &'r Plan,
@@ -357,8 +359,8 @@ impl Runner<'_> {
             items.iter().map(|item| crate::base::path::walk(item, &key.keys).ok().map(Data::to_json)).collect();
         let mut order: Vec<usize> = (0..items.len()).collect();
         order.sort_by(|&a, &b| match (&keys[a], &keys[b]) {
-            (Some(x), Some(y)) if descending => condition::order(y, x),
-            (Some(x), Some(y)) => condition::order(x, y),
+            (Some(x), Some(y)) if descending => crate::base::values::order(y, x),
+            (Some(x), Some(y)) => crate::base::values::order(x, y),
             (Some(_), None) => std::cmp::Ordering::Less,
             (None, Some(_)) => std::cmp::Ordering::Greater,
             (None, None) => std::cmp::Ordering::Equal,
@@ -636,7 +638,7 @@ impl Runner<'_> {
                 return Err(Box::new(failure::list_too_long(name, span)))
             }
             SaveOp::Append => list.push(value),
-            SaveOp::Remove => list.retain(|element| !condition::same(element, &value)),
+            SaveOp::Remove => list.retain(|element| !crate::base::values::same(element, &value)),
             SaveOp::RemoveAt => {
                 let text = match &value {
                     Json::String(s) => s.trim().to_string(),

@@ -1,0 +1,189 @@
+//! What a run is given (its options, inputs and memory) and what it tells
+//! as it goes (its events) and when it ends (its outcome).
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use super::{budget, http};
+use crate::base::diagnostics::{Diagnostic, Severity};
+use crate::base::source::Span;
+use crate::discord::ratelimit::Limiter;
+
+/// What a path or variable with no value renders as (docs/run.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MissingAs {
+    /// The variable's own text, like `{api_x[response.a]}`, as the builder does.
+    #[default]
+    Text,
+    Empty,
+    Null,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub http: http::Limits,
+    /// Unresolved paths and variables fail the run instead of warning.
+    pub strict: bool,
+    pub missing_as: MissingAs,
+    /// Print the requests, send nothing.
+    pub dry_run: bool,
+    /// Answer every block from its sample file.
+    pub offline: bool,
+    /// The file's samples, which `offline` answers from: the model's (each
+    /// read once, relative to the file's folder).
+    pub samples: std::sync::Arc<crate::language::model::Samples>,
+    /// Replaces the file's `platform` (where `{bot_token}` may go); parsed
+    /// once, by the command line.
+    pub platform: Option<crate::language::policy::Platform>,
+    /// Include request and response headers in request events.
+    pub verbose: bool,
+    /// Say each variable read (an `Event::Read`): `run`'s `-v` and JSON
+    /// output, `play`'s inspector. Off, a read clones no value.
+    pub reads: bool,
+    /// Include up to this many bytes of each response's body in its
+    /// request event (`blkc play`'s inspector); 0, none.
+    pub preview: usize,
+    /// A test request: only `{bot_token}` is substituted (spec 4.2).
+    pub test_request: bool,
+    /// Hosts from values and redirects may be internal addresses
+    /// (`--allow-private-network`).
+    pub allow_private_network: bool,
+    /// What the run's responses may hold in memory.
+    pub memory: Memory,
+    /// One HTTP client for every run of a process (`blkc serve`), so runs
+    /// reuse connections; a run makes its own when there is none.
+    pub client: Option<std::sync::Arc<http::Client>>,
+    /// Waits for the platform's rate limits before a request that carries
+    /// the bot token, and learns them from its answer (`blkc serve`).
+    pub limiter: Option<std::sync::Arc<dyn Limiter>>,
+    /// When the run's requests must be answered by (an autocomplete's: the
+    /// platform's deadline); `None`, each request's own time-out.
+    pub deadline: Option<std::time::Instant>,
+}
+
+/// The memory budgets of a run (docs/run.md).
+#[derive(Debug, Clone)]
+pub struct Memory {
+    /// Bytes the responses of one run may hold (`--max-run-memory`).
+    pub run: u64,
+    /// A budget shared by every run of the process, charged too.
+    pub shared: Option<std::sync::Arc<budget::Budget>>,
+}
+
+impl Default for Memory {
+    fn default() -> Memory {
+        Memory { run: budget::DEFAULT_RUN_BUDGET, shared: None }
+    }
+}
+
+/// What a run is given from outside.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    /// Trigger variables and options (`option_city`), by name.
+    pub vars: HashMap<String, String>,
+    /// The names of `vars` whose values are objects or arrays (as JSON text).
+    pub structured: std::collections::HashSet<String>,
+    /// Secret slots, by name.
+    pub secrets: HashMap<String, String>,
+    pub bot_token: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "lowercase")]
+pub enum Event {
+    Request(RequestEvent),
+    Reply {
+        text: String,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        ephemeral: bool,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        embeds: Vec<crate::language::message::Embed>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        components: Vec<crate::language::message::Component>,
+        /// An edit of the message the handler's component is on.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        update: bool,
+    },
+    /// A form shown as the answer.
+    Form(crate::language::message::Form),
+    /// A choice an autocomplete tree offers: the name shown, the value
+    /// given (read as a number for a number option).
+    Choice {
+        name: String,
+        value: String,
+    },
+    /// A custom variable read from the store (once a run, unless a save
+    /// reads it again): its scope, the key its value is kept under
+    /// (`points:user:777:1001`), and its value, or its default (`stored`
+    /// false) when none is saved.
+    Read {
+        name: String,
+        scope: &'static str,
+        key: String,
+        value: Json,
+        stored: bool,
+    },
+    Save {
+        name: String,
+        scope: &'static str,
+        key: String,
+        value: Json,
+    },
+    Warning(DiagnosticEvent),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RequestEvent {
+    pub block: String,
+    pub method: &'static str,
+    pub url: String,
+    /// `None` when nothing was sent (`--dry-run`).
+    pub status: Option<u16>,
+    pub duration_ms: Option<f64>,
+    pub size: Option<usize>,
+    pub redirects: u32,
+    /// Answered from the block's sample (`--offline`).
+    pub offline: bool,
+    pub dry_run: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_headers: Option<Vec<(String, String)>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_body: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_headers: Option<Vec<(String, String)>>,
+    /// The start of the response's body, redacted (`Options::preview`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_body: Option<String>,
+    #[serde(skip)]
+    pub span: Span,
+}
+
+/// A diagnostic, as data (already redacted).
+#[derive(Debug, Clone, Serialize)]
+pub struct DiagnosticEvent {
+    #[serde(skip)]
+    pub diagnostic: Diagnostic,
+    pub code: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    pub help: Option<String>,
+    pub span: Span,
+}
+
+impl DiagnosticEvent {
+    pub fn new(diagnostic: Diagnostic) -> DiagnosticEvent {
+        DiagnosticEvent {
+            code: diagnostic.code.as_str(),
+            severity: diagnostic.severity,
+            message: diagnostic.message.clone(),
+            help: diagnostic.help.clone(),
+            span: diagnostic.primary_span().unwrap_or_default(),
+            diagnostic,
+        }
+    }
+}
+
+/// How a run ended: `Ok` when every node ran, or the failure that stopped it.
+pub type Outcome = Result<(), Box<Diagnostic>>;
