@@ -8,8 +8,8 @@
 use std::collections::HashMap;
 
 use blkc::base::source::{SourceFile, Span};
+use blkc::base::urls::Destination;
 use blkc::language::plan::{Request, Step};
-use blkc::language::policy::Destination;
 use blkc::run::eval::render::{Missing, Response, Scope};
 use blkc::run::eval::{Redactor, Refusal};
 use proptest::prelude::*;

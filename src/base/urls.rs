@@ -145,6 +145,34 @@ pub fn params_length<'a>(params: impl IntoIterator<Item = (&'a str, &'a str)>) -
     params.into_iter().map(|(k, v)| 2 + encode_value(k).len() + encode_value(v).len()).sum()
 }
 
+/// Where a request goes: scheme, host and the port it connects to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Destination {
+    pub scheme: String,
+    /// Lower-case; an IPv6 address without its brackets.
+    pub host: String,
+    pub port: u16,
+}
+
+impl Destination {
+    /// `port` is the one written in the URL; without it, the scheme's default.
+    pub fn new(scheme: &str, host: &str, port: Option<u16>) -> Destination {
+        let scheme = scheme.to_ascii_lowercase();
+        let default = default_port(&scheme);
+        let host = host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
+        Destination { port: port.unwrap_or(default), scheme, host }
+    }
+
+    pub fn of(url: &url::Url) -> Destination {
+        Destination::new(url.scheme(), url.host_str().unwrap_or_default(), url.port())
+    }
+
+    /// This machine: `localhost` or a loopback address.
+    pub fn is_loopback(&self) -> bool {
+        self.host == "localhost" || self.host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -134,7 +134,7 @@ fn platform(args: &DeployArgs, plan: &blkc::language::plan::Plan, token: &str) -
     report::warn_unversioned(args.platform.as_ref());
     let base = args.platform.as_ref().map_or_else(|| plan.platform.clone(), |p| p.base_url());
     if let Some(p) = blkc::language::policy::Platform::parse(&base) {
-        let to = blkc::language::policy::Destination::new(&p.scheme, &p.host, p.port);
+        let to = blkc::base::urls::Destination::new(&p.scheme, &p.host, p.port);
         if let Err(refusal) = blkc::language::policy::token_destination(&to, &p, false) {
             return Err(report::usage(format!("the bot token would go {}; {}", refusal.describe(), refusal.help())));
         }

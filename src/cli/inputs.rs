@@ -72,7 +72,7 @@ pub fn inputs(args: &RunArgs) -> Result<Inputs, String> {
     }
     // `{user_mention}` follows from `user_id`, as a triggered run's does.
     if let Some(id) = inputs.vars.get("user_id").filter(|id| !id.is_empty()) {
-        let mention = blkc::language::vocab::user_mention(id);
+        let mention = blkc::discord::user_mention(id);
         inputs.vars.entry("user_mention".into()).or_insert(mention);
     }
     Ok(inputs)

@@ -48,7 +48,8 @@ fn find_tree<'p>(
     plan: &'p blkc::language::plan::Plan,
     args: &RunArgs,
 ) -> Result<&'p blkc::language::plan::Tree, String> {
-    let handler = args.component.as_deref().map(|c| blkc::language::vocab::parse_custom_id(c).map_or(c, |(h, _, _)| h));
+    let handler =
+        args.component.as_deref().map(|c| blkc::discord::custom_id::parse_custom_id(c).map_or(c, |(h, _, _)| h));
     let (kind, name) = match (&args.command, &args.event, handler.or(args.form.as_deref())) {
         _ if args.autocomplete.is_some() => (TreeKind::Autocomplete, args.autocomplete.as_deref().unwrap_or_default()),
         (Some(c), _, _) => (TreeKind::Command, c.as_str()),
@@ -127,7 +128,7 @@ fn refused(
     // A component's whole id adds the guards of the tree that shows it, as
     // `serve` holds a click to them.
     let mut guards = tree.guards.clone();
-    if let Some((handler, key, _)) = args.component.as_deref().and_then(blkc::language::vocab::parse_custom_id) {
+    if let Some((handler, key, _)) = args.component.as_deref().and_then(blkc::discord::custom_id::parse_custom_id) {
         guards
             .extend(blkc::language::plan::component(plan, handler, key).map(|c| c.guards.clone()).unwrap_or_default());
     }
@@ -193,7 +194,7 @@ fn handler_inputs(
         return Ok(());
     }
     let values: Vec<&str> = args.values.as_deref().map_or(Vec::new(), |v| v.split(',').map(str::trim).collect());
-    let from_id = args.component.as_deref().and_then(blkc::language::vocab::parse_custom_id).map(|(_, _, v)| v);
+    let from_id = args.component.as_deref().and_then(blkc::discord::custom_id::parse_custom_id).map(|(_, _, v)| v);
     let value = values.first().copied().or(from_id).unwrap_or_default();
     let mut set = |k: &str, v: &str| {
         inputs.vars.entry(k.to_string()).or_insert_with(|| v.to_string());
@@ -368,9 +369,9 @@ fn event_json(event: &Event, source: &SourceFile) -> serde_json::Value {
 
 /// Buttons and menus as the terminal shows them, a row a line:
 /// `[Yes] [No]` (→ the handler each runs), then each menu's choices.
-fn print_components(out: &mut dyn Write, components: &[blkc::language::message::Component]) {
-    use blkc::language::message::Component;
-    for row in blkc::language::message::rows(components) {
+fn print_components(out: &mut dyn Write, components: &[blkc::discord::outgoing::Component]) {
+    use blkc::discord::outgoing::Component;
+    for row in blkc::discord::outgoing::rows(components) {
         let mut line = Vec::new();
         for c in row {
             match c {
@@ -408,7 +409,7 @@ fn print_components(out: &mut dyn Write, components: &[blkc::language::message::
 }
 
 /// A form as the terminal shows it: its title, then an input a line.
-fn print_form(out: &mut dyn Write, form: &blkc::language::message::Form) {
+fn print_form(out: &mut dyn Write, form: &blkc::discord::outgoing::Form) {
     let _ = writeln!(out, "(shows a form; sending it runs {})", form.handler);
     let _ = writeln!(out, "┌ {}", display::one_line(&form.title));
     for i in &form.inputs {
@@ -420,7 +421,7 @@ fn print_form(out: &mut dyn Write, form: &blkc::language::message::Form) {
 
 /// An embed as the terminal shows it: each part on lines of its own
 /// behind a bar, every value shown so that none can forge a line.
-fn print_embed(out: &mut dyn Write, e: &blkc::language::message::Embed) {
+fn print_embed(out: &mut dyn Write, e: &blkc::discord::outgoing::Embed) {
     let mut line = |label: &str, value: &str| {
         let value = display::lines(value).replace('\n', "\n│   ");
         let _ = writeln!(out, "│ {label}{value}");

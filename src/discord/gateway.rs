@@ -313,8 +313,7 @@ fn gateway_url(url: &str) -> Result<String, String> {
     match parsed.scheme() {
         "wss" => {}
         "ws" => {
-            let to =
-                crate::language::policy::Destination::new("ws", parsed.host_str().unwrap_or_default(), parsed.port());
+            let to = crate::base::urls::Destination::new("ws", parsed.host_str().unwrap_or_default(), parsed.port());
             if !to.is_loopback() {
                 return Err(format!(
                     "the Gateway `{url}` is plain ws to another machine; the bot token goes only over wss"

@@ -7,7 +7,7 @@ use twilight_model::channel::message::{AllowedMentions, Embed, MessageFlags};
 use twilight_model::http::interaction::{InteractionResponse, InteractionResponseData, InteractionResponseType};
 use twilight_model::id::Id;
 
-use crate::language::message::{Message, Outgoing};
+use crate::discord::outgoing::{Message, Outgoing};
 use twilight_model::channel::message::component::{
     ActionRow, Button, ButtonStyle, Component, SelectMenu, SelectMenuOption, SelectMenuType, TextInput, TextInputStyle,
 };
@@ -29,15 +29,15 @@ pub fn body(message: &Message) -> InteractionResponseData {
 }
 
 /// Components in their rows (`message::rows` lays them out).
-fn components(list: &[crate::language::message::Component]) -> Vec<Component> {
-    crate::language::message::rows(list)
+fn components(list: &[crate::discord::outgoing::Component]) -> Vec<Component> {
+    crate::discord::outgoing::rows(list)
         .into_iter()
         .map(|row| Component::ActionRow(ActionRow { id: None, components: row.iter().map(component).collect() }))
         .collect()
 }
 
-fn component(c: &crate::language::message::Component) -> Component {
-    use crate::language::message::Component as C;
+fn component(c: &crate::discord::outgoing::Component) -> Component {
+    use crate::discord::outgoing::Component as C;
     match c {
         C::Button(b) => Component::Button(Button {
             custom_id: b.custom_id.clone(),
@@ -104,7 +104,7 @@ fn emoji(text: &str) -> EmojiReactionType {
 }
 
 /// A form, as the answer that shows it.
-pub fn modal(form: &crate::language::message::Form) -> InteractionResponse {
+pub fn modal(form: &crate::discord::outgoing::Form) -> InteractionResponse {
     let rows = form
         .inputs
         .iter()
@@ -145,7 +145,7 @@ fn timestamp(utc: &str) -> Option<twilight_model::util::Timestamp> {
 
 /// An embed in the platform's form (`crate::language::message::embed` has already
 /// kept it within the platform's limits and forms).
-fn embed(e: &crate::language::message::Embed) -> Embed {
+fn embed(e: &crate::discord::outgoing::Embed) -> Embed {
     let url = |u: &Option<String>| u.clone();
     Embed {
         author: e.author.clone().map(|name| EmbedAuthor { icon_url: None, name, proxy_icon_url: None, url: None }),
@@ -219,8 +219,8 @@ pub fn first_answer(said: &Outgoing) -> InteractionResponse {
 
 /// An autocomplete's answer: its choices (none, when it had none to give
 /// in time).
-pub fn autocomplete(choices: &[crate::language::message::Choice]) -> InteractionResponse {
-    use crate::language::message::ChoiceValue;
+pub fn autocomplete(choices: &[crate::discord::outgoing::Choice]) -> InteractionResponse {
+    use crate::discord::outgoing::ChoiceValue;
     use twilight_model::application::command::{CommandOptionChoice, CommandOptionChoiceValue as V};
     let choices = choices
         .iter()

@@ -5,7 +5,7 @@
 //!   dispatches, its answers), read into structs of blkc's own that take
 //!   only the fields blkc uses and treat a field of another type as absent.
 //! - [`message`]: what blkc sends, built from the neutral
-//!   [`crate::language::message::Message`] into `twilight-model`'s types.
+//!   [`crate::discord::outgoing::Message`] into `twilight-model`'s types.
 //! - [`registration`]: the commands' registration payload.
 //! - [`intents`]: the event kinds' dispatches and intents.
 //! - [`signature`], [`rest`] (the API client) with [`ratelimit`], and
@@ -15,17 +15,26 @@
 //! server. Why inbound payloads are blkc's own structs and outbound ones
 //! `twilight-model`'s: docs/architecture.md, "The platform boundary".
 
+pub mod custom_id;
 pub mod emoji;
 pub mod gateway;
 pub mod intents;
+pub mod limits;
 pub mod message;
 pub mod model;
 pub mod names;
 pub mod options;
+pub mod outgoing;
 pub mod ratelimit;
 pub mod registration;
 pub mod rest;
 pub mod signature;
+
+/// `{user_mention}`: the platform's mention of the user whose ID is `user_id`.
+/// Every place that provides `user_id` derives it here.
+pub fn user_mention(user_id: &str) -> String {
+    format!("<@{user_id}>")
+}
 
 /// Whether `id` is a snowflake, the only form of id the platform makes:
 /// decimal digits, at most 20 (a 64-bit number). Every id the platform

@@ -1084,13 +1084,13 @@ fn each_named(steps: &mut [Step], f: &mut dyn FnMut(Named<'_>)) {
     }
 }
 
-/// The first [`crate::language::vocab::COMPONENT_KEY`] hex digits of the SHA-256 of
+/// The first [`crate::discord::custom_id::COMPONENT_KEY`] hex digits of the SHA-256 of
 /// what a component is.
 fn component_key(identity: &str) -> String {
     use sha2::Digest as _;
     let digest = sha2::Sha256::digest(identity.as_bytes());
     let mut key = hex::encode(digest);
-    key.truncate(crate::language::vocab::COMPONENT_KEY);
+    key.truncate(crate::discord::custom_id::COMPONENT_KEY);
     key
 }
 

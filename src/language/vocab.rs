@@ -45,12 +45,6 @@ pub const UNSUPPORTED_METHODS: &[(&str, &str)] = &[
     ("TRACE", "it is a loop-back test of the path, not a data request"),
 ];
 
-/// `{user_mention}`: the platform's mention of the user whose ID is `user_id`.
-/// Every place that provides `user_id` derives it here.
-pub fn user_mention(user_id: &str) -> String {
-    format!("<@{user_id}>")
-}
-
 /// Variables every command provides, besides `option_<name>` per option.
 pub const COMMAND_VARIABLES: &[&str] =
     &["user_id", "user_name", "user_mention", "server_id", "server_name", "channel_id", "channel_name"];
@@ -248,51 +242,6 @@ pub const MAX_LIST: usize = 10_000;
 /// by users once reached 57 MB, and every read of it held that much).
 pub const MAX_VALUE_BYTES: usize = 1024 * 1024;
 
-/// The platform's limits on what `blkc deploy` registers.
-pub mod limits {
-    /// Context-menu commands in the menu of a user, and of a message.
-    pub const MENU_COMMANDS: usize = 5;
-    /// Characters in a description (and at least one).
-    pub const DESCRIPTION: usize = 100;
-    /// Options of one command.
-    pub const OPTIONS: usize = 25;
-    /// The longest `min`/`max` length of a text option.
-    pub const OPTION_LENGTH: u32 = 6_000;
-    /// Choices of one option.
-    pub const CHOICES: usize = 25;
-    /// Characters of a choice's name and of a string choice's value.
-    pub const CHOICE_TEXT: usize = 100;
-    /// Global commands of one application.
-    pub const COMMANDS: usize = 100;
-    /// Characters of a command's names, descriptions and choices together.
-    pub const COMMAND_TEXT: usize = 8000;
-    /// Characters of a message's `content`.
-    pub const MESSAGE: usize = 2000;
-    /// Embeds on one message.
-    pub const EMBEDS: usize = 10;
-    /// Fields of one embed.
-    pub const EMBED_FIELDS: usize = 25;
-    /// Characters of a field's name and of its value.
-    pub const FIELD_NAME: usize = 256;
-    pub const FIELD_VALUE: usize = 1024;
-    /// Characters of every embed of a message together (titles,
-    /// descriptions, fields, footers and authors).
-    pub const EMBED_TOTAL: usize = 6000;
-    /// Rows of components on a message, and buttons in a row.
-    pub const ROWS: usize = 5;
-    pub const ROW_BUTTONS: usize = 5;
-    /// Choices of a select menu.
-    pub const MENU_CHOICES: usize = 25;
-    /// Inputs of a form.
-    pub const INPUTS: usize = 5;
-    /// Characters of a component's `custom_id`.
-    pub const CUSTOM_ID: usize = 100;
-    /// Characters of an embed's `url`, `image` and `thumbnail`.
-    pub const EMBED_URL: usize = 2048;
-    /// Characters of a link button's `url`.
-    pub const LINK_URL: usize = 512;
-}
-
 /// How a setting is written: a bare word, or a word and its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SettingForm {
@@ -335,7 +284,11 @@ pub const BUTTON_SETTINGS: &[SettingSpec] = &[
     setting("label", SettingForm::Text(80), "the text on the button (at most 80 characters)"),
     setting("emoji", SettingForm::Emoji, "an emoji before the label: `\"👍\"`, or a server's `\"<:name:id>\"`"),
     setting("value", SettingForm::Text(100), "what the handler gets as `{value}`; travels in the button's id"),
-    setting("url", SettingForm::Url(limits::LINK_URL), "makes it a link button: opens this address, runs no handler"),
+    setting(
+        "url",
+        SettingForm::Url(crate::discord::limits::LINK_URL),
+        "makes it a link button: opens this address, runs no handler",
+    ),
     setting("disabled", SettingForm::Flag, "shown greyed out; cannot be clicked"),
     setting("primary", SettingForm::Flag, "style: blurple (the default)"),
     setting("secondary", SettingForm::Flag, "style: grey"),
@@ -453,75 +406,6 @@ pub const INPUT_SETTINGS: &[SettingSpec] = &[
     setting("max", SettingForm::Number(1, 4000), "the most characters (1–4,000)"),
     setting("optional", SettingForm::Flag, "may be left empty (inputs are required unless they say so)"),
 ];
-
-/// The row of each component of a message, given whether each is a
-/// button: buttons fill rows of 5 in order, a select menu takes a row of
-/// its own. The one layout rule, for the checker and the wire alike.
-pub fn rows(is_button: &[bool]) -> Vec<usize> {
-    let mut out = Vec::with_capacity(is_button.len());
-    let (mut row, mut in_row, mut buttons_row) = (0usize, 0usize, false);
-    for (i, &button) in is_button.iter().enumerate() {
-        let fits = button && buttons_row && in_row < limits::ROW_BUTTONS;
-        if i > 0 && !fits {
-            row += 1;
-            in_row = 0;
-        }
-        in_row += 1;
-        buttons_row = button;
-        out.push(row);
-    }
-    out
-}
-
-/// The prefix and version of every `custom_id` blkc writes: `blk2:`, the
-/// handler's name, `:`, the component's key (`plan::ComponentStep::key`:
-/// what it is among its handler's components, which no edit elsewhere in
-/// the file moves), `:`, then its value as written. A form's id is
-/// made the same way, with no value.
-///
-/// `blk1:` ids carried the component's number among all of the file's
-/// components, which a reload that added one above moved: a click on an
-/// earlier message then found another component's gates, or none. blkc
-/// answers them as stale.
-pub const CUSTOM_ID_PREFIX: &str = "blk2:";
-
-/// The characters of a component's key.
-pub const COMPONENT_KEY: usize = 8;
-
-/// A component's or a form's `custom_id` (docs/language.md, "Handlers").
-pub fn custom_id(handler: &str, key: &str, value: &str) -> String {
-    format!("{CUSTOM_ID_PREFIX}{handler}:{key}:{value}")
-}
-
-/// The handler, the component's key and the value of a `custom_id` blkc
-/// wrote, or `None` for any other text (an older version's id included).
-pub fn parse_custom_id(id: &str) -> Option<(&str, &str, &str)> {
-    // blkc never writes a longer one (B425).
-    if id.chars().count() > limits::CUSTOM_ID {
-        return None;
-    }
-    let rest = id.strip_prefix(CUSTOM_ID_PREFIX)?;
-    let (handler, rest) = rest.split_once(':')?;
-    let (key, value) = rest.split_once(':')?;
-    let name_ok = !handler.is_empty()
-        && handler.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        && !handler.as_bytes()[0].is_ascii_digit();
-    let key_ok =
-        (1..=COMPONENT_KEY).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase());
-    (name_ok && key_ok).then_some((handler, key, value))
-}
-
-/// The handler an id of blkc's names, in this version's ids or an earlier
-/// one's (`blk1:`): said when a click is stale.
-pub fn named_handler(id: &str) -> Option<&str> {
-    if let Some((handler, _, _)) = parse_custom_id(id) {
-        return Some(handler);
-    }
-    let handler = id.strip_prefix("blk1:")?.split(':').next()?;
-    let ok =
-        !handler.is_empty() && handler.len() <= 32 && handler.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    ok.then_some(handler)
-}
 
 /// The parts of an embed written `KEY "text"`: every one a template, like
 /// a reply's text.

@@ -253,7 +253,7 @@ impl State {
         v.put("user_id", id.clone());
         v.put("user_name", display_name(m.user.as_ref(), Some(&member)));
         if join {
-            v.put("user_mention", crate::language::vocab::user_mention(&id));
+            v.put("user_mention", crate::discord::user_mention(&id));
         }
         v.put("server_id", m.guild_id.clone().unwrap_or_default());
         v.put("server_name", guild.name.clone());
@@ -277,7 +277,7 @@ impl State {
         v.put("user_id", id.clone());
         v.put("user_name", display_name(m.author.as_ref(), m.member.as_ref()));
         if create {
-            v.put("user_mention", crate::language::vocab::user_mention(&id));
+            v.put("user_mention", crate::discord::user_mention(&id));
         }
         v.put("channel_id", m.channel_id.clone().unwrap_or_default());
         v.put("channel_name", guild.channel_name(&m.channel_id));
@@ -298,7 +298,7 @@ fn reaction(add: bool, r: &Reaction, v: &mut Vars) -> (Option<String>, Option<St
     v.put("user_id", id.clone());
     v.put("user_name", display_name(member.and_then(|m| m.user.as_ref()), member));
     if add {
-        v.put("user_mention", crate::language::vocab::user_mention(&id));
+        v.put("user_mention", crate::discord::user_mention(&id));
     }
     v.put("channel_id", r.channel_id.clone().unwrap_or_default());
     v.put("server_id", r.guild_id.clone().unwrap_or_default());

@@ -19,8 +19,9 @@ use super::pipeline::{self, Busy, Queued, Work};
 use super::server::Shared;
 use super::trigger::{tree_of, About, Answer, Outcome, Phase, Trigger};
 use crate::discord::model::{Interaction, InteractionType};
+use crate::discord::outgoing;
+use crate::discord::outgoing::{Message, Outgoing};
 use crate::discord::{self, signature};
-use crate::language::message::{self, Message, Outgoing};
 use crate::language::plan::TreeKind;
 
 /// How long an interaction id is remembered: past it, the timestamp of a
@@ -394,7 +395,7 @@ async fn answer(shared: &Arc<Shared>, interaction: Interaction, received: Instan
         Err(None) => {
             shared.metrics.interaction(Outcome::UnknownCommand);
             pipeline::log_run(&About::interaction(&interaction), received, Outcome::UnknownCommand, None);
-            return First::Answer(Box::new(discord::message::answer(&Message::notice(message::UNKNOWN))));
+            return First::Answer(Box::new(discord::message::answer(&Message::notice(outgoing::UNKNOWN))));
         }
         Err(Some(handler)) => {
             // A message sent by an earlier version of the file, or an id
@@ -437,7 +438,7 @@ fn stale(
     let about = About::interaction(interaction);
     super::log::hiding(about.token(), || log(&about));
     pipeline::log_run(&about, received, outcome, None);
-    First::Answer(Box::new(discord::message::answer(&Message::notice(message::STALE))))
+    First::Answer(Box::new(discord::message::answer(&Message::notice(outgoing::STALE))))
 }
 
 /// The interaction of a signed body: its size and signature hold, and it
@@ -543,7 +544,7 @@ async fn queue_and_answer(
         if autocomplete {
             return First::Answer(Box::new(discord::message::autocomplete(&[])));
         }
-        return First::Answer(Box::new(discord::message::answer(&Message::notice(message::BUSY))));
+        return First::Answer(Box::new(discord::message::answer(&Message::notice(outgoing::BUSY))));
     }
     let deadline = tokio::time::Instant::from_std(received + shared.front.answer_within);
     let answered = |said: &Outgoing| First::Answer(Box::new(discord::message::first_answer(said)));
@@ -553,7 +554,7 @@ async fn queue_and_answer(
     };
     match tokio::time::timeout_at(deadline, &mut first).await {
         Ok(Ok(said)) => answered(&said),
-        Ok(Err(_)) => answered(&Outgoing::Message(Message::notice(message::FAILED))),
+        Ok(Err(_)) => answered(&Outgoing::Message(Message::notice(outgoing::FAILED))),
         Err(_) => {
             let mut phase = answer.phase.lock().unwrap_or_else(|e| e.into_inner());
             match &*phase {

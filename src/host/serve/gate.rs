@@ -57,7 +57,9 @@ impl Gates {
         // names no component).
         let clicked = interaction.filter(|i| i.kind() == Ok(InteractionType::MessageComponent));
         let Some(interaction) = clicked else { return gates };
-        let Some((handler, key, _)) = vocab::parse_custom_id(interaction.custom_id()) else { return gates };
+        let Some((handler, key, _)) = crate::discord::custom_id::parse_custom_id(interaction.custom_id()) else {
+            return gates;
+        };
         let Some(component) = plan::component(plan, handler, key) else { return gates };
         if let Some(c) = component.cooldown {
             let name = format!("{COOLDOWN_PREFIX}component.{handler}.{key}");

@@ -12,8 +12,10 @@ use super::inspect::{self, Ending, Trail};
 use super::log;
 use super::server::Shared;
 use super::trigger::{About, Delivery, Outcome, Target, Trigger};
+use crate::discord::outgoing;
+use crate::discord::outgoing::{pieces, Message, Outgoing};
 use crate::discord::rest::{Answer as Sent, PlatformError, Route};
-use crate::language::message::{self, pieces, Message, Outgoing};
+use crate::language::message;
 use crate::run::eval::{self, Event};
 use twilight_model::http::interaction::InteractionResponseData;
 
@@ -179,7 +181,7 @@ fn deliver(out: &mut Outbox, report: &mut RunReport, offered: &mut Vec<(String, 
 fn failed(trigger: &Trigger) -> Outgoing {
     match trigger.tree().kind {
         crate::language::plan::TreeKind::Autocomplete => Outgoing::Choices(Vec::new()),
-        _ => Outgoing::Message(Message::notice(message::FAILED)),
+        _ => Outgoing::Message(Message::notice(outgoing::FAILED)),
     }
 }
 
@@ -279,8 +281,8 @@ struct Outbox<'a> {
 struct Said {
     text: String,
     ephemeral: bool,
-    embeds: Vec<message::Embed>,
-    components: Vec<message::Component>,
+    embeds: Vec<outgoing::Embed>,
+    components: Vec<outgoing::Component>,
     update: bool,
 }
 
@@ -303,7 +305,7 @@ impl Outbox<'_> {
             Ok(()) if interaction => {
                 if self.replies == 0 {
                     let handler = trigger.tree().kind == crate::language::plan::TreeKind::Handler;
-                    let done = Outgoing::Message(Message::notice(message::DONE));
+                    let done = Outgoing::Message(Message::notice(outgoing::DONE));
                     self.send(report, &if handler { Outgoing::Nothing } else { done });
                 }
                 Outcome::Answered
@@ -339,7 +341,7 @@ impl Outbox<'_> {
         }
         if update {
             let mut message = Message::new(text, &self.trigger.mentions);
-            if crate::language::message::fit_message(&mut message.content) {
+            if crate::discord::outgoing::fit_message(&mut message.content) {
                 let about = &self.trigger.about;
                 log::hiding(about.token(), || {
                     tracing::warn!(id = about.id(), "an update's text was cut to 2,000 characters")
@@ -386,7 +388,7 @@ impl Outbox<'_> {
         let disabled = self.disable_in_update(said);
         let said = disabled.as_ref().unwrap_or(said);
         let shared = self.shared;
-        let done = Message::notice(message::DONE);
+        let done = Message::notice(outgoing::DONE);
         let message = match said {
             Outgoing::Message(m) => m,
             // Past the first answer, nothing said is "Done." (a deferral
@@ -468,7 +470,7 @@ impl Outbox<'_> {
         *done = true;
         let mut m = m.clone();
         for c in &mut m.components {
-            if let message::Component::Button(b) = c {
+            if let outgoing::Component::Button(b) = c {
                 b.disabled |= b.custom_id.as_deref() == Some(button.custom_id.as_str());
             }
         }

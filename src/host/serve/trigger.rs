@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 use super::events::EventRun;
 use super::Loaded;
 use crate::discord::model::{Interaction, InteractionType, OptionValue};
-use crate::language::message::Outgoing;
+use crate::discord::outgoing::Outgoing;
 use crate::language::plan::{Tree, TreeKind};
 
 /// One run to make.
@@ -77,7 +77,7 @@ impl About {
     /// A command's interaction, logged with its name; a click's or a
     /// form's, with the name of the handler it runs.
     pub fn interaction(interaction: &Interaction) -> About {
-        let command = match crate::language::vocab::parse_custom_id(interaction.custom_id()) {
+        let command = match crate::discord::custom_id::parse_custom_id(interaction.custom_id()) {
             Some((handler, _, _)) if interaction.kind() != Ok(InteractionType::ApplicationCommand) => {
                 handler.to_string()
             }
@@ -419,7 +419,7 @@ pub fn variables(interaction: &Interaction, tree: &Tree) -> Result<Vec<(String, 
         let id = user.id.clone().unwrap_or_default();
         vars.push(("user_id".into(), id.clone()));
         vars.push(("user_name".into(), interaction.user_name()));
-        vars.push(("user_mention".into(), crate::language::vocab::user_mention(&id)));
+        vars.push(("user_mention".into(), crate::discord::user_mention(&id)));
     }
     vars.push(("server_id".into(), interaction.guild_id.clone().unwrap_or_default()));
     vars.push(("channel_id".into(), interaction.channel_id.clone().unwrap_or_default()));
@@ -480,7 +480,7 @@ fn target_variables(interaction: &Interaction, menu: &str) -> Result<Vec<(String
     let pairs = |list: &[(&str, String)]| list.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
     match interaction.target() {
         Some(Target::User { id, name }) if menu == "user" => Ok(pairs(&[
-            ("target_user_mention", crate::language::vocab::user_mention(&id)),
+            ("target_user_mention", crate::discord::user_mention(&id)),
             ("target_user_id", id),
             ("target_user_name", name),
         ])),
@@ -510,7 +510,7 @@ pub fn handler_variables(
     let values = if button { &[][..] } else { interaction.values() };
     let value = match interaction.kind() {
         Ok(InteractionType::MessageComponent) if button => {
-            crate::language::vocab::parse_custom_id(interaction.custom_id()).map_or("", |(_, _, v)| v).to_string()
+            crate::discord::custom_id::parse_custom_id(interaction.custom_id()).map_or("", |(_, _, v)| v).to_string()
         }
         _ => values.first().cloned().unwrap_or_default(),
     };
@@ -531,7 +531,7 @@ pub fn handler_variables(
 /// The `require` lines a click or a form's submission holds besides its
 /// handler's own: those of the tree that showed the component or form.
 fn held_by_click(plan: &crate::language::plan::Plan, interaction: &Interaction) -> Vec<crate::language::plan::Guard> {
-    let Some((handler, key, _)) = crate::language::vocab::parse_custom_id(interaction.custom_id()) else {
+    let Some((handler, key, _)) = crate::discord::custom_id::parse_custom_id(interaction.custom_id()) else {
         return Vec::new();
     };
     match interaction.kind() {
@@ -555,7 +555,7 @@ pub fn clicked(plan: &crate::language::plan::Plan, interaction: &Interaction) ->
     use twilight_model::channel::message::component::SelectMenuType;
     use twilight_model::channel::message::Component;
     let id = interaction.custom_id();
-    let (handler, key, _) = crate::language::vocab::parse_custom_id(id).ok_or("an id of an earlier version")?;
+    let (handler, key, _) = crate::discord::custom_id::parse_custom_id(id).ok_or("an id of an earlier version")?;
     if interaction.kind() == Ok(InteractionType::ModalSubmit) {
         return match crate::language::plan::form(plan, handler, key) {
             Some(_) => Ok(()),
@@ -610,14 +610,14 @@ pub fn tree_of(loaded: &Loaded, interaction: &Interaction) -> Result<usize, Opti
     match interaction.kind() {
         Ok(InteractionType::MessageComponent | InteractionType::ModalSubmit) => {
             let id = interaction.custom_id();
-            let Some((handler, _, _)) = crate::language::vocab::parse_custom_id(id) else {
+            let Some((handler, _, _)) = crate::discord::custom_id::parse_custom_id(id) else {
                 // An earlier version's id names its handler; any other is logged as sent.
-                if let Some(handler) = crate::language::vocab::named_handler(id) {
+                if let Some(handler) = crate::discord::custom_id::named_handler(id) {
                     return Err(Some(handler.to_string()));
                 }
                 // Logged: on one line, and no longer than the platform's ids
                 // (one blkc wrote is never longer, so its handler is short too).
-                let cut: String = id.chars().take(crate::language::vocab::limits::CUSTOM_ID).collect();
+                let cut: String = id.chars().take(crate::discord::limits::CUSTOM_ID).collect();
                 return Err(Some(crate::base::display::one_line(&cut)));
             };
             find_tree(loaded, TreeKind::Handler, handler).ok_or_else(|| Some(handler.to_string()))
@@ -671,7 +671,7 @@ pub fn mentionable_users(interaction: &Interaction, tree: &Tree, vars: &[(String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::language::message::Message;
+    use crate::discord::outgoing::Message;
 
     fn answer(phase: Phase, on_message: bool) -> Answer {
         let body = if on_message {
@@ -711,7 +711,7 @@ mod tests {
     fn each_word_goes_where_the_platform_takes_it_after_each_first_answer() {
         let new = Outgoing::Message(Message::new("n", &[]));
         let private = Outgoing::Message(Message::notice("p"));
-        let form = Outgoing::Form(crate::language::message::Form::default());
+        let form = Outgoing::Form(crate::discord::outgoing::Form::default());
         let waiting = || Phase::Waiting(None);
         // The first word is the answer, whatever it is.
         for said in [&new, &update(), &form, &Outgoing::Nothing] {

@@ -11,11 +11,12 @@ use std::collections::HashMap;
 
 use crate::base::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
 use crate::base::source::Span;
+use crate::discord::limits;
 use crate::language::ast::{
     Component, ComponentKind, File, Form, Ident, MenuChoice, Node, Reply, ReplyItem, Setting, SettingValue, Template,
     Tree, TreeKind,
 };
-use crate::language::vocab::{self, limits, SettingForm, SettingSpec};
+use crate::language::vocab::{self, SettingForm, SettingSpec};
 
 pub fn check(file: &File, out: &mut Findings) {
     let handlers: HashMap<&str, &Tree> =
@@ -77,7 +78,7 @@ fn reply(r: &Reply, tree: &Tree, out: &mut Findings) {
         update(r, tree, out);
     }
     let kinds: Vec<bool> = r.components().map(|c| c.kind == ComponentKind::Button).collect();
-    let rows = vocab::rows(&kinds);
+    let rows = crate::discord::limits::rows(&kinds);
     for (place, c) in r.components().enumerate() {
         match c.kind {
             ComponentKind::Button => button(c, out),
@@ -297,8 +298,8 @@ fn custom_id(c: &Component, out: &mut Findings) {
         _ => None,
     };
     let written = value.map_or(0, written);
-    let key = "0".repeat(vocab::COMPONENT_KEY);
-    let n = vocab::custom_id(&handler.name, &key, "").chars().count() + written;
+    let key = "0".repeat(crate::discord::custom_id::COMPONENT_KEY);
+    let n = crate::discord::custom_id::custom_id(&handler.name, &key, "").chars().count() + written;
     if n > limits::CUSTOM_ID {
         out.push(
             Diagnostic::new(

@@ -7,12 +7,12 @@
 
 use crate::base::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
 use crate::base::source::Span;
+use crate::discord::limits;
 use crate::discord::options::OptionType;
 use crate::discord::registration as reg;
 use crate::discord::{intents, names};
 use crate::language::ast::{Choice, ChoiceValue, Choices, File, Ident, Node, OptionDecl, Tree, TreeKind};
 use crate::language::registration::{reads, uses};
-use crate::language::vocab::limits;
 
 pub fn check(file: &File, out: &mut Findings) {
     let commands: Vec<&Tree> = file.written().filter(|t| t.kind == TreeKind::Command && t.menu.is_none()).collect();

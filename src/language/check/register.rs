@@ -7,12 +7,12 @@
 
 use crate::base::diagnostics::{did_you_mean, Code, Confidence, Diagnostic, Edit, Findings};
 use crate::base::source::Span;
+use crate::discord::limits;
 use crate::discord::names;
 use crate::discord::options::OptionType;
 use crate::discord::registration as reg;
 use crate::language::ast::{File, Locale, Node, OptionDecl, Register, Tree, TreeKind, Words};
 use crate::language::registration::{find, locales, options, registers};
-use crate::language::vocab::limits;
 
 pub fn check(file: &File, out: &mut Findings) {
     let autocompletes = file.trees().filter(|t| t.kind == TreeKind::Autocomplete);

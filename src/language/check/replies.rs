@@ -5,9 +5,10 @@
 
 use crate::base::diagnostics::{Code, Diagnostic, Findings};
 use crate::base::source::Span;
+use crate::discord::limits;
 use crate::language::ast::visit::{self, Visitor};
 use crate::language::ast::{Embed, EmbedItem, Reply, ReplyItem, Template, Tree, TreeKind};
-use crate::language::vocab::{self, limits, EmbedPart, PartForm};
+use crate::language::vocab::{self, EmbedPart, PartForm};
 
 pub fn check_tree(tree: &Tree, out: &mut Findings) {
     let mut walk = Walk { event: tree.kind == TreeKind::Event, out };

@@ -5,9 +5,10 @@ use super::scope::Scope;
 use super::url::{shape, UrlShape};
 use crate::base::diagnostics::{Code, Diagnostic, Findings};
 use crate::base::source::Span;
+use crate::base::urls::Destination;
 use crate::language::ast::visit::{self, Site, Visitor};
 use crate::language::ast::{ApiBlock, Entry, Ident, Part, Reference, Template, Tree, Value};
-use crate::language::policy::{self, Destination, Place, TokenRefusal};
+use crate::language::policy::{self, Place, TokenRefusal};
 
 pub fn check_tree(scope: &Scope<'_>, tree: &Tree, out: &mut Findings) {
     let mut walk = Walk { scope, out };

@@ -99,15 +99,15 @@ pub enum Event {
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         ephemeral: bool,
         #[serde(skip_serializing_if = "Vec::is_empty")]
-        embeds: Vec<crate::language::message::Embed>,
+        embeds: Vec<crate::discord::outgoing::Embed>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
-        components: Vec<crate::language::message::Component>,
+        components: Vec<crate::discord::outgoing::Component>,
         /// An edit of the message the handler's component is on.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         update: bool,
     },
     /// A form shown as the answer.
-    Form(crate::language::message::Form),
+    Form(crate::discord::outgoing::Form),
     /// A choice an autocomplete tree offers: the name shown, the value
     /// given (read as a number for a number option).
     Choice {

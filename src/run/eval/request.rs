@@ -7,9 +7,10 @@ use url::Url;
 
 use super::redact::Redactor;
 use super::render::{self, Escape, Scope};
+use crate::base::urls::Destination;
 use crate::base::urls::Region;
 use crate::language::plan::{Method, Request};
-use crate::language::policy::{self, Destination, Platform, TokenRefusal};
+use crate::language::policy::{self, Platform, TokenRefusal};
 
 #[derive(Debug, Clone)]
 pub struct Header {

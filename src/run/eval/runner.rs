@@ -17,6 +17,7 @@ use super::{condition, http};
 use crate::base::data::{Data, Shape};
 use crate::base::diagnostics::{Diagnostic, Severity};
 use crate::base::source::Span;
+use crate::discord::outgoing;
 use crate::language::ast::SaveOp;
 use crate::language::message;
 use crate::language::plan::{self, Condition, Plan, Request, Step};
@@ -434,7 +435,7 @@ impl Runner<'_> {
                 continue;
             };
             let all = self.loop_runs(l)?;
-            let room = crate::language::vocab::limits::MENU_CHOICES.saturating_sub(out.len());
+            let room = crate::discord::limits::MENU_CHOICES.saturating_sub(out.len());
             if all > room {
                 let what = format!(
                     "a select menu takes 25 choices: {} of the loop over `{}` were left out",
@@ -675,7 +676,7 @@ impl Runner<'_> {
 
     /// A reply's embeds, filled in, with secrets redacted, and kept to the
     /// platform's limits (what had to change is a warning, B326).
-    fn embeds(&mut self, embeds: &[plan::EmbedStep], span: Span) -> Vec<message::Embed> {
+    fn embeds(&mut self, embeds: &[plan::EmbedStep], span: Span) -> Vec<outgoing::Embed> {
         let mut out = Vec::with_capacity(embeds.len());
         for e in embeds {
             let mut fill = |t: &plan::Template| {
@@ -688,7 +689,7 @@ impl Runner<'_> {
             self.pending.extend(changed.iter().map(|what| failure::embed_adjusted(what, span)));
             out.push(embed);
         }
-        if message::fit_embeds(&mut out) {
+        if outgoing::fit_embeds(&mut out) {
             let what = "the embeds' texts were cut to keep the reply's embeds within 6,000 characters";
             self.pending.push(failure::embed_adjusted(what, span));
         }
@@ -726,7 +727,7 @@ impl Runner<'_> {
         &mut self,
         components: &[plan::ComponentStep],
         span: Span,
-    ) -> Result<Vec<message::Component>, Box<Diagnostic>> {
+    ) -> Result<Vec<outgoing::Component>, Box<Diagnostic>> {
         use crate::language::vocab::{BUTTON_SETTINGS, CHOICE_SETTINGS, SELECT_SETTINGS};
         let mut out = Vec::with_capacity(components.len());
         for c in components {
@@ -765,7 +766,7 @@ impl Runner<'_> {
     }
 
     /// A form, filled in and kept to the platform's limits.
-    fn form(&mut self, form: &plan::FormStep) -> Result<message::Form, Box<Diagnostic>> {
+    fn form(&mut self, form: &plan::FormStep) -> Result<outgoing::Form, Box<Diagnostic>> {
         use crate::language::vocab::{FORM_SETTINGS, INPUT_SETTINGS};
         let filled = self.fill(&form.settings);
         let inputs = form

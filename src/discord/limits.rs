@@ -1,0 +1,63 @@
+//! The platform's limits on what a bot registers and sends: commands,
+//! options and choices, messages, embeds, components and forms.
+
+/// Context-menu commands in the menu of a user, and of a message.
+pub const MENU_COMMANDS: usize = 5;
+/// Characters in a description (and at least one).
+pub const DESCRIPTION: usize = 100;
+/// Options of one command.
+pub const OPTIONS: usize = 25;
+/// The longest `min`/`max` length of a text option.
+pub const OPTION_LENGTH: u32 = 6_000;
+/// Choices of one option.
+pub const CHOICES: usize = 25;
+/// Characters of a choice's name and of a string choice's value.
+pub const CHOICE_TEXT: usize = 100;
+/// Global commands of one application.
+pub const COMMANDS: usize = 100;
+/// Characters of a command's names, descriptions and choices together.
+pub const COMMAND_TEXT: usize = 8000;
+/// Characters of a message's `content`.
+pub const MESSAGE: usize = 2000;
+/// Embeds on one message.
+pub const EMBEDS: usize = 10;
+/// Fields of one embed.
+pub const EMBED_FIELDS: usize = 25;
+/// Characters of a field's name and of its value.
+pub const FIELD_NAME: usize = 256;
+pub const FIELD_VALUE: usize = 1024;
+/// Characters of every embed of a message together (titles,
+/// descriptions, fields, footers and authors).
+pub const EMBED_TOTAL: usize = 6000;
+/// Rows of components on a message, and buttons in a row.
+pub const ROWS: usize = 5;
+pub const ROW_BUTTONS: usize = 5;
+/// Choices of a select menu.
+pub const MENU_CHOICES: usize = 25;
+/// Inputs of a form.
+pub const INPUTS: usize = 5;
+/// Characters of a component's `custom_id`.
+pub const CUSTOM_ID: usize = 100;
+/// Characters of an embed's `url`, `image` and `thumbnail`.
+pub const EMBED_URL: usize = 2048;
+/// Characters of a link button's `url`.
+pub const LINK_URL: usize = 512;
+
+/// The row of each component of a message, given whether each is a
+/// button: buttons fill rows of 5 in order, a select menu takes a row of
+/// its own. The one layout rule, for the checker and the wire alike.
+pub fn rows(is_button: &[bool]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(is_button.len());
+    let (mut row, mut in_row, mut buttons_row) = (0usize, 0usize, false);
+    for (i, &button) in is_button.iter().enumerate() {
+        let fits = button && buttons_row && in_row < ROW_BUTTONS;
+        if i > 0 && !fits {
+            row += 1;
+            in_row = 0;
+        }
+        in_row += 1;
+        buttons_row = button;
+        out.push(row);
+    }
+    out
+}

@@ -1,0 +1,360 @@
+//! A message as blkc sends it, in blkc's own terms: text, embeds,
+//! components, a form or choices ([`Message`], [`Outgoing`]), and how
+//! each is held to the platform's limits (cut, split into pieces). The
+//! runner builds them (`language::message`); `discord::message` writes
+//! them in the platform's wire form.
+
+use crate::discord::limits;
+
+/// One message.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Message {
+    pub content: String,
+    /// Only the user who triggered it sees it (an interaction's answer).
+    pub ephemeral: bool,
+    /// Whom it may ping: these users and no one else. Never roles,
+    /// `@everyone` or `@here`, whatever the content holds, so that text a
+    /// chat user supplied can never ping anyone the command did not name.
+    pub mentions: Vec<String>,
+    /// At most [`limits::EMBEDS`], each within the platform's limits
+    /// ([`embed`] makes them so).
+    pub embeds: Vec<Embed>,
+    /// Buttons and select menus, in order (laid out in rows by
+    /// [`vocab::rows`]).
+    pub components: Vec<Component>,
+    /// An edit of the message a component is on, not a new message.
+    pub update: bool,
+}
+
+/// What a run says: a message, or a form to fill in; or, for a
+/// component whose handler said nothing, nothing (its message stays).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outgoing {
+    Message(Message),
+    Form(Form),
+    Nothing,
+    /// An autocomplete's answer: the choices offered as the user types.
+    Choices(Vec<Choice>),
+}
+
+/// A choice an autocomplete offers: its name (1 to 100 characters) and its
+/// value, of the option's type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    pub name: String,
+    pub value: ChoiceValue,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChoiceValue {
+    Text(String),
+    Integer(i64),
+    Number(f64),
+}
+
+/// A button or a select menu as it is sent: every text filled in and kept
+/// to its limit.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Component {
+    Button(Button),
+    Select(Select),
+}
+
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Button {
+    /// `primary`, `secondary`, `success`, `danger`, or `link`.
+    pub style: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emoji: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The handler it runs and the id that says so (none: a link).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handler: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_id: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub disabled: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Select {
+    /// `choices` (written in the file), `users`, `roles`, `mentionables`
+    /// or `channels`.
+    pub of: &'static str,
+    pub handler: String,
+    pub custom_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max: Option<u32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub disabled: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<MenuChoice>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct MenuChoice {
+    pub label: String,
+    pub value: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emoji: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub default: bool,
+}
+
+/// A form as it is shown.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Form {
+    pub handler: String,
+    pub custom_id: String,
+    pub title: String,
+    pub inputs: Vec<TextInput>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct TextInput {
+    /// The input's name: the handler reads it as `{field_<name>}`.
+    pub name: String,
+    pub label: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub paragraph: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max: Option<u32>,
+    pub required: bool,
+}
+
+/// The rows of a message's components, as the platform takes them:
+/// buttons 5 to a row in order, each select menu a row of its own.
+pub fn rows(components: &[Component]) -> Vec<&[Component]> {
+    let kinds: Vec<bool> = components.iter().map(|c| matches!(c, Component::Button(_))).collect();
+    let place = crate::discord::limits::rows(&kinds);
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 1..=components.len() {
+        if i == components.len() || place[i] != place[start] {
+            out.push(&components[start..i]);
+            start = i;
+        }
+    }
+    out
+}
+
+/// An embed as it is sent: every part filled in, cut to its limit, and
+/// left out when it is not of its form (a URL, a colour, a time).
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Embed {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub color: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub footer: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thumbnail: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<EmbedField>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct EmbedField {
+    pub name: String,
+    pub value: String,
+    pub inline: bool,
+}
+
+/// The mark left where a value was cut to its part's limit.
+pub const CUT: &str = "…";
+
+/// Cuts `text` to at most `max` UTF-16 units, ending with [`CUT`]; whether
+/// it had to.
+pub(crate) fn fit(text: &mut String, max: usize) -> bool {
+    if units(text) <= max {
+        return false;
+    }
+    let keep = max - units(CUT);
+    let mut used = 0;
+    let end = text
+        .char_indices()
+        .find(|(_, c)| {
+            used += c.len_utf16();
+            used > keep
+        })
+        .map_or(text.len(), |(i, _)| i);
+    text.truncate(end);
+    text.push_str(CUT);
+    true
+}
+
+/// The characters of an embed that count toward a message's 6,000.
+pub fn embed_units(e: &Embed) -> usize {
+    let texts = [&e.title, &e.description, &e.footer, &e.author];
+    texts.iter().filter_map(|t| t.as_deref()).map(units).sum::<usize>()
+        + e.fields.iter().map(|f| units(&f.name) + units(&f.value)).sum::<usize>()
+}
+
+/// Keeps a message's embeds within 6,000 characters together, whatever
+/// filled them: the descriptions give way first, then the fields' values,
+/// the footers, the authors, the fields' names and the titles, the last
+/// embed's (and field's) first; whether any was cut. Every text keeps at
+/// least its mark, and 10 embeds of 25 fields each are well under 6,000
+/// marks, so it always fits.
+pub fn fit_embeds(embeds: &mut [Embed]) -> bool {
+    let mut total: usize = embeds.iter().map(embed_units).sum();
+    let mut cut = false;
+    for pass in 0..6 {
+        for e in embeds.iter_mut().rev() {
+            let slots: Vec<&mut String> = match pass {
+                0 => e.description.iter_mut().collect(),
+                1 => e.fields.iter_mut().rev().map(|f| &mut f.value).collect(),
+                2 => e.footer.iter_mut().collect(),
+                3 => e.author.iter_mut().collect(),
+                4 => e.fields.iter_mut().rev().map(|f| &mut f.name).collect(),
+                _ => e.title.iter_mut().collect(),
+            };
+            for text in slots {
+                if total <= limits::EMBED_TOTAL {
+                    return cut;
+                }
+                let before = units(text);
+                let keep = before.saturating_sub(total - limits::EMBED_TOTAL).max(units(CUT));
+                if fit(text, keep) {
+                    total = total - before + units(text);
+                    cut = true;
+                }
+            }
+        }
+    }
+    cut
+}
+
+/// A value as a warning quotes it: at most 40 characters.
+pub(crate) fn short(text: &str) -> String {
+    let mut t: String = text.chars().take(40).collect();
+    if t.len() < text.len() {
+        t.push_str(CUT);
+    }
+    t
+}
+
+impl Message {
+    /// A message that may ping `users`.
+    pub fn new(content: impl Into<String>, users: &[String]) -> Message {
+        Message { content: content.into(), mentions: users.to_vec(), ..Message::default() }
+    }
+
+    /// blkc's own word to the user who triggered a command (busy, failed,
+    /// done): seen by them only, pinging no one.
+    pub fn notice(content: &str) -> Message {
+        Message { content: content.to_string(), ephemeral: true, ..Message::default() }
+    }
+}
+
+/// The most messages one `reply` becomes; a longer reply is cut, with a mark.
+pub const MAX_PIECES: usize = 5;
+
+/// What a failed run tells the chat user: nothing of the file, the secrets
+/// or the failure (the operator's log has the diagnostic).
+pub const FAILED: &str =
+    "Sorry, something went wrong running this command. The bot's operator can see what in the log.";
+pub const BUSY: &str = "The bot is busy right now. Please try again in a moment.";
+pub const UNKNOWN: &str = "This command is not available right now.";
+/// What a click on a component whose handler the file no longer has gets.
+pub const STALE: &str = "This no longer does anything: the bot has changed since this message was sent.";
+/// What a command that replies nothing answers, so the user is not left waiting.
+pub const DONE: &str = "Done.";
+
+/// The platform counts a message's length in UTF-16 units, as JavaScript does.
+pub(crate) fn units(s: &str) -> usize {
+    s.encode_utf16().count()
+}
+
+/// Cuts a message's text to the platform's length, with a mark; whether
+/// it had to (an update is one message: it cannot be split).
+pub fn fit_message(text: &mut String) -> bool {
+    fit(text, limits::MESSAGE)
+}
+
+/// A reply's text as the messages it is sent in, and a warning for the log
+/// when it did not fit in one (or was empty).
+pub fn pieces(text: &str) -> (Vec<String>, Option<String>) {
+    if text.trim().is_empty() {
+        return (vec!["(empty reply)".into()], Some("a reply rendered empty; `(empty reply)` was sent".into()));
+    }
+    if units(text) <= limits::MESSAGE {
+        return (vec![text.to_string()], None);
+    }
+    let total = units(text);
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() && out.len() < MAX_PIECES {
+        if units(rest) <= limits::MESSAGE {
+            out.push(rest.to_string());
+            rest = "";
+            break;
+        }
+        let end = split_point(rest, limits::MESSAGE);
+        // A piece of blanks only is no message (the platform refuses empty
+        // content): what is blank between two pieces is left out.
+        if !rest[..end].trim().is_empty() {
+            out.push(rest[..end].to_string());
+        }
+        rest = rest[end..].trim_start();
+    }
+    if rest.is_empty() {
+        let warning = format!("a reply of {total} characters was sent as {} messages", out.len());
+        return (out, Some(warning));
+    }
+    let mark = format!("\n… (cut: the reply was {total} characters)");
+    if let Some(last) = out.last_mut() {
+        let keep = split_point(last, limits::MESSAGE - units(&mark));
+        last.truncate(keep);
+        last.push_str(&mark);
+    }
+    let warning = format!("a reply of {total} characters was cut after {MAX_PIECES} messages");
+    (out, Some(warning))
+}
+
+/// Where to end a piece of at most `max` units: after the last line break
+/// in the second half of the window, else the last blank, else at `max`.
+pub(crate) fn split_point(text: &str, max: usize) -> usize {
+    let mut end = 0;
+    let mut used = 0;
+    for (i, c) in text.char_indices() {
+        used += c.len_utf16();
+        if used > max {
+            break;
+        }
+        end = i + c.len_utf8();
+    }
+    let window = &text[..end];
+    let half = end / 2;
+    match window.rfind('\n').filter(|&i| i >= half).or_else(|| window.rfind(' ').filter(|&i| i >= half)) {
+        Some(i) => i + 1,
+        None => end,
+    }
+}
