@@ -53,8 +53,15 @@ pub fn write_code_pages() {
         return;
     }
     for code in Code::ALL {
-        // Written each time: the page is the one this program prints.
-        let _ = std::fs::write(dir.join(format!("{}.md", code.as_str())), code.page());
+        // Written each time: the page is the one this program prints. Put
+        // in place whole (a file of its own, then renamed), so that an
+        // editor reading a page while another server writes it never reads
+        // it empty or in part.
+        let page = dir.join(format!("{}.md", code.as_str()));
+        let part = dir.join(format!("{}.md.{}", code.as_str(), std::process::id()));
+        if std::fs::write(&part, code.page()).is_ok() && std::fs::rename(&part, &page).is_err() {
+            let _ = std::fs::remove_file(&part);
+        }
     }
 }
 
