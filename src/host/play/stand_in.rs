@@ -4,22 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::Play;
-
-/// One call serve made to the platform, as the page shows it; or a run's
-/// record (`kind` `run`, no method or route), for the page's inspector.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Call {
-    pub method: String,
-    /// The route, with the interaction's token left out.
-    pub route: String,
-    /// What kind of call: `edit`, `follow_up`, `delete`, `message`,
-    /// `edit_message`, `callback`, or `other`; or `run`.
-    pub kind: &'static str,
-    /// The interaction it belongs to (its id), when it is one's.
-    pub interaction: Option<String>,
-    pub body: Value,
-}
+use super::state::{Call, Play};
 
 /// Answers serve's call `method path` with `body`; `authorization` is its
 /// header. A route that needs the bot token refuses another.
@@ -38,7 +23,7 @@ pub fn handle(play: &Play, method: &str, path: &str, authorization: Option<&str>
         ("GET", ["gateway", "bot"]) => {
             let url = play.gateway.lock().unwrap_or_else(|e| e.into_inner()).clone();
             return match url {
-                Some(url) => (200, super::gateway::bot_info(&url)),
+                Some(url) => (200, super::world::bot_info(&url)),
                 None => (503, json!({ "message": "the Gateway is not open", "code": 0 })),
             };
         }

@@ -1,6 +1,9 @@
-//! What a server's [`Hooks`](super::Hooks) are told of each run: the
-//! record `blkc play`'s inspector shows (docs/play.md). Only a server given
-//! hooks keeps one; `blkc serve` keeps none.
+//! How a trigger ended, recorded in one place whichever part of the
+//! server it ended in (the front door, the pipeline, the Gateway's
+//! dispatcher, the timers): counted in the metrics, logged as the
+//! trigger's one line, and told to the server's [`Hooks`](super::Hooks),
+//! the record `blkc play`'s inspector shows (docs/play.md). Only a server
+//! given hooks keeps records; `blkc serve` keeps none.
 //!
 //! A record holds what the run's own events hold, already redacted by the
 //! runner (a secret's value and the bot token are masked in every URL,
@@ -8,10 +11,13 @@
 //! masked in the whole record before it leaves: a record is shown to a web
 //! page, and a token is a credential.
 
+use std::time::Instant;
+
 use serde_json::{json, Value};
 
-use super::pipeline::RunReport;
-use super::server::Shared;
+use super::log;
+
+use super::shared::Shared;
 use super::trigger::{About, Outcome, Trigger};
 use crate::run::eval::Event;
 
@@ -48,10 +54,13 @@ pub struct Ending<'a> {
     pub refused: Option<&'a str>,
 }
 
-/// Tells the server's hooks, if any, of a run that ended.
-pub fn tell(shared: &Shared, trigger: &Trigger, ending: Ending) {
+/// Tells the server's hooks, if any, of a trigger that ended.
+fn tell(shared: &Shared, what: &Ended, ending: Ending) {
     let Some(hooks) = &shared.hooks else { return };
-    let about = &trigger.about;
+    let (about, received, trigger) = match what {
+        Ended::Trigger(trigger) => (&trigger.about, trigger.received, Some(*trigger)),
+        Ended::Before { about, received } => (about, *received, None),
+    };
     let (kind, name) = match about {
         About::Interaction { command, .. } => ("interaction", command.as_str()),
         About::Event { kind, .. } => ("event", *kind),
@@ -59,8 +68,7 @@ pub fn tell(shared: &Shared, trigger: &Trigger, ending: Ending) {
     };
     let mut trail = ending.trail.unwrap_or(Trail { events: Vec::new(), left_out: 0 });
     // A warning's place in the file, as `blkc check` says it.
-    let spans = trail.events.iter().any(|e| e["span"].is_object());
-    if spans {
+    if let Some(trigger) = trigger.filter(|_| trail.events.iter().any(|e| e["span"].is_object())) {
         let index = trigger.loaded.checked.source.line_index();
         for event in trail.events.iter_mut().filter(|e| e["span"].is_object()) {
             let start = event["span"]["start"].as_u64().unwrap_or(0) as usize;
@@ -71,11 +79,11 @@ pub fn tell(shared: &Shared, trigger: &Trigger, ending: Ending) {
     let record = json!({
         "kind": kind,
         "name": name,
-        "tree": trigger.tree().name,
-        "tree_kind": trigger.tree().kind.as_str(),
+        "tree": trigger.map(|t| t.tree().name.as_str()),
+        "tree_kind": trigger.map(|t| t.tree().kind.as_str()),
         "interaction": about.id(),
         "outcome": ending.outcome.label(),
-        "ms": (trigger.received.elapsed().as_secs_f64() * 1e4).round() / 10.0,
+        "ms": (received.elapsed().as_secs_f64() * 1e4).round() / 10.0,
         "error": ending.report.and_then(|r| r.failure.as_deref()),
         "refused": ending.refused,
         "events": trail.events,
@@ -86,4 +94,158 @@ pub fn tell(shared: &Shared, trigger: &Trigger, ending: Ending) {
         text = text.replace(token, "[interaction token]");
     }
     (hooks.ran)(text);
+}
+
+/// What ended: a trigger, or what is known of one that ended before it
+/// became one (an unknown command, a stale click, a full queue, a tick
+/// that could not be claimed).
+pub enum Ended<'a> {
+    Trigger(&'a Trigger),
+    Before { about: About, received: Instant },
+}
+
+impl Ending<'_> {
+    /// An ending with nothing more to say than its outcome.
+    pub fn of(outcome: Outcome) -> Ending<'static> {
+        Ending { outcome, report: None, trail: None, refused: None }
+    }
+}
+
+/// Records how a trigger ended: the one call every ending makes.
+pub fn ended(shared: &Shared, what: Ended, ending: Ending) {
+    let (about, received) = match &what {
+        Ended::Trigger(trigger) => (&trigger.about, trigger.received),
+        Ended::Before { about, received } => (about, *received),
+    };
+    count(shared, about, ending.outcome);
+    log_run(about, received, ending.outcome, ending.report);
+    tell(shared, &what, ending);
+}
+
+/// How many of a run's warnings are logged whole (all are named on its
+/// run line): a loop may warn once per element.
+const WARNINGS_LOGGED: usize = 5;
+
+/// What a run did, for its log line.
+#[derive(Default)]
+pub struct RunReport {
+    pub requests: usize,
+    pub warnings: Vec<&'static str>,
+    /// Messages the platform took.
+    pub messages: usize,
+    pub failure: Option<String>,
+    /// Why a message did not reach the chat (the first such): the run
+    /// then counts as failed, whatever it did.
+    pub(super) undelivered: Option<String>,
+    pub deferred: bool,
+}
+
+impl RunReport {
+    /// The run's outcome once its messages are counted: one that did not
+    /// reach the chat fails the run, with the reason as its error.
+    pub(super) fn settle(&mut self, outcome: Outcome) -> Outcome {
+        match self.undelivered.take() {
+            Some(why) if outcome != Outcome::Failed => {
+                self.failure = Some(why);
+                Outcome::Failed
+            }
+            _ => outcome,
+        }
+    }
+
+    /// Counts a run's request or warning (a reply is the caller's). The
+    /// first [`WARNINGS_LOGGED`] warnings of a run are logged whole, for
+    /// the operator to read what the run line only names.
+    pub(super) fn note(&mut self, shared: &Shared, about: &About, event: &Event) {
+        match event {
+            Event::Request(r) => {
+                self.requests += 1;
+                shared.metrics.request(r.status);
+            }
+            Event::Warning(w) => {
+                if self.warnings.len() < WARNINGS_LOGGED {
+                    let (id, kind, code, warning) = (about.id(), about.kind(), w.code, w.message.as_str());
+                    log::hiding(about.token(), || tracing::warn!(id, kind, code, warning, "a run warned"));
+                }
+                self.warnings.push(w.code);
+            }
+            Event::Reply { .. } | Event::Form(_) | Event::Save { .. } | Event::Read { .. } | Event::Choice { .. } => {}
+        }
+    }
+}
+
+/// The log line of a trigger, however it ended.
+pub fn log_run(about: &About, received: Instant, outcome: Outcome, report: Option<&RunReport>) {
+    let ms = (received.elapsed().as_secs_f64() * 1e4).round() / 10.0;
+    let label = outcome.label();
+    let requests = report.map(|r| r.requests);
+    let messages = report.map(|r| r.messages);
+    let warnings = report.filter(|r| !r.warnings.is_empty()).map(|r| codes(&r.warnings));
+    let error = report.and_then(|r| r.failure.as_deref());
+    // At `error` when the run failed, else at `info`.
+    macro_rules! run_line {
+        ($($field:tt)*) => {
+            if outcome == Outcome::Failed { tracing::error!($($field)*) } else { tracing::info!($($field)*) }
+        };
+    }
+    log::hiding(about.token(), || match about {
+        About::Interaction { id, command, user, server, .. } => {
+            let (id, command, user, server) = (id.as_str(), command.as_str(), user.as_str(), server.as_str());
+            run_line!(
+                id,
+                command,
+                user,
+                server,
+                outcome = label,
+                ms,
+                requests,
+                messages,
+                warnings,
+                error,
+                "interaction"
+            );
+        }
+        About::Event { kind, server } => {
+            let (kind, server) = (*kind, server.as_str());
+            run_line!(kind, server, outcome = label, ms, requests, messages, warnings, error, "event");
+        }
+        About::Timer { name, tick } => {
+            let (event, tick) = (name.as_str(), tick.as_str());
+            run_line!(event, tick, outcome = label, ms, requests, messages, warnings, error, "timed event");
+        }
+    });
+}
+
+/// A run's warnings for its log line: each code once, in the order first
+/// seen, with how many times when more than once (`B307x120,B326`).
+pub(super) fn codes(warnings: &[&'static str]) -> String {
+    let mut seen: Vec<(&str, usize)> = Vec::new();
+    for code in warnings {
+        match seen.iter_mut().find(|(c, _)| c == code) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((code, 1)),
+        }
+    }
+    let named = seen.iter().map(|(c, n)| if *n == 1 { c.to_string() } else { format!("{c}x{n}") });
+    named.collect::<Vec<_>>().join(",")
+}
+
+/// Counts a trigger's outcome in the metrics.
+pub fn count(shared: &Shared, about: &About, outcome: Outcome) {
+    match about {
+        About::Interaction { .. } => shared.metrics.interaction(outcome),
+        About::Event { kind, .. } => shared.metrics.event(kind, outcome),
+        About::Timer { .. } => shared.metrics.event("timer", outcome),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::codes;
+
+    #[test]
+    fn a_run_lines_warnings_name_each_code_once_with_its_count() {
+        assert_eq!(codes(&["B326"]), "B326");
+        assert_eq!(codes(&["B307", "B326", "B307", "B307"]), "B307x3,B326");
+    }
 }

@@ -3,7 +3,6 @@
 //! replay's refusal), each interaction made a trigger and queued, and its
 //! first answer given by the deadline.
 
-use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -15,8 +14,11 @@ use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use tokio::sync::oneshot;
 
-use super::pipeline::{self, Busy, Queued, Work};
-use super::server::Shared;
+use super::clock::epoch_ms;
+use super::ending::{ended, Ended, Ending};
+use super::replay::REPLAY_MEMORY;
+use super::shared::Shared;
+use super::shared::{Busy, Queued, Work};
 use super::trigger::{tree_of, About, Answer, Outcome, Phase, Trigger};
 use crate::discord::model::{Interaction, InteractionType};
 use crate::discord::outgoing;
@@ -26,8 +28,6 @@ use crate::language::plan::TreeKind;
 
 /// How long an interaction id is remembered: past it, the timestamp of a
 /// replay is stale anyway.
-const REPLAY_MEMORY: Duration = Duration::from_secs(6 * 60);
-const REPLAY_MAX: usize = 500_000;
 
 /// The listener at `at`, and the address it is bound to (`:0` picks one).
 pub fn listen(how: Listen) -> Result<(Option<tokio::net::TcpListener>, Option<SocketAddr>), String> {
@@ -97,7 +97,7 @@ impl Front {
         listener: Option<tokio::net::TcpListener>,
         drain_timeout: Duration,
     ) {
-        let stop = super::server::stop_signal();
+        let stop = super::shared::stop_signal();
         tokio::pin!(stop);
         loop {
             tokio::select! {
@@ -114,7 +114,7 @@ impl Front {
             }
             listener => listener,
         };
-        let drained = super::server::drain(shared.clone(), drain_timeout);
+        let drained = super::shared::drain(shared.clone(), drain_timeout);
         tokio::pin!(drained);
         loop {
             tokio::select! {
@@ -375,8 +375,11 @@ async fn answer(shared: &Arc<Shared>, interaction: Interaction, received: Instan
     // never takes the store's checks from commands.
     let autocomplete = interaction.kind() == Ok(InteractionType::ApplicationCommandAutocomplete);
     if autocomplete && !shared.front.keystrokes.allow(interaction.user_id()) {
-        shared.metrics.interaction(Outcome::Limited);
-        pipeline::log_run(&About::interaction(&interaction), received, Outcome::Limited, None);
+        ended(
+            shared,
+            Ended::Before { about: About::interaction(&interaction), received },
+            Ending::of(Outcome::Limited),
+        );
         return First::Answer(Box::new(discord::message::autocomplete(&[])));
     }
     if !first_delivery(shared, interaction.id(), received, !autocomplete).await {
@@ -388,13 +391,13 @@ async fn answer(shared: &Arc<Shared>, interaction: Interaction, received: Instan
     let tree = match tree_of(&loaded, &interaction) {
         Ok(tree) => tree,
         Err(None) if autocomplete => {
-            shared.metrics.interaction(Outcome::UnknownCommand);
-            pipeline::log_run(&About::interaction(&interaction), received, Outcome::UnknownCommand, None);
+            let about = About::interaction(&interaction);
+            ended(shared, Ended::Before { about, received }, Ending::of(Outcome::UnknownCommand));
             return First::Answer(Box::new(discord::message::autocomplete(&[])));
         }
         Err(None) => {
-            shared.metrics.interaction(Outcome::UnknownCommand);
-            pipeline::log_run(&About::interaction(&interaction), received, Outcome::UnknownCommand, None);
+            let about = About::interaction(&interaction);
+            ended(shared, Ended::Before { about, received }, Ending::of(Outcome::UnknownCommand));
             return First::Answer(Box::new(discord::message::answer(&Message::notice(outgoing::UNKNOWN))));
         }
         Err(Some(handler)) => {
@@ -434,10 +437,9 @@ fn stale(
     outcome: Outcome,
     log: impl FnOnce(&About),
 ) -> First {
-    shared.metrics.interaction(outcome);
     let about = About::interaction(interaction);
     super::log::hiding(about.token(), || log(&about));
-    pipeline::log_run(&about, received, outcome, None);
+    ended(shared, Ended::Before { about, received }, Ending::of(outcome));
     First::Answer(Box::new(discord::message::answer(&Message::notice(outgoing::STALE))))
 }
 
@@ -539,8 +541,7 @@ async fn queue_and_answer(
     let queue = if autocomplete { &shared.queue.keystrokes } else { &shared.queue.jobs };
     if let Err(e) = queue.try_send(work) {
         let work = e.into_inner();
-        shared.metrics.interaction(Outcome::Busy);
-        pipeline::log_run(&work.trigger.about, received, Outcome::Busy, None);
+        ended(shared, Ended::Trigger(&work.trigger), Ending::of(Outcome::Busy));
         if autocomplete {
             return First::Answer(Box::new(discord::message::autocomplete(&[])));
         }
@@ -629,49 +630,4 @@ async fn first_across_processes(shared: &Arc<Shared>, id: &str, received: Instan
     };
     tracing::warn!(error = why, "the store could not say whether the interaction is new");
     true
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn epoch_ms() -> i64 {
-    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
-}
-
-/// Interaction ids seen lately, oldest first.
-#[derive(Default)]
-pub struct Replay {
-    seen: HashMap<String, Instant>,
-    order: VecDeque<(Instant, String)>,
-}
-
-impl Replay {
-    /// What an earlier run of this server took, from the store: each id
-    /// remembered for what is left of its time.
-    pub fn restore(&mut self, taken: Vec<(String, i64)>, now_ms: i64) {
-        let now = Instant::now();
-        for (key, expires_ms) in taken {
-            let Some(id) = key.strip_prefix("interaction:") else { continue };
-            let left = Duration::from_millis(expires_ms.saturating_sub(now_ms).max(0) as u64).min(REPLAY_MEMORY);
-            let at = now.checked_sub(REPLAY_MEMORY - left).unwrap_or(now);
-            self.seen.insert(id.to_string(), at);
-            self.order.push_back((at, id.to_string()));
-        }
-    }
-
-    /// Whether `id` is new (and now remembered).
-    fn first(&mut self, id: &str, now: Instant) -> bool {
-        while let Some((at, _)) = self.order.front() {
-            if now.duration_since(*at) < REPLAY_MEMORY && self.order.len() < REPLAY_MAX {
-                break;
-            }
-            if let Some((_, old)) = self.order.pop_front() {
-                self.seen.remove(&old);
-            }
-        }
-        if self.seen.contains_key(id) {
-            return false;
-        }
-        self.seen.insert(id.to_string(), now);
-        self.order.push_back((now, id.to_string()));
-        true
-    }
 }

@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::server::Shared;
+use super::shared::Shared;
 use crate::discord::gateway::{self, GatewayInfo, IdentifyGate, Kept, Session, Shard};
 use crate::run::store::postgres::leases::{SavedSession, Standing, Turn};
 use crate::run::store::postgres::Pool;
@@ -532,7 +532,7 @@ impl Keeper {
                     tracing::error!(shard = id, "{}", fatal.0);
                     more.store(true, Ordering::SeqCst);
                 }
-                Err(fatal) => super::shards::fatal(&shared, Some(id), fatal.0),
+                Err(fatal) => shared.life.fatal(Some(id), fatal.0),
                 Ok(()) => {}
             }
         });
@@ -549,7 +549,7 @@ impl Keeper {
     /// count. Its `/gateway/bot` says how many; at least one more.
     fn more_shards(&mut self) {
         let loaded = self.shared.bot.loaded();
-        let recommended = match super::shards::gateway_info(&self.shared, &loaded) {
+        let recommended = match super::gateway_bot::gateway_info(&self.shared, &loaded) {
             Ok(info) => info.shards,
             Err(_) => 0,
         };

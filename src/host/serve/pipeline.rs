@@ -3,14 +3,13 @@
 //! runner of `blkc run`, and its replies delivered to its target; then it
 //! is counted and logged, once.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::ending::{ended, Ended, Ending, RunReport, Trail};
 use super::gate::{Button, Passage};
-use super::inspect::{self, Ending, Trail};
 use super::log;
-use super::server::Shared;
+use super::shared::{Shared, Work};
 use super::trigger::{About, Delivery, Outcome, Target, Trigger};
 use crate::discord::outgoing;
 use crate::discord::outgoing::{pieces, Message, Outgoing};
@@ -23,64 +22,6 @@ use twilight_model::http::interaction::InteractionResponseData;
 const TOKEN_LIFETIME: Duration = Duration::from_secs(15 * 60);
 /// How long an event's messages may take, rate limits included.
 const EVENT_DEADLINE: Duration = Duration::from_secs(60);
-
-/// How many of a run's warnings are logged whole (all are named on its
-/// run line): a loop may warn once per element.
-const WARNINGS_LOGGED: usize = 5;
-
-/// A trigger on its way through the queue.
-pub struct Work {
-    pub _queued: Queued,
-    pub trigger: Trigger,
-}
-
-/// What a run did, for its log line.
-#[derive(Default)]
-pub struct RunReport {
-    pub requests: usize,
-    pub warnings: Vec<&'static str>,
-    /// Messages the platform took.
-    pub messages: usize,
-    pub failure: Option<String>,
-    /// Why a message did not reach the chat (the first such): the run
-    /// then counts as failed, whatever it did.
-    undelivered: Option<String>,
-    pub deferred: bool,
-}
-
-impl RunReport {
-    /// The run's outcome once its messages are counted: one that did not
-    /// reach the chat fails the run, with the reason as its error.
-    fn settle(&mut self, outcome: Outcome) -> Outcome {
-        match self.undelivered.take() {
-            Some(why) if outcome != Outcome::Failed => {
-                self.failure = Some(why);
-                Outcome::Failed
-            }
-            _ => outcome,
-        }
-    }
-
-    /// Counts a run's request or warning (a reply is the caller's). The
-    /// first [`WARNINGS_LOGGED`] warnings of a run are logged whole, for
-    /// the operator to read what the run line only names.
-    fn note(&mut self, shared: &Shared, about: &About, event: &Event) {
-        match event {
-            Event::Request(r) => {
-                self.requests += 1;
-                shared.metrics.request(r.status);
-            }
-            Event::Warning(w) => {
-                if self.warnings.len() < WARNINGS_LOGGED {
-                    let (id, kind, code, warning) = (about.id(), about.kind(), w.code, w.message.as_str());
-                    log::hiding(about.token(), || tracing::warn!(id, kind, code, warning, "a run warned"));
-                }
-                self.warnings.push(w.code);
-            }
-            Event::Reply { .. } | Event::Form(_) | Event::Save { .. } | Event::Read { .. } | Event::Choice { .. } => {}
-        }
-    }
-}
 
 /// Runs one trigger on a pool thread, delivers what it says, and counts
 /// and logs how it went.
@@ -96,9 +37,7 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
     // thread was offered no choices already: it does not run.
     let autocomplete = trigger.tree().kind == crate::language::plan::TreeKind::Autocomplete;
     if autocomplete && trigger.received.elapsed() > shared.front.answer_within {
-        count(shared, &trigger.about, Outcome::Limited);
-        log_run(&trigger.about, trigger.received, Outcome::Limited, None);
-        return;
+        return ended(shared, Ended::Trigger(&trigger), Ending::of(Outcome::Limited));
     }
     let started = Instant::now();
     let mut report = RunReport::default();
@@ -116,11 +55,8 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
             if matches!(trigger.target, Target::Interaction(_)) {
                 out.send(&mut report, &failed(&trigger));
             }
-            count(shared, &trigger.about, Outcome::Failed);
-            log_run(&trigger.about, trigger.received, Outcome::Failed, Some(&report));
             let ending = Ending { outcome: Outcome::Failed, report: Some(&report), trail: None, refused: None };
-            inspect::tell(shared, &trigger, ending);
-            return;
+            return ended(shared, Ended::Trigger(&trigger), ending);
         }
     };
     let disable = trigger.gates.button.as_ref().filter(|_| last_click).map(|b| (b, false));
@@ -154,9 +90,7 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
     let outcome = report.settle(outcome);
     shared.metrics.run_time(started.elapsed());
     let counted = if report.deferred && outcome == Outcome::Answered { Outcome::Deferred } else { outcome };
-    count(shared, &trigger.about, counted);
-    log_run(&trigger.about, trigger.received, counted, Some(&report));
-    inspect::tell(shared, &trigger, Ending { outcome: counted, report: Some(&report), trail, refused: None });
+    ended(shared, Ended::Trigger(&trigger), Ending { outcome: counted, report: Some(&report), trail, refused: None });
 }
 
 /// Where each event of a run goes: a reply or form to its target, a
@@ -227,10 +161,7 @@ fn refuse_with(shared: &Arc<Shared>, trigger: &Trigger, outcome: Outcome, text: 
         let mut out = Outbox { shared, trigger, replies: 0, disable: None };
         out.send(&mut RunReport::default(), &said);
     }
-    count(shared, &trigger.about, outcome);
-    log_run(&trigger.about, trigger.received, outcome, None);
-    let ending = Ending { outcome, report: None, trail: None, refused: text.as_deref() };
-    inspect::tell(shared, trigger, ending);
+    ended(shared, Ended::Trigger(trigger), Ending { outcome, report: None, trail: None, refused: text.as_deref() });
 }
 
 fn now_ms() -> u64 {
@@ -245,9 +176,9 @@ fn first_time(shared: &Shared, trigger: &Trigger) -> bool {
     match shared.bot.store.first_time(key, *at, keep.as_millis() as i64) {
         Ok(true) => true,
         Ok(false) => {
-            count(shared, &trigger.about, Outcome::Duplicate);
             let about = &trigger.about;
             tracing::info!(id = about.id(), kind = about.kind(), "event already taken by another process");
+            ended(shared, Ended::Trigger(trigger), Ending::of(Outcome::Duplicate));
             false
         }
         Err(e) => {
@@ -255,15 +186,6 @@ fn first_time(shared: &Shared, trigger: &Trigger) -> bool {
             tracing::warn!(id = about.id(), kind = about.kind(), error = %e, "the store could not say whether the event is new");
             true
         }
-    }
-}
-
-/// Counts a trigger's outcome in the metrics.
-pub fn count(shared: &Shared, about: &About, outcome: Outcome) {
-    match about {
-        About::Interaction { .. } => shared.metrics.interaction(outcome),
-        About::Event { kind, .. } => shared.metrics.event(kind, outcome),
-        About::Timer { .. } => shared.metrics.event("timer", outcome),
     }
 }
 
@@ -560,98 +482,6 @@ fn sent_message(shared: &Shared, report: &mut RunReport, sent: Result<Sent, Plat
     report.undelivered.get_or_insert(why);
 }
 
-/// The log line of a trigger, however it ended.
-pub fn log_run(about: &About, received: Instant, outcome: Outcome, report: Option<&RunReport>) {
-    let ms = (received.elapsed().as_secs_f64() * 1e4).round() / 10.0;
-    let label = outcome.label();
-    let requests = report.map(|r| r.requests);
-    let messages = report.map(|r| r.messages);
-    let warnings = report.filter(|r| !r.warnings.is_empty()).map(|r| codes(&r.warnings));
-    let error = report.and_then(|r| r.failure.as_deref());
-    // At `error` when the run failed, else at `info`.
-    macro_rules! run_line {
-        ($($field:tt)*) => {
-            if outcome == Outcome::Failed { tracing::error!($($field)*) } else { tracing::info!($($field)*) }
-        };
-    }
-    log::hiding(about.token(), || match about {
-        About::Interaction { id, command, user, server, .. } => {
-            let (id, command, user, server) = (id.as_str(), command.as_str(), user.as_str(), server.as_str());
-            run_line!(
-                id,
-                command,
-                user,
-                server,
-                outcome = label,
-                ms,
-                requests,
-                messages,
-                warnings,
-                error,
-                "interaction"
-            );
-        }
-        About::Event { kind, server } => {
-            let (kind, server) = (*kind, server.as_str());
-            run_line!(kind, server, outcome = label, ms, requests, messages, warnings, error, "event");
-        }
-        About::Timer { name, tick } => {
-            let (event, tick) = (name.as_str(), tick.as_str());
-            run_line!(event, tick, outcome = label, ms, requests, messages, warnings, error, "timed event");
-        }
-    });
-}
-
-/// A run's warnings for its log line: each code once, in the order first
-/// seen, with how many times when more than once (`B307x120,B326`).
-fn codes(warnings: &[&'static str]) -> String {
-    let mut seen: Vec<(&str, usize)> = Vec::new();
-    for code in warnings {
-        match seen.iter_mut().find(|(c, _)| c == code) {
-            Some((_, n)) => *n += 1,
-            None => seen.push((code, 1)),
-        }
-    }
-    let named = seen.iter().map(|(c, n)| if *n == 1 { c.to_string() } else { format!("{c}x{n}") });
-    named.collect::<Vec<_>>().join(",")
-}
-
-/// A run from when it is queued until it ends, however it ends (a full
-/// queue, a duplicate, a panic): it holds the server busy and counts in
-/// flight while it lives, so no path can forget to give either back.
-pub struct Queued(Busy);
-
-impl Queued {
-    pub fn new(shared: &Arc<Shared>) -> Queued {
-        shared.metrics.in_flight.inc();
-        Queued(Busy::new(shared))
-    }
-}
-
-impl Drop for Queued {
-    fn drop(&mut self) {
-        self.0 .0.metrics.in_flight.dec();
-    }
-}
-
-/// Counts an exchange or a run in flight while it lives.
-pub struct Busy(Arc<Shared>);
-
-impl Busy {
-    pub fn new(shared: &Arc<Shared>) -> Busy {
-        shared.life.busy.fetch_add(1, Ordering::SeqCst);
-        Busy(shared.clone())
-    }
-}
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        if self.0.life.busy.fetch_sub(1, Ordering::SeqCst) == 1 {
-            self.0.life.idle.notify_waiters();
-        }
-    }
-}
-
 /// Runs `f`; a panic becomes its message. A bug in one run fails that run
 /// only: its user is told, its worker goes on to the next run.
 pub fn caught<T>(f: impl FnOnce() -> T) -> Result<T, String> {
@@ -671,16 +501,5 @@ fn failure(ran: Result<eval::Outcome, String>) -> Option<String> {
         Ok(Ok(())) => None,
         Ok(Err(d)) => Some(format!("{} {}", d.code.as_str(), d.message)),
         Err(panicked) => Some(panicked),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::codes;
-
-    #[test]
-    fn a_run_lines_warnings_name_each_code_once_with_its_count() {
-        assert_eq!(codes(&["B326"]), "B326");
-        assert_eq!(codes(&["B307", "B326", "B307", "B307"]), "B307x3,B326");
     }
 }

@@ -33,8 +33,9 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
-use super::pipeline::{self, Work};
-use super::server::Shared;
+use super::pipeline;
+use super::shared::Shared;
+use super::shared::Work;
 
 /// How often the pool counts its running threads.
 pub const SAMPLE: Duration = Duration::from_millis(5);

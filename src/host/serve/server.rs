@@ -4,219 +4,23 @@
 //! the drain. The front door is `front.rs`, the one run path
 //! `pipeline.rs`, the Gateway's shards `shards.rs`.
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use super::front::{Front, Replay};
-use super::log::LogFormat;
+use super::front::Front;
+use super::loaded::Loaded;
 use super::metrics::Metrics;
-use super::pipeline::Work;
-use super::Loaded;
+use super::replay::Replay;
+use super::shared::{keystroke_share, Bot, Config, FrontState, Life, Queue, Shared, Stop, Work, KEYSTROKE_QUEUE};
 use crate::discord::ratelimit::RateLimiter;
-use crate::discord::rest::Platform;
-use crate::discord::signature::PublicKey;
-use crate::run::eval::{self, Inputs, Options};
+use crate::run::eval::{self};
 
 /// Event runs waiting for room in the run queue, past which a dispatch is
 /// dropped (and counted) rather than held.
 const EVENT_BUFFER: usize = 1024;
-
-/// What `blkc serve` was given.
-pub struct Config {
-    pub file: PathBuf,
-    /// Where interactions arrive; none for a file of events only.
-    pub listen: Option<SocketAddr>,
-    /// Share the port with other processes (SO_REUSEPORT), and stop
-    /// listening at once on SIGTERM.
-    pub reuse_port: bool,
-    /// Needed for interactions only.
-    pub public_key: Option<PublicKey>,
-    /// Which Gateway shards this process holds.
-    pub shards: Shards,
-    /// The most shards this process holds with `--shards auto` and a shared
-    /// store (`--max-shards`).
-    pub max_shards: Option<u32>,
-    /// Requests a second to the platform, across routes (its global limit).
-    pub global_rate_limit: usize,
-    /// Secrets and the bot token (`vars` empty): each run adds its own.
-    pub inputs: Inputs,
-    /// The runs' options: HTTP limits, `--platform`, memory.
-    pub options: Options,
-    pub store: crate::run::store::Backend,
-    /// The first answer goes out by then: the run's first reply, or "thinking".
-    pub answer_within: Duration,
-    pub workers: usize,
-    pub queue: usize,
-    pub max_body: usize,
-    pub max_connections: usize,
-    /// Connections one client address may hold; 0: half the cap.
-    pub max_connections_per_address: usize,
-    pub drain_timeout: Duration,
-    pub watch: bool,
-    pub log: LogFormat,
-    /// The file, already loaded by the caller (else `serve` loads it).
-    pub loaded: Option<Loaded>,
-    /// Called with the address once it is bound (tests and `--listen :0`).
-    pub on_ready: Option<Box<dyn FnOnce(SocketAddr) + Send>>,
-    /// What `blkc play` adds; `blkc serve` has none.
-    pub hooks: Option<Hooks>,
-}
-
-/// What `blkc play` adds to a server: it is told of each run as it ends,
-/// and may tick a timed event at once.
-pub struct Hooks {
-    /// Given each run's record, as JSON text (src/host/serve/inspect.rs).
-    pub ran: Box<dyn Fn(String) + Send + Sync>,
-    /// The names of timed events to tick now.
-    pub ticks: crossbeam_channel::Receiver<String>,
-}
-
-/// The Gateway shards a process holds (`--shard ID/COUNT`, `--shards auto`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shards {
-    /// Every shard the platform recommends, in this process.
-    Auto,
-    /// Shard `id` of `count`.
-    One { id: u32, count: u32 },
-}
-
-/// What every request and run shares, in its parts.
-pub struct Shared {
-    pub file: PathBuf,
-    pub bot: Bot,
-    pub front: FrontState,
-    pub queue: Queue,
-    pub life: Life,
-    pub metrics: Metrics,
-    pub hooks: Option<Hooks>,
-}
-
-/// What a run needs: the file, its inputs, the store and the platform.
-pub struct Bot {
-    pub inputs: Inputs,
-    pub options: Options,
-    pub store: crate::run::store::Backend,
-    pub loaded: RwLock<Arc<Loaded>>,
-    pub limiter: Arc<RateLimiter>,
-    /// What the Gateway said of servers and channels.
-    pub cache: super::events::Cache,
-    platform: Mutex<Option<Platform>>,
-}
-
-impl Bot {
-    /// The file as loaded last.
-    pub fn loaded(&self) -> Arc<Loaded> {
-        self.loaded.read().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    /// The platform's API client, one per process (its connections are
-    /// reused by every run); made again only when a reload changes the
-    /// file's platform.
-    pub fn platform(&self, loaded: &Loaded) -> Platform {
-        let base = match &self.options.platform {
-            Some(p) => p.base_url(),
-            None => loaded.plan.platform.clone(),
-        };
-        let mut cached = self.platform.lock().unwrap_or_else(|e| e.into_inner());
-        match &*cached {
-            Some(p) if p.base() == base.trim_end_matches('/') => p.clone(),
-            _ => {
-                let p = Platform::new(&base, self.inputs.bot_token.clone(), self.limiter.clone());
-                *cached = Some(p.clone());
-                p
-            }
-        }
-    }
-}
-
-/// What the front door keeps between requests.
-pub struct FrontState {
-    pub public_key: Option<PublicKey>,
-    pub answer_within: Duration,
-    pub max_body: usize,
-    /// The memory of the request bodies in flight, in total.
-    pub bodies: Arc<super::door::Bodies>,
-    pub replay: Mutex<Replay>,
-    /// Autocomplete keystrokes, limited per user.
-    pub keystrokes: super::keystrokes::Keystrokes,
-}
-
-/// Where triggers wait for a run.
-pub struct Queue {
-    pub jobs: crossbeam_channel::Sender<Work>,
-    /// Event runs on their way to `jobs`: a shard's reader hands them over
-    /// here without ever waiting (it also reads the ACKs and keeps the
-    /// heartbeat's time); a thread of its own waits for room in the queue.
-    pub events: crossbeam_channel::Sender<Work>,
-    /// Autocomplete keystrokes, run by a share of threads of their own
-    /// ([`keystroke_share`] of `--workers`): a flood of them (each user
-    /// within their own limit) waits there, or is offered no choices, and
-    /// never delays a command's answer.
-    pub keystrokes: crossbeam_channel::Sender<Work>,
-}
-
-/// Keystrokes waiting for a thread; past it, a keystroke is offered no
-/// choices at once.
-pub const KEYSTROKE_QUEUE: usize = 256;
-/// The keystrokes' threads: a quarter of `--workers`, 1 to 16.
-pub fn keystroke_share(workers: usize) -> usize {
-    (workers / 4).clamp(1, 16)
-}
-
-/// The server's life: what is in flight, the drain, reloads, and what
-/// stops it.
-pub struct Life {
-    /// HTTP exchanges and runs not finished yet.
-    pub busy: AtomicUsize,
-    pub draining: AtomicBool,
-    /// Draining with `--reuse-port`: the listener is closed, so the other
-    /// processes on the port take new connections; interactions on this
-    /// one's open connections are still answered, each closing its
-    /// connection, so that its client reconnects to them.
-    pub handing_over: AtomicBool,
-    pub idle: Notify,
-    /// The file's stamp when `--watch` last looked.
-    pub watched: Mutex<Option<(SystemTime, u64)>>,
-    /// Ends the Gateway's shards.
-    pub gateway_stop: Arc<AtomicBool>,
-    /// Why the server must stop (a Gateway close code retrying cannot fix).
-    pub fatal: Mutex<Option<String>>,
-    pub fatal_notify: Notify,
-    /// The front door's runtime, for interactions the Gateway delivers.
-    pub runtime: std::sync::OnceLock<tokio::runtime::Handle>,
-}
-
-impl Life {
-    pub fn draining(&self) -> bool {
-        self.draining.load(Ordering::SeqCst)
-    }
-
-    pub fn handing_over(&self) -> bool {
-        self.handing_over.load(Ordering::SeqCst)
-    }
-}
-
-/// Why the server stopped, or did not start.
-#[derive(Debug)]
-pub enum Stop {
-    /// The store: it cannot be reached, or another process serves it (B311).
-    Store(crate::run::store::StoreError),
-    /// The Gateway refused for good (a wrong token, a disallowed intent).
-    Gateway(String),
-    /// Anything else that kept it from starting.
-    Start(String),
-}
-
-impl From<String> for Stop {
-    fn from(why: String) -> Stop {
-        Stop::Start(why)
-    }
-}
 
 /// Runs the server until SIGTERM or SIGINT, then drains. Errors are what
 /// stopped it from starting, or a Gateway refusal that stopped it.
@@ -228,7 +32,7 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
     let door = super::door::Door::new(cap, config.max_connections_per_address);
     let loaded = match config.loaded.take() {
         Some(loaded) => Arc::new(loaded),
-        None => Arc::new(super::load(&config.file).map_err(String::from)?),
+        None => Arc::new(super::loaded::load(&config.file).map_err(String::from)?),
     };
     let (jobs, queue) = crossbeam_channel::bounded::<Work>(config.queue.max(1));
     let (events, arriving) = crossbeam_channel::bounded::<Work>(EVENT_BUFFER);
@@ -246,8 +50,8 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
     let _claim = shared.bot.store.claim_for_serving().map_err(Stop::Store)?;
     let share = super::share::share_global_limit(&shared)?;
     // What this server took before a restart (an SQLite store).
-    let taken = shared.bot.store.recent(super::front::epoch_ms()).map_err(Stop::Store)?;
-    shared.front.replay.lock().unwrap_or_else(|e| e.into_inner()).restore(taken, super::front::epoch_ms());
+    let taken = shared.bot.store.recent(super::clock::epoch_ms()).map_err(Stop::Store)?;
+    shared.front.replay.lock().unwrap_or_else(|e| e.into_inner()).restore(taken, super::clock::epoch_ms());
     let count = |kind| loaded.plan.trees.iter().filter(|t| t.kind == kind && t.timer.is_none()).count();
     // (Timed events are the server's own: they need no Gateway.)
     let (commands, events) =
@@ -419,40 +223,6 @@ fn drain_bound(shared: &Shared, asked: Duration) -> Duration {
     asked.max(least)
 }
 
-/// SIGTERM or SIGINT.
-pub async fn stop_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-    }
-}
-
-/// Stops taking interactions, and waits for those in flight to be answered
-/// in full, for at most `timeout`.
-pub async fn drain(shared: Arc<Shared>, timeout: Duration) {
-    let life = &shared.life;
-    life.draining.store(true, Ordering::SeqCst);
-    // The runs, as `blkc_runs_in_flight` counts them (an HTTP exchange
-    // waiting on its run's first answer is that run's, not another).
-    tracing::info!(in_flight = shared.metrics.in_flight.get(), "draining");
-    let deadline = tokio::time::Instant::now() + timeout;
-    while life.busy.load(Ordering::SeqCst) > 0 {
-        let notified = life.idle.notified();
-        if life.busy.load(Ordering::SeqCst) == 0 {
-            break;
-        }
-        if tokio::time::timeout_at(deadline, notified).await.is_err() {
-            tracing::warn!(unfinished = shared.metrics.in_flight.get(), "drain timed out");
-            return;
-        }
-    }
-    tracing::info!("stopped");
-}
-
 async fn reload_on_hangup(shared: Arc<Shared>, mut hangups: tokio::signal::unix::Signal) {
     while hangups.recv().await.is_some() {
         let s = shared.clone();
@@ -464,7 +234,7 @@ async fn reload_on_hangup(shared: Arc<Shared>, mut hangups: tokio::signal::unix:
 async fn watch(shared: Arc<Shared>) {
     loop {
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let now = super::stamp(&shared.file);
+        let now = super::loaded::stamp(&shared.file);
         // A file with errors is tried once per change, not every half second.
         let changed = {
             let mut seen = shared.life.watched.lock().unwrap_or_else(|e| e.into_inner());
@@ -482,7 +252,7 @@ async fn watch(shared: Arc<Shared>) {
 /// Loads the file again: a clean file replaces the plan for new runs (runs
 /// in flight keep theirs); a file with errors is refused and logged.
 fn reload(shared: &Shared, why: &str) {
-    match super::load(&shared.file).and_then(|loaded| super::ready(loaded, &shared.bot.inputs)) {
+    match super::loaded::load(&shared.file).and_then(|loaded| super::loaded::ready(loaded, &shared.bot.inputs)) {
         Ok(loaded) => {
             let commands =
                 loaded.plan.trees.iter().filter(|t| t.kind == crate::language::plan::TreeKind::Command).count();

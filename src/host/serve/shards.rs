@@ -6,10 +6,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::pipeline::{Queued, Work};
-use super::server::{Shards, Shared};
+use super::ending::{ended, Ended, Ending};
+use super::gateway_bot::{gateway_info, NoGateway};
+use super::loaded::Loaded;
+use super::shared::{Queued, Work};
+use super::shared::{Shards, Shared};
 use super::trigger::{find_tree, Outcome, Trigger};
-use super::Loaded;
 use crate::discord::gateway::{self, GatewayInfo, IdentifyGate, Shard};
 use crate::discord::intents;
 use crate::discord::model::Dispatch;
@@ -53,14 +55,14 @@ impl gateway::Events for GatewayEvents {
         // holding one shard (a hand-over) get the same dispatches.
         let dedupe = shared.bot.store.shared().then(|| {
             let (key, keep) = super::events::occurrence(t, &event, raw);
-            (key, super::front::epoch_ms(), keep)
+            (key, super::clock::epoch_ms(), keep)
         });
-        let kind = run.kind;
         let trigger = Trigger::from_event(run, (loaded, tree), dedupe);
         let work = Work { _queued: Queued::new(shared), trigger };
-        if shared.queue.events.try_send(work).is_err() {
-            shared.metrics.event(kind, Outcome::Busy);
-            tracing::warn!(kind, "event dropped: the run queue is full");
+        if let Err(full) = shared.queue.events.try_send(work) {
+            let trigger = full.into_inner().trigger;
+            tracing::warn!(kind = trigger.about.kind(), "event dropped: the run queue is full");
+            ended(shared, Ended::Trigger(&trigger), Ending::of(Outcome::Busy));
         }
     }
 
@@ -73,50 +75,10 @@ impl gateway::Events for GatewayEvents {
     }
 }
 
-/// Why `GET /gateway/bot` gave no Gateway: worth trying again (no answer,
-/// a 5xx, a 429), or not (a refused token: no retry makes it right).
-pub(super) enum NoGateway {
-    Again(String),
-    Never(String),
-}
-
-/// Where the Gateway is, and how many shards the platform recommends.
-pub(super) fn gateway_info(shared: &Shared, loaded: &Loaded) -> Result<GatewayInfo, NoGateway> {
-    let platform = shared.bot.platform(loaded);
-    let host = url::Url::parse(platform.base()).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_default();
-    let (answer, body) = platform
-        .gateway_bot(Instant::now() + Duration::from_secs(30))
-        .map_err(|e| NoGateway::Again(format!("`GET /gateway/bot` at {host} got no answer: {e}")))?;
-    if !answer.is_success() {
-        let why = format!(
-            "{host} refused `GET /gateway/bot` ({}): {}{}",
-            answer.status,
-            answer.message(),
-            if answer.status == 401 { "; the bot token is wrong" } else { "" }
-        );
-        let again = answer.status >= 500 || answer.status == 429 || answer.status == 408;
-        return Err(if again { NoGateway::Again(why) } else { NoGateway::Never(why) });
-    }
-    let body =
-        body.ok_or_else(|| NoGateway::Again(format!("{host}'s /gateway/bot answer is not the platform's JSON")))?;
-    GatewayInfo::from_wire(body).map_err(NoGateway::Again)
-}
-
 /// How long to wait before asking `GET /gateway/bot` again: 1 s, doubled a
 /// time, up to a minute.
 fn backoff(tries: u32) -> Duration {
     Duration::from_secs(1u64 << tries.min(6)).min(Duration::from_secs(60))
-}
-
-/// Stops the server for good with `why` (a shard's, when it says which).
-pub(super) fn fatal(shared: &Shared, shard: Option<u32>, why: String) {
-    match shard {
-        Some(shard) => tracing::error!(shard, "{why}"),
-        None => tracing::error!("{why}"),
-    }
-    *shared.life.fatal.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
-    shared.life.gateway_stop.store(true, Ordering::SeqCst);
-    shared.life.fatal_notify.notify_one();
 }
 
 /// Starts the Gateway on a thread of its own: it asks the platform where
@@ -140,7 +102,7 @@ pub fn start(
             let info = loop {
                 match gateway_info(&shared, &loaded) {
                     Ok(info) => break info,
-                    Err(NoGateway::Never(why)) => return fatal(&shared, None, why),
+                    Err(NoGateway::Never(why)) => return shared.life.fatal(None, why),
                     Err(NoGateway::Again(why)) => {
                         let wait = backoff(tries);
                         tries += 1;
@@ -175,7 +137,7 @@ pub fn start(
                         let _ = t.join();
                     }
                 }
-                Err(why) => fatal(&shared, None, why),
+                Err(why) => shared.life.fatal(None, why),
             }
         })
         .map_err(|e| format!("cannot start the Gateway thread: {e}"))
@@ -234,7 +196,7 @@ fn shard_threads(
             .name(format!("blkc-gateway-{id}"))
             .spawn(move || {
                 if let Err(why) = shard.run() {
-                    fatal(&shared, Some(id), why.0);
+                    shared.life.fatal(Some(id), why.0);
                 }
             })
             .map_err(|e| format!("cannot start a Gateway thread: {e}"))?;

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use super::server::{Shared, Stop};
+use super::shared::{Shared, Stop};
 
 /// How often a process says it is alive in a shared store.
 const CHECK_IN_EVERY: Duration = Duration::from_millis(500);

@@ -32,20 +32,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::pipeline::{Queued, Work};
-use super::server::Shared;
-use super::trigger::{Outcome, Trigger};
-use super::Loaded;
+use super::claim::TickHold;
+use super::ending::{ended, Ended, Ending};
+use super::loaded::Loaded;
+use super::shared::Shared;
+use super::shared::{Queued, Work};
+use super::trigger::{About, Outcome, Trigger};
 use crate::language::plan::TreeKind;
 use crate::language::schedule::{rfc3339, Schedule};
 
 /// How late a tick may be noticed and still run (the system's time: a
 /// process stopped or suspended longer than this skips the tick).
 pub const GRACE: Duration = Duration::from_secs(60);
-
-/// How long a tick's claim is kept in the store once it has run: longer
-/// than any process could still be about to run it.
-const CLAIM_KEPT: Duration = Duration::from_secs(2 * 86_400);
 
 /// A tick's claim while its run goes on: renewed every third of it, so a
 /// process killed mid-run leaves the tick to another within this.
@@ -78,7 +76,7 @@ impl Clock {
     }
 
     pub fn now_ms(&self) -> i64 {
-        let real = super::front::epoch_ms();
+        let real = super::clock::epoch_ms();
         match self.test {
             None => real,
             Some((start, anchor, speed)) => start + (real - anchor) * speed,
@@ -201,7 +199,8 @@ impl Ticks {
                 at
             } else {
                 tracing::warn!(event = *name, tick = %rfc3339(at), late_s = late.as_secs(), "a tick came while the server could not run it: skipped");
-                shared.metrics.event("timer", Outcome::Late);
+                let about = About::tick(name, at);
+                ended(shared, Ended::Before { about, received: std::time::Instant::now() }, Ending::of(Outcome::Late));
                 now
             };
             match schedule.next_after(after) {
@@ -237,14 +236,21 @@ impl Ticks {
                 let retry = now + LEASE + Duration::from_secs(1);
                 self.lost.push(Lost { name: name.clone(), at, key, retry, until: now + TAKEOVER });
             }
-            Claim::Unknown => {}
+            Claim::Unknown => {
+                let about = About::tick(name, at);
+                ended(
+                    shared,
+                    Ended::Before { about, received: std::time::Instant::now() },
+                    Ending::of(Outcome::Unclaimed),
+                );
+            }
         }
     }
 
     /// Queues the run of a tick this process claimed, holding its claim.
     fn run(&mut self, shared: &Arc<Shared>, loaded: &Arc<Loaded>, index: usize, at: i64, key: String) {
         let done = Arc::new(AtomicBool::new(false));
-        let hold = TickHold { key: key.clone(), store: shared.bot.store.clone(), done: done.clone(), ran: false };
+        let hold = TickHold::new(key.clone(), shared.bot.store.clone(), done.clone());
         if fire(shared, loaded, index, at, hold) {
             self.held.push(Held { key, done, renewed: std::time::Instant::now() });
         }
@@ -254,7 +260,7 @@ impl Ticks {
     fn renew(&mut self, shared: &Arc<Shared>) {
         self.held.retain(|h| !h.done.load(Ordering::SeqCst));
         for held in self.held.iter_mut().filter(|h| h.renewed.elapsed() >= LEASE / 3) {
-            let until = super::front::epoch_ms() + LEASE.as_millis() as i64;
+            let until = super::clock::epoch_ms() + LEASE.as_millis() as i64;
             if let Err(e) = shared.bot.store.hold(&held.key, until) {
                 tracing::warn!(tick = held.key.as_str(), error = %e, "a running tick's claim could not be renewed");
             }
@@ -298,43 +304,13 @@ enum Claim {
 /// Claims tick `key` for a [`LEASE`], by the store's clock of the system's
 /// now (the store prunes by it, whatever clock the ticks follow).
 fn claim(shared: &Arc<Shared>, key: &str) -> Claim {
-    match shared.bot.store.first_time(key, super::front::epoch_ms(), LEASE.as_millis() as i64) {
+    match shared.bot.store.first_time(key, super::clock::epoch_ms(), LEASE.as_millis() as i64) {
         Ok(true) => Claim::Won,
         Ok(false) => Claim::Lost,
         Err(e) => {
             tracing::warn!(tick = key, error = %e, "a tick was not run: the store could not say whether another process has it");
-            shared.metrics.event("timer", Outcome::Unclaimed);
             Claim::Unknown
         }
-    }
-}
-
-/// A tick's claim, held by its run: when the run is over (its trigger
-/// dropped after it ran), the claim is kept for [`CLAIM_KEPT`]; a run that
-/// never started leaves the lease to lapse, for another process to take.
-pub struct TickHold {
-    key: String,
-    store: crate::run::store::Backend,
-    done: Arc<AtomicBool>,
-    ran: bool,
-}
-
-impl TickHold {
-    /// The run started: its end keeps the claim.
-    pub fn started(&mut self) {
-        self.ran = true;
-    }
-}
-
-impl Drop for TickHold {
-    fn drop(&mut self) {
-        if self.ran {
-            let until = super::front::epoch_ms() + CLAIM_KEPT.as_millis() as i64;
-            if let Err(e) = self.store.hold(&self.key, until) {
-                tracing::warn!(tick = self.key.as_str(), error = %e, "a tick's claim could not be kept after its run; another process may run it again");
-            }
-        }
-        self.done.store(true, Ordering::SeqCst);
     }
 }
 
@@ -369,15 +345,16 @@ fn fire(shared: &Arc<Shared>, loaded: &Arc<Loaded>, index: usize, at: i64, hold:
         Err(d) => {
             let (code, error) = (d.code.as_str(), d.message.as_str());
             tracing::error!(event = tree.name.as_str(), tick = %rfc3339(at), code, error, "a tick could not run");
-            shared.metrics.event("timer", Outcome::Failed);
+            let about = About::tick(&tree.name, at);
+            ended(shared, Ended::Before { about, received: std::time::Instant::now() }, Ending::of(Outcome::Failed));
             return false;
         }
     };
     let trigger = Trigger::from_timer(loaded.clone(), index, channel, at, hold);
     let work = Work { _queued: Queued::new(shared), trigger };
-    if shared.queue.events.try_send(work).is_err() {
-        shared.metrics.event("timer", Outcome::Busy);
+    if let Err(full) = shared.queue.events.try_send(work) {
         tracing::warn!(event = tree.name.as_str(), "a tick dropped: the run queue is full");
+        ended(shared, Ended::Trigger(&full.into_inner().trigger), Ending::of(Outcome::Busy));
         return false;
     }
     true

@@ -10,7 +10,7 @@ use std::time::Instant;
 use tokio::sync::oneshot;
 
 use super::events::EventRun;
-use super::Loaded;
+use super::loaded::Loaded;
 use crate::discord::model::{Interaction, InteractionType, OptionValue};
 use crate::discord::outgoing::Outgoing;
 use crate::language::plan::{Tree, TreeKind};
@@ -42,7 +42,7 @@ pub struct Trigger {
     /// form those of the tree that showed it.
     pub guards: Vec<crate::language::plan::Guard>,
     /// A timed event's claim of its tick, kept once the run is over.
-    pub tick: Option<super::timers::TickHold>,
+    pub tick: Option<super::claim::TickHold>,
 }
 
 /// Where a run's messages go.
@@ -74,6 +74,11 @@ pub enum About {
 }
 
 impl About {
+    /// Tick `at` (seconds since the epoch) of the timed event `name`.
+    pub fn tick(name: &str, at: i64) -> About {
+        About::Timer { name: name.to_string(), tick: crate::language::schedule::rfc3339(at) }
+    }
+
     /// A command's interaction, logged with its name; a click's or a
     /// form's, with the name of the handler it runs.
     pub fn interaction(interaction: &Interaction) -> About {
@@ -377,7 +382,7 @@ impl Trigger {
         tree: usize,
         channel: String,
         at: i64,
-        hold: super::timers::TickHold,
+        hold: super::claim::TickHold,
     ) -> Trigger {
         let tick = crate::language::schedule::rfc3339(at);
         let vars = vec![("channel_id".to_string(), channel.clone()), ("tick_time".to_string(), tick.clone())];

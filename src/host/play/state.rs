@@ -1,0 +1,374 @@
+//! What the page, the stand-in API, the Gateway and serve share: [`Play`],
+//! the calls serve made to the platform and the dispatches the page fired.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ed25519_dalek::{Signer, SigningKey};
+use serde_json::{json, Value};
+
+use super::world;
+
+/// One call serve made to the platform, as the page shows it; or a run's
+/// record (`kind` `run`, no method or route), for the page's inspector.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Call {
+    pub method: String,
+    /// The route, with the interaction's token left out.
+    pub route: String,
+    /// What kind of call: `edit`, `follow_up`, `delete`, `message`,
+    /// `edit_message`, `callback`, or `other`; or `run`.
+    pub kind: &'static str,
+    /// The interaction it belongs to (its id), when it is one's.
+    pub interaction: Option<String>,
+    pub body: Value,
+}
+
+/// The calls kept for the page: a page that has not asked for more than
+/// this many has missed the oldest (the memory of a long play is bounded).
+const KEPT_CALLS: usize = 10_000;
+/// The events fired from the page that are kept, and their most bytes.
+const KEPT_DISPATCHES: usize = 256;
+const KEPT_DISPATCH_BYTES: usize = 16 * 1024 * 1024;
+
+/// What the page and serve share through the stand-in.
+pub struct Play {
+    /// Where `play` listens (loopback).
+    pub address: SocketAddr,
+    key: SigningKey,
+    /// The bot token serve is given: random, and good only for this stand-in.
+    pub token: String,
+    /// Serve's interactions endpoint, once it listens.
+    pub serve: Mutex<Option<String>>,
+    /// What serve sent the platform, in order: the last [`KEPT_CALLS`],
+    /// and how many came before them.
+    calls: Mutex<(std::collections::VecDeque<Call>, usize)>,
+    arrived: tokio::sync::Notify,
+    next_id: std::sync::atomic::AtomicU64,
+    /// What the page is told of the file: its name, its commands and its
+    /// diagnostics; and the file's stamp when it was read.
+    file: Mutex<Value>,
+    stamp: Mutex<Option<Option<(std::time::SystemTime, u64)>>>,
+    /// The file played.
+    pub path: std::path::PathBuf,
+    /// The Gateway's URL, and the dispatches the page fired: (sequence,
+    /// name, data), READY and the GUILD_CREATEs being 1 to `world::GREETED`.
+    pub gateway: Mutex<Option<String>>,
+    dispatches: Mutex<Vec<(u64, String, Value)>>,
+    /// Whether serve's shard has identified once.
+    pub(super) identified: std::sync::atomic::AtomicBool,
+    /// Timed events to tick now: sent here, heard by serve's timers.
+    ticks: (crossbeam_channel::Sender<String>, crossbeam_channel::Receiver<String>),
+}
+
+impl Play {
+    pub fn new(address: SocketAddr, path: std::path::PathBuf) -> Result<Play, String> {
+        let seed: [u8; 32] = random()?;
+        let token: [u8; 24] = random()?;
+        Ok(Play {
+            address,
+            key: SigningKey::from_bytes(&seed),
+            token: format!("play.{}", hex::encode(token)),
+            serve: Mutex::new(None),
+            calls: Mutex::new((std::collections::VecDeque::new(), 0)),
+            arrived: tokio::sync::Notify::new(),
+            next_id: std::sync::atomic::AtomicU64::new(1),
+            file: Mutex::new(Value::Null),
+            stamp: Mutex::new(None),
+            path,
+            gateway: Mutex::new(None),
+            dispatches: Mutex::new(Vec::new()),
+            identified: std::sync::atomic::AtomicBool::new(false),
+            ticks: crossbeam_channel::bounded(16),
+        })
+    }
+
+    /// What `play` adds to serve: each run's record comes to the page (its
+    /// inspector), and a timed event ticks when the page asks.
+    pub fn hooks(self: &Arc<Play>) -> crate::host::serve::Hooks {
+        let play = self.clone();
+        crate::host::serve::Hooks { ran: Box::new(move |record| play.ran(&record)), ticks: self.ticks.1.clone() }
+    }
+
+    /// A run's record from serve, for the page's inspector (in order with
+    /// serve's calls, so a run's record follows its messages).
+    fn ran(&self, record: &str) {
+        let body: Value = serde_json::from_str(record).unwrap_or(Value::Null);
+        let interaction = body["interaction"].as_str().map(str::to_string);
+        self.record(Call { method: String::new(), route: String::new(), kind: "run", interaction, body });
+    }
+
+    /// What the page is told of the file being played, read again from
+    /// `path` when it changed since: a file with errors keeps the commands
+    /// of the last good one (as serve keeps its plan) and says its
+    /// diagnostics, with the spans and help `blkc check` gives.
+    pub fn file(&self, path: &std::path::Path) -> Value {
+        let stamp = crate::host::serve::stamp(path);
+        let seen = self.stamp.lock().unwrap_or_else(|e| e.into_inner()).replace(stamp);
+        if seen != Some(stamp) {
+            if let Ok(checked) = crate::language::load::load(path, crate::language::load::LoadOptions::default()) {
+                self.tell(&checked);
+            }
+        }
+        self.file.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Tells the page of a checked file: its diagnostics, and (when it has
+    /// no error) its commands.
+    pub fn tell(&self, checked: &crate::language::model::Checked) {
+        let index = checked.source.line_index();
+        let diagnostics: Vec<Value> = checked
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity != crate::base::diagnostics::Severity::Hint)
+            .map(|d| {
+                let (line, column) = d.primary_span().map_or((1, 1), |s| index.line_col(s.start as usize));
+                json!({
+                    "code": d.code.as_str(), "severity": d.severity.as_str(), "message": d.message,
+                    "line": line, "column": column, "help": d.help,
+                })
+            })
+            .collect();
+        if !checked.has_errors() {
+            self.set_file(&checked.source.name, &checked.ast);
+        }
+        self.file.lock().unwrap_or_else(|e| e.into_inner())["diagnostics"] = json!(diagnostics);
+    }
+
+    /// Tells the page of a file: its name, and its commands as the
+    /// platform's client would offer them (their registration).
+    pub fn set_file(&self, name: &str, ast: &crate::language::ast::File) {
+        let commands = match crate::language::registration::registration(ast) {
+            Ok(commands) => serde_json::to_value(commands).unwrap_or_default(),
+            // (A command without a description is still played.)
+            Err(_) => json!(ast
+                .written()
+                .filter(|t| t.kind == crate::language::ast::TreeKind::Command)
+                .map(|t| json!({ "type": 1, "name": t.name.name.as_str(), "description": "", "options": [] }))
+                .collect::<Vec<_>>()),
+        };
+        // The events the page can fire, and the timed ones it can tick
+        // (which also tick on their own schedule).
+        let event = |timed: bool| {
+            ast.written()
+                .filter(move |t| t.kind == crate::language::ast::TreeKind::Event && t.schedule.is_some() == timed)
+                .map(|t| t.name.name.as_str())
+                .filter(|k| *k != "ready")
+                .collect::<Vec<&str>>()
+        };
+        let (events, timers) = (event(false), event(true));
+        let servers: Vec<Value> =
+            world::SERVERS.iter().map(|g| json!({ "id": g.id, "name": g.name, "channel": g.channel })).collect();
+        *self.file.lock().unwrap_or_else(|e| e.into_inner()) = json!({
+            "name": name, "commands": commands, "events": events, "timers": timers, "servers": servers,
+            "diagnostics": [],
+        });
+    }
+
+    /// The public key serve checks interactions with (hex, as the portal
+    /// shows one).
+    pub fn public_key(&self) -> String {
+        hex::encode(self.key.verifying_key().to_bytes())
+    }
+
+    /// The stand-in's API base, serve's `--platform`.
+    pub fn api(&self) -> String {
+        format!("http://{}/api/v10", self.address)
+    }
+
+    /// The page's address.
+    pub fn url(&self) -> String {
+        format!("http://{}/", self.address)
+    }
+
+    /// A new snowflake-like id for what the stand-in makes (interactions,
+    /// messages).
+    pub(super) fn id(&self) -> String {
+        let n = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        (1_400_000_000_000_000_000u64 + n).to_string()
+    }
+
+    /// The headers the platform signs an interaction with.
+    fn sign(&self, body: &[u8]) -> (String, String) {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let timestamp = now.to_string();
+        let mut message = timestamp.as_bytes().to_vec();
+        message.extend_from_slice(body);
+        (hex::encode(self.key.sign(&message).to_bytes()), timestamp)
+    }
+
+    /// What serve sent the platform after call `after` (its index), waiting
+    /// up to `wait` for one when there is none yet.
+    /// Gives them and the number of the next one (those before the kept
+    /// ones are gone).
+    pub async fn calls_after(&self, after: usize, wait: Duration) -> (Vec<Call>, usize) {
+        let take = || {
+            let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+            let (kept, dropped) = (&calls.0, calls.1);
+            let new: Vec<Call> = kept.iter().skip(after.saturating_sub(dropped)).cloned().collect();
+            (new, dropped + kept.len())
+        };
+        let notified = self.arrived.notified();
+        let now = take();
+        if !now.0.is_empty() {
+            return now;
+        }
+        let _ = tokio::time::timeout(wait, notified).await;
+        take()
+    }
+
+    /// Fires an event of `kind` (`member_join`) with what the page gave:
+    /// the dispatch serve's shard is sent next.
+    pub fn fire(&self, kind: &str, given: &Value) -> Result<(), String> {
+        if let Some(name) = kind.strip_prefix("tick:") {
+            return self.tick(name);
+        }
+        let id = self.id();
+        let (t, d) = world::dispatch(kind, given, &id).ok_or_else(|| format!("`{kind}` is not an event play fires"))?;
+        let mut dispatches = self.dispatches.lock().unwrap_or_else(|e| e.into_inner());
+        let seq = dispatches.last().map_or(world::GREETED, |d| d.0) + 1;
+        dispatches.push((seq, t.to_string(), d));
+        // Only the last fired are kept (a session replays what it missed
+        // of those), within a count and a size.
+        let size = |d: &(u64, String, Value)| d.2.to_string().len();
+        let mut bytes: usize = dispatches.iter().map(size).sum();
+        while dispatches.len() > 1 && (dispatches.len() > KEPT_DISPATCHES || bytes > KEPT_DISPATCH_BYTES) {
+            bytes -= size(&dispatches.remove(0));
+        }
+        Ok(())
+    }
+
+    /// Ticks the timed event `name` now (the file's, as last read well).
+    pub fn tick(&self, name: &str) -> Result<(), String> {
+        let file = self.file.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let timers = file["timers"].as_array().cloned().unwrap_or_default();
+        if !timers.iter().any(|t| t.as_str() == Some(name)) {
+            return Err(format!("`{name}` is not a timed event of the file"));
+        }
+        self.ticks.0.try_send(name.to_string()).map_err(|_| "too many ticks asked for at once".to_string())
+    }
+
+    /// The dispatches fired after sequence `seq`.
+    pub fn dispatches_after(&self, seq: u64) -> Vec<(u64, String, Value)> {
+        self.dispatches.lock().unwrap_or_else(|e| e.into_inner()).iter().filter(|d| d.0 > seq).cloned().collect()
+    }
+
+    pub(super) fn record(&self, call: Call) {
+        let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+        calls.0.push_back(call);
+        if calls.0.len() > KEPT_CALLS {
+            calls.0.pop_front();
+            calls.1 += 1;
+        }
+        drop(calls);
+        self.arrived.notify_waiters();
+    }
+
+    /// The interaction the platform would send for what the page asked
+    /// (`kind` 2 a command, 3 a component, 4 a keystroke, 5 a form), from
+    /// the member the page says is using it.
+    pub fn interaction(&self, asked: &Value) -> Value {
+        let id = self.id();
+        // Its own token, as the platform gives each interaction one.
+        let token = random::<12>().map(hex::encode).unwrap_or_default();
+        let who = &asked["member"];
+        let user = json!({
+            "id": text_or(&who["id"], "1001"),
+            "username": text_or(&who["name"], "you"),
+            "global_name": text_or(&who["name"], "you"),
+        });
+        let permissions = text_or(&who["permissions"], &(1u64 << 3).to_string());
+        let roles: Vec<Value> = who["roles"].as_array().cloned().unwrap_or_default();
+        let mut body = json!({
+            "type": asked["type"].as_u64().unwrap_or(2),
+            "id": id,
+            "application_id": "1400000000000000000",
+            "token": format!("play-{id}-{token}"),
+            "guild_id": text_or(&asked["server"], world::SERVER),
+            "channel_id": text_or(&asked["channel"], world::CHANNEL),
+            "channel": { "name": "general" },
+            "member": { "user": user, "nick": null, "roles": roles, "permissions": permissions },
+            "data": asked["data"].clone(),
+        });
+        if let Some(message) = asked.get("message").filter(|m| m.is_object()) {
+            body["message"] = message.clone();
+        }
+        body
+    }
+
+    /// Posts an interaction to serve's front door, signed, and gives its
+    /// answer (the platform's first answer, as serve gave it).
+    pub fn send(&self, interaction: &Value) -> Result<Value, String> {
+        let url = self.serve.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let url = url.ok_or("the bot is not serving yet")?;
+        let body = serde_json::to_vec(interaction).map_err(|e| e.to_string())?;
+        let (signature, timestamp) = self.sign(&body);
+        let agent = ureq::Agent::new_with_config(
+            ureq::Agent::config_builder()
+                .timeout_global(Some(Duration::from_secs(10)))
+                .http_status_as_error(false)
+                .build(),
+        );
+        let mut answer = agent
+            .post(&url)
+            .header("Content-Type", "application/json")
+            .header("X-Signature-Ed25519", &signature)
+            .header("X-Signature-Timestamp", &timestamp)
+            .send(&body[..])
+            .map_err(|e| format!("the bot did not answer: {e}"))?;
+        let status = answer.status().as_u16();
+        let text = answer.body_mut().read_to_string().map_err(|e| e.to_string())?;
+        let value: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        Ok(json!({ "status": status, "answer": value }))
+    }
+}
+
+/// A text field of the page's request, or `default` (a number is its digits).
+fn text_or(v: &Value, default: &str) -> String {
+    match v {
+        Value::String(s) if !s.is_empty() => s.clone(),
+        Value::Number(n) => n.to_string(),
+        _ => default.to_string(),
+    }
+}
+
+/// Random bytes from the system (`getrandom`).
+fn random<const N: usize>() -> Result<[u8; N], String> {
+    let mut out = [0u8; N];
+    getrandom::fill(&mut out).map_err(|e| format!("cannot read random bytes: {e}"))?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A long play keeps the last calls only, and says where the next one
+    /// is numbered, so a page that fell behind goes on from the oldest kept.
+    #[test]
+    fn the_calls_kept_for_the_page_are_bounded() {
+        let play = Play::new(([127, 0, 0, 1], 1).into(), "bot.blk".into()).unwrap();
+        for n in 0..KEPT_CALLS + 5 {
+            let call = Call {
+                method: "POST".into(),
+                route: format!("/{n}"),
+                kind: "message",
+                interaction: None,
+                body: Value::Null,
+            };
+            play.record(call);
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        let (all, next) = runtime.block_on(play.calls_after(0, Duration::ZERO));
+        assert_eq!((all.len(), next), (KEPT_CALLS, KEPT_CALLS + 5));
+        assert_eq!(all[0].route, "/5");
+        let (last, _) = runtime.block_on(play.calls_after(KEPT_CALLS + 3, Duration::ZERO));
+        assert_eq!(
+            last.iter().map(|c| c.route.as_str()).collect::<Vec<_>>(),
+            [format!("/{}", KEPT_CALLS + 3), format!("/{}", KEPT_CALLS + 4)]
+        );
+        let (none, next) = runtime.block_on(play.calls_after(KEPT_CALLS + 5, Duration::ZERO));
+        assert_eq!((none.len(), next), (0, KEPT_CALLS + 5));
+    }
+}

@@ -1,0 +1,139 @@
+//! A file loaded for serving (checked clean and lowered to its plan), or
+//! why it cannot be served; and where serving listens and keeps its store.
+
+use std::path::{Path, PathBuf};
+
+use crate::base::diagnostics::render::{render_terminal, RenderOptions};
+use crate::language::load::LoadOptions;
+use crate::language::model::Checked;
+use crate::language::plan::Plan;
+
+/// A file loaded for serving: checked clean and lowered to its plan.
+#[derive(Debug)]
+pub struct Loaded {
+    pub checked: Checked,
+    pub plan: Plan,
+    /// The file's modification time and size when read (for `--watch`).
+    pub stamp: Option<(std::time::SystemTime, u64)>,
+}
+
+/// Why a file cannot be served: its diagnostics rendered for a terminal
+/// (the refused start prints them), and each as fields for the log (a
+/// refused reload logs them, one line each).
+#[derive(Debug)]
+pub struct Refused {
+    pub rendered: String,
+    pub problems: Vec<Problem>,
+}
+
+/// One diagnostic of a refused file, as log fields.
+#[derive(Debug)]
+pub struct Problem {
+    pub code: &'static str,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+impl Refused {
+    fn new(source: &crate::base::source::SourceFile, diagnostics: &[crate::base::diagnostics::Diagnostic]) -> Refused {
+        let index = source.line_index();
+        let problems = diagnostics
+            .iter()
+            .filter(|d| d.severity == crate::base::diagnostics::Severity::Error)
+            .map(|d| {
+                let (line, column) = d.primary_span().map_or((1, 1), |s| index.line_col(s.start as usize));
+                Problem { code: d.code.as_str(), line, column, message: d.message.clone(), help: d.help.clone() }
+            })
+            .collect();
+        Refused { rendered: render_terminal(source, diagnostics, RenderOptions { color: false, width: 100 }), problems }
+    }
+
+    /// A file that could not be read: no diagnostics, only why.
+    fn unreadable(why: String) -> Refused {
+        Refused { rendered: why, problems: Vec::new() }
+    }
+}
+
+impl From<Refused> for String {
+    fn from(r: Refused) -> String {
+        r.rendered
+    }
+}
+
+/// Reads, checks and lowers `path`.
+pub fn load(path: &Path) -> Result<Loaded, Refused> {
+    let stamp = stamp(path);
+    let checked =
+        crate::language::load::load(path, LoadOptions::default()).map_err(|e| Refused::unreadable(e.to_string()))?;
+    if checked.has_errors() {
+        return Err(Refused::new(&checked.source, &checked.diagnostics));
+    }
+    let plan = crate::language::plan::lower(&checked).map_err(|d| Refused::new(&checked.source, &[*d]))?;
+    Ok(Loaded { checked, plan, stamp })
+}
+
+/// `loaded`, when every secret and the bot token its runs may send has a
+/// value in `inputs`; else what is missing.
+pub fn ready(loaded: Loaded, inputs: &crate::run::eval::Inputs) -> Result<Loaded, Refused> {
+    match crate::run::eval::inputs_ready(&loaded.plan, inputs) {
+        Ok(()) => Ok(loaded),
+        Err(missing) => Err(Refused::new(&loaded.checked.source, &[*missing])),
+    }
+}
+
+/// `--listen`: `IP:PORT`, `localhost:PORT`, or a port alone (`8080`,
+/// `:8080`), which listens on 127.0.0.1 as the default does: a bot is put
+/// behind a TLS proxy on the same machine, and every interface is asked
+/// for by name (`0.0.0.0:8080`).
+pub fn listen_address(text: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::{Ipv4Addr, SocketAddr};
+    let port = |p: &str| p.parse::<u16>().ok();
+    let loopback = |p: u16| SocketAddr::from((Ipv4Addr::LOCALHOST, p));
+    if let Ok(address) = text.parse::<SocketAddr>() {
+        return Ok(address);
+    }
+    let found = match text.rsplit_once(':') {
+        None => port(text).map(loopback),
+        Some(("" | "localhost", p)) => port(p).map(loopback),
+        Some(_) => None,
+    };
+    found.ok_or_else(|| {
+        format!("`{text}` is not an address to listen on: write a port (`8080`), or `IP:PORT` like `127.0.0.1:8080` or `0.0.0.0:8080`")
+    })
+}
+
+/// What `--watch` compares: the file's modification time and size.
+pub fn stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+/// The store beside the file, wherever blkc is run from (as for `run`).
+pub fn default_store(file: &Path) -> PathBuf {
+    file.parent().unwrap_or(Path::new("")).join(crate::run::store::DEFAULT_PATH)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::listen_address;
+
+    #[test]
+    fn a_port_alone_listens_on_this_machine_and_an_address_as_written() {
+        for (given, address) in [
+            (":0", "127.0.0.1:0"),
+            ("8080", "127.0.0.1:8080"),
+            (":8080", "127.0.0.1:8080"),
+            ("localhost:8080", "127.0.0.1:8080"),
+            ("0.0.0.0:8080", "0.0.0.0:8080"),
+            ("[::1]:9000", "[::1]:9000"),
+        ] {
+            assert_eq!(listen_address(given).map(|a| a.to_string()), Ok(address.to_string()), "{given}");
+        }
+        for refused in ["", ":", "eighty", "example.com:80", "127.0.0.1:99999", "localhost"] {
+            let error = listen_address(refused).unwrap_err();
+            assert!(error.contains("write a port"), "{refused}: {error}");
+        }
+    }
+}
