@@ -31,6 +31,7 @@ mod formats;
 mod fuzz;
 mod gateway;
 mod hardening;
+mod layers;
 mod loops;
 mod lsp;
 mod mistakes;
