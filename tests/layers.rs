@@ -6,7 +6,8 @@
 //! comments, strings and `#[cfg(test)]` modules left out.
 //!
 //! `docs/architecture.md` draws the layers; the table here is the one the
-//! test holds the code to.
+//! test holds the code to. `LAYERS_DEBUG=1` prints every arrow it reads.
+//! The same reading holds every function to the house style's 80 lines.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -135,17 +136,23 @@ fn code_of(text: &str) -> String {
         if rest.starts_with("//") {
             i += rest.find('\n').unwrap_or(rest.len());
         } else if rest.starts_with("/*") {
-            i += rest.find("*/").map_or(rest.len(), |e| e + 2);
+            let len = rest.find("*/").map_or(rest.len(), |e| e + 2);
+            out.extend(rest[..len].matches('\n').map(|_| '\n'));
+            i += len;
         } else if let Some(len) = raw_string(rest) {
+            // Blanked, keeping its lines: lengths in lines stay true.
             out.push_str("\"\"");
+            out.extend(rest[..len].matches('\n').map(|_| '\n'));
             i += len;
         } else if rest.starts_with('"') {
             let mut j = 1;
             while j < rest.len() && rest.as_bytes()[j] != b'"' {
                 j += if rest.as_bytes()[j] == b'\\' { 2 } else { 1 };
             }
+            let len = (j + 1).min(rest.len());
             out.push_str("\"\"");
-            i += (j + 1).min(rest.len());
+            out.extend(rest[..len].matches('\n').map(|_| '\n'));
+            i += len;
         } else if let Some(len) = char_literal(rest) {
             out.push_str("' '");
             i += len;
@@ -460,4 +467,66 @@ fn a_planted_upward_import_and_a_planted_cycle_are_found() {
     write("lib.rs", "pub mod base;\npub mod host;\npub mod loose;\n");
     write("loose.rs", "pub fn f() {}\n");
     assert_eq!(breaks(dir.path(), &["base", "host"]).outside, vec!["loose.rs".to_string()]);
+}
+
+/// The longest function the house style allows (docs/style.md).
+const LONGEST_FUNCTION: usize = 80;
+
+/// Every function of `code` (comments, strings and tests already out of
+/// it, by [`code_of`]) longer than `most` lines: its first line and length.
+fn long_functions(code: &str, most: usize) -> Vec<(usize, usize)> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut found = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        let words: Vec<&str> = line.split_whitespace().take_while(|w| !w.starts_with("fn")).collect();
+        let is_fn = line.split_whitespace().any(|w| w == "fn")
+            && words.iter().all(|w| ["pub", "async", "const", "unsafe", "extern"].contains(w) || w.starts_with("pub("));
+        if !is_fn {
+            continue;
+        }
+        let mut depth = 0i64;
+        let mut opened = false;
+        for (m, body) in lines.iter().enumerate().skip(n) {
+            for c in body.chars() {
+                match c {
+                    '{' => (depth, opened) = (depth + 1, true),
+                    '}' => depth -= 1,
+                    ';' if !opened && depth == 0 => break,
+                    _ => {}
+                }
+            }
+            if !opened && body.contains(';') {
+                break;
+            }
+            if opened && depth == 0 {
+                if m - n + 1 > most {
+                    found.push((n + 1, m - n + 1));
+                }
+                break;
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_function_is_over_80_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![src.clone()];
+    let mut long = Vec::new();
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let code = code_of(&std::fs::read_to_string(&path).unwrap());
+            for (line, length) in long_functions(&code, LONGEST_FUNCTION) {
+                long.push(format!("{}:{line}: {length} lines", path.strip_prefix(&src).unwrap().display()));
+            }
+        }
+    }
+    assert!(long.is_empty(), "functions over {LONGEST_FUNCTION} lines:\n{}", long.join("\n"));
+    // The count can fail: a function of 81 lines is found, one of 80 is not.
+    let body = |n: usize| format!("fn f() {{\n{}}}\n", "    let _ = 1;\n".repeat(n - 2));
+    assert_eq!(long_functions(&body(81), LONGEST_FUNCTION), vec![(1, 81)]);
+    assert!(long_functions(&body(80), LONGEST_FUNCTION).is_empty());
 }
