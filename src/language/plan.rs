@@ -14,7 +14,7 @@ use crate::language::model::Checked;
 pub use crate::language::vocab::Method;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 14;
+pub const FORMAT: u32 = 15;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -26,6 +26,16 @@ pub struct Plan {
     /// Declared custom variables and their defaults.
     pub variables: Vec<Variable>,
     pub trees: Vec<Tree>,
+    /// The Gateway intents the file's events need (their bits), computed
+    /// once here for `serve`, `play` and `deploy`.
+    pub intents: u64,
+}
+
+impl Plan {
+    /// The Gateway intents the file's events need.
+    pub fn intents(&self) -> crate::discord::intents::Intents {
+        crate::discord::intents::Intents::from_bits_truncate(self.intents)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -925,6 +935,7 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
         platform: crate::discord::options::DEFAULT_PLATFORM.to_string(),
         variables: Vec::new(),
         trees: Vec::new(),
+        intents: crate::language::registration::intents(&checked.ast).bits(),
     };
     // The checker reads the first `platform` line (a second one is B125).
     if let Some(p) = file.items.iter().find_map(|i| if let Item::Platform(p) = i { Some(p) } else { None }) {

@@ -124,7 +124,7 @@ pub fn start(
             if let (Shards::Auto, Some(pool)) = (shards, shared.bot.store.leases()) {
                 let connect = super::leases::Connect {
                     token,
-                    intents: crate::language::registration::intents(&loaded.checked.ast),
+                    intents: loaded.plan.intents(),
                     url: info.url.clone(),
                     gate: Arc::new(IdentifyGate::new(&info)),
                     events: Arc::new(GatewayEvents(shared.clone())),
@@ -151,7 +151,7 @@ fn shard_threads(
     token: String,
     info: &GatewayInfo,
 ) -> Result<Vec<std::thread::JoinHandle<()>>, String> {
-    let intents = crate::language::registration::intents(&loaded.checked.ast);
+    let intents = loaded.plan.intents();
     let (ids, count) = match shards {
         // A thread a shard: what the platform answers must not decide how
         // many this process makes.
