@@ -1,18 +1,26 @@
-//! The chat platform (Discord), as one module below both the checker and
-//! the server: everything blkc knows of its wire format is here, typed.
+//! The platform layer: the chat platform (Discord), below the language,
+//! the runner and the host. Everything blkc knows of the platform is here:
+//! its vocabulary, its limits, and its wire format, typed.
 //!
+//! - [`options`]: option types and their numbers, the API's default URL.
+//! - [`limits`]: what a command, a message, an embed, components and a
+//!   form may hold, and the row layout of components.
+//! - [`custom_id`]: the id blkc gives a component or a form.
+//! - [`outgoing`]: a message as blkc sends it, in its own terms, and how
+//!   it is cut and split to the limits.
 //! - [`model`]: what the platform sends (interactions, Gateway frames and
 //!   dispatches, its answers), read into structs of blkc's own that take
 //!   only the fields blkc uses and treat a field of another type as absent.
 //! - [`message`]: what blkc sends, built from the neutral
 //!   [`crate::discord::outgoing::Message`] into `twilight-model`'s types.
-//! - [`registration`]: the commands' registration payload.
+//! - [`registration`]: the commands' registration payload's types (a file's
+//!   payload is built by `language::registration`).
 //! - [`intents`]: the event kinds' dispatches and intents.
 //! - [`signature`], [`rest`] (the API client) with [`ratelimit`], and
 //!   [`gateway`].
 //!
 //! Nothing here imports the language, the checker, the runner or the
-//! server. Why inbound payloads are blkc's own structs and outbound ones
+//! server (`tests/layers.rs` holds it to that). Why inbound payloads are blkc's own structs and outbound ones
 //! `twilight-model`'s: docs/architecture.md, "The platform boundary".
 
 pub mod custom_id;

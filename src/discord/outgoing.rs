@@ -17,10 +17,10 @@ pub struct Message {
     /// chat user supplied can never ping anyone the command did not name.
     pub mentions: Vec<String>,
     /// At most [`limits::EMBEDS`], each within the platform's limits
-    /// ([`embed`] makes them so).
+    /// (`language::message::embed` makes them so).
     pub embeds: Vec<Embed>,
     /// Buttons and select menus, in order (laid out in rows by
-    /// [`vocab::rows`]).
+    /// [`limits::rows`]).
     pub components: Vec<Component>,
     /// An edit of the message a component is on, not a new message.
     pub update: bool,

@@ -1,6 +1,6 @@
 //! The commands' registration payload (`PUT …/commands`, a bulk
 //! overwrite), typed with `twilight-model`'s command and option types.
-//! The checker builds it from a file (`check::platform::registration`).
+//! `language::registration` builds it from a file.
 
 use std::collections::{BTreeMap, HashMap};
 

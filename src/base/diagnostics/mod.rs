@@ -1,6 +1,6 @@
 //! Diagnostic codes, the diagnostic type, and rendering (terminal and JSON).
 //!
-//! Every code is listed once in [`codes!`]; its page lives in
+//! Every code is listed once in `codes!`; its page lives in
 //! `docs/codes/<CODE>.md` and is compiled in for `blkc explain`.
 
 pub mod formats;

@@ -1,6 +1,6 @@
 //! AST to diagnostics: every static rule, all findings reported together.
 //!
-//! One file per group of rules; each takes the [`Scope`] it needs and pushes
+//! One file per group of rules; each takes the [`scope::Scope`] it needs and pushes
 //! onto one list. Nothing here sends a request or reads the network.
 
 mod arith;

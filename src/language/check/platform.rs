@@ -2,7 +2,7 @@
 //! descriptions, choices and the registration limits (docs/serve.md).
 //!
 //! The same rules decide what `blkc deploy` may register: it refuses a file
-//! with any of these findings, and adds [`missing_descriptions`], which only
+//! with any of these findings, and adds [`missing_descriptions`](crate::language::registration::missing_descriptions), which only
 //! registration needs.
 
 use crate::base::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
