@@ -6,6 +6,7 @@ pub mod diagnostics;
 pub mod display;
 pub mod path;
 pub mod source;
+pub mod stop;
 pub mod urls;
 pub mod values;
 pub mod waiting;

@@ -19,6 +19,7 @@ use twilight_model::gateway::{CloseCode, ShardId};
 
 use super::intents::{self, Intents};
 use super::model::{Dispatch, Frame, GatewayBot, OpCode};
+use crate::base::stop::StopSignal;
 use tungstenite::protocol::CloseFrame;
 use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
@@ -149,14 +150,14 @@ impl IdentifyGate {
     }
 
     /// Waits for `shard`'s turn to identify; false when stopping.
-    fn wait(&self, shard: u32, stop: &AtomicBool) -> bool {
+    fn wait(&self, shard: u32, stop: &StopSignal) -> bool {
         let bucket = shard % self.max_concurrency;
         if let Some(turns) = &self.turns {
             return wait_turn(turns.as_ref(), shard, bucket, self.spacing, stop);
         }
         let mut warned = false;
         loop {
-            if stop.load(Ordering::SeqCst) {
+            if stop.is_set() {
                 return false;
             }
             let wait = {
@@ -182,7 +183,9 @@ impl IdentifyGate {
                     }
                 }
             };
-            std::thread::sleep(wait.min(Duration::from_millis(250)));
+            if stop.wait(wait.min(Duration::from_millis(250))) {
+                return false;
+            }
         }
     }
 }
@@ -192,10 +195,10 @@ impl IdentifyGate {
 /// bot's shards may wait minutes for their buckets), and a store that
 /// cannot say is asked again each second (the identify waits: two
 /// processes could otherwise identify in one bucket at once).
-fn wait_turn(turns: &dyn Turns, shard: u32, bucket: u32, spacing: Duration, stop: &AtomicBool) -> bool {
+fn wait_turn(turns: &dyn Turns, shard: u32, bucket: u32, spacing: Duration, stop: &StopSignal) -> bool {
     let mut warned = false;
     loop {
-        if stop.load(Ordering::SeqCst) {
+        if stop.is_set() {
             return false;
         }
         let wait = match turns.turn(bucket, spacing) {
@@ -208,12 +211,8 @@ fn wait_turn(turns: &dyn Turns, shard: u32, bucket: u32, spacing: Duration, stop
                 Duration::from_secs(1)
             }
         };
-        let until = Instant::now() + wait.min(Duration::from_secs(1));
-        while Instant::now() < until {
-            if stop.load(Ordering::SeqCst) {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(20).min(until.saturating_duration_since(Instant::now())));
+        if stop.wait(wait.min(Duration::from_secs(1))) {
+            return false;
         }
     }
 }
@@ -238,7 +237,7 @@ pub struct Shard {
     pub url: String,
     pub gate: Arc<IdentifyGate>,
     pub events: Arc<dyn Events>,
-    pub stop: Arc<AtomicBool>,
+    pub stop: StopSignal,
     /// Its session as it stands, for its lease (and from the last holder).
     pub kept: Arc<Kept>,
 }
@@ -345,7 +344,7 @@ impl Shard {
         let mut session: Option<Session> = given.map(|(session, _)| session);
         let mut failures = 0u32;
         loop {
-            if self.stop.load(Ordering::SeqCst) {
+            if self.stop.is_set() {
                 return Ok(());
             }
             let url = match &session {
@@ -376,10 +375,7 @@ impl Shard {
                     in_ms = wait.as_millis() as u64,
                     "Gateway connection ended; reconnecting"
                 );
-                let until = Instant::now() + wait;
-                while Instant::now() < until && !self.stop.load(Ordering::SeqCst) {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
+                self.stop.wait(wait);
             }
             failures += 1;
             self.events.count("reconnect");
@@ -447,7 +443,7 @@ impl Shard {
             return end;
         }
         loop {
-            if self.stop.load(Ordering::SeqCst) {
+            if self.stop.is_set() {
                 return End::Stop;
             }
             if Instant::now() >= beat.next {
@@ -539,11 +535,7 @@ impl Shard {
             Some(OpCode::InvalidSession) => {
                 let resumable = frame.resumable();
                 tracing::info!(shard = self.id, resumable, "the Gateway invalidated the session");
-                let wait = Duration::from_millis(1000 + (jitter() * 4000.0) as u64);
-                let until = Instant::now() + wait;
-                while Instant::now() < until && !self.stop.load(Ordering::SeqCst) {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
+                self.stop.wait(Duration::from_millis(1000 + (jitter() * 4000.0) as u64));
                 Heard::End(if resumable && session.is_some() { End::Resume { backoff: false } } else { End::Identify })
             }
             Some(OpCode::HeartbeatAck) => {
@@ -740,7 +732,7 @@ mod tests {
         let info = GatewayInfo::from_wire(serde_json::from_str(body).unwrap()).unwrap();
         let mut gate = IdentifyGate::new(&info);
         gate.spacing = Duration::from_millis(300);
-        let stop = AtomicBool::new(false);
+        let stop = crate::base::stop::StopSignal::new();
         let started = Instant::now();
         // Shards 0 and 1 are in buckets 0 and 1: both at once.
         assert!(gate.wait(0, &stop) && gate.wait(1, &stop));
@@ -751,7 +743,7 @@ mod tests {
         // The budget of 3 is spent: the next waits for the reset.
         assert!(gate.wait(3, &stop));
         assert!(started.elapsed() >= Duration::from_millis(390));
-        stop.store(true, Ordering::SeqCst);
+        stop.set();
         assert!(!gate.wait(0, &stop));
     }
 

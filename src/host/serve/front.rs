@@ -106,7 +106,7 @@ impl Front {
                 accepted = accept(listener.as_ref()) => self.take(shared, accepted).await,
             }
         }
-        shared.life.gateway_stop.store(true, Ordering::SeqCst);
+        shared.life.gateway_stop.set();
         let listener = match listener {
             Some(listener) if self.reuse_port => {
                 self.hand_over(shared, listener).await;

@@ -23,6 +23,7 @@
 //! and when none is held the count moves and the shards are taken again
 //! under it. No shard is held under two counts.
 
+use crate::base::stop::StopSignal;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -53,13 +54,13 @@ const TURN_MARGIN: Duration = Duration::from_millis(250);
 
 /// A shard this process holds: its thread, and what it shares with it.
 struct Held {
-    stop: Arc<AtomicBool>,
+    stop: StopSignal,
     kept: Arc<Kept>,
     thread: std::thread::JoinHandle<()>,
 }
 
 /// The shards a [`Fence`] watches: each one's stop flag and session.
-type Watched = BTreeMap<u32, (Arc<AtomicBool>, Arc<Kept>)>;
+type Watched = BTreeMap<u32, (StopSignal, Arc<Kept>)>;
 
 /// Stops the shards when their leases may run out while the keeper waits
 /// on a store that does not answer (a call may take its whole deadline): a
@@ -92,17 +93,15 @@ impl Fence {
     }
 
     /// Watches the time until the server stops.
-    fn watch(&self, stopping: &AtomicBool) {
-        while !stopping.load(Ordering::SeqCst) {
-            std::thread::sleep(Duration::from_millis(100));
+    fn watch(&self, stopping: &StopSignal) {
+        while !stopping.wait(Duration::from_millis(100)) {
             let late = self.epoch.elapsed().as_millis() as u64 > self.until.load(Ordering::SeqCst);
             let shards = self.shards();
-            let running: Vec<u32> =
-                shards.iter().filter(|(_, (stop, _))| !stop.load(Ordering::SeqCst)).map(|(id, _)| *id).collect();
+            let running: Vec<u32> = shards.iter().filter(|(_, (stop, _))| !stop.is_set()).map(|(id, _)| *id).collect();
             if late && !running.is_empty() {
                 for (stop, kept) in shards.values() {
                     kept.hand_over.store(true, Ordering::SeqCst);
-                    stop.store(true, Ordering::SeqCst);
+                    stop.set();
                 }
                 self.fired.store(true, Ordering::SeqCst);
                 tracing::error!(
@@ -255,7 +254,7 @@ pub fn shares(count: u32, most: &[Option<u32>]) -> Vec<u32> {
 
 impl Keeper {
     fn stopping(&self) -> bool {
-        self.shared.life.gateway_stop.load(Ordering::SeqCst)
+        self.shared.life.gateway_stop.is_set()
     }
 
     /// Waits `wait`, or less when the server stops or a shard has a new
@@ -264,8 +263,12 @@ impl Keeper {
     fn pause(&self, wait: Duration) {
         let until = Instant::now() + wait;
         let fresh = || self.held.values().any(|h| h.kept.fresh.swap(false, Ordering::SeqCst));
-        while Instant::now() < until && !self.stopping() && !fresh() {
-            std::thread::sleep(Duration::from_millis(20));
+        // (A new session is looked for every 20 ms; a stop ends it at once.)
+        while Instant::now() < until && !fresh() {
+            let left = until.saturating_duration_since(Instant::now());
+            if self.shared.life.gateway_stop.wait(left.min(Duration::from_millis(20))) {
+                return;
+            }
         }
     }
 
@@ -405,12 +408,8 @@ impl Keeper {
     /// that no lease is kept for a shard no thread holds: each is taken
     /// again, by this process or another, once its reason is dealt with.
     fn sweep(&mut self) {
-        let ended: Vec<u32> = self
-            .held
-            .iter()
-            .filter(|(_, h)| h.thread.is_finished() && !h.stop.load(Ordering::SeqCst))
-            .map(|(id, _)| *id)
-            .collect();
+        let ended: Vec<u32> =
+            self.held.iter().filter(|(_, h)| h.thread.is_finished() && !h.stop.is_set()).map(|(id, _)| *id).collect();
         if ended.is_empty() {
             return;
         }
@@ -492,7 +491,7 @@ impl Keeper {
         for (id, held) in &stopped {
             fenced.remove(id);
             held.kept.hand_over.store(keep, Ordering::SeqCst);
-            held.stop.store(true, Ordering::SeqCst);
+            held.stop.set();
         }
         drop(fenced);
         let until = Instant::now() + CLOSE_WAIT;
@@ -510,7 +509,7 @@ impl Keeper {
 
     /// Connects shard `id` on a thread of its own.
     fn start(&mut self, id: u32, kept: Kept) {
-        let stop = Arc::new(AtomicBool::new(false));
+        let stop = StopSignal::new();
         let kept = Arc::new(kept);
         let c = &self.connect;
         let shard = Shard {

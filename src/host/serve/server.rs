@@ -137,7 +137,7 @@ fn shared(config: &mut Config, loaded: Arc<Loaded>, queue: Queue) -> Shared {
             handing_over: AtomicBool::new(false),
             idle: Notify::new(),
             watched: Mutex::new(loaded.stamp),
-            gateway_stop: Arc::new(AtomicBool::new(false)),
+            gateway_stop: crate::base::stop::StopSignal::new(),
             fatal: Mutex::new(None),
             fatal_notify: Notify::new(),
             runtime: std::sync::OnceLock::new(),

@@ -2,7 +2,6 @@
 //! shard this process holds, and the dispatches they report made into
 //! triggers of event runs.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -110,12 +109,8 @@ pub fn start(
                             retry_in_s = wait.as_secs(),
                             "{why}; events wait, interactions are answered meanwhile"
                         );
-                        let until = Instant::now() + wait;
-                        while Instant::now() < until {
-                            if shared.life.gateway_stop.load(Ordering::SeqCst) {
-                                return;
-                            }
-                            std::thread::sleep(Duration::from_millis(50));
+                        if shared.life.gateway_stop.wait(wait) {
+                            return;
                         }
                     }
                 }

@@ -1,7 +1,7 @@
 //! This process's share of the platform's global rate limit, with the
 //! other processes of the bot that share its store.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::base::stop::StopSignal;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -15,7 +15,7 @@ const CHECK_IN_EVERY: Duration = Duration::from_millis(500);
 /// each takes an even share.
 pub struct Share {
     me: String,
-    stop: Arc<AtomicBool>,
+    stop: StopSignal,
     thread: std::thread::JoinHandle<()>,
     store: crate::run::store::Backend,
 }
@@ -23,7 +23,7 @@ pub struct Share {
 impl Share {
     /// Stops checking in, and leaves the others its share.
     pub fn stop(self) {
-        self.stop.store(true, Ordering::SeqCst);
+        self.stop.set();
         let _ = self.thread.join();
         let _ = self.store.check_out(&self.me);
     }
@@ -62,14 +62,13 @@ pub fn share_global_limit(shared: &Arc<Shared>) -> Result<Option<Share>, Stop> {
     let mut known = processes;
     // Said in the "serving" line.
     shared.metrics.global_limit.set(shared.bot.limiter.share(processes) as i64);
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = StopSignal::new();
     let (s, halt, name) = (shared.clone(), stop.clone(), me.clone());
     let thread = std::thread::Builder::new()
         .name("blkc-share".into())
         .spawn(move || {
             let mut failing = false;
-            while !halt.load(Ordering::SeqCst) {
-                std::thread::sleep(CHECK_IN_EVERY);
+            while !halt.wait(CHECK_IN_EVERY) {
                 // Each call has the store's deadline: a lost network fails
                 // it in time, and the check-ins are what see it come back.
                 match s.bot.store.check_in(&name) {

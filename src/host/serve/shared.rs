@@ -179,7 +179,7 @@ pub struct Life {
     /// The file's stamp when `--watch` last looked.
     pub watched: Mutex<Option<(SystemTime, u64)>>,
     /// Ends the Gateway's shards.
-    pub gateway_stop: Arc<AtomicBool>,
+    pub gateway_stop: crate::base::stop::StopSignal,
     /// Why the server must stop (a Gateway close code retrying cannot fix).
     pub fatal: Mutex<Option<String>>,
     pub fatal_notify: Notify,
@@ -195,7 +195,7 @@ impl Life {
             None => tracing::error!("{why}"),
         }
         *self.fatal.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
-        self.gateway_stop.store(true, Ordering::SeqCst);
+        self.gateway_stop.set();
         self.fatal_notify.notify_one();
     }
 

@@ -27,6 +27,7 @@
 //! process computes alike (`BLKC_TEST_CLOCK`), to see an hour of ticks in
 //! seconds.
 
+use crate::base::stop::StopSignal;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -97,13 +98,13 @@ impl Clock {
 
 /// The thread of the timed events, until [`Timers::stop`].
 pub struct Timers {
-    stop: Arc<AtomicBool>,
+    stop: StopSignal,
     thread: std::thread::JoinHandle<()>,
 }
 
 impl Timers {
     pub fn stop(self) {
-        self.stop.store(true, Ordering::SeqCst);
+        self.stop.set();
         let _ = self.thread.join();
     }
 }
@@ -111,12 +112,12 @@ impl Timers {
 /// Starts the thread; it idles while the file has no timed event (a reload
 /// may add one).
 pub fn start(shared: &Arc<Shared>) -> std::io::Result<Timers> {
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = StopSignal::new();
     let (shared, stopped) = (shared.clone(), stop.clone());
     let thread = std::thread::Builder::new().name("blkc-timers".into()).spawn(move || {
         let clock = Clock::from_env();
         let mut ticks = Ticks::default();
-        while !stopped.load(Ordering::SeqCst) && !shared.life.draining() {
+        while !stopped.is_set() && !shared.life.draining() {
             let loaded = shared.bot.loaded();
             let wait = ticks.step(&shared, &loaded, clock.now_ms(), clock);
             let wait = wait.clamp(Duration::from_millis(5), Duration::from_secs(1));
@@ -124,7 +125,9 @@ pub fn start(shared: &Arc<Shared>) -> std::io::Result<Timers> {
             match shared.hooks.as_ref().map(|hooks| hooks.ticks.recv_timeout(wait)) {
                 Some(Ok(name)) => tick_now(&shared, &shared.bot.loaded(), &mut ticks, &name, clock),
                 Some(Err(crossbeam_channel::RecvTimeoutError::Timeout)) => {}
-                Some(Err(crossbeam_channel::RecvTimeoutError::Disconnected)) | None => std::thread::sleep(wait),
+                Some(Err(crossbeam_channel::RecvTimeoutError::Disconnected)) | None => {
+                    stopped.wait(wait);
+                }
             }
         }
     })?;
