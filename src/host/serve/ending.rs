@@ -45,6 +45,30 @@ impl Trail {
     }
 }
 
+/// The record of a trigger that ended, as `blkc play`'s inspector reads
+/// it (docs/play.md, "The inspector").
+#[derive(serde::Serialize)]
+struct Record<'a> {
+    /// `interaction`, `event` or `timer`.
+    kind: &'static str,
+    /// The command or handler, the event's kind, or the timed event's name.
+    name: &'a str,
+    /// The tree that ran; none when it ended before one was found.
+    tree: Option<&'a str>,
+    tree_kind: Option<&'static str>,
+    /// The interaction's id, when it is one.
+    interaction: Option<&'a str>,
+    outcome: &'static str,
+    ms: f64,
+    error: Option<&'a str>,
+    /// What the member was told when the trigger was kept from running.
+    refused: Option<&'a str>,
+    /// The run's events as `blkc run --format json` prints them, each
+    /// warning with its line and column.
+    events: Vec<Value>,
+    left_out: usize,
+}
+
 /// How a run ended, beyond its outcome.
 pub struct Ending<'a> {
     pub outcome: Outcome,
@@ -76,20 +100,20 @@ fn tell(shared: &Shared, what: &Ended, ending: Ending) {
             (event["line"], event["column"]) = (json!(line), json!(column));
         }
     }
-    let record = json!({
-        "kind": kind,
-        "name": name,
-        "tree": trigger.map(|t| t.tree().name.as_str()),
-        "tree_kind": trigger.map(|t| t.tree().kind.as_str()),
-        "interaction": about.id(),
-        "outcome": ending.outcome.label(),
-        "ms": (received.elapsed().as_secs_f64() * 1e4).round() / 10.0,
-        "error": ending.report.and_then(|r| r.failure.as_deref()),
-        "refused": ending.refused,
-        "events": trail.events,
-        "left_out": trail.left_out,
-    });
-    let mut text = record.to_string();
+    let record = Record {
+        kind,
+        name,
+        tree: trigger.map(|t| t.tree().name.as_str()),
+        tree_kind: trigger.map(|t| t.tree().kind.as_str()),
+        interaction: about.id(),
+        outcome: ending.outcome.label(),
+        ms: (received.elapsed().as_secs_f64() * 1e4).round() / 10.0,
+        error: ending.report.and_then(|r| r.failure.as_deref()),
+        refused: ending.refused,
+        events: trail.events,
+        left_out: trail.left_out,
+    };
+    let Ok(mut text) = serde_json::to_string(&record) else { return };
     if let Some(token) = about.token().filter(|t| !t.is_empty()) {
         text = text.replace(token, "[interaction token]");
     }
