@@ -458,7 +458,7 @@ fn a_message_the_platform_refused_fails_its_run_with_the_reason() {
     let log = served.wait_log("outcome=");
     let line = log.lines().find(|l| l.contains(" event ") && l.contains("kind=message_create")).unwrap_or_default();
     assert!(line.contains("outcome=failed") && line.contains("messages=0"), "{log}");
-    assert!(line.contains("refused a message (400): Invalid Form Body"), "{line}");
+    assert!(line.contains("refused a message (400, code 50035): Invalid Form Body"), "{line}");
     // An interaction whose deferred edit is refused is failed too.
     let api = crate::support::server::TestServer::start();
     let program = &slow_command(1500);
@@ -467,7 +467,7 @@ fn a_message_the_platform_refused_fails_its_run_with_the_reason() {
     let answer = served.send(&platform, &command("r1", "slow", json!([])));
     assert_eq!(answer.body, json!({ "type": 5 }));
     let log = served.wait_log("outcome=failed");
-    assert!(log.contains("refused a message (400)") && !log.contains("outcome=answered"), "{log}");
+    assert!(log.contains("refused a message (400, code 50035)") && !log.contains("outcome=answered"), "{log}");
     let metrics = get(&format!("{}/metrics", served.url)).1;
     assert!(metrics.contains("blkc_interactions_total{outcome=\"failed\"} 1"), "{metrics}");
 }

@@ -287,7 +287,7 @@ fn commands_come_over_the_gateway_without_a_public_address() {
     platform.refuse_once("/api/interactions/9103/", 400);
     gateway.dispatch("INTERACTION_CREATE", command("9103", "ping", serde_json::json!([])));
     let log = served.wait_log("callback failed");
-    assert!(log.contains("(400)"), "{log}");
+    assert!(log.contains("(400, code 50035)"), "{log}");
     assert!(
         !log.contains("itoken-9101-secretpart") && !log.contains("itoken-9103"),
         "the token is never logged: {log}"

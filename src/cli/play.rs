@@ -123,10 +123,7 @@ fn open_store(
 }
 
 fn stop_reason(stop: &serve::Stop) -> String {
-    match stop {
-        serve::Stop::Store(e) => e.to_string(),
-        serve::Stop::Gateway(e) | serve::Stop::Start(e) => e.clone(),
-    }
+    stop.to_string()
 }
 
 /// `serve` as `play` runs it: on a free loopback port, its interactions
@@ -152,7 +149,7 @@ fn config(args: &PlayArgs, play: &Play, store: blkc::run::store::Backend) -> Res
         file: args.file.clone(),
         listen: Some(([127, 0, 0, 1], 0).into()),
         reuse_port: false,
-        public_key: Some(blkc::discord::signature::PublicKey::from_hex(&play.public_key())?),
+        public_key: Some(blkc::discord::signature::PublicKey::from_hex(&play.public_key()).map_err(|e| e.to_string())?),
         global_rate_limit: 50,
         shards: Shards::Auto,
         max_shards: None,

@@ -133,7 +133,7 @@ pub fn serve(args: &ServeArgs) -> Exit {
         Ok(()) => Exit::Success,
         Err(serve::Stop::Store(e)) => report::coded_error(Code::StoreFailed, &e, Some(e.help())),
         // The Gateway refused for good (a wrong token, a disallowed intent).
-        Err(serve::Stop::Gateway(e)) => report::error(e, Exit::RunFailure),
-        Err(serve::Stop::Start(e)) => report::error(e, Exit::Usage),
+        Err(stop @ serve::Stop::Gateway(_)) => report::error(stop, Exit::RunFailure),
+        Err(stop) => report::error(stop, Exit::Usage),
     }
 }

@@ -31,6 +31,20 @@ pub const VERSION: u8 = 10;
 /// The platform allows 120 sends a minute on one connection.
 const SENDS_PER_MINUTE: usize = 110;
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// The waits before reconnecting after quick ends: 250 ms, doubled each
+/// time up to [`MAX_BACKOFF`], each with a random part (`backon`'s jitter,
+/// up to the wait again) so that shards dropped together do not come
+/// back together.
+fn reconnect_waits() -> backon::ExponentialBackoff {
+    use backon::BackoffBuilder as _;
+    backon::ExponentialBuilder::default()
+        .with_min_delay(Duration::from_millis(250))
+        .with_max_delay(MAX_BACKOFF / 2)
+        .with_jitter()
+        .without_max_times()
+        .build()
+}
 /// A connection that lasted this long was a good one: the next reconnect
 /// is at once; quicker ends back off, whatever ended them (a close, an op
 /// 7, a missed ACK), so a Gateway that asks again and again is not
@@ -60,8 +74,8 @@ pub struct GatewayInfo {
 
 impl GatewayInfo {
     /// What `GET /gateway/bot` answered, within bounds.
-    pub fn from_wire(body: GatewayBot) -> Result<GatewayInfo, String> {
-        let url = body.url.ok_or("the platform's /gateway/bot has no `url`")?;
+    pub fn from_wire(body: GatewayBot) -> Result<GatewayInfo, NoGatewayUrl> {
+        let url = body.url.ok_or(NoGatewayUrl)?;
         let limit = body.session_start_limit.unwrap_or_default();
         Ok(GatewayInfo {
             url,
@@ -72,6 +86,86 @@ impl GatewayInfo {
         })
     }
 }
+
+/// `GET /gateway/bot` answered with no `url`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoGatewayUrl;
+
+impl std::fmt::Display for NoGatewayUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the platform's /gateway/bot has no `url`")
+    }
+}
+
+impl std::error::Error for NoGatewayUrl {}
+
+/// Why a connection to the Gateway could not be opened.
+#[derive(Debug)]
+pub enum ConnectError {
+    /// The URL is no WebSocket request.
+    Request(tungstenite::Error),
+    /// The URL is no URL.
+    Url(url::ParseError),
+    /// The host's addresses could not be looked up.
+    Lookup { host: String, error: std::io::Error },
+    /// The lookup took longer than [`CONNECT_TIME`].
+    LookupSlow { host: String },
+    /// The host has no address.
+    NoAddress { host: String },
+    /// No address of the host took the connection: the last one's error.
+    Connect(std::io::Error),
+    /// The WebSocket (or TLS) handshake failed.
+    Handshake(tungstenite::Error),
+    /// The lookup's thread could not be started.
+    Thread(std::io::Error),
+}
+
+impl std::fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConnectError::Request(e) => write!(f, "{e}"),
+            ConnectError::Url(e) => write!(f, "{e}"),
+            ConnectError::Lookup { host, error } => write!(f, "cannot look up `{host}`: {error}"),
+            ConnectError::LookupSlow { host } => {
+                write!(f, "looking up `{host}` took longer than {} s", CONNECT_TIME.as_secs())
+            }
+            ConnectError::NoAddress { host } => write!(f, "`{host}` has no address"),
+            ConnectError::Connect(e) => write!(f, "{e}"),
+            ConnectError::Handshake(e) => write!(f, "the WebSocket handshake failed: {e}"),
+            ConnectError::Thread(e) => write!(f, "cannot start a lookup: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ConnectError {}
+
+/// Why the Gateway's URL is not one a shard connects to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BadGatewayUrl {
+    NotUrl {
+        url: String,
+        error: url::ParseError,
+    },
+    /// Plain `ws://` to another machine: the bot token goes only over wss.
+    PlainToAnother {
+        url: String,
+    },
+    Scheme(String),
+}
+
+impl std::fmt::Display for BadGatewayUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadGatewayUrl::NotUrl { url, error } => write!(f, "the Gateway URL `{url}` is not a URL: {error}"),
+            BadGatewayUrl::PlainToAnother { url } => {
+                write!(f, "the Gateway `{url}` is plain ws to another machine; the bot token goes only over wss")
+            }
+            BadGatewayUrl::Scheme(scheme) => write!(f, "the Gateway URL has scheme `{scheme}`, not wss"),
+        }
+    }
+}
+
+impl std::error::Error for BadGatewayUrl {}
 
 /// Why the Gateway cannot go on: a close code retrying will not fix (the
 /// code, when the Gateway closed with one).
@@ -132,7 +226,11 @@ pub trait Turns: Send + Sync {
     /// Whether `bucket` may identify now, `spacing` after the last of any
     /// process (and within the session-start budget), or how long to wait;
     /// a turn given is counted. `Err` when it cannot be said.
-    fn turn(&self, bucket: u32, spacing: Duration) -> Result<Option<Duration>, String>;
+    fn turn(
+        &self,
+        bucket: u32,
+        spacing: Duration,
+    ) -> Result<Option<Duration>, Box<dyn std::error::Error + Send + Sync>>;
 }
 
 impl IdentifyGate {
@@ -206,7 +304,7 @@ fn wait_turn(turns: &dyn Turns, shard: u32, bucket: u32, spacing: Duration, stop
             Ok(Some(wait)) => wait,
             Err(why) => {
                 if !std::mem::replace(&mut warned, true) {
-                    tracing::warn!(shard, error = why, "the store cannot say whose turn it is to identify; waiting");
+                    tracing::warn!(shard, error = %why, "the store cannot say whose turn it is to identify; waiting");
                 }
                 Duration::from_secs(1)
             }
@@ -307,19 +405,17 @@ fn jitter() -> f64 {
 }
 
 /// `url` with the Gateway's query; plain `ws://` only to this machine.
-fn gateway_url(url: &str) -> Result<String, String> {
-    let parsed = url::Url::parse(url).map_err(|e| format!("the Gateway URL `{url}` is not a URL: {e}"))?;
+fn gateway_url(url: &str) -> Result<String, BadGatewayUrl> {
+    let parsed = url::Url::parse(url).map_err(|error| BadGatewayUrl::NotUrl { url: url.to_string(), error })?;
     match parsed.scheme() {
         "wss" => {}
         "ws" => {
             let to = crate::base::urls::Destination::new("ws", parsed.host_str().unwrap_or_default(), parsed.port());
             if !to.is_loopback() {
-                return Err(format!(
-                    "the Gateway `{url}` is plain ws to another machine; the bot token goes only over wss"
-                ));
+                return Err(BadGatewayUrl::PlainToAnother { url: url.to_string() });
             }
         }
-        other => return Err(format!("the Gateway URL has scheme `{other}`, not wss")),
+        other => return Err(BadGatewayUrl::Scheme(other.to_string())),
     }
     let mut parsed = parsed;
     parsed.set_query(Some(&format!("v={VERSION}&encoding=json")));
@@ -343,6 +439,7 @@ impl Shard {
         let mut seq: Option<u64> = given.as_ref().map(|(_, seq)| *seq);
         let mut session: Option<Session> = given.map(|(session, _)| session);
         let mut failures = 0u32;
+        let mut waits = reconnect_waits();
         loop {
             if self.stop.is_set() {
                 return Ok(());
@@ -355,6 +452,7 @@ impl Shard {
             let end = self.connection(&url, &mut session, &mut seq);
             if started.elapsed() >= STABLE {
                 failures = 0;
+                waits = reconnect_waits();
             }
             let backoff = match end {
                 End::Stop => return Ok(()),
@@ -368,8 +466,7 @@ impl Shard {
                 End::Resume { backoff } => backoff || failures > 0,
             };
             if backoff {
-                let wait = Duration::from_millis(250 << failures.min(8)).min(MAX_BACKOFF);
-                let wait = wait.mul_f64(0.5 + jitter() / 2.0);
+                let wait = waits.next().unwrap_or(MAX_BACKOFF).min(MAX_BACKOFF);
                 tracing::warn!(
                     shard = self.id,
                     in_ms = wait.as_millis() as u64,
@@ -401,12 +498,12 @@ impl Shard {
     fn connection(&self, url: &str, session: &mut Option<Session>, seq: &mut Option<u64>) -> End {
         let url = match gateway_url(url) {
             Ok(u) => u,
-            Err(e) => return End::Fatal(e, None),
+            Err(e) => return End::Fatal(e.to_string(), None),
         };
         let mut socket = match open(&url) {
             Ok(s) => s,
             Err(e) => {
-                tracing::warn!(shard = self.id, error = e, "cannot connect to the Gateway");
+                tracing::warn!(shard = self.id, error = %e, "cannot connect to the Gateway");
                 return End::Resume { backoff: true };
             }
         };
@@ -587,20 +684,20 @@ enum Closed {
 /// Connects to the Gateway at `url` within [`CONNECT_TIME`] (a Gateway that
 /// takes the connection and never answers must not hold the shard, nor the
 /// server's stop), saying who blkc is, with messages bounded in size.
-fn open(url: &str) -> Result<Socket, String> {
+fn open(url: &str) -> Result<Socket, ConnectError> {
     use tungstenite::client::IntoClientRequest as _;
-    let mut request = url.into_client_request().map_err(|e| e.to_string())?;
+    let mut request = url.into_client_request().map_err(ConnectError::Request)?;
     request.headers_mut().insert("User-Agent", tungstenite::http::HeaderValue::from_static(super::rest::USER_AGENT));
-    let parsed = url::Url::parse(url).map_err(|e| e.to_string())?;
+    let parsed = url::Url::parse(url).map_err(ConnectError::Url)?;
     let host = parsed.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']');
     let port = parsed.port_or_known_default().unwrap_or(443);
     let addresses = resolve(host, port)?;
-    let mut last = format!("`{host}` has no address");
+    let mut last = ConnectError::NoAddress { host: host.to_string() };
     for address in addresses {
         let stream = match std::net::TcpStream::connect_timeout(&address, CONNECT_TIME) {
             Ok(s) => s,
             Err(e) => {
-                last = e.to_string();
+                last = ConnectError::Connect(e);
                 continue;
             }
         };
@@ -613,7 +710,10 @@ fn open(url: &str) -> Result<Socket, String> {
             .max_frame_size(Some(MAX_MESSAGE));
         return match tungstenite::client_tls_with_config(request, stream, Some(config), None) {
             Ok((socket, _)) => Ok(socket),
-            Err(e) => Err(format!("the WebSocket handshake failed: {e}")),
+            Err(tungstenite::HandshakeError::Failure(e)) => Err(ConnectError::Handshake(e)),
+            Err(tungstenite::HandshakeError::Interrupted(_)) => {
+                Err(ConnectError::Handshake(tungstenite::Error::Io(std::io::ErrorKind::WouldBlock.into())))
+            }
         };
     }
     Err(last)
@@ -624,19 +724,19 @@ fn open(url: &str) -> Result<Socket, String> {
 /// must not hold the shard (nor the server's stop). The lookup runs on a
 /// thread of its own; one that outlives the deadline ends by itself and
 /// is dropped.
-fn resolve(host: &str, port: u16) -> Result<Vec<std::net::SocketAddr>, String> {
+fn resolve(host: &str, port: u16) -> Result<Vec<std::net::SocketAddr>, ConnectError> {
     let (tx, rx) = std::sync::mpsc::channel();
     let name = host.to_string();
     std::thread::Builder::new()
         .name("blkc-resolve".into())
         .spawn(move || {
             let found = std::net::ToSocketAddrs::to_socket_addrs(&(name.as_str(), port)).map(Iterator::collect);
-            let _ = tx.send(found.map_err(|e: std::io::Error| e.to_string()));
+            let _ = tx.send(found);
         })
-        .map_err(|e| format!("cannot start a lookup: {e}"))?;
+        .map_err(ConnectError::Thread)?;
     match rx.recv_timeout(CONNECT_TIME) {
-        Ok(found) => found,
-        Err(_) => Err(format!("looking up `{host}` took longer than {} s", CONNECT_TIME.as_secs())),
+        Ok(found) => found.map_err(|error| ConnectError::Lookup { host: host.to_string(), error }),
+        Err(_) => Err(ConnectError::LookupSlow { host: host.to_string() }),
     }
 }
 

@@ -788,6 +788,9 @@ pub struct SessionStartLimit {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct ErrorBody {
+    /// The platform's JSON error code (`50013`: Missing Permissions).
+    #[serde(deserialize_with = "lenient")]
+    pub code: Option<u64>,
     #[serde(deserialize_with = "text")]
     pub message: Option<String>,
 }

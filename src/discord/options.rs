@@ -75,7 +75,7 @@ impl OptionType {
 
     /// Checks a value given as text (`--var`, or an interaction's value made
     /// text) against the type; the error says what was expected.
-    pub fn accepts(self, value: &str) -> Result<(), String> {
+    pub fn accepts(self, value: &str) -> Result<(), Expected> {
         let snowflake = |v: &str| !v.is_empty() && v.len() <= 20 && v.bytes().all(|b| b.is_ascii_digit());
         let ok = match self {
             OptionType::String => true,
@@ -87,7 +87,7 @@ impl OptionType {
         if ok {
             Ok(())
         } else {
-            Err(format!("expected {}", self.describe()))
+            Err(Expected(self))
         }
     }
 }
@@ -111,3 +111,15 @@ pub fn parse_integer(value: &str) -> Option<i64> {
     let n: i64 = value.parse().ok()?;
     (n.abs() <= MAX_OPTION_INTEGER).then_some(n)
 }
+
+/// A value that is not of an option's type: what the type expected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Expected(pub OptionType);
+
+impl std::fmt::Display for Expected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "expected {}", self.0.describe())
+    }
+}
+
+impl std::error::Error for Expected {}

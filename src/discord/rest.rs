@@ -141,6 +141,27 @@ pub enum PlatformError {
     Transport { route: String, error: String },
     /// The answer's body could not be read (or is over 1 MiB).
     Body(String),
+    /// The platform answered, and refused.
+    Refused(Refusal),
+}
+
+/// The platform's refusal of a request: its HTTP status, its JSON error
+/// code when it gave one (`50013`: Missing Permissions), and its message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub status: u16,
+    pub code: Option<u64>,
+    /// Safe to show on one line.
+    pub message: String,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.code {
+            Some(code) => write!(f, "({}, code {code}): {}", self.status, self.message),
+            None => write!(f, "({}): {}", self.status, self.message),
+        }
+    }
 }
 
 impl std::fmt::Display for PlatformError {
@@ -152,6 +173,7 @@ impl std::fmt::Display for PlatformError {
             PlatformError::RateLimited(wait) => wait.fmt(f),
             PlatformError::Transport { route, error } => write!(f, "{route}: {error}"),
             PlatformError::Body(e) => write!(f, "the platform's answer could not be read: {e}"),
+            PlatformError::Refused(refusal) => write!(f, "the platform refused it {refusal}"),
         }
     }
 }
@@ -177,6 +199,15 @@ impl Answer {
         let said: Option<String> = serde_json::from_slice::<ErrorBody>(&self.body).ok().and_then(|e| e.message);
         let text = said.unwrap_or_else(|| String::from_utf8_lossy(&self.body[..self.body.len().min(300)]).into_owned());
         crate::base::display::one_line(&text)
+    }
+
+    /// The answer when the platform took the request; its refusal when not.
+    pub fn refusal(&self) -> Result<(), Refusal> {
+        if self.is_success() {
+            return Ok(());
+        }
+        let code = serde_json::from_slice::<ErrorBody>(&self.body).ok().and_then(|e| e.code);
+        Err(Refusal { status: self.status, code, message: self.message() })
     }
 }
 

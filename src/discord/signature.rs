@@ -15,16 +15,35 @@ pub struct PublicKey(VerifyingKey);
 
 impl PublicKey {
     /// 64 hexadecimal digits, as the portal shows it.
-    pub fn from_hex(text: &str) -> Result<PublicKey, String> {
+    pub fn from_hex(text: &str) -> Result<PublicKey, BadKey> {
         let text = text.trim();
         let mut bytes = [0u8; 32];
-        hex::decode_to_slice(text, &mut bytes)
-            .map_err(|_| format!("the public key must be 64 hexadecimal digits, not {} characters", text.len()))?;
-        VerifyingKey::from_bytes(&bytes)
-            .map(PublicKey)
-            .map_err(|_| "the public key is not a valid Ed25519 key".to_string())
+        hex::decode_to_slice(text, &mut bytes).map_err(|_| BadKey::NotHex { length: text.len() })?;
+        VerifyingKey::from_bytes(&bytes).map(PublicKey).map_err(|_| BadKey::NotEd25519)
     }
 }
+
+/// Why a public key is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BadKey {
+    /// Not 64 hexadecimal digits (the text's length).
+    NotHex { length: usize },
+    /// 32 bytes that are no Ed25519 key.
+    NotEd25519,
+}
+
+impl std::fmt::Display for BadKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadKey::NotHex { length } => {
+                write!(f, "the public key must be 64 hexadecimal digits, not {length} characters")
+            }
+            BadKey::NotEd25519 => f.write_str("the public key is not a valid Ed25519 key"),
+        }
+    }
+}
+
+impl std::error::Error for BadKey {}
 
 /// Why a request's signature is refused (each a 401).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tungstenite::Message;
 
-use super::state::Play;
+use super::state::{Play, PlayError};
 use super::world::{BOT, GREETED, SERVERS};
 
 /// Connections the Gateway holds at once (serve's one shard needs one, and
@@ -21,10 +21,10 @@ const MOST_CONNECTIONS: usize = 8;
 const HANDSHAKE_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Listens on a free loopback port; gives its `ws://` URL.
-pub fn start(play: Arc<Play>) -> Result<String, String> {
+pub fn start(play: Arc<Play>) -> Result<String, PlayError> {
     use std::sync::atomic::{AtomicUsize, Ordering};
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("cannot open the Gateway: {e}"))?;
-    let url = format!("ws://{}", listener.local_addr().map_err(|e| e.to_string())?);
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(PlayError::Gateway)?;
+    let url = format!("ws://{}", listener.local_addr().map_err(PlayError::Gateway)?);
     let live = Arc::new(AtomicUsize::new(0));
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {

@@ -23,7 +23,7 @@ mod world;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use state::{Call, Play};
+pub use state::{Call, Play, PlayError};
 
 /// Serves the page and the stand-in on `listener` until the process ends.
 pub async fn run(play: Arc<Play>, listener: tokio::net::TcpListener) {

@@ -107,7 +107,7 @@ pub async fn route(play: &Arc<Play>, req: Request<Incoming>) -> Reply {
             let asked: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
             match play.fire(asked["kind"].as_str().unwrap_or_default(), &asked["given"]) {
                 Ok(()) => json_reply(StatusCode::OK, &json!({ "fired": asked["kind"] })),
-                Err(why) => json_reply(StatusCode::BAD_REQUEST, &json!({ "error": why })),
+                Err(why) => json_reply(StatusCode::BAD_REQUEST, &json!({ "error": why.to_string() })),
             }
         }
         (_, p) if p.starts_with("/api/v10/") => {
@@ -143,7 +143,7 @@ async fn interaction(play: &Arc<Play>, body: &[u8]) -> Reply {
             answered["interaction"] = id;
             json_reply(StatusCode::OK, &answered)
         }
-        Ok(Err(why)) => json_reply(StatusCode::BAD_GATEWAY, &json!({ "error": why })),
+        Ok(Err(why)) => json_reply(StatusCode::BAD_GATEWAY, &json!({ "error": why.to_string() })),
         Err(_) => json_reply(StatusCode::INTERNAL_SERVER_ERROR, &json!({ "error": "the send failed" })),
     }
 }

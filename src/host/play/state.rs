@@ -63,7 +63,7 @@ pub struct Play {
 }
 
 impl Play {
-    pub fn new(address: SocketAddr, path: std::path::PathBuf) -> Result<Play, String> {
+    pub fn new(address: SocketAddr, path: std::path::PathBuf) -> Result<Play, PlayError> {
         let seed: [u8; 32] = random()?;
         let token: [u8; 24] = random()?;
         Ok(Play {
@@ -220,12 +220,12 @@ impl Play {
 
     /// Fires an event of `kind` (`member_join`) with what the page gave:
     /// the dispatch serve's shard is sent next.
-    pub fn fire(&self, kind: &str, given: &Value) -> Result<(), String> {
+    pub fn fire(&self, kind: &str, given: &Value) -> Result<(), PlayError> {
         if let Some(name) = kind.strip_prefix("tick:") {
             return self.tick(name);
         }
         let id = self.id();
-        let (t, d) = world::dispatch(kind, given, &id).ok_or_else(|| format!("`{kind}` is not an event play fires"))?;
+        let (t, d) = world::dispatch(kind, given, &id).ok_or_else(|| PlayError::NotAnEvent(kind.to_string()))?;
         let mut dispatches = self.dispatches.lock().unwrap_or_else(|e| e.into_inner());
         let seq = dispatches.last().map_or(world::GREETED, |d| d.0) + 1;
         dispatches.push((seq, t.to_string(), d));
@@ -240,13 +240,13 @@ impl Play {
     }
 
     /// Ticks the timed event `name` now (the file's, as last read well).
-    pub fn tick(&self, name: &str) -> Result<(), String> {
+    pub fn tick(&self, name: &str) -> Result<(), PlayError> {
         let file = self.file.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let timers = file["timers"].as_array().cloned().unwrap_or_default();
         if !timers.iter().any(|t| t.as_str() == Some(name)) {
-            return Err(format!("`{name}` is not a timed event of the file"));
+            return Err(PlayError::NotATimer(name.to_string()));
         }
-        self.ticks.0.try_send(name.to_string()).map_err(|_| "too many ticks asked for at once".to_string())
+        self.ticks.0.try_send(name.to_string()).map_err(|_| PlayError::TooManyTicks)
     }
 
     /// The dispatches fired after sequence `seq`.
@@ -299,10 +299,10 @@ impl Play {
 
     /// Posts an interaction to serve's front door, signed, and gives its
     /// answer (the platform's first answer, as serve gave it).
-    pub fn send(&self, interaction: &Value) -> Result<Value, String> {
+    pub fn send(&self, interaction: &Value) -> Result<Value, PlayError> {
         let url = self.serve.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let url = url.ok_or("the bot is not serving yet")?;
-        let body = serde_json::to_vec(interaction).map_err(|e| e.to_string())?;
+        let url = url.ok_or(PlayError::NotServing)?;
+        let body = serde_json::to_vec(interaction).map_err(PlayError::Json)?;
         let (signature, timestamp) = self.sign(&body);
         let agent = ureq::Agent::new_with_config(
             ureq::Agent::config_builder()
@@ -316,9 +316,9 @@ impl Play {
             .header("X-Signature-Ed25519", &signature)
             .header("X-Signature-Timestamp", &timestamp)
             .send(&body[..])
-            .map_err(|e| format!("the bot did not answer: {e}"))?;
+            .map_err(PlayError::NoAnswer)?;
         let status = answer.status().as_u16();
-        let text = answer.body_mut().read_to_string().map_err(|e| e.to_string())?;
+        let text = answer.body_mut().read_to_string().map_err(PlayError::NoAnswer)?;
         let value: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
         Ok(json!({ "status": status, "answer": value }))
     }
@@ -334,11 +334,47 @@ fn text_or(v: &Value, default: &str) -> String {
 }
 
 /// Random bytes from the system (`getrandom`).
-fn random<const N: usize>() -> Result<[u8; N], String> {
+fn random<const N: usize>() -> Result<[u8; N], PlayError> {
     let mut out = [0u8; N];
-    getrandom::fill(&mut out).map_err(|e| format!("cannot read random bytes: {e}"))?;
+    getrandom::fill(&mut out).map_err(PlayError::Random)?;
     Ok(out)
 }
+
+/// What `play` could not do.
+#[derive(Debug)]
+pub enum PlayError {
+    /// The system gave no random bytes (for the key and the token).
+    Random(getrandom::Error),
+    /// The page asked for an event `play` does not fire.
+    NotAnEvent(String),
+    /// The page asked to tick what is not a timed event of the file.
+    NotATimer(String),
+    TooManyTicks,
+    /// The bot's server is not listening yet.
+    NotServing,
+    Json(serde_json::Error),
+    /// The bot's server did not answer, or its answer could not be read.
+    NoAnswer(ureq::Error),
+    /// The stand-in Gateway could not listen.
+    Gateway(std::io::Error),
+}
+
+impl std::fmt::Display for PlayError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PlayError::Random(e) => write!(f, "cannot read random bytes: {e}"),
+            PlayError::NotAnEvent(kind) => write!(f, "`{kind}` is not an event play fires"),
+            PlayError::NotATimer(name) => write!(f, "`{name}` is not a timed event of the file"),
+            PlayError::TooManyTicks => f.write_str("too many ticks asked for at once"),
+            PlayError::NotServing => f.write_str("the bot is not serving yet"),
+            PlayError::Json(e) => write!(f, "{e}"),
+            PlayError::NoAnswer(e) => write!(f, "the bot did not answer: {e}"),
+            PlayError::Gateway(e) => write!(f, "cannot open the Gateway: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for PlayError {}
 
 #[cfg(test)]
 mod tests {

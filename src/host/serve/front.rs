@@ -18,7 +18,7 @@ use super::clock::epoch_ms;
 use super::ending::{ended, Ended, Ending};
 use super::replay::REPLAY_MEMORY;
 use super::shared::Shared;
-use super::shared::{Busy, Queued, Work};
+use super::shared::{Busy, Queued, Stop, Work};
 use super::trigger::{tree_of, About, Answer, Outcome, Phase, Trigger};
 use crate::discord::model::{Interaction, InteractionType};
 use crate::discord::outgoing;
@@ -26,13 +26,10 @@ use crate::discord::outgoing::{Message, Outgoing};
 use crate::discord::{self, signature};
 use crate::language::plan::TreeKind;
 
-/// How long an interaction id is remembered: past it, the timestamp of a
-/// replay is stale anyway.
-
 /// The listener at `at`, and the address it is bound to (`:0` picks one).
-pub fn listen(how: Listen) -> Result<(Option<tokio::net::TcpListener>, Option<SocketAddr>), String> {
+pub fn listen(how: Listen) -> Result<(Option<tokio::net::TcpListener>, Option<SocketAddr>), Stop> {
     let Some(at) = how.at else { return Ok((None, None)) };
-    let cannot = |e: std::io::Error| format!("cannot listen on {at}: {e}");
+    let cannot = |error: std::io::Error| Stop::Listen { at, error };
     let socket = if at.is_ipv4() { tokio::net::TcpSocket::new_v4() } else { tokio::net::TcpSocket::new_v6() };
     let socket = socket.map_err(cannot)?;
     // As every listener on unix: a restarted server binds its port at once,
@@ -43,7 +40,7 @@ pub fn listen(how: Listen) -> Result<(Option<tokio::net::TcpListener>, Option<So
     }
     socket.bind(at).map_err(cannot)?;
     let listener = socket.listen(how.backlog()).map_err(cannot)?;
-    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    let address = listener.local_addr().map_err(cannot)?;
     Ok((Some(listener), Some(address)))
 }
 
@@ -351,9 +348,9 @@ pub async fn over_gateway(shared: Arc<Shared>, interaction: Interaction, receive
         let route = discord::rest::Route::Callback { interaction: &id, token: &token };
         let deadline = Instant::now() + Duration::from_secs(10);
         super::log::hiding(Some(&token), || {
-            let why = match platform.send(route, Some(&*first), deadline) {
-                Ok(answer) if answer.is_success() => return,
-                Ok(answer) => format!("the platform refused the answer ({}): {}", answer.status, answer.message()),
+            let why = match platform.send(route, Some(&*first), deadline).map(|answer| answer.refusal()) {
+                Ok(Ok(())) => return,
+                Ok(Err(refusal)) => format!("the platform refused the answer {refusal}"),
                 Err(e) => e.to_string(),
             };
             tracing::warn!(error = why, "an interaction's callback failed");
@@ -414,7 +411,7 @@ async fn answer(shared: &Arc<Shared>, interaction: Interaction, received: Instan
             // a click on what the message never offered: never run, and
             // never counted against another component's limits.
             return stale(shared, &interaction, received, Outcome::Stale, |about| {
-                tracing::warn!(id = about.id(), why, "a click matches nothing the bot offered; answered as stale");
+                tracing::warn!(id = about.id(), why = %why, "a click matches nothing the bot offered; answered as stale");
             });
         }
     }

@@ -33,5 +33,5 @@ pub(super) fn gateway_info(shared: &Shared, loaded: &Loaded) -> Result<GatewayIn
     }
     let body =
         body.ok_or_else(|| NoGateway::Again(format!("{host}'s /gateway/bot answer is not the platform's JSON")))?;
-    GatewayInfo::from_wire(body).map_err(NoGateway::Again)
+    GatewayInfo::from_wire(body).map_err(|e| NoGateway::Again(e.to_string()))
 }

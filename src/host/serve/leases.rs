@@ -118,9 +118,13 @@ impl Fence {
 struct StoreTurns(Arc<Pool>);
 
 impl gateway::Turns for StoreTurns {
-    fn turn(&self, bucket: u32, spacing: Duration) -> Result<Option<Duration>, String> {
+    fn turn(
+        &self,
+        bucket: u32,
+        spacing: Duration,
+    ) -> Result<Option<Duration>, Box<dyn std::error::Error + Send + Sync>> {
         let spacing = (spacing + TURN_MARGIN).as_millis() as i64;
-        match self.0.identify_turn(bucket, spacing).map_err(|e| e.to_string())? {
+        match self.0.identify_turn(bucket, spacing)? {
             Turn::Go => Ok(None),
             Turn::Wait(wait) => Ok(Some(wait)),
         }

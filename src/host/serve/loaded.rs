@@ -87,7 +87,7 @@ pub fn ready(loaded: Loaded, inputs: &crate::run::eval::Inputs) -> Result<Loaded
 /// `:8080`), which listens on 127.0.0.1 as the default does: a bot is put
 /// behind a TLS proxy on the same machine, and every interface is asked
 /// for by name (`0.0.0.0:8080`).
-pub fn listen_address(text: &str) -> Result<std::net::SocketAddr, String> {
+pub fn listen_address(text: &str) -> Result<std::net::SocketAddr, NotAnAddress> {
     use std::net::{Ipv4Addr, SocketAddr};
     let port = |p: &str| p.parse::<u16>().ok();
     let loopback = |p: u16| SocketAddr::from((Ipv4Addr::LOCALHOST, p));
@@ -99,10 +99,24 @@ pub fn listen_address(text: &str) -> Result<std::net::SocketAddr, String> {
         Some(("" | "localhost", p)) => port(p).map(loopback),
         Some(_) => None,
     };
-    found.ok_or_else(|| {
-        format!("`{text}` is not an address to listen on: write a port (`8080`), or `IP:PORT` like `127.0.0.1:8080` or `0.0.0.0:8080`")
-    })
+    found.ok_or_else(|| NotAnAddress(text.to_string()))
 }
+
+/// What `--listen` was given that is no address to listen on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotAnAddress(pub String);
+
+impl std::fmt::Display for NotAnAddress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "`{}` is not an address to listen on: write a port (`8080`), or `IP:PORT` like `127.0.0.1:8080` or `0.0.0.0:8080`",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for NotAnAddress {}
 
 /// What `--watch` compares: the file's modification time and size.
 pub fn stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
@@ -133,7 +147,7 @@ mod tests {
         }
         for refused in ["", ":", "eighty", "example.com:80", "127.0.0.1:99999", "localhost"] {
             let error = listen_address(refused).unwrap_err();
-            assert!(error.contains("write a port"), "{refused}: {error}");
+            assert!(error.to_string().contains("write a port"), "{refused}: {error}");
         }
     }
 }

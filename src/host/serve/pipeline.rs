@@ -64,8 +64,8 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
     let autocomplete = trigger.tree().kind == crate::language::plan::TreeKind::Autocomplete;
     let mut offered = Vec::new();
     let mut trail = Trail::new(shared);
-    let ran = match &trigger.vars {
-        Err(why) => Err(why.clone()),
+    let failed = match &trigger.vars {
+        Err(why) => Some(why.to_string()),
         Ok(vars) => {
             let mut inputs = shared.bot.inputs.clone();
             inputs.vars.extend(vars.iter().cloned());
@@ -82,10 +82,9 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
             };
             let plan = &trigger.loaded.plan;
             failure(caught(|| eval::run(plan, trigger.tree(), &inputs, &options, store.as_mut(), &mut sink)))
-                .map_or(Ok(()), Err)
         }
     };
-    let outcome = out.finish(&mut report, ran, offered);
+    let outcome = out.finish(&mut report, failed, offered);
     out.disable_left_button();
     let outcome = report.settle(outcome);
     shared.metrics.run_time(started.elapsed());
@@ -212,11 +211,11 @@ impl Outbox<'_> {
     /// What ends a run: an autocomplete's choices, "Done." for a command
     /// that said nothing (a handler leaves its component's message as it
     /// is), or the word of a failure.
-    fn finish(&mut self, report: &mut RunReport, ran: Result<(), String>, offered: Vec<(String, String)>) -> Outcome {
+    fn finish(&mut self, report: &mut RunReport, failure: Option<String>, offered: Vec<(String, String)>) -> Outcome {
         let trigger = self.trigger;
         let interaction = matches!(trigger.target, Target::Interaction(_));
-        match ran {
-            Ok(()) if trigger.tree().kind == crate::language::plan::TreeKind::Autocomplete => {
+        match failure {
+            None if trigger.tree().kind == crate::language::plan::TreeKind::Autocomplete => {
                 let (choices, adjusted) = message::choices(offered, focused_kind(trigger.tree()));
                 if adjusted > 0 {
                     report.warnings.push(crate::base::diagnostics::Code::EmbedAdjusted.as_str());
@@ -224,7 +223,7 @@ impl Outbox<'_> {
                 self.send(report, &Outgoing::Choices(choices));
                 Outcome::Answered
             }
-            Ok(()) if interaction => {
+            None if interaction => {
                 if self.replies == 0 {
                     let handler = trigger.tree().kind == crate::language::plan::TreeKind::Handler;
                     let done = Outgoing::Message(Message::notice(outgoing::DONE));
@@ -232,8 +231,8 @@ impl Outbox<'_> {
                 }
                 Outcome::Answered
             }
-            Ok(()) => Outcome::Ran,
-            Err(why) => {
+            None => Outcome::Ran,
+            Some(why) => {
                 report.failure = Some(why);
                 if interaction {
                     self.send(report, &failed(trigger));
@@ -416,9 +415,8 @@ impl Outbox<'_> {
         let route = Route::EditChannelMessage { channel, message };
         let deadline = Instant::now() + EVENT_DEADLINE;
         let sent = self.shared.bot.platform(&self.trigger.loaded).send(route, Some(&body), deadline);
-        let why = match sent {
-            Ok(a) if a.is_success() => return,
-            Ok(a) => format!("the platform refused it ({}): {}", a.status, a.message()),
+        let why = match sent.and_then(|a| a.refusal().map_err(PlatformError::Refused)) {
+            Ok(()) => return,
             Err(e) => e.to_string(),
         };
         let about = &self.trigger.about;
@@ -462,15 +460,16 @@ fn sent_message(shared: &Shared, report: &mut RunReport, sent: Result<Sent, Plat
                 shared.metrics.platform_call(404);
             }
             shared.metrics.platform_call(a.status);
-            if a.is_success() {
+            let Err(refusal) = a.refusal() else {
                 report.messages += 1;
                 return;
-            }
+            };
             log::hiding(token, || {
-                let (id, kind, status, platform) = (about.id(), about.kind(), a.status, a.message());
-                tracing::warn!(id, kind, status, platform, "the platform refused a message");
+                let (id, kind, status, code, platform) =
+                    (about.id(), about.kind(), refusal.status, refusal.code, refusal.message.as_str());
+                tracing::warn!(id, kind, status, code, platform, "the platform refused a message");
             });
-            format!("the platform refused a message ({}): {}", a.status, a.message())
+            format!("the platform refused a message {refusal}")
         }
         Err(e) => {
             log::hiding(token, || {
@@ -484,22 +483,34 @@ fn sent_message(shared: &Shared, report: &mut RunReport, sent: Result<Sent, Plat
 
 /// Runs `f`; a panic becomes its message. A bug in one run fails that run
 /// only: its user is told, its worker goes on to the next run.
-pub fn caught<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+pub fn caught<T>(f: impl FnOnce() -> T) -> Result<T, Panicked> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
         let what = panic
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "no message".to_string());
-        format!("internal error: the run panicked ({what}); this is a bug in blkc, please report it")
+        Panicked(what)
     })
 }
 
+/// A run that panicked: the panic's message.
+#[derive(Debug)]
+pub struct Panicked(pub String);
+
+impl std::fmt::Display for Panicked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "internal error: the run panicked ({}); this is a bug in blkc, please report it", self.0)
+    }
+}
+
+impl std::error::Error for Panicked {}
+
 /// Why a run failed, for its log line: its diagnostic, or its panic.
-fn failure(ran: Result<eval::Outcome, String>) -> Option<String> {
+fn failure(ran: Result<eval::Outcome, Panicked>) -> Option<String> {
     match ran {
         Ok(Ok(())) => None,
         Ok(Err(d)) => Some(format!("{} {}", d.code.as_str(), d.message)),
-        Err(panicked) => Some(panicked),
+        Err(panicked) => Some(panicked.to_string()),
     }
 }

@@ -35,7 +35,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use super::pipeline;
 use super::shared::Shared;
-use super::shared::Work;
+use super::shared::{Stop, Work};
 
 /// How often the pool counts its running threads.
 pub const SAMPLE: Duration = Duration::from_millis(5);
@@ -170,7 +170,7 @@ pub enum Change {
 }
 
 /// Starts the pool's first threads (one a core) and the thread that sizes it.
-pub fn start(shared: &Arc<Shared>, pool: &Arc<Pool>) -> Result<(), String> {
+pub fn start(shared: &Arc<Shared>, pool: &Arc<Pool>) -> Result<(), Stop> {
     for _ in 0..pool.least {
         add(shared, pool)?;
     }
@@ -178,7 +178,7 @@ pub fn start(shared: &Arc<Shared>, pool: &Arc<Pool>) -> Result<(), String> {
     std::thread::Builder::new()
         .name("blkc-pool".into())
         .spawn(move || size(&shared, &pool))
-        .map_err(|e| format!("cannot start a thread: {e}"))?;
+        .map_err(|error| Stop::Start { what: "the pool's sizing thread", error })?;
     Ok(())
 }
 
@@ -246,15 +246,15 @@ fn own_cpu_time() -> Option<Duration> {
 }
 
 /// Starts one more thread, if the pool has room.
-fn add(shared: &Arc<Shared>, pool: &Arc<Pool>) -> Result<(), String> {
+fn add(shared: &Arc<Shared>, pool: &Arc<Pool>) -> Result<(), Stop> {
     if !pool.enter() {
         return Ok(());
     }
     let (shared, worker_pool) = (shared.clone(), pool.clone());
     let started = std::thread::Builder::new().name("blkc-run".into()).spawn(move || work(&shared, &worker_pool));
-    started.map(|_| ()).map_err(|e| {
+    started.map(|_| ()).map_err(|error| {
         pool.live.fetch_sub(1, Ordering::SeqCst);
-        format!("cannot start a run thread: {e}")
+        Stop::Start { what: "a run thread", error }
     })
 }
 
@@ -270,7 +270,7 @@ fn work(shared: &Arc<Shared>, pool: &Pool) {
                 // A run's own panics are caught inside it, where its user
                 // can be told; this keeps the thread for anything else.
                 if let Err(panicked) = pipeline::caught(|| pipeline::run(shared, work)) {
-                    tracing::error!(error = panicked, "a run failed");
+                    tracing::error!(error = %panicked, "a run failed");
                 }
                 if pool.asked_to_leave() {
                     return;

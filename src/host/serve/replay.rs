@@ -4,7 +4,8 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-/// How long an interaction id is remembered (the platform retries for less).
+/// How long an interaction id is remembered: past it, the timestamp of a
+/// replay is stale anyway.
 pub const REPLAY_MEMORY: Duration = Duration::from_secs(6 * 60);
 /// The most ids remembered.
 const REPLAY_MAX: usize = 500_000;

@@ -32,7 +32,7 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
     let door = super::door::Door::new(cap, config.max_connections_per_address);
     let loaded = match config.loaded.take() {
         Some(loaded) => Arc::new(loaded),
-        None => Arc::new(super::loaded::load(&config.file).map_err(String::from)?),
+        None => Arc::new(super::loaded::load(&config.file).map_err(Stop::Refused)?),
     };
     let (jobs, queue) = crossbeam_channel::bounded::<Work>(config.queue.max(1));
     let (events, arriving) = crossbeam_channel::bounded::<Work>(EVENT_BUFFER);
@@ -45,7 +45,7 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
         .thread_name("blkc-http")
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the server: {e}"))?;
+        .map_err(|error| Stop::Start { what: "the server's runtime", error })?;
     // One serving process to an SQLite store; several share PostgreSQL.
     let _claim = shared.bot.store.claim_for_serving().map_err(Stop::Store)?;
     let share = super::share::share_global_limit(&shared)?;
@@ -65,7 +65,7 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
     } else {
         None
     };
-    let timers = super::timers::start(&shared).map_err(|e| format!("cannot start the timed events: {e}"))?;
+    let timers = super::timers::start(&shared).map_err(|error| Stop::Start { what: "the timed events", error })?;
     let store = shared.bot.store.clone();
     let result = runtime.block_on(async move {
         let listening = super::front::Listen { at: config.listen, backlog: door.max(), reuse_port: config.reuse_port };
@@ -154,7 +154,7 @@ fn start_workers(
     workers: usize,
     queue: crossbeam_channel::Receiver<Work>,
     (jobs, arriving): (crossbeam_channel::Sender<Work>, crossbeam_channel::Receiver<Work>),
-) -> Result<(), String> {
+) -> Result<(), Stop> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     super::pool::start(shared, &super::pool::Pool::new(workers, cores, queue))?;
     std::thread::Builder::new()
@@ -166,7 +166,7 @@ fn start_workers(
                 }
             }
         })
-        .map_err(|e| format!("cannot start a thread: {e}"))?;
+        .map_err(|error| Stop::Start { what: "the events' thread", error })?;
     Ok(())
 }
 

@@ -9,7 +9,7 @@ use super::ending::{ended, Ended, Ending};
 use super::gateway_bot::{gateway_info, NoGateway};
 use super::loaded::Loaded;
 use super::shared::{Queued, Work};
-use super::shared::{Shards, Shared};
+use super::shared::{Shards, Shared, Stop};
 use super::trigger::{find_tree, Outcome, Trigger};
 use crate::discord::gateway::{self, GatewayInfo, IdentifyGate, Shard};
 use crate::discord::intents;
@@ -74,10 +74,15 @@ impl gateway::Events for GatewayEvents {
     }
 }
 
-/// How long to wait before asking `GET /gateway/bot` again: 1 s, doubled a
-/// time, up to a minute.
-fn backoff(tries: u32) -> Duration {
-    Duration::from_secs(1u64 << tries.min(6)).min(Duration::from_secs(60))
+/// The waits before asking `GET /gateway/bot` again: 1 s, doubled a time,
+/// up to a minute (`backon`'s exponential backoff).
+fn gateway_bot_waits() -> backon::ExponentialBackoff {
+    use backon::BackoffBuilder as _;
+    backon::ExponentialBuilder::default()
+        .with_min_delay(Duration::from_secs(1))
+        .with_max_delay(Duration::from_secs(60))
+        .without_max_times()
+        .build()
 }
 
 /// Starts the Gateway on a thread of its own: it asks the platform where
@@ -89,22 +94,19 @@ pub fn start(
     loaded: &Arc<Loaded>,
     shards: Shards,
     max_shards: Option<u32>,
-) -> Result<std::thread::JoinHandle<()>, String> {
-    let token = shared.bot.inputs.bot_token.clone().ok_or(
-        "the file has event trees, and events need the bot token: set BLKC_BOT_TOKEN or give `--bot-token-file`",
-    )?;
+) -> Result<std::thread::JoinHandle<()>, Stop> {
+    let token = shared.bot.inputs.bot_token.clone().ok_or(Stop::NoBotToken)?;
     let (shared, loaded) = (shared.clone(), loaded.clone());
     std::thread::Builder::new()
         .name("blkc-gateway".into())
         .spawn(move || {
-            let mut tries = 0;
+            let mut waits = gateway_bot_waits();
             let info = loop {
                 match gateway_info(&shared, &loaded) {
                     Ok(info) => break info,
                     Err(NoGateway::Never(why)) => return shared.life.fatal(None, why),
                     Err(NoGateway::Again(why)) => {
-                        let wait = backoff(tries);
-                        tries += 1;
+                        let wait = waits.next().unwrap_or(Duration::from_secs(60));
                         tracing::warn!(
                             retry_in_s = wait.as_secs(),
                             "{why}; events wait, interactions are answered meanwhile"
@@ -132,10 +134,10 @@ pub fn start(
                         let _ = t.join();
                     }
                 }
-                Err(why) => shared.life.fatal(None, why),
+                Err(why) => shared.life.fatal(None, why.to_string()),
             }
         })
-        .map_err(|e| format!("cannot start the Gateway thread: {e}"))
+        .map_err(|error| Stop::Start { what: "the Gateway's thread", error })
 }
 
 /// A thread for each shard this process holds.
@@ -145,19 +147,13 @@ fn shard_threads(
     shards: Shards,
     token: String,
     info: &GatewayInfo,
-) -> Result<Vec<std::thread::JoinHandle<()>>, String> {
+) -> Result<Vec<std::thread::JoinHandle<()>>, Stop> {
     let intents = loaded.plan.intents();
     let (ids, count) = match shards {
         // A thread a shard: what the platform answers must not decide how
         // many this process makes.
         Shards::Auto if info.shards > gateway::MAX_AUTO_SHARDS => {
-            return Err(format!(
-                "the platform recommends {} shards; one process holds at most {} with `--shards auto`: run several \
-                 processes, each with `--shard ID/{}` (docs/serve.md, \"Shards\")",
-                info.shards,
-                gateway::MAX_AUTO_SHARDS,
-                info.shards
-            ))
+            return Err(Stop::TooManyShards { recommended: info.shards, most: gateway::MAX_AUTO_SHARDS })
         }
         Shards::Auto => ((0..info.shards).collect::<Vec<u32>>(), info.shards),
         Shards::One { id, count } => (vec![id], count),
@@ -194,7 +190,7 @@ fn shard_threads(
                     shared.life.fatal(Some(id), why.0);
                 }
             })
-            .map_err(|e| format!("cannot start a Gateway thread: {e}"))?;
+            .map_err(|error| Stop::Start { what: "a Gateway thread", error })?;
         threads.push(thread);
     }
     Ok(threads)

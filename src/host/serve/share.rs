@@ -94,7 +94,7 @@ pub fn share_global_limit(shared: &Arc<Shared>) -> Result<Option<Share>, Stop> {
                 }
             }
         })
-        .map_err(|e| format!("cannot start a thread: {e}"))?;
+        .map_err(|error| Stop::Start { what: "the check-ins' thread", error })?;
     Ok(Some(Share { me, stop, thread, store: shared.bot.store.clone() }))
 }
 

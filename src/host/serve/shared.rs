@@ -213,17 +213,42 @@ impl Life {
 pub enum Stop {
     /// The store: it cannot be reached, or another process serves it (B311).
     Store(crate::run::store::StoreError),
-    /// The Gateway refused for good (a wrong token, a disallowed intent).
+    /// The Gateway refused for good (a wrong token, a disallowed intent):
+    /// the reason, as the shard said it.
     Gateway(String),
-    /// Anything else that kept it from starting.
-    Start(String),
+    /// The file cannot be served (its diagnostics, or why it cannot be read).
+    Refused(super::loaded::Refused),
+    /// The file has events, and events need the bot token.
+    NoBotToken,
+    /// The address to listen on cannot be listened on.
+    Listen { at: SocketAddr, error: std::io::Error },
+    /// A thread, or the server's runtime, could not be started.
+    Start { what: &'static str, error: std::io::Error },
+    /// The platform recommends more shards than one process holds.
+    TooManyShards { recommended: u32, most: u32 },
 }
 
-impl From<String> for Stop {
-    fn from(why: String) -> Stop {
-        Stop::Start(why)
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stop::Store(e) => write!(f, "{e}"),
+            Stop::Gateway(why) => f.write_str(why),
+            Stop::Refused(refused) => f.write_str(&refused.rendered),
+            Stop::NoBotToken => f.write_str(
+                "the file has event trees, and events need the bot token: set BLKC_BOT_TOKEN or give `--bot-token-file`",
+            ),
+            Stop::Listen { at, error } => write!(f, "cannot listen on {at}: {error}"),
+            Stop::Start { what, error } => write!(f, "cannot start {what}: {error}"),
+            Stop::TooManyShards { recommended, most } => write!(
+                f,
+                "the platform recommends {recommended} shards; one process holds at most {most} with `--shards auto`: \
+                 run several processes, each with `--shard ID/{recommended}` (docs/serve.md, \"Shards\")"
+            ),
+        }
     }
 }
+
+impl std::error::Error for Stop {}
 
 /// SIGTERM or SIGINT.
 pub async fn stop_signal() {

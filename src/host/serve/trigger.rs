@@ -22,7 +22,7 @@ pub struct Trigger {
     pub loaded: Arc<Loaded>,
     /// Its trigger variables (and options), or why the trigger does not fit
     /// the tree (the run then fails, and says so where it replies).
-    pub vars: Result<Vec<(String, String)>, String>,
+    pub vars: Result<Vec<(String, String)>, Unfit>,
     /// Whom its messages may ping.
     pub mentions: Vec<String>,
     pub target: Target,
@@ -418,7 +418,7 @@ pub fn find_tree(loaded: &Loaded, kind: TreeKind, name: &str) -> Option<usize> {
 
 /// The trigger variables and options of a command's run, or why the
 /// interaction does not fit the command (said to the operator's log only).
-pub fn variables(interaction: &Interaction, tree: &Tree) -> Result<Vec<(String, String)>, String> {
+pub fn variables(interaction: &Interaction, tree: &Tree) -> Result<Vec<(String, String)>, Unfit> {
     let mut vars = Vec::new();
     if let Some(user) = interaction.user() {
         let id = user.id.clone().unwrap_or_default();
@@ -443,13 +443,11 @@ pub fn variables(interaction: &Interaction, tree: &Tree) -> Result<Vec<(String, 
             Some(OptionValue::Text(s)) => s,
             Some(OptionValue::Number(n)) => n,
             Some(OptionValue::Bool(b)) => b.to_string(),
-            Some(OptionValue::Other) => {
-                return Err(format!("option `{}` has a value that is not text, a number or a boolean", option.name))
-            }
-            None => Tree::left_out(option)?,
+            Some(OptionValue::Other) => return Err(Unfit::OptionKind { option: option.name.clone() }),
+            None => Tree::left_out(option).map_err(Unfit::Option)?,
         };
         if !value.is_empty() || option.required {
-            tree.check_option_value(&variable, &value)?;
+            tree.check_option_value(&variable, &value).map_err(Unfit::Option)?;
         }
         vars.push((variable, value));
     }
@@ -480,7 +478,7 @@ fn typed(
 
 /// What a context-menu command's run is given: the user or the message
 /// it was chosen on (`target_user_…`, `target_message_…`).
-fn target_variables(interaction: &Interaction, menu: &str) -> Result<Vec<(String, String)>, String> {
+fn target_variables(interaction: &Interaction, menu: &str) -> Result<Vec<(String, String)>, Unfit> {
     use crate::discord::model::Target;
     let pairs = |list: &[(&str, String)]| list.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
     match interaction.target() {
@@ -495,7 +493,7 @@ fn target_variables(interaction: &Interaction, menu: &str) -> Result<Vec<(String
             ("target_message_author_id", author_id),
             ("target_message_author_name", author_name),
         ])),
-        _ => Err(format!("the interaction names no {menu} for the command in the {menu}'s menu")),
+        _ => Err(Unfit::NoTarget { menu: menu.to_string() }),
     }
 }
 
@@ -507,7 +505,7 @@ pub fn handler_variables(
     interaction: &Interaction,
     plan: &crate::language::plan::Plan,
     handler: &str,
-) -> Result<Vec<(String, String)>, String> {
+) -> Result<Vec<(String, String)>, Unfit> {
     let mut vars = vec![("message_id".to_string(), interaction.message_id().unwrap_or_default().to_string())];
     // A button's value is its own, from its id: never from `values`, which
     // only a menu has.
@@ -526,7 +524,7 @@ pub fn handler_variables(
         let value = given.iter().find(|(id, _)| *id == input).map(|(_, v)| v.clone()).unwrap_or_default();
         let n = value.chars().count();
         if n > max {
-            return Err(format!("the form's field `{input}` is {n} characters; its input takes {max}"));
+            return Err(Unfit::LongField { input, length: n, most: max });
         }
         vars.push((format!("field_{input}"), value));
     }
@@ -550,26 +548,107 @@ fn held_by_click(plan: &crate::language::plan::Plan, interaction: &Interaction) 
     }
 }
 
+/// Why what the platform sent cannot be a run's variables: only a forged
+/// interaction, or one the file changed under, is so.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Unfit {
+    /// An option's value is not text, a number or a boolean.
+    OptionKind { option: String },
+    /// An option's value is not of its type, or a required one is missing
+    /// (the plan's words).
+    Option(String),
+    /// A context-menu command's run names no user or message of its menu.
+    NoTarget { menu: String },
+    /// A form's field is longer than its input takes.
+    LongField { input: String, length: usize, most: usize },
+}
+
+impl std::fmt::Display for Unfit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unfit::OptionKind { option } => {
+                write!(f, "option `{option}` has a value that is not text, a number or a boolean")
+            }
+            Unfit::Option(why) => f.write_str(why),
+            Unfit::NoTarget { menu } => {
+                write!(f, "the interaction names no {menu} for the command in the {menu}'s menu")
+            }
+            Unfit::LongField { input, length, most } => {
+                write!(f, "the form's field `{input}` is {length} characters; its input takes {most}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Unfit {}
+
+/// Why a click or a submission is not one the bot offered (it is answered
+/// as stale, and never runs).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stale {
+    /// An id an earlier version of blkc wrote.
+    EarlierVersion,
+    /// No form of the handler has the key (handler, key) in the file now.
+    NoForm((String, String)),
+    /// No component of the handler has the key in the file now.
+    NoComponent((String, String)),
+    /// The click's message shows no component with its id.
+    NotOnMessage,
+    /// A menu answered as another type of menu.
+    MenuType { wanted: u8, answered: u8 },
+    /// More values chosen than the menu allows.
+    TooMany { chosen: usize, most: usize },
+    /// A value the menu did not offer (its first 100 characters).
+    NotOffered(String),
+    /// The message shows another kind of component under the id.
+    OtherKind,
+}
+
+impl std::fmt::Display for Stale {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stale::EarlierVersion => f.write_str("an id of an earlier version"),
+            Stale::NoForm((handler, key)) => {
+                write!(f, "no form of handler `{handler}` has the key `{key}` in the file now")
+            }
+            Stale::NoComponent((handler, key)) => {
+                write!(f, "no component of handler `{handler}` has the key `{key}` in the file now")
+            }
+            Stale::NotOnMessage => f.write_str("its message shows no component with its id"),
+            Stale::MenuType { wanted, answered } => {
+                write!(f, "a menu of type {wanted} was answered as type {answered}")
+            }
+            Stale::TooMany { chosen, most } => write!(f, "{chosen} values chosen in a menu that allows {most}"),
+            Stale::NotOffered(value) => {
+                write!(f, "a value its menu did not offer: {}", crate::base::display::one_line(value))
+            }
+            Stale::OtherKind => f.write_str("its message shows another kind of component under its id"),
+        }
+    }
+}
+
+impl std::error::Error for Stale {}
+
 /// Whether a click is one the bot offered: its id names a component the
 /// file has now (by handler and key), that component is on the click's
 /// message with the same id and kind, and a menu's values are among what
 /// the message offered (a menu of choices: its options' values; a menu of
 /// users, roles or channels: ids), as many as it allows. `Err` says why
 /// not, for the log; the click is then answered as stale and never runs.
-pub fn clicked(plan: &crate::language::plan::Plan, interaction: &Interaction) -> Result<(), String> {
+pub fn clicked(plan: &crate::language::plan::Plan, interaction: &Interaction) -> Result<(), Stale> {
     use twilight_model::channel::message::component::SelectMenuType;
     use twilight_model::channel::message::Component;
     let id = interaction.custom_id();
-    let (handler, key, _) = crate::discord::custom_id::parse_custom_id(id).ok_or("an id of an earlier version")?;
+    let (handler, key, _) = crate::discord::custom_id::parse_custom_id(id).ok_or(Stale::EarlierVersion)?;
+    let named = || (handler.to_string(), key.to_string());
     if interaction.kind() == Ok(InteractionType::ModalSubmit) {
         return match crate::language::plan::form(plan, handler, key) {
             Some(_) => Ok(()),
-            None => Err(format!("no form of handler `{handler}` has the key `{key}` in the file now")),
+            None => Err(Stale::NoForm(named())),
         };
     }
-    let component = crate::language::plan::component(plan, handler, key)
-        .ok_or_else(|| format!("no component of handler `{handler}` has the key `{key}` in the file now"))?;
-    let shown = interaction.clicked_on_message().ok_or("its message shows no component with its id")?;
+    let component = crate::language::plan::component(plan, handler, key).ok_or_else(|| Stale::NoComponent(named()))?;
+    let shown = interaction.clicked_on_message().ok_or(Stale::NotOnMessage)?;
     let kind = interaction.component_type();
     let values = interaction.values();
     match (shown, component.kind) {
@@ -586,25 +665,22 @@ pub fn clicked(plan: &crate::language::plan::Plan, interaction: &Interaction) ->
                 _ => 0,
             };
             if kind != Some(wanted) {
-                return Err(format!("a menu of type {wanted} was answered as type {}", kind.unwrap_or(0)));
+                return Err(Stale::MenuType { wanted, answered: kind.unwrap_or(0) });
             }
             let most = usize::from(menu.max_values.unwrap_or(1)).min(25);
             if values.len() > most {
-                return Err(format!("{} values chosen in a menu that allows {most}", values.len()));
+                return Err(Stale::TooMany { chosen: values.len(), most });
             }
             let offered = |v: &String| match menu.kind {
                 SelectMenuType::Text => menu.options.iter().flatten().any(|o| o.value == *v),
                 _ => !v.is_empty() && v.len() <= 20 && v.bytes().all(|b| b.is_ascii_digit()),
             };
             match values.iter().find(|v| !offered(v)) {
-                Some(v) => Err(format!(
-                    "a value its menu did not offer: {}",
-                    crate::base::display::one_line(&v.chars().take(100).collect::<String>())
-                )),
+                Some(v) => Err(Stale::NotOffered(v.chars().take(100).collect())),
                 None => Ok(()),
             }
         }
-        _ => Err("its message shows another kind of component under its id".to_string()),
+        _ => Err(Stale::OtherKind),
     }
 }
 

@@ -26,7 +26,7 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    fn text(&self) -> &str {
+    pub(super) fn text(&self) -> &str {
         match self {
             StoreError::Unreachable(s)
             | StoreError::NotAStore(s)

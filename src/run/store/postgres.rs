@@ -316,28 +316,29 @@ pub fn shown(url: &str) -> String {
 
 /// TLS as ureq has it (rustls, ring), trusting the public roots, or only
 /// the certificates of `sslrootcert` when the URL names a file.
-fn tls(root_file: Option<&str>) -> Result<tokio_postgres_rustls::MakeRustlsConnect, String> {
+fn tls(root_file: Option<&str>) -> Result<tokio_postgres_rustls::MakeRustlsConnect, StoreError> {
+    let bad = StoreError::Unreachable;
     let roots = match root_file {
         None => rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() },
         Some(path) => {
             use rustls::pki_types::pem::PemObject as _;
             let mut roots = rustls::RootCertStore::empty();
             let certificates = rustls::pki_types::CertificateDer::pem_file_iter(path)
-                .map_err(|e| format!("cannot read the sslrootcert file `{path}`: {e}"))?;
+                .map_err(|e| bad(format!("cannot read the sslrootcert file `{path}`: {e}")))?;
             for certificate in certificates {
-                let certificate =
-                    certificate.map_err(|e| format!("the sslrootcert file `{path}` is not PEM certificates: {e}"))?;
-                roots.add(certificate).map_err(|e| format!("a certificate in `{path}` cannot be used: {e}"))?;
+                let certificate = certificate
+                    .map_err(|e| bad(format!("the sslrootcert file `{path}` is not PEM certificates: {e}")))?;
+                roots.add(certificate).map_err(|e| bad(format!("a certificate in `{path}` cannot be used: {e}")))?;
             }
             if roots.is_empty() {
-                return Err(format!("the sslrootcert file `{path}` holds no certificate"));
+                return Err(bad(format!("the sslrootcert file `{path}` holds no certificate")));
             }
             roots
         }
     };
     let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS: {e}"))?
+        .map_err(|e| bad(format!("TLS: {e}")))?
         .with_root_certificates(roots)
         .with_no_client_auth();
     Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
@@ -348,8 +349,8 @@ fn tls(root_file: Option<&str>) -> Result<tokio_postgres_rustls::MakeRustlsConne
 /// certificate authority) instead of the public ones, and `sslmode`
 /// `verify-ca` or `verify-full` insists on TLS (rustls always checks the
 /// certificate and the host's name, so both are `require` here).
-fn settings(url: &str, shown: &str) -> Result<(Config, Option<String>), String> {
-    let invalid = |e: &dyn std::fmt::Display| format!("{shown} is not a PostgreSQL URL: {e}");
+fn settings(url: &str, shown: &str) -> Result<(Config, Option<String>), StoreError> {
+    let invalid = |e: &dyn std::fmt::Display| StoreError::Unreachable(format!("{shown} is not a PostgreSQL URL: {e}"));
     if !url.contains("sslrootcert") && !url.contains("sslmode=verify-") {
         return Ok((url.parse().map_err(|e| invalid(&e))?, None));
     }
@@ -410,7 +411,7 @@ impl Pool {
 
     fn unchecked(url: &str) -> Result<Pool, StoreError> {
         let shown = shown(url);
-        let (mut config, root_file) = settings(url, &shown).map_err(StoreError::Unreachable)?;
+        let (mut config, root_file) = settings(url, &shown)?;
         // A database that does not answer (a lost network) fails a run in
         // time rather than holding it, unless the URL says otherwise: the
         // kernel gives up on data it cannot deliver, and the database on a
@@ -424,7 +425,7 @@ impl Pool {
         if config.get_options().is_none() {
             config.options(format!("-c statement_timeout={}", DEADLINE.as_millis()));
         }
-        let tls = tls(root_file.as_deref()).map_err(|e| StoreError::Unreachable(format!("{shown}: {e}")))?;
+        let tls = tls(root_file.as_deref()).map_err(|e| StoreError::Unreachable(format!("{shown}: {}", e.text())))?;
         Ok(Pool {
             config,
             tls,
