@@ -53,12 +53,6 @@ impl StopSignal {
             Ok(()) | Err(RecvTimeoutError::Timeout) => self.is_set(),
         }
     }
-
-    /// The receiver that disconnects when the signal is set, for a
-    /// `select!` over it and other channels.
-    pub fn receiver(&self) -> &Receiver<()> {
-        &self.0.receiver
-    }
 }
 
 #[cfg(test)]

@@ -24,13 +24,13 @@
 //! `twilight-model`'s: docs/architecture.md, "The platform boundary".
 
 pub mod custom_id;
-pub mod emoji;
-pub mod gateway;
+pub(crate) mod emoji;
+pub(crate) mod gateway;
 pub mod intents;
-pub mod limits;
-pub mod message;
-pub mod model;
-pub mod names;
+pub(crate) mod limits;
+pub(crate) mod message;
+pub(crate) mod model;
+pub(crate) mod names;
 pub mod options;
 pub mod outgoing;
 pub mod ratelimit;

@@ -3,11 +3,11 @@
 //! and the platform layers only.
 
 pub mod ast;
-pub mod check;
+pub(crate) mod check;
 pub mod format;
 pub mod helpers;
 pub mod load;
-pub mod message;
+pub(crate) mod message;
 pub mod model;
 pub mod plan;
 pub mod policy;

@@ -322,12 +322,3 @@ impl<'a> Visitor<'a> for Collect<'a> {
         });
     }
 }
-
-/// Every reference of the file, with its tree.
-pub fn references(file: &File) -> Vec<&Reference> {
-    let mut out = Vec::new();
-    for tree in file.trees() {
-        crate::language::ast::visit::each_reference(&tree.body, &mut |r| out.push(r));
-    }
-    out
-}

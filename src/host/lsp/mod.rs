@@ -9,7 +9,7 @@
 //! is caught, answered as an internal error and logged, and never ends the
 //! server.
 
-pub mod analysis;
+pub(crate) mod analysis;
 mod features;
 pub mod protocol;
 pub mod transport;

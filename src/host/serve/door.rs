@@ -255,11 +255,6 @@ impl Bodies {
         })
     }
 
-    /// The most the bodies in flight hold at once.
-    pub fn budget(&self) -> usize {
-        self.small_max + self.large_max
-    }
-
     /// Takes room for a body growing from `had` bytes by `more`.
     fn charge(&self, had: usize, more: usize) -> bool {
         let small = (had + more).min(SMALL).saturating_sub(had.min(SMALL));

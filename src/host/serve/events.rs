@@ -107,10 +107,6 @@ impl Cache {
         (guild.map(|g| g.name.clone()).filter(|n| !n.is_empty()), guild.and_then(|g| g.channels.get(channel).cloned()))
     }
 
-    pub fn bot_id(&self) -> Option<String> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).bot_id.clone()
-    }
-
     /// Takes in a dispatch: updates the cache, and says which run it makes
     /// (`None`: no tree's business, or the bot's own message).
     pub fn dispatch(&self, t: &str, event: &Dispatch) -> Option<EventRun> {

@@ -9,17 +9,17 @@
 
 mod claim;
 mod clock;
-pub mod door;
+pub(crate) mod door;
 mod ending;
-pub mod events;
+pub(crate) mod events;
 mod front;
-pub mod gate;
+pub(crate) mod gate;
 mod gateway_bot;
 mod keystrokes;
 mod leases;
 mod loaded;
-pub mod log;
-pub mod metrics;
+pub(crate) mod log;
+pub(crate) mod metrics;
 mod pipeline;
 mod pool;
 mod replay;
@@ -28,7 +28,7 @@ mod shards;
 mod share;
 mod shared;
 mod timers;
-pub mod trigger;
+pub(crate) mod trigger;
 
 pub use loaded::{default_store, listen_address, load, ready, stamp, Loaded, Problem, Refused};
 pub use log::LogFormat;

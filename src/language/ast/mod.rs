@@ -1,6 +1,6 @@
 //! The typed syntax tree. Every node carries the byte span it came from.
 
-pub mod visit;
+pub(crate) mod visit;
 
 use crate::base::source::Span;
 

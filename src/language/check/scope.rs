@@ -1,5 +1,5 @@
 //! What every check of a tree reads: the file, its blocks by name, the
-//! platform it talks to, the samples and the model, and which variables
+//! platform it talks to, the samples, and which variables
 //! can have a first value.
 
 use std::collections::HashSet;
@@ -19,7 +19,6 @@ pub struct Scope<'a> {
     /// The chat platform's API: where `{bot_token}` belongs.
     pub platform: Platform,
     pub samples: &'a crate::language::model::Samples,
-    pub model: &'a crate::language::model::Model,
     /// The custom variables a run can find with a value.
     pub first_values: FirstValues<'a>,
 }
@@ -45,7 +44,6 @@ impl<'a> Scope<'a> {
             blocks,
             platform: platform.unwrap_or_else(Platform::default_platform),
             samples: &model.samples,
-            model,
             first_values: FirstValues::of(file),
         }
     }

@@ -5,15 +5,15 @@
 //! values) passes through the [`Redactor`] first, so no secret or bot token
 //! is ever shown or stored.
 
-pub mod arith;
+pub(crate) mod arith;
 pub mod budget;
-pub mod condition;
+pub(crate) mod condition;
 pub mod explore;
 mod failure;
 pub mod http;
-pub mod inputs;
+pub(crate) mod inputs;
 mod preflight;
-pub mod redact;
+pub(crate) mod redact;
 pub mod render;
 pub mod request;
 mod runner;

@@ -10,10 +10,10 @@
 //! corrupt, is reported and never recreated.
 
 mod error;
-pub mod host;
+pub(crate) mod host;
 pub mod postgres;
-pub mod sqlite;
-pub mod values;
+pub(crate) mod sqlite;
+pub(crate) mod values;
 
 use std::path::PathBuf;
 use std::sync::Arc;
