@@ -9,7 +9,7 @@
 //! changes fields, and one odd field must not silence an event.
 
 use serde::de::{DeserializeOwned, Deserializer};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value as Json;
 
@@ -36,7 +36,7 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D:
 }
 
 /// A user, as an interaction or a dispatch carries one.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct User {
     #[serde(deserialize_with = "text")]
@@ -48,7 +48,7 @@ pub struct User {
 }
 
 /// A server member: the user, and their nickname in that server.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct Member {
     #[serde(deserialize_with = "lenient")]
@@ -492,8 +492,33 @@ impl Frame<'_> {
     }
 }
 
+/// A Gateway message as the platform sends it: what `blkc play`'s stand-in
+/// writes, typed with the structs serve reads it into ([`Frame`] and the
+/// dispatches' own).
+#[derive(Debug, Serialize)]
+pub struct Sent<'a, D: Serialize> {
+    pub op: OpCode,
+    pub s: Option<u64>,
+    pub t: Option<&'a str>,
+    pub d: D,
+}
+
+impl<D: Serialize> Sent<'_, D> {
+    /// A message of `op` with data and no sequence (HELLO, a heartbeat's ACK).
+    pub fn op(op: OpCode, d: D) -> Sent<'static, D> {
+        Sent { op, s: None, t: None, d }
+    }
+}
+
+impl<'a, D: Serialize> Sent<'a, D> {
+    /// Dispatch `t`, number `s`.
+    pub fn dispatch(t: &'a str, s: Option<u64>, d: D) -> Sent<'a, D> {
+        Sent { op: OpCode::Dispatch, s, t: Some(t), d }
+    }
+}
+
 /// READY.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct Ready {
     #[serde(deserialize_with = "lenient")]
@@ -502,9 +527,20 @@ pub struct Ready {
     pub session_id: Option<String>,
     #[serde(deserialize_with = "text")]
     pub resume_gateway_url: Option<String>,
-    /// How many servers the bot is in (their entries are not kept).
-    #[serde(deserialize_with = "count")]
+    /// How many servers the bot is in (their entries are not kept; as
+    /// sent, each is an unavailable server, to come as its GUILD_CREATE).
+    #[serde(deserialize_with = "count", serialize_with = "unavailable")]
     pub guilds: usize,
+}
+
+/// `n` servers, each unavailable until its GUILD_CREATE (as READY lists them).
+fn unavailable<S: serde::Serializer>(n: &usize, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq as _;
+    let mut seq = s.serialize_seq(Some(*n))?;
+    for _ in 0..*n {
+        seq.serialize_element(&serde_json::json!({ "unavailable": true }))?;
+    }
+    seq.end()
 }
 
 /// The length of a list, its entries skipped.
@@ -536,7 +572,7 @@ fn count<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
 /// GUILD_CREATE and GUILD_UPDATE, as far as the cache keeps them: the
 /// largest messages the Gateway sends, read for five fields and the
 /// channels' names (at most `max_channels`; the rest skipped).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct Guild {
     #[serde(deserialize_with = "text")]
@@ -546,7 +582,7 @@ pub struct Guild {
     #[serde(deserialize_with = "lenient")]
     pub member_count: Option<i64>,
     /// `Some(None)`: the server has no system channel (any more).
-    #[serde(deserialize_with = "present")]
+    #[serde(deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub system_channel_id: Option<Option<String>>,
     #[serde(deserialize_with = "lenient")]
     pub unavailable: Option<bool>,
@@ -584,7 +620,7 @@ fn channels<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Channel>, D::Error> {
 }
 
 /// A channel: CHANNEL_CREATE, _UPDATE and _DELETE, and a server's list.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct Channel {
     #[serde(deserialize_with = "text")]
@@ -596,7 +632,7 @@ pub struct Channel {
 }
 
 /// GUILD_MEMBER_ADD and GUILD_MEMBER_REMOVE.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct MemberEvent {
     #[serde(deserialize_with = "text")]
@@ -610,7 +646,7 @@ pub struct MemberEvent {
 }
 
 /// MESSAGE_CREATE, MESSAGE_UPDATE and MESSAGE_DELETE.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct Message {
     #[serde(deserialize_with = "text")]
@@ -628,7 +664,7 @@ pub struct Message {
 }
 
 /// MESSAGE_REACTION_ADD and _REMOVE.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct Reaction {
     #[serde(deserialize_with = "text")]
@@ -645,7 +681,7 @@ pub struct Reaction {
     pub emoji: Option<Emoji>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct Emoji {
     #[serde(deserialize_with = "text")]
@@ -667,7 +703,7 @@ impl Emoji {
 }
 
 /// GUILD_ROLE_CREATE.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct RoleEvent {
     #[serde(deserialize_with = "text")]
@@ -676,7 +712,7 @@ pub struct RoleEvent {
     pub role: Option<Role>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct Role {
     #[serde(deserialize_with = "text")]

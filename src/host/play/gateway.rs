@@ -7,11 +7,13 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{json, Value};
 use tungstenite::Message;
 
 use super::state::{Play, PlayError};
-use super::world::{BOT, GREETED, SERVERS};
+use super::world::{Server, BOT, GREETED, SERVERS};
+use crate::discord::model::{Channel, Frame, Guild, OpCode, Ready, Sent, User};
+use twilight_model::gateway::payload::incoming::Hello;
+use twilight_model::gateway::payload::outgoing::Resume;
 
 /// Connections the Gateway holds at once (serve's one shard needs one, and
 /// one more while it reconnects); more are closed at once, so idle
@@ -65,8 +67,8 @@ fn connection(stream: TcpStream, play: &Play) {
         Err(refused)
     };
     let Ok(mut ws) = tungstenite::accept_hdr(stream, only_serve) else { return };
-    let send = |ws: &mut tungstenite::WebSocket<TcpStream>, v: Value| ws.send(Message::text(v.to_string())).is_ok();
-    if !send(&mut ws, json!({ "op": 10, "d": { "heartbeat_interval": 41250 } })) {
+    let hello = Hello { heartbeat_interval: 41250 };
+    if !send(&mut ws, &Sent::op(OpCode::Hello, hello)) {
         return;
     }
     let _ = ws.get_ref().set_read_timeout(Some(Duration::from_millis(50)));
@@ -75,24 +77,16 @@ fn connection(stream: TcpStream, play: &Play) {
     loop {
         match ws.read() {
             Ok(Message::Text(text)) => {
-                let message: Value = serde_json::from_str(text.as_str()).unwrap_or(Value::Null);
-                match message["op"].as_u64() {
-                    Some(1) => {
-                        send(&mut ws, json!({ "op": 11 }));
+                let Ok(frame) = serde_json::from_str::<Frame>(text.as_str()) else { continue };
+                match frame.op() {
+                    Some(OpCode::Heartbeat) => {
+                        send(&mut ws, &Sent::op(OpCode::HeartbeatAck, ()));
                     }
-                    Some(2) => {
+                    Some(OpCode::Identify) => {
                         let url = ws.get_ref().local_addr().map(|a| format!("ws://{a}")).unwrap_or_default();
-                        let guilds: Vec<Value> =
-                            SERVERS.iter().map(|g| json!({ "id": g.id, "unavailable": true })).collect();
-                        let ready = json!({ "op": 0, "t": "READY", "s": 1, "d": {
-                            "session_id": "play", "resume_gateway_url": url,
-                            "user": { "id": BOT, "username": "bot" }, "guilds": guilds } });
-                        send(&mut ws, ready);
+                        send(&mut ws, &Sent::dispatch("READY", Some(1), ready(url)));
                         for (seq, g) in (2..).zip(&SERVERS) {
-                            let guild = json!({ "op": 0, "t": "GUILD_CREATE", "s": seq, "d": {
-                                "id": g.id, "name": g.name, "member_count": 2, "system_channel_id": g.channel,
-                                "channels": [{ "id": g.channel, "name": "general", "type": 0 }] } });
-                            send(&mut ws, guild);
+                            send(&mut ws, &Sent::dispatch("GUILD_CREATE", Some(seq), guild(g)));
                         }
                         // The first session gets what the page fired before
                         // the bot connected; a new one starts after what
@@ -101,9 +95,11 @@ fn connection(stream: TcpStream, play: &Play) {
                         let last = || play.dispatches_after(0).last().map_or(GREETED, |d| d.0);
                         delivered = Some(if first { GREETED } else { last() });
                     }
-                    Some(6) => {
-                        delivered = Some(message["d"]["seq"].as_u64().unwrap_or(GREETED));
-                        send(&mut ws, json!({ "op": 0, "t": "RESUMED", "s": null, "d": {} }));
+                    Some(OpCode::Resume) => {
+                        // Read as serve wrote it: twilight's RESUME.
+                        let resumed = serde_json::from_str::<Resume>(text.as_str()).ok();
+                        delivered = Some(resumed.map_or(GREETED, |r| r.d.seq));
+                        send(&mut ws, &Sent::dispatch("RESUMED", None, serde_json::Map::new()));
                     }
                     _ => {}
                 }
@@ -116,10 +112,40 @@ fn connection(stream: TcpStream, play: &Play) {
         }
         let Some(last) = delivered else { continue };
         for (seq, t, d) in play.dispatches_after(last) {
-            if !send(&mut ws, json!({ "op": 0, "t": t, "s": seq, "d": d })) {
+            if !send(&mut ws, &Sent::dispatch(&t, Some(seq), d)) {
                 return;
             }
             delivered = Some(seq);
         }
     }
+}
+
+/// READY as the platform sends it to serve's shard: the session, the
+/// bot's user and its servers (each unavailable until its GUILD_CREATE).
+fn ready(url: String) -> Ready {
+    Ready {
+        user: Some(User { id: Some(BOT.to_string()), username: Some("bot".to_string()), global_name: None }),
+        session_id: Some("play".to_string()),
+        resume_gateway_url: Some(url),
+        guilds: SERVERS.len(),
+    }
+}
+
+/// A server's GUILD_CREATE: its name, two members, and `#general`, its
+/// system channel.
+fn guild(server: &Server) -> Guild {
+    let general = Channel { id: Some(server.channel.to_string()), name: Some("general".to_string()), guild_id: None };
+    Guild {
+        id: Some(server.id.to_string()),
+        name: Some(server.name.to_string()),
+        member_count: Some(2),
+        system_channel_id: Some(Some(server.channel.to_string())),
+        unavailable: None,
+        channels: vec![general],
+    }
+}
+
+/// Writes a frame to serve's shard: whether it went.
+fn send<D: serde::Serialize>(ws: &mut tungstenite::WebSocket<TcpStream>, sent: &Sent<'_, D>) -> bool {
+    serde_json::to_string(sent).is_ok_and(|text| ws.send(Message::text(text)).is_ok())
 }

@@ -4,6 +4,8 @@
 
 use serde_json::{json, Value};
 
+use crate::discord::model::{Channel, Emoji, Member, MemberEvent, Message, Reaction, Role, RoleEvent, User};
+
 /// A server `play`'s bot is in, with its one channel, `#general`.
 pub struct Server {
     pub id: &'static str,
@@ -38,28 +40,49 @@ pub fn bot_info(url: &str) -> Value {
 /// another) and a channel (the server's own unless it names one).
 pub fn dispatch(kind: &str, given: &Value, id: &str) -> Option<(&'static str, Value)> {
     let wire = crate::discord::intents::EVENTS.iter().find(|e| e.kind == kind)?;
-    let text = |k: &str, default: &str| given[k].as_str().filter(|s| !s.is_empty()).unwrap_or(default).to_string();
-    let user = json!({ "id": text("user_id", "1001"), "username": text("user_name", "you"), "global_name": text("user_name", "you") });
+    let text =
+        |k: &str, default: &str| Some(given[k].as_str().filter(|s| !s.is_empty()).unwrap_or(default).to_string());
+    let name = text("user_name", "you");
+    let user = User { id: text("user_id", "1001"), username: name.clone(), global_name: name };
     let server = SERVERS.iter().find(|g| given["server_id"] == g.id).unwrap_or(&SERVERS[0]);
-    let (channel, guild) = (text("channel_id", server.channel), server.id);
-    let d = match wire.dispatch {
-        "GUILD_MEMBER_ADD" | "GUILD_MEMBER_REMOVE" => json!({ "guild_id": guild, "user": user, "roles": [] }),
-        "MESSAGE_CREATE" | "MESSAGE_UPDATE" => json!({
-            "id": id, "channel_id": channel, "guild_id": guild, "author": user,
-            "member": { "roles": [] }, "content": text("content", "hello"),
-        }),
-        "MESSAGE_DELETE" => json!({ "id": text("message_id", id), "channel_id": channel, "guild_id": guild }),
-        "MESSAGE_REACTION_ADD" | "MESSAGE_REACTION_REMOVE" => json!({
-            "user_id": user["id"], "channel_id": channel, "message_id": text("message_id", id), "guild_id": guild,
-            "member": { "user": user }, "emoji": { "id": null, "name": text("emoji", "👍") },
-        }),
-        "CHANNEL_CREATE" | "CHANNEL_DELETE" => {
-            json!({ "id": id, "guild_id": guild, "name": text("channel_name", "new-channel"), "type": 0 })
+    let (channel, guild) = (text("channel_id", server.channel), Some(server.id.to_string()));
+    let member = |user: Option<User>| Some(Member { user, roles: Some(Vec::new()), ..Member::default() });
+    let typed = match wire.dispatch {
+        "GUILD_MEMBER_ADD" | "GUILD_MEMBER_REMOVE" => {
+            serde_json::to_value(MemberEvent { guild_id: guild, user: Some(user), ..MemberEvent::default() })
         }
-        "GUILD_ROLE_CREATE" => {
-            json!({ "guild_id": guild, "role": { "id": id, "name": text("role_name", "New role") } })
-        }
+        "MESSAGE_CREATE" | "MESSAGE_UPDATE" => serde_json::to_value(Message {
+            id: Some(id.to_string()),
+            channel_id: channel,
+            guild_id: guild,
+            author: Some(user),
+            member: member(None),
+            content: text("content", "hello"),
+        }),
+        "MESSAGE_DELETE" => serde_json::to_value(Message {
+            id: text("message_id", id),
+            channel_id: channel,
+            guild_id: guild,
+            ..Message::default()
+        }),
+        "MESSAGE_REACTION_ADD" | "MESSAGE_REACTION_REMOVE" => serde_json::to_value(Reaction {
+            user_id: user.id.clone(),
+            channel_id: channel,
+            message_id: text("message_id", id),
+            guild_id: guild,
+            member: member(Some(user)),
+            emoji: Some(Emoji { id: None, name: text("emoji", "👍") }),
+        }),
+        "CHANNEL_CREATE" | "CHANNEL_DELETE" => serde_json::to_value(Channel {
+            id: Some(id.to_string()),
+            name: text("channel_name", "new-channel"),
+            guild_id: guild,
+        }),
+        "GUILD_ROLE_CREATE" => serde_json::to_value(RoleEvent {
+            guild_id: guild,
+            role: Some(Role { id: Some(id.to_string()), name: text("role_name", "New role") }),
+        }),
         _ => return None,
     };
-    Some((wire.dispatch, d))
+    Some((wire.dispatch, typed.ok()?))
 }
