@@ -406,7 +406,10 @@ fn a_full_run_queue_does_not_block_the_shard_s_reader() {
     for i in 0..40 {
         gateway.dispatch("MESSAGE_CREATE", message("888", &format!("m{i}")));
     }
-    std::thread::sleep(Duration::from_secs(3));
+    // Ten heartbeats more, each acknowledged: a reader held by the full
+    // queue would miss an ACK, and reconnect.
+    let beats = gateway.sent_op(1).len();
+    assert!(gateway.wait_op(1, beats + 10).len() >= beats + 10, "{}", served.log());
     assert_eq!(gateway.connections(), 1, "{}", served.log());
     assert!(!served.log().contains("zombie"), "{}", served.log());
 }

@@ -123,13 +123,6 @@ fn processes_share_a_port_with_reuse_port_and_one_that_stops_hands_over() {
     assert_eq!(answered_by(&[&first], a + 60), [a + 60]);
 }
 
-/// The value of a metric without labels in `/metrics`.
-fn metric(served: &Served, name: &str) -> Option<f64> {
-    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-    let text = agent.get(format!("{}/metrics", served.url)).call().ok()?.body_mut().read_to_string().ok()?;
-    text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-}
-
 /// An API that holds every request until opened: a thread per connection
 /// (the test server's pool of threads would itself cap how many wait).
 struct HeldApi {
@@ -240,10 +233,10 @@ fn runs_waiting_get_threads(_busy: Option<BusyLoops>) {
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(api.waiting(), 12, "never more than --workers");
     let until = Instant::now() + Duration::from_secs(5);
-    while metric(&served, "blkc_workers") != Some(12.0) && Instant::now() < until {
+    while served.metric("blkc_workers") != Some(12.0) && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(metric(&served, "blkc_workers"), Some(12.0));
+    assert_eq!(served.metric("blkc_workers"), Some(12.0));
     for answer in pending {
         assert_eq!(answer.join().unwrap().map(|a| a.body), Some(json!({ "type": 5 })));
     }

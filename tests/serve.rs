@@ -63,6 +63,13 @@ impl Served {
         self.wait_log(&format!("interaction id={id} "))
     }
 
+    /// The value of metric `name` (a line `name VALUE`) at `/metrics`.
+    pub(crate) fn metric(&self, name: &str) -> Option<f64> {
+        let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        let text = agent.get(format!("{}/metrics", self.url)).call().ok()?.body_mut().read_to_string().ok()?;
+        text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+    }
+
     pub(crate) fn signal(&self, signal: libc::c_int) {
         // SAFETY: sends a signal to our own child process.
         unsafe {
@@ -324,7 +331,9 @@ fn a_full_queue_answers_busy_at_once_and_queued_runs_are_still_answered_in_time(
         std::thread::sleep(Duration::from_millis(10));
     }
     let queued = send("a2");
-    std::thread::sleep(Duration::from_millis(200));
+    // Two in flight: one running, one in the queue.
+    let in_queue = || served.metric("blkc_runs_in_flight") == Some(2.0);
+    assert!(crate::support::wait::eventually(20, in_queue), "{}", served.log());
     let busy = send("a3").join().unwrap();
     assert_eq!(busy.body["data"]["content"], "The bot is busy right now. Please try again in a moment.");
     assert_eq!(busy.body["data"]["flags"], 64);
