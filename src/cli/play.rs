@@ -170,5 +170,6 @@ fn config(args: &PlayArgs, play: &Play, store: blkc::run::store::Backend) -> Res
         loaded: None,
         on_ready: None,
         hooks: None,
+        clock: super::serve::test_clock(),
     })
 }

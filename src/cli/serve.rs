@@ -92,6 +92,7 @@ fn config(
         loaded: None,
         on_ready: None,
         hooks: None,
+        clock: test_clock(),
     })
 }
 
@@ -136,4 +137,12 @@ pub fn serve(args: &ServeArgs) -> Exit {
         Err(stop @ serve::Stop::Gateway(_)) => report::error(stop, Exit::RunFailure),
         Err(stop) => report::error(stop, Exit::Usage),
     }
+}
+
+/// The clock the server's time follows: the system's, unless
+/// `BLKC_TEST_CLOCK=START_MS,ANCHOR_MS,SPEED` gives the tests' faster one
+/// (read here, at the edge, and given to the server in its `Config`).
+pub(crate) fn test_clock() -> blkc::host::serve::clock::Clock {
+    use blkc::host::serve::clock::Clock;
+    std::env::var("BLKC_TEST_CLOCK").ok().and_then(|text| Clock::parse(&text)).unwrap_or_else(Clock::system)
 }

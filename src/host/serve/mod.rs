@@ -8,7 +8,7 @@
 //! runner of `blkc run`, each on a pool thread with its own responses.
 
 mod claim;
-mod clock;
+pub mod clock;
 pub(crate) mod door;
 mod ending;
 pub(crate) mod events;

@@ -42,7 +42,7 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
     let started = Instant::now();
     let mut report = RunReport::default();
     let mut store = shared.bot.store.run_store();
-    let now = now_ms();
+    let now = u64::try_from(shared.clock.now_ms()).unwrap_or(0);
     let passage = trigger.gates.pass(store.as_mut(), now);
     super::gate::sweep(&trigger.gates, store.as_mut(), now);
     let last_click = match passage {
@@ -161,10 +161,6 @@ fn refuse_with(shared: &Arc<Shared>, trigger: &Trigger, outcome: Outcome, text: 
         out.send(&mut RunReport::default(), &said);
     }
     ended(shared, Ended::Trigger(trigger), Ending { outcome, report: None, trail: None, refused: text.as_deref() });
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Whether the trigger is new to the processes sharing the store (an

@@ -144,6 +144,7 @@ fn shared(config: &mut Config, loaded: Arc<Loaded>, queue: Queue) -> Shared {
         },
         metrics: Metrics::default(),
         hooks: config.hooks.take(),
+        clock: config.clock,
     }
 }
 

@@ -24,6 +24,8 @@ use crate::run::eval::{Inputs, Options};
 
 /// What `blkc serve` was given.
 pub struct Config {
+    /// The clock the bot's time follows: timed events, cooldowns, clicks.
+    pub clock: super::clock::Clock,
     pub file: PathBuf,
     /// Where interactions arrive; none for a file of events only.
     pub listen: Option<SocketAddr>,
@@ -83,6 +85,7 @@ pub enum Shards {
 
 /// What every request and run shares, in its parts.
 pub struct Shared {
+    pub clock: super::clock::Clock,
     pub file: PathBuf,
     pub bot: Bot,
     pub front: FrontState,

@@ -23,9 +23,10 @@
 //! - The next ticks are logged when the server starts, and each timed
 //!   tree's next one is on `/metrics` (`blkc_timer_next_tick_seconds`).
 //!
-//! The clock is the system's; the tests give a faster one that every
-//! process computes alike (`BLKC_TEST_CLOCK`), to see an hour of ticks in
-//! seconds.
+//! The clock is the server's `Config::clock` (`serve::clock::Clock`): the
+//! system's, or a faster one the tests give through the command line
+//! (`BLKC_TEST_CLOCK`) that every process computes alike, to see an hour
+//! of ticks in seconds. Cooldowns and click limits follow the same clock.
 
 use crate::base::stop::StopSignal;
 use std::collections::HashMap;
@@ -34,6 +35,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::claim::TickHold;
+use super::clock::Clock;
 use super::ending::{ended, Ended, Ending};
 use super::loaded::Loaded;
 use super::shared::Shared;
@@ -56,46 +58,6 @@ pub const TAKEOVER: Duration = Duration::from_secs(600);
 /// How many next ticks the start lists.
 const LISTED: usize = 3;
 
-/// Milliseconds since the Unix epoch: the system's, or the tests' faster
-/// clock, `BLKC_TEST_CLOCK=START_MS,ANCHOR_MS,SPEED`: at the system's
-/// `ANCHOR_MS` it reads `START_MS`, and it runs `SPEED` times as fast.
-#[derive(Debug, Clone, Copy)]
-pub struct Clock {
-    test: Option<(i64, i64, i64)>,
-}
-
-impl Clock {
-    pub fn from_env() -> Clock {
-        let test = std::env::var("BLKC_TEST_CLOCK").ok().and_then(|v| {
-            let mut parts = v.split(',').map(|p| p.trim().parse::<i64>());
-            match (parts.next()?, parts.next()?, parts.next()?) {
-                (Ok(start), Ok(anchor), Ok(speed)) if speed >= 1 => Some((start, anchor, speed)),
-                _ => None,
-            }
-        });
-        Clock { test }
-    }
-
-    pub fn now_ms(&self) -> i64 {
-        let real = super::clock::epoch_ms();
-        match self.test {
-            None => real,
-            Some((start, anchor, speed)) => start + (real - anchor) * speed,
-        }
-    }
-
-    /// The system's time until this clock reads `at_ms` (zero if it has).
-    fn until(&self, at_ms: i64) -> Duration {
-        self.real(at_ms - self.now_ms())
-    }
-
-    /// The system's time a span of this clock's milliseconds takes.
-    fn real(&self, ms: i64) -> Duration {
-        let speed = self.test.map_or(1, |(_, _, speed)| speed);
-        Duration::from_millis(u64::try_from(ms.max(0) / speed).unwrap_or(0))
-    }
-}
-
 /// The thread of the timed events, until [`Timers::stop`].
 pub struct Timers {
     stop: StopSignal,
@@ -115,7 +77,7 @@ pub fn start(shared: &Arc<Shared>) -> std::io::Result<Timers> {
     let stop = StopSignal::new();
     let (shared, stopped) = (shared.clone(), stop.clone());
     let thread = std::thread::Builder::new().name("blkc-timers".into()).spawn(move || {
-        let clock = Clock::from_env();
+        let clock = shared.clock;
         let mut ticks = Ticks::default();
         while !stopped.is_set() && !shared.life.draining() {
             let loaded = shared.bot.loaded();
