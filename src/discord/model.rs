@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value as Json;
 
+pub use twilight_model::application::command::{CommandOptionType, CommandType};
 pub use twilight_model::application::interaction::InteractionType;
+pub use twilight_model::channel::message::component::ComponentType;
 pub use twilight_model::gateway::OpCode;
 
 /// A field read leniently: a value of another type is `None`.
@@ -125,7 +127,8 @@ impl MessageRef {
     /// Only the user it answered sees it: it cannot be edited with the
     /// bot token.
     pub fn ephemeral(&self) -> bool {
-        self.flags.is_some_and(|f| f & 64 != 0)
+        use twilight_model::channel::message::MessageFlags;
+        self.flags.is_some_and(|f| MessageFlags::from_bits_truncate(f).contains(MessageFlags::EPHEMERAL))
     }
 }
 
@@ -311,7 +314,8 @@ impl Interaction {
         // A command, a group, a subcommand: two levels at most.
         for _ in 0..2 {
             let [o] = options else { break };
-            if !matches!(o.kind, Some(1 | 2)) {
+            let levels = [CommandOptionType::SubCommand, CommandOptionType::SubCommandGroup];
+            if !levels.iter().any(|level| o.kind == Some(*level as u8)) {
                 break;
             }
             if !super::names::is_valid(&o.name) {
@@ -332,9 +336,9 @@ impl Interaction {
     /// A context-menu command's menu: `user` or `message` (`None` for a
     /// slash command, and for anything else).
     pub fn menu(&self) -> Option<&'static str> {
-        match self.data.as_ref()?.command_type? {
-            2 => Some("user"),
-            3 => Some("message"),
+        match CommandType::from(self.data.as_ref()?.command_type?) {
+            CommandType::User => Some("user"),
+            CommandType::Message => Some("message"),
             _ => None,
         }
     }
@@ -418,8 +422,8 @@ impl Interaction {
 
     /// A component's type, as the interaction says (2 a button, 3 a menu of
     /// choices, 5 to 8 menus of users, roles, mentionables and channels).
-    pub fn component_type(&self) -> Option<u8> {
-        self.data.as_ref().and_then(|d| d.component_type)
+    pub fn component_type(&self) -> Option<ComponentType> {
+        self.data.as_ref().and_then(|d| d.component_type).map(ComponentType::from)
     }
 
     /// The id of the message a component is on.

@@ -509,7 +509,7 @@ pub fn handler_variables(
     let mut vars = vec![("message_id".to_string(), interaction.message_id().unwrap_or_default().to_string())];
     // A button's value is its own, from its id: never from `values`, which
     // only a menu has.
-    let button = interaction.component_type() == Some(2) || interaction.component_type().is_none();
+    let button = matches!(interaction.component_type(), Some(crate::discord::model::ComponentType::Button) | None);
     let values = if button { &[][..] } else { interaction.values() };
     let value = match interaction.kind() {
         Ok(InteractionType::MessageComponent) if button => {
@@ -636,6 +636,7 @@ impl std::error::Error for Stale {}
 /// users, roles or channels: ids), as many as it allows. `Err` says why
 /// not, for the log; the click is then answered as stale and never runs.
 pub fn clicked(plan: &crate::language::plan::Plan, interaction: &Interaction) -> Result<(), Stale> {
+    use crate::discord::model::ComponentType;
     use twilight_model::channel::message::component::SelectMenuType;
     use twilight_model::channel::message::Component;
     let id = interaction.custom_id();
@@ -652,20 +653,23 @@ pub fn clicked(plan: &crate::language::plan::Plan, interaction: &Interaction) ->
     let kind = interaction.component_type();
     let values = interaction.values();
     match (shown, component.kind) {
-        (Component::Button(_), crate::language::plan::ComponentKind::Button) if matches!(kind, None | Some(2)) => {
+        (Component::Button(_), crate::language::plan::ComponentKind::Button)
+            if matches!(kind, None | Some(ComponentType::Button)) =>
+        {
             Ok(())
         }
         (Component::SelectMenu(menu), crate::language::plan::ComponentKind::Select) => {
-            let wanted: u8 = match menu.kind {
-                SelectMenuType::Text => 3,
-                SelectMenuType::User => 5,
-                SelectMenuType::Role => 6,
-                SelectMenuType::Mentionable => 7,
-                SelectMenuType::Channel => 8,
-                _ => 0,
+            let wanted = match menu.kind {
+                SelectMenuType::Text => ComponentType::TextSelectMenu,
+                SelectMenuType::User => ComponentType::UserSelectMenu,
+                SelectMenuType::Role => ComponentType::RoleSelectMenu,
+                SelectMenuType::Mentionable => ComponentType::MentionableSelectMenu,
+                SelectMenuType::Channel => ComponentType::ChannelSelectMenu,
+                _ => ComponentType::Unknown(0),
             };
             if kind != Some(wanted) {
-                return Err(Stale::MenuType { wanted, answered: kind.unwrap_or(0) });
+                let answered = kind.map_or(0, u8::from);
+                return Err(Stale::MenuType { wanted: u8::from(wanted), answered });
             }
             let most = usize::from(menu.max_values.unwrap_or(1)).min(25);
             if values.len() > most {
