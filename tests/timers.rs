@@ -2,8 +2,6 @@
 //! simulated hour (the tests' faster clock, `BLKC_TEST_CLOCK`, which both
 //! compute alike), each tick run once, none replayed.
 
-use std::time::{Duration, Instant};
-
 use crate::serve::serve;
 use crate::support::platform::TestPlatform;
 
@@ -44,20 +42,38 @@ fn two_servers_sharing_postgres_run_each_tick_once_over_a_simulated_hour() {
     let metrics =
         ureq::get(&format!("{}/metrics", servers[0].url)).call().unwrap().body_mut().read_to_string().unwrap();
     assert!(metrics.contains("blkc_timer_next_tick_seconds{event=\"pulse\"}"), "{metrics}");
-    let end = Instant::now()
-        + Duration::from_millis(u64::try_from(ms("2026-01-15T08:30:00Z") - ms("2026-01-15T07:30:00Z")).unwrap() / 120);
-    std::thread::sleep(end.saturating_duration_since(Instant::now()) + Duration::from_millis(500));
-    let calls = platform.calls();
-    let posted = |channel: &str| -> Vec<String> {
+    // The simulated hour is over when the tick of 08:28 has been posted and
+    // every tick posted has its run's ending logged.
+    let posted_in = |calls: &[crate::support::platform::Call], channel: &str| -> Vec<String> {
         calls
             .iter()
             .filter(|c| c.method == "POST" && c.path.ends_with(&format!("/channels/{channel}/messages")))
             .map(|c| c.body["content"].as_str().unwrap_or_default().to_string())
             .collect()
     };
+    let ran =
+        |log: &str| log.lines().filter(|l| l.contains("timed event event=pulse") && l.contains("outcome=ran")).count();
+    let last = ms("2026-01-15T08:28:00Z");
+    let tick_ms =
+        |t: &String| chrono::DateTime::parse_from_rfc3339(t.trim_start_matches("tick ")).map(|t| t.timestamp_millis());
+    // One moment's logs and calls (the logs first: a tick posted between
+    // the two reads has no ending yet, and the moment is taken again).
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let (calls, logs) = loop {
+        let logs: Vec<String> = servers.iter().map(|s| s.log()).collect();
+        let calls = platform.calls();
+        let ticks = posted_in(&calls, "4242");
+        let reached = ticks.iter().any(|t| tick_ms(t).is_ok_and(|t| t >= last));
+        let ended: usize = logs.iter().map(|l| ran(l)).sum();
+        if reached && ended == ticks.len() && !posted_in(&calls, "777").is_empty() {
+            break (calls, logs);
+        }
+        assert!(std::time::Instant::now() < until, "the simulated hour never ended: {logs:#?}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let posted = |channel: &str| posted_in(&calls, channel);
     // Every two minutes, each tick once: consecutive, none twice.
     let mut ticks: Vec<i64> = posted("4242").iter().map(|t| ms(t.trim_start_matches("tick "))).collect();
-    let logs: Vec<String> = servers.iter().map(|s| s.log()).collect();
     ticks.sort();
     assert!(ticks.len() >= 26, "{} ticks: {ticks:?}\n{logs:#?}", ticks.len());
     // None from before the servers started (nothing is replayed).
@@ -68,8 +84,6 @@ fn two_servers_sharing_postgres_run_each_tick_once_over_a_simulated_hour() {
     // 09:00 in Paris is 08:00 UTC in winter: once, to the secret's channel.
     assert_eq!(posted("777"), ["Good morning (2026-01-15T08:00:00Z in 777)"], "{logs:#?}");
     // Both servers took part, and each ran its ticks' runs to the end.
-    let ran =
-        |log: &str| log.lines().filter(|l| l.contains("timed event event=pulse") && l.contains("outcome=ran")).count();
     assert_eq!(ran(&logs[0]) + ran(&logs[1]), ticks.len(), "{logs:#?}");
     assert!(logs.iter().all(|l| !l.contains("outcome=failed")), "{logs:#?}");
 }
