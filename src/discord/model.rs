@@ -802,7 +802,7 @@ impl Dispatch {
 }
 
 /// What `GET /gateway/bot` answers.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct GatewayBot {
     #[serde(deserialize_with = "text")]
@@ -813,7 +813,7 @@ pub struct GatewayBot {
     pub session_start_limit: Option<SessionStartLimit>,
 }
 
-#[derive(Debug, Default, Clone, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
 #[serde(default)]
 pub struct SessionStartLimit {
     #[serde(deserialize_with = "lenient")]
@@ -825,7 +825,7 @@ pub struct SessionStartLimit {
 }
 
 /// The body of an error the platform answers.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct ErrorBody {
     /// The platform's JSON error code (`50013`: Missing Permissions).

@@ -18,7 +18,7 @@ pub const USER_AGENT: &str = concat!("DiscordBot (https://github.com/blkc, ", en
 
 /// A route of the platform's API that blkc calls. Every id and token in it
 /// is checked to be of the platform's form before it becomes a path.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route<'a> {
     /// `GET /gateway/bot`: where the Gateway is, and how many shards.
     GatewayBot,
@@ -42,6 +42,39 @@ pub enum Route<'a> {
     /// component is on, edited with the bot token (when the interaction's
     /// own answer is another message).
     EditChannelMessage { channel: &'a str, message: &'a str },
+}
+
+impl<'a> Route<'a> {
+    /// The route a request for `method` and `path` (below the API's base)
+    /// is: the inverse of [`Route::method`] and the path, for a stand-in of
+    /// the platform (`blkc play`) reading what serve sent.
+    pub fn parse(method: &str, path: &'a str) -> Option<Route<'a>> {
+        let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+        Some(match (method, parts.as_slice()) {
+            ("GET", ["gateway", "bot"]) => Route::GatewayBot,
+            ("PUT", ["applications", application, "commands"]) => Route::Commands { application, guild: None },
+            ("PUT", ["applications", application, "guilds", guild, "commands"]) => {
+                Route::Commands { application, guild: Some(guild) }
+            }
+            ("GET", ["applications", application, "commands"]) => {
+                Route::RegisteredCommands { application, guild: None }
+            }
+            ("GET", ["applications", application, "guilds", guild, "commands"]) => {
+                Route::RegisteredCommands { application, guild: Some(guild) }
+            }
+            ("POST", ["interactions", interaction, token, "callback"]) => Route::Callback { interaction, token },
+            ("PATCH", ["webhooks", application, token, "messages", "@original"]) => {
+                Route::EditOriginal { application, token }
+            }
+            ("DELETE", ["webhooks", application, token, "messages", "@original"]) => {
+                Route::DeleteOriginal { application, token }
+            }
+            ("POST", ["webhooks", application, token]) => Route::FollowUp { application, token },
+            ("POST", ["channels", channel, "messages"]) => Route::ChannelMessage { channel },
+            ("PATCH", ["channels", channel, "messages", message]) => Route::EditChannelMessage { channel, message },
+            _ => return None,
+        })
+    }
 }
 
 impl Route<'_> {
@@ -324,6 +357,29 @@ impl Platform {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_route_reads_back_from_its_method_and_path() {
+        let (app, token) = ("1400000000000000000", "play-1-abcdef");
+        let routes = [
+            Route::GatewayBot,
+            Route::Commands { application: app, guild: None },
+            Route::Commands { application: app, guild: Some("777") },
+            Route::RegisteredCommands { application: app, guild: None },
+            Route::RegisteredCommands { application: app, guild: Some("777") },
+            Route::Callback { interaction: "9101", token },
+            Route::EditOriginal { application: app, token },
+            Route::FollowUp { application: app, token },
+            Route::DeleteOriginal { application: app, token },
+            Route::ChannelMessage { channel: "888" },
+            Route::EditChannelMessage { channel: "888", message: "5" },
+        ];
+        for route in routes {
+            let path = route.path().unwrap();
+            assert_eq!(Route::parse(route.method(), &path), Some(route), "{path}");
+        }
+        assert_eq!(Route::parse("GET", "/channels/888/messages"), None);
+    }
 
     #[test]
     fn a_route_holds_only_ids_and_tokens_of_the_platform_s_form_and_shows_no_token() {

@@ -5,41 +5,43 @@
 use serde_json::{json, Value};
 
 use super::state::{Call, Play};
+use crate::discord::model::ErrorBody;
+use crate::discord::rest::Route;
 
 /// Answers serve's call `method path` with `body`; `authorization` is its
 /// header. A route that needs the bot token refuses another.
 pub fn handle(play: &Play, method: &str, path: &str, authorization: Option<&str>, body: &[u8]) -> (u16, Value) {
     let body: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     let route = path.strip_prefix("/api/v10").unwrap_or(path);
-    let parts: Vec<&str> = route.trim_start_matches('/').split('/').collect();
     let bot = authorization == Some(format!("Bot {}", play.token).as_str());
-    let (kind, interaction) = match (method, parts.as_slice()) {
-        ("POST", ["webhooks", _, token]) => ("follow_up", of_token(token)),
-        ("PATCH", ["webhooks", _, token, "messages", "@original"]) => ("edit", of_token(token)),
-        ("DELETE", ["webhooks", _, token, "messages", "@original"]) => ("delete", of_token(token)),
-        ("POST", ["interactions", id, _, "callback"]) => ("callback", Some(id.to_string())),
-        ("POST", ["channels", _, "messages"]) if bot => ("message", None),
-        ("PATCH", ["channels", _, "messages", _]) if bot => ("edit_message", None),
-        ("GET", ["gateway", "bot"]) => {
+    let refused = |status: u16, message: &str| {
+        let error = ErrorBody { code: Some(0), message: Some(message.to_string()) };
+        (status, serde_json::to_value(error).unwrap_or_default())
+    };
+    // Read as serve wrote it: the one table of routes, `discord::rest::Route`.
+    let (kind, interaction, token) = match Route::parse(method, route) {
+        Some(Route::FollowUp { token, .. }) => ("follow_up", of_token(token), Some(token)),
+        Some(Route::EditOriginal { token, .. }) => ("edit", of_token(token), Some(token)),
+        Some(Route::DeleteOriginal { token, .. }) => ("delete", of_token(token), Some(token)),
+        Some(Route::Callback { interaction, token }) => ("callback", Some(interaction.to_string()), Some(token)),
+        Some(Route::ChannelMessage { .. }) if bot => ("message", None, None),
+        Some(Route::EditChannelMessage { .. }) if bot => ("edit_message", None, None),
+        _ if route.starts_with("/channels/") && !bot => return refused(401, "401: Unauthorized"),
+        Some(Route::GatewayBot) => {
             let url = play.gateway.lock().unwrap_or_else(|e| e.into_inner()).clone();
             return match url {
-                Some(url) => (200, super::world::bot_info(&url)),
-                None => (503, json!({ "message": "the Gateway is not open", "code": 0 })),
+                Some(url) => (200, serde_json::to_value(super::world::bot_info(&url)).unwrap_or_default()),
+                None => refused(503, "the Gateway is not open"),
             };
         }
-        (_, ["channels", ..]) if !bot => return (401, json!({ "message": "401: Unauthorized", "code": 0 })),
-        _ => ("other", None),
+        _ => ("other", None, None),
     };
-    let shown = match &interaction {
-        Some(_) => parts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| if i == 2 && parts[0] == "webhooks" { "…" } else { p })
-            .collect::<Vec<_>>()
-            .join("/"),
-        None => parts.join("/"),
+    // (A webhook's token is shown as `…`: it is a credential.)
+    let shown = match token.filter(|_| kind != "callback") {
+        Some(token) => route.replace(token, "…"),
+        None => route.to_string(),
     };
-    play.record(Call { method: method.to_string(), route: format!("/{shown}"), kind, interaction, body: body.clone() });
+    play.record(Call { method: method.to_string(), route: shown, kind, interaction, body: body.clone() });
     match kind {
         "delete" | "callback" => (204, Value::Null),
         _ => {

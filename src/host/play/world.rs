@@ -2,9 +2,11 @@
 //! channels, the bot, the dispatches that greet a shard (READY and a
 //! GUILD_CREATE per server), and the events the page can fire.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::discord::model::{Channel, Emoji, Member, MemberEvent, Message, Reaction, Role, RoleEvent, User};
+use crate::discord::model::{
+    Channel, Emoji, GatewayBot, Member, MemberEvent, Message, Reaction, Role, RoleEvent, SessionStartLimit, User,
+};
 
 /// A server `play`'s bot is in, with its one channel, `#general`.
 pub struct Server {
@@ -28,10 +30,11 @@ pub const GREETED: u64 = 1 + SERVERS.len() as u64;
 /// The bot's own user.
 pub const BOT: &str = "1400000000000000000";
 
-/// What `GET /gateway/bot` answers: this Gateway, one shard.
-pub fn bot_info(url: &str) -> Value {
-    json!({ "url": url, "shards": 1,
-            "session_start_limit": { "total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1 } })
+/// What `GET /gateway/bot` answers: this Gateway, one shard, a full day
+/// of session starts.
+pub fn bot_info(url: &str) -> GatewayBot {
+    let limit = SessionStartLimit { remaining: Some(1000), reset_after: Some(0), max_concurrency: Some(1) };
+    GatewayBot { url: Some(url.to_string()), shards: Some(1), session_start_limit: Some(limit) }
 }
 
 /// The dispatch an event of `kind` comes as, and its data as the platform
