@@ -77,7 +77,7 @@ pub fn display_name(user: Option<&User>, member: Option<&Member>) -> String {
 }
 
 /// An interaction, once its signature holds.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct Interaction {
     /// The platform's interaction type, as sent ([`Interaction::kind`]).
@@ -110,7 +110,7 @@ pub struct Interaction {
 }
 
 /// A message as an interaction names it.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct MessageRef {
     #[serde(deserialize_with = "text")]
@@ -133,7 +133,7 @@ impl MessageRef {
 }
 
 /// A channel as an interaction names it.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct NamedChannel {
     #[serde(deserialize_with = "text")]
@@ -142,7 +142,7 @@ pub struct NamedChannel {
 
 /// What an interaction says: a command's name and options; a component's
 /// id and the values chosen; a form's id and what was typed.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct CommandData {
     #[serde(deserialize_with = "text")]
@@ -171,7 +171,7 @@ pub struct CommandData {
 }
 
 /// The users, members and messages an interaction names, by id.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct Resolved {
     #[serde(deserialize_with = "lenient")]
@@ -183,7 +183,7 @@ pub struct Resolved {
 }
 
 /// A message a message command was chosen on.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct TargetMessage {
     #[serde(deserialize_with = "text")]
@@ -206,7 +206,7 @@ pub enum Target {
 const FORM_FIELDS: usize = 25;
 
 /// One option a chat user gave.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 pub struct CommandOption {
     pub name: String,
     pub value: Option<Box<RawValue>>,

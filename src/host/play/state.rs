@@ -269,32 +269,39 @@ impl Play {
     /// (`kind` 2 a command, 3 a component, 4 a keystroke, 5 a form), from
     /// the member the page says is using it.
     pub fn interaction(&self, asked: &Value) -> Value {
+        use crate::discord::model::{CommandData, Interaction, Member, MessageRef, NamedChannel, User};
         let id = self.id();
         // Its own token, as the platform gives each interaction one.
         let token = random::<12>().map(hex::encode).unwrap_or_default();
         let who = &asked["member"];
-        let user = json!({
-            "id": text_or(&who["id"], "1001"),
-            "username": text_or(&who["name"], "you"),
-            "global_name": text_or(&who["name"], "you"),
-        });
-        let permissions = text_or(&who["permissions"], &(1u64 << 3).to_string());
-        let roles: Vec<Value> = who["roles"].as_array().cloned().unwrap_or_default();
-        let mut body = json!({
-            "type": asked["type"].as_u64().unwrap_or(2),
-            "id": id,
-            "application_id": "1400000000000000000",
-            "token": format!("play-{id}-{token}"),
-            "guild_id": text_or(&asked["server"], world::SERVER),
-            "channel_id": text_or(&asked["channel"], world::CHANNEL),
-            "channel": { "name": "general" },
-            "member": { "user": user, "nick": null, "roles": roles, "permissions": permissions },
-            "data": asked["data"].clone(),
-        });
-        if let Some(message) = asked.get("message").filter(|m| m.is_object()) {
-            body["message"] = message.clone();
-        }
-        body
+        let name = Some(text_or(&who["name"], "you"));
+        let user = User { id: Some(text_or(&who["id"], "1001")), username: name.clone(), global_name: name };
+        let roles = who["roles"].as_array().map(|r| r.iter().filter_map(|r| r.as_str().map(str::to_string)).collect());
+        let member = Member {
+            user: Some(user),
+            nick: None,
+            roles: Some(roles.unwrap_or_default()),
+            permissions: Some(text_or(&who["permissions"], &(1u64 << 3).to_string())),
+        };
+        // What the page gave, read into the types serve reads it into (an
+        // option's value is kept as written: read from text).
+        let data = serde_json::from_str::<CommandData>(&asked["data"].to_string()).ok();
+        let message = asked.get("message").filter(|m| m.is_object());
+        let message = message.and_then(|m| serde_json::from_str::<MessageRef>(&m.to_string()).ok());
+        let interaction = Interaction {
+            type_code: Some(u8::try_from(asked["type"].as_u64().unwrap_or(2)).unwrap_or(2)),
+            id: Some(id.clone()),
+            application_id: Some(world::BOT.to_string()),
+            token: Some(format!("play-{id}-{token}")),
+            guild_id: Some(text_or(&asked["server"], world::SERVER)),
+            channel_id: Some(text_or(&asked["channel"], world::CHANNEL)),
+            channel: Some(NamedChannel { name: Some("general".to_string()) }),
+            member: Some(member),
+            user: None,
+            data,
+            message,
+        };
+        serde_json::to_value(interaction).unwrap_or_default()
     }
 
     /// Posts an interaction to serve's front door, signed, and gives its
