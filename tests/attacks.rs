@@ -206,7 +206,8 @@ fn idle_connections_and_a_low_open_file_limit_cannot_starve_answers() {
     assert!(log.contains("max_connections=208") && log.contains("fewer connections than --max-connections"), "{log}");
     let to = address(&served);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let (s, t) = (stop.clone(), to.clone());
+    let opened = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (s, t, o) = (stop.clone(), to.clone(), opened.clone());
     let attacker = std::thread::spawn(move || {
         let mut idle: Vec<std::net::TcpStream> = Vec::new();
         while !s.load(std::sync::atomic::Ordering::SeqCst) {
@@ -217,14 +218,20 @@ fn idle_connections_and_a_low_open_file_limit_cannot_starve_answers() {
             });
             while idle.len() < 600 {
                 match connect_from("127.0.0.2", &t) {
-                    Some(c) => idle.push(c),
+                    Some(c) => {
+                        idle.push(c);
+                        o.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
                     None => break,
                 }
             }
             std::thread::sleep(Duration::from_millis(200));
         }
     });
-    std::thread::sleep(Duration::from_secs(1));
+    // The attacker has opened its 600 idle connections (the door holds at
+    // most its cap of them, evicting the longest idle).
+    let attacking = || opened.load(std::sync::atomic::Ordering::SeqCst) >= 600;
+    assert!(crate::support::wait::eventually(30, attacking), "{}", served.log());
     let sends: Vec<_> = (0..20)
         .map(|i| {
             let (url, bytes) =
@@ -559,13 +566,17 @@ fn a_row_blkc_cannot_decode_fails_its_run_not_the_server() {
 fn a_gateway_that_never_answers_does_not_hold_the_stop() {
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = silent.local_addr().unwrap().port();
-    let held = std::thread::spawn(move || silent.incoming().flatten().take(4).collect::<Vec<_>>());
+    let (accepted, connected) = std::sync::mpsc::channel();
+    let held = std::thread::spawn(move || {
+        silent.incoming().flatten().take(4).inspect(|_| drop(accepted.send(()))).collect::<Vec<_>>()
+    });
     let platform = TestPlatform::start();
     platform.set_gateway(json!({ "url": format!("ws://127.0.0.1:{port}"), "shards": 1,
         "session_start_limit": { "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1 } }));
     let mut served = serve(EVENTS, &platform, None, &[], &[("BLKC_BOT_TOKEN", TOKEN)]);
     served.wait_log("connecting to the Gateway");
-    std::thread::sleep(Duration::from_millis(500));
+    // The shard's connection is taken, and never answered.
+    assert!(connected.recv_timeout(Duration::from_secs(20)).is_ok(), "{}", served.log());
     served.signal(libc::SIGTERM);
     let stopping = Instant::now();
     while served.child.try_wait().unwrap().is_none() && stopping.elapsed() < Duration::from_secs(30) {
