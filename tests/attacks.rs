@@ -568,7 +568,14 @@ fn a_gateway_that_never_answers_does_not_hold_the_stop() {
     let port = silent.local_addr().unwrap().port();
     let (accepted, connected) = std::sync::mpsc::channel();
     let held = std::thread::spawn(move || {
-        silent.incoming().flatten().take(4).inspect(|_| drop(accepted.send(()))).collect::<Vec<_>>()
+        silent
+            .incoming()
+            .flatten()
+            .take(4)
+            .inspect(|_| {
+                let _ = accepted.send(());
+            })
+            .collect::<Vec<_>>()
     });
     let platform = TestPlatform::start();
     platform.set_gateway(json!({ "url": format!("ws://127.0.0.1:{port}"), "shards": 1,
