@@ -167,12 +167,24 @@ fn unsigned_bodies_held_open_cannot_exhaust_memory() {
         let _ = stream.write_all(&body);
         held.push(stream);
     }
-    std::thread::sleep(Duration::from_millis(500));
+    // Every body is either being read (held within the budget) or refused
+    // as over it: then the server holds all it ever will of them.
+    let sent = held.len() as f64;
+    let settled = || {
+        let reading = served.metric("blkc_request_bodies").unwrap_or(0.0);
+        let refused = served.metric("blkc_interactions_total{outcome=\"bodies_full\"}").unwrap_or(0.0);
+        reading + refused >= sent
+    };
+    assert!(crate::support::wait::eventually(30, settled), "{}", served.log());
     let during = rss_mib(pid);
+    let held_bytes = served.metric("blkc_request_body_bytes").unwrap_or(0.0);
+    assert!(held_bytes <= 47.0 * 1024.0 * 1024.0, "{held_bytes} bytes of bodies held, over the budget");
     let ping = served.send(&platform, &command("p1", "ping", json!([])));
     assert_eq!(ping.body["data"]["content"], "pong", "{ping:?}");
     drop(held);
-    std::thread::sleep(Duration::from_secs(2));
+    // Their room is given back once they close.
+    let released = || served.metric("blkc_request_bodies") == Some(0.0);
+    assert!(crate::support::wait::eventually(30, released), "{}", served.log());
     let after = rss_mib(pid);
     eprintln!("unsigned bodies: {before} MiB before, {during} MiB with 300 held, {after} MiB after");
     // 300 bodies of 1 MiB held would be 300 MiB; the budget is 47 MiB.

@@ -4,6 +4,7 @@
 //! the runs), connections per client address, connections that send
 //! nothing, and the memory of the request bodies in flight, in total.
 
+use prometheus_client::metrics::gauge::Gauge;
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -238,6 +239,9 @@ pub struct Bodies {
     large: AtomicUsize,
     small_max: usize,
     large_max: usize,
+    /// What `/metrics` says of them: how many, and their bytes.
+    count: Gauge,
+    bytes: Gauge,
 }
 
 /// The part of a body counted in the first tier.
@@ -246,12 +250,15 @@ pub const SMALL: usize = 64 * 1024;
 impl Bodies {
     /// Bodies of at most `max_body` bytes each: room for 512 small ones and
     /// 16 of the largest, at once.
-    pub fn new(max_body: usize) -> Arc<Bodies> {
+    /// `count` and `bytes` are the metrics that show them.
+    pub fn new(max_body: usize, count: Gauge, bytes: Gauge) -> Arc<Bodies> {
         Arc::new(Bodies {
             small: AtomicUsize::new(0),
             large: AtomicUsize::new(0),
             small_max: 512 * SMALL,
             large_max: 16 * max_body.saturating_sub(SMALL),
+            count,
+            bytes,
         })
     }
 
@@ -272,6 +279,10 @@ impl Bodies {
             self.small.fetch_sub(small, Ordering::SeqCst);
             return false;
         }
+        if had == 0 && more > 0 {
+            self.count.inc();
+        }
+        self.bytes.inc_by(more as i64);
         true
     }
 
@@ -279,6 +290,10 @@ impl Bodies {
         let small = had.min(SMALL);
         self.small.fetch_sub(small, Ordering::SeqCst);
         self.large.fetch_sub(had - small, Ordering::SeqCst);
+        if had > 0 {
+            self.count.dec();
+            self.bytes.dec_by(had as i64);
+        }
     }
 }
 
@@ -386,7 +401,7 @@ mod tests {
 
     #[test]
     fn large_bodies_cannot_take_the_room_of_small_ones() {
-        let bodies = Bodies::new(1024 * 1024);
+        let bodies = Bodies::new(1024 * 1024, Gauge::default(), Gauge::default());
         // Sixteen large bodies fill the second tier.
         for _ in 0..16 {
             assert!(bodies.charge(0, 1024 * 1024));

@@ -61,6 +61,9 @@ pub struct Metrics {
     followups: Counter,
     /// Runs started and not yet answered in full.
     pub in_flight: Gauge,
+    /// Request bodies being read or held now, and their bytes.
+    pub bodies: Gauge,
+    pub body_bytes: Gauge,
     /// Threads of the run pool.
     pub workers: Gauge,
     events: Family<ByEvent, Counter>,
@@ -98,6 +101,8 @@ impl Default for Metrics {
             deferrals: Counter::default(),
             followups: Counter::default(),
             in_flight: Gauge::default(),
+            bodies: Gauge::default(),
+            body_bytes: Gauge::default(),
             workers: Gauge::default(),
             events: Family::default(),
             gateway: Family::default(),
@@ -124,6 +129,8 @@ impl Default for Metrics {
         r.register("blkc_deferrals", "Interactions answered \"thinking\" first, then edited", m.deferrals.clone());
         r.register("blkc_followups", "Follow-up messages sent", m.followups.clone());
         r.register("blkc_runs_in_flight", "Runs started and not yet answered in full", m.in_flight.clone());
+        r.register("blkc_request_bodies", "Request bodies being read or held now", m.bodies.clone());
+        r.register("blkc_request_body_bytes", "Bytes of request bodies being read or held now", m.body_bytes.clone());
         r.register(
             "blkc_workers",
             "Threads of the run pool (one a core, more while runs wait on the network)",

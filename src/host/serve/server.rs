@@ -111,6 +111,7 @@ fn shared(config: &mut Config, loaded: Arc<Loaded>, queue: Queue) -> Shared {
     config.options.limiter = Some(limiter.clone());
     config.options.client = Some(Arc::new(eval::http::Client::new(config.options.http)));
     super::log::init(config.log, eval::redactor(&config.inputs, &[]));
+    let metrics = Metrics::default();
     Shared {
         file: config.file.clone(),
         bot: Bot {
@@ -126,7 +127,7 @@ fn shared(config: &mut Config, loaded: Arc<Loaded>, queue: Queue) -> Shared {
             public_key: config.public_key.clone(),
             answer_within: config.answer_within,
             max_body: config.max_body,
-            bodies: super::door::Bodies::new(config.max_body),
+            bodies: super::door::Bodies::new(config.max_body, metrics.bodies.clone(), metrics.body_bytes.clone()),
             replay: Mutex::new(Replay::default()),
             keystrokes: super::keystrokes::Keystrokes::default(),
         },
@@ -142,7 +143,7 @@ fn shared(config: &mut Config, loaded: Arc<Loaded>, queue: Queue) -> Shared {
             fatal_notify: Notify::new(),
             runtime: std::sync::OnceLock::new(),
         },
-        metrics: Metrics::default(),
+        metrics,
         hooks: config.hooks.take(),
         clock: config.clock,
     }
