@@ -98,7 +98,13 @@ fn processes_share_the_shards_by_lease_and_take_over_a_killed_one_s() {
     assert!(logs(&[&b, &c]).contains("handed a shard over"));
     // No shard was ever held by two processes, and each event ran once.
     assert_eq!(gateway.doubles(), 0);
-    std::thread::sleep(Duration::from_millis(500));
+    // Each event's run has ended once, in one of the processes: the
+    // messages sent are all there will be.
+    let ran = || {
+        logs(&[&b, &c, &d]).lines().filter(|l| l.contains("kind=message_create") && l.contains("outcome=ran")).count()
+    };
+    assert!(crate::support::wait::eventually(20, || ran() >= theirs.len()), "{}", logs(&[&b, &c, &d]));
+    assert_eq!(ran(), theirs.len(), "{}", logs(&[&b, &c, &d]));
     assert_eq!(platform.wait_for("/channels/889/messages", theirs.len()).len(), theirs.len());
 }
 
