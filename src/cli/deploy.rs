@@ -18,12 +18,11 @@ pub fn deploy(args: &DeployArgs) -> Exit {
         Ok(p) => p,
         Err(exit) => return exit,
     };
-    let payload = match blkc::language::registration::registration(&checked.ast) {
-        Ok(p) => p,
-        Err(diagnostics) => {
-            report::print_check(&checked, &diagnostics, args.output.format, opts);
-            return Exit::Diagnostics;
-        }
+    // The payload the plan computed; none when a description is missing.
+    let Some(payload) = plan.commands.clone() else {
+        let diagnostics = blkc::language::registration::missing_descriptions(&checked.ast);
+        report::print_check(&checked, &diagnostics, args.output.format, opts);
+        return Exit::Diagnostics;
     };
     if let Some(g) = args.guild.as_ref().filter(|g| g.is_empty() || !g.bytes().all(|b| b.is_ascii_digit())) {
         return report::usage(format!(
@@ -34,7 +33,7 @@ pub fn deploy(args: &DeployArgs) -> Exit {
     let said = Said {
         names: payload.iter().map(|c| registration::shown(c.kind, &c.name)).collect(),
         scope: args.guild.as_ref().map_or("globally".to_string(), |g| format!("in server {g}")),
-        intents: intents_line(&checked.ast),
+        intents: intents_line(&plan),
     };
     // A dry run without credentials shows the payload only; with them it
     // reads what is registered and says what would change.
@@ -184,8 +183,8 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// What `blkc serve` will ask the Gateway for, when the file has events.
-fn intents_line(file: &blkc::language::ast::File) -> Option<String> {
-    let wanted = blkc::language::registration::intents(file);
+fn intents_line(plan: &blkc::language::plan::Plan) -> Option<String> {
+    let wanted = plan.intents();
     (!wanted.is_empty()).then(|| {
         let privileged: Vec<String> = intents::privileged(wanted)
             .iter()

@@ -5,7 +5,6 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
-use serde_json::value::RawValue;
 use twilight_model::application::command::{CommandOptionType, CommandType};
 use twilight_model::application::interaction::InteractionContextType;
 use twilight_model::channel::ChannelType;
@@ -15,7 +14,7 @@ use twilight_model::oauth::ApplicationIntegrationType;
 use crate::discord::options::OptionType;
 
 /// One slash command to register.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Command {
     #[serde(rename = "type")]
     pub kind: CommandType,
@@ -185,7 +184,7 @@ pub fn permission_words() -> Vec<String> {
 }
 
 /// One of a command's options.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct CommandOption {
     #[serde(rename = "type")]
     pub kind: CommandOptionType,
@@ -213,12 +212,12 @@ pub struct CommandOption {
 
 /// An option's `min`/`max`: a number's `min_value`/`max_value` (exactly as
 /// written), a text's `min_length`/`max_length`.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct Bounds {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub min_value: Option<Box<RawValue>>,
+    pub min_value: Option<serde_json::Number>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_value: Option<Box<RawValue>>,
+    pub max_value: Option<serde_json::Number>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_length: Option<u16>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -241,7 +240,7 @@ impl Bounds {
                     }
                 }
                 _ => {
-                    let n = RawValue::from_string(written.to_string()).ok();
+                    let n = written.parse::<serde_json::Number>().ok();
                     if max {
                         out.max_value = n
                     } else {
@@ -260,10 +259,10 @@ impl Bounds {
         r: &twilight_model::application::command::CommandOption,
         registered: Option<&(Option<serde_json::Number>, Option<serde_json::Number>)>,
     ) -> bool {
-        let value = |ours: &Option<Box<RawValue>>, theirs: Option<&serde_json::Number>| match (ours, theirs) {
+        let value = |ours: &Option<serde_json::Number>, theirs: Option<&serde_json::Number>| match (ours, theirs) {
             (None, None) => true,
             (Some(a), Some(b)) => {
-                let (a, b) = (serde_json::Value::String(a.get().to_string()), serde_json::Value::String(b.to_string()));
+                let (a, b) = (serde_json::Value::String(a.to_string()), serde_json::Value::String(b.to_string()));
                 crate::base::values::order(&a, &b).is_eq()
             }
             _ => false,
@@ -277,25 +276,26 @@ impl Bounds {
 }
 
 /// A choice: its name, and its value as the option's type wants it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Choice {
     pub name: String,
     pub value: ChoiceValue,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(untagged)]
 pub enum ChoiceValue {
     Text(String),
-    /// A number exactly as written (`2.50` is registered as `2.50`).
-    Number(Box<RawValue>),
+    /// A number exactly as written (`2.50` is registered as `2.50`: the
+    /// JSON reader keeps a number's digits).
+    Number(serde_json::Number),
 }
 
 impl ChoiceValue {
     /// A number as written; `None` if it is not a JSON number.
     pub fn number(written: &str) -> Option<ChoiceValue> {
         crate::base::values::is_json_number(written)
-            .then(|| RawValue::from_string(written.to_string()).ok().map(ChoiceValue::Number))
+            .then(|| written.parse::<serde_json::Number>().ok().map(ChoiceValue::Number))
             .flatten()
     }
 }
@@ -517,12 +517,11 @@ fn same_choices(wanted: &[Choice], registered: &[twilight_model::application::co
             w.name == r.name
                 && match (&w.value, &r.value) {
                     (ChoiceValue::Text(a), V::String(b)) => a == b,
-                    (ChoiceValue::Number(a), V::Integer(b)) => a.get().parse::<i64>().ok() == Some(*b),
-                    (ChoiceValue::Number(a), V::Number(b)) => a.get().parse::<f64>().ok() == Some(*b),
+                    (ChoiceValue::Number(a), V::Integer(b)) => a.to_string().parse::<i64>().ok() == Some(*b),
+                    (ChoiceValue::Number(a), V::Number(b)) => a.to_string().parse::<f64>().ok() == Some(*b),
                     // A number as [`read`] gave it: its text.
                     (ChoiceValue::Number(a), V::String(b)) => {
-                        let (a, b) =
-                            (serde_json::Value::String(a.get().to_string()), serde_json::Value::String(b.clone()));
+                        let (a, b) = (serde_json::Value::String(a.to_string()), serde_json::Value::String(b.clone()));
                         crate::base::values::order(&a, &b).is_eq()
                             && crate::base::values::is_json_number(b.as_str().unwrap_or(""))
                     }

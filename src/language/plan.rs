@@ -14,7 +14,7 @@ use crate::language::model::Checked;
 pub use crate::language::vocab::Method;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 15;
+pub const FORMAT: u32 = 16;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -29,6 +29,13 @@ pub struct Plan {
     /// The Gateway intents the file's events need (their bits), computed
     /// once here for `serve`, `play` and `deploy`.
     pub intents: u64,
+    /// The registration payload of the file's commands, computed once here
+    /// for `deploy` and `play`; none when a command or option has no
+    /// description (which only `deploy` refuses, B409). Written in the
+    /// plan's JSON; a plan read back from JSON has none (it is the
+    /// platform's form, which only blkc writes).
+    #[serde(default, skip_deserializing)]
+    pub commands: Option<Vec<crate::discord::registration::Command>>,
 }
 
 impl Plan {
@@ -936,6 +943,7 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
         variables: Vec::new(),
         trees: Vec::new(),
         intents: crate::language::registration::intents(&checked.ast).bits(),
+        commands: crate::language::registration::registration(&checked.ast).ok(),
     };
     // The checker reads the first `platform` line (a second one is B125).
     if let Some(p) = file.items.iter().find_map(|i| if let Item::Platform(p) = i { Some(p) } else { None }) {

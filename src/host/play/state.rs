@@ -130,19 +130,26 @@ impl Play {
                 })
             })
             .collect();
-        if !checked.has_errors() {
-            self.set_file(&checked.source.name, &checked.ast);
+        // (A file without errors lowers to its plan, which carries the
+        // commands' registration.)
+        if let Ok(plan) = crate::language::plan::lower(checked) {
+            self.set_file(&checked.source.name, &checked.ast, plan.commands.as_deref());
         }
         self.file.lock().unwrap_or_else(|e| e.into_inner())["diagnostics"] = json!(diagnostics);
     }
 
     /// Tells the page of a file: its name, and its commands as the
     /// platform's client would offer them (their registration).
-    pub fn set_file(&self, name: &str, ast: &crate::language::ast::File) {
-        let commands = match crate::language::registration::registration(ast) {
-            Ok(commands) => serde_json::to_value(commands).unwrap_or_default(),
+    pub fn set_file(
+        &self,
+        name: &str,
+        ast: &crate::language::ast::File,
+        registered: Option<&[crate::discord::registration::Command]>,
+    ) {
+        let commands = match registered {
+            Some(commands) => serde_json::to_value(commands).unwrap_or_default(),
             // (A command without a description is still played.)
-            Err(_) => json!(ast
+            None => json!(ast
                 .written()
                 .filter(|t| t.kind == crate::language::ast::TreeKind::Command)
                 .map(|t| json!({ "type": 1, "name": t.name.name.as_str(), "description": "", "options": [] }))
