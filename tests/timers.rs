@@ -58,19 +58,17 @@ fn two_servers_sharing_postgres_run_each_tick_once_over_a_simulated_hour() {
         |t: &String| chrono::DateTime::parse_from_rfc3339(t.trim_start_matches("tick ")).map(|t| t.timestamp_millis());
     // One moment's logs and calls (the logs first: a tick posted between
     // the two reads has no ending yet, and the moment is taken again).
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    let (calls, logs) = loop {
+    let moment = || {
         let logs: Vec<String> = servers.iter().map(|s| s.log()).collect();
         let calls = platform.calls();
         let ticks = posted_in(&calls, "4242");
         let reached = ticks.iter().any(|t| tick_ms(t).is_ok_and(|t| t >= last));
         let ended: usize = logs.iter().map(|l| ran(l)).sum();
-        if reached && ended == ticks.len() && !posted_in(&calls, "777").is_empty() {
-            break (calls, logs);
-        }
-        assert!(std::time::Instant::now() < until, "the simulated hour never ended: {logs:#?}");
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        (reached && ended == ticks.len() && !posted_in(&calls, "777").is_empty()).then_some((calls, logs))
     };
+    let logs_now = || servers.iter().map(|s| s.log()).collect::<Vec<_>>();
+    let (calls, logs) = crate::support::wait::until(120, moment)
+        .unwrap_or_else(|| panic!("the simulated hour never ended: {:#?}", logs_now()));
     let posted = |channel: &str| posted_in(&calls, channel);
     // Every two minutes, each tick once: consecutive, none twice.
     let mut ticks: Vec<i64> = posted("4242").iter().map(|t| ms(t.trim_start_matches("tick "))).collect();
