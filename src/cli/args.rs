@@ -294,10 +294,18 @@ pub struct NetArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct TestArgs {
-    /// The .blk file
+    /// The .blk file whose block to send; or, with no BLOCK, a .blk or
+    /// .blkt file, or a folder, whose conversation tests to run
     pub file: PathBuf,
-    /// The api block to send
-    pub block: String,
+    /// The api block to send (without it, the conversation tests run)
+    pub block: Option<String>,
+    /// Conversation tests: run only the tests whose name contains TEXT
+    #[arg(long, value_name = "TEXT")]
+    pub filter: Option<String>,
+    /// Conversation tests: how many run at once (each on a server of its
+    /// own); default: the machine's cores
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
     /// The command the block is in, when its name alone is ambiguous
     #[arg(long, conflicts_with = "event")]
     pub command: Option<String>,
@@ -314,7 +322,7 @@ pub struct TestArgs {
     #[command(flatten)]
     pub net: NetArgs,
     #[command(flatten)]
-    pub output: Output,
+    pub output: TestOutput,
 }
 
 #[derive(Debug, clap::Args)]
@@ -446,6 +454,27 @@ pub struct Output {
 pub enum Format {
     Text,
     Json,
+}
+
+/// `blkc test`'s output: a test request's (text or JSON), or a run of
+/// conversation tests' (also TAP and JUnit XML, for CI systems).
+#[derive(Debug, clap::Args)]
+pub struct TestOutput {
+    /// How to print results and diagnostics (`tap` and `junit` for
+    /// conversation tests)
+    #[arg(long, value_enum, default_value_t = TestFormat::Text)]
+    pub format: TestFormat,
+    /// When to use colour in text output
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    pub color: Color,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TestFormat {
+    Text,
+    Json,
+    Tap,
+    Junit,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -5,6 +5,7 @@
 mod args;
 mod build;
 mod check;
+mod converse;
 mod deploy;
 mod explain;
 mod fmt;

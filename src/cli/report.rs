@@ -21,6 +21,8 @@ pub enum Exit {
     Usage,
     /// A request, the store or a test request failed.
     RunFailure,
+    /// A conversation test failed (4, as Hurl's failed assert).
+    TestsFailed,
 }
 
 impl From<Exit> for ExitCode {
@@ -30,6 +32,7 @@ impl From<Exit> for ExitCode {
             Exit::Diagnostics => 1,
             Exit::Usage => 2,
             Exit::RunFailure => 3,
+            Exit::TestsFailed => 4,
         })
     }
 }

@@ -40,6 +40,7 @@ fn options(args: &RunArgs, samples: std::sync::Arc<blkc::language::model::Sample
         client: None,
         limiter: None,
         deadline: None,
+        answers: None,
     })
 }
 

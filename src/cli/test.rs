@@ -16,7 +16,7 @@ use blkc::run::eval::explore::{self, Row};
 use blkc::run::eval::{self, Body, Event, Inputs, Options, TestReport};
 use blkc::run::test_request::{self as domain, Saved, ShapeReport};
 
-use super::args::{Format, TestArgs};
+use super::args::{Format, TestArgs, TestFormat};
 use super::inputs::{http_limits, secret_inputs};
 use super::report::{self, Exit};
 
@@ -29,8 +29,12 @@ struct Sent {
 }
 
 pub fn test(args: &TestArgs) -> Exit {
+    let Some(block) = &args.block else { return super::converse::conversations(args) };
     let opts = report::render_options(args.output.color);
-    let format = args.output.format;
+    let format = match request_format(args.output.format) {
+        Ok(f) => f,
+        Err(exit) => return exit,
+    };
     // Paths are not checked against the samples here: refreshing an outdated
     // sample is what a test request is for, and the shape report says what
     // changed.
@@ -39,7 +43,7 @@ pub fn test(args: &TestArgs) -> Exit {
         Ok(p) => p,
         Err(exit) => return exit,
     };
-    let (tree, block, request) = match target(&checked, &plan, args) {
+    let (tree, block, request) = match target(&checked, &plan, args, block) {
         Ok(found) => found,
         Err(e) => return report::usage(e),
     };
@@ -142,18 +146,32 @@ fn save(
     }
 }
 
+/// How a test request's result is printed: text or JSON (TAP and JUnit
+/// report conversation tests).
+fn request_format(format: TestFormat) -> Result<Format, Exit> {
+    match format {
+        TestFormat::Text => Ok(Format::Text),
+        TestFormat::Json => Ok(Format::Json),
+        other => {
+            let named = if other == TestFormat::Tap { "tap" } else { "junit" };
+            Err(report::usage(format!("`--format {named}` reports conversation tests: give no BLOCK")))
+        }
+    }
+}
+
 /// The block to send, its tree, and its request in the plan.
 fn target<'c>(
     checked: &'c Checked,
     plan: &'c Plan,
     args: &TestArgs,
+    block: &str,
 ) -> Result<(&'c Tree, &'c ApiBlock, &'c Request), String> {
     let wanted_tree = match (&args.command, &args.event) {
         (Some(c), _) => Some((TreeKind::Command, c.as_str())),
         (None, Some(e)) => Some((TreeKind::Event, e.as_str())),
         _ => None,
     };
-    let (tree, block) = domain::find(&checked.ast, &checked.source.name, &args.block, wanted_tree)?;
+    let (tree, block) = domain::find(&checked.ast, &checked.source.name, block, wanted_tree)?;
     let request = plan
         .trees
         .iter()

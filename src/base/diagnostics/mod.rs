@@ -186,6 +186,12 @@ codes! {
     BadGuard = "B430", Error, "a `require` line blkc cannot hold";
     MisplacedSubcommand = "B431", Error, "a subcommand or group where the platform does not take it";
     BadAutocomplete = "B432", Error, "an `autocomplete` or a `choice` that cannot work";
+    // Conversation tests (`.blkt` files; docs/test.md).
+    UnknownInTest = "B501", Error, "a test naming what the bot does not have";
+    BadTestStep = "B502", Error, "a test step or expectation that cannot be read";
+    StepNotTaken = "B503", Error, "a test step the conversation cannot take";
+    ExpectationFailed = "B504", Error, "an expectation the bot did not meet";
+    NoBotFile = "B505", Error, "a test file whose bot cannot be read";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

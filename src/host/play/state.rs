@@ -45,6 +45,12 @@ pub struct Play {
     /// and how many came before them.
     calls: Mutex<(std::collections::VecDeque<Call>, usize)>,
     arrived: tokio::sync::Notify,
+    /// Told as `arrived` is, for a waiter on a thread of its own (a
+    /// conversation test).
+    arrived_sync: std::sync::Condvar,
+    /// The one client interactions are posted to serve with (its
+    /// connections kept).
+    agent: ureq::Agent,
     next_id: std::sync::atomic::AtomicU64,
     /// What the page is told of the file: its name, its commands and its
     /// diagnostics; and the file's stamp when it was read.
@@ -73,6 +79,13 @@ impl Play {
             serve: Mutex::new(None),
             calls: Mutex::new((std::collections::VecDeque::new(), 0)),
             arrived: tokio::sync::Notify::new(),
+            arrived_sync: std::sync::Condvar::new(),
+            agent: ureq::Agent::new_with_config(
+                ureq::Agent::config_builder()
+                    .timeout_global(Some(Duration::from_secs(10)))
+                    .http_status_as_error(false)
+                    .build(),
+            ),
             next_id: std::sync::atomic::AtomicU64::new(1),
             file: Mutex::new(Value::Null),
             stamp: Mutex::new(None),
@@ -225,6 +238,28 @@ impl Play {
         take()
     }
 
+    /// The calls after call `after` (its index), once `done` holds of
+    /// them, or when `within` has passed; and the number of the next one.
+    pub fn wait_calls(&self, after: usize, within: Duration, done: impl Fn(&[Call]) -> bool) -> (Vec<Call>, usize) {
+        let until = std::time::Instant::now() + within;
+        let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let (kept, dropped) = (&calls.0, calls.1);
+            let new: Vec<Call> = kept.iter().skip(after.saturating_sub(dropped)).cloned().collect();
+            let now = std::time::Instant::now();
+            if done(&new) || now >= until {
+                return (new, dropped + kept.len());
+            }
+            calls = self.arrived_sync.wait_timeout(calls, until - now).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+
+    /// The number the next call will have.
+    pub fn next_call(&self) -> usize {
+        let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+        calls.0.len() + calls.1
+    }
+
     /// Fires an event of `kind` (`member_join`) with what the page gave:
     /// the dispatch serve's shard is sent next.
     pub fn fire(&self, kind: &str, given: &Value) -> Result<(), PlayError> {
@@ -270,6 +305,7 @@ impl Play {
         }
         drop(calls);
         self.arrived.notify_waiters();
+        self.arrived_sync.notify_all();
     }
 
     /// The interaction the platform would send for what the page asked
@@ -318,13 +354,8 @@ impl Play {
         let url = url.ok_or(PlayError::NotServing)?;
         let body = serde_json::to_vec(interaction).map_err(PlayError::Json)?;
         let (signature, timestamp) = self.sign(&body);
-        let agent = ureq::Agent::new_with_config(
-            ureq::Agent::config_builder()
-                .timeout_global(Some(Duration::from_secs(10)))
-                .http_status_as_error(false)
-                .build(),
-        );
-        let mut answer = agent
+        let mut answer = self
+            .agent
             .post(&url)
             .header("Content-Type", "application/json")
             .header("X-Signature-Ed25519", &signature)

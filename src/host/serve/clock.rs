@@ -17,12 +17,21 @@ pub fn epoch_ms() -> i64 {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Clock {
     test: Option<(i64, i64, i64)>,
+    /// Milliseconds a conversation test moved the clock forward (its
+    /// `wait` steps): one counter for the life of the process's stage.
+    moved: Option<&'static std::sync::atomic::AtomicI64>,
 }
 
 impl Clock {
     /// The system's clock.
     pub fn system() -> Clock {
-        Clock { test: None }
+        Clock { test: None, moved: None }
+    }
+
+    /// The system's clock, moved forward by what `moved` holds (a
+    /// conversation test's `wait "10s"` adds to it).
+    pub fn movable(moved: &'static std::sync::atomic::AtomicI64) -> Clock {
+        Clock { test: None, moved: Some(moved) }
     }
 
     /// `START_MS,ANCHOR_MS,SPEED` (`BLKC_TEST_CLOCK`, read by the command
@@ -31,17 +40,21 @@ impl Clock {
     pub fn parse(text: &str) -> Option<Clock> {
         let mut parts = text.split(',').map(|p| p.trim().parse::<i64>());
         match (parts.next()?, parts.next()?, parts.next()?) {
-            (Ok(start), Ok(anchor), Ok(speed)) if speed >= 1 => Some(Clock { test: Some((start, anchor, speed)) }),
+            (Ok(start), Ok(anchor), Ok(speed)) if speed >= 1 => {
+                Some(Clock { test: Some((start, anchor, speed)), moved: None })
+            }
             _ => None,
         }
     }
 
     pub fn now_ms(&self) -> i64 {
         let real = epoch_ms();
-        match self.test {
-            None => real,
-            Some((start, anchor, speed)) => start + (real - anchor) * speed,
-        }
+        let moved = self.moved.map_or(0, |m| m.load(std::sync::atomic::Ordering::SeqCst));
+        moved
+            + match self.test {
+                None => real,
+                Some((start, anchor, speed)) => start + (real - anchor) * speed,
+            }
     }
 
     /// The system's time until this clock reads `at_ms` (zero if it has).

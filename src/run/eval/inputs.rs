@@ -61,6 +61,45 @@ pub struct Options {
     /// When the run's requests must be answered by (an autocomplete's: the
     /// platform's deadline); `None`, each request's own time-out.
     pub deadline: Option<std::time::Instant>,
+    /// The answers a conversation test gives its request blocks, which an
+    /// offline run takes before a block's sample (docs/test.md).
+    pub answers: Option<std::sync::Arc<Answers>>,
+}
+
+/// The answers a conversation test gives request blocks, by block name;
+/// changed between its steps, read by each offline run.
+#[derive(Debug, Default)]
+pub struct Answers(std::sync::RwLock<HashMap<String, Answer>>);
+
+impl Answers {
+    /// The answer given block `block`, if any.
+    pub fn of(&self, block: &str) -> Option<Answer> {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).get(block).cloned()
+    }
+
+    pub fn set(&self, block: &str, answer: Answer) {
+        self.0.write().unwrap_or_else(|e| e.into_inner()).insert(block.to_string(), answer);
+    }
+
+    /// Every block answered from its sample again (a new test).
+    pub fn clear(&self) {
+        self.0.write().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+}
+
+/// An answer a test gives a request block in place of its sample: a
+/// response, or a failure to reach the server.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    Response {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Option<Json>,
+    },
+    /// No answer in time: the block fails as a time-out does (B303).
+    Timeout,
+    /// The connection refused: the block fails as it does (B301).
+    Refused,
 }
 
 /// The memory budgets of a run (docs/run.md).

@@ -855,7 +855,11 @@ impl Runner<'_> {
             return Ok(());
         }
         let response = if self.options.offline {
-            let response = self.sample_response(r)?;
+            let answer = self.options.answers.as_ref().and_then(|a| a.of(&r.block));
+            let response = match answer {
+                Some(answer) => self.given_response(r, answer)?,
+                None => self.sample_response(r)?,
+            };
             event.size = Some(match &response.body {
                 Body::Json(j) => {
                     let mut text = String::new();
@@ -968,11 +972,43 @@ impl Runner<'_> {
         if lossy {
             self.pending.push(failure::lossy_json(r));
         }
-        if incoming.status >= 400 && !self.plan.reads_status(&r.block) {
-            let retry = incoming.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("retry-after"));
-            self.pending.push(failure::status_not_read(r, incoming.status, retry.map(|(_, v)| v.as_str())));
-        }
+        self.status_heard(r, incoming.status, &incoming.headers);
         Ok(Response { status: incoming.status, body })
+    }
+
+    /// B319 when a block's error status is not read by the file (with the
+    /// answer's `Retry-After`, when it gave one).
+    fn status_heard(&mut self, r: &Request, status: u16, headers: &[(String, String)]) {
+        if status >= 400 && !self.plan.reads_status(&r.block) {
+            let retry = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("retry-after"));
+            self.pending.push(failure::status_not_read(r, status, retry.map(|(_, v)| v.as_str())));
+        }
+    }
+
+    /// The answer a conversation test gives the block: its response, read
+    /// as a server's would be (a body that is not JSON is text), or the
+    /// failure a run would have met.
+    fn given_response(&mut self, r: &Request, answer: super::inputs::Answer) -> Result<Response, Box<Diagnostic>> {
+        let (status, headers, body) = match answer {
+            super::inputs::Answer::Timeout => {
+                let why = http::Failure::Timeout("no answer (the test's `respond … timeout`)".to_string());
+                return Err(Box::new(failure::http_failure(r, why, &self.options.http)));
+            }
+            super::inputs::Answer::Refused => {
+                let why = http::Failure::Connect("connection refused (the test's `respond … refused`)".to_string());
+                return Err(Box::new(failure::http_failure(r, why, &self.options.http)));
+            }
+            super::inputs::Answer::Response { status, headers, body } => (status, headers, body),
+        };
+        let bytes = match &body {
+            Some(Json::String(text)) => text.clone().into_bytes(),
+            Some(json) => json.to_string().into_bytes(),
+            None => Vec::new(),
+        };
+        let (body, _) = self.keep(r, &bytes)?;
+        self.last_headers = headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), self.redactor.redact(v))).collect();
+        self.status_heard(r, status, &headers);
+        Ok(Response { status, body })
     }
 
     /// A response body as JSON when it is JSON (after a UTF-8 byte order

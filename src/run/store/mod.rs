@@ -76,6 +76,11 @@ impl Backend {
     pub fn new(host: impl Host + 'static) -> Backend {
         Backend(Arc::new(host))
     }
+
+    /// A store location its maker keeps a handle on too.
+    pub fn from_arc(host: Arc<dyn Host>) -> Backend {
+        Backend(host)
+    }
 }
 
 impl std::ops::Deref for Backend {

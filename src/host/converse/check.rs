@@ -1,0 +1,168 @@
+//! What a test file names, checked against its bot before anything runs
+//! (B501, B502): its commands and their options, events, timed events,
+//! request blocks, variables and the members' words. What can be known
+//! only as the conversation goes (a button's label, a form's field) is
+//! the runner's to say (B503).
+
+use crate::base::diagnostics::{did_you_mean, Code, Diagnostic};
+use crate::language::model::Checked;
+use crate::language::plan::{Plan, TreeKind};
+
+use super::syntax::{Expect, StepKind, TestFile, Word};
+
+/// The test file's problems with its bot.
+pub fn check(file: &TestFile, checked: &Checked, plan: &Plan) -> Vec<Diagnostic> {
+    let bot = Bot::of(checked, plan);
+    let mut out = Vec::new();
+    for test in &file.tests {
+        if let Some(twin) = file.tests.iter().find(|t| t.name == test.name && t.span != test.span) {
+            if twin.span.start < test.span.start {
+                out.push(
+                    Diagnostic::new(Code::BadTestStep, format!("a second test named {:?}", test.name))
+                        .label(test.span, "this test")
+                        .related(twin.span, "the first")
+                        .help("each test has its own name: a report, a filter and `--update` find a test by it"),
+                );
+            }
+        }
+        for step in &test.steps {
+            bot.step(&step.kind, &mut out);
+        }
+    }
+    out
+}
+
+/// The names a test may use, from the bot's plan and model.
+struct Bot<'a> {
+    plan: &'a Plan,
+    commands: Vec<&'a str>,
+    events: Vec<&'a str>,
+    timers: Vec<&'a str>,
+    blocks: Vec<&'a str>,
+    variables: Vec<&'a str>,
+    handlers: Vec<&'a str>,
+}
+
+impl<'a> Bot<'a> {
+    fn of(checked: &'a Checked, plan: &'a Plan) -> Bot<'a> {
+        let named = |kind: TreeKind, timed: bool| -> Vec<&'a str> {
+            plan.trees
+                .iter()
+                .filter(|t| t.kind == kind && t.timer.is_some() == timed && t.menu.is_none())
+                .map(|t| t.name.as_str())
+                .collect()
+        };
+        let mut blocks: Vec<&str> =
+            checked.model.trees.iter().flat_map(|t| t.blocks.iter().map(|b| b.name.as_str())).collect();
+        blocks.sort_unstable();
+        blocks.dedup();
+        Bot {
+            plan,
+            commands: named(TreeKind::Command, false),
+            events: named(TreeKind::Event, false),
+            timers: named(TreeKind::Event, true),
+            blocks,
+            variables: plan.variables.iter().map(|v| v.name.as_str()).collect(),
+            handlers: named(TreeKind::Handler, false),
+        }
+    }
+
+    fn step(&self, step: &StepKind, out: &mut Vec<Diagnostic>) {
+        use super::syntax::Click;
+        match step {
+            StepKind::As(member) => {
+                let permissions = member.fields.iter().filter(|(w, _)| w.text == "permissions");
+                for v in permissions.flat_map(|(_, values)| values).filter(|v| !is_number(&v.text)) {
+                    if crate::discord::registration::permission(&v.text).is_none() {
+                        let words = crate::discord::registration::permission_words();
+                        let meant = did_you_mean(&v.text, words.iter().map(String::as_str));
+                        out.push(unknown("permission", v, meant, "a permission is a word of the platform's (`manage_messages`, `kick_members`) or their bits as a number"));
+                    }
+                }
+            }
+            StepKind::Command { path, args } => self.command(path, args, out),
+            StepKind::Click(Click::Handler(h)) => {
+                known(&self.handlers, h, "handler", "a click names a handler of the bot's file", out);
+            }
+            StepKind::Event { kind, .. } => {
+                let help = match self.timers.contains(&kind.text.as_str()) {
+                    true => format!("`{}` is a timed event: `tick {}` runs it", kind.text, kind.text),
+                    false => "an event step fires an event the bot's file has a tree for".to_string(),
+                };
+                known(&self.events, kind, "event", &help, out);
+            }
+            StepKind::Tick(name) => {
+                known(&self.timers, name, "timed event", "`tick` runs a timed event (`event NAME every …`) now", out);
+            }
+            StepKind::Respond { block, .. } | StepKind::Expect(Expect::Request { block, .. }) => {
+                known(&self.blocks, block, "request block", "name an `api` block of the bot's file", out);
+            }
+            StepKind::Expect(Expect::Saved { name, .. }) => {
+                let help = "`expect saved` names a variable the file declares with `var`";
+                known(&self.variables, name, "variable", help, out);
+            }
+            _ => {}
+        }
+    }
+
+    fn command(&self, path: &[Word], args: &[(Word, serde_json::Value)], out: &mut Vec<Diagnostic>) {
+        let Some(first) = path.first() else { return };
+        let name = path.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
+        let span = first.span.to(path[path.len() - 1].span);
+        let Some(tree) = self
+            .plan
+            .trees
+            .iter()
+            .find(|t| t.kind == TreeKind::Command && t.name == name && t.menu.is_none() && t.timer.is_none())
+        else {
+            let meant = did_you_mean(&name, self.commands.iter().copied());
+            let whole = Word { text: name, span };
+            let help = match self.commands.iter().find(|c| c.starts_with(&format!("{} ", first.text))) {
+                Some(sub) => format!("the command has subcommands: write one after its name, as `command {sub}`"),
+                None => "a test runs a slash command of the bot's file by its whole name".to_string(),
+            };
+            out.push(unknown("command", &whole, meant, &help));
+            return;
+        };
+        for (key, _) in args {
+            if !tree.options.iter().any(|o| o.name == key.text) {
+                let meant = did_you_mean(&key.text, tree.options.iter().map(|o| o.name.as_str()));
+                out.push(unknown("option", key, meant, &format!("`/{}` has no such option", tree.name)));
+            }
+        }
+        for option in tree.options.iter().filter(|o| o.required) {
+            if !args.iter().any(|(k, _)| k.text == option.name) {
+                out.push(
+                    Diagnostic::new(
+                        Code::UnknownInTest,
+                        format!("`/{}` needs its option `{}`", tree.name, option.name),
+                    )
+                    .label(span, "the command")
+                    .help(format!(
+                        "the platform's client does not send it without: give it, as `command {} {{ {} = … }}`",
+                        tree.name, option.name
+                    )),
+                );
+            }
+        }
+    }
+}
+
+fn is_number(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// B501 unless `word` is one of `names`.
+fn known(names: &[&str], word: &Word, what: &str, help: &str, out: &mut Vec<Diagnostic>) {
+    if !names.contains(&word.text.as_str()) {
+        let meant = did_you_mean(&word.text, names.iter().copied());
+        out.push(unknown(what, word, meant, help));
+    }
+}
+
+/// B501: the bot has no `what` called `word`.
+fn unknown(what: &str, word: &Word, meant: Option<&str>, otherwise: &str) -> Diagnostic {
+    Diagnostic::new(Code::UnknownInTest, format!("the bot has no {what} `{}`", word.text))
+        .label(word.span, format!("no such {what}"))
+        .meant(word.span, meant, otherwise)
+}

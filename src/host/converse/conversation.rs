@@ -1,0 +1,446 @@
+//! One test taken step by step on a [`Stage`]: each step becomes what the
+//! platform would send (an interaction, a dispatch, a tick), and what the
+//! bot did in answer (its messages as the platform got them, and its run's
+//! requests and saves) is gathered for the expectations after it.
+
+use std::time::Duration;
+
+use serde_json::{json, Value as Json};
+
+use super::stage::Stage;
+use super::syntax::{Click, Member, MessageKind, Step, StepKind, Word};
+use crate::base::diagnostics::{Code, Diagnostic};
+use crate::base::source::Span;
+use crate::host::play::Call;
+
+/// How long a step waits for its run to end: a bound on a hang, never a
+/// pace (a step goes on as soon as its run's record arrives).
+const STEP_WITHIN: Duration = Duration::from_secs(60);
+
+/// A message as the platform's client has it: its id, its channel and what
+/// it shows (content, embeds, components, flags).
+#[derive(Debug, Clone)]
+pub struct Shown {
+    pub id: String,
+    pub payload: Json,
+}
+
+/// One thing the bot said in a step, in order.
+#[derive(Debug, Clone)]
+pub struct Said {
+    pub kind: MessageKind,
+    pub payload: Json,
+    pub taken: bool,
+}
+
+/// What the bot did in answer to one step.
+#[derive(Debug, Default)]
+pub struct Did {
+    /// The step that made it, for a failure's label.
+    pub step: Span,
+    pub said: Vec<Said>,
+    /// Each request event of the run, and whether an expectation took it.
+    pub requests: Vec<(Json, bool)>,
+    pub saves: Vec<Json>,
+    /// How the run ended, and its error.
+    pub outcome: String,
+    pub error: Option<String>,
+    /// Whether an expectation looked at it.
+    pub examined: bool,
+}
+
+/// The state of one test's conversation.
+pub struct Conversation<'a> {
+    pub stage: &'a mut Stage,
+    member: Member,
+    /// The bot's messages in the conversation, the newest last.
+    messages: Vec<Shown>,
+    /// The form the bot showed last, and the message it came from.
+    form: Option<(Json, Option<Json>)>,
+    pub did: Option<Did>,
+}
+
+impl<'a> Conversation<'a> {
+    pub fn new(stage: &'a mut Stage) -> Conversation<'a> {
+        stage.reset();
+        Conversation { stage, member: Member::default(), messages: Vec::new(), form: None, did: None }
+    }
+
+    /// Takes a step that is not an expectation; a step that cannot be
+    /// taken is B503.
+    pub fn take(&mut self, step: &Step) -> Result<(), Box<Diagnostic>> {
+        match &step.kind {
+            StepKind::As(member) => self.member = member.clone(),
+            StepKind::Wait { seconds, .. } => {
+                let ms = i64::try_from(seconds.saturating_mul(1000)).unwrap_or(i64::MAX);
+                self.stage.moved.fetch_add(ms, std::sync::atomic::Ordering::SeqCst);
+            }
+            StepKind::Respond { block, response } => self.stage.answers.set(&block.text, response.clone()),
+            StepKind::Command { path, args } => {
+                let asked = json!({ "type": 2, "data": command_data(path, args, self.stage) });
+                self.interact(step.span, asked, None)?;
+            }
+            StepKind::Click(click) => {
+                let (custom_id, message) = self.button(click, step.span)?;
+                let asked = json!({ "type": 3, "data": { "custom_id": custom_id, "component_type": 2 } });
+                self.interact(step.span, asked, Some(message))?;
+            }
+            StepKind::Choose(labels) => {
+                let (custom_id, kind, values, message) = self.select(labels, step.span)?;
+                let data = json!({ "custom_id": custom_id, "component_type": kind, "values": values });
+                self.interact(step.span, json!({ "type": 3, "data": data }), Some(message))?;
+            }
+            StepKind::Submit(fields) => {
+                let (data, message) = self.submit(fields, step.span)?;
+                self.interact(step.span, json!({ "type": 5, "data": data }), message)?;
+            }
+            StepKind::Event { kind, args } => self.event(step.span, kind, args)?,
+            StepKind::Tick(name) => self.tick(step.span, name)?,
+            StepKind::Expect(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Who the interaction is from and where, as the `as` line says.
+    fn asked_member(&self, asked: &mut Json) {
+        let field = |name: &str| self.member.fields.iter().find(|(w, _)| w.text == name).map(|(_, v)| v);
+        let one = |name: &str| field(name).and_then(|v| v.first()).map(|w| w.text.clone());
+        let roles: Vec<String> = field("roles").map(|v| v.iter().map(|w| w.text.clone()).collect()).unwrap_or_default();
+        let mut member =
+            json!({ "name": if self.member.name.is_empty() { "you" } else { &self.member.name }, "roles": roles });
+        if let Some(id) = one("id") {
+            member["id"] = json!(id);
+        }
+        if let Some(words) = field("permissions") {
+            member["permissions"] = json!(permission_bits(words).to_string());
+        }
+        asked["member"] = member;
+        if let Some(server) = one("server") {
+            asked["server"] = json!(server);
+        }
+        if let Some(channel) = one("channel") {
+            asked["channel"] = json!(channel);
+        }
+    }
+
+    /// Sends an interaction as the platform would, and gathers what the
+    /// bot did until its run's record arrives.
+    fn interact(&mut self, step: Span, mut asked: Json, on: Option<Json>) -> Result<(), Box<Diagnostic>> {
+        self.asked_member(&mut asked);
+        if let Some(message) = &on {
+            asked["message"] = message.clone();
+        }
+        let play = self.stage.play.clone();
+        let after = play.next_call();
+        let interaction = play.interaction(&asked);
+        let id = interaction["id"].as_str().unwrap_or_default().to_string();
+        let sent = play.send(&interaction).map_err(|e| stuck(step, &format!("the bot did not answer: {e}")))?;
+        let mut did = Did { step, ..Did::default() };
+        if sent["status"] != 200 {
+            return Err(stuck(
+                step,
+                &format!("the bot refused the interaction: {} {}", sent["status"], sent["answer"]),
+            ));
+        }
+        let first = &sent["answer"];
+        let clicked = on.as_ref().and_then(|m| m["id"].as_str()).map(str::to_string);
+        let kind = first["type"].as_u64().unwrap_or(0);
+        match kind {
+            4 => self.said(&mut did, MessageKind::Reply, &format!("play-{id}"), first["data"].clone()),
+            7 => self.said(&mut did, MessageKind::Update, clicked.as_deref().unwrap_or(""), first["data"].clone()),
+            9 => {
+                self.form = Some((first["data"].clone(), on.clone()));
+                did.said.push(Said { kind: MessageKind::Form, payload: first["data"].clone(), taken: false });
+            }
+            _ => {}
+        }
+        let ended = |calls: &[Call]| calls.iter().any(|c| c.kind == "run" && c.interaction.as_deref() == Some(&id));
+        let (calls, _) = play.wait_calls(after, STEP_WITHIN, ended);
+        if !ended(&calls) {
+            return Err(stuck(step, "the bot's run did not end within 60 seconds"));
+        }
+        // An edit of the first answer: the reply a "thinking…" answer
+        // became, or the clicked message updated.
+        let mut deferred = kind == 5;
+        for call in calls.iter().filter(|c| c.kind == "run" || c.interaction.as_deref() == Some(&id)) {
+            match call.kind {
+                "edit" if deferred => {
+                    deferred = false;
+                    self.said(&mut did, MessageKind::Reply, &format!("play-{id}"), call.body.clone());
+                }
+                "edit" => {
+                    let target = if kind == 6 { clicked.clone().unwrap_or_default() } else { format!("play-{id}") };
+                    self.said(&mut did, MessageKind::Update, &target, call.body.clone());
+                }
+                "follow_up" => {
+                    let n = self.messages.len();
+                    self.said(&mut did, MessageKind::Reply, &format!("play-{id}-{n}"), call.body.clone());
+                }
+                "run" if call.interaction.as_deref() == Some(&id) => self.ran(&mut did, &call.body),
+                _ => {}
+            }
+        }
+        self.channel_messages(&mut did, &calls);
+        self.did = Some(did);
+        Ok(())
+    }
+
+    /// Messages the bot sent to channels in the step (by the bot token).
+    fn channel_messages(&mut self, did: &mut Did, calls: &[Call]) {
+        for call in calls.iter().filter(|c| c.kind == "message") {
+            let channel = call.route.split('/').nth(2).unwrap_or_default().to_string();
+            let n = self.messages.len();
+            let kind = MessageKind::In(Word { text: channel, span: Span::default() });
+            self.said(did, kind, &format!("channel-{n}"), call.body.clone());
+        }
+    }
+
+    /// Keeps a message the bot said: a new one, or an update of one shown
+    /// (what an edit gives replaces, the rest stays, as the platform does).
+    fn said(&mut self, did: &mut Did, kind: MessageKind, id: &str, payload: Json) {
+        let shown = match self.messages.iter_mut().find(|m| m.id == id) {
+            Some(m) if kind == MessageKind::Update => {
+                if let (Some(old), Some(new)) = (m.payload.as_object_mut(), payload.as_object()) {
+                    old.extend(new.clone());
+                }
+                m.payload.clone()
+            }
+            _ => {
+                self.messages.push(Shown { id: id.to_string(), payload: payload.clone() });
+                payload
+            }
+        };
+        did.said.push(Said { kind, payload: shown, taken: false });
+    }
+
+    /// What a run's record says: its requests, saves, outcome and error.
+    fn ran(&mut self, did: &mut Did, record: &Json) {
+        did.outcome = record["outcome"].as_str().unwrap_or_default().to_string();
+        did.error = record["error"].as_str().map(str::to_string);
+        for event in record["events"].as_array().into_iter().flatten() {
+            match event["event"].as_str() {
+                Some("request") => did.requests.push((event.clone(), false)),
+                Some("save") => did.saves.push(event.clone()),
+                _ => {}
+            }
+        }
+    }
+
+    /// Fires an event as the platform's Gateway would, from the member
+    /// taking the steps unless the step says otherwise.
+    fn event(&mut self, step: Span, kind: &Word, args: &[(Word, Json)]) -> Result<(), Box<Diagnostic>> {
+        let mut given = json!({ "user_name": if self.member.name.is_empty() { "you" } else { &self.member.name } });
+        for (field, value) in self.member.fields.iter().filter_map(|(w, v)| Some((w, v.first()?))) {
+            match field.text.as_str() {
+                "id" => given["user_id"] = json!(value.text),
+                "server" => given["server_id"] = json!(value.text),
+                "channel" => given["channel_id"] = json!(value.text),
+                _ => {}
+            }
+        }
+        for (key, value) in args {
+            given[&key.text] = match value {
+                Json::String(s) => json!(s),
+                other => json!(other.to_string()),
+            };
+        }
+        let play = self.stage.play.clone();
+        let after = play.next_call();
+        play.fire(&kind.text, &given).map_err(|e| stuck(step, &e.to_string()))?;
+        self.await_run(step, after, "event", &kind.text)
+    }
+
+    fn tick(&mut self, step: Span, name: &Word) -> Result<(), Box<Diagnostic>> {
+        let play = self.stage.play.clone();
+        let after = play.next_call();
+        play.tick(&name.text).map_err(|e| stuck(step, &e.to_string()))?;
+        self.await_run(step, after, "timer", &name.text)
+    }
+
+    /// Waits for the record of the run of an event or a tick, and gathers
+    /// the messages it sent.
+    fn await_run(&mut self, step: Span, after: usize, kind: &str, name: &str) -> Result<(), Box<Diagnostic>> {
+        let ended = |c: &Call| c.kind == "run" && c.body["kind"] == kind && c.body["name"] == name;
+        let (calls, _) = self.stage.play.wait_calls(after, STEP_WITHIN, |calls| calls.iter().any(ended));
+        let Some(record) = calls.iter().find(|c| ended(c)) else {
+            return Err(stuck(step, "the bot's run did not end within 60 seconds"));
+        };
+        let mut did = Did { step, ..Did::default() };
+        self.ran(&mut did, &record.body.clone());
+        self.channel_messages(&mut did, &calls);
+        self.did = Some(did);
+        Ok(())
+    }
+
+    /// The button a click names, on the newest message that has it, and
+    /// that message as a click carries it.
+    fn button(&self, click: &Click, step: Span) -> Result<(String, Json), Box<Diagnostic>> {
+        type Wanted<'w> = Box<dyn Fn(&Json) -> bool + 'w>;
+        let (word, wanted): (&Word, Wanted<'_>) = match click {
+            Click::Label(label) => (label, Box::new(move |c: &Json| c["label"] == label.text.as_str())),
+            Click::Handler(h) => {
+                let prefix = format!("{}{}:", crate::discord::custom_id::CUSTOM_ID_PREFIX, h.text);
+                (h, Box::new(move |c: &Json| c["custom_id"].as_str().is_some_and(|id| id.starts_with(&prefix))))
+            }
+        };
+        for message in self.messages.iter().rev() {
+            let found = components(&message.payload).into_iter().find(|c| c["type"] == 2 && wanted(c));
+            let Some(button) = found else { continue };
+            if button["disabled"] == true {
+                return Err(not_offered(word, "that button is disabled", &self.offered(2)));
+            }
+            let Some(id) = button["custom_id"].as_str() else {
+                return Err(not_offered(
+                    word,
+                    "that button is a link: it opens a web page, and the bot hears nothing",
+                    &[],
+                ));
+            };
+            return Ok((id.to_string(), self.carried(message)));
+        }
+        let _ = step;
+        Err(not_offered(word, "no message of the bot's offers that button", &self.offered(2)))
+    }
+
+    /// The select menu that offers every label, its kind, the values
+    /// chosen and the message.
+    #[allow(clippy::type_complexity)]
+    fn select(&self, labels: &[Word], step: Span) -> Result<(String, u64, Vec<String>, Json), Box<Diagnostic>> {
+        for message in self.messages.iter().rev() {
+            for menu in components(&message.payload).into_iter().filter(|c| c["type"] == 3) {
+                let options = menu["options"].as_array().cloned().unwrap_or_default();
+                let value = |w: &Word| {
+                    let o = options.iter().find(|o| o["label"] == w.text.as_str() || o["value"] == w.text.as_str());
+                    o.and_then(|o| o["value"].as_str()).map(str::to_string)
+                };
+                let values: Option<Vec<String>> = labels.iter().map(value).collect();
+                let (Some(values), Some(id)) = (values, menu["custom_id"].as_str()) else { continue };
+                return Ok((id.to_string(), 3, values, self.carried(message)));
+            }
+        }
+        let first = labels.first().cloned().unwrap_or(Word { text: String::new(), span: step });
+        Err(not_offered(&first, "no select menu of the bot's offers that choice", &self.offered(3)))
+    }
+
+    /// A form's submission: its fields given, each by its id.
+    fn submit(&self, fields: &[(Word, Json)], step: Span) -> Result<(Json, Option<Json>), Box<Diagnostic>> {
+        let Some((form, on)) = &self.form else {
+            return Err(stuck(step, "the bot has shown no form to submit"));
+        };
+        let inputs: Vec<Json> = components(form).into_iter().filter(|c| c["type"] == 4).collect();
+        let ids: Vec<String> = inputs.iter().filter_map(|c| c["custom_id"].as_str().map(str::to_string)).collect();
+        for (field, _) in fields {
+            if !ids.contains(&field.text) {
+                return Err(not_offered(field, "the form has no such field", &ids));
+            }
+        }
+        for input in inputs.iter().filter(|c| c["required"] != false) {
+            let id = input["custom_id"].as_str().unwrap_or_default();
+            if !fields.iter().any(|(f, _)| f.text == id) {
+                return Err(stuck(
+                    step,
+                    &format!(
+                        "the form's field `{id}` is required: the platform's client does not send the form without it"
+                    ),
+                ));
+            }
+        }
+        let rows: Vec<Json> = fields
+            .iter()
+            .map(|(f, v)| {
+                let value = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                json!({ "type": 1, "components": [{ "type": 4, "custom_id": f.text, "value": value }] })
+            })
+            .collect();
+        Ok((json!({ "custom_id": form["custom_id"], "components": rows }), on.clone()))
+    }
+
+    /// A message as a click carries it: its id, flags and components.
+    fn carried(&self, message: &Shown) -> Json {
+        json!({ "id": message.id, "components": message.payload["components"], "flags": message.payload["flags"] })
+    }
+
+    /// The labels the conversation's messages offer, of components of
+    /// `kind` (2 buttons, 3 select menus' choices), for a failure's help.
+    fn offered(&self, kind: u64) -> Vec<String> {
+        let mut out = Vec::new();
+        for message in self.messages.iter().rev() {
+            for c in components(&message.payload).into_iter().filter(|c| c["type"] == kind) {
+                match kind {
+                    2 => out.extend(c["label"].as_str().map(str::to_string)),
+                    _ => out.extend(
+                        c["options"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|o| o["label"].as_str().map(str::to_string)),
+                    ),
+                }
+            }
+        }
+        out.dedup();
+        out
+    }
+}
+
+/// A message's components, rows opened.
+pub fn components(payload: &Json) -> Vec<Json> {
+    let mut out = Vec::new();
+    for row in payload["components"].as_array().into_iter().flatten() {
+        match row["components"].as_array() {
+            Some(inner) => out.extend(inner.iter().cloned()),
+            None => out.push(row.clone()),
+        }
+    }
+    out
+}
+
+/// The data of a slash command's interaction: its name, subcommand path
+/// and options, each option typed as the command declares it.
+fn command_data(path: &[Word], args: &[(Word, Json)], stage: &Stage) -> Json {
+    let name = path.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
+    let types = stage.option_types(&name);
+    let mut options: Vec<Json> = args
+        .iter()
+        .map(|(k, v)| {
+            let kind = types.iter().find(|(n, _)| *n == k.text).map_or(3, |(_, t)| *t);
+            json!({ "name": k.text, "type": kind, "value": v })
+        })
+        .collect();
+    // `settings show`: the subcommand holds the options, and a group the subcommand.
+    for (depth, sub) in path.iter().enumerate().skip(1).rev() {
+        let kind = if depth == path.len() - 1 { 1 } else { 2 };
+        options = vec![json!({ "name": sub.text, "type": kind, "options": options })];
+    }
+    json!({ "name": path.first().map(|w| w.text.as_str()).unwrap_or_default(), "type": 1, "options": options })
+}
+
+/// The permission bits the words of an `as` line name (a number is bits).
+fn permission_bits(words: &[Word]) -> u64 {
+    words.iter().fold(0u64, |bits, w| {
+        let more = match w.text.parse::<u64>() {
+            Ok(n) => n,
+            Err(_) => crate::discord::registration::permission(&w.text).map_or(0, |p| p.bits()),
+        };
+        bits | more
+    })
+}
+
+/// B503: a step the conversation cannot take.
+pub fn stuck(step: Span, why: &str) -> Box<Diagnostic> {
+    Box::new(Diagnostic::new(Code::StepNotTaken, why.to_string()).label(step, "this step"))
+}
+
+/// B503: what a step names is not offered; `offered` lists what is.
+fn not_offered(word: &Word, why: &str, offered: &[String]) -> Box<Diagnostic> {
+    let help = match offered {
+        [] => "a step uses what the bot's messages offer at that point of the conversation".to_string(),
+        some => format!("offered: {}", some.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(", ")),
+    };
+    let meant = crate::base::diagnostics::did_you_mean(&word.text, offered.iter().map(String::as_str));
+    let help = match meant {
+        Some(m) => format!("did you mean {m:?}? {help}"),
+        None => help,
+    };
+    Box::new(Diagnostic::new(Code::StepNotTaken, why.to_string()).label(word.span, "here").help(help))
+}

@@ -1,0 +1,162 @@
+//! Conversation tests (docs/test.md): a bot's expected conversations,
+//! written in a `.blkt` file beside its `.blk` file, taken step by step
+//! through the one pipeline `blkc serve` runs, against `blkc play`'s
+//! stand-in of the platform, offline.
+//!
+//! - [`syntax`] reads a test file; [`check`] holds what it names against
+//!   the bot (B501, B502) before anything runs;
+//! - [`stage`] serves the bot for tests; [`conversation`] takes a test's
+//!   steps (B503 when one cannot be taken) and [`expect`] holds its
+//!   expectations (B504).
+
+pub mod check;
+pub mod conversation;
+pub mod expect;
+pub mod stage;
+pub mod syntax;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::base::diagnostics::{Code, Diagnostic};
+use crate::base::source::SourceFile;
+use crate::run::eval::Inputs;
+
+pub use stage::{NoStage, Stage};
+pub use syntax::{Test, TestFile};
+
+/// The extension of a test file.
+pub const EXTENSION: &str = "blkt";
+
+/// A test file read and checked against its bot.
+pub struct Suite {
+    /// The test file's text, for its diagnostics.
+    pub source: SourceFile,
+    pub file: TestFile,
+    /// The bot's `.blk` file.
+    pub bot: PathBuf,
+}
+
+/// How one test went.
+#[derive(Debug)]
+pub struct Outcome {
+    pub name: String,
+    /// The first difference, or the step that could not be taken.
+    pub failure: Option<Diagnostic>,
+    /// The steps taken (expectations included).
+    pub steps: usize,
+    pub duration: Duration,
+}
+
+impl Outcome {
+    pub fn passed(&self) -> bool {
+        self.failure.is_none()
+    }
+}
+
+/// The bot a test file talks to: the one its `bot` line names (relative
+/// to the test file), else the `.blk` file of the same name beside it.
+pub fn bot_of(path: &Path, file: &TestFile) -> PathBuf {
+    match &file.bot {
+        Some((named, _)) => path.parent().unwrap_or(Path::new("")).join(named),
+        None => path.with_extension("blk"),
+    }
+}
+
+/// Reads the test file at `path` (its text given), or its diagnostics.
+pub fn read(path: &Path, text: String) -> Result<Suite, (SourceFile, Vec<Diagnostic>)> {
+    let source = SourceFile::new(path.display().to_string(), text);
+    match syntax::parse(&source) {
+        Ok(file) => {
+            let bot = bot_of(path, &file);
+            Ok(Suite { source, file, bot })
+        }
+        Err(diags) => Err((source, diags)),
+    }
+}
+
+/// B505: a test file whose bot cannot be read.
+pub fn no_bot(suite: &Suite, why: &str) -> Diagnostic {
+    let at = suite.file.bot.as_ref().map_or(crate::base::source::Span::new(0, 0), |(_, s)| *s);
+    Diagnostic::new(Code::NoBotFile, format!("the bot `{}` {why}", suite.bot.display()))
+        .label(at, "the tests' bot")
+        .help("a test file talks to the `.blk` file of its name beside it, or to the one its first line names: `bot \"path/to/bot.blk\"`")
+}
+
+/// Runs `tests` of the bot at `bot`, on `jobs` stages at once (each its own
+/// server), in their order; `loaded` gives each stage the bot's file.
+pub fn run(
+    bot: &Path,
+    tests: &[&Test],
+    jobs: usize,
+    loaded: &(dyn Fn() -> Result<crate::host::serve::Loaded, String> + Sync),
+    secrets: &Inputs,
+) -> Result<Vec<Outcome>, NoStage> {
+    let jobs = jobs.clamp(1, tests.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    let failed = std::sync::Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| {
+                let stage = loaded().map_err(NoStage).and_then(|l| Stage::start(bot, l, secrets.clone()));
+                let mut stage = match stage {
+                    Ok(s) => s,
+                    Err(e) => {
+                        *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                        return;
+                    }
+                };
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(test) = tests.get(i) else { break };
+                    let outcome = run_one(&mut stage, test);
+                    results.lock().unwrap_or_else(|e| e.into_inner()).push((i, outcome));
+                }
+            });
+        }
+    });
+    if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e);
+    }
+    let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    results.sort_by_key(|(i, _)| *i);
+    Ok(results.into_iter().map(|(_, o)| o).collect())
+}
+
+/// Takes one test's steps, in order, until the first that fails.
+pub fn run_one(stage: &mut Stage, test: &Test) -> Outcome {
+    let started = Instant::now();
+    let mut conversation = conversation::Conversation::new(stage);
+    let mut steps = 0;
+    let mut failure = None;
+    for step in &test.steps {
+        let taken = match &step.kind {
+            syntax::StepKind::Expect(e) => expect::hold(e, step.span, conversation.did.as_mut()),
+            _ => unexamined(&conversation).and_then(|()| conversation.take(step)),
+        };
+        if let Err(diag) = taken {
+            failure = Some(*diag);
+            break;
+        }
+        steps += 1;
+    }
+    if failure.is_none() {
+        failure = unexamined(&conversation).err().map(|d| *d);
+    }
+    Outcome { name: test.name.clone(), failure, steps, duration: started.elapsed() }
+}
+
+/// B504 for a step whose run failed when no expectation looked at what
+/// it did: a failure path is tested by expecting what the member is told.
+fn unexamined(conversation: &conversation::Conversation<'_>) -> Result<(), Box<Diagnostic>> {
+    match &conversation.did {
+        Some(did) if !did.examined && did.outcome == "failed" => Err(Box::new(
+            Diagnostic::new(Code::ExpectationFailed, "the bot's run failed, and no expectation follows the step")
+                .label(did.step, "this step's run failed")
+                .note(format!("the run's error: {}", did.error.as_deref().unwrap_or("(none given)")))
+                .help("when the failure is what the test is about, say what the member is told: `expect reply contains \"…\"`"),
+        )),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,214 @@
+//! Where conversation tests run: `blkc serve` in this process, as `blkc
+//! play` runs it, pointed at play's stand-in of the platform (its API and
+//! its Gateway), offline, with a store of each test's own, a clock a test
+//! moves, and the answers a test gives its request blocks. A test's
+//! interactions are signed and posted to serve's front door, so they take
+//! the one pipeline chat users' do.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicI64;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::host::play::Play;
+use crate::host::serve::{self, Config, Loaded, LogFormat, Shards};
+use crate::run::eval::{Answers, Inputs, Options};
+use crate::run::store::{Host, LazyStore, ServingClaim, SqliteHost, StoreError, VarStore};
+
+/// A bot served for tests, and what the tests change between their steps.
+pub struct Stage {
+    pub play: Arc<Play>,
+    store: Arc<Fresh>,
+    /// How far the bot's clock has been moved forward.
+    pub moved: &'static AtomicI64,
+    pub answers: Arc<Answers>,
+    /// Tests are numbered for their stores.
+    tests: usize,
+    /// Each command's options and their types, as the platform numbers them.
+    options: std::collections::HashMap<String, Vec<(String, u8)>>,
+    _scratch: tempfile::TempDir,
+    _runtime: tokio::runtime::Runtime,
+}
+
+/// Why a stage did not start.
+#[derive(Debug)]
+pub struct NoStage(pub String);
+
+impl std::fmt::Display for NoStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Stage {
+    /// Serves `loaded` (the bot's file, at `path`) on loopback for tests,
+    /// with `secrets`, once it answers.
+    pub fn start(path: &Path, loaded: Loaded, secrets: Inputs) -> Result<Stage, NoStage> {
+        let fail = |what: &str, e: &dyn std::fmt::Display| NoStage(format!("{what}: {e}"));
+        let scratch = tempfile::tempdir().map_err(|e| fail("cannot make a folder for the tests' stores", &e))?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .map_err(|e| fail("cannot start", &e))?;
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind(("127.0.0.1", 0)))
+            .map_err(|e| fail("cannot listen on loopback", &e))?;
+        let address = listener.local_addr().map_err(|e| fail("cannot listen on loopback", &e))?;
+        let play = Arc::new(Play::new(address, path.to_path_buf()).map_err(|e| fail("cannot start", &e))?);
+        runtime.spawn(crate::host::play::run(play.clone(), listener));
+        let gateway = crate::host::play::gateway::start(play.clone()).map_err(|e| fail("cannot start", &e))?;
+        *play.gateway.lock().unwrap_or_else(|e| e.into_inner()) = Some(gateway);
+        play.tell(&loaded.checked);
+        let options = loaded
+            .plan
+            .trees
+            .iter()
+            .filter(|t| t.kind == crate::language::plan::TreeKind::Command)
+            .map(|t| {
+                let typed = t.options.iter().map(|o| {
+                    let kind = serde_json::to_value(crate::discord::registration::option_type(o.kind));
+                    (o.name.clone(), kind.ok().and_then(|k| k.as_u64()).map_or(3, |k| k as u8))
+                });
+                (t.name.clone(), typed.collect())
+            })
+            .collect();
+        let store = Arc::new(Fresh::new(scratch.path()));
+        // (A counter for the stage's life: the clock is `Copy`, as every
+        // part of serve reads it.)
+        let moved: &'static AtomicI64 = Box::leak(Box::new(AtomicI64::new(0)));
+        let answers = Arc::new(Answers::default());
+        let mut config = config(&play, secrets, store.clone(), answers.clone())?;
+        config.clock = serve::clock::Clock::movable(moved);
+        config.loaded = Some(loaded);
+        config.hooks = Some(play.hooks());
+        let (ready, serving) = std::sync::mpsc::channel::<Result<String, String>>();
+        let told = ready.clone();
+        config.on_ready = Some(Box::new(move |at| {
+            let _ = told.send(Ok(format!("http://{at}/interactions")));
+        }));
+        // The tests say what the bot did; serve's own log is not theirs.
+        let _ = tracing::subscriber::set_global_default(tracing::subscriber::NoSubscriber::default());
+        std::thread::Builder::new()
+            .name("blkc-test-serve".into())
+            .spawn(move || {
+                let why = serve::serve(config).err().map_or("the bot stopped".to_string(), |e| e.to_string());
+                let _ = ready.send(Err(why));
+            })
+            .map_err(|e| fail("cannot start", &e))?;
+        match serving.recv_timeout(Duration::from_secs(60)) {
+            Ok(Ok(url)) => *play.serve.lock().unwrap_or_else(|e| e.into_inner()) = Some(url),
+            Ok(Err(why)) => return Err(NoStage(format!("the bot did not start: {why}"))),
+            Err(_) => return Err(NoStage("the bot did not start within 60 seconds".to_string())),
+        }
+        Ok(Stage { play, store, moved, answers, tests: 0, options, _scratch: scratch, _runtime: runtime })
+    }
+
+    /// Makes the stage new for a test: an empty store, the clock where it
+    /// was, every block answered from its sample.
+    pub fn reset(&mut self) {
+        self.tests += 1;
+        self.store.begin(self.tests);
+        self.answers.clear();
+    }
+
+    /// The options of command `name` (its whole name) and their types.
+    pub fn option_types(&self, name: &str) -> &[(String, u8)] {
+        self.options.get(name).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// `serve` as the tests run it: on a free loopback port, its interactions
+/// signed by the stand-in, every request block answered offline (from the
+/// test's answers, else the block's sample), its platform the stand-in's.
+fn config(play: &Play, secrets: Inputs, store: Arc<Fresh>, answers: Arc<Answers>) -> Result<Config, NoStage> {
+    let mut inputs = secrets;
+    inputs.bot_token = Some(play.token.clone());
+    let platform = crate::language::policy::Platform::parse(&play.api())
+        .ok_or_else(|| NoStage("the stand-in's address is no URL".to_string()))?;
+    let options = Options {
+        platform: Some(platform),
+        offline: true,
+        // The record says each request's body (redacted), for `expect request`.
+        verbose: true,
+        answers: Some(answers),
+        ..Options::default()
+    };
+    let public_key = crate::discord::signature::PublicKey::from_hex(&play.public_key())
+        .map_err(|e| NoStage(format!("the stand-in's key: {e}")))?;
+    Ok(Config {
+        file: play.path.clone(),
+        listen: Some(([127, 0, 0, 1], 0).into()),
+        reuse_port: false,
+        public_key: Some(public_key),
+        global_rate_limit: 50,
+        shards: Shards::Auto,
+        max_shards: None,
+        inputs,
+        options,
+        store: crate::run::store::Backend::from_arc(store),
+        // A test's step waits for its run however long it takes, and a
+        // busy machine is no reason for a "thinking…" answer the test did
+        // not mean.
+        answer_within: Duration::from_secs(30),
+        workers: 2,
+        queue: 64,
+        max_body: 1 << 20,
+        max_connections: 64,
+        max_connections_per_address: 0,
+        drain_timeout: Duration::from_secs(1),
+        watch: false,
+        log: LogFormat::Text,
+        loaded: None,
+        on_ready: None,
+        hooks: None,
+        clock: serve::clock::Clock::system(),
+    })
+}
+
+/// The tests' store: an SQLite file of each test's own, in the stage's
+/// folder, so no test sees another's values, cooldowns or click limits.
+#[derive(Debug)]
+struct Fresh {
+    folder: PathBuf,
+    now: Mutex<PathBuf>,
+    /// The deliveries taken, kept as serve keeps them.
+    seen: SqliteHost,
+}
+
+impl Fresh {
+    fn new(folder: &Path) -> Fresh {
+        Fresh {
+            folder: folder.to_path_buf(),
+            now: Mutex::new(folder.join("test-0.sqlite3")),
+            seen: SqliteHost::new(folder.join("deliveries.sqlite3")),
+        }
+    }
+
+    /// Test `n` begins, with a store of its own.
+    fn begin(&self, n: usize) {
+        *self.now.lock().unwrap_or_else(|e| e.into_inner()) = self.folder.join(format!("test-{n}.sqlite3"));
+    }
+}
+
+impl Host for Fresh {
+    fn run_store(&self) -> Box<dyn VarStore + Send> {
+        Box::new(LazyStore::new(self.now.lock().unwrap_or_else(|e| e.into_inner()).clone()))
+    }
+
+    fn remember(&self, key: String, expires_ms: i64) {
+        self.seen.remember(key, expires_ms);
+    }
+
+    fn finish(&self) {
+        self.seen.finish();
+    }
+
+    fn recent(&self, now_ms: i64) -> Result<Vec<(String, i64)>, StoreError> {
+        self.seen.recent(now_ms)
+    }
+
+    fn claim_for_serving(&self) -> Result<Option<ServingClaim>, StoreError> {
+        Ok(None)
+    }
+}
