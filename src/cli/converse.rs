@@ -14,7 +14,6 @@ use blkc::host::converse::{self, Outcome, Suite};
 use serde_json::json;
 
 use super::args::{TestArgs, TestFormat};
-use super::inputs::secret_inputs;
 use super::report::{self, Exit};
 
 /// A test file's results.
@@ -29,7 +28,7 @@ pub fn conversations(args: &TestArgs) -> Exit {
         Ok(f) => f,
         Err(why) => return report::usage(why),
     };
-    let secrets = match secret_inputs(&args.net) {
+    let secrets = match given_secrets(args) {
         Ok(s) => s,
         Err(why) => return report::usage(why),
     };
@@ -44,6 +43,8 @@ pub fn conversations(args: &TestArgs) -> Exit {
             suite.file.tests.iter().filter(|t| args.filter.as_deref().is_none_or(|f| t.name.contains(f))).collect();
         let bot = suite.bot.clone();
         let load = || blkc::host::serve::load(&bot).map_err(String::from);
+        let mut secrets = secrets.clone();
+        secrets.secrets.extend(suite.file.secrets.iter().map(|(name, value)| (name.text.clone(), value.clone())));
         let outcomes = match converse::run(&bot, &tests, jobs, &load, &secrets) {
             Ok(o) => o,
             Err(e) => {
@@ -68,6 +69,18 @@ pub fn conversations(args: &TestArgs) -> Exit {
         (false, 0) => Exit::Success,
         _ => Exit::TestsFailed,
     }
+}
+
+/// The secrets `--secrets FILE` gives the tests: no others (not the
+/// environment's), so that a test passes or fails alike on every machine;
+/// a test file's own `secret` lines are added to them.
+fn given_secrets(args: &TestArgs) -> Result<blkc::run::eval::Inputs, String> {
+    let mut inputs = blkc::run::eval::Inputs::default();
+    if let Some(path) = &args.net.secrets {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        inputs.secrets = super::inputs::secret_pairs(&text, &format!("`{}`", path.display()))?;
+    }
+    Ok(inputs)
 }
 
 /// The test files `path` names: itself (a `.blkt` file), the one beside a

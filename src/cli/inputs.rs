@@ -35,7 +35,7 @@ fn structured_keys(text: &str) -> std::collections::HashSet<String> {
 /// A secrets file: a JSON object when it starts with `{`, otherwise the
 /// dotenv format as the `dotenvy` crate reads it (`KEY=value`, quotes,
 /// `export KEY=…`, comments, escapes in double quotes).
-fn secret_pairs(text: &str, what: &str) -> Result<HashMap<String, String>, String> {
+pub(crate) fn secret_pairs(text: &str, what: &str) -> Result<HashMap<String, String>, String> {
     if text.trim_start().starts_with('{') {
         return json_pairs(text, what);
     }

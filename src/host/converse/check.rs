@@ -14,6 +14,15 @@ use super::syntax::{Expect, StepKind, TestFile, Word};
 pub fn check(file: &TestFile, checked: &Checked, plan: &Plan) -> Vec<Diagnostic> {
     let bot = Bot::of(checked, plan);
     let mut out = Vec::new();
+    for (name, _) in &file.secrets {
+        if !checked.source.text.contains(&format!("<{}>", name.text)) {
+            out.push(
+                Diagnostic::new(Code::UnknownInTest, format!("the bot has no secret `<{}>`", name.text))
+                    .label(name.span, "no such secret slot")
+                    .help("a `secret` line gives a value to a `<NAME>` slot the bot's file writes"),
+            );
+        }
+    }
     for test in &file.tests {
         if let Some(twin) = file.tests.iter().find(|t| t.name == test.name && t.span != test.span) {
             if twin.span.start < test.span.start {
@@ -81,6 +90,8 @@ impl<'a> Bot<'a> {
                 }
             }
             StepKind::Command { path, args } => self.command(path, args, out),
+            StepKind::Menu { name, menu, args } => self.menu(name, menu, args, out),
+            StepKind::Type { path, option, .. } => self.typing(path, option, out),
             StepKind::Click(Click::Handler(h)) => {
                 known(&self.handlers, h, "handler", "a click names a handler of the bot's file", out);
             }
@@ -105,25 +116,81 @@ impl<'a> Bot<'a> {
         }
     }
 
-    fn command(&self, path: &[Word], args: &[(Word, serde_json::Value)], out: &mut Vec<Diagnostic>) {
-        let Some(first) = path.first() else { return };
-        let name = path.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
-        let span = first.span.to(path[path.len() - 1].span);
-        let Some(tree) = self
+    /// A context-menu command the file has in `menu`, and what it was
+    /// chosen on in the words a test gives it.
+    fn menu(&self, name: &Word, menu: &str, args: &[(Word, serde_json::Value)], out: &mut Vec<Diagnostic>) {
+        let found = self
             .plan
             .trees
             .iter()
-            .find(|t| t.kind == TreeKind::Command && t.name == name && t.menu.is_none() && t.timer.is_none())
-        else {
+            .any(|t| t.kind == TreeKind::Command && t.name == name.text && t.menu.as_deref() == Some(menu));
+        if !found {
+            let names: Vec<&str> =
+                self.plan.trees.iter().filter(|t| t.menu.as_deref() == Some(menu)).map(|t| t.name.as_str()).collect();
+            known(
+                &names,
+                name,
+                &format!("{menu} command"),
+                &format!("a `command \"…\" for {menu}` of the bot's file"),
+                out,
+            );
+        }
+        let fields = super::conversation::menu_fields(menu);
+        for (key, _) in args {
+            known(
+                fields,
+                key,
+                &format!("field of a {menu} chosen on"),
+                &format!("a {menu} is given by {}", fields.join(", ")),
+                out,
+            );
+        }
+    }
+
+    /// An option that completes: its command, and its `autocomplete`.
+    fn typing(&self, path: &[Word], option: &Word, out: &mut Vec<Diagnostic>) {
+        // (Its required options are not given yet while typing.)
+        if self.command_tree(path, out).is_none() {
+            return;
+        }
+        let name = path.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
+        let completing: Vec<&str> = self
+            .plan
+            .trees
+            .iter()
+            .filter_map(|t| {
+                let rest = t.name.strip_prefix(name.as_str())?.strip_prefix(' ')?;
+                (t.kind == TreeKind::Autocomplete).then_some(rest)
+            })
+            .collect();
+        let help = format!("an option of `/{name}` with an `autocomplete {{ … }}` tree");
+        known(&completing, option, "option that completes", &help, out);
+    }
+
+    /// The command a test names by its whole name, or B501.
+    fn command_tree(&self, path: &[Word], out: &mut Vec<Diagnostic>) -> Option<&'a crate::language::plan::Tree> {
+        let first = path.first()?;
+        let name = path.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
+        let span = first.span.to(path[path.len() - 1].span);
+        let found = self
+            .plan
+            .trees
+            .iter()
+            .find(|t| t.kind == TreeKind::Command && t.name == name && t.menu.is_none() && t.timer.is_none());
+        if found.is_none() {
             let meant = did_you_mean(&name, self.commands.iter().copied());
-            let whole = Word { text: name, span };
             let help = match self.commands.iter().find(|c| c.starts_with(&format!("{} ", first.text))) {
                 Some(sub) => format!("the command has subcommands: write one after its name, as `command {sub}`"),
                 None => "a test runs a slash command of the bot's file by its whole name".to_string(),
             };
-            out.push(unknown("command", &whole, meant, &help));
-            return;
-        };
+            out.push(unknown("command", &Word { text: name, span }, meant, &help));
+        }
+        found
+    }
+
+    fn command(&self, path: &[Word], args: &[(Word, serde_json::Value)], out: &mut Vec<Diagnostic>) {
+        let Some(tree) = self.command_tree(path, out) else { return };
+        let span = path[0].span.to(path[path.len() - 1].span);
         for (key, _) in args {
             if !tree.options.iter().any(|o| o.name == key.text) {
                 let meant = did_you_mean(&key.text, tree.options.iter().map(|o| o.name.as_str()));

@@ -42,6 +42,9 @@ pub struct Did {
     /// Each request event of the run, and whether an expectation took it.
     pub requests: Vec<(Json, bool)>,
     pub saves: Vec<Json>,
+    /// The choices an autocomplete offered, and whether an expectation
+    /// took them.
+    pub choices: Option<(Vec<Json>, bool)>,
     /// How the run ended, and its error.
     pub outcome: String,
     pub error: Option<String>,
@@ -77,7 +80,16 @@ impl<'a> Conversation<'a> {
             }
             StepKind::Respond { block, response } => self.stage.answers.set(&block.text, response.clone()),
             StepKind::Command { path, args } => {
-                let asked = json!({ "type": 2, "data": command_data(path, args, self.stage) });
+                let asked = json!({ "type": 2, "data": command_data(path, args, None, self.stage) });
+                self.interact(step.span, asked, None)?;
+            }
+            StepKind::Type { path, option, typed } => {
+                let typing = Some((option, typed));
+                let asked = json!({ "type": 4, "data": command_data(path, &[], typing, self.stage) });
+                self.interact(step.span, asked, None)?;
+            }
+            StepKind::Menu { name, menu, args } => {
+                let asked = json!({ "type": 2, "data": menu_data(name, menu, args) });
                 self.interact(step.span, asked, None)?;
             }
             StepKind::Click(click) => {
@@ -148,6 +160,7 @@ impl<'a> Conversation<'a> {
         match kind {
             4 => self.said(&mut did, MessageKind::Reply, &format!("play-{id}"), first["data"].clone()),
             7 => self.said(&mut did, MessageKind::Update, clicked.as_deref().unwrap_or(""), first["data"].clone()),
+            8 => did.choices = Some((first["data"]["choices"].as_array().cloned().unwrap_or_default(), false)),
             9 => {
                 self.form = Some((first["data"].clone(), on.clone()));
                 did.said.push(Said { kind: MessageKind::Form, payload: first["data"].clone(), taken: false });
@@ -396,23 +409,60 @@ pub fn components(payload: &Json) -> Vec<Json> {
 }
 
 /// The data of a slash command's interaction: its name, subcommand path
-/// and options, each option typed as the command declares it.
-fn command_data(path: &[Word], args: &[(Word, Json)], stage: &Stage) -> Json {
+/// and options, each option typed as the command declares it; with the
+/// option being typed (`typing`, focused) for an autocomplete.
+fn command_data(path: &[Word], args: &[(Word, Json)], typing: Option<(&Word, &Word)>, stage: &Stage) -> Json {
     let name = path.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
     let types = stage.option_types(&name);
-    let mut options: Vec<Json> = args
-        .iter()
-        .map(|(k, v)| {
-            let kind = types.iter().find(|(n, _)| *n == k.text).map_or(3, |(_, t)| *t);
-            json!({ "name": k.text, "type": kind, "value": v })
-        })
-        .collect();
+    let kind = |option: &str| types.iter().find(|(n, _)| n == option).map_or(3, |(_, t)| *t);
+    let mut options: Vec<Json> =
+        args.iter().map(|(k, v)| json!({ "name": k.text, "type": kind(&k.text), "value": v })).collect();
+    if let Some((option, typed)) = typing {
+        options.push(json!({ "name": option.text, "type": kind(&option.text), "value": typed.text, "focused": true }));
+    }
     // `settings show`: the subcommand holds the options, and a group the subcommand.
     for (depth, sub) in path.iter().enumerate().skip(1).rev() {
         let kind = if depth == path.len() - 1 { 1 } else { 2 };
         options = vec![json!({ "name": sub.text, "type": kind, "options": options })];
     }
     json!({ "name": path.first().map(|w| w.text.as_str()).unwrap_or_default(), "type": 1, "options": options })
+}
+
+/// The fields a test gives what a context-menu command was chosen on.
+pub fn menu_fields(menu: &str) -> &'static [&'static str] {
+    match menu {
+        "user" => &["id", "name"],
+        _ => &["id", "content", "author_id", "author_name"],
+    }
+}
+
+/// The data of a context-menu command's interaction: the user or message
+/// it was chosen on, as the platform resolves it.
+fn menu_data(name: &Word, menu: &str, args: &[(Word, Json)]) -> Json {
+    let given = |key: &str, default: &str| {
+        let found = args
+            .iter()
+            .find(|(k, _)| k.text == key)
+            .map(|(_, v)| v.as_str().map_or_else(|| v.to_string(), str::to_string));
+        found.unwrap_or_else(|| default.to_string())
+    };
+    let id = given("id", "1400000000000000099");
+    let resolved = match menu {
+        "user" => {
+            let name = given("name", "them");
+            json!({ "users": { &id: { "id": id, "username": name, "global_name": name } } })
+        }
+        _ => {
+            let author = given("author_name", "them");
+            let message = json!({
+                "content": given("content", "hello"),
+                "author": { "id": given("author_id", "1002"), "username": author, "global_name": author },
+            });
+            json!({ "messages": { &id: message } })
+        }
+    };
+    let kind = if menu == "user" { 2 } else { 3 };
+    json!({ "name": name.text, "type": kind, "target_id": id, "resolved": resolved })
 }
 
 /// The permission bits the words of an `as` line name (a number is bits).

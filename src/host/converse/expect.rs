@@ -17,6 +17,7 @@ pub fn hold(expect: &Expect, span: Span, did: Option<&mut Did>) -> Result<(), Bo
     did.examined = true;
     match expect {
         Expect::NothingElse => nothing_else(did, span),
+        Expect::Choices(names) => choices(did, names, span),
         Expect::Message { kind, checks } => message(did, kind, checks, span),
         Expect::Request { block, checks } => request(did, block, checks, span),
         Expect::Saved { name, value } => saved(did, name, value, span),
@@ -35,7 +36,25 @@ fn failed(span: Span, expected: &str, got: String, did: Option<&Did>) -> Box<Dia
     Box::new(diag)
 }
 
+/// The choices an autocomplete offered, by name, in order.
+fn choices(did: &mut Did, names: &[String], span: Span) -> Result<(), Box<Diagnostic>> {
+    let expected = format!("choices {}", list(names));
+    let Some((offered, taken)) = &mut did.choices else {
+        return Err(failed(span, &expected, "no choices: the step was not typing in an option".to_string(), None));
+    };
+    *taken = true;
+    let got: Vec<String> = offered.iter().map(|c| text(&c["name"])).collect();
+    match got == names {
+        true => Ok(()),
+        false => Err(failed(span, &expected, format!("choices {}", list(&got)), Some(did))),
+    }
+}
+
 fn nothing_else(did: &Did, span: Span) -> Result<(), Box<Diagnostic>> {
+    if let Some((offered, false)) = &did.choices {
+        let got: Vec<String> = offered.iter().map(|c| text(&c["name"])).collect();
+        return Err(failed(span, "nothing else", format!("choices {}", list(&got)), Some(did)));
+    }
     if let Some(said) = did.said.iter().find(|s| !s.taken) {
         return Err(failed(
             span,

@@ -24,6 +24,9 @@ pub struct Stage {
     pub answers: Arc<Answers>,
     /// Tests are numbered for their stores.
     tests: usize,
+    /// Whether the bot hears events (its servers are greeted anew for
+    /// each test).
+    events: bool,
     /// Each command's options and their types, as the platform numbers them.
     options: std::collections::HashMap<String, Vec<(String, u8)>>,
     _scratch: tempfile::TempDir,
@@ -60,6 +63,7 @@ impl Stage {
         let gateway = crate::host::play::gateway::start(play.clone()).map_err(|e| fail("cannot start", &e))?;
         *play.gateway.lock().unwrap_or_else(|e| e.into_inner()) = Some(gateway);
         play.tell(&loaded.checked);
+        let events = loaded.plan.trees.iter().any(|t| t.kind == crate::language::plan::TreeKind::Event);
         let options = loaded
             .plan
             .trees
@@ -101,7 +105,7 @@ impl Stage {
             Ok(Err(why)) => return Err(NoStage(format!("the bot did not start: {why}"))),
             Err(_) => return Err(NoStage("the bot did not start within 60 seconds".to_string())),
         }
-        Ok(Stage { play, store, moved, answers, tests: 0, options, _scratch: scratch, _runtime: runtime })
+        Ok(Stage { play, store, moved, answers, tests: 0, events, options, _scratch: scratch, _runtime: runtime })
     }
 
     /// Makes the stage new for a test: an empty store, the clock where it
@@ -110,6 +114,11 @@ impl Stage {
         self.tests += 1;
         self.store.begin(self.tests);
         self.answers.clear();
+        // The servers as they were (their member counts): the shard reads
+        // these before any event the test fires.
+        if self.events && self.tests > 1 {
+            self.play.greet_again();
+        }
     }
 
     /// The options of command `name` (its whole name) and their types.

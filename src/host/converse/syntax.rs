@@ -17,6 +17,8 @@ struct TestParser;
 #[derive(Debug, Clone, Default)]
 pub struct TestFile {
     pub bot: Option<(String, Span)>,
+    /// `secret NAME = "value"` lines: the secrets the tests' bot is given.
+    pub secrets: Vec<(Word, String)>,
     pub tests: Vec<Test>,
 }
 
@@ -43,14 +45,39 @@ pub struct Step {
 #[derive(Debug, Clone)]
 pub enum StepKind {
     As(Member),
-    Command { path: Vec<Word>, args: Vec<(Word, Json)> },
+    Command {
+        path: Vec<Word>,
+        args: Vec<(Word, Json)>,
+    },
+    /// A context-menu command (`user` or `message` its menu) and what it
+    /// was chosen on.
+    Menu {
+        name: Word,
+        menu: &'static str,
+        args: Vec<(Word, Json)>,
+    },
+    /// Typing `typed` in option `option` of command `path`.
+    Type {
+        path: Vec<Word>,
+        option: Word,
+        typed: Word,
+    },
     Click(Click),
     Choose(Vec<Word>),
     Submit(Vec<(Word, Json)>),
-    Event { kind: Word, args: Vec<(Word, Json)> },
+    Event {
+        kind: Word,
+        args: Vec<(Word, Json)>,
+    },
     Tick(Word),
-    Wait { seconds: u64, written: Word },
-    Respond { block: Word, response: Answer },
+    Wait {
+        seconds: u64,
+        written: Word,
+    },
+    Respond {
+        block: Word,
+        response: Answer,
+    },
     Expect(Expect),
 }
 
@@ -71,9 +98,20 @@ pub enum Click {
 #[derive(Debug, Clone)]
 pub enum Expect {
     NothingElse,
-    Message { kind: MessageKind, checks: Vec<(Check, Span)> },
-    Request { block: Word, checks: Vec<(RequestCheck, Span)> },
-    Saved { name: Word, value: Json },
+    /// The choices an autocomplete offered, by name.
+    Choices(Vec<String>),
+    Message {
+        kind: MessageKind,
+        checks: Vec<(Check, Span)>,
+    },
+    Request {
+        block: Word,
+        checks: Vec<(RequestCheck, Span)>,
+    },
+    Saved {
+        name: Word,
+        value: Json,
+    },
 }
 
 /// Which of the bot's messages an expectation is about.
@@ -155,10 +193,19 @@ pub fn parse(source: &SourceFile) -> Result<TestFile, Vec<Diagnostic>> {
     };
     let mut reader = Reader { problems: Vec::new() };
     let mut file = TestFile::default();
-    for pair in pairs.flatten().filter(|p| matches!(p.as_rule(), Rule::bot_line | Rule::test)) {
+    let top = pairs.flatten().filter(|p| matches!(p.as_rule(), Rule::bot_line | Rule::secret_line | Rule::test));
+    for pair in top {
         match pair.as_rule() {
+            Rule::secret_line => {
+                let parts: Vec<_> = pair.into_inner().filter(|p| !p.as_rule().is_keyword()).collect();
+                if let [name, value] = parts.as_slice() {
+                    let name = reader.word(name);
+                    let value = reader.string(value);
+                    file.secrets.push((name, value));
+                }
+            }
             Rule::bot_line => {
-                let s = pair.into_inner().next();
+                let s = pair.into_inner().find(|p| p.as_rule() == Rule::string);
                 file.bot = s.map(|s| (reader.string(&s), span(&s)));
             }
             _ => file.tests.push(reader.test(pair)),
@@ -213,6 +260,7 @@ fn rule_words(rule: Rule) -> Option<String> {
             Rule::number => "a number",
             Rule::ident | Rule::name => "a name",
             Rule::json => "a JSON value",
+            Rule::type_step => "`type COMMAND OPTION \"text\"`",
             Rule::member_word => "`id`, `roles`, `permissions`, `server` or `channel`",
             Rule::message_check => {
                 "`text`, `private`, `public`, `buttons`, `disabled`, `choices`, `embed`, `title` or `fields`"
@@ -273,6 +321,15 @@ impl Reader {
                     Some(Rule::args) => self.args(inner.pop()),
                     _ => Vec::new(),
                 };
+                if let Some(target) = inner.first().filter(|p| p.as_rule() == Rule::menu_target) {
+                    let parts: Vec<_> = target.clone().into_inner().collect();
+                    let name = self.first_word(&parts, at);
+                    let user = parts.iter().any(|p| p.as_rule() == Rule::kw_user);
+                    return Step {
+                        kind: StepKind::Menu { name, menu: if user { "user" } else { "message" }, args },
+                        span: at,
+                    };
+                }
                 StepKind::Command { path: inner.iter().map(|p| self.word(p)).collect(), args }
             }
             Rule::click_step => match inner.as_slice() {
@@ -280,6 +337,11 @@ impl Reader {
                 [.., w] => StepKind::Click(Click::Handler(self.word(w))),
                 [] => StepKind::Click(Click::Label(Word { text: String::new(), span: at })),
             },
+            Rule::type_step => {
+                let typed = inner.pop().map(|p| self.word(&p)).unwrap_or(Word { text: String::new(), span: at });
+                let option = inner.pop().map(|p| self.word(&p)).unwrap_or(Word { text: String::new(), span: at });
+                StepKind::Type { path: inner.iter().map(|p| self.word(p)).collect(), option, typed }
+            }
             Rule::choose_step => StepKind::Choose(inner.iter().map(|p| self.word(p)).collect()),
             Rule::submit_step => StepKind::Submit(self.args(inner.pop())),
             Rule::event_step => {
@@ -390,6 +452,10 @@ impl Reader {
     fn expect(&mut self, pair: Pair<'_, Rule>) -> Expect {
         match pair.as_rule() {
             Rule::nothing_else => Expect::NothingElse,
+            Rule::choices_expect => {
+                let list = pair.into_inner().find(|p| p.as_rule() == Rule::string_list);
+                Expect::Choices(list.map(|l| l.into_inner().map(|s| self.string(&s)).collect()).unwrap_or_default())
+            }
             Rule::saved_expect => {
                 let mut parts = pair.into_inner().filter(|p| !p.as_rule().is_keyword());
                 let name =

@@ -133,7 +133,7 @@ fn ready(url: String) -> Ready {
 
 /// A server's GUILD_CREATE: its name, two members, and `#general`, its
 /// system channel.
-fn guild(server: &Server) -> Guild {
+pub(super) fn guild(server: &Server) -> Guild {
     let general = Channel { id: Some(server.channel.to_string()), name: Some("general".to_string()), guild_id: None };
     Guild {
         id: Some(server.id.to_string()),

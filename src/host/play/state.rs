@@ -268,6 +268,23 @@ impl Play {
         }
         let id = self.id();
         let (t, d) = world::dispatch(kind, given, &id).ok_or_else(|| PlayError::NotAnEvent(kind.to_string()))?;
+        self.dispatch(t, d);
+        Ok(())
+    }
+
+    /// Each server's GUILD_CREATE again, as the platform sends one when a
+    /// server becomes available anew: serve's cache holds the servers as
+    /// at the start (a conversation test begins so).
+    pub fn greet_again(&self) {
+        for server in &world::SERVERS {
+            if let Ok(d) = serde_json::to_value(super::gateway::guild(server)) {
+                self.dispatch("GUILD_CREATE", d);
+            }
+        }
+    }
+
+    /// Queues dispatch `t` with data `d` for serve's shard.
+    fn dispatch(&self, t: &str, d: Value) {
         let mut dispatches = self.dispatches.lock().unwrap_or_else(|e| e.into_inner());
         let seq = dispatches.last().map_or(world::GREETED, |d| d.0) + 1;
         dispatches.push((seq, t.to_string(), d));
@@ -278,7 +295,6 @@ impl Play {
         while dispatches.len() > 1 && (dispatches.len() > KEPT_DISPATCHES || bytes > KEPT_DISPATCH_BYTES) {
             bytes -= size(&dispatches.remove(0));
         }
-        Ok(())
     }
 
     /// Ticks the timed event `name` now (the file's, as last read well).

@@ -845,7 +845,16 @@ impl Runner<'_> {
         let platform = self.platform.clone();
         let redactor = std::mem::take(&mut self.redactor);
         let allow_private = self.options.allow_private_network;
-        let built = request::build(r, self, platform.as_ref(), allow_private, &redactor);
+        let mut built = request::build(r, self, platform.as_ref(), allow_private, &redactor);
+        // Offline, nothing is sent: a block that carries the token to the
+        // file's own platform keeps to the policy a live run holds it to,
+        // even where this run's platform is a stand-in's (play, tests).
+        if self.options.offline && matches!(built, Err(request::Refusal::Token(_))) {
+            let own = crate::language::policy::Platform::parse(&self.plan.platform);
+            if own.as_ref().map(|p| p.base_url()) != platform.as_ref().map(|p| p.base_url()) {
+                built = request::build(r, self, own.as_ref(), allow_private, &redactor);
+            }
+        }
         self.redactor = redactor;
         self.flush()?;
         let built = built.map_err(|refusal| Box::new(self.redact_diag(failure::refused(r, &refusal))))?;
