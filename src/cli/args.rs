@@ -306,6 +306,10 @@ pub struct TestArgs {
     /// own); default: the machine's cores
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
+    /// Conversation tests: write what the bot did into the tests (an
+    /// expected value it did not meet; the expectations of a step with none)
+    #[arg(long, conflicts_with = "block")]
+    pub update: bool,
     /// The command the block is in, when its name alone is ambiguous
     #[arg(long, conflicts_with = "event")]
     pub command: Option<String>,

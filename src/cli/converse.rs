@@ -45,12 +45,19 @@ pub fn conversations(args: &TestArgs) -> Exit {
         let load = || blkc::host::serve::load(&bot).map_err(String::from);
         let mut secrets = secrets.clone();
         secrets.secrets.extend(suite.file.secrets.iter().map(|(name, value)| (name.text.clone(), value.clone())));
-        let outcomes = match converse::run(&bot, &tests, jobs, &load, &secrets) {
+        let text = args.update.then(|| suite.source.text.clone());
+        let settings = converse::Settings { jobs, loaded: &load, secrets: &secrets, update: text.as_deref() };
+        let outcomes = match converse::run(&bot, &tests, &settings) {
             Ok(o) => o,
             Err(e) => {
                 return report::error(format!("{}: the tests could not run: {e}", path.display()), Exit::RunFailure)
             }
         };
+        if args.update {
+            if let Err(why) = write_edits(&suite, &outcomes) {
+                return report::error(why, Exit::Usage);
+            }
+        }
         if args.output.format == TestFormat::Text {
             print_text(&suite, &outcomes, opts);
         }
@@ -180,10 +187,29 @@ fn read(path: &Path) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8", path.display()))
 }
 
+/// Writes the edits of `--update` into the test file (each test's, from
+/// the end backwards, so each span still points where it was read).
+fn write_edits(suite: &Suite, outcomes: &[Outcome]) -> Result<(), String> {
+    let mut edits: Vec<&blkc::base::diagnostics::Edit> = outcomes.iter().flat_map(|o| &o.edits).collect();
+    if edits.is_empty() {
+        return Ok(());
+    }
+    edits.sort_by_key(|e| std::cmp::Reverse((e.span.start, e.span.end)));
+    let mut text = suite.source.text.clone();
+    for edit in edits {
+        text.replace_range(edit.span.range(), &edit.replacement);
+    }
+    let path = Path::new(&suite.source.name);
+    super::write_atomically(path, &text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
 fn print_text(suite: &Suite, outcomes: &[Outcome], opts: RenderOptions) {
     for o in outcomes {
         let ms = o.duration.as_secs_f64() * 1000.0;
         match &o.failure {
+            None if !o.edits.is_empty() => {
+                println!("test {} › {} ... updated ({ms:.0} ms)", suite.source.name, o.name)
+            }
             None => println!("test {} › {} ... ok ({ms:.0} ms)", suite.source.name, o.name),
             Some(diag) => {
                 println!("test {} › {} ... FAILED", suite.source.name, o.name);

@@ -95,7 +95,12 @@ impl<'a> Bot<'a> {
             StepKind::Click(Click::Handler(h)) => {
                 known(&self.handlers, h, "handler", "a click names a handler of the bot's file", out);
             }
-            StepKind::Event { kind, .. } => {
+            StepKind::Event { kind, args } => {
+                let fields = crate::host::play::world::EVENT_FIELDS;
+                for (key, _) in args {
+                    let help = format!("an event is given {}", fields.join(", "));
+                    known(fields, key, "field of an event", &help, out);
+                }
                 let help = match self.timers.contains(&kind.text.as_str()) {
                     true => format!("`{}` is a timed event: `tick {}` runs it", kind.text, kind.text),
                     false => "an event step fires an event the bot's file has a tree for".to_string(),

@@ -1,77 +1,86 @@
 //! Expectations held against what the bot did in the step before them
 //! ([`Did`]); the first one that does not hold is B504, with what was
-//! expected and what the bot did.
+//! expected and what the bot did, and (where a value was expected) the
+//! edit that writes what the bot did in its place: `blkc test --update`
+//! makes it, an editor offers it.
 
 use serde_json::Value as Json;
 
 use super::conversation::{components, Did, Said};
-use super::syntax::{Check, Expect, MessageKind, RequestCheck, Word};
+use super::syntax::{At, Check, Expect, Match, MessageKind, RequestCheck, Word};
 use crate::base::diagnostics::{Code, Diagnostic};
 use crate::base::source::Span;
 
 /// Holds `expect` (at `span`) against `did`, taking what it matched.
 pub fn hold(expect: &Expect, span: Span, did: Option<&mut Did>) -> Result<(), Box<Diagnostic>> {
     let Some(did) = did else {
-        return Err(failed(span, "an expectation before any step", "nothing yet: take a step first".to_string(), None));
+        let got = "nothing yet: take a step first".to_string();
+        return Err(failed(span, "an expectation before any step", got, None, None));
     };
     did.examined = true;
     match expect {
         Expect::NothingElse => nothing_else(did, span),
-        Expect::Choices(names) => choices(did, names, span),
+        Expect::Choices(names, at) => choices(did, names, *at),
         Expect::Message { kind, checks } => message(did, kind, checks, span),
         Expect::Request { block, checks } => request(did, block, checks, span),
-        Expect::Saved { name, value } => saved(did, name, value, span),
+        Expect::Saved { name, value, at } => saved(did, name, value, *at),
     }
 }
 
+/// What the bot did in place of an expected value: where it is written
+/// and the text that writes what the bot did.
+type Fix = Option<(Span, String)>;
+
 /// B504: `expected`, and what the bot did (`got`), at `span`; with the
-/// run's error when it failed.
-fn failed(span: Span, expected: &str, got: String, did: Option<&Did>) -> Box<Diagnostic> {
+/// run's error when it failed, and the edit that writes what it did.
+fn failed(span: Span, expected: &str, got: String, did: Option<&Did>, fix: Fix) -> Box<Diagnostic> {
     let mut diag = Diagnostic::new(Code::ExpectationFailed, format!("expected {expected}"))
         .label(span, "expected here")
         .note(format!("got: {got}"));
     if let Some(error) = did.and_then(|d| d.error.as_deref()) {
         diag = diag.help(format!("the bot's run failed: {error}"));
     }
+    if let Some((at, text)) = fix {
+        diag = diag.fix("write what the bot did (`blkc test --update`)", at, text);
+    }
     Box::new(diag)
 }
 
 /// The choices an autocomplete offered, by name, in order.
-fn choices(did: &mut Did, names: &[String], span: Span) -> Result<(), Box<Diagnostic>> {
+fn choices(did: &mut Did, names: &[String], at: Span) -> Result<(), Box<Diagnostic>> {
     let expected = format!("choices {}", list(names));
     let Some((offered, taken)) = &mut did.choices else {
-        return Err(failed(span, &expected, "no choices: the step was not typing in an option".to_string(), None));
+        return Err(failed(at, &expected, "no choices: the step was not typing in an option".to_string(), None, None));
     };
     *taken = true;
     let got: Vec<String> = offered.iter().map(|c| text(&c["name"])).collect();
     match got == names {
         true => Ok(()),
-        false => Err(failed(span, &expected, format!("choices {}", list(&got)), Some(did))),
+        false => {
+            let fix = Some((at, literals(&got)));
+            Err(failed(at, &expected, format!("choices {}", list(&got)), Some(did), fix))
+        }
     }
 }
 
 fn nothing_else(did: &Did, span: Span) -> Result<(), Box<Diagnostic>> {
     if let Some((offered, false)) = &did.choices {
         let got: Vec<String> = offered.iter().map(|c| text(&c["name"])).collect();
-        return Err(failed(span, "nothing else", format!("choices {}", list(&got)), Some(did)));
+        return Err(failed(span, "nothing else", format!("choices {}", list(&got)), Some(did), None));
     }
     if let Some(said) = did.said.iter().find(|s| !s.taken) {
-        return Err(failed(
-            span,
-            "nothing else",
-            format!("{} {}", said.kind.describe(), shown(&said.payload)),
-            Some(did),
-        ));
+        let got = format!("{} {}", said.kind.describe(), shown(&said.payload));
+        return Err(failed(span, "nothing else", got, Some(did), None));
     }
     if let Some((r, _)) = did.requests.iter().find(|(_, taken)| !taken) {
         let got = format!("a request of block `{}`: {} {}", text(&r["block"]), text(&r["method"]), text(&r["url"]));
-        return Err(failed(span, "nothing else", got, Some(did)));
+        return Err(failed(span, "nothing else", got, Some(did), None));
     }
     Ok(())
 }
 
 /// The next message of `kind` the bot said in the step, held to `checks`.
-fn message(did: &mut Did, kind: &MessageKind, checks: &[(Check, Span)], span: Span) -> Result<(), Box<Diagnostic>> {
+fn message(did: &mut Did, kind: &MessageKind, checks: &[(Check, At)], span: Span) -> Result<(), Box<Diagnostic>> {
     let same = |s: &Said| match (&s.kind, kind) {
         (MessageKind::In(a), MessageKind::In(b)) => a.text == b.text,
         (a, b) => a == b,
@@ -90,62 +99,51 @@ fn message(did: &mut Did, kind: &MessageKind, checks: &[(Check, Span)], span: Sp
             },
             false => others.join("; "),
         };
-        return Err(failed(span, &kind.describe(), got, Some(did)));
+        return Err(failed(span, &kind.describe(), got, Some(did), None));
     };
     did.said[index].taken = true;
     let payload = did.said[index].payload.clone();
     for (check, at) in checks {
-        if let Err((expected, got)) = check_message(check, &payload) {
-            return Err(failed(*at, &expected, got, Some(did)));
+        if let Err(miss) = check_message(check, &payload) {
+            let fix = miss.fix.map(|text| (at.value, text));
+            return Err(failed(at.whole, &miss.expected, miss.got, Some(did), fix));
         }
     }
     Ok(())
 }
 
-/// Whether `check` holds of a message; else what it expected and got.
-fn check_message(check: &Check, m: &Json) -> Result<(), (String, String)> {
-    let fail = |expected: String, got: String| Err((expected, got));
+/// How a check of a message missed: what it expected, what the message
+/// has, and the text of the expected value that would have held.
+struct Miss {
+    expected: String,
+    got: String,
+    fix: Option<String>,
+}
+
+/// Whether `check` holds of a message; else how it missed.
+fn check_message(check: &Check, m: &Json) -> Result<(), Miss> {
     let embed = &m["embeds"][0];
     match check {
-        Check::Text(want) => match want.holds(text(&m["content"]).as_str()) {
-            true => Ok(()),
-            false => fail(format!("text {}", want.describe()), format!("{:?}", text(&m["content"]))),
-        },
+        Check::Text(want) => matched("text", want, &m["content"]),
         Check::Private | Check::Public => {
             let private = m["flags"].as_u64().is_some_and(|f| f & 64 != 0);
-            match (private, matches!(check, Check::Private)) {
-                (a, b) if a == b => Ok(()),
-                (true, _) => fail("a public message".into(), "a private one (only the member sees it)".into()),
-                (false, _) => fail("a private message".into(), "a public one".into()),
-            }
+            let (expected, got) = match (private, matches!(check, Check::Private)) {
+                (a, b) if a == b => return Ok(()),
+                (true, _) => ("a public message", "a private one (only the member sees it)"),
+                (false, _) => ("a private message", "a public one"),
+            };
+            Err(Miss { expected: expected.to_string(), got: got.to_string(), fix: None })
         }
-        Check::Buttons(labels) => {
-            let got = labels_of(m, 2);
-            if &got == labels {
-                Ok(())
-            } else {
-                fail(format!("buttons {}", list(labels)), format!("buttons {}", list(&got)))
-            }
-        }
+        Check::Buttons(labels) => same_list("buttons", labels, labels_of(m, 2)),
         Check::Disabled(labels) => {
             let got: Vec<String> = components(m)
                 .into_iter()
                 .filter(|c| c["type"] == 2 && c["disabled"] == true)
                 .map(|c| text(&c["label"]))
                 .collect();
-            match labels.iter().all(|l| got.contains(l)) {
-                true => Ok(()),
-                false => fail(format!("disabled {}", list(labels)), format!("disabled {}", list(&got))),
-            }
+            same_list("disabled", labels, got)
         }
-        Check::Choices(labels) => {
-            let got = labels_of(m, 3);
-            if &got == labels {
-                Ok(())
-            } else {
-                fail(format!("choices {}", list(labels)), format!("choices {}", list(&got)))
-            }
-        }
+        Check::Choices(labels) => same_list("choices", labels, labels_of(m, 3)),
         Check::EmbedTitle(want) => matched("embed title", want, &embed["title"]),
         Check::EmbedDescription(want) => matched("embed description", want, &embed["description"]),
         Check::EmbedField(name, want) => {
@@ -154,28 +152,46 @@ fn check_message(check: &Check, m: &Json) -> Result<(), (String, String)> {
                 Some(f) => matched(&format!("embed field {name:?}"), want, &f["value"]),
                 None => {
                     let names: Vec<String> = fields.iter().map(|f| text(&f["name"])).collect();
-                    fail(format!("an embed field {name:?}"), format!("fields {}", list(&names)))
+                    Err(Miss {
+                        expected: format!("an embed field {name:?}"),
+                        got: format!("fields {}", list(&names)),
+                        fix: None,
+                    })
                 }
             }
         }
         Check::Title(want) => matched("title", want, &m["title"]),
         Check::Fields(ids) => {
-            let got: Vec<String> =
-                components(m).into_iter().filter(|c| c["type"] == 4).map(|c| text(&c["custom_id"])).collect();
-            if &got == ids {
-                Ok(())
-            } else {
-                fail(format!("fields {}", list(ids)), format!("fields {}", list(&got)))
-            }
+            let got = components(m).into_iter().filter(|c| c["type"] == 4).map(|c| text(&c["custom_id"])).collect();
+            same_list("fields", ids, got)
         }
     }
 }
 
-fn matched(what: &str, want: &super::syntax::Match, got: &Json) -> Result<(), (String, String)> {
-    match got.is_string() && want.holds(&text(got)) {
+/// A list expected in full, in order.
+fn same_list(what: &str, want: &[String], got: Vec<String>) -> Result<(), Miss> {
+    // (`disabled` names some of the buttons: each must be disabled.)
+    let holds = if what == "disabled" { want.iter().all(|w| got.contains(w)) } else { got == want };
+    match holds {
         true => Ok(()),
-        false if got.is_null() => Err((format!("{what} {}", want.describe()), format!("no {what}"))),
-        false => Err((format!("{what} {}", want.describe()), format!("{:?}", text(got)))),
+        false => Err(Miss {
+            expected: format!("{what} {}", list(want)),
+            got: format!("{what} {}", list(&got)),
+            fix: Some(literals(&got)),
+        }),
+    }
+}
+
+fn matched(what: &str, want: &Match, got: &Json) -> Result<(), Miss> {
+    if got.is_string() && want.holds(&text(got)) {
+        return Ok(());
+    }
+    let expected = format!("{what} {}", want.describe());
+    // A pattern is the author's to rewrite; a text is what the bot said.
+    let fix = |t: String| (!matches!(want, Match::Matches(_))).then(|| literal(&t));
+    match got {
+        Json::Null => Err(Miss { expected, got: format!("no {what}"), fix: None }),
+        _ => Err(Miss { expected, got: format!("{:?}", text(got)), fix: fix(text(got)) }),
     }
 }
 
@@ -192,46 +208,58 @@ fn labels_of(m: &Json, kind: u64) -> Vec<String> {
     out
 }
 
-fn request(did: &mut Did, block: &Word, checks: &[(RequestCheck, Span)], span: Span) -> Result<(), Box<Diagnostic>> {
+fn request(did: &mut Did, block: &Word, checks: &[(RequestCheck, At)], span: Span) -> Result<(), Box<Diagnostic>> {
     let Some(index) = did.requests.iter().position(|(r, taken)| !taken && r["block"] == block.text.as_str()) else {
         let sent: Vec<String> = did.requests.iter().map(|(r, _)| format!("`{}`", text(&r["block"]))).collect();
         let got = if sent.is_empty() { "no request".to_string() } else { format!("requests of {}", sent.join(", ")) };
-        return Err(failed(span, &format!("a request of block `{}`", block.text), got, Some(did)));
+        return Err(failed(span, &format!("a request of block `{}`", block.text), got, Some(did), None));
     };
     did.requests[index].1 = true;
     let r = did.requests[index].0.clone();
     for (check, at) in checks {
-        let (expected, got) = match check {
-            RequestCheck::Method(m) if !m.eq_ignore_ascii_case(&text(&r["method"])) => {
-                (format!("method {m}"), text(&r["method"]))
-            }
-            RequestCheck::Url(want) if !want.holds(&text(&r["url"])) => {
-                (format!("url {}", want.describe()), format!("{:?}", text(&r["url"])))
-            }
-            RequestCheck::Body(key, want) => {
-                let body: Json = serde_json::from_str(&text(&r["request_body"])).unwrap_or(Json::Null);
-                if same_json(&body[key.as_str()], want) {
-                    continue;
-                }
-                (format!("body field `{key}` = {want}"), format!("{}", body[key.as_str()]))
-            }
-            _ => continue,
-        };
-        return Err(failed(*at, &expected, got, Some(did)));
+        if let Err(miss) = check_request(check, &r) {
+            let fix = miss.fix.map(|text| (at.value, text));
+            return Err(failed(at.whole, &miss.expected, miss.got, Some(did), fix));
+        }
     }
     Ok(())
 }
 
-fn saved(did: &mut Did, name: &Word, want: &Json, span: Span) -> Result<(), Box<Diagnostic>> {
-    let last = did.saves.iter().rev().find(|s| s["name"] == name.text.as_str());
-    match last {
+fn check_request(check: &RequestCheck, r: &Json) -> Result<(), Miss> {
+    match check {
+        RequestCheck::Method(m) if !m.eq_ignore_ascii_case(&text(&r["method"])) => {
+            Err(Miss { expected: format!("method {m}"), got: text(&r["method"]), fix: Some(text(&r["method"])) })
+        }
+        RequestCheck::Url(want) => matched("url", want, &r["url"]),
+        RequestCheck::Body(key, want) => {
+            let body: Json = serde_json::from_str(&text(&r["request_body"])).unwrap_or(Json::Null);
+            let got = &body[key.as_str()];
+            match same_json(got, want) {
+                true => Ok(()),
+                false => Err(Miss {
+                    expected: format!("body field `{key}` = {want}"),
+                    got: got.to_string(),
+                    fix: Some(got.to_string()),
+                }),
+            }
+        }
+        RequestCheck::Method(_) => Ok(()),
+    }
+}
+
+fn saved(did: &mut Did, name: &Word, want: &Json, at: Span) -> Result<(), Box<Diagnostic>> {
+    let expected = format!("`{}` saved as {want}", name.text);
+    match did.saves.iter().rev().find(|s| s["name"] == name.text.as_str()) {
         Some(s) if same_json(&s["value"], want) => Ok(()),
-        Some(s) => Err(failed(span, &format!("`{}` saved as {want}", name.text), format!("{}", s["value"]), Some(did))),
+        Some(s) => {
+            let fix = Some((at, s["value"].to_string()));
+            Err(failed(at, &expected, s["value"].to_string(), Some(did), fix))
+        }
         None => {
             let names: Vec<String> = did.saves.iter().map(|s| format!("`{}`", text(&s["name"]))).collect();
             let got =
                 if names.is_empty() { "nothing saved".to_string() } else { format!("saved {}", names.join(", ")) };
-            Err(failed(span, &format!("`{}` saved as {want}", name.text), got, Some(did)))
+            Err(failed(at, &expected, got, Some(did), None))
         }
     }
 }
@@ -240,16 +268,30 @@ fn saved(did: &mut Did, name: &Word, want: &Json, span: Span) -> Result<(), Box<
 fn same_json(a: &Json, b: &Json) -> bool {
     match (a, b) {
         (Json::Number(x), Json::Number(y)) => x.as_f64() == y.as_f64(),
+        (Json::Array(x), Json::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_json(a, b)),
+        (Json::Object(x), Json::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+        }
         _ => a == b,
     }
 }
 
-fn text(v: &Json) -> String {
+pub fn text(v: &Json) -> String {
     match v {
         Json::String(s) => s.clone(),
         Json::Null => String::new(),
         other => other.to_string(),
     }
+}
+
+/// Text as a test file's string literal.
+pub fn literal(text: &str) -> String {
+    Json::String(text.to_string()).to_string()
+}
+
+/// A list of texts as a test file writes it: `"A", "B"`.
+pub fn literals(items: &[String]) -> String {
+    items.iter().map(|s| literal(s)).collect::<Vec<_>>().join(", ")
 }
 
 fn list(items: &[String]) -> String {

@@ -14,11 +14,12 @@ pub mod conversation;
 pub mod expect;
 pub mod stage;
 pub mod syntax;
+pub mod write;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::base::diagnostics::{Code, Diagnostic};
+use crate::base::diagnostics::{Code, Diagnostic, Edit};
 use crate::base::source::SourceFile;
 use crate::run::eval::Inputs;
 
@@ -46,6 +47,10 @@ pub struct Outcome {
     /// The steps taken (expectations included).
     pub steps: usize,
     pub duration: Duration,
+    /// With `--update`: the edits that write what the bot did into the
+    /// test (an expected value it did not meet, the expectations of a step
+    /// that had none).
+    pub edits: Vec<Edit>,
 }
 
 impl Outcome {
@@ -83,15 +88,22 @@ pub fn no_bot(suite: &Suite, why: &str) -> Diagnostic {
         .help("a test file talks to the `.blk` file of its name beside it, or to the one its first line names: `bot \"path/to/bot.blk\"`")
 }
 
-/// Runs `tests` of the bot at `bot`, on `jobs` stages at once (each its own
-/// server), in their order; `loaded` gives each stage the bot's file.
-pub fn run(
-    bot: &Path,
-    tests: &[&Test],
-    jobs: usize,
-    loaded: &(dyn Fn() -> Result<crate::host::serve::Loaded, String> + Sync),
-    secrets: &Inputs,
-) -> Result<Vec<Outcome>, NoStage> {
+/// How tests are run.
+pub struct Settings<'a> {
+    /// How many stages at once (each its own server).
+    pub jobs: usize,
+    /// Gives each stage the bot's file.
+    pub loaded: &'a (dyn Fn() -> Result<crate::host::serve::Loaded, String> + Sync),
+    pub secrets: &'a Inputs,
+    /// `--update`: the test file's text, whose expectations are written
+    /// from what the bot did.
+    pub update: Option<&'a str>,
+}
+
+/// Runs `tests` of the bot at `bot` on `settings.jobs` stages at once, and
+/// gives their outcomes in their order.
+pub fn run(bot: &Path, tests: &[&Test], settings: &Settings<'_>) -> Result<Vec<Outcome>, NoStage> {
+    let (jobs, loaded, secrets) = (settings.jobs, settings.loaded, settings.secrets);
     let jobs = jobs.clamp(1, tests.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results = std::sync::Mutex::new(Vec::new());
@@ -110,7 +122,7 @@ pub fn run(
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     let Some(test) = tests.get(i) else { break };
-                    let outcome = run_one(&mut stage, test);
+                    let outcome = run_one(&mut stage, test, settings.update);
                     results.lock().unwrap_or_else(|e| e.into_inner()).push((i, outcome));
                 }
             });
@@ -124,27 +136,64 @@ pub fn run(
     Ok(results.into_iter().map(|(_, o)| o).collect())
 }
 
-/// Takes one test's steps, in order, until the first that fails.
-pub fn run_one(stage: &mut Stage, test: &Test) -> Outcome {
+/// Takes one test's steps, in order, until the first that fails. With
+/// `update` (the test file's text), an expectation whose value the bot
+/// did not meet is rewritten and the test goes on, and a step with no
+/// expectation gets those that hold of what the bot did.
+pub fn run_one(stage: &mut Stage, test: &Test, update: Option<&str>) -> Outcome {
     let started = Instant::now();
     let mut conversation = conversation::Conversation::new(stage);
-    let mut steps = 0;
-    let mut failure = None;
+    let (mut steps, mut failure, mut edits) = (0, None, Vec::new());
     for step in &test.steps {
         let taken = match &step.kind {
             syntax::StepKind::Expect(e) => expect::hold(e, step.span, conversation.did.as_mut()),
-            _ => unexamined(&conversation).and_then(|()| conversation.take(step)),
+            _ => after_step(&mut conversation, update, &mut edits).and_then(|()| conversation.take(step)),
         };
-        if let Err(diag) = taken {
-            failure = Some(*diag);
-            break;
+        match taken.map_err(|diag| (update.and_then(|_| rewrite(&diag)), diag)) {
+            Ok(()) => {}
+            Err((Some(edit), _)) => edits.push(edit),
+            Err((None, diag)) => {
+                failure = Some(*diag);
+                break;
+            }
         }
         steps += 1;
     }
     if failure.is_none() {
-        failure = unexamined(&conversation).err().map(|d| *d);
+        failure = after_step(&mut conversation, update, &mut edits).err().map(|d| *d);
     }
-    Outcome { name: test.name.clone(), failure, steps, duration: started.elapsed() }
+    Outcome { name: test.name.clone(), failure, steps, duration: started.elapsed(), edits }
+}
+
+/// What follows a step before the next: without `update`, B504 if its run
+/// failed and nothing looked; with it, the expectations of what it did
+/// when none follow it.
+fn after_step(
+    conversation: &mut conversation::Conversation<'_>,
+    update: Option<&str>,
+    edits: &mut Vec<Edit>,
+) -> Result<(), Box<Diagnostic>> {
+    let Some(text) = update else { return unexamined(conversation) };
+    let Some(did) = conversation.did.as_mut().filter(|d| !d.examined) else { return Ok(()) };
+    did.examined = true;
+    let end = text[did.step.end as usize..].find('\n').map_or(text.len(), |n| did.step.end as usize + n + 1);
+    let line_start = text[..did.step.start as usize].rfind('\n').map_or(0, |n| n + 1);
+    let indent: String = text[line_start..].chars().take_while(|c| *c == ' ' || *c == '\t').collect();
+    let mut written = write::expectations(did, &indent);
+    if end == text.len() && !text.ends_with('\n') {
+        written.insert(0, '\n');
+    }
+    edits.push(Edit { span: crate::base::source::Span::new(end, end), replacement: written });
+    Ok(())
+}
+
+/// The edit a B504 carries that writes what the bot did, if any.
+fn rewrite(diag: &Diagnostic) -> Option<Edit> {
+    let edit = diag.suggestions.first()?.edits.first()?.clone();
+    match edit.span.is_empty() {
+        true => Some(Edit { replacement: format!(" {}", edit.replacement), ..edit }),
+        false => Some(edit),
+    }
 }
 
 /// B504 for a step whose run failed when no expectation looked at what

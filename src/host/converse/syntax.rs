@@ -98,20 +98,54 @@ pub enum Click {
 #[derive(Debug, Clone)]
 pub enum Expect {
     NothingElse,
-    /// The choices an autocomplete offered, by name.
-    Choices(Vec<String>),
+    /// The choices an autocomplete offered, by name (and where the list is
+    /// written).
+    Choices(Vec<String>, Span),
     Message {
         kind: MessageKind,
-        checks: Vec<(Check, Span)>,
+        checks: Vec<(Check, At)>,
     },
     Request {
         block: Word,
-        checks: Vec<(RequestCheck, Span)>,
+        checks: Vec<(RequestCheck, At)>,
     },
     Saved {
         name: Word,
         value: Json,
+        at: Span,
     },
+}
+
+/// Where a check is written, and where its expected value is (what
+/// `--update` rewrites).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct At {
+    pub whole: Span,
+    pub value: Span,
+}
+
+/// Where the value of a check written as `pair` is: its matcher's text,
+/// its list, its JSON or its word; or the end of the check when it has
+/// none (`buttons` alone).
+fn value_span(pair: &Pair<'_, Rule>) -> Span {
+    if pair.as_rule() == Rule::matcher {
+        return pair.clone().into_inner().last().map_or(span(pair), |s| span(&s));
+    }
+    let all: Vec<_> = pair.clone().into_inner().flatten().collect();
+    if let Some(m) = all.iter().rev().find(|p| p.as_rule() == Rule::matcher) {
+        return m.clone().into_inner().last().map_or(span(m), |s| span(&s));
+    }
+    for rule in [Rule::string_list, Rule::json, Rule::ident] {
+        if let Some(p) = all.iter().find(|p| p.as_rule() == rule) {
+            return span(p);
+        }
+    }
+    let end = pair.as_span().end();
+    Span::new(end, end)
+}
+
+fn at(pair: &Pair<'_, Rule>) -> At {
+    At { whole: span(pair), value: value_span(pair) }
 }
 
 /// Which of the bot's messages an expectation is about.
@@ -453,20 +487,23 @@ impl Reader {
         match pair.as_rule() {
             Rule::nothing_else => Expect::NothingElse,
             Rule::choices_expect => {
+                let value = value_span(&pair);
                 let list = pair.into_inner().find(|p| p.as_rule() == Rule::string_list);
-                Expect::Choices(list.map(|l| l.into_inner().map(|s| self.string(&s)).collect()).unwrap_or_default())
+                let names = list.map(|l| l.into_inner().map(|s| self.string(&s)).collect()).unwrap_or_default();
+                Expect::Choices(names, value)
             }
             Rule::saved_expect => {
+                let value = value_span(&pair);
                 let mut parts = pair.into_inner().filter(|p| !p.as_rule().is_keyword());
                 let name =
                     parts.next().map(|p| self.word(&p)).unwrap_or(Word { text: String::new(), span: Span::default() });
-                Expect::Saved { name, value: parts.next().map(|j| self.json(j)).unwrap_or(Json::Null) }
+                Expect::Saved { name, value: parts.next().map(|j| self.json(j)).unwrap_or(Json::Null), at: value }
             }
             Rule::request_expect => {
                 let mut parts = pair.into_inner().filter(|p| !p.as_rule().is_keyword());
                 let block =
                     parts.next().map(|p| self.word(&p)).unwrap_or(Word { text: String::new(), span: Span::default() });
-                let checks = parts.map(|c| (self.request_check(c.clone()), span(&c))).collect();
+                let checks = parts.map(|c| (self.request_check(c.clone()), at(&c))).collect();
                 Expect::Request { block, checks }
             }
             _ => self.message_expect(pair),
@@ -489,19 +526,19 @@ impl Reader {
                 }
                 // `expect reply "…"`: its text; `expect form "…"`: its title.
                 Rule::matcher => {
-                    let at = span(&part);
+                    let at = at(&part);
                     let m = self.matcher(part);
                     checks.push((if kind == MessageKind::Form { Check::Title(m) } else { Check::Text(m) }, at));
                 }
                 Rule::message_check => {
-                    let at = span(&part);
+                    let at = at(&part);
                     if let Some(c) = part.into_inner().next().map(|c| self.check(c)) {
                         checks.push((c, at));
                     }
                 }
                 _ => {
                     for check in part.into_inner() {
-                        let at = span(&check);
+                        let at = at(&check);
                         if let Some(c) = check.into_inner().next().map(|c| self.check(c)) {
                             checks.push((c, at));
                         }

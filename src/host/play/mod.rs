@@ -18,7 +18,7 @@ pub mod gateway;
 mod page;
 mod stand_in;
 mod state;
-mod world;
+pub mod world;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -37,6 +37,11 @@ pub fn bot_info(url: &str) -> GatewayBot {
     GatewayBot { url: Some(url.to_string()), shards: Some(1), session_start_limit: Some(limit) }
 }
 
+/// What an event fired from the page or a test may give (each kind reads
+/// those it has: a message's `content`, a reaction's `emoji`…).
+pub const EVENT_FIELDS: &[&str] =
+    &["user_name", "user_id", "server_id", "channel_id", "content", "message_id", "emoji", "channel_name", "role_name"];
+
 /// The dispatch an event of `kind` comes as, and its data as the platform
 /// sends it, from what the page gave (`given`: the user, the text, the
 /// emoji, a name), in one of `play`'s servers (the first unless it names
