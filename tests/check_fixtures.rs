@@ -90,7 +90,9 @@ fn every_code_has_a_fixture() {
     let run_fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run");
     // Registration codes in fixtures/deploy (tests/serve.rs).
     let deploy_fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/deploy");
-    let names: Vec<String> = [FIXTURES, run_fixtures, deploy_fixtures]
+    // Conversation tests' codes in fixtures/conversations (tests/conversations.rs).
+    let conversation_fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/conversations");
+    let names: Vec<String> = [FIXTURES, run_fixtures, deploy_fixtures, conversation_fixtures]
         .iter()
         .flat_map(|dir| std::fs::read_dir(dir).unwrap())
         .map(|e| e.unwrap().file_name().to_string_lossy().to_string())

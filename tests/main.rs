@@ -23,6 +23,7 @@ mod check_fixtures;
 mod cli;
 mod commands;
 mod components;
+mod conversations;
 mod docs;
 mod editor;
 mod first_hour;

@@ -164,8 +164,10 @@ fn prepared(path: &Path, opts: RenderOptions) -> Option<Suite> {
         Ok(p) => p,
         Err(d) => return problems(&checked.source, &[*d], opts),
     };
-    let found = converse::check::check(&suite.file, &checked, &plan);
+    let mut found = suite.problems.clone();
+    found.extend(converse::check::check(&suite.file, &checked, &plan));
     if !found.is_empty() {
+        found.sort_by_key(|d| d.primary_span().map(|s| s.start));
         return problems(&suite.source, &found, opts);
     }
     Some(suite)
@@ -280,21 +282,23 @@ fn as_tap(ran: &[Ran]) -> String {
 }
 
 /// JUnit XML as CI systems read it: a `testsuite` a test file, a
-/// `testcase` a test, a `failure` with the report.
+/// `testcase` a test, a `failure` with the report. It holds to both
+/// schemas in use (Jenkins' junit-4.xsd and Apache Ant's, which asks for
+/// each suite's id, package, timestamp and host).
 fn as_junit(ran: &[Ran]) -> String {
-    let total: usize = ran.iter().map(|r| r.outcomes.len()).sum();
-    let failed = ran.iter().flat_map(|r| &r.outcomes).filter(|o| !o.passed()).count();
     let secs = |o: &Outcome| format!("{:.3}", o.duration.as_secs_f64());
-    let mut out = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"blkc\" tests=\"{total}\" failures=\"{failed}\">\n"
-    );
-    for r in ran {
+    let timestamp = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S").to_string();
+    let host = xml(&hostname());
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
+    for (id, r) in ran.iter().enumerate() {
         let file = xml(&r.suite.source.name);
         let fails = r.outcomes.iter().filter(|o| !o.passed()).count();
         let time: f64 = r.outcomes.iter().map(|o| o.duration.as_secs_f64()).sum();
         out.push_str(&format!(
-            "  <testsuite name=\"{file}\" tests=\"{}\" failures=\"{fails}\" errors=\"0\" time=\"{time:.3}\">\n",
-            r.outcomes.len()
+            "  <testsuite name=\"{file}\" package=\"{file}\" id=\"{id}\" timestamp=\"{timestamp}\" hostname=\"{host}\" tests=\"{}\" failures=\"{fails}\" errors=\"0\" time=\"{time:.3}\">\n    <properties>\n      <property name=\"bot\" value=\"{}\"/>\n      <property name=\"blkc\" value=\"{}\"/>\n    </properties>\n",
+            r.outcomes.len(),
+            xml(&r.suite.bot.display().to_string()),
+            env!("CARGO_PKG_VERSION"),
         ));
         for o in &r.outcomes {
             let head = format!("    <testcase name=\"{}\" classname=\"{file}\" time=\"{}\"", xml(&o.name), secs(o));
@@ -312,10 +316,19 @@ fn as_junit(ran: &[Ran]) -> String {
                 }
             }
         }
-        out.push_str("  </testsuite>\n");
+        out.push_str("    <system-out/>\n    <system-err/>\n  </testsuite>\n");
     }
     out.push_str("</testsuites>\n");
     out
+}
+
+/// This machine's name, as a JUnit suite says where it ran.
+fn hostname() -> String {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    match name.trim() {
+        "" => "localhost".to_string(),
+        name => name.to_string(),
+    }
 }
 
 /// Text as XML character data or an attribute's value: escaped, and the

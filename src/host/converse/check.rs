@@ -28,14 +28,27 @@ pub fn check(file: &TestFile, checked: &Checked, plan: &Plan) -> Vec<Diagnostic>
             if twin.span.start < test.span.start {
                 out.push(
                     Diagnostic::new(Code::BadTestStep, format!("a second test named {:?}", test.name))
-                        .label(test.span, "this test")
-                        .related(twin.span, "the first")
+                        .label(test.named, "this test")
+                        .related(twin.named, "the first")
                         .help("each test has its own name: a report, a filter and `--update` find a test by it"),
                 );
             }
         }
+        let mut acted = false;
         for step in &test.steps {
             bot.step(&step.kind, &mut out);
+            match &step.kind {
+                StepKind::Expect(_) if !acted => {
+                    acted = true;
+                    out.push(
+                        Diagnostic::new(Code::BadTestStep, "an expectation before any step")
+                            .label(step.span, "the bot has done nothing yet")
+                            .help("an expectation is about what the bot did in the step before it: a command, a click, a choice, a form, an event or a tick"),
+                    );
+                }
+                StepKind::As(_) | StepKind::Wait { .. } | StepKind::Respond { .. } | StepKind::Expect(_) => {}
+                _ => acted = true,
+            }
         }
     }
     out
@@ -99,7 +112,7 @@ impl<'a> Bot<'a> {
                 let fields = crate::host::play::world::EVENT_FIELDS;
                 for (key, _) in args {
                     let help = format!("an event is given {}", fields.join(", "));
-                    known(fields, key, "field of an event", &help, out);
+                    not_one(fields, key, "a field of an event", &help, out);
                 }
                 let help = match self.timers.contains(&kind.text.as_str()) {
                     true => format!("`{}` is a timed event: `tick {}` runs it", kind.text, kind.text),
@@ -108,7 +121,11 @@ impl<'a> Bot<'a> {
                 known(&self.events, kind, "event", &help, out);
             }
             StepKind::Tick(name) => {
-                known(&self.timers, name, "timed event", "`tick` runs a timed event (`event NAME every …`) now", out);
+                let help = match self.events.contains(&name.text.as_str()) {
+                    true => format!("`{}` is an event: `event {}` fires it", name.text, name.text),
+                    false => "`tick` runs a timed event (`event NAME every …`) now".to_string(),
+                };
+                known(&self.timers, name, "timed event", &help, out);
             }
             StepKind::Respond { block, .. } | StepKind::Expect(Expect::Request { block, .. }) => {
                 known(&self.blocks, block, "request block", "name an `api` block of the bot's file", out);
@@ -142,13 +159,8 @@ impl<'a> Bot<'a> {
         }
         let fields = super::conversation::menu_fields(menu);
         for (key, _) in args {
-            known(
-                fields,
-                key,
-                &format!("field of a {menu} chosen on"),
-                &format!("a {menu} is given by {}", fields.join(", ")),
-                out,
-            );
+            let help = format!("a {menu} is given by {}", fields.join(", "));
+            not_one(fields, key, &format!("a field of the {menu} a command is chosen on"), &help, out);
         }
     }
 
@@ -169,7 +181,7 @@ impl<'a> Bot<'a> {
             })
             .collect();
         let help = format!("an option of `/{name}` with an `autocomplete {{ … }}` tree");
-        known(&completing, option, "option that completes", &help, out);
+        not_one(&completing, option, &format!("an option of `/{name}` that completes as it is typed"), &help, out);
     }
 
     /// The command a test names by its whole name, or B501.
@@ -229,6 +241,17 @@ fn known(names: &[&str], word: &Word, what: &str, help: &str, out: &mut Vec<Diag
     if !names.contains(&word.text.as_str()) {
         let meant = did_you_mean(&word.text, names.iter().copied());
         out.push(unknown(what, word, meant, help));
+    }
+}
+
+/// B501 unless `word` is one of `names`: it is not `what` (with its article).
+fn not_one(names: &[&str], word: &Word, what: &str, help: &str, out: &mut Vec<Diagnostic>) {
+    if !names.contains(&word.text.as_str()) {
+        let meant = did_you_mean(&word.text, names.iter().copied());
+        let diag = Diagnostic::new(Code::UnknownInTest, format!("`{}` is not {what}", word.text))
+            .label(word.span, "not known here")
+            .meant(word.span, meant, help);
+        out.push(diag);
     }
 }
 

@@ -36,6 +36,8 @@ pub struct Suite {
     pub file: TestFile,
     /// The bot's `.blk` file.
     pub bot: PathBuf,
+    /// Problems of values in its steps (B004, B502): the tests do not run.
+    pub problems: Vec<Diagnostic>,
 }
 
 /// How one test went.
@@ -72,9 +74,9 @@ pub fn bot_of(path: &Path, file: &TestFile) -> PathBuf {
 pub fn read(path: &Path, text: String) -> Result<Suite, (SourceFile, Vec<Diagnostic>)> {
     let source = SourceFile::new(path.display().to_string(), text);
     match syntax::parse(&source) {
-        Ok(file) => {
+        Ok((file, problems)) => {
             let bot = bot_of(path, &file);
-            Ok(Suite { source, file, bot })
+            Ok(Suite { source, file, bot, problems })
         }
         Err(diags) => Err((source, diags)),
     }

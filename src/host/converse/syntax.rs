@@ -25,6 +25,8 @@ pub struct TestFile {
 #[derive(Debug, Clone)]
 pub struct Test {
     pub name: String,
+    /// Where its name is written.
+    pub named: Span,
     pub span: Span,
     pub steps: Vec<Step>,
 }
@@ -219,8 +221,9 @@ pub enum RequestCheck {
     Body(String, Json),
 }
 
-/// Reads a test file; a file that does not read gets its diagnostics.
-pub fn parse(source: &SourceFile) -> Result<TestFile, Vec<Diagnostic>> {
+/// Reads a test file: its tests, and the problems of values in them (B004,
+/// B502); a file that does not read at all gets its diagnostic (B001).
+pub fn parse(source: &SourceFile) -> Result<(TestFile, Vec<Diagnostic>), Vec<Diagnostic>> {
     let pairs = match TestParser::parse(Rule::file, &source.text) {
         Ok(p) => p,
         Err(e) => return Err(vec![syntax_error(&e, source.text.len())]),
@@ -245,14 +248,14 @@ pub fn parse(source: &SourceFile) -> Result<TestFile, Vec<Diagnostic>> {
             _ => file.tests.push(reader.test(pair)),
         }
     }
-    match reader.problems.is_empty() {
-        true => Ok(file),
-        false => Err(reader.problems),
-    }
+    Ok((file, reader.problems))
 }
 
+/// Where `pair` is written, without the blanks pest read after it (a
+/// repetition that found nothing more keeps the blanks it skipped).
 fn span(pair: &Pair<'_, Rule>) -> Span {
-    Span::new(pair.as_span().start(), pair.as_span().end())
+    let start = pair.as_span().start();
+    Span::new(start, start + pair.as_str().trim_end().len())
 }
 
 /// B001 at the place pest stopped, with what it expected in words.
@@ -315,9 +318,11 @@ impl Reader {
     fn test(&mut self, pair: Pair<'_, Rule>) -> Test {
         let span = span(&pair);
         let mut inner = pair.into_inner().filter(|p| !p.as_rule().is_keyword());
-        let name = inner.next().map(|n| self.string(&n)).unwrap_or_default();
+        let named = inner.next();
+        let name = named.as_ref().map(|n| self.string(n)).unwrap_or_default();
+        let named = named.as_ref().map_or(span, |n| self::span(n));
         let steps = inner.map(|p| self.step(p)).collect();
-        Test { name, span, steps }
+        Test { name, named, span, steps }
     }
 
     fn string(&mut self, pair: &Pair<'_, Rule>) -> String {

@@ -10,8 +10,8 @@ use std::time::Duration;
 use tungstenite::Message;
 
 use super::state::{Play, PlayError};
-use super::world::{Server, BOT, GREETED, SERVERS};
-use crate::discord::model::{Channel, Frame, Guild, OpCode, Ready, Sent, User};
+use super::world::{BOT, GREETED, SERVERS};
+use crate::discord::model::{Frame, OpCode, Ready, Sent, User};
 use twilight_model::gateway::payload::incoming::Hello;
 use twilight_model::gateway::payload::outgoing::Resume;
 
@@ -86,7 +86,7 @@ fn connection(stream: TcpStream, play: &Play) {
                         let url = ws.get_ref().local_addr().map(|a| format!("ws://{a}")).unwrap_or_default();
                         send(&mut ws, &Sent::dispatch("READY", Some(1), ready(url)));
                         for (seq, g) in (2..).zip(&SERVERS) {
-                            send(&mut ws, &Sent::dispatch("GUILD_CREATE", Some(seq), guild(g)));
+                            send(&mut ws, &Sent::dispatch("GUILD_CREATE", Some(seq), super::world::guild(g)));
                         }
                         // The first session gets what the page fired before
                         // the bot connected; a new one starts after what
@@ -128,20 +128,6 @@ fn ready(url: String) -> Ready {
         session_id: Some("play".to_string()),
         resume_gateway_url: Some(url),
         guilds: SERVERS.len(),
-    }
-}
-
-/// A server's GUILD_CREATE: its name, two members, and `#general`, its
-/// system channel.
-pub(super) fn guild(server: &Server) -> Guild {
-    let general = Channel { id: Some(server.channel.to_string()), name: Some("general".to_string()), guild_id: None };
-    Guild {
-        id: Some(server.id.to_string()),
-        name: Some(server.name.to_string()),
-        member_count: Some(2),
-        system_channel_id: Some(Some(server.channel.to_string())),
-        unavailable: None,
-        channels: vec![general],
     }
 }
 

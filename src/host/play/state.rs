@@ -277,7 +277,7 @@ impl Play {
     /// at the start (a conversation test begins so).
     pub fn greet_again(&self) {
         for server in &world::SERVERS {
-            if let Ok(d) = serde_json::to_value(super::gateway::guild(server)) {
+            if let Ok(d) = serde_json::to_value(world::guild(server)) {
                 self.dispatch("GUILD_CREATE", d);
             }
         }

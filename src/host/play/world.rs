@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::discord::model::{
-    Channel, Emoji, GatewayBot, Member, MemberEvent, Message, Reaction, Role, RoleEvent, SessionStartLimit, User,
+    Channel, Emoji, GatewayBot, Guild, Member, MemberEvent, Message, Reaction, Role, RoleEvent, SessionStartLimit, User,
 };
 
 /// A server `play`'s bot is in, with its one channel, `#general`.
@@ -93,4 +93,18 @@ pub fn dispatch(kind: &str, given: &Value, id: &str) -> Option<(&'static str, Va
         _ => return None,
     };
     Some((wire.dispatch, typed.ok()?))
+}
+
+/// A server's GUILD_CREATE: its name, two members, and `#general`, its
+/// system channel.
+pub fn guild(server: &Server) -> Guild {
+    let general = Channel { id: Some(server.channel.to_string()), name: Some("general".to_string()), guild_id: None };
+    Guild {
+        id: Some(server.id.to_string()),
+        name: Some(server.name.to_string()),
+        member_count: Some(2),
+        system_channel_id: Some(Some(server.channel.to_string())),
+        unavailable: None,
+        channels: vec![general],
+    }
 }
