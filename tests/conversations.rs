@@ -233,3 +233,21 @@ fn test_files_are_found_beside_their_bot() {
     assert_eq!(none.status.code(), Some(2));
     assert!(text(&none).1.contains("has no conversation tests: write them in"), "{:?}", text(&none));
 }
+
+/// `--coverage` names what no test reached: a tree no test ran, a branch
+/// of an `if` no test took, where it is in the bot's file.
+#[test]
+fn coverage_names_what_no_test_reached() {
+    let args = ["test", "bot.blkt", "--coverage", "--filter", "request, answered", "--color", "never"];
+    let out = blkc(Path::new(FIXTURES), &args);
+    let (stdout, _) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let coverage: Vec<&str> =
+        stdout.lines().skip_while(|l| !l.starts_with("coverage of")).take_while(|l| !l.is_empty()).collect();
+    insta::assert_snapshot!(coverage.join("\n"));
+    let all = blkc(Path::new(FIXTURES), &["test", "bot.blkt", "--coverage", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&all.stdout).unwrap();
+    let coverage = &doc["files"][0]["coverage"];
+    assert_eq!(coverage["trees"]["reached"], coverage["trees"]["total"], "{coverage}");
+    assert_eq!(coverage["branches"]["reached"], coverage["branches"]["total"], "{coverage}");
+}

@@ -310,6 +310,10 @@ pub struct TestArgs {
     /// expected value it did not meet; the expectations of a step with none)
     #[arg(long, conflicts_with = "block")]
     pub update: bool,
+    /// Conversation tests: say which commands, handlers, events and
+    /// branches of `if`s no test reached
+    #[arg(long, conflicts_with = "block")]
+    pub coverage: bool,
     /// The command the block is in, when its name alone is ambiguous
     #[arg(long, conflicts_with = "event")]
     pub command: Option<String>,

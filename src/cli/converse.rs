@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 use blkc::base::diagnostics::render::{diagnostic_json, render_reports, RenderOptions};
 use blkc::base::diagnostics::{Diagnostic, Severity};
 use blkc::base::source::SourceFile;
+use blkc::host::converse::coverage::Coverage;
 use blkc::host::converse::{self, Outcome, Suite};
+use blkc::language::model::Checked;
+use blkc::language::plan::Plan;
 use serde_json::json;
 
 use super::args::{TestArgs, TestFormat};
@@ -20,6 +23,9 @@ use super::report::{self, Exit};
 struct Ran {
     suite: Suite,
     outcomes: Vec<Outcome>,
+    /// With `--coverage`: what the tests reached of the bot, whose text
+    /// places its branches.
+    coverage: Option<(SourceFile, Coverage)>,
 }
 
 pub fn conversations(args: &TestArgs) -> Exit {
@@ -33,10 +39,10 @@ pub fn conversations(args: &TestArgs) -> Exit {
         Err(why) => return report::usage(why),
     };
     let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
-    let (mut ran, mut broken) = (Vec::new(), false);
+    let (mut ran, mut broken) = (Vec::new(), 0);
     for path in &files {
-        let Some(suite) = prepared(path, opts) else {
-            broken = true;
+        let Some((suite, checked, plan)) = prepared(path, opts) else {
+            broken += 1;
             continue;
         };
         let tests: Vec<&converse::Test> =
@@ -58,22 +64,25 @@ pub fn conversations(args: &TestArgs) -> Exit {
                 return report::error(why, Exit::Usage);
             }
         }
+        let coverage = args.coverage.then(|| (checked.source, converse::coverage::coverage(&plan, &outcomes)));
         if args.output.format == TestFormat::Text {
             print_text(&suite, &outcomes, opts);
+            if let Some((bot, coverage)) = &coverage {
+                print_coverage(bot, coverage);
+            }
         }
-        ran.push(Ran { suite, outcomes });
+        ran.push(Ran { suite, outcomes, coverage });
     }
     let failed = ran.iter().flat_map(|r| &r.outcomes).filter(|o| !o.passed()).count();
     match args.output.format {
-        TestFormat::Text if !ran.is_empty() => summary(&ran, failed),
-        TestFormat::Text => {}
+        TestFormat::Text => summary(&ran, failed, broken),
         TestFormat::Json => println!("{}", as_json(&ran)),
         TestFormat::Tap => print!("{}", as_tap(&ran)),
         TestFormat::Junit => print!("{}", as_junit(&ran)),
     }
     match (broken, failed) {
-        (true, _) => Exit::Usage,
-        (false, 0) => Exit::Success,
+        (1.., _) => Exit::Usage,
+        (0, 0) => Exit::Success,
         _ => Exit::TestsFailed,
     }
 }
@@ -134,7 +143,7 @@ fn walk(folder: &Path, found: &mut Vec<PathBuf>, depth: usize) -> std::io::Resul
 
 /// A test file read and checked against its bot, or `None` once its
 /// problems (or its bot's) are printed.
-fn prepared(path: &Path, opts: RenderOptions) -> Option<Suite> {
+fn prepared(path: &Path, opts: RenderOptions) -> Option<(Suite, Checked, Plan)> {
     let text = match read(path) {
         Ok(t) => t,
         Err(why) => {
@@ -170,10 +179,10 @@ fn prepared(path: &Path, opts: RenderOptions) -> Option<Suite> {
         found.sort_by_key(|d| d.primary_span().map(|s| s.start));
         return problems(&suite.source, &found, opts);
     }
-    Some(suite)
+    Some((suite, checked, plan))
 }
 
-fn problems(source: &SourceFile, diags: &[Diagnostic], opts: RenderOptions) -> Option<Suite> {
+fn problems<T>(source: &SourceFile, diags: &[Diagnostic], opts: RenderOptions) -> Option<T> {
     eprint!("{}", render_reports(source, diags, opts));
     None
 }
@@ -221,11 +230,59 @@ fn print_text(suite: &Suite, outcomes: &[Outcome], opts: RenderOptions) {
     }
 }
 
-fn summary(ran: &[Ran], failed: usize) {
+/// What the tests did not reach: a line of counts, then each tree no test
+/// ran and each branch no test took, where it is in the bot's file.
+fn print_coverage(bot: &SourceFile, coverage: &Coverage) {
+    println!(
+        "coverage of {}: {} of {} commands, handlers and events; {} of {} branches",
+        bot.name,
+        coverage.trees_reached(),
+        coverage.trees.len(),
+        coverage.arms_reached(),
+        coverage.arms.len()
+    );
+    for (kind, name, _) in coverage.trees.iter().filter(|t| !t.2) {
+        println!("  not reached: {kind} `{name}`");
+    }
+    let index = bot.line_index();
+    for arm in coverage.arms.iter().filter(|a| !a.reached) {
+        let (line, column) = index.line_col(arm.span.start as usize);
+        println!("  not taken: {}:{line}:{column} {}", bot.name, arm.describe());
+    }
+}
+
+/// Coverage as data: the counts and what was missed.
+fn coverage_json(bot: &SourceFile, coverage: &Coverage) -> serde_json::Value {
+    let index = bot.line_index();
+    let trees: Vec<_> =
+        coverage.trees.iter().filter(|t| !t.2).map(|(kind, name, _)| json!({ "kind": kind, "name": name })).collect();
+    let arms: Vec<_> = coverage
+        .arms
+        .iter()
+        .filter(|a| !a.reached)
+        .map(|a| {
+            let (line, column) = index.line_col(a.span.start as usize);
+            json!({ "line": line, "column": column, "branch": a.arm, "branches": a.arms })
+        })
+        .collect();
+    json!({
+        "trees": { "reached": coverage.trees_reached(), "total": coverage.trees.len(), "missed": trees },
+        "branches": { "reached": coverage.arms_reached(), "total": coverage.arms.len(), "missed": arms },
+    })
+}
+
+/// The last line: how many passed and failed, and how many test files
+/// did not run for their errors.
+fn summary(ran: &[Ran], failed: usize, broken: usize) {
     let total: usize = ran.iter().map(|r| r.outcomes.len()).sum();
     let steps: usize = ran.iter().flat_map(|r| &r.outcomes).map(|o| o.steps).sum();
-    let word = if failed == 0 { "ok" } else { "FAILED" };
-    println!("\ntest result: {word}. {} passed; {failed} failed; {steps} steps", total - failed);
+    let word = if failed == 0 && broken == 0 { "ok" } else { "FAILED" };
+    let unrun = match broken {
+        0 => String::new(),
+        1 => "; 1 test file not run for its errors".to_string(),
+        n => format!("; {n} test files not run for their errors"),
+    };
+    println!("\ntest result: {word}. {} passed; {failed} failed; {steps} steps{unrun}", total - failed);
 }
 
 fn as_json(ran: &[Ran]) -> serde_json::Value {
@@ -244,7 +301,8 @@ fn as_json(ran: &[Ran]) -> serde_json::Value {
                     })
                 })
                 .collect();
-            json!({ "file": r.suite.source.name, "bot": r.suite.bot.display().to_string(), "tests": tests })
+            let coverage = r.coverage.as_ref().map(|(bot, c)| coverage_json(bot, c));
+            json!({ "file": r.suite.source.name, "bot": r.suite.bot.display().to_string(), "tests": tests, "coverage": coverage })
         })
         .collect();
     let all = ran.iter().flat_map(|r| &r.outcomes);

@@ -41,6 +41,7 @@ fn options(args: &RunArgs, samples: std::sync::Arc<blkc::language::model::Sample
         limiter: None,
         deadline: None,
         answers: None,
+        branches: false,
     })
 }
 
@@ -482,7 +483,7 @@ fn print_event(out: &mut dyn Write, event: &Event, source: &SourceFile, opts: Re
             let how = if *stored { "" } else { " (its default: nothing saved)" };
             eprintln!("read {name} = {}{how}", display::one_line(&value.to_string()));
         }
-        Event::Save { .. } | Event::Read { .. } => {}
+        Event::Save { .. } | Event::Read { .. } | Event::Branch { .. } => {}
         Event::Warning(w) => {
             eprint!("{}", render_reports(source, std::slice::from_ref(&w.diagnostic), opts));
         }

@@ -61,12 +61,24 @@ pub struct Conversation<'a> {
     /// The form the bot showed last, and the message it came from.
     form: Option<(Json, Option<Json>)>,
     pub did: Option<Did>,
+    /// The trees that ran (their kind and name), and the branches of
+    /// `if`s taken (where the `if` starts, and which), for `--coverage`.
+    pub reached: std::collections::BTreeSet<(String, String)>,
+    pub branches: std::collections::BTreeSet<(u32, usize)>,
 }
 
 impl<'a> Conversation<'a> {
     pub fn new(stage: &'a mut Stage) -> Conversation<'a> {
         stage.reset();
-        Conversation { stage, member: Member::default(), messages: Vec::new(), form: None, did: None }
+        Conversation {
+            stage,
+            member: Member::default(),
+            messages: Vec::new(),
+            form: None,
+            did: None,
+            reached: Default::default(),
+            branches: Default::default(),
+        }
     }
 
     /// Takes a step that is not an expectation; a step that cannot be
@@ -230,10 +242,19 @@ impl<'a> Conversation<'a> {
     fn ran(&mut self, did: &mut Did, record: &Json) {
         did.outcome = record["outcome"].as_str().unwrap_or_default().to_string();
         did.error = record["error"].as_str().map(str::to_string);
+        if let (Some(kind), Some(tree)) = (record["tree_kind"].as_str(), record["tree"].as_str()) {
+            self.reached.insert((kind.to_string(), tree.to_string()));
+        }
         for event in record["events"].as_array().into_iter().flatten() {
             match event["event"].as_str() {
                 Some("request") => did.requests.push((event.clone(), false)),
                 Some("save") => did.saves.push(event.clone()),
+                Some("branch") => {
+                    let (start, arm) = (event["span"]["start"].as_u64(), event["arm"].as_u64());
+                    if let (Some(start), Some(arm)) = (start, arm) {
+                        self.branches.insert((start as u32, arm as usize));
+                    }
+                }
                 _ => {}
             }
         }

@@ -11,6 +11,7 @@
 
 pub mod check;
 pub mod conversation;
+pub mod coverage;
 pub mod expect;
 pub mod stage;
 pub mod syntax;
@@ -53,6 +54,9 @@ pub struct Outcome {
     /// test (an expected value it did not meet, the expectations of a step
     /// that had none).
     pub edits: Vec<Edit>,
+    /// The trees its steps ran and the branches they took (`--coverage`).
+    pub reached: std::collections::BTreeSet<(String, String)>,
+    pub branches: std::collections::BTreeSet<(u32, usize)>,
 }
 
 impl Outcome {
@@ -164,7 +168,8 @@ pub fn run_one(stage: &mut Stage, test: &Test, update: Option<&str>) -> Outcome 
     if failure.is_none() {
         failure = after_step(&mut conversation, update, &mut edits).err().map(|d| *d);
     }
-    Outcome { name: test.name.clone(), failure, steps, duration: started.elapsed(), edits }
+    let (reached, branches) = (std::mem::take(&mut conversation.reached), std::mem::take(&mut conversation.branches));
+    Outcome { name: test.name.clone(), failure, steps, duration: started.elapsed(), edits, reached, branches }
 }
 
 /// What follows a step before the next: without `update`, B504 if its run

@@ -141,6 +141,8 @@ fn config(play: &Play, secrets: Inputs, store: Arc<Fresh>, answers: Arc<Answers>
         // The record says each request's body (redacted), for `expect request`.
         verbose: true,
         answers: Some(answers),
+        // Which branches ran, for `--coverage`.
+        branches: true,
         ..Options::default()
     };
     let public_key = crate::discord::signature::PublicKey::from_hex(&play.public_key())

@@ -193,7 +193,12 @@ impl RunReport {
                 }
                 self.warnings.push(w.code);
             }
-            Event::Reply { .. } | Event::Form(_) | Event::Save { .. } | Event::Read { .. } | Event::Choice { .. } => {}
+            Event::Reply { .. }
+            | Event::Form(_)
+            | Event::Save { .. }
+            | Event::Read { .. }
+            | Event::Choice { .. }
+            | Event::Branch { .. } => {}
         }
     }
 }

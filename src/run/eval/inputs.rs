@@ -64,6 +64,9 @@ pub struct Options {
     /// The answers a conversation test gives its request blocks, which an
     /// offline run takes before a block's sample (docs/test.md).
     pub answers: Option<std::sync::Arc<Answers>>,
+    /// Say which branch of each `if` a run took (an `Event::Branch`, once
+    /// a run each): `blkc test --coverage`.
+    pub branches: bool,
 }
 
 /// The answers a conversation test gives request blocks, by block name;
@@ -169,6 +172,12 @@ pub enum Event {
         scope: &'static str,
         key: String,
         value: Json,
+    },
+    /// The `if` at `span` took its branch `arm` (its `else`, written or
+    /// not, is the last: `arm` = the number of conditions).
+    Branch {
+        span: Span,
+        arm: usize,
     },
     Warning(DiagnosticEvent),
 }

@@ -41,6 +41,8 @@ pub(super) struct Runner<'r> {
     pub left_as_text: Vec<String>,
     /// The response headers of the last request (redacted).
     pub last_headers: Vec<(String, String)>,
+    /// The branches of `if`s told (`Options::branches`), each once.
+    branches_told: std::collections::HashSet<(u32, usize)>,
     /// How many reads had no value so far.
     pub misses: usize,
     /// Where the bot token may go: `--platform`, or the plan's (read once).
@@ -108,6 +110,7 @@ impl<'r> Runner<'r> {
             fatal: None,
             left_as_text: Vec::new(),
             last_headers: Vec::new(),
+            branches_told: std::collections::HashSet::new(),
             misses: 0,
             platform: options.platform.clone().or_else(|| crate::language::policy::Platform::parse(&plan.platform)),
             read_charges: Vec::new(),
@@ -511,15 +514,18 @@ impl Runner<'_> {
                     (self.sink)(Event::Form(form));
                 }
                 Step::Save { name, op, value, span } => self.save(name, *op, value, *span)?,
-                Step::If { branches, otherwise, .. } => {
-                    let mut taken = otherwise;
-                    for (condition, then) in branches {
+                Step::If { branches, otherwise, span } => {
+                    let (mut taken, mut arm) = (otherwise, branches.len());
+                    for (n, (condition, then)) in branches.iter().enumerate() {
                         let holds = self.condition(condition);
                         self.flush()?;
                         if holds {
-                            taken = then;
+                            (taken, arm) = (then, n);
                             break;
                         }
+                    }
+                    if self.options.branches && self.branches_told.insert((span.start, arm)) {
+                        (self.sink)(Event::Branch { span: *span, arm });
                     }
                     self.steps(taken)?;
                 }
