@@ -29,8 +29,22 @@ pub struct Stage {
     events: bool,
     /// Each command's options and their types, as the platform numbers them.
     options: std::collections::HashMap<String, Vec<(String, u8)>>,
+    /// Tells serve to stop, and its thread, which returns once it has.
+    stop: Arc<tokio::sync::Notify>,
+    serving: Option<std::thread::JoinHandle<()>>,
     _scratch: tempfile::TempDir,
     _runtime: tokio::runtime::Runtime,
+}
+
+impl Drop for Stage {
+    /// Stops serve (it drains and returns), then the stand-in.
+    fn drop(&mut self) {
+        self.stop.notify_one();
+        if let Some(serving) = self.serving.take() {
+            let _ = serving.join();
+        }
+        self.play.close();
+    }
 }
 
 /// Why a stage did not start.
@@ -85,27 +99,40 @@ impl Stage {
         let mut config = config(&play, secrets, store.clone(), answers.clone())?;
         config.clock = serve::clock::Clock::movable(moved);
         config.loaded = Some(loaded);
-        config.hooks = Some(play.hooks());
-        let (ready, serving) = std::sync::mpsc::channel::<Result<String, String>>();
+        let stop = Arc::new(tokio::sync::Notify::new());
+        config.hooks = Some(crate::host::serve::Hooks { stop: Some(stop.clone()), ..play.hooks() });
+        let (ready, started) = std::sync::mpsc::channel::<Result<String, String>>();
         let told = ready.clone();
         config.on_ready = Some(Box::new(move |at| {
             let _ = told.send(Ok(format!("http://{at}/interactions")));
         }));
         // The tests say what the bot did; serve's own log is not theirs.
         let _ = tracing::subscriber::set_global_default(tracing::subscriber::NoSubscriber::default());
-        std::thread::Builder::new()
+        let serving = std::thread::Builder::new()
             .name("blkc-test-serve".into())
             .spawn(move || {
                 let why = serve::serve(config).err().map_or("the bot stopped".to_string(), |e| e.to_string());
                 let _ = ready.send(Err(why));
             })
             .map_err(|e| fail("cannot start", &e))?;
-        match serving.recv_timeout(Duration::from_secs(60)) {
+        match started.recv_timeout(Duration::from_secs(60)) {
             Ok(Ok(url)) => *play.serve.lock().unwrap_or_else(|e| e.into_inner()) = Some(url),
             Ok(Err(why)) => return Err(NoStage(format!("the bot did not start: {why}"))),
             Err(_) => return Err(NoStage("the bot did not start within 60 seconds".to_string())),
         }
-        Ok(Stage { play, store, moved, answers, tests: 0, events, options, _scratch: scratch, _runtime: runtime })
+        Ok(Stage {
+            play,
+            store,
+            moved,
+            answers,
+            tests: 0,
+            events,
+            options,
+            stop,
+            serving: Some(serving),
+            _scratch: scratch,
+            _runtime: runtime,
+        })
     }
 
     /// Makes the stage new for a test: an empty store, the clock where it

@@ -19,7 +19,47 @@ pub struct Document {
     /// The file's path, when its URI is a `file:` URI.
     pub path: Option<PathBuf>,
     pub version: i32,
-    line_starts: Vec<usize>,
+    lines: Lines,
+}
+
+/// Where a text's lines start, to turn byte offsets into the protocol's
+/// positions and back (every document the server holds, `.blk` or `.blkt`).
+pub struct Lines {
+    starts: Vec<usize>,
+}
+
+impl Lines {
+    pub fn of(text: &str) -> Lines {
+        let mut starts = vec![0];
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        Lines { starts }
+    }
+
+    /// The protocol position (UTF-16 code units, as LSP counts by
+    /// default) of a byte offset of `text`.
+    pub fn pos(&self, text: &str, offset: usize) -> Position {
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let character = text[self.starts[line]..offset].encode_utf16().count();
+        Position { line: line as u32, character: character as u32 }
+    }
+
+    /// The byte offset of a protocol position in `text` (clamped to its line).
+    pub fn offset(&self, text: &str, pos: Position) -> usize {
+        let Some(&start) = self.starts.get(pos.line as usize) else { return text.len() };
+        let end = self.starts.get(pos.line as usize + 1).map_or(text.len(), |e| e.saturating_sub(1));
+        let mut units = 0;
+        for (i, c) in text[start..end].char_indices() {
+            if units >= pos.character as usize {
+                return start + i;
+            }
+            units += c.len_utf16();
+        }
+        end
+    }
 }
 
 impl Document {
@@ -36,9 +76,8 @@ impl Document {
             crate::language::syntax::Limits::default(),
             samples,
         );
-        let mut line_starts = vec![0];
-        line_starts.extend(memchr::memchr_iter(b'\n', checked.source.text.as_bytes()).map(|i| i + 1));
-        Document { checked, path, version, line_starts }
+        let lines = Lines::of(&checked.source.text);
+        Document { checked, path, version, lines }
     }
 
     pub fn text(&self) -> &str {
@@ -50,32 +89,13 @@ impl Document {
     }
 
     /// The protocol position of a byte offset.
-    /// The protocol position (UTF-16 code units, as LSP counts by
-    /// default) of a byte offset.
     pub fn pos(&self, offset: usize) -> Position {
-        let text = self.text();
-        let mut offset = offset.min(text.len());
-        while !text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
-        let character = text[self.line_starts[line]..offset].encode_utf16().count();
-        Position { line: line as u32, character: character as u32 }
+        self.lines.pos(self.text(), offset)
     }
 
     /// The byte offset of a protocol position (clamped to its line).
     pub fn offset(&self, pos: Position) -> usize {
-        let text = self.text();
-        let Some(&start) = self.line_starts.get(pos.line as usize) else { return text.len() };
-        let end = self.line_starts.get(pos.line as usize + 1).map_or(text.len(), |e| e.saturating_sub(1));
-        let mut units = 0;
-        for (i, c) in text[start..end].char_indices() {
-            if units >= pos.character as usize {
-                return start + i;
-            }
-            units += c.len_utf16();
-        }
-        end
+        self.lines.offset(self.text(), pos)
     }
 
     /// The document as it reads while it is still being typed: the string

@@ -67,8 +67,17 @@ pub fn write_code_pages() {
 
 /// The file's diagnostics, as `blkc check` finds them.
 pub fn diagnostics(uri: &Uri, doc: &Document) -> Vec<LspDiagnostic> {
-    doc.checked
-        .diagnostics
+    to_lsp(uri, &doc.checked.diagnostics, &|span| range(doc, span))
+}
+
+/// Diagnostics as the protocol has them, placed by `range` (a `.blk` or a
+/// `.blkt` document's).
+pub fn to_lsp(
+    uri: &Uri,
+    diags: &[crate::base::diagnostics::Diagnostic],
+    range: &dyn Fn(Span) -> Range,
+) -> Vec<LspDiagnostic> {
+    diags
         .iter()
         .map(|d| {
             let span = d.primary_span().unwrap_or_default();
@@ -77,7 +86,7 @@ pub fn diagnostics(uri: &Uri, doc: &Document) -> Vec<LspDiagnostic> {
                 .iter()
                 .filter(|l| !l.primary)
                 .map(|l| DiagnosticRelatedInformation {
-                    location: Location { uri: uri.clone(), range: range(doc, l.span) },
+                    location: Location { uri: uri.clone(), range: range(l.span) },
                     message: l.text.clone(),
                 })
                 .collect();
@@ -87,7 +96,7 @@ pub fn diagnostics(uri: &Uri, doc: &Document) -> Vec<LspDiagnostic> {
                 message.push_str(help);
             }
             LspDiagnostic {
-                range: range(doc, span),
+                range: range(span),
                 severity: Some(match d.severity {
                     Severity::Error => DiagnosticSeverity::ERROR,
                     Severity::Warning => DiagnosticSeverity::WARNING,
@@ -107,20 +116,28 @@ pub fn diagnostics(uri: &Uri, doc: &Document) -> Vec<LspDiagnostic> {
 
 /// Quick fixes: the suggestions of the diagnostics in `wanted`.
 pub fn code_actions(uri: &Uri, doc: &Document, wanted: Range) -> Vec<CodeActionOrCommand> {
-    let (from, to) = (doc.offset(wanted.start), doc.offset(wanted.end));
+    let wanted = (doc.offset(wanted.start), doc.offset(wanted.end));
+    quick_fixes(uri, &doc.checked.diagnostics, wanted, &|span| range(doc, span))
+}
+
+/// The suggestions of the diagnostics between the offsets `wanted`, as
+/// quick fixes placed by `range`.
+pub fn quick_fixes(
+    uri: &Uri,
+    diags: &[crate::base::diagnostics::Diagnostic],
+    (from, to): (usize, usize),
+    range: &dyn Fn(Span) -> Range,
+) -> Vec<CodeActionOrCommand> {
     let mut actions = Vec::new();
-    let all = diagnostics(uri, doc);
-    for (d, lsp) in doc.checked.diagnostics.iter().zip(all) {
+    let all = to_lsp(uri, diags, range);
+    for (d, lsp) in diags.iter().zip(all) {
         let span = d.primary_span().unwrap_or_default();
         if (span.end as usize) < from || (span.start as usize) > to {
             continue;
         }
         for s in &d.suggestions {
-            let edits = s
-                .edits
-                .iter()
-                .map(|e| TextEdit { range: range(doc, e.span), new_text: e.replacement.clone() })
-                .collect();
+            let edits =
+                s.edits.iter().map(|e| TextEdit { range: range(e.span), new_text: e.replacement.clone() }).collect();
             actions.push(CodeActionOrCommand::CodeAction(CodeAction {
                 title: s.message.clone(),
                 kind: Some(CodeActionKind::QUICKFIX),

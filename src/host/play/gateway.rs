@@ -30,6 +30,9 @@ pub fn start(play: Arc<Play>) -> Result<String, PlayError> {
     let live = Arc::new(AtomicUsize::new(0));
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
+            if play.closed.load(Ordering::SeqCst) {
+                return;
+            }
             if live.fetch_add(1, Ordering::SeqCst) >= MOST_CONNECTIONS {
                 live.fetch_sub(1, Ordering::SeqCst);
                 drop(stream);

@@ -66,6 +66,8 @@ pub struct Play {
     pub(super) identified: std::sync::atomic::AtomicBool,
     /// Timed events to tick now: sent here, heard by serve's timers.
     ticks: (crossbeam_channel::Sender<String>, crossbeam_channel::Receiver<String>),
+    /// Set when the stand-in is done: its Gateway takes no more connections.
+    pub(super) closed: std::sync::atomic::AtomicBool,
 }
 
 impl Play {
@@ -94,6 +96,7 @@ impl Play {
             dispatches: Mutex::new(Vec::new()),
             identified: std::sync::atomic::AtomicBool::new(false),
             ticks: crossbeam_channel::bounded(16),
+            closed: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -101,7 +104,11 @@ impl Play {
     /// inspector), and a timed event ticks when the page asks.
     pub fn hooks(self: &Arc<Play>) -> crate::host::serve::Hooks {
         let play = self.clone();
-        crate::host::serve::Hooks { ran: Box::new(move |record| play.ran(&record)), ticks: self.ticks.1.clone() }
+        crate::host::serve::Hooks {
+            ran: Box::new(move |record| play.ran(&record)),
+            ticks: self.ticks.1.clone(),
+            stop: None,
+        }
     }
 
     /// A run's record from serve, for the page's inspector (in order with
@@ -294,6 +301,16 @@ impl Play {
         let mut bytes: usize = dispatches.iter().map(size).sum();
         while dispatches.len() > 1 && (dispatches.len() > KEPT_DISPATCHES || bytes > KEPT_DISPATCH_BYTES) {
             bytes -= size(&dispatches.remove(0));
+        }
+    }
+
+    /// Ends the stand-in's Gateway: its listener takes no more connections
+    /// (woken by one of its own), and its thread ends.
+    pub fn close(&self) {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+        let url = self.gateway.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(at) = url.as_deref().and_then(|u| u.strip_prefix("ws://")) {
+            let _ = std::net::TcpStream::connect(at);
         }
     }
 

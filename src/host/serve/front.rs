@@ -96,9 +96,17 @@ impl Front {
     ) {
         let stop = super::shared::stop_signal();
         tokio::pin!(stop);
+        let asked = async {
+            match shared.hooks.as_ref().and_then(|h| h.stop.clone()) {
+                Some(stop) => stop.notified().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(asked);
         loop {
             tokio::select! {
                 _ = &mut stop => break,
+                _ = &mut asked => break,
                 _ = shared.life.fatal_notify.notified() => break,
                 accepted = accept(listener.as_ref()) => self.take(shared, accepted).await,
             }

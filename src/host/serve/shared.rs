@@ -72,6 +72,9 @@ pub struct Hooks {
     pub ran: Box<dyn Fn(String) + Send + Sync>,
     /// The names of timed events to tick now.
     pub ticks: crossbeam_channel::Receiver<String>,
+    /// Told when the server is to stop, drain and return, as on SIGTERM
+    /// (a conversation test's stage ends so).
+    pub stop: Option<Arc<tokio::sync::Notify>>,
 }
 
 /// The Gateway shards a process holds (`--shard ID/COUNT`, `--shards auto`).

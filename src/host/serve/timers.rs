@@ -61,12 +61,15 @@ const LISTED: usize = 3;
 /// The thread of the timed events, until [`Timers::stop`].
 pub struct Timers {
     stop: StopSignal,
+    /// Dropped to wake the thread where it waits for a hook's tick.
+    wake: crossbeam_channel::Sender<()>,
     thread: std::thread::JoinHandle<()>,
 }
 
 impl Timers {
     pub fn stop(self) {
         self.stop.set();
+        drop(self.wake);
         let _ = self.thread.join();
     }
 }
@@ -75,6 +78,7 @@ impl Timers {
 /// may add one).
 pub fn start(shared: &Arc<Shared>) -> std::io::Result<Timers> {
     let stop = StopSignal::new();
+    let (wake, woken) = crossbeam_channel::bounded::<()>(0);
     let (shared, stopped) = (shared.clone(), stop.clone());
     let thread = std::thread::Builder::new().name("blkc-timers".into()).spawn(move || {
         let clock = shared.clock;
@@ -83,17 +87,25 @@ pub fn start(shared: &Arc<Shared>) -> std::io::Result<Timers> {
             let loaded = shared.bot.loaded();
             let wait = ticks.step(&shared, &loaded, clock.now_ms(), clock);
             let wait = wait.clamp(Duration::from_millis(5), Duration::from_secs(1));
-            // `blkc play` may ask for a tick at once, while this waits.
-            match shared.hooks.as_ref().map(|hooks| hooks.ticks.recv_timeout(wait)) {
-                Some(Ok(name)) => tick_now(&shared, &shared.bot.loaded(), &mut ticks, &name, clock),
-                Some(Err(crossbeam_channel::RecvTimeoutError::Timeout)) => {}
-                Some(Err(crossbeam_channel::RecvTimeoutError::Disconnected)) | None => {
-                    stopped.wait(wait);
-                }
+            // `blkc play` may ask for a tick at once, while this waits; a
+            // stop wakes it at once too.
+            let Some(hooks) = shared.hooks.as_ref() else {
+                stopped.wait(wait);
+                continue;
+            };
+            crossbeam_channel::select! {
+                recv(hooks.ticks) -> name => match name {
+                    Ok(name) => tick_now(&shared, &shared.bot.loaded(), &mut ticks, &name, clock),
+                    Err(_) => {
+                        stopped.wait(wait);
+                    }
+                },
+                recv(woken) -> _ => {}
+                default(wait) => {}
             }
         }
     })?;
-    Ok(Timers { stop, thread })
+    Ok(Timers { stop, wake, thread })
 }
 
 /// Each timed tree's schedule and next tick (Unix seconds), by name; the
