@@ -782,3 +782,68 @@ fn subcommands_and_autocompletes_complete_and_hover_with_their_own_variables() {
     let keywords = labels(&client.at("textDocument/completion", &uri, text, head, 4));
     assert!(keywords.contains(&"subcommand".to_string()) && keywords.contains(&"group".to_string()), "{keywords:?}");
 }
+
+/// A test file (`.blkt`) in the editor: its problems with its bot, the
+/// bot's words completed, a lens over each test that runs it, and the
+/// failure of a run shown where the test expects what the bot did not do.
+#[test]
+fn a_test_file_is_checked_completed_and_run_from_the_editor() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conversations");
+    std::fs::create_dir_all(dir.path().join("samples")).unwrap();
+    for sample in ["posted.json", "thing.json"] {
+        std::fs::copy(fixtures.join("samples").join(sample), dir.path().join("samples").join(sample)).unwrap();
+    }
+    std::fs::copy(fixtures.join("bot.blk"), dir.path().join("bot.blk")).unwrap();
+    let text = "test \"greets\" {\n    command hello { name = \"Bo\" }\n    expect reply \"Hello, Bob!\"\n}\ntest \"misspelt\" {\n    command helo\n}\n";
+    std::fs::write(dir.path().join("bot.blkt"), text).unwrap();
+    let uri = file_uri(&dir.path().join("bot.blkt"));
+    let mut client = Client::start(&[]);
+    let published = client.open(&uri, text);
+    assert_eq!(codes(&published), ["B501"], "{published}");
+    assert!(published["diagnostics"][0]["message"].as_str().unwrap().contains("did you mean `hello`?"), "{published}");
+
+    // The bot's words where a step takes them.
+    let labels = |items: &Value| -> Vec<String> {
+        items.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().to_string()).collect()
+    };
+    let commands = client.at("textDocument/completion", &uri, text, "helo", 0);
+    assert!(["ask", "fetch", "hello", "look"].iter().all(|c| labels(&commands).contains(&c.to_string())), "{commands}");
+    let options = client.at("textDocument/completion", &uri, text, "name =", 0);
+    assert_eq!(labels(&options), ["name"], "{options}");
+    let edited = text.replace("command helo\n", "command helo\n    click \"\n    expect saved \n");
+    client.change(&uri, 2, &edited);
+    let buttons = client.at("textDocument/completion", &uri, &edited, "click \"", 7);
+    assert!(labels(&buttons).contains(&"\"Vote\"".to_string()), "{buttons}");
+    let variables = client.at("textDocument/completion", &uri, &edited, "saved ", 6);
+    assert_eq!(labels(&variables), ["last_pick", "votes"], "{variables}");
+    client.change(&uri, 3, text);
+
+    // A lens over each test, and one to run them all; the run's failure is
+    // a diagnostic where the test expects it, with the fix `--update` makes.
+    let lenses = client.request("textDocument/codeLens", json!({ "textDocument": { "uri": uri } }));
+    let titles: Vec<&str> =
+        lenses.as_array().unwrap().iter().map(|l| l["command"]["title"].as_str().unwrap()).collect();
+    assert_eq!(titles, ["▶ Run test", "▶ Run all tests", "▶ Run test"], "{lenses}");
+    let fixed = text.replace("command helo", "command hello { name = \"Al\" }");
+    std::fs::write(dir.path().join("bot.blkt"), &fixed).unwrap();
+    client.change(&uri, 4, &fixed);
+    let run = lenses[0]["command"].clone();
+    let ran =
+        client.request("workspace/executeCommand", json!({ "command": run["command"], "arguments": run["arguments"] }));
+    assert_eq!(ran["failed"], 1, "{ran}");
+    let shown = client.notification("window/showMessage");
+    assert_eq!(shown["message"], "blkc: 0 passed, 1 failed", "{shown}");
+    let published = client.notification("textDocument/publishDiagnostics");
+    assert_eq!(codes(&published), ["B504"], "{published}");
+    let failure = &published["diagnostics"][0];
+    assert_eq!(failure["range"]["start"], json!({ "line": 2, "character": 17 }), "{published}");
+    assert!(failure["message"].as_str().unwrap().starts_with("greets: expected text \"Hello, Bob!\""), "{failure}");
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": uri }, "range": failure["range"], "context": { "diagnostics": [] } }),
+    );
+    let edit = &actions[0]["edit"]["changes"][&uri][0];
+    assert_eq!(edit["newText"], "\"Hello, Bo!\"", "{actions}");
+    assert_eq!(client.shutdown(), 0);
+}

@@ -1,4 +1,4 @@
-// The client: starts `blkc lsp` for .blk files. Every feature (diagnostics,
+// The client: starts `blkc lsp` for .blk files and their tests (.blkt). Every feature (diagnostics,
 // hover, completion, quick fixes, formatting, …) comes from the server.
 const vscode = require("vscode");
 const { LanguageClient } = require("vscode-languageclient/node");
@@ -9,7 +9,10 @@ function activate(context) {
   const command = vscode.workspace.getConfiguration("blkc").get("path") || "blkc";
   const serverOptions = { command, args: ["lsp"] };
   const clientOptions = {
-    documentSelector: [{ scheme: "file", language: "blk" }],
+    documentSelector: [
+      { scheme: "file", language: "blk" },
+      { scheme: "file", language: "blkt" },
+    ],
     // Samples live in JSON files beside the .blk files: the server reads
     // them again when they change (after `blkc test --save`).
     synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher("**/*.json") },

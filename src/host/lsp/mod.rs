@@ -10,6 +10,7 @@
 //! server.
 
 pub(crate) mod analysis;
+mod conversations;
 mod features;
 pub mod protocol;
 pub mod transport;
@@ -76,6 +77,12 @@ fn capabilities() -> ServerCapabilities {
             code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
             ..CodeActionOptions::default()
         })),
+        // A test file's tests, each run from the lens over it.
+        code_lens_provider: Some(lsp_types::CodeLensOptions { resolve_provider: Some(false) }),
+        execute_command_provider: Some(lsp_types::ExecuteCommandOptions {
+            commands: vec![conversations::RUN_TESTS.to_string()],
+            ..lsp_types::ExecuteCommandOptions::default()
+        }),
         ..ServerCapabilities::default()
     }
 }
@@ -89,7 +96,7 @@ pub fn serve(connection: &Connection) -> Result<Ended, String> {
     let init = serde_json::to_value(init).map_err(|e| e.to_string())?;
     let (id, _params) = connection.initialize_start().map_err(|e| e.to_string())?;
     connection.initialize_finish(id, init).map_err(|e| e.to_string())?;
-    let mut server = Server { docs: HashMap::new(), connection };
+    let mut server = Server { docs: HashMap::new(), tests: HashMap::new(), connection };
     features::write_code_pages();
     for message in &connection.receiver {
         match message {
@@ -135,6 +142,8 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
 struct Server<'c> {
     /// Open documents by URI (as text: `Uri` caches inside, so it is no map key).
     docs: HashMap<String, Document>,
+    /// Open test files (`.blkt`), by URI.
+    tests: HashMap<String, conversations::TestDocument>,
     connection: &'c Connection,
 }
 
@@ -171,9 +180,57 @@ impl Server<'_> {
             .as_ref()
             .and_then(|p| p.file_name())
             .map_or(uri.as_str().to_string(), |n| n.to_string_lossy().into_owned());
-        let doc = Document::new(&name, path, text, version);
+        if path.as_ref().is_some_and(|p| p.extension().is_some_and(|e| e == crate::host::converse::EXTENSION)) {
+            let docs = &self.docs;
+            let bot_text = |bot: &std::path::Path| {
+                docs.values().find(|d| d.path.as_deref() == Some(bot)).map(|d| d.text().to_string())
+            };
+            let doc = conversations::TestDocument::new(&name, path, text, version, &bot_text);
+            self.publish_tests(&uri, &doc);
+            self.tests.insert(uri.as_str().to_string(), doc);
+            return;
+        }
+        let doc = Document::new(&name, path.clone(), text, version);
         self.publish(&uri, &doc);
         self.docs.insert(uri.as_str().to_string(), doc);
+        // The open tests of this bot are checked against it as it now is.
+        let tested: Vec<(Uri, String, i32)> = self
+            .tests
+            .iter()
+            .filter(|(_, t)| path.is_some() && t.bot_path == path)
+            .filter_map(|(u, t)| Some((u.parse().ok()?, t.text().to_string(), t.version)))
+            .collect();
+        for (uri, text, version) in tested {
+            self.open(uri, text, version);
+        }
+    }
+
+    fn publish_tests(&self, uri: &Uri, doc: &conversations::TestDocument) {
+        let diagnostics = features::to_lsp(uri, &doc.shown(), &|span| doc.range(span));
+        self.notify::<note::PublishDiagnostics>(PublishDiagnosticsParams {
+            uri: uri.clone(),
+            diagnostics,
+            version: Some(doc.version),
+        });
+    }
+
+    /// `blkc.runTests [uri, name]`: runs a test file's tests (or one) and
+    /// shows their failures as its diagnostics.
+    fn run_tests(&mut self, arguments: &[Value]) -> Answer<Value> {
+        let uri = arguments.first().and_then(Value::as_str).unwrap_or_default().to_string();
+        let name = arguments.get(1).and_then(Value::as_str).map(str::to_string);
+        let Some(doc) = self.tests.get_mut(&uri) else {
+            return Err((ErrorCode::InvalidParams, format!("`{uri}` is not an open test file")));
+        };
+        let (failures, said) = conversations::run(doc, name.as_deref()).map_err(|e| (ErrorCode::RequestFailed, e))?;
+        let failed = failures.len();
+        doc.failures = failures;
+        let kind = if failed == 0 { MessageType::INFO } else { MessageType::ERROR };
+        self.notify::<note::ShowMessage>(lsp_types::ShowMessageParams { typ: kind, message: said.clone() });
+        if let (Ok(parsed), Some(doc)) = (uri.parse::<Uri>(), self.tests.get(&uri)) {
+            self.publish_tests(&parsed, doc);
+        }
+        answer(serde_json::json!({ "message": said, "failed": failed }))
     }
 
     fn publish(&self, uri: &Uri, doc: &Document) {
@@ -203,6 +260,7 @@ impl Server<'_> {
             note::DidCloseTextDocument::METHOD => {
                 if let Some(p) = note_params::<note::DidCloseTextDocument>(&n) {
                     self.docs.remove(p.text_document.uri.as_str());
+                    self.tests.remove(p.text_document.uri.as_str());
                     self.notify::<note::PublishDiagnostics>(PublishDiagnosticsParams {
                         uri: p.text_document.uri,
                         diagnostics: Vec::new(),
@@ -216,7 +274,9 @@ impl Server<'_> {
                 let open: Vec<(Uri, String, i32)> = self
                     .docs
                     .iter()
-                    .filter_map(|(u, d)| Some((u.parse().ok()?, d.text().to_string(), d.version)))
+                    .map(|(u, d)| (u, d.text(), d.version))
+                    .chain(self.tests.iter().map(|(u, t)| (u, t.text(), t.version)))
+                    .filter_map(|(u, text, version)| Some((u.parse().ok()?, text.to_string(), version)))
                     .collect();
                 for (uri, text, version) in open {
                     self.open(uri, text, version);
@@ -231,6 +291,9 @@ impl Server<'_> {
         // (only when the environment asks for it).
         if r.method == "blkc/panic" && std::env::var_os("BLKC_LSP_TEST_PANIC").is_some() {
             panic!("a panic asked for by the tests");
+        }
+        if let Some(answer) = self.test_request(r) {
+            return answer;
         }
         let docs = &self.docs;
         // The document and the byte offset of a position in it.
@@ -281,7 +344,48 @@ impl Server<'_> {
                 let uri = &p.text_document.uri;
                 answer(docs.get(uri.as_str()).map_or_else(Vec::new, |d| features::code_actions(uri, d, p.range)))
             }
+            req::CodeLensRequest::METHOD => answer(Vec::<lsp_types::CodeLens>::new()),
             _ => Err((ErrorCode::MethodNotFound, format!("`{}` is not supported", r.method))),
         }
+    }
+
+    /// A request about a test file, or to run tests; `None` for another.
+    fn test_request(&mut self, r: &Request) -> Option<Answer<Value>> {
+        if r.method == req::ExecuteCommand::METHOD {
+            let p = match params::<req::ExecuteCommand>(r) {
+                Ok(p) => p,
+                Err(e) => return Some(Err(e)),
+            };
+            if p.command != conversations::RUN_TESTS {
+                return Some(Err((ErrorCode::InvalidParams, format!("no command `{}`", p.command))));
+            }
+            return Some(self.run_tests(&p.arguments));
+        }
+        let uri = r.params.pointer("/textDocument/uri").and_then(Value::as_str)?;
+        let doc = self.tests.get(uri)?;
+        let at = |p: &Value| -> Option<usize> {
+            let position: lsp_types::Position = serde_json::from_value(p.get("position")?.clone()).ok()?;
+            Some(doc.offset(position))
+        };
+        Some(match r.method.as_str() {
+            req::Completion::METHOD => {
+                answer(at(&r.params).map_or_else(Vec::new, |o| conversations::completion(doc, o)))
+            }
+            req::CodeLensRequest::METHOD => match uri.parse::<Uri>() {
+                Ok(parsed) => answer(conversations::code_lenses(&parsed, doc)),
+                Err(_) => answer(Vec::<lsp_types::CodeLens>::new()),
+            },
+            req::DocumentSymbolRequest::METHOD => answer(conversations::symbols(doc)),
+            req::CodeActionRequest::METHOD => {
+                let p = match params::<req::CodeActionRequest>(r) {
+                    Ok(p) => p,
+                    Err(e) => return Some(Err(e)),
+                };
+                let wanted = (doc.offset(p.range.start), doc.offset(p.range.end));
+                answer(features::quick_fixes(&p.text_document.uri, &doc.shown(), wanted, &|s| doc.range(s)))
+            }
+            // (Hover, definitions, renames, formatting: not for tests yet.)
+            _ => answer(Value::Null),
+        })
     }
 }
