@@ -62,7 +62,7 @@ impl Stage {
     /// with `secrets`, once it answers.
     pub fn start(path: &Path, loaded: Loaded, secrets: Inputs) -> Result<Stage, NoStage> {
         let fail = |what: &str, e: &dyn std::fmt::Display| NoStage(format!("{what}: {e}"));
-        let scratch = tempfile::tempdir().map_err(|e| fail("cannot make a folder for the tests' stores", &e))?;
+        let scratch = scratch().map_err(|e| fail("cannot make a folder for the tests' stores", &e))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -151,6 +151,18 @@ impl Stage {
     /// The options of command `name` (its whole name) and their types.
     pub fn option_types(&self, name: &str) -> &[(String, u8)] {
         self.options.get(name).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// The folder of the tests' stores: in memory where the machine has a
+/// memory file system (`/dev/shm`), so that a store's writes, each synced
+/// as the store syncs them, cost no disk (a test's store is thrown away
+/// with it); else the system's temporary folder.
+fn scratch() -> std::io::Result<tempfile::TempDir> {
+    let shm = Path::new("/dev/shm");
+    match shm.is_dir() {
+        true => tempfile::Builder::new().prefix("blkc-test-").tempdir_in(shm).or_else(|_| tempfile::tempdir()),
+        false => tempfile::tempdir(),
     }
 }
 

@@ -19,8 +19,41 @@ pub struct Redactor {
     /// (text to find, what to write instead), longest first.
     needles: Vec<(String, String)>,
     /// All the needles in one automaton: text is searched once, whatever
-    /// the number of forms.
-    automaton: Option<aho_corasick::AhoCorasick>,
+    /// the number of forms. Built when first needed (not at each `add`),
+    /// and shared by every redactor of the same needles in the process: a
+    /// server's runs redact the same secrets and bot token, and building the
+    /// automaton is most of what a short run would cost.
+    automaton: std::sync::OnceLock<Option<std::sync::Arc<aho_corasick::AhoCorasick>>>,
+}
+
+/// The automatons built, by their needles: the few sets a process redacts
+/// (its secrets and bot token, as the trees use them).
+static BUILT: std::sync::Mutex<Vec<(Vec<String>, std::sync::Arc<aho_corasick::AhoCorasick>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// How many automatons [`BUILT`] keeps (the last ones built).
+const KEPT_AUTOMATONS: usize = 32;
+
+/// The automaton of `needles` (in their order), built once a process.
+fn automaton_of(needles: &[(String, String)]) -> Option<std::sync::Arc<aho_corasick::AhoCorasick>> {
+    if needles.is_empty() {
+        return None;
+    }
+    let same = |kept: &Vec<String>| kept.len() == needles.len() && kept.iter().zip(needles).all(|(k, (n, _))| k == n);
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, automaton)) = built.iter().find(|(kept, _)| same(kept)) {
+        return Some(automaton.clone());
+    }
+    let automaton = aho_corasick::AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+        .build(needles.iter().map(|(n, _)| n))
+        .ok()
+        .map(std::sync::Arc::new)?;
+    if built.len() >= KEPT_AUTOMATONS {
+        built.remove(0);
+    }
+    built.push((needles.iter().map(|(n, _)| n.clone()).collect(), automaton.clone()));
+    Some(automaton)
 }
 
 impl Redactor {
@@ -59,10 +92,11 @@ impl Redactor {
             }
         }
         self.needles.sort_by_key(|(n, _)| std::cmp::Reverse(n.len()));
-        self.automaton = aho_corasick::AhoCorasick::builder()
-            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
-            .build(self.needles.iter().map(|(n, _)| n))
-            .ok();
+        self.automaton = std::sync::OnceLock::new();
+    }
+
+    fn automaton(&self) -> Option<&aho_corasick::AhoCorasick> {
+        self.automaton.get_or_init(|| automaton_of(&self.needles)).as_deref()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -72,14 +106,14 @@ impl Redactor {
     /// The text with every secret replaced (the longest form wherever two
     /// overlap).
     pub fn redact(&self, text: &str) -> String {
-        let Some(automaton) = &self.automaton else { return text.to_string() };
+        let Some(automaton) = self.automaton() else { return text.to_string() };
         let labels: Vec<&str> = self.needles.iter().map(|(_, label)| label.as_str()).collect();
         automaton.replace_all(text, &labels)
     }
 
     /// Redacts every string and key of a JSON document.
     pub fn redact_data(&self, v: &mut crate::base::data::Data) {
-        if self.automaton.is_none() {
+        if self.needles.is_empty() {
             return;
         }
         v.each_string_mut(&mut |s| {
