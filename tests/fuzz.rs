@@ -148,6 +148,11 @@ const TOKENS: &[&[u8]] = &[
 
 /// One mutated input: a seed with 1 to 8 edits.
 fn mutate(seeds: &[Vec<u8>], rng: &mut Rng) -> Vec<u8> {
+    mutate_with(seeds, rng, TOKENS)
+}
+
+/// [`mutate`] with the tokens of another grammar.
+fn mutate_with(seeds: &[Vec<u8>], rng: &mut Rng, tokens: &[&[u8]]) -> Vec<u8> {
     let mut bytes = seeds[rng.below(seeds.len())].clone();
     for _ in 0..1 + rng.below(8) {
         let at = rng.below(bytes.len() + 1);
@@ -157,12 +162,12 @@ fn mutate(seeds: &[Vec<u8>], rng: &mut Rng) -> Vec<u8> {
                 bytes.drain(at.min(end)..end);
             }
             1 | 2 => {
-                let token = TOKENS[rng.below(TOKENS.len())];
+                let token = tokens[rng.below(tokens.len())];
                 bytes.splice(at..at, token.iter().copied());
             }
             3 => {
                 // A run of one token: deep nesting, long lines, long chains.
-                let token = TOKENS[rng.below(TOKENS.len())];
+                let token = tokens[rng.below(tokens.len())];
                 let times = 1 + rng.below(3000);
                 let run: Vec<u8> = token.iter().copied().cycle().take(token.len() * times).collect();
                 bytes.splice(at..at, run);
@@ -253,4 +258,118 @@ fn the_front_end_survives_mutated_programs() {
         "fuzz: {cases} inputs, slowest {:?} (case {}), most memory {:.1}x (case {})",
         slowest.0, slowest.1, heaviest.0, heaviest.1
     );
+}
+
+/// Tokens of conversation tests (`.blkt`) that matter to their grammar
+/// and its readers.
+const TEST_TOKENS: &[&[u8]] = &[
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b"\"",
+    b"\\",
+    b"=",
+    b":",
+    b",",
+    b"#",
+    b"\n",
+    b"\r\n",
+    b" ",
+    b"test \"t\" { ",
+    b"command hello ",
+    b"command \"Quote\" for message { content = \"x\" }",
+    b"type look city \"P\"",
+    b"click \"Vote\"",
+    b"click handler vote",
+    b"choose \"Red\", \"Blue\"",
+    b"submit { who = \"a\" }",
+    b"event member_join { user_name = \"z\" }",
+    b"tick hourly",
+    b"wait \"10s\"",
+    b"wait \"99999999999999999999d\"",
+    b"respond thing status 500 body {\"a\": [1, 2]}",
+    b"respond thing timeout",
+    b"expect reply ",
+    b"expect reply { text contains \"x\" private buttons \"A\" embed field \"F\" \"v\" }",
+    b"expect reply matches \"(\"",
+    b"expect update ",
+    b"expect form { fields \"a\" }",
+    b"expect message in \"1\" ",
+    b"expect choices ",
+    b"expect request thing { body who = [1, {\"a\": null}] url contains \"x\" method GET }",
+    b"expect saved votes = ",
+    b"expect nothing else",
+    b"as \"ann\" id \"1\" roles \"2\", \"3\" permissions kick_members, 8 ",
+    b"secret API_KEY = \"x\"",
+    b"bot \"bot.blk\"",
+    b"\\u{110000}",
+    b"\\ud800",
+    b"\xef\xbb\xbf",
+    b"\xff",
+    b"-1",
+    b"1e999",
+];
+
+/// A test file's front end on one input: read it, check it against the
+/// runner's fixture bot, render its diagnostics, and write the
+/// expectations `--update` would of a step that did nothing.
+fn test_file_front_end(bytes: Vec<u8>, bot: &(blkc::language::model::Checked, blkc::language::plan::Plan)) {
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let source = blkc::base::source::SourceFile::new("fuzz.blkt", text);
+    let diags = match blkc::host::converse::syntax::parse(&source) {
+        Ok((file, mut problems)) => {
+            problems.extend(blkc::host::converse::check::check(&file, &bot.0, &bot.1));
+            problems
+        }
+        Err(diags) => diags,
+    };
+    let rendered = render_terminal(&source, &diags, RenderOptions::default());
+    assert!(diags.is_empty() || !rendered.is_empty());
+    assert!(render_json(&source, &diags).is_object());
+    for d in &diags {
+        let span = d.primary_span().expect("every diagnostic of a test file has a span");
+        assert!(span.end as usize <= source.text.len() && span.start <= span.end, "{d:?}");
+        assert!(d.help.is_some(), "{} has no help line: {d:?}", d.code.as_str());
+    }
+}
+
+/// Every test file the project has (the examples' and the runner's
+/// fixtures), mutated, is read and checked without a panic, with every
+/// diagnostic placed in the file and helped, in bounded time.
+#[test]
+fn test_files_survive_mutation() {
+    let cases: usize = std::env::var("BLKC_FUZZ_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(2_000);
+    let seed: u64 = std::env::var("BLKC_FUZZ_SEED").ok().and_then(|n| n.parse().ok()).unwrap_or(0x05ee_db1c);
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut seeds = Vec::new();
+    for dir in ["examples", "tests/fixtures/conversations"] {
+        let mut paths: Vec<_> = std::fs::read_dir(format!("{root}/{dir}"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "blkt"))
+            .collect();
+        paths.sort();
+        seeds.extend(paths.iter().map(|p| std::fs::read(p).unwrap()));
+    }
+    assert!(seeds.len() >= 20, "every test file is a seed: {}", seeds.len());
+    let bot_path = std::path::Path::new(root).join("tests/fixtures/conversations/bot.blk");
+    let checked = blkc::language::load::load(&bot_path, blkc::language::load::LoadOptions::default()).unwrap();
+    let plan = blkc::language::plan::lower(&checked).unwrap();
+    let bot = (checked, plan);
+    let mut slowest = (Duration::ZERO, 0);
+    for case in 0..cases {
+        let mut rng = Rng::new(seed ^ 0x7e57, case);
+        let input = mutate_with(&seeds, &mut rng, TEST_TOKENS);
+        let shown = String::from_utf8_lossy(&input[..input.len().min(300)]).into_owned();
+        let size = input.len();
+        let started = Instant::now();
+        let outcome = std::panic::catch_unwind(|| test_file_front_end(input, &bot));
+        let took = started.elapsed();
+        assert!(outcome.is_ok(), "case {case} panicked; input starts {shown:?}");
+        let limit = if cfg!(debug_assertions) { Duration::from_secs(5) } else { Duration::from_secs(1) };
+        assert!(took < limit, "case {case} took {took:?} for {size} bytes; input starts {shown:?}");
+        slowest = slowest.max((took, case));
+    }
+    println!("fuzz of test files: {cases} inputs, slowest {:?} (case {})", slowest.0, slowest.1);
 }

@@ -224,6 +224,16 @@ pub enum RequestCheck {
 /// Reads a test file: its tests, and the problems of values in them (B004,
 /// B502); a file that does not read at all gets its diagnostic (B001).
 pub fn parse(source: &SourceFile) -> Result<(TestFile, Vec<Diagnostic>), Vec<Diagnostic>> {
+    // Nesting is bounded before pest reads it (it reads nesting by
+    // recursion): the same scan and limit as a `.blk` file's (B003).
+    let most = crate::language::syntax::MAX_DEPTH;
+    if let Err((at, depth)) = crate::language::syntax::lexer::structure(&source.text, most) {
+        return Err(vec![Diagnostic::new(Code::TooDeep, format!("nesting deeper than {most} levels"))
+            .label(Span::new(at, at + 1), format!("level {depth} opens here"))
+            .help(format!(
+                "a test file reads at most {most} levels of `{{…}}` and `[…]`: a body that deep is a sample's to hold"
+            ))]);
+    }
     let pairs = match TestParser::parse(Rule::file, &source.text) {
         Ok(p) => p,
         Err(e) => return Err(vec![syntax_error(&e, source.text.len())]),
