@@ -107,6 +107,9 @@ pub struct Interaction {
     /// from one).
     #[serde(deserialize_with = "lenient")]
     pub message: Option<MessageRef>,
+    /// The language the user's client is set to (`fr`, `pt-BR`).
+    #[serde(deserialize_with = "text", skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
 }
 
 /// A message as an interaction names it.

@@ -63,6 +63,66 @@ struct Bot<'a> {
     blocks: Vec<&'a str>,
     variables: Vec<&'a str>,
     handlers: Vec<&'a str>,
+    offered: Offered,
+}
+
+/// What the bot's replies and forms offer, as written: the labels of its
+/// buttons, the labels and values of its select menus' choices, its forms'
+/// fields; and whether some label is made at run time (a template with a
+/// variable, a loop's choices), when a click's label cannot be known
+/// before the conversation.
+#[derive(Debug, Default)]
+pub struct Offered {
+    pub buttons: Vec<String>,
+    pub buttons_made: bool,
+    pub choices: Vec<String>,
+    pub choices_made: bool,
+    pub fields: Vec<String>,
+}
+
+impl Offered {
+    /// What `plan`'s replies and forms offer.
+    pub fn of(plan: &Plan) -> Offered {
+        use crate::language::plan::{find_setting, fixed_text, ComponentKind, Step};
+        fn walk(steps: &[Step], out: &mut Offered) {
+            let none = std::collections::HashMap::new();
+            for step in steps {
+                match step {
+                    Step::Reply { components, .. } => {
+                        for c in components {
+                            if c.kind == ComponentKind::Button {
+                                let label = find_setting(&c.settings, "label").and_then(|s| s.text.as_ref());
+                                match label.and_then(|t| fixed_text(t, &none)) {
+                                    Some(label) => out.buttons.push(label),
+                                    None => out.buttons_made |= label.is_some(),
+                                }
+                                continue;
+                            }
+                            for choice in &c.choices {
+                                let texts = [fixed_text(&choice.label, &none), fixed_text(&choice.value, &none)];
+                                out.choices_made |= choice.each.is_some() || texts.iter().any(Option::is_none);
+                                out.choices.extend(texts.into_iter().flatten());
+                            }
+                        }
+                    }
+                    Step::Form(form) => out.fields.extend(form.inputs.iter().map(|i| i.name.clone())),
+                    _ => {}
+                }
+                for nested in step.nested() {
+                    walk(nested, out);
+                }
+            }
+        }
+        let mut out = Offered::default();
+        for tree in &plan.trees {
+            walk(&tree.steps, &mut out);
+        }
+        for list in [&mut out.buttons, &mut out.choices, &mut out.fields] {
+            list.sort();
+            list.dedup();
+        }
+        out
+    }
 }
 
 impl<'a> Bot<'a> {
@@ -86,6 +146,7 @@ impl<'a> Bot<'a> {
             blocks,
             variables: plan.variables.iter().map(|v| v.name.as_str()).collect(),
             handlers: named(TreeKind::Handler, false),
+            offered: Offered::of(plan),
         }
     }
 
@@ -93,6 +154,13 @@ impl<'a> Bot<'a> {
         use super::syntax::Click;
         match step {
             StepKind::As(member) => {
+                let locales: Vec<&str> = crate::discord::registration::LOCALES.iter().map(|(code, _)| *code).collect();
+                for (_, values) in member.fields.iter().filter(|(w, _)| w.text == "locale") {
+                    for v in values {
+                        let help = "a locale is one of the platform's: `en-US`, `fr`, `pt-BR`, `ja`…";
+                        not_one(&locales, v, "a locale of the platform's", help, out);
+                    }
+                }
                 let permissions = member.fields.iter().filter(|(w, _)| w.text == "permissions");
                 for v in permissions.flat_map(|(_, values)| values).filter(|v| !is_number(&v.text)) {
                     if crate::discord::registration::permission(&v.text).is_none() {
@@ -107,6 +175,25 @@ impl<'a> Bot<'a> {
             StepKind::Type { path, option, .. } => self.typing(path, option, out),
             StepKind::Click(Click::Handler(h)) => {
                 known(&self.handlers, h, "handler", "a click names a handler of the bot's file", out);
+            }
+            StepKind::Click(Click::Label(label)) if !self.offered.buttons_made => {
+                let buttons: Vec<&str> = self.offered.buttons.iter().map(String::as_str).collect();
+                let help = "a click names a button by the label the bot's file gives it";
+                not_one(&buttons, label, "the label of a button of the bot's", help, out);
+            }
+            StepKind::Choose(labels) if !self.offered.choices_made => {
+                let choices: Vec<&str> = self.offered.choices.iter().map(String::as_str).collect();
+                for label in labels {
+                    let help = "a choice is named by its label or its value, as the bot's select menu gives it";
+                    not_one(&choices, label, "a choice of a select menu of the bot's", help, out);
+                }
+            }
+            StepKind::Submit(fields) => {
+                let all: Vec<&str> = self.offered.fields.iter().map(String::as_str).collect();
+                for (field, _) in fields {
+                    let help = "a form's field is named by the id its `input` gives it";
+                    not_one(&all, field, "a field of a form of the bot's", help, out);
+                }
             }
             StepKind::Event { kind, args } => {
                 let fields = crate::host::play::world::EVENT_FIELDS;
@@ -249,15 +336,26 @@ fn not_one(names: &[&str], word: &Word, what: &str, help: &str, out: &mut Vec<Di
     if !names.contains(&word.text.as_str()) {
         let meant = did_you_mean(&word.text, names.iter().copied());
         let diag = Diagnostic::new(Code::UnknownInTest, format!("`{}` is not {what}", word.text))
-            .label(word.span, "not known here")
-            .meant(word.span, meant, help);
-        out.push(diag);
+            .label(word.span, "not known here");
+        out.push(meant_for(diag, word, meant, help));
     }
 }
 
 /// B501: the bot has no `what` called `word`.
 fn unknown(what: &str, word: &Word, meant: Option<&str>, otherwise: &str) -> Diagnostic {
-    Diagnostic::new(Code::UnknownInTest, format!("the bot has no {what} `{}`", word.text))
-        .label(word.span, format!("no such {what}"))
-        .meant(word.span, meant, otherwise)
+    let diag = Diagnostic::new(Code::UnknownInTest, format!("the bot has no {what} `{}`", word.text))
+        .label(word.span, format!("no such {what}"));
+    meant_for(diag, word, meant, otherwise)
+}
+
+/// The did-you-mean of `word`, with the edit that writes it as the word is
+/// written: a string (its span longer than its text: the quotes) quoted.
+fn meant_for(diag: Diagnostic, word: &Word, meant: Option<&str>, otherwise: &str) -> Diagnostic {
+    match meant {
+        Some(m) if word.span.len() > word.text.len() => {
+            let quoted = serde_json::Value::String(m.to_string()).to_string();
+            diag.help(format!("did you mean {quoted}?")).fix(format!("write {quoted}"), word.span, quoted)
+        }
+        _ => diag.meant(word.span, meant, otherwise),
+    }
 }

@@ -145,6 +145,9 @@ impl<'a> Conversation<'a> {
         if let Some(channel) = one("channel") {
             asked["channel"] = json!(channel);
         }
+        if let Some(locale) = one("locale") {
+            asked["locale"] = json!(locale);
+        }
     }
 
     /// Sends an interaction as the platform would, and gathers what the

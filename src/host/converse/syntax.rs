@@ -308,7 +308,7 @@ fn rule_words(rule: Rule) -> Option<String> {
             Rule::ident | Rule::name => "a name",
             Rule::json => "a JSON value",
             Rule::type_step => "`type COMMAND OPTION \"text\"`",
-            Rule::member_word => "`id`, `roles`, `permissions`, `server` or `channel`",
+            Rule::member_word => "`id`, `roles`, `permissions`, `server`, `channel` or `locale`",
             Rule::message_check => {
                 "`text`, `private`, `public`, `buttons`, `disabled`, `choices`, `embed`, `title` or `fields`"
             }

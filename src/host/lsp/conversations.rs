@@ -221,9 +221,9 @@ pub fn completion(doc: &TestDocument, offset: usize) -> Vec<CompletionItem> {
         ("click", rest) if rest.starts_with("handler") => {
             words(trees(TreeKind::Handler, false), CompletionItemKind::FUNCTION)
         }
-        ("click", _) => words(labels(plan, false), CompletionItemKind::VALUE),
-        ("choose", _) => words(labels(plan, true), CompletionItemKind::VALUE),
-        ("submit", _) => words(form_fields(plan), CompletionItemKind::FIELD),
+        ("click", _) => words(quoted(converse::check::Offered::of(plan).buttons), CompletionItemKind::VALUE),
+        ("choose", _) => words(quoted(converse::check::Offered::of(plan).choices), CompletionItemKind::VALUE),
+        ("submit", _) => words(converse::check::Offered::of(plan).fields, CompletionItemKind::FIELD),
         ("event", _) => words(trees(TreeKind::Event, false), CompletionItemKind::EVENT),
         ("tick", _) => words(trees(TreeKind::Event, true), CompletionItemKind::EVENT),
         ("respond", _) => words(blocks(plan), CompletionItemKind::VARIABLE),
@@ -274,40 +274,9 @@ fn each_step(plan: &Plan, f: &mut dyn FnMut(&Step)) {
     }
 }
 
-/// The labels written in the bot's replies: its buttons' (or, `choices`,
-/// its select menus' choices), as `click "…"` and `choose "…"` name them.
-fn labels(plan: &Plan, choices: bool) -> Vec<String> {
-    use crate::language::plan::{find_setting, fixed_text, ComponentKind};
-    let none = std::collections::HashMap::new();
-    let mut out = Vec::new();
-    each_step(plan, &mut |step| {
-        let Step::Reply { components, .. } = step else { return };
-        for c in components {
-            match (c.kind, choices) {
-                (ComponentKind::Button, false) => {
-                    let label = find_setting(&c.settings, "label").and_then(|s| s.text.as_ref());
-                    out.extend(label.and_then(|t| fixed_text(t, &none)).map(|l| format!("\"{l}\"")));
-                }
-                (ComponentKind::Select, true) => {
-                    out.extend(
-                        c.choices.iter().filter_map(|ch| fixed_text(&ch.label, &none)).map(|l| format!("\"{l}\"")),
-                    );
-                }
-                _ => {}
-            }
-        }
-    });
-    out
-}
-
-fn form_fields(plan: &Plan) -> Vec<String> {
-    let mut out = Vec::new();
-    each_step(plan, &mut |step| {
-        if let Step::Form(form) = step {
-            out.extend(form.inputs.iter().map(|i| i.name.clone()));
-        }
-    });
-    out
+/// Labels as a step writes them, quoted.
+fn quoted(labels: Vec<String>) -> Vec<String> {
+    labels.into_iter().map(|l| format!("\"{l}\"")).collect()
 }
 
 fn blocks(plan: &Plan) -> Vec<String> {

@@ -376,6 +376,7 @@ impl Play {
             user: None,
             data,
             message,
+            locale: asked["locale"].as_str().filter(|l| !l.is_empty()).map(str::to_string),
         };
         serde_json::to_value(interaction).unwrap_or_default()
     }
