@@ -252,3 +252,22 @@ fn coverage_names_what_no_test_reached() {
     assert_eq!(coverage["trees"]["reached"], coverage["trees"]["total"], "{coverage}");
     assert_eq!(coverage["branches"]["reached"], coverage["branches"]["total"], "{coverage}");
 }
+
+/// What a test reads of the bot's requests is redacted as every output
+/// is: a secret the test gives is `<NAME>` in what `--update` writes.
+#[test]
+fn secrets_stay_out_of_what_the_tests_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(ROOT).join("examples");
+    std::fs::copy(root.join("daily.blk"), dir.path().join("daily.blk")).unwrap();
+    std::fs::create_dir(dir.path().join("samples")).unwrap();
+    std::fs::copy(root.join("samples/forecast.json"), dir.path().join("samples/forecast.json")).unwrap();
+    let tests = "secret NEWS_CHANNEL = \"1400000000000000002\"\nsecret WEATHER_KEY = \"a-secret-key-1234\"\ntest \"t\" {\n    tick morning\n}\n";
+    std::fs::write(dir.path().join("daily.blkt"), tests).unwrap();
+    let out = blkc(dir.path(), &["test", "daily.blkt", "--update"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    let written = std::fs::read_to_string(dir.path().join("daily.blkt")).unwrap();
+    let after = written.split_once("tick morning").unwrap().1;
+    assert!(after.contains("appid=<WEATHER_KEY>"), "{written}");
+    assert!(!after.contains("a-secret-key-1234"), "{written}");
+}

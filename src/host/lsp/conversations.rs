@@ -303,6 +303,9 @@ pub fn run(doc: &TestDocument, name: Option<&str>) -> Result<(Vec<Diagnostic>, S
     let out = command.output().map_err(|e| format!("cannot run the tests: {e}"))?;
     let report: serde_json::Value = serde_json::from_slice(&out.stdout)
         .map_err(|_| format!("the tests did not run: {}", String::from_utf8_lossy(&out.stderr).trim()))?;
+    if report["files"].as_array().is_none_or(Vec::is_empty) {
+        return Err("the tests did not run: the test file or its bot has errors (see the file's problems)".to_string());
+    }
     let tests: Vec<&serde_json::Value> = report["files"][0]["tests"]
         .as_array()
         .into_iter()
