@@ -20,7 +20,7 @@ pub struct Stage {
     pub play: Arc<Play>,
     store: Arc<Fresh>,
     /// How far the bot's clock has been moved forward.
-    pub moved: &'static AtomicI64,
+    pub moved: Arc<AtomicI64>,
     pub answers: Arc<Answers>,
     /// Tests are numbered for their stores.
     tests: usize,
@@ -92,12 +92,10 @@ impl Stage {
             })
             .collect();
         let store = Arc::new(Fresh::new(scratch.path()));
-        // (A counter for the stage's life: the clock is `Copy`, as every
-        // part of serve reads it.)
-        let moved: &'static AtomicI64 = Box::leak(Box::new(AtomicI64::new(0)));
+        let moved = Arc::new(AtomicI64::new(0));
         let answers = Arc::new(Answers::default());
         let mut config = config(&play, secrets, store.clone(), answers.clone())?;
-        config.clock = serve::clock::Clock::movable(moved);
+        config.clock = serve::clock::Clock::movable(moved.clone());
         config.loaded = Some(loaded);
         let stop = Arc::new(tokio::sync::Notify::new());
         config.hooks = Some(crate::host::serve::Hooks { stop: Some(stop.clone()), ..play.hooks() });

@@ -14,12 +14,12 @@ pub fn epoch_ms() -> i64 {
 /// Milliseconds since the Unix epoch: the system's, or a faster clock for
 /// tests: at the system's `anchor` it reads `start`, and it runs `speed`
 /// times as fast.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Clock {
     test: Option<(i64, i64, i64)>,
     /// Milliseconds a conversation test moved the clock forward (its
-    /// `wait` steps): one counter for the life of the process's stage.
-    moved: Option<&'static std::sync::atomic::AtomicI64>,
+    /// `wait` steps), shared with the test's stage.
+    moved: Option<std::sync::Arc<std::sync::atomic::AtomicI64>>,
 }
 
 impl Clock {
@@ -30,7 +30,7 @@ impl Clock {
 
     /// The system's clock, moved forward by what `moved` holds (a
     /// conversation test's `wait "10s"` adds to it).
-    pub fn movable(moved: &'static std::sync::atomic::AtomicI64) -> Clock {
+    pub fn movable(moved: std::sync::Arc<std::sync::atomic::AtomicI64>) -> Clock {
         Clock { test: None, moved: Some(moved) }
     }
 
@@ -49,7 +49,7 @@ impl Clock {
 
     pub fn now_ms(&self) -> i64 {
         let real = epoch_ms();
-        let moved = self.moved.map_or(0, |m| m.load(std::sync::atomic::Ordering::SeqCst));
+        let moved = self.moved.as_ref().map_or(0, |m| m.load(std::sync::atomic::Ordering::SeqCst));
         moved
             + match self.test {
                 None => real,

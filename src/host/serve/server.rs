@@ -145,7 +145,7 @@ fn shared(config: &mut Config, loaded: Arc<Loaded>, queue: Queue) -> Shared {
         },
         metrics,
         hooks: config.hooks.take(),
-        clock: config.clock,
+        clock: config.clock.clone(),
     }
 }
 

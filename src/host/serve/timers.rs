@@ -81,11 +81,11 @@ pub fn start(shared: &Arc<Shared>) -> std::io::Result<Timers> {
     let (wake, woken) = crossbeam_channel::bounded::<()>(0);
     let (shared, stopped) = (shared.clone(), stop.clone());
     let thread = std::thread::Builder::new().name("blkc-timers".into()).spawn(move || {
-        let clock = shared.clock;
+        let clock = shared.clock.clone();
         let mut ticks = Ticks::default();
         while !stopped.is_set() && !shared.life.draining() {
             let loaded = shared.bot.loaded();
-            let wait = ticks.step(&shared, &loaded, clock.now_ms(), clock);
+            let wait = ticks.step(&shared, &loaded, clock.now_ms(), &clock);
             let wait = wait.clamp(Duration::from_millis(5), Duration::from_secs(1));
             // `blkc play` may ask for a tick at once, while this waits; a
             // stop wakes it at once too.
@@ -95,7 +95,7 @@ pub fn start(shared: &Arc<Shared>) -> std::io::Result<Timers> {
             };
             crossbeam_channel::select! {
                 recv(hooks.ticks) -> name => match name {
-                    Ok(name) => tick_now(&shared, &shared.bot.loaded(), &mut ticks, &name, clock),
+                    Ok(name) => tick_now(&shared, &shared.bot.loaded(), &mut ticks, &name, &clock),
                     Err(_) => {
                         stopped.wait(wait);
                     }
@@ -138,7 +138,7 @@ struct Lost {
 impl Ticks {
     /// Runs the ticks that have come, sets the next ones, and says how long
     /// to wait for the earliest.
-    fn step(&mut self, shared: &Arc<Shared>, loaded: &Arc<Loaded>, now_ms: i64, clock: Clock) -> Duration {
+    fn step(&mut self, shared: &Arc<Shared>, loaded: &Arc<Loaded>, now_ms: i64, clock: &Clock) -> Duration {
         let now = now_ms.div_euclid(1000);
         let timed: Vec<(usize, &str, &Schedule)> = loaded
             .plan
@@ -301,7 +301,7 @@ fn list(timed: &[(usize, &str, &Schedule)], now: i64) {
 
 /// A tick asked for by hand (`blkc play`'s "tick now"): the timed tree
 /// `name` runs at once, as at a tick of its schedule, which is unchanged.
-fn tick_now(shared: &Arc<Shared>, loaded: &Arc<Loaded>, ticks: &mut Ticks, name: &str, clock: Clock) {
+fn tick_now(shared: &Arc<Shared>, loaded: &Arc<Loaded>, ticks: &mut Ticks, name: &str, clock: &Clock) {
     let timed = |t: &&crate::language::plan::Tree| t.kind == TreeKind::Event && t.timer.is_some() && t.name == name;
     let Some(index) = loaded.plan.trees.iter().position(|t| timed(&t)) else {
         tracing::warn!(event = name, "no timed event of that name to tick");
