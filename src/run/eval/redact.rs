@@ -20,39 +20,46 @@ pub struct Redactor {
     needles: Vec<(String, String)>,
     /// All the needles in one automaton: text is searched once, whatever
     /// the number of forms. Built when first needed (not at each `add`),
-    /// and shared by every redactor of the same needles in the process: a
+    /// and shared by every redactor of the same needles on the thread: a
     /// server's runs redact the same secrets and bot token, and building the
     /// automaton is most of what a short run would cost.
     automaton: std::sync::OnceLock<Option<std::sync::Arc<aho_corasick::AhoCorasick>>>,
 }
 
-/// The automatons built, by their needles: the few sets a process redacts
-/// (its secrets and bot token, as the trees use them).
-static BUILT: std::sync::Mutex<Vec<(Vec<String>, std::sync::Arc<aho_corasick::AhoCorasick>)>> =
-    std::sync::Mutex::new(Vec::new());
+thread_local! {
+    /// The automatons this thread built, by their needles: the few sets a
+    /// process redacts (its secrets and bot token, as the trees use them).
+    /// A thread's own, so that the runs of a server's many threads never
+    /// wait on one another for them.
+    static BUILT: std::cell::RefCell<Vec<(Vec<String>, std::sync::Arc<aho_corasick::AhoCorasick>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
 
-/// How many automatons [`BUILT`] keeps (the last ones built).
-const KEPT_AUTOMATONS: usize = 32;
+/// How many automatons [`BUILT`] keeps a thread (the last ones built).
+const KEPT_AUTOMATONS: usize = 16;
 
-/// The automaton of `needles` (in their order), built once a process.
+/// The automaton of `needles` (in their order), built once a thread.
 fn automaton_of(needles: &[(String, String)]) -> Option<std::sync::Arc<aho_corasick::AhoCorasick>> {
     if needles.is_empty() {
         return None;
     }
     let same = |kept: &Vec<String>| kept.len() == needles.len() && kept.iter().zip(needles).all(|(k, (n, _))| k == n);
-    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, automaton)) = built.iter().find(|(kept, _)| same(kept)) {
-        return Some(automaton.clone());
+    let found = BUILT.with(|built| built.borrow().iter().find(|(kept, _)| same(kept)).map(|(_, a)| a.clone()));
+    if found.is_some() {
+        return found;
     }
     let automaton = aho_corasick::AhoCorasick::builder()
         .match_kind(aho_corasick::MatchKind::LeftmostLongest)
         .build(needles.iter().map(|(n, _)| n))
         .ok()
         .map(std::sync::Arc::new)?;
-    if built.len() >= KEPT_AUTOMATONS {
-        built.remove(0);
-    }
-    built.push((needles.iter().map(|(n, _)| n.clone()).collect(), automaton.clone()));
+    BUILT.with(|built| {
+        let mut built = built.borrow_mut();
+        if built.len() >= KEPT_AUTOMATONS {
+            built.remove(0);
+        }
+        built.push((needles.iter().map(|(n, _)| n.clone()).collect(), automaton.clone()));
+    });
     Some(automaton)
 }
 
