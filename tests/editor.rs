@@ -77,6 +77,7 @@ fn the_extension_packages_into_a_vsix() {
     for part in [
         "extension/package.json",
         "extension/syntaxes/blk.tmLanguage.json",
+        "extension/syntaxes/blkt.tmLanguage.json",
         "extension/extension.js",
         "vscode-languageclient",
     ] {
@@ -125,6 +126,72 @@ vim.cmd("qa!")
     assert!(stdout.lines().any(|l| l == "B115"), "no diagnostics from blkc lsp: {stdout}");
 }
 
+/// Test files (`.blkt`) have a TextMate grammar of their own: steps,
+/// expectations, names, strings and comments each have a scope, as VS
+/// Code's own engine reads them.
+#[test]
+fn the_test_files_textmate_grammar_tokenises_like_vscode() {
+    let grammar = Path::new(ROOT).join("editors/vscode/syntaxes/blkt.tmLanguage.json");
+    for fixture in ["examples/poll.blkt", "examples/settings.blkt", "tests/fixtures/conversations/bot.blkt"] {
+        let file = Path::new(ROOT).join(fixture);
+        let out = node::node("tokenize.js", &[grammar.as_os_str(), file.as_os_str()]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let tokens = String::from_utf8(out.stdout).unwrap();
+        for scope in [
+            "storage.type.test.blkt",
+            "keyword.other.step.blkt",
+            "keyword.control.expect.blkt",
+            "entity.name.function.blkt",
+            "string.quoted.double.blkt",
+            "comment.line.number-sign.blkt",
+        ] {
+            assert!(tokens.contains(scope), "{fixture}: no {scope}");
+        }
+        let name = Path::new(fixture).file_stem().unwrap().to_string_lossy().to_string();
+        insta::assert_snapshot!(format!("blkt_tokens_{name}"), tokens);
+    }
+}
+
+/// Every word of the test files' grammar (grammar/conversation.pest: its
+/// keywords and an `as` line's words) is in a pattern of their TextMate
+/// grammar: a word added to one and not the other would show as plain text.
+#[test]
+fn every_word_of_the_test_files_is_highlighted_by_their_textmate_grammar() {
+    let pest = std::fs::read_to_string(Path::new(ROOT).join("grammar/conversation.pest")).unwrap();
+    let mut words: Vec<String> = pest
+        .lines()
+        .filter_map(|l| {
+            l.trim().strip_prefix("kw_")?.split_once("@{ \"")?.1.split_once('"').map(|(w, _)| w.to_string())
+        })
+        .collect();
+    let member = pest.lines().find(|l| l.starts_with("member_word")).expect("the `as` line's words");
+    words.extend(member.split('"').skip(1).step_by(2).map(str::to_string));
+    assert!(words.len() > 50, "{words:?}");
+    let grammar =
+        std::fs::read_to_string(Path::new(ROOT).join("editors/vscode/syntaxes/blkt.tmLanguage.json")).unwrap();
+    let grammar: serde_json::Value = serde_json::from_str(&grammar).unwrap();
+    let mut patterns = Vec::new();
+    collect_matches(&grammar, &mut patterns);
+    for word in &words {
+        let listed = patterns.iter().any(|p| p.split(['(', ')', '|']).any(|alternative| alternative == word));
+        assert!(listed, "`{word}` of grammar/conversation.pest is not in any pattern of blkt.tmLanguage.json");
+    }
+}
+
+/// Every `match` pattern of a TextMate grammar.
+fn collect_matches(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            if let Some(m) = map.get("match").and_then(|m| m.as_str()) {
+                out.push(m.to_string());
+            }
+            map.values().for_each(|v| collect_matches(v, out));
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| collect_matches(v, out)),
+        _ => {}
+    }
+}
+
 #[test]
 fn every_keyword_of_the_language_is_highlighted_by_the_textmate_grammar() {
     // The grammar's words are `vocab::Keyword`; a word added there and not
@@ -134,19 +201,7 @@ fn every_keyword_of_the_language_is_highlighted_by_the_textmate_grammar() {
             .unwrap();
     let grammar: serde_json::Value = serde_json::from_str(&grammar).unwrap();
     let mut patterns = Vec::new();
-    fn collect(v: &serde_json::Value, out: &mut Vec<String>) {
-        match v {
-            serde_json::Value::Object(map) => {
-                if let Some(m) = map.get("match").and_then(|m| m.as_str()) {
-                    out.push(m.to_string());
-                }
-                map.values().for_each(|v| collect(v, out));
-            }
-            serde_json::Value::Array(items) => items.iter().for_each(|v| collect(v, out)),
-            _ => {}
-        }
-    }
-    collect(&grammar, &mut patterns);
+    collect_matches(&grammar, &mut patterns);
     for keyword in blkc::language::vocab::Keyword::ALL {
         let word = keyword.as_str();
         let listed = patterns.iter().any(|p| {

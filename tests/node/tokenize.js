@@ -1,6 +1,6 @@
 // Tokenises files with the extension's TextMate grammar through
 // vscode-textmate and vscode-oniguruma, the engine VS Code itself uses, and
-// prints each token with its scopes (the source.blk root left out).
+// prints each token with its scopes (the grammar's root scope left out).
 //
 // node tokenize.js GRAMMAR FILE…
 "use strict";
@@ -12,15 +12,16 @@ async function main() {
   const [grammarPath, ...files] = process.argv.slice(2);
   const wasm = fs.readFileSync(require.resolve("vscode-oniguruma/release/onig.wasm")).buffer;
   await oniguruma.loadWASM(wasm);
+  const root = JSON.parse(fs.readFileSync(grammarPath, "utf8")).scopeName;
   const registry = new vsctm.Registry({
     onigLib: Promise.resolve({
       createOnigScanner: (patterns) => new oniguruma.OnigScanner(patterns),
       createOnigString: (s) => new oniguruma.OnigString(s),
     }),
     loadGrammar: async (scopeName) =>
-      scopeName === "source.blk" ? vsctm.parseRawGrammar(fs.readFileSync(grammarPath, "utf8"), grammarPath) : null,
+      scopeName === root ? vsctm.parseRawGrammar(fs.readFileSync(grammarPath, "utf8"), grammarPath) : null,
   });
-  const grammar = await registry.loadGrammar("source.blk");
+  const grammar = await registry.loadGrammar(root);
   let out = "";
   for (const file of files) {
     let stack = vsctm.INITIAL;
