@@ -247,7 +247,9 @@ pub fn parse(source: &SourceFile) -> Result<(TestFile, Vec<Diagnostic>), Vec<Dia
                 let parts: Vec<_> = pair.into_inner().filter(|p| !p.as_rule().is_keyword()).collect();
                 if let [name, value] = parts.as_slice() {
                     let name = reader.word(name);
+                    let written = span(value);
                     let value = reader.string(value);
+                    reader.secret_long_enough(&name, &value, written);
                     file.secrets.push((name, value));
                 }
             }
@@ -429,6 +431,20 @@ impl Reader {
             }
         }
         StepKind::As(member)
+    }
+
+    /// B502 for a test's secret too short to be kept out of output (as
+    /// a run refuses one, B306): every output would have its text masked
+    /// wherever it appears, and expectations would read `<NAME>` for it.
+    fn secret_long_enough(&mut self, name: &Word, value: &str, written: Span) {
+        let least = crate::run::eval::MIN_SECRET_LEN;
+        if value.chars().count() < least {
+            self.problems.push(
+                Diagnostic::new(Code::BadTestStep, format!("the secret `<{}>` is shorter than {least} characters", name.text))
+                    .label(written, "its value")
+                    .help(format!("give the tests a value of {least} characters or more, as `\"test-{}-value\"`: a secret's value is masked wherever it appears in what the tests read", name.text.to_lowercase())),
+            );
+        }
     }
 
     /// The first word of a step (the grammar gives every step one).
