@@ -194,7 +194,13 @@ impl<'a> Conversation<'a> {
             match call.kind {
                 "edit" if deferred => {
                     deferred = false;
-                    self.said(&mut did, MessageKind::Reply, &format!("play-{id}"), call.body.clone());
+                    // A "thinking…" answer that was private makes a private
+                    // message of its edit, as the platform shows it.
+                    let mut body = call.body.clone();
+                    if let (Some(flags), Some(edit)) = (first["data"]["flags"].as_u64(), body.as_object_mut()) {
+                        edit.entry("flags").or_insert(flags.into());
+                    }
+                    self.said(&mut did, MessageKind::Reply, &format!("play-{id}"), body);
                 }
                 "edit" => {
                     let target = if kind == 6 { clicked.clone().unwrap_or_default() } else { format!("play-{id}") };
