@@ -68,7 +68,7 @@ fn main() {
     let Node::Reply(reply) = &tree.body[1] else { unreachable!() };
     let template = plan::template(reply.text().expect("a reply with text"));
     let data = blkc::base::data::Data::parse(json.to_string().as_bytes()).unwrap().data;
-    let mut scope = Bench { response: Response { status: 200, body: Body::Json(data) } };
+    let mut scope = Bench { response: Response::new(200, Body::Json(data)) };
 
     let out = render::render(&template, &mut scope);
     assert!(out.contains("item number 3") && !out.contains("{api_r"));

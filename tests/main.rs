@@ -17,6 +17,7 @@ mod support {
 
 mod agreement;
 mod attacks;
+mod bodies;
 mod build;
 mod capacity;
 mod check_fixtures;

@@ -367,13 +367,58 @@ fn field() -> impl Strategy<Value = Field> {
         template().prop_map(FieldKind::Url),
         proptest::collection::vec(pair(), 0..3).prop_map(FieldKind::Params),
         proptest::collection::vec(pair(), 0..3).prop_map(FieldKind::Headers),
-        proptest::collection::vec((key(), value()), 0..3).prop_map(|es| FieldKind::Body(
-            es.into_iter().map(|(key, value)| Entry { key, value, span: sp() }).collect()
-        )),
+        body().prop_map(FieldKind::Body),
         "\\PC{0,8}".prop_map(|value: String| FieldKind::Sample(Text { value: value.into(), span: sp() })),
         ident().prop_map(FieldKind::Allow),
+        (ident(), proptest::collection::vec(template(), 1..3))
+            .prop_map(|(scheme, values)| FieldKind::Auth(Auth { scheme, values })),
+        "\\PC{0,8}".prop_map(|value: String| FieldKind::Timeout(Text { value: value.into(), span: sp() })),
+        ("0|[1-9][0-9]{0,2}", proptest::collection::vec(status(), 0..3), proptest::option::of("\\PC{0,6}")).prop_map(
+            |(times, on, backoff): (String, Vec<Text>, Option<String>)| FieldKind::Retry(Retry {
+                times: Text { value: times.into(), span: sp() },
+                on,
+                backoff: backoff.map(|b| Text { value: b.into(), span: sp() }),
+            })
+        ),
+        proptest::collection::vec(status(), 0..3)
+            .prop_map(|on| FieldKind::Failed(Box::new(Failed { on, branch: Branch { body: Vec::new(), span: sp() } }))),
     ];
     kind.prop_map(|kind| Field { keyword: sp(), kind, span: sp() })
+}
+
+fn status() -> impl Strategy<Value = Text> {
+    "[1-5][0-9xX]{2}".prop_map(|value: String| Text { value: value.into(), span: sp() })
+}
+
+/// A body of every kind the grammar reads.
+fn body() -> impl Strategy<Value = Body> {
+    let entries = || {
+        proptest::collection::vec((key(), value()), 0..3)
+            .prop_map(|es| es.into_iter().map(|(key, value)| Entry { key, value, span: sp() }).collect::<Vec<_>>())
+    };
+    let file = (
+        prop_oneof![
+            "\\PC{0,8}".prop_map(|v: String| FileSource::Path(Text { value: v.into(), span: sp() })),
+            ident().prop_map(FileSource::Name),
+        ],
+        proptest::collection::vec((prop_oneof![Just("type"), Just("filename")], template()), 0..2),
+    )
+        .prop_map(|(source, settings)| {
+            let settings = settings.into_iter().map(|(w, t)| (Ident { name: w.into(), span: sp() }, t)).collect();
+            PartValue::File(FilePart { source, settings, span: sp() })
+        });
+    let part = (key(), prop_oneof![template().prop_map(PartValue::Field), file]).prop_map(|(key, value)| PartDecl {
+        key,
+        value,
+        span: sp(),
+    });
+    prop_oneof![
+        entries().prop_map(|es| Body::Json(Value::Object(es.into_boxed_slice(), sp()))),
+        value().prop_map(Body::Json),
+        entries().prop_map(Body::Form),
+        (template(), text()).prop_map(|(text, media_type)| Body::Text { text, media_type }),
+        proptest::collection::vec(part, 0..3).prop_map(Body::Multipart),
+    ]
 }
 
 fn text() -> impl Strategy<Value = Option<Text>> {

@@ -4,6 +4,7 @@
 pub mod data;
 pub mod diagnostics;
 pub mod display;
+pub mod media;
 pub mod path;
 pub mod source;
 pub(crate) mod stop;

@@ -22,16 +22,20 @@ pub enum Root {
     Response,
     /// `status`: the HTTP status code (no segments).
     Status,
+    /// `headers.NAME`: a response header, by its name in any case (one
+    /// segment).
+    Headers,
 }
 
 /// The words a path may start with.
-pub const ROOTS: [&str; 2] = ["response", "status"];
+pub const ROOTS: [&str; 3] = ["response", "status", "headers"];
 
 /// The root a path starts with, if it is one.
 pub fn root(text: &str) -> Option<Root> {
     match text {
         "response" => Some(Root::Response),
         "status" => Some(Root::Status),
+        "headers" => Some(Root::Headers),
         _ => None,
     }
 }

@@ -140,6 +140,13 @@ pub fn append_params<'a>(url: &mut url::Url, params: impl IntoIterator<Item = (&
     }
 }
 
+/// A form body (`application/x-www-form-urlencoded`) as the WHATWG URL
+/// standard's form encoder writes it (a space as `+`): what an OAuth2 token
+/// endpoint and every HTML form reader expects.
+pub fn encode_form<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish()
+}
+
 /// The length of `params` once appended to a URL (`?` or `&` included).
 pub fn params_length<'a>(params: impl IntoIterator<Item = (&'a str, &'a str)>) -> usize {
     params.into_iter().map(|(k, v)| 2 + encode_value(k).len() + encode_value(v).len()).sum()

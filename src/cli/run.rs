@@ -502,7 +502,10 @@ fn print_event(out: &mut dyn Write, event: &Event, source: &SourceFile, opts: Re
                 for (k, v) in r.request_headers.iter().flatten() {
                     eprintln!("> {k}: {}", display::one_line(v));
                 }
-                let how = if r.offline { " (offline: from the sample)".to_string() } else { String::new() };
+                let mut how = if r.offline { " (offline: from the sample)".to_string() } else { String::new() };
+                if r.retries > 0 {
+                    how.push_str(&format!(", after {} retr{}", r.retries, if r.retries == 1 { "y" } else { "ies" }));
+                }
                 eprintln!(
                     "< {} {} bytes{}{how}",
                     r.status.map_or("-".into(), |s| s.to_string()),

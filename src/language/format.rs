@@ -771,12 +771,90 @@ impl Printer<'_> {
                 self.trailing(close + 1);
                 return;
             }
-            FieldKind::Body(entries) => {
-                let open = self.open_brace(field.keyword.end as usize);
-                self.object(entries, open, field.span.end as usize - 1, field.span, false);
+            FieldKind::Body(body) => self.body(body, field),
+            FieldKind::Auth(auth) => {
+                self.out.push_str(&auth.scheme.name);
+                for t in &auth.values {
+                    self.out.push(' ');
+                    self.template(t);
+                }
+            }
+            FieldKind::Timeout(t) => self.out.push_str(&text_literal(&t.value)),
+            FieldKind::Retry(r) => {
+                self.out.push_str(&r.times.value);
+                statuses(&mut self.out, &r.on);
+                if let Some(b) = &r.backoff {
+                    self.out.push_str(" backoff ");
+                    self.out.push_str(&text_literal(&b.value));
+                }
+            }
+            FieldKind::Failed(f) => {
+                // `failed` and a blank are written: the statuses, then the branch.
+                self.out.pop();
+                statuses(&mut self.out, &f.on);
+                self.out.push_str(" {");
+                let b = &f.branch;
+                self.block(b.span.start as usize, b.span.end as usize - 1, &b.body, Node::span, |p, n| p.node(n));
             }
         }
         self.trailing(field.span.end as usize);
+    }
+
+    /// A body of its kind: `{ … }`, `[ … ]`, `json …`, `form { … }`,
+    /// `text "…" type "…"`, `multipart { … }`.
+    fn body(&mut self, body: &Body, field: &Field) {
+        match body {
+            Body::Json(Value::Object(entries, span)) => {
+                self.object(entries, span.start as usize, span.end as usize - 1, *span, false)
+            }
+            Body::Json(v @ Value::Array(..)) => self.value(v),
+            Body::Json(v) => {
+                self.out.push_str("json ");
+                self.value(v);
+            }
+            Body::Form(entries) => {
+                self.out.push_str("form ");
+                let open = self.open_brace(field.keyword.end as usize);
+                self.object(entries, open, field.span.end as usize - 1, field.span, false);
+            }
+            Body::Text { text, media_type } => {
+                self.out.push_str("text ");
+                self.template(text);
+                if let Some(t) = media_type {
+                    self.out.push_str(" type ");
+                    self.out.push_str(&text_literal(&t.value));
+                }
+            }
+            Body::Multipart(parts) => {
+                self.out.push_str("multipart {");
+                let open = self.open_brace(field.keyword.end as usize);
+                let close = field.span.end as usize - 1;
+                self.block(
+                    open,
+                    close,
+                    parts,
+                    |p| p.span,
+                    |p, part| {
+                        p.key_line(&part.key.name, part.span, |p| match &part.value {
+                            PartValue::Field(t) => p.out.push_str(&pair_value(p.text, t)),
+                            PartValue::File(file) => {
+                                p.out.push_str("file ");
+                                match &file.source {
+                                    FileSource::Path(path) => p.out.push_str(&text_literal(&path.value)),
+                                    FileSource::Name(name) => p.out.push_str(&name.name),
+                                }
+                                for (word, value) in &file.settings {
+                                    p.out.push(' ');
+                                    p.out.push_str(&word.name);
+                                    p.out.push(' ');
+                                    p.template(value);
+                                }
+                            }
+                        })
+                    },
+                );
+            }
+        }
     }
 
     /// An option's `choices { … }`: on one line when it fits and holds no
@@ -1027,6 +1105,14 @@ fn pair_value(text: &str, value: &Template) -> String {
     match text.get(value.span.range()) {
         Some(written) if !written.starts_with('"') => written.to_string(),
         _ => template_literal(text, value),
+    }
+}
+
+/// ` on 429, 5xx` when there are statuses.
+fn statuses(out: &mut String, on: &[Text]) {
+    for (i, status) in on.iter().enumerate() {
+        out.push_str(if i == 0 { " on " } else { ", " });
+        out.push_str(&status.value);
     }
 }
 

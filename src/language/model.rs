@@ -35,13 +35,21 @@ pub struct Samples {
     /// (`blkc test` reads them only to compare a new response).
     check_paths: bool,
     cache: Mutex<FxHashMap<String, Arc<Result<Data, String>>>>,
+    files: Mutex<FxHashMap<String, FileRead>>,
 }
+
+/// A file beside the bot, read: its bytes, or why it cannot be.
+pub type FileRead = Result<Arc<[u8]>, String>;
+
+/// The largest file a multipart body sends from beside the `.blk` (the
+/// platform's own upload limit for a bot is 10 MiB).
+pub const MAX_UPLOAD_SIZE: u64 = 8 << 20;
 
 impl Samples {
     /// Samples beside the file, read when needed, and paths checked
     /// against them.
     pub fn in_folder(base: PathBuf) -> Samples {
-        Samples { base: Some(base), check_paths: true, cache: Mutex::default() }
+        Samples { base: Some(base), check_paths: true, cache: Mutex::default(), files: Mutex::default() }
     }
 
     /// No samples: paths are checked for form only.
@@ -78,6 +86,19 @@ impl Samples {
         Some(loaded)
     }
 
+    /// A file a multipart body sends (`file "chart.png"`), read once, within
+    /// [`MAX_UPLOAD_SIZE`]; `None` when no folder is known.
+    pub fn file(&self, path: &str) -> Option<FileRead> {
+        let base = self.base.as_ref()?;
+        let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(hit) = files.get(path) {
+            return Some(hit.clone());
+        }
+        let read = read_regular(&base.join(path), MAX_UPLOAD_SIZE).map(Arc::from);
+        files.insert(path.to_string(), read.clone());
+        Some(read)
+    }
+
     /// The sample of a block, if it has one and it can be read.
     pub fn of(&self, block: &ApiBlock) -> Option<Arc<Result<Data, String>>> {
         self.load(&block.sample()?.value)
@@ -88,6 +109,13 @@ impl Samples {
 /// opened without blocking (a FIFO or a terminal named as a sample must not
 /// hang `check` or the editor) and refused unless it is a regular file.
 fn read_sample(path: &Path) -> Result<Data, String> {
+    let bytes = read_regular(path, MAX_SAMPLE_SIZE)?;
+    Data::parse(&bytes).map(|parsed| parsed.data).map_err(|e| format!("is not valid JSON: {e}"))
+}
+
+/// A regular file's bytes, up to `limit`: opened without blocking, refused
+/// unless it is a regular file.
+fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
     use std::io::Read as _;
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
@@ -102,11 +130,11 @@ fn read_sample(path: &Path) -> Result<Data, String> {
         return Err("cannot be read: it is not a regular file".into());
     }
     let mut bytes = Vec::new();
-    file.take(MAX_SAMPLE_SIZE + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot be read: {e}"))?;
-    if bytes.len() as u64 > MAX_SAMPLE_SIZE {
-        return Err(format!("is larger than the limit of {MAX_SAMPLE_SIZE} bytes"));
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot be read: {e}"))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!("is larger than the limit of {limit} bytes"));
     }
-    Data::parse(&bytes).map(|parsed| parsed.data).map_err(|e| format!("is not valid JSON: {e}"))
+    Ok(bytes)
 }
 
 /// The model of a whole file.
@@ -601,6 +629,15 @@ impl<'a> Visitor<'a> for FlowWalk<'a> {
     }
     fn reply(&mut self, _: &'a crate::language::ast::Reply) {}
     fn save(&mut self, _: &'a crate::language::ast::Save) {}
+    /// A block's `failed` branch runs without its response (see the
+    /// reference rule's walk, which keeps the same flow).
+    fn failed(&mut self, _: &'a ApiBlock, f: &'a crate::language::ast::Failed) {
+        self.0.chain_start();
+        self.0.branch_start(f.branch.span.start);
+        self.branch(&f.branch.body);
+        self.0.branch_end();
+        self.0.chain_end(false, f.branch.span.end);
+    }
     fn if_chain(&mut self, node: &'a IfNode) {
         self.0.chain_start();
         for link in visit::chain(node) {

@@ -14,7 +14,7 @@ use crate::language::model::Checked;
 pub use crate::language::vocab::Method;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 16;
+pub const FORMAT: u32 = 17;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -488,8 +488,24 @@ pub struct Request {
     pub url: Template,
     pub params: Vec<(String, Template)>,
     pub headers: Vec<(String, Template)>,
-    /// The JSON body (always an object), if the block has one.
-    pub body: Option<Val>,
+    /// The body, of its kind, if the block has one.
+    pub body: Option<Body>,
+    /// `auth basic …` or `auth bearer …`: the `Authorization` header blkc writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<Auth>,
+    /// `timeout "5s"`: each attempt's limit, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<Retry>,
+    /// `failed { … }`: what runs, instead of the rest of the tree, when the
+    /// request fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<Failed>,
+    /// A multipart body of the tree sends the response as a file: its
+    /// bytes are kept as received.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_bytes: bool,
     /// The sample file, as written in the block (relative to the source).
     pub sample: Option<String>,
     pub allow_bot_token: bool,
@@ -497,6 +513,130 @@ pub struct Request {
     /// internal address.
     pub allow_private_network: bool,
     pub span: Span,
+}
+
+/// A request body, ready to encode (docs/language.md, "Bodies").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Body {
+    /// Any JSON value (`body { … }`, `body [ … ]`, `body json …`).
+    Json {
+        value: Val,
+    },
+    /// `application/x-www-form-urlencoded`: each value as text.
+    Form {
+        fields: Vec<(String, Val)>,
+    },
+    Text {
+        text: Template,
+        media_type: String,
+    },
+    Multipart {
+        parts: Vec<BodyPart>,
+    },
+}
+
+impl Body {
+    /// The `Content-Type` the body is sent with (a multipart body's boundary
+    /// is added when it is encoded).
+    pub fn media_type(&self) -> &str {
+        match self {
+            Body::Json { .. } => "application/json",
+            Body::Form { .. } => "application/x-www-form-urlencoded",
+            Body::Text { media_type, .. } => media_type,
+            Body::Multipart { .. } => "multipart/form-data",
+        }
+    }
+
+    /// Calls `f` on every template the body sends.
+    pub fn each_template(&self, f: &mut impl FnMut(&Template)) {
+        match self {
+            Body::Json { value } => value.each_template(f),
+            Body::Form { fields } => fields.iter().for_each(|(_, v)| v.each_template(f)),
+            Body::Text { text, .. } => f(text),
+            Body::Multipart { parts } => parts.iter().for_each(|p| match &p.value {
+                PartValue::Field { text } => f(text),
+                PartValue::File { filename, media_type, .. } => {
+                    filename.iter().chain(media_type).for_each(&mut *f);
+                }
+            }),
+        }
+    }
+
+    /// Calls `f` on every value of the body.
+    pub fn each_val(&self, f: &mut impl FnMut(&Val)) {
+        match self {
+            Body::Json { value } => f(value),
+            Body::Form { fields } => fields.iter().for_each(|(_, v)| f(v)),
+            Body::Text { .. } | Body::Multipart { .. } => {}
+        }
+    }
+}
+
+/// One part of a multipart body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BodyPart {
+    pub name: String,
+    pub value: PartValue,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum PartValue {
+    Field {
+        text: Template,
+    },
+    File {
+        from: FileFrom,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        media_type: Option<Template>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        filename: Option<Template>,
+    },
+}
+
+/// Where a file part's bytes come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileFrom {
+    /// A file beside the source, by its path as written.
+    Path(String),
+    /// The response bytes of a block that ran before.
+    Block(String),
+}
+
+/// The `Authorization` header a block's `auth` writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "scheme", rename_all = "lowercase")]
+pub enum Auth {
+    Basic { user: Template, password: Template },
+    Bearer { token: Template },
+}
+
+/// `retry N on … backoff …`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Retry {
+    /// Retries after the first attempt.
+    pub times: u32,
+    /// The statuses retried, as inclusive ranges (besides a time-out and a
+    /// connection that failed).
+    pub on: Vec<(u16, u16)>,
+    /// The first wait; each next one doubles, with jitter.
+    pub backoff_ms: u64,
+    /// The method may be repeated: idempotent, or `allow retry`.
+    pub repeatable: bool,
+}
+
+/// The statuses a block retries when `retry` names none.
+pub const RETRIED: &[(u16, u16)] = &[(408, 408), (429, 429), (500, 500), (502, 504)];
+
+/// `failed on … { … }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failed {
+    /// The statuses that count as a failure, as inclusive ranges.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on: Vec<(u16, u16)>,
+    pub steps: Vec<Step>,
 }
 
 /// A compiled string template.
@@ -539,6 +679,9 @@ pub struct Path {
     pub element: bool,
     /// `true` for `[status]`, `false` for `[response…]`.
     pub status: bool,
+    /// `true` for `[headers.NAME]` (its one key is the name, lower-case).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub headers: bool,
     pub keys: Vec<Key>,
     /// The path as written, for messages and for rendering it as text.
     pub text: String,
@@ -698,6 +841,14 @@ impl Request {
         if let Some(b) = &self.body {
             b.each_template(f);
         }
+        match &self.auth {
+            Some(Auth::Basic { user, password }) => {
+                f(user);
+                f(password);
+            }
+            Some(Auth::Bearer { token }) => f(token),
+            None => {}
+        }
     }
 
     /// Whether the request sends the bot token anywhere.
@@ -717,6 +868,7 @@ impl Step {
                 branches.iter().map(|(_, then)| then.as_slice()).chain([otherwise.as_slice()]).collect()
             }
             Step::Loop(l) => vec![l.steps.as_slice()],
+            Step::Request(r) => r.failed.iter().map(|f| f.steps.as_slice()).collect(),
             _ => Vec::new(),
         }
     }
@@ -834,7 +986,12 @@ pub fn each_path(steps: &[Step], f: &mut impl FnMut(&Path)) {
     });
     for step in steps {
         match step {
-            Step::Request(r) => r.body.iter().for_each(|b| val(b, f)),
+            Step::Request(r) => {
+                r.body.iter().for_each(|b| b.each_val(&mut |v| val(v, f)));
+                if let Some(failed) = &r.failed {
+                    each_path(&failed.steps, f);
+                }
+            }
             Step::Save { value, .. } => val(value, f),
             Step::If { branches, otherwise, .. } => {
                 for (condition, then) in branches {
@@ -1003,7 +1160,7 @@ fn lower_tree(t: &ast::Tree, inherited: &[Guard], out: &mut Vec<Tree>) -> Lowere
             menu: t.menu_target().map(str::to_string),
             guards,
             options,
-            steps: steps(&t.body)?,
+            steps: with_kept_bytes(steps(&t.body)?, t),
         })
     };
     out.push(tree(t.kind, t, options.clone(), guards.clone())?);
@@ -1195,6 +1352,7 @@ fn loop_path(source: &ast::LoopSource) -> Path {
             block: n.name.to_string(),
             element: true,
             status: false,
+            headers: false,
             keys: Vec::new(),
             text: n.name.to_string(),
             span: n.span,
@@ -1317,16 +1475,138 @@ fn request(block: &ast::ApiBlock) -> Lowered<Request> {
         url: block.url().map(template).ok_or_else(|| bug("has no URL"))?,
         params: pairs(block.params()),
         headers: pairs(block.headers()),
-        body: block.body().map(|(entries, _)| object(entries)),
+        body: block.body().map(|(b, _)| body(b)),
+        auth: block.fields.iter().find_map(|f| match &f.kind {
+            FieldKind::Auth(a) => auth(a),
+            _ => None,
+        }),
+        timeout_ms: block.fields.iter().find_map(|f| match &f.kind {
+            FieldKind::Timeout(t) => crate::language::vocab::parse_millis(&t.value).ok(),
+            _ => None,
+        }),
+        retry: block.fields.iter().find_map(|f| match &f.kind {
+            FieldKind::Retry(r) => Some(retry(r, block)),
+            _ => None,
+        }),
+        failed: match block.failed() {
+            Some(f) => Some(Failed { on: statuses(&f.on), steps: steps(&f.branch.body)? }),
+            None => None,
+        },
         sample: block.fields.iter().find_map(|f| match &f.kind {
             FieldKind::Sample(s) => Some(s.value.to_string()),
             _ => None,
         }),
         allow_bot_token: block.allows_bot_token(),
         allow_private_network: block.allows("private_network"),
+        keep_bytes: false,
         span: block.span,
     })
 }
+
+fn body(b: &ast::Body) -> Body {
+    match b {
+        ast::Body::Json(v) => Body::Json { value: val(v) },
+        ast::Body::Form(entries) => {
+            Body::Form { fields: entries.iter().map(|e| (e.key.name.to_string(), val(&e.value))).collect() }
+        }
+        ast::Body::Text { text, media_type } => Body::Text {
+            text: template(text),
+            media_type: media_type.as_ref().map_or("text/plain; charset=utf-8".to_string(), |t| t.value.to_string()),
+        },
+        ast::Body::Multipart(parts) => Body::Multipart {
+            parts: parts
+                .iter()
+                .map(|p| BodyPart {
+                    name: p.key.name.to_string(),
+                    value: match &p.value {
+                        ast::PartValue::Field(t) => PartValue::Field { text: template(t) },
+                        ast::PartValue::File(file) => {
+                            let setting = |word: &str| {
+                                file.settings.iter().find(|(w, _)| w.name == word).map(|(_, t)| template(t))
+                            };
+                            PartValue::File {
+                                from: match &file.source {
+                                    ast::FileSource::Path(p) => FileFrom::Path(p.value.to_string()),
+                                    ast::FileSource::Name(n) => {
+                                        FileFrom::Block(n.name.strip_prefix("api_").unwrap_or(&n.name).to_string())
+                                    }
+                                },
+                                media_type: setting("type"),
+                                filename: setting("filename"),
+                            }
+                        }
+                    },
+                })
+                .collect(),
+        },
+    }
+}
+
+fn auth(a: &ast::Auth) -> Option<Auth> {
+    match (a.scheme.name.as_str(), a.values.as_slice()) {
+        ("basic", [user, password]) => Some(Auth::Basic { user: template(user), password: template(password) }),
+        ("bearer", [token]) => Some(Auth::Bearer { token: template(token) }),
+        _ => None,
+    }
+}
+
+fn statuses(on: &[ast::Text]) -> Vec<(u16, u16)> {
+    on.iter().filter_map(|s| crate::language::vocab::parse_status(&s.value)).collect()
+}
+
+fn retry(r: &ast::Retry, block: &ast::ApiBlock) -> Retry {
+    let method = block.method().and_then(|m| Method::parse(&m.name));
+    Retry {
+        times: r.times.value.parse().unwrap_or(0),
+        on: if r.on.is_empty() { RETRIED.to_vec() } else { statuses(&r.on) },
+        backoff_ms: r
+            .backoff
+            .as_ref()
+            .and_then(|b| crate::language::vocab::parse_millis(&b.value).ok())
+            .unwrap_or(DEFAULT_BACKOFF_MS),
+        repeatable: method.is_some_and(|m| m.idempotent()) || block.allows("retry"),
+    }
+}
+
+/// Marks the requests whose response bytes a multipart body of the tree
+/// sends as a file (`file api_x`): only theirs are kept.
+fn with_kept_bytes(mut steps: Vec<Step>, t: &ast::Tree) -> Vec<Step> {
+    let mut sent = Vec::new();
+    ast::visit::each_block(&t.body, &mut |b| {
+        if let Some((ast::Body::Multipart(parts), _)) = b.body() {
+            for p in parts {
+                if let ast::PartValue::File(ast::FilePart { source: ast::FileSource::Name(n), .. }) = &p.value {
+                    sent.push(n.name.strip_prefix("api_").unwrap_or(&n.name).to_string());
+                }
+            }
+        }
+    });
+    fn mark(steps: &mut [Step], sent: &[String]) {
+        for step in steps {
+            match step {
+                Step::Request(r) => {
+                    r.keep_bytes = sent.contains(&r.block);
+                    if let Some(f) = &mut r.failed {
+                        mark(&mut f.steps, sent);
+                    }
+                }
+                Step::If { branches, otherwise, .. } => {
+                    branches.iter_mut().for_each(|(_, then)| mark(then, sent));
+                    mark(otherwise, sent);
+                }
+                Step::Loop(l) => mark(&mut l.steps, sent),
+                _ => {}
+            }
+        }
+    }
+    if !sent.is_empty() {
+        mark(&mut steps, &sent);
+    }
+    steps
+}
+
+/// The first wait between two attempts when `retry` gives no `backoff`.
+pub const DEFAULT_BACKOFF_MS: u64 = 500;
 
 /// A `var`'s default as JSON. The grammar lets only fixed values there:
 /// literal strings, numbers, `true`, `false`, `null`, arrays and objects.
@@ -1410,6 +1690,7 @@ fn element_path(e: &ast::ElementRef) -> Path {
         block: e.item.name.to_string(),
         element: true,
         status: false,
+        headers: false,
         keys: keys(&e.segments),
         text: format!("{}[{}]", e.item.name, e.path_text()),
         span: e.span,
@@ -1421,6 +1702,7 @@ fn path(r: &ast::Reference) -> Path {
         block: r.block.name.to_string(),
         element: false,
         status: r.root() == Some(crate::base::path::Root::Status),
+        headers: r.root() == Some(crate::base::path::Root::Headers),
         keys: keys(&r.segments),
         text: format!("api_{}[{}]", r.block.name, r.path_text()),
         span: r.span,

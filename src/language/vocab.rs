@@ -35,6 +35,12 @@ impl Method {
     pub fn takes_body(self) -> bool {
         self != Method::GET
     }
+
+    /// Whether repeating the request changes nothing more (RFC 9110 §9.2.2):
+    /// retried without the author saying so.
+    pub fn idempotent(self) -> bool {
+        matches!(self, Method::GET | Method::PUT | Method::DELETE)
+    }
 }
 
 /// Methods HTTP has that the spec names and excludes.
@@ -103,6 +109,16 @@ pub fn event_variables(kind: &str) -> Option<&'static [&'static str]> {
 /// choice, joined by `, `). A form's fields come as `field_<input>` besides.
 pub const HANDLER_VARIABLES: &[&str] = &["message_id", "value", "values"];
 
+/// What a block's `failed { … }` branch is given: the failure, with what
+/// each variable holds.
+pub const FAILURE_VARIABLES: &[(&str, &str)] = &[
+    ("failure_kind", "what failed: `timeout`, `connection`, `refused` (the request policy), `status`, `too_large`, `budget` or `rate_limited`"),
+    ("failure_status", "the response's status when the kind is `status`, else empty"),
+    ("failure_message", "what went wrong, in words (secrets redacted)"),
+    ("failure_block", "the name of the block that failed"),
+    ("failure_attempts", "how many times the request was sent (1 without retries)"),
+];
+
 /// What a timed event's run is given: the channel its replies go to, and
 /// the instant of its tick (RFC 3339, UTC).
 /// What an option's `autocomplete` tree is given besides a command's
@@ -138,6 +154,7 @@ pub const MAX_HEADER_VALUE: usize = 16 * 1024;
 pub const ALLOWS: &[(&str, &str)] = &[
     ("bot_token", "send `{bot_token}` to a host other than the platform's API (still over https)"),
     ("private_network", "let a host that comes from a value or a redirect be an internal address"),
+    ("retry", "retry a POST or PATCH, which the server may then carry out twice"),
 ];
 
 /// Where a custom variable's value is kept: once for the whole bot (the
@@ -318,6 +335,69 @@ pub const MAX_DURATION_SECS: u64 = 366 * 86_400;
 /// A length of time as written: a whole number of seconds (`90`), or a
 /// string of numbers each with its unit, `s`, `m`, `h` or `d` (`"90s"`,
 /// `"1h30m"`, `"1d"`); from one second to 366 days.
+/// A block's `timeout` or `backoff`: `"500ms"`, or a duration as
+/// [`parse_duration`] reads it, in milliseconds.
+pub fn parse_millis(text: &str) -> Result<u64, String> {
+    let words = "a duration like \"500ms\", \"5s\" or \"1m\"";
+    match text.trim().strip_suffix("ms") {
+        Some(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => match n.parse::<u64>() {
+            Ok(0) => Err("at least one millisecond".to_string()),
+            Ok(ms) => Ok(ms),
+            Err(_) => Err(words.to_string()),
+        },
+        Some(_) => Err(words.to_string()),
+        None => parse_duration(text).map(|s| s.saturating_mul(1000)).map_err(|_| words.to_string()),
+    }
+}
+
+/// What each word of an `api` block does: the language server's completion
+/// and hover read it here.
+pub fn block_word_about(word: &str) -> Option<&'static str> {
+    Some(match word {
+        "method" => "the HTTP method: GET, POST, PUT, DELETE or PATCH",
+        "url" => "the address the request is sent to, a template (values in it are encoded)",
+        "params" => "URL parameters, `{ key = \"value\" }`, appended to the query",
+        "headers" => "request headers, `{ Name = \"value\" }`; secrets as `<SLOT>`s",
+        "body" => "the request body: `{ … }` or `[ … ]` (JSON), `json VALUE`, `form { … }` (form-urlencoded), `text \"…\" type \"…\"`, `multipart { name = \"…\", doc = file \"a.csv\" }`; `Content-Type` is set from it",
+        "sample" => "a JSON file beside the .blk: what `--offline` answers, and what response paths are checked against",
+        "allow" => "`allow bot_token`, `allow private_network` or `allow retry` (repeat a POST or PATCH)",
+        "auth" => "`auth basic \"<USER>\" \"<PASSWORD>\"` or `auth bearer \"<TOKEN>\"`: the `Authorization` header, written by blkc",
+        "timeout" => "how long one attempt may take, `timeout \"5s\"` (at most 2 minutes), in place of `--timeout`",
+        "retry" => "`retry 3 on 429, 5xx backoff \"1s\"`: send again after a time-out, a failed connection or a listed status (by default 408, 429, 500, 502–504), waiting `backoff` doubled each time with jitter, or what `Retry-After` asks; GET, PUT and DELETE only, unless `allow retry`",
+        "failed" => "`failed on 404, 5xx { … }`: what runs instead of the rest of the tree when the block fails (a time-out, no connection, a refusal, or a listed status), with `{failure_kind}`, `{failure_status}`, `{failure_message}`, `{failure_block}` and `{failure_attempts}`",
+        "json" => "`body json VALUE`: any JSON value as the body",
+        "multipart" => "`body multipart { … }`: multipart/form-data parts, text or files",
+        "file" => "a part's file: `file \"chart.png\"` (beside the .blk) or `file api_x` (a block's response)",
+        "type" => "a media type: of a `text` body or of a file part",
+        "filename" => "the file name a file part is sent with",
+        "on" => "the statuses a `retry` or `failed` takes: `on 429, 5xx`",
+        "backoff" => "the first wait between two attempts (doubled each time, with jitter): `backoff \"500ms\"`",
+        _ => return None,
+    })
+}
+
+/// The longest `timeout` a block may give (the platform waits 15 minutes
+/// for a deferred answer; a block gets two).
+pub const MAX_BLOCK_TIMEOUT_MS: u64 = 120_000;
+/// The most retries a block may ask for, and its longest `backoff`.
+pub const MAX_RETRIES: u64 = 10;
+pub const MAX_BACKOFF_MS: u64 = 60_000;
+
+/// A status a `retry on` or `failed on` names: `503` is itself, `5xx` its
+/// class; as an inclusive range.
+pub fn parse_status(text: &str) -> Option<(u16, u16)> {
+    let b = text.as_bytes();
+    if b.len() != 3 || !(b'1'..=b'5').contains(&b[0]) {
+        return None;
+    }
+    if b[1..].eq_ignore_ascii_case(b"xx") {
+        let base = u16::from(b[0] - b'0') * 100;
+        return Some((base, base + 99));
+    }
+    let n: u16 = text.parse().ok()?;
+    Some((n, n))
+}
+
 pub fn parse_duration(text: &str) -> Result<u64, String> {
     let text = text.trim();
     let seconds = if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
@@ -649,6 +729,17 @@ keywords! {
     Body "body" Block,
     Sample "sample" Block,
     Allow "allow" Block,
+    Auth "auth" Block,
+    Timeout "timeout" Block,
+    Retry "retry" Block,
+    Failed "failed" Block,
+    On "on" Block,
+    Backoff "backoff" Block,
+    Json "json" Block,
+    Multipart "multipart" Block,
+    File "file" Block,
+    Type "type" Block,
+    Filename "filename" Block,
     Text "text" Reply,
     Ephemeral "ephemeral" Reply,
     Embed "embed" Reply,
@@ -670,6 +761,19 @@ keywords! {
     False "false" Value,
     Null "null" Value,
 }
+
+/// Keywords that only follow another word of their field (`body json`,
+/// `retry 3 on 503 backoff "1s"`, `file "a" type "…"`): never the start of a
+/// line, so one there is not a line put in the wrong block.
+pub const FOLLOWING: &[Keyword] = &[
+    Keyword::Json,
+    Keyword::Multipart,
+    Keyword::File,
+    Keyword::Type,
+    Keyword::Filename,
+    Keyword::On,
+    Keyword::Backoff,
+];
 
 impl Keyword {
     /// The keyword spelled exactly `word`.

@@ -253,14 +253,72 @@ fn api(b: &ApiBlock, level: usize, out: &mut String) {
             FieldKind::Url(u) => out.push_str(&format!("url {}", template(u))),
             FieldKind::Params(ps) => out.push_str(&format!("params {}", pairs(ps))),
             FieldKind::Headers(hs) => out.push_str(&format!("headers {}", pairs(hs))),
-            FieldKind::Body(es) => out.push_str(&format!("body {}", entries(es, level + 1))),
+            FieldKind::Body(b) => out.push_str(&format!("body {}", body(b, level + 1))),
             FieldKind::Sample(s) => out.push_str(&format!("sample {}", text(&s.value))),
             FieldKind::Allow(a) => out.push_str(&format!("allow {}", a.name)),
+            FieldKind::Auth(a) => {
+                let values: Vec<String> = a.values.iter().map(template).collect();
+                out.push_str(&format!("auth {} {}", a.scheme.name, values.join(" ")))
+            }
+            FieldKind::Timeout(t) => out.push_str(&format!("timeout {}", text(&t.value))),
+            FieldKind::Retry(r) => {
+                out.push_str(&format!("retry {}{}", r.times.value, statuses(&r.on)));
+                if let Some(b) = &r.backoff {
+                    out.push_str(&format!(" backoff {}", text(&b.value)));
+                }
+            }
+            FieldKind::Failed(f) => {
+                out.push_str(&format!("failed{} {{\n", statuses(&f.on)));
+                nodes(&f.branch.body, level + 2, out);
+                out.push_str(&indent(level + 1));
+                out.push('}');
+            }
         }
         out.push('\n');
     }
     out.push_str(&indent(level));
     out.push_str("}\n");
+}
+
+fn statuses(on: &[Text]) -> String {
+    if on.is_empty() {
+        return String::new();
+    }
+    format!(" on {}", on.iter().map(|s| s.value.to_string()).collect::<Vec<_>>().join(", "))
+}
+
+fn body(b: &Body, level: usize) -> String {
+    match b {
+        Body::Json(v @ (Value::Object(..) | Value::Array(..))) => value(v, level),
+        Body::Json(v) => format!("json {}", value(v, level)),
+        Body::Form(es) => format!("form {}", entries(es, level)),
+        Body::Text { text: t, media_type } => match media_type {
+            Some(m) => format!("text {} type {}", template(t), text(&m.value)),
+            None => format!("text {}", template(t)),
+        },
+        Body::Multipart(parts) => {
+            let items: Vec<String> = parts
+                .iter()
+                .map(|p| {
+                    let v = match &p.value {
+                        PartValue::Field(t) => template(t),
+                        PartValue::File(f) => {
+                            let mut s = match &f.source {
+                                FileSource::Path(p) => format!("file {}", text(&p.value)),
+                                FileSource::Name(n) => format!("file {}", n.name),
+                            };
+                            for (w, t) in &f.settings {
+                                s.push_str(&format!(" {} {}", w.name, template(t)));
+                            }
+                            s
+                        }
+                    };
+                    format!("{} = {}", key(&p.key.name), v)
+                })
+                .collect();
+            format!("multipart {{ {} }}", items.join(", "))
+        }
+    }
 }
 
 fn pairs(ps: &[Pair]) -> String {

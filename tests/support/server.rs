@@ -260,6 +260,34 @@ fn handle(mut request: tiny_http::Request, port: u16, log: &Mutex<Vec<Received>>
         }
         ["bom"] => Response::from_data(b"\xEF\xBB\xBF{\"bom\":\"skipped\"}".to_vec()).with_header(json_header()),
         ["bad-utf8"] => Response::from_data(b"{\"name\":\"caf\xE9\",\"ok\":true}".to_vec()).with_header(json_header()),
+        // `/flaky/N/KEY[?after=S]`: the first N requests of KEY answer 503
+        // (with `Retry-After: S` when given), the next ones 200 with their number.
+        ["flaky", n, key] => {
+            static SEEN: Mutex<Vec<(String, u32)>> = Mutex::new(Vec::new());
+            let mut seen = SEEN.lock().unwrap();
+            let count = match seen.iter_mut().find(|(k, _)| k == key) {
+                Some((_, c)) => {
+                    *c += 1;
+                    *c
+                }
+                None => {
+                    seen.push((key.to_string(), 1));
+                    1
+                }
+            };
+            if count <= n.parse().unwrap_or(0) {
+                let mut r =
+                    Response::from_string("{\"error\":\"busy\"}").with_status_code(503).with_header(json_header());
+                if let Some(after) = query.strip_prefix("after=") {
+                    r = r.with_header(Header::from_bytes("Retry-After", after).unwrap());
+                }
+                r
+            } else {
+                Response::from_string(format!("{{\"ok\":true,\"attempt\":{count}}}"))
+                    .with_header(json_header())
+                    .with_header(Header::from_bytes("X-Attempt", count.to_string()).unwrap())
+            }
+        }
         ["limited"] => Response::from_string("{\"error\":\"slow down\"}")
             .with_status_code(429)
             .with_header(json_header())

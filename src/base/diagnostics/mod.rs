@@ -110,6 +110,11 @@ codes! {
     NotAListVariable = "B149", Error, "list operation or loop on a variable declared as something else";
     BadHelper = "B150", Error, "unknown list helper, or one written wrong";
     BadSchedule = "B151", Error, "timed event's schedule, time zone or channel not understood";
+    BodyTypeMismatch = "B152", Error, "a body and its `Content-Type` header that disagree";
+    BadBody = "B153", Error, "a form or multipart body written wrong, or a file part that cannot be sent";
+    BadAuth = "B154", Error, "an `auth` that is not understood, or beside an `Authorization` header";
+    BadRetry = "B155", Error, "a `timeout`, `retry` or `failed` that is not understood";
+    RetryNotRepeatable = "B156", Warning, "`retry` on a POST or PATCH without `allow retry`";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";
@@ -153,6 +158,7 @@ codes! {
     RunBound = "B327", Error, "a run past its bound of loop runs, requests, joined text, list elements or a variable's bytes";
     NotAList = "B328", Error, "a loop's or list operation's value not a list, or its limit or index not a whole number";
     NoTimerChannel = "B329", Error, "timed event's channel not a channel id when its tick came";
+    RequestRetried = "B330", Warning, "a block's request sent again";
     // What the chat platform registers (`blkc deploy`; checked by `check` too).
     PlatformName = "B401", Error, "command or option name the platform refuses";
     DescriptionLength = "B402", Error, "description empty or longer than 100 characters";

@@ -232,7 +232,7 @@ fn check_request(check: &RequestCheck, r: &Json) -> Result<(), Miss> {
         }
         RequestCheck::Url(want) => matched("url", want, &r["url"]),
         RequestCheck::Body(key, want) => {
-            let body: Json = serde_json::from_str(&text(&r["request_body"])).unwrap_or(Json::Null);
+            let body = request_body(r);
             let got = &body[key.as_str()];
             match same_json(got, want) {
                 true => Ok(()),
@@ -245,6 +245,22 @@ fn check_request(check: &RequestCheck, r: &Json) -> Result<(), Miss> {
         }
         RequestCheck::Method(_) => Ok(()),
     }
+}
+
+/// A request's body as JSON: a form body's fields as strings (each field
+/// once, its last value), any other body as the JSON it is.
+fn request_body(r: &Json) -> Json {
+    let body = text(&r["request_body"]);
+    let form = r["request_headers"].as_array().into_iter().flatten().any(|h| {
+        h[0].as_str().is_some_and(|k| k.eq_ignore_ascii_case("content-type"))
+            && h[1].as_str().is_some_and(|v| crate::base::media::kind_of(v) == Some("form"))
+    });
+    if form {
+        let fields =
+            form_urlencoded::parse(body.as_bytes()).map(|(k, v)| (k.into_owned(), Json::String(v.into_owned())));
+        return Json::Object(fields.collect());
+    }
+    serde_json::from_str(&body).unwrap_or(Json::Null)
 }
 
 fn saved(did: &mut Did, name: &Word, want: &Json, at: Span) -> Result<(), Box<Diagnostic>> {

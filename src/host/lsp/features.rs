@@ -206,6 +206,11 @@ pub fn hover(doc: &Document, offset: usize) -> Option<Hover> {
         parts.push(about);
         at = Some(span);
     }
+    // A block's field: what it does.
+    if let Some((about, span)) = block_word_at(doc, offset) {
+        parts.push(about);
+        at = Some(span);
+    }
     // An embed's part: what it takes, and its limit.
     if let Some((part, span)) = embed_part_at(doc, offset) {
         parts.push(format!("embed part `{}`: {}", part.as_str(), part.about()));
@@ -705,13 +710,29 @@ fn keyword_words(place: vocab::Place) -> Vec<CompletionItem> {
             vocab::Keyword::Cooldown => {
                 "a wait between two runs: `cooldown \"1h\"` (per user), or `… per server`, `… per channel`"
             }
-            _ => "keyword",
+            _ => vocab::block_word_about(k.as_str()).unwrap_or("keyword"),
         };
         if place != vocab::Place::Embed || *k == vocab::Keyword::Field {
             items.push(item(k.as_str().to_string(), CompletionItemKind::KEYWORD, about.into()));
         }
     }
     items
+}
+
+/// The keyword of an `api` block's field at `offset`, and what it does.
+fn block_word_at(doc: &Document, offset: usize) -> Option<(String, Span)> {
+    let mut found = None;
+    for tree in doc.checked.ast.trees() {
+        crate::language::ast::visit::each_block(&tree.body, &mut |b| {
+            for f in b.fields.iter().filter(|f| contains(f.keyword, offset)) {
+                let word = f.kind.keyword();
+                if let Some(about) = vocab::block_word_about(word) {
+                    found = Some((format!("`{word}`: {about}"), f.keyword));
+                }
+            }
+        });
+    }
+    found
 }
 
 /// The embed part whose keyword is at `offset`.

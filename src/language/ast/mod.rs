@@ -840,9 +840,104 @@ pub enum FieldKind {
     Url(Template),
     Params(Vec<Pair>),
     Headers(Vec<Pair>),
-    Body(Vec<Entry>),
+    Body(Body),
     Sample(Text),
     Allow(Ident),
+    /// `auth basic "<USER>" "<PASSWORD>"`, `auth bearer "<TOKEN>"`.
+    Auth(Auth),
+    /// `timeout "5s"`: the duration as written.
+    Timeout(Text),
+    Retry(Retry),
+    Failed(Box<Failed>),
+}
+
+/// A request body, of the kind its keyword names.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    /// `body { … }`, `body [ … ]`, `body json VALUE`.
+    Json(Value),
+    /// `body form { … }`: form-urlencoded.
+    Form(Vec<Entry>),
+    /// `body text "…" type "…"`.
+    Text { text: Template, media_type: Option<Text> },
+    /// `body multipart { … }`.
+    Multipart(Vec<PartDecl>),
+}
+
+impl Body {
+    /// The word that names the body's kind (`json` for objects and arrays).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Body::Json(_) => "json",
+            Body::Form(_) => "form",
+            Body::Text { .. } => "text",
+            Body::Multipart(_) => "multipart",
+        }
+    }
+
+    /// The `key = value` entries of an object or form body.
+    pub fn entries(&self) -> Option<&[Entry]> {
+        match self {
+            Body::Json(Value::Object(entries, _)) => Some(entries),
+            Body::Form(entries) => Some(entries),
+            _ => None,
+        }
+    }
+}
+
+/// One part of a multipart body: `name = "text"` or `name = file …`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartDecl {
+    pub key: Key,
+    pub value: PartValue,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PartValue {
+    Field(Template),
+    File(FilePart),
+}
+
+/// `file "chart.png" type "image/png" filename "chart.png"`, or `file api_x`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FilePart {
+    pub source: FileSource,
+    /// `type` and `filename`, each with its word's span, as written.
+    pub settings: Vec<(Ident, Template)>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FileSource {
+    /// A file beside the `.blk`, by its path as written.
+    Path(Text),
+    /// A name: `api_<block>` (that block's response bytes).
+    Name(Ident),
+}
+
+/// `auth basic "<USER>" "<PASSWORD>"`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Auth {
+    pub scheme: Ident,
+    pub values: Vec<Template>,
+}
+
+/// `retry 3 on 429, 503 backoff "1s"`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retry {
+    /// The number as written.
+    pub times: Text,
+    pub on: Vec<Text>,
+    pub backoff: Option<Text>,
+}
+
+/// `failed on 404, 5xx { … }`: what runs, instead of the rest of the tree,
+/// when the block fails.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failed {
+    pub on: Vec<Text>,
+    pub branch: Branch,
 }
 
 impl FieldKind {
@@ -855,6 +950,10 @@ impl FieldKind {
             FieldKind::Body(_) => "body",
             FieldKind::Sample(_) => "sample",
             FieldKind::Allow(_) => "allow",
+            FieldKind::Auth(_) => "auth",
+            FieldKind::Timeout(_) => "timeout",
+            FieldKind::Retry(_) => "retry",
+            FieldKind::Failed(_) => "failed",
         }
     }
 }
@@ -1130,10 +1229,18 @@ impl ApiBlock {
         .unwrap_or(&[])
     }
 
-    /// The body's entries and the body field's span, when there is a body.
-    pub fn body(&self) -> Option<(&[Entry], Span)> {
+    /// The body and the body field's span, when there is a body.
+    pub fn body(&self) -> Option<(&Body, Span)> {
         self.fields.iter().find_map(|f| match &f.kind {
-            FieldKind::Body(b) => Some((b.as_slice(), f.span)),
+            FieldKind::Body(b) => Some((b, f.span)),
+            _ => None,
+        })
+    }
+
+    /// The `failed { … }` branch, when the block has one.
+    pub fn failed(&self) -> Option<&Failed> {
+        self.find(|k| match k {
+            FieldKind::Failed(f) => Some(&**f),
             _ => None,
         })
     }

@@ -40,6 +40,11 @@ pub trait Visitor<'a> {
     fn block(&mut self, b: &'a ApiBlock) {
         walk_block(self, b);
     }
+    /// A block's `failed { … }`: walked before the block itself (its
+    /// response does not exist there).
+    fn failed(&mut self, _block: &'a ApiBlock, f: &'a Failed) {
+        self.branch(&f.branch.body);
+    }
     fn reply(&mut self, r: &'a Reply) {
         for t in r.templates() {
             self.template(t, Site::Reply);
@@ -104,7 +109,14 @@ pub trait Visitor<'a> {
 pub fn walk_nodes<'a, V: Visitor<'a> + ?Sized>(v: &mut V, nodes: &'a [Node]) {
     for node in nodes {
         match node {
-            Node::Api(b) => v.block(b),
+            Node::Api(b) => {
+                // What runs when the block fails runs without its response:
+                // walked before the block has run.
+                if let Some(f) = b.failed() {
+                    v.failed(b, f);
+                }
+                v.block(b)
+            }
             Node::Reply(r) => v.reply(r),
             Node::Form(f) => v.form(f),
             Node::Save(s) => v.save(s),
@@ -177,15 +189,39 @@ pub fn walk_condition<'a, V: Visitor<'a> + ?Sized>(v: &mut V, c: &'a Condition) 
     }
 }
 
-/// A block's fields in source order: URL, parameters, headers, body.
+/// A block's fields in source order: URL, parameters, headers, body (its
+/// `failed` branch is the visitor's [`Visitor::failed`]).
 pub fn walk_block<'a, V: Visitor<'a> + ?Sized>(v: &mut V, b: &'a ApiBlock) {
     for field in &b.fields {
         match &field.kind {
             FieldKind::Url(t) => v.template(t, Site::Url),
             FieldKind::Params(pairs) => pairs.iter().for_each(|p| v.template(&p.value, Site::Param)),
             FieldKind::Headers(pairs) => pairs.iter().for_each(|p| v.template(&p.value, Site::Header)),
-            FieldKind::Body(entries) => entries.iter().for_each(|e| v.value(&e.value, Site::Body)),
-            FieldKind::Method(_) | FieldKind::Sample(_) | FieldKind::Allow(_) => {}
+            FieldKind::Body(body) => walk_body(v, body),
+            FieldKind::Auth(auth) => auth.values.iter().for_each(|t| v.template(t, Site::Header)),
+            FieldKind::Method(_)
+            | FieldKind::Failed(_)
+            | FieldKind::Sample(_)
+            | FieldKind::Allow(_)
+            | FieldKind::Timeout(_)
+            | FieldKind::Retry(_) => {}
+        }
+    }
+}
+
+/// A body's values and texts, in source order.
+pub fn walk_body<'a, V: Visitor<'a> + ?Sized>(v: &mut V, body: &'a Body) {
+    match body {
+        Body::Json(value) => v.value(value, Site::Body),
+        Body::Form(entries) => entries.iter().for_each(|e| v.value(&e.value, Site::Body)),
+        Body::Text { text, .. } => v.template(text, Site::Body),
+        Body::Multipart(parts) => {
+            for part in parts {
+                match &part.value {
+                    PartValue::Field(t) => v.template(t, Site::Body),
+                    PartValue::File(file) => file.settings.iter().for_each(|(_, t)| v.template(t, Site::Body)),
+                }
+            }
         }
     }
 }
@@ -327,6 +363,10 @@ pub fn each_in_branch<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Node)) {
                 .chain(i.otherwise.iter().map(|o| o.body.as_slice()))
                 .collect(),
             Node::For(l) => vec![l.body.body.as_slice()],
+            Node::Api(b) => match b.failed() {
+                Some(f) => vec![f.branch.body.as_slice()],
+                None => continue,
+            },
             _ => continue,
         };
         for branch in branches {

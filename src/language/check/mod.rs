@@ -4,6 +4,7 @@
 //! onto one list. Nothing here sends a request or reads the network.
 
 mod arith;
+mod bodies;
 mod components;
 mod declarations;
 mod guards;

@@ -39,6 +39,9 @@ struct Walk<'s, 'a> {
     runs: Vec<Option<u64>>,
     /// The names this tree's loops join texts into, with their loops.
     joins: rustc_hash::FxHashMap<&'a str, &'a ForNode>,
+    /// How many `failed { … }` branches the node being walked is in (their
+    /// failure's variables exist there).
+    failing: usize,
 }
 
 /// For `if api_b[status] OP N`: the block, and which branch is the error
@@ -95,6 +98,7 @@ pub fn check_tree<'a>(
         own_blocks,
         frames: Frames::default(),
         runs: Vec::new(),
+        failing: 0,
         joins,
     };
     visit::walk_nodes(&mut walk, &tree.body);
@@ -116,6 +120,7 @@ pub fn check_tree<'a>(
 
 impl<'a> Visitor<'a> for Walk<'_, 'a> {
     fn block(&mut self, block: &'a ApiBlock) {
+        self.check_file_parts(block);
         self.inside = Some(block);
         visit::walk_block(self, block);
         self.inside = None;
@@ -170,6 +175,18 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
         self.frames.check_element(e, site, in_text, self.tree, self.out);
     }
 
+    /// What runs when a block fails runs without its response, and ends
+    /// the run: after the block, the block has run.
+    fn failed(&mut self, _block: &'a ApiBlock, f: &'a crate::language::ast::Failed) {
+        self.flow.chain_start();
+        self.flow.branch_start(f.branch.span.start);
+        self.failing += 1;
+        self.branch(&f.branch.body);
+        self.failing -= 1;
+        self.flow.branch_end();
+        self.flow.chain_end(false, f.branch.span.end);
+    }
+
     /// A block has run after an `if` when it ran in every branch of it (a
     /// chain without a final `else` has an empty one).
     fn if_chain(&mut self, node: &'a IfNode) {
@@ -222,6 +239,32 @@ fn reply_item_templates(item: &ReplyItem) -> Vec<&crate::language::ast::Template
 }
 
 impl<'a> Walk<'_, 'a> {
+    /// B153: `file api_x` in a multipart body sends the response of a block
+    /// of this tree that has run on every path to here.
+    fn check_file_parts(&mut self, block: &'a ApiBlock) {
+        use crate::language::ast::{Body, FileSource, PartValue};
+        let Some((Body::Multipart(parts), _)) = block.body() else { return };
+        for p in parts {
+            let PartValue::File(file) = &p.value else { continue };
+            let FileSource::Name(name) = &file.source else { continue };
+            let Some(b) = name.name.strip_prefix("api_") else { continue };
+            let (message, help) = if !self.own_blocks.contains_key(b) || b == block.name.name.as_str() {
+                (
+                    format!("`file {}` names no other block of this {}", name.name, self.tree.kind.as_str()),
+                    "a file part sends the response of a block that runs before this one in the same tree",
+                )
+            } else if !self.flow.has_run(b) {
+                (
+                    format!("block `{b}` has not run on every path to here"),
+                    "move the block before this one, out of any branch or loop, so its response exists when this request is sent",
+                )
+            } else {
+                continue;
+            };
+            self.out.push(Diagnostic::new(Code::BadBody, message).label(name.span, "no response to send").help(help));
+        }
+    }
+
     /// A loop's head is read before it runs; its body may then run any
     /// number of times (what it runs has not run after it).
     fn enter_loop(&mut self, node: &'a ForNode) {
@@ -308,6 +351,9 @@ impl<'a> Walk<'_, 'a> {
         }
         if let Some(node) = self.joins.get(n).copied() {
             self.check_joined(name, node);
+            return;
+        }
+        if self.failing > 0 && crate::language::vocab::FAILURE_VARIABLES.iter().any(|(v, _)| *v == n) {
             return;
         }
         if self.model.knows(n) {
@@ -468,7 +514,7 @@ fn root_mistake(r: &Reference) -> Diagnostic {
         }
     }
     let diag = Diagnostic::new(Code::MalformedPath, format!("a response path starts with `response`, not `{root}`"))
-        .label(r.root.span, "expected `response` or `status`");
+        .label(r.root.span, "expected `response`, `status` or `headers`");
     match did_you_mean(root, path::ROOTS) {
         Some(s) => diag.help(format!("did you mean `{s}`?")).fix(format!("write `{s}`"), r.root.span, s),
         None if root.is_empty() => {
@@ -502,6 +548,24 @@ fn check_path(r: &Reference, out: &mut Findings) {
                     Diagnostic::new(Code::MalformedPath, "`status` has no fields")
                         .label(first.span.to(last), "nothing to read here")
                         .help(format!("write `api_{}[status]` for the status code", r.block.name)),
+                );
+            }
+            return;
+        }
+        Some(Root::Headers) => {
+            let whole = r.segments.first().map(|f| f.span.to(r.segments.last().map_or(f.span, |l| l.span)));
+            let name: Vec<&str> = r.segments.iter().map(|s| s.text.as_str()).collect();
+            let token = name.len() == 1
+                && !name[0].is_empty()
+                && name[0].chars().all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-^_`|~".contains(c));
+            if !token {
+                out.push(
+                    Diagnostic::new(Code::MalformedPath, "`headers` is read by one header name")
+                        .label(whole.unwrap_or(r.root.span), "not one header name")
+                        .help(format!(
+                            "write `api_{}[headers.NAME]`, like `headers.x-ratelimit-remaining` (names in any case)",
+                            r.block.name
+                        )),
                 );
             }
             return;

@@ -11,7 +11,7 @@ use crate::language::ast::visit::{self, Site, Visitor};
 use crate::language::ast::{ApiBlock, Entry, FieldKind, Pair, Part, Template, Tree, Value};
 use crate::language::vocab::{self, Method};
 
-pub fn check_tree(_scope: &Scope<'_>, tree: &Tree, out: &mut Findings) {
+pub fn check_tree(scope: &Scope<'_>, tree: &Tree, out: &mut Findings) {
     let mut names: HashMap<&str, Span> = HashMap::default();
     each_block(&tree.body, &mut |block| {
         let name = block.name.name.as_str();
@@ -29,6 +29,7 @@ pub fn check_tree(_scope: &Scope<'_>, tree: &Tree, out: &mut Findings) {
             );
         }
         check_block(block, out);
+        super::bodies::check_block(scope, block, out);
     });
 }
 
@@ -77,8 +78,12 @@ fn check_templated_keys(block: &ApiBlock, out: &mut Findings) {
         }
     }
     block.params().iter().for_each(|p| check(&p.key, "parameter", out));
-    if let Some((list, _)) = block.body() {
-        entries(list, out);
+    match block.body() {
+        Some((crate::language::ast::Body::Multipart(parts), _)) => {
+            parts.iter().for_each(|p| check(&p.key, "part", out));
+        }
+        Some((body, _)) => entries(body.entries().unwrap_or(&[]), out),
+        None => {}
     }
 }
 
@@ -270,8 +275,10 @@ fn check_body_keys(block: &ApiBlock, out: &mut Findings) {
             visit::walk_value(self, v, site);
         }
     }
-    if let Some((entries, _)) = block.body() {
-        duplicate_keys(entries, out);
+    if let Some((body, _)) = block.body() {
+        if let crate::language::ast::Body::Form(entries) = body {
+            duplicate_keys(entries, out);
+        }
         visit::walk_block(&mut Keys(out), block);
     }
 }

@@ -7,7 +7,7 @@ use crate::base::diagnostics::{Code, Diagnostic, Findings};
 use crate::base::source::Span;
 use crate::base::urls::Destination;
 use crate::language::ast::visit::{self, Site, Visitor};
-use crate::language::ast::{ApiBlock, Entry, Ident, Part, Reference, Template, Tree, Value};
+use crate::language::ast::{ApiBlock, Entry, FieldKind, Ident, Part, Reference, Template, Tree, Value};
 use crate::language::policy::{self, Place, TokenRefusal};
 
 pub fn check_tree(scope: &Scope<'_>, tree: &Tree, out: &mut Findings) {
@@ -237,8 +237,22 @@ fn literals(block: &ApiBlock) -> Vec<Literal<'_>> {
     let mut out = Vec::new();
     block.headers().iter().for_each(|h| lits("header", &h.key.name, &h.value, &mut out));
     block.params().iter().for_each(|p| lits("URL parameter", &p.key.name, &p.value, &mut out));
-    if let Some((entries, _)) = block.body() {
-        body(entries, &mut out);
+    match block.body() {
+        Some((crate::language::ast::Body::Text { text, .. }, _)) => lits("body", "text", text, &mut out),
+        Some((crate::language::ast::Body::Multipart(parts), _)) => {
+            for p in parts {
+                if let crate::language::ast::PartValue::Field(t) = &p.value {
+                    lits("part", &p.key.name, t, &mut out);
+                }
+            }
+        }
+        Some((b, _)) => body(b.entries().unwrap_or(&[]), &mut out),
+        None => {}
+    }
+    for field in &block.fields {
+        if let FieldKind::Auth(auth) = &field.kind {
+            auth.values.iter().for_each(|t| lits("auth", &auth.scheme.name, t, &mut out));
+        }
     }
     for part in block.url().map_or(&[][..], |u| &u.parts[..]) {
         let Part::Lit(text, span) = part else { continue };

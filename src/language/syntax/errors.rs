@@ -68,6 +68,8 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::reference => "a response reference `api_<block>[response…]` or a loop element's `item[…]`",
         Rule::embed_part | Rule::embed_key => EMBED_PARTS,
         Rule::setting => "a setting (a word, then a string or a number if it takes one)",
+        Rule::part => "a part `name = \"text\"` or `name = file \"path\"`",
+        Rule::status_code => "a status like `503` or `5xx`",
         _ => return keyword(rule).map(Keyword::quoted),
     })
 }
@@ -116,13 +118,6 @@ fn keyword(rule: Rule) -> Option<Keyword> {
         Rule::kw_group => Keyword::Group,
         Rule::autocomplete | Rule::kw_autocomplete => Keyword::Autocomplete,
         Rule::choice_node => Keyword::Choice,
-        Rule::method_field | Rule::kw_method => Keyword::Method,
-        Rule::url_field | Rule::kw_url => Keyword::Url,
-        Rule::params_field | Rule::kw_params => Keyword::Params,
-        Rule::headers_field | Rule::kw_headers => Keyword::Headers,
-        Rule::body_field | Rule::kw_body => Keyword::Body,
-        Rule::sample_field | Rule::kw_sample => Keyword::Sample,
-        Rule::allow_field | Rule::kw_allow => Keyword::Allow,
         Rule::reply_text | Rule::kw_text => Keyword::Text,
         Rule::kw_ephemeral => Keyword::Ephemeral,
         Rule::embed | Rule::kw_embed => Keyword::Embed,
@@ -139,6 +134,33 @@ fn keyword(rule: Rule) -> Option<Keyword> {
         Rule::kw_true => Keyword::True,
         Rule::kw_false => Keyword::False,
         Rule::kw_null => Keyword::Null,
+        _ => return block_keyword(rule),
+    })
+}
+
+/// The keyword an `api` block's rule starts with.
+fn block_keyword(rule: Rule) -> Option<Keyword> {
+    Some(match rule {
+        Rule::method_field | Rule::kw_method => Keyword::Method,
+        Rule::url_field | Rule::kw_url => Keyword::Url,
+        Rule::params_field | Rule::kw_params => Keyword::Params,
+        Rule::headers_field | Rule::kw_headers => Keyword::Headers,
+        Rule::body_field | Rule::kw_body => Keyword::Body,
+        Rule::sample_field | Rule::kw_sample => Keyword::Sample,
+        Rule::allow_field | Rule::kw_allow => Keyword::Allow,
+        Rule::auth_field | Rule::kw_auth => Keyword::Auth,
+        Rule::timeout_field | Rule::kw_timeout => Keyword::Timeout,
+        Rule::retry_field | Rule::kw_retry => Keyword::Retry,
+        Rule::failed_field | Rule::kw_failed => Keyword::Failed,
+        Rule::kw_on => Keyword::On,
+        Rule::kw_backoff => Keyword::Backoff,
+        Rule::body_json | Rule::kw_json => Keyword::Json,
+        Rule::body_multipart | Rule::kw_multipart => Keyword::Multipart,
+        Rule::file_part | Rule::kw_file => Keyword::File,
+        Rule::kw_type => Keyword::Type,
+        Rule::kw_filename => Keyword::Filename,
+        Rule::body_form => Keyword::Form,
+        Rule::body_text => Keyword::Text,
         _ => return None,
     })
 }

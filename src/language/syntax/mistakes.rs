@@ -1564,7 +1564,8 @@ fn lost_brace_diagnostic(f: &Failure<'_>, o: usize, close: usize) -> Diagnostic 
 /// indented less than its own line.
 fn lost_close_brace(f: &Failure<'_>) -> Option<Diagnostic> {
     let word = f.found_text();
-    if !f.expects_punct("}") || Keyword::parse(word).is_none() || word == "else" {
+    let following = Keyword::parse(word).is_some_and(|k| crate::language::vocab::FOLLOWING.contains(&k));
+    if !f.expects_punct("}") || Keyword::parse(word).is_none() || word == "else" || following {
         return None;
     }
     let (open, mismatch) = lost_brace(f.text, f.item, f.at);

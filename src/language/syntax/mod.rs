@@ -262,59 +262,7 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
                 Rule::string => GrammarLeaf::Str,
                 Rule::key if pair.as_str().starts_with('"') => GrammarLeaf::Str,
                 Rule::reference => GrammarLeaf::Reference,
-                Rule::command
-                | Rule::event
-                | Rule::var_decl
-                | Rule::platform
-                | Rule::option_decl
-                | Rule::option_type
-                | Rule::option_bound
-                | Rule::option_in
-                | Rule::menu
-                | Rule::guard
-                | Rule::register
-                | Rule::subcommand
-                | Rule::choice_node
-                | Rule::autocomplete
-                | Rule::locale
-                | Rule::locale_option
-                | Rule::var_scope
-                | Rule::choices
-                | Rule::arith
-                | Rule::arith_group
-                | Rule::arith_var
-                | Rule::reply
-                | Rule::update
-                | Rule::reply_text
-                | Rule::embed
-                | Rule::embed_part
-                | Rule::embed_field
-                | Rule::handler
-                | Rule::button
-                | Rule::select
-                | Rule::menu_choice
-                | Rule::menu_loop
-                | Rule::form
-                | Rule::form_input
-                | Rule::setting
-                | Rule::cooldown
-                | Rule::save
-                | Rule::schedule
-                | Rule::list_op
-                | Rule::if_node
-                | Rule::for_node
-                | Rule::loop_limit
-                | Rule::loop_order
-                | Rule::loop_join
-                | Rule::text_node
-                | Rule::branch
-                | Rule::condition
-                | Rule::api_block
-                | Rule::object
-                | Rule::array
-                | Rule::fixed_object
-                | Rule::fixed_array
-                | Rule::tree_open => continue,
+                rule if holds_tokens(rule) => continue,
                 _ => GrammarLeaf::Other,
             };
             out.push((leaf, span));
@@ -322,6 +270,77 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
         pos = skip_blank(text, end);
     }
     out
+}
+
+/// A rule whose pair holds other tokens (and the trivia between them), never
+/// a token itself.
+fn holds_tokens(rule: Rule) -> bool {
+    matches!(
+        rule,
+        Rule::command
+            | Rule::event
+            | Rule::var_decl
+            | Rule::platform
+            | Rule::option_decl
+            | Rule::option_type
+            | Rule::option_bound
+            | Rule::option_in
+            | Rule::menu
+            | Rule::guard
+            | Rule::register
+            | Rule::subcommand
+            | Rule::choice_node
+            | Rule::autocomplete
+            | Rule::locale
+            | Rule::locale_option
+            | Rule::var_scope
+            | Rule::choices
+            | Rule::arith
+            | Rule::arith_group
+            | Rule::arith_var
+            | Rule::reply
+            | Rule::update
+            | Rule::reply_text
+            | Rule::embed
+            | Rule::embed_part
+            | Rule::embed_field
+            | Rule::handler
+            | Rule::button
+            | Rule::select
+            | Rule::menu_choice
+            | Rule::menu_loop
+            | Rule::form
+            | Rule::form_input
+            | Rule::setting
+            | Rule::cooldown
+            | Rule::save
+            | Rule::schedule
+            | Rule::list_op
+            | Rule::if_node
+            | Rule::for_node
+            | Rule::loop_limit
+            | Rule::loop_order
+            | Rule::loop_join
+            | Rule::text_node
+            | Rule::branch
+            | Rule::condition
+            | Rule::api_block
+            | Rule::object
+            | Rule::array
+            | Rule::fixed_object
+            | Rule::fixed_array
+            | Rule::body_json
+            | Rule::body_form
+            | Rule::body_text
+            | Rule::body_multipart
+            | Rule::part
+            | Rule::file_part
+            | Rule::auth_field
+            | Rule::timeout_field
+            | Rule::retry_field
+            | Rule::failed_field
+            | Rule::tree_open
+    )
 }
 
 /// Whether the item at `pos` is a command or an event.
@@ -1255,18 +1274,134 @@ impl Lower<'_> {
                     let kind = match (rule, value.as_rule()) {
                         (Rule::kw_method, Rule::ident) => FieldKind::Method(self.ident(value)),
                         (Rule::kw_url, Rule::string) => FieldKind::Url(self.template(value)),
-                        (Rule::kw_body, Rule::object) => FieldKind::Body(self.entries(value)?),
+                        (Rule::kw_body, Rule::object | Rule::array) => FieldKind::Body(Body::Json(self.value(value)?)),
+                        (Rule::kw_body, _) => FieldKind::Body(self.body(value)?),
                         (Rule::kw_sample, Rule::string) => FieldKind::Sample(self.text(value)),
                         (Rule::kw_allow, Rule::ident) => FieldKind::Allow(self.ident(value)),
                         _ => return self.unexpected(&value, "an api field"),
                     };
                     (kind, end)
                 }
+                Rule::auth_field | Rule::timeout_field | Rule::retry_field | Rule::failed_field => {
+                    let whole = self.span(&p);
+                    let keyword = self.span(&p.clone().into_inner().next().unwrap_or(p.clone()));
+                    let kind = self.setting_field(p)?;
+                    fields.push(Field { keyword, kind, span: whole });
+                    continue;
+                }
                 _ => return self.unexpected(&p, "an api block"),
             };
             fields.push(Field { keyword, kind, span: keyword.to(end) });
         }
         Ok(ApiBlock { name: self.required(name, Rule::ident, "an api block", span)?, fields, span })
+    }
+
+    /// A body of a kind its keyword names: `json`, `form`, `text`, `multipart`.
+    fn body(&mut self, pair: Pair<'_, Rule>) -> Lowered<Body> {
+        let rule = pair.as_rule();
+        let mut inner = pair.into_inner();
+        inner.next(); // the kind's keyword
+        Ok(match rule {
+            Rule::body_json => match inner.next() {
+                Some(v) => Body::Json(self.value(v)?),
+                None => {
+                    return Err(Unexpected { rule, within: "a json body without its value", span: Span::default() })
+                }
+            },
+            Rule::body_form => match inner.next() {
+                Some(object) => Body::Form(self.entries(object)?),
+                None => {
+                    return Err(Unexpected { rule, within: "a form body without its object", span: Span::default() })
+                }
+            },
+            Rule::body_text => {
+                let text = inner.next().map(|t| self.template(t));
+                let media_type = inner.nth(1).map(|t| self.text(t));
+                Body::Text { text: self.required(text, Rule::string, "a text body", Span::default())?, media_type }
+            }
+            Rule::body_multipart => Body::Multipart(inner.map(|p| self.part(p)).collect::<Lowered<_>>()?),
+            _ => return Err(Unexpected { rule, within: "a body", span: Span::default() }),
+        })
+    }
+
+    /// `name = "text"` or `name = file …`.
+    fn part(&mut self, pair: Pair<'_, Rule>) -> Lowered<PartDecl> {
+        let span = self.span(&pair);
+        let mut inner = pair.into_inner();
+        let key = match inner.next() {
+            Some(k) => self.key(k)?,
+            None => return Err(Unexpected { rule: Rule::part, within: "a part without its name", span }),
+        };
+        let value = match inner.next() {
+            Some(v) if v.as_rule() == Rule::file_part => {
+                let file_span = self.span(&v);
+                let mut parts = v.into_inner();
+                parts.next(); // `file`
+                let source = match parts.next() {
+                    Some(s) if s.as_rule() == Rule::string => FileSource::Path(self.text(s)),
+                    Some(s) if s.as_rule() == Rule::ident => FileSource::Name(self.ident(s)),
+                    Some(s) => return self.unexpected(&s, "a file part"),
+                    None => return Err(Unexpected { rule: Rule::file_part, within: "a file part", span: file_span }),
+                };
+                let mut settings = Vec::new();
+                while let (Some(word), Some(value)) = (parts.next(), parts.next()) {
+                    settings.push((self.ident(word), self.template(value)));
+                }
+                PartValue::File(FilePart { source, settings, span: file_span })
+            }
+            Some(v) if v.as_rule() == Rule::string => PartValue::Field(self.template(v)),
+            Some(v) if matches!(v.as_rule(), Rule::number | Rule::kw_true | Rule::kw_false) => {
+                let s = self.span(&v);
+                PartValue::Field(Template { parts: vec![Part::Lit(v.as_str().into(), s)], span: s })
+            }
+            Some(v) => return self.unexpected(&v, "a part"),
+            None => return Err(Unexpected { rule: Rule::part, within: "a part without its value", span }),
+        };
+        Ok(PartDecl { key, value, span })
+    }
+
+    /// `auth …`, `timeout …`, `retry …`, `failed … { … }`.
+    fn setting_field(&mut self, pair: Pair<'_, Rule>) -> Lowered<FieldKind> {
+        let rule = pair.as_rule();
+        let span = self.span(&pair);
+        let mut inner = pair.into_inner();
+        inner.next(); // the keyword
+        Ok(match rule {
+            Rule::auth_field => {
+                let scheme = inner.next().map(|w| self.ident(w));
+                let values = inner.map(|v| self.template(v)).collect();
+                FieldKind::Auth(Auth { scheme: self.required(scheme, Rule::ident, "an auth field", span)?, values })
+            }
+            Rule::timeout_field => {
+                let value = inner.next().map(|v| self.text(v));
+                FieldKind::Timeout(self.required(value, Rule::string, "a timeout", span)?)
+            }
+            Rule::retry_field => {
+                let times = inner.next().map(|n| Text { value: n.as_str().into(), span: self.span(&n) });
+                let (mut on, mut backoff) = (Vec::new(), None);
+                for p in inner {
+                    match p.as_rule() {
+                        Rule::status_code => on.push(Text { value: p.as_str().into(), span: self.span(&p) }),
+                        Rule::string => backoff = Some(self.text(p)),
+                        _ => {}
+                    }
+                }
+                FieldKind::Retry(Retry { times: self.required(times, Rule::number, "a retry", span)?, on, backoff })
+            }
+            Rule::failed_field => {
+                let (mut on, mut branch) = (Vec::new(), None);
+                for p in inner {
+                    match p.as_rule() {
+                        Rule::status_code => on.push(Text { value: p.as_str().into(), span: self.span(&p) }),
+                        Rule::branch => branch = Some(self.branch(p)?),
+                        _ => {}
+                    }
+                }
+                let branch = self.required(branch, Rule::branch, "a failed field", span)?;
+                FieldKind::Failed(Box::new(Failed { on, branch }))
+            }
+            _ => return Err(Unexpected { rule, within: "an api field", span }),
+        })
     }
 
     /// A URL parameter or header: a key token and its value token.

@@ -63,6 +63,19 @@ pub fn refused(r: &Request, refusal: &Refusal) -> Diagnostic {
             "servers refuse longer header lines (most at 8 KiB); send the data in a body, or check the variables              the header reads; nothing was sent"
                 .to_string(),
         ),
+        Refusal::ContentType { header, body } => (
+            Code::InvalidRequest,
+            format!("block `{block}`: its `Content-Type` is `{header}` once filled, but the body is `{body}`"),
+            "the header and the body's kind must agree: leave the header out (blkc sets it from the body), or \
+             choose the body kind it names (`body form`, `body text … type`); nothing was sent"
+                .to_string(),
+        ),
+        Refusal::Part { name, why } => (
+            Code::InvalidRequest,
+            format!("block `{block}`: the multipart part `{name}` cannot be sent: {why}"),
+            "a file part reads a file beside the .blk or the response of a block that ran before; nothing was sent"
+                .to_string(),
+        ),
         Refusal::Token(t) => (
             Code::TokenRefused,
             format!("block `{block}` would send the bot token {}", t.describe()),
@@ -107,6 +120,46 @@ pub fn rate_limited(r: &Request, why: &str) -> Diagnostic {
     Diagnostic::new(Code::Timeout, format!("block `{}` was not sent: {why}", r.block))
         .label(r.span, "this block")
         .help("the platform limits how fast a bot may call it; the run waited as long as its time-out allows")
+}
+
+/// The `failure_kind` a failed request gives a block's `failed` branch.
+pub fn failure_kind_of(f: &http::Failure) -> &'static str {
+    match f {
+        http::Failure::Timeout(_) => "timeout",
+        http::Failure::TooLarge(_) => "too_large",
+        http::Failure::Internal { .. } => "refused",
+        http::Failure::Connect(_)
+        | http::Failure::Dns(_)
+        | http::Failure::Tls(_)
+        | http::Failure::TooManyRedirects(_)
+        | http::Failure::BadRedirect(_)
+        | http::Failure::Broken(_)
+        | http::Failure::Other(_) => "connection",
+    }
+}
+
+/// A failure in a few words, for a retry's warning.
+pub fn short_failure(f: &http::Failure) -> String {
+    match f {
+        http::Failure::Timeout(_) => "it did not answer in time".to_string(),
+        http::Failure::Connect(why) | http::Failure::Dns(why) => format!("it could not connect ({why})"),
+        http::Failure::Broken(why) => format!("its answer broke off ({why})"),
+        other => format!("{other:?}"),
+    }
+}
+
+/// B330: a block's request is sent again (`retry`).
+pub fn retrying(r: &Request, why: &str, wait: std::time::Duration, attempt: u32, of: u32) -> Diagnostic {
+    Diagnostic::new(
+        Code::RequestRetried,
+        format!(
+            "block `{}`: {why}; sending it again in {:.1} s (attempt {attempt} of {of})",
+            r.block,
+            wait.as_secs_f64()
+        ),
+    )
+    .label(r.url.span, "sent again")
+    .help("the block's `retry` sends it again after a time-out, a failed connection or a status it lists")
 }
 
 pub fn http_failure(r: &Request, f: http::Failure, limits: &http::Limits) -> Diagnostic {
@@ -186,6 +239,14 @@ pub fn path_warning(path: &Path, miss: &Miss) -> Diagnostic {
             path.span,
             "does not resolve",
             format!("read the whole body with `{{api_{}[response]}}`", path.block),
+        ),
+        Miss::NoHeader(name) => (
+            format!("the response of block `{}` has no header `{name}`", path.block),
+            path.keys.first().map_or(path.span, |k| k.span),
+            "no such header",
+            "header names are read in any case; the server did not send this one (try `blkc test` to see the \
+             headers it sends)"
+                .to_string(),
         ),
         Miss::Path(m) => (
             m.message(&path.keys),

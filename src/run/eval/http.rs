@@ -114,7 +114,8 @@ impl Client {
     pub fn send(&self, request: Built) -> Result<Incoming, Failure> {
         let _waiting = crate::base::waiting::Blocking::start();
         let started = Instant::now();
-        let total = request.within.map_or(self.limits.timeout, |w| w.min(self.limits.timeout));
+        let whole = request.timeout.unwrap_or(self.limits.timeout);
+        let total = request.within.map_or(whole, |w| w.min(whole));
         let mut hop = request;
         let mut redirects = 0;
         loop {

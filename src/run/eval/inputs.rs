@@ -192,6 +192,9 @@ pub struct RequestEvent {
     pub duration_ms: Option<f64>,
     pub size: Option<usize>,
     pub redirects: u32,
+    /// How many times it was sent again (`retry`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub retries: u32,
     /// Answered from the block's sample (`--offline`).
     pub offline: bool,
     pub dry_run: bool,
@@ -206,6 +209,10 @@ pub struct RequestEvent {
     pub response_body: Option<String>,
     #[serde(skip)]
     pub span: Span,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A diagnostic, as data (already redacted).

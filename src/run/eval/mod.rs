@@ -16,6 +16,7 @@ mod preflight;
 pub(crate) mod redact;
 pub mod render;
 pub mod request;
+mod retry;
 mod runner;
 
 use crate::base::diagnostics::Diagnostic;
@@ -165,10 +166,8 @@ pub fn test_request(
     let mut runner = Runner::new(plan, inputs, &options, &mut store, redactor, sink);
     runner.request(request)?;
     // A request that returns Ok has stored its response.
-    let response = runner
-        .responses
-        .remove(&request.block)
-        .unwrap_or(render::Response { status: 0, body: Body::Text(String::new()) });
+    let response =
+        runner.responses.remove(&request.block).unwrap_or(render::Response::new(0, Body::Text(String::new())));
     let body = match response.body {
         Body::Json(mut j) => {
             runner.redactor.redact_data(&mut j);

@@ -15,6 +15,17 @@ use crate::language::plan::{Path, Seg, Template, Val};
 pub struct Response {
     pub status: u16,
     pub body: Body,
+    /// Its headers, names lower-case, in the order received.
+    pub headers: Vec<(String, String)>,
+    /// Its bytes as received, kept only for a block a later multipart
+    /// body sends as a file.
+    pub bytes: Option<std::sync::Arc<[u8]>>,
+}
+
+impl Response {
+    pub fn new(status: u16, body: Body) -> Response {
+        Response { status, body, headers: Vec::new(), bytes: None }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +42,8 @@ pub enum Miss {
     NoResponse,
     /// The response is not JSON, so it has no fields.
     NotJson,
+    /// The response has no header of this name.
+    NoHeader(String),
     /// The path does not reach a value of the response.
     Path(path::Miss),
 }
@@ -47,6 +60,13 @@ pub fn resolve<'a>(response: Option<&'a Response>, path: &Path) -> Result<Resolv
     let response = response.ok_or(Miss::NoResponse)?;
     if path.status {
         return Ok(Resolved::Status(response.status));
+    }
+    if path.headers {
+        let name = path.keys.first().map_or("", |k| k.name.as_str());
+        return match response.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)) {
+            Some((_, v)) => Ok(Resolved::Text(v)),
+            None => Err(Miss::NoHeader(name.to_string())),
+        };
     }
     match &response.body {
         Body::Json(json) => path::walk(json, &path.keys).map(Resolved::Json).map_err(Miss::Path),
@@ -111,6 +131,10 @@ pub trait Scope {
     /// Told that a calculation failed (a value that is not a number, a
     /// division by zero): the step fails with it.
     fn failed(&mut self, _diagnostic: crate::base::diagnostics::Diagnostic) {}
+    /// The bytes a multipart body's file part sends, or why there are none.
+    fn file(&mut self, _from: &crate::language::plan::FileFrom) -> Result<std::sync::Arc<[u8]>, String> {
+        Err("no file can be read here".to_string())
+    }
 }
 
 /// Something a template read that had no value.

@@ -9,7 +9,7 @@ use super::redact::Redactor;
 use super::render::{self, Escape, Scope};
 use crate::base::urls::Destination;
 use crate::base::urls::Region;
-use crate::language::plan::{Method, Request};
+use crate::language::plan::{Auth, Body, BodyPart, FileFrom, Method, PartValue, Request};
 use crate::language::policy::{self, Platform, TokenRefusal};
 
 #[derive(Debug, Clone)]
@@ -60,6 +60,17 @@ pub enum Refusal {
     DotSegment {
         segment: String,
     },
+    /// The `Content-Type` header, filled in, says another kind of body
+    /// than the one sent.
+    ContentType {
+        header: String,
+        body: String,
+    },
+    /// A multipart body's part could not be made.
+    Part {
+        name: String,
+        why: String,
+    },
 }
 
 /// A request ready to send.
@@ -83,6 +94,8 @@ pub struct Built {
     /// The whole time it may take, when shorter than the client's time-out
     /// (an autocomplete's run must end by the platform's deadline).
     pub within: Option<std::time::Duration>,
+    /// The block's own `timeout`, in place of the client's.
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// Renders `r` through `scope`. `platform` is where the bot token may go
@@ -114,18 +127,26 @@ pub fn build(
         return Err(Refusal::Structured { place });
     }
     let mut headers = headers.0;
+    if let Some(auth) = &r.auth {
+        headers.push(authorization(auth, scope));
+    }
+    let body = body?;
     crate::base::urls::append_params(&mut url, params.iter().map(|(k, v)| (*k, v.as_str())));
     if r.method == Method::GET && url.as_str().len() > crate::language::vocab::MAX_GET_URL {
         return Err(Refusal::TooLong { len: url.as_str().len() });
     }
-    if body.is_some() && !headers.iter().any(|h| h.name.eq_ignore_ascii_case("content-type")) {
-        headers.push(Header { name: "Content-Type".into(), value: "application/json".into(), secret: false });
-    }
+    let body = match body {
+        Some((bytes, media_type)) => {
+            content_type(&mut headers, media_type)?;
+            Some(bytes)
+        }
+        None => None,
+    };
     let carries_token = r.carries_token();
     if carries_token {
         token_destination(&url, platform, r.allow_bot_token).map_err(Refusal::Token)?;
     }
-    let body_secret = r.body.as_ref().is_some_and(|b| {
+    let body_secret = r.body.as_ref().filter(|_| body.is_some()).is_some_and(|b| {
         let mut secret = false;
         b.each_template(&mut |t| secret |= t.has_secret());
         secret
@@ -142,6 +163,7 @@ pub fn build(
         guarded,
         allow_private_network,
         within: None,
+        timeout: None,
     })
 }
 
@@ -233,10 +255,134 @@ fn headers(r: &Request, scope: &mut dyn Scope) -> Result<(Vec<Header>, Option<St
     Ok((headers, structured))
 }
 
-fn body(r: &Request, scope: &mut dyn Scope) -> Option<Vec<u8>> {
-    let b = r.body.as_ref().filter(|_| r.method.takes_body())?;
-    // Serializing a JSON value into bytes cannot fail.
-    Some(serde_json::to_vec(&render::render_val(b, scope)).unwrap_or_default())
+/// The body's bytes and its `Content-Type`, encoded as its kind says.
+fn body(r: &Request, scope: &mut dyn Scope) -> Result<Option<(Vec<u8>, String)>, Refusal> {
+    let Some(b) = r.body.as_ref().filter(|_| r.method.takes_body()) else { return Ok(None) };
+    let media_type = b.media_type().to_string();
+    Ok(Some(match b {
+        // Serializing a JSON value into bytes cannot fail.
+        Body::Json { value } => (serde_json::to_vec(&render::render_val(value, scope)).unwrap_or_default(), media_type),
+        Body::Form { fields } => {
+            let mut pairs = Vec::with_capacity(fields.len());
+            for (name, value) in fields {
+                let text = form_text(render::render_val(value, scope))
+                    .ok_or_else(|| Refusal::Structured { place: format!("form field `{name}`") })?;
+                pairs.push((name.as_str(), text));
+            }
+            let encoded = crate::base::urls::encode_form(pairs.iter().map(|(k, v)| (*k, v.as_str())));
+            (encoded.into_bytes(), media_type)
+        }
+        Body::Text { text, .. } => (render::render_field(text, scope).text.into_bytes(), media_type),
+        Body::Multipart { parts } => multipart(parts, scope)?,
+    }))
+}
+
+/// A form field's value as text: a string as it is, a number or a boolean
+/// as JSON writes it, `null` as nothing; an object or an array has none.
+fn form_text(value: serde_json::Value) -> Option<String> {
+    use serde_json::Value as Json;
+    match value {
+        Json::String(s) => Some(s),
+        Json::Null => Some(String::new()),
+        Json::Number(n) => Some(n.to_string()),
+        Json::Bool(b) => Some(b.to_string()),
+        Json::Array(_) | Json::Object(_) => None,
+    }
+}
+
+/// A multipart/form-data body (RFC 7578) by ureq's encoder, and its
+/// `Content-Type` with the boundary. A name or file name, which may hold
+/// a value, is escaped as the WHATWG form encoder does (`"` as `%22`, CR
+/// and LF as `%0D` and `%0A`): no value can end its header line or quote.
+fn multipart(parts: &[BodyPart], scope: &mut dyn Scope) -> Result<(Vec<u8>, String), Refusal> {
+    use std::io::Read as _;
+    let escape = |s: &str| s.replace('"', "%22").replace('\r', "%0D").replace('\n', "%0A");
+    /// A part filled in: its name and file name escaped, its type, its bytes.
+    struct Filled {
+        name: String,
+        filename: Option<String>,
+        media_type: Option<String>,
+        bytes: std::sync::Arc<[u8]>,
+    }
+    let mut owned: Vec<Filled> = Vec::with_capacity(parts.len());
+    for part in parts {
+        let refusal = |why: String| Refusal::Part { name: part.name.clone(), why };
+        match &part.value {
+            PartValue::Field { text } => {
+                let text = render::render_field(text, scope).text;
+                owned.push(Filled {
+                    name: escape(&part.name),
+                    filename: None,
+                    media_type: None,
+                    bytes: text.into_bytes().into(),
+                });
+            }
+            PartValue::File { from, media_type, filename } => {
+                let bytes = scope.file(from).map_err(refusal)?;
+                let media_type = media_type.as_ref().map(|t| render::render_field(t, scope).text);
+                if let Some(t) = &media_type {
+                    if t.parse::<ureq::http::HeaderValue>().is_err() || t.contains(['\r', '\n']) {
+                        return Err(refusal(format!("its type `{}` is not a media type", t.escape_debug())));
+                    }
+                }
+                let filename = match filename {
+                    Some(t) => render::render_field(t, scope).text,
+                    None => match from {
+                        FileFrom::Path(p) => p.rsplit('/').next().unwrap_or(p).to_string(),
+                        FileFrom::Block(b) => b.clone(),
+                    },
+                };
+                owned.push(Filled { name: escape(&part.name), filename: Some(escape(&filename)), media_type, bytes });
+            }
+        }
+    }
+    let mut form = ureq::unversioned::multipart::Form::new();
+    for Filled { name, filename, media_type, bytes } in &owned {
+        let mut part = ureq::unversioned::multipart::Part::bytes(bytes);
+        if let Some(f) = filename {
+            part = part.file_name(f);
+        }
+        if let Some(t) = media_type {
+            part = part.mime_str(t).map_err(|e| Refusal::Part { name: name.clone(), why: e.to_string() })?;
+        }
+        form = form.part(name, part);
+    }
+    let content_type = format!("multipart/form-data; boundary={}", form.boundary());
+    let mut bytes = Vec::new();
+    form.read_to_end(&mut bytes).map_err(|e| Refusal::Part { name: String::new(), why: e.to_string() })?;
+    Ok((bytes, content_type))
+}
+
+/// The `Content-Type` the body is sent with: set from the body's kind, or
+/// the author's own when it agrees with it (`application/vnd.api+json` for
+/// JSON); one that says another kind is refused, never sent.
+fn content_type(headers: &mut Vec<Header>, media_type: String) -> Result<(), Refusal> {
+    match headers.iter().find(|h| h.name.eq_ignore_ascii_case("content-type")) {
+        Some(h) if crate::base::media::agrees(&media_type, &h.value) => Ok(()),
+        Some(h) => Err(Refusal::ContentType { header: h.value.clone(), body: media_type }),
+        None => {
+            headers.push(Header { name: "Content-Type".into(), value: media_type, secret: false });
+            Ok(())
+        }
+    }
+}
+
+/// The `Authorization` header of `auth basic` (RFC 7617: user and password
+/// joined by `:`, in base64) or `auth bearer` (RFC 6750).
+fn authorization(auth: &Auth, scope: &mut dyn Scope) -> Header {
+    use base64::Engine as _;
+    let (value, secret) = match auth {
+        Auth::Basic { user, password } => {
+            let joined =
+                format!("{}:{}", render::render_field(user, scope).text, render::render_field(password, scope).text);
+            let value = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(joined));
+            (value, user.has_secret() || password.has_secret())
+        }
+        Auth::Bearer { token } => {
+            (format!("Bearer {}", render::render_field(token, scope).text), token.has_secret() || token.has_token())
+        }
+    };
+    Header { name: "Authorization".into(), value, secret }
 }
 
 #[cfg(test)]
@@ -291,6 +437,11 @@ mod tests {
             sample: None,
             allow_bot_token: false,
             allow_private_network: false,
+            auth: None,
+            timeout_ms: None,
+            retry: None,
+            failed: None,
+            keep_bytes: false,
             span: Span::default(),
         }
     }
@@ -316,7 +467,9 @@ mod tests {
     #[test]
     fn a_body_is_json_with_its_content_type_and_never_on_get() {
         let mut r = request(Method::POST, vec![text("https://api.example.com/items")]);
-        r.body = Some(Val::Object(vec![("n".into(), Val::Json(serde_json::json!(1)))]));
+        r.body = Some(crate::language::plan::Body::Json {
+            value: Val::Object(vec![("n".into(), Val::Json(serde_json::json!(1)))]),
+        });
         let built = build(&r, &mut Values::default(), platform(), false, &Redactor::default()).unwrap();
         assert_eq!(built.body.as_deref(), Some(&b"{\"n\":1}"[..]));
         assert_eq!(built.headers[0].name, "Content-Type");

@@ -79,6 +79,14 @@ pub(super) struct Runner<'r> {
     /// Loop runs and requests so far (each bounded per run).
     iterations: usize,
     requests: usize,
+    /// What kind of failure the last request met (`failure_kind`).
+    failure_kind: Option<&'static str>,
+    /// How many times the last request was sent.
+    attempts: u32,
+    /// In a block's `failed { … }`: its failure's variables.
+    failure: Option<Vec<(&'static str, String)>>,
+    /// A `failed { … }` ran: the run ends after it.
+    ended: bool,
 }
 
 /// A running loop's element.
@@ -126,6 +134,10 @@ impl<'r> Runner<'r> {
             stopping: false,
             iterations: 0,
             requests: 0,
+            failure_kind: None,
+            attempts: 0,
+            failure: None,
+            ended: false,
         }
     }
 }
@@ -152,6 +164,9 @@ impl render::Scope for Runner<'_> {
     fn variable_json(&mut self, name: &str, span: Span) -> Option<Json> {
         if let Some(value) = self.loop_json(name) {
             return Some(value);
+        }
+        if let Some((_, v)) = self.failure.iter().flatten().find(|(n, _)| *n == name) {
+            return Some(Json::String(v.clone()));
         }
         if self.options.test_request {
             return None;
@@ -220,6 +235,30 @@ impl render::Scope for Runner<'_> {
 
     fn secret(&self, name: &str) -> Option<&str> {
         self.inputs.secrets.get(name).map(String::as_str)
+    }
+
+    fn file(&mut self, from: &plan::FileFrom) -> Result<std::sync::Arc<[u8]>, String> {
+        match from {
+            plan::FileFrom::Path(path) => match self.options.samples.file(path) {
+                Some(read) => read.map_err(|why| format!("the file `{path}` {why}")),
+                None => Err(format!("the file `{path}` cannot be read: no folder is known for the bot")),
+            },
+            plan::FileFrom::Block(block) => match self.responses.get(block) {
+                Some(response) => Ok(response.bytes.clone().unwrap_or_else(|| match &response.body {
+                    Body::Json(j) => {
+                        let mut text = String::new();
+                        j.write_json(&mut text);
+                        std::sync::Arc::from(text.into_bytes())
+                    }
+                    Body::Text(t) => std::sync::Arc::from(t.as_bytes()),
+                })),
+                // Nothing is sent in a dry run: the part shows what it would hold.
+                None if self.options.dry_run => {
+                    Ok(std::sync::Arc::from(format!("<the response of block `{block}`>").into_bytes()))
+                }
+                None => Err(format!("block `{block}` has no response in this run")),
+            },
+        }
     }
 
     fn bot_token(&self) -> Option<&str> {
@@ -346,7 +385,7 @@ impl Runner<'_> {
         self.flush()?;
         let bytes = serde_json::to_vec(&value).unwrap_or_default();
         let data = Data::parse(&bytes).map_or(Data::Null, |parsed| parsed.data);
-        self.lists.insert(source.block.clone(), Response { status: 200, body: Body::Json(data) });
+        self.lists.insert(source.block.clone(), Response::new(200, Body::Json(data)));
         Ok(())
     }
 
@@ -380,7 +419,7 @@ impl Runner<'_> {
             _ => None,
         };
         let Some(element) = element else { return false };
-        let element = Response { status: 200, body: Body::Json(element) };
+        let element = Response::new(200, Body::Json(element));
         self.frames.push(Frame { item: l.item.clone(), element, index });
         self.iterations += 1;
         true
@@ -402,7 +441,7 @@ impl Runner<'_> {
             }
             outcome = self.steps(&l.steps);
             self.frames.pop();
-            if outcome.is_err() || std::mem::take(&mut self.stopping) {
+            if outcome.is_err() || std::mem::take(&mut self.stopping) || self.ended {
                 break;
             }
         }
@@ -498,7 +537,7 @@ impl Runner<'_> {
     pub fn steps(&mut self, steps: &[Step]) -> Outcome {
         for step in steps {
             match step {
-                Step::Request(r) => self.request(r)?,
+                Step::Request(r) => self.request_or_failed(r)?,
                 Step::Reply { text, ephemeral, embeds, components, update, span } => {
                     let text = text.as_ref().map(|t| render::render(t, self)).unwrap_or_default();
                     let embeds = self.embeds(embeds, *span);
@@ -550,11 +589,52 @@ impl Runner<'_> {
                     (self.sink)(Event::Choice { name, value });
                 }
             }
-            if self.stopping {
+            if self.stopping || self.ended {
                 return Ok(());
             }
         }
         Ok(())
+    }
+
+    /// A block's request; when it fails as its `failed` names (a failure
+    /// of a kind blkc knows, or a status it lists), its `failed` steps run
+    /// instead of the rest of the tree, with the failure's variables, and
+    /// the failure is told as a warning.
+    fn request_or_failed(&mut self, r: &Request) -> Outcome {
+        self.failure_kind = None;
+        self.attempts = 1;
+        let outcome = self.request(r);
+        let Some(failed) = &r.failed else { return outcome };
+        let (kind, status, message) = match outcome {
+            Ok(()) => match self.responses.get(&r.block).map(|x| x.status) {
+                Some(s) if failed.on.iter().any(|(lo, hi)| (*lo..=*hi).contains(&s)) => {
+                    ("status", s.to_string(), format!("the server answered {s}"))
+                }
+                _ => return Ok(()),
+            },
+            Err(d) => match self.failure_kind.take() {
+                Some(kind) => {
+                    let mut told = *d;
+                    told.severity = crate::base::diagnostics::Severity::Warning;
+                    let message = told.message.clone();
+                    self.pending.push(told);
+                    (kind, String::new(), message)
+                }
+                None => return Err(d),
+            },
+        };
+        self.flush()?;
+        self.failure = Some(vec![
+            ("failure_kind", kind.to_string()),
+            ("failure_status", status),
+            ("failure_message", message),
+            ("failure_block", r.block.clone()),
+            ("failure_attempts", self.attempts.to_string()),
+        ]);
+        let outcome = self.steps(&failed.steps);
+        self.failure = None;
+        self.ended = true;
+        outcome
     }
 
     /// A save: the reads of its value and its write are one transaction of
@@ -846,6 +926,7 @@ impl Runner<'_> {
     pub fn request(&mut self, r: &Request) -> Outcome {
         self.requests += 1;
         if self.requests > crate::language::vocab::MAX_REQUESTS {
+            self.failure_kind = Some("budget");
             return Err(Box::new(failure::too_many_requests(r)));
         }
         let platform = self.platform.clone();
@@ -863,7 +944,10 @@ impl Runner<'_> {
         }
         self.redactor = redactor;
         self.flush()?;
-        let built = built.map_err(|refusal| Box::new(self.redact_diag(failure::refused(r, &refusal))))?;
+        let built = built.map_err(|refusal| {
+            self.failure_kind = Some("refused");
+            Box::new(self.redact_diag(failure::refused(r, &refusal)))
+        })?;
         let mut event = self.event(r, &built);
         if self.options.dry_run {
             (self.sink)(Event::Request(event));
@@ -929,6 +1013,7 @@ impl Runner<'_> {
             duration_ms: None,
             size: None,
             redirects: 0,
+            retries: 0,
             offline: self.options.offline,
             dry_run: self.options.dry_run,
             request_headers: shows_request
@@ -946,31 +1031,45 @@ impl Runner<'_> {
 
     /// Sends a built request over HTTP and reads its response.
     fn send(&mut self, r: &Request, built: Built, event: &mut RequestEvent) -> Result<Response, Box<Diagnostic>> {
-        use crate::discord::ratelimit::{Heard, Unsent};
         let started = Instant::now();
-        let limiter = self.options.limiter.clone().filter(|_| built.carries_token);
-        let deadline = started + self.options.http.timeout;
-        let deadline = self.options.deadline.map_or(deadline, |d| d.min(deadline));
         let mut built = built;
+        built.timeout = r.timeout_ms.map(std::time::Duration::from_millis);
         if let Some(d) = self.options.deadline {
             built.within = Some(d.saturating_duration_since(started));
         }
-        let (options, client) = (&self.options, &mut self.client);
-        let attempt = || match &options.client {
-            Some(shared) => shared.send(built.clone()),
-            None => client.get_or_insert_with(|| http::Client::new(options.http)).send(built.clone()),
-        };
-        fn heard(i: &http::Incoming) -> Heard<'_> {
-            Heard { status: i.status, headers: &i.headers, body: &i.body }
-        }
-        let route = (built.method.as_str(), &built.url);
-        let incoming = match crate::discord::ratelimit::send(limiter.as_deref(), route, deadline, attempt, heard) {
-            Ok(i) => i,
-            Err(Unsent::Wait(why)) => return Err(Box::new(failure::rate_limited(r, &why.to_string()))),
-            Err(Unsent::Failed(f)) => {
-                return Err(Box::new(self.redact_diag(failure::http_failure(r, f, &self.options.http))))
+        let mut waits = r.retry.as_ref().filter(|x| x.repeatable).map(|x| (x, super::retry::waits(x)));
+        let incoming = loop {
+            let result = self.attempt(r, &built, started);
+            let Some((retry, next)) = &mut waits else { break result };
+            let wait = match &result {
+                Ok(i) if super::retry::retried_status(retry, i.status) => {
+                    let asked = super::retry::asked_wait(&i.headers, std::time::SystemTime::now());
+                    // A server that asks for longer than the longest backoff is not retried.
+                    next.next().and_then(|w| match asked {
+                        Some(a) if a > std::time::Duration::from_millis(crate::language::vocab::MAX_BACKOFF_MS) => None,
+                        Some(a) => Some((a, format!("it answered {}", i.status))),
+                        None => Some((w, format!("it answered {}", i.status))),
+                    })
+                }
+                Err((_, Some(f))) if super::retry::retried_failure(f) => {
+                    next.next().map(|w| (w, failure::short_failure(f)))
+                }
+                _ => None,
+            };
+            let fits = |w: &std::time::Duration| self.options.deadline.is_none_or(|d| Instant::now() + *w < d);
+            match wait.filter(|(w, _)| fits(w)) {
+                Some((wait, why)) => {
+                    event.retries += 1;
+                    let attempt = event.retries + 1;
+                    self.pending.push(self.redact_diag(failure::retrying(r, &why, wait, attempt, retry.times + 1)));
+                    let _waiting = crate::base::waiting::Blocking::start();
+                    std::thread::sleep(wait);
+                }
+                None => break result,
             }
         };
+        self.attempts = event.retries + 1;
+        let incoming = incoming.map_err(|(d, _)| d)?;
         event.duration_ms = Some((started.elapsed().as_secs_f64() * 1e4).round() / 10.0);
         event.size = Some(incoming.body.len());
         event.redirects = incoming.redirects;
@@ -988,13 +1087,51 @@ impl Runner<'_> {
             self.pending.push(failure::lossy_json(r));
         }
         self.status_heard(r, incoming.status, &incoming.headers);
-        Ok(Response { status: incoming.status, body })
+        let bytes = r.keep_bytes.then(|| std::sync::Arc::from(incoming.body.as_slice()));
+        let headers = incoming.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.clone())).collect();
+        Ok(Response { status: incoming.status, body, headers, bytes })
+    }
+
+    /// One attempt at sending (the platform's limiter waits its turn for a
+    /// request with the bot token), or its failure with what failed.
+    fn attempt(
+        &mut self,
+        r: &Request,
+        built: &Built,
+        started: Instant,
+    ) -> Result<http::Incoming, (Box<Diagnostic>, Option<http::Failure>)> {
+        use crate::discord::ratelimit::{Heard, Unsent};
+        let limiter = self.options.limiter.clone().filter(|_| built.carries_token);
+        let deadline = started + built.timeout.unwrap_or(self.options.http.timeout);
+        let deadline = self.options.deadline.map_or(deadline, |d| d.min(deadline));
+        let (options, client) = (&self.options, &mut self.client);
+        let attempt = || match &options.client {
+            Some(shared) => shared.send(built.clone()),
+            None => client.get_or_insert_with(|| http::Client::new(options.http)).send(built.clone()),
+        };
+        fn heard(i: &http::Incoming) -> Heard<'_> {
+            Heard { status: i.status, headers: &i.headers, body: &i.body }
+        }
+        let route = (built.method.as_str(), &built.url);
+        match crate::discord::ratelimit::send(limiter.as_deref(), route, deadline, attempt, heard) {
+            Ok(i) => Ok(i),
+            Err(Unsent::Wait(why)) => {
+                self.failure_kind = Some("rate_limited");
+                Err((Box::new(failure::rate_limited(r, &why.to_string())), None))
+            }
+            Err(Unsent::Failed(f)) => {
+                self.failure_kind = Some(failure::failure_kind_of(&f));
+                let d = self.redact_diag(failure::http_failure(r, f.clone(), &self.options.http));
+                Err((Box::new(d), Some(f)))
+            }
+        }
     }
 
     /// B319 when a block's error status is not read by the file (with the
     /// answer's `Retry-After`, when it gave one).
     fn status_heard(&mut self, r: &Request, status: u16, headers: &[(String, String)]) {
-        if status >= 400 && !self.plan.reads_status(&r.block) {
+        let handled = r.failed.as_ref().is_some_and(|f| f.on.iter().any(|(lo, hi)| (*lo..=*hi).contains(&status)));
+        if status >= 400 && !handled && !self.plan.reads_status(&r.block) {
             let retry = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("retry-after"));
             self.pending.push(failure::status_not_read(r, status, retry.map(|(_, v)| v.as_str())));
         }
@@ -1006,10 +1143,12 @@ impl Runner<'_> {
     fn given_response(&mut self, r: &Request, answer: super::inputs::Answer) -> Result<Response, Box<Diagnostic>> {
         let (status, headers, body) = match answer {
             super::inputs::Answer::Timeout => {
+                self.failure_kind = Some("timeout");
                 let why = http::Failure::Timeout("no answer (the test's `respond … timeout`)".to_string());
                 return Err(Box::new(failure::http_failure(r, why, &self.options.http)));
             }
             super::inputs::Answer::Refused => {
+                self.failure_kind = Some("connection");
                 let why = http::Failure::Connect("connection refused (the test's `respond … refused`)".to_string());
                 return Err(Box::new(failure::http_failure(r, why, &self.options.http)));
             }
@@ -1023,7 +1162,9 @@ impl Runner<'_> {
         let (body, _) = self.keep(r, &bytes)?;
         self.last_headers = headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), self.redactor.redact(v))).collect();
         self.status_heard(r, status, &headers);
-        Ok(Response { status, body })
+        let kept = r.keep_bytes.then(|| std::sync::Arc::from(bytes.as_slice()));
+        let headers = headers.into_iter().map(|(k, v)| (k.to_ascii_lowercase(), v)).collect();
+        Ok(Response { status, body, headers, bytes: kept })
     }
 
     /// A response body as JSON when it is JSON (after a UTF-8 byte order
@@ -1055,8 +1196,11 @@ impl Runner<'_> {
         Ok((Body::Text(text.into_owned()), false))
     }
 
-    fn charge(&self, r: &Request, bytes: u64) -> Result<Charge, Box<Diagnostic>> {
-        self.budgets.charge(bytes).map_err(|exceeded| Box::new(failure::over_budget(r, exceeded)))
+    fn charge(&mut self, r: &Request, bytes: u64) -> Result<Charge, Box<Diagnostic>> {
+        self.budgets.charge(bytes).map_err(|exceeded| {
+            self.failure_kind = Some("budget");
+            Box::new(failure::over_budget(r, exceeded))
+        })
     }
 
     fn sample_response(&mut self, r: &Request) -> Result<Response, Box<Diagnostic>> {
@@ -1067,7 +1211,7 @@ impl Runner<'_> {
                 self.charges.remove(&r.block);
                 let charge = self.charge(r, sample.footprint())?;
                 self.charges.insert(r.block.clone(), charge);
-                Ok(Response { status: 200, body: Body::Json(sample.clone()) })
+                Ok(Response::new(200, Body::Json(sample.clone())))
             }
             Some(Err(why)) => Err(Box::new(failure::sample_unreadable(r, sample, why))),
             None => Err(Box::new(failure::sample_unreadable(r, sample, "cannot be read"))),

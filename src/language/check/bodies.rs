@@ -1,0 +1,243 @@
+//! Rules on a block's body kind and its settings for credentials, time and
+//! failure: `body form|multipart|text|json`, `auth`, `timeout`, `retry`,
+//! `failed` (B152–B156).
+
+use super::scope::Scope;
+use crate::base::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
+use crate::base::media;
+use crate::language::ast::{ApiBlock, Auth, Body, Field, FieldKind, FileSource, Part, PartValue, Retry, Text, Value};
+use crate::language::vocab::{self, Method};
+
+pub fn check_block(scope: &Scope<'_>, block: &ApiBlock, out: &mut Findings) {
+    if let Some((body, span)) = block.body() {
+        content_type(block, body, span, out);
+        match body {
+            Body::Form(entries) => {
+                for e in entries {
+                    if let Value::Object(_, s) | Value::Array(_, s) = &e.value {
+                        out.push(
+                            Diagnostic::new(Code::BadBody, format!("form field `{}` is an object or an array", e.key.name))
+                                .label(*s, "a form field holds text")
+                                .help("a form is `key=value` pairs: give the field text, a number or a boolean, or send nested data as JSON with `body { … }`"),
+                        );
+                    }
+                }
+            }
+            Body::Multipart(parts) => parts.iter().for_each(|p| part(scope, p, out)),
+            Body::Json(_) | Body::Text { .. } => {}
+        }
+    }
+    for field in &block.fields {
+        match &field.kind {
+            FieldKind::Auth(auth) => check_auth(block, field, auth, out),
+            FieldKind::Timeout(t) => match vocab::parse_millis(&t.value) {
+                Ok(ms) if ms > vocab::MAX_BLOCK_TIMEOUT_MS => {
+                    out.push(bad_retry(t, "longer than 2 minutes", "a block may wait at most `timeout \"2m\"`"))
+                }
+                Ok(_) => {}
+                Err(why) => {
+                    out.push(bad_retry(t, &format!("not {why}"), "write `timeout \"5s\"` or `timeout \"500ms\"`"))
+                }
+            },
+            FieldKind::Retry(r) => check_retry(block, field, r, out),
+            FieldKind::Failed(f) => statuses(&f.on, false, out),
+            _ => {}
+        }
+    }
+}
+
+/// `auth basic` with two values, `auth bearer` with one, and no
+/// `Authorization` header beside it.
+fn check_auth(block: &ApiBlock, field: &Field, auth: &Auth, out: &mut Findings) {
+    let wants = match auth.scheme.name.as_str() {
+        "basic" => Some(2),
+        "bearer" => Some(1),
+        _ => None,
+    };
+    match wants {
+        None => {
+            let meant = did_you_mean(&auth.scheme.name, ["basic", "bearer"]);
+            out.push(
+                Diagnostic::new(Code::BadAuth, format!("`auth {}` is not a scheme blkc knows", auth.scheme.name))
+                    .label(auth.scheme.span, "unknown")
+                    .meant(
+                        auth.scheme.span,
+                        meant,
+                        "blkc knows `auth basic \"<USER>\" \"<PASSWORD>\"` and `auth bearer \"<TOKEN>\"`",
+                    ),
+            );
+        }
+        Some(n) if auth.values.len() != n => out.push(
+            Diagnostic::new(
+                Code::BadAuth,
+                format!(
+                    "`auth {}` takes {n} value{}, not {}",
+                    auth.scheme.name,
+                    if n == 1 { "" } else { "s" },
+                    auth.values.len()
+                ),
+            )
+            .label(field.span, "here")
+            .help(if n == 2 {
+                "write the user and the password: `auth basic \"<USER>\" \"<PASSWORD>\"`"
+            } else {
+                "write the token alone: `auth bearer \"<TOKEN>\"` (blkc writes `Bearer `)"
+            }),
+        ),
+        Some(_) => {}
+    }
+    if let Some(h) = block.headers().iter().find(|h| h.key.name.eq_ignore_ascii_case("authorization")) {
+        out.push(
+            Diagnostic::new(Code::BadAuth, "`auth` beside an `Authorization` header")
+                .label(h.key.span, "written by hand here")
+                .related(field.keyword, "and by `auth` here")
+                .help("keep one: `auth` writes the `Authorization` header itself"),
+        );
+    }
+}
+
+/// A count from 1 to 10, known statuses, a backoff of a minute at most; a
+/// POST or PATCH retried only with `allow retry`.
+fn check_retry(block: &ApiBlock, field: &Field, r: &Retry, out: &mut Findings) {
+    match r.times.value.parse::<u64>() {
+        Ok(n) if (1..=vocab::MAX_RETRIES).contains(&n) => {}
+        _ => out.push(bad_retry(&r.times, "not from 1 to 10", "write how many times to send it again: `retry 3`")),
+    }
+    statuses(&r.on, true, out);
+    if let Some(b) = &r.backoff {
+        match vocab::parse_millis(&b.value) {
+            Ok(ms) if ms > vocab::MAX_BACKOFF_MS => {
+                out.push(bad_retry(b, "longer than a minute", "a first wait is at most `backoff \"1m\"`"))
+            }
+            Ok(_) => {}
+            Err(why) => out.push(bad_retry(b, &format!("not {why}"), "write `backoff \"500ms\"` or `backoff \"2s\"`")),
+        }
+    }
+    let method = block.method().and_then(|m| Method::parse(&m.name));
+    if method.is_some_and(|m| !m.idempotent()) && !block.allows("retry") {
+        let m = method.map_or("POST", |m| m.as_str());
+        out.push(
+            Diagnostic::new(Code::RetryNotRepeatable, format!("block `{}` is a {m} and is not retried", block.name.name))
+                .label(field.keyword, "ignored")
+                .help(format!("a {m} sent again may be carried out twice; add `allow retry` if the server makes it safe to repeat, or remove `retry`")),
+        );
+    }
+}
+
+fn bad_retry(t: &Text, label: &str, help: &str) -> Diagnostic {
+    Diagnostic::new(Code::BadRetry, format!("`{}` is not understood here", t.value))
+        .label(t.span, label.to_string())
+        .help(help.to_string())
+}
+
+/// Each status a status (`503`) or a class (`5xx`); never a success in `failed on`.
+fn statuses(on: &[Text], retry: bool, out: &mut Findings) {
+    for s in on {
+        match vocab::parse_status(&s.value) {
+            None => out.push(bad_retry(
+                s,
+                "not a status from 100 to 599 or a class like `5xx`",
+                "write `on 429, 503` or `on 5xx`",
+            )),
+            Some((lo, hi)) if (200..300).contains(&lo) || (200..300).contains(&hi) => out.push(bad_retry(
+                s,
+                "a success",
+                if retry {
+                    "a success is never retried: name the failures, like `on 429, 5xx`"
+                } else {
+                    "a success is not a failure: name the failures, like `on 404, 5xx`"
+                },
+            )),
+            Some(_) => {}
+        }
+    }
+}
+
+/// The `Content-Type` written by hand agrees with the body's kind (the rule
+/// is `base::media::agrees`, which the runner applies to the value filled in).
+fn content_type(block: &ApiBlock, body: &Body, body_span: crate::base::source::Span, out: &mut Findings) {
+    let Some(header) = block.headers().iter().find(|h| h.key.name.eq_ignore_ascii_case("content-type")) else { return };
+    // Only a value written whole is judged here; one with a variable is judged when filled.
+    let [Part::Lit(value, _)] = header.value.parts.as_slice() else { return };
+    let own = match body {
+        Body::Json(_) => "application/json",
+        Body::Form(_) => "application/x-www-form-urlencoded",
+        Body::Multipart(_) => "multipart/form-data",
+        Body::Text { media_type, .. } => media_type.as_ref().map_or("text/plain", |t| t.value.as_str()),
+    };
+    if media::agrees(own, value) {
+        return;
+    }
+    let help = match (body, media::kind_of(value)) {
+        (Body::Multipart(_), _) => {
+            "remove the header: blkc writes `multipart/form-data` with the boundary the parts are separated by"
+                .to_string()
+        }
+        (Body::Json(Value::Object(..)), Some("form")) => {
+            "a form is `body form { … }`: write `form` after `body`, and remove the header (blkc sets it)".to_string()
+        }
+        (Body::Text { .. }, _) => format!("give the type with the body, `type \"{value}\"`, and remove the header"),
+        (_, Some(kind)) => format!(
+            "send the kind the header names (`body {kind} …`), or remove the header: blkc sets it from the body"
+        ),
+        (_, None) => "remove the header: blkc sets it from the body".to_string(),
+    };
+    out.push(
+        Diagnostic::new(
+            Code::BodyTypeMismatch,
+            format!("block `{}` says its body is `{value}` but sends {}", block.name.name, describe(body)),
+        )
+        .label(header.value.span, "the header says this")
+        .related(body_span, "the body is this")
+        .help(help),
+    );
+}
+
+fn describe(body: &Body) -> &'static str {
+    match body {
+        Body::Json(_) => "JSON",
+        Body::Form(_) => "a form (`application/x-www-form-urlencoded`)",
+        Body::Multipart(_) => "multipart parts",
+        Body::Text { .. } => "text of another type",
+    }
+}
+
+/// A multipart part's file exists beside the bot; its settings are known.
+fn part(scope: &Scope<'_>, p: &crate::language::ast::PartDecl, out: &mut Findings) {
+    let PartValue::File(file) = &p.value else { return };
+    let mut seen: Vec<&str> = Vec::new();
+    for (word, _) in &file.settings {
+        let w = word.name.as_str();
+        // The grammar reads only `type` and `filename`: each once.
+        if seen.contains(&w) {
+            out.push(
+                Diagnostic::new(Code::BadBody, format!("`{w}` is given twice in file part `{}`", p.key.name))
+                    .label(word.span, "given again here")
+                    .help("a file part takes `type \"…\"` and `filename \"…\"`, once each; keep one"),
+            );
+        }
+        seen.push(w);
+    }
+    match &file.source {
+        FileSource::Path(path) => {
+            if let Some(Err(why)) = scope.samples.file(&path.value) {
+                out.push(
+                    Diagnostic::new(Code::BadBody, format!("the file `{}` of part `{}` {why}", path.value, p.key.name))
+                        .label(path.span, "cannot be sent")
+                        .help(
+                            "name a regular file beside the .blk (at most 8 MiB), by its path from the .blk's folder",
+                        ),
+                );
+            }
+        }
+        FileSource::Name(name) => {
+            if !name.name.starts_with("api_") {
+                out.push(
+                    Diagnostic::new(Code::BadBody, format!("`file {}` names no block's response", name.name))
+                        .label(name.span, "not `api_<block>`")
+                        .help("a file part sends a file beside the .blk (`file \"chart.png\"`) or a block's response (`file api_chart`)"),
+                );
+            }
+        }
+    }
+}
