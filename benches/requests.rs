@@ -26,14 +26,25 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
 
     let mut program = String::from("command many {\n");
+    // The same blocks with a time-out, retries and a failure path: what they
+    // cost when every request succeeds (issue 50's bench line).
+    let mut resilient = String::from("command many {\n");
     let mut curl = String::from("silent\nheader = \"X-Api-Key: bench-key-value\"\n");
     for i in 0..blocks {
-        program.push_str(&format!(
-            "    api b{i} {{\n        method GET\n        url \"http://127.0.0.1:{port}/item/{i}\"\n        params {{ q = \"{i}\" }}\n        headers {{ X-Api-Key = \"<BENCH_KEY>\" }}\n    }}\n    reply \"{{api_b{i}[response.name]}}\"\n"
+        let head = format!(
+            "    api b{i} {{\n        method GET\n        url \"http://127.0.0.1:{port}/item/{i}\"\n        params {{ q = \"{i}\" }}\n        headers {{ X-Api-Key = \"<BENCH_KEY>\" }}\n"
+        );
+        let tail = format!("    }}\n    reply \"{{api_b{i}[response.name]}}\"\n");
+        program.push_str(&format!("{head}{tail}"));
+        resilient.push_str(&format!(
+            "{head}        timeout \"5s\"\n        retry 2 on 429, 5xx backoff \"100ms\"\n        failed {{ reply \"b{i} failed\" }}\n{tail}"
         ));
         curl.push_str(&format!("url = \"http://127.0.0.1:{port}/item/{i}?q={i}\"\noutput = \"/dev/null\"\n"));
     }
     program.push_str("}\n");
+    resilient.push_str("}\n");
+    let resilient_blk = dir.join("resilient.blk");
+    std::fs::write(&resilient_blk, resilient).unwrap();
     let blk = dir.join("many.blk");
     let cfg = dir.join("curl.cfg");
     std::fs::write(&blk, program).unwrap();
@@ -62,13 +73,23 @@ fn main() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), blocks);
     assert_eq!(support::run(&curl_bin, &curl_args).status, 0);
 
+    let mut resilient_args = blkc_args;
+    resilient_args[1] = resilient_blk.to_str().unwrap();
+    let out = Command::new(&blkc).args(resilient_args).output().unwrap();
+    assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), blocks);
+
     let baseline = std::env::var_os("BLKC_BENCH_BASELINE").map(PathBuf::from);
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     let (mut ours_cpu, mut base, mut base_cpu) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut guarded, mut guarded_cpu) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
         let run = support::run(&blkc, &blkc_args);
         ours.push(run.wall);
         ours_cpu.push(run.cpu);
+        let run = support::run(&blkc, &resilient_args);
+        guarded.push(run.wall);
+        guarded_cpu.push(run.cpu);
         theirs.push(support::run(&curl_bin, &curl_args).wall);
         if let Some(b) = &baseline {
             let run = support::run(b, &blkc_args);
@@ -76,6 +97,14 @@ fn main() {
             base_cpu.push(run.cpu);
         }
     }
+    let ratio = |a: Vec<std::time::Duration>, b: Vec<std::time::Duration>| {
+        support::median(a).as_secs_f64() / support::median(b).as_secs_f64()
+    };
+    println!(
+        "requests: blocks with a time-out, retries and a failure path / plain blocks, every request a success: wall {:.2}, CPU {:.2}",
+        ratio(guarded, ours.clone()),
+        ratio(guarded_cpu, ours_cpu.clone())
+    );
     if let Some(b) = &baseline {
         let ratio = |a: Vec<_>, b: Vec<_>| support::median(a).as_secs_f64() / support::median(b).as_secs_f64();
         println!(

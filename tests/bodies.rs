@@ -327,3 +327,263 @@ fn each_kind_of_failure_runs_the_failed_branch_with_its_variables() {
     );
     assert_eq!(json_run(&p, &["--command", "c"]).replies(), ["500"]);
 }
+
+/// A bot whose block `b` follows `pages` at `url`, replying with the items.
+fn paged(server: &TestServer, url: &str, pages: &str) -> crate::run::Program {
+    let text = format!(
+        "command c {{\n    api b {{\n        method GET\n        url \"@SERVER@{url}\"\n        pages {{ {pages} }}\n    }}\n    for i in api_b[items] join \",\" into all {{ text \"{{i[n]}}\" }}\n    reply \"{{api_b[items]|count}}: {{all}}\"\n}}\n"
+    );
+    program(&text, server)
+}
+
+#[test]
+fn three_pages_are_followed_by_a_cursor_a_next_url_or_the_link_header() {
+    let server = TestServer::start();
+    for (pages, want) in [
+        ("items response.data cursor response.next param cursor", "/pages/3?cursor=3"),
+        ("items response.data next response.links.next", "/pages/3?cursor=3"),
+        ("items response.data next link", "/pages/3?cursor=3"),
+    ] {
+        let before = server.received().len();
+        let ran = json_run(&paged(&server, "/pages/3", pages), &["--command", "c"]);
+        assert_eq!(ran.code, 0, "{pages}: {}", ran.stderr);
+        assert_eq!(ran.replies(), ["6: 11,12,21,22,31,32"], "{pages}");
+        let urls: Vec<String> = server.received()[before..].iter().map(|r| r.url.clone()).collect();
+        assert_eq!(urls.len(), 3, "{urls:?}");
+        assert_eq!(urls[2], want, "{pages}");
+    }
+}
+
+#[test]
+fn pages_stop_at_their_bound_at_a_page_read_before_and_never_leave_the_origin() {
+    let server = TestServer::start();
+    // A list with no end: `max` pages, then B331.
+    let ran = json_run(
+        &paged(&server, "/pages/0", "items response.data cursor response.next param cursor max 4"),
+        &["--command", "c"],
+    );
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(ran.replies(), ["8: 11,12,21,22,31,32,41,42"]);
+    assert!(ran.events().iter().any(|e| e["code"] == "B331"), "{}", ran.stdout);
+    assert_eq!(server.received().len(), 4);
+    // A cursor that never changes: the second page is the first again.
+    let ran = json_run(
+        &paged(&server, "/pages/0", "items response.data cursor response.same param cursor"),
+        &["--command", "c"],
+    );
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(ran.replies(), ["4: 11,12,11,12"]);
+    let round = ran.events().into_iter().find(|e| e["code"] == "B331").expect("B331");
+    assert!(round["message"].as_str().unwrap().contains("already read"), "{round}");
+    // `limit` keeps that many items and reads no further page.
+    let before = server.received().len();
+    let ran = json_run(&paged(&server, "/pages/0", "items response.data next link limit 3"), &["--command", "c"]);
+    assert_eq!(ran.replies(), ["3: 11,12,21"]);
+    assert_eq!(server.received().len() - before, 2);
+    // A next URL on another origin (another host name for this machine) is refused.
+    let before = server.received().len();
+    let ran = json_run(&paged(&server, "/pages/0", "items response.data next response.elsewhere"), &["--command", "c"]);
+    assert_eq!(ran.code, 3, "{}", ran.stdout);
+    assert!(ran.stdout.contains("B314"), "{}", ran.stdout);
+    assert_eq!(server.received().len() - before, 1, "only the first page is sent");
+}
+
+#[test]
+fn each_page_counts_as_a_request_of_the_run() {
+    let server = TestServer::start();
+    let max = blkc::language::vocab::MAX_REQUESTS;
+    let p = program(
+        &format!(
+            "command c {{\n    api first {{ method GET url \"@SERVER@/echo\" }}\n    api b {{\n        method GET\n        url \"@SERVER@/pages/0\"\n        pages {{ items response.data cursor response.next param cursor max {max} }}\n    }}\n    reply \"{{api_b[items]|count}}\"\n}}\n"
+        ),
+        &server,
+    );
+    let ran = json_run(&p, &["--command", "c"]);
+    assert_eq!(ran.code, 3, "{}", ran.stdout);
+    assert!(ran.stdout.contains("B327"), "{}", ran.stdout);
+    assert_eq!(server.received().len(), max, "the first block and {} pages", max - 1);
+}
+
+/// A bot whose `token` block gets a token kept as long as it lives, and whose
+/// `api` block sends it to `api_path`.
+fn token_bot(server: &TestServer, key: &str, expires: u32, api_path: &str) -> String {
+    format!(
+        "command c {{\n    api token {{\n        method POST\n        url \"{base}/token/{key}?expires={expires}\"\n        body form {{ grant_type = \"client_credentials\", client_secret = \"<CLIENT_SECRET>\" }}\n        cache response.expires_in\n    }}\n    api call {{\n        method GET\n        url \"{base}{api_path}\"\n        auth bearer \"{{api_token[response.access_token]}}\"\n    }}\n    reply \"{{api_call[status]}}\"\n}}\n",
+        base = server.base()
+    )
+}
+
+fn run_with_store(dir: &std::path::Path, store: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["run", "bot.blk", "--command", "c", "--format", "json", "--store", store])
+        .current_dir(dir)
+        .env("BLKC_SECRET_CLIENT_SECRET", "client-secret-1234")
+        .env_remove("BLKC_BOT_TOKEN")
+        .output()
+        .unwrap()
+}
+
+fn token_fetches(server: &TestServer, key: &str) -> usize {
+    server.received().iter().filter(|r| r.url.starts_with(&format!("/token/{key}"))).count()
+}
+
+#[test]
+fn a_kept_get_is_answered_from_the_store_and_a_kept_token_is_never_shown() {
+    let server = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3").display().to_string();
+    let bot = format!(
+        "command c {{\n    api stock {{\n        method GET\n        url \"{}/echo?item=tea\"\n        cache \"1h\"\n    }}\n    reply \"{{api_stock[response.query]}}\"\n}}\n",
+        server.base()
+    );
+    std::fs::write(dir.path().join("bot.blk"), bot).unwrap();
+    for run in 0..3 {
+        let out = run_with_store(dir.path(), &store);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains(r#""text":"item=tea""#), "{stdout}");
+        assert_eq!(stdout.contains(r#""cached":true"#), run > 0, "run {run}: {stdout}");
+    }
+    assert_eq!(server.received().len(), 1, "one request for three runs");
+    // A token got with a secret is a secret: its text never reaches the output.
+    std::fs::write(dir.path().join("bot.blk"), token_bot(&server, "shown", 3600, "/echo")).unwrap();
+    std::fs::write(
+        dir.path().join("bot.blk"),
+        std::fs::read_to_string(dir.path().join("bot.blk"))
+            .unwrap()
+            .replace("{api_call[status]}", "{api_call[response.headers.authorization]}"),
+    )
+    .unwrap();
+    for _ in 0..2 {
+        let out = run_with_store(dir.path(), &store);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && stdout.contains("Bearer <api_token>"), "{stdout}");
+    }
+    assert_eq!(token_fetches(&server, "shown"), 1);
+}
+
+#[test]
+fn a_token_is_fetched_once_for_50_runs_of_two_processes_sharing_postgresql_and_again_once_it_expires() {
+    let server = TestServer::start();
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.database();
+    let dir = tempfile::tempdir().unwrap();
+    let migrate = Command::new(env!("CARGO_BIN_EXE_blkc")).args(["vars", "--store", &url, "migrate"]).output().unwrap();
+    assert!(migrate.status.success(), "{}", String::from_utf8_lossy(&migrate.stderr));
+    std::fs::write(dir.path().join("bot.blk"), token_bot(&server, "shared", 3, "/echo")).unwrap();
+    // Two processes at a time, 25 runs each.
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                for _ in 0..25 {
+                    let out = run_with_store(dir.path(), &url);
+                    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+                    assert!(String::from_utf8_lossy(&out.stdout).contains(r#""text":"200""#));
+                }
+            });
+        }
+    });
+    assert_eq!(token_fetches(&server, "shared"), 1, "one token for 50 runs");
+    let sent: Vec<String> = server
+        .received()
+        .iter()
+        .filter(|r| r.url == "/echo")
+        .filter_map(|r| r.header("authorization").map(str::to_string))
+        .collect();
+    assert_eq!(sent.len(), 50);
+    assert!(sent.iter().all(|a| a == "Bearer tok-1-0123456789"), "{sent:?}");
+    // The token lives 3 s and is kept 2.7 s: after that, fetched again once.
+    let kept_until = std::time::Instant::now() + std::time::Duration::from_millis(2_800);
+    while std::time::Instant::now() < kept_until {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    for _ in 0..3 {
+        assert!(run_with_store(dir.path(), &url).status.success());
+    }
+    assert_eq!(token_fetches(&server, "shared"), 2, "fetched again after it expired");
+}
+
+#[test]
+fn a_kept_token_the_server_refuses_is_fetched_again_once_and_the_request_sent_again() {
+    let server = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3").display().to_string();
+    // The API takes only the second token the endpoint gives.
+    std::fs::write(dir.path().join("bot.blk"), token_bot(&server, "revoked", 3600, "/needs/tok-2-0123456789")).unwrap();
+    let out = run_with_store(dir.path(), &store);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(r#""text":"200""#), "{stdout}");
+    assert!(stdout.contains("B330") && stdout.contains("fetched again"), "{stdout}");
+    assert_eq!(token_fetches(&server, "revoked"), 2);
+    // The new token is kept: the next run sends it at once.
+    let before = server.received().len();
+    let out = run_with_store(dir.path(), &store);
+    assert!(String::from_utf8_lossy(&out.stdout).contains(r#""text":"200""#));
+    assert_eq!(server.received().len() - before, 1, "only the API call");
+    // A token refused again is not fetched a third time in the same run.
+    std::fs::write(dir.path().join("bot.blk"), token_bot(&server, "never", 3600, "/needs/nothing")).unwrap();
+    let out = run_with_store(dir.path(), &store);
+    assert!(String::from_utf8_lossy(&out.stdout).contains(r#""text":"401""#));
+    assert_eq!(token_fetches(&server, "never"), 2);
+}
+
+#[test]
+fn response_headers_are_recorded_beside_the_sample_checked_and_answered_offline() {
+    let server = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let bot = |path: &str| {
+        format!(
+            "command c {{\n    api x {{\n        method GET\n        url \"{}/flaky/0/recorded\"\n        sample \"samples/x.json\"\n    }}\n    reply \"attempt {{api_x[headers.{path}]}}\"\n}}\n",
+            server.base()
+        )
+    };
+    std::fs::write(dir.path().join("bot.blk"), bot("X-Attempt")).unwrap();
+    let blkc = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_blkc"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap()
+    };
+    let saved = blkc(&["test", "bot.blk", "x", "--save"]);
+    assert!(saved.status.success(), "{}", String::from_utf8_lossy(&saved.stderr));
+    let headers = std::fs::read_to_string(dir.path().join("samples/x.headers.json")).unwrap();
+    assert!(headers.contains("\"x-attempt\": \"1\""), "{headers}");
+    // Checked like a body path: a name the server did not send, with the one it meant.
+    std::fs::write(dir.path().join("bot.blk"), bot("x-atempt")).unwrap();
+    let checked = blkc(&["check", "bot.blk"]);
+    let stderr = String::from_utf8_lossy(&checked.stderr).into_owned() + &String::from_utf8_lossy(&checked.stdout);
+    assert!(stderr.contains("B201") && stderr.contains("x-attempt"), "{stderr}");
+    // Offline, the recorded headers answer.
+    std::fs::write(dir.path().join("bot.blk"), bot("X-Attempt")).unwrap();
+    let run = blkc(&["run", "bot.blk", "--command", "c", "--offline"]);
+    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "attempt 1", "{}", String::from_utf8_lossy(&run.stderr));
+}
+
+#[test]
+fn a_tree_s_failed_replaces_the_generic_failure_whichever_step_fails() {
+    let server = TestServer::start();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let p = program(
+        &format!(
+            "command c {{\n    api up {{ method GET url \"@SERVER@/echo\" }}\n    api down {{ method GET url \"http://127.0.0.1:{closed}/x\" }}\n    reply \"never\"\n    failed {{\n        reply \"{{failure_kind}} at {{failure_block}}: {{failure_message}}\"\n    }}\n}}\n"
+        ),
+        &server,
+    );
+    let ran = json_run(&p, &["--command", "c"]);
+    assert_eq!(ran.code, 0, "{}", ran.stdout);
+    let replies = ran.replies();
+    assert_eq!(replies.len(), 1);
+    assert!(replies[0].starts_with("connection at down: block `down` could not connect"), "{replies:?}");
+    assert!(ran.events().iter().any(|e| e["code"] == "B301" && e["severity"] == "warning"), "{}", ran.stdout);
+    // A failure that is not a request's: kind `run`.
+    let p = program(
+        "var n = \"x\"\ncommand c {\n    save n = n + 1\n    failed { reply \"{failure_kind}: {failure_message}\" }\n}\n",
+        &server,
+    );
+    let ran = json_run(&p, &["--command", "c"]);
+    assert_eq!(ran.code, 0, "{}", ran.stdout);
+    assert!(ran.replies()[0].starts_with("run: "), "{:?}", ran.replies());
+}

@@ -368,7 +368,15 @@ fn field() -> impl Strategy<Value = Field> {
         proptest::collection::vec(pair(), 0..3).prop_map(FieldKind::Params),
         proptest::collection::vec(pair(), 0..3).prop_map(FieldKind::Headers),
         body().prop_map(FieldKind::Body),
-        "\\PC{0,8}".prop_map(|value: String| FieldKind::Sample(Text { value: value.into(), span: sp() })),
+        ("\\PC{0,8}", proptest::collection::vec("\\PC{0,8}", 0..2)).prop_map(|(value, more): (String, Vec<String>)| {
+            let text = |value: String| Text { value: value.into(), span: sp() };
+            FieldKind::Sample(text(value), more.into_iter().map(text).collect())
+        }),
+        "\\PC{0,8}".prop_map(|value: String| FieldKind::Cache(Cache::For(Text { value: value.into(), span: sp() }))),
+        "[a-z_][a-z0-9_.-]{0,10}"
+            .prop_map(|name: String| FieldKind::Cache(Cache::From(Key { name: name.into(), span: sp() }))),
+        proptest::collection::vec(page_setting(), 0..4)
+            .prop_map(|settings| FieldKind::Pages(Pages { settings, span: sp() })),
         ident().prop_map(FieldKind::Allow),
         (ident(), proptest::collection::vec(template(), 1..3))
             .prop_map(|(scheme, values)| FieldKind::Auth(Auth { scheme, values })),
@@ -384,6 +392,19 @@ fn field() -> impl Strategy<Value = Field> {
             .prop_map(|on| FieldKind::Failed(Box::new(Failed { on, branch: Branch { body: Vec::new(), span: sp() } }))),
     ];
     kind.prop_map(|kind| Field { keyword: sp(), kind, span: sp() })
+}
+
+fn page_setting() -> impl Strategy<Value = PageSetting> {
+    let path = || "[a-z_][a-z0-9_.-]{0,10}".prop_map(|name: String| Key { name: name.into(), span: sp() });
+    let number = || "0|[1-9][0-9]{0,2}".prop_map(|value: String| Text { value: value.into(), span: sp() });
+    prop_oneof![
+        path().prop_map(|k| PageSetting::Items(sp(), k)),
+        (path(), path()).prop_map(|(k, p)| PageSetting::Cursor(sp(), k, p)),
+        path().prop_map(|k| PageSetting::Next(sp(), k)),
+        Just(PageSetting::NextLink(sp())),
+        number().prop_map(|n| PageSetting::Max(sp(), n)),
+        number().prop_map(|n| PageSetting::Limit(sp(), n)),
+    ]
 }
 
 fn status() -> impl Strategy<Value = Text> {
@@ -730,7 +751,9 @@ fn node() -> impl Strategy<Value = Node> {
                     span: sp(),
                 }))
             });
-        prop_oneof![if_node, for_node, sub_node(inner)]
+        let failed = proptest::collection::vec(inner.clone(), 0..3)
+            .prop_map(|body| Node::Failed(Box::new(Branch { body, span: sp() }), sp()));
+        prop_oneof![if_node, for_node, sub_node(inner), failed]
     })
 }
 

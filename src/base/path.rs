@@ -25,10 +25,12 @@ pub enum Root {
     /// `headers.NAME`: a response header, by its name in any case (one
     /// segment).
     Headers,
+    /// `items…`: the items of a block's pages, as one list.
+    Items,
 }
 
 /// The words a path may start with.
-pub const ROOTS: [&str; 3] = ["response", "status", "headers"];
+pub const ROOTS: [&str; 4] = ["response", "status", "headers", "items"];
 
 /// The root a path starts with, if it is one.
 pub fn root(text: &str) -> Option<Root> {
@@ -36,6 +38,7 @@ pub fn root(text: &str) -> Option<Root> {
         "response" => Some(Root::Response),
         "status" => Some(Root::Status),
         "headers" => Some(Root::Headers),
+        "items" => Some(Root::Items),
         _ => None,
     }
 }

@@ -139,10 +139,12 @@ fn save(
                 test_report.status, block.name.name
             )),
         )),
-        Some(target) => match domain::save(&test_report.body, target, file, tree, block, base_dir) {
-            Ok(s) => Ok((Some(s), None)),
-            Err(e) => Err(report::error(e, Exit::RunFailure)),
-        },
+        Some(target) => {
+            match domain::save((&test_report.body, &test_report.headers), target, file, tree, block, base_dir) {
+                Ok(s) => Ok((Some(s), None)),
+                Err(e) => Err(report::error(e, Exit::RunFailure)),
+            }
+        }
         None => Ok((None, None)),
     }
 }

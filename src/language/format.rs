@@ -377,6 +377,11 @@ impl Printer<'_> {
                 self.out.push_str("stop");
                 self.trailing(span.end as usize);
             }
+            Node::Failed(b, span) => {
+                self.out.push_str("failed {");
+                self.block(b.span.start as usize, b.span.end as usize - 1, &b.body, Node::span, |p, n| p.node(n));
+                self.trailing(span.end as usize);
+            }
             Node::Sub(s) => self.sub(s),
             Node::Choice(c) => {
                 self.out.push_str("choice ");
@@ -741,7 +746,17 @@ impl Printer<'_> {
         match &field.kind {
             FieldKind::Method(m) | FieldKind::Allow(m) => self.out.push_str(&m.name),
             FieldKind::Url(t) => self.template(t),
-            FieldKind::Sample(s) => self.out.push_str(&text_literal(&s.value)),
+            FieldKind::Sample(first, more) => {
+                self.out.push_str(&text_literal(&first.value));
+                for s in more {
+                    self.out.push_str(", ");
+                    self.out.push_str(&text_literal(&s.value));
+                }
+            }
+            FieldKind::Pages(pages) => {
+                self.pages(pages, field);
+                return;
+            }
             FieldKind::Params(pairs) | FieldKind::Headers(pairs) => {
                 let open = self.open_brace(field.keyword.end as usize);
                 // The field's span ends at its last pair: find its `}`.
@@ -780,6 +795,8 @@ impl Printer<'_> {
                 }
             }
             FieldKind::Timeout(t) => self.out.push_str(&text_literal(&t.value)),
+            FieldKind::Cache(Cache::For(t)) => self.out.push_str(&text_literal(&t.value)),
+            FieldKind::Cache(Cache::From(k)) => self.out.push_str(&key_literal(&k.name)),
             FieldKind::Retry(r) => {
                 self.out.push_str(&r.times.value);
                 statuses(&mut self.out, &r.on);
@@ -798,6 +815,42 @@ impl Printer<'_> {
             }
         }
         self.trailing(field.span.end as usize);
+    }
+
+    /// `pages { … }`: a setting a line.
+    fn pages(&mut self, pages: &Pages, field: &Field) {
+        self.out.push('{');
+        let open = self.open_brace(field.keyword.end as usize);
+        let close = field.span.end as usize - 1;
+        self.block(
+            open,
+            close,
+            &pages.settings,
+            |s| s.span(),
+            |p, setting| {
+                p.indent();
+                p.out.push_str(setting.word());
+                match setting {
+                    PageSetting::Items(_, k) | PageSetting::Next(_, k) => {
+                        p.out.push(' ');
+                        p.out.push_str(&key_literal(&k.name));
+                    }
+                    PageSetting::Cursor(_, k, param) => {
+                        p.out.push(' ');
+                        p.out.push_str(&key_literal(&k.name));
+                        p.out.push_str(" param ");
+                        p.out.push_str(&key_literal(&param.name));
+                    }
+                    PageSetting::NextLink(_) => p.out.push_str(" link"),
+                    PageSetting::Max(_, n) | PageSetting::Limit(_, n) => {
+                        p.out.push(' ');
+                        p.out.push_str(&n.value);
+                    }
+                }
+                p.trailing(setting.span().end as usize);
+            },
+        );
+        self.trailing(close + 1);
     }
 
     /// A body of its kind: `{ … }`, `[ … ]`, `json …`, `form { … }`,

@@ -38,6 +38,15 @@ pub struct Samples {
     files: Mutex<FxHashMap<String, FileRead>>,
 }
 
+/// Where the headers of a sample are recorded: `forecast.json` keeps them in
+/// `forecast.headers.json` beside it.
+pub fn headers_path(sample: &str) -> String {
+    match sample.strip_suffix(".json") {
+        Some(stem) => format!("{stem}.headers.json"),
+        None => format!("{sample}.headers.json"),
+    }
+}
+
 /// A file beside the bot, read: its bytes, or why it cannot be.
 pub type FileRead = Result<Arc<[u8]>, String>;
 
@@ -97,6 +106,22 @@ impl Samples {
         let read = read_regular(&base.join(path), MAX_UPLOAD_SIZE).map(Arc::from);
         files.insert(path.to_string(), read.clone());
         Some(read)
+    }
+
+    /// The headers recorded beside a sample (`headers_path`), lower-case
+    /// names to values, when there is such a file and it reads as an object.
+    pub fn headers(&self, sample: &str) -> Option<Vec<(String, String)>> {
+        let loaded = self.load(&headers_path(sample))?;
+        let Ok(Data::Object(entries)) = loaded.as_ref() else { return None };
+        let text = |d: &Data| match d {
+            Data::String(s) => s.to_string(),
+            other => {
+                let mut out = String::new();
+                other.write_json(&mut out);
+                out
+            }
+        };
+        Some(entries.iter().map(|(k, v)| (k.to_ascii_lowercase().to_string(), text(v))).collect())
     }
 
     /// The sample of a block, if it has one and it can be read.
@@ -574,6 +599,21 @@ impl<'a> Flow<'a> {
         }
     }
 
+    /// A tree's `failed { … }` starts at `at`: it runs after a step failed,
+    /// wherever, so no block is known to have run in it.
+    pub fn aside_start(&mut self, at: u32) {
+        self.chain_start();
+        self.ran = Blocks::default();
+        self.point(at, None, Vec::new());
+    }
+
+    /// It ends at `at`: what ran before it is known again.
+    pub fn aside_end(&mut self, at: u32) {
+        let Some(Chain { before, point, .. }) = self.chains.pop() else { return };
+        self.ran = before;
+        self.point(at, point, Vec::new());
+    }
+
     pub fn chain_start(&mut self) {
         self.chains.push(Chain { before: self.ran.clone(), point: self.current, after: None });
     }
@@ -631,6 +671,11 @@ impl<'a> Visitor<'a> for FlowWalk<'a> {
     fn save(&mut self, _: &'a crate::language::ast::Save) {}
     /// A block's `failed` branch runs without its response (see the
     /// reference rule's walk, which keeps the same flow).
+    fn tree_failed(&mut self, b: &'a crate::language::ast::Branch) {
+        self.0.aside_start(b.span.start);
+        self.branch(&b.body);
+        self.0.aside_end(b.span.end);
+    }
     fn failed(&mut self, _: &'a ApiBlock, f: &'a crate::language::ast::Failed) {
         self.0.chain_start();
         self.0.branch_start(f.branch.span.start);

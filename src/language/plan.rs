@@ -14,7 +14,7 @@ use crate::language::model::Checked;
 pub use crate::language::vocab::Method;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 17;
+pub const FORMAT: u32 = 18;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -110,6 +110,10 @@ pub struct Tree {
     pub guards: Vec<Guard>,
     pub options: Vec<OptionSpec>,
     pub steps: Vec<Step>,
+    /// `failed { … }`: what runs when a step fails, in place of the host's
+    /// generic answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<Vec<Step>>,
 }
 
 /// A `require` line: a member's roles (any of them), the channel (any of
@@ -502,6 +506,15 @@ pub struct Request {
     /// request fails.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<Failed>,
+    /// With `pages`, the samples of its second page and on (`--offline`
+    /// answers its Nth request with the Nth sample, the last after).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_samples: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<Pages>,
+    /// `cache …`: the answer kept in the store, for every process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<Cache>,
     /// A multipart body of the tree sends the response as a file: its
     /// bytes are kept as received.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -613,6 +626,44 @@ pub enum Auth {
     Bearer { token: Template },
 }
 
+/// `pages { … }`: the pages a block follows and where their items are.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pages {
+    /// Where a page holds its list (a path into the response).
+    pub items: Path,
+    pub next: Next,
+    /// At most this many pages (the first included).
+    pub max: u32,
+    /// At most this many items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+}
+
+/// Where the next page is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Next {
+    /// A value of the response, sent as the URL parameter `param`.
+    Cursor { path: Path, param: String },
+    /// A URL in the response (on the first request's origin only).
+    Url { path: Path },
+    /// The `Link` header's `rel="next"`.
+    Link,
+}
+
+/// How long a block's answer is kept in the store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cache {
+    /// `cache "10m"`: this many milliseconds.
+    For { ms: u64 },
+    /// `cache response.expires_in`: the answer's seconds there.
+    From { path: Path },
+}
+
+/// Pages a block follows when `pages` gives no `max`.
+pub const DEFAULT_PAGES: u32 = 10;
+
 /// `retry N on … backoff …`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Retry {
@@ -682,6 +733,9 @@ pub struct Path {
     /// `true` for `[headers.NAME]` (its one key is the name, lower-case).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub headers: bool,
+    /// `true` for `[items…]`: the items of the block's pages.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub items: bool,
     pub keys: Vec<Key>,
     /// The path as written, for messages and for rendering it as text.
     pub text: String,
@@ -1161,6 +1215,13 @@ fn lower_tree(t: &ast::Tree, inherited: &[Guard], out: &mut Vec<Tree>) -> Lowere
             guards,
             options,
             steps: with_kept_bytes(steps(&t.body)?, t),
+            failed: match t.body.iter().find_map(|n| match n {
+                Node::Failed(b, _) => Some(b),
+                _ => None,
+            }) {
+                Some(b) => Some(steps(&b.body)?),
+                None => None,
+            },
         })
     };
     out.push(tree(t.kind, t, options.clone(), guards.clone())?);
@@ -1302,7 +1363,7 @@ fn steps(nodes: &[Node]) -> Lowered<Vec<Step>> {
 
 fn step(node: &Node) -> Lowered<Option<Step>> {
     Ok(Some(match node {
-        Node::Option(_) | Node::Register(_) | Node::Guard(_) | Node::Sub(_) => return Ok(None),
+        Node::Option(_) | Node::Register(_) | Node::Guard(_) | Node::Sub(_) | Node::Failed(..) => return Ok(None),
         Node::Choice(c) => Step::Choice { name: template(&c.name), value: template(&c.value), span: c.span },
         Node::Api(b) => Step::Request(Box::new(request(b)?)),
         Node::Reply(r) => reply_step(r),
@@ -1353,6 +1414,7 @@ fn loop_path(source: &ast::LoopSource) -> Path {
             element: true,
             status: false,
             headers: false,
+            items: false,
             keys: Vec::new(),
             text: n.name.to_string(),
             span: n.span,
@@ -1492,8 +1554,21 @@ fn request(block: &ast::ApiBlock) -> Lowered<Request> {
             Some(f) => Some(Failed { on: statuses(&f.on), steps: steps(&f.branch.body)? }),
             None => None,
         },
-        sample: block.fields.iter().find_map(|f| match &f.kind {
-            FieldKind::Sample(s) => Some(s.value.to_string()),
+        sample: block.sample().map(|s| s.value.to_string()),
+        more_samples: block
+            .fields
+            .iter()
+            .find_map(|f| match &f.kind {
+                FieldKind::Sample(_, more) => Some(more.iter().map(|s| s.value.to_string()).collect()),
+                _ => None,
+            })
+            .unwrap_or_default(),
+        pages: block.pages().map(|p| pages(p, &block.name.name)),
+        cache: block.fields.iter().find_map(|f| match &f.kind {
+            FieldKind::Cache(ast::Cache::For(t)) => {
+                crate::language::vocab::parse_millis(&t.value).ok().map(|ms| Cache::For { ms })
+            }
+            FieldKind::Cache(ast::Cache::From(k)) => Some(Cache::From { path: block_path(k, &block.name.name) }),
             _ => None,
         }),
         allow_bot_token: block.allows_bot_token(),
@@ -1539,6 +1614,65 @@ fn body(b: &ast::Body) -> Body {
                 })
                 .collect(),
         },
+    }
+}
+
+/// A checked `pages`: its paths are `response…` or `headers.NAME` (the
+/// checker refuses others), with `items` and a next one.
+fn pages(p: &ast::Pages, block: &str) -> Pages {
+    let path = |k: &ast::Key| block_path(k, block);
+    let mut out = Pages {
+        items: Path {
+            block: block.to_string(),
+            element: false,
+            status: false,
+            headers: false,
+            items: false,
+            keys: Vec::new(),
+            text: String::new(),
+            span: p.span,
+        },
+        next: Next::Link,
+        max: DEFAULT_PAGES,
+        limit: None,
+    };
+    for s in &p.settings {
+        match s {
+            ast::PageSetting::Items(_, k) => out.items = path(k),
+            ast::PageSetting::Cursor(_, k, param) => {
+                out.next = Next::Cursor { path: path(k), param: param.name.to_string() }
+            }
+            ast::PageSetting::Next(_, k) => out.next = Next::Url { path: path(k) },
+            ast::PageSetting::NextLink(_) => out.next = Next::Link,
+            ast::PageSetting::Max(_, n) => out.max = n.value.parse().unwrap_or(DEFAULT_PAGES),
+            ast::PageSetting::Limit(_, n) => out.limit = n.value.parse().ok(),
+        }
+    }
+    out
+}
+
+/// A path a block's own setting writes as a key (`response.meta.next`,
+/// `headers.x-next`), into the block's own response.
+fn block_path(k: &ast::Key, block: &str) -> Path {
+    let text = k.name.as_str();
+    let mut segments = crate::base::path::segments(text);
+    let root = segments.next().map(|(_, r)| r).unwrap_or_default();
+    let keys = segments
+        .map(|(at, name)| Key {
+            name: name.to_string(),
+            index: crate::base::path::index(name),
+            span: Span::new(k.span.start as usize + at, k.span.start as usize + at + name.len()),
+        })
+        .collect();
+    Path {
+        block: block.to_string(),
+        element: false,
+        status: false,
+        headers: crate::base::path::root(root) == Some(crate::base::path::Root::Headers),
+        items: false,
+        keys,
+        text: format!("api_{block}[{text}]"),
+        span: k.span,
     }
 }
 
@@ -1691,6 +1825,7 @@ fn element_path(e: &ast::ElementRef) -> Path {
         element: true,
         status: false,
         headers: false,
+        items: false,
         keys: keys(&e.segments),
         text: format!("{}[{}]", e.item.name, e.path_text()),
         span: e.span,
@@ -1703,6 +1838,7 @@ fn path(r: &ast::Reference) -> Path {
         element: false,
         status: r.root() == Some(crate::base::path::Root::Status),
         headers: r.root() == Some(crate::base::path::Root::Headers),
+        items: r.root() == Some(crate::base::path::Root::Items),
         keys: keys(&r.segments),
         text: format!("api_{}[{}]", r.block.name, r.path_text()),
         span: r.span,

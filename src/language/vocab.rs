@@ -372,6 +372,13 @@ pub fn block_word_about(word: &str) -> Option<&'static str> {
         "filename" => "the file name a file part is sent with",
         "on" => "the statuses a `retry` or `failed` takes: `on 429, 5xx`",
         "backoff" => "the first wait between two attempts (doubled each time, with jitter): `backoff \"500ms\"`",
+        "pages" => "`pages { items response.data  cursor response.next param cursor  max 10 }`: follow the pages of a list (a cursor into a parameter, `next response.links.next` for a URL, `next link` for the `Link` header) and collect their items into `api_x[items]`",
+        "items" => "where each page holds its list: `items response.data`",
+        "cache" => "keep the answer in the store, shared by every process of the bot: `cache \"10m\"` for a GET, `cache response.expires_in` for a token (as many seconds as the answer says); a 401 to a block that sends the token fetches it again, once",
+        "cursor" => "the next page's cursor, sent as a URL parameter: `cursor response.meta.next param cursor`",
+        "next" => "the next page's URL: `next response.links.next` (same origin only), or `next link` (the `Link` header's `rel=\"next\"`)",
+        "param" => "the URL parameter a cursor is sent in",
+        "link" => "the `Link` response header (RFC 8288)",
         _ => return None,
     })
 }
@@ -649,6 +656,8 @@ pub enum Place {
     Save,
     /// In a timed event's head.
     Schedule,
+    /// Among the settings of an `api` block's `pages { … }`.
+    Pages,
 }
 
 macro_rules! keywords {
@@ -740,6 +749,13 @@ keywords! {
     File "file" Block,
     Type "type" Block,
     Filename "filename" Block,
+    Pages "pages" Block,
+    Cache "cache" Block,
+    Items "items" Pages,
+    Cursor "cursor" Pages,
+    Param "param" Pages,
+    Next "next" Pages,
+    Link "link" Pages,
     Text "text" Reply,
     Ephemeral "ephemeral" Reply,
     Embed "embed" Reply,

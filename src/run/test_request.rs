@@ -188,7 +188,7 @@ fn default_sample(file: &File, tree: &Tree, block: &ApiBlock) -> String {
 /// block's `sample` line names is never written: that block's sample would
 /// change under it without a word.
 pub fn save(
-    body: &Body,
+    (body, headers): (&Body, &[(String, String)]),
     target: &str,
     file: &File,
     tree: &Tree,
@@ -220,6 +220,13 @@ pub fn save(
     }
     let text = serde_json::to_string_pretty(json).map_err(|e| e.to_string())? + "\n";
     std::fs::write(&path, text).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+    // Its headers beside it, names in lower case, as `api_x[headers.NAME]`
+    // is checked against them.
+    let headers: serde_json::Map<String, serde_json::Value> =
+        headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), serde_json::Value::String(v.clone()))).collect();
+    let headers_file = base_dir.join(crate::language::model::headers_path(&relative));
+    let text = serde_json::to_string_pretty(&headers).map_err(|e| e.to_string())? + "\n";
+    std::fs::write(&headers_file, text).map_err(|e| format!("cannot write `{}`: {e}", headers_file.display()))?;
     let add_line = match block.sample() {
         Some(s) if s.value == relative => None,
         _ => Some(format!("sample {relative:?}")),

@@ -106,6 +106,12 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
             }
             Node::Text(t, _) => out.push_str(&format!("text {}\n", template(t))),
             Node::Stop(_) => out.push_str("stop\n"),
+            Node::Failed(b, _) => {
+                out.push_str("failed {\n");
+                nodes(&b.body, level + 1, out);
+                out.push_str(&indent(level));
+                out.push_str("}\n");
+            }
         }
     }
 }
@@ -254,7 +260,29 @@ fn api(b: &ApiBlock, level: usize, out: &mut String) {
             FieldKind::Params(ps) => out.push_str(&format!("params {}", pairs(ps))),
             FieldKind::Headers(hs) => out.push_str(&format!("headers {}", pairs(hs))),
             FieldKind::Body(b) => out.push_str(&format!("body {}", body(b, level + 1))),
-            FieldKind::Sample(s) => out.push_str(&format!("sample {}", text(&s.value))),
+            FieldKind::Sample(s, more) => {
+                out.push_str(&format!("sample {}", text(&s.value)));
+                for m in more {
+                    out.push_str(&format!(", {}", text(&m.value)));
+                }
+            }
+            FieldKind::Cache(Cache::For(t)) => out.push_str(&format!("cache {}", text(&t.value))),
+            FieldKind::Cache(Cache::From(k)) => out.push_str(&format!("cache {}", key(&k.name))),
+            FieldKind::Pages(p) => {
+                let settings: Vec<String> = p
+                    .settings
+                    .iter()
+                    .map(|s| match s {
+                        PageSetting::Items(_, k) => format!("items {}", key(&k.name)),
+                        PageSetting::Cursor(_, k, p) => format!("cursor {} param {}", key(&k.name), key(&p.name)),
+                        PageSetting::Next(_, k) => format!("next {}", key(&k.name)),
+                        PageSetting::NextLink(_) => "next link".to_string(),
+                        PageSetting::Max(_, n) => format!("max {}", n.value),
+                        PageSetting::Limit(_, n) => format!("limit {}", n.value),
+                    })
+                    .collect();
+                out.push_str(&format!("pages {{ {} }}", settings.join(" ")));
+            }
             FieldKind::Allow(a) => out.push_str(&format!("allow {}", a.name)),
             FieldKind::Auth(a) => {
                 let values: Vec<String> = a.values.iter().map(template).collect();

@@ -263,18 +263,7 @@ fn handle(mut request: tiny_http::Request, port: u16, log: &Mutex<Vec<Received>>
         // `/flaky/N/KEY[?after=S]`: the first N requests of KEY answer 503
         // (with `Retry-After: S` when given), the next ones 200 with their number.
         ["flaky", n, key] => {
-            static SEEN: Mutex<Vec<(String, u32)>> = Mutex::new(Vec::new());
-            let mut seen = SEEN.lock().unwrap();
-            let count = match seen.iter_mut().find(|(k, _)| k == key) {
-                Some((_, c)) => {
-                    *c += 1;
-                    *c
-                }
-                None => {
-                    seen.push((key.to_string(), 1));
-                    1
-                }
-            };
+            let count = count(key);
             if count <= n.parse().unwrap_or(0) {
                 let mut r =
                     Response::from_string("{\"error\":\"busy\"}").with_status_code(503).with_header(json_header());
@@ -288,6 +277,45 @@ fn handle(mut request: tiny_http::Request, port: u16, log: &Mutex<Vec<Received>>
                     .with_header(Header::from_bytes("X-Attempt", count.to_string()).unwrap())
             }
         }
+        // `/token/KEY?expires=S`: an OAuth2 token answer, `tok-N-0123456789` for the
+        // Nth request of KEY, living S seconds.
+        ["token", key] => {
+            let n = count(key);
+            let expires: u64 = query.strip_prefix("expires=").and_then(|e| e.parse().ok()).unwrap_or(3600);
+            let doc = serde_json::json!({ "access_token": format!("tok-{n}-0123456789"), "token_type": "Bearer", "expires_in": expires });
+            Response::from_string(doc.to_string()).with_header(json_header())
+        }
+        // `/needs/TOKEN`: 401 unless the request sends `Bearer TOKEN`.
+        ["needs", token] => {
+            let sent = received.header("authorization").unwrap_or_default().to_string();
+            if sent == format!("Bearer {token}") {
+                Response::from_string(format!("{{\"ok\":true,\"token\":\"{token}\"}}")).with_header(json_header())
+            } else {
+                Response::from_string("{\"error\":\"invalid_token\"}").with_status_code(401).with_header(json_header())
+            }
+        }
+        // `/pages/N?cursor=K`: page K (from 1) of N (0: no end), two items a
+        // page; the next page as a cursor, a URL in the body and a `Link`.
+        ["pages", n] => {
+            let n: u32 = n.parse().unwrap_or(0);
+            let k: u32 =
+                query.split('&').find_map(|p| p.strip_prefix("cursor=")).and_then(|c| c.parse().ok()).unwrap_or(1);
+            let last = n != 0 && k >= n;
+            let next = (!last).then(|| k + 1);
+            let doc = serde_json::json!({
+                "data": [{ "n": k * 10 + 1 }, { "n": k * 10 + 2 }],
+                "next": next,
+                "links": { "next": next.map(|m| format!("/pages/{n}?cursor={m}")) },
+                "elsewhere": format!("http://localhost:{port}/pages/{n}?cursor={}", k + 1),
+                "same": "again",
+            });
+            let mut r = Response::from_string(doc.to_string()).with_header(json_header());
+            if let Some(m) = next {
+                let link = format!("</pages/{n}?cursor=1>; rel=\"first\", </pages/{n}?cursor={m}>; rel=\"next\"");
+                r = r.with_header(Header::from_bytes("Link", link).unwrap());
+            }
+            r
+        }
         ["limited"] => Response::from_string("{\"error\":\"slow down\"}")
             .with_status_code(429)
             .with_header(json_header())
@@ -297,6 +325,23 @@ fn handle(mut request: tiny_http::Request, port: u16, log: &Mutex<Vec<Received>>
             .with_header(json_header()),
     };
     let _ = request.respond(response);
+}
+
+/// How many requests of `key` the tests' servers have had, this one included
+/// (one count a key across every server of the test process).
+fn count(key: &str) -> u32 {
+    static SEEN: Mutex<Vec<(String, u32)>> = Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap();
+    match seen.iter_mut().find(|(k, _)| k == key) {
+        Some((_, c)) => {
+            *c += 1;
+            *c
+        }
+        None => {
+            seen.push((key.to_string(), 1));
+            1
+        }
+    }
 }
 
 /// A port where a server answers every connection at once with a plain

@@ -115,6 +115,8 @@ codes! {
     BadAuth = "B154", Error, "an `auth` that is not understood, or beside an `Authorization` header";
     BadRetry = "B155", Error, "a `timeout`, `retry` or `failed` that is not understood";
     RetryNotRepeatable = "B156", Warning, "`retry` on a POST or PATCH without `allow retry`";
+    BadCache = "B158", Error, "a `cache` that is not understood, or on a request that is not kept";
+    BadPages = "B157", Error, "a `pages` that is not understood, or `items` read from a block without one";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";
@@ -159,6 +161,7 @@ codes! {
     NotAList = "B328", Error, "a loop's or list operation's value not a list, or its limit or index not a whole number";
     NoTimerChannel = "B329", Error, "timed event's channel not a channel id when its tick came";
     RequestRetried = "B330", Warning, "a block's request sent again";
+    PagesLeft = "B331", Warning, "a block's pages not all read";
     // What the chat platform registers (`blkc deploy`; checked by `check` too).
     PlatformName = "B401", Error, "command or option name the platform refuses";
     DescriptionLength = "B402", Error, "description empty or longer than 100 characters";

@@ -358,7 +358,12 @@ fn var_text(var: &Var) -> String {
 
 fn variable_hover(doc: &Document, name: &str, offset: usize) -> String {
     let known = doc.variables_at(offset);
-    let what = known.iter().find(|(n, _)| n == name).map_or("not defined here".to_string(), |(_, w)| w.clone());
+    let failure = vocab::FAILURE_VARIABLES.iter().find(|(n, _)| *n == name).filter(|_| in_failed(doc, offset));
+    let what = match (known.iter().find(|(n, _)| n == name), failure) {
+        (Some((_, w)), _) => w.clone(),
+        (None, Some((_, w))) => format!("the failure's: {w}"),
+        (None, None) => "not defined here".to_string(),
+    };
     let declared = doc
         .symbols()
         .into_iter()
@@ -485,8 +490,13 @@ fn variable_completion(doc: &Document, offset: usize, v: &str) -> Vec<Completion
         let mut segments: Vec<&str> = path.split('.').collect();
         segments.pop();
         if segments.is_empty() {
-            for root in ["response", "status"] {
-                items.push(item(root.into(), CompletionItemKind::KEYWORD, "a response path starts here".into()));
+            for (root, about) in [
+                ("response", "the response's body: a path into its JSON"),
+                ("status", "the response's HTTP status"),
+                ("headers", "a response header, `headers.NAME` (names in any case)"),
+                ("items", "the items of every page the block follows (`pages`)"),
+            ] {
+                items.push(item(root.into(), CompletionItemKind::KEYWORD, about.into()));
             }
             return items;
         }
@@ -511,8 +521,34 @@ fn variable_completion(doc: &Document, offset: usize, v: &str) -> Vec<Completion
         for (name, what) in doc.variables_at(offset) {
             items.push(item(name, CompletionItemKind::VARIABLE, what));
         }
+        if in_failed(doc, offset) {
+            for (name, what) in vocab::FAILURE_VARIABLES {
+                items.push(item(name.to_string(), CompletionItemKind::VARIABLE, what.to_string()));
+            }
+        }
     }
     items
+}
+
+/// Whether `offset` is inside a `failed { … }`, a block's or a tree's: the
+/// failure's variables exist there.
+fn in_failed(doc: &Document, offset: usize) -> bool {
+    struct Inside(usize, bool);
+    impl<'a> crate::language::ast::visit::Visitor<'a> for Inside {
+        fn failed(&mut self, _: &'a crate::language::ast::ApiBlock, f: &'a crate::language::ast::Failed) {
+            self.1 |= contains(f.branch.span, self.0);
+            self.branch(&f.branch.body);
+        }
+        fn tree_failed(&mut self, b: &'a crate::language::ast::Branch) {
+            self.1 |= contains(b.span, self.0);
+            self.branch(&b.body);
+        }
+    }
+    let mut inside = Inside(offset, false);
+    for tree in doc.checked.ast.trees() {
+        crate::language::ast::visit::walk_nodes(&mut inside, &tree.body);
+    }
+    inside.1
 }
 
 /// What a path can go on with at a value of a sample: an object's keys, or
@@ -831,6 +867,7 @@ fn where_in(doc: &Document, offset: usize) -> vocab::Place {
     let word = head.split_whitespace().next().unwrap_or_default();
     match word {
         "api" if head.starts_with("api ") => vocab::Place::Block,
+        "pages" => vocab::Place::Pages,
         "reply" => vocab::Place::Reply,
         "embed" => vocab::Place::Embed,
         _ => vocab::Place::Tree,

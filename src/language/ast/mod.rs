@@ -165,6 +165,8 @@ pub enum Node {
     Sub(Box<Sub>),
     /// `choice "Shown" "value"`: a choice an `autocomplete` tree offers.
     Choice(Box<ChoiceNode>),
+    /// `failed { … }` at the top of a tree: what runs when a step fails.
+    Failed(Box<Branch>, Span),
 }
 
 /// A subcommand, or a group of them: a tree of its own, named by its
@@ -246,7 +248,7 @@ impl Node {
             Node::For(n) => n.span,
             Node::Sub(n) => n.tree.span,
             Node::Choice(n) => n.span,
-            Node::Text(_, span) | Node::Stop(span) => *span,
+            Node::Text(_, span) | Node::Stop(span) | Node::Failed(_, span) => *span,
         }
     }
 }
@@ -841,8 +843,12 @@ pub enum FieldKind {
     Params(Vec<Pair>),
     Headers(Vec<Pair>),
     Body(Body),
-    Sample(Text),
+    /// `sample "a.json"`, and with `pages` one a page after it.
+    Sample(Text, Vec<Text>),
     Allow(Ident),
+    Pages(Pages),
+    /// `cache "10m"` or `cache response.expires_in`.
+    Cache(Cache),
     /// `auth basic "<USER>" "<PASSWORD>"`, `auth bearer "<TOKEN>"`.
     Auth(Auth),
     /// `timeout "5s"`: the duration as written.
@@ -916,6 +922,71 @@ pub enum FileSource {
     Name(Ident),
 }
 
+/// How long a block's answer is kept.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cache {
+    /// `cache "10m"`.
+    For(Text),
+    /// `cache response.expires_in`: seconds, from the answer.
+    From(Key),
+}
+
+/// `pages { … }`: the pages a block follows, and where their items are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pages {
+    pub settings: Vec<PageSetting>,
+    pub span: Span,
+}
+
+/// One setting of `pages`; each path is written as a key
+/// (`response.meta.next`), with the setting's whole span first.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PageSetting {
+    Items(Span, Key),
+    /// `cursor PATH param NAME`.
+    Cursor(Span, Key, Key),
+    /// `next PATH`: a URL in the response.
+    Next(Span, Key),
+    /// `next link`: the `Link` header's `rel="next"`.
+    NextLink(Span),
+    /// `max N` pages, `limit N` items: the number as written.
+    Max(Span, Text),
+    Limit(Span, Text),
+}
+
+impl PageSetting {
+    pub fn word(&self) -> &'static str {
+        match self {
+            PageSetting::Items(..) => "items",
+            PageSetting::Cursor(..) => "cursor",
+            PageSetting::Next(..) | PageSetting::NextLink(_) => "next",
+            PageSetting::Max(..) => "max",
+            PageSetting::Limit(..) => "limit",
+        }
+    }
+
+    pub fn span(&self) -> Span {
+        match self {
+            PageSetting::Items(s, _)
+            | PageSetting::Cursor(s, ..)
+            | PageSetting::Next(s, _)
+            | PageSetting::NextLink(s)
+            | PageSetting::Max(s, _)
+            | PageSetting::Limit(s, _) => *s,
+        }
+    }
+}
+
+impl Pages {
+    /// Where each page holds its items.
+    pub fn items(&self) -> Option<&Key> {
+        self.settings.iter().find_map(|s| match s {
+            PageSetting::Items(_, k) => Some(k),
+            _ => None,
+        })
+    }
+}
+
 /// `auth basic "<USER>" "<PASSWORD>"`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Auth {
@@ -948,7 +1019,9 @@ impl FieldKind {
             FieldKind::Params(_) => "params",
             FieldKind::Headers(_) => "headers",
             FieldKind::Body(_) => "body",
-            FieldKind::Sample(_) => "sample",
+            FieldKind::Sample(..) => "sample",
+            FieldKind::Pages(_) => "pages",
+            FieldKind::Cache(_) => "cache",
             FieldKind::Allow(_) => "allow",
             FieldKind::Auth(_) => "auth",
             FieldKind::Timeout(_) => "timeout",
@@ -1247,7 +1320,15 @@ impl ApiBlock {
 
     pub fn sample(&self) -> Option<&Text> {
         self.find(|k| match k {
-            FieldKind::Sample(s) => Some(s),
+            FieldKind::Sample(s, _) => Some(s),
+            _ => None,
+        })
+    }
+
+    /// The `pages { … }` the block follows, when it has one.
+    pub fn pages(&self) -> Option<&Pages> {
+        self.find(|k| match k {
+            FieldKind::Pages(p) => Some(p),
             _ => None,
         })
     }

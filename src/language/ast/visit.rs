@@ -45,6 +45,10 @@ pub trait Visitor<'a> {
     fn failed(&mut self, _block: &'a ApiBlock, f: &'a Failed) {
         self.branch(&f.branch.body);
     }
+    /// A tree's `failed { … }`: runs after a step failed, wherever.
+    fn tree_failed(&mut self, b: &'a Branch) {
+        self.branch(&b.body);
+    }
     fn reply(&mut self, r: &'a Reply) {
         for t in r.templates() {
             self.template(t, Site::Reply);
@@ -125,6 +129,7 @@ pub fn walk_nodes<'a, V: Visitor<'a> + ?Sized>(v: &mut V, nodes: &'a [Node]) {
             Node::For(f) => v.for_loop(f),
             Node::Text(t, span) => v.text_piece(t, *span),
             Node::Stop(span) => v.stop(*span),
+            Node::Failed(b, _) => v.tree_failed(b),
             Node::Sub(s) => v.sub(s),
             Node::Choice(c) => v.choice(c),
             Node::Register(_) => {}
@@ -201,7 +206,9 @@ pub fn walk_block<'a, V: Visitor<'a> + ?Sized>(v: &mut V, b: &'a ApiBlock) {
             FieldKind::Auth(auth) => auth.values.iter().for_each(|t| v.template(t, Site::Header)),
             FieldKind::Method(_)
             | FieldKind::Failed(_)
-            | FieldKind::Sample(_)
+            | FieldKind::Sample(..)
+            | FieldKind::Pages(_)
+            | FieldKind::Cache(_)
             | FieldKind::Allow(_)
             | FieldKind::Timeout(_)
             | FieldKind::Retry(_) => {}
@@ -363,6 +370,7 @@ pub fn each_in_branch<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Node)) {
                 .chain(i.otherwise.iter().map(|o| o.body.as_slice()))
                 .collect(),
             Node::For(l) => vec![l.body.body.as_slice()],
+            Node::Failed(b, _) => vec![b.body.as_slice()],
             Node::Api(b) => match b.failed() {
                 Some(f) => vec![f.branch.body.as_slice()],
                 None => continue,

@@ -5,8 +5,41 @@
 use super::scope::Scope;
 use crate::base::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
 use crate::base::media;
-use crate::language::ast::{ApiBlock, Auth, Body, Field, FieldKind, FileSource, Part, PartValue, Retry, Text, Value};
+use crate::language::ast::{
+    ApiBlock, Auth, Body, Cache, Field, FieldKind, FileSource, PageSetting, Pages, Part, PartValue, Retry, Text, Value,
+};
 use crate::language::vocab::{self, Method};
+
+/// A tree's `failed { … }` stands at its top, once.
+pub fn check_tree_failed(tree: &crate::language::ast::Tree, out: &mut Findings) {
+    use crate::language::ast::Node;
+    let mut first = None;
+    for n in &tree.body {
+        if let Node::Failed(_, span) = n {
+            match first {
+                None => first = Some(*span),
+                Some(f) => out.push(
+                    Diagnostic::new(
+                        Code::BadRetry,
+                        format!("{} `{}` has two `failed`", tree.kind.as_str(), tree.name.name),
+                    )
+                    .label(*span, "a second one")
+                    .related(f, "the first")
+                    .help("keep one `failed { … }` a tree: it runs whichever step failed"),
+                ),
+            }
+        }
+    }
+    crate::language::ast::visit::each_in_branch(&tree.body, &mut |n| {
+        if let Node::Failed(_, span) = n {
+            out.push(
+                Diagnostic::new(Code::BadRetry, "`failed { … }` inside a branch, a loop or another `failed`")
+                    .label(*span, "not at the top of the tree")
+                    .help("a tree's `failed` stands at its top and runs whichever step failed; a block's own is `failed { … }` inside the block"),
+            );
+        }
+    });
+}
 
 pub fn check_block(scope: &Scope<'_>, block: &ApiBlock, out: &mut Findings) {
     if let Some((body, span)) = block.body() {
@@ -41,6 +74,8 @@ pub fn check_block(scope: &Scope<'_>, block: &ApiBlock, out: &mut Findings) {
             },
             FieldKind::Retry(r) => check_retry(block, field, r, out),
             FieldKind::Failed(f) => statuses(&f.on, false, out),
+            FieldKind::Pages(p) => check_pages(scope, block, p, out),
+            FieldKind::Cache(c) => check_cache(scope, block, field, c, out),
             _ => {}
         }
     }
@@ -239,5 +274,165 @@ fn part(scope: &Scope<'_>, p: &crate::language::ast::PartDecl, out: &mut Finding
                 );
             }
         }
+    }
+}
+
+/// `items` once, one way to the next page, paths into the response, bounds
+/// within the run's; the items a list in the sample.
+fn check_pages(scope: &Scope<'_>, block: &ApiBlock, pages: &Pages, out: &mut Findings) {
+    let bad = |span, message: String, help: &str| {
+        Diagnostic::new(Code::BadPages, message).label(span, "here").help(help.to_string())
+    };
+    let mut seen: Vec<&str> = Vec::new();
+    for s in &pages.settings {
+        let word = s.word();
+        if seen.contains(&word) {
+            out.push(bad(
+                s.span(),
+                format!("`{word}` is given twice in `pages`"),
+                "keep one: a block follows its pages one way",
+            ));
+        }
+        seen.push(word);
+        match s {
+            PageSetting::Items(_, k) => path_of(k, false, out),
+            PageSetting::Cursor(_, k, _) | PageSetting::Next(_, k) => path_of(k, true, out),
+            PageSetting::Max(_, n) => match n.value.parse::<usize>() {
+                Ok(m) if (1..=vocab::MAX_REQUESTS).contains(&m) => {}
+                _ => out.push(bad(
+                    n.span,
+                    format!("`max {}` pages is not from 1 to {}", n.value, vocab::MAX_REQUESTS),
+                    "a run sends a bounded number of requests, each page one of them",
+                )),
+            },
+            PageSetting::Limit(_, n) => {
+                if n.value.parse::<u32>().map_or(true, |l| l == 0) {
+                    out.push(bad(
+                        n.span,
+                        format!("`limit {}` is not a number of items", n.value),
+                        "write how many items to keep at most, like `limit 100`",
+                    ));
+                }
+            }
+            PageSetting::NextLink(_) => {}
+        }
+    }
+    if !seen.contains(&"items") {
+        out.push(bad(
+            pages.span,
+            "`pages` has no `items`".to_string(),
+            "say where each page holds its list: `items response.data`",
+        ));
+    }
+    if !seen.contains(&"cursor") && !seen.contains(&"next") {
+        out.push(bad(
+            pages.span,
+            "`pages` has no way to the next page".to_string(),
+            "write `cursor response.meta.next param cursor`, `next response.links.next` or `next link`",
+        ));
+    }
+    if seen.contains(&"cursor") && seen.contains(&"next") {
+        out.push(bad(
+            pages.span,
+            "`pages` has both a `cursor` and a `next`".to_string(),
+            "keep the one the API gives: a cursor for a parameter, or the next page's URL",
+        ));
+    }
+    let (Some(key), Some(loaded)) = (pages.items(), super::samples::sample_of(scope.samples, block)) else { return };
+    if let Ok(sample) = loaded.as_ref() {
+        if key.name.starts_with("response") && super::samples::items_of(block, sample).is_none() {
+            out.push(
+                bad(
+                    key.span,
+                    format!("`{}` is not a list in the sample", key.name),
+                    "name the list each page holds, as the sample shows it",
+                )
+                .note(format!("checked against the sample `{}`", block.sample().map_or("", |s| s.value.as_str()))),
+            );
+        }
+    }
+}
+
+/// A path of `pages`: `response…`, or (for a cursor or next URL)
+/// `headers.NAME`; each segment a key or an index.
+fn path_of(key: &crate::language::ast::Key, header_ok: bool, out: &mut Findings) {
+    let mut segments = crate::base::path::segments(&key.name);
+    let root = segments.next().map(|(_, r)| r).unwrap_or_default();
+    let rest: Vec<&str> = segments.map(|(_, s)| s).collect();
+    let ok = match crate::base::path::root(root) {
+        Some(crate::base::path::Root::Response) => rest.iter().all(|s| crate::base::path::check_segment(s).is_ok()),
+        Some(crate::base::path::Root::Headers) => header_ok && rest.len() == 1,
+        _ => false,
+    };
+    if !ok {
+        let help = if header_ok {
+            "write a path into the response, like `response.meta.next`, or a header, like `headers.x-next-cursor`"
+        } else {
+            "write a path into the response, like `response.data` (or `response` when the page is the list)"
+        };
+        out.push(
+            Diagnostic::new(Code::BadPages, format!("`{}` is not a path into the response", key.name))
+                .label(key.span, "here")
+                .help(help),
+        );
+    }
+}
+
+/// `cache "…"` a duration on a GET; `cache response.…` a number of seconds
+/// in the answer (a token's `expires_in`); never beside `pages`.
+fn check_cache(scope: &Scope<'_>, block: &ApiBlock, field: &Field, cache: &Cache, out: &mut Findings) {
+    let bad = |span, message: String, help: &str| {
+        Diagnostic::new(Code::BadCache, message).label(span, "here").help(help.to_string())
+    };
+    let method = block.method().and_then(|m| Method::parse(&m.name));
+    match cache {
+        Cache::For(t) => {
+            if let Err(why) = vocab::parse_millis(&t.value) {
+                out.push(bad(
+                    t.span,
+                    format!("`{}` is not {why}", t.value),
+                    "write how long to keep the answer: `cache \"10m\"`",
+                ));
+            }
+            if method.is_some_and(|m| m != Method::GET) {
+                out.push(bad(field.keyword, format!("block `{}` is not a GET: its answer is not kept for a fixed time", block.name.name), "a GET's answer is kept for a time; a token's (a POST) for as long as it says: `cache response.expires_in`"));
+            }
+        }
+        Cache::From(k) => {
+            let mut segments = crate::base::path::segments(&k.name);
+            let root_ok = segments.next().map(|(_, r)| r) == Some("response");
+            let rest: Vec<&str> = segments.map(|(_, s)| s).collect();
+            if !root_ok || rest.is_empty() || rest.iter().any(|s| crate::base::path::check_segment(s).is_err()) {
+                out.push(bad(
+                    k.span,
+                    format!("`{}` is not a path into the response", k.name),
+                    "name the answer's number of seconds to keep it: `cache response.expires_in`",
+                ));
+            } else if let Some(loaded) = super::samples::sample_of(scope.samples, block) {
+                if let Ok(sample) = loaded.as_ref() {
+                    let here = crate::base::path::walk(sample, &rest);
+                    if !matches!(here, Ok(crate::base::data::Data::Number(_))) {
+                        out.push(
+                            bad(
+                                k.span,
+                                format!("`{}` is not a number of seconds in the sample", k.name),
+                                "name the answer's number of seconds to keep it, like `response.expires_in`",
+                            )
+                            .note(format!(
+                                "checked against the sample `{}`",
+                                block.sample().map_or("", |s| s.value.as_str())
+                            )),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    if block.pages().is_some() {
+        out.push(bad(
+            field.keyword,
+            format!("block `{}` follows pages and is not kept", block.name.name),
+            "keep one page's answer, or none: a block with `pages` is read afresh",
+        ));
     }
 }

@@ -580,7 +580,8 @@ impl<'t> Placement<'t, '_> {
                 | Node::Register(_)
                 | Node::Guard(_)
                 | Node::Text(..)
-                | Node::Stop(_) => {}
+                | Node::Stop(_)
+                | Node::Failed(..) => {}
             }
         }
         state

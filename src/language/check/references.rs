@@ -177,6 +177,15 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
 
     /// What runs when a block fails runs without its response, and ends
     /// the run: after the block, the block has run.
+    /// A tree's `failed { … }`: no block is known to have run there.
+    fn tree_failed(&mut self, b: &'a crate::language::ast::Branch) {
+        self.flow.aside_start(b.span.start);
+        self.failing += 1;
+        self.branch(&b.body);
+        self.failing -= 1;
+        self.flow.aside_end(b.span.end);
+    }
+
     fn failed(&mut self, _block: &'a ApiBlock, f: &'a crate::language::ast::Failed) {
         self.flow.chain_start();
         self.flow.branch_start(f.branch.span.start);
@@ -413,21 +422,36 @@ impl<'a> Walk<'_, 'a> {
         self.out.push(diag);
     }
 
+    /// A reference to a block of this tree: walked through its sample; its
+    /// `items` only when it follows pages.
+    fn check_against_block(&mut self, r: &'a Reference, block: &'a ApiBlock, site: Site, in_text: bool) {
+        let name = r.block.name.as_str();
+        if !r.segments.is_empty() && r.root() == Some(Root::Response) {
+            self.read_into.insert(block.name.name.as_str());
+        }
+        if r.root() == Some(Root::Items) && block.pages().is_none() {
+            self.out.push(no_pages(r, block));
+        }
+        if r.root() == Some(Root::Headers) && self.scope.samples.enabled() {
+            let recorded = block.sample().and_then(|s| self.scope.samples.headers(&s.value));
+            if let (Some(recorded), [name]) = (recorded, r.segments.as_slice()) {
+                samples::check_header(block, &recorded, name, self.out);
+            }
+        }
+        if let Some(loaded) = samples::sample_of(self.scope.samples, block).filter(|_| !self.unsure.contains(name)) {
+            if let Ok(sample) = loaded.as_ref() {
+                samples::check_path(block, sample, r, in_text.then_some(site), self.out);
+            }
+        }
+    }
+
     fn check_reference(&mut self, r: &'a Reference, site: Site, in_text: bool) {
         check_path(r, self.out);
         let name = r.block.name.as_str();
         let defs = self.scope.blocks.get(name).map(Vec::as_slice).unwrap_or(&[]);
         let here = self.own_blocks.get(name).copied();
         if let Some(block) = here {
-            if !r.segments.is_empty() && r.root() == Some(Root::Response) {
-                self.read_into.insert(block.name.name.as_str());
-            }
-            if let Some(loaded) = samples::sample_of(self.scope.samples, block).filter(|_| !self.unsure.contains(name))
-            {
-                if let Ok(sample) = loaded.as_ref() {
-                    samples::check_path(block, sample, r, in_text.then_some(site), self.out);
-                }
-            }
+            self.check_against_block(r, block, site, in_text);
         }
         if self.flow.has_run(name) {
             return;
@@ -531,6 +555,17 @@ fn root_mistake(r: &Reference) -> Diagnostic {
     }
 }
 
+/// B157: `api_x[items…]` of a block without `pages`.
+fn no_pages(r: &Reference, block: &ApiBlock) -> Diagnostic {
+    let name = r.block.name.as_str();
+    Diagnostic::new(Code::BadPages, format!("block `{name}` has no `pages`: it has no items"))
+        .label(r.root.span, "read here")
+        .related(block.name.span, "the block")
+        .help(format!(
+            "`items` are the items of every page a block follows; give block `{name}` a `pages {{ items response.… }}`, or read `api_{name}[response…]`"
+        ))
+}
+
 fn reference_text(r: &Reference) -> String {
     format!("api_{}[{}]", r.block.name, r.path_text())
 }
@@ -552,6 +587,7 @@ fn check_path(r: &Reference, out: &mut Findings) {
             }
             return;
         }
+        Some(Root::Items) => {}
         Some(Root::Headers) => {
             let whole = r.segments.first().map(|f| f.span.to(r.segments.last().map_or(f.span, |l| l.span)));
             let name: Vec<&str> = r.segments.iter().map(|s| s.text.as_str()).collect();

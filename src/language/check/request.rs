@@ -12,6 +12,7 @@ use crate::language::ast::{ApiBlock, Entry, FieldKind, Pair, Part, Template, Tre
 use crate::language::vocab::{self, Method};
 
 pub fn check_tree(scope: &Scope<'_>, tree: &Tree, out: &mut Findings) {
+    super::bodies::check_tree_failed(tree, out);
     let mut names: HashMap<&str, Span> = HashMap::default();
     each_block(&tree.body, &mut |block| {
         let name = block.name.name.as_str();

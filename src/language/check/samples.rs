@@ -43,12 +43,24 @@ pub(super) fn code(miss: &MissKind) -> Code {
 /// a string, if it is (where an object or array renders as JSON text: a
 /// hint in a reply, an error in a URL, parameter or header).
 pub fn check_path(block: &ApiBlock, sample: &Data, r: &Reference, in_text: Option<Site>, out: &mut Findings) {
-    if path::root(&r.root.name) != Some(Root::Response)
+    let root = path::root(&r.root.name);
+    if !matches!(root, Some(Root::Response | Root::Items))
         || r.segments.iter().any(|s| path::check_segment(&s.text).is_err())
     {
-        return; // `status`, or a malformed path (B114 says so).
+        return; // `status`, `headers`, or a malformed path (B114 says so).
     }
     let mut note = format!("checked against the sample `{}`", block.sample().map_or("", |s| s.value.as_str()));
+    // `items…` reads the list a page holds: the sample's, where `pages` says.
+    let sample = match root {
+        Some(Root::Items) => match items_of(block, sample) {
+            Some(list) => {
+                note.push_str(" (its items)");
+                list
+            }
+            None => return,
+        },
+        _ => sample,
+    };
     match path::walk(sample, &r.segments) {
         Err(miss) => {
             if matches!(miss.kind, MissKind::OutOfRange { .. }) {
@@ -93,6 +105,52 @@ pub fn check_path(block: &ApiBlock, sample: &Data, r: &Reference, in_text: Optio
             out.push(d.note(note));
         }
         Ok(_) => {}
+    }
+}
+
+/// `api_x[headers.NAME]` where the sample's recorded headers (`blkc test
+/// --save` writes them beside it) have no such header: B201, with the
+/// names it has.
+pub fn check_header(
+    block: &ApiBlock,
+    recorded: &[(String, String)],
+    name: &crate::language::ast::Segment,
+    out: &mut Findings,
+) {
+    if recorded.iter().any(|(k, _)| k.eq_ignore_ascii_case(&name.text)) {
+        return;
+    }
+    let sample = block.sample().map_or(String::new(), |s| s.value.to_string());
+    let names = recorded.iter().map(|(k, _)| k.as_str());
+    let meant = crate::base::diagnostics::did_you_mean(&name.text.to_ascii_lowercase(), names);
+    out.push(
+        Diagnostic::new(Code::SampleMissingKey, format!("the sample's response has no header `{}`", name.text))
+            .label(name.span, "not among its headers")
+            .meant(
+                name.span,
+                meant,
+                format!(
+                    "the server sent {} headers when it was recorded; read one of them, or record it again with `blkc test FILE {} --save`",
+                    recorded.len(),
+                    block.name.name
+                ),
+            )
+            .note(format!("checked against `{}`", crate::language::model::headers_path(&sample))),
+    );
+}
+
+/// The list a page of `block` holds in `sample`, where its `pages` says
+/// (`items response.data`), when the sample has one there.
+pub fn items_of<'s>(block: &ApiBlock, sample: &'s Data) -> Option<&'s Data> {
+    let key = block.pages()?.items()?;
+    let mut segments = path::segments(&key.name);
+    if segments.next().map(|(_, r)| r) != Some("response") {
+        return None;
+    }
+    let rest: Vec<&str> = segments.map(|(_, s)| s).collect();
+    match path::walk(sample, &rest) {
+        Ok(list @ Data::Array(_)) => Some(list),
+        _ => None,
     }
 }
 

@@ -136,6 +136,7 @@ fn article(n: &Node) -> &'static str {
         Node::For(_) => "a `for`",
         Node::Text(..) => "a `text`",
         Node::Stop(_) => "a `stop`",
+        Node::Failed(..) => "a `failed`",
         Node::Choice(_) => "a `choice`",
         Node::Sub(_) | Node::Register(_) | Node::Guard(_) => "a line",
     }

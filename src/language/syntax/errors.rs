@@ -70,6 +70,7 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::setting => "a setting (a word, then a string or a number if it takes one)",
         Rule::part => "a part `name = \"text\"` or `name = file \"path\"`",
         Rule::status_code => "a status like `503` or `5xx`",
+        Rule::page_setting => "a setting of `pages`: `items PATH`, `cursor PATH param NAME`, `next PATH`, `next link`, `max N` or `limit N`",
         _ => return keyword(rule).map(Keyword::quoted),
     })
 }
@@ -151,7 +152,7 @@ fn block_keyword(rule: Rule) -> Option<Keyword> {
         Rule::auth_field | Rule::kw_auth => Keyword::Auth,
         Rule::timeout_field | Rule::kw_timeout => Keyword::Timeout,
         Rule::retry_field | Rule::kw_retry => Keyword::Retry,
-        Rule::failed_field | Rule::kw_failed => Keyword::Failed,
+        Rule::failed_field | Rule::failed_node | Rule::kw_failed => Keyword::Failed,
         Rule::kw_on => Keyword::On,
         Rule::kw_backoff => Keyword::Backoff,
         Rule::body_json | Rule::kw_json => Keyword::Json,
@@ -161,6 +162,13 @@ fn block_keyword(rule: Rule) -> Option<Keyword> {
         Rule::kw_filename => Keyword::Filename,
         Rule::body_form => Keyword::Form,
         Rule::body_text => Keyword::Text,
+        Rule::pages_field | Rule::kw_pages => Keyword::Pages,
+        Rule::cache_field | Rule::kw_cache => Keyword::Cache,
+        Rule::kw_items => Keyword::Items,
+        Rule::kw_cursor => Keyword::Cursor,
+        Rule::kw_param => Keyword::Param,
+        Rule::kw_next => Keyword::Next,
+        Rule::kw_link => Keyword::Link,
         _ => return None,
     })
 }

@@ -339,6 +339,10 @@ fn holds_tokens(rule: Rule) -> bool {
             | Rule::timeout_field
             | Rule::retry_field
             | Rule::failed_field
+            | Rule::pages_field
+            | Rule::page_setting
+            | Rule::cache_field
+            | Rule::failed_node
             | Rule::tree_open
     )
 }
@@ -552,6 +556,7 @@ impl Lower<'_> {
                 | Rule::text_node
                 | Rule::subcommand
                 | Rule::choice_node
+                | Rule::failed_node
                 | Rule::stop => body.push(self.node(p)?),
                 _ => return self.unexpected(&p, "a command or event"),
             }
@@ -665,6 +670,12 @@ impl Lower<'_> {
                 Node::Text(Box::new(self.template(string)), span)
             }
             Rule::stop => Node::Stop(self.span(&pair)),
+            Rule::failed_node => {
+                let span = self.span(&pair);
+                let branch = pair.into_inner().find(|p| p.as_rule() == Rule::branch);
+                let branch = self.required(branch, Rule::branch, "a `failed`", span)?;
+                Node::Failed(Box::new(self.branch(branch)?), span)
+            }
             Rule::subcommand => Node::Sub(Box::new(self.sub(pair)?)),
             Rule::choice_node => {
                 let span = self.span(&pair);
@@ -1266,7 +1277,20 @@ impl Lower<'_> {
                     };
                     (kind, end)
                 }
-                rule @ (Rule::kw_method | Rule::kw_url | Rule::kw_body | Rule::kw_sample | Rule::kw_allow) => {
+                Rule::kw_sample => {
+                    let first = match inner.next() {
+                        Some(v) if v.as_rule() == Rule::string => self.text(v),
+                        Some(v) => return self.unexpected(&v, "a sample"),
+                        None => return Err(Unexpected { rule: Rule::kw_sample, within: "a sample", span: keyword }),
+                    };
+                    let mut more = Vec::new();
+                    while let Some(v) = inner.next_if(|v| v.as_rule() == Rule::string) {
+                        more.push(self.text(v));
+                    }
+                    let end = more.last().map_or(first.span, |t: &Text| t.span);
+                    (FieldKind::Sample(first, more), end)
+                }
+                rule @ (Rule::kw_method | Rule::kw_url | Rule::kw_body | Rule::kw_allow) => {
                     let Some(value) = inner.next() else {
                         return Err(Unexpected { rule, within: "an api field without its value", span: keyword });
                     };
@@ -1276,13 +1300,17 @@ impl Lower<'_> {
                         (Rule::kw_url, Rule::string) => FieldKind::Url(self.template(value)),
                         (Rule::kw_body, Rule::object | Rule::array) => FieldKind::Body(Body::Json(self.value(value)?)),
                         (Rule::kw_body, _) => FieldKind::Body(self.body(value)?),
-                        (Rule::kw_sample, Rule::string) => FieldKind::Sample(self.text(value)),
                         (Rule::kw_allow, Rule::ident) => FieldKind::Allow(self.ident(value)),
                         _ => return self.unexpected(&value, "an api field"),
                     };
                     (kind, end)
                 }
-                Rule::auth_field | Rule::timeout_field | Rule::retry_field | Rule::failed_field => {
+                Rule::auth_field
+                | Rule::timeout_field
+                | Rule::retry_field
+                | Rule::failed_field
+                | Rule::pages_field
+                | Rule::cache_field => {
                     let whole = self.span(&p);
                     let keyword = self.span(&p.clone().into_inner().next().unwrap_or(p.clone()));
                     let kind = self.setting_field(p)?;
@@ -1400,7 +1428,53 @@ impl Lower<'_> {
                 let branch = self.required(branch, Rule::branch, "a failed field", span)?;
                 FieldKind::Failed(Box::new(Failed { on, branch }))
             }
+            Rule::cache_field => match inner.next() {
+                Some(v) if v.as_rule() == Rule::string => FieldKind::Cache(Cache::For(self.text(v))),
+                Some(v) => FieldKind::Cache(Cache::From(self.key(v)?)),
+                None => return Err(Unexpected { rule, within: "a cache field", span }),
+            },
+            Rule::pages_field => {
+                let mut settings = Vec::new();
+                for setting in inner {
+                    settings.push(self.page_setting(setting)?);
+                }
+                FieldKind::Pages(Pages { settings, span })
+            }
             _ => return Err(Unexpected { rule, within: "an api field", span }),
+        })
+    }
+
+    /// `items PATH`, `cursor PATH param NAME`, `next PATH`, `next link`,
+    /// `max N`, `limit N`.
+    fn page_setting(&mut self, pair: Pair<'_, Rule>) -> Lowered<PageSetting> {
+        let span = self.span(&pair);
+        let mut inner = pair.into_inner();
+        let rule = inner.next().map(|w| w.as_rule());
+        let missing = || Unexpected { rule: Rule::page_setting, within: "a setting of pages", span };
+        let (Some(rule), at) = (rule, span) else { return Err(missing()) };
+        let mut keys = Vec::new();
+        let mut number = None;
+        let mut link = false;
+        for p in inner {
+            match p.as_rule() {
+                Rule::key => keys.push(self.key(p)?),
+                Rule::number => number = Some(Text { value: p.as_str().into(), span: self.span(&p) }),
+                Rule::kw_link => link = true,
+                _ => {}
+            }
+        }
+        let mut keys = keys.into_iter();
+        Ok(match rule {
+            Rule::kw_items => PageSetting::Items(at, keys.next().ok_or_else(missing)?),
+            Rule::kw_cursor => {
+                let path = keys.next().ok_or_else(missing)?;
+                PageSetting::Cursor(at, path, keys.next().ok_or_else(missing)?)
+            }
+            Rule::kw_next if link => PageSetting::NextLink(at),
+            Rule::kw_next => PageSetting::Next(at, keys.next().ok_or_else(missing)?),
+            Rule::kw_max => PageSetting::Max(at, number.ok_or_else(missing)?),
+            Rule::kw_limit => PageSetting::Limit(at, number.ok_or_else(missing)?),
+            _ => return Err(missing()),
         })
     }
 

@@ -148,6 +148,41 @@ pub fn short_failure(f: &http::Failure) -> String {
     }
 }
 
+/// B328: a page's `items` is not a list.
+pub fn pages_not_a_list(r: &Request, why: &str) -> Diagnostic {
+    Diagnostic::new(Code::NotAList, format!("block `{}`: {why}", r.block)).label(r.span, "its pages").help(
+        "`items` names the list each page holds, like `items response.data`; check it against a page with `blkc test`",
+    )
+}
+
+/// B331: a block's pages that were not read: more than its `max`, or a
+/// next page that was a page read before (the server goes round).
+pub fn pages_left(r: &Request, read: u32, round: bool) -> Diagnostic {
+    let (message, help) = if round {
+        (
+            format!("block `{}`: page {} points back to a page already read; its pages stop there", r.block, read),
+            "the server gave the same next page twice; the items read so far are kept".to_string(),
+        )
+    } else {
+        (
+            format!("block `{}` has more pages than its `max {read}`; the rest are not read", r.block),
+            format!("raise `max` (at most {}) or ask the API for larger pages", crate::language::vocab::MAX_REQUESTS),
+        )
+    };
+    Diagnostic::new(Code::PagesLeft, message).label(r.span, "its pages").help(help)
+}
+
+/// B330: a block's answer was refused with 401, so the token it sends, kept
+/// by block `token`, is fetched again and the request sent again, once.
+pub fn kept_refused(r: &Request, token: &str) -> Diagnostic {
+    Diagnostic::new(
+        Code::RequestRetried,
+        format!("block `{}` was refused (401): the kept answer of block `{token}` is fetched again, and the request sent again once", r.block),
+    )
+    .label(r.url.span, "sent again")
+    .help("a kept token can stop being taken before it expires (revoked, or the server restarted); blkc fetches it again once a run")
+}
+
 /// B330: a block's request is sent again (`retry`).
 pub fn retrying(r: &Request, why: &str, wait: std::time::Duration, attempt: u32, of: u32) -> Diagnostic {
     Diagnostic::new(

@@ -192,6 +192,9 @@ pub struct RequestEvent {
     pub duration_ms: Option<f64>,
     pub size: Option<usize>,
     pub redirects: u32,
+    /// Answered from the store (`cache`), not sent.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
     /// How many times it was sent again (`retry`).
     #[serde(skip_serializing_if = "is_zero")]
     pub retries: u32,

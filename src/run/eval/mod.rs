@@ -7,11 +7,13 @@
 
 pub(crate) mod arith;
 pub mod budget;
+mod cache;
 pub(crate) mod condition;
 pub mod explore;
 mod failure;
 pub mod http;
 pub(crate) mod inputs;
+mod pages;
 mod preflight;
 pub(crate) mod redact;
 pub mod render;
@@ -45,7 +47,12 @@ pub fn run(
     if !options.dry_run && !options.offline {
         preflight::preflight(&tree.steps, inputs)?;
     }
-    Runner::new(plan, inputs, options, store, redactor, sink).steps(&tree.steps)
+    let mut runner = Runner::new(plan, inputs, options, store, redactor, sink);
+    let outcome = runner.steps(&tree.steps);
+    match (outcome, &tree.failed) {
+        (Err(failure), Some(handler)) => runner.tree_failed(*failure, handler),
+        (outcome, _) => outcome,
+    }
 }
 
 /// The channel a timed event's tick posts to: its value filled in (a

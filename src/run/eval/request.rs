@@ -442,6 +442,9 @@ mod tests {
             retry: None,
             failed: None,
             keep_bytes: false,
+            more_samples: Vec::new(),
+            pages: None,
+            cache: None,
             span: Span::default(),
         }
     }

@@ -87,6 +87,12 @@ pub(super) struct Runner<'r> {
     failure: Option<Vec<(&'static str, String)>>,
     /// A `failed { … }` ran: the run ends after it.
     ended: bool,
+    /// The items of each block's pages, as a list.
+    items: HashMap<String, Response>,
+    /// A kept token is being fetched again after a 401.
+    refreshing: bool,
+    /// The block of the request last sent.
+    last_block: String,
 }
 
 /// A running loop's element.
@@ -138,6 +144,9 @@ impl<'r> Runner<'r> {
             attempts: 0,
             failure: None,
             ended: false,
+            items: HashMap::new(),
+            refreshing: false,
+            last_block: String::new(),
         }
     }
 }
@@ -147,6 +156,9 @@ impl render::Scope for Runner<'_> {
         if path.element {
             let frame = self.frames.iter().rev().find(|f| f.item == path.block).map(|f| &f.element);
             return frame.or_else(|| self.lists.get(&path.block));
+        }
+        if path.items {
+            return self.items.get(&path.block);
         }
         self.responses.get(&path.block)
     }
@@ -303,7 +315,7 @@ impl render::Scope for Runner<'_> {
     }
 }
 
-impl Runner<'_> {
+impl<'r> Runner<'r> {
     /// A name a loop makes: its element (`{item}`), the element's number
     /// from 1 and index from 0 (`{item_number}`, `{item_index}`), or a
     /// joined text.
@@ -596,12 +608,37 @@ impl Runner<'_> {
         Ok(())
     }
 
+    /// A tree's `failed { … }` after a step failed: the failure told as a
+    /// warning, then its steps, with the failure's variables (a kind of
+    /// `run` for a failure that is not a request's).
+    pub fn tree_failed(&mut self, mut failure: Diagnostic, handler: &[Step]) -> Outcome {
+        failure.severity = crate::base::diagnostics::Severity::Warning;
+        let message = failure.message.clone();
+        self.pending.push(failure);
+        self.flush()?;
+        let (kind, block) = match self.failure_kind.take() {
+            Some(kind) => (kind, self.last_block.clone()),
+            None => ("run", String::new()),
+        };
+        self.failure = Some(vec![
+            ("failure_kind", kind.to_string()),
+            ("failure_status", String::new()),
+            ("failure_message", message),
+            ("failure_block", block),
+            ("failure_attempts", self.attempts.to_string()),
+        ]);
+        self.stopping = false;
+        self.ended = false;
+        self.steps(handler)
+    }
+
     /// A block's request; when it fails as its `failed` names (a failure
     /// of a kind blkc knows, or a status it lists), its `failed` steps run
     /// instead of the rest of the tree, with the failure's variables, and
     /// the failure is told as a warning.
     fn request_or_failed(&mut self, r: &Request) -> Outcome {
         self.failure_kind = None;
+        self.last_block.clone_from(&r.block);
         self.attempts = 1;
         let outcome = self.request(r);
         let Some(failed) = &r.failed else { return outcome };
@@ -924,6 +961,60 @@ impl Runner<'_> {
     /// Builds, checks and sends one block's request (or answers it from
     /// the sample, or only shows it); its response is kept for later steps.
     pub fn request(&mut self, r: &Request) -> Outcome {
+        self.request_once(r)?;
+        let refused = self.responses.get(&r.block).is_some_and(|x| x.status == 401);
+        if !refused || self.refreshing || self.options.offline {
+            return Ok(());
+        }
+        // A kept token the server no longer takes: fetched again, once, and
+        // the request sent again with it.
+        let stale = self.kept_blocks_read_by(r);
+        if stale.is_empty() {
+            return Ok(());
+        }
+        self.refreshing = true;
+        let mut outcome = Ok(());
+        for token in stale {
+            let entry = super::cache::Entry::default();
+            if let Ok(json) = serde_json::to_value(&entry) {
+                let _ = self.store.set(&super::cache::key(&token.block), &json);
+            }
+            self.pending.push(failure::kept_refused(r, &token.block));
+            outcome = outcome.and_then(|_| self.request_once(token));
+        }
+        let outcome = outcome.and_then(|_| self.request_once(r));
+        self.refreshing = false;
+        outcome
+    }
+
+    /// The cached blocks of `r`'s tree whose answers `r` sends.
+    fn kept_blocks_read_by(&self, r: &Request) -> Vec<&'r Request> {
+        let plan: &'r Plan = self.plan;
+        let Some(tree) =
+            plan.trees.iter().find(|t| plan::find_request(&t.steps, &r.block).is_some_and(|x| std::ptr::eq(x, r)))
+        else {
+            return Vec::new();
+        };
+        let mut read = Vec::new();
+        r.each_template(&mut |t| {
+            for seg in &t.parts {
+                let path = match seg {
+                    plan::Seg::Ref(p) => Some(p),
+                    plan::Seg::Helped { base, .. } => match &**base {
+                        plan::Seg::Ref(p) => Some(p),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if let Some(p) = path.filter(|p| !p.element && p.block != r.block && !read.contains(&p.block)) {
+                    read.push(p.block.clone());
+                }
+            }
+        });
+        read.iter().filter_map(|name| plan::find_request(&tree.steps, name)).filter(|t| t.cache.is_some()).collect()
+    }
+
+    fn request_once(&mut self, r: &Request) -> Outcome {
         self.requests += 1;
         if self.requests > crate::language::vocab::MAX_REQUESTS {
             self.failure_kind = Some("budget");
@@ -948,16 +1039,77 @@ impl Runner<'_> {
             self.failure_kind = Some("refused");
             Box::new(self.redact_diag(failure::refused(r, &refusal)))
         })?;
-        let mut event = self.event(r, &built);
         if self.options.dry_run {
+            let event = self.event(r, &built);
             (self.sink)(Event::Request(event));
             return Ok(());
         }
+        self.exchange(r, built.clone(), 1)?;
+        match &r.pages {
+            Some(pages) => self.follow_pages(r, pages, built),
+            None => Ok(()),
+        }
+    }
+
+    /// Follows a block's pages from its first response, each one sent as
+    /// the first was (and counted as a request), and keeps their items.
+    fn follow_pages(&mut self, r: &Request, pages: &plan::Pages, mut built: Built) -> Outcome {
+        let origin = crate::base::urls::Destination::of(&built.url);
+        let mut items: Vec<crate::base::data::Data> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut page = 1;
+        while let Some(response) = self.responses.get(&r.block) {
+            let list = super::pages::items(response, &pages.items)
+                .map_err(|why| Box::new(failure::pages_not_a_list(r, &why)))?;
+            items.extend(list);
+            if pages.limit.is_some_and(|l| items.len() >= l as usize) {
+                items.truncate(pages.limit.unwrap_or_default() as usize);
+                break;
+            }
+            let url = match super::pages::next(response, &pages.next, &built.url, &origin) {
+                None => break,
+                Some(Ok(url)) => url,
+                Some(Err(elsewhere)) => {
+                    self.failure_kind = Some("refused");
+                    let refusal = request::Refusal::Steered { value: self.redactor.redact(&elsewhere), part: "origin" };
+                    return Err(Box::new(self.redact_diag(failure::refused(r, &refusal))));
+                }
+            };
+            if !seen.insert(url.to_string()) {
+                self.pending.push(failure::pages_left(r, page, true));
+                break;
+            }
+            if page >= pages.max {
+                self.pending.push(failure::pages_left(r, page, false));
+                break;
+            }
+            page += 1;
+            self.requests += 1;
+            if self.requests > crate::language::vocab::MAX_REQUESTS {
+                self.failure_kind = Some("budget");
+                return Err(Box::new(failure::too_many_requests(r)));
+            }
+            built.url = url;
+            self.exchange(r, built.clone(), page)?;
+        }
+        let footprint: u64 = items.iter().map(crate::base::data::Data::footprint).sum();
+        let charge = self.charge(r, footprint)?;
+        self.charges.insert(format!("{}\0items", r.block), charge);
+        let list = Response::new(200, Body::Json(crate::base::data::Data::Array(items.into_boxed_slice())));
+        self.items.insert(r.block.clone(), list);
+        self.flush()
+    }
+
+    /// One request of a block (its `page`th): sent, or answered offline; its
+    /// response kept for later steps.
+    fn exchange(&mut self, r: &Request, built: Built, page: u32) -> Outcome {
+        let mut event = self.event(r, &built);
+        let cache = r.cache.as_ref().filter(|_| page == 1 && !self.options.test_request);
         let response = if self.options.offline {
             let answer = self.options.answers.as_ref().and_then(|a| a.of(&r.block));
             let response = match answer {
                 Some(answer) => self.given_response(r, answer)?,
-                None => self.sample_response(r)?,
+                None => self.sample_response(r, page)?,
             };
             event.size = Some(match &response.body {
                 Body::Json(j) => {
@@ -968,6 +1120,8 @@ impl Runner<'_> {
                 Body::Text(t) => t.len(),
             });
             response
+        } else if let Some(cache) = cache {
+            self.kept_or_sent(r, cache, built, &mut event)?
         } else {
             self.send(r, built, &mut event)?
         };
@@ -976,6 +1130,126 @@ impl Runner<'_> {
         self.responses.insert(r.block.clone(), response);
         (self.sink)(Event::Request(event));
         self.flush()
+    }
+
+    /// A cached block's answer: the one kept in the store when it is this
+    /// request's and fresh (or once another process that is fetching it has
+    /// kept it), else sent and kept. A store that cannot be read is no
+    /// reason to fail: the request is sent.
+    fn kept_or_sent(
+        &mut self,
+        r: &Request,
+        cache: &plan::Cache,
+        built: Built,
+        event: &mut RequestEvent,
+    ) -> Result<Response, Box<Diagnostic>> {
+        use super::cache::{self as kept, Found};
+        let key = kept::key(&r.block);
+        let digest = kept::digest(&built);
+        let wait = built.timeout.unwrap_or(self.options.http.timeout);
+        let waited = Instant::now();
+        let hit = loop {
+            let now = kept::now_ms();
+            let entry = self.kept_entry(&key);
+            match kept::judge(entry.as_ref(), &digest, now) {
+                Found::Fresh => break entry,
+                Found::Filling if waited.elapsed() < wait => {
+                    let _waiting = crate::base::waiting::Blocking::start();
+                    std::thread::sleep(std::time::Duration::from_millis(25));
+                }
+                _ => {
+                    let claim = kept::Entry {
+                        digest: digest.clone(),
+                        filling_until: now + wait.as_millis() as u64,
+                        ..kept::Entry::default()
+                    };
+                    if self.claim_kept(&key, &digest, claim) {
+                        break None;
+                    }
+                }
+            }
+        };
+        if let Some(entry) = hit {
+            event.cached = true;
+            let (body, _) = self.keep(r, entry.body.as_bytes())?;
+            let mut response = Response::new(entry.status, body);
+            response.headers = entry.headers;
+            self.secret_answer(r, &response);
+            return Ok(response);
+        }
+        let sent = self.send(r, built, event);
+        let entry = match &sent {
+            Ok(response) if (200..300).contains(&response.status) => {
+                let ms = match cache {
+                    plan::Cache::For { ms } => Some(*ms),
+                    plan::Cache::From { path } => match render::resolve(Some(response), path) {
+                        Ok(render::Resolved::Json(crate::base::data::Data::Number(n))) => {
+                            n.parse::<f64>().ok().map(kept::lifetime_ms)
+                        }
+                        _ => None,
+                    },
+                };
+                let mut body = String::new();
+                match &response.body {
+                    Body::Json(j) => j.write_json(&mut body),
+                    Body::Text(t) => body.push_str(t),
+                }
+                let headers = response.headers.clone();
+                let expires_ms = ms.map_or(0, |ms| kept::now_ms() + ms);
+                kept::Entry { digest, expires_ms, filling_until: 0, status: response.status, headers, body }
+            }
+            // Not kept: the claim is given up, and the next run fetches.
+            _ => kept::Entry { digest, ..kept::Entry::default() },
+        };
+        if let Ok(json) = serde_json::to_value(&entry) {
+            let _ = self.store.set(&key, &json);
+        }
+        if let Ok(response) = &sent {
+            self.secret_answer(r, response);
+        }
+        sent
+    }
+
+    /// The kept entry of `key`, if the store has one it can read.
+    fn kept_entry(&mut self, key: &str) -> Option<super::cache::Entry> {
+        self.store.get(key).ok().flatten().and_then(|j| serde_json::from_value(j).ok())
+    }
+
+    /// Says in the store that this process fetches `key`'s answer, unless
+    /// another one said so first (one transaction: every process's saves
+    /// take their turn). Whether this one fetches.
+    fn claim_kept(&mut self, key: &str, digest: &str, claim: super::cache::Entry) -> bool {
+        use super::cache::{self as kept, Found};
+        if self.store.begin().is_err() {
+            return true;
+        }
+        let entry = self.kept_entry(key);
+        let mine = kept::judge(entry.as_ref(), digest, kept::now_ms()) == Found::Fetch;
+        let written = !mine || serde_json::to_value(&claim).is_ok_and(|json| self.store.set(key, &json).is_ok());
+        let _ = self.store.end(written);
+        mine
+    }
+
+    /// The answer of a cached block whose request sends a secret (a token
+    /// got for a client secret) is a secret too: its texts are redacted
+    /// wherever a secret is.
+    fn secret_answer(&mut self, r: &Request, response: &Response) {
+        let mut secret = false;
+        r.each_template(&mut |t| secret |= t.has_secret() || t.has_token());
+        if !secret {
+            return;
+        }
+        if let Body::Json(data) = &response.body {
+            let mut texts = Vec::new();
+            data.clone().each_string_mut(&mut |s| {
+                if s.len() >= 12 {
+                    texts.push(s.to_string());
+                }
+            });
+            for t in texts {
+                self.redactor.add(&t, &format!("<api_{}>", r.block));
+            }
+        }
     }
 
     /// The start of a response's body for its event, redacted, when the
@@ -1014,6 +1288,7 @@ impl Runner<'_> {
             size: None,
             redirects: 0,
             retries: 0,
+            cached: false,
             offline: self.options.offline,
             dry_run: self.options.dry_run,
             request_headers: shows_request
@@ -1203,15 +1478,21 @@ impl Runner<'_> {
         })
     }
 
-    fn sample_response(&mut self, r: &Request) -> Result<Response, Box<Diagnostic>> {
-        let Some(sample) = &r.sample else { return Err(Box::new(failure::no_sample(r))) };
+    /// The sample of a block's `page`th request: its first sample, or with
+    /// `pages` the one given for that page (the last after).
+    fn sample_response(&mut self, r: &Request, page: u32) -> Result<Response, Box<Diagnostic>> {
+        let more = (page as usize).checked_sub(2).map(|i| r.more_samples.get(i).or(r.more_samples.last()));
+        let Some(sample) = more.flatten().or(r.sample.as_ref()) else { return Err(Box::new(failure::no_sample(r))) };
+        let sample_path = sample.as_str();
         let loaded = self.options.samples.load(sample);
         match loaded.as_deref() {
             Some(Ok(sample)) => {
                 self.charges.remove(&r.block);
                 let charge = self.charge(r, sample.footprint())?;
                 self.charges.insert(r.block.clone(), charge);
-                Ok(Response::new(200, Body::Json(sample.clone())))
+                let mut response = Response::new(200, Body::Json(sample.clone()));
+                response.headers = self.options.samples.headers(sample_path).unwrap_or_default();
+                Ok(response)
             }
             Some(Err(why)) => Err(Box::new(failure::sample_unreadable(r, sample, why))),
             None => Err(Box::new(failure::sample_unreadable(r, sample, "cannot be read"))),

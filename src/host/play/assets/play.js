@@ -307,7 +307,8 @@ function request(details, e) {
   const box = document.createElement("details");
   box.className = "request";
   const s = document.createElement("summary");
-  const how = e.offline ? " (its sample)" : "";
+  const how = (e.offline ? " (its sample)" : "") + (e.cached ? " (kept in the store)" : "")
+    + (e.retries ? ` after ${e.retries} ${e.retries === 1 ? "retry" : "retries"}` : "");
   s.textContent = `${e.block}: ${e.method} ${e.url} → ${e.status}${how}` + (e.duration_ms !== undefined ? ` in ${e.duration_ms} ms` : "");
   const pre = document.createElement("pre");
   const headers = (h) => (h || []).map(([k, v]) => `${k}: ${v}`).join("\n");
