@@ -91,6 +91,7 @@ fn item_span(item: &Item) -> Span {
         Item::Tree(t) => t.span,
         Item::Var(v) => v.span,
         Item::Platform(p) => p.span,
+        Item::Failed(_, span) => *span,
     }
 }
 
@@ -322,6 +323,11 @@ impl Printer<'_> {
                 self.out.push_str("platform ");
                 self.out.push_str(&text_literal(&p.url.value));
                 self.trailing(p.span.end as usize);
+            }
+            Item::Failed(b, span) => {
+                self.out.push_str("failed {");
+                self.block(b.span.start as usize, b.span.end as usize - 1, &b.body, Node::span, |p, n| p.node(n));
+                self.trailing(span.end as usize);
             }
         }
     }

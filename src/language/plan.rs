@@ -1173,6 +1173,19 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
                     .unwrap_or(global()),
             }),
             Item::Tree(t) => lower_tree(t, &[], &mut plan.trees)?,
+            Item::Failed(..) => {}
+        }
+    }
+    // The file's `failed`: every tree's that has none of its own (an
+    // autocomplete answers with choices, never a message).
+    let file_failed = file.items.iter().find_map(|i| match i {
+        Item::Failed(b, _) => Some(b),
+        _ => None,
+    });
+    if let Some(b) = file_failed {
+        let handler = steps(&b.body)?;
+        for tree in plan.trees.iter_mut().filter(|t| t.failed.is_none() && t.kind != TreeKind::Autocomplete) {
+            tree.failed = Some(handler.clone());
         }
     }
     key_components(&mut plan.trees);

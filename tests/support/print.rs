@@ -18,6 +18,11 @@ pub fn file(f: &File) -> String {
                 out.push('\n');
             }
             Item::Platform(p) => out.push_str(&format!("platform {}\n", text(&p.url.value))),
+            Item::Failed(b, _) => {
+                out.push_str("failed {\n");
+                nodes(&b.body, 1, &mut out);
+                out.push_str("}\n");
+            }
         }
     }
     out

@@ -24,6 +24,9 @@ pub enum Item {
     Tree(Tree),
     Var(VarDecl),
     Platform(Platform),
+    /// `failed { … }` at the top of the file: what every command, event
+    /// and handler without its own runs when a step fails.
+    Failed(Branch, Span),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

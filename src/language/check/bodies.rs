@@ -436,3 +436,47 @@ fn check_cache(scope: &Scope<'_>, block: &ApiBlock, field: &Field, cache: &Cache
         ));
     }
 }
+
+/// The file's `failed { … }`: it may run after any tree's step, so it reads
+/// only what every run has, the failure's variables and the custom
+/// variables, and sends no request (B115, B155).
+pub fn check_file_failed(scope: &Scope<'_>, file: &crate::language::ast::File, out: &mut Findings) {
+    use crate::language::ast::visit::{self, Site, Visitor};
+    use crate::language::ast::{Ident, Item, Reference};
+    struct Walk<'s, 'a> {
+        scope: &'s Scope<'a>,
+        out: &'s mut Findings,
+    }
+    impl<'a> Visitor<'a> for Walk<'_, 'a> {
+        fn block(&mut self, b: &'a ApiBlock) {
+            self.out.push(
+                Diagnostic::new(Code::BadRetry, format!("block `{}` in the file's `failed`", b.name.name))
+                    .label(b.name.span, "sends a request")
+                    .help("the file's `failed` runs after any tree's step failed and sends nothing; give the tree a `failed { … }` of its own to send a request there"),
+            );
+        }
+        fn named(&mut self, name: &'a Ident, _site: Site) {
+            let n = name.name.as_str();
+            if vocab::FAILURE_VARIABLES.iter().any(|(v, _)| *v == n) || self.scope.first_values.has(n) {
+                return;
+            }
+            self.out.push(
+                Diagnostic::new(Code::UnknownVariable, format!("unknown variable `{{{n}}}` in the file's `failed`"))
+                    .label(name.span, "not known in every run")
+                    .help("the file's `failed` runs for any command, event or handler: it reads the failure's variables (`{failure_kind}`, `{failure_message}`, …) and custom variables; a tree's own `failed { … }` reads its options and trigger variables"),
+            );
+        }
+        fn reference(&mut self, r: &'a Reference, _site: Site, _in_text: bool) {
+            self.out.push(
+                Diagnostic::new(Code::UnknownVariable, format!("`api_{}[…]` in the file's `failed`", r.block.name))
+                    .label(r.span, "no response here")
+                    .help("the file's `failed` runs after a step of any tree failed: no block's response is known to exist there"),
+            );
+        }
+    }
+    for item in &file.items {
+        if let Item::Failed(b, _) = item {
+            visit::walk_nodes(&mut Walk { scope, out }, &b.body);
+        }
+    }
+}

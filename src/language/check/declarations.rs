@@ -16,6 +16,7 @@ pub fn check(scope: &Scope<'_>, out: &mut Findings) {
     let mut trees: HashMap<(TreeKind, Option<&str>, &str), Span> = HashMap::default();
     let mut vars: HashMap<&str, Span> = HashMap::default();
     let mut platform: Option<Span> = None;
+    let mut file_failed: Option<Span> = None;
     for item in &scope.file.items {
         match item {
             Item::Tree(tree) => {
@@ -63,6 +64,16 @@ pub fn check(scope: &Scope<'_>, out: &mut Findings) {
                         .label(var.name.span, "declared again here")
                         .related(first, "first declared here")
                         .help("remove one of the declarations"),
+                    );
+                }
+            }
+            Item::Failed(_, span) => {
+                if let Some(first) = file_failed.replace(*span) {
+                    out.push(
+                        Diagnostic::new(Code::DuplicateDeclaration, "the file's `failed` is declared twice")
+                            .label(*span, "declared again here")
+                            .related(first, "first declared here")
+                            .help("keep one `failed { … }` at the top of the file; a tree can have its own"),
                     );
                 }
             }

@@ -39,6 +39,7 @@ pub fn check(file: &File, model: &crate::language::model::Model) -> Findings {
     components::check(file, &mut out);
     lists::check(file, &mut out);
     schedule::check(file, &mut out);
+    bodies::check_file_failed(&scope, file, &mut out);
     // The model holds one entry per tree, in the file's order.
     for (tree, tree_model) in file.trees().zip(&model.trees) {
         request::check_tree(&scope, tree, &mut out);

@@ -520,6 +520,16 @@ impl Lower<'_> {
             Rule::handler => Item::Tree(self.tree(pair, TreeKind::Handler)?),
             Rule::var_decl => Item::Var(self.var_decl(pair)?),
             Rule::platform => Item::Platform(self.platform(pair)?),
+            Rule::failed_node => match self.node(pair)? {
+                Node::Failed(b, span) => Item::Failed(*b, span),
+                _ => {
+                    return Err(Unexpected {
+                        rule: Rule::failed_node,
+                        within: "a top-level item",
+                        span: Span::default(),
+                    })
+                }
+            },
             _ => return self.unexpected(&pair, "a top-level item"),
         })
     }
