@@ -298,11 +298,12 @@ fn a_post_is_sent_once_unless_the_block_allows_retry() {
 fn each_kind_of_failure_runs_the_failed_branch_with_its_variables() {
     let server = TestServer::start();
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    // Each case: its settings, its URL, and the kind, status and attempts its `failed` gets.
     let cases = [
-        ("timeout \"200ms\"", format!("{}/slow/5000", server.base()), "timeout"),
-        ("", format!("http://127.0.0.1:{closed}/x"), "connection"),
-        ("", "http://{option_host}/x".to_string(), "refused"),
-        ("", format!("{}/status/404", server.base()), "status 404"),
+        ("timeout \"200ms\"", format!("{}/slow/5000", server.base()), "timeout 1"),
+        ("", format!("http://127.0.0.1:{closed}/x"), "connection 1"),
+        ("", "http://{option_host}/x".to_string(), "refused 0"),
+        ("", format!("{}/status/404", server.base()), "status 404 1"),
         ("retry 1 backoff \"1ms\"", format!("{}/status/503", server.base()), "status 503 2"),
     ];
     for (setting, url, want) in cases {
@@ -315,9 +316,8 @@ fn each_kind_of_failure_runs_the_failed_branch_with_its_variables() {
         let replies = ran.replies();
         assert_eq!(replies.len(), 1, "{want}: {replies:?}");
         let (vars, rest) = replies[0].split_once('|').unwrap();
-        let attempts = if want.ends_with(" 2") { "" } else { " 1" };
         let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-        assert_eq!(words(vars), format!("{want}{attempts}"), "{replies:?}");
+        assert_eq!(words(vars), want, "{replies:?}");
         assert!(rest.starts_with("x|") && rest.len() > 2, "{rest}");
     }
     // A status the block does not list is an answer like any other.
@@ -586,4 +586,19 @@ fn a_tree_s_failed_replaces_the_generic_failure_whichever_step_fails() {
     let ran = json_run(&p, &["--command", "c"]);
     assert_eq!(ran.code, 0, "{}", ran.stdout);
     assert!(ran.replies()[0].starts_with("run: "), "{:?}", ran.replies());
+}
+
+#[test]
+fn the_file_s_failed_answers_for_every_tree_without_its_own() {
+    let server = TestServer::start();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let p = program(
+        &format!(
+            "var failures = 0\nfailed {{\n    save failures = failures + 1\n    reply \"noted {{failure_kind}} #{{failures}}\"\n}}\ncommand c {{\n    api down {{ method GET url \"http://127.0.0.1:{closed}/x\" }}\n}}\ncommand own {{\n    api down {{ method GET url \"http://127.0.0.1:{closed}/x\" }}\n    failed {{ reply \"its own\" }}\n}}\n"
+        ),
+        &server,
+    );
+    assert_eq!(json_run(&p, &["--command", "c"]).replies(), ["noted connection #1"]);
+    assert_eq!(json_run(&p, &["--command", "c"]).replies(), ["noted connection #2"]);
+    assert_eq!(json_run(&p, &["--command", "own"]).replies(), ["its own"]);
 }

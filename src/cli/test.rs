@@ -65,8 +65,14 @@ pub fn test(args: &TestArgs) -> Exit {
     }
     let test_report = match eval::test_request(&plan, request, &inputs, &options, &mut sink) {
         Ok(r) => r,
-        Err(diag) => {
-            eprint!("{}", render_reports(&checked.source, &[*diag], opts));
+        Err(failed) => {
+            eprint!("{}", render_reports(&checked.source, &[*failed.diagnostic], opts));
+            if let Some(vars) = failed.failure {
+                eprintln!("its `failed` runs with:");
+                for (name, value) in vars {
+                    eprintln!("  {{{name}}} = {}", blkc::base::display::one_line(&value));
+                }
+            }
             return Exit::RunFailure;
         }
     };

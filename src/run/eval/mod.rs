@@ -155,6 +155,15 @@ pub struct TestReport {
     pub left_as_text: Vec<String>,
 }
 
+/// A test request that failed: why, and the variables the block's `failed`
+/// would run with (when the block has one and the failure is of a kind it
+/// takes).
+#[derive(Debug)]
+pub struct TestFailure {
+    pub diagnostic: Box<Diagnostic>,
+    pub failure: Option<Vec<(&'static str, String)>>,
+}
+
 /// Sends one block's request the way the builder's test request does: only
 /// `{bot_token}` is substituted; secret slots are filled as in a run; the
 /// bot token and redirect rules of a run apply.
@@ -164,14 +173,17 @@ pub fn test_request(
     inputs: &Inputs,
     options: &Options,
     sink: &mut dyn FnMut(Event),
-) -> Result<TestReport, Box<Diagnostic>> {
+) -> Result<TestReport, TestFailure> {
     let options = Options { test_request: true, dry_run: false, ..options.clone() };
     let steps = [Step::Request(Box::new(request.clone()))];
     let redactor = redactor(inputs, &steps);
-    preflight::preflight(&steps, inputs)?;
+    preflight::preflight(&steps, inputs).map_err(|diagnostic| TestFailure { diagnostic, failure: None })?;
     let mut store = MemoryStore::default();
     let mut runner = Runner::new(plan, inputs, &options, &mut store, redactor, sink);
-    runner.request(request)?;
+    if let Err(diagnostic) = runner.request(request) {
+        let failure = request.failed.as_ref().and_then(|_| runner.failure_of(request, &diagnostic));
+        return Err(TestFailure { diagnostic, failure });
+    }
     // A request that returns Ok has stored its response.
     let response =
         runner.responses.remove(&request.block).unwrap_or(render::Response::new(0, Body::Text(String::new())));

@@ -632,6 +632,19 @@ impl<'r> Runner<'r> {
         self.steps(handler)
     }
 
+    /// The variables a block's `failed` runs with after `diagnostic` (none
+    /// when the failure is not of a kind it takes).
+    pub fn failure_of(&mut self, r: &Request, diagnostic: &Diagnostic) -> Option<Vec<(&'static str, String)>> {
+        let kind = self.failure_kind.take()?;
+        Some(vec![
+            ("failure_kind", kind.to_string()),
+            ("failure_status", String::new()),
+            ("failure_message", diagnostic.message.clone()),
+            ("failure_block", r.block.clone()),
+            ("failure_attempts", self.attempts.to_string()),
+        ])
+    }
+
     /// A block's request; when it fails as its `failed` names (a failure
     /// of a kind blkc knows, or a status it lists), its `failed` steps run
     /// instead of the rest of the tree, with the failure's variables, and
@@ -639,7 +652,7 @@ impl<'r> Runner<'r> {
     fn request_or_failed(&mut self, r: &Request) -> Outcome {
         self.failure_kind = None;
         self.last_block.clone_from(&r.block);
-        self.attempts = 1;
+        self.attempts = 0;
         let outcome = self.request(r);
         let Some(failed) = &r.failed else { return outcome };
         let (kind, status, message) = match outcome {
@@ -1106,6 +1119,7 @@ impl<'r> Runner<'r> {
         let mut event = self.event(r, &built);
         let cache = r.cache.as_ref().filter(|_| page == 1 && !self.options.test_request);
         let response = if self.options.offline {
+            self.attempts = 1;
             let answer = self.options.answers.as_ref().and_then(|a| a.of(&r.block));
             let response = match answer {
                 Some(answer) => self.given_response(r, answer)?,
