@@ -460,6 +460,19 @@ fn a_kept_get_is_answered_from_the_store_and_a_kept_token_is_never_shown() {
         assert!(out.status.success() && stdout.contains("Bearer <api_token>"), "{stdout}");
     }
     assert_eq!(token_fetches(&server, "shown"), 1);
+    // `blkc vars` lists a kept answer by its size and expiry, never its text.
+    // (`vars get` reads variables by their names, which a kept answer's is not.)
+    for args in [&["vars", "--store", &store, "list"][..], &["vars", "--store", &store, "list", "--format", "json"][..]]
+    {
+        let listed = Command::new(env!("CARGO_BIN_EXE_blkc")).args(args).current_dir(dir.path()).output().unwrap();
+        let text = String::from_utf8_lossy(&listed.stdout);
+        assert!(
+            listed.status.success() && text.contains("kept answer"),
+            "{text}{}",
+            String::from_utf8_lossy(&listed.stderr)
+        );
+        assert!(!text.contains("tok-1"), "{text}");
+    }
 }
 
 #[test]

@@ -112,7 +112,10 @@ pub fn vars(store_flag: Option<&str>, scope: &ScopeArgs, action: &VarsAction) ->
                     any_scope || (s == scope && found == ids && !name.is_empty())
                 };
                 for e in entries.iter().filter(|e| wanted(&e.name)) {
-                    print_entry(e, *format);
+                    match blkc::run::eval::cache::listed(&e.name, &e.value) {
+                        Some(value) => print_entry(&blkc::run::store::Entry { value, ..e.clone() }, *format),
+                        None => print_entry(e, *format),
+                    }
                 }
                 Exit::Success
             }

@@ -80,6 +80,18 @@ pub fn lifetime_ms(seconds: f64) -> u64 {
     ms - (ms / 10).min(60_000)
 }
 
+/// A kept answer as `blkc vars` lists it: when it expires and how large it
+/// is, never what it holds (a kept token is a secret).
+pub fn listed(name: &str, value: &serde_json::Value) -> Option<serde_json::Value> {
+    if !name.starts_with("~cache.") {
+        return None;
+    }
+    let entry: Entry = serde_json::from_value(value.clone()).ok()?;
+    Some(serde_json::json!({
+        "kept answer": { "status": entry.status, "bytes": entry.body.len(), "expires_ms": entry.expires_ms }
+    }))
+}
+
 pub fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }

@@ -7,7 +7,7 @@
 
 pub(crate) mod arith;
 pub mod budget;
-mod cache;
+pub mod cache;
 pub(crate) mod condition;
 pub mod explore;
 mod failure;

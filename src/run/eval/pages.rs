@@ -41,6 +41,8 @@ pub fn next(response: &Response, next: &Next, url: &Url, origin: &Destination) -
         }
     };
     Some(match url.join(&target) {
+        // A user name and password in it would be sent too: never taken from an answer.
+        Ok(u) if !u.username().is_empty() || u.password().is_some() => Err(target),
         Ok(u) if crate::base::urls::is_http(u.scheme()) && Destination::of(&u) == *origin => Ok(u),
         Ok(u) => Err(u.to_string()),
         Err(_) => Err(target),
