@@ -615,3 +615,31 @@ fn the_file_s_failed_answers_for_every_tree_without_its_own() {
     assert_eq!(json_run(&p, &["--command", "c"]).replies(), ["noted connection #2"]);
     assert_eq!(json_run(&p, &["--command", "own"]).replies(), ["its own"]);
 }
+
+#[test]
+fn a_users_upload_is_fetched_from_the_platform_and_sent_on_as_a_file_part() {
+    use crate::support::platform::{command, TestPlatform};
+    let platform = TestPlatform::start();
+    let api = TestServer::start();
+    let bot = "command upload {\n    option doc \"A file\" attachment required\n    api up {\n        method POST\n        url \"@API@/echo\"\n        body multipart { note = \"from {user_name}\", doc = file option_doc }\n    }\n    reply \"{api_up[status]}\"\n}\n";
+    let served = crate::serve::serve(bot, &platform, Some(&api), &[], &[]);
+    let base = format!("http://127.0.0.1:{}", platform.port);
+    let mut interaction = command("20", "upload", serde_json::json!([{ "name": "doc", "type": 11, "value": "900" }]));
+    interaction["data"]["resolved"] = serde_json::json!({ "attachments": { "900": {
+        "id": "900", "url": format!("{base}/attachments/1/900/report.csv"), "filename": "report.csv",
+        "content_type": "text/csv", "size": 40
+    } } });
+    let answer = served.send(&platform, &interaction);
+    assert_eq!(crate::serve::content(&answer), "200", "{}", served.log());
+    let sent = api.received().into_iter().find(|r| r.url == "/echo").expect("the upload was sent");
+    assert!(sent.body.contains("name=\"doc\"; filename=\"report.csv\"\r\nContent-Type: text/csv"), "{}", sent.body);
+    assert!(sent.body.contains("week,orders\n48,141\nfrom /attachments/1/900/report.csv"), "{}", sent.body);
+    // A URL anywhere else is never fetched: the run fails and says why.
+    interaction["id"] = serde_json::json!("21");
+    interaction["data"]["resolved"]["attachments"]["900"]["url"] = serde_json::json!(format!("{}/echo", api.base()));
+    let before = api.received().len();
+    let answer = served.send(&platform, &interaction);
+    assert_ne!(crate::serve::content(&answer), "200");
+    assert_eq!(api.received().len(), before, "neither the file nor the upload was fetched or sent");
+    assert!(served.wait_interaction("21").contains("not where the platform keeps files"), "{}", served.log());
+}

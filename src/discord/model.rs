@@ -183,7 +183,29 @@ pub struct Resolved {
     pub members: Option<std::collections::HashMap<String, Member>>,
     #[serde(deserialize_with = "lenient")]
     pub messages: Option<std::collections::HashMap<String, TargetMessage>>,
+    #[serde(deserialize_with = "lenient")]
+    pub attachments: Option<std::collections::HashMap<String, Attachment>>,
 }
+
+/// A file a user gave as an attachment option: where the platform keeps
+/// it, its name, type and size.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default)]
+pub struct Attachment {
+    #[serde(deserialize_with = "text")]
+    pub url: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub filename: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub content_type: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub size: Option<u64>,
+}
+
+/// The hosts the platform serves attachments from: a file part of an
+/// attachment option is fetched from one of them (over https), or from the
+/// platform's own origin (a stand-in's).
+pub const ATTACHMENT_HOSTS: &[&str] = &["cdn.discordapp.com", "media.discordapp.net"];
 
 /// A message a message command was chosen on.
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -373,6 +395,12 @@ impl Interaction {
                 })
             }
         }
+    }
+
+    /// The attachment the interaction gives by `id` (an attachment
+    /// option's value).
+    pub fn attachment(&self, id: &str) -> Option<&Attachment> {
+        self.data.as_ref()?.resolved.as_ref()?.attachments.as_ref()?.get(id)
     }
 
     /// The options given to the command, or to its subcommand.

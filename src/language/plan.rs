@@ -616,6 +616,8 @@ pub enum FileFrom {
     Path(String),
     /// The response bytes of a block that ran before.
     Block(String),
+    /// The file a user gave as this attachment option.
+    Option(String),
 }
 
 /// The `Authorization` header a block's `auth` writes.
@@ -1615,9 +1617,12 @@ fn body(b: &ast::Body) -> Body {
                             PartValue::File {
                                 from: match &file.source {
                                     ast::FileSource::Path(p) => FileFrom::Path(p.value.to_string()),
-                                    ast::FileSource::Name(n) => {
-                                        FileFrom::Block(n.name.strip_prefix("api_").unwrap_or(&n.name).to_string())
-                                    }
+                                    ast::FileSource::Name(n) => match n.name.strip_prefix("option_") {
+                                        Some(option) => FileFrom::Option(option.to_string()),
+                                        None => {
+                                            FileFrom::Block(n.name.strip_prefix("api_").unwrap_or(&n.name).to_string())
+                                        }
+                                    },
                                 },
                                 media_type: setting("type"),
                                 filename: setting("filename"),

@@ -135,6 +135,10 @@ impl TestPlatform {
                     .with_header(header("X-RateLimit-Reset-After", &retry.to_string()))
                     .with_header(header("X-RateLimit-Scope", "user")),
                     None if path == "/api/gateway/bot" => Response::from_string(g.lock().unwrap().to_string()),
+                    // A file a user uploaded, where the platform keeps it.
+                    None if path.starts_with("/attachments/") => {
+                        Response::from_string(format!("week,orders\n48,141\nfrom {path}\n"))
+                    }
                     None if commands && method == "GET" => {
                         Response::from_string(r.lock().unwrap().get(&path).cloned().unwrap_or(json!([])).to_string())
                     }

@@ -449,6 +449,11 @@ pub fn variables(interaction: &Interaction, tree: &Tree) -> Result<Vec<(String, 
         if !value.is_empty() || option.required {
             tree.check_option_value(&variable, &value).map_err(Unfit::Option)?;
         }
+        if option.kind == crate::discord::options::OptionType::Attachment {
+            if let Some(file) = interaction.attachment(&value).and_then(|a| serde_json::to_string(a).ok()) {
+                vars.push((crate::run::eval::inputs::attachment_key(&option.name), file));
+            }
+        }
         vars.push((variable, value));
     }
     Ok(vars)

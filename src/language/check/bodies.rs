@@ -41,7 +41,7 @@ pub fn check_tree_failed(tree: &crate::language::ast::Tree, out: &mut Findings) 
     });
 }
 
-pub fn check_block(scope: &Scope<'_>, block: &ApiBlock, out: &mut Findings) {
+pub fn check_block(scope: &Scope<'_>, tree: &crate::language::ast::Tree, block: &ApiBlock, out: &mut Findings) {
     if let Some((body, span)) = block.body() {
         content_type(block, body, span, out);
         match body {
@@ -56,7 +56,7 @@ pub fn check_block(scope: &Scope<'_>, block: &ApiBlock, out: &mut Findings) {
                     }
                 }
             }
-            Body::Multipart(parts) => parts.iter().for_each(|p| part(scope, p, out)),
+            Body::Multipart(parts) => parts.iter().for_each(|p| part(scope, tree, p, out)),
             Body::Json(_) | Body::Text { .. } => {}
         }
     }
@@ -238,7 +238,7 @@ fn describe(body: &Body) -> &'static str {
 }
 
 /// A multipart part's file exists beside the bot; its settings are known.
-fn part(scope: &Scope<'_>, p: &crate::language::ast::PartDecl, out: &mut Findings) {
+fn part(scope: &Scope<'_>, tree: &crate::language::ast::Tree, p: &crate::language::ast::PartDecl, out: &mut Findings) {
     let PartValue::File(file) = &p.value else { return };
     let mut seen: Vec<&str> = Vec::new();
     for (word, _) in &file.settings {
@@ -266,13 +266,24 @@ fn part(scope: &Scope<'_>, p: &crate::language::ast::PartDecl, out: &mut Finding
             }
         }
         FileSource::Name(name) => {
-            if !name.name.starts_with("api_") {
-                out.push(
-                    Diagnostic::new(Code::BadBody, format!("`file {}` names no block's response", name.name))
-                        .label(name.span, "not `api_<block>`")
-                        .help("a file part sends a file beside the .blk (`file \"chart.png\"`) or a block's response (`file api_chart`)"),
-                );
-            }
+            let attachment = name.name.strip_prefix("option_").map(|o| {
+                tree.options().any(|opt| {
+                    opt.name.name == o && opt.option_type() == crate::discord::options::OptionType::Attachment
+                })
+            });
+            let (message, help) = match attachment {
+                Some(true) => return,
+                Some(false) => (
+                    format!("`file {}` names no attachment option of this {}", name.name, tree.kind.as_str()),
+                    "a file part sends the file a user gave as an option of type `attachment`: `option doc \"A file\" attachment`, then `file option_doc`",
+                ),
+                None if name.name.starts_with("api_") => return,
+                None => (
+                    format!("`file {}` names no block's response and no option", name.name),
+                    "a file part sends a file beside the .blk (`file \"chart.png\"`), a block's response (`file api_chart`) or a user's upload (`file option_doc`)",
+                ),
+            };
+            out.push(Diagnostic::new(Code::BadBody, message).label(name.span, "nothing to send").help(help));
         }
     }
 }

@@ -30,7 +30,7 @@ pub fn check_tree(scope: &Scope<'_>, tree: &Tree, out: &mut Findings) {
             );
         }
         check_block(block, out);
-        super::bodies::check_block(scope, block, out);
+        super::bodies::check_block(scope, tree, block, out);
     });
 }
 

@@ -120,6 +120,13 @@ impl Default for Memory {
     }
 }
 
+/// Where the file a user gave as attachment option `option` is described
+/// among a run's `vars` (as JSON: the platform's `url`, `filename`,
+/// `content_type`, `size`): a name no template can read.
+pub fn attachment_key(option: &str) -> String {
+    format!("\u{0}attachment.{option}")
+}
+
 /// What a run is given from outside.
 #[derive(Debug, Clone, Default)]
 pub struct Inputs {

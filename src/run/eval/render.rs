@@ -35,6 +35,21 @@ pub enum Body {
     Text(String),
 }
 
+/// A file part's bytes, with the name and type its source gives (a user's
+/// upload has its own), which the part's `filename` and `type` override.
+#[derive(Debug, Clone)]
+pub struct FileBytes {
+    pub bytes: std::sync::Arc<[u8]>,
+    pub name: Option<String>,
+    pub media_type: Option<String>,
+}
+
+impl FileBytes {
+    pub fn bytes(bytes: std::sync::Arc<[u8]>) -> FileBytes {
+        FileBytes { bytes, name: None, media_type: None }
+    }
+}
+
 /// Why a reference did not resolve.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Miss {
@@ -132,7 +147,7 @@ pub trait Scope {
     /// division by zero): the step fails with it.
     fn failed(&mut self, _diagnostic: crate::base::diagnostics::Diagnostic) {}
     /// The bytes a multipart body's file part sends, or why there are none.
-    fn file(&mut self, _from: &crate::language::plan::FileFrom) -> Result<std::sync::Arc<[u8]>, String> {
+    fn file(&mut self, _from: &crate::language::plan::FileFrom) -> Result<FileBytes, String> {
         Err("no file can be read here".to_string())
     }
 }

@@ -318,18 +318,20 @@ fn multipart(parts: &[BodyPart], scope: &mut dyn Scope) -> Result<(Vec<u8>, Stri
                 });
             }
             PartValue::File { from, media_type, filename } => {
-                let bytes = scope.file(from).map_err(refusal)?;
-                let media_type = media_type.as_ref().map(|t| render::render_field(t, scope).text);
+                let file = scope.file(from).map_err(refusal)?;
+                let bytes = file.bytes;
+                let media_type = media_type.as_ref().map(|t| render::render_field(t, scope).text).or(file.media_type);
                 if let Some(t) = &media_type {
                     if t.parse::<ureq::http::HeaderValue>().is_err() || t.contains(['\r', '\n']) {
                         return Err(refusal(format!("its type `{}` is not a media type", t.escape_debug())));
                     }
                 }
-                let filename = match filename {
-                    Some(t) => render::render_field(t, scope).text,
-                    None => match from {
+                let filename = match (filename, file.name) {
+                    (Some(t), _) => render::render_field(t, scope).text,
+                    (None, Some(name)) => name,
+                    (None, None) => match from {
                         FileFrom::Path(p) => p.rsplit('/').next().unwrap_or(p).to_string(),
-                        FileFrom::Block(b) => b.clone(),
+                        FileFrom::Block(b) | FileFrom::Option(b) => b.clone(),
                     },
                 };
                 owned.push(Filled { name: escape(&part.name), filename: Some(escape(&filename)), media_type, bytes });

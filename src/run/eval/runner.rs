@@ -249,25 +249,28 @@ impl render::Scope for Runner<'_> {
         self.inputs.secrets.get(name).map(String::as_str)
     }
 
-    fn file(&mut self, from: &plan::FileFrom) -> Result<std::sync::Arc<[u8]>, String> {
+    fn file(&mut self, from: &plan::FileFrom) -> Result<render::FileBytes, String> {
         match from {
             plan::FileFrom::Path(path) => match self.options.samples.file(path) {
-                Some(read) => read.map_err(|why| format!("the file `{path}` {why}")),
+                Some(read) => read.map(render::FileBytes::bytes).map_err(|why| format!("the file `{path}` {why}")),
                 None => Err(format!("the file `{path}` cannot be read: no folder is known for the bot")),
             },
+            plan::FileFrom::Option(option) => self.attachment(option),
             plan::FileFrom::Block(block) => match self.responses.get(block) {
-                Some(response) => Ok(response.bytes.clone().unwrap_or_else(|| match &response.body {
-                    Body::Json(j) => {
-                        let mut text = String::new();
-                        j.write_json(&mut text);
-                        std::sync::Arc::from(text.into_bytes())
-                    }
-                    Body::Text(t) => std::sync::Arc::from(t.as_bytes()),
-                })),
-                // Nothing is sent in a dry run: the part shows what it would hold.
-                None if self.options.dry_run => {
-                    Ok(std::sync::Arc::from(format!("<the response of block `{block}`>").into_bytes()))
+                Some(response) => {
+                    Ok(render::FileBytes::bytes(response.bytes.clone().unwrap_or_else(|| match &response.body {
+                        Body::Json(j) => {
+                            let mut text = String::new();
+                            j.write_json(&mut text);
+                            std::sync::Arc::from(text.into_bytes())
+                        }
+                        Body::Text(t) => std::sync::Arc::from(t.as_bytes()),
+                    })))
                 }
+                // Nothing is sent in a dry run: the part shows what it would hold.
+                None if self.options.dry_run => Ok(render::FileBytes::bytes(std::sync::Arc::from(
+                    format!("<the response of block `{block}`>").into_bytes(),
+                ))),
                 None => Err(format!("block `{block}` has no response in this run")),
             },
         }
@@ -606,6 +609,66 @@ impl<'r> Runner<'r> {
             }
         }
         Ok(())
+    }
+
+    /// The file a user gave as attachment option `option`: fetched from
+    /// where the platform keeps it (its CDN over https, or the platform's
+    /// own origin), within the upload bound. Offline and in a dry run,
+    /// nothing is fetched: the part holds a line that says which file.
+    fn attachment(&mut self, option: &str) -> Result<render::FileBytes, String> {
+        use crate::discord::model::{Attachment, ATTACHMENT_HOSTS};
+        let described = self.inputs.vars.get(&super::inputs::attachment_key(option));
+        let file: Option<Attachment> = described.and_then(|d| serde_json::from_str(d).ok());
+        if self.options.offline || self.options.dry_run {
+            let name = file.as_ref().and_then(|f| f.filename.clone()).unwrap_or_else(|| option.to_string());
+            let bytes = format!("<the file the user gave as `{option}`: {name}>").into_bytes();
+            let media_type = file.and_then(|f| f.content_type);
+            return Ok(render::FileBytes { bytes: bytes.into(), name: Some(name), media_type });
+        }
+        let Some(file) = file else {
+            return Err(format!(
+                "the file given as `{option}` is not known in this run (the platform sends it with a command)"
+            ));
+        };
+        let url = file.url.as_deref().and_then(|u| url::Url::parse(u).ok()).ok_or("the platform gave no URL for it")?;
+        let platform = self.platform.as_ref().and_then(|p| url::Url::parse(&p.base_url()).ok());
+        let own = platform
+            .is_some_and(|p| crate::base::urls::Destination::of(&p) == crate::base::urls::Destination::of(&url));
+        let cdn = url.scheme() == "https" && url.host_str().is_some_and(|h| ATTACHMENT_HOSTS.contains(&h));
+        if !(own || cdn) {
+            return Err(format!(
+                "its URL is not where the platform keeps files ({})",
+                self.redactor.redact(url.as_str())
+            ));
+        }
+        if file.size.is_some_and(|s| s > crate::language::model::MAX_UPLOAD_SIZE) {
+            return Err(format!("it is larger than the limit of {} bytes", crate::language::model::MAX_UPLOAD_SIZE));
+        }
+        let get = Built {
+            method: plan::Method::GET,
+            url,
+            headers: Vec::new(),
+            body: None,
+            carries_token: false,
+            body_secret: false,
+            guarded: !own,
+            allow_private_network: false,
+            within: self.options.deadline.map(|d| d.saturating_duration_since(Instant::now())),
+            timeout: None,
+        };
+        let (options, client) = (&self.options, &mut self.client);
+        let got = match &options.client {
+            Some(shared) => shared.send(get),
+            None => client.get_or_insert_with(|| http::Client::new(options.http)).send(get),
+        };
+        let got = got.map_err(|f| failure::short_failure(&f))?;
+        if !(200..300).contains(&got.status) {
+            return Err(format!("the platform answered {} for it", got.status));
+        }
+        if got.body.len() as u64 > crate::language::model::MAX_UPLOAD_SIZE {
+            return Err(format!("it is larger than the limit of {} bytes", crate::language::model::MAX_UPLOAD_SIZE));
+        }
+        Ok(render::FileBytes { bytes: got.body.into(), name: file.filename, media_type: file.content_type })
     }
 
     /// A tree's `failed { … }` after a step failed: the failure told as a
