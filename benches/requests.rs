@@ -1,7 +1,7 @@
 //! Per-request overhead on loopback: one `blkc run` process running a
-//! command of 200 GET blocks (one URL parameter and one header each, one
+//! command of 100 GET blocks (a run's bound of requests) (one URL parameter and one header each, one
 //! field of each response used in a reply), beside one `curl` process
-//! fetching the same 200 URLs with keep-alive (`curl -K` with a config file).
+//! fetching the same 100 URLs with keep-alive (`curl -K` with a config file).
 //! Both talk to the same small Rust server (raw sockets, keep-alive); runs
 //! alternate, medians compared.
 //!
@@ -15,7 +15,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
-    let blocks = support::sized(200, 5);
+    // A run sends at most MAX_REQUESTS requests (B327).
+    let blocks = support::sized(blkc::language::vocab::MAX_REQUESTS, 5);
     let rounds = support::sized(15, 1);
     if Command::new("curl").arg("--version").output().is_err() {
         support::missing("requests: curl is not installed; nothing to compare with");

@@ -303,6 +303,7 @@ fn each_kind_of_failure_runs_the_failed_branch_with_its_variables() {
         ("timeout \"200ms\"", format!("{}/slow/5000", server.base()), "timeout 1"),
         ("", format!("http://127.0.0.1:{closed}/x"), "connection 1"),
         ("", "http://{option_host}/x".to_string(), "refused 0"),
+        ("", format!("{}/big/5000", server.base()), "too_large 1"),
         ("", format!("{}/status/404", server.base()), "status 404 1"),
         ("retry 1 backoff \"1ms\"", format!("{}/status/503", server.base()), "status 503 2"),
     ];
@@ -311,7 +312,8 @@ fn each_kind_of_failure_runs_the_failed_branch_with_its_variables() {
             "command c {{\n    option host \"h\"\n    api x {{\n        method GET\n        url \"{url}\"\n        {setting}\n        failed on 404, 5xx {{\n            reply \"{{failure_kind}} {{failure_status}} {{failure_attempts}}|{{failure_block}}|{{failure_message}}\"\n        }}\n    }}\n    reply \"not failed\"\n}}\n"
         );
         let p = program(&text, &server);
-        let ran = json_run(&p, &["--command", "c", "--var", "option_host=evil.example/a?"]);
+        let ran =
+            json_run(&p, &["--command", "c", "--var", "option_host=evil.example/a?", "--max-response-size", "1000"]);
         assert_eq!(ran.code, 0, "{want}: {}", ran.stderr);
         let replies = ran.replies();
         assert_eq!(replies.len(), 1, "{want}: {replies:?}");

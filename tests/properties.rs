@@ -367,26 +367,27 @@ fn field() -> impl Strategy<Value = Field> {
         template().prop_map(FieldKind::Url),
         proptest::collection::vec(pair(), 0..3).prop_map(FieldKind::Params),
         proptest::collection::vec(pair(), 0..3).prop_map(FieldKind::Headers),
-        body().prop_map(FieldKind::Body),
+        body().prop_map(|b| FieldKind::Body(Box::new(b))),
         ("\\PC{0,8}", proptest::collection::vec("\\PC{0,8}", 0..2)).prop_map(|(value, more): (String, Vec<String>)| {
             let text = |value: String| Text { value: value.into(), span: sp() };
-            FieldKind::Sample(text(value), more.into_iter().map(text).collect())
+            FieldKind::Sample(std::iter::once(value).chain(more).map(text).collect())
         }),
-        "\\PC{0,8}".prop_map(|value: String| FieldKind::Cache(Cache::For(Text { value: value.into(), span: sp() }))),
+        "\\PC{0,8}"
+            .prop_map(|value: String| FieldKind::Cache(Box::new(Cache::For(Text { value: value.into(), span: sp() })))),
         "[a-z_][a-z0-9_.-]{0,10}"
-            .prop_map(|name: String| FieldKind::Cache(Cache::From(Key { name: name.into(), span: sp() }))),
+            .prop_map(|name: String| FieldKind::Cache(Box::new(Cache::From(Key { name: name.into(), span: sp() })))),
         proptest::collection::vec(page_setting(), 0..4)
-            .prop_map(|settings| FieldKind::Pages(Pages { settings, span: sp() })),
+            .prop_map(|settings| FieldKind::Pages(Box::new(Pages { settings, span: sp() }))),
         ident().prop_map(FieldKind::Allow),
         (ident(), proptest::collection::vec(template(), 1..3))
-            .prop_map(|(scheme, values)| FieldKind::Auth(Auth { scheme, values })),
+            .prop_map(|(scheme, values)| FieldKind::Auth(Box::new(Auth { scheme, values }))),
         "\\PC{0,8}".prop_map(|value: String| FieldKind::Timeout(Text { value: value.into(), span: sp() })),
         ("0|[1-9][0-9]{0,2}", proptest::collection::vec(status(), 0..3), proptest::option::of("\\PC{0,6}")).prop_map(
-            |(times, on, backoff): (String, Vec<Text>, Option<String>)| FieldKind::Retry(Retry {
+            |(times, on, backoff): (String, Vec<Text>, Option<String>)| FieldKind::Retry(Box::new(Retry {
                 times: Text { value: times.into(), span: sp() },
                 on,
                 backoff: backoff.map(|b| Text { value: b.into(), span: sp() }),
-            })
+            }))
         ),
         proptest::collection::vec(status(), 0..3)
             .prop_map(|on| FieldKind::Failed(Box::new(Failed { on, branch: Branch { body: Vec::new(), span: sp() } }))),

@@ -752,12 +752,9 @@ impl Printer<'_> {
         match &field.kind {
             FieldKind::Method(m) | FieldKind::Allow(m) => self.out.push_str(&m.name),
             FieldKind::Url(t) => self.template(t),
-            FieldKind::Sample(first, more) => {
-                self.out.push_str(&text_literal(&first.value));
-                for s in more {
-                    self.out.push_str(", ");
-                    self.out.push_str(&text_literal(&s.value));
-                }
+            FieldKind::Sample(samples) => {
+                let texts: Vec<String> = samples.iter().map(|s| text_literal(&s.value)).collect();
+                self.out.push_str(&texts.join(", "));
             }
             FieldKind::Pages(pages) => {
                 self.pages(pages, field);
@@ -801,8 +798,10 @@ impl Printer<'_> {
                 }
             }
             FieldKind::Timeout(t) => self.out.push_str(&text_literal(&t.value)),
-            FieldKind::Cache(Cache::For(t)) => self.out.push_str(&text_literal(&t.value)),
-            FieldKind::Cache(Cache::From(k)) => self.out.push_str(&key_literal(&k.name)),
+            FieldKind::Cache(c) => match &**c {
+                Cache::For(t) => self.out.push_str(&text_literal(&t.value)),
+                Cache::From(k) => self.out.push_str(&key_literal(&k.name)),
+            },
             FieldKind::Retry(r) => {
                 self.out.push_str(&r.times.value);
                 statuses(&mut self.out, &r.on);

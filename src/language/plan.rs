@@ -1574,16 +1574,16 @@ fn request(block: &ast::ApiBlock) -> Lowered<Request> {
             .fields
             .iter()
             .find_map(|f| match &f.kind {
-                FieldKind::Sample(_, more) => Some(more.iter().map(|s| s.value.to_string()).collect()),
+                FieldKind::Sample(samples) => Some(samples.iter().skip(1).map(|s| s.value.to_string()).collect()),
                 _ => None,
             })
             .unwrap_or_default(),
         pages: block.pages().map(|p| pages(p, &block.name.name)),
         cache: block.fields.iter().find_map(|f| match &f.kind {
-            FieldKind::Cache(ast::Cache::For(t)) => {
-                crate::language::vocab::parse_millis(&t.value).ok().map(|ms| Cache::For { ms })
-            }
-            FieldKind::Cache(ast::Cache::From(k)) => Some(Cache::From { path: block_path(k, &block.name.name) }),
+            FieldKind::Cache(c) => match &**c {
+                ast::Cache::For(t) => crate::language::vocab::parse_millis(&t.value).ok().map(|ms| Cache::For { ms }),
+                ast::Cache::From(k) => Some(Cache::From { path: block_path(k, &block.name.name) }),
+            },
             _ => None,
         }),
         allow_bot_token: block.allows_bot_token(),

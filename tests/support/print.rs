@@ -265,14 +265,14 @@ fn api(b: &ApiBlock, level: usize, out: &mut String) {
             FieldKind::Params(ps) => out.push_str(&format!("params {}", pairs(ps))),
             FieldKind::Headers(hs) => out.push_str(&format!("headers {}", pairs(hs))),
             FieldKind::Body(b) => out.push_str(&format!("body {}", body(b, level + 1))),
-            FieldKind::Sample(s, more) => {
-                out.push_str(&format!("sample {}", text(&s.value)));
-                for m in more {
-                    out.push_str(&format!(", {}", text(&m.value)));
-                }
+            FieldKind::Sample(samples) => {
+                let texts: Vec<String> = samples.iter().map(|s| text(&s.value)).collect();
+                out.push_str(&format!("sample {}", texts.join(", ")));
             }
-            FieldKind::Cache(Cache::For(t)) => out.push_str(&format!("cache {}", text(&t.value))),
-            FieldKind::Cache(Cache::From(k)) => out.push_str(&format!("cache {}", key(&k.name))),
+            FieldKind::Cache(c) => match &**c {
+                Cache::For(t) => out.push_str(&format!("cache {}", text(&t.value))),
+                Cache::From(k) => out.push_str(&format!("cache {}", key(&k.name))),
+            },
             FieldKind::Pages(p) => {
                 let settings: Vec<String> = p
                     .settings

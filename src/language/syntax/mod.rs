@@ -1298,7 +1298,7 @@ impl Lower<'_> {
                         more.push(self.text(v));
                     }
                     let end = more.last().map_or(first.span, |t: &Text| t.span);
-                    (FieldKind::Sample(first, more), end)
+                    (FieldKind::Sample(std::iter::once(first).chain(more).collect()), end)
                 }
                 rule @ (Rule::kw_method | Rule::kw_url | Rule::kw_body | Rule::kw_allow) => {
                     let Some(value) = inner.next() else {
@@ -1308,8 +1308,10 @@ impl Lower<'_> {
                     let kind = match (rule, value.as_rule()) {
                         (Rule::kw_method, Rule::ident) => FieldKind::Method(self.ident(value)),
                         (Rule::kw_url, Rule::string) => FieldKind::Url(self.template(value)),
-                        (Rule::kw_body, Rule::object | Rule::array) => FieldKind::Body(Body::Json(self.value(value)?)),
-                        (Rule::kw_body, _) => FieldKind::Body(self.body(value)?),
+                        (Rule::kw_body, Rule::object | Rule::array) => {
+                            FieldKind::Body(Box::new(Body::Json(self.value(value)?)))
+                        }
+                        (Rule::kw_body, _) => FieldKind::Body(Box::new(self.body(value)?)),
                         (Rule::kw_allow, Rule::ident) => FieldKind::Allow(self.ident(value)),
                         _ => return self.unexpected(&value, "an api field"),
                     };
@@ -1408,7 +1410,10 @@ impl Lower<'_> {
             Rule::auth_field => {
                 let scheme = inner.next().map(|w| self.ident(w));
                 let values = inner.map(|v| self.template(v)).collect();
-                FieldKind::Auth(Auth { scheme: self.required(scheme, Rule::ident, "an auth field", span)?, values })
+                FieldKind::Auth(Box::new(Auth {
+                    scheme: self.required(scheme, Rule::ident, "an auth field", span)?,
+                    values,
+                }))
             }
             Rule::timeout_field => {
                 let value = inner.next().map(|v| self.text(v));
@@ -1424,7 +1429,11 @@ impl Lower<'_> {
                         _ => {}
                     }
                 }
-                FieldKind::Retry(Retry { times: self.required(times, Rule::number, "a retry", span)?, on, backoff })
+                FieldKind::Retry(Box::new(Retry {
+                    times: self.required(times, Rule::number, "a retry", span)?,
+                    on,
+                    backoff,
+                }))
             }
             Rule::failed_field => {
                 let (mut on, mut branch) = (Vec::new(), None);
@@ -1439,8 +1448,8 @@ impl Lower<'_> {
                 FieldKind::Failed(Box::new(Failed { on, branch }))
             }
             Rule::cache_field => match inner.next() {
-                Some(v) if v.as_rule() == Rule::string => FieldKind::Cache(Cache::For(self.text(v))),
-                Some(v) => FieldKind::Cache(Cache::From(self.key(v)?)),
+                Some(v) if v.as_rule() == Rule::string => FieldKind::Cache(Box::new(Cache::For(self.text(v)))),
+                Some(v) => FieldKind::Cache(Box::new(Cache::From(self.key(v)?))),
                 None => return Err(Unexpected { rule, within: "a cache field", span }),
             },
             Rule::pages_field => {
@@ -1448,7 +1457,7 @@ impl Lower<'_> {
                 for setting in inner {
                     settings.push(self.page_setting(setting)?);
                 }
-                FieldKind::Pages(Pages { settings, span })
+                FieldKind::Pages(Box::new(Pages { settings, span }))
             }
             _ => return Err(Unexpected { rule, within: "an api field", span }),
         })
