@@ -20,6 +20,18 @@ use super::args::{Format, TestArgs, TestFormat};
 use super::inputs::{http_limits, secret_inputs};
 use super::report::{self, Exit};
 
+/// A test request that failed: why, and what the block's `failed` runs with.
+fn test_failed(checked: &Checked, failed: eval::TestFailure, opts: RenderOptions) -> Exit {
+    eprint!("{}", render_reports(&checked.source, &[*failed.diagnostic], opts));
+    if let Some(vars) = failed.failure {
+        eprintln!("its `failed` runs with:");
+        for (name, value) in vars {
+            eprintln!("  {{{name}}} = {}", blkc::base::display::one_line(&value));
+        }
+    }
+    Exit::RunFailure
+}
+
 /// What the request line of the output shows.
 struct Sent {
     method: &'static str,
@@ -65,16 +77,7 @@ pub fn test(args: &TestArgs) -> Exit {
     }
     let test_report = match eval::test_request(&plan, request, &inputs, &options, &mut sink) {
         Ok(r) => r,
-        Err(failed) => {
-            eprint!("{}", render_reports(&checked.source, &[*failed.diagnostic], opts));
-            if let Some(vars) = failed.failure {
-                eprintln!("its `failed` runs with:");
-                for (name, value) in vars {
-                    eprintln!("  {{{name}}} = {}", blkc::base::display::one_line(&value));
-                }
-            }
-            return Exit::RunFailure;
-        }
+        Err(failed) => return test_failed(&checked, failed, opts),
     };
     warnings.splice(0..0, domain::left_as_text(&test_report, block));
     let shape = match &test_report.body {

@@ -219,6 +219,9 @@ pub fn walk_block<'a, V: Visitor<'a> + ?Sized>(v: &mut V, b: &'a ApiBlock) {
 /// A body's values and texts, in source order.
 pub fn walk_body<'a, V: Visitor<'a> + ?Sized>(v: &mut V, body: &'a Body) {
     match body {
+        // An object's entries are the body's values, as they were before a
+        // body had kinds (a visitor sees no object value around them).
+        Body::Json(Value::Object(entries, _)) => entries.iter().for_each(|e| v.value(&e.value, Site::Body)),
         Body::Json(value) => v.value(value, Site::Body),
         Body::Form(entries) => entries.iter().for_each(|e| v.value(&e.value, Site::Body)),
         Body::Text { text, .. } => v.template(text, Site::Body),

@@ -485,8 +485,17 @@ pub fn check_file_failed(scope: &Scope<'_>, file: &crate::language::ast::File, o
             );
         }
     }
+    let mut first = None;
     for item in &file.items {
-        if let Item::Failed(b, _) = item {
+        if let Item::Failed(b, span) = item {
+            if let Some(first) = first.replace(*span) {
+                out.push(
+                    Diagnostic::new(Code::DuplicateDeclaration, "the file's `failed` is declared twice")
+                        .label(*span, "declared again here")
+                        .related(first, "first declared here")
+                        .help("keep one `failed { … }` at the top of the file; a tree can have its own"),
+                );
+            }
             visit::walk_nodes(&mut Walk { scope, out }, &b.body);
         }
     }

@@ -16,7 +16,6 @@ pub fn check(scope: &Scope<'_>, out: &mut Findings) {
     let mut trees: HashMap<(TreeKind, Option<&str>, &str), Span> = HashMap::default();
     let mut vars: HashMap<&str, Span> = HashMap::default();
     let mut platform: Option<Span> = None;
-    let mut file_failed: Option<Span> = None;
     for item in &scope.file.items {
         match item {
             Item::Tree(tree) => {
@@ -67,16 +66,8 @@ pub fn check(scope: &Scope<'_>, out: &mut Findings) {
                     );
                 }
             }
-            Item::Failed(_, span) => {
-                if let Some(first) = file_failed.replace(*span) {
-                    out.push(
-                        Diagnostic::new(Code::DuplicateDeclaration, "the file's `failed` is declared twice")
-                            .label(*span, "declared again here")
-                            .related(first, "first declared here")
-                            .help("keep one `failed { … }` at the top of the file; a tree can have its own"),
-                    );
-                }
-            }
+            // (The file's `failed`, once: check::bodies.)
+            Item::Failed(..) => {}
             Item::Platform(p) => {
                 if let Some(first) = platform.replace(p.span) {
                     out.push(

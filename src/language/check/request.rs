@@ -277,7 +277,7 @@ fn check_body_keys(block: &ApiBlock, out: &mut Findings) {
         }
     }
     if let Some((body, _)) = block.body() {
-        if let crate::language::ast::Body::Form(entries) = body {
+        if let Some(entries) = body.entries() {
             duplicate_keys(entries, out);
         }
         visit::walk_block(&mut Keys(out), block);
