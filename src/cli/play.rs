@@ -143,6 +143,8 @@ fn config(args: &PlayArgs, play: &Play, store: blkc::run::store::Backend) -> Res
         verbose: true,
         reads: true,
         preview: PREVIEW,
+        // Actions reach the stand-in, offline too.
+        stand_in: true,
         ..blkc::run::eval::Options::default()
     };
     Ok(Config {

@@ -42,6 +42,7 @@ fn options(args: &RunArgs, samples: std::sync::Arc<blkc::language::model::Sample
         deadline: None,
         answers: None,
         branches: false,
+        stand_in: false,
     })
 }
 

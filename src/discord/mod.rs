@@ -2,6 +2,8 @@
 //! the runner and the host. Everything blkc knows of the platform is here:
 //! its vocabulary, its limits, and its wire format, typed.
 //!
+//! - [`actions`]: the actions a tree can take: their words, routes,
+//!   permissions and limits.
 //! - [`options`]: option types and their numbers, the API's default URL.
 //! - [`limits`]: what a command, a message, an embed, components and a
 //!   form may hold, and the row layout of components.
@@ -23,6 +25,7 @@
 //! server (`tests/layers.rs` holds it to that). Why inbound payloads are blkc's own structs and outbound ones
 //! `twilight-model`'s: docs/architecture.md, "The platform boundary".
 
+pub mod actions;
 pub mod custom_id;
 pub(crate) mod emoji;
 pub(crate) mod gateway;

@@ -389,6 +389,7 @@ impl Printer<'_> {
                 self.trailing(span.end as usize);
             }
             Node::Sub(s) => self.sub(s),
+            Node::Action(a) => self.action(a),
             Node::Choice(c) => {
                 self.out.push_str("choice ");
                 self.template(&c.name);
@@ -407,6 +408,50 @@ impl Printer<'_> {
                 self.block(open, f.span.end as usize - 1, &inner, Inner::span, |p, i| p.inner(i));
                 self.trailing(f.span.end as usize);
             }
+        }
+    }
+
+    /// `VERB [KIND] [SUBJECT] [WORD VALUE, …]… [MESSAGE]`, on one line but
+    /// for a message's block.
+    fn action(&mut self, a: &Action) {
+        self.out.push_str(&a.verb.name);
+        if let Some(kind) = &a.kind {
+            self.out.push(' ');
+            self.out.push_str(&kind.name);
+        }
+        if let Some(subject) = &a.subject {
+            self.out.push(' ');
+            self.action_value(subject);
+        }
+        for arg in &a.args {
+            self.out.push(' ');
+            self.out.push_str(&arg.word.name);
+            for (i, value) in arg.values.iter().enumerate() {
+                self.out.push_str(if i == 0 { " " } else { ", " });
+                self.action_value(value);
+            }
+        }
+        if let Some(m) = &a.message {
+            match m.text().filter(|_| !m.block) {
+                Some(text) => {
+                    self.out.push(' ');
+                    self.template(text);
+                }
+                None => {
+                    self.out.push_str(" {");
+                    let open = self.open_brace(m.span.start as usize);
+                    self.block(open, m.span.end as usize - 1, &m.items, ReplyItem::span, |p, i| p.reply_item(i));
+                }
+            }
+        }
+        self.trailing(a.span.end as usize);
+    }
+
+    fn action_value(&mut self, value: &ActionValue) {
+        match value {
+            ActionValue::Text(t) => self.template(t),
+            ActionValue::Number(n, _) => self.out.push_str(n),
+            ActionValue::Name(n) => self.out.push_str(&n.name),
         }
     }
 

@@ -423,6 +423,13 @@ fn tree_model(
         }
     };
     let mut walk = FlowWalk(Flow::new(&refs));
+    // An action with `as NAME` answers as a block does (it has no sample).
+    visit::each_action(&tree.body, &mut |a| {
+        if let Some(name) = a.name() {
+            walk.0.also(&name.name);
+            blocks.push(BlockInfo { name: name.name.to_string(), span: a.span, sample: None });
+        }
+    });
     visit::walk_nodes(&mut walk, &tree.body);
     TreeModel {
         kind: tree.kind,
@@ -670,6 +677,11 @@ impl<'a> Visitor<'a> for FlowWalk<'a> {
     }
     fn reply(&mut self, _: &'a crate::language::ast::Reply) {}
     fn save(&mut self, _: &'a crate::language::ast::Save) {}
+    fn action(&mut self, a: &'a crate::language::ast::Action) {
+        if let Some(name) = a.name() {
+            self.0.block_ran(&name.name, a.span.end);
+        }
+    }
     /// A block's `failed` branch runs without its response (see the
     /// reference rule's walk, which keeps the same flow).
     fn tree_failed(&mut self, b: &'a crate::language::ast::Branch) {

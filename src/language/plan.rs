@@ -14,7 +14,7 @@ use crate::language::model::Checked;
 pub use crate::language::vocab::Method;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 18;
+pub const FORMAT: u32 = 19;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -454,6 +454,53 @@ pub enum Step {
         value: Template,
         span: Span,
     },
+    /// An action on the platform (`kick`, `send to`, `give role`…).
+    Action(Box<ActionStep>),
+}
+
+/// An action, ready to run: its values as templates (each judged once
+/// filled, by `discord::actions`), and the message it sends as a reply's
+/// step (its one element), where handlers and keys are found as a reply's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActionStep {
+    pub verb: crate::discord::actions::Verb,
+    /// `as NAME`: later steps read its answer as `api_NAME[…]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<ActionVal>,
+    /// Each word written but `as`, with its values (none for a flag).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<(String, Vec<ActionVal>)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub message: Vec<Step>,
+    pub span: Span,
+}
+
+/// A value of an action: a template, or the name of an earlier action
+/// whose answer it names (`edit log`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ActionVal {
+    Text(Template),
+    Earlier(String),
+}
+
+impl ActionStep {
+    /// The values of word `word`, if written.
+    pub fn arg(&self, word: &str) -> Option<&[ActionVal]> {
+        self.args.iter().find(|(w, _)| w == word).map(|(_, v)| v.as_slice())
+    }
+
+    /// Every template of its values (its message's are its step's).
+    pub fn each_template(&self, f: &mut impl FnMut(&Template)) {
+        let values = self.subject.iter().chain(self.args.iter().flat_map(|(_, v)| v.iter()));
+        for v in values {
+            if let ActionVal::Text(t) = v {
+                f(t);
+            }
+        }
+    }
 }
 
 /// A loop, ready to run.
@@ -925,6 +972,7 @@ impl Step {
             }
             Step::Loop(l) => vec![l.steps.as_slice()],
             Step::Request(r) => r.failed.iter().map(|f| f.steps.as_slice()).collect(),
+            Step::Action(a) => vec![a.message.as_slice()],
             _ => Vec::new(),
         }
     }
@@ -935,6 +983,7 @@ impl Step {
                 branches.iter_mut().map(|(_, then)| then).chain([otherwise]).collect()
             }
             Step::Loop(l) => vec![&mut l.steps],
+            Step::Action(a) => vec![&mut a.message],
             _ => Vec::new(),
         }
     }
@@ -945,6 +994,8 @@ impl Step {
 pub fn any_public_reply(steps: &[Step]) -> bool {
     steps.iter().any(|step| match step {
         Step::Reply { ephemeral, update, .. } => !ephemeral && !update,
+        // (An action's message goes elsewhere, not as the answer.)
+        Step::Action(_) => false,
         _ => step.nested().into_iter().any(any_public_reply),
     })
 }
@@ -954,6 +1005,7 @@ pub fn any_public_reply(steps: &[Step]) -> bool {
 pub fn any_update(steps: &[Step]) -> bool {
     steps.iter().any(|step| match step {
         Step::Reply { update, .. } => *update,
+        Step::Action(_) => false,
         _ => step.nested().into_iter().any(any_update),
     })
 }
@@ -1014,6 +1066,10 @@ pub fn each_template(steps: &[Step], f: &mut impl FnMut(&Template)) {
                 f(value);
             }
             Step::Stop { .. } => {}
+            Step::Action(a) => {
+                a.each_template(f);
+                each_template(&a.message, f);
+            }
         }
     }
 }
@@ -1062,7 +1118,12 @@ pub fn each_path(steps: &[Step], f: &mut impl FnMut(&Path)) {
                 l.limit.iter().for_each(|v| val(v, f));
                 each_path(&l.steps, f);
             }
-            Step::Reply { .. } | Step::Form(_) | Step::Text { .. } | Step::Stop { .. } | Step::Choice { .. } => {}
+            Step::Reply { .. }
+            | Step::Form(_)
+            | Step::Text { .. }
+            | Step::Stop { .. }
+            | Step::Choice { .. }
+            | Step::Action(_) => {}
         }
     }
 }
@@ -1402,7 +1463,35 @@ fn step(node: &Node) -> Lowered<Option<Step>> {
         Node::For(f) => Step::Loop(Box::new(loop_step(f, steps(&f.body.body)?))),
         Node::Text(t, span) => Step::Text { text: template(t), span: *span },
         Node::Stop(span) => Step::Stop { span: *span },
+        Node::Action(a) => Step::Action(Box::new(action_step(a))),
     }))
+}
+
+/// An action as the checker let it through: its verb, its values as
+/// templates (a number as its text), and its message as a reply's step.
+fn action_step(a: &ast::Action) -> ActionStep {
+    use crate::discord::actions::Verb;
+    let value = |v: &ast::ActionValue| match v {
+        ast::ActionValue::Text(t) => ActionVal::Text(template(t)),
+        ast::ActionValue::Number(n, span) => {
+            ActionVal::Text(Template { parts: vec![Seg::Text(n.to_string())], span: *span })
+        }
+        ast::ActionValue::Name(n) => ActionVal::Earlier(n.name.to_string()),
+    };
+    let verb = Verb::parse(&a.verb.name, a.kind.as_ref().map(|k| k.name.as_str())).unwrap_or(Verb::Send);
+    ActionStep {
+        verb,
+        name: a.name().map(|n| n.name.to_string()),
+        subject: a.subject.as_ref().map(value),
+        args: a
+            .args
+            .iter()
+            .filter(|arg| arg.word.name != "as")
+            .map(|arg| (arg.word.name.to_string(), arg.values.iter().map(value).collect()))
+            .collect(),
+        message: a.message.iter().map(reply_step).collect(),
+        span: a.span,
+    }
 }
 
 fn loop_step(f: &ast::ForNode, steps: Vec<Step>) -> LoopStep {

@@ -83,15 +83,7 @@ fn one(guard: &plan::Guard, standing: &Standing, secrets: &HashMap<String, Strin
             let need = Permissions::from_bits_truncate(*bits);
             if !have.contains(Permissions::ADMINISTRATOR) && !have.contains(need) {
                 // Named as a server's settings show them: `Manage Messages`.
-                let title = |name: &str| {
-                    let words = name.split('_').map(|w| {
-                        let w = w.to_ascii_lowercase();
-                        let mut chars = w.chars();
-                        chars.next().map_or(String::new(), |c| c.to_ascii_uppercase().to_string() + chars.as_str())
-                    });
-                    words.collect::<Vec<_>>().join(" ")
-                };
-                let missing: Vec<String> = (need - have).iter_names().map(|(name, _)| title(name)).collect();
+                let missing = crate::discord::actions::titles(need - have);
                 let (list, noun) = match missing.as_slice() {
                     [one] => (one.clone(), "permission"),
                     [init @ .., last] => (format!("{} and {last}", init.join(", ")), "permissions"),

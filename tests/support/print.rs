@@ -111,6 +111,7 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
             }
             Node::Text(t, _) => out.push_str(&format!("text {}\n", template(t))),
             Node::Stop(_) => out.push_str("stop\n"),
+            Node::Action(a) => action(a, out),
             Node::Failed(b, _) => {
                 out.push_str("failed {\n");
                 nodes(&b.body, level + 1, out);
@@ -161,13 +162,49 @@ fn option(o: &OptionDecl, level: usize, out: &mut String) {
 
 /// A reply on one line: `reply "…"`, or `reply { text "…" ephemeral
 /// embed { title "…" field "…" "…" inline } }`.
+/// `VERB [KIND] [SUBJECT] [WORD VALUE, …]… [MESSAGE]`.
+fn action(a: &Action, out: &mut String) {
+    out.push_str(&a.verb.name);
+    if let Some(k) = &a.kind {
+        out.push_str(&format!(" {}", k.name));
+    }
+    let value = |v: &ActionValue| match v {
+        ActionValue::Text(t) => template(t),
+        ActionValue::Number(n, _) => n.to_string(),
+        ActionValue::Name(n) => n.name.to_string(),
+    };
+    if let Some(s) = &a.subject {
+        out.push_str(&format!(" {}", value(s)));
+    }
+    for arg in &a.args {
+        out.push_str(&format!(" {}", arg.word.name));
+        let values: Vec<String> = arg.values.iter().map(value).collect();
+        if !values.is_empty() {
+            out.push_str(&format!(" {}", values.join(", ")));
+        }
+    }
+    match &a.message {
+        Some(m) => {
+            out.push(' ');
+            message(m, out);
+        }
+        None => out.push('\n'),
+    }
+}
+
 fn reply(r: &Reply, out: &mut String) {
+    out.push_str(r.keyword());
+    out.push(' ');
+    message(r, out);
+}
+
+/// A message's parts: `"text"`, or `{ text … embed … button … }`.
+fn message(r: &Reply, out: &mut String) {
     if let (false, Some(t)) = (r.block, r.text()) {
-        out.push_str(&format!("{} {}\n", r.keyword(), template(t)));
+        out.push_str(&format!("{}\n", template(t)));
         return;
     }
-    out.push_str(r.keyword());
-    out.push_str(" {");
+    out.push('{');
     for item in &r.items {
         match item {
             ReplyItem::Text { value, .. } => out.push_str(&format!(" text {}", template(value))),

@@ -118,6 +118,21 @@ fn handle(mut request: tiny_http::Request, port: u16, log: &Mutex<Vec<Received>>
             });
             Response::from_string(doc.to_string()).with_header(json_header())
         }
+        // The platform refusing whatever is asked below `/refuse/CODE`, as
+        // it does: its status, JSON error code and message.
+        ["refuse", code, ..] => {
+            let code: u64 = code.parse().unwrap_or(0);
+            let (status, message) = match code {
+                50013 => (403, "Missing Permissions"),
+                50001 => (403, "Missing Access"),
+                50007 => (403, "Cannot send messages to this user"),
+                10007 => (404, "Unknown Member"),
+                10008 => (404, "Unknown Message"),
+                _ => (400, "Invalid Form Body"),
+            };
+            let doc = serde_json::json!({ "message": message, "code": code });
+            Response::from_string(doc.to_string()).with_status_code(status).with_header(json_header())
+        }
         ["status", code] => {
             let code: u16 = code.parse().unwrap_or(500);
             let doc = serde_json::json!({ "error": { "message": format!("status {code}") }, "code": code });

@@ -117,6 +117,9 @@ codes! {
     RetryNotRepeatable = "B156", Warning, "`retry` on a POST or PATCH without `allow retry`";
     BadCache = "B158", Error, "a `cache` that is not understood, or on a request that is not kept";
     BadPages = "B157", Error, "a `pages` that is not understood, or `items` read from a block without one";
+    BadAction = "B159", Error, "an action written wrong: a word it does not take or needs, or a value past the platform's limits";
+    ActionTarget = "B160", Error, "an action's value that is not an id, a mention or a name of what it acts on";
+    ActionWithoutServer = "B161", Error, "an action in a command that can run where the bot is in no server";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";
@@ -162,6 +165,9 @@ codes! {
     NoTimerChannel = "B329", Error, "timed event's channel not a channel id when its tick came";
     RequestRetried = "B330", Warning, "a block's request sent again";
     PagesLeft = "B331", Warning, "a block's pages not all read";
+    ActionRefused = "B332", Error, "the platform refused an action: a permission the bot lacks, a role above its own, or what it names is gone";
+    DmClosed = "B333", Error, "a direct message the user does not take";
+    ActionValue = "B334", Error, "an action's value, once filled, not an id, a mention or a name the server has";
     // What the chat platform registers (`blkc deploy`; checked by `check` too).
     PlatformName = "B401", Error, "command or option name the platform refuses";
     DescriptionLength = "B402", Error, "description empty or longer than 100 characters";

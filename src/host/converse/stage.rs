@@ -180,6 +180,8 @@ fn config(play: &Play, secrets: Inputs, store: Arc<Fresh>, answers: Arc<Answers>
         answers: Some(answers),
         // Which branches ran, for `--coverage`.
         branches: true,
+        // Actions reach the stand-in, which records them for `expect`.
+        stand_in: true,
         ..Options::default()
     };
     let public_key = crate::discord::signature::PublicKey::from_hex(&play.public_key())

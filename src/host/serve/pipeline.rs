@@ -69,6 +69,7 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
         Ok(vars) => {
             let mut inputs = shared.bot.inputs.clone();
             inputs.vars.extend(vars.iter().cloned());
+            inputs.mentions.clone_from(&trigger.mentions);
             let mut options = shared.bot.options.clone();
             options.samples = trigger.loaded.checked.model.samples.clone();
             if autocomplete {

@@ -170,6 +170,80 @@ pub enum Node {
     Choice(Box<ChoiceNode>),
     /// `failed { … }` at the top of a tree: what runs when a step fails.
     Failed(Box<Branch>, Span),
+    /// `kick "{option_member}" reason "…"`, `send to "<LOG>" { … }`: an
+    /// action on the platform (docs/language.md, "Actions").
+    Action(Box<Action>),
+}
+
+/// A platform action as written: its verb, the kind of thing it acts on
+/// (`give role`, `delete message`), its subject, its words and their
+/// values, and the message it sends. Which words a verb takes is the
+/// checker's to read (`discord::actions`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Action {
+    pub verb: Ident,
+    pub kind: Option<Ident>,
+    pub subject: Option<ActionValue>,
+    pub args: Vec<ActionArg>,
+    /// The message `send`, `dm`, `edit` or a forum post sends.
+    pub message: Option<Reply>,
+    pub span: Span,
+}
+
+/// A value an action is given: a template, a number, or the name of an
+/// earlier action (`edit log { … }`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ActionValue {
+    Text(Template),
+    Number(Name, Span),
+    Name(Ident),
+}
+
+impl ActionValue {
+    pub fn span(&self) -> Span {
+        match self {
+            ActionValue::Text(t) => t.span,
+            ActionValue::Number(_, span) => *span,
+            ActionValue::Name(n) => n.span,
+        }
+    }
+
+    pub fn template(&self) -> Option<&Template> {
+        match self {
+            ActionValue::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// `reason "…"`, `to "…"`, `visible "a", "b"`, `as log`, `private`: a word
+/// of an action and its values (none for a flag).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActionArg {
+    pub word: Ident,
+    pub values: Vec<ActionValue>,
+    pub span: Span,
+}
+
+impl Action {
+    /// The argument of word `word`, if written.
+    pub fn arg(&self, word: &str) -> Option<&ActionArg> {
+        self.args.iter().find(|a| a.word.name == word)
+    }
+
+    /// `as NAME`: the name later nodes read its answer by.
+    pub fn name(&self) -> Option<&Ident> {
+        self.arg("as").and_then(|a| match a.values.first() {
+            Some(ActionValue::Name(n)) => Some(n),
+            _ => None,
+        })
+    }
+
+    /// Every template of the action, in the order written.
+    pub fn templates(&self) -> impl Iterator<Item = &Template> {
+        let values = self.subject.iter().chain(self.args.iter().flat_map(|a| a.values.iter()));
+        values.filter_map(ActionValue::template).chain(self.message.iter().flat_map(|m| m.templates()))
+    }
 }
 
 /// A subcommand, or a group of them: a tree of its own, named by its
@@ -251,6 +325,7 @@ impl Node {
             Node::For(n) => n.span,
             Node::Sub(n) => n.tree.span,
             Node::Choice(n) => n.span,
+            Node::Action(n) => n.span,
             Node::Text(_, span) | Node::Stop(span) | Node::Failed(_, span) => *span,
         }
     }

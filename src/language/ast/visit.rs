@@ -20,6 +20,10 @@ pub enum Site {
     Condition,
     /// A loop's source (its limit is read as a condition's value is).
     Loop,
+    /// What an action acts on: an id, a mention or a name, sent to the
+    /// platform in its route or body (an action's texts are `Reply`: a
+    /// reason is shown in the server's audit log).
+    Action,
 }
 
 impl Site {
@@ -30,7 +34,7 @@ impl Site {
             Site::Param => Some(Place::Param),
             Site::Header => Some(Place::Header),
             Site::Body => Some(Place::Body),
-            Site::Reply | Site::Save | Site::Condition | Site::Loop => None,
+            Site::Reply | Site::Save | Site::Condition | Site::Loop | Site::Action => None,
         }
     }
 }
@@ -62,6 +66,10 @@ pub trait Visitor<'a> {
     }
     fn save(&mut self, s: &'a Save) {
         self.value(&s.value, Site::Save);
+    }
+    /// An action: its values, then its message (read as a reply's).
+    fn action(&mut self, a: &'a Action) {
+        walk_action(self, a);
     }
     fn option(&mut self, _option: &'a OptionDecl) {}
     /// An `if` with its whole `else if … else` chain.
@@ -132,6 +140,7 @@ pub fn walk_nodes<'a, V: Visitor<'a> + ?Sized>(v: &mut V, nodes: &'a [Node]) {
             Node::Failed(b, _) => v.tree_failed(b),
             Node::Sub(s) => v.sub(s),
             Node::Choice(c) => v.choice(c),
+            Node::Action(a) => v.action(a),
             Node::Register(_) => {}
             Node::Guard(g) => {
                 for value in &g.values {
@@ -141,6 +150,29 @@ pub fn walk_nodes<'a, V: Visitor<'a> + ?Sized>(v: &mut V, nodes: &'a [Node]) {
                 }
             }
         }
+    }
+}
+
+/// An action's values in the order written (a text one, like a reason or
+/// a name, where shown; an id where sent), then its message.
+pub fn walk_action<'a, V: Visitor<'a> + ?Sized>(v: &mut V, a: &'a Action) {
+    use crate::discord::actions::{Slot, Verb};
+    let spec = Verb::parse(&a.verb.name, a.kind.as_ref().map(|k| k.name.as_str())).ok().map(Verb::spec);
+    let site = |slot: Option<Slot>| match slot {
+        Some(Slot::Text { .. } | Slot::Tag) => Site::Reply,
+        _ => Site::Action,
+    };
+    if let Some(t) = a.subject.as_ref().and_then(ActionValue::template) {
+        v.template(t, site(spec.and_then(|s| s.subject).map(|(slot, _)| slot)));
+    }
+    for arg in &a.args {
+        let slot = spec.and_then(|s| s.word(&arg.word.name)).map(|w| w.slot);
+        for t in arg.values.iter().filter_map(ActionValue::template) {
+            v.template(t, site(slot));
+        }
+    }
+    if let Some(m) = &a.message {
+        v.reply(m);
     }
 }
 
@@ -303,6 +335,25 @@ pub fn each_block<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a ApiBlock)) {
         fn condition(&mut self, _: &'a Condition) {}
     }
     walk_nodes(&mut Blocks(f), nodes);
+}
+
+/// Calls `f` on every action of a node list, in every branch, in order.
+pub fn each_action<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Action)) {
+    struct Actions<'f, F>(&'f mut F);
+    impl<'a, F: FnMut(&'a Action)> Visitor<'a> for Actions<'_, F> {
+        fn block(&mut self, b: &'a ApiBlock) {
+            if let Some(f) = b.failed() {
+                self.branch(&f.branch.body);
+            }
+        }
+        fn action(&mut self, a: &'a Action) {
+            (self.0)(a);
+        }
+        fn reply(&mut self, _: &'a Reply) {}
+        fn save(&mut self, _: &'a Save) {}
+        fn condition(&mut self, _: &'a Condition) {}
+    }
+    walk_nodes(&mut Actions(f), nodes);
 }
 
 /// Calls `f` on every `save` of a node list, in every branch.

@@ -570,6 +570,17 @@ impl<'t> Placement<'t, '_> {
                     self.loops -= 1;
                     state = state.join(after);
                 }
+                Node::Action(a) => {
+                    state.requested = true;
+                    if let Some(m) = &a.message {
+                        reply(m, self.tree, self.out);
+                        for c in m.components() {
+                            if let Some(h) = &c.handler {
+                                self.names(h);
+                            }
+                        }
+                    }
+                }
                 Node::Choice(c) if self.tree.kind != TreeKind::Autocomplete => {
                     self.out.push(super::subcommands::misplaced_choice(self.tree, c));
                 }

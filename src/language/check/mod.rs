@@ -3,6 +3,7 @@
 //! One file per group of rules; each takes the [`scope::Scope`] it needs and pushes
 //! onto one list. Nothing here sends a request or reads the network.
 
+mod actions;
 mod arith;
 mod bodies;
 mod components;
@@ -39,6 +40,7 @@ pub fn check(file: &File, model: &crate::language::model::Model) -> Findings {
     components::check(file, &mut out);
     lists::check(file, &mut out);
     schedule::check(file, &mut out);
+    actions::check(file, &mut out);
     bodies::check_file_failed(&scope, file, &mut out);
     // The model holds one entry per tree, in the file's order.
     for (tree, tree_model) in file.trees().zip(&model.trees) {

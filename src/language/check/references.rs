@@ -33,6 +33,8 @@ struct Walk<'s, 'a> {
     unsure: HashSet<&'a str>,
     /// This tree's blocks by name (the first, when a name is used twice).
     own_blocks: rustc_hash::FxHashMap<&'a str, &'a ApiBlock>,
+    /// This tree's actions with `as NAME`, by name (the first).
+    own_actions: rustc_hash::FxHashMap<&'a str, &'a crate::language::ast::Action>,
     /// The loops around the node being walked.
     frames: Frames<'a>,
     /// Per enclosing loop, its literal limit (none: a value's, or none).
@@ -79,6 +81,13 @@ pub fn check_tree<'a>(
         blocks.push(b);
     });
     let mut flow = Flow::new(&blocks);
+    let mut own_actions = rustc_hash::FxHashMap::default();
+    crate::language::ast::visit::each_action(&tree.body, &mut |a| {
+        if let Some(name) = a.name() {
+            flow.also(&name.name);
+            own_actions.entry(name.name.as_str()).or_insert(a);
+        }
+    });
     let mut joins = rustc_hash::FxHashMap::default();
     crate::language::ast::visit::each_loop(&tree.body, &mut |node| {
         if let Some(j) = &node.join {
@@ -96,6 +105,7 @@ pub fn check_tree<'a>(
         read_into: HashSet::default(),
         unsure: HashSet::default(),
         own_blocks,
+        own_actions,
         frames: Frames::default(),
         runs: Vec::new(),
         failing: 0,
@@ -129,6 +139,14 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
             if let Some(runs) = self.runs.iter().try_fold(1u64, |n, r| r.map(|r| n.saturating_mul(r))) {
                 loops::too_many_requests(block, runs, self.out);
             }
+        }
+    }
+
+    /// An action: its values and message, then its answer exists.
+    fn action(&mut self, a: &'a crate::language::ast::Action) {
+        visit::walk_action(self, a);
+        if let Some(name) = a.name() {
+            self.flow.block_ran(&name.name, a.span.end);
         }
     }
 
@@ -445,6 +463,22 @@ impl<'a> Walk<'_, 'a> {
         }
     }
 
+    /// An action of this tree named `name` that has not run where `r`
+    /// reads its answer (said, B113); whether `name` is such an action.
+    fn action_not_run(&mut self, r: &'a Reference, name: &str) -> bool {
+        let Some(action) = self.own_actions.get(name).copied() else { return false };
+        let written = &action.verb.name;
+        self.out.push(
+            Diagnostic::new(Code::NotRunBefore, format!("action `{name}` may not have run when this is read"))
+                .label(r.span, "read here")
+                .related(action.span, format!("the `{written}` named `{name}`"))
+                .help(format!(
+                    "its answer exists once it has run on every path to here: read `api_{name}[…]` after it, in the same branch"
+                )),
+        );
+        true
+    }
+
     fn check_reference(&mut self, r: &'a Reference, site: Site, in_text: bool) {
         check_path(r, self.out);
         let name = r.block.name.as_str();
@@ -454,6 +488,9 @@ impl<'a> Walk<'_, 'a> {
             self.check_against_block(r, block, site, in_text);
         }
         if self.flow.has_run(name) {
+            return;
+        }
+        if here.is_none() && self.action_not_run(r, name) {
             return;
         }
         if let Some(block) = here {

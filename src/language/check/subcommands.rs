@@ -138,6 +138,7 @@ fn article(n: &Node) -> &'static str {
         Node::Stop(_) => "a `stop`",
         Node::Failed(..) => "a `failed`",
         Node::Choice(_) => "a `choice`",
+        Node::Action(_) => "an action",
         Node::Sub(_) | Node::Register(_) | Node::Guard(_) => "a line",
     }
 }

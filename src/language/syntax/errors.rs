@@ -30,6 +30,7 @@ const SILENT: &[Rule] = &[
     Rule::arith_atom,
     Rule::reply_item,
     Rule::fixed,
+    Rule::node_word,
 ];
 
 /// The words a person would use for each rule: a keyword's rule reads as
@@ -67,6 +68,13 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::number => "a number",
         Rule::reference => "a response reference `api_<block>[response…]` or a loop element's `item[…]`",
         Rule::embed_part | Rule::embed_key => EMBED_PARTS,
+        Rule::action => "an action",
+        Rule::action_verb => "an action (`send` `dm` `react` `give role` `take role` `timeout` `kick` `ban` `unban` `nickname` `create` `delete` `pin` `unpin` `purge` `edit`)",
+        Rule::action_kind => "`role`, `message`, `channel` or `thread`",
+        Rule::action_subject => "what the action acts on (a string, a number or an earlier action's name)",
+        Rule::action_arg | Rule::action_word => "an action's word (`to` `from` `in` `for` `reason` `after` `reply_to` `delete_messages` `name` `topic` `category` `visible` `tags` `as`) and its value",
+        Rule::action_flag => "`off` or `private`",
+        Rule::action_message => "a message: a string, or `{ text … embed … }`",
         Rule::setting => "a setting (a word, then a string or a number if it takes one)",
         Rule::part => "a part `name = \"text\"` or `name = file \"path\"`",
         Rule::status_code => "a status like `503` or `5xx`",
@@ -135,6 +143,7 @@ fn keyword(rule: Rule) -> Option<Keyword> {
         Rule::kw_true => Keyword::True,
         Rule::kw_false => Keyword::False,
         Rule::kw_null => Keyword::Null,
+        Rule::kw_as => Keyword::As,
         _ => return block_keyword(rule),
     })
 }

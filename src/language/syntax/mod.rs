@@ -300,6 +300,10 @@ fn holds_tokens(rule: Rule) -> bool {
             | Rule::arith_var
             | Rule::reply
             | Rule::update
+            | Rule::action
+            | Rule::action_subject
+            | Rule::action_arg
+            | Rule::action_message
             | Rule::reply_text
             | Rule::embed
             | Rule::embed_part
@@ -567,6 +571,7 @@ impl Lower<'_> {
                 | Rule::subcommand
                 | Rule::choice_node
                 | Rule::failed_node
+                | Rule::action
                 | Rule::stop => body.push(self.node(p)?),
                 _ => return self.unexpected(&p, "a command or event"),
             }
@@ -687,6 +692,7 @@ impl Lower<'_> {
                 Node::Failed(Box::new(self.branch(branch)?), span)
             }
             Rule::subcommand => Node::Sub(Box::new(self.sub(pair)?)),
+            Rule::action => Node::Action(Box::new(self.action(pair)?)),
             Rule::choice_node => {
                 let span = self.span(&pair);
                 let mut strings = pair.into_inner().filter(|p| p.as_rule() == Rule::string);
@@ -892,22 +898,90 @@ impl Lower<'_> {
                     let value = self.template(p);
                     items.push(ReplyItem::Text { span: value.span, value });
                 }
-                Rule::reply_text => {
-                    let text_span = self.span(&p);
-                    let string = p.into_inner().find(|p| p.as_rule() == Rule::string);
-                    let string = self.required(string, Rule::string, "a reply's `text`", span)?;
-                    items.push(ReplyItem::Text { value: self.template(string), span: text_span });
-                }
-                Rule::kw_ephemeral => items.push(ReplyItem::Ephemeral(self.span(&p))),
-                Rule::embed => items.push(ReplyItem::Embed(self.embed(p)?)),
-                Rule::button | Rule::select => items.push(ReplyItem::Component(Box::new(self.component(p)?))),
-                _ => return self.unexpected(&p, "a `reply`"),
+                _ => items.extend(self.reply_item(p)?),
             }
         }
         if !block && items.is_empty() {
             return Err(Unexpected { rule: Rule::string, within: "a `reply`", span });
         }
         Ok(Reply { items, block, update, span })
+    }
+
+    /// A part of a message: `text`, `ephemeral`, an embed, a component.
+    fn reply_item(&mut self, p: Pair<'_, Rule>) -> Lowered<Option<ReplyItem>> {
+        let span = self.span(&p);
+        Ok(Some(match p.as_rule() {
+            Rule::reply_text => {
+                let string = p.into_inner().find(|p| p.as_rule() == Rule::string);
+                let string = self.required(string, Rule::string, "a reply's `text`", span)?;
+                ReplyItem::Text { value: self.template(string), span }
+            }
+            Rule::kw_ephemeral => ReplyItem::Ephemeral(span),
+            Rule::embed => ReplyItem::Embed(self.embed(p)?),
+            Rule::button | Rule::select => ReplyItem::Component(Box::new(self.component(p)?)),
+            _ => return self.unexpected(&p, "a `reply`"),
+        }))
+    }
+
+    /// `VERB [KIND] [SUBJECT] [WORD VALUE, …]… [MESSAGE]`: a platform action.
+    fn action(&mut self, pair: Pair<'_, Rule>) -> Lowered<Action> {
+        let mut span = self.span(&pair);
+        let (mut verb, mut kind, mut subject, mut args, mut message) = (None, None, None, Vec::new(), None);
+        for p in pair.into_inner() {
+            // The action ends at its last token, not at blanks skipped after it.
+            span.end = self.span(&p).end;
+            match p.as_rule() {
+                Rule::action_verb => verb = Some(self.ident(p)),
+                Rule::action_kind => kind = Some(self.ident(p)),
+                Rule::action_subject => match p.into_inner().next() {
+                    Some(value) => subject = Some(self.action_value(value)),
+                    None => return Err(Unexpected { rule: Rule::action_subject, within: "an action", span }),
+                },
+                Rule::action_arg => args.push(self.action_arg(p)?),
+                Rule::action_message => {
+                    let mut items = Vec::new();
+                    let mut block = true;
+                    let message_span = self.span(&p);
+                    for part in p.into_inner() {
+                        match part.as_rule() {
+                            Rule::string => {
+                                block = false;
+                                let value = self.template(part);
+                                items.push(ReplyItem::Text { span: value.span, value });
+                            }
+                            _ => items.extend(self.reply_item(part)?),
+                        }
+                    }
+                    message = Some(Reply { items, block, update: false, span: message_span });
+                }
+                _ => return self.unexpected(&p, "an action"),
+            }
+        }
+        let verb = self.required(verb, Rule::action_verb, "an action", span)?;
+        Ok(Action { verb, kind, subject, args, message, span })
+    }
+
+    fn action_value(&mut self, pair: Pair<'_, Rule>) -> ActionValue {
+        match pair.as_rule() {
+            Rule::string => ActionValue::Text(self.template(pair)),
+            Rule::number => ActionValue::Number(pair.as_str().into(), self.span(&pair)),
+            _ => ActionValue::Name(self.ident(pair)),
+        }
+    }
+
+    /// `WORD VALUE[, VALUE…]`, `as NAME` or a flag.
+    fn action_arg(&mut self, pair: Pair<'_, Rule>) -> Lowered<ActionArg> {
+        let span = self.span(&pair);
+        let (mut word, mut values) = (None, Vec::new());
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::action_word | Rule::action_flag | Rule::kw_as => word = Some(self.ident(p)),
+                Rule::string | Rule::number | Rule::ident => values.push(self.action_value(p)),
+                _ => return self.unexpected(&p, "an action's word"),
+            }
+        }
+        let word = self.required(word, Rule::action_word, "an action", span)?;
+        Ok(ActionArg { word, values, span })
     }
 
     /// `button [handler] { settings }` or `select handler { choices and settings }`.

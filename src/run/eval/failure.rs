@@ -594,3 +594,76 @@ pub fn embed_adjusted(what: &str, span: Span) -> Diagnostic {
         .label(span, "this reply")
         .help("the value came from the run; `blkc check` holds what is written in the file to the limits")
 }
+
+/// B334: an action's value, once filled, that is not what it acts on.
+pub fn action_value(a: &crate::language::plan::ActionStep, what: &str, value: &str, expected: &str) -> Diagnostic {
+    let written = a.verb.spec().written;
+    let shown = if value.is_empty() { "nothing".to_string() } else { format!("`{value}`") };
+    Diagnostic::new(Code::ActionValue, format!("`{written}`: {what} is {shown}, not {expected}"))
+        .label(a.span, "not sent")
+        .help("check the value it is given (an option, a variable, a secret) or the name written; nothing was sent for this action")
+}
+
+/// B332 or B333: the platform's refusal of an action, in words: the
+/// permission the bot lacks (or a role above its own), a user who takes
+/// no direct message, what it names gone.
+pub fn action_refused(
+    a: &crate::language::plan::ActionStep,
+    name: &str,
+    method: crate::language::plan::Method,
+    refusal: &crate::discord::rest::Refusal,
+) -> Diagnostic {
+    use crate::discord::actions::{self, Refused, Verb};
+    let spec = a.verb.spec();
+    let written = spec.written;
+    let needs = actions::titles(spec.permissions);
+    let needs = match needs.as_slice() {
+        [] => "the permission it takes".to_string(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    };
+    let said = format!("the platform answered {refusal}");
+    let (code, message, help) = match Refused::of(refusal.code) {
+        Refused::DmClosed => (
+            Code::DmClosed,
+            format!("`{written}`: the user does not take direct messages from the bot"),
+            "they closed their direct messages, or share no server with the bot; answer them in the channel instead (a `failed { … }` can)".to_string(),
+        ),
+        Refused::MissingPermissions if matches!(a.verb, Verb::GiveRole | Verb::TakeRole) => (
+            Code::ActionRefused,
+            format!("`{written}`: the bot lacks {needs} in this server, or the role is above the bot's highest role"),
+            format!("{said}; in the server's settings, give the bot's role {needs} and drag it above the roles it gives"),
+        ),
+        Refused::MissingPermissions if matches!(a.verb, Verb::Timeout | Verb::Kick | Verb::Ban | Verb::Nickname) => (
+            Code::ActionRefused,
+            format!("`{written}`: the bot lacks {needs} in this server, or the member's highest role is above the bot's"),
+            format!("{said}; give the bot's role {needs} and drag it above the members it acts on (the server's owner and administrators cannot be acted on)"),
+        ),
+        Refused::MissingPermissions => (
+            Code::ActionRefused,
+            format!("`{written}`: the bot lacks {needs} in this server or channel"),
+            format!("{said}; give the bot's role {needs} (`blkc check --permissions` lists what the file needs)"),
+        ),
+        Refused::MissingAccess => (
+            Code::ActionRefused,
+            format!("`{written}`: the bot cannot see the channel"),
+            format!("{said}; give the bot's role View Channel there"),
+        ),
+        Refused::Unknown(what) => (
+            Code::ActionRefused,
+            format!("`{written}`: the platform knows no such {what}"),
+            format!("{said}; it was deleted, or the id names something else"),
+        ),
+        Refused::TooOld => (
+            Code::ActionRefused,
+            format!("`{written}`: a message is older than 14 days"),
+            format!("{said}; the platform deletes only younger messages in bulk"),
+        ),
+        Refused::Other => (
+            Code::ActionRefused,
+            format!("`{written}` ({} {name}): the platform refused it", method.as_str()),
+            said,
+        ),
+    };
+    Diagnostic::new(code, message).label(a.span, "refused").help(help)
+}

@@ -67,6 +67,9 @@ pub struct Options {
     /// Say which branch of each `if` a run took (an `Event::Branch`, once
     /// a run each): `blkc test --coverage`.
     pub branches: bool,
+    /// The platform is a stand-in on this machine (`blkc play`, the
+    /// conversation tests): actions reach it even in an offline run.
+    pub stand_in: bool,
 }
 
 /// The answers a conversation test gives request blocks, by block name;
@@ -137,6 +140,9 @@ pub struct Inputs {
     /// Secret slots, by name.
     pub secrets: HashMap<String, String>,
     pub bot_token: Option<String>,
+    /// The users a message the run sends may ping (the command's own:
+    /// its user and the users its options name), and no one else.
+    pub mentions: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -13,6 +13,7 @@ pub mod explore;
 mod failure;
 pub mod http;
 pub(crate) mod inputs;
+pub(crate) mod later;
 mod pages;
 mod preflight;
 pub(crate) mod redact;

@@ -30,6 +30,14 @@ pub fn redactor(inputs: &Inputs, steps: &[Step]) -> Redactor {
     r
 }
 
+/// Where the first action of `steps` is, in any branch.
+fn first_action(steps: &[Step]) -> Option<Span> {
+    steps.iter().find_map(|s| match s {
+        Step::Action(a) => Some(a.span),
+        _ => s.nested().into_iter().find_map(first_action),
+    })
+}
+
 /// Every secret slot and the bot token that the tree may send must have a
 /// value before the first request goes out.
 pub fn preflight(steps: &[Step], inputs: &Inputs) -> Outcome {
@@ -74,7 +82,9 @@ pub fn preflight_all(trees: &[&[Step]], more: &[&Template], inputs: &Inputs) -> 
         let others: Vec<&str> = missing.iter().skip(1).map(|(n, _)| n.as_ref()).collect();
         return Err(Box::new(failure::missing_secret(name, *span, &others)));
     }
-    if let Some(span) = token_needed {
+    // An action sends the bot token, though no template of it says so.
+    let action = || trees.iter().find_map(|steps| first_action(steps)).filter(|_| inputs.bot_token.is_none());
+    if let Some(span) = token_needed.or_else(action) {
         return Err(Box::new(failure::missing_token(span)));
     }
     Ok(())

@@ -24,6 +24,8 @@ use crate::language::plan::{self, Condition, Plan, Request, Step};
 use crate::run::store::StoreError;
 use crate::run::store::VarStore;
 
+mod actions;
+
 pub(super) struct Runner<'r> {
     pub plan: &'r Plan,
     pub inputs: &'r Inputs,
@@ -597,6 +599,7 @@ impl<'r> Runner<'r> {
                     }
                 }
                 Step::Stop { .. } => self.stopping = true,
+                Step::Action(a) => self.action(a)?,
                 Step::Choice { name, value, .. } => {
                     let (name, value) = (render::render(name, self), render::render(value, self));
                     self.flush()?;
