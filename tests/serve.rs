@@ -1184,7 +1184,7 @@ fn registration_lines_round_trip_and_a_change_is_named() {
         let stderr = String::from_utf8_lossy(&out.stderr).to_string();
         assert!(out.status.success() && stderr.contains(said), "wanted {said:?}: {stderr}");
     };
-    deploy_says("1 added (/warn)");
+    deploy_says("4 added (/warn, /timeout, /kick, /ban)");
     let put = platform.calls().into_iter().find(|c| c.method == "PUT").unwrap();
     let warn = &put.body[0];
     // moderate_members (1 << 40) and kick_members (1 << 1), as a string.
@@ -1195,7 +1195,7 @@ fn registration_lines_round_trip_and_a_change_is_named() {
     assert_eq!(warn["options"][0]["name_localizations"], json!({ "de": "mitglied", "fr": "membre" }));
     assert_eq!(warn["options"][2]["channel_types"], json!([0, 15]));
     assert!(warn.get("nsfw").is_none(), "{warn}");
-    deploy_says("1 unchanged");
+    deploy_says("4 unchanged");
     for (from, to, what) in [
         ("moderate_members, kick_members", "moderate_members", "permissions"),
         ("contexts server", "contexts server, bot_dm", "contexts"),
@@ -1205,11 +1205,12 @@ fn registration_lines_round_trip_and_a_change_is_named() {
         ("    contexts server, bot_dm\n", "", "contexts"),
         ("    installs server\n", "", "nothing"),
     ] {
-        let changed = std::fs::read_to_string(dir.path().join("m.blk")).unwrap().replace(from, to);
+        // (`/warn` is the file's first command: the first match is its.)
+        let changed = std::fs::read_to_string(dir.path().join("m.blk")).unwrap().replacen(from, to, 1);
         std::fs::write(dir.path().join("m.blk"), changed).unwrap();
         // (`installs server` is the default: taking it out changes nothing.)
-        deploy_says(&if what == "nothing" { "1 unchanged".to_string() } else { format!("1 changed (/warn: {what})") });
-        deploy_says("1 unchanged");
+        deploy_says(&if what == "nothing" { "4 unchanged".to_string() } else { format!("1 changed (/warn: {what})") });
+        deploy_says("4 unchanged");
     }
 }
 

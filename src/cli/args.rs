@@ -45,6 +45,9 @@ pub enum Command {
     Serve(ServeArgs),
     /// Register the file's commands with the platform (one bulk overwrite)
     Deploy(DeployArgs),
+    /// Print the permissions the bot needs for the file's actions, and the
+    /// link a server's owner opens to add it with them
+    Invite(InviteArgs),
     /// Play the bot in a browser, without the platform: a local page where
     /// its commands run through `serve`'s own pipeline (docs/play.md)
     Play(PlayArgs),
@@ -434,6 +437,17 @@ pub struct DeployArgs {
     /// The chat platform's API base URL, instead of the file's `platform`
     #[arg(long, value_name = "URL", value_parser = platform_url)]
     pub platform: Option<blkc::language::policy::Platform>,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct InviteArgs {
+    /// The .blk file
+    pub file: PathBuf,
+    /// The application's ID (or set BLKC_APPLICATION_ID)
+    #[arg(long, value_name = "ID")]
+    pub application_id: Option<String>,
     #[command(flatten)]
     pub output: Output,
 }

@@ -12,6 +12,25 @@ use blkc::language::model::Checked;
 use super::args::{CheckArgs, CheckFormat};
 use super::report::{self, Exit};
 
+/// What the bot needs in each server for the file's actions, once the
+/// file checks (the platform's words; `blkc invite` has the link).
+fn permissions_line(checked: &Checked) {
+    if checked.has_errors() {
+        return;
+    }
+    let needed = blkc::language::registration::permissions(&checked.ast);
+    if needed.is_empty() {
+        return;
+    }
+    let all = needed.iter().fold(0u64, |all, (bit, _)| all | bit.bits());
+    let titles: Vec<String> = needed.iter().flat_map(|(bit, _)| blkc::discord::actions::titles(*bit)).collect();
+    eprintln!(
+        "{}: the bot needs {} in each server (permissions {all}; `blkc invite` prints the link that adds it)",
+        checked.source.name,
+        titles.join(", ")
+    );
+}
+
 pub fn check(args: &CheckArgs) -> Exit {
     let opts = report::render_options(args.color);
     let stdin = args.files.iter().filter(|p| p.as_os_str() == "-").count();
@@ -45,7 +64,10 @@ pub fn check(args: &CheckArgs) -> Exit {
         let warnings = checked.diagnostics.iter().any(|d| d.severity == Severity::Warning);
         failed |= checked.has_errors() || (args.deny_warnings && warnings);
         match args.format {
-            CheckFormat::Text => eprint!("{}", render_terminal(&checked.source, &checked.diagnostics, opts)),
+            CheckFormat::Text => {
+                eprint!("{}", render_terminal(&checked.source, &checked.diagnostics, opts));
+                permissions_line(&checked);
+            }
             CheckFormat::Short => {
                 let _ = stdout.write_all(formats::short(&checked.source, &checked.diagnostics).as_bytes());
             }

@@ -34,6 +34,10 @@ pub fn deploy(args: &DeployArgs) -> Exit {
         names: payload.iter().map(|c| registration::shown(c.kind, &c.name)).collect(),
         scope: args.guild.as_ref().map_or("globally".to_string(), |g| format!("in server {g}")),
         intents: intents_line(&plan),
+        permissions: permissions_line(
+            &plan,
+            args.application_id.clone().or_else(|| std::env::var("BLKC_APPLICATION_ID").ok()),
+        ),
     };
     // A dry run without credentials shows the payload only; with them it
     // reads what is registered and says what would change.
@@ -88,6 +92,7 @@ struct Said {
     names: Vec<String>,
     scope: String,
     intents: Option<String>,
+    permissions: Option<String>,
 }
 
 impl Said {
@@ -110,7 +115,7 @@ impl Said {
     fn line(&self, done: &str, what: &str) {
         let n = self.names.len();
         eprintln!("{done} {n} command{} {}: {what}", plural(n), self.scope);
-        if let Some(line) = &self.intents {
+        for line in self.intents.iter().chain(&self.permissions) {
             eprintln!("{line}");
         }
     }
@@ -197,6 +202,20 @@ fn intents_line(plan: &blkc::language::plan::Plan) -> Option<String> {
             intents::names(wanted),
             wanted.bits()
         )
+    })
+}
+
+/// The permissions the bot needs for the file's actions, and the link
+/// that adds it with them when the application is known.
+fn permissions_line(plan: &blkc::language::plan::Plan, application: Option<String>) -> Option<String> {
+    let wanted = plan.permissions();
+    (!wanted.is_empty()).then(|| {
+        let titles = blkc::discord::actions::titles(wanted).join(", ");
+        let link = match application.filter(|a| !a.is_empty() && a.bytes().all(|b| b.is_ascii_digit())) {
+            Some(a) => format!("; add it with {}", blkc::discord::actions::invite_url(&a, wanted)),
+            None => "; `blkc invite` prints the link that adds it".to_string(),
+        };
+        format!("the bot needs {titles} in each server (permissions {}){link}", wanted.bits())
     })
 }
 

@@ -10,6 +10,7 @@ mod deploy;
 mod explain;
 mod fmt;
 mod inputs;
+mod invite;
 mod play;
 mod report;
 mod run;
@@ -48,6 +49,7 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => serve::serve(&args),
         Command::Play(args) => play::play(&args),
         Command::Deploy(args) => deploy::deploy(&args),
+        Command::Invite(args) => invite::invite(&args),
         Command::Lsp => match blkc::host::lsp::serve_stdio() {
             Ok(blkc::host::lsp::Ended::Cleanly) => Exit::Success,
             // The protocol's exit code 1: `exit` came without `shutdown`.

@@ -454,6 +454,32 @@ fn print_embed(out: &mut dyn Write, e: &blkc::discord::outgoing::Embed) {
     }
 }
 
+/// An action as the terminal shows it: `→ kick 42, reason: spam`, and
+/// what came of it.
+fn print_action(out: &mut dyn Write, a: &blkc::run::eval::ActionEvent) {
+    let mut line = format!("→ {}", a.action);
+    for (i, (word, value)) in a.values.iter().enumerate() {
+        let value = display::one_line(value);
+        let value = if value.contains(' ') || value.is_empty() { format!("\"{value}\"") } else { value };
+        match (i, word.is_empty()) {
+            (_, true) => line.push_str(&format!(" {value}")),
+            (0, false) => line.push_str(&format!(" {word} {value}")),
+            _ => line.push_str(&format!(", {word} {value}")),
+        }
+    }
+    if let Some(made) = &a.made {
+        line.push_str(&format!(" (made {made})"));
+    }
+    let how = match (a.dry_run, a.offline, a.later, a.status) {
+        (true, ..) => " — dry run: not sent".to_string(),
+        (_, true, ..) => " — offline: not sent".to_string(),
+        (_, _, true, _) => " — sent when its time comes".to_string(),
+        (_, _, _, Some(status)) => format!(" — {status}"),
+        _ => String::new(),
+    };
+    let _ = writeln!(out, "{line}{how}");
+}
+
 fn print_event(out: &mut dyn Write, event: &Event, source: &SourceFile, opts: RenderOptions, verbose: bool) {
     match event {
         // A reply holds chat users' values: shown so that none can forge a
@@ -474,6 +500,7 @@ fn print_event(out: &mut dyn Write, event: &Event, source: &SourceFile, opts: Re
             print_components(out, components);
         }
         Event::Form(form) => print_form(out, form),
+        Event::Action(a) => print_action(out, a),
         Event::Choice { name, value } => {
             let _ = writeln!(out, "choice {} = {}", display::one_line(name), display::one_line(value));
         }
@@ -503,7 +530,11 @@ fn print_event(out: &mut dyn Write, event: &Event, source: &SourceFile, opts: Re
                 for (k, v) in r.request_headers.iter().flatten() {
                     eprintln!("> {k}: {}", display::one_line(v));
                 }
-                let mut how = if r.offline { " (offline: from the sample)".to_string() } else { String::new() };
+                let mut how = match (r.offline, r.action) {
+                    (true, Some(_)) => " (offline: not sent)".to_string(),
+                    (true, None) => " (offline: from the sample)".to_string(),
+                    (false, _) => String::new(),
+                };
                 if r.retries > 0 {
                     how.push_str(&format!(", after {} retr{}", r.retries, if r.retries == 1 { "y" } else { "ies" }));
                 }

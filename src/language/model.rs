@@ -177,6 +177,9 @@ pub struct BlockInfo {
     pub span: Span,
     /// The `sample` path as written, if the block has one.
     pub sample: Option<String>,
+    /// An action with `as NAME`, not an `api` block: its answer is the
+    /// platform's (it has no sample, and a test does not answer it).
+    pub action: bool,
 }
 
 /// A variable a tree's templates may name.
@@ -402,6 +405,7 @@ fn tree_model(
             name: b.name.name.to_string(),
             span: b.span,
             sample: b.sample().map(|s| s.value.to_string()),
+            action: false,
         });
     });
     let has_options =
@@ -427,7 +431,7 @@ fn tree_model(
     visit::each_action(&tree.body, &mut |a| {
         if let Some(name) = a.name() {
             walk.0.also(&name.name);
-            blocks.push(BlockInfo { name: name.name.to_string(), span: a.span, sample: None });
+            blocks.push(BlockInfo { name: name.name.to_string(), span: a.span, sample: None, action: true });
         }
     });
     visit::walk_nodes(&mut walk, &tree.body);

@@ -29,6 +29,10 @@ pub struct Plan {
     /// The Gateway intents the file's events need (their bits), computed
     /// once here for `serve`, `play` and `deploy`.
     pub intents: u64,
+    /// The permissions the bot needs in a server for the file's actions
+    /// (their bits), computed once here for `deploy` and `invite`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub permissions: u64,
     /// The registration payload of the file's commands, computed once here
     /// for `deploy` and `play`; none when a command or option has no
     /// description (which only `deploy` refuses, B409). Written in the
@@ -38,7 +42,16 @@ pub struct Plan {
     pub commands: Option<Vec<crate::discord::registration::Command>>,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 impl Plan {
+    /// The permissions the bot needs in a server for the file's actions.
+    pub fn permissions(&self) -> twilight_model::guild::Permissions {
+        twilight_model::guild::Permissions::from_bits_truncate(self.permissions)
+    }
+
     /// The Gateway intents the file's events need.
     pub fn intents(&self) -> crate::discord::intents::Intents {
         crate::discord::intents::Intents::from_bits_truncate(self.intents)
@@ -1217,6 +1230,9 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
         variables: Vec::new(),
         trees: Vec::new(),
         intents: crate::language::registration::intents(&checked.ast).bits(),
+        permissions: crate::language::registration::permissions(&checked.ast)
+            .iter()
+            .fold(0, |all, (bit, _)| all | bit.bits()),
         commands: crate::language::registration::registration(&checked.ast).ok(),
     };
     // The checker reads the first `platform` line (a second one is B125).

@@ -23,6 +23,42 @@ pub fn intents(file: &File) -> intents::Intents {
     )
 }
 
+/// The permissions the bot needs in a server for the file's actions
+/// (`discord::actions`, given how each is written), each with the actions
+/// that need it, in the platform's order of the permissions.
+pub fn permissions(file: &File) -> Vec<(twilight_model::guild::Permissions, Vec<&'static str>)> {
+    use crate::discord::actions::{self, Verb};
+    use crate::language::ast::{ActionValue, ReplyItem};
+    let mut needed: Vec<(twilight_model::guild::Permissions, Vec<&'static str>)> = Vec::new();
+    for tree in file.trees() {
+        visit::each_action(&tree.body, &mut |a| {
+            let Ok(verb) = Verb::parse(&a.verb.name, a.kind.as_ref().map(|k| k.name.as_str())) else { return };
+            let embeds = a.message.as_ref().is_some_and(|m| m.items.iter().any(|i| matches!(i, ReplyItem::Embed(_))));
+            let own = matches!(&a.subject, Some(ActionValue::Name(_)));
+            let mut p = actions::permissions(
+                verb,
+                a.arg("private").is_some(),
+                a.arg("visible").is_some(),
+                embeds,
+                a.arg("reply_to").is_some(),
+            );
+            // A message the bot sent itself is deleted without Manage Messages.
+            if own && verb == Verb::DeleteMessage {
+                p.remove(twilight_model::guild::Permissions::MANAGE_MESSAGES);
+            }
+            for (_, bit) in p.iter_names() {
+                match needed.iter_mut().find(|(b, _)| *b == bit) {
+                    Some((_, by)) if !by.contains(&verb.spec().written) => by.push(verb.spec().written),
+                    Some(_) => {}
+                    None => needed.push((bit, vec![verb.spec().written])),
+                }
+            }
+        });
+    }
+    needed.sort_by_key(|(bit, _)| bit.bits());
+    needed
+}
+
 /// Whether `nodes` read the variable `name` anywhere.
 pub fn reads(nodes: &[Node], name: &str) -> bool {
     !uses(nodes, name).is_empty()

@@ -405,6 +405,18 @@ pub fn parse_status(text: &str) -> Option<(u16, u16)> {
     Some((n, n))
 }
 
+/// A duration an action is given (`for "10m"`, `delete_messages "1d"`,
+/// `after "30s"`): [`parse_duration`]'s, and zero (`"0d"`: none) too. The
+/// checker reads a written one, the runner a filled one.
+pub fn action_duration(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits = t.trim_end_matches(['s', 'm', 'h', 'd']);
+    if !digits.is_empty() && t.len() - digits.len() <= 1 && digits.bytes().all(|b| b == b'0') {
+        return Ok(0);
+    }
+    parse_duration(text)
+}
+
 pub fn parse_duration(text: &str) -> Result<u64, String> {
     let text = text.trim();
     let seconds = if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {

@@ -63,6 +63,8 @@ struct Bot<'a> {
     blocks: Vec<&'a str>,
     variables: Vec<&'a str>,
     handlers: Vec<&'a str>,
+    /// The actions the bot takes, as written (`give role`).
+    actions: Vec<&'static str>,
     offered: Offered,
 }
 
@@ -134,8 +136,12 @@ impl<'a> Bot<'a> {
                 .map(|t| t.name.as_str())
                 .collect()
         };
-        let mut blocks: Vec<&str> =
-            checked.model.trees.iter().flat_map(|t| t.blocks.iter().map(|b| b.name.as_str())).collect();
+        let mut blocks: Vec<&str> = checked
+            .model
+            .trees
+            .iter()
+            .flat_map(|t| t.blocks.iter().filter(|b| !b.action).map(|b| b.name.as_str()))
+            .collect();
         blocks.sort_unstable();
         blocks.dedup();
         Bot {
@@ -146,6 +152,7 @@ impl<'a> Bot<'a> {
             blocks,
             variables: plan.variables.iter().map(|v| v.name.as_str()).collect(),
             handlers: named(TreeKind::Handler, false),
+            actions: actions_of(plan),
             offered: Offered::of(plan),
         }
     }
@@ -216,6 +223,10 @@ impl<'a> Bot<'a> {
             }
             StepKind::Respond { block, .. } | StepKind::Expect(Expect::Request { block, .. }) => {
                 known(&self.blocks, block, "request block", "name an `api` block of the bot's file", out);
+            }
+            StepKind::Expect(Expect::Action { action, .. }) => {
+                let help = "`expect action` names an action the bot's file takes, as written: `kick`, `give role`";
+                known(&self.actions, action, "action", help, out);
             }
             StepKind::Expect(Expect::Saved { name, .. }) => {
                 let help = "`expect saved` names a variable the file declares with `var`";
@@ -317,6 +328,25 @@ impl<'a> Bot<'a> {
             }
         }
     }
+}
+
+/// The actions `plan` takes, as written, each once.
+fn actions_of(plan: &Plan) -> Vec<&'static str> {
+    fn walk(steps: &[crate::language::plan::Step], out: &mut Vec<&'static str>) {
+        for step in steps {
+            if let crate::language::plan::Step::Action(a) = step {
+                out.push(a.verb.spec().written);
+            }
+            step.nested().into_iter().for_each(|s| walk(s, out));
+        }
+    }
+    let mut out = Vec::new();
+    for tree in &plan.trees {
+        walk(&tree.steps, &mut out);
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 fn is_number(text: &str) -> bool {

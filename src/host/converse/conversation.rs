@@ -41,6 +41,9 @@ pub struct Did {
     pub said: Vec<Said>,
     /// Each request event of the run, and whether an expectation took it.
     pub requests: Vec<(Json, bool)>,
+    /// Each action of the run, and whether an expectation took it (one
+    /// that sends a message is taken by the message's).
+    pub actions: Vec<(Json, bool)>,
     pub saves: Vec<Json>,
     /// The choices an autocomplete offered, and whether an expectation
     /// took them.
@@ -221,11 +224,22 @@ impl<'a> Conversation<'a> {
 
     /// Messages the bot sent to channels in the step (by the bot token).
     fn channel_messages(&mut self, did: &mut Did, calls: &[Call]) {
-        for call in calls.iter().filter(|c| c.kind == "message") {
-            let channel = call.route.split('/').nth(2).unwrap_or_default().to_string();
+        for call in calls.iter().filter(|c| c.kind == "message" || c.kind == "dm") {
+            let channel = match call.body["dm_user"].as_str() {
+                // A direct message: in the user's inbox, `@ID`.
+                Some(user) => format!("@{user}"),
+                None => call.route.split('/').nth(2).unwrap_or_default().to_string(),
+            };
+            // A channel the world knows by name is expected by it too: `#ticket-ann`.
+            let name = self.stage.play.acted.lock().unwrap_or_else(|e| e.into_inner()).channel_name(&channel);
+            let channel = match name {
+                Some(name) => format!("{channel} #{name}"),
+                None => channel,
+            };
             let n = self.messages.len();
             let kind = MessageKind::In(Word { text: channel, span: Span::default() });
-            self.said(did, kind, &format!("channel-{n}"), call.body.clone());
+            let id = call.body["id"].as_str().map_or_else(|| format!("channel-{n}"), str::to_string);
+            self.said(did, kind, &id, call.body.clone());
         }
     }
 
@@ -256,7 +270,12 @@ impl<'a> Conversation<'a> {
         }
         for event in record["events"].as_array().into_iter().flatten() {
             match event["event"].as_str() {
-                Some("request") => did.requests.push((event.clone(), false)),
+                // An action's calls are its own: expected as the action.
+                Some("request") if event["action"].is_null() => did.requests.push((event.clone(), false)),
+                Some("action") => {
+                    let messages = matches!(event["action"].as_str(), Some("send" | "dm" | "edit"));
+                    did.actions.push((event.clone(), messages));
+                }
                 Some("save") => did.saves.push(event.clone()),
                 Some("branch") => {
                     let (start, arm) = (event["span"]["start"].as_u64(), event["arm"].as_u64());
@@ -400,7 +419,13 @@ impl<'a> Conversation<'a> {
 
     /// A message as a click carries it: its id, flags and components.
     fn carried(&self, message: &Shown) -> Json {
-        json!({ "id": message.id, "components": message.payload["components"], "flags": message.payload["flags"] })
+        let mut carried =
+            json!({ "id": message.id, "components": message.payload["components"], "flags": message.payload["flags"] });
+        // A channel's message is in its channel: a click on it comes from there.
+        if let Some(channel) = message.payload["channel_id"].as_str() {
+            carried["channel_id"] = json!(channel);
+        }
+        carried
     }
 
     /// The labels the conversation's messages offer, of components of

@@ -24,7 +24,51 @@ pub fn hold(expect: &Expect, span: Span, did: Option<&mut Did>) -> Result<(), Bo
         Expect::Message { kind, checks } => message(did, kind, checks, span),
         Expect::Request { block, checks } => request(did, block, checks, span),
         Expect::Saved { name, value, at } => saved(did, name, value, *at),
+        Expect::Action { action, values } => action_taken(did, action, values, span),
     }
+}
+
+/// The next action of the step the bot took as `action` (`kick`, `give
+/// role`), with each value written among the values it was taken with.
+fn action_taken(
+    did: &mut Did,
+    action: &Word,
+    values: &[(String, String, At)],
+    span: Span,
+) -> Result<(), Box<Diagnostic>> {
+    let taken = |a: &Json| format!("`{}` {}", text(&a["action"]), told(a));
+    let Some(index) = did.actions.iter().position(|(a, taken)| !taken && a["action"] == action.text.as_str()) else {
+        let others: Vec<String> = did.actions.iter().filter(|(_, t)| !t).map(|(a, _)| taken(a)).collect();
+        let got = if others.is_empty() { "no action".to_string() } else { others.join("; ") };
+        return Err(failed(span, &format!("the action `{}`", action.text), got, Some(did), None));
+    };
+    did.actions[index].1 = true;
+    let a = did.actions[index].0.clone();
+    let pairs: Vec<(String, String)> =
+        a["values"].as_array().into_iter().flatten().map(|p| (text(&p[0]), text(&p[1]))).collect();
+    for (word, want, at) in values {
+        if pairs.iter().any(|(w, v)| w == word && v == want) {
+            continue;
+        }
+        let what = if word.is_empty() { String::new() } else { format!("{word} ") };
+        let got = pairs.iter().find(|(w, _)| w == word).map(|(_, v)| v.clone());
+        let fix = got.as_ref().map(|v| (at.value, literal(v)));
+        let shown = got.map_or_else(|| taken(&a), |v| format!("{what}{}", literal(&v)));
+        return Err(failed(at.whole, &format!("{what}{}", literal(want)), shown, Some(did), fix));
+    }
+    Ok(())
+}
+
+/// An action's values as the test writes them: `"42" reason "spam"`.
+pub fn told(a: &Json) -> String {
+    let pairs = a["values"].as_array().into_iter().flatten();
+    let words: Vec<String> = pairs
+        .map(|p| match text(&p[0]) {
+            w if w.is_empty() => literal(&text(&p[1])),
+            w => format!("{w} {}", literal(&text(&p[1]))),
+        })
+        .collect();
+    words.join(" ")
 }
 
 /// What the bot did in place of an expected value: where it is written
@@ -72,6 +116,10 @@ fn nothing_else(did: &Did, span: Span) -> Result<(), Box<Diagnostic>> {
         let got = format!("{} {}", said.kind.describe(), shown(&said.payload));
         return Err(failed(span, "nothing else", got, Some(did), None));
     }
+    if let Some((a, _)) = did.actions.iter().find(|(_, taken)| !taken) {
+        let got = format!("the action `{}` {}", text(&a["action"]), told(a));
+        return Err(failed(span, "nothing else", got, Some(did), None));
+    }
     if let Some((r, _)) = did.requests.iter().find(|(_, taken)| !taken) {
         let got = format!("a request of block `{}`: {} {}", text(&r["block"]), text(&r["method"]), text(&r["url"]));
         return Err(failed(span, "nothing else", got, Some(did), None));
@@ -82,7 +130,9 @@ fn nothing_else(did: &Did, span: Span) -> Result<(), Box<Diagnostic>> {
 /// The next message of `kind` the bot said in the step, held to `checks`.
 fn message(did: &mut Did, kind: &MessageKind, checks: &[(Check, At)], span: Span) -> Result<(), Box<Diagnostic>> {
     let same = |s: &Said| match (&s.kind, kind) {
-        (MessageKind::In(a), MessageKind::In(b)) => a.text == b.text,
+        // A channel by its id, or by its name (`#general`) when the
+        // stand-in knows it: the message's is `ID #name`.
+        (MessageKind::In(a), MessageKind::In(b)) => a.text.split(' ').any(|said| said == b.text),
         (a, b) => a == b,
     };
     let Some(index) = did.said.iter().position(|s| !s.taken && same(s)) else {

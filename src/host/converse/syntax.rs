@@ -116,6 +116,13 @@ pub enum Expect {
         value: Json,
         at: Span,
     },
+    /// `expect action give role "…" to "…"`: an action by its verb (and
+    /// kind: `give role`), and values it was taken with, each by its word
+    /// (`""`: what it acts on).
+    Action {
+        action: Word,
+        values: Vec<(String, String, At)>,
+    },
 }
 
 /// Where a check is written, and where its expected value is (what
@@ -530,6 +537,7 @@ impl Reader {
                     parts.next().map(|p| self.word(&p)).unwrap_or(Word { text: String::new(), span: Span::default() });
                 Expect::Saved { name, value: parts.next().map(|j| self.json(j)).unwrap_or(Json::Null), at: value }
             }
+            Rule::action_expect => self.action_expect(pair),
             Rule::request_expect => {
                 let mut parts = pair.into_inner().filter(|p| !p.as_rule().is_keyword());
                 let block =
@@ -539,6 +547,37 @@ impl Reader {
             }
             _ => self.message_expect(pair),
         }
+    }
+
+    /// `action VERB [KIND] ["SUBJECT"] [WORD "VALUE"]…`.
+    fn action_expect(&mut self, pair: Pair<'_, Rule>) -> Expect {
+        let mut action = Word { text: String::new(), span: Span::default() };
+        let mut values = Vec::new();
+        for part in pair.into_inner() {
+            match part.as_rule() {
+                Rule::ident => action = self.word(&part),
+                Rule::action_kind => {
+                    let kind = self.word(&part);
+                    action.text = format!("{} {}", action.text, kind.text);
+                    action.span = action.span.to(kind.span);
+                }
+                Rule::string => {
+                    let value = self.word(&part);
+                    values.push((String::new(), value.text, At { whole: value.span, value: value.span }));
+                }
+                Rule::action_value => {
+                    let whole = at(&part);
+                    let mut inner = part.into_inner();
+                    let (word, value) = (inner.next(), inner.next());
+                    if let (Some(word), Some(value)) = (word, value) {
+                        let (word, value) = (self.word(&word), self.word(&value));
+                        values.push((word.text, value.text, At { whole: whole.whole, value: value.span }));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Expect::Action { action, values }
     }
 
     fn message_expect(&mut self, pair: Pair<'_, Rule>) -> Expect {

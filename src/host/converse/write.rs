@@ -21,6 +21,16 @@ pub fn expectations(did: &Did, indent: &str) -> String {
     for said in &did.said {
         lines.extend(message_lines(&said.kind, &said.payload));
     }
+    // The actions besides the messages they sent, by their values.
+    for (action, taken) in &did.actions {
+        if !taken {
+            lines.push(
+                format!("expect action {} {}", text(&action["action"]), super::expect::told(action))
+                    .trim_end()
+                    .to_string(),
+            );
+        }
+    }
     // The last value of each variable saved.
     let mut saved: Vec<(&str, &Json)> = Vec::new();
     for save in &did.saves {
@@ -60,7 +70,11 @@ fn message_lines(kind: &MessageKind, m: &Json) -> Vec<String> {
         MessageKind::Reply => "expect reply".to_string(),
         MessageKind::Update => "expect update".to_string(),
         MessageKind::Form => "expect form".to_string(),
-        MessageKind::In(channel) => format!("expect message in {}", literal(&channel.text)),
+        // By the channel's name when the stand-in knows one (`ID #name`).
+        MessageKind::In(channel) => {
+            let shown = channel.text.rsplit(' ').next().unwrap_or_default();
+            format!("expect message in {}", literal(shown))
+        }
     };
     let mut checks = Vec::new();
     if *kind == MessageKind::Form {

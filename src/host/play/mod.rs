@@ -14,6 +14,7 @@
 //! request whose `Host` or `Origin` is not its own (no DNS rebinding, no
 //! cross-site request); the bot token is a random one, good only here.
 
+pub mod acted;
 pub mod gateway;
 mod page;
 mod stand_in;

@@ -73,6 +73,7 @@ pub async fn route(play: &Arc<Play>, req: Request<Incoming>) -> Reply {
     let query = req.uri().query().unwrap_or_default().to_string();
     let authorization =
         req.headers().get(hyper::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let reason = req.headers().get("x-audit-log-reason").and_then(|v| v.to_str().ok()).map(str::to_string);
     let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
         Ok(b) => b.to_bytes(),
         Err(_) => return respond(StatusCode::PAYLOAD_TOO_LARGE, "text/plain", "too large\n"),
@@ -111,7 +112,14 @@ pub async fn route(play: &Arc<Play>, req: Request<Incoming>) -> Reply {
             }
         }
         (_, p) if p.starts_with("/api/v10/") => {
-            let (status, value) = super::stand_in::handle(play, method.as_str(), p, authorization.as_deref(), &body);
+            let asked = super::stand_in::Asked {
+                method: method.as_str(),
+                path: p,
+                query: &query,
+                authorization: authorization.as_deref(),
+                reason: reason.as_deref(),
+            };
+            let (status, value) = super::stand_in::handle(play, &asked, &body);
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
             if value.is_null() {
                 respond(status, "application/json", Bytes::new())

@@ -1,6 +1,7 @@
 //! The platform's API as `play` stands in for it: what serve sends after
 //! an interaction's first answer (edits, follow-ups, deletions, channel
-//! messages) is recorded for the page and answered as the platform would.
+//! messages) and what runs' actions ask (`acted`) is recorded for the page
+//! and answered as the platform would.
 
 use serde_json::{json, Value};
 
@@ -8,12 +9,23 @@ use super::state::{Call, Play};
 use crate::discord::model::ErrorBody;
 use crate::discord::rest::Route;
 
-/// Answers serve's call `method path` with `body`; `authorization` is its
-/// header. A route that needs the bot token refuses another.
-pub fn handle(play: &Play, method: &str, path: &str, authorization: Option<&str>, body: &[u8]) -> (u16, Value) {
+/// A call to the stand-in's API: its method, its path and query, its
+/// `Authorization` and its audit-log reason (percent-encoded, as sent).
+pub struct Asked<'a> {
+    pub method: &'a str,
+    pub path: &'a str,
+    pub query: &'a str,
+    pub authorization: Option<&'a str>,
+    pub reason: Option<&'a str>,
+}
+
+/// Answers serve's call with `body`. A route that needs the bot token
+/// refuses another.
+pub fn handle(play: &Play, asked: &Asked<'_>, body: &[u8]) -> (u16, Value) {
+    let (method, path) = (asked.method, asked.path);
     let body: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     let route = path.strip_prefix("/api/v10").unwrap_or(path);
-    let bot = authorization == Some(format!("Bot {}", play.token).as_str());
+    let bot = asked.authorization == Some(format!("Bot {}", play.token).as_str());
     let refused = |status: u16, message: &str| {
         let error = ErrorBody { code: Some(0), message: Some(message.to_string()) };
         (status, serde_json::to_value(error).unwrap_or_default())
@@ -24,9 +36,12 @@ pub fn handle(play: &Play, method: &str, path: &str, authorization: Option<&str>
         Some(Route::EditOriginal { token, .. }) => ("edit", of_token(token), Some(token)),
         Some(Route::DeleteOriginal { token, .. }) => ("delete", of_token(token), Some(token)),
         Some(Route::Callback { interaction, token }) => ("callback", Some(interaction.to_string()), Some(token)),
-        Some(Route::ChannelMessage { .. }) if bot => ("message", None, None),
         Some(Route::EditChannelMessage { .. }) if bot => ("edit_message", None, None),
-        _ if route.starts_with("/channels/") && !bot => return refused(401, "401: Unauthorized"),
+        _ if (route.starts_with("/channels/") || route.starts_with("/guilds/") || route.starts_with("/users/"))
+            && !bot =>
+        {
+            return refused(401, "401: Unauthorized")
+        }
         Some(Route::GatewayBot) => {
             let url = play.gateway.lock().unwrap_or_else(|e| e.into_inner()).clone();
             return match url {
@@ -34,6 +49,7 @@ pub fn handle(play: &Play, method: &str, path: &str, authorization: Option<&str>
                 None => refused(503, "the Gateway is not open"),
             };
         }
+        _ if bot => return acted(play, asked, route, body),
         _ => ("other", None, None),
     };
     // (A webhook's token is shown as `…`: it is a credential.)
@@ -50,6 +66,39 @@ pub fn handle(play: &Play, method: &str, path: &str, authorization: Option<&str>
             (200, message)
         }
     }
+}
+
+/// A call with the bot token that is not an interaction's: a channel's
+/// message (`message`, or `dm` in a direct-message channel), or another
+/// action, answered by the world of actions and recorded for the page with
+/// what came of it (`status`, `answer`) and its audit-log reason.
+fn acted(play: &Play, asked: &Asked<'_>, route: &str, body: Value) -> (u16, Value) {
+    let (status, answer) = {
+        let mut acted = play.acted.lock().unwrap_or_else(|e| e.into_inner());
+        let answered = acted.answer(asked.method, route, asked.query, &body, &mut || play.id());
+        answered.unwrap_or_else(|| (404, json!({ "message": "404: Not Found", "code": 0 })))
+    };
+    let parts: Vec<&str> = route.trim_start_matches('/').split('/').collect();
+    let dm = match parts.as_slice() {
+        ["channels", channel, "messages"] => play.acted.lock().unwrap_or_else(|e| e.into_inner()).dm_user(channel),
+        _ => None,
+    };
+    let kind = match (asked.method, parts.as_slice()) {
+        ("POST", ["channels", _, "messages"]) if status < 300 && dm.is_some() => "dm",
+        ("POST", ["channels", _, "messages"]) if status < 300 => "message",
+        _ => "action",
+    };
+    let reason = asked.reason.map(|r| percent_encoding::percent_decode_str(r).decode_utf8_lossy().into_owned());
+    let mut recorded = match kind {
+        "action" => json!({ "sent": body, "status": status, "answer": answer, "reason": reason }),
+        _ => answer.clone(),
+    };
+    if let Some(user) = &dm {
+        recorded["dm_user"] = json!(user);
+    }
+    let route = if asked.query.is_empty() { route.to_string() } else { format!("{route}?{}", asked.query) };
+    play.record(Call { method: asked.method.to_string(), route, kind, interaction: None, body: recorded });
+    (status, answer)
 }
 
 /// The interaction a webhook's token names (`play-ID-…`, as

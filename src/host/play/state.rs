@@ -17,8 +17,9 @@ pub struct Call {
     pub method: String,
     /// The route, with the interaction's token left out.
     pub route: String,
-    /// What kind of call: `edit`, `follow_up`, `delete`, `message`,
-    /// `edit_message`, `callback`, or `other`; or `run`.
+    /// What kind of call: `edit`, `follow_up`, `delete`, `message`, `dm`,
+    /// `edit_message`, `callback`, `action` (another action's, its body
+    /// what was sent and answered), or `other`; or `run`.
     pub kind: &'static str,
     /// The interaction it belongs to (its id), when it is one's.
     pub interaction: Option<String>,
@@ -68,6 +69,8 @@ pub struct Play {
     ticks: (crossbeam_channel::Sender<String>, crossbeam_channel::Receiver<String>),
     /// Set when the stand-in is done: its Gateway takes no more connections.
     pub(super) closed: std::sync::atomic::AtomicBool,
+    /// What runs' actions changed in the stand-in's world.
+    pub acted: Mutex<super::acted::Acted>,
 }
 
 impl Play {
@@ -97,6 +100,7 @@ impl Play {
             identified: std::sync::atomic::AtomicBool::new(false),
             ticks: crossbeam_channel::bounded(16),
             closed: std::sync::atomic::AtomicBool::new(false),
+            acted: Mutex::new(super::acted::Acted::default()),
         })
     }
 
@@ -213,7 +217,7 @@ impl Play {
     /// messages).
     pub(super) fn id(&self) -> String {
         let n = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        (1_400_000_000_000_000_000u64 + n).to_string()
+        (1_400_000_000_100_000_000u64 + n).to_string()
     }
 
     /// The headers the platform signs an interaction with.
@@ -352,11 +356,23 @@ impl Play {
         let who = &asked["member"];
         let name = Some(text_or(&who["name"], "you"));
         let user = User { id: Some(text_or(&who["id"], "1001")), username: name.clone(), global_name: name };
-        let roles = who["roles"].as_array().map(|r| r.iter().filter_map(|r| r.as_str().map(str::to_string)).collect());
+        let server = text_or(&asked["server"], world::SERVER);
+        // A click comes from its message's channel; else the page's own.
+        let on = asked.get("message").and_then(|m| m["channel_id"].as_str()).map(str::to_string);
+        let channel =
+            asked["channel"].as_str().map(str::to_string).or(on).unwrap_or_else(|| world::CHANNEL.to_string());
+        let mut roles: Vec<String> =
+            who["roles"].as_array().into_iter().flatten().filter_map(|r| r.as_str().map(str::to_string)).collect();
+        let acted = self.acted.lock().unwrap_or_else(|e| e.into_inner());
+        // The roles runs gave the member are theirs, as on the platform.
+        let user_id = user.id.clone().unwrap_or_default();
+        roles.extend(acted.roles_of(&server, &user_id).into_iter().filter(|r| !roles.contains(r)).collect::<Vec<_>>());
+        let channel_name = acted.channel_name(&channel).unwrap_or_else(|| "general".to_string());
+        drop(acted);
         let member = Member {
             user: Some(user),
             nick: None,
-            roles: Some(roles.unwrap_or_default()),
+            roles: Some(roles),
             permissions: Some(text_or(&who["permissions"], &(1u64 << 3).to_string())),
         };
         // What the page gave, read into the types serve reads it into (an
@@ -369,9 +385,9 @@ impl Play {
             id: Some(id.clone()),
             application_id: Some(world::BOT.to_string()),
             token: Some(format!("play-{id}-{token}")),
-            guild_id: Some(text_or(&asked["server"], world::SERVER)),
-            channel_id: Some(text_or(&asked["channel"], world::CHANNEL)),
-            channel: Some(NamedChannel { name: Some("general".to_string()) }),
+            guild_id: Some(server),
+            channel_id: Some(channel),
+            channel: Some(NamedChannel { name: Some(channel_name) }),
             member: Some(member),
             user: None,
             data,

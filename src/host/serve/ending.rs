@@ -193,6 +193,10 @@ impl RunReport {
                 }
                 self.warnings.push(w.code);
             }
+            Event::Action(a) => {
+                let (id, kind, action, status) = (about.id(), about.kind(), a.action, a.status);
+                log::hiding(about.token(), || tracing::info!(id, kind, action, status, later = a.later, "an action"));
+            }
             Event::Reply { .. }
             | Event::Form(_)
             | Event::Save { .. }

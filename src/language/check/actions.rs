@@ -301,7 +301,7 @@ fn literal(text: &str, span: crate::base::source::Span, slot: Slot, what: &str, 
                 );
             }
         }
-        Slot::Duration { max_secs } => match crate::language::vocab::parse_duration(text) {
+        Slot::Duration { max_secs } => match crate::language::vocab::action_duration(text) {
             Ok(s) if s <= max_secs => {}
             Ok(_) => out.push(limit(
                 format!("`{written}`: `{text}` is longer than the platform allows for {what}"),

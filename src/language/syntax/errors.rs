@@ -74,6 +74,7 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::action_subject => "what the action acts on (a string, a number or an earlier action's name)",
         Rule::action_arg | Rule::action_word => "an action's word (`to` `from` `in` `for` `reason` `after` `reply_to` `delete_messages` `name` `topic` `category` `visible` `tags` `as`) and its value",
         Rule::action_flag => "`off` or `private`",
+        Rule::action_to => "`to`, `reply_to` or `from` and a value, or an earlier action's name",
         Rule::action_message => "a message: a string, or `{ text … embed … }`",
         Rule::setting => "a setting (a word, then a string or a number if it takes one)",
         Rule::part => "a part `name = \"text\"` or `name = file \"path\"`",

@@ -975,7 +975,7 @@ impl Lower<'_> {
         let (mut word, mut values) = (None, Vec::new());
         for p in pair.into_inner() {
             match p.as_rule() {
-                Rule::action_word | Rule::action_flag | Rule::kw_as => word = Some(self.ident(p)),
+                Rule::action_word | Rule::action_to | Rule::action_flag | Rule::kw_as => word = Some(self.ident(p)),
                 Rule::string | Rule::number | Rule::ident => values.push(self.action_value(p)),
                 _ => return self.unexpected(&p, "an action's word"),
             }

@@ -642,7 +642,7 @@ pub fn action_refused(
         Refused::MissingPermissions => (
             Code::ActionRefused,
             format!("`{written}`: the bot lacks {needs} in this server or channel"),
-            format!("{said}; give the bot's role {needs} (`blkc check --permissions` lists what the file needs)"),
+            format!("{said}; give the bot's role {needs} (`blkc invite` lists what the file needs)"),
         ),
         Refused::MissingAccess => (
             Code::ActionRefused,

@@ -193,6 +193,29 @@ pub enum Event {
         arm: usize,
     },
     Warning(DiagnosticEvent),
+    /// An action done (or, offline and in a dry run, not sent): what it
+    /// did in words, after the request events of its calls.
+    Action(ActionEvent),
+}
+
+/// An action, as `blkc run` prints it and `play` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ActionEvent {
+    /// As written: `give role`.
+    pub action: &'static str,
+    /// Its values as filled (redacted), each with its word (`""`: what it
+    /// acts on), in the order read.
+    pub values: Vec<(&'static str, String)>,
+    /// The platform's answer's status; none when nothing was sent.
+    pub status: Option<u16>,
+    /// The id of what it made (a message, a channel, a thread).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub made: Option<String>,
+    /// Sent later, by the process's queue (`delete message … after`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub later: bool,
+    pub offline: bool,
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -223,6 +246,10 @@ pub struct RequestEvent {
     /// The start of the response's body, redacted (`Options::preview`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub response_body: Option<String>,
+    /// A call of an action (`kick`, `send`), not a block's request: offline,
+    /// answered as the platform would, not from a sample.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<&'static str>,
     #[serde(skip)]
     pub span: Span,
 }

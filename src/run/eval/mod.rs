@@ -24,7 +24,9 @@ mod runner;
 
 use crate::base::diagnostics::Diagnostic;
 use crate::language::plan::{Plan, Request, Step, Tree};
-pub use inputs::{Answer, Answers, DiagnosticEvent, Event, Inputs, Memory, MissingAs, Options, Outcome, RequestEvent};
+pub use inputs::{
+    ActionEvent, Answer, Answers, DiagnosticEvent, Event, Inputs, Memory, MissingAs, Options, Outcome, RequestEvent,
+};
 pub use preflight::redactor;
 pub use redact::Redactor;
 pub use redact::MIN_SECRET_LEN;

@@ -95,6 +95,11 @@ pub(super) struct Runner<'r> {
     refreshing: bool,
     /// The block of the request last sent.
     last_block: String,
+    /// The action running: its values as filled, for its event (`told`),
+    /// and whether a value read a variable with no value (offline, an
+    /// action then acts on an id of its own).
+    told: Vec<(&'static str, String)>,
+    placeholder: bool,
 }
 
 /// A running loop's element.
@@ -149,6 +154,8 @@ impl<'r> Runner<'r> {
             items: HashMap::new(),
             refreshing: false,
             last_block: String::new(),
+            told: Vec::new(),
+            placeholder: false,
         }
     }
 }
@@ -1380,6 +1387,7 @@ impl<'r> Runner<'r> {
                 .map(|b| self.redactor.redact(&String::from_utf8_lossy(b))),
             response_headers: None,
             response_body: None,
+            action: None,
             span: r.span,
         }
     }

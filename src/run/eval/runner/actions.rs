@@ -36,6 +36,7 @@ impl Runner<'_> {
         let spec = a.verb.spec();
         self.failure_kind = None;
         self.attempts = 0;
+        self.told.clear();
         self.last_block = a.name.clone().unwrap_or_else(|| spec.written.replace(' ', "_"));
         let reason = self.text_of(a, "reason")?;
         let reason = reason.as_deref();
@@ -69,10 +70,35 @@ impl Runner<'_> {
             }
             Verb::Purge => self.purge(a, reason)?,
         };
+        self.flush()?;
+        self.tell_action(a, &answer);
         if let Some(name) = &a.name {
             self.responses.insert(name.clone(), answer);
         }
-        self.flush()
+        Ok(())
+    }
+
+    /// The action's event: its values as filled, and what the platform
+    /// answered (nothing offline or in a dry run).
+    fn tell_action(&mut self, a: &ActionStep, answer: &Response) {
+        let unsent = self.options.dry_run || (self.options.offline && !self.options.stand_in);
+        let later = !unsent && answer.status == 202 && a.arg("after").is_some();
+        let mut told = std::mem::take(&mut self.told);
+        // The reason, read first, is told last.
+        told.sort_by_key(|(w, _)| *w == "reason");
+        let values =
+            told.into_iter().map(|(w, v)| (w, self.redactor.redact(&crate::base::display::one_line(&v)))).collect();
+        let made = json_of(answer)["id"].as_str().filter(|_| a.verb.spec().answers).map(str::to_string);
+        let event = crate::run::eval::inputs::ActionEvent {
+            action: a.verb.spec().written,
+            values,
+            status: (!unsent && !later).then_some(answer.status),
+            made,
+            later,
+            offline: self.options.offline && !self.options.stand_in,
+            dry_run: self.options.dry_run,
+        };
+        (self.sink)(Event::Action(event));
     }
 
     /// `send to …` and `dm …`: a message to a channel (replying to one
@@ -217,6 +243,7 @@ impl Runner<'_> {
         let mut roles: Option<Vec<String>> = None;
         for v in a.arg("visible").unwrap_or_default() {
             let text = self.fill_value(a, v)?;
+            self.told.push(("visible", text.clone()));
             let id = self.resolve(a, "visible", Slot::Who, &text)?;
             let is_role = text.trim().starts_with("<@&") || text.trim().starts_with('@') || {
                 if roles.is_none() {
@@ -248,18 +275,13 @@ impl Runner<'_> {
     /// own call); those older than 14 days, which the platform does not
     /// delete in bulk, are left and counted. Its answer: `deleted`, `skipped`.
     fn purge(&mut self, a: &ActionStep, reason: Option<&str>) -> Done<Response> {
-        let wanted = match &a.subject {
-            Some(v) => {
-                let text = self.fill_value(a, v)?;
-                match text.trim().parse::<u64>() {
-                    Ok(n) if (1..=actions::MAX_PURGE).contains(&n) => n as usize,
-                    _ => {
-                        let expected = "a whole number of messages from 1 to 500";
-                        return Err(self.value_refused(a, "how many", &text, expected));
-                    }
-                }
+        let text = self.subject_text(a)?;
+        let wanted = match text.trim().parse::<u64>() {
+            Ok(n) if (1..=actions::MAX_PURGE).contains(&n) => n as usize,
+            _ => {
+                let expected = "a whole number of messages from 1 to 500";
+                return Err(self.value_refused(a, "how many", &text, expected));
             }
-            None => 0,
         };
         let channel = self.channel_in(a, None)?;
         let now =
@@ -330,6 +352,8 @@ impl Runner<'_> {
         let embeds = self.embeds(embeds, *span);
         let components = self.components(components, *span)?;
         self.flush()?;
+        let shown: String = text.chars().take(80).collect();
+        self.told.push(("text", if shown.len() < text.len() { format!("{shown}…") } else { shown }));
         let mut message = crate::discord::outgoing::Message::new(text, &self.inputs.mentions);
         crate::discord::outgoing::fit_message(&mut message.content);
         message.embeds = embeds;
@@ -375,6 +399,7 @@ impl Runner<'_> {
             built.headers.push(super::request::Header { name: "Content-Type".into(), value: json, secret: false });
         }
         let mut event = self.event(&r, &built);
+        event.action = Some(a.verb.spec().written);
         let response = if self.options.dry_run || (self.options.offline && !self.options.stand_in) {
             event.offline = self.options.offline;
             self.attempts = 1;
@@ -395,6 +420,8 @@ impl Runner<'_> {
         event.response_body = self.preview(&response.body);
         (self.sink)(Event::Request(event));
         if !(200..300).contains(&response.status) {
+            // Told as taken and refused, then the run fails.
+            self.tell_action(a, &response);
             self.failure_kind = Some("status");
             let refusal = refusal_of(&response);
             return Err(Box::new(self.redact_diag(failure::action_refused(a, &r.block, call.method, &refusal))));
@@ -465,7 +492,12 @@ impl Runner<'_> {
     /// A value filled in (an earlier action's name: its answer's id).
     fn fill_value(&mut self, a: &ActionStep, v: &ActionVal) -> Done<String> {
         match v {
-            ActionVal::Text(t) => Ok(render::render(t, self)),
+            ActionVal::Text(t) => {
+                let before = self.misses;
+                let text = render::render(t, self);
+                self.placeholder = self.misses > before;
+                Ok(text)
+            }
             ActionVal::Earlier(name) => match self.responses.get(name) {
                 Some(r) => Ok(json_of(r)["id"].as_str().unwrap_or_default().to_string()),
                 None => Err(self.value_refused(a, name, "", "an earlier action's answer")),
@@ -475,10 +507,21 @@ impl Runner<'_> {
 
     /// The text of word `word`, filled in, if written.
     fn text_of(&mut self, a: &ActionStep, word: &str) -> Done<Option<String>> {
-        match a.arg(word).and_then(|v| v.first()) {
-            Some(v) => self.fill_value(a, v).map(Some),
-            None => Ok(None),
-        }
+        let Some(v) = a.arg(word).and_then(|v| v.first()) else { return Ok(None) };
+        let text = self.fill_value(a, v)?;
+        let word = a.verb.spec().word(word).map_or("", |w| w.word);
+        self.told.push((word, text.clone()));
+        Ok(Some(text))
+    }
+
+    /// The subject, filled in (told as the action's first value).
+    fn subject_text(&mut self, a: &ActionStep) -> Done<String> {
+        let text = match &a.subject {
+            Some(v) => self.fill_value(a, v)?,
+            None => String::new(),
+        };
+        self.told.push(("", text.clone()));
+        Ok(text)
     }
 
     /// The seconds of word `word`'s duration, if written.
@@ -488,7 +531,7 @@ impl Runner<'_> {
             Some(Slot::Duration { max_secs }) => max_secs,
             _ => u64::MAX,
         };
-        match crate::language::vocab::parse_duration(&text) {
+        match crate::language::vocab::action_duration(&text) {
             Ok(s) if s <= max => Ok(Some(s)),
             _ => Err(self.value_refused(
                 a,
@@ -503,16 +546,17 @@ impl Runner<'_> {
     fn server(&mut self, a: &ActionStep) -> Done<String> {
         match self.inputs.vars.get("server_id").filter(|s| crate::discord::is_snowflake(s)) {
             Some(s) => Ok(s.clone()),
+            None if self.options.dry_run || (self.options.offline && !self.options.stand_in) => {
+                self.pending.push(failure::missing_variable("server_id", a.span));
+                Ok(self.made_id())
+            }
             None => Err(self.value_refused(a, "server", "", "a run in a server (this one has no `server_id`)")),
         }
     }
 
     /// The subject's id, read as `slot`.
     fn subject_id(&mut self, a: &ActionStep, slot: Slot) -> Done<String> {
-        let text = match &a.subject {
-            Some(v) => self.fill_value(a, v)?,
-            None => String::new(),
-        };
+        let text = self.subject_text(a)?;
         let what = a.verb.spec().subject.map_or("value", |(_, what)| what);
         self.resolve(a, what, slot, &text)
     }
@@ -563,10 +607,7 @@ impl Runner<'_> {
 
     /// The emoji of `react`, as its route takes it.
     fn emoji(&mut self, a: &ActionStep) -> Done<String> {
-        let text = match &a.subject {
-            Some(v) => self.fill_value(a, v)?,
-            None => String::new(),
-        };
+        let text = self.subject_text(a)?;
         actions::emoji(&text).map_err(|p| {
             let why = p.describe(&text);
             self.value_refused(a, "emoji", &text, &why)
@@ -576,11 +617,16 @@ impl Runner<'_> {
     /// A value read as `slot` (`discord::actions::target`, the checker's
     /// rule): an id, or a name asked of the server.
     fn resolve(&mut self, a: &ActionStep, what: &str, slot: Slot, text: &str) -> Done<String> {
-        // Offline, a secret with no value stays its slot: nothing is sent.
-        let slot_text = text.starts_with('<')
+        // Offline, a secret or a variable with no value stays as written
+        // (a warning said so): nothing is sent, and the action acts on an
+        // id of its own.
+        let secret = text.len() > 2
+            && text.starts_with('<')
             && text.ends_with('>')
             && text[1..text.len() - 1].bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
-        if slot_text && text.len() > 2 && (self.options.dry_run || (self.options.offline && !self.options.stand_in)) {
+        let unsent = self.options.dry_run || (self.options.offline && !self.options.stand_in);
+        if unsent && (secret || self.placeholder || text.is_empty()) {
+            self.placeholder = false;
             return Ok(self.made_id());
         }
         match actions::target(slot, text) {
