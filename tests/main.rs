@@ -15,6 +15,7 @@ mod support {
     pub mod wait;
 }
 
+mod actions;
 mod agreement;
 mod attacks;
 mod bodies;

@@ -899,3 +899,40 @@ fn events_fired_from_the_page_are_kept_within_a_bound() {
     eprintln!("300 fired events of 900 KB: play grew by {grown} MiB");
     assert!(grown < 150, "play grew by {grown} MiB for 300 events of 900 KB");
 }
+
+/// examples/tickets.blk in play's page, in a real browser: the panel, a
+/// ticket opened (a private channel made, its first message in it with a
+/// "Close" button) and closed (the transcript to the log, the channel
+/// deleted), each action shown as the chat would show its effect.
+#[test]
+fn the_ticket_flow_plays_in_a_real_browser() {
+    let Some(driver) = chromedriver() else { return };
+    let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/tickets.blk")).unwrap();
+    let sample = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/samples/messages.json")).unwrap();
+    let played = play_with(&example, None, &[("samples/messages.json", &sample)], &["--offline"]);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let page = Page(&browser);
+        page.wait_text("#file", |t| t.ends_with("bot.blk")).await;
+        page.find("#command").await.send_keys("/tickets").await.unwrap();
+        page.find("#composer button[type=submit]").await.click().await.unwrap();
+        page.wait_text("#messages", |t| t.contains("Need help?") && t.contains("The panel is posted.")).await;
+        let press = |label: &str| {
+            format!("const b = [...document.querySelectorAll('#messages .row button')].find(b => b.textContent.includes('{label}')); if (!b) return 'no'; b.click(); return 'ok'")
+        };
+        page.wait_js(&press("Open a ticket"), "ok").await;
+        let shown = page
+            .wait_text("#messages", |t| t.contains("tell us what is wrong") && t.contains("Your ticket is open"))
+            .await;
+        assert!(shown.contains("created a channel #ticket-you"), "{shown}");
+        assert!(shown.contains("in #ticket-you"), "{shown}");
+        page.wait_js(&press("Close"), "ok").await;
+        let shown = page.wait_text("#messages", |t| t.contains("deleted the channel")).await;
+        assert!(shown.contains("Closed by"), "{shown}");
+        assert!(shown.contains("Ticket #ticket-you closed"), "{shown}");
+        screenshot(&browser, "tickets.png").await;
+        browser.close().await.unwrap();
+    });
+}

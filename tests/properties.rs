@@ -677,9 +677,142 @@ fn guard_node() -> impl Strategy<Value = Node> {
         .prop_map(|(what, values)| Node::Guard(Box::new(Guard { what, values, span: sp() })))
 }
 
+/// Words an action's subject or a name after `to` cannot be: they would
+/// read as a word of the action, a kind, or the next node.
+const NOT_A_NAME: &[&str] = &[
+    "to",
+    "from",
+    "in",
+    "for",
+    "reason",
+    "after",
+    "reply_to",
+    "delete_messages",
+    "name",
+    "topic",
+    "category",
+    "visible",
+    "tags",
+    "off",
+    "private",
+    "as",
+    "role",
+    "message",
+    "channel",
+    "thread",
+    "send",
+    "dm",
+    "react",
+    "give",
+    "take",
+    "timeout",
+    "kick",
+    "ban",
+    "unban",
+    "nickname",
+    "create",
+    "delete",
+    "pin",
+    "unpin",
+    "purge",
+    "edit",
+    "api",
+    "reply",
+    "update",
+    "form",
+    "save",
+    "if",
+    "else",
+    "option",
+    "permissions",
+    "contexts",
+    "installs",
+    "nsfw",
+    "locale",
+    "require",
+    "text",
+    "stop",
+    "subcommand",
+    "group",
+    "choice",
+    "failed",
+];
+
+/// An action: any verb, kind, subject, words and message (the checker
+/// reads which go together).
+fn action_node() -> impl Strategy<Value = Node> {
+    let word = |w: &'static str| Ident { name: w.into(), span: sp() };
+    let name = || ident().prop_filter("a word of the action", |i| !NOT_A_NAME.contains(&i.name.as_str()));
+    let value = || {
+        prop_oneof![
+            template().prop_map(ActionValue::Text),
+            number().prop_map(|n: String| ActionValue::Number(n.into(), sp())),
+        ]
+    };
+    let verbs = vec![
+        "send", "dm", "react", "give", "take", "timeout", "kick", "ban", "unban", "nickname", "create", "delete",
+        "pin", "unpin", "purge", "edit",
+    ];
+    let kind = proptest::option::of(prop::sample::select(vec!["role", "message", "channel", "thread"]));
+    let subject = proptest::option::of(prop_oneof![3 => value(), 1 => name().prop_map(ActionValue::Name)]);
+    let words = vec![
+        "to",
+        "from",
+        "in",
+        "for",
+        "reason",
+        "after",
+        "reply_to",
+        "delete_messages",
+        "name",
+        "topic",
+        "category",
+        "visible",
+        "tags",
+    ];
+    let arg = prop_oneof![
+        (prop::sample::select(words), proptest::collection::vec(value(), 1..3))
+            .prop_map(move |(w, values)| ActionArg { word: word(w), values, span: sp() }),
+        (prop::sample::select(vec!["to", "reply_to", "from", "as"]), name()).prop_map(move |(w, n)| ActionArg {
+            word: word(w),
+            values: vec![ActionValue::Name(n)],
+            span: sp()
+        }),
+        prop::sample::select(vec!["off", "private"]).prop_map(move |w| ActionArg {
+            word: word(w),
+            values: vec![],
+            span: sp()
+        }),
+    ];
+    let message = proptest::option::of(prop_oneof![
+        template().prop_map(|text| Reply { block: false, ..Reply::text_only(text, sp()) }),
+        proptest::collection::vec(reply_item(), 0..3).prop_map(|items| Reply {
+            items,
+            block: true,
+            update: false,
+            span: sp()
+        }),
+    ]);
+    (prop::sample::select(verbs), kind, subject, proptest::collection::vec(arg, 0..4), message).prop_map(
+        move |(verb, kind, subject, args, message)| {
+            // (A string message right after the verb would read as its subject.)
+            let message = message.filter(|m| m.block || subject.is_some() || !args.is_empty());
+            Node::Action(Box::new(Action {
+                verb: word(verb),
+                kind: kind.map(word),
+                subject,
+                args,
+                message,
+                span: sp(),
+            }))
+        },
+    )
+}
+
 fn node() -> impl Strategy<Value = Node> {
     let leaf =
         prop_oneof![
+            action_node(),
             option_node(),
             register_node(),
             guard_node(),

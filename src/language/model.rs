@@ -428,7 +428,8 @@ fn tree_model(
     };
     let mut walk = FlowWalk(Flow::new(&refs));
     // An action with `as NAME` answers as a block does (it has no sample).
-    visit::each_action(&tree.body, &mut |a| {
+    let nodes: &[Node] = if tree.parts.actions { &tree.body } else { &[] };
+    visit::each_action(nodes, &mut |a| {
         if let Some(name) = a.name() {
             walk.0.also(&name.name);
             blocks.push(BlockInfo { name: name.name.to_string(), span: a.span, sample: None, action: true });

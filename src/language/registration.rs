@@ -30,7 +30,7 @@ pub fn permissions(file: &File) -> Vec<(twilight_model::guild::Permissions, Vec<
     use crate::discord::actions::{self, Verb};
     use crate::language::ast::{ActionValue, ReplyItem};
     let mut needed: Vec<(twilight_model::guild::Permissions, Vec<&'static str>)> = Vec::new();
-    for tree in file.trees() {
+    for tree in file.trees().filter(|t| t.parts.actions) {
         visit::each_action(&tree.body, &mut |a| {
             let Ok(verb) = Verb::parse(&a.verb.name, a.kind.as_ref().map(|k| k.name.as_str())) else { return };
             let embeds = a.message.as_ref().is_some_and(|m| m.items.iter().any(|i| matches!(i, ReplyItem::Embed(_))));

@@ -16,9 +16,14 @@ pub struct Call {
     pub method: String,
     pub path: String,
     pub authorization: Option<String>,
+    /// The `X-Audit-Log-Reason` header, as sent (percent-encoded).
+    pub reason: Option<String>,
     pub body: Value,
     pub at: Instant,
 }
+
+/// Answers given every time: a method, a path prefix, a status and a body.
+type Given = Arc<Mutex<Vec<(String, String, u16, Value)>>>;
 
 pub struct TestPlatform {
     pub port: u16,
@@ -31,6 +36,9 @@ pub struct TestPlatform {
     gateway: Arc<Mutex<Value>>,
     /// The commands registered, by path, as the platform lists them.
     registered: Arc<Mutex<std::collections::HashMap<String, Value>>>,
+    /// Answers given every time, by method and path prefix: a status and
+    /// a body (`answer`).
+    answers: Given,
     server: Arc<Server>,
 }
 
@@ -89,7 +97,9 @@ impl TestPlatform {
         let limited: Arc<Mutex<Vec<(String, f64)>>> = Arc::new(Mutex::new(Vec::new()));
         let gateway = Arc::new(Mutex::new(Value::Null));
         let registered = Arc::new(Mutex::new(std::collections::HashMap::new()));
+        let answers: Given = Arc::new(Mutex::new(Vec::new()));
         let (s, c, l, g, r) = (server.clone(), calls.clone(), limited.clone(), gateway.clone(), registered.clone());
+        let a = answers.clone();
         std::thread::spawn(move || {
             for mut request in s.incoming_requests() {
                 let mut body = String::new();
@@ -99,6 +109,11 @@ impl TestPlatform {
                     .headers()
                     .iter()
                     .find(|h| h.field.equiv("Authorization"))
+                    .map(|h| h.value.as_str().to_string());
+                let reason = request
+                    .headers()
+                    .iter()
+                    .find(|h| h.field.equiv("X-Audit-Log-Reason"))
                     .map(|h| h.value.as_str().to_string());
                 let method = request.method().as_str().to_string();
                 let json: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
@@ -112,11 +127,37 @@ impl TestPlatform {
                     method: method.clone(),
                     path: path.clone(),
                     authorization,
+                    reason,
                     body: json.clone(),
                     at: Instant::now(),
                 });
+                let given = a
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .find(|(m, prefix, _, _)| *m == method && path.starts_with(prefix.as_str()))
+                    .map(|(_, _, status, body)| (*status, body.clone()));
                 let header = |k: &str, v: &str| Header::from_bytes(k, v).unwrap();
                 let response = match limit {
+                    None if given.is_some() => {
+                        let (status, body) = given.unwrap();
+                        Response::from_string(if body.is_null() { String::new() } else { body.to_string() })
+                            .with_status_code(status)
+                    }
+                    // A DM channel with the user, as the platform opens one.
+                    None if path.ends_with("/users/@me/channels") => Response::from_string(
+                        json!({ "id": "1490000000000000001", "type": 1, "recipients": [{ "id": json["recipient_id"] }] })
+                            .to_string(),
+                    ),
+                    // What the bot makes (a message, a channel, a thread) gets an id.
+                    None if method == "POST" && (path.contains("/channels/") || path.contains("/guilds/")) && json.is_object() => {
+                        let mut made = json.clone();
+                        made["id"] = json!(format!("{}", 1_480_000_000_000_000_000u64 + c.lock().unwrap().len() as u64));
+                        if let Some(channel) = path.split("/channels/").nth(1).and_then(|p| p.split('/').next()) {
+                            made["channel_id"] = json!(channel);
+                        }
+                        Response::from_string(made.to_string())
+                    }
                     Some((_, -404.0)) => {
                         Response::from_string(json!({ "message": "Unknown Webhook", "code": 10015 }).to_string())
                             .with_status_code(404)
@@ -156,7 +197,7 @@ impl TestPlatform {
                 let _ = request.respond(response.with_header(header("Content-Type", "application/json")));
             }
         });
-        TestPlatform { port, key: random_key(), calls, limited, gateway, registered, server }
+        TestPlatform { port, key: random_key(), calls, limited, gateway, registered, answers, server }
     }
 
     /// The API's base URL, for `--platform`.
@@ -184,6 +225,13 @@ impl TestPlatform {
     /// `status` and "Invalid Form Body", as the platform refuses a message.
     pub fn refuse_once(&self, prefix: &str, status: u16) {
         self.limited.lock().unwrap().push((prefix.to_string(), -f64::from(status)));
+    }
+
+    /// Every `method` request whose path starts with `prefix` is answered
+    /// `status` and `body` from now on (a null body: none).
+    #[allow(dead_code)]
+    pub fn answer(&self, method: &str, prefix: &str, status: u16, body: Value) {
+        self.answers.lock().unwrap().push((method.to_string(), prefix.to_string(), status, body));
     }
 
     /// What `GET /gateway/bot` answers from now on.

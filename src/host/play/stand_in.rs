@@ -96,6 +96,12 @@ fn acted(play: &Play, asked: &Asked<'_>, route: &str, body: Value) -> (u16, Valu
     if let Some(user) = &dm {
         recorded["dm_user"] = json!(user);
     }
+    // A message in a channel not the page's own says where it is.
+    if let Some(channel) = recorded["channel_id"].as_str().filter(|c| kind == "message" && *c != super::world::CHANNEL)
+    {
+        let name = play.acted.lock().unwrap_or_else(|e| e.into_inner()).channel_name(channel);
+        recorded["channel_name"] = json!(name.unwrap_or_else(|| channel.to_string()));
+    }
     let route = if asked.query.is_empty() { route.to_string() } else { format!("{route}?{}", asked.query) };
     play.record(Call { method: asked.method.to_string(), route, kind, interaction: None, body: recorded });
     (status, answer)

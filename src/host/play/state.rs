@@ -359,8 +359,8 @@ impl Play {
         let server = text_or(&asked["server"], world::SERVER);
         // A click comes from its message's channel; else the page's own.
         let on = asked.get("message").and_then(|m| m["channel_id"].as_str()).map(str::to_string);
-        let channel =
-            asked["channel"].as_str().map(str::to_string).or(on).unwrap_or_else(|| world::CHANNEL.to_string());
+        let page = asked["channel"].as_str().filter(|c| !c.is_empty()).map(str::to_string);
+        let channel = on.or(page).unwrap_or_else(|| world::CHANNEL.to_string());
         let mut roles: Vec<String> =
             who["roles"].as_array().into_iter().flatten().filter_map(|r| r.as_str().map(str::to_string)).collect();
         let acted = self.acted.lock().unwrap_or_else(|e| e.into_inner());

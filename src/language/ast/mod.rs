@@ -78,6 +78,9 @@ pub struct Tree {
 pub struct Parts {
     pub subcommands: bool,
     pub autocompletes: bool,
+    /// Whether its body holds an action, anywhere (set as it is read: the
+    /// rules on actions and the permissions skip a tree without one).
+    pub actions: bool,
 }
 
 /// `for user`, `for message`: the menu a context-menu command is in (the
@@ -1525,7 +1528,7 @@ impl Tree {
     /// names (`settings role add`, `weather city`), once it is read.
     pub fn name_parts(&mut self) {
         let prefix = self.name.name.clone();
-        self.parts = Parts::default();
+        self.parts = Parts { actions: self.parts.actions, ..Parts::default() };
         for n in &mut self.body {
             match n {
                 Node::Sub(s) => {

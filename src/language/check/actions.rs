@@ -10,7 +10,7 @@ use crate::language::ast::visit::{self, Visitor};
 use crate::language::ast::{Action, ActionValue, File, Node, Register, ReplyItem, Tree, TreeKind};
 
 pub fn check(file: &File, out: &mut Findings) {
-    for tree in file.trees() {
+    for tree in file.trees().filter(|t| t.parts.actions) {
         let mut earlier: Vec<(&str, Verb)> = Vec::new();
         let mut blocks = Vec::new();
         visit::each_block(&tree.body, &mut |b| blocks.push(b.name.name.as_str()));
@@ -22,7 +22,7 @@ pub fn check(file: &File, out: &mut Findings) {
             }
         });
     }
-    for tree in file.written().filter(|t| t.kind == TreeKind::Command) {
+    for tree in file.written().filter(|t| t.kind == TreeKind::Command && t.parts.actions) {
         without_server(tree, out);
     }
 }
@@ -178,11 +178,18 @@ fn words(a: &Action, spec: &Spec, cx: Context<'_>, out: &mut Findings) {
         ));
     }
     if spec.verb == Verb::Timeout && seen.contains(&"for") == seen.contains(&"off") {
+        // `timeout "5s"` outside a block: meant as the block's time-out.
+        let written = a.subject.as_ref().and_then(ActionValue::template).and_then(|t| t.as_literal());
+        let block_s = written.is_some_and(|w| crate::language::vocab::parse_duration(&w).is_ok()) && a.args.is_empty();
+        let help = match block_s {
+            true => "a request's time-out is a line inside its `api` block (`timeout \"5s\"`); here, `timeout` times a member out: `timeout \"{option_member}\" for \"10m\"`",
+            false => "`timeout \"{option_member}\" for \"10m\"` times a member out; `timeout \"…\" off` lifts it",
+        };
         out.push(bad(
             "`timeout` needs either `for` a duration or `off`".to_string(),
             a.verb.span,
             "how long?",
-            "`timeout \"{option_member}\" for \"10m\"` times a member out; `timeout \"…\" off` lifts it".to_string(),
+            help.to_string(),
         ));
     }
 }

@@ -82,7 +82,8 @@ pub fn check_tree<'a>(
     });
     let mut flow = Flow::new(&blocks);
     let mut own_actions = rustc_hash::FxHashMap::default();
-    crate::language::ast::visit::each_action(&tree.body, &mut |a| {
+    let nodes: &[crate::language::ast::Node] = if tree.parts.actions { &tree.body } else { &[] };
+    crate::language::ast::visit::each_action(nodes, &mut |a| {
         if let Some(name) = a.name() {
             flow.also(&name.name);
             own_actions.entry(name.name.as_str()).or_insert(a);

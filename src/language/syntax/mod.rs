@@ -147,7 +147,8 @@ fn parse_range(text: &str, start: usize, end: usize, splits: &[usize], limits: L
         let kept = parsed.diagnostics.mark();
         let by_nodes = if item_end - pos > limits.big_item {
             let nodes = memchr::memchr_iter(b'\n', &text.as_bytes()[pos..item_end.min(text.len())]).count() + 1;
-            Lower { base: 0, squeezed: None, diags: &mut parsed.diagnostics }.tree_by_nodes(text, pos, end, nodes)
+            Lower { base: 0, squeezed: None, diags: &mut parsed.diagnostics, actions: false }
+                .tree_by_nodes(text, pos, end, nodes)
         } else if !splits.is_empty() && is_tree_head(text, pos) {
             Lower::squeezed_tree(&mut squeezed, &mut parsed.diagnostics, text, pos, item_end)
         } else {
@@ -167,7 +168,7 @@ fn parse_range(text: &str, start: usize, end: usize, splits: &[usize], limits: L
             // as written (and any error reported) as one.
             None => parsed.diagnostics.rollback(kept),
         }
-        let mut lower = Lower { base: 0, squeezed: None, diags: &mut parsed.diagnostics };
+        let mut lower = Lower { base: 0, squeezed: None, diags: &mut parsed.diagnostics, actions: false };
         match BlkParser::parse(Rule::item, rest) {
             Ok(mut pairs) => {
                 let Some(pair) = pairs.next() else { break };
@@ -380,6 +381,9 @@ struct Lower<'d> {
     base: usize,
     squeezed: Option<&'d lexer::Squeezed>,
     diags: &'d mut Findings,
+    /// An action was lowered since the tree being read began (its
+    /// `Parts::actions`, so the rules on actions skip trees without one).
+    actions: bool,
 }
 
 /// A rule the lowering did not expect where it found it: a bug in the
@@ -441,7 +445,7 @@ impl Lower<'_> {
     ) -> Option<Lowered<(Tree, usize)>> {
         squeezed.fill(text, pos, item_end);
         let nodes = memchr::memchr_iter(b'\n', &text.as_bytes()[pos..item_end]).count() + 1;
-        let mut lower = Lower { base: 0, squeezed: Some(squeezed), diags };
+        let mut lower = Lower { base: 0, squeezed: Some(squeezed), diags, actions: false };
         let len = squeezed.text.len();
         Some(lower.tree_by_nodes(&squeezed.text, 0, len, nodes)?.map(|(tree, end)| (tree, squeezed.end(end))))
     }
@@ -513,6 +517,7 @@ impl Lower<'_> {
             return Some(Err(Unexpected { rule: Rule::tree_open, within: "a command or event", span }));
         };
         let mut tree = Tree { kind, name, description, cooldown, schedule, menu, body, parts: Parts::default(), span };
+        tree.parts.actions = std::mem::take(&mut self.actions);
         tree.name_parts();
         Some(Ok((tree, at + 1)))
     }
@@ -578,6 +583,7 @@ impl Lower<'_> {
         }
         let name = self.required(name, Rule::ident, "a command or event", span)?;
         let mut tree = Tree { kind, name, description, cooldown, schedule, menu, body, parts: Parts::default(), span };
+        tree.parts.actions = std::mem::take(&mut self.actions);
         tree.name_parts();
         Ok(tree)
     }
@@ -692,7 +698,10 @@ impl Lower<'_> {
                 Node::Failed(Box::new(self.branch(branch)?), span)
             }
             Rule::subcommand => Node::Sub(Box::new(self.sub(pair)?)),
-            Rule::action => Node::Action(Box::new(self.action(pair)?)),
+            Rule::action => {
+                self.actions = true;
+                Node::Action(Box::new(self.action(pair)?))
+            }
             Rule::choice_node => {
                 let span = self.span(&pair);
                 let mut strings = pair.into_inner().filter(|p| p.as_rule() == Rule::string);
@@ -708,6 +717,7 @@ impl Lower<'_> {
     /// `subcommand NAME ["…"] [cooldown …] { … }`, `group NAME ["…"] { … }`
     /// (its whole name is given once the command is read: `name_parts`).
     fn sub(&mut self, pair: Pair<'_, Rule>) -> Lowered<Sub> {
+        let outer = std::mem::take(&mut self.actions);
         let span = self.span(&pair);
         let (mut keyword, mut group, mut word, mut description, mut cooldown) = (span, false, None, None, None);
         let mut body = Vec::new();
@@ -722,13 +732,16 @@ impl Lower<'_> {
             }
         }
         let word: Ident = self.required(word, Rule::name, "a `subcommand`", span)?;
-        let tree = Tree::inner(TreeKind::Command, word.clone(), (description, cooldown), body, span);
+        let mut tree = Tree::inner(TreeKind::Command, word.clone(), (description, cooldown), body, span);
+        tree.parts.actions = self.actions;
+        self.actions |= outer;
         Ok(Sub { group, keyword, word, tree })
     }
 
     /// `autocomplete { … }`: a tree of its own (named once its command is
     /// read: `name_parts`).
     fn autocomplete(&mut self, pair: Pair<'_, Rule>, option: &Ident) -> Lowered<Autocomplete> {
+        let outer = std::mem::take(&mut self.actions);
         let span = self.span(&pair);
         let mut keyword = span;
         let mut body = Vec::new();
@@ -738,7 +751,9 @@ impl Lower<'_> {
                 _ => body.push(self.node(p)?),
             }
         }
-        let tree = Tree::inner(TreeKind::Autocomplete, option.clone(), (None, None), body, span);
+        let mut tree = Tree::inner(TreeKind::Autocomplete, option.clone(), (None, None), body, span);
+        tree.parts.actions = self.actions;
+        self.actions |= outer;
         Ok(Autocomplete { keyword, tree })
     }
 
@@ -1765,7 +1780,7 @@ mod tests {
     #[test]
     fn an_unexpected_rule_is_a_bug_that_names_the_rule() {
         let mut diags = Findings::new();
-        let mut lower = Lower { base: 0, squeezed: None, diags: &mut diags };
+        let mut lower = Lower { base: 0, squeezed: None, diags: &mut diags, actions: false };
         let pair = BlkParser::parse(Rule::string, "\"x\"").unwrap().next().unwrap();
         let diag = lower.item(pair).unwrap_err().diagnostic();
         assert_eq!(diag.message, "internal error: the parser found string while reading a top-level item");

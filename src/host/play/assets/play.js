@@ -86,8 +86,10 @@ const STYLES = { 1: "", 2: "secondary", 3: "success", 4: "danger", 5: "secondary
 
 // A click carries its message as the platform's does: its id, flags and
 // components (serve answers only what the message offered).
-function components(rows, messageId, flags) {
+function components(rows, messageId, flags, channel) {
   const on = { id: messageId, components: rows || [], flags: flags || 0 };
+  // A message in another channel: a click comes from there.
+  if (channel) on.channel_id = channel;
   const out = [];
   for (const row of rows || []) {
     const line = document.createElement("div");
@@ -142,10 +144,13 @@ function draw(li, m, note) {
   li.append(who);
   if (m.content) { const c = document.createElement("span"); inline(c, m.content); li.append(c); }
   for (const e of m.embeds || []) li.append(embed(e));
-  li.append(...components(m.components, li.dataset.message, m.flags));
+  li.append(...components(m.components, li.dataset.message, m.flags, m.channel_id));
+  if (m.id) li.dataset.id = m.id;
+  // Where it was sent, when not in the conversation's channel.
+  const where = m.dm_user ? "Direct message to <@" + m.dm_user + ">" : m.channel_name ? "in #" + m.channel_name : "";
   const n = document.createElement("div");
   n.className = "note";
-  n.textContent = [m.flags & 64 ? "Only you can see this" : "", note].filter(Boolean).join(" · ");
+  n.textContent = [m.flags & 64 ? "Only you can see this" : "", where, note].filter(Boolean).join(" · ");
   if (n.textContent) li.append(n);
   linkRun(li);
 }
@@ -241,12 +246,60 @@ async function poll() {
         const li = c.interaction && state.byInteraction.get(c.interaction);
         if (c.kind === "edit" && li) { li.classList.remove("thinking"); draw(li, c.body, "edited"); }
         else if (c.kind === "delete" && li) li.remove();
-        else if (c.kind === "follow_up" || c.kind === "message") { const n = add("message"); n.dataset.message = "play-m" + state.seen; if (c.interaction) n.dataset.interaction = c.interaction; draw(n, c.body, ""); }
+        else if (c.kind === "action") acted(c);
+        else if (c.kind === "follow_up" || c.kind === "message" || c.kind === "dm") { const n = add("message"); n.dataset.message = "play-m" + state.seen; if (c.interaction) n.dataset.interaction = c.interaction; draw(n, c.body, ""); }
         else if (c.kind === "edit_message") { const n = add("message"); draw(n, c.body, "edited"); }
         else if (c.kind === "run") inspected(c.body);
       }
     } catch (e) { await new Promise((ok) => setTimeout(ok, 1000)); }
   }
+}
+
+// An action's call as the chat would show its effect: a line saying what
+// the bot did (or that the platform refused it, and why), and a deleted
+// message gone from the conversation.
+const ACTIONS = [
+  [/^PUT \/guilds\/\d+\/members\/(\d+)\/roles\/(\d+)$/, (u, r) => "gave <@&" + r + "> to <@" + u + ">"],
+  [/^DELETE \/guilds\/\d+\/members\/(\d+)\/roles\/(\d+)$/, (u, r) => "took <@&" + r + "> from <@" + u + ">"],
+  [/^PATCH \/guilds\/\d+\/members\/(\d+)$/, (u) => "changed <@" + u + ">"],
+  [/^DELETE \/guilds\/\d+\/members\/(\d+)$/, (u) => "kicked <@" + u + ">"],
+  [/^PUT \/guilds\/\d+\/bans\/(\d+)$/, (u) => "banned <@" + u + ">"],
+  [/^DELETE \/guilds\/\d+\/bans\/(\d+)$/, (u) => "lifted the ban of <@" + u + ">"],
+  [/^POST \/guilds\/\d+\/channels$/, () => "created a channel"],
+  [/^POST \/channels\/\d+(\/messages\/\d+)?\/threads$/, () => "started a thread"],
+  [/^DELETE \/channels\/(\d+)$/, (ch) => "deleted the channel " + ch],
+  [/^PUT \/channels\/\d+\/messages\/\d+\/reactions\/([^/]+)\/@me$/, (e) => "reacted " + decodeURIComponent(e)],
+  [/^PUT \/channels\/\d+\/messages\/pins\/\d+$/, () => "pinned a message"],
+  [/^DELETE \/channels\/\d+\/messages\/pins\/\d+$/, () => "unpinned a message"],
+  [/^DELETE \/channels\/\d+\/messages\/(\d+)$/, () => "deleted a message"],
+  [/^POST \/channels\/\d+\/messages\/bulk-delete$/, () => "deleted messages"],
+];
+
+function acted(c) {
+  const route = c.method + " " + c.route.split("?")[0];
+  if (c.method === "GET" || route === "POST /users/@me/channels") return;
+  const found = ACTIONS.find(([re]) => re.test(route));
+  const m = found && route.match(found[0]);
+  let said = found ? found[1](...m.slice(1)) : route;
+  const made = c.body.answer && c.body.answer.name;
+  if (made) said += " #" + made;
+  const li = add("action");
+  const refused = c.body.status >= 400;
+  li.classList.toggle("refused", refused);
+  const line = document.createElement("span");
+  inline(line, "⚙ The bot " + said + (c.body.reason ? " — reason: " + c.body.reason : ""));
+  li.append(line);
+  if (refused) {
+    const n = document.createElement("div");
+    n.className = "note";
+    n.textContent = "The platform refused it: " + ((c.body.answer && c.body.answer.message) || c.body.status);
+    li.append(n);
+    return;
+  }
+  const gone = route.startsWith("DELETE /channels/") && route.includes("/messages/") && !route.includes("/pins/")
+    ? [c.route.split("/").pop()]
+    : route.endsWith("/bulk-delete") ? (c.body.sent && c.body.sent.messages) || [] : [];
+  for (const id of gone) for (const old of document.querySelectorAll("#messages li[data-id='" + CSS.escape(id) + "']")) old.remove();
 }
 
 // ── the inspector ──────────────────────────────────────────────────────

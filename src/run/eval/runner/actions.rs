@@ -625,7 +625,9 @@ impl Runner<'_> {
             && text.ends_with('>')
             && text[1..text.len() - 1].bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
         let unsent = self.options.dry_run || (self.options.offline && !self.options.stand_in);
-        if unsent && (secret || self.placeholder || text.is_empty()) {
+        // (Offline, play's stand-in takes any id for a secret it lacks.)
+        let lacking = secret && self.options.offline;
+        if (unsent && (secret || self.placeholder || text.is_empty())) || lacking {
             self.placeholder = false;
             return Ok(self.made_id());
         }
