@@ -112,8 +112,49 @@ fn each_action_sends_the_platform_s_route_method_body_and_reason() {
     let ticket = made_id(&platform, "POST", "/api/guilds/777/channels");
     assert_eq!(route("DELETE", &format!("/channels/{ticket}")).reason.as_deref(), Some("closed"));
     assert!(calls.iter().all(|c| c.authorization.as_deref() == Some("Bot bot-token-abcdefghijklmnop")));
+    held_to_the_platform_s_description(&calls);
     let log = served.wait_log("action=kick");
     assert!(log.contains("an action"), "{log}");
+}
+
+/// Each call is one of the platform's routes as its published API
+/// description has it (tests/fixtures/platform/routes.json, taken from
+/// discord-api-spec's OpenAPI document and discord-api-docs): its method
+/// and path, a body of only the fields the route takes and with those it
+/// needs, and an audit-log reason only where the route keeps one.
+fn held_to_the_platform_s_description(calls: &[Call]) {
+    let described: Value =
+        serde_json::from_str(include_str!("fixtures/platform/routes.json")).expect("the routes' description");
+    for call in calls {
+        let path = call.path.strip_prefix("/api").unwrap_or(&call.path);
+        let path = path.split('?').next().unwrap_or_default();
+        let matches = |template: &str| {
+            let (want, got): (Vec<&str>, Vec<&str>) = (template.split('/').collect(), path.split('/').collect());
+            want.len() == got.len() && want.iter().zip(&got).all(|(w, g)| w.starts_with('{') || w == g)
+        };
+        let route = described["routes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["method"] == call.method.as_str() && matches(r["path"].as_str().unwrap()))
+            // (`…/messages/pins/{id}` before `…/messages/{id}`: the more literal wins.)
+            .max_by_key(|r| r["path"].as_str().unwrap().matches('{').count().wrapping_neg())
+            .unwrap_or_else(|| panic!("{} {path} is no route of the platform's", call.method));
+        let allowed: Vec<&str> = route["body"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        if let Some(body) = call.body.as_object() {
+            for key in body.keys() {
+                assert!(allowed.contains(&key.as_str()), "{} {path}: the platform takes no `{key}`", call.method);
+            }
+            for key in route["required"].as_array().unwrap().iter().filter_map(Value::as_str) {
+                assert!(body.contains_key(key), "{} {path}: the platform needs `{key}`", call.method);
+            }
+        } else {
+            assert!(call.body.is_null() || allowed.is_empty(), "{} {path}: {}", call.method, call.body);
+        }
+        if call.reason.is_some() {
+            assert_eq!(route["audit_log_reason"], true, "{} {path} keeps no audit-log reason", call.method);
+        }
+    }
 }
 
 /// The id the test platform gave what the first `method path` call made
@@ -262,4 +303,49 @@ fn the_ticket_flow_runs_end_to_end_through_serve() {
     assert_eq!(log.body["embeds"][0]["description"], "ann: help");
     let deleted = calls.iter().find(|c| gone(c)).unwrap_or_else(|| panic!("no deletion: {calls:#?}"));
     assert!(deleted.reason.as_deref().unwrap().starts_with("Ticket%20closed%20by"));
+    let bot: Vec<Call> = calls
+        .into_iter()
+        .filter(|c| {
+            c.authorization.is_some()
+                && !c.path.contains("/webhooks/")
+                && !c.path.contains("/interactions/")
+                && !c.path.contains("/gateway")
+        })
+        .collect();
+    held_to_the_platform_s_description(&bot);
+}
+
+/// The permissions each example's actions need, as `blkc invite` says
+/// them: their integer, each with its actions, and the link.
+#[test]
+fn the_permissions_each_example_needs_are_derived_from_its_actions() {
+    let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
+    for (file, bits, some) in [
+        ("tickets.blk", 268_454_928u64, ("manage_channels", "create channel")),
+        ("moderation.blk", 1_099_511_647_238, ("moderate_members", "timeout")),
+        ("autorole.blk", 268_520_512, ("add_reactions", "react")),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
+            .args(["invite", file, "--application-id", "1400000000000000000", "--format", "json"])
+            .current_dir(examples)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{file}: {}", String::from_utf8_lossy(&out.stderr));
+        let said: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(said["permissions"], bits.to_string(), "{file}: {said}");
+        let listed = said["needed"].as_array().unwrap().iter().find(|p| p["permission"] == some.0).unwrap();
+        assert!(listed["actions"].as_array().unwrap().iter().any(|a| a == some.1), "{file}: {said}");
+        assert_eq!(
+            said["url"],
+            format!("https://discord.com/oauth2/authorize?client_id=1400000000000000000&scope=bot+applications.commands&permissions={bits}")
+        );
+    }
+    // `check` says them too, once the file checks.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["check", "tickets.blk"])
+        .current_dir(examples)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("the bot needs Manage Channels, View Channel, Send Messages, Embed Links, Manage Roles in each server (permissions 268454928"), "{said}");
 }

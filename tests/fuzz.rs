@@ -144,6 +144,15 @@ const TOKENS: &[&[u8]] = &[
     b"99999999999999999999999",
     b"\\u{110000}",
     b"save v = ",
+    b"kick \"{option_x}\" reason \"r\" ",
+    b"send to \"#log\" as log { text \"t\" } ",
+    b"give role \"@R\" to ",
+    b"create channel name \"n\" private visible \"1\", \"2\" ",
+    b"timeout ",
+    b" for \"10m\" ",
+    b" as ",
+    b"delete message log after \"1s\" ",
+    b"purge 900 ",
 ];
 
 /// One mutated input: a seed with 1 to 8 edits.
@@ -296,6 +305,8 @@ const TEST_TOKENS: &[&[u8]] = &[
     b"expect update ",
     b"expect form { fields \"a\" }",
     b"expect message in \"1\" ",
+    b"expect action kick \"1\" reason \"r\" ",
+    b"expect action give role \"2\" to \"1\"",
     b"expect choices ",
     b"expect request thing { body who = [1, {\"a\": null}] url contains \"x\" method GET }",
     b"expect saved votes = ",

@@ -936,3 +936,27 @@ fn the_ticket_flow_plays_in_a_real_browser() {
         browser.close().await.unwrap();
     });
 }
+
+/// What an action changes is drawn where the client shows it: a reaction
+/// under its message, a role given to the member playing in "Playing as",
+/// a timeout marked on them.
+#[test]
+fn actions_on_the_member_playing_show_in_the_page() {
+    let Some(driver) = chromedriver() else { return };
+    let program = "command me \"Act on me\" {\n    send to \"{channel_id}\" as note \"Noted\"\n    react \"👍\" to note\n    give role \"1400000000000000802\" to \"{user_id}\"\n    timeout \"{user_id}\" for \"10m\"\n    reply \"done\"\n}\n";
+    let played = play(program, None, &["--offline"]);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let page = Page(&browser);
+        page.wait_text("#file", |t| t.ends_with("bot.blk")).await;
+        page.find("#command").await.send_keys("/me").await.unwrap();
+        page.find("#composer button[type=submit]").await.click().await.unwrap();
+        page.wait_text("#messages", |t| t.contains("done") && t.contains("👍 1")).await;
+        page.wait_js("return document.querySelector('#user-roles').value", "1400000000000000802").await;
+        let state = page.wait_text("#who-state", |t| t.starts_with("(timed out until")).await;
+        assert!(state.ends_with(')'), "{state}");
+        browser.close().await.unwrap();
+    });
+}

@@ -163,6 +163,29 @@ fn number_end(bytes: &[u8], start: usize) -> usize {
     while bytes.get(end) == Some(&b'.') && bytes.get(end + 1).is_some_and(u8::is_ascii_digit) {
         end = word_end(bytes, end + 1);
     }
+    // `0api_x[response]` is the grammar's number `0` and then a reference,
+    // as in a list whose commas are left out: before a `[`, the number ends
+    // where the grammar's does, and what follows is a token of its own.
+    if bytes.get(end) == Some(&b'[') {
+        return grammar_number_end(bytes, start).min(end);
+    }
+    end
+}
+
+/// The end of the grammar's `number` at `start` (a digit): `0` or digits
+/// without a leading zero, a fraction, an exponent.
+fn grammar_number_end(bytes: &[u8], start: usize) -> usize {
+    let digits = |from: usize| from + bytes[from..].iter().take_while(|b| b.is_ascii_digit()).count();
+    let mut end = if bytes[start] == b'0' { start + 1 } else { digits(start) };
+    if bytes.get(end) == Some(&b'.') && bytes.get(end + 1).is_some_and(u8::is_ascii_digit) {
+        end = digits(end + 1);
+    }
+    if matches!(bytes.get(end), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(bytes.get(end + 1), Some(b'+' | b'-')));
+        if bytes.get(end + 1 + sign).is_some_and(u8::is_ascii_digit) {
+            end = digits(end + 1 + sign);
+        }
+    }
     end
 }
 
@@ -205,9 +228,13 @@ pub(crate) fn reference_end(bytes: &[u8], open: usize) -> (usize, bool) {
 /// element's `item[…]`): a run of word characters not starting with a digit
 /// is just before it (as the lexer's word before a `[`).
 pub(crate) fn opens_reference(bytes: &[u8], i: usize) -> bool {
-    let name_start = bytes[..i].iter().rposition(|b| !is_word_byte(*b)).map_or(0, |p| p + 1);
-    // (A run that continues a number, `1.5x`, starts with a digit.)
-    name_start < i && !bytes[name_start].is_ascii_digit()
+    let mut name_start = bytes[..i].iter().rposition(|b| !is_word_byte(*b)).map_or(0, |p| p + 1);
+    // A run that starts with a digit is the grammar's numbers first
+    // (`0api_x[…]`, `1.5x[…]`): the name starts after them, if at all.
+    while name_start < i && bytes[name_start].is_ascii_digit() {
+        name_start = grammar_number_end(bytes, name_start);
+    }
+    name_start < i
 }
 
 // ── the text pest reads ──────────────────────────────────────────────────
@@ -462,6 +489,10 @@ mod tests {
             ]
         );
         assert_eq!(kinds("api_x[a[0]]")[0], (Kind::Reference { closed: true }, "api_x[a[0]]"));
+        // A number right before a reference, as the grammar reads them.
+        assert_eq!(kinds("0api_a[x]")[..2], [(Kind::Number, "0"), (Kind::Reference { closed: true }, "api_a[x]")]);
+        assert_eq!(kinds("1.5e3ab[x]")[..2], [(Kind::Number, "1.5e3"), (Kind::Reference { closed: true }, "ab[x]")]);
+        assert_eq!(kinds("5m")[0], (Kind::Number, "5m"));
         assert_eq!(kinds("api_x[a[[0]]")[0], (Kind::Reference { closed: false }, "api_x[a["));
     }
 
@@ -520,7 +551,18 @@ mod tests {
 
     #[test]
     fn the_reference_test_agrees_with_the_lexer() {
-        for text in ["1.5api_x[a]", "1.api_x[a]", "xapi_x[a]", "api_x[a]", "a.api_x[a]", "12api_x[a]", "1.2.api_x[a]"] {
+        for text in [
+            "1.5api_x[a]",
+            "1.api_x[a]",
+            "xapi_x[a]",
+            "api_x[a]",
+            "a.api_x[a]",
+            "12api_x[a]",
+            "1.2.api_x[a]",
+            "01x[a]",
+            "0[a]",
+            "1e5x[a]",
+        ] {
             let open = text.find('[').unwrap();
             let lexed = Lexer::new(text).any(|t| matches!(t.kind, Kind::Reference { .. }));
             assert_eq!(opens_reference(text.as_bytes(), open), lexed, "{text}");

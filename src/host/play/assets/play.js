@@ -275,6 +275,35 @@ const ACTIONS = [
   [/^POST \/channels\/\d+\/messages\/bulk-delete$/, () => "deleted messages"],
 ];
 
+// What an action changed that the page shows besides its line: a
+// reaction under its message; the roles, a timeout, a kick or a ban of the
+// member playing ("Playing as").
+function shown(route, sent) {
+  const me = $("user-id").value;
+  const reaction = route.match(/^PUT \/channels\/\d+\/messages\/(\d+)\/reactions\/([^/]+)\/@me$/);
+  if (reaction) {
+    for (const li of document.querySelectorAll("#messages li[data-id='" + CSS.escape(reaction[1]) + "']")) {
+      const r = document.createElement("span");
+      r.className = "reaction";
+      r.textContent = decodeURIComponent(reaction[2]) + " 1";
+      li.append(r);
+    }
+  }
+  const role = route.match(/^(PUT|DELETE) \/guilds\/\d+\/members\/(\d+)\/roles\/(\d+)$/);
+  if (role && role[2] === me) {
+    const roles = $("user-roles").value.split(",").map((r) => r.trim()).filter((r) => r && r !== role[3]);
+    if (role[1] === "PUT") roles.push(role[3]);
+    $("user-roles").value = roles.join(", ");
+  }
+  const state = $("who-state");
+  const on = (re) => { const m = route.match(re); return m && m[1] === me; };
+  if (on(/^PATCH \/guilds\/\d+\/members\/(\d+)$/) && "communication_disabled_until" in sent) {
+    state.textContent = sent.communication_disabled_until ? "(timed out until " + sent.communication_disabled_until + ")" : "";
+  } else if (on(/^DELETE \/guilds\/\d+\/members\/(\d+)$/)) state.textContent = "(kicked)";
+  else if (on(/^PUT \/guilds\/\d+\/bans\/(\d+)$/)) state.textContent = "(banned)";
+  else if (on(/^DELETE \/guilds\/\d+\/bans\/(\d+)$/)) state.textContent = "";
+}
+
 function acted(c) {
   const route = c.method + " " + c.route.split("?")[0];
   if (c.method === "GET" || route === "POST /users/@me/channels") return;
@@ -296,6 +325,7 @@ function acted(c) {
     li.append(n);
     return;
   }
+  shown(route, c.body.sent || {});
   const gone = route.startsWith("DELETE /channels/") && route.includes("/messages/") && !route.includes("/pins/")
     ? [c.route.split("/").pop()]
     : route.endsWith("/bulk-delete") ? (c.body.sent && c.body.sent.messages) || [] : [];

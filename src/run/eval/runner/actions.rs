@@ -353,7 +353,9 @@ impl Runner<'_> {
         let components = self.components(components, *span)?;
         self.flush()?;
         let shown: String = text.chars().take(80).collect();
-        self.told.push(("text", if shown.len() < text.len() { format!("{shown}…") } else { shown }));
+        if !text.is_empty() {
+            self.told.push(("text", if shown.len() < text.len() { format!("{shown}…") } else { shown }));
+        }
         let mut message = crate::discord::outgoing::Message::new(text, &self.inputs.mentions);
         crate::discord::outgoing::fit_message(&mut message.content);
         message.embeds = embeds;
