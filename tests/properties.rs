@@ -677,9 +677,14 @@ fn guard_node() -> impl Strategy<Value = Node> {
         .prop_map(|(what, values)| Node::Guard(Box::new(Guard { what, values, span: sp() })))
 }
 
-/// Words an action's subject or a name after `to` cannot be: they would
-/// read as a word of the action, a kind, or the next node.
-const NOT_A_NAME: &[&str] = &[
+/// An action's verbs, kinds, words with values and flags, as the grammar
+/// spells them.
+const VERBS: &[&str] = &[
+    "send", "dm", "react", "give", "take", "timeout", "kick", "ban", "unban", "nickname", "create", "delete", "pin",
+    "unpin", "purge", "edit",
+];
+const KINDS: &[&str] = &["role", "message", "channel", "thread"];
+const WORDS: &[&str] = &[
     "to",
     "from",
     "in",
@@ -693,29 +698,10 @@ const NOT_A_NAME: &[&str] = &[
     "category",
     "visible",
     "tags",
-    "off",
-    "private",
-    "as",
-    "role",
-    "message",
-    "channel",
-    "thread",
-    "send",
-    "dm",
-    "react",
-    "give",
-    "take",
-    "timeout",
-    "kick",
-    "ban",
-    "unban",
-    "nickname",
-    "create",
-    "delete",
-    "pin",
-    "unpin",
-    "purge",
-    "edit",
+];
+const FLAGS: &[&str] = &["off", "private"];
+/// Words that start a node besides the verbs.
+const NODE_WORDS: &[&str] = &[
     "api",
     "reply",
     "update",
@@ -738,51 +724,34 @@ const NOT_A_NAME: &[&str] = &[
     "failed",
 ];
 
+/// Whether an action's subject, or a name after `to`, can be `word`: not a
+/// word of the action, a kind, or one that starts the next node.
+fn can_be_a_name(word: &str) -> bool {
+    word != "as" && ![VERBS, KINDS, WORDS, FLAGS, NODE_WORDS].iter().any(|list| list.contains(&word))
+}
+
 /// An action: any verb, kind, subject, words and message (the checker
 /// reads which go together).
 fn action_node() -> impl Strategy<Value = Node> {
     let word = |w: &'static str| Ident { name: w.into(), span: sp() };
-    let name = || ident().prop_filter("a word of the action", |i| !NOT_A_NAME.contains(&i.name.as_str()));
+    let name = || ident().prop_filter("a word of the action", |i| can_be_a_name(&i.name));
     let value = || {
         prop_oneof![
             template().prop_map(ActionValue::Text),
             number().prop_map(|n: String| ActionValue::Number(n.into(), sp())),
         ]
     };
-    let verbs = vec![
-        "send", "dm", "react", "give", "take", "timeout", "kick", "ban", "unban", "nickname", "create", "delete",
-        "pin", "unpin", "purge", "edit",
-    ];
-    let kind = proptest::option::of(prop::sample::select(vec!["role", "message", "channel", "thread"]));
+    let kind = proptest::option::of(prop::sample::select(KINDS));
     let subject = proptest::option::of(prop_oneof![3 => value(), 1 => name().prop_map(ActionValue::Name)]);
-    let words = vec![
-        "to",
-        "from",
-        "in",
-        "for",
-        "reason",
-        "after",
-        "reply_to",
-        "delete_messages",
-        "name",
-        "topic",
-        "category",
-        "visible",
-        "tags",
-    ];
     let arg = prop_oneof![
-        (prop::sample::select(words), proptest::collection::vec(value(), 1..3))
+        (prop::sample::select(WORDS), proptest::collection::vec(value(), 1..3))
             .prop_map(move |(w, values)| ActionArg { word: word(w), values, span: sp() }),
         (prop::sample::select(vec!["to", "reply_to", "from", "as"]), name()).prop_map(move |(w, n)| ActionArg {
             word: word(w),
             values: vec![ActionValue::Name(n)],
             span: sp()
         }),
-        prop::sample::select(vec!["off", "private"]).prop_map(move |w| ActionArg {
-            word: word(w),
-            values: vec![],
-            span: sp()
-        }),
+        prop::sample::select(FLAGS).prop_map(move |w| ActionArg { word: word(w), values: vec![], span: sp() }),
     ];
     let message = proptest::option::of(prop_oneof![
         template().prop_map(|text| Reply { block: false, ..Reply::text_only(text, sp()) }),
@@ -793,7 +762,7 @@ fn action_node() -> impl Strategy<Value = Node> {
             span: sp()
         }),
     ]);
-    (prop::sample::select(verbs), kind, subject, proptest::collection::vec(arg, 0..4), message).prop_map(
+    (prop::sample::select(VERBS), kind, subject, proptest::collection::vec(arg, 0..4), message).prop_map(
         move |(verb, kind, subject, args, message)| {
             // (A string message right after the verb would read as its subject.)
             let message = message.filter(|m| m.block || subject.is_some() || !args.is_empty());
