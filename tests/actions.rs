@@ -349,3 +349,25 @@ fn the_permissions_each_example_needs_are_derived_from_its_actions() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("the bot needs Manage Channels, View Channel, Send Messages, Embed Links, Manage Roles in each server (permissions 268454928"), "{said}");
 }
+
+/// With `--strict`, a variable an action reads that has no value fails
+/// the run before the action is sent, as a block's request does.
+#[test]
+fn strict_runs_send_no_action_whose_values_are_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("a.blk"),
+        "command k \"Kick\" {\n    kick \"42\" reason \"by {user_name}\"\n    reply \"done\"\n}\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["run", "a.blk", "--offline", "--strict", "--var", "server_id=777"])
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{stdout}{stderr}");
+    assert!(stderr.contains("`{user_name}` has no value in this run") && stderr.contains("--strict"), "{stderr}");
+    assert!(!stdout.contains("→ kick"), "{stdout}");
+}

@@ -400,6 +400,9 @@ impl Runner<'_> {
             let json = "application/json".to_string();
             built.headers.push(super::request::Header { name: "Content-Type".into(), value: json, secret: false });
         }
+        // What filling its values warned of is said before it is sent (and,
+        // with `--strict`, fails the run: nothing is sent).
+        self.flush()?;
         let mut event = self.event(&r, &built);
         event.action = Some(a.verb.spec().written);
         let response = if self.options.dry_run || (self.options.offline && !self.options.stand_in) {
