@@ -584,7 +584,13 @@ impl Runner<'_> {
     /// A message named by word `word`, if written.
     fn word_message(&mut self, a: &ActionStep, word: &str) -> Done<Option<(String, Option<String>)>> {
         match a.arg(word).and_then(|v| v.first()) {
-            Some(ActionVal::Earlier(name)) => self.earlier_message(a, name).map(Some),
+            Some(ActionVal::Earlier(name)) => {
+                let found = self.earlier_message(a, name)?;
+                // (Told by the message's id, as a filled value is.)
+                let word = a.verb.spec().word(word).map_or("", |w| w.word);
+                self.told.push((word, found.0.clone()));
+                Ok(Some(found))
+            }
             Some(_) => self.word_id(a, word, Slot::Message).map(|id| Some((id, None))),
             None => Ok(None),
         }
