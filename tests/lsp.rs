@@ -847,3 +847,21 @@ fn a_test_file_is_checked_completed_and_run_from_the_editor() {
     assert_eq!(edit["newText"], "\"Hello, Bo!\"", "{actions}");
     assert_eq!(client.shutdown(), 0);
 }
+
+#[test]
+fn an_action_completes_its_kind_and_the_words_it_takes() {
+    let (_dir, uri) = workspace();
+    let mut client = Client::start(&[]);
+    let labels =
+        |v: &Value| v.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let text = "command c \"C\" {\n    give \n    kick \"42\" \n    send to \"#log\" {\n        te\n    }\n    api a {\n        timeout \n    }\n}\n";
+    client.open(&uri, text);
+    assert_eq!(labels(&client.at("textDocument/completion", &uri, text, "give \n", 5)), ["role"]);
+    assert_eq!(labels(&client.at("textDocument/completion", &uri, text, "\"42\" \n", 5)), ["reason"]);
+    // An action's message holds a reply's parts.
+    let items = labels(&client.at("textDocument/completion", &uri, text, "te\n", 2));
+    assert!(items.contains(&"text".to_string()) && items.contains(&"embed".to_string()), "{items:?}");
+    // In an `api` block, `timeout` is its field: no action's words.
+    let items = labels(&client.at("textDocument/completion", &uri, text, "timeout \n", 8));
+    assert!(!items.contains(&"reason".to_string()), "{items:?}");
+}

@@ -575,19 +575,7 @@ fn keys_of(here: &Data) -> Vec<CompletionItem> {
 fn word_completion(doc: &Document, offset: usize, prefix: &str) -> Vec<CompletionItem> {
     let mut items = Vec::new();
     let trimmed = prefix.trim_start();
-    if trimmed.starts_with("event ") && !trimmed[6..].contains(' ') {
-        for (kind, vars) in vocab::EVENTS {
-            items.push(item(kind.to_string(), CompletionItemKind::EVENT, format!("provides {}", vars.join(", "))));
-        }
-        return items;
-    }
-    if trimmed.starts_with("method ") && !trimmed[7..].contains(' ') {
-        for m in vocab::Method::ALL {
-            items.push(item(m.as_str().into(), CompletionItemKind::ENUM_MEMBER, "HTTP method".into()));
-        }
-        return items;
-    }
-    if let Some(items) = register_words(trimmed) {
+    if let Some(items) = line_words(doc, offset, trimmed) {
         return items;
     }
     // `var NAME per …`: the scopes; `var NAME …`: `per`.
@@ -706,6 +694,74 @@ fn register_words(line: &str) -> Option<Vec<CompletionItem>> {
         return None;
     }
     Some(reg::CHANNEL_TYPES.iter().map(|(w, _)| item(w.to_string(), word, "kind of channel".into())).collect())
+}
+
+/// The words a line's start asks for: event kinds after `event`, methods
+/// after `method`, a registration line's words, an action's.
+fn line_words(doc: &Document, offset: usize, trimmed: &str) -> Option<Vec<CompletionItem>> {
+    if trimmed.starts_with("event ") && !trimmed[6..].contains(' ') {
+        let kinds = vocab::EVENTS.iter().map(|(kind, vars)| {
+            item(kind.to_string(), CompletionItemKind::EVENT, format!("provides {}", vars.join(", ")))
+        });
+        return Some(kinds.collect());
+    }
+    if trimmed.starts_with("method ") && !trimmed[7..].contains(' ') {
+        let methods = vocab::Method::ALL.iter();
+        return Some(
+            methods.map(|m| item(m.as_str().into(), CompletionItemKind::ENUM_MEMBER, "HTTP method".into())).collect(),
+        );
+    }
+    if let Some(items) = register_words(trimmed) {
+        return Some(items);
+    }
+    // (Among a tree's nodes: in an `api` block, `timeout` is its field.)
+    action_words(trimmed).filter(|_| where_in(doc, offset) == vocab::Place::Tree)
+}
+
+/// On an action's line, outside its strings: the kinds a verb takes
+/// (`give role`, `create thread`), then the words of its action not yet
+/// written, each with what its value is.
+fn action_words(line: &str) -> Option<Vec<CompletionItem>> {
+    use crate::discord::actions::{Slot, Verb};
+    if line.matches('"').count() % 2 == 1 || line.contains('{') {
+        return None;
+    }
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let done = words.len() - usize::from(!line.ends_with(' ') && !words.is_empty());
+    let verb = *words.first().filter(|_| done >= 1)?;
+    let kind = words.get(1).copied().filter(|k| done >= 2 && ["role", "message", "channel", "thread"].contains(k));
+    let spec = match Verb::parse(verb, kind) {
+        Ok(v) => v.spec(),
+        Err(kinds) if done == 1 && !kinds.is_empty() => {
+            let about = |k: &str| format!("`{verb} {k}`");
+            return Some(kinds.iter().map(|k| item(k.to_string(), CompletionItemKind::KEYWORD, about(k))).collect());
+        }
+        Err(_) => return None,
+    };
+    let written = &words[..done];
+    let items = spec
+        .words
+        .iter()
+        .filter(|w| !written.contains(&w.word))
+        .map(|w| {
+            let about = match w.slot {
+                Slot::Member => "a member: an id or a mention",
+                Slot::Role => "a role: an id, a mention or `@Name`",
+                Slot::Channel => "a channel: an id, a mention or `#name`",
+                Slot::Message => "a message: an id, or an earlier action's name",
+                Slot::Who => "who may see it: members and roles, separated by commas",
+                Slot::Duration { .. } => "a duration: `\"10m\"`, `\"1h30m\"`, `\"7d\"`",
+                Slot::Text { .. } if w.word == "reason" => "the reason, kept in the server's audit log",
+                Slot::Text { .. } => "a text",
+                Slot::Tag => "a forum's tags: ids or names",
+                Slot::Flag => "a word alone",
+                Slot::Name => "the name later nodes read its answer by: `{api_NAME[response.id]}`",
+                Slot::Emoji | Slot::Count { .. } => "a value",
+            };
+            item(w.word.to_string(), CompletionItemKind::KEYWORD, about.to_string())
+        })
+        .collect();
+    Some(items)
 }
 
 /// Inside a component, a choice, a form or an input: its settings, and
@@ -868,7 +924,8 @@ fn where_in(doc: &Document, offset: usize) -> vocab::Place {
     match word {
         "api" if head.starts_with("api ") => vocab::Place::Block,
         "pages" => vocab::Place::Pages,
-        "reply" => vocab::Place::Reply,
+        // (An action's message is a reply's parts.)
+        "reply" | "send" | "dm" | "edit" | "create" => vocab::Place::Reply,
         "embed" => vocab::Place::Embed,
         _ => vocab::Place::Tree,
     }
