@@ -371,3 +371,23 @@ fn strict_runs_send_no_action_whose_values_are_missing() {
     assert!(stderr.contains("`{user_name}` has no value in this run") && stderr.contains("--strict"), "{stderr}");
     assert!(!stdout.contains("→ kick"), "{stdout}");
 }
+
+/// `delete message … after "1s"`: the run answers at once, and the call
+/// is sent by the process's queue when its time comes, not before.
+#[test]
+fn a_delete_after_a_while_is_sent_when_its_time_comes_and_the_run_goes_on() {
+    let platform = TestPlatform::start();
+    let program = "command flash \"Flash\" {\n    send to \"888\" as note \"Gone in a second\"\n    delete message note after \"1s\" reason \"flash\"\n    reply \"sent\"\n}\n";
+    let served = serve(&on(&platform, program), &platform, None, &[], &[TOKEN]);
+    let asked = std::time::Instant::now();
+    let answer = served.send(&platform, &command("140", "flash", json!([])));
+    assert_eq!(content(&answer), "sent", "{answer:?}\n{}", served.log());
+    let note = made_id(&platform, "POST", "/api/channels/888/messages");
+    let gone = |c: &Call| c.method == "DELETE" && c.path == format!("/api/channels/888/messages/{note}");
+    assert!(crate::support::wait::eventually(20, || platform.calls().iter().any(gone)), "{}", served.log());
+    let deleted = platform.calls().into_iter().find(|c| gone(c)).unwrap();
+    // Not before its second (however busy the machine, never sooner).
+    assert!(deleted.at.duration_since(asked) >= std::time::Duration::from_millis(950));
+    assert_eq!(deleted.reason.as_deref(), Some("flash"));
+    assert!(served.wait_log("action=\"delete message\"").contains("later=true"), "{}", served.log());
+}
