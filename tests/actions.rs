@@ -391,3 +391,27 @@ fn a_delete_after_a_while_is_sent_when_its_time_comes_and_the_run_goes_on() {
     assert_eq!(deleted.reason.as_deref(), Some("flash"));
     assert!(served.wait_log("action=\"delete message\"").contains("later=true"), "{}", served.log());
 }
+
+/// A channel id a user typed is acted on only when the platform says it is
+/// the run's server's: no option can point an action at a channel of
+/// another server the bot is in.
+#[test]
+fn a_channel_a_user_names_must_be_the_run_s_server_s() {
+    let platform = TestPlatform::start();
+    let program = "command wipe \"Delete a channel\" {\n    option target \"Its id\" required\n    delete channel \"{option_target}\" reason \"wipe\"\n    reply \"deleted\"\n}\n";
+    let served = serve(&on(&platform, program), &platform, None, &[], &[TOKEN]);
+    platform.answer("GET", "/api/channels/901", 200, json!({ "id": "901", "guild_id": "555" }));
+    platform.answer("GET", "/api/channels/902", 200, json!({ "id": "902", "guild_id": "777" }));
+    let wipe = |id: &str, target: &str| {
+        let mut asked = command(id, "wipe", json!([{ "name": "target", "type": 3, "value": target }]));
+        asked["guild_id"] = json!("777");
+        served.send(&platform, &asked)
+    };
+    let answer = wipe("150", "901");
+    assert!(content(&answer).starts_with("Sorry, something went wrong"), "{answer:?}");
+    let log = served.wait_log("B334");
+    assert!(log.contains("not a channel of this server"), "{log}");
+    assert!(!platform.calls().iter().any(|c| c.method == "DELETE"), "another server's channel was deleted");
+    assert_eq!(content(&wipe("151", "902")), "deleted");
+    assert!(platform.calls().iter().any(|c| c.method == "DELETE" && c.path == "/api/channels/902"));
+}

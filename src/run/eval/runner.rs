@@ -100,6 +100,10 @@ pub(super) struct Runner<'r> {
     /// action then acts on an id of its own).
     told: Vec<(&'static str, String)>,
     placeholder: bool,
+    /// The value last filled read what a user or another server gave (an
+    /// option, a clicked value, a block's response): a channel it names is
+    /// asked to be the run's server's before it is acted on.
+    outside: bool,
 }
 
 /// A running loop's element.
@@ -156,6 +160,7 @@ impl<'r> Runner<'r> {
             last_block: String::new(),
             told: Vec::new(),
             placeholder: false,
+            outside: false,
         }
     }
 }

@@ -501,9 +501,10 @@ impl Runner<'_> {
                 let before = self.misses;
                 let text = render::render(t, self);
                 self.placeholder = self.misses > before;
+                self.outside = self.reads_outside(t);
                 Ok(text)
             }
-            ActionVal::Earlier(name) => match self.responses.get(name) {
+            ActionVal::Earlier(name) => match self.responses.get(name).inspect(|_| self.outside = false) {
                 Some(r) => Ok(json_of(r)["id"].as_str().unwrap_or_default().to_string()),
                 None => Err(self.value_refused(a, name, "", "an earlier action's answer")),
             },
@@ -613,6 +614,8 @@ impl Runner<'_> {
             return self.word_id(a, "in", Slot::Channel);
         }
         let here = from.or_else(|| self.inputs.vars.get("channel_id").cloned()).unwrap_or_default();
+        // (The run's own channel, or an earlier action's message's: the platform's.)
+        self.outside = false;
         self.resolve(a, "in", Slot::Channel, &here)
     }
 
@@ -642,10 +645,46 @@ impl Runner<'_> {
             self.placeholder = false;
             return Ok(self.made_id());
         }
+        let outside = std::mem::take(&mut self.outside);
         match actions::target(slot, text) {
+            Ok(Target::Id(id)) if slot == Slot::Channel && outside && !unsent => self.own_channel(a, what, id),
             Ok(Target::Id(id)) => Ok(id),
             Ok(Target::Named(name)) => self.named(a, what, slot, &name),
             Err(expected) => Err(self.value_refused(a, what, text, expected)),
+        }
+    }
+
+    /// Whether template `t` reads what a user or another server gave: a
+    /// variable (but the run's own channel, the platform's), or a block's
+    /// response; not a secret, and not an earlier action's answer.
+    fn reads_outside(&self, t: &plan::Template) -> bool {
+        let outside = |seg: &plan::Seg| match seg {
+            plan::Seg::Var { name, .. } => name != "channel_id",
+            plan::Seg::Ref(p) => p.element || self.is_block(&p.block),
+            plan::Seg::Helped { .. } => true,
+            plan::Seg::Text(_) | plan::Seg::Secret { .. } | plan::Seg::BotToken => false,
+        };
+        t.parts.iter().any(outside)
+    }
+
+    /// Whether `name` is one of the plan's `api` blocks (not an action).
+    fn is_block(&self, name: &str) -> bool {
+        self.plan.trees.iter().any(|tree| plan::find_request(&tree.steps, name).is_some())
+    }
+
+    /// A channel id a user or another server gave: acted on only when the
+    /// platform says it is the run's server's (so no value can point an
+    /// action at a channel of another server the bot is in).
+    fn own_channel(&mut self, a: &ActionStep, what: &str, id: String) -> Done<String> {
+        if self.inputs.vars.get("channel_id") == Some(&id) {
+            return Ok(id);
+        }
+        let server = self.server(a)?;
+        let asked =
+            self.call(a, Call { method: Method::GET, path: format!("/channels/{id}"), body: None, reason: None })?;
+        match json_of(&asked)["guild_id"].as_str() {
+            Some(guild) if guild == server => Ok(id),
+            _ => Err(self.value_refused(a, what, &id, "a channel of this server")),
         }
     }
 
