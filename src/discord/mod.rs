@@ -17,7 +17,8 @@
 //!   [`crate::discord::outgoing::Message`] into `twilight-model`'s types.
 //! - [`registration`]: the commands' registration payload's types (a file's
 //!   payload is built by `language::registration`).
-//! - [`intents`]: the event kinds' dispatches and intents.
+//! - [`events`]: the event kinds, their dispatches, intents and variables;
+//!   [`intents`]: what they ask of the Gateway.
 //! - [`signature`], [`rest`] (the API client) with [`ratelimit`], and
 //!   [`gateway`].
 //!
@@ -28,6 +29,7 @@
 pub mod actions;
 pub mod custom_id;
 pub(crate) mod emoji;
+pub mod events;
 pub(crate) mod gateway;
 pub mod intents;
 pub(crate) mod limits;

@@ -562,46 +562,62 @@ pub struct Ready {
     pub session_id: Option<String>,
     #[serde(deserialize_with = "text")]
     pub resume_gateway_url: Option<String>,
-    /// How many servers the bot is in (their entries are not kept; as
-    /// sent, each is an unavailable server, to come as its GUILD_CREATE).
-    #[serde(deserialize_with = "count", serialize_with = "unavailable")]
-    pub guilds: usize,
+    /// The servers the bot is in, each unavailable until its GUILD_CREATE:
+    /// how many, and the ids of the first [`MAX_READY_IDS`] (a GUILD_CREATE
+    /// of one of them is the bot connecting, not the bot added).
+    pub guilds: GuildList,
 }
 
-/// `n` servers, each unavailable until its GUILD_CREATE (as READY lists them).
-fn unavailable<S: serde::Serializer>(n: &usize, s: S) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeSeq as _;
-    let mut seq = s.serialize_seq(Some(*n))?;
-    for _ in 0..*n {
-        seq.serialize_element(&serde_json::json!({ "unavailable": true }))?;
-    }
-    seq.end()
+/// The most server ids kept of READY (a shard holds 2,500 at most).
+pub const MAX_READY_IDS: usize = 10_000;
+
+/// READY's servers: their count, and the first ids.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct GuildList {
+    pub count: usize,
+    pub ids: Vec<String>,
 }
 
-/// The length of a list, its entries skipped.
-fn count<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
-    struct Count;
-    impl<'de> serde::de::Visitor<'de> for Count {
-        type Value = usize;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a list")
+impl Serialize for GuildList {
+    /// As READY lists them: each unavailable until its GUILD_CREATE.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq as _;
+        let mut seq = s.serialize_seq(Some(self.ids.len()))?;
+        for id in &self.ids {
+            seq.serialize_element(&serde_json::json!({ "id": id, "unavailable": true }))?;
         }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
-            let mut n = 0;
-            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
-                n += 1;
+        seq.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for GuildList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<GuildList, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = GuildList;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a list of servers")
             }
-            Ok(n)
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<GuildList, A::Error> {
+                let mut out = GuildList::default();
+                while let Some(g) = seq.next_element::<Json>()? {
+                    out.count += 1;
+                    if out.ids.len() < MAX_READY_IDS {
+                        out.ids.extend(g.get("id").and_then(Json::as_str).map(str::to_string));
+                    }
+                }
+                Ok(out)
+            }
+            fn visit_unit<E>(self) -> Result<GuildList, E> {
+                Ok(GuildList::default())
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<GuildList, A::Error> {
+                while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+                Ok(GuildList::default())
+            }
         }
-        fn visit_unit<E>(self) -> Result<usize, E> {
-            Ok(0)
-        }
-        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<usize, A::Error> {
-            while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
-            Ok(0)
-        }
+        d.deserialize_any(Visit)
     }
-    d.deserialize_any(Count)
 }
 
 /// GUILD_CREATE and GUILD_UPDATE, as far as the cache keeps them: the
@@ -623,6 +639,53 @@ pub struct Guild {
     pub unavailable: Option<bool>,
     #[serde(deserialize_with = "channels")]
     pub channels: Vec<Channel>,
+    /// Its members, as far as the Gateway sends them (the first
+    /// [`MAX_LISTED`]): their roles, nickname, boost and timeout.
+    #[serde(deserialize_with = "listed", skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<Json>,
+    /// Who is in which voice channel (the first [`MAX_LISTED`]).
+    #[serde(deserialize_with = "listed", skip_serializing_if = "Vec::is_empty")]
+    pub voice_states: Vec<Json>,
+    /// Its roles (the first [`MAX_LISTED`]), for their names.
+    #[serde(deserialize_with = "listed", skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<Json>,
+    #[serde(deserialize_with = "listed", skip_serializing_if = "Vec::is_empty")]
+    pub emojis: Vec<Json>,
+}
+
+/// The most entries read of a server's members, voice states, roles or
+/// emojis (the rest skipped as read).
+pub const MAX_LISTED: usize = 1000;
+
+/// The first [`MAX_LISTED`] objects of a list, each as JSON.
+fn listed<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Json>, D::Error> {
+    struct Listed;
+    impl<'de> serde::de::Visitor<'de> for Listed {
+        type Value = Vec<Json>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a list")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Json>, A::Error> {
+            let mut out = Vec::new();
+            while out.len() < MAX_LISTED {
+                match seq.next_element::<Json>()? {
+                    Some(v) if v.is_object() => out.push(v),
+                    Some(_) => {}
+                    None => return Ok(out),
+                }
+            }
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok(out)
+        }
+        fn visit_unit<E>(self) -> Result<Vec<Json>, E> {
+            Ok(Vec::new())
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Vec<Json>, A::Error> {
+            while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+            Ok(Vec::new())
+        }
+    }
+    d.deserialize_any(Listed)
 }
 
 /// The most channels read of one server (the platform allows 500).
@@ -666,98 +729,8 @@ pub struct Channel {
     pub guild_id: Option<String>,
 }
 
-/// GUILD_MEMBER_ADD and GUILD_MEMBER_REMOVE.
-#[derive(Debug, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct MemberEvent {
-    #[serde(deserialize_with = "text")]
-    pub guild_id: Option<String>,
-    #[serde(deserialize_with = "lenient")]
-    pub user: Option<User>,
-    #[serde(deserialize_with = "text")]
-    pub nick: Option<String>,
-    #[serde(deserialize_with = "text")]
-    pub joined_at: Option<String>,
-}
-
-/// MESSAGE_CREATE, MESSAGE_UPDATE and MESSAGE_DELETE.
-#[derive(Debug, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct Message {
-    #[serde(deserialize_with = "text")]
-    pub id: Option<String>,
-    #[serde(deserialize_with = "text")]
-    pub channel_id: Option<String>,
-    #[serde(deserialize_with = "text")]
-    pub guild_id: Option<String>,
-    #[serde(deserialize_with = "lenient")]
-    pub author: Option<User>,
-    #[serde(deserialize_with = "lenient")]
-    pub member: Option<Member>,
-    #[serde(deserialize_with = "text")]
-    pub content: Option<String>,
-}
-
-/// MESSAGE_REACTION_ADD and _REMOVE.
-#[derive(Debug, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct Reaction {
-    #[serde(deserialize_with = "text")]
-    pub user_id: Option<String>,
-    #[serde(deserialize_with = "text")]
-    pub channel_id: Option<String>,
-    #[serde(deserialize_with = "text")]
-    pub message_id: Option<String>,
-    #[serde(deserialize_with = "text")]
-    pub guild_id: Option<String>,
-    #[serde(deserialize_with = "lenient")]
-    pub member: Option<Member>,
-    #[serde(deserialize_with = "lenient")]
-    pub emoji: Option<Emoji>,
-}
-
-#[derive(Debug, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct Emoji {
-    #[serde(deserialize_with = "text")]
-    pub id: Option<String>,
-    #[serde(deserialize_with = "text")]
-    pub name: Option<String>,
-}
-
-impl Emoji {
-    /// As a message writes it: `<:name:id>` for a server's own, the
-    /// character itself otherwise.
-    pub fn written(&self) -> String {
-        let name = self.name.clone().unwrap_or_default();
-        match &self.id {
-            Some(id) => format!("<:{name}:{id}>"),
-            None => name,
-        }
-    }
-}
-
-/// GUILD_ROLE_CREATE.
-#[derive(Debug, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct RoleEvent {
-    #[serde(deserialize_with = "text")]
-    pub guild_id: Option<String>,
-    #[serde(deserialize_with = "lenient")]
-    pub role: Option<Role>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct Role {
-    #[serde(deserialize_with = "text")]
-    pub id: Option<String>,
-    #[serde(deserialize_with = "text")]
-    pub name: Option<String>,
-}
-
 /// A dispatch blkc reads: those the cache keeps and those an event tree
-/// can run on. Others (presences, typing, member chunks) are never parsed.
+/// can run on. Others (typing, member chunks) are never parsed.
 #[derive(Debug)]
 pub enum Dispatch {
     Ready(Ready),
@@ -765,21 +738,16 @@ pub enum Dispatch {
     GuildCreate(Guild),
     GuildUpdate(Guild),
     GuildDelete(Guild),
-    ChannelCreate(Channel),
-    ChannelUpdate(Channel),
-    ChannelDelete(Channel),
-    MemberAdd(MemberEvent),
-    MemberRemove(MemberEvent),
-    MessageCreate(Message),
-    MessageUpdate(Message),
-    MessageDelete(Message),
-    ReactionAdd(Reaction),
-    ReactionRemove(Reaction),
-    RoleCreate(RoleEvent),
+    /// Any other dispatch an event kind runs on: its name, and of its data
+    /// only the top-level fields blkc reads (`discord::events::fields`).
+    Event(&'static str, Fields),
     /// An interaction delivered over the Gateway (the application has no
     /// Interactions Endpoint URL).
     InteractionCreate(Box<Interaction>),
 }
+
+/// The fields of a dispatch's data that blkc reads, by name.
+pub type Fields = serde_json::Map<String, Json>;
 
 impl Dispatch {
     /// Dispatch `t` with data `raw`; `None` for one blkc does not read
@@ -797,39 +765,62 @@ impl Dispatch {
             "GUILD_CREATE" => Dispatch::GuildCreate(read(raw)?),
             "GUILD_UPDATE" => Dispatch::GuildUpdate(read(raw)?),
             "GUILD_DELETE" => Dispatch::GuildDelete(read(raw)?),
-            "CHANNEL_CREATE" => Dispatch::ChannelCreate(read(raw)?),
-            "CHANNEL_UPDATE" => Dispatch::ChannelUpdate(read(raw)?),
-            "CHANNEL_DELETE" => Dispatch::ChannelDelete(read(raw)?),
-            "GUILD_MEMBER_ADD" => Dispatch::MemberAdd(read(raw)?),
-            "GUILD_MEMBER_REMOVE" => Dispatch::MemberRemove(read(raw)?),
-            "MESSAGE_CREATE" => Dispatch::MessageCreate(read(raw)?),
-            "MESSAGE_UPDATE" => Dispatch::MessageUpdate(read(raw)?),
-            "MESSAGE_DELETE" => Dispatch::MessageDelete(read(raw)?),
-            "MESSAGE_REACTION_ADD" => Dispatch::ReactionAdd(read(raw)?),
-            "MESSAGE_REACTION_REMOVE" => Dispatch::ReactionRemove(read(raw)?),
-            "GUILD_ROLE_CREATE" => Dispatch::RoleCreate(read(raw)?),
-            _ => return None,
+            _ => {
+                let (t, wanted) = super::events::fields(t)?;
+                Dispatch::Event(t, pick(raw, wanted)?)
+            }
         })
     }
 
     /// What identifies this occurrence across the sessions that receive
-    /// it, where the platform gives it an identity of its own: a message's
-    /// or channel's id, a role's, a session's, a member's join. `None`: it
-    /// is known only by its payload.
+    /// it, where the platform gives it an identity of its own: a message's,
+    /// channel's, thread's, role's, invite's, scheduled event's or
+    /// entitlement's id, a session's, a member's join. `None`: it is known
+    /// only by its payload.
     pub fn own_identity(&self) -> Option<String> {
+        let text = |f: &Fields, k: &str| f.get(k).and_then(Json::as_str).map(str::to_string);
         match self {
-            Dispatch::MessageCreate(m) | Dispatch::MessageDelete(m) => m.id.clone(),
-            Dispatch::ChannelCreate(c) | Dispatch::ChannelDelete(c) => c.id.clone(),
-            Dispatch::RoleCreate(r) => r.role.as_ref()?.id.clone(),
             Dispatch::Ready(r) => r.session_id.clone(),
-            Dispatch::MemberAdd(m) => {
-                let user = m.user.as_ref()?.id.as_deref()?;
-                let at = m.joined_at.as_deref()?;
-                Some(format!("{}:{user}:{at}", m.guild_id.as_deref().unwrap_or_default()))
-            }
+            Dispatch::Event(t, f) => match *t {
+                "MESSAGE_CREATE"
+                | "MESSAGE_DELETE"
+                | "CHANNEL_CREATE"
+                | "CHANNEL_DELETE"
+                | "THREAD_CREATE"
+                | "THREAD_DELETE"
+                | "GUILD_SCHEDULED_EVENT_CREATE"
+                | "GUILD_SCHEDULED_EVENT_DELETE"
+                | "ENTITLEMENT_CREATE"
+                | "ENTITLEMENT_DELETE" => text(f, "id"),
+                "INVITE_CREATE" | "INVITE_DELETE" => text(f, "code"),
+                "GUILD_ROLE_CREATE" => f.get("role")?.get("id")?.as_str().map(str::to_string),
+                "GUILD_ROLE_DELETE" => text(f, "role_id"),
+                "GUILD_MEMBER_ADD" => {
+                    let user = f.get("user")?.get("id")?.as_str()?;
+                    let at = text(f, "joined_at")?;
+                    Some(format!("{}:{user}:{at}", text(f, "guild_id").unwrap_or_default()))
+                }
+                _ => None,
+            },
             _ => None,
         }
     }
+}
+
+/// Of a JSON object, the top-level fields named `wanted`, each read as
+/// JSON; the rest skipped as read. `None` when it is not an object.
+fn pick(raw: &str, wanted: &[&str]) -> Option<Fields> {
+    if !is_object(raw.as_bytes()) {
+        return None;
+    }
+    let all: std::collections::HashMap<std::borrow::Cow<'_, str>, &RawValue> = serde_json::from_str(raw).ok()?;
+    let mut out = Fields::new();
+    for k in wanted {
+        if let Some(v) = all.get(*k).and_then(|v| serde_json::from_str::<Json>(v.get()).ok()) {
+            out.insert((*k).to_string(), v);
+        }
+    }
+    Some(out)
 }
 
 /// What `GET /gateway/bot` answers.
@@ -910,13 +901,16 @@ mod tests {
         assert_eq!((g.id.as_deref(), g.name.as_deref(), g.member_count), (Some("7"), Some("Home"), Some(3)));
         assert_eq!(g.system_channel_id, Some(None));
         assert_eq!(g.channels.len(), MAX_CHANNELS);
-        assert!(Dispatch::parse("PRESENCE_UPDATE", "{}").is_none());
+        assert!(Dispatch::parse("TYPING_START", "{}").is_none());
+        assert!(
+            matches!(Dispatch::parse("PRESENCE_UPDATE", r#"{"status":"idle","x":[1]}"#), Some(Dispatch::Event("PRESENCE_UPDATE", f)) if f.len() == 1)
+        );
         assert!(Dispatch::parse("MESSAGE_CREATE", "null").is_none());
         assert!(Dispatch::parse("MESSAGE_CREATE", "[1]").is_none());
         assert!(Interaction::from_slice(b" [1, 2, 3]").is_err());
         let Some(Dispatch::Ready(r)) = Dispatch::parse("READY", r#"{"guilds":[{"id":"1"},{"id":"2"}]}"#) else {
             panic!()
         };
-        assert_eq!(r.guilds, 2);
+        assert_eq!((r.guilds.count, r.guilds.ids.len()), (2, 2));
     }
 }

@@ -14,13 +14,18 @@ use crate::language::ast::visit::{self, Site};
 use crate::language::ast::{Choice, ChoiceValue, File, Ident, Locale, Node, OptionDecl, Register, Tree, TreeKind};
 
 /// The Gateway intents the file's event trees need: each kind's own, and
-/// MESSAGE_CONTENT only for a tree that reads `message_content`.
+/// MESSAGE_CONTENT only for a tree that reads a variable only it fills.
 pub fn intents(file: &File) -> intents::Intents {
     intents::needed(
-        file.trees()
-            .filter(|t| t.kind == TreeKind::Event)
-            .map(|t| (t.name.name.as_str(), reads(&t.body, "message_content"))),
+        file.trees().filter(|t| t.kind == TreeKind::Event).map(|t| (t.name.name.as_str(), reads_content(t).is_some())),
     )
+}
+
+/// The variable an event tree reads that the platform fills only with the
+/// privileged MESSAGE_CONTENT intent, if any.
+pub fn reads_content(tree: &Tree) -> Option<&'static str> {
+    let kind = crate::discord::events::event(&tree.name.name)?;
+    kind.content_vars().iter().copied().find(|v| reads(&tree.body, v))
 }
 
 /// The permissions the bot needs in a server for the file's actions

@@ -55,52 +55,14 @@ pub const UNSUPPORTED_METHODS: &[(&str, &str)] = &[
 pub const COMMAND_VARIABLES: &[&str] =
     &["user_id", "user_name", "user_mention", "server_id", "server_name", "channel_id", "channel_name"];
 
-/// Event kinds and the variables each provides.
-pub const EVENTS: &[(&str, &[&str])] = &[
-    (
-        "member_join",
-        &[
-            "user_id",
-            "user_name",
-            "user_mention",
-            "server_id",
-            "server_name",
-            "member_count",
-            // The server's system channel, where welcome messages go.
-            "channel_id",
-            "channel_name",
-        ],
-    ),
-    ("member_leave", &["user_id", "user_name", "server_id", "server_name", "member_count"]),
-    (
-        "message_create",
-        &[
-            "user_id",
-            "user_name",
-            "user_mention",
-            "channel_id",
-            "channel_name",
-            "server_id",
-            "server_name",
-            "message_id",
-            "message_content",
-        ],
-    ),
-    (
-        "message_update",
-        &["user_id", "user_name", "channel_id", "channel_name", "server_id", "message_id", "message_content"],
-    ),
-    ("message_delete", &["channel_id", "channel_name", "server_id", "message_id"]),
-    ("reaction_add", &["user_id", "user_name", "user_mention", "channel_id", "server_id", "message_id", "emoji"]),
-    ("reaction_remove", &["user_id", "user_name", "channel_id", "server_id", "message_id", "emoji"]),
-    ("channel_create", &["channel_id", "channel_name", "server_id", "server_name"]),
-    ("channel_delete", &["channel_id", "channel_name", "server_id", "server_name"]),
-    ("role_create", &["role_id", "role_name", "server_id", "server_name"]),
-    ("ready", &["bot_id", "bot_name", "server_count"]),
-];
+/// Every event kind, with its trigger variables: the platform layer's
+/// table (`discord::events`), which the language reads and never copies.
+pub use crate::discord::events::EVENTS;
 
+/// The variables an event kind's run is given; `None` for a kind that is
+/// not one.
 pub fn event_variables(kind: &str) -> Option<&'static [&'static str]> {
-    EVENTS.iter().find(|(k, _)| *k == kind).map(|(_, v)| *v)
+    crate::discord::events::event(kind).map(|e| e.vars)
 }
 
 /// What a handler run is given besides a command's variables (who used

@@ -119,7 +119,8 @@ codes! {
     BadPages = "B157", Error, "a `pages` that is not understood, or `items` read from a block without one";
     BadAction = "B159", Error, "an action written wrong: a word it does not take or needs, or a value past the platform's limits";
     ActionTarget = "B160", Error, "an action's value that is not an id, a mention or a name of what it acts on";
-    ActionWithoutServer = "B161", Error, "an action in a command that can run where the bot is in no server";
+    ActionWithoutServer = "B161", Error, "an action in a command or event that can run where the bot is in no server";
+    ReplyNowhere = "B162", Warning, "a reply in an event whose replies have no channel to go to";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";

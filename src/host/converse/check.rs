@@ -203,10 +203,10 @@ impl<'a> Bot<'a> {
                 }
             }
             StepKind::Event { kind, args } => {
-                let fields = crate::host::play::world::EVENT_FIELDS;
+                let fields = crate::host::play::world::event_fields();
                 for (key, _) in args {
                     let help = format!("an event is given {}", fields.join(", "));
-                    not_one(fields, key, "a field of an event", &help, out);
+                    not_one(&fields, key, "a field of an event", &help, out);
                 }
                 let help = match self.timers.contains(&kind.text.as_str()) {
                     true => format!("`{}` is a timed event: `tick {}` runs it", kind.text, kind.text),

@@ -700,8 +700,9 @@ fn register_words(line: &str) -> Option<Vec<CompletionItem>> {
 /// after `method`, a registration line's words, an action's.
 fn line_words(doc: &Document, offset: usize, trimmed: &str) -> Option<Vec<CompletionItem>> {
     if trimmed.starts_with("event ") && !trimmed[6..].contains(' ') {
-        let kinds = vocab::EVENTS.iter().map(|(kind, vars)| {
-            item(kind.to_string(), CompletionItemKind::EVENT, format!("provides {}", vars.join(", ")))
+        let kinds = vocab::EVENTS.iter().map(|e| {
+            let detail = format!("{}; provides {}", e.about, e.vars.join(", "));
+            item(e.kind.to_string(), CompletionItemKind::EVENT, detail)
         });
         return Some(kinds.collect());
     }

@@ -11,7 +11,7 @@ use tungstenite::Message;
 
 use super::state::{Play, PlayError};
 use super::world::{BOT, GREETED, SERVERS};
-use crate::discord::model::{Frame, OpCode, Ready, Sent, User};
+use crate::discord::model::{Frame, GuildList, OpCode, Ready, Sent, User};
 use twilight_model::gateway::payload::incoming::Hello;
 use twilight_model::gateway::payload::outgoing::Resume;
 
@@ -130,7 +130,7 @@ fn ready(url: String) -> Ready {
         user: Some(User { id: Some(BOT.to_string()), username: Some("bot".to_string()), global_name: None }),
         session_id: Some("play".to_string()),
         resume_gateway_url: Some(url),
-        guilds: SERVERS.len(),
+        guilds: GuildList { count: SERVERS.len(), ids: SERVERS.iter().map(|s| s.id.to_string()).collect() },
     }
 }
 

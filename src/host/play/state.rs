@@ -278,7 +278,10 @@ impl Play {
             return self.tick(name);
         }
         let id = self.id();
-        let (t, d) = world::dispatch(kind, given, &id).ok_or_else(|| PlayError::NotAnEvent(kind.to_string()))?;
+        let (t, d, prime) = world::dispatch(kind, given, &id).ok_or_else(|| PlayError::NotAnEvent(kind.to_string()))?;
+        if !prime.is_null() {
+            self.dispatch("GUILD_UPDATE", prime);
+        }
         self.dispatch(t, d);
         Ok(())
     }

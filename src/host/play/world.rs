@@ -4,9 +4,7 @@
 
 use serde_json::Value;
 
-use crate::discord::model::{
-    Channel, Emoji, GatewayBot, Guild, Member, MemberEvent, Message, Reaction, Role, RoleEvent, SessionStartLimit, User,
-};
+use crate::discord::model::{Channel, GatewayBot, Guild, SessionStartLimit};
 
 /// A server `play`'s bot is in, with its one channel, `#general`.
 pub struct Server {
@@ -38,61 +36,44 @@ pub fn bot_info(url: &str) -> GatewayBot {
 }
 
 /// What an event fired from the page or a test may give (each kind reads
-/// those it has: a message's `content`, a reaction's `emoji`…).
-pub const EVENT_FIELDS: &[&str] =
-    &["user_name", "user_id", "server_id", "channel_id", "content", "message_id", "emoji", "channel_name", "role_name"];
+/// those its dispatch has: a message's `content`, a reaction's `emoji`…):
+/// the values of the platform layer's samples (`discord::events::sample`).
+pub fn event_fields() -> Vec<&'static str> {
+    crate::discord::events::SAMPLE_DEFAULTS.iter().map(|(k, _)| *k).collect()
+}
+
+/// The direct-message channel between the page's user and the bot.
+pub const DM_CHANNEL: &str = "1400000000000000009";
 
 /// The dispatch an event of `kind` comes as, and its data as the platform
 /// sends it, from what the page gave (`given`: the user, the text, the
 /// emoji, a name), in one of `play`'s servers (the first unless it names
-/// another) and a channel (the server's own unless it names one).
-pub fn dispatch(kind: &str, given: &Value, id: &str) -> Option<(&'static str, Value)> {
-    let wire = crate::discord::intents::EVENTS.iter().find(|e| e.kind == kind)?;
-    let text =
-        |k: &str, default: &str| Some(given[k].as_str().filter(|s| !s.is_empty()).unwrap_or(default).to_string());
-    let name = text("user_name", "you");
-    let user = User { id: text("user_id", "1001"), username: name.clone(), global_name: name };
+/// another) and a channel (the server's own unless it names one); and what
+/// a GUILD_UPDATE tells serve's cache first (`null`: nothing).
+pub fn dispatch(kind: &str, given: &Value, id: &str) -> Option<(&'static str, Value, Value)> {
     let server = SERVERS.iter().find(|g| given["server_id"] == g.id).unwrap_or(&SERVERS[0]);
-    let (channel, guild) = (text("channel_id", server.channel), Some(server.id.to_string()));
-    let member = |user: Option<User>| Some(Member { user, roles: Some(Vec::new()), ..Member::default() });
-    let typed = match wire.dispatch {
-        "GUILD_MEMBER_ADD" | "GUILD_MEMBER_REMOVE" => {
-            serde_json::to_value(MemberEvent { guild_id: guild, user: Some(user), ..MemberEvent::default() })
-        }
-        "MESSAGE_CREATE" | "MESSAGE_UPDATE" => serde_json::to_value(Message {
-            id: Some(id.to_string()),
-            channel_id: channel,
-            guild_id: guild,
-            author: Some(user),
-            member: member(None),
-            content: text("content", "hello"),
-        }),
-        "MESSAGE_DELETE" => serde_json::to_value(Message {
-            id: text("message_id", id),
-            channel_id: channel,
-            guild_id: guild,
-            ..Message::default()
-        }),
-        "MESSAGE_REACTION_ADD" | "MESSAGE_REACTION_REMOVE" => serde_json::to_value(Reaction {
-            user_id: user.id.clone(),
-            channel_id: channel,
-            message_id: text("message_id", id),
-            guild_id: guild,
-            member: member(Some(user)),
-            emoji: Some(Emoji { id: None, name: text("emoji", "👍") }),
-        }),
-        "CHANNEL_CREATE" | "CHANNEL_DELETE" => serde_json::to_value(Channel {
-            id: Some(id.to_string()),
-            name: text("channel_name", "new-channel"),
-            guild_id: guild,
-        }),
-        "GUILD_ROLE_CREATE" => serde_json::to_value(RoleEvent {
-            guild_id: guild,
-            role: Some(Role { id: Some(id.to_string()), name: text("role_name", "New role") }),
-        }),
-        _ => return None,
+    let value = |k: &str| -> Option<String> {
+        let own = given[k].as_str().filter(|s| !s.is_empty()).map(str::to_string);
+        own.or_else(|| match k {
+            "server_id" => Some(server.id.to_string()),
+            "server_name" => Some(server.name.to_string()),
+            "channel_id" => Some(server.channel.to_string()),
+            "dm_channel_id" => Some(DM_CHANNEL.to_string()),
+            "user_name" => Some("you".to_string()),
+            "bot_id" => Some(BOT.to_string()),
+            "id" | "message_id" | "thread_id" | "event_id" | "new_server_id" => Some(id.to_string()),
+            _ => None,
+        })
     };
-    Some((wire.dispatch, typed.ok()?))
+    let (t, d, prime) = crate::discord::events::sample(kind, &value)?;
+    let prime = match prime {
+        Value::Object(mut p) => {
+            p.insert("id".into(), Value::String(server.id.to_string()));
+            Value::Object(p)
+        }
+        _ => Value::Null,
+    };
+    Some((t, d, prime))
 }
 
 /// A server's GUILD_CREATE: its name, two members, and `#general`, its
@@ -106,5 +87,6 @@ pub fn guild(server: &Server) -> Guild {
         system_channel_id: Some(Some(server.channel.to_string())),
         unavailable: None,
         channels: vec![general],
+        ..Guild::default()
     }
 }

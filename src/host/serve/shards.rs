@@ -47,21 +47,22 @@ impl gateway::Events for GatewayEvents {
             }
             return;
         }
-        let Some(run) = shared.bot.cache.dispatch(t, &event) else { return };
         let loaded = shared.bot.loaded();
-        let Some(tree) = find_tree(&loaded, TreeKind::Event, run.kind) else { return };
-        // Known across processes when they share the store: two sessions
-        // holding one shard (a hand-over) get the same dispatches.
-        let dedupe = shared.bot.store.shared().then(|| {
-            let (key, keep) = super::events::occurrence(t, &event, raw);
-            (key, super::clock::epoch_ms(), keep)
-        });
-        let trigger = Trigger::from_event(run, (loaded, tree), dedupe);
-        let work = Work { _queued: Queued::new(shared), trigger };
-        if let Err(full) = shared.queue.events.try_send(work) {
-            let trigger = full.into_inner().trigger;
-            tracing::warn!(kind = trigger.about.kind(), "event dropped: the run queue is full");
-            ended(shared, Ended::Trigger(&trigger), Ending::of(Outcome::Busy));
+        for run in shared.bot.cache.dispatch(t, &event) {
+            let Some(tree) = find_tree(&loaded, TreeKind::Event, run.kind) else { continue };
+            // Known across processes when they share the store: two sessions
+            // holding one shard (a hand-over) get the same dispatches.
+            let dedupe = shared.bot.store.shared().then(|| {
+                let (key, keep) = super::events::occurrence(t, run.kind, &event, raw);
+                (key, super::clock::epoch_ms(), keep)
+            });
+            let trigger = Trigger::from_event(run, (loaded.clone(), tree), dedupe);
+            let work = Work { _queued: Queued::new(shared), trigger };
+            if let Err(full) = shared.queue.events.try_send(work) {
+                let trigger = full.into_inner().trigger;
+                tracing::warn!(kind = trigger.about.kind(), "event dropped: the run queue is full");
+                ended(shared, Ended::Trigger(&trigger), Ending::of(Outcome::Busy));
+            }
         }
     }
 

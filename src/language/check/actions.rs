@@ -22,7 +22,7 @@ pub fn check(file: &File, out: &mut Findings) {
             }
         });
     }
-    for tree in file.written().filter(|t| t.kind == TreeKind::Command && t.parts.actions) {
+    for tree in file.written().filter(|t| matches!(t.kind, TreeKind::Command | TreeKind::Event) && t.parts.actions) {
         without_server(tree, out);
     }
 }
@@ -397,10 +397,20 @@ fn channel_known(a: &Action, spec: &Spec, cx: Context<'_>, out: &mut Findings) {
     }
 }
 
-/// B161: a command that can run where the bot is in no server holds an
+/// `send` to a channel given by its id, a secret or a variable, not by its
+/// `#name` (a name is looked up in the run's server): it needs no server
+/// of the run's own.
+fn sends_to_a_channel_by_id(a: &Action, verb: Verb) -> bool {
+    let to = a.arg("to").and_then(|t| t.values.first());
+    verb == Verb::Send
+        && matches!(to, Some(ActionValue::Text(t)) if !matches!(t.parts.first(), Some(crate::language::ast::Part::Lit(s, _)) if s.starts_with('#')))
+}
+
+/// B161: a command that can run where the bot is in no server, or an
+/// event that happens outside any server (a direct message), holds an
 /// action on a server.
 fn without_server(tree: &Tree, out: &mut Findings) {
-    let mut elsewhere = None;
+    let mut elsewhere: Option<(crate::base::source::Span, String)> = None;
     for node in &tree.body {
         let Node::Register(r) = node else { continue };
         let (words, outside): (_, &[&str]) = match &**r {
@@ -409,10 +419,16 @@ fn without_server(tree: &Tree, out: &mut Findings) {
             _ => continue,
         };
         if let Some(word) = words.words.iter().find(|w| outside.contains(&w.name.as_str())) {
-            elsewhere.get_or_insert(word);
+            elsewhere.get_or_insert((word.span, format!("`{}` lets it run there", word.name)));
         }
     }
-    let Some(word) = elsewhere else { return };
+    let serverless = tree.kind == TreeKind::Event
+        && tree.schedule.is_none()
+        && crate::language::vocab::event_variables(&tree.name.name).is_some_and(|v| !v.contains(&"server_id"));
+    if serverless {
+        elsewhere = Some((tree.name.span, format!("`{}` happens outside any server", tree.name.name)));
+    }
+    let Some((at, why)) = elsewhere else { return };
     struct Found<'a>(Vec<&'a Action>);
     impl<'a> Visitor<'a> for Found<'a> {
         fn action(&mut self, a: &'a Action) {
@@ -423,17 +439,21 @@ fn without_server(tree: &Tree, out: &mut Findings) {
     visit::walk_nodes(&mut found, &tree.body);
     for a in found.0 {
         let Ok(verb) = verb_of(a) else { continue };
-        if !verb.spec().in_server {
+        if !verb.spec().in_server || (serverless && sends_to_a_channel_by_id(a, verb)) {
             continue;
         }
         out.push(
             Diagnostic::new(
                 Code::ActionWithoutServer,
-                format!("`{}` in command `{}`, which can run where the bot is in no server", verb.spec().written, tree.name.name),
+                format!("`{}` in {} `{}`, which can run where the bot is in no server", verb.spec().written, tree.kind.as_str(), tree.name.name),
             )
             .label(a.span, "the platform refuses it there")
-            .related(word.span, format!("`{}` lets it run there", word.name))
-            .help("keep the command to servers the bot is in (`installs server`, `contexts server`), or leave the action out: only `dm` works everywhere"),
+            .related(at, why.clone())
+            .help(if serverless {
+                "a direct message has no server, roles or members: only `dm`, and `send` to a channel given by its id or a secret (`send to \"<STAFF_CHANNEL>\" …`), work there"
+            } else {
+                "keep the command to servers the bot is in (`installs server`, `contexts server`), or leave the action out: only `dm` works everywhere"
+            }),
         );
     }
 }

@@ -31,15 +31,7 @@ pub fn check(scope: &Scope<'_>, out: &mut Findings) {
                 }
                 // A timed event's name is its own; another event's is its kind.
                 if tree.kind == TreeKind::Event && tree.schedule.is_none() && vocab::event_variables(name).is_none() {
-                    let kinds = vocab::EVENTS.iter().map(|(k, _)| *k);
-                    let suggestion = did_you_mean(name, kinds);
-                    let help = match suggestion {
-                        Some(k) => format!("did you mean `{k}`?"),
-                        None => format!(
-                            "the event kinds are {}",
-                            vocab::EVENTS.iter().map(|(k, _)| format!("`{k}`")).collect::<Vec<_>>().join(", ")
-                        ),
-                    };
+                    let (help, suggestion) = unknown_event_help(name);
                     out.push(
                         Diagnostic::new(Code::UnknownEvent, format!("`{name}` is not an event kind"))
                             .label(tree.name.span, "unknown event")
@@ -90,6 +82,29 @@ pub fn check(scope: &Scope<'_>, out: &mut Findings) {
 
 /// A `platform` line's URL: an absolute http(s) URL, and Discord's API at
 /// a version (B426).
+/// What to say of an event kind that is not one: the kind it is close to,
+/// the kinds a platform dispatch's name (`voice_state_update`) comes as, or
+/// every kind; and the kind to write instead, when there is one.
+fn unknown_event_help(name: &str) -> (String, Option<&'static str>) {
+    let dispatch = name.to_ascii_uppercase();
+    let of: Vec<&str> = crate::discord::events::of_dispatch(&dispatch).map(|e| e.kind).collect();
+    if !of.is_empty() {
+        let kinds: Vec<String> = of.iter().map(|k| format!("`{k}`")).collect();
+        let only = if of.len() == 1 { Some(of[0]) } else { None };
+        return (format!("the platform's {dispatch} comes as {}", kinds.join(", ")), only);
+    }
+    match did_you_mean(name, vocab::EVENTS.iter().map(|e| e.kind)) {
+        Some(k) => (format!("did you mean `{k}`?"), Some(k)),
+        None => (
+            format!(
+                "the event kinds are {} (docs/language.md, \"Event kinds\")",
+                vocab::EVENTS.iter().map(|e| format!("`{}`", e.kind)).collect::<Vec<_>>().join(", ")
+            ),
+            None,
+        ),
+    }
+}
+
 fn platform_url(p: &crate::language::ast::Platform, out: &mut Findings) {
     match crate::language::policy::Platform::parse(&p.url.value) {
         None => out.push(
@@ -184,7 +199,7 @@ pub(super) fn shadowed(name: &str) -> Option<&'static str> {
         || vocab::HANDLER_VARIABLES.contains(&name)
         || vocab::AUTOCOMPLETE_VARIABLES.contains(&name)
         || vocab::MENU_VARIABLES.iter().any(|(_, vars)| vars.contains(&name))
-        || vocab::EVENTS.iter().any(|(_, vars)| vars.contains(&name))
+        || vocab::EVENTS.iter().any(|e| e.vars.contains(&name))
     {
         return Some("a trigger variable");
     }

@@ -12,7 +12,7 @@ use crate::discord::options::OptionType;
 use crate::discord::registration as reg;
 use crate::discord::{intents, names};
 use crate::language::ast::{Choice, ChoiceValue, Choices, File, Ident, Node, OptionDecl, Tree, TreeKind};
-use crate::language::registration::{reads, uses};
+use crate::language::registration::uses;
 
 pub fn check(file: &File, out: &mut Findings) {
     let commands: Vec<&Tree> = file.written().filter(|t| t.kind == TreeKind::Command && t.menu.is_none()).collect();
@@ -98,13 +98,13 @@ fn menus(file: &File, out: &mut Findings) {
 /// Event trees that need a privileged Gateway intent: the portal must
 /// allow it, or the Gateway refuses the bot (close code 4014).
 fn privileged_intents(file: &File, out: &mut Findings) {
-    for tree in file.trees().filter(|t| t.kind == TreeKind::Event) {
-        let reads_content = reads(&tree.body, "message_content");
+    for tree in file.trees().filter(|t| t.kind == TreeKind::Event && t.schedule.is_none()) {
+        let content = crate::language::registration::reads_content(tree);
         let bits = intents::of_event(&tree.name.name)
-            | if reads_content { intents::Intents::MESSAGE_CONTENT } else { intents::Intents::empty() };
+            | if content.is_some() { intents::Intents::MESSAGE_CONTENT } else { intents::Intents::empty() };
         for (name, switch) in intents::privileged(bits) {
-            let why = if name == "MESSAGE_CONTENT" {
-                format!("event `{}` reads `message_content`, which needs the privileged {name} intent", tree.name.name)
+            let why = if let (Some(var), "MESSAGE_CONTENT") = (content, name) {
+                format!("event `{}` reads `{var}`, which needs the privileged {name} intent", tree.name.name)
             } else {
                 format!("`{}` events need the privileged {name} intent", tree.name.name)
             };

@@ -426,7 +426,7 @@ impl<'a> Walk<'_, 'a> {
                     "an autocomplete tree reads its command's options: declare `option {option} \"…\"` in the command"
                 )),
             }
-        } else if let Some((kind, _)) = vocab::EVENTS.iter().find(|(_, vars)| vars.contains(&n)) {
+        } else if let Some(kind) = vocab::EVENTS.iter().find(|e| e.vars.contains(&n)).map(|e| e.kind) {
             diag.help(format!(
                 "`{{{n}}}` is provided by `{kind}` events, not by {} `{}`",
                 self.tree.kind.as_str(),

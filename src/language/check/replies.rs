@@ -11,17 +11,35 @@ use crate::language::ast::{Embed, EmbedItem, Reply, ReplyItem, Template, Tree, T
 use crate::language::vocab::{self, EmbedPart, PartForm};
 
 pub fn check_tree(tree: &Tree, out: &mut Findings) {
-    let mut walk = Walk { event: tree.kind == TreeKind::Event, out };
+    // An event of a kind whose replies go nowhere (a timed event's go to its channel).
+    let nowhere = (tree.kind == TreeKind::Event && tree.schedule.is_none())
+        .then(|| crate::discord::events::event(&tree.name.name))
+        .flatten()
+        .filter(|e| e.reply == crate::discord::events::Reply::Nowhere);
+    let mut walk = Walk { event: tree.kind == TreeKind::Event, nowhere, out };
     visit::walk_nodes(&mut walk, &tree.body);
 }
 
 struct Walk<'o> {
     event: bool,
+    nowhere: Option<&'static crate::discord::events::Event>,
     out: &'o mut Findings,
 }
 
 impl<'a> Visitor<'a> for Walk<'_> {
     fn reply(&mut self, r: &'a Reply) {
+        if let (Some(e), false) = (self.nowhere, r.update) {
+            self.out.push(
+                Diagnostic::new(Code::ReplyNowhere, format!("a reply in a `{}` event goes nowhere", e.kind))
+                    .label(r.span, "no channel to answer in")
+                    .help(format!(
+                        "`{}` events ({}) have no channel of their own: post to one with `send to \"#mod-log\" …` or `send to \"<LOG_CHANNEL>\" …`{}",
+                        e.kind,
+                        e.about,
+                        if e.vars.contains(&"user_id") { ", or write to the user with `dm \"{user_id}\" …`" } else { "" }
+                    )),
+            );
+        }
         reply(r, self.event, self.out);
     }
     // Replies only: nothing inside blocks, saves or conditions is read.

@@ -1090,7 +1090,7 @@ fn unquoted_string(f: &Failure<'_>) -> Option<Diagnostic> {
 fn names_a_variable(text: &str, word: &str) -> bool {
     let triggers = crate::language::vocab::COMMAND_VARIABLES
         .iter()
-        .chain(crate::language::vocab::EVENTS.iter().flat_map(|(_, vars)| vars.iter()));
+        .chain(crate::language::vocab::EVENTS.iter().flat_map(|e| e.vars.iter()));
     if triggers.into_iter().any(|v| *v == word) {
         return true;
     }
