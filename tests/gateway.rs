@@ -294,3 +294,109 @@ fn two_servers_holding_one_shard_run_each_event_once_through_the_store() {
     assert_eq!(platform.wait_for("/channels/889/messages", 2).len(), 2);
     assert_eq!(platform.wait_for("/channels/888/messages", 2).len(), 2);
 }
+
+/// Issue 52: every dispatch the platform documents for an event kind, in
+/// its documented shape (the platform layer's samples), sent by the test
+/// Gateway: each runs its kind's tree once, with every variable the
+/// language promises, and what changed computed against what the Gateway
+/// said before.
+#[test]
+fn every_event_kind_runs_on_its_dispatch_with_its_variables() {
+    use blkc::discord::events::{sample, EVENTS};
+    let mut program = String::new();
+    for e in EVENTS {
+        let vars: Vec<String> = e.vars.iter().map(|v| format!("{v}={{{v}}}")).collect();
+        program += &format!("event {} {{\n    send to \"900\" \"{} {}\"\n}}\n\n", e.kind, e.kind, vars.join("|"));
+    }
+    let (platform, gateway, served) = start(&program, 1, &[]);
+    gateway.wait_op(2, 1);
+    let given = |k: &str| -> Option<String> {
+        let v = match k {
+            "server_id" => "777",
+            "channel_id" => "888",
+            "other_channel_id" => "889",
+            "dm_channel_id" => "950",
+            "message_id" => "5000",
+            "bot_id" => "999",
+            _ => return None,
+        };
+        Some(v.to_string())
+    };
+    // (The bot leaves the server last: the cache forgets it then.)
+    let last = EVENTS.iter().filter(|e| e.kind == "guild_leave");
+    for e in EVENTS.iter().filter(|e| e.kind != "ready" && e.kind != "guild_leave").chain(last) {
+        let (t, d, prime) = sample(e.kind, &given).unwrap();
+        if let Some(prime) = prime.as_object() {
+            let mut update = json!({ "id": "777" });
+            update.as_object_mut().unwrap().extend(prime.clone());
+            gateway.dispatch("GUILD_UPDATE", update);
+        }
+        gateway.dispatch(t, d);
+    }
+    // A member's update runs `member_update` besides its boost or timeout:
+    // four of the samples are such updates.
+    let sent = platform.wait_for("/channels/900/messages", EVENTS.len() + 4);
+    let said: Vec<String> = sent.iter().map(|c| c.body["content"].as_str().unwrap_or_default().to_string()).collect();
+    assert_eq!(said.len(), EVENTS.len() + 4, "{said:#?}\n{}", served.log());
+    let count = |kind: &str| said.iter().filter(|s| s.split(' ').next() == Some(kind)).count();
+    assert_eq!(count("member_update"), 5, "{said:#?}");
+    assert!(EVENTS.iter().all(|e| e.kind == "member_update" || count(e.kind) == 1), "{said:#?}");
+    // (Runs end in any order: a member's own update is the one that renamed them.)
+    let of = |kind: &str| -> std::collections::HashMap<String, String> {
+        let mine = |s: &&String| s.split(' ').next() == Some(kind) && (kind != "member_update" || s.contains("new nick"));
+        let line = said.iter().find(mine).unwrap_or_else(|| panic!("no `{kind}` in {said:#?}"));
+        let (_, vars) = line.split_once(' ').unwrap();
+        vars.split('|').filter_map(|kv| kv.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    };
+    for e in EVENTS {
+        let vars = of(e.kind);
+        assert_eq!(vars.len(), e.vars.len(), "{}: {vars:?}", e.kind);
+        if e.vars.contains(&"user_id") && e.kind != "message_delete" {
+            assert_eq!(vars["user_id"], "1001", "{}", e.kind);
+        }
+        if e.vars.contains(&"server_name") && e.kind != "guild_join" {
+            assert_eq!(vars["server_name"], "Test Server", "{}", e.kind);
+        }
+    }
+    let member = of("member_update");
+    assert_eq!((member["roles_added"].as_str(), member["roles_removed"].as_str()), ("<@&9>", "<@&8>"));
+    assert_eq!((member["old_nickname"].as_str(), member["nickname"].as_str()), ("old nick", "new nick"));
+    let moved = of("voice_move");
+    assert_eq!((moved["old_channel_name"].as_str(), moved["channel_name"].as_str()), ("random", "general"));
+    assert_eq!(of("voice_leave")["channel_name"], "general");
+    let edit = of("message_update");
+    assert_eq!((edit["old_message_content"].as_str(), edit["message_content"].as_str()), ("hello", "hello"));
+    assert_eq!((of("message_delete")["user_id"].as_str(), of("message_delete")["message_content"].as_str()), ("1001", "hello"));
+    assert_eq!(of("dm_message")["channel_id"], "950");
+    assert_eq!(of("guild_join")["server_name"], "New server");
+    assert_eq!(of("guild_leave")["server_name"], "Test Server");
+    assert_eq!(of("automod_action")["automod_action"], "block_message");
+    assert_eq!(of("entitlement_create")["entitlement_type"], "application_subscription");
+    assert_eq!(of("presence_update")["activity"], "Chess");
+    assert_eq!(of("thread_members")["users_added"], "<@1001>");
+    assert_eq!(of("invite_create")["invite_url"], "https://discord.gg/Xk3nQ2");
+    let metrics = ureq::get(&format!("{}/metrics", served.url)).call().unwrap().body_mut().read_to_string().unwrap();
+    assert!(metrics.contains("blkc_events_total{kind=\"voice_move\",outcome=\"ran\"} 1"), "{metrics}");
+}
+
+/// Issue 52: a direct message to the bot arrives (the file asks for
+/// DIRECT_MESSAGES, and not for the privileged content intent: a DM's text
+/// comes without it) and its reply goes to the DM.
+#[test]
+fn a_direct_message_arrives_and_is_answered_in_the_dm() {
+    let program = "event dm_message {\n    reply \"You said: {message_content}\"\n}\n";
+    let (platform, gateway, served) = start(program, 1, &[]);
+    let identify = gateway.wait_op(2, 1);
+    assert_eq!(identify[0].2["d"]["intents"], (1 << 0) | (1 << 12));
+    let dm = json!({ "id": "6000", "channel_id": "950", "author": { "id": "1001", "username": "ada" }, "content": "hello bot" });
+    gateway.dispatch("MESSAGE_CREATE", dm);
+    // A message in a server is no DM.
+    let in_server = json!({ "id": "6001", "channel_id": "888", "guild_id": "777", "author": { "id": "1001", "username": "ada" }, "content": "hi all" });
+    gateway.dispatch("MESSAGE_CREATE", in_server);
+    let sent = platform.wait_for("/channels/950/messages", 1);
+    assert_eq!(sent.len(), 1, "{}", served.log());
+    assert_eq!(sent[0].body["content"], "You said: hello bot");
+    let log = served.wait_log("kind=dm_message");
+    assert_eq!(log.matches("kind=dm_message").count(), 1, "{log}");
+    assert!(platform.calls().iter().all(|c| !c.path.contains("/channels/888/")), "{:?}", platform.calls());
+}
