@@ -343,7 +343,8 @@ fn every_event_kind_runs_on_its_dispatch_with_its_variables() {
     assert!(EVENTS.iter().all(|e| e.kind == "member_update" || count(e.kind) == 1), "{said:#?}");
     // (Runs end in any order: a member's own update is the one that renamed them.)
     let of = |kind: &str| -> std::collections::HashMap<String, String> {
-        let mine = |s: &&String| s.split(' ').next() == Some(kind) && (kind != "member_update" || s.contains("new nick"));
+        let mine =
+            |s: &&String| s.split(' ').next() == Some(kind) && (kind != "member_update" || s.contains("new nick"));
         let line = said.iter().find(mine).unwrap_or_else(|| panic!("no `{kind}` in {said:#?}"));
         let (_, vars) = line.split_once(' ').unwrap();
         vars.split('|').filter_map(|kv| kv.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect()
@@ -366,7 +367,10 @@ fn every_event_kind_runs_on_its_dispatch_with_its_variables() {
     assert_eq!(of("voice_leave")["channel_name"], "general");
     let edit = of("message_update");
     assert_eq!((edit["old_message_content"].as_str(), edit["message_content"].as_str()), ("hello", "hello"));
-    assert_eq!((of("message_delete")["user_id"].as_str(), of("message_delete")["message_content"].as_str()), ("1001", "hello"));
+    assert_eq!(
+        (of("message_delete")["user_id"].as_str(), of("message_delete")["message_content"].as_str()),
+        ("1001", "hello")
+    );
     assert_eq!(of("dm_message")["channel_id"], "950");
     assert_eq!(of("guild_join")["server_name"], "New server");
     assert_eq!(of("guild_leave")["server_name"], "Test Server");

@@ -55,6 +55,7 @@ mod test_cmd;
 mod timers;
 mod untrusted;
 mod urls;
+mod webhooks;
 mod wire;
 
 // The fuzz target measures memory with a counting allocator.

@@ -906,8 +906,18 @@ pub(crate) fn arb_file() -> impl Strategy<Value = File> {
                 }
                 None => (name, None),
             };
-            let mut tree =
-                Tree { kind, name, description, cooldown, schedule, menu, body, parts: Parts::default(), span: sp() };
+            let mut tree = Tree {
+                kind,
+                name,
+                description,
+                cooldown,
+                schedule,
+                webhook: None,
+                menu,
+                body,
+                parts: Parts::default(),
+                span: sp(),
+            };
             // (The parser names subcommands and autocompletes by their tree.)
             tree.name_parts();
             Item::Tree(tree)

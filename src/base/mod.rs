@@ -11,3 +11,4 @@ pub(crate) mod stop;
 pub mod urls;
 pub(crate) mod values;
 pub(crate) mod waiting;
+pub mod webhook;

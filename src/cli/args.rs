@@ -181,6 +181,9 @@ pub struct RunArgs {
     /// The event to run
     #[arg(long, conflicts_with_all = ["component", "form", "autocomplete"])]
     pub event: Option<String>,
+    /// A webhook event's request body, a JSON file (by default its `sample`)
+    #[arg(long, value_name = "FILE", requires = "event")]
+    pub body: Option<PathBuf>,
     /// Run an option's autocomplete, by its command's whole name and the
     /// option's (`--autocomplete "weather city" --var typed_text=Par`)
     #[arg(long, value_name = "COMMAND OPTION", conflicts_with_all = ["component", "form"])]

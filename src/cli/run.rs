@@ -228,6 +228,53 @@ fn handler_inputs(
     Ok(())
 }
 
+/// A webhook event's request, by hand: `--body FILE`, else its sample.
+fn received(
+    args: &RunArgs,
+    checked: &blkc::language::model::Checked,
+    tree: &blkc::language::plan::Tree,
+) -> Result<Option<std::sync::Arc<eval::Received>>, String> {
+    let Some(hook) = &tree.webhook else {
+        return match &args.body {
+            Some(_) => Err(format!("`--body` is a webhook event's request; `{}` is not a webhook event", tree.name)),
+            None => Ok(None),
+        };
+    };
+    let bytes = match &args.body {
+        Some(path) => {
+            let bytes = std::fs::read(path).map_err(|e| format!("`--body {}`: {e}", path.display()))?;
+            if bytes.len() > blkc::base::webhook::MAX_BODY {
+                return Err(format!(
+                    "`--body {}` is larger than a webhook's {} bytes",
+                    path.display(),
+                    blkc::base::webhook::MAX_BODY
+                ));
+            }
+            bytes
+        }
+        None => {
+            let model = checked
+                .model
+                .trees
+                .iter()
+                .find(|t| t.kind == blkc::language::ast::TreeKind::Event && t.name == tree.name);
+            let block = model.and_then(|m| m.block(blkc::language::ast::Webhook::BLOCK));
+            match block.and_then(|b| checked.model.sample(b)) {
+                Some(sample) => match sample.as_ref() {
+                    Ok(data) => data.to_json().to_string().into_bytes(),
+                    Err(why) => return Err(format!("the sample of webhook `{}` {why}", tree.name)),
+                },
+                None => return Err(format!(
+                    "webhook `{}` has no `sample`: give its request with `--body FILE` (JSON, as the sender posts it to {})",
+                    tree.name, hook.path
+                )),
+            }
+        }
+    };
+    let body = blkc::base::data::Data::parse(&bytes).map_err(|e| format!("the webhook's body is not JSON: {e}"))?.data;
+    Ok(Some(std::sync::Arc::new(eval::Received { body, headers: Vec::new() })))
+}
+
 pub fn run(args: &RunArgs) -> Exit {
     let opts = report::render_options(args.output.color);
     let format = args.output.format;
@@ -240,6 +287,7 @@ pub fn run(args: &RunArgs) -> Exit {
         handler_inputs(args, &plan, tree, &mut inputs)?;
         known_variables(&checked, tree, &inputs)?;
         left_out_options(args, tree, &mut inputs)?;
+        inputs.received = received(args, &checked, tree)?;
         Ok((tree, inputs, options(args, checked.model.samples.clone())?))
     });
     let (tree, mut inputs, options) = match prepared {

@@ -251,43 +251,53 @@ impl Printer<'_> {
         self.out.push('}');
     }
 
+    /// A tree's head: its kind, name, description, schedule or webhook,
+    /// and cooldown.
+    fn tree_head(&mut self, t: &crate::language::ast::Tree) {
+        self.out.push_str(t.kind.as_str());
+        self.out.push(' ');
+        match &t.menu {
+            Some(m) => {
+                self.out.push_str(&text_literal(&t.name.name));
+                self.out.push_str(" for ");
+                self.out.push_str(&m.target.name);
+            }
+            None => self.out.push_str(&t.name.name),
+        }
+        if let Some(d) = &t.description {
+            self.out.push(' ');
+            self.out.push_str(&text_literal(&d.value));
+        }
+        if let Some(s) = &t.schedule {
+            self.out.push(' ');
+            self.out.push_str(s.written.as_str());
+            self.out.push(' ');
+            self.out.push_str(&text_literal(&s.when.value));
+            if let Some(zone) = &s.zone {
+                self.out.push_str(" in ");
+                self.out.push_str(&text_literal(&zone.value));
+            }
+            self.out.push_str(" channel ");
+            self.template(&s.channel);
+        }
+        if let Some(w) = &t.webhook {
+            self.out.push_str(&webhook_head(w));
+        }
+        if let Some(c) = &t.cooldown {
+            self.out.push(' ');
+            self.out.push_str(&setting_line(self.text, c));
+        }
+    }
+
     fn item(&mut self, item: &Item) {
         match item {
             Item::Tree(t) => {
-                self.out.push_str(t.kind.as_str());
-                self.out.push(' ');
-                match &t.menu {
-                    Some(m) => {
-                        self.out.push_str(&text_literal(&t.name.name));
-                        self.out.push_str(" for ");
-                        self.out.push_str(&m.target.name);
-                    }
-                    None => self.out.push_str(&t.name.name),
-                }
-                if let Some(d) = &t.description {
-                    self.out.push(' ');
-                    self.out.push_str(&text_literal(&d.value));
-                }
-                if let Some(s) = &t.schedule {
-                    self.out.push(' ');
-                    self.out.push_str(s.written.as_str());
-                    self.out.push(' ');
-                    self.out.push_str(&text_literal(&s.when.value));
-                    if let Some(zone) = &s.zone {
-                        self.out.push_str(" in ");
-                        self.out.push_str(&text_literal(&zone.value));
-                    }
-                    self.out.push_str(" channel ");
-                    self.template(&s.channel);
-                }
-                if let Some(c) = &t.cooldown {
-                    self.out.push(' ');
-                    self.out.push_str(&setting_line(self.text, c));
-                }
+                self.tree_head(t);
                 self.out.push_str(" {");
-                let after = match (&t.cooldown, &t.schedule, &t.description) {
+                let head = t.schedule.as_ref().map(|s| s.span).or(t.webhook.as_ref().map(|w| w.span));
+                let after = match (&t.cooldown, head, &t.description) {
                     (Some(c), _, _) => c.span.end,
-                    (None, Some(s), _) => s.span.end,
+                    (None, Some(h), _) => h.end,
                     (None, None, Some(d)) => d.span.end,
                     (None, None, None) => t.menu.as_ref().map_or(t.name.span.end, |m| m.span.end),
                 };
@@ -1314,4 +1324,19 @@ fn reads_as_slot(rest: &[char]) -> bool {
 /// `a, b, c`: a list of words as written.
 fn words(w: &Words) -> String {
     w.words.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+/// A webhook's head as written: ` webhook "/path" signed github …`.
+pub fn webhook_head(w: &crate::language::ast::Webhook) -> String {
+    let mut out = format!(" webhook {}", text_literal(&w.path.value));
+    for (word, value) in &w.words {
+        out.push(' ');
+        out.push_str(&word.name);
+        out.push(' ');
+        match value {
+            crate::language::ast::WebhookValue::Word(v) => out.push_str(&v.name),
+            crate::language::ast::WebhookValue::Text(t) => out.push_str(&text_literal(&t.value)),
+        }
+    }
+    out
 }

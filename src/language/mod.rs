@@ -15,3 +15,4 @@ pub mod registration;
 pub mod schedule;
 pub mod syntax;
 pub mod vocab;
+pub mod webhook;

@@ -391,6 +391,12 @@ fn custom_variables<'a>(file: &'a File) -> Vec<&'a str> {
     names
 }
 
+/// Each block of a tree, a webhook's received request first.
+fn each_block_of<'a>(tree: &'a Tree, f: &mut impl FnMut(&'a ApiBlock)) {
+    tree.received().into_iter().for_each(&mut *f);
+    each_block(&tree.body, f);
+}
+
 fn tree_model(
     tree: &Tree,
     (fields, options): (&[(&Ident, &str)], &[&crate::language::ast::OptionDecl]),
@@ -399,7 +405,8 @@ fn tree_model(
 ) -> TreeModel {
     let mut blocks = Vec::new();
     let mut refs: Vec<&ApiBlock> = Vec::new();
-    each_block(&tree.body, &mut |b| {
+    let received = tree.received();
+    each_block_of(tree, &mut |b| {
         refs.push(b);
         blocks.push(BlockInfo {
             name: b.name.name.to_string(),
@@ -427,6 +434,10 @@ fn tree_model(
         }
     };
     let mut walk = FlowWalk(Flow::new(&refs));
+    // A webhook's request has run before the tree's first node.
+    if let Some(b) = received {
+        walk.0.block_ran(&b.name.name, b.span.end);
+    }
     // An action with `as NAME` answers as a block does (it has no sample).
     let nodes: &[Node] = if tree.parts.actions { &tree.body } else { &[] };
     visit::each_action(nodes, &mut |a| {

@@ -14,7 +14,7 @@ use crate::language::model::Checked;
 pub use crate::language::vocab::Method;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 19;
+pub const FORMAT: u32 = 20;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -115,6 +115,9 @@ pub struct Tree {
     /// A timed event's schedule and channel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer: Option<Timer>,
+    /// A webhook event's path, signature and secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook: Option<Hook>,
     /// A context-menu command's menu: `user` or `message`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub menu: Option<String>,
@@ -214,6 +217,35 @@ pub fn fixed_text(t: &Template, secrets: &std::collections::HashMap<String, Stri
 pub struct Timer {
     pub schedule: crate::language::schedule::Schedule,
     pub channel: Template,
+}
+
+/// A webhook event's head: where serve listens, how the sender signs, the
+/// secret slot it signs with, and the header naming a delivery.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hook {
+    pub path: String,
+    pub scheme: crate::base::webhook::Scheme,
+    pub secret: String,
+    /// Where the secret is written.
+    #[serde(default)]
+    pub span: Span,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<String>,
+}
+
+impl Hook {
+    /// A checked file's webhook (`None` for one the checker refused).
+    pub fn of(w: Option<&ast::Webhook>) -> Option<Hook> {
+        let w = w?;
+        let read = crate::language::webhook::read(w).ok()?;
+        let span = w.setting("secret").map_or(w.span, |v| v.span());
+        Some(Hook { path: read.path, scheme: read.scheme, secret: read.secret, span, delivery: read.delivery })
+    }
+
+    /// The header that names a delivery: the file's, else the scheme's.
+    pub fn delivery_header(&self) -> Option<&str> {
+        self.delivery.as_deref().or(self.scheme.delivery_header())
+    }
 }
 
 impl Timer {
@@ -1303,6 +1335,7 @@ fn lower_tree(t: &ast::Tree, inherited: &[Guard], out: &mut Vec<Tree>) -> Lowere
             name: t.name.name.to_string(),
             cooldown: Cooldown::of(t.cooldown.as_ref()),
             timer: Timer::of(t.schedule.as_deref()),
+            webhook: Hook::of(t.webhook.as_deref()),
             menu: t.menu_target().map(str::to_string),
             guards,
             options,

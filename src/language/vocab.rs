@@ -691,6 +691,7 @@ keywords! {
     At "at" Save,
     Clear "clear" Save,
     Every "every" Schedule,
+    Webhook "webhook" Head,
     Cron "cron" Schedule,
     Channel "channel" Schedule,
     Per "per" Var,

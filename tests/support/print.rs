@@ -43,6 +43,9 @@ fn tree(t: &Tree, out: &mut String) {
         }
         out.push_str(&format!(" channel {}", template(&s.channel)));
     }
+    if let Some(w) = &t.webhook {
+        out.push_str(&blkc::language::format::webhook_head(w));
+    }
     if let Some(c) = &t.cooldown {
         out.push_str(&settings(std::slice::from_ref(c)));
     }

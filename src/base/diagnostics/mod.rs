@@ -120,6 +120,7 @@ codes! {
     BadAction = "B159", Error, "an action written wrong: a word it does not take or needs, or a value past the platform's limits";
     ActionTarget = "B160", Error, "an action's value that is not an id, a mention or a name of what it acts on";
     ActionWithoutServer = "B161", Error, "an action in a command or event that can run where the bot is in no server";
+    BadWebhook = "B163", Error, "a webhook event written wrong: its path, its signature, its secret or its settings";
     ReplyNowhere = "B162", Warning, "a reply in an event whose replies have no channel to go to";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";

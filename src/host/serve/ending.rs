@@ -89,6 +89,7 @@ fn tell(shared: &Shared, what: &Ended, ending: Ending) {
         About::Interaction { command, .. } => ("interaction", command.as_str()),
         About::Event { kind, .. } => ("event", *kind),
         About::Timer { name, .. } => ("timer", name.as_str()),
+        About::Webhook { name, .. } => ("webhook", name.as_str()),
     };
     let mut trail = ending.trail.unwrap_or(Trail { events: Vec::new(), left_out: 0 });
     // A warning's place in the file, as `blkc check` says it.
@@ -246,6 +247,10 @@ pub fn log_run(about: &About, received: Instant, outcome: Outcome, report: Optio
             let (event, tick) = (name.as_str(), tick.as_str());
             run_line!(event, tick, outcome = label, ms, requests, messages, warnings, error, "timed event");
         }
+        About::Webhook { name, delivery } => {
+            let (event, delivery) = (name.as_str(), delivery.as_str());
+            run_line!(event, delivery, outcome = label, ms, requests, messages, warnings, error, "webhook event");
+        }
     });
 }
 
@@ -269,6 +274,7 @@ pub fn count(shared: &Shared, about: &About, outcome: Outcome) {
         About::Interaction { .. } => shared.metrics.interaction(outcome),
         About::Event { kind, .. } => shared.metrics.event(kind, outcome),
         About::Timer { .. } => shared.metrics.event("timer", outcome),
+        About::Webhook { .. } => shared.metrics.event(&about.metric_kind(), outcome),
     }
 }
 

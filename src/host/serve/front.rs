@@ -285,6 +285,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
         (_, "/healthz" | "/metrics" | "/interactions") => {
             respond(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "method not allowed\n")
         }
+        (&Method::POST, _) => webhook(&shared, req).await,
         _ => respond(StatusCode::NOT_FOUND, "text/plain", "not found\n"),
     };
     let mut reply = reply;
@@ -293,6 +294,18 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
         reply.headers_mut().insert(hyper::header::CONNECTION, hyper::header::HeaderValue::from_static("close"));
     }
     Ok(reply)
+}
+
+/// A POST to another path: a webhook event's, if the file has one there.
+async fn webhook(shared: &Arc<Shared>, req: Request<Incoming>) -> Reply {
+    let loaded = shared.bot.loaded();
+    match super::webhooks::find(&loaded, req.uri().path()) {
+        Some((tree, hook)) => match super::webhooks::post(shared, req, (loaded, tree, hook)).await {
+            super::webhooks::Answer::Status(status, text) => respond(status, "text/plain", text),
+            super::webhooks::Answer::Body(refused) => body_refused(shared, refused),
+        },
+        None => respond(StatusCode::NOT_FOUND, "text/plain", "not found\n"),
+    }
 }
 
 /// The answer to a body that was not read.

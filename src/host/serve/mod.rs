@@ -29,6 +29,7 @@ mod share;
 mod shared;
 mod timers;
 pub(crate) mod trigger;
+pub(crate) mod webhooks;
 
 pub use loaded::{default_store, listen_address, load, ready, stamp, Loaded, Problem, Refused};
 pub use log::LogFormat;

@@ -70,6 +70,7 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
             let mut inputs = shared.bot.inputs.clone();
             inputs.vars.extend(vars.iter().cloned());
             inputs.mentions.clone_from(&trigger.mentions);
+            inputs.received.clone_from(&trigger.request);
             let mut options = shared.bot.options.clone();
             options.samples = trigger.loaded.checked.model.samples.clone();
             if autocomplete {

@@ -43,6 +43,8 @@ pub struct Trigger {
     pub guards: Vec<crate::language::plan::Guard>,
     /// A timed event's claim of its tick, kept once the run is over.
     pub tick: Option<super::claim::TickHold>,
+    /// A webhook event's request, read as its block `webhook`.
+    pub request: Option<Arc<crate::run::eval::Received>>,
 }
 
 /// Where a run's messages go.
@@ -70,6 +72,11 @@ pub enum About {
     Timer {
         name: String,
         tick: String,
+    },
+    /// A webhook event: its name, and the delivery's id if the sender gave one.
+    Webhook {
+        name: String,
+        delivery: String,
     },
 }
 
@@ -101,7 +108,7 @@ impl About {
     pub fn id(&self) -> Option<&str> {
         match self {
             About::Interaction { id, .. } => Some(id),
-            About::Event { .. } | About::Timer { .. } => None,
+            About::Event { .. } | About::Timer { .. } | About::Webhook { .. } => None,
         }
     }
 
@@ -111,6 +118,7 @@ impl About {
             About::Interaction { .. } => None,
             About::Event { kind, .. } => Some(kind),
             About::Timer { .. } => Some("timer"),
+            About::Webhook { .. } => Some("webhook"),
         }
     }
 
@@ -118,7 +126,15 @@ impl About {
     pub fn token(&self) -> Option<&str> {
         match self {
             About::Interaction { token, .. } => Some(token),
-            About::Event { .. } | About::Timer { .. } => None,
+            About::Event { .. } | About::Timer { .. } | About::Webhook { .. } => None,
+        }
+    }
+
+    /// What its metrics and log line call it: a webhook event by its name.
+    pub fn metric_kind(&self) -> String {
+        match self {
+            About::Webhook { name, .. } => format!("webhook:{name}"),
+            other => other.kind().unwrap_or("interaction").to_string(),
         }
     }
 }
@@ -347,6 +363,7 @@ impl Trigger {
             standing,
             guards,
             tick: None,
+            request: None,
         }
     }
 
@@ -372,6 +389,35 @@ impl Trigger {
             standing: None,
             guards: Vec::new(),
             tick: None,
+            request: None,
+        }
+    }
+
+    /// A webhook event's run: tree `tree` of `loaded`, its request
+    /// verified, known across processes by its delivery (`dedupe`).
+    pub fn from_webhook(
+        (loaded, tree): (Arc<Loaded>, usize),
+        request: crate::run::eval::Received,
+        delivery: Option<String>,
+        dedupe: Option<(String, i64, std::time::Duration)>,
+    ) -> Trigger {
+        let name = loaded.plan.trees[tree].name.clone();
+        let about = About::Webhook { name, delivery: delivery.unwrap_or_default() };
+        let gates = super::gate::Gates::of(&loaded.plan, &loaded.plan.trees[tree], &[], None);
+        Trigger {
+            tree,
+            gates,
+            loaded,
+            mentions: Vec::new(),
+            vars: Ok(Vec::new()),
+            target: Target::Channel(None),
+            dedupe,
+            received: Instant::now(),
+            about,
+            standing: None,
+            guards: Vec::new(),
+            tick: None,
+            request: Some(Arc::new(request)),
         }
     }
 
@@ -402,6 +448,7 @@ impl Trigger {
             standing: None,
             guards: Vec::new(),
             tick: Some(hold),
+            request: None,
         }
     }
 

@@ -62,6 +62,8 @@ pub struct Tree {
     pub cooldown: Option<Setting>,
     /// A timed event's `every`/`at`/`cron … channel …`.
     pub schedule: Option<Box<Schedule>>,
+    /// A webhook event's `webhook "/path" …`.
+    pub webhook: Option<Box<Webhook>>,
     /// A context-menu command's `for user` or `for message` (its name is
     /// the string before it).
     pub menu: Option<Box<Menu>>,
@@ -92,6 +94,11 @@ pub struct Menu {
 }
 
 impl Tree {
+    /// A webhook event's received request, read as a block (`webhook`).
+    pub fn received(&self) -> Option<&ApiBlock> {
+        self.webhook.as_ref().map(|w| &w.block)
+    }
+
     /// The menu a context-menu command is in: `user` or `message` (as
     /// written; the checker refuses any other word).
     pub fn menu_target(&self) -> Option<&str> {
@@ -112,6 +119,55 @@ pub struct Schedule {
     /// The channel's id: a template (a secret slot or a variable can hold it).
     pub channel: Template,
     pub span: Span,
+}
+
+/// `webhook "/hooks/github" signed github secret "<GITHUB_SECRET>" sample
+/// "push.json"`: an event an HTTP POST to serve's listener triggers, at
+/// `path`; its settings as written (the checker reads them:
+/// `language::webhook`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Webhook {
+    pub keyword: Span,
+    pub path: Text,
+    pub words: Vec<(Ident, WebhookValue)>,
+    /// What the tree reads the request it received as: a block named
+    /// `webhook` that has run before the tree's first node, its response
+    /// the request's body and headers, its `sample` the setting's.
+    pub block: ApiBlock,
+    pub span: Span,
+}
+
+/// A webhook setting's value: a word (`github`) or a string.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WebhookValue {
+    Word(Ident),
+    Text(Text),
+}
+
+impl WebhookValue {
+    pub fn text(&self) -> &str {
+        match self {
+            WebhookValue::Word(w) => &w.name,
+            WebhookValue::Text(t) => &t.value,
+        }
+    }
+
+    pub fn span(&self) -> Span {
+        match self {
+            WebhookValue::Word(w) => w.span,
+            WebhookValue::Text(t) => t.span,
+        }
+    }
+}
+
+impl Webhook {
+    /// The name the tree reads the request by: `{api_webhook[response.…]}`.
+    pub const BLOCK: &'static str = "webhook";
+
+    /// The value of setting `word`, the first written.
+    pub fn setting(&self, word: &str) -> Option<&WebhookValue> {
+        self.words.iter().find(|(w, _)| w.name == word).map(|(_, v)| v)
+    }
 }
 
 /// `var name = "default"`: a custom variable that outlives a run. The
@@ -1481,7 +1537,18 @@ impl Tree {
         span: Span,
     ) -> Tree {
         let (description, cooldown) = head;
-        Tree { kind, name, description, cooldown, schedule: None, menu: None, body, parts: Parts::default(), span }
+        Tree {
+            kind,
+            name,
+            description,
+            cooldown,
+            schedule: None,
+            webhook: None,
+            menu: None,
+            body,
+            parts: Parts::default(),
+            span,
+        }
     }
 
     /// The subcommands and groups at the top of its body (and any the

@@ -30,7 +30,11 @@ pub fn check(scope: &Scope<'_>, out: &mut Findings) {
                     );
                 }
                 // A timed event's name is its own; another event's is its kind.
-                if tree.kind == TreeKind::Event && tree.schedule.is_none() && vocab::event_variables(name).is_none() {
+                if tree.kind == TreeKind::Event
+                    && tree.schedule.is_none()
+                    && tree.webhook.is_none()
+                    && vocab::event_variables(name).is_none()
+                {
                     let (help, suggestion) = unknown_event_help(name);
                     out.push(
                         Diagnostic::new(Code::UnknownEvent, format!("`{name}` is not an event kind"))

@@ -23,6 +23,7 @@ mod scopes;
 mod secrets;
 mod subcommands;
 pub(crate) mod url;
+mod webhook;
 
 use crate::base::diagnostics::Findings;
 use crate::language::ast::File;
@@ -40,6 +41,7 @@ pub fn check(file: &File, model: &crate::language::model::Model) -> Findings {
     components::check(file, &mut out);
     lists::check(file, &mut out);
     schedule::check(file, &mut out);
+    webhook::check(file, &mut out);
     actions::check(file, &mut out);
     bodies::check_file_failed(&scope, file, &mut out);
     // The model holds one entry per tree, in the file's order.

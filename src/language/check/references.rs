@@ -76,11 +76,20 @@ pub fn check_tree<'a>(
 ) {
     let mut own_blocks = rustc_hash::FxHashMap::default();
     let mut blocks = Vec::new();
+    // A webhook's request has run before the tree's first node.
+    let received = tree.received();
+    if let Some(b) = received {
+        own_blocks.insert(b.name.name.as_str(), b);
+        blocks.push(b);
+    }
     each_block(&tree.body, &mut |b| {
         own_blocks.entry(b.name.name.as_str()).or_insert(b);
         blocks.push(b);
     });
     let mut flow = Flow::new(&blocks);
+    if let Some(b) = received {
+        flow.block_ran(&b.name.name, b.span.end);
+    }
     let mut own_actions = rustc_hash::FxHashMap::default();
     let nodes: &[crate::language::ast::Node] = if tree.parts.actions { &tree.body } else { &[] };
     crate::language::ast::visit::each_action(nodes, &mut |a| {
@@ -115,7 +124,7 @@ pub fn check_tree<'a>(
     visit::walk_nodes(&mut walk, &tree.body);
     let read_into = std::mem::take(&mut walk.read_into);
     if scope.samples.enabled() {
-        each_block(&tree.body, &mut |block| match block.sample() {
+        let mut each = |block: &ApiBlock| match block.sample() {
             Some(field) => {
                 if let Some(loaded) = samples::sample_of(scope.samples, block) {
                     if let Err(why) = loaded.as_ref() {
@@ -125,7 +134,9 @@ pub fn check_tree<'a>(
             }
             None if read_into.contains(block.name.name.as_str()) => walk.out.push(samples::no_sample(block)),
             None => {}
-        });
+        };
+        received.into_iter().for_each(&mut each);
+        each_block(&tree.body, &mut each);
     }
 }
 

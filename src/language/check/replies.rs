@@ -11,36 +11,45 @@ use crate::language::ast::{Embed, EmbedItem, Reply, ReplyItem, Template, Tree, T
 use crate::language::vocab::{self, EmbedPart, PartForm};
 
 pub fn check_tree(tree: &Tree, out: &mut Findings) {
-    // An event of a kind whose replies go nowhere (a timed event's go to its channel).
-    let nowhere = (tree.kind == TreeKind::Event && tree.schedule.is_none())
-        .then(|| crate::discord::events::event(&tree.name.name))
-        .flatten()
-        .filter(|e| e.reply == crate::discord::events::Reply::Nowhere);
+    // An event of a kind whose replies go nowhere (a timed event's go to
+    // its channel), or a webhook's: what it is, and whether it has a user.
+    let kind = crate::discord::events::event(&tree.name.name)
+        .filter(|e| e.reply == crate::discord::events::Reply::Nowhere)
+        .map(|e| (format!("`{}` events ({})", e.kind, e.about), e.vars.contains(&"user_id")));
+    let nowhere = match (tree.kind, &tree.schedule, &tree.webhook) {
+        (TreeKind::Event, _, Some(_)) => Some(("webhook events (a POST from another service)".to_string(), false)),
+        (TreeKind::Event, None, None) => kind,
+        _ => None,
+    };
     let mut walk = Walk { event: tree.kind == TreeKind::Event, nowhere, out };
     visit::walk_nodes(&mut walk, &tree.body);
 }
 
 struct Walk<'o> {
     event: bool,
-    nowhere: Option<&'static crate::discord::events::Event>,
+    nowhere: Option<(String, bool)>,
     out: &'o mut Findings,
 }
 
 impl<'a> Visitor<'a> for Walk<'_> {
     fn reply(&mut self, r: &'a Reply) {
-        if let (Some(e), false) = (self.nowhere, r.update) {
+        if let (Some((what, user)), false) = (&self.nowhere, r.update) {
             self.out.push(
-                Diagnostic::new(Code::ReplyNowhere, format!("a reply in a `{}` event goes nowhere", e.kind))
+                Diagnostic::new(Code::ReplyNowhere, "a reply in an event that has no channel goes nowhere")
                     .label(r.span, "no channel to answer in")
                     .help(format!(
-                        "`{}` events ({}) have no channel of their own: post to one with `send to \"#mod-log\" …` or `send to \"<LOG_CHANNEL>\" …`{}",
-                        e.kind,
-                        e.about,
-                        if e.vars.contains(&"user_id") { ", or write to the user with `dm \"{user_id}\" …`" } else { "" }
+                        "{what} have no channel of their own: post to one with `send to \"#mod-log\" …` or `send to \"<LOG_CHANNEL>\" …`{}",
+                        if *user { ", or write to the user with `dm \"{user_id}\" …`" } else { "" }
                     )),
             );
         }
         reply(r, self.event, self.out);
+    }
+    /// An action's message goes where the action sends it.
+    fn action(&mut self, a: &'a crate::language::ast::Action) {
+        let nowhere = self.nowhere.take();
+        visit::walk_action(self, a);
+        self.nowhere = nowhere;
     }
     // Replies only: nothing inside blocks, saves or conditions is read.
     fn block(&mut self, _: &'a crate::language::ast::ApiBlock) {}

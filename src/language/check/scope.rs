@@ -35,6 +35,9 @@ impl<'a> Scope<'a> {
         }
         // By the tree that runs them (a subcommand, an autocomplete).
         for tree in file.trees() {
+            if let Some(block) = tree.received() {
+                blocks.entry(block.name.name.as_str()).or_default().push((tree, block));
+            }
             each_block(&tree.body, &mut |block| {
                 blocks.entry(block.name.name.as_str()).or_default().push((tree, block));
             });

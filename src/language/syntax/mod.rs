@@ -320,6 +320,8 @@ fn holds_tokens(rule: Rule) -> bool {
             | Rule::cooldown
             | Rule::save
             | Rule::schedule
+            | Rule::webhook
+            | Rule::webhook_word
             | Rule::list_op
             | Rule::if_node
             | Rule::for_node
@@ -467,7 +469,7 @@ impl Lower<'_> {
         self.base = pos;
         let mut at = pos + head.as_span().end();
         let (mut kind, mut name, mut description, mut cooldown) = (None, None, None, None);
-        let (mut schedule, mut menu) = (None, None);
+        let (mut schedule, mut menu, mut webhook) = (None, None, None);
         for p in head.into_inner() {
             match p.as_rule() {
                 Rule::kw_command => kind = Some(TreeKind::Command),
@@ -485,6 +487,10 @@ impl Lower<'_> {
                 },
                 Rule::schedule => match self.schedule(p) {
                     Ok(s) => schedule = Some(Box::new(s)),
+                    Err(bug) => return Some(Err(bug)),
+                },
+                Rule::webhook => match self.webhook(p) {
+                    Ok(w) => webhook = Some(Box::new(w)),
                     Err(bug) => return Some(Err(bug)),
                 },
                 _ => return Some(self.unexpected(&p, "a command or event")),
@@ -516,7 +522,8 @@ impl Lower<'_> {
         let (Some(kind), Some(name)) = (kind, name) else {
             return Some(Err(Unexpected { rule: Rule::tree_open, within: "a command or event", span }));
         };
-        let mut tree = Tree { kind, name, description, cooldown, schedule, menu, body, parts: Parts::default(), span };
+        let parts = Parts::default();
+        let mut tree = Tree { kind, name, description, cooldown, schedule, webhook, menu, body, parts, span };
         tree.parts.actions = std::mem::take(&mut self.actions);
         tree.name_parts();
         Some(Ok((tree, at + 1)))
@@ -549,6 +556,7 @@ impl Lower<'_> {
         let mut description = None;
         let mut cooldown = None;
         let mut schedule = None;
+        let mut webhook = None;
         let mut menu = None;
         let mut body = Vec::new();
         for p in pair.into_inner() {
@@ -562,6 +570,7 @@ impl Lower<'_> {
                 Rule::string => description = Some(self.text(p)),
                 Rule::cooldown => cooldown = Some(self.setting(p)?),
                 Rule::schedule => schedule = Some(Box::new(self.schedule(p)?)),
+                Rule::webhook => webhook = Some(Box::new(self.webhook(p)?)),
                 Rule::option_decl
                 | Rule::register
                 | Rule::guard
@@ -582,7 +591,8 @@ impl Lower<'_> {
             }
         }
         let name = self.required(name, Rule::ident, "a command or event", span)?;
-        let mut tree = Tree { kind, name, description, cooldown, schedule, menu, body, parts: Parts::default(), span };
+        let parts = Parts::default();
+        let mut tree = Tree { kind, name, description, cooldown, schedule, webhook, menu, body, parts, span };
         tree.parts.actions = std::mem::take(&mut self.actions);
         tree.name_parts();
         Ok(tree)
@@ -636,6 +646,43 @@ impl Lower<'_> {
         let when = self.required(when, Rule::string, "a schedule", span)?;
         let channel = self.required(channel, Rule::string, "a schedule", span)?;
         Ok(Schedule { written, keyword, when, zone, channel, span })
+    }
+
+    /// `webhook "/path" WORD VALUE…`.
+    fn webhook(&mut self, pair: Pair<'_, Rule>) -> Lowered<Webhook> {
+        let span = self.span(&pair);
+        let (mut keyword, mut path, mut words) = (span, None, Vec::new());
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_webhook => keyword = self.span(&p),
+                Rule::string => path = Some(self.text(p)),
+                Rule::webhook_word => {
+                    let (mut word, mut value) = (None, None);
+                    for q in p.into_inner() {
+                        match q.as_rule() {
+                            Rule::ident if word.is_none() => word = Some(self.ident(q)),
+                            Rule::ident => value = Some(WebhookValue::Word(self.ident(q))),
+                            Rule::string => value = Some(WebhookValue::Text(self.text(q))),
+                            _ => return self.unexpected(&q, "a webhook's setting"),
+                        }
+                    }
+                    let word = self.required(word, Rule::ident, "a webhook's setting", span)?;
+                    let value = self.required(value, Rule::string, "a webhook's setting", span)?;
+                    words.push((word, value));
+                }
+                _ => return self.unexpected(&p, "a webhook"),
+            }
+        }
+        let path = self.required(path, Rule::string, "a webhook", span)?;
+        let sample = words.iter().find(|(w, _)| w.name == "sample").and_then(|(w, v)| match v {
+            WebhookValue::Text(t) => {
+                Some(Field { keyword: w.span, kind: FieldKind::Sample(vec![t.clone()]), span: t.span })
+            }
+            WebhookValue::Word(_) => None,
+        });
+        let name = Ident { name: Webhook::BLOCK.into(), span: keyword };
+        let block = ApiBlock { name, fields: sample.into_iter().collect(), span };
+        Ok(Webhook { keyword, path, words, block, span })
     }
 
     fn var_decl(&mut self, pair: Pair<'_, Rule>) -> Lowered<VarDecl> {

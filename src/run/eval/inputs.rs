@@ -143,6 +143,17 @@ pub struct Inputs {
     /// The users a message the run sends may ping (the command's own:
     /// its user and the users its options name), and no one else.
     pub mentions: Vec<String>,
+    /// A webhook event's request, read as the response of its block
+    /// `webhook` (`{api_webhook[response.…]}`, `headers.…`).
+    pub received: Option<std::sync::Arc<Received>>,
+}
+
+/// A request a webhook event was triggered by: its body as JSON, and its
+/// headers (names lower-case), all of it the sender's: untrusted.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub body: crate::base::data::Data,
+    pub headers: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -25,7 +25,8 @@ mod runner;
 use crate::base::diagnostics::Diagnostic;
 use crate::language::plan::{Plan, Request, Step, Tree};
 pub use inputs::{
-    ActionEvent, Answer, Answers, DiagnosticEvent, Event, Inputs, Memory, MissingAs, Options, Outcome, RequestEvent,
+    ActionEvent, Answer, Answers, DiagnosticEvent, Event, Inputs, Memory, MissingAs, Options, Outcome, Received,
+    RequestEvent,
 };
 pub use preflight::redactor;
 pub use redact::Redactor;
@@ -104,7 +105,18 @@ pub fn inputs_ready(plan: &Plan, inputs: &Inputs) -> Outcome {
     let trees: Vec<&[Step]> = plan.trees.iter().map(|t| t.steps.as_slice()).collect();
     let guards: Vec<&crate::language::plan::Template> = plan.trees.iter().flat_map(guard_ids).collect();
     preflight::preflight_all(&trees, &guards, inputs)?;
-    guards.iter().try_for_each(|t| guard_id(t, inputs))
+    guards.iter().try_for_each(|t| guard_id(t, inputs))?;
+    // A webhook's secret: without it, no request could be verified.
+    let hooks: Vec<&crate::language::plan::Hook> = plan.trees.iter().filter_map(|t| t.webhook.as_ref()).collect();
+    let missing: Vec<&crate::language::plan::Hook> =
+        hooks.into_iter().filter(|h| !inputs.secrets.contains_key(&h.secret)).collect();
+    match missing.split_first() {
+        None => Ok(()),
+        Some((first, rest)) => {
+            let others: Vec<&str> = rest.iter().map(|h| h.secret.as_str()).collect();
+            Err(Box::new(failure::missing_secret(&first.secret, first.span, &others)))
+        }
+    }
 }
 
 /// A `require` line's role or channel, once its secret is filled in: an

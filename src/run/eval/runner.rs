@@ -106,6 +106,22 @@ pub(super) struct Runner<'r> {
     outside: bool,
 }
 
+/// The responses a run starts with: a webhook event's request, as block
+/// `webhook`'s.
+fn received(inputs: &Inputs) -> HashMap<String, Response> {
+    let mut out = HashMap::new();
+    if let Some(r) = &inputs.received {
+        let response = Response {
+            status: 200,
+            body: super::render::Body::Json(r.body.clone()),
+            headers: r.headers.clone(),
+            bytes: None,
+        };
+        out.insert(crate::language::ast::Webhook::BLOCK.to_string(), response);
+    }
+    out
+}
+
 /// A running loop's element.
 struct Frame {
     item: String,
@@ -128,7 +144,7 @@ impl<'r> Runner<'r> {
             options,
             store,
             redactor,
-            responses: HashMap::new(),
+            responses: received(inputs),
             client: None,
             sink,
             pending: Vec::new(),
