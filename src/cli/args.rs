@@ -184,6 +184,10 @@ pub struct RunArgs {
     /// A webhook event's request body, a JSON file (by default its `sample`)
     #[arg(long, value_name = "FILE", requires = "event")]
     pub body: Option<PathBuf>,
+    /// A webhook event's request header, `--header X-GitHub-Event=push`
+    /// (repeatable)
+    #[arg(long = "header", value_name = "NAME=VALUE", requires = "event")]
+    pub headers: Vec<String>,
     /// Run an option's autocomplete, by its command's whole name and the
     /// option's (`--autocomplete "weather city" --var typed_text=Par`)
     #[arg(long, value_name = "COMMAND OPTION", conflicts_with_all = ["component", "form"])]

@@ -53,6 +53,7 @@ pub fn play(args: &PlayArgs) -> Exit {
     };
     let stamp = serve::stamp(&args.file);
     let mut config = config;
+    play.webhook_secrets(&plan, &mut config.inputs);
     config.loaded = Some(serve::Loaded { checked, plan, stamp });
     config.hooks = Some(play.hooks());
     // The page is offered once the bot serves, or not at all.

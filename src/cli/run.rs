@@ -235,11 +235,18 @@ fn received(
     tree: &blkc::language::plan::Tree,
 ) -> Result<Option<std::sync::Arc<eval::Received>>, String> {
     let Some(hook) = &tree.webhook else {
-        return match &args.body {
-            Some(_) => Err(format!("`--body` is a webhook event's request; `{}` is not a webhook event", tree.name)),
-            None => Ok(None),
+        return match (&args.body, args.headers.is_empty()) {
+            (None, true) => Ok(None),
+            _ => Err(format!("`--body` and `--header` give a webhook event's request; `{}` is not one", tree.name)),
         };
     };
+    let mut headers = Vec::new();
+    for h in &args.headers {
+        let Some((name, value)) = h.split_once('=') else {
+            return Err(format!("`--header {h}`: write `--header NAME=VALUE`"));
+        };
+        headers.push((name.trim().to_ascii_lowercase(), value.to_string()));
+    }
     let bytes = match &args.body {
         Some(path) => {
             let bytes = std::fs::read(path).map_err(|e| format!("`--body {}`: {e}", path.display()))?;
@@ -272,7 +279,7 @@ fn received(
         }
     };
     let body = blkc::base::data::Data::parse(&bytes).map_err(|e| format!("the webhook's body is not JSON: {e}"))?.data;
-    Ok(Some(std::sync::Arc::new(eval::Received { body, headers: Vec::new() })))
+    Ok(Some(std::sync::Arc::new(eval::Received { body, headers })))
 }
 
 pub fn run(args: &RunArgs) -> Exit {

@@ -204,8 +204,8 @@ impl<'a> Bot<'a> {
             }
             StepKind::Event { kind, args } => {
                 let fields = crate::host::play::world::event_fields();
-                for (key, _) in args {
-                    let help = format!("an event is given {}", fields.join(", "));
+                for (key, _) in args.iter().filter(|(k, _)| !k.text.starts_with("header_")) {
+                    let help = format!("an event is given {} (and a webhook's `header_NAME`)", fields.join(", "));
                     not_one(&fields, key, "a field of an event", &help, out);
                 }
                 let help = match self.timers.contains(&kind.text.as_str()) {

@@ -309,7 +309,8 @@ impl<'a> Conversation<'a> {
         let play = self.stage.play.clone();
         let after = play.next_call();
         play.fire(&kind.text, &given).map_err(|e| stuck(step, &e.to_string()))?;
-        self.await_run(step, after, "event", &kind.text)
+        let what = if play.is_webhook(&kind.text) { "webhook" } else { "event" };
+        self.await_run(step, after, what, &kind.text)
     }
 
     fn tick(&mut self, step: Span, name: &Word) -> Result<(), Box<Diagnostic>> {

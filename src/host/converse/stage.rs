@@ -95,6 +95,7 @@ impl Stage {
         let moved = Arc::new(AtomicI64::new(0));
         let answers = Arc::new(Answers::default());
         let mut config = config(&play, secrets, store.clone(), answers.clone())?;
+        play.webhook_secrets(&loaded.plan, &mut config.inputs);
         config.clock = serve::clock::Clock::movable(moved.clone());
         config.loaded = Some(loaded);
         let stop = Arc::new(tokio::sync::Notify::new());

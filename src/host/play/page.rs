@@ -106,7 +106,15 @@ pub async fn route(play: &Arc<Play>, req: Request<Incoming>) -> Reply {
         (&Method::POST, "/play/interaction") => interaction(play, &body).await,
         (&Method::POST, "/play/event") => {
             let asked: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            match play.fire(asked["kind"].as_str().unwrap_or_default(), &asked["given"]) {
+            // (A webhook is posted to serve: off the page's threads.)
+            let (fired, kind) = (play.clone(), asked["kind"].clone());
+            let result = tokio::task::spawn_blocking(move || {
+                fired.fire(asked["kind"].as_str().unwrap_or_default(), &asked["given"])
+            })
+            .await
+            .unwrap_or(Err(super::state::PlayError::NotServing));
+            let asked = json!({ "kind": kind });
+            match result {
                 Ok(()) => json_reply(StatusCode::OK, &json!({ "fired": asked["kind"] })),
                 Err(why) => json_reply(StatusCode::BAD_REQUEST, &json!({ "error": why.to_string() })),
             }

@@ -71,12 +71,18 @@ pub struct Play {
     pub(super) closed: std::sync::atomic::AtomicBool,
     /// What runs' actions changed in the stand-in's world.
     pub acted: Mutex<super::acted::Acted>,
+    /// What webhook events are signed with, by secret slot: the value
+    /// serve holds, or `own_secret` for a slot with none (play posts as
+    /// the sender would).
+    hook_secrets: Mutex<std::collections::HashMap<String, String>>,
+    own_secret: String,
 }
 
 impl Play {
     pub fn new(address: SocketAddr, path: std::path::PathBuf) -> Result<Play, PlayError> {
         let seed: [u8; 32] = random()?;
         let token: [u8; 24] = random()?;
+        let secret: [u8; 24] = random()?;
         Ok(Play {
             address,
             key: SigningKey::from_bytes(&seed),
@@ -101,7 +107,64 @@ impl Play {
             ticks: crossbeam_channel::bounded(16),
             closed: std::sync::atomic::AtomicBool::new(false),
             acted: Mutex::new(super::acted::Acted::default()),
+            hook_secrets: Mutex::new(std::collections::HashMap::new()),
+            own_secret: format!("play-webhook.{}", hex::encode(secret)),
         })
+    }
+
+    /// Whether `name` is a webhook event of the file.
+    pub fn is_webhook(&self, name: &str) -> bool {
+        let file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        file["webhooks"].as_array().is_some_and(|hooks| hooks.iter().any(|h| h["name"] == name))
+    }
+
+    /// Gives serve a value for each webhook's secret that has none (play's
+    /// own), and keeps what each is, to sign with.
+    pub fn webhook_secrets(&self, plan: &crate::language::plan::Plan, inputs: &mut crate::run::eval::Inputs) {
+        let mut kept = self.hook_secrets.lock().unwrap_or_else(|e| e.into_inner());
+        for hook in plan.trees.iter().filter_map(|t| t.webhook.as_ref()) {
+            let value = inputs.secrets.entry(hook.secret.clone()).or_insert_with(|| self.own_secret.clone()).clone();
+            kept.insert(hook.secret.clone(), value);
+        }
+    }
+
+    /// Posts webhook event `hook` (as the page knows it: its name, path,
+    /// scheme, secret slot and sample) to serve, signed as its sender
+    /// signs: `given["body"]` (JSON text), or its sample.
+    fn post_webhook(&self, hook: &Value, given: &Value) -> Result<(), PlayError> {
+        use crate::base::webhook::Scheme;
+        let name = hook["name"].as_str().unwrap_or_default();
+        let body = match given["body"].as_str().filter(|b| !b.trim().is_empty()) {
+            Some(b) => b.to_string(),
+            None => hook["sample"].to_string(),
+        };
+        let scheme: Scheme = serde_json::from_value(hook["scheme"].clone()).map_err(PlayError::Json)?;
+        let slot = hook["secret"].as_str().unwrap_or_default();
+        let secret = self.hook_secrets.lock().unwrap_or_else(|e| e.into_inner()).get(slot).cloned();
+        let secret = secret.ok_or_else(|| PlayError::NotAnEvent(name.to_string()))?;
+        let serve = self.serve.lock().unwrap_or_else(|e| e.into_inner()).clone().ok_or(PlayError::NotServing)?;
+        let base = serve.strip_suffix("/interactions").unwrap_or(&serve);
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+        let mut req = self.agent.post(&format!("{base}{}", hook["path"].as_str().unwrap_or_default()));
+        for (k, v) in scheme.sign(&secret, body.as_bytes(), now) {
+            req = req.header(k, &v);
+        }
+        // `header_x_github_event = "push"`: a header the sender sends besides.
+        for (k, v) in given.as_object().into_iter().flatten() {
+            if let (Some(name), Some(v)) = (k.strip_prefix("header_"), v.as_str()) {
+                req = req.header(name.replace('_', "-"), v);
+            }
+        }
+        let delivery = format!("play-{}", self.id());
+        if let Some(h) = hook["delivery"].as_str().or(scheme.delivery_header()) {
+            req = req.header(h, &delivery);
+        }
+        let answer =
+            req.header("Content-Type", "application/json").send(body.as_bytes()).map_err(PlayError::NoAnswer)?;
+        match answer.status().as_u16() {
+            202 => Ok(()),
+            status => Err(PlayError::Webhook(name.to_string(), status)),
+        }
     }
 
     /// What `play` adds to serve: each run's record comes to the page (its
@@ -158,6 +221,7 @@ impl Play {
         // commands' registration.)
         if let Ok(plan) = crate::language::plan::lower(checked) {
             self.set_file(&checked.source.name, &checked.ast, plan.commands.as_deref());
+            self.file.lock().unwrap_or_else(|e| e.into_inner())["webhooks"] = webhooks(checked, &plan);
         }
         self.file.lock().unwrap_or_else(|e| e.into_inner())["diagnostics"] = json!(diagnostics);
     }
@@ -276,6 +340,12 @@ impl Play {
     pub fn fire(&self, kind: &str, given: &Value) -> Result<(), PlayError> {
         if let Some(name) = kind.strip_prefix("tick:") {
             return self.tick(name);
+        }
+        let hook = self.file.lock().unwrap_or_else(|e| e.into_inner())["webhooks"]
+            .as_array()
+            .and_then(|hooks| hooks.iter().find(|h| h["name"] == kind).cloned());
+        if let Some(hook) = hook {
+            return self.post_webhook(&hook, given);
         }
         let id = self.id();
         let (t, d, prime) = world::dispatch(kind, given, &id).ok_or_else(|| PlayError::NotAnEvent(kind.to_string()))?;
@@ -439,6 +509,23 @@ fn random<const N: usize>() -> Result<[u8; N], PlayError> {
 }
 
 /// What `play` could not do.
+/// The file's webhook events as the page fires them: each one's name,
+/// path, scheme, secret slot, delivery header and sample body (`{}` with
+/// none).
+fn webhooks(checked: &crate::language::model::Checked, plan: &crate::language::plan::Plan) -> Value {
+    let hooks = plan.trees.iter().filter_map(|t| Some((t, t.webhook.as_ref()?)));
+    let list = hooks.map(|(t, h)| {
+        let model = checked.model.trees.iter().find(|m| m.kind == crate::language::ast::TreeKind::Event && m.name == t.name);
+        let sample = model
+            .and_then(|m| m.block(crate::language::ast::Webhook::BLOCK))
+            .and_then(|b| checked.model.sample(b))
+            .and_then(|s| s.as_ref().as_ref().ok().map(|d| d.to_json()))
+            .unwrap_or_else(|| json!({}));
+        json!({ "name": t.name, "path": h.path, "scheme": h.scheme, "secret": h.secret, "delivery": h.delivery, "sample": sample })
+    });
+    Value::Array(list.collect())
+}
+
 #[derive(Debug)]
 pub enum PlayError {
     /// The system gave no random bytes (for the key and the token).
@@ -455,6 +542,8 @@ pub enum PlayError {
     NoAnswer(ureq::Error),
     /// The stand-in Gateway could not listen.
     Gateway(std::io::Error),
+    /// Serve refused a webhook play posted, with this status.
+    Webhook(String, u16),
 }
 
 impl std::fmt::Display for PlayError {
@@ -468,6 +557,7 @@ impl std::fmt::Display for PlayError {
             PlayError::Json(e) => write!(f, "{e}"),
             PlayError::NoAnswer(e) => write!(f, "the bot did not answer: {e}"),
             PlayError::Gateway(e) => write!(f, "cannot open the Gateway: {e}"),
+            PlayError::Webhook(name, status) => write!(f, "the bot answered webhook `{name}` with {status}"),
         }
     }
 }

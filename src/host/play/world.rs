@@ -38,8 +38,11 @@ pub fn bot_info(url: &str) -> GatewayBot {
 /// What an event fired from the page or a test may give (each kind reads
 /// those its dispatch has: a message's `content`, a reaction's `emoji`…):
 /// the values of the platform layer's samples (`discord::events::sample`).
+/// A webhook event is given its `body` (JSON text; its sample otherwise).
 pub fn event_fields() -> Vec<&'static str> {
-    crate::discord::events::SAMPLE_DEFAULTS.iter().map(|(k, _)| *k).collect()
+    let mut fields: Vec<&'static str> = crate::discord::events::SAMPLE_DEFAULTS.iter().map(|(k, _)| *k).collect();
+    fields.push("body");
+    fields
 }
 
 /// The direct-message channel between the page's user and the bot.

@@ -275,6 +275,12 @@ pub fn path_warning(path: &Path, miss: &Miss) -> Diagnostic {
             "does not resolve",
             format!("read the whole body with `{{api_{}[response]}}`", path.block),
         ),
+        Miss::NoHeader(name) if path.block == crate::language::ast::Webhook::BLOCK => (
+            format!("the request that triggered the webhook has no header `{name}`"),
+            path.keys.first().map_or(path.span, |k| k.span),
+            "no such header",
+            format!("header names are read in any case; the sender did not send this one (by hand: `blkc run … --header {name}=VALUE`)"),
+        ),
         Miss::NoHeader(name) => (
             format!("the response of block `{}` has no header `{name}`", path.block),
             path.keys.first().map_or(path.span, |k| k.span),
