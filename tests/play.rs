@@ -960,3 +960,37 @@ fn actions_on_the_member_playing_show_in_the_page() {
         browser.close().await.unwrap();
     });
 }
+
+/// Issue 52: the page fires any kind, with the values that matter to it
+/// editable (a reaction's emoji), and posts a webhook event, its body the
+/// sample to begin with and edited, signed as its sender would: each run
+/// reaches the page.
+#[test]
+fn any_event_kind_and_a_webhook_are_fired_from_the_page() {
+    let Some(driver) = chromedriver() else { return };
+    let program = "event reaction_add {\n    reply \"{user_mention} reacted {emoji}\"\n}\n\n\
+                   event deploy webhook \"/hooks/deploy\" signed bearer secret \"<DEPLOY_TOKEN>\" sample \"deploy.json\" {\n    \
+                   send to \"1400000000000000002\" \"Deployed {api_webhook[response.version]}\"\n}\n";
+    let played = play_with(program, None, &[("deploy.json", br#"{"version": "1.0.0"}"#)], &["--offline"]);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let page = Page(&browser);
+        page.wait_js("return document.getElementById('event-kind').options.length", "2").await;
+        // A reaction: its emoji is a value of its own, edited.
+        page.wait_js("return document.querySelector('#event-fields [name=emoji]').value", "👍").await;
+        page.js("document.querySelector('#event-fields [name=emoji]').value = '🎉'").await;
+        page.find("#events button").await.click().await.unwrap();
+        page.wait_text("#messages", |t| t.contains("reacted 🎉")).await;
+        // The webhook: its body shown as the sample, edited, then posted.
+        page.find("#event-kind").await.select_by_value("deploy").await.unwrap();
+        let body = page.js("return document.querySelector('#event-fields [name=body]').value").await;
+        assert!(body.contains("1.0.0"), "{body}");
+        page.js("document.querySelector('#event-fields [name=body]').value = '{\"version\": \"2.1.0\"}'").await;
+        page.find("#events button").await.click().await.unwrap();
+        page.wait_text("#messages", |t| t.contains("Deployed 2.1.0")).await;
+        screenshot(&browser, "webhook.png").await;
+        browser.close().await.unwrap();
+    });
+}

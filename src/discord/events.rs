@@ -476,6 +476,37 @@ pub fn sample(kind: &str, given: &dyn Fn(&str) -> Option<String>) -> Option<(&'s
     Some((t, d, prime))
 }
 
+/// The values a sample of `kind` takes (`{user_id}`, `{content}`…), in
+/// the order it names them: what `play`'s page lets one edit.
+pub fn sample_fields(kind: &str) -> Vec<&'static str> {
+    let mut named: Vec<&'static str> = Vec::new();
+    if let Some((_, d, prime)) = sample(kind, &|k| Some(format!("\u{0}{k}"))) {
+        let mut walk = |v: &Json| {
+            each_string(v, &mut |s| {
+                if let Some(k) = s.strip_prefix('\u{0}') {
+                    if let Some((name, _)) = SAMPLE_DEFAULTS.iter().find(|(n, _)| *n == k) {
+                        if !named.contains(name) {
+                            named.push(name);
+                        }
+                    }
+                }
+            })
+        };
+        walk(&prime);
+        walk(&d);
+    }
+    named
+}
+
+fn each_string(v: &Json, f: &mut dyn FnMut(&str)) {
+    match v {
+        Json::String(s) => f(s),
+        Json::Array(a) => a.iter().for_each(|x| each_string(x, f)),
+        Json::Object(o) => o.values().for_each(|x| each_string(x, f)),
+        _ => {}
+    }
+}
+
 /// `v` with each string that is a whole `{name}` made `fill(name)`.
 fn filled(v: &Json, fill: &dyn Fn(&str) -> String) -> Json {
     match v {
@@ -514,6 +545,10 @@ mod tests {
             assert_eq!(t, e.dispatch);
             assert!(d.is_object());
         }
+        assert_eq!(
+            sample_fields("reaction_add"),
+            ["user_id", "channel_id", "message_id", "server_id", "user_name", "emoji"]
+        );
         // Every dispatch a kind runs on is read: its fields, or the cache's.
         for e in EVENTS {
             let cache = ["READY", "GUILD_CREATE", "GUILD_DELETE"].contains(&e.dispatch);

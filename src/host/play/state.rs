@@ -253,11 +253,21 @@ impl Play {
                 .collect::<Vec<&str>>()
         };
         let (events, timers) = (event(false), event(true));
+        // What the page lets one edit of each (who and where are its own controls).
+        let own = ["user_id", "user_name", "server_id", "channel_id", "bot_id", "bot_name", "id", "new_server_id"];
+        let fields: serde_json::Map<String, Value> = events
+            .iter()
+            .map(|k| {
+                let mut f = crate::discord::events::sample_fields(k);
+                f.retain(|n| !own.contains(n));
+                (k.to_string(), json!(f))
+            })
+            .collect();
         let servers: Vec<Value> =
             world::SERVERS.iter().map(|g| json!({ "id": g.id, "name": g.name, "channel": g.channel })).collect();
         *self.file.lock().unwrap_or_else(|e| e.into_inner()) = json!({
             "name": name, "commands": commands, "events": events, "timers": timers, "servers": servers,
-            "diagnostics": [],
+            "fields": fields, "diagnostics": [],
         });
     }
 

@@ -495,10 +495,12 @@ function data(leaf, focused) {
 // plan). Read again every two seconds, so a save shows at once.
 // The file's events, fired as the platform's Gateway would send them; the
 // bot's replies come back as channel messages.
-function events(kinds, timers) {
+function events(kinds, timers, fields, webhooks) {
   const select = $("event-kind");
   const all = kinds.concat(timers.map((t) => "tick:" + t));
   const shown = [...select.options].map((o) => o.value).join();
+  state.eventFields = fields;
+  state.webhooks = webhooks;
   if (shown !== all.join()) {
     select.replaceChildren(...all.map((k) => {
       const o = document.createElement("option");
@@ -506,18 +508,38 @@ function events(kinds, timers) {
       o.textContent = k.startsWith("tick:") ? k.slice(5) + " (tick now)" : k;
       return o;
     }));
+    eventFields();
   }
   $("events").hidden = all.length === 0;
+}
+
+// The values that matter to the chosen event, each editable (who fires it
+// and where are the page's own): a message's text, a reaction's emoji, a
+// role's id; a webhook's body, its sample to begin with.
+const FIELD_DEFAULTS = { content: "hello", emoji: "👍", channel_name: "new-channel", role_name: "New role" };
+function eventFields() {
+  const kind = $("event-kind").value;
+  const box = $("event-fields");
+  const hook = (state.webhooks || []).find((h) => h.name === kind);
+  const names = hook ? ["body"] : ((state.eventFields || {})[kind] || []);
+  box.replaceChildren(...names.map((n) => {
+    const label = document.createElement("label");
+    label.textContent = n.replaceAll("_", " ") + " ";
+    const input = document.createElement(n === "body" ? "textarea" : "input");
+    input.name = n;
+    input.value = n === "body" ? JSON.stringify(hook.sample, null, 2) : (FIELD_DEFAULTS[n] || "");
+    if (n !== "body") input.size = 12;
+    label.append(input);
+    return label;
+  }));
 }
 
 async function fire(e) {
   e.preventDefault();
   const kind = $("event-kind").value;
   const m = member();
-  const given = {
-    user_id: m.id, user_name: m.name, content: $("event-content").value, emoji: $("event-emoji").value,
-    server_id: $("server").value, channel_id: $("channel-id").value,
-  };
+  const given = { user_id: m.id, user_name: m.name, server_id: $("server").value, channel_id: $("channel-id").value };
+  for (const f of $("event-fields").querySelectorAll("[name]")) if (f.value !== "") given[f.name] = f.value;
   const li = add("message");
   li.textContent = kind.startsWith("tick:") ? `${kind.slice(5)} ticked` : `${m.name} fired ${kind}`;
   const r = await fetch("/play/event", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ kind, given }) });
@@ -535,7 +557,7 @@ function servers(list) {
 async function file() {
   const f = await (await fetch("/play/file")).json();
   servers(f.servers || []);
-  events(f.events || [], f.timers || []);
+  events(f.events || [], f.timers || [], f.fields || {}, f.webhooks || []);
   $("file").textContent = f.name || "";
   state.commands = (f.commands || []).filter((c) => c.type === 1).flatMap(leaves);
   const list = $("commands");
@@ -552,6 +574,7 @@ async function start() {
   $("command").addEventListener("input", showOptions);
   $("user-name").addEventListener("input", () => { $("who-name").textContent = $("user-name").value; });
   $("events").addEventListener("submit", fire);
+  $("event-kind").addEventListener("change", eventFields);
   $("composer").addEventListener("submit", (e) => {
     e.preventDefault();
     const leaf = chosen();
