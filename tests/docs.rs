@@ -72,3 +72,44 @@ fn doc_examples_check_clean() {
     }
     assert!(count >= 10, "the docs should hold examples, found {count}");
 }
+
+/// The table of event kinds in docs/language.md, as the platform layer's
+/// table (`discord::events`) makes it: a kind, what happened, its
+/// variables, its intent and where its replies go. `BLKC_UPDATE_DOCS=1`
+/// writes it.
+fn event_table() -> String {
+    use blkc::discord::events::{VARIABLES, EVENTS};
+    use blkc::discord::intents;
+    let mut out = String::from("| event | when | variables | intent | `reply` goes to |\n|---|---|---|---|---|\n");
+    for e in EVENTS {
+        let vars: Vec<String> = e.vars.iter().map(|v| format!("`{v}`")).collect();
+        let intent = match intents::names(e.intent).as_str() {
+            "none" => "none".to_string(),
+            name => match intents::privileged(e.intent).first() {
+                Some((_, switch)) => format!("{name} (privileged: *{switch}*)"),
+                None => name.to_string(),
+            },
+        };
+        out += &format!("| `{}` | {} | {} | {intent} | {} |\n", e.kind, e.about, vars.join(" "), e.reply.words());
+    }
+    out += "\n| variable | holds |\n|---|---|\n";
+    for (name, what) in VARIABLES {
+        out += &format!("| `{name}` | {what} |\n");
+    }
+    out
+}
+
+#[test]
+fn the_docs_table_of_event_kinds_is_the_platform_layer_s() {
+    let path = Path::new(ROOT).join("docs/language.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (open, close) = ("<!-- event kinds: made from src/discord/events.rs -->\n", "<!-- end of event kinds -->");
+    let start = text.find(open).expect("docs/language.md has the table of event kinds") + open.len();
+    let end = start + text[start..].find(close).unwrap();
+    let made = event_table();
+    if std::env::var_os("BLKC_UPDATE_DOCS").is_some() {
+        std::fs::write(&path, format!("{}{made}{}", &text[..start], &text[end..])).unwrap();
+        return;
+    }
+    assert_eq!(&text[start..end], made, "run with BLKC_UPDATE_DOCS=1 to write it");
+}
