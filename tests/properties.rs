@@ -880,6 +880,24 @@ fn schedule() -> impl Strategy<Value = Option<Schedule>> {
     ))
 }
 
+/// A webhook event's head: any path (the checker reads it), settings of
+/// any of its words and of another, a word or a text each.
+fn webhook() -> impl Strategy<Value = Option<Webhook>> {
+    let text = || "\\PC{0,8}".prop_map(|value: String| Text { value: value.into(), span: sp() });
+    let word = |words: Vec<&'static str>| {
+        prop::sample::select(words).prop_map(|w| Ident { name: w.into(), span: sp() })
+    };
+    let value = prop_oneof![
+        word(vec!["github", "stripe", "bearer", "x"]).prop_map(WebhookValue::Word),
+        text().prop_map(WebhookValue::Text),
+    ];
+    let words = proptest::collection::vec((word(vec!["signed", "secret", "sample", "delivery", "other"]), value), 0..4);
+    proptest::option::of((text(), words).prop_map(|(path, words)| {
+        let block = ApiBlock { name: Ident { name: "webhook".into(), span: sp() }, fields: Vec::new(), span: sp() };
+        Webhook { keyword: sp(), path, words, block, span: sp() }
+    }))
+}
+
 pub(crate) fn arb_file() -> impl Strategy<Value = File> {
     let tree = (
         prop::sample::select(vec![TreeKind::Command, TreeKind::Event, TreeKind::Handler]),
@@ -887,12 +905,13 @@ pub(crate) fn arb_file() -> impl Strategy<Value = File> {
         text(),
         proptest::collection::vec(node(), 0..5),
         cooldown(),
-        schedule(),
+        (schedule(), webhook()),
         proptest::option::of((ident(), "\\PC{1,8}")),
     )
-        .prop_map(|(kind, name, description, body, cooldown, schedule, menu)| {
-            // (The grammar reads a schedule in an event's head only.)
+        .prop_map(|(kind, name, description, body, cooldown, (schedule, webhook), menu)| {
+            // (The grammar reads a schedule or a webhook in an event's head only.)
             let schedule = schedule.filter(|_| kind == TreeKind::Event).map(Box::new);
+            let webhook = webhook.filter(|_| kind == TreeKind::Event && schedule.is_none()).map(Box::new);
             // (Only a command's name is the platform's; the others are words.)
             let name = if kind == TreeKind::Command || blkc::language::syntax::template::is_ident(&name.name) {
                 name
@@ -912,7 +931,7 @@ pub(crate) fn arb_file() -> impl Strategy<Value = File> {
                 description,
                 cooldown,
                 schedule,
-                webhook: None,
+                webhook,
                 menu,
                 body,
                 parts: Parts::default(),
