@@ -78,7 +78,7 @@ fn doc_examples_check_clean() {
 /// variables, its intent and where its replies go. `BLKC_UPDATE_DOCS=1`
 /// writes it.
 fn event_table() -> String {
-    use blkc::discord::events::{VARIABLES, EVENTS};
+    use blkc::discord::events::{EVENTS, VARIABLES};
     use blkc::discord::intents;
     let mut out = String::from("| event | when | variables | intent | `reply` goes to |\n|---|---|---|---|---|\n");
     for e in EVENTS {

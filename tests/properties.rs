@@ -884,9 +884,8 @@ fn schedule() -> impl Strategy<Value = Option<Schedule>> {
 /// any of its words and of another, a word or a text each.
 fn webhook() -> impl Strategy<Value = Option<Webhook>> {
     let text = || "\\PC{0,8}".prop_map(|value: String| Text { value: value.into(), span: sp() });
-    let word = |words: Vec<&'static str>| {
-        prop::sample::select(words).prop_map(|w| Ident { name: w.into(), span: sp() })
-    };
+    let word =
+        |words: Vec<&'static str>| prop::sample::select(words).prop_map(|w| Ident { name: w.into(), span: sp() });
     let value = prop_oneof![
         word(vec!["github", "stripe", "bearer", "x"]).prop_map(WebhookValue::Word),
         text().prop_map(WebhookValue::Text),

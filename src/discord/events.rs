@@ -411,6 +411,14 @@ pub fn of_dispatch(t: &str) -> impl Iterator<Item = &'static Event> + '_ {
     EVENTS.iter().filter(move |e| e.dispatch == t)
 }
 
+/// Whether `name` is a variable of some event kind (asked of every custom
+/// variable's name: a set, not a walk of every kind's list).
+pub fn is_variable(name: &str) -> bool {
+    static ALL: std::sync::LazyLock<rustc_hash::FxHashSet<&'static str>> =
+        std::sync::LazyLock::new(|| EVENTS.iter().flat_map(|e| e.vars.iter().copied()).collect());
+    ALL.contains(name)
+}
+
 /// What an event variable holds, in words.
 pub fn describe(var: &str) -> Option<&'static str> {
     VARIABLES.iter().find(|(n, _)| *n == var).map(|(_, d)| *d)

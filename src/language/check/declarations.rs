@@ -203,7 +203,7 @@ pub(super) fn shadowed(name: &str) -> Option<&'static str> {
         || vocab::HANDLER_VARIABLES.contains(&name)
         || vocab::AUTOCOMPLETE_VARIABLES.contains(&name)
         || vocab::MENU_VARIABLES.iter().any(|(_, vars)| vars.contains(&name))
-        || vocab::EVENTS.iter().any(|e| e.vars.contains(&name))
+        || crate::discord::events::is_variable(name)
     {
         return Some("a trigger variable");
     }
