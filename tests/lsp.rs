@@ -865,3 +865,30 @@ fn an_action_completes_its_kind_and_the_words_it_takes() {
     let items = labels(&client.at("textDocument/completion", &uri, text, "timeout \n", 8));
     assert!(!items.contains(&"reason".to_string()), "{items:?}");
 }
+
+/// Issue 52: a webhook event's head completes its settings and, after
+/// `signed`, the schemes; its request's body hovers and completes from its
+/// sample as a block's response does; an event's variable hovers with
+/// what it holds.
+#[test]
+fn a_webhook_head_and_its_request_complete_and_hover() {
+    let (dir, uri) = workspace();
+    std::fs::write(dir.path().join("push.json"), r#"{"pusher": {"name": "ada"}, "commits": []}"#).unwrap();
+    let mut client = Client::start(&[]);
+    let labels =
+        |v: &Value| v.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let text = "event push webhook \"/hooks/github\" signed github secret \"<S>\" sample \"push.json\" {\n    send to \"1\" \"{api_webhook[response.pusher.name]}\"\n}\n\nevent ban_add {\n    send to \"1\" \"{user_name}\"\n}\n";
+    client.open(&uri, text);
+    let head = "event push webhook \"/hooks/github\" ";
+    let items = labels(&client.at("textDocument/completion", &uri, text, head, head.len()));
+    assert!(items.contains(&"signed".to_string()) && items.contains(&"sample".to_string()), "{items:?}");
+    let signed = "event push webhook \"/hooks/github\" signed ";
+    let items = labels(&client.at("textDocument/completion", &uri, text, signed, signed.len()));
+    assert_eq!(items, ["github", "stripe", "bearer"]);
+    let hover = client.at("textDocument/hover", &uri, text, "pusher.name", 8);
+    let shown = hover["contents"]["value"].as_str().unwrap_or_default().to_string();
+    assert!(shown.contains("ada"), "{hover}");
+    let hover = client.at("textDocument/hover", &uri, text, "user_name}", 2);
+    let shown = hover["contents"]["value"].as_str().unwrap_or_default().to_string();
+    assert!(shown.contains("as the server shows it"), "{hover}");
+}

@@ -295,7 +295,10 @@ impl TreeModel {
         match &v.origin {
             Origin::Trigger => match self.kind {
                 TreeKind::Command => format!("trigger variable of command `{}`", self.name),
-                TreeKind::Event => format!("trigger variable of `{}` events", self.name),
+                TreeKind::Event => match crate::discord::events::describe(&v.name) {
+                    Some(what) => format!("trigger variable of `{}` events: {what}", self.name),
+                    None => format!("trigger variable of `{}` events", self.name),
+                },
                 TreeKind::Handler => format!("trigger variable of handler `{}`", self.name),
                 TreeKind::Autocomplete => format!("trigger variable of the autocomplete of `{}`", self.name),
             },

@@ -175,7 +175,7 @@ impl Document {
     /// The block named `name` in the tree holding `offset`.
     pub fn block_named(&self, offset: usize, name: &str) -> Option<&ApiBlock> {
         let tree = self.tree_at(offset)?;
-        let mut found = None;
+        let mut found = tree.received().filter(|b| b.name.name == name);
         crate::language::ast::visit::each_block(&tree.body, &mut |b| {
             if b.name.name == name && found.is_none() {
                 found = Some(b);

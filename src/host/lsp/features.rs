@@ -696,6 +696,32 @@ fn register_words(line: &str) -> Option<Vec<CompletionItem>> {
     Some(reg::CHANNEL_TYPES.iter().map(|(w, _)| item(w.to_string(), word, "kind of channel".into())).collect())
 }
 
+/// A webhook event's head: its settings, and after `signed` the schemes.
+fn webhook_words(trimmed: &str) -> Option<Vec<CompletionItem>> {
+    let (_, rest) = trimmed.strip_prefix("event ")?.split_once(" webhook ")?;
+    if rest.matches('"').count() % 2 != 0 {
+        return None;
+    }
+    let tokens: Vec<&str> = rest.split_whitespace().collect();
+    let before = if rest.ends_with(' ') { tokens.last() } else { tokens.iter().rev().nth(1) };
+    let word = CompletionItemKind::KEYWORD;
+    match before.copied() {
+        Some("signed") => Some(
+            crate::base::webhook::SCHEMES
+                .iter()
+                .map(|s| item(s.to_string(), word, "how the sender signs".into()))
+                .collect(),
+        ),
+        Some(w) if crate::language::webhook::WORDS.iter().any(|(k, _)| *k == w) => None,
+        _ => Some(
+            crate::language::webhook::WORDS
+                .iter()
+                .map(|(k, what)| item(k.to_string(), word, what.to_string()))
+                .collect(),
+        ),
+    }
+}
+
 /// The words a line's start asks for: event kinds after `event`, methods
 /// after `method`, a registration line's words, an action's.
 fn line_words(doc: &Document, offset: usize, trimmed: &str) -> Option<Vec<CompletionItem>> {
@@ -705,6 +731,9 @@ fn line_words(doc: &Document, offset: usize, trimmed: &str) -> Option<Vec<Comple
             item(e.kind.to_string(), CompletionItemKind::EVENT, detail)
         });
         return Some(kinds.collect());
+    }
+    if let Some(items) = webhook_words(trimmed) {
+        return Some(items);
     }
     if trimmed.starts_with("method ") && !trimmed[7..].contains(' ') {
         let methods = vocab::Method::ALL.iter();
@@ -945,13 +974,15 @@ pub fn definition(uri: &Uri, doc: &Document, offset: usize) -> Option<GotoDefini
     // `sample "…"`: the file.
     for tree in doc.checked.ast.trees() {
         let mut target = None;
-        crate::language::ast::visit::each_block(&tree.body, &mut |b| {
+        let mut look = |b: &crate::language::ast::ApiBlock| {
             if let Some(s) = b.sample() {
                 if contains(s.span, offset) {
                     target = doc.folder().map(|f| f.join(s.value.as_str()));
                 }
             }
-        });
+        };
+        tree.received().into_iter().for_each(&mut look);
+        crate::language::ast::visit::each_block(&tree.body, &mut look);
         if let Some(path) = target {
             let start = Position { line: 0, character: 0 };
             let location = Location { uri: path_to_uri(&path)?, range: Range { start, end: start } };
