@@ -306,3 +306,28 @@ command ranked {
     // element without the key comes last either way.
     assert_eq!(reply, "5 4 3 2 | a b d c | d b a c", "{}", ran.stdout);
 }
+
+/// Issue 53, item 5 (its text helpers): on a user's option, a response's
+/// text and a loop element, in a reply and in a condition.
+#[test]
+fn text_helpers_change_options_responses_and_elements() {
+    let server = TestServer::start();
+    let text = r##"command show {
+    option tags "Tags, by commas" required
+    api list { method GET url "@SERVER@/items/3" }
+    reply "{option_tags|split ','|count} tags: {option_tags|split ','|join ' & '|upper}"
+    for item in api_list[response.items] limit 2 {
+        reply "#{item[id]|pad 3 '0'} {item[name]|replace 'item' 'thing'|slice 0 5}"
+    }
+    if "{option_tags|trim|length}" > 5 {
+        reply "long"
+    }
+}
+"##;
+    let ran = run(text, &server, "show", &["--var", "option_tags=  ève,bob,ß  "]);
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+    let events: Vec<Value> = ran.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let replies: Vec<&str> =
+        events.iter().filter(|e| e["event"] == "reply").filter_map(|e| e["text"].as_str()).collect();
+    assert_eq!(replies, ["3 tags:   ÈVE & BOB & SS  ", "#000 thing", "#001 thing", "long"], "{}", ran.stdout);
+}

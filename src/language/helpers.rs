@@ -1,8 +1,9 @@
-//! List helpers in templates: `{queue|count}`, `{tags|join ', '}`,
-//! `{api_s[response.items]|first 3|join}`. The one place that knows them:
+//! Helpers in templates: of lists, `{queue|count}`, `{tags|join ', '}`,
+//! `{api_s[response.items]|first 3|join}`; of text, `{user_name|upper}`,
+//! `{option_tags|split ','|count}`, `{id|pad 4 '0'}`. The one place that knows them:
 //! their names, how a template writes them, and what they make of a value.
 //! They do what a loop cannot say in a few words; anything more is a loop
-//! (docs/language.md, "List helpers").
+//! (docs/language.md, "Helpers").
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -21,17 +22,47 @@ pub enum Helper {
     /// The elements as text, with a separator between them (`, ` unless
     /// one is given).
     Join(String),
+    /// The text in capitals, or in small letters (Unicode's case mapping).
+    Upper,
+    Lower,
+    /// The text without the blanks around it.
+    Trim,
+    /// How many characters the text has (of a list, how many elements).
+    Length,
+    /// The text with every `from` made `to`.
+    Replace(String, String),
+    /// The text cut at each separator, as a list.
+    Split(String),
+    /// Characters (of a list, elements) from the first number to before
+    /// the second, counted from 0; to the end without the second.
+    Slice(u32, Option<u32>),
+    /// The text made at least N characters long, the character added
+    /// before it (a space unless one is given): `{n|pad 3 '0'}` is `007`.
+    Pad(u32, char),
 }
 
 /// The helpers' names, as templates write them.
-pub const NAMES: [&str; 3] = ["count", "first", "join"];
+pub const NAMES: [&str; 11] =
+    ["count", "first", "join", "upper", "lower", "trim", "length", "replace", "split", "slice", "pad"];
 
 /// Each helper and what it gives, for the editor.
-pub const ABOUT: [(&str, &str); 3] = [
+pub const ABOUT: [(&str, &str); 11] = [
     ("count", "the number of elements"),
     ("first", "`first N`: the first N elements, as a list"),
     ("join", "`join` or `join 'SEP'`: the elements as text, `, ` or SEP between them"),
+    ("upper", "the text in capitals"),
+    ("lower", "the text in small letters"),
+    ("trim", "the text without the blanks around it"),
+    ("length", "how many characters the text has (of a list, how many elements)"),
+    ("replace", "`replace 'FROM' 'TO'`: the text with every FROM made TO"),
+    ("split", "`split 'SEP'`: the text cut at each SEP, as a list"),
+    ("slice", "`slice N` or `slice N M`: the characters (of a list, the elements) from N to before M, from 0"),
+    ("pad", "`pad N` or `pad N 'C'`: the text made at least N characters long, C (a space) added before it"),
 ];
+
+/// The longest a helper makes a text (`pad`, `replace`): what a message
+/// can hold, many times over.
+const MAX_TEXT: usize = 100_000;
 
 /// The largest N of `first N` (a list variable holds at most as many).
 const MAX_FIRST: u32 = crate::language::vocab::MAX_LIST as u32;
@@ -73,16 +104,28 @@ pub fn scan(text: &str, start: usize, diags: &mut Vec<Diagnostic>) -> Option<Vec
         let here = start + text.len() - after_bar.len();
         let (helper, left) = match word {
             "count" => (Helper::Count, args),
+            "upper" => (Helper::Upper, args),
+            "lower" => (Helper::Lower, args),
+            "trim" => (Helper::Trim, args),
+            "length" => (Helper::Length, args),
             "first" => first(args, here, word_len, diags)?,
             "join" => join(args, here, word_len, diags)?,
+            "replace" | "split" | "slice" | "pad" => with_args(word, args, Span::new(here, here + word_len), diags)?,
             _ => {
                 let span = Span::new(here, here + word_len.max(1));
-                let mut d = Diagnostic::new(Code::BadHelper, format!("`{word}` is not a list helper"))
-                    .label(span, "not a helper");
-                // Other languages' words for the count of a list.
-                let other = matches!(word, "length" | "lenght" | "len" | "size" | "size_of").then_some("count");
-                let meant = did_you_mean(word, NAMES.iter().copied()).or(other);
-                d = d.meant(span, meant, "the list helpers are `count`, `first N` and `join 'SEPARATOR'`");
+                let mut d =
+                    Diagnostic::new(Code::BadHelper, format!("`{word}` is not a helper")).label(span, "not a helper");
+                // Other languages' words for these.
+                let other = match word {
+                    "lenght" | "len" | "size" | "size_of" => Some("length"),
+                    "uppercase" | "to_upper" | "capitalize" => Some("upper"),
+                    "lowercase" | "to_lower" => Some("lower"),
+                    "strip" => Some("trim"),
+                    "substring" | "substr" => Some("slice"),
+                    _ => None,
+                };
+                let meant = other.or_else(|| did_you_mean(word, NAMES.iter().copied()));
+                d = d.meant(span, meant, "the helpers are `count`, `first N`, `join 'SEP'`, `upper`, `lower`, `trim`, `length`, `replace 'A' 'B'`, `split 'SEP'`, `slice N M` and `pad N 'C'`");
                 diags.push(d);
                 return None;
             }
@@ -113,31 +156,101 @@ fn first<'t>(args: &'t str, at: usize, word_len: usize, diags: &mut Vec<Diagnost
 /// `join` or `join 'SEP'`: the separator in single quotes, with `\n`, `\t`,
 /// `\\` and `\'` (the string around it is in double quotes).
 fn join<'t>(args: &'t str, at: usize, word_len: usize, diags: &mut Vec<Diagnostic>) -> Option<(Helper, &'t str)> {
-    let trimmed = args.trim_start();
-    let Some(quoted) = trimmed.strip_prefix('\'') else {
-        return Some((Helper::Join(", ".to_string()), args));
-    };
-    let mut separator = String::new();
+    match quoted(args) {
+        Quoted::None => Some((Helper::Join(", ".to_string()), args)),
+        Quoted::Text(separator, rest) => Some((Helper::Join(separator), rest)),
+        Quoted::Open => {
+            let span = Span::new(at, at + word_len + args.len());
+            diags.push(
+                Diagnostic::new(Code::BadHelper, "`join`'s separator has no closing `'`")
+                    .label(span, "not closed")
+                    .help("write the separator in single quotes: `{list|join ', '}` (a `}` cannot be in it)"),
+            );
+            None
+        }
+    }
+}
+
+/// A text in single quotes at the start of `args` (blanks before it).
+enum Quoted<'t> {
+    None,
+    Text(String, &'t str),
+    /// One that never closes.
+    Open,
+}
+
+fn quoted(args: &str) -> Quoted<'_> {
+    let Some(quoted) = args.trim_start().strip_prefix('\'') else { return Quoted::None };
+    let mut text = String::new();
     let mut chars = quoted.char_indices();
     while let Some((i, c)) = chars.next() {
         match c {
-            '\'' => return Some((Helper::Join(separator), &quoted[i + 1..])),
+            '\'' => return Quoted::Text(text, &quoted[i + 1..]),
             '\\' => match chars.next().map(|(_, c)| c) {
-                Some('n') => separator.push('\n'),
-                Some('t') => separator.push('\t'),
-                Some(other) => separator.push(other),
+                Some('n') => text.push('\n'),
+                Some('t') => text.push('\t'),
+                Some(other) => text.push(other),
                 None => break,
             },
-            c => separator.push(c),
+            c => text.push(c),
         }
     }
-    let span = Span::new(at, at + word_len + args.len());
-    diags.push(
-        Diagnostic::new(Code::BadHelper, "`join`'s separator has no closing `'`")
-            .label(span, "not closed")
-            .help("write the separator in single quotes: `{list|join ', '}` (a `}` cannot be in it)"),
-    );
-    None
+    Quoted::Open
+}
+
+/// A whole number at the start of `args` (blanks before it), at most `max`.
+fn whole(args: &str, max: u32) -> Option<(u32, &str)> {
+    let digits = args.trim_start();
+    let len = digits.bytes().take_while(u8::is_ascii_digit).count();
+    let n = digits[..len].parse::<u32>().ok().filter(|n| *n <= max)?;
+    Some((n, &digits[len..]))
+}
+
+/// `replace 'A' 'B'`, `split 'SEP'`, `slice N [M]`, `pad N ['C']`.
+fn with_args<'t>(word: &str, args: &'t str, span: Span, diags: &mut Vec<Diagnostic>) -> Option<(Helper, &'t str)> {
+    let text = |a: &'t str| match quoted(a) {
+        Quoted::Text(t, rest) => Some((t, rest)),
+        _ => None,
+    };
+    let read = match word {
+        "replace" => text(args).and_then(|(from, rest)| {
+            let (to, rest) = text(rest)?;
+            (!from.is_empty()).then_some((Helper::Replace(from, to), rest))
+        }),
+        "split" => text(args).filter(|(sep, _)| !sep.is_empty()).map(|(sep, rest)| (Helper::Split(sep), rest)),
+        "slice" => whole(args, MAX_TEXT as u32).map(|(from, rest)| match whole(rest, MAX_TEXT as u32) {
+            Some((to, rest)) => (Helper::Slice(from, Some(to)), rest),
+            None => (Helper::Slice(from, None), rest),
+        }),
+        _ => whole(args, 1000).and_then(|(n, rest)| match quoted(rest) {
+            Quoted::None => Some((Helper::Pad(n, ' '), rest)),
+            Quoted::Text(c, rest) => {
+                let mut chars = c.chars();
+                match (chars.next(), chars.next()) {
+                    (Some(c), None) => Some((Helper::Pad(n, c), rest)),
+                    _ => None,
+                }
+            }
+            Quoted::Open => None,
+        }),
+    };
+    if read.is_none() {
+        let (how, example) = match word {
+            "replace" => ("what to replace and with what, each in single quotes", "{text|replace 'colour' 'color'}"),
+            "split" => ("the separator, in single quotes, not empty", "{option_tags|split ','}"),
+            "slice" => ("where to start and, if not at the end, where to stop: whole numbers", "{text|slice 0 20}"),
+            _ => (
+                "how long, a whole number up to 1,000, and the character to add in single quotes",
+                "{number|pad 3 '0'}",
+            ),
+        };
+        diags.push(
+            Diagnostic::new(Code::BadHelper, format!("`{word}` needs {how}"))
+                .label(span, "written wrong")
+                .help(format!("write it as `{example}`")),
+        );
+    }
+    read
 }
 
 fn bad(at: usize, rest: &str, what: &str, help: &str) -> Diagnostic {
@@ -147,31 +260,77 @@ fn bad(at: usize, rest: &str, what: &str, help: &str) -> Diagnostic {
         .help(help.to_string())
 }
 
-/// What the helpers make of a value. A value that is not a list counts as
-/// a list of that one value, and `null` (or a value that is missing) as an
-/// empty list.
+/// What the helpers make of a value. A list helper takes a value that is
+/// not a list as a list of that one value, and `null` (or a value that is
+/// missing) as an empty list; a text helper takes the value as text (a
+/// list or an object as its JSON text, `null` as empty).
 pub fn apply(value: Json, helpers: &[Helper]) -> Json {
-    helpers.iter().fold(value, |value, helper| {
-        let items = match value {
-            Json::Array(items) => items,
-            Json::Null => Vec::new(),
-            one => vec![one],
-        };
-        match helper {
-            Helper::Count => Json::from(items.len()),
-            Helper::First(n) => Json::Array(items.into_iter().take(*n as usize).collect()),
-            Helper::Join(separator) => {
-                let mut text = String::new();
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        text.push_str(separator);
-                    }
-                    crate::base::values::push_value(&mut text, item);
-                }
-                Json::String(text)
-            }
+    helpers.iter().fold(value, |value, helper| match helper {
+        Helper::Count | Helper::First(_) | Helper::Join(_) => list(value, helper),
+        Helper::Length if value.is_array() || value.is_null() => list(value, &Helper::Count),
+        Helper::Slice(from, to) if value.is_array() => {
+            let items = value.as_array().cloned().unwrap_or_default();
+            let (from, to) = (*from as usize, to.map_or(items.len(), |t| t as usize));
+            Json::Array(items.into_iter().skip(from).take(to.saturating_sub(from)).collect())
         }
+        _ => text(&crate::base::values::as_text(&value), helper),
     })
+}
+
+fn list(value: Json, helper: &Helper) -> Json {
+    let items = match value {
+        Json::Array(items) => items,
+        Json::Null => Vec::new(),
+        one => vec![one],
+    };
+    match helper {
+        Helper::First(n) => Json::Array(items.into_iter().take(*n as usize).collect()),
+        Helper::Join(separator) => {
+            let mut text = String::new();
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    text.push_str(separator);
+                }
+                crate::base::values::push_value(&mut text, item);
+            }
+            Json::String(text)
+        }
+        _ => Json::from(items.len()),
+    }
+}
+
+/// A text helper on `t`: never past [`MAX_TEXT`] characters, a split never
+/// past a list's bound.
+fn text(t: &str, helper: &Helper) -> Json {
+    let bounded = |s: String| if s.len() > MAX_TEXT * 4 { s.chars().take(MAX_TEXT).collect() } else { s };
+    match helper {
+        Helper::Upper => Json::String(bounded(t.to_uppercase())),
+        Helper::Lower => Json::String(bounded(t.to_lowercase())),
+        Helper::Trim => Json::String(t.trim().to_string()),
+        Helper::Length => Json::from(t.chars().count()),
+        Helper::Replace(from, to) => {
+            // (At most as many replacements as keep the text within its bound.)
+            let room = if to.len() > from.len() {
+                (MAX_TEXT * 4 - t.len().min(MAX_TEXT * 4)) / (to.len() - from.len())
+            } else {
+                usize::MAX
+            };
+            Json::String(bounded(t.replacen(from.as_str(), to, room)))
+        }
+        Helper::Split(sep) => {
+            let parts = t.split(sep.as_str()).take(crate::language::vocab::MAX_LIST);
+            Json::Array(parts.map(|p| Json::String(p.to_string())).collect())
+        }
+        Helper::Slice(from, to) => {
+            let (from, to) = (*from as usize, to.map_or(usize::MAX, |t| t as usize));
+            Json::String(t.chars().skip(from).take(to.saturating_sub(from)).collect())
+        }
+        Helper::Pad(n, c) => {
+            let missing = (*n as usize).saturating_sub(t.chars().count());
+            Json::String(std::iter::repeat_n(*c, missing).chain(t.chars()).collect())
+        }
+        Helper::Count | Helper::First(_) | Helper::Join(_) => Json::String(t.to_string()),
+    }
 }
 
 /// The helpers as a template writes them (for the formatter and the editor).
@@ -182,14 +341,26 @@ pub fn written(helpers: &[Helper]) -> String {
             Helper::Count => out.push_str("|count"),
             Helper::First(n) => out.push_str(&format!("|first {n}")),
             Helper::Join(separator) if separator == ", " => out.push_str("|join"),
-            Helper::Join(separator) => {
-                let escaped =
-                    separator.replace('\\', "\\\\").replace('\'', "\\'").replace('\n', "\\n").replace('\t', "\\t");
-                out.push_str(&format!("|join '{escaped}'"));
-            }
+            Helper::Join(separator) => out.push_str(&format!("|join {}", quote(separator))),
+            Helper::Upper => out.push_str("|upper"),
+            Helper::Lower => out.push_str("|lower"),
+            Helper::Trim => out.push_str("|trim"),
+            Helper::Length => out.push_str("|length"),
+            Helper::Replace(from, to) => out.push_str(&format!("|replace {} {}", quote(from), quote(to))),
+            Helper::Split(sep) => out.push_str(&format!("|split {}", quote(sep))),
+            Helper::Slice(from, Some(to)) => out.push_str(&format!("|slice {from} {to}")),
+            Helper::Slice(from, None) => out.push_str(&format!("|slice {from}")),
+            Helper::Pad(n, ' ') => out.push_str(&format!("|pad {n}")),
+            Helper::Pad(n, c) => out.push_str(&format!("|pad {n} {}", quote(&c.to_string()))),
         }
     }
     out
+}
+
+/// A helper's text as written: in single quotes, escaped.
+fn quote(text: &str) -> String {
+    let escaped = text.replace('\\', "\\\\").replace('\'', "\\'").replace('\n', "\\n").replace('\t', "\\t");
+    format!("'{escaped}'")
 }
 
 #[cfg(test)]
@@ -216,8 +387,40 @@ mod tests {
     }
 
     #[test]
+    fn text_helpers_work_on_characters_and_keep_to_their_bounds() {
+        let t = |value: Json, text: &str| apply(value, &read(text).unwrap());
+        assert_eq!(t(json!("  Ève ß  "), "|trim|upper"), json!("ÈVE SS"));
+        assert_eq!(t(json!("ÈVE"), "|lower"), json!("ève"));
+        assert_eq!(t(json!("héllo 👋"), "|length"), json!(7));
+        assert_eq!(t(json!([1, 2, 3]), "|length"), json!(3));
+        assert_eq!(t(json!(null), "|length"), json!(0));
+        assert_eq!(t(json!(""), "|length|pad 3 '0'"), json!("000"));
+        assert_eq!(t(json!(7), "|pad 3 '0'"), json!("007"));
+        assert_eq!(t(json!("long"), "|pad 2"), json!("long"));
+        assert_eq!(t(json!("a,b,,c"), "|split ','"), json!(["a", "b", "", "c"]));
+        assert_eq!(t(json!("a, b, c"), "|split ', '|count"), json!(3));
+        assert_eq!(t(json!("a, b, c"), "|split ', '|join ' & '"), json!("a & b & c"));
+        assert_eq!(t(json!("héllo wörld"), "|slice 1 4"), json!("éll"));
+        assert_eq!(t(json!("héllo"), "|slice 3"), json!("lo"));
+        assert_eq!(t(json!("héllo"), "|slice 9 2"), json!(""));
+        assert_eq!(t(json!([1, 2, 3, 4]), "|slice 1 3"), json!([2, 3]));
+        assert_eq!(t(json!("colour colour"), "|replace 'colour' 'color'"), json!("color color"));
+        assert_eq!(t(json!({ "a": 1 }), "|upper"), json!("{\"A\":1}"));
+        // Bounded: a split of a huge text, a replace that would grow it.
+        let huge = "x,".repeat(50_000);
+        assert_eq!(t(json!(huge), "|split ','|count"), json!(crate::language::vocab::MAX_LIST));
+        let grown = t(json!("a".repeat(100_000)), "|replace 'a' 'aaaaaaaaaa'");
+        assert!(grown.as_str().unwrap().len() <= MAX_TEXT * 4, "{}", grown.as_str().unwrap().len());
+    }
+
+    #[test]
     fn a_helper_that_cannot_be_read_says_why() {
-        assert!(read("|cuont").unwrap_err().contains("`cuont` is not a list helper"));
+        assert!(read("|cuont").unwrap_err().contains("`cuont` is not a helper"));
+        assert!(read("|replace 'a'").unwrap_err().contains("`replace` needs"));
+        assert!(read("|split ''").unwrap_err().contains("`split` needs"));
+        assert!(read("|pad 3 'ab'").unwrap_err().contains("`pad` needs"));
+        assert!(read("|pad 5000").unwrap_err().contains("`pad` needs"));
+        assert!(read("|slice x").unwrap_err().contains("`slice` needs"));
         assert!(read("|first").unwrap_err().contains("a whole number from 1"));
         assert!(read("|first 0").unwrap_err().contains("a whole number from 1"));
         assert!(read("|join ', ").unwrap_err().contains("no closing"));
@@ -230,7 +433,16 @@ mod tests {
 
     #[test]
     fn what_is_written_reads_back() {
-        for text in ["|count", "|first 3|join", "|join ' | '", "|join '\\n'", "|join 'it\\'s'"] {
+        for text in [
+            "|count",
+            "|first 3|join",
+            "|join ' | '",
+            "|join '\\n'",
+            "|join 'it\\'s'",
+            "|upper|lower|trim|length",
+            "|replace 'a\\'' ''|split ','|slice 1 3|slice 2",
+            "|pad 4|pad 3 '0'|pad 2 '\\''",
+        ] {
             let helpers = read(text).unwrap();
             assert_eq!(read(&written(&helpers)), Ok(helpers), "{text}");
         }

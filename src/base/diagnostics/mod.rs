@@ -108,7 +108,7 @@ codes! {
     LoopLimit = "B147", Error, "loop limit or requests beyond the run's bounds";
     LoopNameTaken = "B148", Error, "loop name or join name that is already a variable";
     NotAListVariable = "B149", Error, "list operation or loop on a variable declared as something else";
-    BadHelper = "B150", Error, "unknown list helper, or one written wrong";
+    BadHelper = "B150", Error, "unknown helper, or one written wrong";
     BadSchedule = "B151", Error, "timed event's schedule, time zone or channel not understood";
     BodyTypeMismatch = "B152", Error, "a body and its `Content-Type` header that disagree";
     BadBody = "B153", Error, "a form or multipart body written wrong, or a file part that cannot be sent";
