@@ -3,8 +3,6 @@
 //! wrong signature is 401 and nothing runs; an oversized body is 413; a
 //! delivery runs once across two processes sharing PostgreSQL.
 
-use std::time::{Duration, Instant};
-
 use blkc::base::webhook::Scheme;
 
 use crate::serve::{serve, Served};
@@ -31,6 +29,16 @@ fn env() -> Vec<(&'static str, &'static str)> {
 
 fn now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
+}
+
+/// A bot with a bearer webhook that reads the header the token came in.
+fn served_bearer(platform: &TestPlatform) -> Served {
+    let program = r#"event deploy webhook "/hooks/deploy" signed bearer secret "<DEPLOY_TOKEN>" {
+    send to "902" "{api_webhook[response.version]} [{api_webhook[headers.authorization]}] [{api_webhook[headers.x-kind]}]"
+}
+"#;
+    let env = [("BLKC_BOT_TOKEN", TOKEN), ("BLKC_SECRET_DEPLOY_TOKEN", SECRET)];
+    serve(program, platform, None, &[], &env)
 }
 
 /// POSTs `body` to `path` of `served` with `headers`: the status.
@@ -97,6 +105,15 @@ fn a_signed_post_runs_its_event_and_a_wrong_one_is_refused_before_it_is_read() {
     let log = served.wait_log("webhook event");
     assert!(log.contains("why=\"a signature that is not the body's with the secret\""), "{log}");
     assert!(!log.contains(SECRET), "{log}");
+    // A bearer webhook: its token checked, and never given to the run.
+    let hook = served_bearer(&platform);
+    let deploy = br#"{"version":"2.1.0"}"#;
+    let mut with_kind = signed(Scheme::Bearer, deploy);
+    with_kind.push(("X-Kind", "push".into()));
+    assert_eq!(post(&hook, "/hooks/deploy", deploy, &with_kind), 202);
+    let sent = platform.wait_for("/channels/902/messages", 1);
+    let said = sent[0].body["content"].as_str().unwrap_or_default();
+    assert!(said.starts_with("2.1.0 [") && said.ends_with("] [push]") && !said.contains(SECRET), "{said}");
     let metrics = ureq::get(&format!("{}/metrics", served.url)).call().unwrap().body_mut().read_to_string().unwrap();
     for line in [
         "blkc_events_total{kind=\"webhook:push\",outcome=\"ran\"} 1",
@@ -106,8 +123,8 @@ fn a_signed_post_runs_its_event_and_a_wrong_one_is_refused_before_it_is_read() {
     ] {
         assert!(metrics.contains(line), "{line} in {metrics}");
     }
-    // Only the two good deliveries ran.
-    assert_eq!(platform.calls().iter().filter(|c| c.path.contains("/messages")).count(), 2);
+    // Only the three good deliveries ran.
+    assert_eq!(platform.calls().iter().filter(|c| c.path.contains("/messages")).count(), 3);
 }
 
 #[test]
@@ -131,10 +148,7 @@ fn a_delivery_runs_once_across_two_processes_sharing_postgres() {
     assert_eq!(post(&servers[1], "/hooks/github", body, &again), 202);
     // Every copy has ended, ran or taken: the count is final.
     let taken = || servers.iter().map(|s| s.log().matches("already taken by another process").count()).sum::<usize>();
-    let until = Instant::now() + Duration::from_secs(20);
-    while taken() < 3 && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    crate::support::wait::eventually(30, || taken() >= 3);
     assert_eq!(taken(), 3, "{}\n{}", servers[0].log(), servers[1].log());
     assert_eq!(platform.wait_for("/channels/900/messages", 2).len(), 2);
 }

@@ -95,6 +95,8 @@ pub async fn post(
         let key = crate::run::store::delivery_key(&format!("webhook:{}", hook.path), d);
         (key, super::clock::epoch_ms(), SEEN)
     });
+    // A credential the sender sent (a bearer webhook's secret) stays out of the run.
+    let headers = headers.into_iter().filter(|(k, _)| !CREDENTIALS.contains(&k.as_str())).collect();
     let request = crate::run::eval::Received { body: parsed, headers };
     let trigger = Trigger::from_webhook((loaded, tree), request, delivery, dedupe);
     let work = Work { _queued: Queued::new(shared), trigger };
@@ -107,8 +109,12 @@ pub async fn post(
     respond(StatusCode::ACCEPTED, "text/plain", "accepted\n")
 }
 
-/// The request's headers for the run: names lower-case, values that are
-/// text, within bounds.
+/// Credentials a sender may send, never given to the run: a bearer
+/// webhook's `Authorization` is its secret.
+const CREDENTIALS: [&str; 3] = ["authorization", "proxy-authorization", "cookie"];
+
+/// The request's headers: names lower-case, values that are text, within
+/// bounds.
 fn kept_headers(req: &Request<Incoming>) -> Vec<(String, String)> {
     let visible =
         req.headers().iter().filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())));
