@@ -331,3 +331,45 @@ fn text_helpers_change_options_responses_and_elements() {
         events.iter().filter(|e| e["event"] == "reply").filter_map(|e| e["text"].as_str()).collect();
     assert_eq!(replies, ["3 tags:   ÈVE & BOB & SS  ", "#000 thing", "#001 thing", "long"], "{}", ran.stdout);
 }
+
+/// Issue 53, item 5 (its number half, and `starts with`): exact rounding of
+/// an option and of a response's numbers; a helper on text that is no
+/// number fails the run with B323 and sends nothing of that step.
+#[test]
+fn number_helpers_round_exactly_and_fail_on_text() {
+    let server = TestServer::start();
+    let text = r##"command price {
+    option amount "An amount" number required
+    api list { method GET url "@SERVER@/items/3" }
+    reply "{option_amount|round 2} {option_amount|floor} {option_amount|ceil} {option_amount|abs|min 2} {option_amount|max 0}"
+    if option_amount starts with "-" {
+        reply "negative, ending in {option_amount|slice 4}"
+    }
+    if "{option_amount}" ends with "5" {
+        reply "ends in five"
+    }
+    reply "at least {api_list[response.items]|count|max 5}, {api_list[response.items]|count|min 5}"
+}
+"##;
+    let ran = run(text, &server, "price", &["--var", "option_amount=-1.005"]);
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+    let events: Vec<Value> = ran.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let replies: Vec<&str> =
+        events.iter().filter(|e| e["event"] == "reply").filter_map(|e| e["text"].as_str()).collect();
+    assert_eq!(
+        replies,
+        ["-1.01 -2 -1 1.005 0", "negative, ending in 05", "ends in five", "at least 5, 3"],
+        "{}",
+        ran.stdout
+    );
+
+    let text = r##"command price {
+    api list { method GET url "@SERVER@/items/3" }
+    reply "{api_list[response.items.0.name]|round}"
+}
+"##;
+    let ran = run(text, &server, "price", &[]);
+    assert_ne!(ran.code, 0, "{}", ran.stdout);
+    assert!(ran.stdout.contains("B323") || ran.stderr.contains("B323"), "{}{}", ran.stdout, ran.stderr);
+    assert!(!ran.stdout.contains("\"event\":\"reply\""), "{}", ran.stdout);
+}

@@ -475,6 +475,8 @@ fn op() -> impl Strategy<Value = CompareOp> {
         CompareOp::Gt,
         CompareOp::Ge,
         CompareOp::Contains,
+        CompareOp::StartsWith,
+        CompareOp::EndsWith,
     ])
 }
 

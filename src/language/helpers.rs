@@ -5,10 +5,12 @@
 //! They do what a loop cannot say in a few words; anything more is a loop
 //! (docs/language.md, "Helpers").
 
+use bigdecimal::BigDecimal;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use crate::base::diagnostics::{did_you_mean, Code, Diagnostic};
+use crate::base::numbers::{self, CalcError};
 use crate::base::source::Span;
 
 /// One helper after `|`, applied left to right.
@@ -39,14 +41,39 @@ pub enum Helper {
     /// The text made at least N characters long, the character added
     /// before it (a space unless one is given): `{n|pad 3 '0'}` is `007`.
     Pad(u32, char),
+    /// The number rounded to N decimal places (0 unless given), halves
+    /// away from zero: `{price|round 2}`.
+    Round(u32),
+    /// The whole number at or below, at or above, the number.
+    Floor,
+    Ceil,
+    /// The number without its sign.
+    Abs,
+    /// The smaller (`min`) or larger (`max`) of the number and N: `{bet|min
+    /// 100}` is at most 100. Without N, of a list, its smallest or largest
+    /// element.
+    Min(Option<String>),
+    Max(Option<String>),
+}
+
+impl Helper {
+    /// Whether it works on a number (and fails on anything else).
+    pub fn takes_number(&self) -> bool {
+        matches!(
+            self,
+            Helper::Round(_) | Helper::Floor | Helper::Ceil | Helper::Abs | Helper::Min(Some(_)) | Helper::Max(Some(_))
+        )
+    }
 }
 
 /// The helpers' names, as templates write them.
-pub const NAMES: [&str; 11] =
-    ["count", "first", "join", "upper", "lower", "trim", "length", "replace", "split", "slice", "pad"];
+pub const NAMES: [&str; 17] = [
+    "count", "first", "join", "upper", "lower", "trim", "length", "replace", "split", "slice", "pad", "round", "floor",
+    "ceil", "abs", "min", "max",
+];
 
 /// Each helper and what it gives, for the editor.
-pub const ABOUT: [(&str, &str); 11] = [
+pub const ABOUT: [(&str, &str); 17] = [
     ("count", "the number of elements"),
     ("first", "`first N`: the first N elements, as a list"),
     ("join", "`join` or `join 'SEP'`: the elements as text, `, ` or SEP between them"),
@@ -58,6 +85,12 @@ pub const ABOUT: [(&str, &str); 11] = [
     ("split", "`split 'SEP'`: the text cut at each SEP, as a list"),
     ("slice", "`slice N` or `slice N M`: the characters (of a list, the elements) from N to before M, from 0"),
     ("pad", "`pad N` or `pad N 'C'`: the text made at least N characters long, C (a space) added before it"),
+    ("round", "`round` or `round N`: the number rounded to N decimal places (0), halves away from zero"),
+    ("floor", "the whole number at or below the number"),
+    ("ceil", "the whole number at or above the number"),
+    ("abs", "the number without its sign"),
+    ("min", "`min N`: the smaller of the number and N; of a list, `min` is its smallest element"),
+    ("max", "`max N`: the larger of the number and N; of a list, `max` is its largest element"),
 ];
 
 /// The longest a helper makes a text (`pad`, `replace`): what a message
@@ -108,9 +141,14 @@ pub fn scan(text: &str, start: usize, diags: &mut Vec<Diagnostic>) -> Option<Vec
             "lower" => (Helper::Lower, args),
             "trim" => (Helper::Trim, args),
             "length" => (Helper::Length, args),
+            "floor" => (Helper::Floor, args),
+            "ceil" => (Helper::Ceil, args),
+            "abs" => (Helper::Abs, args),
             "first" => first(args, here, word_len, diags)?,
             "join" => join(args, here, word_len, diags)?,
-            "replace" | "split" | "slice" | "pad" => with_args(word, args, Span::new(here, here + word_len), diags)?,
+            "replace" | "split" | "slice" | "pad" | "round" | "min" | "max" => {
+                with_args(word, args, Span::new(here, here + word_len), diags)?
+            }
             _ => {
                 let span = Span::new(here, here + word_len.max(1));
                 let mut d =
@@ -122,10 +160,13 @@ pub fn scan(text: &str, start: usize, diags: &mut Vec<Diagnostic>) -> Option<Vec
                     "lowercase" | "to_lower" => Some("lower"),
                     "strip" => Some("trim"),
                     "substring" | "substr" => Some("slice"),
+                    "ceiling" => Some("ceil"),
+                    "absolute" => Some("abs"),
+                    "fixed" | "to_fixed" | "tofixed" => Some("round"),
                     _ => None,
                 };
                 let meant = other.or_else(|| did_you_mean(word, NAMES.iter().copied()));
-                d = d.meant(span, meant, "the helpers are `count`, `first N`, `join 'SEP'`, `upper`, `lower`, `trim`, `length`, `replace 'A' 'B'`, `split 'SEP'`, `slice N M` and `pad N 'C'`");
+                d = d.meant(span, meant, "the helpers are `count`, `first N`, `join 'SEP'`, `upper`, `lower`, `trim`, `length`, `replace 'A' 'B'`, `split 'SEP'`, `slice N M`, `pad N 'C'`, `round N`, `floor`, `ceil`, `abs`, `min N` and `max N`");
                 diags.push(d);
                 return None;
             }
@@ -218,6 +259,19 @@ fn with_args<'t>(word: &str, args: &'t str, span: Span, diags: &mut Vec<Diagnost
             (!from.is_empty()).then_some((Helper::Replace(from, to), rest))
         }),
         "split" => text(args).filter(|(sep, _)| !sep.is_empty()).map(|(sep, rest)| (Helper::Split(sep), rest)),
+        "round" => match whole(args, 100) {
+            Some((n, rest)) => Some((Helper::Round(n), rest)),
+            None if args.trim_start().starts_with(|c: char| c.is_ascii_digit() || c == '-') => None,
+            None => Some((Helper::Round(0), args)),
+        },
+        "min" | "max" => {
+            let (n, rest) = match number(args) {
+                Some((n, rest)) => (Some(n), rest),
+                None if args.trim_start().is_empty() || args.trim_start().starts_with('|') => (None, args),
+                None => return bad_args(word, span, diags),
+            };
+            Some((if word == "min" { Helper::Min(n) } else { Helper::Max(n) }, rest))
+        }
         "slice" => whole(args, MAX_TEXT as u32).map(|(from, rest)| match whole(rest, MAX_TEXT as u32) {
             Some((to, rest)) => (Helper::Slice(from, Some(to)), rest),
             None => (Helper::Slice(from, None), rest),
@@ -235,10 +289,30 @@ fn with_args<'t>(word: &str, args: &'t str, span: Span, diags: &mut Vec<Diagnost
         }),
     };
     if read.is_none() {
+        return bad_args(word, span, diags);
+    }
+    read
+}
+
+/// A number at the start of `args` (blanks before it), in JSON's syntax and
+/// within the limits numbers are computed with.
+fn number(args: &str) -> Option<(String, &str)> {
+    let text = args.trim_start();
+    let len = text.bytes().take_while(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E')).count();
+    crate::base::numbers::parse(&text[..len]).ok()?;
+    Some((text[..len].to_string(), &text[len..]))
+}
+
+/// B150 for a helper whose arguments are written wrong.
+fn bad_args<'t>(word: &str, span: Span, diags: &mut Vec<Diagnostic>) -> Option<(Helper, &'t str)> {
+    {
         let (how, example) = match word {
             "replace" => ("what to replace and with what, each in single quotes", "{text|replace 'colour' 'color'}"),
             "split" => ("the separator, in single quotes, not empty", "{option_tags|split ','}"),
             "slice" => ("where to start and, if not at the end, where to stop: whole numbers", "{text|slice 0 20}"),
+            "round" => ("how many decimal places, a whole number up to 100, or nothing", "{price|round 2}"),
+            "min" => ("a number to compare with (or nothing, of a list)", "{bet|min 100}"),
+            "max" => ("a number to compare with (or nothing, of a list)", "{balance|max 0}"),
             _ => (
                 "how long, a whole number up to 1,000, and the character to add in single quotes",
                 "{number|pad 3 '0'}",
@@ -250,7 +324,7 @@ fn with_args<'t>(word: &str, args: &'t str, span: Span, diags: &mut Vec<Diagnost
                 .help(format!("write it as `{example}`")),
         );
     }
-    read
+    None
 }
 
 fn bad(at: usize, rest: &str, what: &str, help: &str) -> Diagnostic {
@@ -263,18 +337,61 @@ fn bad(at: usize, rest: &str, what: &str, help: &str) -> Diagnostic {
 /// What the helpers make of a value. A list helper takes a value that is
 /// not a list as a list of that one value, and `null` (or a value that is
 /// missing) as an empty list; a text helper takes the value as text (a
-/// list or an object as its JSON text, `null` as empty).
-pub fn apply(value: Json, helpers: &[Helper]) -> Json {
-    helpers.iter().fold(value, |value, helper| match helper {
-        Helper::Count | Helper::First(_) | Helper::Join(_) => list(value, helper),
-        Helper::Length if value.is_array() || value.is_null() => list(value, &Helper::Count),
-        Helper::Slice(from, to) if value.is_array() => {
-            let items = value.as_array().cloned().unwrap_or_default();
-            let (from, to) = (*from as usize, to.map_or(items.len(), |t| t as usize));
-            Json::Array(items.into_iter().skip(from).take(to.saturating_sub(from)).collect())
-        }
-        _ => text(&crate::base::values::as_text(&value), helper),
+/// list or an object as its JSON text, `null` as empty); a number helper
+/// takes a number or a text that holds one, exactly, and fails on anything
+/// else (B323 where the run reaches it).
+pub fn apply(value: Json, helpers: &[Helper]) -> Result<Json, CalcError> {
+    helpers.iter().try_fold(value, |value, helper| {
+        Ok(match helper {
+            Helper::Count | Helper::First(_) | Helper::Join(_) => list(value, helper),
+            Helper::Length if value.is_array() || value.is_null() => list(value, &Helper::Count),
+            Helper::Slice(from, to) if value.is_array() => {
+                let items = value.as_array().cloned().unwrap_or_default();
+                let (from, to) = (*from as usize, to.map_or(items.len(), |t| t as usize));
+                Json::Array(items.into_iter().skip(from).take(to.saturating_sub(from)).collect())
+            }
+            Helper::Min(None) | Helper::Max(None) => extreme(value, matches!(helper, Helper::Max(_)))?,
+            Helper::Round(_) | Helper::Floor | Helper::Ceil | Helper::Abs | Helper::Min(_) | Helper::Max(_) => {
+                arithmetic(&numbers::number(&value)?, helper)?
+            }
+            _ => text(&crate::base::values::as_text(&value), helper),
+        })
     })
+}
+
+/// A number helper on `n`, exactly.
+fn arithmetic(n: &BigDecimal, helper: &Helper) -> Result<Json, CalcError> {
+    use bigdecimal::RoundingMode;
+    let result = match helper {
+        Helper::Round(places) => n.with_scale_round(i64::from(*places), RoundingMode::HalfUp),
+        Helper::Floor => n.with_scale_round(0, RoundingMode::Floor),
+        Helper::Ceil => n.with_scale_round(0, RoundingMode::Ceiling),
+        Helper::Abs => n.abs(),
+        Helper::Min(Some(m)) => n.clone().min(numbers::parse(m)?),
+        Helper::Max(Some(m)) => n.clone().max(numbers::parse(m)?),
+        _ => n.clone(),
+    };
+    Ok(numbers::to_json(&result))
+}
+
+/// The smallest or largest element of a list of numbers (`null` of an
+/// empty one); an element that is not a number fails as any operand does.
+fn extreme(value: Json, largest: bool) -> Result<Json, CalcError> {
+    let items = match value {
+        Json::Array(items) => items,
+        Json::Null => return Ok(Json::Null),
+        one => vec![one],
+    };
+    let mut best: Option<BigDecimal> = None;
+    for item in &items {
+        let n = numbers::number(item)?;
+        best = Some(match best {
+            Some(b) if (n > b) == largest && n != b => n,
+            Some(b) => b,
+            None => n,
+        });
+    }
+    Ok(best.map_or(Json::Null, |b| numbers::to_json(&b)))
 }
 
 fn list(value: Json, helper: &Helper) -> Json {
@@ -329,7 +446,7 @@ fn text(t: &str, helper: &Helper) -> Json {
             let missing = (*n as usize).saturating_sub(t.chars().count());
             Json::String(std::iter::repeat_n(*c, missing).chain(t.chars()).collect())
         }
-        Helper::Count | Helper::First(_) | Helper::Join(_) => Json::String(t.to_string()),
+        _ => Json::String(t.to_string()),
     }
 }
 
@@ -352,6 +469,18 @@ pub fn written(helpers: &[Helper]) -> String {
             Helper::Slice(from, None) => out.push_str(&format!("|slice {from}")),
             Helper::Pad(n, ' ') => out.push_str(&format!("|pad {n}")),
             Helper::Pad(n, c) => out.push_str(&format!("|pad {n} {}", quote(&c.to_string()))),
+            Helper::Round(0) => out.push_str("|round"),
+            Helper::Round(n) => out.push_str(&format!("|round {n}")),
+            Helper::Floor => out.push_str("|floor"),
+            Helper::Ceil => out.push_str("|ceil"),
+            Helper::Abs => out.push_str("|abs"),
+            Helper::Min(n) | Helper::Max(n) => {
+                out.push_str(if matches!(helper, Helper::Min(_)) { "|min" } else { "|max" });
+                if let Some(n) = n {
+                    out.push(' ');
+                    out.push_str(n);
+                }
+            }
         }
     }
     out
@@ -378,17 +507,17 @@ mod tests {
         assert_eq!(read("|first 2| join ' | '"), Ok(vec![Helper::First(2), Helper::Join(" | ".into())]));
         assert_eq!(read("|join '\\n'|count"), Ok(vec![Helper::Join("\n".into()), Helper::Count]));
         let list = json!(["a", 2, { "k": "v" }, null]);
-        assert_eq!(apply(list.clone(), &[Helper::Count]), json!(4));
-        assert_eq!(apply(list.clone(), &[Helper::First(2), Helper::Join(", ".into())]), json!("a, 2"));
-        assert_eq!(apply(list, &[Helper::Join("/".into())]), json!("a/2/{\"k\":\"v\"}/null"));
-        assert_eq!(apply(json!(null), &[Helper::Count]), json!(0));
-        assert_eq!(apply(json!("one"), &[Helper::Count]), json!(1));
-        assert_eq!(apply(json!([1, 2, 3]), &[Helper::First(5)]), json!([1, 2, 3]));
+        assert_eq!(apply(list.clone(), &[Helper::Count]).unwrap(), json!(4));
+        assert_eq!(apply(list.clone(), &[Helper::First(2), Helper::Join(", ".into())]).unwrap(), json!("a, 2"));
+        assert_eq!(apply(list, &[Helper::Join("/".into())]).unwrap(), json!("a/2/{\"k\":\"v\"}/null"));
+        assert_eq!(apply(json!(null), &[Helper::Count]).unwrap(), json!(0));
+        assert_eq!(apply(json!("one"), &[Helper::Count]).unwrap(), json!(1));
+        assert_eq!(apply(json!([1, 2, 3]), &[Helper::First(5)]).unwrap(), json!([1, 2, 3]));
     }
 
     #[test]
     fn text_helpers_work_on_characters_and_keep_to_their_bounds() {
-        let t = |value: Json, text: &str| apply(value, &read(text).unwrap());
+        let t = |value: Json, text: &str| apply(value, &read(text).unwrap()).unwrap();
         assert_eq!(t(json!("  Ève ß  "), "|trim|upper"), json!("ÈVE SS"));
         assert_eq!(t(json!("ÈVE"), "|lower"), json!("ève"));
         assert_eq!(t(json!("héllo 👋"), "|length"), json!(7));
@@ -414,7 +543,35 @@ mod tests {
     }
 
     #[test]
+    fn number_helpers_are_exact_and_fail_on_what_is_not_a_number() {
+        let t = |value: Json, text: &str| apply(value, &read(text).unwrap());
+        assert_eq!(t(json!(2.5), "|round"), Ok(json!(3)));
+        assert_eq!(t(json!(-2.5), "|round"), Ok(json!(-3)));
+        assert_eq!(t(json!("1.005"), "|round 2"), Ok(json!(1.01)));
+        assert_eq!(t(json!(0.1), "|round 3"), Ok(json!(0.1)));
+        assert_eq!(t(json!("-1.5"), "|floor"), Ok(json!(-2)));
+        assert_eq!(t(json!("-1.5"), "|ceil"), Ok(json!(-1)));
+        assert_eq!(t(json!(-7), "|abs"), Ok(json!(7)));
+        assert_eq!(t(json!(250), "|min 100"), Ok(json!(100)));
+        assert_eq!(t(json!(-3), "|max 0"), Ok(json!(0)));
+        assert_eq!(t(json!("9007199254740993"), "|max 1"), Ok(json!(9007199254740993u64)));
+        assert_eq!(t(json!([3, "12", 7.5]), "|max"), Ok(json!(12)));
+        assert_eq!(t(json!([3, "12", 7.5]), "|min"), Ok(json!(3)));
+        assert_eq!(t(json!([]), "|min"), Ok(json!(null)));
+        assert_eq!(t(json!(["3", "x"]), "|max"), Err(CalcError::NotANumber("\"x\"".into())));
+        assert_eq!(t(json!("Ève"), "|round"), Err(CalcError::NotANumber("\"Ève\"".into())));
+        assert_eq!(t(json!(null), "|abs"), Err(CalcError::NotANumber("null".into())));
+        assert_eq!(t(json!("1e5000"), "|abs"), Err(CalcError::TooLarge));
+        assert_eq!(t(json!(12.345), "|round 1|pad 6 '0'"), Ok(json!("0012.3")));
+        let huge = "9".repeat(4000);
+        assert_eq!(t(json!(huge.clone()), "|floor"), Ok(serde_json::from_str::<Json>(&huge).unwrap()));
+    }
+
+    #[test]
     fn a_helper_that_cannot_be_read_says_why() {
+        assert!(read("|round 500").unwrap_err().contains("`round` needs"));
+        assert!(read("|min x").unwrap_err().contains("`min` needs"));
+        assert!(read("|ceiling").unwrap_err().contains("`ceiling` is not a helper"));
         assert!(read("|cuont").unwrap_err().contains("`cuont` is not a helper"));
         assert!(read("|replace 'a'").unwrap_err().contains("`replace` needs"));
         assert!(read("|split ''").unwrap_err().contains("`split` needs"));
@@ -442,6 +599,7 @@ mod tests {
             "|upper|lower|trim|length",
             "|replace 'a\\'' ''|split ','|slice 1 3|slice 2",
             "|pad 4|pad 3 '0'|pad 2 '\\''",
+            "|round|round 2|floor|ceil|abs|min|max|min -1.5|max 1e3",
         ] {
             let helpers = read(text).unwrap();
             assert_eq!(read(&written(&helpers)), Ok(helpers), "{text}");

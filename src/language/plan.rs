@@ -921,6 +921,10 @@ pub enum Op {
     Ge,
     #[serde(rename = "contains")]
     Contains,
+    #[serde(rename = "starts with")]
+    StartsWith,
+    #[serde(rename = "ends with")]
+    EndsWith,
 }
 
 impl From<ast::CompareOp> for Op {
@@ -933,6 +937,8 @@ impl From<ast::CompareOp> for Op {
             ast::CompareOp::Gt => Op::Gt,
             ast::CompareOp::Ge => Op::Ge,
             ast::CompareOp::Contains => Op::Contains,
+            ast::CompareOp::StartsWith => Op::StartsWith,
+            ast::CompareOp::EndsWith => Op::EndsWith,
         }
     }
 }

@@ -941,6 +941,9 @@ pub enum CompareOp {
     Gt,
     Ge,
     Contains,
+    /// Text begins or ends with the other side's text.
+    StartsWith,
+    EndsWith,
 }
 
 impl CompareOp {
@@ -953,6 +956,8 @@ impl CompareOp {
             CompareOp::Gt => ">",
             CompareOp::Ge => ">=",
             CompareOp::Contains => "contains",
+            CompareOp::StartsWith => "starts with",
+            CompareOp::EndsWith => "ends with",
         }
     }
 }

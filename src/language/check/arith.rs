@@ -21,6 +21,28 @@ impl<'a> Visitor<'a> for Calcs<'_, '_> {
         }
         visit::walk_value(self, v, site);
     }
+
+    /// A number helper (`{option_amount|round 2}`) is checked as a
+    /// calculation's operand is, up to its first helper that makes a number.
+    fn template(&mut self, t: &'a crate::language::ast::Template, site: Site) {
+        use crate::language::ast::{Part, Var};
+        for part in &t.parts {
+            let Part::Var(Var::Helped(h)) = part else { continue };
+            if !h.helpers.first().is_some_and(crate::language::helpers::Helper::takes_number) {
+                continue;
+            }
+            match &h.base {
+                Var::Named(i) => {
+                    if let Some(option) = i.name.strip_prefix("option_") {
+                        self.option(i, option);
+                    }
+                }
+                Var::Ref(r) => self.sampled(r),
+                _ => {}
+            }
+        }
+        visit::walk_template(self, t, site);
+    }
 }
 
 impl Calcs<'_, '_> {

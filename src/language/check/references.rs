@@ -63,7 +63,7 @@ fn status_test(c: &crate::language::ast::Condition) -> Option<(&str, bool, bool)
         Op::Ne => (ok, !ok),
         Op::Lt | Op::Le => (false, true),
         Op::Gt | Op::Ge => (true, false),
-        Op::Contains => return None,
+        Op::Contains | Op::StartsWith | Op::EndsWith => return None,
     };
     Some((r.block.name.as_str(), then_error, else_error))
 }

@@ -57,7 +57,7 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::choice => "a choice `\"Shown\" = value`",
         Rule::branch => "`{`",
         Rule::condition => "a condition",
-        Rule::op => "a comparison (`==` `!=` `<` `<=` `>` `>=` `contains`)",
+        Rule::op => "a comparison (`==` `!=` `<` `<=` `>` `>=` `contains` `starts with` `ends with`)",
         Rule::param => "a URL parameter `key = value`",
         Rule::header => "a header `Name = \"value\"`",
         Rule::value => "a value",

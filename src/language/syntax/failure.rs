@@ -64,8 +64,10 @@ pub enum Expected {
 }
 
 /// The punctuation and operators of the grammar.
-const PUNCTUATION: &[&str] =
-    &["{", "}", "[", "]", "=", ",", "==", "!=", "<", "<=", ">", ">=", "contains", "(", ")", "*", "/", "%"];
+const PUNCTUATION: &[&str] = &[
+    "{", "}", "[", "]", "=", ",", "==", "!=", "<", "<=", ">", ">=", "contains", "starts", "ends", "with", "(", ")",
+    "*", "/", "%",
+];
 
 impl Expected {
     /// The kind of one of pest's tokens (as pest prints it); `None` for a

@@ -1383,7 +1383,15 @@ impl Lower<'_> {
     }
 
     fn op(&self, pair: &Pair<'_, Rule>) -> Lowered<CompareOp> {
-        Ok(match (pair.as_rule(), pair.as_str()) {
+        let written = pair.as_str();
+        let op = if written.starts_with("starts") {
+            "starts with"
+        } else if written.starts_with("ends") {
+            "ends with"
+        } else {
+            written
+        };
+        Ok(match (pair.as_rule(), op) {
             (Rule::op, "==") => CompareOp::Eq,
             (Rule::op, "!=") => CompareOp::Ne,
             (Rule::op, "<") => CompareOp::Lt,
@@ -1391,6 +1399,8 @@ impl Lower<'_> {
             (Rule::op, ">") => CompareOp::Gt,
             (Rule::op, ">=") => CompareOp::Ge,
             (Rule::op, "contains") => CompareOp::Contains,
+            (Rule::op, "starts with") => CompareOp::StartsWith,
+            (Rule::op, "ends with") => CompareOp::EndsWith,
             _ => return self.unexpected(pair, "a comparison"),
         })
     }

@@ -48,6 +48,11 @@ pub fn compare(left: &Operand, op: Op, right: &Operand) -> bool {
             _ => as_text(left).contains(&as_text(right)),
         };
     }
+    match op {
+        Op::StartsWith => return as_text(left).starts_with(&*as_text(right)),
+        Op::EndsWith => return as_text(left).ends_with(&*as_text(right)),
+        _ => {}
+    }
     let order = order(left, right);
     match op {
         Op::Eq => order == Ordering::Equal,
@@ -56,7 +61,7 @@ pub fn compare(left: &Operand, op: Op, right: &Operand) -> bool {
         Op::Le => order != Ordering::Greater,
         Op::Gt => order == Ordering::Greater,
         Op::Ge => order != Ordering::Less,
-        Op::Contains => false,
+        Op::Contains | Op::StartsWith | Op::EndsWith => false,
     }
 }
 

@@ -213,7 +213,13 @@ impl RenderedUrl {
 /// A value with its list helpers applied. A missing value (a variable
 /// without one, a path that does not resolve) is told to the scope, as any
 /// is, and is an empty list: `{api_s[response.items]|count}` is `0`.
-fn helped(base: &Seg, helpers: &[crate::language::helpers::Helper], scope: &mut dyn Scope) -> Json {
+/// A number helper on a value that is not a number fails the step (B323).
+fn helped(
+    base: &Seg,
+    helpers: &[crate::language::helpers::Helper],
+    span: crate::base::source::Span,
+    scope: &mut dyn Scope,
+) -> Json {
     let value = match base {
         Seg::Var { name, span } => scope.variable_json(name, *span).unwrap_or_else(|| {
             scope.missing(Missing::Variable { name, span: *span });
@@ -229,7 +235,10 @@ fn helped(base: &Seg, helpers: &[crate::language::helpers::Helper], scope: &mut 
         // The scanner gives helpers no other base.
         _ => Json::Null,
     };
-    crate::language::helpers::apply(value, helpers)
+    crate::language::helpers::apply(value, helpers).unwrap_or_else(|e| {
+        scope.failed(e.diagnostic("the value before the helper", span));
+        Json::Null
+    })
 }
 
 /// Renders a URL template: values after the authority are percent-encoded
@@ -290,8 +299,8 @@ fn render_with(t: &Template, scope: &mut dyn Scope, escape_at: impl Fn(&str) -> 
                     false
                 }
             },
-            Seg::Helped { base, helpers, .. } => {
-                let value = helped(base, helpers, scope);
+            Seg::Helped { base, helpers, span } => {
+                let value = helped(base, helpers, *span, scope);
                 structured |= value.is_array() || value.is_object();
                 let mut s = String::new();
                 crate::base::values::push_value(&mut s, &value);
