@@ -15,6 +15,7 @@ use blkc::run::eval::render::{self, Body, Missing, Response, Scope};
 
 struct Bench {
     response: Response,
+    world: blkc::base::world::Real,
 }
 
 impl Scope for Bench {
@@ -29,6 +30,9 @@ impl Scope for Bench {
     }
     fn bot_token(&self) -> Option<&str> {
         None
+    }
+    fn world(&mut self) -> &mut dyn blkc::base::world::World {
+        &mut self.world
     }
     fn missing(&mut self, _what: Missing<'_>) -> String {
         panic!("every path of the benchmark resolves")
@@ -68,7 +72,7 @@ fn main() {
     let Node::Reply(reply) = &tree.body[1] else { unreachable!() };
     let template = plan::template(reply.text().expect("a reply with text"));
     let data = blkc::base::data::Data::parse(json.to_string().as_bytes()).unwrap().data;
-    let mut scope = Bench { response: Response::new(200, Body::Json(data)) };
+    let mut scope = Bench { response: Response::new(200, Body::Json(data)), world: Default::default() };
 
     let out = render::render(&template, &mut scope);
     assert!(out.contains("item number 3") && !out.contains("{api_r"));

@@ -373,3 +373,31 @@ fn number_helpers_round_exactly_and_fail_on_text() {
     assert!(ran.stdout.contains("B323") || ran.stderr.contains("B323"), "{}{}", ran.stdout, ran.stderr);
     assert!(!ran.stdout.contains("\"event\":\"reply\""), "{}", ran.stdout);
 }
+
+/// Issue 53, items 3 and 4: `blkc run --seed` draws the same again, and
+/// `--now` fixes the time every time helper reads.
+#[test]
+fn a_seed_and_a_time_make_a_run_again_the_same() {
+    let server = TestServer::start();
+    let text = r##"var answers = ["yes", "no", "maybe", "later"]
+command roll {
+    option in "How long" required
+    reply "{random 1 1000000} {random 1 6} {answers|pick} {answers|shuffle|join ','} {chance 50}"
+    reply "{now} {option_in|from_now|timestamp 'R'} {now|add '1d'|date '%A %H:%M' 'Europe/Paris'} {option_in|seconds}"
+}
+"##;
+    let args = ["--var", "option_in=2h30m", "--now", "2026-12-24T18:00:00Z"];
+    let with = |seed: &str| {
+        let ran = run(text, &server, "roll", &[&args[..], &["--seed", seed]].concat());
+        assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+        ran.replies()
+    };
+    let (a, b, c) = (with("7"), with("7"), with("8"));
+    assert_eq!(a, b);
+    assert_ne!(a[0], c[0], "two seeds drew the same 1 in a million");
+    assert_eq!(a[1], "2026-12-24T18:00:00Z <t:1798144200:R> Friday 19:00 9000");
+    // Without a seed, each run draws anew.
+    let unseeded: std::collections::HashSet<String> =
+        (0..3).map(|_| run(text, &server, "roll", &args).replies()[0].clone()).collect();
+    assert_eq!(unseeded.len(), 3, "{unseeded:?}");
+}

@@ -250,7 +250,35 @@ fn part() -> impl Strategy<Value = Part> {
         reference().prop_map(|r| Part::Var(Var::Ref(Box::new(r)))),
         element().prop_map(|e| Part::Var(Var::Element(Box::new(e)))),
         helped().prop_map(|h| Part::Var(Var::Helped(Box::new(h)))),
+        drawn().prop_map(|d| Part::Var(Var::Draw(Box::new(d)))),
     ]
+}
+
+/// `{random 1 6}`, `{random 1 sides}`, `{chance 25}`.
+fn drawn() -> impl Strategy<Value = blkc::language::ast::Drawn> {
+    use blkc::language::helpers::{Bound, Draw};
+    let var = ident().prop_filter("not bot_token", |i| i.name != "bot_token" && !i.name.starts_with("api_"));
+    let bound = prop_oneof![
+        (-1000i64..1000).prop_map(|n| (Bound::Number(n.to_string()), None)),
+        var.prop_map(|i| (Bound::Var(i.name.to_string()), Some(i)))
+    ];
+    let var = ident().prop_filter("not bot_token", |i| i.name != "bot_token" && !i.name.starts_with("api_"));
+    let chance = prop_oneof![
+        (0u32..=100).prop_map(|n| (Bound::Number(n.to_string()), None)),
+        var.prop_map(|i| (Bound::Var(i.name.to_string()), Some(i)))
+    ];
+    prop_oneof![
+        (bound.clone(), bound).prop_map(|((low, a), (high, b))| {
+            // Two numbers: the smaller first.
+            let (low, high) = match (&low, &high) {
+                (Bound::Number(l), Bound::Number(h)) if l.parse::<i64>().ok() > h.parse::<i64>().ok() => (high, low),
+                _ => (low, high),
+            };
+            (Draw::Between(low, high), [a, b].into_iter().flatten().collect())
+        }),
+        chance.prop_map(|(p, a)| (Draw::Chance(p), a.into_iter().collect())),
+    ]
+    .prop_map(|(draw, variables)| blkc::language::ast::Drawn { draw, variables, span: sp() })
 }
 
 /// `{base|first 2|join ' | '}`: list helpers after a name, a reference or

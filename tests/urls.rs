@@ -14,7 +14,7 @@ use blkc::run::eval::render::{Missing, Response, Scope};
 use blkc::run::eval::{Redactor, Refusal};
 use proptest::prelude::*;
 
-struct Values(HashMap<String, String>);
+struct Values(HashMap<String, String>, blkc::base::world::Real);
 
 impl Scope for Values {
     fn response(&self, _: &blkc::language::plan::Path) -> Option<&Response> {
@@ -28,6 +28,9 @@ impl Scope for Values {
     }
     fn bot_token(&self) -> Option<&str> {
         None
+    }
+    fn world(&mut self) -> &mut dyn blkc::base::world::World {
+        &mut self.1
     }
     fn missing(&mut self, _: Missing<'_>) -> String {
         String::new()
@@ -56,7 +59,13 @@ fn request(url: &str, params: &str) -> Option<Request> {
 
 fn build(r: &Request, values: &HashMap<String, String>) -> Result<blkc::run::eval::request::Built, Refusal> {
     let platform = blkc::language::policy::Platform::default_platform();
-    blkc::run::eval::request::build(r, &mut Values(values.clone()), Some(&platform), false, &Redactor::default())
+    blkc::run::eval::request::build(
+        r,
+        &mut Values(values.clone(), Default::default()),
+        Some(&platform),
+        false,
+        &Redactor::default(),
+    )
 }
 
 fn url_template() -> impl Strategy<Value = String> {

@@ -13,3 +13,5 @@ pub mod urls;
 pub(crate) mod values;
 pub(crate) mod waiting;
 pub mod webhook;
+pub mod when;
+pub mod world;

@@ -243,6 +243,20 @@ pub struct RunArgs {
     /// it, unless this is given
     #[arg(long, value_enum)]
     pub missing: Option<MissingAs>,
+    /// Fix the run's random draws (`{random 1 6}`, `{chance 25}`,
+    /// `|pick`, `|shuffle`): the same seed draws the same values again
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Fix the time now (`{now}`, `|from_now`): RFC 3339, like
+    /// `2026-12-24T18:00:00Z`
+    #[arg(long, value_name = "TIME", value_parser = time_now)]
+    pub now: Option<time::OffsetDateTime>,
+}
+
+/// `--now`: an RFC 3339 time, as `{now}` is written.
+fn time_now(text: &str) -> Result<time::OffsetDateTime, String> {
+    blkc::base::when::time_of(&serde_json::Value::String(text.to_string()))
+        .map_err(|is| format!("{is} is not a time: write it like 2026-12-24T18:00:00Z"))
 }
 
 #[derive(Debug, clap::Args)]

@@ -43,6 +43,8 @@ fn options(args: &RunArgs, samples: std::sync::Arc<blkc::language::model::Sample
         answers: None,
         branches: false,
         stand_in: false,
+        seed: args.seed,
+        now: args.now,
     })
 }
 

@@ -110,6 +110,9 @@ pub struct Interaction {
     /// The language the user's client is set to (`fr`, `pt-BR`).
     #[serde(deserialize_with = "text", skip_serializing_if = "Option::is_none")]
     pub locale: Option<String>,
+    /// The server's preferred language (in a server only).
+    #[serde(deserialize_with = "text", skip_serializing_if = "Option::is_none")]
+    pub guild_locale: Option<String>,
 }
 
 /// A message as an interaction names it.

@@ -1291,6 +1291,11 @@ fn template_literal(text: &str, t: &Template) -> String {
                 out.push('}');
             }
             Part::Var(Var::BotToken(_)) => out.push_str("{bot_token}"),
+            Part::Var(Var::Draw(d)) => {
+                out.push('{');
+                out.push_str(&d.draw.written());
+                out.push('}');
+            }
             // A reference is printed as written (its span holds the braces).
             Part::Var(Var::Ref(r)) => out.push_str(text.get(r.span.range()).unwrap_or_default()),
             Part::Var(Var::Element(e)) => out.push_str(text.get(e.span.range()).unwrap_or_default()),
@@ -1300,6 +1305,7 @@ fn template_literal(text: &str, t: &Template) -> String {
                 out.push('{');
                 match &h.base {
                     Var::Named(id) => out.push_str(&id.name),
+                    Var::Draw(d) => out.push_str(&d.draw.written()),
                     base => out.push_str(text.get(base.span().range()).unwrap_or_default()),
                 }
                 out.push_str(&crate::language::helpers::written(&h.helpers));

@@ -12,6 +12,8 @@ use serde_json::Value as Json;
 use crate::base::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::base::numbers::{self, CalcError};
 use crate::base::source::Span;
+use crate::base::when;
+use crate::base::world::World;
 
 /// One helper after `|`, applied left to right.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,6 +56,27 @@ pub enum Helper {
     /// element.
     Min(Option<String>),
     Max(Option<String>),
+    /// One element of the list drawn at random (`null` of an empty list).
+    Pick,
+    /// The list's elements in an order drawn at random.
+    Shuffle,
+    /// A time as the platform's timestamp markup in a style (`f` unless
+    /// given): `{now|timestamp 'R'}` shows "in 3 hours" in each reader's zone.
+    Timestamp(char),
+    /// A time written with a strftime pattern, in a zone (UTC unless
+    /// given); without a pattern, as RFC 3339 in UTC.
+    Date(Option<String>, Option<String>),
+    /// A time as seconds since 1970.
+    Unix,
+    /// A time moved later (`add`) or earlier (`sub`) by a duration as
+    /// written (`'2h30m'`).
+    Add(String),
+    Sub(String),
+    /// A duration (`"10m"`, `"2h30m"`, `"1d"`, or seconds) as seconds;
+    /// `null` of text that is no duration.
+    Seconds,
+    /// A duration from the time now: the time it ends.
+    FromNow,
 }
 
 impl Helper {
@@ -66,14 +89,184 @@ impl Helper {
     }
 }
 
+/// `{random 1 6}`, `{chance 25}`: a value drawn at random where the run
+/// reaches it, from bounds written as numbers or read from variables.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Draw {
+    /// A whole number from the first bound to the second, both included.
+    Between(Bound, Bound),
+    /// `true` with this chance in percent (0 to 100), else `false`.
+    Chance(Bound),
+}
+
+/// A bound of a draw: a number as written, or a variable's name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bound {
+    Number(String),
+    Var(String),
+}
+
+impl Draw {
+    /// The draw as a template writes it, without its braces.
+    pub fn written(&self) -> String {
+        let bound = |b: &Bound| match b {
+            Bound::Number(n) | Bound::Var(n) => n.clone(),
+        };
+        match self {
+            Draw::Between(low, high) => format!("random {} {}", bound(low), bound(high)),
+            Draw::Chance(p) => format!("chance {}", bound(p)),
+        }
+    }
+
+    /// Its bounds that are variables, with where each is written (`at`:
+    /// the offset of the draw's first character).
+    pub fn variables(&self) -> Vec<&str> {
+        let bounds = match self {
+            Draw::Between(low, high) => vec![low, high],
+            Draw::Chance(p) => vec![p],
+        };
+        bounds.into_iter().filter_map(|b| if let Bound::Var(v) = b { Some(v.as_str()) } else { None }).collect()
+    }
+}
+
+/// Whether `inner` (a `{…}`'s inside) is a draw: `random` or `chance`
+/// followed by a blank. (`{random}` alone is a variable.)
+pub fn is_draw(inner: &str) -> bool {
+    ["random", "chance"].iter().any(|w| inner.strip_prefix(w).is_some_and(|rest| rest.starts_with([' ', '\t'])))
+}
+
+/// The largest bound of `random`: 2^53, what every JSON reader keeps exact.
+const MAX_BOUND: i64 = 1 << 53;
+
+/// Reads a draw (`inner` is the `{…}`'s inside, at byte `start`); one
+/// written wrong is B150.
+pub fn scan_draw(inner: &str, start: usize, diags: &mut Vec<Diagnostic>) -> Option<(Draw, Vec<(String, Span)>)> {
+    let (word, rest) = inner.split_at(6);
+    let mut words = Vec::new();
+    let mut at = start + 6;
+    for w in rest.split([' ', '\t']) {
+        if !w.is_empty() {
+            words.push((w, Span::new(at, at + w.len())));
+        }
+        at += w.len() + 1;
+    }
+    let mut variables = Vec::new();
+    let mut bound = |(w, span): (&str, Span), whole: bool| -> Option<Bound> {
+        if is_name(w) {
+            variables.push((w.to_string(), span));
+            return Some(Bound::Var(w.to_string()));
+        }
+        let n = numbers::parse(w).ok()?;
+        let ok = if whole {
+            n.is_integer() && n.abs() <= MAX_BOUND
+        } else {
+            n.sign() != bigdecimal::num_bigint::Sign::Minus && n <= 100
+        };
+        ok.then(|| Bound::Number(w.to_string()))
+    };
+    let draw = match (word, words.as_slice()) {
+        ("random", [low, high]) => match (bound(*low, true), bound(*high, true)) {
+            (Some(Bound::Number(l)), Some(Bound::Number(h))) if numbers::parse(&l).ok() > numbers::parse(&h).ok() => {
+                None
+            }
+            (Some(l), Some(h)) => Some(Draw::Between(l, h)),
+            _ => None,
+        },
+        ("chance", [p]) => bound(*p, false).map(Draw::Chance),
+        _ => None,
+    };
+    if draw.is_none() {
+        let span = Span::new(start, start + inner.len());
+        let (what, example) = if word == "random" {
+            ("two whole numbers (or variables that hold them), the smaller first, up to 2^53", "{random 1 6}")
+        } else {
+            ("a percentage from 0 to 100 (or a variable that holds one)", "{chance 25}")
+        };
+        diags.push(
+            Diagnostic::new(Code::BadHelper, format!("`{word}` needs {what}"))
+                .label(span, "written wrong")
+                .help(format!("write it as `{example}`; `{{random 1 option_sides}}` reads a bound from an option")),
+        );
+        return None;
+    }
+    draw.map(|d| (d, variables))
+}
+
+/// A variable's name as a draw's bound (an option's in any script).
+fn is_name(w: &str) -> bool {
+    let mut chars = w.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        || crate::discord::names::is_option_variable(w)
+}
+
+/// What a draw draws, its variable bounds read with `bound`; a bound of
+/// `random` that is not a whole number up to 2^53, or a chance that is
+/// not a number, fails as a calculation's operand does (B323).
+pub fn drawn_value(draw: &Draw, bound: &mut dyn FnMut(&str) -> Json, world: &mut dyn World) -> Result<Json, CalcError> {
+    use rand::Rng as _;
+    let mut number = |b: &Bound| match b {
+        Bound::Number(n) => numbers::parse(n),
+        Bound::Var(v) => numbers::number(&bound(v)),
+    };
+    match draw {
+        Draw::Between(low, high) => {
+            let whole = |n: BigDecimal| -> Result<i64, CalcError> {
+                use bigdecimal::ToPrimitive as _;
+                let is = || CalcError::NotANumber(format!("{n} (a bound of `random` is a whole number up to 2^53)"));
+                if !n.is_integer() {
+                    return Err(is());
+                }
+                n.to_i64().filter(|n| n.abs() <= MAX_BOUND).ok_or_else(is)
+            };
+            let (a, b) = (whole(number(low)?)?, whole(number(high)?)?);
+            // Bounds read from values may come in either order.
+            Ok(Json::from(world.rng().random_range(a.min(b)..=a.max(b))))
+        }
+        Draw::Chance(p) => {
+            use bigdecimal::ToPrimitive as _;
+            // In millionths of a percent: below 0 never, above 100 always.
+            let percent = number(p)?.max(BigDecimal::from(0)).min(BigDecimal::from(100));
+            let millionths = (percent * BigDecimal::from(1_000_000)).to_u64().unwrap_or(0);
+            Ok(Json::Bool(world.rng().random_range(0..100_000_000) < millionths))
+        }
+    }
+}
+
 /// The helpers' names, as templates write them.
-pub const NAMES: [&str; 17] = [
-    "count", "first", "join", "upper", "lower", "trim", "length", "replace", "split", "slice", "pad", "round", "floor",
-    "ceil", "abs", "min", "max",
+pub const NAMES: [&str; 26] = [
+    "count",
+    "first",
+    "join",
+    "upper",
+    "lower",
+    "trim",
+    "length",
+    "replace",
+    "split",
+    "slice",
+    "pad",
+    "round",
+    "floor",
+    "ceil",
+    "abs",
+    "min",
+    "max",
+    "pick",
+    "shuffle",
+    "timestamp",
+    "date",
+    "unix",
+    "add",
+    "sub",
+    "seconds",
+    "from_now",
 ];
 
 /// Each helper and what it gives, for the editor.
-pub const ABOUT: [(&str, &str); 17] = [
+pub const ABOUT: [(&str, &str); 26] = [
     ("count", "the number of elements"),
     ("first", "`first N`: the first N elements, as a list"),
     ("join", "`join` or `join 'SEP'`: the elements as text, `, ` or SEP between them"),
@@ -91,6 +284,15 @@ pub const ABOUT: [(&str, &str); 17] = [
     ("abs", "the number without its sign"),
     ("min", "`min N`: the smaller of the number and N; of a list, `min` is its smallest element"),
     ("max", "`max N`: the larger of the number and N; of a list, `max` is its largest element"),
+    ("pick", "one element of the list, drawn at random"),
+    ("shuffle", "the list's elements in an order drawn at random"),
+    ("timestamp", "`timestamp` or `timestamp 'R'`: a time as the platform's timestamp, drawn in each reader's zone (styles t T d D f F s S R)"),
+    ("date", "`date`, `date '%Y-%m-%d'` or `date '%H:%M' 'Europe/Paris'`: a time written as RFC 3339, or with a pattern in a zone"),
+    ("unix", "a time as seconds since 1970"),
+    ("add", "`add '2h30m'`: the time that much later"),
+    ("sub", "`sub '1d'`: the time that much earlier"),
+    ("seconds", "a duration (`10m`, `2h30m`, `1d`) as seconds; nothing if the text is no duration"),
+    ("from_now", "a duration (`10m`, or seconds) from now: the time it ends"),
 ];
 
 /// The longest a helper makes a text (`pad`, `replace`): what a message
@@ -144,9 +346,14 @@ pub fn scan(text: &str, start: usize, diags: &mut Vec<Diagnostic>) -> Option<Vec
             "floor" => (Helper::Floor, args),
             "ceil" => (Helper::Ceil, args),
             "abs" => (Helper::Abs, args),
+            "pick" => (Helper::Pick, args),
+            "shuffle" => (Helper::Shuffle, args),
+            "unix" => (Helper::Unix, args),
+            "seconds" => (Helper::Seconds, args),
+            "from_now" => (Helper::FromNow, args),
             "first" => first(args, here, word_len, diags)?,
             "join" => join(args, here, word_len, diags)?,
-            "replace" | "split" | "slice" | "pad" | "round" | "min" | "max" => {
+            "replace" | "split" | "slice" | "pad" | "round" | "min" | "max" | "timestamp" | "date" | "add" | "sub" => {
                 with_args(word, args, Span::new(here, here + word_len), diags)?
             }
             _ => {
@@ -163,10 +370,16 @@ pub fn scan(text: &str, start: usize, diags: &mut Vec<Diagnostic>) -> Option<Vec
                     "ceiling" => Some("ceil"),
                     "absolute" => Some("abs"),
                     "fixed" | "to_fixed" | "tofixed" => Some("round"),
+                    "random" | "choice" | "sample" => Some("pick"),
+                    "format" | "strftime" | "iso" => Some("date"),
+                    "epoch" | "timestamp_s" => Some("unix"),
+                    "plus" => Some("add"),
+                    "minus" | "subtract" => Some("sub"),
+                    "later" | "in" => Some("from_now"),
                     _ => None,
                 };
                 let meant = other.or_else(|| did_you_mean(word, NAMES.iter().copied()));
-                d = d.meant(span, meant, "the helpers are `count`, `first N`, `join 'SEP'`, `upper`, `lower`, `trim`, `length`, `replace 'A' 'B'`, `split 'SEP'`, `slice N M`, `pad N 'C'`, `round N`, `floor`, `ceil`, `abs`, `min N` and `max N`");
+                d = d.meant(span, meant, "the helpers are `count`, `first N`, `join 'SEP'`, `upper`, `lower`, `trim`, `length`, `replace 'A' 'B'`, `split 'SEP'`, `slice N M`, `pad N 'C'`, `round N`, `floor`, `ceil`, `abs`, `min N`, `max N`, `pick`, `shuffle`, `timestamp 'R'`, `date '%Y-%m-%d'`, `unix`, `add '1h'`, `sub '1h'`, `seconds` and `from_now`");
                 diags.push(d);
                 return None;
             }
@@ -264,6 +477,33 @@ fn with_args<'t>(word: &str, args: &'t str, span: Span, diags: &mut Vec<Diagnost
             None if args.trim_start().starts_with(|c: char| c.is_ascii_digit() || c == '-') => None,
             None => Some((Helper::Round(0), args)),
         },
+        "timestamp" => match quoted(args) {
+            Quoted::None => Some((Helper::Timestamp('f'), args)),
+            Quoted::Text(style, rest) => {
+                let mut chars = style.chars();
+                match (chars.next(), chars.next()) {
+                    (Some(c), None) if crate::base::when::STYLES.iter().any(|(s, _)| *s == c) => {
+                        Some((Helper::Timestamp(c), rest))
+                    }
+                    _ => None,
+                }
+            }
+            Quoted::Open => None,
+        },
+        "date" => match quoted(args) {
+            Quoted::None => Some((Helper::Date(None, None), args)),
+            Quoted::Text(pattern, rest) if crate::base::when::pattern_ok(&pattern).is_ok() => match quoted(rest) {
+                Quoted::None => Some((Helper::Date(Some(pattern), None), rest)),
+                Quoted::Text(zone, rest) if crate::base::when::zone_ok(&zone) => {
+                    Some((Helper::Date(Some(pattern), Some(zone)), rest))
+                }
+                _ => None,
+            },
+            _ => None,
+        },
+        "add" | "sub" => text(args)
+            .filter(|(d, _)| crate::language::vocab::parse_duration(d).is_ok())
+            .map(|(d, rest)| (if word == "add" { Helper::Add(d) } else { Helper::Sub(d) }, rest)),
         "min" | "max" => {
             let (n, rest) = match number(args) {
                 Some((n, rest)) => (Some(n), rest),
@@ -312,6 +552,12 @@ fn bad_args<'t>(word: &str, span: Span, diags: &mut Vec<Diagnostic>) -> Option<(
             "slice" => ("where to start and, if not at the end, where to stop: whole numbers", "{text|slice 0 20}"),
             "round" => ("how many decimal places, a whole number up to 100, or nothing", "{price|round 2}"),
             "min" => ("a number to compare with (or nothing, of a list)", "{bet|min 100}"),
+            "timestamp" => ("a style in single quotes, one of t T d D f F s S R (or none: f)", "{now|timestamp 'R'}"),
+            "date" => (
+                "a strftime pattern in single quotes (or none: RFC 3339), and a zone of the IANA database after it if not UTC",
+                "{now|date '%A %H:%M' 'Europe/Paris'}",
+            ),
+            "add" | "sub" => ("a duration in single quotes: `'90s'`, `'10m'`, `'2h30m'`, `'1d'` (up to 366 days)", "{now|add '1d'}"),
             "max" => ("a number to compare with (or nothing, of a list)", "{balance|max 0}"),
             _ => (
                 "how long, a whole number up to 1,000, and the character to add in single quotes",
@@ -340,9 +586,30 @@ fn bad(at: usize, rest: &str, what: &str, help: &str) -> Diagnostic {
 /// list or an object as its JSON text, `null` as empty); a number helper
 /// takes a number or a text that holds one, exactly, and fails on anything
 /// else (B323 where the run reaches it).
-pub fn apply(value: Json, helpers: &[Helper]) -> Result<Json, CalcError> {
+pub fn apply(value: Json, helpers: &[Helper], world: &mut dyn World) -> Result<Json, HelperError> {
     helpers.iter().try_fold(value, |value, helper| {
         Ok(match helper {
+            Helper::Pick | Helper::Shuffle => drawn(value, helper, world),
+            Helper::Timestamp(_) | Helper::Date(..) | Helper::Unix | Helper::Add(_) | Helper::Sub(_) => {
+                timed(&when::time_of(&value).map_err(HelperError::NotATime)?, helper)?
+            }
+            // (`seconds` is how a tree tests a user's duration: nothing, not
+            // a failure, for text that is none.)
+            Helper::Seconds => {
+                let text = crate::base::values::as_text(&value);
+                crate::language::vocab::parse_duration(&text).map_or(Json::Null, Json::from)
+            }
+            Helper::FromNow => {
+                let text = crate::base::values::as_text(&value);
+                let seconds = crate::language::vocab::parse_duration(&text)
+                    .map_err(|_| HelperError::NotADuration(shown(&text)))?;
+                match helper {
+                    Helper::Seconds => Json::from(seconds),
+                    _ => Json::String(when::written(
+                        when::moved(world.now(), seconds as i64).map_err(HelperError::NotATime)?,
+                    )),
+                }
+            }
             Helper::Count | Helper::First(_) | Helper::Join(_) => list(value, helper),
             Helper::Length if value.is_array() || value.is_null() => list(value, &Helper::Count),
             Helper::Slice(from, to) if value.is_array() => {
@@ -356,6 +623,84 @@ pub fn apply(value: Json, helpers: &[Helper]) -> Result<Json, CalcError> {
             }
             _ => text(&crate::base::values::as_text(&value), helper),
         })
+    })
+}
+
+/// Why a helper could not make its value (the run fails at the `{…}`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum HelperError {
+    /// A number helper's value is not a number (B323).
+    Calc(CalcError),
+    /// A time helper's value is not a time: what it is (B335).
+    NotATime(String),
+    /// A duration helper's value is not a duration: what it is (B335).
+    NotADuration(String),
+}
+
+impl From<CalcError> for HelperError {
+    fn from(e: CalcError) -> HelperError {
+        HelperError::Calc(e)
+    }
+}
+
+impl HelperError {
+    /// The run's diagnostic of this failure, at the `{…}`.
+    pub fn diagnostic(&self, span: Span) -> Diagnostic {
+        match self {
+            HelperError::Calc(e) => e.diagnostic("the value before the helper", span),
+            HelperError::NotATime(is) => Diagnostic::new(Code::NotATime, format!("the value is {is}, not a time"))
+                .label(span, "a time helper's value")
+                .help("a time is RFC 3339 text (`2026-11-28T09:00:00Z`), a date (`2026-11-28`) or seconds since 1970, as `{now}` and `|from_now` make"),
+            HelperError::NotADuration(is) => {
+                Diagnostic::new(Code::NotATime, format!("the value is {is}, not a duration"))
+                    .label(span, "a duration helper's value")
+                    .help("a duration is seconds, or text like \"90s\", \"10m\", \"2h30m\" or \"1d\" (up to 366 days); check it first: `if \"{option_in|seconds}\"`")
+            }
+        }
+    }
+}
+
+fn shown(text: &str) -> String {
+    let cut: String = text.chars().take(40).collect();
+    match () {
+        _ if text.is_empty() => "empty".to_string(),
+        _ if cut.len() < text.len() => format!("\"{cut}…\""),
+        _ => format!("\"{cut}\""),
+    }
+}
+
+/// A random helper: an element drawn, or the elements in a drawn order.
+fn drawn(value: Json, helper: &Helper, world: &mut dyn World) -> Json {
+    use rand::seq::SliceRandom as _;
+    use rand::Rng as _;
+    let mut items = match value {
+        Json::Array(items) => items,
+        Json::Null => Vec::new(),
+        one => vec![one],
+    };
+    match helper {
+        Helper::Shuffle => {
+            items.shuffle(world.rng());
+            Json::Array(items)
+        }
+        _ if items.is_empty() => Json::Null,
+        _ => {
+            let at = world.rng().random_range(0..items.len());
+            items.swap_remove(at)
+        }
+    }
+}
+
+/// A time helper on `t`.
+fn timed(t: &time::OffsetDateTime, helper: &Helper) -> Result<Json, HelperError> {
+    let seconds = |d: &str| crate::language::vocab::parse_duration(d).unwrap_or(0) as i64;
+    Ok(match helper {
+        Helper::Timestamp(style) => Json::String(when::markup(*t, *style)),
+        Helper::Date(None, _) => Json::String(when::written(*t)),
+        Helper::Date(Some(pattern), zone) => Json::String(when::format(*t, pattern, zone.as_deref())),
+        Helper::Add(d) => Json::String(when::written(when::moved(*t, seconds(d)).map_err(HelperError::NotATime)?)),
+        Helper::Sub(d) => Json::String(when::written(when::moved(*t, -seconds(d)).map_err(HelperError::NotATime)?)),
+        _ => Json::from(t.unix_timestamp()),
     })
 }
 
@@ -474,6 +819,20 @@ pub fn written(helpers: &[Helper]) -> String {
             Helper::Floor => out.push_str("|floor"),
             Helper::Ceil => out.push_str("|ceil"),
             Helper::Abs => out.push_str("|abs"),
+            Helper::Pick => out.push_str("|pick"),
+            Helper::Shuffle => out.push_str("|shuffle"),
+            Helper::Timestamp('f') => out.push_str("|timestamp"),
+            Helper::Timestamp(style) => out.push_str(&format!("|timestamp '{style}'")),
+            Helper::Date(None, _) => out.push_str("|date"),
+            Helper::Date(Some(pattern), None) => out.push_str(&format!("|date {}", quote(pattern))),
+            Helper::Date(Some(pattern), Some(zone)) => {
+                out.push_str(&format!("|date {} {}", quote(pattern), quote(zone)))
+            }
+            Helper::Unix => out.push_str("|unix"),
+            Helper::Add(d) => out.push_str(&format!("|add {}", quote(d))),
+            Helper::Sub(d) => out.push_str(&format!("|sub {}", quote(d))),
+            Helper::Seconds => out.push_str("|seconds"),
+            Helper::FromNow => out.push_str("|from_now"),
             Helper::Min(n) | Helper::Max(n) => {
                 out.push_str(if matches!(helper, Helper::Min(_)) { "|min" } else { "|max" });
                 if let Some(n) = n {
@@ -497,6 +856,12 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The helpers applied in a world of seed 1, at 2026-11-28T09:30:00Z.
+    fn ap(value: Json, helpers: &[Helper]) -> Result<Json, HelperError> {
+        let now = time::OffsetDateTime::from_unix_timestamp(1_795_858_200).unwrap();
+        apply(value, helpers, &mut crate::base::world::Real::new(Some(1), Some(now)))
+    }
+
     fn read(text: &str) -> Result<Vec<Helper>, String> {
         let mut diags = Vec::new();
         scan(text, 0, &mut diags).ok_or_else(|| diags[0].message.clone())
@@ -507,17 +872,17 @@ mod tests {
         assert_eq!(read("|first 2| join ' | '"), Ok(vec![Helper::First(2), Helper::Join(" | ".into())]));
         assert_eq!(read("|join '\\n'|count"), Ok(vec![Helper::Join("\n".into()), Helper::Count]));
         let list = json!(["a", 2, { "k": "v" }, null]);
-        assert_eq!(apply(list.clone(), &[Helper::Count]).unwrap(), json!(4));
-        assert_eq!(apply(list.clone(), &[Helper::First(2), Helper::Join(", ".into())]).unwrap(), json!("a, 2"));
-        assert_eq!(apply(list, &[Helper::Join("/".into())]).unwrap(), json!("a/2/{\"k\":\"v\"}/null"));
-        assert_eq!(apply(json!(null), &[Helper::Count]).unwrap(), json!(0));
-        assert_eq!(apply(json!("one"), &[Helper::Count]).unwrap(), json!(1));
-        assert_eq!(apply(json!([1, 2, 3]), &[Helper::First(5)]).unwrap(), json!([1, 2, 3]));
+        assert_eq!(ap(list.clone(), &[Helper::Count]).unwrap(), json!(4));
+        assert_eq!(ap(list.clone(), &[Helper::First(2), Helper::Join(", ".into())]).unwrap(), json!("a, 2"));
+        assert_eq!(ap(list, &[Helper::Join("/".into())]).unwrap(), json!("a/2/{\"k\":\"v\"}/null"));
+        assert_eq!(ap(json!(null), &[Helper::Count]).unwrap(), json!(0));
+        assert_eq!(ap(json!("one"), &[Helper::Count]).unwrap(), json!(1));
+        assert_eq!(ap(json!([1, 2, 3]), &[Helper::First(5)]).unwrap(), json!([1, 2, 3]));
     }
 
     #[test]
     fn text_helpers_work_on_characters_and_keep_to_their_bounds() {
-        let t = |value: Json, text: &str| apply(value, &read(text).unwrap()).unwrap();
+        let t = |value: Json, text: &str| ap(value, &read(text).unwrap()).unwrap();
         assert_eq!(t(json!("  Ève ß  "), "|trim|upper"), json!("ÈVE SS"));
         assert_eq!(t(json!("ÈVE"), "|lower"), json!("ève"));
         assert_eq!(t(json!("héllo 👋"), "|length"), json!(7));
@@ -544,7 +909,7 @@ mod tests {
 
     #[test]
     fn number_helpers_are_exact_and_fail_on_what_is_not_a_number() {
-        let t = |value: Json, text: &str| apply(value, &read(text).unwrap());
+        let t = |value: Json, text: &str| ap(value, &read(text).unwrap());
         assert_eq!(t(json!(2.5), "|round"), Ok(json!(3)));
         assert_eq!(t(json!(-2.5), "|round"), Ok(json!(-3)));
         assert_eq!(t(json!("1.005"), "|round 2"), Ok(json!(1.01)));
@@ -558,17 +923,105 @@ mod tests {
         assert_eq!(t(json!([3, "12", 7.5]), "|max"), Ok(json!(12)));
         assert_eq!(t(json!([3, "12", 7.5]), "|min"), Ok(json!(3)));
         assert_eq!(t(json!([]), "|min"), Ok(json!(null)));
-        assert_eq!(t(json!(["3", "x"]), "|max"), Err(CalcError::NotANumber("\"x\"".into())));
-        assert_eq!(t(json!("Ève"), "|round"), Err(CalcError::NotANumber("\"Ève\"".into())));
-        assert_eq!(t(json!(null), "|abs"), Err(CalcError::NotANumber("null".into())));
-        assert_eq!(t(json!("1e5000"), "|abs"), Err(CalcError::TooLarge));
+        assert_eq!(t(json!(["3", "x"]), "|max"), Err(HelperError::Calc(CalcError::NotANumber("\"x\"".into()))));
+        assert_eq!(t(json!("Ève"), "|round"), Err(HelperError::Calc(CalcError::NotANumber("\"Ève\"".into()))));
+        assert_eq!(t(json!(null), "|abs"), Err(HelperError::Calc(CalcError::NotANumber("null".into()))));
+        assert_eq!(t(json!("1e5000"), "|abs"), Err(HelperError::Calc(CalcError::TooLarge)));
         assert_eq!(t(json!(12.345), "|round 1|pad 6 '0'"), Ok(json!("0012.3")));
         let huge = "9".repeat(4000);
         assert_eq!(t(json!(huge.clone()), "|floor"), Ok(serde_json::from_str::<Json>(&huge).unwrap()));
     }
 
     #[test]
+    fn time_helpers_read_write_and_move_times() {
+        let t = |value: Json, text: &str| ap(value, &read(text).unwrap());
+        let now = json!("2026-11-28T09:30:00Z");
+        assert_eq!(t(now.clone(), "|timestamp"), Ok(json!("<t:1795858200:f>")));
+        assert_eq!(t(now.clone(), "|timestamp 'R'"), Ok(json!("<t:1795858200:R>")));
+        assert_eq!(t(json!(1795858200), "|date"), Ok(json!("2026-11-28T09:30:00Z")));
+        assert_eq!(t(now.clone(), "|date '%d/%m %H:%M' 'Asia/Tokyo'"), Ok(json!("28/11 18:30")));
+        assert_eq!(t(now.clone(), "|add '2h30m'|date '%H:%M'"), Ok(json!("12:00")));
+        assert_eq!(t(now.clone(), "|sub '1d'"), Ok(json!("2026-11-27T09:30:00Z")));
+        assert_eq!(t(now.clone(), "|unix"), Ok(json!(1795858200)));
+        assert_eq!(t(json!("2h30m"), "|seconds"), Ok(json!(9000)));
+        assert_eq!(t(json!(" 90 "), "|seconds"), Ok(json!(90)));
+        assert_eq!(t(json!("soon"), "|seconds"), Ok(json!(null)));
+        assert_eq!(t(json!("10m"), "|from_now"), Ok(json!("2026-11-28T09:40:00Z")));
+        assert_eq!(t(json!("10m"), "|from_now|timestamp 'R'"), Ok(json!("<t:1795858800:R>")));
+        assert_eq!(t(json!("soon"), "|from_now"), Err(HelperError::NotADuration("\"soon\"".into())));
+        assert_eq!(t(json!("next week"), "|timestamp"), Err(HelperError::NotATime("\"next week\"".into())));
+        assert_eq!(t(json!(""), "|unix"), Err(HelperError::NotATime("empty".into())));
+        assert!(t(json!("9999-12-31T00:00:00Z"), "|add '2d'").is_err());
+    }
+
+    #[test]
+    fn draws_are_reproducible_uniform_and_within_their_bounds() {
+        use crate::base::world::Real;
+        let draw = |inner: &str| scan_draw(inner, 0, &mut Vec::new()).map(|(d, _)| d);
+        let dice = draw("random 1 6").unwrap();
+        let roll = |world: &mut Real| drawn_value(&dice, &mut |_| Json::Null, world).unwrap().as_i64().unwrap();
+        let (mut a, mut b) = (Real::new(Some(42), None), Real::new(Some(42), None));
+        let first: Vec<i64> = (0..50).map(|_| roll(&mut a)).collect();
+        assert_eq!(first, (0..50).map(|_| roll(&mut b)).collect::<Vec<_>>());
+        // Chi-square over 60,000 draws of a die: 5 degrees of freedom,
+        // 20.52 is the 0.1% critical value.
+        let mut world = Real::new(Some(7), None);
+        let mut counts = [0u32; 6];
+        for _ in 0..60_000 {
+            counts[(roll(&mut world) - 1) as usize] += 1;
+        }
+        let chi: f64 = counts.iter().map(|&c| (f64::from(c) - 10_000.0).powi(2) / 10_000.0).sum();
+        assert!(chi < 20.52, "{counts:?}: {chi}");
+        // Bounds from variables, in either order; a chance of 0 and 100.
+        let between = draw("random low option_high").unwrap();
+        let mut vars = |name: &str| if name == "low" { json!(10) } else { json!("8") };
+        for _ in 0..100 {
+            let n = drawn_value(&between, &mut vars, &mut world).unwrap().as_i64().unwrap();
+            assert!((8..=10).contains(&n), "{n}");
+        }
+        let never = draw("chance 0").unwrap();
+        let always = draw("chance 100").unwrap();
+        for _ in 0..1000 {
+            assert_eq!(drawn_value(&never, &mut |_| Json::Null, &mut world), Ok(json!(false)));
+            assert_eq!(drawn_value(&always, &mut |_| Json::Null, &mut world), Ok(json!(true)));
+        }
+        let quarter = draw("chance 25").unwrap();
+        let hits =
+            (0..40_000).filter(|_| drawn_value(&quarter, &mut |_| Json::Null, &mut world) == Ok(json!(true))).count();
+        assert!((9_400..10_600).contains(&hits), "{hits}");
+        // A bound that is not a whole number fails the run.
+        let mut half = |_: &str| json!(2.5);
+        assert!(drawn_value(&between, &mut half, &mut world).is_err());
+        // pick and shuffle keep the elements.
+        let list = json!(["a", "b", "c", "d"]);
+        let picked = ap(list.clone(), &[Helper::Pick]).unwrap();
+        assert!(list.as_array().unwrap().contains(&picked));
+        let mut shuffled: Vec<String> = serde_json::from_value(ap(list, &[Helper::Shuffle]).unwrap()).unwrap();
+        shuffled.sort();
+        assert_eq!(shuffled, ["a", "b", "c", "d"]);
+        assert_eq!(ap(json!([]), &[Helper::Pick]), Ok(json!(null)));
+        // Written wrong: B150.
+        for wrong in [
+            "random 6 1",
+            "random 1",
+            "random 1 2.5",
+            "random 1 99999999999999999",
+            "chance 101",
+            "chance -1",
+            "chance",
+        ] {
+            assert!(draw(wrong).is_none(), "{wrong}");
+        }
+        assert!(!is_draw("random") && is_draw("random 1 6") && is_draw("chance 5"));
+    }
+
+    #[test]
     fn a_helper_that_cannot_be_read_says_why() {
+        assert!(read("|timestamp 'x'").unwrap_err().contains("`timestamp` needs"));
+        assert!(read("|date '%Q'").unwrap_err().contains("`date` needs"));
+        assert!(read("|date '%H' 'Mars/Base'").unwrap_err().contains("`date` needs"));
+        assert!(read("|add 'soon'").unwrap_err().contains("`add` needs"));
+        assert!(read("|format").unwrap_err().contains("`format` is not a helper"));
         assert!(read("|round 500").unwrap_err().contains("`round` needs"));
         assert!(read("|min x").unwrap_err().contains("`min` needs"));
         assert!(read("|ceiling").unwrap_err().contains("`ceiling` is not a helper"));
@@ -600,6 +1053,8 @@ mod tests {
             "|replace 'a\\'' ''|split ','|slice 1 3|slice 2",
             "|pad 4|pad 3 '0'|pad 2 '\\''",
             "|round|round 2|floor|ceil|abs|min|max|min -1.5|max 1e3",
+            "|pick|shuffle|timestamp|timestamp 'R'|date|date '%H:%M'|date '%d %B' 'Europe/Paris'|unix|add '1h'|sub '2d'",
+            "|seconds|from_now",
         ] {
             let helpers = read(text).unwrap();
             assert_eq!(read(&written(&helpers)), Ok(helpers), "{text}");

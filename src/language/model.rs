@@ -737,9 +737,12 @@ impl<'a> Visitor<'a> for FlowWalk<'a> {
 /// whatever its name; a context-menu command's, its menu's.
 pub fn trigger_variables(tree: &Tree) -> Vec<&'static str> {
     let (name, timed) = (tree.name.name.as_str(), tree.schedule.is_some());
+    let world = vocab::WORLD_VARIABLES.iter();
     let besides: &[&str] = match (tree.kind, tree.menu_target()) {
-        (TreeKind::Event, _) if timed => return vocab::TIMED_VARIABLES.to_vec(),
-        (TreeKind::Event, _) => return vocab::event_variables(name).unwrap_or(&[]).to_vec(),
+        (TreeKind::Event, _) if timed => return vocab::TIMED_VARIABLES.iter().chain(world).copied().collect(),
+        (TreeKind::Event, _) => {
+            return vocab::event_variables(name).unwrap_or(&[]).iter().chain(world).copied().collect();
+        }
         (TreeKind::Handler, _) => vocab::HANDLER_VARIABLES,
         (TreeKind::Autocomplete, _) => vocab::AUTOCOMPLETE_VARIABLES,
         (TreeKind::Command, Some(menu)) => {
@@ -747,7 +750,7 @@ pub fn trigger_variables(tree: &Tree) -> Vec<&'static str> {
         }
         (TreeKind::Command, None) => &[],
     };
-    vocab::COMMAND_VARIABLES.iter().chain(besides).copied().collect()
+    vocab::COMMAND_VARIABLES.iter().chain(besides).chain(world).copied().collect()
 }
 
 /// A file read, parsed and checked.

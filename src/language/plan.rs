@@ -806,6 +806,11 @@ pub enum Seg {
         name: String,
     },
     Ref(Path),
+    /// `{random 1 6}`, `{chance 25}` (src/language/helpers.rs).
+    Draw {
+        draw: crate::language::helpers::Draw,
+        span: Span,
+    },
     /// A variable or path with list helpers after it (src/language/helpers.rs).
     Helped {
         base: Box<Seg>,
@@ -1970,6 +1975,7 @@ fn seg(var: &Var) -> Seg {
         Var::Ref(r) => Seg::Ref(path(r)),
         Var::Element(e) => Seg::Ref(element_path(e)),
         Var::Helped(h) => Seg::Helped { base: Box::new(seg(&h.base)), helpers: h.helpers.clone(), span: h.span },
+        Var::Draw(d) => Seg::Draw { draw: d.draw.clone(), span: d.span },
     }
 }
 

@@ -52,8 +52,21 @@ pub const UNSUPPORTED_METHODS: &[(&str, &str)] = &[
 ];
 
 /// Variables every command provides, besides `option_<name>` per option.
-pub const COMMAND_VARIABLES: &[&str] =
-    &["user_id", "user_name", "user_mention", "server_id", "server_name", "channel_id", "channel_name"];
+pub const COMMAND_VARIABLES: &[&str] = &[
+    "user_id",
+    "user_name",
+    "user_mention",
+    "server_id",
+    "server_name",
+    "channel_id",
+    "channel_name",
+    "user_locale",
+    "server_locale",
+];
+
+/// What every run can read, whatever started it: the time now (RFC 3339,
+/// UTC, to the second; `blkc run --now` fixes it).
+pub const WORLD_VARIABLES: &[&str] = &["now"];
 
 /// Every event kind, with its trigger variables: the platform layer's
 /// table (`discord::events`), which the language reads and never copies.

@@ -508,6 +508,7 @@ pub fn template(t: &Template) -> String {
             },
             Part::Secret(id) => out.push_str(&format!("<{}>", id.name)),
             Part::Var(Var::BotToken(_)) => out.push_str("{bot_token}"),
+            Part::Var(Var::Draw(d)) => out.push_str(&format!("{{{}}}", d.draw.written())),
             Part::Var(Var::Named(id)) => out.push_str(&format!("{{{}}}", id.name)),
             Part::Var(Var::Ref(r)) => out.push_str(&format!("{{{}}}", reference(r))),
             Part::Var(Var::Element(e)) => out.push_str(&format!("{{{}}}", element(e))),
@@ -516,6 +517,7 @@ pub fn template(t: &Template) -> String {
                     Var::Named(id) => id.name.to_string(),
                     Var::Ref(r) => reference(r),
                     Var::Element(e) => element(e),
+                    Var::Draw(d) => d.draw.written(),
                     Var::BotToken(_) | Var::Helped(_) => unreachable!("no helper takes these"),
                 };
                 out.push_str(&format!("{{{base}{}}}", blkc::language::helpers::written(&h.helpers)));

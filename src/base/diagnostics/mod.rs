@@ -108,7 +108,7 @@ codes! {
     LoopLimit = "B147", Error, "loop limit or requests beyond the run's bounds";
     LoopNameTaken = "B148", Error, "loop name or join name that is already a variable";
     NotAListVariable = "B149", Error, "list operation or loop on a variable declared as something else";
-    BadHelper = "B150", Error, "unknown helper, or one written wrong";
+    BadHelper = "B150", Error, "unknown helper, or one written wrong (or `random`, `chance`)";
     BadSchedule = "B151", Error, "timed event's schedule, time zone or channel not understood";
     BodyTypeMismatch = "B152", Error, "a body and its `Content-Type` header that disagree";
     BadBody = "B153", Error, "a form or multipart body written wrong, or a file part that cannot be sent";
@@ -170,6 +170,7 @@ codes! {
     ActionRefused = "B332", Error, "the platform refused an action: a permission the bot lacks, a role above its own, or what it names is gone";
     DmClosed = "B333", Error, "a direct message the user does not take";
     ActionValue = "B334", Error, "an action's value, once filled, not an id, a mention or a name the server has";
+    NotATime = "B335", Error, "a value a time or duration helper is given is not a time or a duration";
     // What the chat platform registers (`blkc deploy`; checked by `check` too).
     PlatformName = "B401", Error, "command or option name the platform refuses";
     DescriptionLength = "B402", Error, "description empty or longer than 100 characters";

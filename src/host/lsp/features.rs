@@ -350,6 +350,7 @@ fn var_text(var: &Var) -> String {
     match var {
         Var::Named(n) => n.name.to_string(),
         Var::BotToken(_) => "bot_token".into(),
+        Var::Draw(d) => d.draw.written(),
         Var::Ref(r) => format!("api_{}[{}]", r.block.name, r.path_text()),
         Var::Element(e) => format!("{}[{}]", e.item.name, e.path_text()),
         Var::Helped(h) => format!("{}{}", var_text(&h.base), crate::language::helpers::written(&h.helpers)),

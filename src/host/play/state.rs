@@ -475,7 +475,8 @@ impl Play {
             user: None,
             data,
             message,
-            locale: asked["locale"].as_str().filter(|l| !l.is_empty()).map(str::to_string),
+            locale: Some(asked["locale"].as_str().filter(|l| !l.is_empty()).unwrap_or("en-US").to_string()),
+            guild_locale: Some("en-US".to_string()),
         };
         serde_json::to_value(interaction).unwrap_or_default()
     }

@@ -477,6 +477,8 @@ pub fn variables(interaction: &Interaction, tree: &Tree) -> Result<Vec<(String, 
     vars.push(("channel_id".into(), interaction.channel_id.clone().unwrap_or_default()));
     let channel_name = interaction.channel.as_ref().and_then(|c| c.name.clone()).unwrap_or_default();
     vars.push(("channel_name".into(), channel_name));
+    vars.push(("user_locale".into(), interaction.locale.clone().unwrap_or_default()));
+    vars.push(("server_locale".into(), interaction.guild_locale.clone().unwrap_or_default()));
     if let Some(menu) = &tree.menu {
         vars.extend(target_variables(interaction, menu)?);
     }

@@ -1343,6 +1343,7 @@ impl Var {
             Var::BotToken(span) => *span,
             Var::Named(id) => id.span,
             Var::Helped(h) => h.span,
+            Var::Draw(d) => d.span,
         }
     }
 }
@@ -1360,6 +1361,18 @@ pub enum Var {
     /// A variable, reference or element path with list helpers after it:
     /// `{queue|count}`, `{api_s[response.items]|first 3|join}`.
     Helped(Box<Helped>),
+    /// `{random 1 6}`, `{chance 25}`: a value drawn at random.
+    Draw(Box<Drawn>),
+}
+
+/// `{random A B}` or `{chance N}` (src/language/helpers.rs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Drawn {
+    pub draw: crate::language::helpers::Draw,
+    /// Its bounds that are variables, where each is written.
+    pub variables: Vec<Ident>,
+    /// The whole `{…}`.
+    pub span: Span,
 }
 
 /// `{base|helper…}` (src/language/helpers.rs).

@@ -316,6 +316,7 @@ fn walk_var<'a, V: Visitor<'a> + ?Sized>(v: &mut V, var: &'a Var, site: Site, in
         Var::Element(e) => v.element(e, site, in_text),
         Var::Named(name) => v.named(name, site),
         Var::BotToken(span) => v.bot_token(*span, site),
+        Var::Draw(d) => d.variables.iter().for_each(|name| v.named(name, site)),
         Var::Helped(h) => {
             let list = matches!(h.helpers.last(), Some(crate::language::helpers::Helper::First(_)));
             walk_var(v, &h.base, site, in_text && list)

@@ -200,6 +200,7 @@ fn check_options(kind: TreeKind, nodes: &[Node], out: &mut Findings) {
 /// command or event, an option's variable, the token, or a root of a path.
 pub(super) fn shadowed(name: &str) -> Option<&'static str> {
     if vocab::COMMAND_VARIABLES.contains(&name)
+        || vocab::WORLD_VARIABLES.contains(&name)
         || vocab::HANDLER_VARIABLES.contains(&name)
         || vocab::AUTOCOMPLETE_VARIABLES.contains(&name)
         || vocab::MENU_VARIABLES.iter().any(|(_, vars)| vars.contains(&name))

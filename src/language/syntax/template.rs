@@ -303,6 +303,11 @@ fn scan_variable(inner: &str, brace: usize, start: usize, diags: &mut Vec<Diagno
         let element = scan_element(inner, start, diags)?;
         return Some(Part::Var(Var::Element(Box::new(ElementRef { span: whole, ..element }))));
     }
+    if crate::language::helpers::is_draw(inner) {
+        let (draw, variables) = crate::language::helpers::scan_draw(inner, start, diags)?;
+        let variables = variables.into_iter().map(|(name, span)| Ident { name: name.into(), span }).collect();
+        return Some(Part::Var(Var::Draw(Box::new(crate::language::ast::Drawn { draw, variables, span: whole }))));
+    }
     if inner == "bot_token" {
         return Some(Part::Var(Var::BotToken(whole)));
     }

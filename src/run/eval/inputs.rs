@@ -70,6 +70,11 @@ pub struct Options {
     /// The platform is a stand-in on this machine (`blkc play`, the
     /// conversation tests): actions reach it even in an offline run.
     pub stand_in: bool,
+    /// Fixes the run's random draws (`blkc run --seed`, a conversation
+    /// test's); `None`, the system seeds them.
+    pub seed: Option<u64>,
+    /// Fixes the time now (`blkc run --now`); `None`, the clock's.
+    pub now: Option<time::OffsetDateTime>,
 }
 
 /// The answers a conversation test gives request blocks, by block name;

@@ -140,6 +140,8 @@ pub trait Scope {
         false
     }
     fn bot_token(&self) -> Option<&str>;
+    /// The time now and the run's random draws.
+    fn world(&mut self) -> &mut dyn crate::base::world::World;
     /// Told about each reference or variable that has no value; returns
     /// what to write instead.
     fn missing(&mut self, what: Missing<'_>) -> String;
@@ -232,11 +234,39 @@ fn helped(
                 Json::Null
             }
         },
+        Seg::Draw { draw, span } => drawn(draw, *span, scope),
         // The scanner gives helpers no other base.
         _ => Json::Null,
     };
-    crate::language::helpers::apply(value, helpers).unwrap_or_else(|e| {
-        scope.failed(e.diagnostic("the value before the helper", span));
+    crate::language::helpers::apply(value, helpers, scope.world()).unwrap_or_else(|e| {
+        scope.failed(e.diagnostic(span));
+        Json::Null
+    })
+}
+
+/// The value a draw or a helped `{…}` makes.
+fn computed(seg: &Seg, scope: &mut dyn Scope) -> Json {
+    match seg {
+        Seg::Draw { draw, span } => drawn(draw, *span, scope),
+        Seg::Helped { base, helpers, span } => helped(base, helpers, *span, scope),
+        _ => Json::Null,
+    }
+}
+
+/// A draw's value: its variable bounds read as any variable is; one that is
+/// not a number fails the step (B323).
+fn drawn(draw: &crate::language::helpers::Draw, span: crate::base::source::Span, scope: &mut dyn Scope) -> Json {
+    let mut values = Vec::new();
+    for name in draw.variables() {
+        let value = scope.variable_json(name, span).unwrap_or_else(|| {
+            scope.missing(Missing::Variable { name, span });
+            Json::Null
+        });
+        values.push((name, value));
+    }
+    let mut bound = |name: &str| values.iter().find(|(n, _)| *n == name).map_or(Json::Null, |(_, v)| v.clone());
+    crate::language::helpers::drawn_value(draw, &mut bound, scope.world()).unwrap_or_else(|e| {
+        scope.failed(e.diagnostic("a bound of the draw", span));
         Json::Null
     })
 }
@@ -299,8 +329,8 @@ fn render_with(t: &Template, scope: &mut dyn Scope, escape_at: impl Fn(&str) -> 
                     false
                 }
             },
-            Seg::Helped { base, helpers, span } => {
-                let value = helped(base, helpers, *span, scope);
+            Seg::Draw { .. } | Seg::Helped { .. } => {
+                let value = computed(seg, scope);
                 structured |= value.is_array() || value.is_object();
                 let mut s = String::new();
                 crate::base::values::push_value(&mut s, &value);

@@ -400,6 +400,7 @@ mod tests {
     struct Values {
         vars: HashMap<&'static str, &'static str>,
         token: Option<&'static str>,
+        world: crate::base::world::Real,
     }
 
     impl Scope for Values {
@@ -414,6 +415,9 @@ mod tests {
         }
         fn bot_token(&self) -> Option<&str> {
             self.token
+        }
+        fn world(&mut self) -> &mut dyn crate::base::world::World {
+            &mut self.world
         }
         fn missing(&mut self, _: Missing<'_>) -> String {
             String::new()

@@ -45,6 +45,8 @@ pub(super) struct Runner<'r> {
     pub last_headers: Vec<(String, String)>,
     /// The branches of `if`s told (`Options::branches`), each once.
     branches_told: std::collections::HashSet<(u32, usize)>,
+    /// The time now and the run's draws (`Options::seed`, `Options::now`).
+    world: crate::base::world::Real,
     /// How many reads had no value so far.
     pub misses: usize,
     /// Where the bot token may go: `--platform`, or the plan's (read once).
@@ -152,6 +154,7 @@ impl<'r> Runner<'r> {
             left_as_text: Vec::new(),
             last_headers: Vec::new(),
             branches_told: std::collections::HashSet::new(),
+            world: crate::base::world::Real::new(options.seed, options.now),
             misses: 0,
             platform: options.platform.clone().or_else(|| crate::language::policy::Platform::parse(&plan.platform)),
             read_charges: Vec::new(),
@@ -213,6 +216,10 @@ impl render::Scope for Runner<'_> {
         if self.options.test_request {
             return None;
         }
+        if name == "now" && !self.inputs.vars.contains_key(name) {
+            use crate::base::world::World as _;
+            return Some(Json::String(crate::base::when::written(self.world.now())));
+        }
         if let Some(v) = self.inputs.vars.get(name) {
             // `--vars FILE.json` gives lists and objects as their JSON text.
             let structured = self.inputs.structured.contains(name);
@@ -273,6 +280,10 @@ impl render::Scope for Runner<'_> {
 
     fn failed(&mut self, diagnostic: Diagnostic) {
         self.fatal.get_or_insert(diagnostic);
+    }
+
+    fn world(&mut self) -> &mut dyn crate::base::world::World {
+        &mut self.world
     }
 
     fn secret(&self, name: &str) -> Option<&str> {

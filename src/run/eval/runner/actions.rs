@@ -661,7 +661,7 @@ impl Runner<'_> {
         let outside = |seg: &plan::Seg| match seg {
             plan::Seg::Var { name, .. } => name != "channel_id",
             plan::Seg::Ref(p) => p.element || self.is_block(&p.block),
-            plan::Seg::Helped { .. } => true,
+            plan::Seg::Helped { .. } | plan::Seg::Draw { .. } => true,
             plan::Seg::Text(_) | plan::Seg::Secret { .. } | plan::Seg::BotToken => false,
         };
         t.parts.iter().any(outside)
