@@ -62,6 +62,21 @@ pub fn parse(text: &str) -> Result<BigDecimal, CalcError> {
     BigDecimal::from_str(text).map_err(|_| CalcError::NotANumber(format!("\"{text}\"")))
 }
 
+/// `left + right`, held to the limits as every result is.
+pub fn add(left: &BigDecimal, right: &BigDecimal) -> Result<BigDecimal, CalcError> {
+    bounded((left + right).normalized())
+}
+
+/// A result within the limits: results grow (a product has the digits of
+/// both).
+pub fn bounded(result: BigDecimal) -> Result<BigDecimal, CalcError> {
+    let (digits, scale) = result.as_bigint_and_exponent();
+    if digits.bits() > (MAX_DIGITS as u64) * 4 || scale.abs() > MAX_EXPONENT * 2 {
+        return Err(CalcError::TooLarge);
+    }
+    Ok(result)
+}
+
 /// A number as JSON: plain digits, no exponent, no trailing zeros.
 pub fn to_json(n: &BigDecimal) -> Json {
     let text = plain(n);

@@ -44,6 +44,7 @@ fn options(args: &RunArgs, samples: std::sync::Arc<blkc::language::model::Sample
         branches: false,
         stand_in: false,
         seed: args.seed,
+        draws: None,
         now: args.now,
     })
 }

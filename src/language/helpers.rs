@@ -56,6 +56,8 @@ pub enum Helper {
     /// element.
     Min(Option<String>),
     Max(Option<String>),
+    /// The sum of a list's numbers, exactly (0 of an empty list).
+    Sum,
     /// One element of the list drawn at random (`null` of an empty list).
     Pick,
     /// The list's elements in an order drawn at random.
@@ -98,6 +100,8 @@ pub enum Draw {
     Between(Bound, Bound),
     /// `true` with this chance in percent (0 to 100), else `false`.
     Chance(Bound),
+    /// Dice in the tabletop notation, `2d6`: each die's roll, as a list.
+    Dice(Bound),
 }
 
 /// A bound of a draw: a number as written, or a variable's name.
@@ -117,6 +121,7 @@ impl Draw {
         match self {
             Draw::Between(low, high) => format!("random {} {}", bound(low), bound(high)),
             Draw::Chance(p) => format!("chance {}", bound(p)),
+            Draw::Dice(d) => format!("dice {}", bound(d)),
         }
     }
 
@@ -125,7 +130,7 @@ impl Draw {
     pub fn variables(&self) -> Vec<&str> {
         let bounds = match self {
             Draw::Between(low, high) => vec![low, high],
-            Draw::Chance(p) => vec![p],
+            Draw::Chance(p) | Draw::Dice(p) => vec![p],
         };
         bounds.into_iter().filter_map(|b| if let Bound::Var(v) = b { Some(v.as_str()) } else { None }).collect()
     }
@@ -134,7 +139,7 @@ impl Draw {
 /// Whether `inner` (a `{…}`'s inside) is a draw: `random` or `chance`
 /// followed by a blank. (`{random}` alone is a variable.)
 pub fn is_draw(inner: &str) -> bool {
-    ["random", "chance"].iter().any(|w| inner.strip_prefix(w).is_some_and(|rest| rest.starts_with([' ', '\t'])))
+    ["random", "chance", "dice"].iter().any(|w| inner.strip_prefix(w).is_some_and(|rest| rest.starts_with([' ', '\t'])))
 }
 
 /// The largest bound of `random`: 2^53, what every JSON reader keeps exact.
@@ -143,9 +148,10 @@ const MAX_BOUND: i64 = 1 << 53;
 /// Reads a draw (`inner` is the `{…}`'s inside, at byte `start`); one
 /// written wrong is B150.
 pub fn scan_draw(inner: &str, start: usize, diags: &mut Vec<Diagnostic>) -> Option<(Draw, Vec<(String, Span)>)> {
-    let (word, rest) = inner.split_at(6);
+    let word_len = inner.find([' ', '\t']).unwrap_or(inner.len());
+    let (word, rest) = inner.split_at(word_len);
     let mut words = Vec::new();
-    let mut at = start + 6;
+    let mut at = start + word_len;
     for w in rest.split([' ', '\t']) {
         if !w.is_empty() {
             words.push((w, Span::new(at, at + w.len())));
@@ -175,14 +181,24 @@ pub fn scan_draw(inner: &str, start: usize, diags: &mut Vec<Diagnostic>) -> Opti
             _ => None,
         },
         ("chance", [p]) => bound(*p, false).map(Draw::Chance),
+        // (`d20` is dice, not a variable.)
+        ("dice", [(w, _)]) if dice(w).is_ok() => Some(Draw::Dice(Bound::Number(w.to_string()))),
+        ("dice", [(w, span)]) if is_name(w) => {
+            variables.push((w.to_string(), *span));
+            Some(Draw::Dice(Bound::Var(w.to_string())))
+        }
         _ => None,
     };
     if draw.is_none() {
         let span = Span::new(start, start + inner.len());
-        let (what, example) = if word == "random" {
-            ("two whole numbers (or variables that hold them), the smaller first, up to 2^53", "{random 1 6}")
-        } else {
-            ("a percentage from 0 to 100 (or a variable that holds one)", "{chance 25}")
+        let (what, example) = match word {
+            "random" => {
+                ("two whole numbers (or variables that hold them), the smaller first, up to 2^53", "{random 1 6}")
+            }
+            "dice" => {
+                ("dice as `NdM` (1 to 100 dice of 2 to 1,000 sides), or a variable that holds them", "{dice 2d6|sum}")
+            }
+            _ => ("a percentage from 0 to 100 (or a variable that holds one)", "{chance 25}"),
         };
         diags.push(
             Diagnostic::new(Code::BadHelper, format!("`{word}` needs {what}"))
@@ -192,6 +208,23 @@ pub fn scan_draw(inner: &str, start: usize, diags: &mut Vec<Diagnostic>) -> Opti
         return None;
     }
     draw.map(|d| (d, variables))
+}
+
+/// Dice as the tabletop writes them, `2d6` (`d20`: one die): how many, and
+/// their sides; why not, in words.
+pub fn dice(text: &str) -> Result<(u32, u32), String> {
+    let text = text.trim();
+    let (count, sides) = text
+        .split_once(['d', 'D'])
+        .ok_or_else(|| format!("\"{}\" (dice are written like 2d6)", text.chars().take(20).collect::<String>()))?;
+    let count = if count.is_empty() { Ok(1) } else { count.parse::<u32>() };
+    match (count, sides.parse::<u32>()) {
+        (Ok(n @ 1..=100), Ok(s @ 2..=1000)) => Ok((n, s)),
+        _ => Err(format!(
+            "\"{}\" (1 to 100 dice of 2 to 1,000 sides, like 2d6)",
+            text.chars().take(20).collect::<String>()
+        )),
+    }
 }
 
 /// A variable's name as a draw's bound (an option's in any script).
@@ -225,6 +258,14 @@ pub fn drawn_value(draw: &Draw, bound: &mut dyn FnMut(&str) -> Json, world: &mut
             // Bounds read from values may come in either order.
             Ok(Json::from(world.rng().random_range(a.min(b)..=a.max(b))))
         }
+        Draw::Dice(d) => {
+            let text = match d {
+                Bound::Number(n) => n.clone(),
+                Bound::Var(v) => crate::base::values::as_text(&bound(v)),
+            };
+            let (count, sides) = dice(&text).map_err(CalcError::NotANumber)?;
+            Ok(Json::Array((0..count).map(|_| Json::from(world.rng().random_range(1..=sides))).collect()))
+        }
         Draw::Chance(p) => {
             use bigdecimal::ToPrimitive as _;
             // In millionths of a percent: below 0 never, above 100 always.
@@ -236,7 +277,7 @@ pub fn drawn_value(draw: &Draw, bound: &mut dyn FnMut(&str) -> Json, world: &mut
 }
 
 /// The helpers' names, as templates write them.
-pub const NAMES: [&str; 26] = [
+pub const NAMES: [&str; 27] = [
     "count",
     "first",
     "join",
@@ -254,6 +295,7 @@ pub const NAMES: [&str; 26] = [
     "abs",
     "min",
     "max",
+    "sum",
     "pick",
     "shuffle",
     "timestamp",
@@ -266,7 +308,7 @@ pub const NAMES: [&str; 26] = [
 ];
 
 /// Each helper and what it gives, for the editor.
-pub const ABOUT: [(&str, &str); 26] = [
+pub const ABOUT: [(&str, &str); 27] = [
     ("count", "the number of elements"),
     ("first", "`first N`: the first N elements, as a list"),
     ("join", "`join` or `join 'SEP'`: the elements as text, `, ` or SEP between them"),
@@ -284,6 +326,7 @@ pub const ABOUT: [(&str, &str); 26] = [
     ("abs", "the number without its sign"),
     ("min", "`min N`: the smaller of the number and N; of a list, `min` is its smallest element"),
     ("max", "`max N`: the larger of the number and N; of a list, `max` is its largest element"),
+    ("sum", "the sum of a list's numbers, exactly"),
     ("pick", "one element of the list, drawn at random"),
     ("shuffle", "the list's elements in an order drawn at random"),
     ("timestamp", "`timestamp` or `timestamp 'R'`: a time as the platform's timestamp, drawn in each reader's zone (styles t T d D f F s S R)"),
@@ -347,6 +390,7 @@ pub fn scan(text: &str, start: usize, diags: &mut Vec<Diagnostic>) -> Option<Vec
             "ceil" => (Helper::Ceil, args),
             "abs" => (Helper::Abs, args),
             "pick" => (Helper::Pick, args),
+            "sum" => (Helper::Sum, args),
             "shuffle" => (Helper::Shuffle, args),
             "unix" => (Helper::Unix, args),
             "seconds" => (Helper::Seconds, args),
@@ -371,6 +415,7 @@ pub fn scan(text: &str, start: usize, diags: &mut Vec<Diagnostic>) -> Option<Vec
                     "absolute" => Some("abs"),
                     "fixed" | "to_fixed" | "tofixed" => Some("round"),
                     "random" | "choice" | "sample" => Some("pick"),
+                    "total" | "add_all" => Some("sum"),
                     "format" | "strftime" | "iso" => Some("date"),
                     "epoch" | "timestamp_s" => Some("unix"),
                     "plus" => Some("add"),
@@ -379,7 +424,7 @@ pub fn scan(text: &str, start: usize, diags: &mut Vec<Diagnostic>) -> Option<Vec
                     _ => None,
                 };
                 let meant = other.or_else(|| did_you_mean(word, NAMES.iter().copied()));
-                d = d.meant(span, meant, "the helpers are `count`, `first N`, `join 'SEP'`, `upper`, `lower`, `trim`, `length`, `replace 'A' 'B'`, `split 'SEP'`, `slice N M`, `pad N 'C'`, `round N`, `floor`, `ceil`, `abs`, `min N`, `max N`, `pick`, `shuffle`, `timestamp 'R'`, `date '%Y-%m-%d'`, `unix`, `add '1h'`, `sub '1h'`, `seconds` and `from_now`");
+                d = d.meant(span, meant, "the helpers are `count`, `first N`, `join 'SEP'`, `upper`, `lower`, `trim`, `length`, `replace 'A' 'B'`, `split 'SEP'`, `slice N M`, `pad N 'C'`, `round N`, `floor`, `ceil`, `abs`, `min N`, `max N`, `sum`, `pick`, `shuffle`, `timestamp 'R'`, `date '%Y-%m-%d'`, `unix`, `add '1h'`, `sub '1h'`, `seconds` and `from_now`");
                 diags.push(d);
                 return None;
             }
@@ -618,6 +663,7 @@ pub fn apply(value: Json, helpers: &[Helper], world: &mut dyn World) -> Result<J
                 Json::Array(items.into_iter().skip(from).take(to.saturating_sub(from)).collect())
             }
             Helper::Min(None) | Helper::Max(None) => extreme(value, matches!(helper, Helper::Max(_)))?,
+            Helper::Sum => sum(value)?,
             Helper::Round(_) | Helper::Floor | Helper::Ceil | Helper::Abs | Helper::Min(_) | Helper::Max(_) => {
                 arithmetic(&numbers::number(&value)?, helper)?
             }
@@ -717,6 +763,21 @@ fn arithmetic(n: &BigDecimal, helper: &Helper) -> Result<Json, CalcError> {
         _ => n.clone(),
     };
     Ok(numbers::to_json(&result))
+}
+
+/// The sum of a list of numbers, exactly; an element that is not a number
+/// fails as any operand does.
+fn sum(value: Json) -> Result<Json, CalcError> {
+    let items = match value {
+        Json::Array(items) => items,
+        Json::Null => Vec::new(),
+        one => vec![one],
+    };
+    let mut total = BigDecimal::from(0);
+    for item in &items {
+        total = numbers::add(&total, &numbers::number(item)?)?;
+    }
+    Ok(numbers::to_json(&total))
 }
 
 /// The smallest or largest element of a list of numbers (`null` of an
@@ -820,6 +881,7 @@ pub fn written(helpers: &[Helper]) -> String {
             Helper::Ceil => out.push_str("|ceil"),
             Helper::Abs => out.push_str("|abs"),
             Helper::Pick => out.push_str("|pick"),
+            Helper::Sum => out.push_str("|sum"),
             Helper::Shuffle => out.push_str("|shuffle"),
             Helper::Timestamp('f') => out.push_str("|timestamp"),
             Helper::Timestamp(style) => out.push_str(&format!("|timestamp '{style}'")),
@@ -958,8 +1020,8 @@ mod tests {
     fn draws_are_reproducible_uniform_and_within_their_bounds() {
         use crate::base::world::Real;
         let draw = |inner: &str| scan_draw(inner, 0, &mut Vec::new()).map(|(d, _)| d);
-        let dice = draw("random 1 6").unwrap();
-        let roll = |world: &mut Real| drawn_value(&dice, &mut |_| Json::Null, world).unwrap().as_i64().unwrap();
+        let die = draw("random 1 6").unwrap();
+        let roll = |world: &mut Real| drawn_value(&die, &mut |_| Json::Null, world).unwrap().as_i64().unwrap();
         let (mut a, mut b) = (Real::new(Some(42), None), Real::new(Some(42), None));
         let first: Vec<i64> = (0..50).map(|_| roll(&mut a)).collect();
         assert_eq!(first, (0..50).map(|_| roll(&mut b)).collect::<Vec<_>>());
@@ -1000,6 +1062,22 @@ mod tests {
         shuffled.sort();
         assert_eq!(shuffled, ["a", "b", "c", "d"]);
         assert_eq!(ap(json!([]), &[Helper::Pick]), Ok(json!(null)));
+        // Dice: each die within its sides, summed exactly.
+        let two = draw("dice 2d6").unwrap();
+        for _ in 0..200 {
+            let rolls = drawn_value(&two, &mut |_| Json::Null, &mut world).unwrap();
+            let rolls = rolls.as_array().unwrap();
+            assert_eq!(rolls.len(), 2);
+            assert!(rolls.iter().all(|r| (1..=6).contains(&r.as_i64().unwrap())), "{rolls:?}");
+        }
+        assert_eq!(draw("dice d20"), Some(Draw::Dice(Bound::Number("d20".into()))));
+        assert_eq!(dice("3D8"), Ok((3, 8)));
+        assert!(dice("0d6").is_err() && dice("2d1").is_err() && dice("101d6").is_err() && dice("2x6").is_err());
+        let mut text = |_: &str| json!("2x6");
+        assert!(drawn_value(&draw("dice option_dice").unwrap(), &mut text, &mut world).is_err());
+        assert_eq!(ap(json!([1, "2.5", 3]), &[Helper::Sum]), Ok(json!(6.5)));
+        assert_eq!(ap(json!([]), &[Helper::Sum]), Ok(json!(0)));
+        assert!(ap(json!([1, "x"]), &[Helper::Sum]).is_err());
         // Written wrong: B150.
         for wrong in [
             "random 6 1",
@@ -1054,7 +1132,7 @@ mod tests {
             "|pad 4|pad 3 '0'|pad 2 '\\''",
             "|round|round 2|floor|ceil|abs|min|max|min -1.5|max 1e3",
             "|pick|shuffle|timestamp|timestamp 'R'|date|date '%H:%M'|date '%d %B' 'Europe/Paris'|unix|add '1h'|sub '2d'",
-            "|seconds|from_now",
+            "|seconds|from_now|sum",
         ] {
             let helpers = read(text).unwrap();
             assert_eq!(read(&written(&helpers)), Ok(helpers), "{text}");

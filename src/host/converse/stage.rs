@@ -15,6 +15,10 @@ use crate::host::serve::{self, Config, Loaded, LogFormat, Shards};
 use crate::run::eval::{Answers, Inputs, Options};
 use crate::run::store::{Host, LazyStore, ServingClaim, SqliteHost, StoreError, VarStore};
 
+/// The seed of a test's random draws (`{random 1 6}`, `|pick`): its nth
+/// run draws from `SEED + n`, so a test draws the same every time.
+const SEED: u64 = 53;
+
 /// A bot served for tests, and what the tests change between their steps.
 pub struct Stage {
     pub play: Arc<Play>,
@@ -22,6 +26,9 @@ pub struct Stage {
     /// How far the bot's clock has been moved forward.
     pub moved: Arc<AtomicI64>,
     pub answers: Arc<Answers>,
+    /// The runs of the test so far: each draws from its own seed, the same
+    /// every time the test runs.
+    draws: Arc<std::sync::atomic::AtomicU64>,
     /// Tests are numbered for their stores.
     tests: usize,
     /// Whether the bot hears events (its servers are greeted anew for
@@ -95,6 +102,9 @@ impl Stage {
         let moved = Arc::new(AtomicI64::new(0));
         let answers = Arc::new(Answers::default());
         let mut config = config(&play, secrets, store.clone(), answers.clone())?;
+        let draws = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        config.options.seed = Some(SEED);
+        config.options.draws = Some(draws.clone());
         play.webhook_secrets(&loaded.plan, &mut config.inputs);
         config.clock = serve::clock::Clock::movable(moved.clone());
         config.loaded = Some(loaded);
@@ -124,6 +134,7 @@ impl Stage {
             store,
             moved,
             answers,
+            draws,
             tests: 0,
             events,
             options,
@@ -140,6 +151,7 @@ impl Stage {
         self.tests += 1;
         self.store.begin(self.tests);
         self.answers.clear();
+        self.draws.store(0, std::sync::atomic::Ordering::SeqCst);
         // The servers as they were (their member counts): the shard reads
         // these before any event the test fires.
         if self.events && self.tests > 1 {

@@ -73,6 +73,9 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
             inputs.received.clone_from(&trigger.request);
             let mut options = shared.bot.options.clone();
             options.samples = trigger.loaded.checked.model.samples.clone();
+            // `{now}` is the bot's time, as its timers and cooldowns read it.
+            let ms = i128::from(shared.clock.now_ms()) * 1_000_000;
+            options.now = options.now.or_else(|| time::OffsetDateTime::from_unix_timestamp_nanos(ms).ok());
             if autocomplete {
                 options.deadline = Some(trigger.received + shared.front.answer_within);
             }

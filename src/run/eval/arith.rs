@@ -20,13 +20,7 @@ pub fn apply(op: ArithOp, left: &BigDecimal, right: &BigDecimal) -> Result<BigDe
         ArithOp::Div => (left / right).with_prec(QUOTIENT_DIGITS),
         ArithOp::Rem => left % right,
     };
-    let result = result.normalized();
-    // Results grow (a product has the digits of both): held to the limits too.
-    let (digits, scale) = result.as_bigint_and_exponent();
-    if digits.bits() > (MAX_DIGITS as u64) * 4 || scale.abs() > MAX_EXPONENT * 2 {
-        return Err(CalcError::TooLarge);
-    }
-    Ok(result)
+    crate::base::numbers::bounded(result.normalized())
 }
 
 #[cfg(test)]

@@ -73,6 +73,10 @@ pub struct Options {
     /// Fixes the run's random draws (`blkc run --seed`, a conversation
     /// test's); `None`, the system seeds them.
     pub seed: Option<u64>,
+    /// With a seed, the runs so far: each run takes the next and draws
+    /// from `seed + n` (a conversation test's runs, each its own draws,
+    /// the same every time the test runs).
+    pub draws: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     /// Fixes the time now (`blkc run --now`); `None`, the clock's.
     pub now: Option<time::OffsetDateTime>,
 }

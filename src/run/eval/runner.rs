@@ -154,7 +154,13 @@ impl<'r> Runner<'r> {
             left_as_text: Vec::new(),
             last_headers: Vec::new(),
             branches_told: std::collections::HashSet::new(),
-            world: crate::base::world::Real::new(options.seed, options.now),
+            world: crate::base::world::Real::new(
+                options.seed.map(|seed| {
+                    let n = options.draws.as_ref().map_or(0, |d| d.fetch_add(1, std::sync::atomic::Ordering::SeqCst));
+                    seed.wrapping_add(n)
+                }),
+                options.now,
+            ),
             misses: 0,
             platform: options.platform.clone().or_else(|| crate::language::policy::Platform::parse(&plan.platform)),
             read_charges: Vec::new(),
