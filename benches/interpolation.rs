@@ -19,7 +19,7 @@ struct Bench {
 }
 
 impl Scope for Bench {
-    fn response(&self, _path: &blkc::language::plan::Path) -> Option<&Response> {
+    fn response(&mut self, _path: &blkc::language::plan::Path) -> Option<&Response> {
         Some(&self.response)
     }
     fn variable(&mut self, _name: &str, _span: Span) -> Option<String> {

@@ -401,3 +401,32 @@ command roll {
         (0..3).map(|_| run(text, &server, "roll", &args).replies()[0].clone()).collect();
     assert_eq!(unseeded.len(), 3, "{unseeded:?}");
 }
+
+/// Issue 53, item 1: a field of an object variable and an element of a
+/// list (from the end too) read and written, nested, in the store.
+#[test]
+fn fields_and_elements_of_variables_are_read_and_saved() {
+    let server = TestServer::start();
+    let text = r##"var settings = { mode = "fast", limits = { daily = 10 } }
+var queue = ["a", "b", "c"]
+command set {
+    save settings[mode] = "slow"
+    save settings[limits.daily] = settings[limits.daily] + 5
+    save settings[tags] append "new"
+    save queue[-1] = "z"
+    save queue[0] = { who = "ann" }
+    save queue[0.who] = "{settings[mode]}-bob"
+    if settings[limits.daily] > 12 {
+        reply "{settings[mode]} {settings[limits.daily]} {settings[tags.0]} {queue[0.who]} {queue[-1]} {queue[1]}"
+    }
+    save queue[7] = "x"
+}
+"##;
+    let ran = run(text, &server, "set", &[]);
+    assert_eq!(ran.replies(), ["slow 15 new slow-bob z b"], "{}{}", ran.stdout, ran.stderr);
+    // An element a list does not have is not made: the run fails there,
+    // and what it saved before stays.
+    assert_ne!(ran.code, 0);
+    let all = format!("{}{}", ran.stdout, ran.stderr);
+    assert!(all.contains("B328") && all.contains("`queue[7]` cannot be saved"), "{all}");
+}

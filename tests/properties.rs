@@ -531,10 +531,22 @@ fn save_node() -> impl Strategy<Value = Node> {
         Just(SaveOp::RemoveAt),
         Just(SaveOp::Clear)
     ];
-    (ident(), op, value()).prop_map(|(name, op, value)| {
-        let value = if op == SaveOp::Clear { Value::Array(Box::new([]), sp()) } else { value };
-        Node::Save(Save { name, op, value, start: 0 })
-    })
+    // `save NAME = …`, or into a field of it: `save NAME[a.0] = …`.
+    let field = proptest::option::of(proptest::collection::vec("[a-z][a-z0-9_]{0,4}|[0-9]|-[1-9]", 1..3));
+    (ident().prop_filter("not a block", |i| !i.name.starts_with("api_")), op, value(), field).prop_map(
+        |(name, op, value, field)| {
+            let value = if op == SaveOp::Clear { Value::Array(Box::new([]), sp()) } else { value };
+            let save = Save { name, op, value, start: 0 };
+            match field {
+                Some(path) => Node::SaveField(Box::new(blkc::language::ast::SaveField {
+                    save,
+                    path: path.into_iter().map(|text: String| Segment { text: text.into(), span: sp() }).collect(),
+                    span: sp(),
+                })),
+                None => Node::Save(save),
+            }
+        },
+    )
 }
 
 fn reply_item() -> impl Strategy<Value = ReplyItem> {

@@ -17,7 +17,7 @@ use proptest::prelude::*;
 struct Values(HashMap<String, String>, blkc::base::world::Real);
 
 impl Scope for Values {
-    fn response(&self, _: &blkc::language::plan::Path) -> Option<&Response> {
+    fn response(&mut self, _: &blkc::language::plan::Path) -> Option<&Response> {
         None
     }
     fn variable(&mut self, name: &str, _: Span) -> Option<String> {

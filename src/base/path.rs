@@ -304,7 +304,7 @@ pub fn walk<'d, D: Document, S: Segment>(doc: &'d D, path: &[S]) -> Result<&'d D
                     return Err(Miss { at, kind, keys });
                 }
             },
-            Kind::Array => match seg.index() {
+            Kind::Array => match seg.index().or_else(|| from_end(seg.text(), here.array_len())) {
                 Some(i) => here.element(i).ok_or(miss(MissKind::OutOfRange { len: here.array_len() }))?,
                 None => return Err(miss(MissKind::NotAnIndex { len: here.array_len() })),
             },
@@ -312,6 +312,15 @@ pub fn walk<'d, D: Document, S: Segment>(doc: &'d D, path: &[S]) -> Result<&'d D
         };
     }
     Ok(here)
+}
+
+/// `-1` (the last element) to `-len` (the first) as an index of an array of
+/// `len` elements; one past the start is out of range. (Only a custom
+/// variable's path may count from the end: the checker refuses `-1` in a
+/// response's, B114.)
+fn from_end(text: &str, len: usize) -> Option<usize> {
+    let back = index(text.strip_prefix('-')?)?;
+    (back > 0).then(|| len.checked_sub(back).unwrap_or(usize::MAX))
 }
 
 /// How many keys a help line lists before it sums up the rest.

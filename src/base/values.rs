@@ -82,6 +82,45 @@ fn as_number(v: &Json) -> Option<Decimal> {
     }
 }
 
+/// The place at `path` in `value` (`save settings[mode] = …`), made where
+/// a field is missing: `null` becomes an object, an object gets the key.
+/// An element must exist (`-1` is the last); a field of text, a number or
+/// a list (by a key that is no index) cannot be made: why not, in words.
+pub fn field_mut<'v>(value: &'v mut Json, path: &[String]) -> Result<&'v mut Json, String> {
+    let mut here = value;
+    for (at, seg) in path.iter().enumerate() {
+        if here.is_null() {
+            *here = Json::Object(serde_json::Map::new());
+        }
+        let shown = || if at == 0 { "the value".to_string() } else { format!("`{}`", path[..at].join(".")) };
+        here = match here {
+            Json::Object(map) => map.entry(seg.clone()).or_insert(Json::Null),
+            Json::Array(items) => {
+                let len = items.len();
+                let index = match seg.strip_prefix('-') {
+                    Some(back) => back.parse::<usize>().ok().filter(|b| *b > 0).and_then(|b| len.checked_sub(b)),
+                    None => seg.parse::<usize>().ok(),
+                };
+                match index.filter(|i| *i < len) {
+                    Some(i) => &mut items[i],
+                    None => return Err(format!("{} is a list of {len} without an element `{seg}`", shown())),
+                }
+            }
+            other => return Err(format!("{} holds {}, which has no field `{seg}`", shown(), kind_words(other))),
+        };
+    }
+    Ok(here)
+}
+
+fn kind_words(v: &Json) -> &'static str {
+    match v {
+        Json::String(_) => "text",
+        Json::Number(_) => "a number",
+        Json::Bool(_) => "true or false",
+        _ => "a value",
+    }
+}
+
 pub fn as_text(v: &Json) -> String {
     let mut s = String::new();
     push_value(&mut s, v);

@@ -342,6 +342,20 @@ impl Printer<'_> {
         }
     }
 
+    /// `save NAME[path] = value` (`field`: the `[path]`, or nothing).
+    fn save(&mut self, s: &crate::language::ast::Save, field: &str) {
+        self.out.push_str("save ");
+        self.out.push_str(&s.name.name);
+        self.out.push_str(field);
+        self.out.push(' ');
+        self.out.push_str(s.op.as_str());
+        if s.op != SaveOp::Clear {
+            self.out.push(' ');
+            self.value(&s.value);
+        }
+        self.trailing(s.span().end as usize);
+    }
+
     fn node(&mut self, node: &Node) {
         self.indent();
         match node {
@@ -363,16 +377,10 @@ impl Printer<'_> {
                     self.trailing(r.span.end as usize);
                 }
             },
-            Node::Save(s) => {
-                self.out.push_str("save ");
-                self.out.push_str(&s.name.name);
-                self.out.push(' ');
-                self.out.push_str(s.op.as_str());
-                if s.op != SaveOp::Clear {
-                    self.out.push(' ');
-                    self.value(&s.value);
-                }
-                self.trailing(s.span().end as usize);
+            Node::Save(s) => self.save(s, ""),
+            Node::SaveField(f) => {
+                let path = crate::base::path::display_from("", f.path.iter().map(|s| s.text.as_str()));
+                self.save(&f.save, &format!("[{}]", path.trim_start_matches('.')))
             }
             Node::Api(b) => {
                 self.out.push_str("api ");

@@ -14,7 +14,7 @@ use crate::language::model::Checked;
 pub use crate::language::vocab::Method;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 20;
+pub const FORMAT: u32 = 21;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -468,6 +468,10 @@ pub enum Step {
     Form(Box<FormStep>),
     Save {
         name: String,
+        /// The field (or element) of the variable's value it writes:
+        /// `save settings[mode] = …`; empty, the whole value.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        path: Vec<String>,
         /// `=` (a `clear` is saved as `= []`), or a list operation.
         #[serde(default = "set", skip_serializing_if = "is_set")]
         op: ast::SaveOp,
@@ -1515,16 +1519,20 @@ fn step(node: &Node) -> Lowered<Option<Step>> {
                 .collect(),
             span: f.span,
         })),
-        Node::Save(s) => {
-            let op = if s.op == ast::SaveOp::Clear { ast::SaveOp::Set } else { s.op };
-            Step::Save { name: s.name.name.to_string(), op, value: val(&s.value), span: s.span() }
-        }
+        Node::Save(s) => save_step(s, Vec::new()),
+        Node::SaveField(f) => save_step(&f.save, f.path.iter().map(|s| s.text.to_string()).collect()),
         Node::If(i) => if_step(i)?,
         Node::For(f) => Step::Loop(Box::new(loop_step(f, steps(&f.body.body)?))),
         Node::Text(t, span) => Step::Text { text: template(t), span: *span },
         Node::Stop(span) => Step::Stop { span: *span },
         Node::Action(a) => Step::Action(Box::new(action_step(a))),
     }))
+}
+
+/// A save (`clear` saves `[]`), into the variable or a field of it.
+fn save_step(s: &ast::Save, path: Vec<String>) -> Step {
+    let op = if s.op == ast::SaveOp::Clear { ast::SaveOp::Set } else { s.op };
+    Step::Save { name: s.name.name.to_string(), path, op, value: val(&s.value), span: s.span() }
 }
 
 /// An action as the checker let it through: its verb, its values as
@@ -1909,20 +1917,9 @@ fn with_kept_bytes(mut steps: Vec<Step>, t: &ast::Tree) -> Vec<Step> {
 /// The first wait between two attempts when `retry` gives no `backoff`.
 pub const DEFAULT_BACKOFF_MS: u64 = 500;
 
-/// A `var`'s default as JSON. The grammar lets only fixed values there:
-/// literal strings, numbers, `true`, `false`, `null`, arrays and objects.
+/// A `var`'s default as JSON ([`Value::fixed`]).
 fn fixed(v: &Value) -> serde_json::Value {
-    use serde_json::Value as Json;
-    match v {
-        Value::Str(t) => Json::String(t.as_literal().unwrap_or_default()),
-        Value::Number(n, _) => serde_json::from_str(n).unwrap_or(Json::Null),
-        Value::Bool(b, _) => Json::Bool(*b),
-        Value::Object(entries, _) => {
-            Json::Object(entries.iter().map(|e| (e.key.name.to_string(), fixed(&e.value))).collect())
-        }
-        Value::Array(items, _) => Json::Array(items.iter().map(fixed).collect()),
-        Value::Null(_) | Value::Ref(_) | Value::Element(_) | Value::Var(_) | Value::Arith(_) => Json::Null,
-    }
+    v.fixed()
 }
 
 fn object(entries: &[ast::Entry]) -> Val {

@@ -91,6 +91,14 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
             Node::Save(s) => {
                 out.push_str(&format!("save {} {} {}\n", s.name.name, s.op.as_str(), value(&s.value, level)))
             }
+            Node::SaveField(f) => {
+                let path: Vec<&str> = f.path.iter().map(|s| s.text.as_str()).collect();
+                let target = format!("{}[{}]", f.save.name.name, path.join("."));
+                match f.save.op {
+                    SaveOp::Clear => out.push_str(&format!("save {target} clear\n")),
+                    op => out.push_str(&format!("save {target} {} {}\n", op.as_str(), value(&f.save.value, level))),
+                }
+            }
             Node::Api(b) => api(b, level, out),
             Node::If(i) => {
                 if_node(i, level, out);

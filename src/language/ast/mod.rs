@@ -211,6 +211,9 @@ pub enum Node {
     /// `form handler { … }`: shows a form as the answer.
     Form(Box<Form>),
     Save(Save),
+    /// `save settings[mode] = …`: a save into a field or an element of a
+    /// custom variable (boxed: a plain save keeps the node small).
+    SaveField(Box<SaveField>),
     If(Box<IfNode>),
     /// `for item in … { … }`: its branch once per element of an array.
     For(Box<ForNode>),
@@ -380,6 +383,7 @@ impl Node {
             Node::Reply(n) => n.span,
             Node::Form(n) => n.span,
             Node::Save(n) => n.span(),
+            Node::SaveField(n) => n.save.span(),
             Node::If(n) => n.span,
             Node::For(n) => n.span,
             Node::Sub(n) => n.tree.span,
@@ -863,6 +867,16 @@ pub struct Save {
     pub op: SaveOp,
 }
 
+/// `save NAME[path] = value`: the save, and the path into the variable's
+/// value it writes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SaveField {
+    pub save: Save,
+    pub path: Vec<Segment>,
+    /// `NAME[path]` as written.
+    pub span: Span,
+}
+
 impl Save {
     /// From `save` to the end of its value.
     pub fn span(&self) -> Span {
@@ -1302,6 +1316,24 @@ impl Value {
             Value::Var(name) => name.span,
             Value::Object(_, s) | Value::Array(_, s) => *s,
             Value::Arith(e) => e.span(),
+        }
+    }
+}
+
+impl Value {
+    /// A `var`'s default as JSON. The grammar lets only fixed values there:
+    /// literal strings, numbers, `true`, `false`, `null`, arrays and objects.
+    pub fn fixed(&self) -> serde_json::Value {
+        use serde_json::Value as Json;
+        match self {
+            Value::Str(t) => Json::String(t.as_literal().unwrap_or_default()),
+            Value::Number(n, _) => serde_json::from_str(n).unwrap_or(Json::Null),
+            Value::Bool(b, _) => Json::Bool(*b),
+            Value::Object(entries, _) => {
+                Json::Object(entries.iter().map(|e| (e.key.name.to_string(), e.value.fixed())).collect())
+            }
+            Value::Array(items, _) => Json::Array(items.iter().map(Value::fixed).collect()),
+            Value::Null(_) | Value::Ref(_) | Value::Element(_) | Value::Var(_) | Value::Arith(_) => Json::Null,
         }
     }
 }

@@ -116,6 +116,10 @@ pub trait Visitor<'a> {
     fn named(&mut self, _name: &'a Ident, _site: Site) {}
     fn bot_token(&mut self, _span: Span, _site: Site) {}
     fn secret(&mut self, _slot: &'a Ident, _site: Site) {}
+    /// `save NAME[path] = …`: a save of the variable, by default.
+    fn save_field(&mut self, f: &'a crate::language::ast::SaveField) {
+        self.save(&f.save);
+    }
 }
 
 pub fn walk_nodes<'a, V: Visitor<'a> + ?Sized>(v: &mut V, nodes: &'a [Node]) {
@@ -132,6 +136,7 @@ pub fn walk_nodes<'a, V: Visitor<'a> + ?Sized>(v: &mut V, nodes: &'a [Node]) {
             Node::Reply(r) => v.reply(r),
             Node::Form(f) => v.form(f),
             Node::Save(s) => v.save(s),
+            Node::SaveField(f) => v.save_field(f),
             Node::Option(o) => v.option(o),
             Node::If(i) => v.if_chain(i),
             Node::For(f) => v.for_loop(f),
@@ -359,16 +364,32 @@ pub fn each_action<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Action)) {
 
 /// Calls `f` on every `save` of a node list, in every branch.
 pub fn each_save<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Save)) {
-    struct Saves<'f, F>(&'f mut F);
-    impl<'a, F: FnMut(&'a Save)> Visitor<'a> for Saves<'_, F> {
-        fn block(&mut self, _: &'a ApiBlock) {}
-        fn reply(&mut self, _: &'a Reply) {}
-        fn save(&mut self, s: &'a Save) {
-            (self.0)(s);
-        }
-        fn condition(&mut self, _: &'a Condition) {}
+    walk_nodes(&mut Saves { f, fields: true }, nodes);
+}
+
+/// [`each_save`] of the saves of a whole variable (not of a field of it,
+/// `save settings[mode] = …`).
+pub fn each_whole_save<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a Save)) {
+    walk_nodes(&mut Saves { f, fields: false }, nodes);
+}
+
+struct Saves<'f, F> {
+    f: &'f mut F,
+    fields: bool,
+}
+
+impl<'a, F: FnMut(&'a Save)> Visitor<'a> for Saves<'_, F> {
+    fn block(&mut self, _: &'a ApiBlock) {}
+    fn reply(&mut self, _: &'a Reply) {}
+    fn save(&mut self, s: &'a Save) {
+        (self.f)(s);
     }
-    walk_nodes(&mut Saves(f), nodes);
+    fn save_field(&mut self, f: &'a crate::language::ast::SaveField) {
+        if self.fields {
+            (self.f)(&f.save);
+        }
+    }
+    fn condition(&mut self, _: &'a Condition) {}
 }
 
 /// Calls `f` on every `form` of a node list, in every branch.

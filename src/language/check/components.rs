@@ -585,6 +585,7 @@ impl<'t> Placement<'t, '_> {
                     self.out.push(super::subcommands::misplaced_choice(self.tree, c));
                 }
                 Node::Save(_)
+                | Node::SaveField(_)
                 | Node::Sub(_)
                 | Node::Choice(_)
                 | Node::Option(_)

@@ -4,7 +4,7 @@
 
 use crate::base::diagnostics::{Code, Diagnostic, Findings};
 use crate::base::source::Span;
-use crate::language::ast::visit::{each_loop, each_save};
+use crate::language::ast::visit::{each_loop, each_whole_save};
 use crate::language::ast::{File, Item, LoopSource, SaveOp, Value, VarDecl};
 
 pub fn check(file: &File, out: &mut Findings) {
@@ -15,7 +15,7 @@ pub fn check(file: &File, out: &mut Findings) {
         })
     };
     for tree in file.trees() {
-        each_save(&tree.body, &mut |s| {
+        each_whole_save(&tree.body, &mut |s| {
             if matches!(s.op, SaveOp::Append | SaveOp::Remove | SaveOp::RemoveAt) {
                 if let Some(var) = declared(&s.name.name).filter(|v| !holds_list(v)) {
                     out.push(not_a_list(var, s.op.as_str(), s.span()));

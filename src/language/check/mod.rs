@@ -8,6 +8,7 @@ mod arith;
 mod bodies;
 mod components;
 mod declarations;
+mod fields;
 mod guards;
 mod lists;
 mod loops;

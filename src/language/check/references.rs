@@ -202,6 +202,10 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
     }
 
     fn element(&mut self, e: &'a ElementRef, site: Site, in_text: bool) {
+        // A path no loop runs for reads a custom variable, if it names one.
+        if self.frames.find(&e.item.name).is_none() && self.scope.first_values.has(&e.item.name) {
+            return super::fields::check_path(self.scope.file, e, self.out);
+        }
         self.frames.check_element(e, site, in_text, self.tree, self.out);
     }
 

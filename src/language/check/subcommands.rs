@@ -131,7 +131,7 @@ fn article(n: &Node) -> &'static str {
         Node::Reply(r) if r.keyword() == "update" => "an update",
         Node::Reply(_) => "a reply",
         Node::Form(_) => "a form",
-        Node::Save(_) => "a save",
+        Node::Save(_) | Node::SaveField(_) => "a save",
         Node::If(_) => "an `if`",
         Node::For(_) => "a `for`",
         Node::Text(..) => "a `text`",

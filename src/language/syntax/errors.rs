@@ -58,6 +58,8 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::branch => "`{`",
         Rule::condition => "a condition",
         Rule::op => "a comparison (`==` `!=` `<` `<=` `>` `>=` `contains` `starts with` `ends with`)",
+        Rule::op_sym | Rule::op_word => "a comparison (`==` `!=` `<` `<=` `>` `>=` `contains` `starts with` `ends with`)",
+        Rule::op_with => "`with` (`starts with`, `ends with`)",
         Rule::param => "a URL parameter `key = value`",
         Rule::header => "a header `Name = \"value\"`",
         Rule::value => "a value",

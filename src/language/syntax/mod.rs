@@ -323,6 +323,7 @@ fn holds_tokens(rule: Rule) -> bool {
             | Rule::webhook
             | Rule::webhook_word
             | Rule::list_op
+            | Rule::op
             | Rule::if_node
             | Rule::for_node
             | Rule::loop_limit
@@ -728,7 +729,7 @@ impl Lower<'_> {
             Rule::api_block => Node::Api(Box::new(self.api_block(pair)?)),
             Rule::reply | Rule::update => Node::Reply(self.reply(pair)?),
             Rule::form => Node::Form(Box::new(self.form(pair)?)),
-            Rule::save => Node::Save(self.save(pair)?),
+            Rule::save => self.save(pair)?,
             Rule::if_node => Node::If(Box::new(self.if_node(pair)?)),
             Rule::for_node => Node::For(Box::new(self.for_node(pair)?)),
             Rule::text_node => {
@@ -1215,15 +1216,30 @@ impl Lower<'_> {
         Ok(Embed { items, span })
     }
 
-    fn save(&mut self, pair: Pair<'_, Rule>) -> Lowered<Save> {
+    fn save(&mut self, pair: Pair<'_, Rule>) -> Lowered<Node> {
         let span = self.span(&pair);
         let mut name = None;
+        let mut field = None;
         let mut value = None;
         let mut op = SaveOp::Set;
         for p in pair.into_inner() {
             match p.as_rule() {
                 Rule::kw_save => {}
                 Rule::ident if name.is_none() => name = Some(self.ident(p)),
+                // `save settings[mode] = …`: a field of the variable.
+                Rule::reference if name.is_none() => {
+                    let at = self.span(&p);
+                    let (target, path) = match self.value(p)? {
+                        Value::Element(e) => (e.item, e.segments),
+                        // (`api_x[…]` is no variable: the checker says so of its name.)
+                        Value::Ref(r) => {
+                            (Ident { name: format!("api_{}", r.block.name).into(), span: r.block.span }, Vec::new())
+                        }
+                        _ => (Ident { name: "".into(), span: at }, Vec::new()),
+                    };
+                    name = Some(target);
+                    field = Some((path, at));
+                }
                 Rule::list_op => {
                     let at = p.clone().into_inner().any(|w| w.as_rule() == Rule::kw_at);
                     let append = p.as_str().starts_with("append");
@@ -1247,7 +1263,11 @@ impl Lower<'_> {
         let value = self.required(value, Rule::value, "a `save`", span)?;
         // The node ends at its value (`Save::span`), not at blanks a
         // calculation looked past.
-        Ok(Save { name, value, start: span.start, op })
+        let save = Save { name, value, start: span.start, op };
+        Ok(match field {
+            Some((path, span)) => Node::SaveField(Box::new(crate::language::ast::SaveField { save, path, span })),
+            None => Node::Save(save),
+        })
     }
 
     /// `if … else if … else …`: a flat stream of `if`/`else` keywords,

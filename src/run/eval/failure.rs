@@ -469,6 +469,13 @@ pub fn list_op_on(name: &str, op: crate::language::ast::SaveOp, found: &serde_js
         .help(format!("start the list with `save {name} = []`, or declare it `var {name} = []`"))
 }
 
+/// B328: `save NAME[path]` where the path cannot be made (`why`).
+pub fn field_save(written: &str, why: &str, span: Span) -> Diagnostic {
+    Diagnostic::new(Code::NotAList, format!("`{written}` cannot be saved: {why}"))
+        .label(span, "nothing was saved")
+        .help("a field is made where it is missing, but an element of a list must exist, and text or a number has no fields; save the whole value first (`save NAME = { … }`)")
+}
+
 /// B328: `remove at` with an index that is not a whole number.
 pub fn list_index(name: &str, value: &serde_json::Value, span: Span) -> Diagnostic {
     Diagnostic::new(Code::NotAList, format!("`remove at` needs a whole number, and was given {}", kind_of(value)))

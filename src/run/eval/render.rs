@@ -126,7 +126,7 @@ pub fn resolved_json(r: &Resolved<'_>) -> Json {
 pub trait Scope {
     /// The response a path reads: its block's, or (for an element path)
     /// the element of the enclosing loop it names, as a response.
-    fn response(&self, path: &Path) -> Option<&Response>;
+    fn response(&mut self, path: &Path) -> Option<&Response>;
     /// A trigger, option or custom variable's text.
     fn variable(&mut self, name: &str, span: crate::base::source::Span) -> Option<String>;
     /// A variable's value itself: a saved list stays a list.

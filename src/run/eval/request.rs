@@ -404,7 +404,7 @@ mod tests {
     }
 
     impl Scope for Values {
-        fn response(&self, _: &crate::language::plan::Path) -> Option<&Response> {
+        fn response(&mut self, _: &crate::language::plan::Path) -> Option<&Response> {
             None
         }
         fn variable(&mut self, name: &str, _: Span) -> Option<String> {

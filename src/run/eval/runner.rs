@@ -78,6 +78,9 @@ pub(super) struct Runner<'r> {
     /// The custom variables loops run over, each read when its loop
     /// starts (a save in the loop changes the variable, not the loop).
     lists: HashMap<String, Response>,
+    /// The custom variables element paths read outside loops, each as it
+    /// was read last (`{settings[mode]}`).
+    views: HashMap<String, Response>,
     /// A `stop` ran: the steps unwind to the loop, which ends.
     stopping: bool,
     /// Loop runs and requests so far (each bounded per run).
@@ -154,6 +157,7 @@ impl<'r> Runner<'r> {
             left_as_text: Vec::new(),
             last_headers: Vec::new(),
             branches_told: std::collections::HashSet::new(),
+            views: HashMap::new(),
             world: crate::base::world::Real::new(
                 options.seed.map(|seed| {
                     let n = options.draws.as_ref().map_or(0, |d| d.fetch_add(1, std::sync::atomic::Ordering::SeqCst));
@@ -190,8 +194,9 @@ impl<'r> Runner<'r> {
     }
 }
 
-impl render::Scope for Runner<'_> {
-    fn response(&self, path: &plan::Path) -> Option<&Response> {
+impl Runner<'_> {
+    /// The response a path reads, of a block or of a running loop.
+    fn lookup(&self, path: &plan::Path) -> Option<&Response> {
         if path.element {
             let frame = self.frames.iter().rev().find(|f| f.item == path.block).map(|f| &f.element);
             return frame.or_else(|| self.lists.get(&path.block));
@@ -200,6 +205,20 @@ impl render::Scope for Runner<'_> {
             return self.items.get(&path.block);
         }
         self.responses.get(&path.block)
+    }
+}
+
+impl render::Scope for Runner<'_> {
+    /// An element path no loop runs for reads a custom variable's value
+    /// (`{settings[mode]}`, `{queue[-1]}`), as the run reads it now.
+    fn response(&mut self, path: &plan::Path) -> Option<&Response> {
+        if path.element && !self.frames.iter().any(|f| f.item == path.block) && !self.lists.contains_key(&path.block) {
+            let value = self.variable_json(&path.block, path.span).unwrap_or(Json::Null);
+            let data = Data::parse(&serde_json::to_vec(&value).unwrap_or_default()).map_or(Data::Null, |p| p.data);
+            self.views.insert(path.block.clone(), Response::new(200, Body::Json(data)));
+            return self.views.get(&path.block);
+        }
+        self.lookup(path)
     }
 
     fn variable(&mut self, name: &str, span: Span) -> Option<String> {
@@ -409,7 +428,7 @@ impl<'r> Runner<'r> {
     /// How many times a loop runs: its list's length, up to its limit;
     /// refused when that would take the run past its bound of loop runs.
     fn loop_runs(&mut self, l: &plan::LoopStep) -> Result<usize, Box<Diagnostic>> {
-        let len = match render::resolve(render::Scope::response(self, &l.source), &l.source) {
+        let len = match render::resolve(self.lookup(&l.source), &l.source) {
             Ok(render::Resolved::Json(Data::Array(items))) => items.len(),
             // `null` is an empty list (an API's way of saying "none").
             Ok(render::Resolved::Json(Data::Null)) => 0,
@@ -456,7 +475,7 @@ impl<'r> Runner<'r> {
     /// without the key last, in either direction; equal keys keep their
     /// order.
     fn order_of(&self, l: &plan::LoopStep, key: &plan::Path, descending: bool) -> Vec<usize> {
-        let items = match render::resolve(render::Scope::response(self, &l.source), &l.source) {
+        let items = match render::resolve(self.lookup(&l.source), &l.source) {
             Ok(render::Resolved::Json(Data::Array(items))) => items,
             _ => return Vec::new(),
         };
@@ -476,7 +495,7 @@ impl<'r> Runner<'r> {
     /// Starts run `index` of a loop: its element becomes readable.
     fn enter_run(&mut self, l: &plan::LoopStep, index: usize, order: Option<&[usize]>) -> bool {
         let at = order.map_or(Some(index), |o| o.get(index).copied());
-        let element = match render::resolve(render::Scope::response(self, &l.source), &l.source) {
+        let element = match render::resolve(self.lookup(&l.source), &l.source) {
             Ok(render::Resolved::Json(Data::Array(items))) => at.and_then(|at| items.get(at)).cloned(),
             _ => None,
         };
@@ -614,7 +633,7 @@ impl<'r> Runner<'r> {
                     self.flush()?;
                     (self.sink)(Event::Form(form));
                 }
-                Step::Save { name, op, value, span } => self.save(name, *op, value, *span)?,
+                Step::Save { name, path, op, value, span } => self.save(name, path, *op, value, *span)?,
                 Step::If { branches, otherwise, span } => {
                     let (mut taken, mut arm) = (otherwise, branches.len());
                     for (n, (condition, then)) in branches.iter().enumerate() {
@@ -800,7 +819,14 @@ impl<'r> Runner<'r> {
 
     /// A save: the reads of its value and its write are one transaction of
     /// the store, so that runs saving at once lose no update.
-    fn save(&mut self, name: &str, op: SaveOp, value: &crate::language::plan::Val, span: Span) -> Outcome {
+    fn save(
+        &mut self,
+        name: &str,
+        path: &[String],
+        op: SaveOp,
+        value: &crate::language::plan::Val,
+        span: Span,
+    ) -> Outcome {
         if self.options.dry_run || self.options.test_request {
             render::render_val(value, self);
             return self.flush();
@@ -816,7 +842,15 @@ impl<'r> Runner<'r> {
             return Err(e);
         }
         self.redactor.redact_json(&mut value);
-        if op != SaveOp::Set {
+        if !path.is_empty() {
+            value = match self.field_change(name, &key, path, op, value, span) {
+                Ok(whole) => whole,
+                Err(e) => {
+                    let _ = self.store.end(false);
+                    return Err(e);
+                }
+            };
+        } else if op != SaveOp::Set {
             value = match self.list_change(name, &key, op, value, span) {
                 Ok(list) => list,
                 Err(e) => {
@@ -859,6 +893,42 @@ impl<'r> Runner<'r> {
         Ok(())
     }
 
+    /// The variable's value as the save's transaction reads it (its default
+    /// when nothing is saved), held to the run's budget while it is changed.
+    fn stored_now(&mut self, name: &str, key: &str, span: Span) -> Result<(Option<Json>, Charge), Box<Diagnostic>> {
+        let stored = self.store.get(key).map_err(|e| Box::new(store_failure(&e, span, format!("reading `{name}`"))))?;
+        // Held while the value is changed (the run keeps only what it saves).
+        let bytes = stored.as_ref().map_or(0, json_bytes) as u64;
+        let held =
+            self.budgets.charge(bytes).map_err(|exceeded| Box::new(failure::read_over_budget(name, exceeded, span)))?;
+        let current = stored.or_else(|| self.plan.variables.iter().find(|v| v.name == name)?.default.clone());
+        Ok((current, held))
+    }
+
+    /// `save NAME[path] …`: the variable's whole value with the field (or
+    /// element) at `path` set, or changed by a list operation; a field
+    /// missing on the way is made an object, an element must exist.
+    fn field_change(
+        &mut self,
+        name: &str,
+        key: &str,
+        path: &[String],
+        op: SaveOp,
+        value: Json,
+        span: Span,
+    ) -> Result<Json, Box<Diagnostic>> {
+        let (current, _held) = self.stored_now(name, key, span)?;
+        let mut whole = current.unwrap_or(Json::Null);
+        let written = format!("{name}[{}]", path.join("."));
+        let slot = crate::base::values::field_mut(&mut whole, path)
+            .map_err(|why| Box::new(failure::field_save(&written, &why, span)))?;
+        *slot = match op {
+            SaveOp::Set | SaveOp::Clear => value,
+            _ => self.list_changed(&written, Some(std::mem::take(slot)), op, value, span)?,
+        };
+        Ok(whole)
+    }
+
     /// A list variable changed by `append`, `remove` or `remove at`, read
     /// inside the save's transaction: nothing saved yet (and no default) is
     /// an empty list, and so is `null`.
@@ -870,12 +940,19 @@ impl<'r> Runner<'r> {
         value: Json,
         span: Span,
     ) -> Result<Json, Box<Diagnostic>> {
-        let stored = self.store.get(key).map_err(|e| Box::new(store_failure(&e, span, format!("reading `{name}`"))))?;
-        // Held while the list is changed (the run keeps only what it saves).
-        let bytes = stored.as_ref().map_or(0, json_bytes) as u64;
-        let _held =
-            self.budgets.charge(bytes).map_err(|exceeded| Box::new(failure::read_over_budget(name, exceeded, span)))?;
-        let current = stored.or_else(|| self.plan.variables.iter().find(|v| v.name == name)?.default.clone());
+        let (current, _held) = self.stored_now(name, key, span)?;
+        self.list_changed(name, current, op, value, span)
+    }
+
+    /// The list `current` changed by `op` (`name`: what holds it, as said).
+    fn list_changed(
+        &mut self,
+        name: &str,
+        current: Option<Json>,
+        op: SaveOp,
+        value: Json,
+        span: Span,
+    ) -> Result<Json, Box<Diagnostic>> {
         let mut list = match current {
             None | Some(Json::Null) => Vec::new(),
             Some(Json::Array(items)) => items,
