@@ -673,3 +673,69 @@ fn cooldowns_that_have_passed_are_removed_and_nothing_else_on_both_backends() {
         assert_eq!(store.get(values[0].0).unwrap(), None, "{location}");
     }
 }
+
+/// Issue 53, item 2: 200 gives between two members at once, from eight
+/// processes sharing a store, each a `together` of two saves: every coin
+/// is kept (a give that finds its decision stale fails whole, B322), on
+/// both backends.
+#[test]
+fn gives_between_two_members_at_once_keep_every_coin_on_both_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/economy.blk"), dir.path().join("economy.blk"))
+        .unwrap();
+    let (writers, gives) = (8, 25);
+    for store in backends(dir.path()) {
+        for user in ["1001", "1002"] {
+            let out = blkc(
+                dir.path(),
+                &["vars", "--store", &store, "set", "coins", "500", "--json", "--user", user, "--server", "9"],
+            );
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        }
+        let children: Vec<_> = (0..writers)
+            .map(|w| {
+                let (store, dir) = (store.clone(), dir.path().to_path_buf());
+                std::thread::spawn(move || {
+                    let (from, to) = if w % 2 == 0 { ("1001", "1002") } else { ("1002", "1001") };
+                    let mut given = 0;
+                    for n in 0..gives {
+                        let amount = format!("option_amount={}", 1 + (n % 7));
+                        let args = [
+                            "run",
+                            "economy.blk",
+                            "--command",
+                            "give",
+                            "--store",
+                            &store,
+                            "--var",
+                            &format!("user_id={from}"),
+                            "--var",
+                            "server_id=9",
+                            "--var",
+                            &format!("option_to={to}"),
+                            "--var",
+                            &amount,
+                        ];
+                        let out = blkc(&dir, &args);
+                        let said = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
+                        // Given, or refused whole because another give
+                        // changed what this one read.
+                        assert!(out.status.success() || said.contains("B322"), "{said}");
+                        given += usize::from(out.status.success());
+                    }
+                    given
+                })
+            })
+            .collect();
+        let given: usize = children.into_iter().map(|c| c.join().unwrap()).sum();
+        // (How many go through depends on how the processes interleave; a
+        // give whose decision went stale is refused whole, and says so.)
+        assert!(given > 0, "no give went through");
+        let coins = |user: &str| -> i64 {
+            let out = blkc(dir.path(), &["vars", "--store", &store, "get", "coins", "--user", user, "--server", "9"]);
+            stdout(&out).trim().parse().unwrap()
+        };
+        let (a, b) = (coins("1001"), coins("1002"));
+        assert_eq!(a + b, 1000, "{store}: {a} + {b}");
+    }
+}

@@ -342,6 +342,13 @@ impl Printer<'_> {
         }
     }
 
+    /// `failed {`, `with user x {`, `together {` and the branch's nodes.
+    fn headed(&mut self, head: &str, b: &crate::language::ast::Branch, span: Span) {
+        self.out.push_str(head);
+        self.block(b.span.start as usize, b.span.end as usize - 1, &b.body, Node::span, |p, n| p.node(n));
+        self.trailing(span.end as usize);
+    }
+
     /// `save NAME[path] = value` (`field`: the `[path]`, or nothing).
     fn save(&mut self, s: &crate::language::ast::Save, field: &str) {
         self.out.push_str("save ");
@@ -401,11 +408,9 @@ impl Printer<'_> {
                 self.out.push_str("stop");
                 self.trailing(span.end as usize);
             }
-            Node::Failed(b, span) => {
-                self.out.push_str("failed {");
-                self.block(b.span.start as usize, b.span.end as usize - 1, &b.body, Node::span, |p, n| p.node(n));
-                self.trailing(span.end as usize);
-            }
+            Node::Failed(b, span) => self.headed("failed {", b, *span),
+            Node::With(w) => self.headed(&format!("with {} {} {{", w.scope.name, w.whose.name), &w.body, w.span),
+            Node::Together(b, span) => self.headed("together {", b, *span),
             Node::Sub(s) => self.sub(s),
             Node::Action(a) => self.action(a),
             Node::Choice(c) => {

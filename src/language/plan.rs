@@ -466,6 +466,19 @@ pub enum Step {
         span: Span,
     },
     Form(Box<FormStep>),
+    /// `with user option_to { … }`: steps whose scoped variables are
+    /// another user's (server's, channel's), named by variable `whose`.
+    With {
+        scope: crate::language::vocab::VarScope,
+        whose: String,
+        steps: Vec<Step>,
+        span: Span,
+    },
+    /// `together { … }`: steps whose saves are one transaction.
+    Together {
+        steps: Vec<Step>,
+        span: Span,
+    },
     Save {
         name: String,
         /// The field (or element) of the variable's value it writes:
@@ -1031,6 +1044,7 @@ impl Step {
                 branches.iter().map(|(_, then)| then.as_slice()).chain([otherwise.as_slice()]).collect()
             }
             Step::Loop(l) => vec![l.steps.as_slice()],
+            Step::With { steps, .. } | Step::Together { steps, .. } => vec![steps.as_slice()],
             Step::Request(r) => r.failed.iter().map(|f| f.steps.as_slice()).collect(),
             Step::Action(a) => vec![a.message.as_slice()],
             _ => Vec::new(),
@@ -1043,6 +1057,7 @@ impl Step {
                 branches.iter_mut().map(|(_, then)| then).chain([otherwise]).collect()
             }
             Step::Loop(l) => vec![&mut l.steps],
+            Step::With { steps, .. } | Step::Together { steps, .. } => vec![steps],
             Step::Action(a) => vec![&mut a.message],
             _ => Vec::new(),
         }
@@ -1113,6 +1128,7 @@ pub fn each_template(steps: &[Step], f: &mut impl FnMut(&Template)) {
                 }
                 each_template(otherwise, f);
             }
+            Step::With { steps, .. } | Step::Together { steps, .. } => each_template(steps, f),
             Step::Loop(l) => {
                 l.limit.iter().for_each(|v| v.each_template(f));
                 if let Some((separator, _)) = &l.join {
@@ -1173,6 +1189,7 @@ pub fn each_path(steps: &[Step], f: &mut impl FnMut(&Path)) {
                 }
                 each_path(otherwise, f);
             }
+            Step::With { steps, .. } | Step::Together { steps, .. } => each_path(steps, f),
             Step::Loop(l) => {
                 f(&l.source);
                 l.limit.iter().for_each(|v| val(v, f));
@@ -1526,6 +1543,14 @@ fn step(node: &Node) -> Lowered<Option<Step>> {
         Node::Text(t, span) => Step::Text { text: template(t), span: *span },
         Node::Stop(span) => Step::Stop { span: *span },
         Node::Action(a) => Step::Action(Box::new(action_step(a))),
+        Node::With(w) => Step::With {
+            scope: crate::language::vocab::VarScope::parse(&w.scope.name)
+                .unwrap_or(crate::language::vocab::VarScope::User),
+            whose: w.whose.name.to_string(),
+            steps: steps(&w.body.body)?,
+            span: w.span,
+        },
+        Node::Together(b, span) => Step::Together { steps: steps(&b.body)?, span: *span },
     }))
 }
 
@@ -1904,6 +1929,7 @@ fn with_kept_bytes(mut steps: Vec<Step>, t: &ast::Tree) -> Vec<Step> {
                     mark(otherwise, sent);
                 }
                 Step::Loop(l) => mark(&mut l.steps, sent),
+                Step::With { steps, .. } | Step::Together { steps, .. } => mark(steps, sent),
                 _ => {}
             }
         }

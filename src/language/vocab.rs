@@ -732,6 +732,8 @@ keywords! {
     Timeout "timeout" Block,
     Retry "retry" Block,
     Failed "failed" Block,
+    With "with" Tree,
+    Together "together" Tree,
     On "on" Block,
     Backoff "backoff" Block,
     Json "json" Block,

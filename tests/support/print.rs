@@ -129,6 +129,18 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
                 out.push_str(&indent(level));
                 out.push_str("}\n");
             }
+            Node::With(w) => {
+                out.push_str(&format!("with {} {} {{\n", w.scope.name, w.whose.name));
+                nodes(&w.body.body, level + 1, out);
+                out.push_str(&indent(level));
+                out.push_str("}\n");
+            }
+            Node::Together(b, _) => {
+                out.push_str("together {\n");
+                nodes(&b.body, level + 1, out);
+                out.push_str(&indent(level));
+                out.push_str("}\n");
+            }
         }
     }
 }

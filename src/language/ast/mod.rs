@@ -235,6 +235,24 @@ pub enum Node {
     /// `kick "{option_member}" reason "…"`, `send to "<LOG>" { … }`: an
     /// action on the platform (docs/language.md, "Actions").
     Action(Box<Action>),
+    /// `with user option_to { … }`: another user's (server's, channel's)
+    /// scoped values.
+    With(Box<WithNode>),
+    /// `together { … }`: saves made in one transaction.
+    Together(Box<Branch>, Span),
+}
+
+/// `with user option_to { … }`: inside, the variables kept `per user` read
+/// and save the values of the user `whose` names (`with server …`, `with
+/// channel …`: of that server, channel).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WithNode {
+    /// `user`, `server` or `channel` (the checker reads it).
+    pub scope: Ident,
+    /// The variable whose value names them: an id or a mention.
+    pub whose: Ident,
+    pub body: Branch,
+    pub span: Span,
 }
 
 /// A platform action as written: its verb, the kind of thing it acts on
@@ -389,7 +407,8 @@ impl Node {
             Node::Sub(n) => n.tree.span,
             Node::Choice(n) => n.span,
             Node::Action(n) => n.span,
-            Node::Text(_, span) | Node::Stop(span) | Node::Failed(_, span) => *span,
+            Node::With(w) => w.span,
+            Node::Text(_, span) | Node::Stop(span) | Node::Failed(_, span) | Node::Together(_, span) => *span,
         }
     }
 }

@@ -146,6 +146,11 @@ pub fn walk_nodes<'a, V: Visitor<'a> + ?Sized>(v: &mut V, nodes: &'a [Node]) {
             Node::Sub(s) => v.sub(s),
             Node::Choice(c) => v.choice(c),
             Node::Action(a) => v.action(a),
+            Node::With(w) => {
+                v.named(&w.whose, Site::Condition);
+                v.branch(&w.body.body);
+            }
+            Node::Together(b, _) => v.branch(&b.body),
             Node::Register(_) => {}
             Node::Guard(g) => {
                 for value in &g.values {

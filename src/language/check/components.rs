@@ -563,6 +563,9 @@ impl<'t> Placement<'t, '_> {
                     }
                     state = state.join(after.unwrap_or(state));
                 }
+                // Their bodies run once, where they stand.
+                Node::With(w) => state = self.walk(&w.body.body, state),
+                Node::Together(b, _) => state = self.walk(&b.body, state),
                 Node::For(f) => {
                     // Its body runs any number of times, maybe none.
                     self.loops += 1;

@@ -23,6 +23,7 @@ mod scope;
 mod scopes;
 mod secrets;
 mod subcommands;
+mod together;
 pub(crate) mod url;
 mod webhook;
 
@@ -41,6 +42,7 @@ pub fn check(file: &File, model: &crate::language::model::Model) -> Findings {
     scopes::check(file, &mut out);
     components::check(file, &mut out);
     lists::check(file, &mut out);
+    together::check(file, &mut out);
     schedule::check(file, &mut out);
     webhook::check(file, &mut out);
     actions::check(file, &mut out);

@@ -132,6 +132,8 @@ fn article(n: &Node) -> &'static str {
         Node::Reply(_) => "a reply",
         Node::Form(_) => "a form",
         Node::Save(_) | Node::SaveField(_) => "a save",
+        Node::With(_) => "a `with`",
+        Node::Together(..) => "a `together`",
         Node::If(_) => "an `if`",
         Node::For(_) => "a `for`",
         Node::Text(..) => "a `text`",

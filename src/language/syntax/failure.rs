@@ -65,8 +65,8 @@ pub enum Expected {
 
 /// The punctuation and operators of the grammar.
 const PUNCTUATION: &[&str] = &[
-    "{", "}", "[", "]", "=", ",", "==", "!=", "<", "<=", ">", ">=", "contains", "starts", "ends", "with", "(", ")",
-    "*", "/", "%",
+    "{", "}", "[", "]", "=", ",", "==", "!=", "<", "<=", ">", ">=", "contains", "starts", "ends", "(", ")", "*", "/",
+    "%",
 ];
 
 impl Expected {

@@ -276,6 +276,11 @@ pub fn grammar_leaves(text: &str) -> Vec<(GrammarLeaf, Span)> {
 /// A rule whose pair holds other tokens (and the trivia between them), never
 /// a token itself.
 fn holds_tokens(rule: Rule) -> bool {
+    holds_tokens_of_trees(rule) || holds_tokens_of_values(rule)
+}
+
+/// [`holds_tokens`] of the first half of the grammar's rules.
+fn holds_tokens_of_trees(rule: Rule) -> bool {
     matches!(
         rule,
         Rule::command
@@ -316,7 +321,14 @@ fn holds_tokens(rule: Rule) -> bool {
             | Rule::menu_loop
             | Rule::form
             | Rule::form_input
-            | Rule::setting
+    )
+}
+
+/// [`holds_tokens`] of the rest.
+fn holds_tokens_of_values(rule: Rule) -> bool {
+    matches!(
+        rule,
+        Rule::setting
             | Rule::cooldown
             | Rule::save
             | Rule::schedule
@@ -351,6 +363,8 @@ fn holds_tokens(rule: Rule) -> bool {
             | Rule::page_setting
             | Rule::cache_field
             | Rule::failed_node
+            | Rule::with_node
+            | Rule::together_node
             | Rule::tree_open
     )
 }
@@ -586,6 +600,8 @@ impl Lower<'_> {
                 | Rule::subcommand
                 | Rule::choice_node
                 | Rule::failed_node
+                | Rule::with_node
+                | Rule::together_node
                 | Rule::action
                 | Rule::stop => body.push(self.node(p)?),
                 _ => return self.unexpected(&p, "a command or event"),
@@ -744,6 +760,29 @@ impl Lower<'_> {
                 let branch = pair.into_inner().find(|p| p.as_rule() == Rule::branch);
                 let branch = self.required(branch, Rule::branch, "a `failed`", span)?;
                 Node::Failed(Box::new(self.branch(branch)?), span)
+            }
+            Rule::with_node => {
+                let span = self.span(&pair);
+                let mut words = Vec::new();
+                let mut body = None;
+                for p in pair.into_inner() {
+                    match p.as_rule() {
+                        Rule::ident => words.push(self.ident(p)),
+                        Rule::branch => body = Some(self.branch(p)?),
+                        _ => {}
+                    }
+                }
+                let body = self.required(body, Rule::branch, "a `with`", span)?;
+                let mut words = words.into_iter();
+                let scope = self.required(words.next(), Rule::ident, "a `with`", span)?;
+                let whose = self.required(words.next(), Rule::ident, "a `with`", span)?;
+                Node::With(Box::new(crate::language::ast::WithNode { scope, whose, body, span }))
+            }
+            Rule::together_node => {
+                let span = self.span(&pair);
+                let branch = pair.into_inner().find(|p| p.as_rule() == Rule::branch);
+                let branch = self.required(branch, Rule::branch, "a `together`", span)?;
+                Node::Together(Box::new(self.branch(branch)?), span)
             }
             Rule::subcommand => Node::Sub(Box::new(self.sub(pair)?)),
             Rule::action => {

@@ -115,6 +115,19 @@ pub fn scope_without_id(name: &str, scope: crate::language::vocab::VarScope, nee
     .help(format!("from a shell, give it as a number: `--var {needed}=…`; a run the platform triggers always has it"))
 }
 
+/// B325: `with user WHOSE { … }` where `whose` holds no id.
+pub fn with_no_id(whose: &str, scope: crate::language::vocab::VarScope, value: &str, span: Span) -> Diagnostic {
+    let shown: String = value.chars().take(40).collect();
+    let what = match scope {
+        crate::language::vocab::VarScope::User => "a user id or a mention like `<@123…>`",
+        crate::language::vocab::VarScope::Channel => "a channel id or a mention like `<#123…>`",
+        _ => "a server id",
+    };
+    Diagnostic::new(Code::ScopeIdMissing, format!("`{whose}` is \"{shown}\", not {what}"))
+        .label(span, "whose values these are")
+        .help(format!("name the {} with a variable that holds one: an option of type {}, a trigger variable like `target_user_id`, or an element of a saved list of ids", scope.as_str(), scope.as_str()))
+}
+
 /// The platform's rate limit leaves no turn for the request in its time.
 pub fn rate_limited(r: &Request, why: &str) -> Diagnostic {
     Diagnostic::new(Code::Timeout, format!("block `{}` was not sent: {why}", r.block))

@@ -81,6 +81,12 @@ pub(super) struct Runner<'r> {
     /// The custom variables element paths read outside loops, each as it
     /// was read last (`{settings[mode]}`).
     views: HashMap<String, Response>,
+    /// The ids `with user …` (`server`, `channel`) blocks give scoped
+    /// variables in place of the run's, innermost last.
+    whose: Vec<(&'static str, String)>,
+    /// Inside `together { … }`: its saves share its transaction, and are
+    /// told when it commits.
+    together: Option<Vec<Event>>,
     /// A `stop` ran: the steps unwind to the loop, which ends.
     stopping: bool,
     /// Loop runs and requests so far (each bounded per run).
@@ -158,6 +164,8 @@ impl<'r> Runner<'r> {
             last_headers: Vec::new(),
             branches_told: std::collections::HashSet::new(),
             views: HashMap::new(),
+            whose: Vec::new(),
+            together: None,
             world: crate::base::world::Real::new(
                 options.seed.map(|seed| {
                     let n = options.draws.as_ref().map_or(0, |d| d.fetch_add(1, std::sync::atomic::Ordering::SeqCst));
@@ -605,8 +613,11 @@ impl<'r> Runner<'r> {
                 return Err(Box::new(failure::scope_without_id(name, scope, needed, span)));
             }
         }
-        let ids: Vec<&str> =
-            scope.ids().iter().map(|id| self.inputs.vars.get(*id).map_or("", String::as_str)).collect();
+        let id_of = |id: &str| match self.whose.iter().rev().find(|(w, _)| *w == id) {
+            Some((_, given)) => given.as_str(),
+            None => self.inputs.vars.get(id).map_or("", String::as_str),
+        };
+        let ids: Vec<&str> = scope.ids().iter().map(|id| id_of(id)).collect();
         // IDs are numbers: one holding anything else (a `:`) could make the
         // key of another user's value.
         if let Some((id, _)) = scope.ids().iter().zip(&ids).find(|(_, v)| !v.bytes().all(|b| b.is_ascii_digit())) {
@@ -650,6 +661,8 @@ impl<'r> Runner<'r> {
                     self.steps(taken)?;
                 }
                 Step::Loop(l) => self.run_loop(l)?,
+                Step::With { scope, whose, steps, span } => self.with(*scope, whose, steps, *span)?,
+                Step::Together { steps, span } => self.together(steps, *span)?,
                 Step::Text { text, span } => {
                     let text = render::render(text, self);
                     self.flush()?;
@@ -817,6 +830,49 @@ impl<'r> Runner<'r> {
         outcome
     }
 
+    /// `with user option_to { … }`: the steps with the id the variable
+    /// `whose` holds (an id, or a mention of one) in place of the run's.
+    fn with(&mut self, scope: crate::language::vocab::VarScope, whose: &str, steps: &[Step], span: Span) -> Outcome {
+        let value = render::Scope::variable(self, whose, span).unwrap_or_default();
+        self.flush()?;
+        use crate::discord::actions::{target, Slot, Target};
+        use crate::language::vocab::VarScope;
+        let slot = match scope {
+            VarScope::User => Slot::Member,
+            VarScope::Channel => Slot::Channel,
+            _ => Slot::Message,
+        };
+        let Ok(Target::Id(id)) = target(slot, &value) else {
+            return Err(Box::new(self.redact_diag(failure::with_no_id(whose, scope, &value, span))));
+        };
+        let slot = match scope {
+            VarScope::Server => "server_id",
+            VarScope::Channel => "channel_id",
+            _ => "user_id",
+        };
+        self.whose.push((slot, id));
+        let outcome = self.steps(steps);
+        self.whose.pop();
+        outcome
+    }
+
+    /// `together { … }`: the steps' saves in one transaction of the store,
+    /// all made or none; each is told when the transaction commits.
+    fn together(&mut self, steps: &[Step], span: Span) -> Outcome {
+        if self.together.is_some() || self.options.dry_run || self.options.test_request {
+            return self.steps(steps);
+        }
+        self.store.begin().map_err(|e| Box::new(store_failure(&e, span, "saving together".into())))?;
+        self.together = Some(Vec::new());
+        let outcome = self.steps(steps);
+        let told = self.together.take().unwrap_or_default();
+        let ended = self.store.end(outcome.is_ok());
+        outcome?;
+        ended.map_err(|e| Box::new(store_failure(&e, span, "saving together".into())))?;
+        told.into_iter().for_each(|event| (self.sink)(event));
+        Ok(())
+    }
+
     /// A save: the reads of its value and its write are one transaction of
     /// the store, so that runs saving at once lose no update.
     fn save(
@@ -833,55 +889,67 @@ impl<'r> Runner<'r> {
         }
         let failed = |e: StoreError| Box::new(store_failure(&e, span, format!("saving `{name}`")));
         let key = self.store_key(name, span)?;
-        self.store.begin().map_err(failed)?;
-        self.in_save = true;
-        let mut value = render::render_val(value, self);
-        self.in_save = false;
-        if let Err(e) = self.flush() {
-            let _ = self.store.end(false);
-            return Err(e);
+        // Inside `together`, its transaction is the save's.
+        let own = self.together.is_none();
+        if own {
+            self.store.begin().map_err(failed)?;
         }
-        self.redactor.redact_json(&mut value);
-        if !path.is_empty() {
-            value = match self.field_change(name, &key, path, op, value, span) {
-                Ok(whole) => whole,
-                Err(e) => {
-                    let _ = self.store.end(false);
-                    return Err(e);
-                }
-            };
-        } else if op != SaveOp::Set {
-            value = match self.list_change(name, &key, op, value, span) {
-                Ok(list) => list,
-                Err(e) => {
-                    let _ = self.store.end(false);
-                    return Err(e);
-                }
-            };
-        }
-        // What this run read must still be so, or its decision is stale.
-        if let Some(changed) = self.changed_since_read().map_err(|e| {
-            let _ = self.store.end(false);
-            failed(e)
-        })? {
-            let _ = self.store.end(false);
-            return Err(Box::new(self.redact_diag(failure::changed_by_another_run(name, &changed, span))));
-        }
-        let bytes = json_bytes(&value);
-        if bytes > crate::language::vocab::MAX_VALUE_BYTES {
-            let _ = self.store.end(false);
-            return Err(Box::new(self.redact_diag(failure::value_too_large(name, bytes, span))));
-        }
-        let written = self.store.set(&key, &value);
-        self.store.end(written.is_ok()).and(written).map_err(failed)?;
+        let made = self.save_in(name, &key, path, op, value, span);
+        let written = match made {
+            Ok(value) => self.store.set(&key, &value).map(|()| value).map_err(failed),
+            Err(e) => Err(e),
+        };
+        let value = match own {
+            true => self.store.end(written.is_ok()).map_err(failed).and(written)?,
+            false => written?,
+        };
         // What this save wrote is not a decision the run read (another run
         // may build on it, and a later save does not wait on it), but it
         // is what the run's later reads see.
         self.seen.remove(&key);
         let scope = self.scope_of(name).as_str();
         self.saved.insert(key.clone(), value.clone());
-        (self.sink)(Event::Save { name: name.to_string(), scope, key, value });
+        let event = Event::Save { name: name.to_string(), scope, key, value };
+        match self.together.as_mut() {
+            Some(told) => told.push(event),
+            None => (self.sink)(event),
+        }
         Ok(())
+    }
+
+    /// What a save writes, computed inside its transaction: its value (a
+    /// list or a field of the variable changed), once what the run read is
+    /// known to be still so and the value within its bound.
+    fn save_in(
+        &mut self,
+        name: &str,
+        key: &str,
+        path: &[String],
+        op: SaveOp,
+        value: &crate::language::plan::Val,
+        span: Span,
+    ) -> Result<Json, Box<Diagnostic>> {
+        self.in_save = true;
+        let mut value = render::render_val(value, self);
+        self.in_save = false;
+        self.flush()?;
+        self.redactor.redact_json(&mut value);
+        if !path.is_empty() {
+            value = self.field_change(name, key, path, op, value, span)?;
+        } else if op != SaveOp::Set {
+            value = self.list_change(name, key, op, value, span)?;
+        }
+        // What this run read must still be so, or its decision is stale.
+        let changed =
+            self.changed_since_read().map_err(|e| Box::new(store_failure(&e, span, format!("saving `{name}`"))))?;
+        if let Some(changed) = changed {
+            return Err(Box::new(self.redact_diag(failure::changed_by_another_run(name, &changed, span))));
+        }
+        let bytes = json_bytes(&value);
+        if bytes > crate::language::vocab::MAX_VALUE_BYTES {
+            return Err(Box::new(self.redact_diag(failure::value_too_large(name, bytes, span))));
+        }
+        Ok(value)
     }
 
     /// Charges a value read from the store to the run's budgets, for the
