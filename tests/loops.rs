@@ -430,3 +430,25 @@ command set {
     let all = format!("{}{}", ran.stdout, ran.stderr);
     assert!(all.contains("B328") && all.contains("`queue[7]` cannot be saved"), "{all}");
 }
+
+/// Issue 53, item 8: a reply in the user's language, by their locale, then
+/// its language, then the reply's own text.
+#[test]
+fn a_reply_is_in_the_user_s_language_with_a_fallback() {
+    let server = TestServer::start();
+    let text = r##"command hello {
+    reply {
+        text "Hello, {user_name}! ({user_locale})"
+        text fr "Bonjour, {user_name} !"
+        text pt "Olá, {user_name}!"
+        text pt-BR "Oi, {user_name}!"
+    }
+}
+"##;
+    for (locale, said) in
+        [("fr", "Bonjour, ann !"), ("pt-BR", "Oi, ann!"), ("pt-PT", "Olá, ann!"), ("en-US", "Hello, ann! (en-US)")]
+    {
+        let ran = run(text, &server, "hello", &["--var", "user_name=ann", "--var", &format!("user_locale={locale}")]);
+        assert_eq!(ran.replies(), [said], "{}{}", ran.stdout, ran.stderr);
+    }
+}

@@ -892,3 +892,24 @@ fn a_webhook_head_and_its_request_complete_and_hover() {
     let shown = hover["contents"]["value"].as_str().unwrap_or_default().to_string();
     assert!(shown.contains("as the server shows it"), "{hover}");
 }
+
+/// Issue 53, item 9: `{now}` and `{user_locale}` hover with what they hold,
+/// and a time helper completes with its signature.
+#[test]
+fn the_time_and_the_locale_hover_and_time_helpers_complete() {
+    let (_dir, uri) = workspace();
+    let mut client = Client::start(&[]);
+    let text = format!("{BOT}\ncommand when {{\n    reply \"{{now|timestamp 'R'}} for {{user_locale}}\"\n}}\n");
+    client.open(&uri, &text);
+    let hover = client.at("textDocument/hover", &uri, &text, "{now|", 2);
+    let shown = hover["contents"]["value"].as_str().unwrap();
+    assert!(shown.contains("the time now: RFC 3339"), "{shown}");
+    let hover = client.at("textDocument/hover", &uri, &text, "{user_locale}", 3);
+    let shown = hover["contents"]["value"].as_str().unwrap();
+    assert!(shown.contains("the language the user's client is set to"), "{shown}");
+    let typing = text.replace("{now|timestamp 'R'}", "{now|");
+    client.change(&uri, 2, &typing);
+    let items = client.at("textDocument/completion", &uri, &typing, "{now|", 5);
+    let stamp = items.as_array().unwrap().iter().find(|i| i["label"] == "timestamp").expect("timestamp completes");
+    assert!(stamp["detail"].as_str().unwrap().contains("t T d D f F s S R"), "{stamp}");
+}

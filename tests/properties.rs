@@ -612,6 +612,13 @@ fn reply_item() -> impl Strategy<Value = ReplyItem> {
     prop_oneof![
         template().prop_map(|value| ReplyItem::Text { value, span: sp() }),
         Just(ReplyItem::Ephemeral(sp())),
+        (prop::sample::select(vec!["fr", "de", "pt-BR", "es", "zh-CN"]), template()).prop_map(|(l, value)| {
+            ReplyItem::Translation(Box::new(blkc::language::ast::Translation {
+                locale: Ident { name: l.into(), span: sp() },
+                value,
+                span: sp(),
+            }))
+        }),
         proptest::collection::vec(prop_oneof![part, field], 0..4)
             .prop_map(|items| ReplyItem::Embed(Embed { items, span: sp() })),
         component,

@@ -714,6 +714,13 @@ impl Printer<'_> {
                 self.template(value);
                 self.trailing(span.end as usize);
             }
+            ReplyItem::Translation(t) => {
+                self.out.push_str("text ");
+                self.out.push_str(&t.locale.name);
+                self.out.push(' ');
+                self.template(&t.value);
+                self.trailing(t.span.end as usize);
+            }
             ReplyItem::Ephemeral(span) => {
                 self.out.push_str("ephemeral");
                 self.trailing(span.end as usize);

@@ -293,6 +293,9 @@ impl TreeModel {
     /// What a variable is, in words (for hovers and completion).
     pub fn describe(&self, v: &Variable) -> String {
         match &v.origin {
+            Origin::Trigger if vocab::about_variable(&v.name).is_some() => {
+                format!("trigger variable: {}", vocab::about_variable(&v.name).unwrap_or_default())
+            }
             Origin::Trigger => match self.kind {
                 TreeKind::Command => format!("trigger variable of command `{}`", self.name),
                 TreeKind::Event => match crate::discord::events::describe(&v.name) {

@@ -454,6 +454,10 @@ pub enum Step {
         /// None for a reply of embeds only.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         text: Option<Template>,
+        /// `text fr "…"`: the text by locale (or language), for users whose
+        /// client is in it.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        translations: Vec<(String, Template)>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         ephemeral: bool,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -1095,8 +1099,9 @@ pub fn each_template(steps: &[Step], f: &mut impl FnMut(&Template)) {
     for step in steps {
         match step {
             Step::Request(r) => r.each_template(f),
-            Step::Reply { text, embeds, components, .. } => {
+            Step::Reply { text, translations, embeds, components, .. } => {
                 text.iter().for_each(&mut *f);
+                translations.iter().for_each(|(_, t)| f(t));
                 for e in embeds {
                     e.parts.iter().for_each(|(_, t)| f(t));
                     for field in &e.fields {
@@ -1671,6 +1676,7 @@ fn reply_step(r: &ast::Reply) -> Step {
         .collect();
     Step::Reply {
         text: r.text().map(template),
+        translations: r.translations().map(|t| (t.locale.name.to_string(), template(&t.value))).collect(),
         ephemeral: r.ephemeral(),
         embeds,
         components,

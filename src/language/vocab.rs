@@ -68,6 +68,19 @@ pub const COMMAND_VARIABLES: &[&str] = &[
 /// UTC, to the second; `blkc run --now` fixes it).
 pub const WORLD_VARIABLES: &[&str] = &["now"];
 
+/// What the variables every run or every interaction reads hold, in words
+/// (for the editor).
+pub fn about_variable(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "now" => {
+            "the time now: RFC 3339 in UTC, to the second (`{now|timestamp 'R'}`, `{now|date '%H:%M' 'Europe/Paris'}`)"
+        }
+        "user_locale" => "the language the user's client is set to (`en-US`, `fr`, `pt-BR`)",
+        "server_locale" => "the server's preferred language (empty in a direct message)",
+        _ => return None,
+    })
+}
+
 /// Every event kind, with its trigger variables: the platform layer's
 /// table (`discord::events`), which the language reads and never copies.
 pub use crate::discord::events::EVENTS;

@@ -232,6 +232,7 @@ fn message(r: &Reply, out: &mut String) {
         match item {
             ReplyItem::Text { value, .. } => out.push_str(&format!(" text {}", template(value))),
             ReplyItem::Ephemeral(_) => out.push_str(" ephemeral"),
+            ReplyItem::Translation(t) => out.push_str(&format!(" text {} {}", t.locale.name, template(&t.value))),
             ReplyItem::Embed(e) => {
                 out.push_str(" embed {");
                 for i in &e.items {

@@ -122,6 +122,7 @@ codes! {
     ActionWithoutServer = "B161", Error, "an action in a command or event that can run where the bot is in no server";
     BadWebhook = "B163", Error, "a webhook event written wrong: its path, its signature, its secret or its settings";
     ReplyNowhere = "B162", Warning, "a reply in an event whose replies have no channel to go to";
+    MissingTranslation = "B166", Warning, "a reply's text not in a language the file's other replies are translated into";
     NotUndoable = "B165", Error, "a step inside `together` that its transaction cannot take back";
     FieldNotInDefault = "B164", Warning, "a field or element of a custom variable that its declared default does not have";
     // Samples.

@@ -657,6 +657,18 @@ pub enum ReplyItem {
     /// `button [handler] { … }` or `select handler { … }` (boxed: a reply
     /// item stays as small as a text, which most of them are).
     Component(Box<Component>),
+    /// `text fr "Bonjour !"`: the text in one language (boxed, as is rare).
+    Translation(Box<Translation>),
+}
+
+/// `text LOCALE "…"`: a reply's text for users whose client is set to that
+/// language (`fr` is any French, `pt-BR` only Brazilian Portuguese).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Translation {
+    pub locale: Ident,
+    pub value: Template,
+    /// From its keyword.
+    pub span: Span,
 }
 
 /// A button or a select menu of a reply.
@@ -802,6 +814,14 @@ impl Reply {
         })
     }
 
+    /// Its texts in other languages.
+    pub fn translations(&self) -> impl Iterator<Item = &Translation> {
+        self.items.iter().filter_map(|i| match i {
+            ReplyItem::Translation(t) => Some(&**t),
+            _ => None,
+        })
+    }
+
     pub fn ephemeral(&self) -> bool {
         self.items.iter().any(|i| matches!(i, ReplyItem::Ephemeral(_)))
     }
@@ -818,6 +838,7 @@ impl Reply {
         self.items.iter().flat_map(|i| {
             let (text, embed, component) = match i {
                 ReplyItem::Text { value, .. } => (Some(value), None, None),
+                ReplyItem::Translation(t) => (Some(&t.value), None, None),
                 ReplyItem::Ephemeral(_) => (None, None, None),
                 ReplyItem::Embed(e) => (None, Some(e.templates()), None),
                 ReplyItem::Component(c) => (None, None, Some(c.templates())),
@@ -831,6 +852,7 @@ impl ReplyItem {
     pub fn span(&self) -> Span {
         match self {
             ReplyItem::Text { span, .. } | ReplyItem::Ephemeral(span) => *span,
+            ReplyItem::Translation(t) => t.span,
             ReplyItem::Embed(e) => e.span,
             ReplyItem::Component(c) => c.span,
         }

@@ -24,6 +24,7 @@ mod scopes;
 mod secrets;
 mod subcommands;
 mod together;
+mod translations;
 pub(crate) mod url;
 mod webhook;
 
@@ -43,6 +44,7 @@ pub fn check(file: &File, model: &crate::language::model::Model) -> Findings {
     components::check(file, &mut out);
     lists::check(file, &mut out);
     together::check(file, &mut out);
+    translations::check(file, &mut out);
     schedule::check(file, &mut out);
     webhook::check(file, &mut out);
     actions::check(file, &mut out);

@@ -276,6 +276,7 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
 fn reply_item_templates(item: &ReplyItem) -> Vec<&crate::language::ast::Template> {
     match item {
         ReplyItem::Text { value, .. } => vec![value],
+        ReplyItem::Translation(t) => vec![&t.value],
         ReplyItem::Embed(e) => e.templates().collect(),
         ReplyItem::Ephemeral(_) | ReplyItem::Component(_) => Vec::new(),
     }

@@ -96,6 +96,8 @@ fn reply(r: &Reply, event: bool, out: &mut Findings) {
                 embed(e, out);
             }
             ReplyItem::Component(_) => components += 1,
+            // (Checked with the file's other translations: `translations`.)
+            ReplyItem::Translation(_) => {}
         }
     }
     // An update may change the components alone; a new message needs

@@ -1014,9 +1014,17 @@ impl Lower<'_> {
         let span = self.span(&p);
         Ok(Some(match p.as_rule() {
             Rule::reply_text => {
-                let string = p.into_inner().find(|p| p.as_rule() == Rule::string);
+                let mut inner = p.into_inner();
+                let locale = inner.clone().find(|p| p.as_rule() == Rule::name).map(|n| self.ident(n));
+                let string = inner.find(|p| p.as_rule() == Rule::string);
                 let string = self.required(string, Rule::string, "a reply's `text`", span)?;
-                ReplyItem::Text { value: self.template(string), span }
+                let value = self.template(string);
+                match locale {
+                    Some(locale) => {
+                        ReplyItem::Translation(Box::new(crate::language::ast::Translation { locale, value, span }))
+                    }
+                    None => ReplyItem::Text { value, span },
+                }
             }
             Rule::kw_ephemeral => ReplyItem::Ephemeral(span),
             Rule::embed => ReplyItem::Embed(self.embed(p)?),

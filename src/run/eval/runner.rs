@@ -630,8 +630,9 @@ impl<'r> Runner<'r> {
         for step in steps {
             match step {
                 Step::Request(r) => self.request_or_failed(r)?,
-                Step::Reply { text, ephemeral, embeds, components, update, span } => {
-                    let text = text.as_ref().map(|t| render::render(t, self)).unwrap_or_default();
+                Step::Reply { text, translations, ephemeral, embeds, components, update, span } => {
+                    let text = self.in_locale(text.as_ref(), translations);
+                    let text = text.map(|t| render::render(t, self)).unwrap_or_default();
                     let embeds = self.embeds(embeds, *span);
                     let components = self.components(components, *span)?;
                     self.flush()?;
@@ -828,6 +829,19 @@ impl<'r> Runner<'r> {
         self.failure = None;
         self.ended = true;
         outcome
+    }
+
+    /// A reply's text in the run's user's language: the text of their locale
+    /// (`pt-BR`), else of its language (`pt`), else the reply's own.
+    fn in_locale<'t>(
+        &self,
+        text: Option<&'t plan::Template>,
+        translations: &'t [(String, plan::Template)],
+    ) -> Option<&'t plan::Template> {
+        let locale = self.inputs.vars.get("user_locale").map_or("", String::as_str);
+        let language = locale.split('-').next().unwrap_or_default();
+        let find = |wanted: &str| translations.iter().find(|(l, _)| !wanted.is_empty() && l == wanted).map(|(_, t)| t);
+        find(locale).or_else(|| find(language)).or(text)
     }
 
     /// `with user option_to { … }`: the steps with the id the variable
