@@ -97,7 +97,7 @@ fn keyword(rule: Rule) -> Option<Keyword> {
         Rule::option_decl | Rule::kw_option => Keyword::Option,
         Rule::api_block | Rule::kw_api => Keyword::Api,
         Rule::reply | Rule::kw_reply => Keyword::Reply,
-        Rule::save | Rule::kw_save => Keyword::Save,
+        Rule::save | Rule::save_field | Rule::kw_save => Keyword::Save,
         Rule::if_node | Rule::kw_if => Keyword::If,
         Rule::kw_else => Keyword::Else,
         Rule::for_node | Rule::menu_loop | Rule::kw_for => Keyword::For,

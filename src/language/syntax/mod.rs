@@ -331,6 +331,7 @@ fn holds_tokens_of_values(rule: Rule) -> bool {
         Rule::setting
             | Rule::cooldown
             | Rule::save
+            | Rule::save_field
             | Rule::schedule
             | Rule::webhook
             | Rule::webhook_word
@@ -594,6 +595,7 @@ impl Lower<'_> {
                 | Rule::update
                 | Rule::form
                 | Rule::save
+                | Rule::save_field
                 | Rule::if_node
                 | Rule::for_node
                 | Rule::text_node
@@ -745,7 +747,7 @@ impl Lower<'_> {
             Rule::api_block => Node::Api(Box::new(self.api_block(pair)?)),
             Rule::reply | Rule::update => Node::Reply(self.reply(pair)?),
             Rule::form => Node::Form(Box::new(self.form(pair)?)),
-            Rule::save => self.save(pair)?,
+            Rule::save | Rule::save_field => self.save(pair)?,
             Rule::if_node => Node::If(Box::new(self.if_node(pair)?)),
             Rule::for_node => Node::For(Box::new(self.for_node(pair)?)),
             Rule::text_node => {
