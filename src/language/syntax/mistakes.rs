@@ -225,7 +225,20 @@ fn escaped(text: &str) -> String {
 /// The line holding `at` as it reads once `edits` are made (edits inside
 /// that line only), trimmed: the corrected line a help shows.
 fn corrected_line(text: &str, at: usize, edits: &[Edit]) -> String {
-    let (start, end) = (line_start(text, at), line_end(text, at));
+    let (mut start, mut end) = (line_start(text, at), line_end(text, at));
+    // A long line is shown around the fix, cut where it goes on (a help
+    // repeats no more than a line's worth of a file of any size).
+    const AROUND: usize = 60;
+    let (mut before, mut after) = ("", "");
+    if end - start > 3 * AROUND {
+        let last = edits.iter().map(|e| e.span.end as usize).filter(|&e| e <= end).max().unwrap_or(at).max(at);
+        let from = (start..=at.saturating_sub(AROUND).max(start)).rev().find(|&i| text.is_char_boundary(i));
+        let to = (last.saturating_add(AROUND).min(end)..=end).find(|&i| text.is_char_boundary(i));
+        if let (Some(from), Some(to)) = (from, to) {
+            (before, after) = (if from > start { "…" } else { "" }, if to < end { "…" } else { "" });
+            (start, end) = (from, to);
+        }
+    }
     let mut edits: Vec<&Edit> =
         edits.iter().filter(|e| e.span.start as usize >= start && e.span.end as usize <= end).collect();
     edits.sort_by_key(|e| e.span.start);
@@ -237,7 +250,7 @@ fn corrected_line(text: &str, at: usize, edits: &[Edit]) -> String {
         pos = e.span.end as usize;
     }
     out.push_str(&text[pos..end]);
-    out.trim().to_string()
+    format!("{before}{}{after}", out.trim())
 }
 
 /// A diagnostic with one certain fix, and a help that shows the line as it
@@ -851,19 +864,19 @@ fn quoted_name(f: &Failure<'_>) -> Option<Diagnostic> {
     }
     let name = if matches!(keyword, "command" | "option") { to_platform_name(inner) } else { to_name(inner) };
     let what = match keyword {
-        "api" => "block",
-        "command" => "command",
-        "event" => "event",
-        "option" => "option",
-        "save" | "var" => "variable",
-        _ => "a",
+        "api" => "a block name",
+        "command" => "a command name",
+        "event" => "an event name",
+        "option" => "an option name",
+        "save" | "var" => "a variable name",
+        _ => "a name",
     };
     let label = if matches!(keyword, "command" | "option") {
         "names are letters and digits of any script, `-`, `_` and `'`, without quotes"
     } else {
         "names are letters, digits and `_`, without quotes"
     };
-    let diag = syntax(format!("a {what} name is a word, not a string")).label(span, label);
+    let diag = syntax(format!("{what} is a word, not a string")).label(span, label);
     Some(with_fix(diag, f, "write the name without quotes", span, name))
 }
 
@@ -1593,4 +1606,21 @@ fn lost_close_brace(f: &Failure<'_>) -> Option<Diagnostic> {
             .help(format!("close it with `}}` before `{word}`"))
             .suggest_edits("add the missing `}`", vec![edit], Confidence::Maybe),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_line_is_shown_around_its_fix() {
+        let line = format!("    reply {{ {} \"Again\" x }}", "label y ".repeat(5_000));
+        let at = line.find("\"Again\"").unwrap();
+        let edit = Edit { span: Span::new(at, at + 7), replacement: "Again".into() };
+        let shown = corrected_line(&line, at, &[edit]);
+        assert!(shown.starts_with('…') && shown.contains("y  Again x }") && shown.chars().count() < 200, "{shown}");
+        let short = "    save \"x\" = 1";
+        let edit = Edit { span: Span::new(9, 12), replacement: "x".into() };
+        assert_eq!(corrected_line(short, 9, &[edit]), "save x = 1");
+    }
 }
