@@ -123,6 +123,7 @@ codes! {
     BadWebhook = "B163", Error, "a webhook event written wrong: its path, its signature, its secret or its settings";
     ReplyNowhere = "B162", Warning, "a reply in an event whose replies have no channel to go to";
     MissingTranslation = "B166", Warning, "a reply's text not in a language the file's other replies are translated into";
+    TypedPlace = "B167", Error, "`with server` or `with channel` named by a value a user types";
     NotUndoable = "B165", Error, "a step inside `together` that its transaction cannot take back";
     FieldNotInDefault = "B164", Warning, "a field or element of a custom variable that its declared default does not have";
     // Samples.

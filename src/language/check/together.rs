@@ -12,6 +12,68 @@ use crate::language::vocab::VarScope;
 pub fn check(file: &File, out: &mut Findings) {
     for tree in file.trees() {
         walk(&tree.body, None, out);
+        each_with(&tree.body, &mut |w| typed_place(&tree.body, w, out));
+    }
+}
+
+/// Every `with` of `nodes`, in every branch.
+fn each_with<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a crate::language::ast::WithNode)) {
+    for node in nodes {
+        match node {
+            Node::With(w) => {
+                f(w);
+                each_with(&w.body.body, f);
+            }
+            Node::Together(b, _) | Node::Failed(b, _) => each_with(&b.body, f),
+            Node::For(l) => each_with(&l.body.body, f),
+            Node::If(i) => {
+                i.links.iter().for_each(|l| each_with(&l.then.body, f));
+                if let Some(o) = &i.otherwise {
+                    each_with(&o.body, f);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// B167: `with server WHO` or `with channel WHO` where WHO is what a user
+/// types (a text option, a form field, a select's value, a message): ids
+/// of servers and channels are the platform's, across servers, so a typed
+/// one would reach another server's values. A `channel` option is the
+/// platform's choice among the server's channels, and stays allowed.
+fn typed_place(body: &[Node], w: &crate::language::ast::WithNode, out: &mut Findings) {
+    let scope = VarScope::parse(&w.scope.name);
+    if !matches!(scope, Some(VarScope::Server | VarScope::Channel)) {
+        return;
+    }
+    let name = w.whose.name.as_str();
+    let channel_option = name.strip_prefix("option_").is_some_and(|o| {
+        body.iter().any(|n| {
+            matches!(n, Node::Option(d) if d.name.name == o
+                && d.option_type() == crate::discord::options::OptionType::Channel)
+        })
+    });
+    let typed = name.starts_with("option_")
+        || name.starts_with("field_")
+        || matches!(name, "value" | "values" | "typed_text" | "message_content");
+    if typed && !(scope == Some(VarScope::Channel) && channel_option) {
+        out.push(
+            Diagnostic::new(
+                Code::TypedPlace,
+                format!("`{name}` is what a user gives: it cannot name whose {} values these are", w.scope.name),
+            )
+            .label(w.whose.span, "a value a user chooses")
+            .help(format!(
+                "a {0} id a user typed could be another server's: name the {0} with a trigger variable (`{0}_id`){1}",
+                w.scope.name,
+                if scope == Some(VarScope::Channel) {
+                    ", or an option of type `channel`, which the platform fills with one of this server's channels"
+                } else {
+                    ""
+                }
+            )),
+        );
     }
 }
 
