@@ -816,7 +816,7 @@ fn a_test_file_is_checked_completed_and_run_from_the_editor() {
     let buttons = client.at("textDocument/completion", &uri, &edited, "click \"", 7);
     assert!(labels(&buttons).contains(&"\"Vote\"".to_string()), "{buttons}");
     let variables = client.at("textDocument/completion", &uri, &edited, "saved ", 6);
-    assert_eq!(labels(&variables), ["last_pick", "votes"], "{variables}");
+    assert_eq!(labels(&variables), ["last_pick", "steps", "updates", "votes"], "{variables}");
     client.change(&uri, 3, text);
 
     // A lens over each test, and one to run them all; the run's failure is

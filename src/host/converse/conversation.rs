@@ -324,12 +324,30 @@ impl<'a> Conversation<'a> {
     /// the messages it sent.
     fn await_run(&mut self, step: Span, after: usize, kind: &str, name: &str) -> Result<(), Box<Diagnostic>> {
         let ended = |c: &Call| c.kind == "run" && c.body["kind"] == kind && c.body["name"] == name;
-        let (calls, _) = self.stage.play.wait_calls(after, STEP_WITHIN, |calls| calls.iter().any(ended));
-        let Some(record) = calls.iter().find(|c| ended(c)) else {
+        let (mut calls, _) = self.stage.play.wait_calls(after, STEP_WITHIN, |calls| calls.iter().any(ended));
+        let Some(record) = calls.iter().find(|c| ended(c)).cloned() else {
             return Err(stuck(step, "the bot's run did not end within 60 seconds"));
         };
+        // One dispatch may start several runs (a member's update is also
+        // the end of their timeout): the step is over when all have ended,
+        // so that none ends in the next step.
+        if let Some(count) = record.body["dispatch"][1].as_u64().filter(|n| *n > 1) {
+            let of_it = |c: &&Call| c.kind == "run" && c.body["dispatch"][0] == record.body["dispatch"][0];
+            let all = |calls: &[Call]| calls.iter().filter(of_it).count() as u64 >= count;
+            calls = self.stage.play.wait_calls(after, STEP_WITHIN, all).0;
+            if !all(&calls) {
+                return Err(stuck(step, "the bot's runs of this event did not end within 60 seconds"));
+            }
+        }
         let mut did = Did { step, ..Did::default() };
-        self.ran(&mut did, &record.body.clone());
+        // The other runs of its dispatch first: the step's outcome is the
+        // run of the event it names.
+        let dispatch = &record.body["dispatch"];
+        let others = calls.iter().filter(|c| c.kind == "run" && !dispatch.is_null() && c.body["dispatch"] == *dispatch);
+        for other in others.filter(|c| c.body != record.body).map(|c| c.body.clone()).collect::<Vec<_>>() {
+            self.ran(&mut did, &other);
+        }
+        self.ran(&mut did, &record.body);
         self.channel_messages(&mut did, &calls);
         self.did = Some(did);
         Ok(())

@@ -67,6 +67,10 @@ struct Record<'a> {
     /// warning with its line and column.
     events: Vec<Value>,
     left_out: usize,
+    /// An event's dispatch (numbered in this process) and how many runs
+    /// it started: a conversation test waits for them all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dispatch: Option<(u64, usize)>,
 }
 
 /// How a run ended, beyond its outcome.
@@ -113,6 +117,10 @@ fn tell(shared: &Shared, what: &Ended, ending: Ending) {
         refused: ending.refused,
         events: trail.events,
         left_out: trail.left_out,
+        dispatch: match about {
+            About::Event { dispatch, .. } => Some(*dispatch),
+            _ => None,
+        },
     };
     let Ok(mut text) = serde_json::to_string(&record) else { return };
     if let Some(token) = about.token().filter(|t| !t.is_empty()) {
@@ -239,7 +247,7 @@ pub fn log_run(about: &About, received: Instant, outcome: Outcome, report: Optio
                 "interaction"
             );
         }
-        About::Event { kind, server } => {
+        About::Event { kind, server, .. } => {
             let (kind, server) = (*kind, server.as_str());
             run_line!(kind, server, outcome = label, ms, requests, messages, warnings, error, "event");
         }

@@ -33,6 +33,9 @@ pub fn stop(gateway: std::thread::JoinHandle<()>) {
     }
 }
 
+/// The dispatches this process read that started runs, numbered.
+static DISPATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// The Gateway's reports, into the server: dispatches become event runs.
 pub(super) struct GatewayEvents(pub(super) Arc<Shared>);
 
@@ -48,15 +51,23 @@ impl gateway::Events for GatewayEvents {
             return;
         }
         let loaded = shared.bot.loaded();
-        for run in shared.bot.cache.dispatch(t, &event) {
-            let Some(tree) = find_tree(&loaded, TreeKind::Event, run.kind) else { continue };
+        let runs: Vec<_> = shared
+            .bot
+            .cache
+            .dispatch(t, &event)
+            .into_iter()
+            .filter_map(|run| Some((find_tree(&loaded, TreeKind::Event, run.kind)?, run)))
+            .collect();
+        let number = DISPATCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let count = runs.len();
+        for (tree, run) in runs {
             // Known across processes when they share the store: two sessions
             // holding one shard (a hand-over) get the same dispatches.
             let dedupe = shared.bot.store.shared().then(|| {
                 let (key, keep) = super::events::occurrence(t, run.kind, &event, raw);
                 (key, super::clock::epoch_ms(), keep)
             });
-            let trigger = Trigger::from_event(run, (loaded.clone(), tree), dedupe);
+            let trigger = Trigger::from_event(run, (loaded.clone(), tree), dedupe, (number, count));
             let work = Work { _queued: Queued::new(shared), trigger };
             if let Err(full) = shared.queue.events.try_send(work) {
                 let trigger = full.into_inner().trigger;

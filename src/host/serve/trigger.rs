@@ -67,6 +67,9 @@ pub enum About {
     Event {
         kind: &'static str,
         server: String,
+        /// The dispatch it came from (numbered in this process) and how
+        /// many runs that dispatch started, this one among them.
+        dispatch: (u64, usize),
     },
     /// A timed event's tick.
     Timer {
@@ -373,8 +376,9 @@ impl Trigger {
         run: EventRun,
         (loaded, tree): (Arc<Loaded>, usize),
         dedupe: Option<(String, i64, std::time::Duration)>,
+        dispatch: (u64, usize),
     ) -> Trigger {
-        let about = About::Event { kind: run.kind, server: run.var("server_id").to_string() };
+        let about = About::Event { kind: run.kind, server: run.var("server_id").to_string(), dispatch };
         let gates = super::gate::Gates::of(&loaded.plan, &loaded.plan.trees[tree], &run.vars, None);
         Trigger {
             tree,
