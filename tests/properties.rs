@@ -771,6 +771,9 @@ const NODE_WORDS: &[&str] = &[
     "group",
     "choice",
     "failed",
+    "with",
+    "together",
+    "cancel",
 ];
 
 /// Whether an action's subject, or a name after `to`, can be `word`: not a
@@ -813,8 +816,12 @@ fn action_node() -> impl Strategy<Value = Node> {
     ]);
     (prop::sample::select(VERBS), kind, subject, proptest::collection::vec(arg, 0..4), message).prop_map(
         move |(verb, kind, subject, args, message)| {
-            // (A string message right after the verb would read as its subject.)
-            let message = message.filter(|m| m.block || subject.is_some() || !args.is_empty());
+            // (A string message right after the verb would read as its
+            // subject; a block right after `after "…"` starts an `after`.)
+            let ends_after = args.last().is_some_and(|a| a.word.name == "after" && a.values.len() == 1);
+            let message = message
+                .filter(|m| m.block || subject.is_some() || !args.is_empty())
+                .filter(|m| !(m.block && ends_after));
             Node::Action(Box::new(Action {
                 verb: word(verb),
                 kind: kind.map(word),
@@ -851,6 +858,13 @@ fn node() -> impl Strategy<Value = Node> {
             template().prop_map(|t| Node::Text(Box::new(t), sp())),
             Just(Node::Stop(sp())),
             choice_node(),
+            (template(), proptest::option::of(prop::sample::select(vec!["user", "server", "x"]))).prop_map(
+                |(key, scope)| Node::Cancel(Box::new(CancelNode {
+                    key,
+                    scope: scope.map(|s| Ident { name: s.into(), span: sp() }),
+                    span: sp()
+                }))
+            ),
         ];
     leaf.prop_recursive(3, 24, 4, |inner| {
         let source = prop_oneof![
@@ -905,8 +919,29 @@ fn node() -> impl Strategy<Value = Node> {
             });
         let failed = proptest::collection::vec(inner.clone(), 0..3)
             .prop_map(|body| Node::Failed(Box::new(Branch { body, span: sp() }), sp()));
-        prop_oneof![if_node, for_node, sub_node(inner), failed]
+        prop_oneof![if_node, for_node, sub_node(inner.clone()), failed, later_node(inner)]
     })
+}
+
+/// `after "…" key "…" note "…" per WORD { … }` or `at "…" { … }`, any
+/// parts (the checker reads them).
+fn later_node(inner: BoxedStrategy<Node>) -> impl Strategy<Value = Node> {
+    let scope = proptest::option::of(prop::sample::select(vec!["user", "server", "x"]));
+    (any::<bool>(), template(), proptest::option::of(template()), proptest::option::of(template()), scope)
+        .prop_flat_map(move |(at, when, key, note, scope)| {
+            proptest::collection::vec(inner.clone(), 0..3).prop_map(move |body| {
+                Node::Later(Box::new(LaterNode {
+                    at,
+                    when: when.clone(),
+                    key: key.clone(),
+                    note: note.clone(),
+                    scope: scope.map(|s| Ident { name: s.into(), span: sp() }),
+                    body: Branch { body, span: sp() },
+                    head: sp(),
+                    span: sp(),
+                }))
+            })
+        })
 }
 
 /// A subcommand or a group (anywhere: the checker says where not).

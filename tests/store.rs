@@ -499,7 +499,7 @@ fn a_delivery_is_seen_once_until_it_expires() {
 
 /// A store of format `from` (blkc's meta and vars tables, `topic` set to
 /// "hi", and `tables`) at `url`: refused by `vars get` until `blkc vars
-/// migrate` moves it to format 3, which keeps `topic`. Gives a client of
+/// migrate` moves it to format 4, which keeps `topic`. Gives a client of
 /// the database and the directory blkc ran in.
 fn migrated(url: &str, from: i64, tables: &str) -> (postgres::Client, tempfile::TempDir) {
     let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
@@ -515,11 +515,11 @@ fn migrated(url: &str, from: i64, tables: &str) -> (postgres::Client, tempfile::
     let dir = tempfile::tempdir().unwrap();
     let out = blkc(dir.path(), &["vars", "--store", url, "get", "topic"]);
     assert_eq!(out.status.code(), Some(3), "{out:?}");
-    let refused = format!("has store format {from}; move it to format 3 with `blkc vars --store URL migrate`");
+    let refused = format!("has store format {from}; move it to format 4 with `blkc vars --store URL migrate`");
     assert!(String::from_utf8_lossy(&out.stderr).contains(&refused), "{out:?}");
     let out = blkc(dir.path(), &["vars", "--store", url, "migrate"]);
     assert!(out.status.success(), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("from store format {from} to 3")), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("from store format {from} to 4")), "{out:?}");
     assert_eq!(stdout(&blkc(dir.path(), &["vars", "--store", url, "get", "topic"])), "hi\n");
     (client, dir)
 }
@@ -542,11 +542,12 @@ fn a_format_1_postgres_store_is_refused_until_migrated_and_keeps_its_values() {
     let out = blkc(dir.path(), &["vars", "--store", &url, "migrate"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to do"));
     let version: i64 = client.query_one("SELECT value FROM blkc_meta WHERE key = 'schema'", &[]).unwrap().get(0);
-    assert_eq!(version, 3);
+    assert_eq!(version, 4);
 }
 
-/// A store of format 2 (before the shards' leases) is moved to format 3 by
-/// `blkc vars migrate`: its values kept, the leases' tables added empty.
+/// A store of format 2 (before the shards' leases) is moved to format 4 by
+/// `blkc vars migrate`: its values kept, the leases' and the waiting
+/// work's tables added empty.
 #[test]
 fn a_format_2_postgres_store_is_migrated_to_leases_keeping_its_values() {
     let Some(pg) = crate::support::postgres::server() else { return };
@@ -559,7 +560,25 @@ fn a_format_2_postgres_store_is_migrated_to_leases_keeping_its_values() {
     );
     let shards: i64 = client.query_one("SELECT count(*) FROM blkc_shards", &[]).unwrap().get(0);
     let turns: i64 = client.query_one("SELECT count(*) FROM blkc_identify", &[]).unwrap().get(0);
-    assert_eq!((shards, turns), (0, 0));
+    let later: i64 = client.query_one("SELECT count(*) FROM blkc_later", &[]).unwrap().get(0);
+    assert_eq!((shards, turns, later), (0, 0, 0));
+}
+
+/// A store of format 3 (before waiting work) is moved to format 4 by
+/// `blkc vars migrate`: its values kept, the waiting work's table added.
+#[test]
+fn a_format_3_postgres_store_is_migrated_to_waiting_work_keeping_its_values() {
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.database();
+    let (mut client, _dir) = migrated(
+        &url,
+        3,
+        "CREATE TABLE blkc_seen (id TEXT PRIMARY KEY, expires_at BIGINT NOT NULL);
+         CREATE TABLE blkc_processes (id TEXT PRIMARY KEY, seen_at BIGINT NOT NULL);
+         CREATE TABLE blkc_shards (id INT PRIMARY KEY);",
+    );
+    let later: i64 = client.query_one("SELECT count(*) FROM blkc_later", &[]).unwrap().get(0);
+    assert_eq!(later, 0);
 }
 
 /// A PostgreSQL that takes TLS only, with a certificate from a private

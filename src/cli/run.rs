@@ -538,6 +538,23 @@ fn print_action(out: &mut dyn Write, a: &blkc::run::eval::ActionEvent) {
     let _ = writeln!(out, "{line}{how}");
 }
 
+/// Work kept to run later, or taken back: `⏲ waits until …: `remind#1``.
+fn print_later(out: &mut dyn Write, event: &Event) {
+    match event {
+        Event::Later { tree, due, key, note, .. } => {
+            let mut line = format!("⏲ waits until {due}: `{tree}`");
+            for (word, value) in [("key", key), ("note", note)].into_iter().filter(|(_, v)| !v.is_empty()) {
+                line.push_str(&format!(", {word} \"{}\"", display::one_line(value)));
+            }
+            let _ = writeln!(out, "{line} — `blkc serve` runs it when due");
+        }
+        Event::Cancel { key, removed } => {
+            let _ = writeln!(out, "⏲ cancelled {removed} waiting under key \"{}\"", display::one_line(key));
+        }
+        _ => {}
+    }
+}
+
 fn print_event(out: &mut dyn Write, event: &Event, source: &SourceFile, opts: RenderOptions, verbose: bool) {
     match event {
         // A reply holds chat users' values: shown so that none can forge a
@@ -570,6 +587,7 @@ fn print_event(out: &mut dyn Write, event: &Event, source: &SourceFile, opts: Re
             eprintln!("read {name} = {}{how}", display::one_line(&value.to_string()));
         }
         Event::Save { .. } | Event::Read { .. } | Event::Branch { .. } => {}
+        Event::Later { .. } | Event::Cancel { .. } => print_later(out, event),
         Event::Warning(w) => {
             eprint!("{}", render_reports(source, std::slice::from_ref(&w.diagnostic), opts));
         }

@@ -349,6 +349,23 @@ impl Printer<'_> {
         self.trailing(span.end as usize);
     }
 
+    /// `after "10m" key "…" note "…" per server {` and its body.
+    fn later(&mut self, l: &crate::language::ast::LaterNode) {
+        self.out.push_str(if l.at { "at " } else { "after " });
+        self.template(&l.when);
+        for (word, value) in [("key", &l.key), ("note", &l.note)] {
+            if let Some(value) = value {
+                self.out.push_str(&format!(" {word} "));
+                self.template(value);
+            }
+        }
+        if let Some(scope) = &l.scope {
+            self.out.push_str(" per ");
+            self.out.push_str(&scope.name);
+        }
+        self.headed(" {", &l.body, l.span);
+    }
+
     /// `save NAME[path] = value` (`field`: the `[path]`, or nothing).
     fn save(&mut self, s: &crate::language::ast::Save, field: &str) {
         self.out.push_str("save ");
@@ -411,6 +428,16 @@ impl Printer<'_> {
             Node::Failed(b, span) => self.headed("failed {", b, *span),
             Node::With(w) => self.headed(&format!("with {} {} {{", w.scope.name, w.whose.name), &w.body, w.span),
             Node::Together(b, span) => self.headed("together {", b, *span),
+            Node::Later(l) => self.later(l),
+            Node::Cancel(c) => {
+                self.out.push_str("cancel ");
+                self.template(&c.key);
+                if let Some(scope) = &c.scope {
+                    self.out.push_str(" per ");
+                    self.out.push_str(&scope.name);
+                }
+                self.trailing(c.span.end as usize);
+            }
             Node::Sub(s) => self.sub(s),
             Node::Action(a) => self.action(a),
             Node::Choice(c) => {

@@ -14,7 +14,7 @@ use crate::language::model::Checked;
 pub use crate::language::vocab::Method;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 21;
+pub const FORMAT: u32 = 22;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -81,6 +81,9 @@ pub enum TreeKind {
     Handler,
     /// An option's `autocomplete`: answers with choices as the user types.
     Autocomplete,
+    /// The body of an `after` (or an `at`), named `TREE#N`: run when due,
+    /// in a run of its own, with the variables of the run that kept it.
+    Later,
 }
 
 impl TreeKind {
@@ -90,6 +93,7 @@ impl TreeKind {
             TreeKind::Event => "event",
             TreeKind::Handler => "handler",
             TreeKind::Autocomplete => "autocomplete",
+            TreeKind::Later => "later",
         }
     }
 }
@@ -483,6 +487,15 @@ pub enum Step {
         steps: Vec<Step>,
         span: Span,
     },
+    /// `after "10m" { … }`: keeps its body (tree `tree`) in the store, to
+    /// run when due.
+    Later(Box<LaterStep>),
+    /// `cancel "KEY"`: removes the work waiting under the key.
+    Cancel {
+        key: Template,
+        per_server: bool,
+        span: Span,
+    },
     Save {
         name: String,
         /// The field (or element) of the variable's value it writes:
@@ -567,6 +580,26 @@ impl ActionStep {
             }
         }
     }
+}
+
+/// `after "10m" key "…" note "…" per server { … }`, ready to run: the body
+/// is tree `tree` of the plan (its steps moved there when the plan is
+/// built).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaterStep {
+    /// `at` a time, not `after` a duration.
+    pub at: bool,
+    pub when: Template,
+    pub key: Option<Template>,
+    pub note: Option<Template>,
+    /// Kept for the server, not for the user.
+    pub per_server: bool,
+    pub tree: String,
+    /// The body until the plan moves it to its tree.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<Step>,
+    /// `after "10m"`: what a failure points at.
+    pub span: Span,
 }
 
 /// A loop, ready to run.
@@ -1049,6 +1082,7 @@ impl Step {
             }
             Step::Loop(l) => vec![l.steps.as_slice()],
             Step::With { steps, .. } | Step::Together { steps, .. } => vec![steps.as_slice()],
+            Step::Later(l) => vec![l.steps.as_slice()],
             Step::Request(r) => r.failed.iter().map(|f| f.steps.as_slice()).collect(),
             Step::Action(a) => vec![a.message.as_slice()],
             _ => Vec::new(),
@@ -1062,6 +1096,7 @@ impl Step {
             }
             Step::Loop(l) => vec![&mut l.steps],
             Step::With { steps, .. } | Step::Together { steps, .. } => vec![steps],
+            Step::Later(l) => vec![&mut l.steps],
             Step::Action(a) => vec![&mut a.message],
             _ => Vec::new(),
         }
@@ -1134,6 +1169,12 @@ pub fn each_template(steps: &[Step], f: &mut impl FnMut(&Template)) {
                 each_template(otherwise, f);
             }
             Step::With { steps, .. } | Step::Together { steps, .. } => each_template(steps, f),
+            Step::Later(l) => {
+                f(&l.when);
+                l.key.iter().chain(&l.note).for_each(&mut *f);
+                each_template(&l.steps, f);
+            }
+            Step::Cancel { key, .. } => f(key),
             Step::Loop(l) => {
                 l.limit.iter().for_each(|v| v.each_template(f));
                 if let Some((separator, _)) = &l.join {
@@ -1195,6 +1236,7 @@ pub fn each_path(steps: &[Step], f: &mut impl FnMut(&Path)) {
                 each_path(otherwise, f);
             }
             Step::With { steps, .. } | Step::Together { steps, .. } => each_path(steps, f),
+            Step::Later(l) => each_path(&l.steps, f),
             Step::Loop(l) => {
                 f(&l.source);
                 l.limit.iter().for_each(|v| val(v, f));
@@ -1205,6 +1247,7 @@ pub fn each_path(steps: &[Step], f: &mut impl FnMut(&Path)) {
             | Step::Text { .. }
             | Step::Stop { .. }
             | Step::Choice { .. }
+            | Step::Cancel { .. }
             | Step::Action(_) => {}
         }
     }
@@ -1336,8 +1379,52 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
             tree.failed = Some(handler.clone());
         }
     }
+    hoist_later(&mut plan.trees);
     key_components(&mut plan.trees);
     Ok(plan)
+}
+
+/// Moves each `after`'s body into a tree of its own, `TREE#N` (the Nth
+/// `after` of tree TREE, in the order written; one inside another's body
+/// is that body's tree's), which its step names: what waits in the store
+/// names the tree it runs. Trees made so come after the file's.
+fn hoist_later(trees: &mut Vec<Tree>) {
+    fn take(steps: &mut [Step], parent: &str, n: &mut usize, out: &mut Vec<Tree>) {
+        for step in steps {
+            if let Step::Later(l) = step {
+                *n += 1;
+                l.tree = format!("{parent}#{n}");
+                out.push(Tree {
+                    kind: TreeKind::Later,
+                    name: l.tree.clone(),
+                    cooldown: None,
+                    timer: None,
+                    webhook: None,
+                    menu: None,
+                    guards: Vec::new(),
+                    options: Vec::new(),
+                    steps: std::mem::take(&mut l.steps),
+                    failed: None,
+                });
+                continue;
+            }
+            for nested in step.nested_mut() {
+                take(nested, parent, n, out);
+            }
+        }
+    }
+    let mut next = 0;
+    while next < trees.len() {
+        let mut made = Vec::new();
+        let parent = trees[next].name.clone();
+        let failed = trees[next].failed.clone();
+        take(&mut trees[next].steps, &parent, &mut 0, &mut made);
+        for tree in &mut made {
+            tree.failed = failed.clone();
+        }
+        trees.extend(made);
+        next += 1;
+    }
 }
 
 /// A tree as the trees that run (`ast::File::trees`, in its order): a
@@ -1556,6 +1643,21 @@ fn step(node: &Node) -> Lowered<Option<Step>> {
             span: w.span,
         },
         Node::Together(b, span) => Step::Together { steps: steps(&b.body)?, span: *span },
+        Node::Later(l) => Step::Later(Box::new(LaterStep {
+            at: l.at,
+            when: template(&l.when),
+            key: l.key.as_ref().map(template),
+            note: l.note.as_ref().map(template),
+            per_server: l.scope.as_ref().is_some_and(|s| s.name == "server"),
+            tree: String::new(),
+            steps: steps(&l.body.body)?,
+            span: l.head,
+        })),
+        Node::Cancel(c) => Step::Cancel {
+            key: template(&c.key),
+            per_server: c.scope.as_ref().is_some_and(|s| s.name == "server"),
+            span: c.span,
+        },
     }))
 }
 

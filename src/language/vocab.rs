@@ -66,7 +66,11 @@ pub const COMMAND_VARIABLES: &[&str] = &[
 
 /// What every run can read, whatever started it: the time now (RFC 3339,
 /// UTC, to the second; `blkc run --now` fixes it).
-pub const WORLD_VARIABLES: &[&str] = &["now"];
+pub const WORLD_VARIABLES: &[&str] = &["now", "waiting"];
+
+/// What an element of `{waiting}` holds (`run::store::later::Later::shown`
+/// makes them), for the checker and the editor.
+pub const WAITING_SAMPLE: &str = r#"{"key": "tea", "note": "drink tea", "due": "2026-11-28T09:00:00Z"}"#;
 
 /// What the variables every run or every interaction reads hold, in words
 /// (for the editor).
@@ -75,6 +79,7 @@ pub fn about_variable(name: &str) -> Option<&'static str> {
         "now" => {
             "the time now: RFC 3339 in UTC, to the second (`{now|timestamp 'R'}`, `{now|date '%H:%M' 'Europe/Paris'}`)"
         }
+        "waiting" => "the work waiting for the user (`after … { … }`), soonest first: each its `key`, `note` and `due` time (`for w in waiting { text \"{w[note]} {w[due]|timestamp 'R'}\" }`)",
         "user_locale" => "the language the user's client is set to (`en-US`, `fr`, `pt-BR`)",
         "server_locale" => "the server's preferred language (empty in a direct message)",
         _ => return None,
@@ -747,6 +752,9 @@ keywords! {
     Failed "failed" Block,
     With "with" Tree,
     Together "together" Tree,
+    Cancel "cancel" Tree,
+    Key "key" Action,
+    Note "note" Action,
     On "on" Block,
     Backoff "backoff" Block,
     Json "json" Block,

@@ -141,6 +141,29 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
                 out.push_str(&indent(level));
                 out.push_str("}\n");
             }
+            Node::Later(l) => {
+                out.push_str(&format!("{} {}", if l.at { "at" } else { "after" }, template(&l.when)));
+                if let Some(k) = &l.key {
+                    out.push_str(&format!(" key {}", template(k)));
+                }
+                if let Some(n) = &l.note {
+                    out.push_str(&format!(" note {}", template(n)));
+                }
+                if let Some(s) = &l.scope {
+                    out.push_str(&format!(" per {}", s.name));
+                }
+                out.push_str(" {\n");
+                nodes(&l.body.body, level + 1, out);
+                out.push_str(&indent(level));
+                out.push_str("}\n");
+            }
+            Node::Cancel(c) => {
+                out.push_str(&format!("cancel {}", template(&c.key)));
+                if let Some(s) = &c.scope {
+                    out.push_str(&format!(" per {}", s.name));
+                }
+                out.push('\n');
+            }
         }
     }
 }

@@ -126,6 +126,7 @@ codes! {
     TypedPlace = "B167", Error, "`with server` or `with channel` named by a value a user types";
     NotUndoable = "B165", Error, "a step inside `together` that its transaction cannot take back";
     FieldNotInDefault = "B164", Warning, "a field or element of a custom variable that its declared default does not have";
+    MisplacedInLater = "B168", Error, "a step an `after` cannot hold, or a value of the run that keeps it that it reads";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";
@@ -175,6 +176,7 @@ codes! {
     DmClosed = "B333", Error, "a direct message the user does not take";
     ActionValue = "B334", Error, "an action's value, once filled, not an id, a mention or a name the server has";
     NotATime = "B335", Error, "a value a time or duration helper is given is not a time or a duration";
+    LaterRefused = "B336", Error, "work that waits not kept: its time is no time, or too much waits already";
     // What the chat platform registers (`blkc deploy`; checked by `check` too).
     PlatformName = "B401", Error, "command or option name the platform refuses";
     DescriptionLength = "B402", Error, "description empty or longer than 100 characters";

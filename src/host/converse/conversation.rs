@@ -92,6 +92,7 @@ impl<'a> Conversation<'a> {
             StepKind::Wait { seconds, .. } => {
                 let ms = i64::try_from(seconds.saturating_mul(1000)).unwrap_or(i64::MAX);
                 self.stage.moved.fetch_add(ms, std::sync::atomic::Ordering::SeqCst);
+                self.due_now(step.span)?;
             }
             StepKind::Respond { block, response } => self.stage.answers.set(&block.text, response.clone()),
             StepKind::Command { path, args } => {
@@ -318,6 +319,32 @@ impl<'a> Conversation<'a> {
         let after = play.next_call();
         play.tick(&name.text).map_err(|e| stuck(step, &e.to_string()))?;
         self.await_run(step, after, "timer", &name.text)
+    }
+
+    /// After the clock moved: the waiting work now due runs, and the step
+    /// is what those runs did (a step with none due changes nothing).
+    fn due_now(&mut self, step: Span) -> Result<(), Box<Diagnostic>> {
+        let play = self.stage.play.clone();
+        let after = play.next_call();
+        let Some(queued) = play.due_now(STEP_WITHIN) else {
+            return Err(stuck(step, "the bot did not look for waiting work within 60 seconds"));
+        };
+        if queued == 0 {
+            return Ok(());
+        }
+        let later = |c: &&Call| c.kind == "run" && c.body["kind"] == "later";
+        let all = |calls: &[Call]| calls.iter().filter(later).count() >= queued;
+        let (calls, _) = play.wait_calls(after, STEP_WITHIN, all);
+        if !all(&calls) {
+            return Err(stuck(step, "the waiting work's runs did not end within 60 seconds"));
+        }
+        let mut did = Did { step, ..Did::default() };
+        for record in calls.iter().filter(later).map(|c| c.body.clone()).collect::<Vec<_>>() {
+            self.ran(&mut did, &record);
+        }
+        self.channel_messages(&mut did, &calls);
+        self.did = Some(did);
+        Ok(())
     }
 
     /// Waits for the record of the run of an event or a tick, and gathers

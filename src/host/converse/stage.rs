@@ -13,6 +13,7 @@ use std::time::Duration;
 use crate::host::play::Play;
 use crate::host::serve::{self, Config, Loaded, LogFormat, Shards};
 use crate::run::eval::{Answers, Inputs, Options};
+use crate::run::store::later::Later;
 use crate::run::store::{Host, LazyStore, ServingClaim, SqliteHost, StoreError, VarStore};
 
 /// The seed of a test's random draws (`{random 1 6}`, `|pick`): its nth
@@ -248,6 +249,11 @@ impl Fresh {
         }
     }
 
+    /// The store of the test running, as a serving process's.
+    fn current(&self) -> SqliteHost {
+        SqliteHost::new(self.now.lock().unwrap_or_else(|e| e.into_inner()).clone())
+    }
+
     /// Test `n` begins, with a store of its own.
     fn begin(&self, n: usize) {
         *self.now.lock().unwrap_or_else(|e| e.into_inner()) = self.folder.join(format!("test-{n}.sqlite3"));
@@ -273,5 +279,21 @@ impl Host for Fresh {
 
     fn claim_for_serving(&self) -> Result<Option<ServingClaim>, StoreError> {
         Ok(None)
+    }
+
+    fn claim_due(&self, now_ms: i64, until_ms: i64, me: &str) -> Result<Vec<Later>, StoreError> {
+        self.current().claim_due(now_ms, until_ms, me)
+    }
+
+    fn renew_later(&self, ids: &[String], me: &str, until_ms: i64) -> Result<(), StoreError> {
+        self.current().renew_later(ids, me, until_ms)
+    }
+
+    fn done_later(&self, id: &str, me: &str) -> Result<(), StoreError> {
+        self.current().done_later(id, me)
+    }
+
+    fn next_due(&self) -> Result<Option<i64>, StoreError> {
+        self.current().next_due()
     }
 }

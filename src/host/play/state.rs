@@ -67,6 +67,11 @@ pub struct Play {
     pub(super) identified: std::sync::atomic::AtomicBool,
     /// Timed events to tick now: sent here, heard by serve's timers.
     ticks: (crossbeam_channel::Sender<String>, crossbeam_channel::Receiver<String>),
+    /// Asks serve for the waiting work due now (the clock moved).
+    later: (
+        crossbeam_channel::Sender<crossbeam_channel::Sender<usize>>,
+        crossbeam_channel::Receiver<crossbeam_channel::Sender<usize>>,
+    ),
     /// Set when the stand-in is done: its Gateway takes no more connections.
     pub(super) closed: std::sync::atomic::AtomicBool,
     /// What runs' actions changed in the stand-in's world.
@@ -105,6 +110,7 @@ impl Play {
             dispatches: Mutex::new(Vec::new()),
             identified: std::sync::atomic::AtomicBool::new(false),
             ticks: crossbeam_channel::bounded(16),
+            later: crossbeam_channel::bounded(1),
             closed: std::sync::atomic::AtomicBool::new(false),
             acted: Mutex::new(super::acted::Acted::default()),
             hook_secrets: Mutex::new(std::collections::HashMap::new()),
@@ -174,6 +180,7 @@ impl Play {
         crate::host::serve::Hooks {
             ran: Box::new(move |record| play.ran(&record)),
             ticks: self.ticks.1.clone(),
+            later: self.later.1.clone(),
             stop: None,
         }
     }
@@ -399,6 +406,14 @@ impl Play {
         if let Some(at) = url.as_deref().and_then(|u| u.strip_prefix("ws://")) {
             let _ = std::net::TcpStream::connect(at);
         }
+    }
+
+    /// Runs the waiting work due now (the clock was moved): how many runs
+    /// serve queued, or none when it did not answer within `within`.
+    pub fn due_now(&self, within: std::time::Duration) -> Option<usize> {
+        let (reply, answer) = crossbeam_channel::bounded(1);
+        self.later.0.send_timeout(reply, within).ok()?;
+        answer.recv_timeout(within).ok()
     }
 
     /// Ticks the timed event `name` now (the file's, as last read well).

@@ -1,8 +1,9 @@
-//! A timed event's tick, claimed in the store by the process that runs
-//! it, and held by its run.
+//! A timed event's tick, and a piece of waiting work, claimed in the
+//! store by the process that runs it, and held by its run.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How long a tick's claim is kept in the store once it has run: longer
@@ -40,5 +41,43 @@ impl Drop for TickHold {
             }
         }
         self.done.store(true, Ordering::SeqCst);
+    }
+}
+
+/// The pieces this process claimed whose runs have not ended: renewed.
+pub type Held = Arc<Mutex<HashSet<String>>>;
+
+/// A piece's claim, held by its run: when the run is over, the piece is
+/// removed; a run that never started leaves the lease to lapse.
+pub struct LaterHold {
+    id: String,
+    me: &'static str,
+    store: crate::run::store::Backend,
+    held: Held,
+    ran: bool,
+}
+
+impl LaterHold {
+    /// The claim of piece `id` by process `me`, held in `held` (renewed)
+    /// until its run ends.
+    pub fn new(id: String, me: &'static str, store: crate::run::store::Backend, held: Held) -> LaterHold {
+        held.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone());
+        LaterHold { id, me, store, held, ran: false }
+    }
+
+    /// The run started: its end removes the piece.
+    pub fn started(&mut self) {
+        self.ran = true;
+    }
+}
+
+impl Drop for LaterHold {
+    fn drop(&mut self) {
+        self.held.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.id);
+        if self.ran {
+            if let Err(e) = self.store.done_later(&self.id, self.me) {
+                tracing::warn!(id = self.id.as_str(), error = %e, "waiting work ran but could not be removed; it may run again");
+            }
+        }
     }
 }

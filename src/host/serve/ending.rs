@@ -93,6 +93,7 @@ fn tell(shared: &Shared, what: &Ended, ending: Ending) {
         About::Interaction { command, .. } => ("interaction", command.as_str()),
         About::Event { kind, .. } => ("event", *kind),
         About::Timer { name, .. } => ("timer", name.as_str()),
+        About::Later { tree, .. } => ("later", tree.as_str()),
         About::Webhook { name, .. } => ("webhook", name.as_str()),
     };
     let mut trail = ending.trail.unwrap_or(Trail { events: Vec::new(), left_out: 0 });
@@ -211,6 +212,8 @@ impl RunReport {
             | Event::Save { .. }
             | Event::Read { .. }
             | Event::Choice { .. }
+            | Event::Later { .. }
+            | Event::Cancel { .. }
             | Event::Branch { .. } => {}
         }
     }
@@ -259,6 +262,10 @@ pub fn log_run(about: &About, received: Instant, outcome: Outcome, report: Optio
             let (event, delivery) = (name.as_str(), delivery.as_str());
             run_line!(event, delivery, outcome = label, ms, requests, messages, warnings, error, "webhook event");
         }
+        About::Later { tree, key } => {
+            let (tree, key) = (tree.as_str(), key.as_str());
+            run_line!(tree, key, outcome = label, ms, requests, messages, warnings, error, "waiting work");
+        }
     });
 }
 
@@ -282,6 +289,7 @@ pub fn count(shared: &Shared, about: &About, outcome: Outcome) {
         About::Interaction { .. } => shared.metrics.interaction(outcome),
         About::Event { kind, .. } => shared.metrics.event(kind, outcome),
         About::Timer { .. } => shared.metrics.event("timer", outcome),
+        About::Later { .. } => shared.metrics.event("later", outcome),
         About::Webhook { .. } => shared.metrics.event(&about.metric_kind(), outcome),
     }
 }

@@ -16,6 +16,7 @@ mod front;
 pub(crate) mod gate;
 mod gateway_bot;
 mod keystrokes;
+mod later;
 mod leases;
 mod loaded;
 pub(crate) mod log;

@@ -33,6 +33,9 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
     if let Some(tick) = trigger.tick.as_mut() {
         tick.started();
     }
+    if let Some(later) = trigger.later.as_mut() {
+        later.started();
+    }
     // A keystroke whose answer time has passed while it waited for a
     // thread was offered no choices already: it does not run.
     let autocomplete = trigger.tree().kind == crate::language::plan::TreeKind::Autocomplete;

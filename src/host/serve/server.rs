@@ -24,6 +24,18 @@ const EVENT_BUFFER: usize = 1024;
 
 /// Runs the server until SIGTERM or SIGINT, then drains. Errors are what
 /// stopped it from starting, or a Gateway refusal that stopped it.
+/// The server's threads of time: the timed events, and the work waiting.
+fn start_clocks(shared: &Arc<Shared>) -> Result<(super::timers::Timers, super::later::LaterThread), Stop> {
+    let timers = super::timers::start(shared).map_err(|error| Stop::Start { what: "the timed events", error })?;
+    let later = super::later::start(shared).map_err(|error| Stop::Start { what: "the waiting work", error })?;
+    Ok((timers, later))
+}
+
+fn stop_clocks((timers, later): (super::timers::Timers, super::later::LaterThread)) {
+    timers.stop();
+    later.stop();
+}
+
 pub fn serve(mut config: Config) -> Result<(), Stop> {
     // Before any file is opened: the soft limit of open files up to the
     // hard one, and the connections capped by what is left for the runs.
@@ -65,7 +77,7 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
     } else {
         None
     };
-    let timers = super::timers::start(&shared).map_err(|error| Stop::Start { what: "the timed events", error })?;
+    let clocks = start_clocks(&shared)?;
     let store = shared.bot.store.clone();
     let result = runtime.block_on(async move {
         let listening = super::front::Listen { at: config.listen, backlog: door.max(), reuse_port: config.reuse_port };
@@ -93,7 +105,7 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
             None => Ok(()),
         }
     });
-    timers.stop();
+    stop_clocks(clocks);
     if let Some(threads) = gateway {
         super::shards::stop(threads);
     }

@@ -72,6 +72,9 @@ pub struct Hooks {
     pub ran: Box<dyn Fn(String) + Send + Sync>,
     /// The names of timed events to tick now.
     pub ticks: crossbeam_channel::Receiver<String>,
+    /// Asks for the waiting work due now (a test moved the clock): the
+    /// number of runs queued is sent back.
+    pub later: crossbeam_channel::Receiver<crossbeam_channel::Sender<usize>>,
     /// Told when the server is to stop, drain and return, as on SIGTERM
     /// (a conversation test's stage ends so).
     pub stop: Option<Arc<tokio::sync::Notify>>,

@@ -43,6 +43,8 @@ pub struct Trigger {
     pub guards: Vec<crate::language::plan::Guard>,
     /// A timed event's claim of its tick, kept once the run is over.
     pub tick: Option<super::claim::TickHold>,
+    /// Waiting work's claim, removed once the run is over.
+    pub later: Option<super::claim::LaterHold>,
     /// A webhook event's request, read as its block `webhook`.
     pub request: Option<Arc<crate::run::eval::Received>>,
 }
@@ -81,6 +83,11 @@ pub enum About {
         name: String,
         delivery: String,
     },
+    /// Work that waited (`after … { … }`): its tree and key.
+    Later {
+        tree: String,
+        key: String,
+    },
 }
 
 impl About {
@@ -111,7 +118,7 @@ impl About {
     pub fn id(&self) -> Option<&str> {
         match self {
             About::Interaction { id, .. } => Some(id),
-            About::Event { .. } | About::Timer { .. } | About::Webhook { .. } => None,
+            About::Event { .. } | About::Timer { .. } | About::Webhook { .. } | About::Later { .. } => None,
         }
     }
 
@@ -121,6 +128,7 @@ impl About {
             About::Interaction { .. } => None,
             About::Event { kind, .. } => Some(kind),
             About::Timer { .. } => Some("timer"),
+            About::Later { .. } => Some("later"),
             About::Webhook { .. } => Some("webhook"),
         }
     }
@@ -129,7 +137,7 @@ impl About {
     pub fn token(&self) -> Option<&str> {
         match self {
             About::Interaction { token, .. } => Some(token),
-            About::Event { .. } | About::Timer { .. } | About::Webhook { .. } => None,
+            About::Event { .. } | About::Timer { .. } | About::Webhook { .. } | About::Later { .. } => None,
         }
     }
 
@@ -366,6 +374,7 @@ impl Trigger {
             standing,
             guards,
             tick: None,
+            later: None,
             request: None,
         }
     }
@@ -393,6 +402,7 @@ impl Trigger {
             standing: None,
             guards: Vec::new(),
             tick: None,
+            later: None,
             request: None,
         }
     }
@@ -421,6 +431,7 @@ impl Trigger {
             standing: None,
             guards: Vec::new(),
             tick: None,
+            later: None,
             request: Some(Arc::new(request)),
         }
     }
@@ -452,6 +463,43 @@ impl Trigger {
             standing: None,
             guards: Vec::new(),
             tick: Some(hold),
+            later: None,
+            request: None,
+        }
+    }
+
+    /// Waiting work's run: tree `tree` of `loaded` with the variables of
+    /// the run that kept it; its replies go to that run's channel.
+    pub fn from_later(
+        loaded: Arc<Loaded>,
+        tree: usize,
+        piece: &crate::run::store::later::Later,
+        hold: super::claim::LaterHold,
+    ) -> Trigger {
+        let vars: Vec<(String, String)> = piece
+            .vars
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+            .collect();
+        let channel = vars.iter().find(|(k, _)| k == "channel_id").map(|(_, v)| v.clone()).filter(|c| !c.is_empty());
+        let about = About::Later { tree: piece.tree.clone(), key: piece.key.clone() };
+        let gates = super::gate::Gates::of(&loaded.plan, &loaded.plan.trees[tree], &vars, None);
+        Trigger {
+            tree,
+            gates,
+            loaded,
+            mentions: Vec::new(),
+            vars: Ok(vars),
+            target: Target::Channel(channel),
+            dedupe: None,
+            received: Instant::now(),
+            about,
+            standing: None,
+            guards: Vec::new(),
+            tick: None,
+            later: Some(hold),
             request: None,
         }
     }

@@ -240,6 +240,37 @@ pub enum Node {
     With(Box<WithNode>),
     /// `together { … }`: saves made in one transaction.
     Together(Box<Branch>, Span),
+    /// `after "10m" { … }`, `at "{when}" { … }`: steps that run later.
+    Later(Box<LaterNode>),
+    /// `cancel "KEY"`: takes back the work waiting under a key.
+    Cancel(Box<CancelNode>),
+}
+
+/// `after "10m" key "…" note "…" per server { … }` (or `at "{when}"`):
+/// its steps are kept in the store and run when due, in a run of their own
+/// with the variables of the run that kept them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaterNode {
+    /// `at` a time, not `after` a duration.
+    pub at: bool,
+    /// The duration or the time.
+    pub when: Template,
+    pub key: Option<Template>,
+    pub note: Option<Template>,
+    /// `per user` (the default) or `per server`: whose it is.
+    pub scope: Option<Ident>,
+    pub body: Branch,
+    /// `after "10m"`: its keyword and value.
+    pub head: Span,
+    pub span: Span,
+}
+
+/// `cancel "KEY" [per server]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CancelNode {
+    pub key: Template,
+    pub scope: Option<Ident>,
+    pub span: Span,
 }
 
 /// `with user option_to { … }`: inside, the variables kept `per user` read
@@ -408,6 +439,8 @@ impl Node {
             Node::Choice(n) => n.span,
             Node::Action(n) => n.span,
             Node::With(w) => w.span,
+            Node::Later(l) => l.span,
+            Node::Cancel(c) => c.span,
             Node::Text(_, span) | Node::Stop(span) | Node::Failed(_, span) | Node::Together(_, span) => *span,
         }
     }

@@ -151,6 +151,13 @@ pub fn walk_nodes<'a, V: Visitor<'a> + ?Sized>(v: &mut V, nodes: &'a [Node]) {
                 v.branch(&w.body.body);
             }
             Node::Together(b, _) => v.branch(&b.body),
+            Node::Later(l) => {
+                v.template(&l.when, Site::Condition);
+                l.key.iter().for_each(|k| v.template(k, Site::Save));
+                l.note.iter().for_each(|n| v.template(n, Site::Save));
+                v.branch(&l.body.body);
+            }
+            Node::Cancel(c) => v.template(&c.key, Site::Save),
             Node::Register(_) => {}
             Node::Guard(g) => {
                 for value in &g.values {

@@ -566,6 +566,8 @@ impl<'t> Placement<'t, '_> {
                 // Their bodies run once, where they stand.
                 Node::With(w) => state = self.walk(&w.body.body, state),
                 Node::Together(b, _) => state = self.walk(&b.body, state),
+                // Run later, in a run of its own: it answers no one here.
+                Node::Later(l) => _ = self.walk(&l.body.body, state),
                 Node::For(f) => {
                     // Its body runs any number of times, maybe none.
                     self.loops += 1;
@@ -596,6 +598,7 @@ impl<'t> Placement<'t, '_> {
                 | Node::Guard(_)
                 | Node::Text(..)
                 | Node::Stop(_)
+                | Node::Cancel(_)
                 | Node::Failed(..) => {}
             }
         }

@@ -10,6 +10,7 @@ mod components;
 mod declarations;
 mod fields;
 mod guards;
+mod later;
 mod lists;
 mod loops;
 pub(crate) mod platform;
@@ -44,6 +45,7 @@ pub fn check(file: &File, model: &crate::language::model::Model) -> Findings {
     components::check(file, &mut out);
     lists::check(file, &mut out);
     together::check(file, &mut out);
+    later::check(file, &mut out);
     translations::check(file, &mut out);
     schedule::check(file, &mut out);
     webhook::check(file, &mut out);

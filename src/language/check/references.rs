@@ -352,6 +352,14 @@ impl<'a> Walk<'_, 'a> {
                 (loops::sample_elements(sample, r, node, &note, self.out), file)
             }
             LoopSource::Element(e) => self.frames.elements_of(&e.item.name, Some(e)),
+            LoopSource::Name(n)
+                if n.name == "waiting"
+                    && self.model.variable("waiting").is_some_and(|v| v.origin != Origin::Custom) =>
+            {
+                let sample = crate::language::vocab::WAITING_SAMPLE;
+                let parsed = crate::base::data::Data::parse(sample.as_bytes()).ok().map(|p| p.data);
+                (parsed.into_iter().collect(), Some("{waiting}".to_string()))
+            }
             LoopSource::Name(n) => self.frames.elements_of(&n.name, None),
         }
     }
@@ -387,7 +395,7 @@ impl<'a> Walk<'_, 'a> {
         if site == Site::Loop {
             // `for x in NAME`: NAME must be an enclosing loop's element or
             // a custom variable (a list the bot keeps).
-            let custom = matches!(self.model.variable(n), Some(v) if v.origin == Origin::Custom);
+            let custom = matches!(self.model.variable(n), Some(v) if v.origin == Origin::Custom) || n == "waiting";
             if !custom {
                 self.out.push(loops::source_outside_loop(name));
             }

@@ -366,6 +366,9 @@ fn holds_tokens_of_values(rule: Rule) -> bool {
             | Rule::failed_node
             | Rule::with_node
             | Rule::together_node
+            | Rule::later_node
+            | Rule::later_part
+            | Rule::cancel_node
             | Rule::tree_open
     )
 }
@@ -604,6 +607,8 @@ impl Lower<'_> {
                 | Rule::failed_node
                 | Rule::with_node
                 | Rule::together_node
+                | Rule::later_node
+                | Rule::cancel_node
                 | Rule::action
                 | Rule::stop => body.push(self.node(p)?),
                 _ => return self.unexpected(&p, "a command or event"),
@@ -704,6 +709,34 @@ impl Lower<'_> {
         Ok(Webhook { keyword, path, words, block, span })
     }
 
+    /// `after "10m" key "…" note "…" per server { … }`, `at "{when}" { … }`.
+    fn later(&mut self, pair: Pair<'_, Rule>) -> Lowered<crate::language::ast::LaterNode> {
+        let span = self.span(&pair);
+        let (mut at, mut head, mut when, mut key, mut note, mut scope, mut body) =
+            (false, span, None, None, None, None, None);
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_at => (at, head.start) = (true, self.span(&p).start),
+                Rule::kw_after => head.start = self.span(&p).start,
+                Rule::string => (head.end, when) = (self.span(&p).end, Some(self.template(p))),
+                Rule::later_part => {
+                    let mut inner = p.into_inner();
+                    let Some(word) = inner.next() else { continue };
+                    match (word.as_rule(), inner.next()) {
+                        (Rule::kw_key, Some(value)) => key = Some(self.template(value)),
+                        (Rule::kw_note, Some(value)) => note = Some(self.template(value)),
+                        (_, _) => scope = word.into_inner().nth(1).map(|w| self.ident(w)),
+                    }
+                }
+                Rule::branch => body = Some(self.branch(p)?),
+                _ => {}
+            }
+        }
+        let when = self.required(when, Rule::string, "an `after`", span)?;
+        let body = self.required(body, Rule::branch, "an `after`", span)?;
+        Ok(crate::language::ast::LaterNode { at, when, key, note, scope, body, head, span })
+    }
+
     fn var_decl(&mut self, pair: Pair<'_, Rule>) -> Lowered<VarDecl> {
         let span = self.span(&pair);
         let mut name = None;
@@ -785,6 +818,21 @@ impl Lower<'_> {
                 let branch = pair.into_inner().find(|p| p.as_rule() == Rule::branch);
                 let branch = self.required(branch, Rule::branch, "a `together`", span)?;
                 Node::Together(Box::new(self.branch(branch)?), span)
+            }
+            Rule::later_node => Node::Later(Box::new(self.later(pair)?)),
+            Rule::cancel_node => {
+                let span = self.span(&pair);
+                let mut key = None;
+                let mut scope = None;
+                for p in pair.into_inner() {
+                    match p.as_rule() {
+                        Rule::string => key = Some(self.template(p)),
+                        Rule::var_scope => scope = p.into_inner().nth(1).map(|w| self.ident(w)),
+                        _ => {}
+                    }
+                }
+                let key = self.required(key, Rule::string, "a `cancel`", span)?;
+                Node::Cancel(Box::new(crate::language::ast::CancelNode { key, scope, span }))
             }
             Rule::subcommand => Node::Sub(Box::new(self.sub(pair)?)),
             Rule::action => {

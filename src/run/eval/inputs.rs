@@ -216,6 +216,20 @@ pub enum Event {
     /// An action done (or, offline and in a dry run, not sent): what it
     /// did in words, after the request events of its calls.
     Action(ActionEvent),
+    /// Work kept in the store to run later (`after "10m" { … }`): the tree
+    /// that will run, when (RFC 3339), its key and note, and whose it is.
+    Later {
+        tree: String,
+        due: String,
+        key: String,
+        note: String,
+        owner: String,
+    },
+    /// `cancel "KEY"`: how many pieces of waiting work went.
+    Cancel {
+        key: String,
+        removed: u64,
+    },
 }
 
 /// An action, as `blkc run` prints it and `play` shows it.

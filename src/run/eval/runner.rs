@@ -25,6 +25,7 @@ use crate::run::store::StoreError;
 use crate::run::store::VarStore;
 
 mod actions;
+mod later;
 
 pub(super) struct Runner<'r> {
     pub plan: &'r Plan,
@@ -252,6 +253,9 @@ impl render::Scope for Runner<'_> {
         if name == "now" && !self.inputs.vars.contains_key(name) {
             use crate::base::world::World as _;
             return Some(Json::String(crate::base::when::written(self.world.now())));
+        }
+        if name == "waiting" && !self.inputs.vars.contains_key(name) {
+            return Some(self.waiting_list(span));
         }
         if let Some(v) = self.inputs.vars.get(name) {
             // `--vars FILE.json` gives lists and objects as their JSON text.
@@ -601,6 +605,15 @@ impl<'r> Runner<'r> {
         declared.map_or(crate::language::vocab::VarScope::Global, |v| v.scope)
     }
 
+    /// The id `id` (`user_id`, `server_id`, `channel_id`) scoped values
+    /// are kept by here: the innermost `with`'s, else the run's.
+    fn scoped_id(&self, id: &str) -> &str {
+        match self.whose.iter().rev().find(|(w, _)| *w == id) {
+            Some((_, given)) => given.as_str(),
+            None => self.inputs.vars.get(id).map_or("", String::as_str),
+        }
+    }
+
     /// Where the store keeps `name`'s value for this run: the name itself,
     /// or with the ids of its scope (`points:user:777:1001`).
     fn store_key(&self, name: &str, span: Span) -> Result<String, Box<Diagnostic>> {
@@ -613,11 +626,7 @@ impl<'r> Runner<'r> {
                 return Err(Box::new(failure::scope_without_id(name, scope, needed, span)));
             }
         }
-        let id_of = |id: &str| match self.whose.iter().rev().find(|(w, _)| *w == id) {
-            Some((_, given)) => given.as_str(),
-            None => self.inputs.vars.get(id).map_or("", String::as_str),
-        };
-        let ids: Vec<&str> = scope.ids().iter().map(|id| id_of(id)).collect();
+        let ids: Vec<&str> = scope.ids().iter().map(|id| self.scoped_id(id)).collect();
         // IDs are numbers: one holding anything else (a `:`) could make the
         // key of another user's value.
         if let Some((id, _)) = scope.ids().iter().zip(&ids).find(|(_, v)| !v.bytes().all(|b| b.is_ascii_digit())) {
@@ -664,6 +673,8 @@ impl<'r> Runner<'r> {
                 Step::Loop(l) => self.run_loop(l)?,
                 Step::With { scope, whose, steps, span } => self.with(*scope, whose, steps, *span)?,
                 Step::Together { steps, span } => self.together(steps, *span)?,
+                Step::Later(l) => self.later(l)?,
+                Step::Cancel { key, per_server, span } => self.cancel(key, *per_server, *span)?,
                 Step::Text { text, span } => {
                     let text = render::render(text, self);
                     self.flush()?;

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::error::StoreError;
+use super::later::Later;
 use super::postgres::Pool;
 use super::values::VarStore;
 
@@ -72,6 +73,28 @@ pub trait Host: Send + Sync + std::fmt::Debug {
     fn claim_for_serving(&self) -> Result<Option<ServingClaim>, StoreError> {
         Ok(None)
     }
+
+    /// Claims for process `me` until `until_ms` the waiting work due at
+    /// `now_ms` that no process holds (a lapsed claim is free again), at
+    /// most [`super::later::CLAIM_BATCH`], soonest first.
+    fn claim_due(&self, _now_ms: i64, _until_ms: i64, _me: &str) -> Result<Vec<Later>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    /// Keeps `me`'s claims of `ids` until `until_ms` (their runs go on).
+    fn renew_later(&self, _ids: &[String], _me: &str, _until_ms: i64) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// Removes waiting work `id`, which `me` claimed and ran.
+    fn done_later(&self, _id: &str, _me: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// When the next waiting work is due (ms, the bot's clock), if any.
+    fn next_due(&self) -> Result<Option<i64>, StoreError> {
+        Ok(None)
+    }
 }
 
 /// The claim of one `blkc serve` process on an SQLite store, held while it
@@ -122,5 +145,21 @@ impl Host for SharedStore {
 
     fn leases(&self) -> Option<Arc<Pool>> {
         Some(self.0.clone())
+    }
+
+    fn claim_due(&self, now_ms: i64, until_ms: i64, me: &str) -> Result<Vec<Later>, StoreError> {
+        self.0.claim_due(now_ms, until_ms, me)
+    }
+
+    fn renew_later(&self, ids: &[String], me: &str, until_ms: i64) -> Result<(), StoreError> {
+        self.0.renew_later(ids, me, until_ms)
+    }
+
+    fn done_later(&self, id: &str, me: &str) -> Result<(), StoreError> {
+        self.0.done_later(id, me)
+    }
+
+    fn next_due(&self) -> Result<Option<i64>, StoreError> {
+        self.0.next_due()
     }
 }

@@ -32,6 +32,7 @@ use tokio_postgres::{Config, Row, Statement, ToStatement};
 use super::error::StoreError;
 use super::values::{Admin, Entry, VarStore};
 
+mod later;
 pub mod leases;
 
 /// The format of the tables this blkc reads and writes: 1 kept when an
@@ -40,7 +41,14 @@ pub mod leases;
 /// and which `blkc serve` processes are alive (`blkc_processes`); 3 leases
 /// the Gateway's shards (`blkc_shards`, held by `blkc_shard_holders`) and
 /// spaces the identifies (`blkc_identify`).
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
+
+/// The table of store format 4.
+const LATER_TABLE: &str = "CREATE TABLE blkc_later (id TEXT PRIMARY KEY, owner TEXT NOT NULL, key TEXT NOT NULL,
+       due_at BIGINT NOT NULL, tree TEXT NOT NULL, note TEXT NOT NULL, vars TEXT NOT NULL,
+       claim_until BIGINT NOT NULL DEFAULT 0, claimed_by TEXT NOT NULL DEFAULT '');
+     CREATE INDEX blkc_later_due ON blkc_later (due_at);
+     CREATE INDEX blkc_later_owner ON blkc_later (owner, key);";
 
 /// The tables format 3 adds to format 2.
 const SHARD_TABLES: &str = "CREATE TABLE blkc_shards (
@@ -637,16 +645,28 @@ pub fn migrate(url: &str) -> Result<String, StoreError> {
                  CREATE TABLE blkc_seen (id TEXT PRIMARY KEY, expires_at BIGINT NOT NULL);
                  CREATE TABLE blkc_processes (id TEXT PRIMARY KEY, seen_at BIGINT NOT NULL);
                  {SHARD_TABLES}
-                 UPDATE blkc_meta SET value = {SCHEMA_VERSION} WHERE key = 'schema';"
+                 {}
+                 UPDATE blkc_meta SET value = {SCHEMA_VERSION} WHERE key = 'schema';",
+                LATER_TABLE
             ))
             .map(|()| format!("moved {} from store format 1 to {SCHEMA_VERSION}", pool.shown)),
-        // Format 2 to 3: the shards' leases and the identifies' turns.
+        // Format 2 to 3: the shards' leases and the identifies' turns; 3
+        // to 4: the waiting work.
         Some(2) => conn
             .batch_execute(&format!(
                 "{SHARD_TABLES}
-                 UPDATE blkc_meta SET value = {SCHEMA_VERSION} WHERE key = 'schema';"
+                 {}
+                 UPDATE blkc_meta SET value = {SCHEMA_VERSION} WHERE key = 'schema';",
+                LATER_TABLE
             ))
             .map(|()| format!("moved {} from store format 2 to {SCHEMA_VERSION}", pool.shown)),
+        Some(3) => conn
+            .batch_execute(&format!(
+                "{}
+                 UPDATE blkc_meta SET value = {SCHEMA_VERSION} WHERE key = 'schema';",
+                LATER_TABLE
+            ))
+            .map(|()| format!("moved {} from store format 3 to {SCHEMA_VERSION}", pool.shown)),
         Some(v) => {
             return Err(StoreError::Format(format!(
                 "{} has store format {v}, which no blkc wrote; left unchanged",
@@ -660,7 +680,9 @@ pub fn migrate(url: &str) -> Result<String, StoreError> {
                  CREATE TABLE blkc_seen (id TEXT PRIMARY KEY, expires_at BIGINT NOT NULL);
                  CREATE TABLE blkc_processes (id TEXT PRIMARY KEY, seen_at BIGINT NOT NULL);
                  {SHARD_TABLES}
-                 INSERT INTO blkc_meta (key, value) VALUES ('schema', {SCHEMA_VERSION});"
+                 {}
+                 INSERT INTO blkc_meta (key, value) VALUES ('schema', {SCHEMA_VERSION});",
+                LATER_TABLE
             ))
             .map(|()| format!("created the store (format {SCHEMA_VERSION}) in {}", pool.shown)),
     };
@@ -863,6 +885,21 @@ impl VarStore for PgStore {
              AND (CASE WHEN value ~ '^[0-9]{1,18}$' THEN value::bigint END) < $2";
         let now = now_ms as i64;
         self.with_conn(|conn| conn.execute(sql, &[&prefix, &now]))
+    }
+
+    fn wait_later(
+        &mut self,
+        item: &crate::run::store::later::Later,
+    ) -> Result<Result<(), crate::run::store::later::Full>, StoreError> {
+        self.keep_later(item)
+    }
+
+    fn cancel_later(&mut self, owner: &str, key: &str) -> Result<u64, StoreError> {
+        self.cancel(owner, key)
+    }
+
+    fn waiting(&mut self, owner: Option<&str>) -> Result<Vec<crate::run::store::later::Later>, StoreError> {
+        self.pending(owner)
     }
 }
 

@@ -14,6 +14,7 @@ use serde_json::Value as Json;
 
 use super::error::StoreError;
 use super::host::{Host, ServingClaim};
+use super::later::{Full, Later, CLAIM_BATCH, COLUMNS, MAX_PER_OWNER, MAX_PER_STORE};
 use super::values::{Admin, Entry, VarStore};
 
 /// Where custom variables live between runs: what a run reads and saves.
@@ -51,6 +52,74 @@ impl Host for SqliteHost {
     fn claim_for_serving(&self) -> Result<Option<ServingClaim>, StoreError> {
         claim_for_serving(&self.path).map(Some)
     }
+
+    fn claim_due(&self, now_ms: i64, until_ms: i64, me: &str) -> Result<Vec<Later>, StoreError> {
+        let store = Store::open(&self.path)?;
+        store.later_table()?;
+        let sql = format!(
+            "UPDATE blkc_later SET claim_until = ?2, claimed_by = ?3 WHERE id IN (SELECT id FROM blkc_later
+             WHERE due_at <= ?1 AND claim_until <= ?1 ORDER BY due_at LIMIT {CLAIM_BATCH}) RETURNING {COLUMNS}"
+        );
+        let mut statement = store.conn.prepare(&sql).map_err(|e| describe(&self.path, e))?;
+        let rows = statement.query_map(rusqlite::params![now_ms, until_ms, me], later_row);
+        let mut claimed: Vec<Later> =
+            rows.and_then(|rows| rows.collect::<Result<_, _>>()).map_err(|e| describe(&self.path, e))?;
+        claimed.sort_by_key(|l| l.due_ms);
+        Ok(claimed)
+    }
+
+    fn renew_later(&self, ids: &[String], me: &str, until_ms: i64) -> Result<(), StoreError> {
+        let store = Store::open(&self.path)?;
+        for id in ids {
+            store
+                .conn
+                .execute(
+                    "UPDATE blkc_later SET claim_until = ?3 WHERE id = ?1 AND claimed_by = ?2",
+                    rusqlite::params![id, me, until_ms],
+                )
+                .map_err(|e| describe(&self.path, e))?;
+        }
+        Ok(())
+    }
+
+    fn done_later(&self, id: &str, me: &str) -> Result<(), StoreError> {
+        let store = Store::open(&self.path)?;
+        let sql = "DELETE FROM blkc_later WHERE id = ?1 AND claimed_by = ?2";
+        store.conn.execute(sql, rusqlite::params![id, me]).map(|_| ()).map_err(|e| describe(&self.path, e))
+    }
+
+    fn next_due(&self) -> Result<Option<i64>, StoreError> {
+        if !self.path.exists() {
+            return Ok(None);
+        }
+        let store = Store::open_read_only(&self.path)?;
+        let next = store.conn.query_row("SELECT min(due_at) FROM blkc_later", [], |r| r.get::<_, Option<i64>>(0));
+        match next {
+            Ok(next) => Ok(next),
+            Err(e) if no_table(&e) => Ok(None),
+            Err(e) => Err(describe(&self.path, e)),
+        }
+    }
+}
+
+/// Whether `e` says the table of waiting work was never made (no run of
+/// the store has made any yet).
+fn no_table(e: &rusqlite::Error) -> bool {
+    e.to_string().contains("no such table: blkc_later")
+}
+
+/// A row of `blkc_later` ([`COLUMNS`]) as waiting work.
+fn later_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Later> {
+    let vars: String = r.get(6)?;
+    Ok(Later {
+        id: r.get(0)?,
+        owner: r.get(1)?,
+        key: r.get(2)?,
+        due_ms: r.get(3)?,
+        tree: r.get(4)?,
+        note: r.get(5)?,
+        vars: serde_json::from_str(&vars).unwrap_or(Json::Null),
+    })
 }
 
 /// The deliveries the serving process took, in its SQLite store (a table
@@ -570,6 +639,77 @@ impl VarStore for Store {
         let removed = self.conn.execute(sql, rusqlite::params![prefix, now_ms as i64]);
         removed.map(|n| n as u64).map_err(|e| describe(&self.path, e))
     }
+
+    fn wait_later(&mut self, item: &Later) -> Result<Result<(), Full>, StoreError> {
+        self.later_table()?;
+        let outer = self.in_transaction;
+        self.begin()?;
+        let kept = self.keep_later(item);
+        if !outer {
+            self.end(matches!(kept, Ok(Ok(()))))?;
+        }
+        kept
+    }
+
+    fn cancel_later(&mut self, owner: &str, key: &str) -> Result<u64, StoreError> {
+        let sql = "DELETE FROM blkc_later WHERE owner = ?1 AND key = ?2";
+        match self.conn.execute(sql, rusqlite::params![owner, key]) {
+            Ok(n) => Ok(n as u64),
+            Err(e) if no_table(&e) => Ok(0),
+            Err(e) => Err(describe(&self.path, e)),
+        }
+    }
+
+    fn waiting(&mut self, owner: Option<&str>) -> Result<Vec<Later>, StoreError> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM blkc_later WHERE ?1 IS NULL OR owner = ?1 ORDER BY due_at, id LIMIT {MAX_PER_STORE}"
+        );
+        let mut statement = match self.conn.prepare(&sql) {
+            Ok(s) => s,
+            Err(e) if no_table(&e) => return Ok(Vec::new()),
+            Err(e) => return Err(describe(&self.path, e)),
+        };
+        let rows = statement.query_map([owner], later_row);
+        rows.and_then(|rows| rows.collect::<Result<_, _>>()).map_err(|e| describe(&self.path, e))
+    }
+}
+
+impl Store {
+    /// Makes the table of waiting work, if no run has yet (readers of the
+    /// store's format 1 pass it by, as they pass `blkc_seen`).
+    fn later_table(&self) -> Result<(), StoreError> {
+        self.conn
+            .execute_batch(
+                "CREATE TABLE IF NOT EXISTS blkc_later (id TEXT PRIMARY KEY, owner TEXT NOT NULL, key TEXT NOT NULL,
+                   due_at INTEGER NOT NULL, tree TEXT NOT NULL, note TEXT NOT NULL, vars TEXT NOT NULL,
+                   claim_until INTEGER NOT NULL DEFAULT 0, claimed_by TEXT NOT NULL DEFAULT '');
+                 CREATE INDEX IF NOT EXISTS blkc_later_due ON blkc_later (due_at);
+                 CREATE INDEX IF NOT EXISTS blkc_later_owner ON blkc_later (owner, key);",
+            )
+            .map_err(|e| describe(&self.path, e))
+    }
+
+    /// [`VarStore::wait_later`] inside its transaction.
+    fn keep_later(&mut self, item: &Later) -> Result<Result<(), Full>, StoreError> {
+        let failed = |e| describe(&self.path, e);
+        if !item.key.is_empty() {
+            let sql = "DELETE FROM blkc_later WHERE owner = ?1 AND key = ?2";
+            self.conn.execute(sql, rusqlite::params![item.owner, item.key]).map_err(failed)?;
+        }
+        let count = |sql: &str, p: &[&dyn rusqlite::ToSql]| self.conn.query_row(sql, p, |r| r.get::<_, i64>(0));
+        let owned = count("SELECT count(*) FROM blkc_later WHERE owner = ?1", &[&item.owner]).map_err(failed)?;
+        if owned as usize >= MAX_PER_OWNER {
+            return Ok(Err(Full::Owner));
+        }
+        if count("SELECT count(*) FROM blkc_later", &[]).map_err(failed)? as usize >= MAX_PER_STORE {
+            return Ok(Err(Full::Store));
+        }
+        let sql = format!("INSERT INTO blkc_later ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+        let vars = item.vars.to_string();
+        let params = rusqlite::params![item.id, item.owner, item.key, item.due_ms, item.tree, item.note, vars];
+        self.conn.execute(&sql, params).map_err(failed)?;
+        Ok(Ok(()))
+    }
 }
 
 /// The store, opened on the first read (to read only) or the first save (to
@@ -631,6 +771,27 @@ impl VarStore for LazyStore {
 
     fn remove_expired(&mut self, prefix: &str, now_ms: u64) -> Result<u64, StoreError> {
         self.for_writing()?.remove_expired(prefix, now_ms)
+    }
+
+    fn wait_later(&mut self, item: &Later) -> Result<Result<(), Full>, StoreError> {
+        self.for_writing()?.wait_later(item)
+    }
+
+    fn cancel_later(&mut self, owner: &str, key: &str) -> Result<u64, StoreError> {
+        match self.for_reading()? {
+            Some(_) => self.for_writing()?.cancel_later(owner, key),
+            None => Ok(0),
+        }
+    }
+
+    fn waiting(&mut self, owner: Option<&str>) -> Result<Vec<Later>, StoreError> {
+        if self.writable {
+            return self.for_writing()?.waiting(owner);
+        }
+        match self.for_reading()? {
+            Some(store) => store.waiting(owner),
+            None => Ok(Vec::new()),
+        }
     }
 }
 

@@ -1,0 +1,162 @@
+//! Work that waits (`after "10m" { … }`, docs/language.md "Work that
+//! waits"): its body runs later in a run of its own, which has the
+//! variables of the run that kept it and nothing else of it. B168: a step
+//! only that run could take (a form, an update, a private reply, a choice,
+//! an option, a `require`, a `failed`), or a response, a loop's element or
+//! a joined text read from outside the body. B141: a scope other than
+//! `user` or `server`.
+
+use crate::base::diagnostics::{did_you_mean, Code, Diagnostic, Findings};
+use crate::base::source::Span;
+use crate::language::ast::visit::{self, Site, Visitor};
+use crate::language::ast::{File, Ident, Node, ReplyItem};
+
+pub fn check(file: &File, out: &mut Findings) {
+    for tree in file.trees() {
+        walk(&tree.body, &mut Vec::new(), out);
+    }
+}
+
+/// What the nodes outside an `after`'s body make that the body may not
+/// read: blocks, loop elements, joined texts (each with its span).
+type Outside = Vec<(String, Span)>;
+
+fn walk(nodes: &[Node], outside: &mut Outside, out: &mut Findings) {
+    for node in nodes {
+        match node {
+            Node::Later(l) => {
+                scope(l.scope.as_ref(), out);
+                let mut reads = Reads { outside: outside.clone(), out, inner: Vec::new() };
+                visit::walk_nodes(&mut reads, &l.body.body);
+                held(&l.body.body, l.head, out);
+                // Inside, its own blocks and loops are its own.
+                walk(&l.body.body, &mut Vec::new(), out);
+            }
+            Node::Cancel(c) => scope(c.scope.as_ref(), out),
+            Node::Api(b) => outside.push((b.name.name.to_string(), b.span)),
+            Node::For(f) => {
+                outside.push((f.item.name.to_string(), f.item.span));
+                if let Some(j) = &f.join {
+                    outside.push((j.into.name.to_string(), j.into.span));
+                }
+                walk(&f.body.body, outside, out);
+            }
+            Node::If(i) => {
+                for link in &i.links {
+                    walk(&link.then.body, outside, out);
+                }
+                if let Some(o) = &i.otherwise {
+                    walk(&o.body, outside, out);
+                }
+            }
+            Node::With(w) => walk(&w.body.body, outside, out),
+            Node::Together(b, _) | Node::Failed(b, _) => walk(&b.body, outside, out),
+            _ => {}
+        }
+    }
+}
+
+/// B141: `per` names a scope work can be kept for.
+fn scope(scope: Option<&Ident>, out: &mut Findings) {
+    let Some(scope) = scope.filter(|s| !matches!(s.name.as_str(), "user" | "server")) else { return };
+    out.push(
+        Diagnostic::new(Code::UnknownScope, format!("work that waits is not kept per `{}`", scope.name))
+            .label(scope.span, "not `user` or `server`")
+            .maybe_fixes(
+                did_you_mean(&scope.name, ["user", "server"]).map(|m| (format!("write `{m}`"), scope.span, m.to_string())),
+            )
+            .help("`per user` (the default: the user's own, listed in their `{waiting}`) or `per server` (any member's `cancel` of the key reaches it)"),
+    );
+}
+
+/// B168: the steps an `after`'s body cannot take, in any branch.
+fn held(nodes: &[Node], head: Span, out: &mut Findings) {
+    for node in nodes {
+        let why = match node {
+            Node::Form(_) => Some("a form answers an interaction, which is long answered when this runs"),
+            Node::Reply(r) if r.keyword() == "update" => Some("there is no clicked message to update when this runs"),
+            Node::Reply(r) if r.items.iter().any(|i| matches!(i, ReplyItem::Ephemeral(_))) => {
+                Some("a private reply answers an interaction; this reply is posted in the channel")
+            }
+            Node::Choice(_) => Some("choices answer a keystroke, which is long gone when this runs"),
+            Node::Option(_) | Node::Register(_) | Node::Guard(_) | Node::Sub(_) => {
+                Some("this belongs to the command's head, not to work that waits")
+            }
+            Node::Failed(..) => Some("a `failed` belongs at the top of a tree; the tree's runs here too"),
+            _ => None,
+        };
+        if let Some(why) = why {
+            out.push(
+                Diagnostic::new(Code::MisplacedInLater, "an `after`'s body cannot hold this")
+                    .label(node.span(), why)
+                    .related(head, "runs later, in a run of its own")
+                    .help("move it out of the `after`; to reach the user in private later, `dm \"{user_id}\" \"…\"`"),
+            );
+        }
+        match node {
+            Node::If(i) => {
+                for link in &i.links {
+                    held(&link.then.body, head, out);
+                }
+                if let Some(o) = &i.otherwise {
+                    held(&o.body, head, out);
+                }
+            }
+            Node::For(f) => held(&f.body.body, head, out),
+            Node::With(w) => held(&w.body.body, head, out),
+            Node::Together(b, _) => held(&b.body, head, out),
+            _ => {}
+        }
+    }
+}
+
+/// The body's reads of what the run outside made.
+struct Reads<'o> {
+    outside: Outside,
+    out: &'o mut Findings,
+    /// What the body itself made, read freely.
+    inner: Vec<String>,
+}
+
+impl Reads<'_> {
+    fn read(&mut self, name: &str, span: Span) {
+        if self.inner.iter().any(|n| n == name) {
+            return;
+        }
+        let made = name.strip_prefix("api_").unwrap_or(name);
+        let Some((_, at)) = self.outside.iter().rev().find(|(n, _)| n == made || n == name) else { return };
+        self.out.push(
+            Diagnostic::new(Code::MisplacedInLater, format!("`{name}` is the run's that keeps this work, not kept with it"))
+                .label(span, "read later, when it is gone")
+                .related(*at, "made here, before the `after`")
+                .help("the body has the run's variables (its options, `user_id`, `channel_id`…) and the custom variables as they are when it runs: save what it needs in a custom variable first, or make the request inside the body"),
+        );
+    }
+}
+
+impl<'a> Visitor<'a> for Reads<'_> {
+    fn reference(&mut self, r: &'a crate::language::ast::Reference, _site: Site, _in_text: bool) {
+        self.read(&format!("api_{}", r.block.name), r.span);
+    }
+
+    fn element(&mut self, e: &'a crate::language::ast::ElementRef, _site: Site, _in_text: bool) {
+        self.read(&e.item.name, e.span);
+    }
+
+    fn named(&mut self, name: &'a Ident, _site: Site) {
+        self.read(&name.name, name.span);
+    }
+
+    fn block(&mut self, b: &'a crate::language::ast::ApiBlock) {
+        self.inner.push(format!("api_{}", b.name.name));
+        visit::walk_block(self, b);
+    }
+
+    fn for_loop(&mut self, f: &'a crate::language::ast::ForNode) {
+        self.inner.push(f.item.name.to_string());
+        if let Some(j) = &f.join {
+            self.inner.push(j.into.name.to_string());
+        }
+        visit::walk_for(self, f);
+    }
+}
