@@ -34,6 +34,7 @@ mod formats;
 mod fuzz;
 mod gateway;
 mod hardening;
+mod later;
 mod layers;
 mod loops;
 mod lsp;

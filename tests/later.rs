@@ -1,0 +1,139 @@
+//! Work that waits (`after "10m" { … }`) in `blkc serve`, sharing a
+//! PostgreSQL store: taken over from a process killed mid-run and sent
+//! once, and a thousand pieces due at once each run once, none early.
+
+use crate::serve::serve;
+use crate::support::platform::TestPlatform;
+use crate::support::server::TestServer;
+use std::process::Command;
+
+/// A reminder whose run waits on `/held` before it posts: the test opens
+/// the gate when it is ready.
+const HELD: &str = r#"command remind "Remind me" {
+    after "1s" key "tea" note "tea" {
+        api wait {
+            method GET
+            url "@API@/held"
+        }
+        reply "⏰ <@{user_id}>: tea"
+    }
+    reply "kept"
+}
+"#;
+
+/// Keeps the work of `program`'s `/remind` in `store`, as user `user` in
+/// channel 4242 of server 9 (a run from a shell writes the same rows as a
+/// served one).
+fn keep(program: &str, store: &str, user: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bot.blk"), program).unwrap();
+    let vars = [format!("user_id={user}"), "server_id=9".to_string(), "channel_id=4242".to_string()];
+    let mut command = Command::new(env!("CARGO_BIN_EXE_blkc"));
+    command.current_dir(dir.path()).args(["run", "bot.blk", "--command", "remind", "--store", store]);
+    for v in &vars {
+        command.args(["--var", v]);
+    }
+    let out = command.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("⏲ waits until"), "{out:?}");
+}
+
+/// The clock of both servers: the system's time now, ten times as fast
+/// (a lease of 30 s of it lapses in 3 s).
+fn fast_clock() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    format!("{now},{now},10")
+}
+
+fn posted(platform: &TestPlatform) -> Vec<String> {
+    platform
+        .calls()
+        .iter()
+        .filter(|c| c.method == "POST" && c.path.ends_with("/channels/4242/messages"))
+        .map(|c| c.body["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// Issue 53, item 6: a reminder whose process is killed with `kill -9`
+/// while its run goes on is taken over by another process once the claim
+/// lapses, and sent once; then it is no longer kept.
+#[test]
+fn waiting_work_of_a_killed_server_is_taken_over_and_sent_once() {
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.store();
+    let platform = TestPlatform::start();
+    let api = TestServer::start();
+    let program = HELD.replace("@API@", &api.base());
+    keep(&program, &url, "1001");
+    let clock = fast_clock();
+    let env = [("BLKC_TEST_CLOCK", clock.as_str()), ("BLKC_BOT_TOKEN", "later.bot.token.0123456789")];
+    let mut victim = serve(HELD, &platform, Some(&api), &["--store", &url], &env);
+    // Its run has claimed the work and waits on `/held`.
+    let held = || api.received().iter().filter(|r| r.url.starts_with("/held")).count();
+    assert!(crate::support::wait::eventually(60, || held() >= 1), "the work never ran: {}", victim.log());
+    victim.signal(libc::SIGKILL);
+    let _ = victim.child.wait();
+    let survivor = serve(HELD, &platform, Some(&api), &["--store", &url], &env);
+    // Once the victim's claim lapses, the survivor takes the work over.
+    assert!(crate::support::wait::eventually(60, || held() >= 2), "never taken over: {}", survivor.log());
+    api.open();
+    assert!(crate::support::wait::eventually(60, || !posted(&platform).is_empty()), "{}", survivor.log());
+    let log = survivor.wait_log("waiting work tree=remind#1");
+    assert!(log.contains("outcome=ran"), "{log}");
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let client = std::sync::Mutex::new(client);
+    let left = || -> i64 { client.lock().unwrap().query_one("SELECT count(*) FROM blkc_later", &[]).unwrap().get(0) };
+    assert!(crate::support::wait::eventually(60, || left() == 0), "still kept after its run");
+    // Sent once: the victim was killed before it posted.
+    assert_eq!(posted(&platform), ["⏰ <@1001>: tea"], "{}", survivor.log());
+}
+
+/// Issue 53's test: 1,000 reminders due at once, kept in a store two
+/// servers share, each sent once and none before its time (its message
+/// says the time it ran).
+#[test]
+fn a_thousand_reminders_due_at_once_are_each_sent_once_and_none_early() {
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.store();
+    let platform = TestPlatform::start();
+    let program = r#"command remind "Remind me" {
+    after "1s" note "{user_id}" {
+        reply "{user_id} {now}"
+    }
+    reply "kept"
+}
+"#;
+    // Kept as runs keep them, a thousand owners (a run each would take
+    // minutes): due a few seconds of the fast clock from now.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let due = now + 20_000;
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    for user in 0..1000 {
+        let vars = format!(r#"{{"user_id":"{user}","server_id":"9","channel_id":"4242"}}"#);
+        client
+            .execute(
+                "INSERT INTO blkc_later (id, owner, key, due_at, tree, note, vars) VALUES ($1, $2, '', $3, 'remind#1', '', $4)",
+                &[&format!("id{user}"), &format!("user:9:{user}"), &due, &vars],
+            )
+            .unwrap();
+    }
+    let clock = fast_clock();
+    let env = [("BLKC_TEST_CLOCK", clock.as_str()), ("BLKC_BOT_TOKEN", "later.bot.token.0123456789")];
+    let servers: Vec<_> = (0..2).map(|_| serve(program, &platform, None, &["--store", &url], &env)).collect();
+    let logs = || servers.iter().map(|s| s.log()).collect::<Vec<_>>();
+    assert!(crate::support::wait::eventually(120, || posted(&platform).len() >= 1000), "{:#?}", logs());
+    let client = std::sync::Mutex::new(client);
+    let left = || -> i64 { client.lock().unwrap().query_one("SELECT count(*) FROM blkc_later", &[]).unwrap().get(0) };
+    assert!(crate::support::wait::eventually(60, || left() == 0), "still kept after their runs");
+    let sent = posted(&platform);
+    let mut users: Vec<u32> = sent.iter().map(|m| m.split(' ').next().unwrap().parse().unwrap()).collect();
+    users.sort();
+    assert_eq!(users, (0..1000).collect::<Vec<_>>(), "each sent once");
+    let due_s = due / 1000;
+    for message in &sent {
+        let ran = chrono::DateTime::parse_from_rfc3339(message.split(' ').nth(1).unwrap()).unwrap().timestamp();
+        assert!(ran >= due_s, "sent before its time: {message} (due {due_s})");
+    }
+    let ran: usize = servers.iter().map(|s| s.log().matches("waiting work tree=remind#1").count()).sum();
+    assert_eq!(ran, 1000);
+}
