@@ -80,7 +80,7 @@ fn waiting_work_of_a_killed_server_is_taken_over_and_sent_once() {
     assert!(crate::support::wait::eventually(60, || !posted(&platform).is_empty()), "{}", survivor.log());
     let log = survivor.wait_log("waiting work tree=remind#1");
     assert!(log.contains("outcome=ran"), "{log}");
-    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     let client = std::sync::Mutex::new(client);
     let left = || -> i64 { client.lock().unwrap().query_one("SELECT count(*) FROM blkc_later", &[]).unwrap().get(0) };
     assert!(crate::support::wait::eventually(60, || left() == 0), "still kept after its run");

@@ -1026,11 +1026,12 @@ pub(crate) fn arb_file() -> impl Strategy<Value = File> {
         });
     let item = prop_oneof![
         4 => tree,
-        1 => (ident(), proptest::option::of(fixed()), proptest::option::of(prop::sample::select(vec!["user", "server", "channel", "member"])))
-            .prop_map(|(name, default, scope)| Item::Var(VarDecl {
+        1 => (ident(), proptest::option::of(fixed()), proptest::option::of(prop::sample::select(vec!["user", "server", "channel", "member"])), proptest::option::of("\\PC{0,8}"))
+            .prop_map(|(name, default, scope, expires)| Item::Var(VarDecl {
                 name,
                 scope: scope.map(|w| Ident { name: w.into(), span: sp() }),
                 default,
+                expires: expires.map(|value: String| Text { value: value.into(), span: sp() }),
                 span: sp()
             })),
         1 => "\\PC{0,8}".prop_map(|value: String| Item::Platform(Platform { url: Text { value: value.into(), span: sp() }, span: sp() })),

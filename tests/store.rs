@@ -758,3 +758,39 @@ fn gives_between_two_members_at_once_keep_every_coin_on_both_backends() {
         assert_eq!(a + b, 1000, "{store}: {a} + {b}");
     }
 }
+
+/// Issue 53, item 6: a variable declared `expires "1d"` reads as its
+/// default a day after its save (by the run's clock, `--now` here), and
+/// counts afresh from there, on both backends.
+#[test]
+fn a_value_that_expires_reads_as_its_default_once_it_has_lapsed_on_both_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = "var warned per user = 0 expires \"1d\"\n\ncommand warn \"Warn\" {\n    save warned = warned + 1\n    reply \"Warned {warned} times today.\"\n}\n";
+    std::fs::write(dir.path().join("warn.blk"), program).unwrap();
+    for store in backends(dir.path()) {
+        let warn = |now: &str| {
+            let args = [
+                "run",
+                "warn.blk",
+                "--command",
+                "warn",
+                "--store",
+                &store,
+                "--now",
+                now,
+                "--var",
+                "user_id=7",
+                "--var",
+                "server_id=9",
+            ];
+            let out = blkc(dir.path(), &args);
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            stdout(&out).trim().to_string()
+        };
+        assert_eq!(warn("2026-11-28T09:00:00Z"), "Warned 1 times today.");
+        assert_eq!(warn("2026-11-28T20:00:00Z"), "Warned 2 times today.");
+        // A day after the last save: lapsed, read as 0.
+        assert_eq!(warn("2026-11-29T20:00:01Z"), "Warned 1 times today.", "{store}");
+        assert_eq!(warn("2026-11-29T21:00:00Z"), "Warned 2 times today.", "{store}");
+    }
+}

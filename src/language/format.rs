@@ -327,6 +327,10 @@ impl Printer<'_> {
                         self.out.push_str(&fixed_literal(d));
                     }
                 }
+                if let Some(e) = &v.expires {
+                    self.out.push_str(" expires ");
+                    self.out.push_str(&text_literal(&e.value));
+                }
                 self.trailing(v.span.end as usize);
             }
             Item::Platform(p) => {

@@ -67,6 +67,9 @@ pub struct Variable {
     /// Where its value is kept (docs/language.md, "Scopes").
     #[serde(default = "global")]
     pub scope: crate::language::vocab::VarScope,
+    /// `expires "1d"`: seconds a saved value lasts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<u64>,
 }
 
 fn global() -> crate::language::vocab::VarScope {
@@ -1362,6 +1365,7 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
                     .as_ref()
                     .and_then(|s| crate::language::vocab::VarScope::parse(&s.name))
                     .unwrap_or(global()),
+                expires: v.expires.as_ref().and_then(|e| crate::language::vocab::parse_duration(&e.value).ok()),
             }),
             Item::Tree(t) => lower_tree(t, &[], &mut plan.trees)?,
             Item::Failed(..) => {}

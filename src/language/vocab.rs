@@ -726,6 +726,7 @@ keywords! {
     Cron "cron" Schedule,
     Channel "channel" Schedule,
     Per "per" Var,
+    Expires "expires" Var,
     Required "required" Option,
     Choices "choices" Option,
     Min "min" Option,

@@ -15,6 +15,9 @@ pub fn file(f: &File) -> String {
                 if let Some(d) = &v.default {
                     out.push_str(&format!(" = {}", fixed(d)));
                 }
+                if let Some(e) = &v.expires {
+                    out.push_str(&format!(" expires {}", text(&e.value)));
+                }
                 out.push('\n');
             }
             Item::Platform(p) => out.push_str(&format!("platform {}\n", text(&p.url.value))),

@@ -90,9 +90,11 @@ impl<'a> Conversation<'a> {
         match &step.kind {
             StepKind::As(member) => self.member = member.clone(),
             StepKind::Wait { seconds, .. } => {
+                let before = self.stage.play.due_now(STEP_WITHIN).unwrap_or(0);
+                let after = self.stage.play.next_call();
                 let ms = i64::try_from(seconds.saturating_mul(1000)).unwrap_or(i64::MAX);
                 self.stage.moved.fetch_add(ms, std::sync::atomic::Ordering::SeqCst);
-                self.due_now(step.span)?;
+                self.due_now(step.span, before, after)?;
             }
             StepKind::Respond { block, response } => self.stage.answers.set(&block.text, response.clone()),
             StepKind::Command { path, args } => {
@@ -323,10 +325,12 @@ impl<'a> Conversation<'a> {
 
     /// After the clock moved: the waiting work now due runs, and the step
     /// is what those runs did (a step with none due changes nothing).
-    fn due_now(&mut self, step: Span) -> Result<(), Box<Diagnostic>> {
+    /// `before`: how many pieces serve had queued before the clock moved
+    /// (it may queue some on its own as soon as the clock moves: counted),
+    /// and `after` the first call after that.
+    fn due_now(&mut self, step: Span, before: usize, after: usize) -> Result<(), Box<Diagnostic>> {
         let play = self.stage.play.clone();
-        let after = play.next_call();
-        let Some(queued) = play.due_now(STEP_WITHIN) else {
+        let Some(queued) = play.due_now(STEP_WITHIN).map(|total| total.saturating_sub(before)) else {
             return Err(stuck(step, "the bot did not look for waiting work within 60 seconds"));
         };
         if queued == 0 {

@@ -53,21 +53,23 @@ pub fn start(shared: &Arc<Shared>) -> std::io::Result<LaterThread> {
     let thread = std::thread::Builder::new().name("blkc-later".into()).spawn(move || {
         let held: Held = Arc::default();
         let mut renewed = std::time::Instant::now();
+        // How many pieces this thread queued, told to a test that asks.
+        let mut queued = 0;
         while !stopped.is_set() && !shared.life.draining() {
             let ran = claim_and_queue(&shared, &held);
+            queued += ran;
             if renewed.elapsed() >= shared.clock.real(LEASE_MS / 3) {
                 renew(&shared, &held);
                 renewed = std::time::Instant::now();
             }
             // A conversation test that moved the clock asks for what is due
-            // now, and is told how many runs were queued.
+            // now, and is told how many pieces were queued so far.
             let Some(asked) = shared.hooks.as_ref().map(|h| h.later.clone()) else {
                 stopped.wait(wait(&shared, ran));
                 continue;
             };
             crossbeam_channel::select! {
                 recv(asked) -> reply => if let Ok(reply) = reply {
-                    let mut queued = 0;
                     loop {
                         let n = claim_and_queue(&shared, &held);
                         queued += n;

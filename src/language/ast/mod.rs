@@ -180,6 +180,8 @@ pub struct VarDecl {
     /// `per user` and the like: the scope's word (the checker reads it).
     pub scope: Option<Ident>,
     pub default: Option<Value>,
+    /// `expires "1d"`: how long a saved value lasts.
+    pub expires: Option<Text>,
     pub span: Span,
 }
 

@@ -9,10 +9,24 @@ use crate::language::ast::visit::{self, Site, Visitor};
 use crate::language::ast::{File, Ident, Item, Tree};
 use crate::language::vocab::VarScope;
 
+/// B169: `expires "…"` that is no duration.
+fn expires(e: &crate::language::ast::Text, out: &mut Findings) {
+    if let Err(why) = crate::language::vocab::parse_duration(&e.value) {
+        out.push(
+            Diagnostic::new(Code::BadExpiry, format!("`expires` takes a duration: {why}"))
+                .label(e.span, "not a duration")
+                .help("write how long a saved value lasts: `expires \"10m\"`, `expires \"2h30m\"`, `expires \"1d\"` (up to 366 days)"),
+        );
+    }
+}
+
 pub fn check(file: &File, out: &mut Findings) {
     let mut scoped: HashMap<&str, VarScope> = HashMap::new();
     for item in &file.items {
         let Item::Var(v) = item else { continue };
+        if let Some(e) = &v.expires {
+            expires(e, out);
+        }
         let Some(word) = &v.scope else { continue };
         match VarScope::parse(&word.name) {
             Some(scope) => {

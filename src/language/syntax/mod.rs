@@ -369,6 +369,7 @@ fn holds_tokens_of_values(rule: Rule) -> bool {
             | Rule::later_node
             | Rule::later_part
             | Rule::cancel_node
+            | Rule::var_expires
             | Rule::tree_open
     )
 }
@@ -742,6 +743,7 @@ impl Lower<'_> {
         let mut name = None;
         let mut scope = None;
         let mut default = None;
+        let mut expires = None;
         // The declaration ends at its last token, not at blanks skipped after it.
         let mut span = span;
         for p in pair.into_inner() {
@@ -753,10 +755,15 @@ impl Lower<'_> {
                     Some(word) => scope = Some(self.ident(word)),
                     None => return Err(Unexpected { rule: Rule::var_scope, within: "a `var`", span }),
                 },
+                Rule::var_expires => match p.into_inner().nth(1) {
+                    Some(text) => expires = Some(self.text(text)),
+                    None => return Err(Unexpected { rule: Rule::var_expires, within: "a `var`", span }),
+                },
                 _ => default = Some(self.fixed(p)?),
             }
         }
-        Ok(VarDecl { name: self.required(name, Rule::ident, "a `var`", span)?, scope, default, span })
+        let name = self.required(name, Rule::ident, "a `var`", span)?;
+        Ok(VarDecl { name, scope, default, expires, span })
     }
 
     fn platform(&mut self, pair: Pair<'_, Rule>) -> Lowered<Platform> {

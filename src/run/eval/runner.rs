@@ -272,7 +272,7 @@ impl render::Scope for Runner<'_> {
         let saved = if self.in_save { None } else { self.saved.get(&key).cloned() };
         let stored = match self.seen.get(&key) {
             _ if saved.is_some() => saved,
-            Some(seen) => seen.clone(),
+            Some(seen) => self.live(name, seen.clone()),
             None => match self.store.get(&key) {
                 Ok(stored) => {
                     if let Err(exceeded) = self.charge_read(stored.as_ref()) {
@@ -285,7 +285,7 @@ impl render::Scope for Runner<'_> {
                     if !self.in_save {
                         self.seen.insert(key.clone(), stored.clone());
                     }
-                    stored
+                    self.live(name, stored)
                 }
                 Err(e) => {
                     self.fatal.get_or_insert(store_failure(&e, span, format!("reading `{name}`")));
@@ -921,7 +921,7 @@ impl<'r> Runner<'r> {
         }
         let made = self.save_in(name, &key, path, op, value, span);
         let written = match made {
-            Ok(value) => self.store.set(&key, &value).map(|()| value).map_err(failed),
+            Ok(value) => self.store.set(&key, &self.kept(name, &value)).map(|()| value).map_err(failed),
             Err(e) => Err(e),
         };
         let value = match own {
@@ -986,10 +986,45 @@ impl<'r> Runner<'r> {
         Ok(())
     }
 
+    /// When a value of `name` saved now lapses (ms since the epoch), if its
+    /// declaration says it `expires`.
+    fn lapses(&self, name: &str) -> Option<i64> {
+        use crate::base::world::World as _;
+        let seconds = self.plan.variables.iter().find(|v| v.name == name)?.expires?;
+        Some((self.world.now().unix_timestamp() + i64::try_from(seconds).ok()?) * 1000)
+    }
+
+    /// The value a save of `name` keeps in the store: an expiring
+    /// variable's with when it lapses (`{"value": …, "expires": MS}`).
+    fn kept(&self, name: &str, value: &Json) -> Json {
+        match self.lapses(name) {
+            Some(at) => serde_json::json!({ "value": value, "expires": at }),
+            None => value.clone(),
+        }
+    }
+
+    /// What the store holds of `name`, as the run reads it: an expiring
+    /// variable's value, or nothing once it has lapsed (its default then).
+    /// A value saved before the declaration said `expires` is read as is.
+    fn live(&self, name: &str, stored: Option<Json>) -> Option<Json> {
+        use crate::base::world::World as _;
+        if self.lapses(name).is_none() {
+            return stored;
+        }
+        match stored {
+            Some(Json::Object(mut o)) if o.len() == 2 && o.contains_key("value") && o["expires"].is_i64() => {
+                let now = self.world.now().unix_timestamp() * 1000;
+                (o["expires"].as_i64().unwrap_or(0) > now).then(|| o.remove("value").unwrap_or(Json::Null))
+            }
+            other => other,
+        }
+    }
+
     /// The variable's value as the save's transaction reads it (its default
     /// when nothing is saved), held to the run's budget while it is changed.
     fn stored_now(&mut self, name: &str, key: &str, span: Span) -> Result<(Option<Json>, Charge), Box<Diagnostic>> {
         let stored = self.store.get(key).map_err(|e| Box::new(store_failure(&e, span, format!("reading `{name}`"))))?;
+        let stored = self.live(name, stored);
         // Held while the value is changed (the run keeps only what it saves).
         let bytes = stored.as_ref().map_or(0, json_bytes) as u64;
         let held =
