@@ -794,3 +794,57 @@ fn a_value_that_expires_reads_as_its_default_once_it_has_lapsed_on_both_backends
         assert_eq!(warn("2026-11-29T21:00:00Z"), "Warned 2 times today.", "{store}");
     }
 }
+
+/// Issue 53, item 6: work a run keeps is listed by `blkc vars waiting`,
+/// soonest first (all of it, or one user's), replaced by its key, taken
+/// back by `cancel`, and bounded per user (B336), on both backends.
+#[test]
+fn waiting_work_is_kept_listed_replaced_cancelled_and_bounded_on_both_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/remind.blk"), dir.path().join("remind.blk")).unwrap();
+    for store in backends(dir.path()) {
+        let run = |user: &str, args: &[&str]| {
+            let mut all = vec!["run", "remind.blk", "--store", &store, "--now", "2026-11-28T09:00:00Z"];
+            let user = format!("user_id={user}");
+            all.extend(["--var", &user, "--var", "server_id=9"]);
+            all.extend(args);
+            blkc(dir.path(), &all)
+        };
+        let remind = |user: &str, when: &str, text: &str| {
+            let (when, text) = (format!("option_in={when}"), format!("option_text={text}"));
+            run(user, &["--command", "remind", "--var", &when, "--var", &text])
+        };
+        assert!(remind("1", "2h", "tea").status.success());
+        assert!(remind("1", "10m", "cake").status.success());
+        assert!(remind("2", "1d", "walk").status.success());
+        // The same key again replaces: tea now in 30 minutes.
+        assert!(remind("1", "30m", "tea").status.success());
+        let waiting = |args: &[&str]| {
+            let mut all = vec!["vars", "--store", &store, "waiting"];
+            all.extend(args);
+            stdout(&blkc(dir.path(), &all))
+        };
+        assert_eq!(
+            waiting(&[]),
+            "2026-11-28T09:10:00Z  user 1 in server 9  remind#1  key \"cake\"  note \"cake\"\n\
+             2026-11-28T09:30:00Z  user 1 in server 9  remind#1  key \"tea\"  note \"tea\"\n\
+             2026-11-29T09:00:00Z  user 2 in server 9  remind#1  key \"walk\"  note \"walk\"\n",
+            "{store}"
+        );
+        assert_eq!(waiting(&["--user", "2", "--server", "9"]).lines().count(), 1);
+        let listed = stdout(&run("1", &["--command", "reminders"]));
+        let (cake, tea) = (listed.find("• cake, <t:1795857000:R>"), listed.find("• tea, <t:1795858200:R>"));
+        assert!(cake.is_some() && tea.is_some() && cake < tea, "{listed}");
+        assert!(run("1", &["--command", "forget", "--var", "option_text=cake"]).status.success());
+        assert_eq!(waiting(&["--user", "1", "--server", "9"]).lines().count(), 1);
+        // 25 a user: the 26th is refused, and nothing of it kept.
+        for n in 0..25 {
+            assert!(remind("3", "1h", &format!("n{n}")).status.success());
+        }
+        let out = remind("3", "1h", "one too many");
+        assert_eq!(out.status.code(), Some(3));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("B336"), "{out:?}");
+        assert!(remind("3", "1h", "n0").status.success(), "a key kept already replaces");
+        assert_eq!(waiting(&["--user", "3", "--server", "9"]).lines().count(), 25);
+    }
+}

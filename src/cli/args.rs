@@ -144,6 +144,12 @@ pub enum VarsAction {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// List the work waiting to run (`after … { … }`), soonest first: every
+    /// piece, or those of `--user` (with `--server`) or `--server`
+    Waiting {
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
     /// Print one variable's value
     Get { name: String },
     /// Set a variable (the value is text unless --json)

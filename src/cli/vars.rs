@@ -15,7 +15,7 @@ use blkc::language::vocab::VarScope;
 /// backend alike (checked before any store is opened).
 fn check_name(action: &VarsAction) -> Result<(), Exit> {
     let name = match action {
-        VarsAction::List { .. } | VarsAction::Migrate | VarsAction::Shards { .. } => None,
+        VarsAction::List { .. } | VarsAction::Waiting { .. } | VarsAction::Migrate | VarsAction::Shards { .. } => None,
         VarsAction::Get { name } | VarsAction::Set { name, .. } | VarsAction::Delete { name } => Some(name),
     };
     match name.filter(|n| !blkc::language::syntax::template::is_ident(n)) {
@@ -27,7 +27,7 @@ fn check_name(action: &VarsAction) -> Result<(), Exit> {
 }
 
 fn open(location: &Location, path: &Path, action: &VarsAction) -> Result<Box<dyn Admin>, Exit> {
-    let reading = matches!(action, VarsAction::List { .. } | VarsAction::Get { .. });
+    let reading = matches!(action, VarsAction::List { .. } | VarsAction::Waiting { .. } | VarsAction::Get { .. });
     if reading && matches!(location, Location::Sqlite(_)) && !path.exists() {
         return Err(match action {
             VarsAction::Get { name } => {
@@ -119,6 +119,10 @@ pub fn vars(store_flag: Option<&str>, scope: &ScopeArgs, action: &VarsAction) ->
                 }
                 Exit::Success
             }
+            Err(e) => failed(e),
+        },
+        VarsAction::Waiting { format } => match waiting(store.as_mut(), scope, &ids, *format) {
+            Ok(()) => Exit::Success,
             Err(e) => failed(e),
         },
         VarsAction::Get { name } => match store.get(&key(name)) {
@@ -228,6 +232,48 @@ fn print_entry(e: &store::Entry, format: Format) {
             if let (Some(o), Some(p)) = (entry.as_object_mut(), place.as_object()) {
                 o.extend(p.clone());
             }
+            println!("{}", report::json(&entry, false))
+        }
+    }
+}
+
+/// `blkc vars waiting`: every piece, or with a scope's flags only that
+/// user's (in that server) or that server's.
+fn waiting(store: &mut dyn Admin, scope: VarScope, ids: &[&str], format: Format) -> Result<(), StoreError> {
+    let owner = match scope {
+        VarScope::User => Some(format!("user:{}", ids.join(":"))),
+        VarScope::Server => Some(format!("server:{}", ids.join(":"))),
+        _ => None,
+    };
+    let all = store.waiting(owner.as_deref())?;
+    all.iter().for_each(|piece| print_waiting(piece, format));
+    Ok(())
+}
+
+/// A piece of waiting work as `blkc vars waiting` lists it: when it is
+/// due, whose it is, the tree that runs, its key and note.
+fn print_waiting(piece: &blkc::run::store::later::Later, format: Format) {
+    let shown = piece.shown();
+    let whose: Vec<&str> = piece.owner.split(':').collect();
+    let whose = match whose.as_slice() {
+        ["user", "", user] => format!("user {user}"),
+        ["user", server, user] => format!("user {user} in server {server}"),
+        ["server", server] => format!("server {server}"),
+        _ => piece.owner.clone(),
+    };
+    match format {
+        Format::Text => {
+            let (key, note) = (blkc::base::display::one_line(&piece.key), blkc::base::display::one_line(&piece.note));
+            println!(
+                "{}  {whose}  {}  key \"{key}\"  note \"{note}\"",
+                shown["due"].as_str().unwrap_or(""),
+                piece.tree
+            );
+        }
+        Format::Json => {
+            let entry = serde_json::json!({
+                "due": shown["due"], "owner": whose, "tree": piece.tree, "key": piece.key, "note": piece.note,
+            });
             println!("{}", report::json(&entry, false))
         }
     }

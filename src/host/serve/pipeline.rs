@@ -97,6 +97,9 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
     let outcome = report.settle(outcome);
     shared.metrics.run_time(started.elapsed());
     let counted = if report.deferred && outcome == Outcome::Answered { Outcome::Deferred } else { outcome };
+    // Waiting work that ran is removed before its end is told: a run that
+    // follows it (`{waiting}`) no longer sees it.
+    drop(trigger.later.take());
     ended(shared, Ended::Trigger(&trigger), Ending { outcome: counted, report: Some(&report), trail, refused: None });
 }
 
