@@ -626,6 +626,67 @@ fn a_timed_event_ticks_when_the_page_asks() {
     assert_eq!((status, body.contains("not a timed event")), (400, true), "{body}");
 }
 
+/// Issue 53, item 9: the page lists the work waiting to run, and moves
+/// the bot's clock forward: what came due runs at once (its message
+/// reaches the page), and the list empties; a move by what is no duration
+/// is refused.
+#[test]
+fn the_page_moves_the_clock_and_the_waiting_work_runs() {
+    let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/remind.blk")).unwrap();
+    let played = play(&example, None, &["--offline"]);
+    let options = json!([{ "type": 3, "name": "in", "value": "10m" }, { "type": 3, "name": "text", "value": "tea" }]);
+    let answered = played.send(json!({ "type": 2, "data": { "type": 1, "name": "remind", "options": options } }));
+    assert!(answered["answer"]["data"]["content"].as_str().unwrap().starts_with("I will remind you <t:"), "{answered}");
+    let waiting: Value = serde_json::from_str(&played.get("/play/waiting").2).unwrap();
+    assert_eq!(waiting["count"], 1, "{waiting}");
+    assert_eq!((&waiting["waiting"][0]["tree"], &waiting["waiting"][0]["note"]), (&json!("remind#1"), &json!("tea")));
+    let (status, body) = played.post("/play/clock", br#"{"forward":"5m"}"#, &[]);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["ran"], 0, "not due yet: {body}");
+    let (status, body) = played.post("/play/clock", br#"{"forward":"5m"}"#, &[]);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["ran"], 1, "{body}");
+    let runs = played.runs(2);
+    assert!(runs.iter().any(|r| r["kind"] == "later" && r["name"] == "remind#1" && r["outcome"] == "ran"), "{runs:?}");
+    let calls: Value = serde_json::from_str(&played.get("/play/calls?after=0").2).unwrap();
+    let message = calls["calls"].as_array().unwrap().iter().find(|c| c["kind"] == "message").unwrap();
+    assert_eq!(message["body"]["content"], "⏰ <@1001>: tea");
+    let waiting: Value = serde_json::from_str(&played.get("/play/waiting").2).unwrap();
+    assert_eq!(waiting["count"], 0, "{waiting}");
+    let (status, body) = played.post("/play/clock", br#"{"forward":"soon"}"#, &[]);
+    assert_eq!((status, body.contains("not a duration")), (400, true), "{body}");
+}
+
+/// The clock control in a real browser: the waiting reminder is listed,
+/// the clock moved by the page's form, and the reminder drawn in the chat.
+#[test]
+fn the_clock_is_moved_from_the_page_in_a_real_browser() {
+    let Some(driver) = chromedriver() else { return };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/remind.blk")).unwrap();
+    let played = play(&example, None, &["--offline"]);
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let options =
+            json!([{ "type": 3, "name": "in", "value": "10m" }, { "type": 3, "name": "text", "value": "tea" }]);
+        played.send(json!({ "type": 2, "data": { "type": 1, "name": "remind", "options": options } }));
+        let css = |c: &'static str| {
+            let browser = browser.clone();
+            move || {
+                let browser = browser.clone();
+                async move { browser.find(fantoccini::Locator::Css(c)).await.unwrap().text().await.unwrap() }
+            }
+        };
+        wait_for(css("#waiting"), |t| t.contains("remind#1") && t.contains("tea")).await;
+        browser.find(fantoccini::Locator::Css("#clock button")).await.unwrap().click().await.unwrap();
+        wait_for(css("#messages"), |t| t.contains("The clock moved forward by 10m") && t.contains("tea")).await;
+        wait_for(css("#messages"), |t| t.contains("⏰")).await;
+        wait_for(css("#waiting"), |t| !t.contains("remind#1")).await;
+        browser.close().await.unwrap();
+    });
+}
+
 /// The café (tests/fixtures/play/cafe.blk), its program with `@API@` the
 /// loopback API server's base.
 fn cafe(api: &TestServer) -> String {

@@ -56,6 +56,8 @@ pub fn play(args: &PlayArgs) -> Exit {
     play.webhook_secrets(&plan, &mut config.inputs);
     config.loaded = Some(serve::Loaded { checked, plan, stamp });
     config.hooks = Some(play.hooks());
+    let _ = play.store.set(config.store.clone());
+    let _ = play.clock.set(config.clock.clone());
     // The page is offered once the bot serves, or not at all.
     let (started, serving) = std::sync::mpsc::channel::<Result<(), String>>();
     let ready = (play.clone(), started.clone());
@@ -173,6 +175,6 @@ fn config(args: &PlayArgs, play: &Play, store: blkc::run::store::Backend) -> Res
         loaded: None,
         on_ready: None,
         hooks: None,
-        clock: super::serve::test_clock(),
+        clock: super::serve::test_clock().moved_by(play.moved.clone()),
     })
 }

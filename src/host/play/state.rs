@@ -67,6 +67,12 @@ pub struct Play {
     pub(super) identified: std::sync::atomic::AtomicBool,
     /// Timed events to tick now: sent here, heard by serve's timers.
     ticks: (crossbeam_channel::Sender<String>, crossbeam_channel::Receiver<String>),
+    /// How far the page moved the bot's clock forward (ms).
+    pub moved: std::sync::Arc<std::sync::atomic::AtomicI64>,
+    /// The store serve keeps in (its waiting work is listed), and serve's
+    /// clock (which `moved` moves).
+    pub store: std::sync::OnceLock<crate::run::store::Backend>,
+    pub clock: std::sync::OnceLock<crate::host::serve::clock::Clock>,
     /// Asks serve for the waiting work due now (the clock moved).
     later: (
         crossbeam_channel::Sender<crossbeam_channel::Sender<usize>>,
@@ -110,6 +116,9 @@ impl Play {
             dispatches: Mutex::new(Vec::new()),
             identified: std::sync::atomic::AtomicBool::new(false),
             ticks: crossbeam_channel::bounded(16),
+            moved: std::sync::Arc::default(),
+            store: std::sync::OnceLock::new(),
+            clock: std::sync::OnceLock::new(),
             later: crossbeam_channel::bounded(1),
             closed: std::sync::atomic::AtomicBool::new(false),
             acted: Mutex::new(super::acted::Acted::default()),
@@ -416,6 +425,47 @@ impl Play {
         answer.recv_timeout(within).ok()
     }
 
+    /// Moves the bot's clock forward by `by` (`"10m"`), and runs the
+    /// waiting work now due: the bot's time now, and how many pieces ran.
+    pub fn move_clock(&self, by: &str) -> Result<(String, usize), PlayError> {
+        let seconds =
+            crate::language::vocab::parse_duration(by).map_err(|_| PlayError::NotADuration(by.to_string()))?;
+        let before = self.due_now(Duration::from_secs(10)).unwrap_or(0);
+        let ms = i64::try_from(seconds.saturating_mul(1000)).unwrap_or(i64::MAX);
+        self.moved.fetch_add(ms, std::sync::atomic::Ordering::SeqCst);
+        let ran = self.due_now(Duration::from_secs(10)).unwrap_or(before).saturating_sub(before);
+        Ok((self.clock_now(), ran))
+    }
+
+    /// The bot's time now, as serve's clock reads it.
+    fn clock_now(&self) -> String {
+        let ms = self.clock.get().map_or_else(crate::host::serve::clock::epoch_ms, |c| c.now_ms());
+        let t =
+            time::OffsetDateTime::from_unix_timestamp(ms.div_euclid(1000)).unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+        crate::base::when::written(t)
+    }
+
+    /// The work waiting in serve's store, soonest first, as the page lists
+    /// it: when each is due, whose, its tree, key and note.
+    pub fn waiting(&self) -> Value {
+        let pieces = match self.store.get().map(|s| s.run_store().waiting(None)) {
+            Some(Ok(pieces)) => pieces,
+            Some(Err(e)) => return serde_json::json!({ "error": e.to_string() }),
+            None => Vec::new(),
+        };
+        let shown: Vec<Value> = pieces
+            .iter()
+            .take(100)
+            .map(|p| {
+                let mut v = p.shown();
+                v["owner"] = Value::String(p.owner.clone());
+                v["tree"] = Value::String(p.tree.clone());
+                v
+            })
+            .collect();
+        serde_json::json!({ "now": self.clock_now(), "waiting": shown, "count": pieces.len() })
+    }
+
     /// Ticks the timed event `name` now (the file's, as last read well).
     pub fn tick(&self, name: &str) -> Result<(), PlayError> {
         let file = self.file.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -570,6 +620,8 @@ pub enum PlayError {
     Gateway(std::io::Error),
     /// Serve refused a webhook play posted, with this status.
     Webhook(String, u16),
+    /// The page asked to move the clock by what is no duration.
+    NotADuration(String),
 }
 
 impl std::fmt::Display for PlayError {
@@ -584,6 +636,9 @@ impl std::fmt::Display for PlayError {
             PlayError::NoAnswer(e) => write!(f, "the bot did not answer: {e}"),
             PlayError::Gateway(e) => write!(f, "cannot open the Gateway: {e}"),
             PlayError::Webhook(name, status) => write!(f, "the bot answered webhook `{name}` with {status}"),
+            PlayError::NotADuration(by) => {
+                write!(f, "`{}` is not a duration like 10m, 2h30m or 1d", crate::base::display::one_line(by))
+            }
         }
     }
 }

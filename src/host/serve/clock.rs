@@ -34,6 +34,12 @@ impl Clock {
         Clock { test: None, moved: Some(moved) }
     }
 
+    /// This clock, moved forward by what `moved` holds as well (`blkc
+    /// play`'s clock control).
+    pub fn moved_by(self, moved: std::sync::Arc<std::sync::atomic::AtomicI64>) -> Clock {
+        Clock { moved: Some(moved), ..self }
+    }
+
     /// `START_MS,ANCHOR_MS,SPEED` (`BLKC_TEST_CLOCK`, read by the command
     /// line): a clock that reads `START_MS` at the system's `ANCHOR_MS` and
     /// runs `SPEED` times as fast; `None` for any other text.

@@ -568,9 +568,33 @@ async function file() {
   $("diagnostics").textContent = shown.join("\n");
 }
 
+// The work waiting to run, and the bot's clock (which the page can move
+// forward, so that a reminder comes now).
+async function waiting() {
+  const w = await (await fetch("/play/waiting")).json();
+  $("clock-now").textContent = w.now || "";
+  $("waiting").replaceChildren(...(w.waiting || []).map((p) => {
+    const li = document.createElement("li");
+    li.textContent = `${p.due}  ${p.tree}` + (p.key ? `  key "${p.key}"` : "") + (p.note ? `  ${p.note}` : "");
+    return li;
+  }));
+}
+
+async function moveClock(e) {
+  e.preventDefault();
+  const by = $("clock-by").value;
+  const r = await fetch("/play/clock", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ forward: by }) });
+  const answer = await r.json();
+  const li = add("message");
+  li.textContent = r.ok ? `The clock moved forward by ${by}: ${answer.now}` : `The clock did not move: ${answer.error || r.status}`;
+  await waiting();
+}
+
 async function start() {
   await file();
-  setInterval(() => file().catch(() => {}), 2000);
+  await waiting().catch(() => {});
+  setInterval(() => { file().catch(() => {}); waiting().catch(() => {}); }, 2000);
+  $("clock").addEventListener("submit", moveClock);
   $("command").addEventListener("input", showOptions);
   $("user-name").addEventListener("input", () => { $("who-name").textContent = $("user-name").value; });
   $("events").addEventListener("submit", fire);
