@@ -447,22 +447,34 @@ impl Trigger {
     ) -> Trigger {
         let tick = crate::language::schedule::rfc3339(at);
         let vars = vec![("channel_id".to_string(), channel.clone()), ("tick_time".to_string(), tick.clone())];
-        let plan_tree = &loaded.plan.trees[tree];
-        let about = About::Timer { name: plan_tree.name.clone(), tick };
-        let gates = super::gate::Gates::of(&loaded.plan, plan_tree, &vars, None);
+        let about = About::Timer { name: loaded.plan.trees[tree].name.clone(), tick };
+        let mut trigger = Trigger::own((loaded, tree), vars, Some(channel), about);
+        trigger.tick = Some(hold);
+        trigger
+    }
+
+    /// A run the server starts on its own (a tick, waiting work): tree
+    /// `tree` of `loaded` with `vars`, its replies posted to `channel`.
+    fn own(
+        (loaded, tree): (Arc<Loaded>, usize),
+        vars: Vec<(String, String)>,
+        channel: Option<String>,
+        about: About,
+    ) -> Trigger {
+        let gates = super::gate::Gates::of(&loaded.plan, &loaded.plan.trees[tree], &vars, None);
         Trigger {
             tree,
             gates,
             loaded,
             mentions: Vec::new(),
             vars: Ok(vars),
-            target: Target::Channel(Some(channel)),
+            target: Target::Channel(channel),
             dedupe: None,
             received: Instant::now(),
             about,
             standing: None,
             guards: Vec::new(),
-            tick: Some(hold),
+            tick: None,
             later: None,
             request: None,
         }
@@ -485,23 +497,9 @@ impl Trigger {
             .collect();
         let channel = vars.iter().find(|(k, _)| k == "channel_id").map(|(_, v)| v.clone()).filter(|c| !c.is_empty());
         let about = About::Later { tree: piece.tree.clone(), key: piece.key.clone() };
-        let gates = super::gate::Gates::of(&loaded.plan, &loaded.plan.trees[tree], &vars, None);
-        Trigger {
-            tree,
-            gates,
-            loaded,
-            mentions: Vec::new(),
-            vars: Ok(vars),
-            target: Target::Channel(channel),
-            dedupe: None,
-            received: Instant::now(),
-            about,
-            standing: None,
-            guards: Vec::new(),
-            tick: None,
-            later: Some(hold),
-            request: None,
-        }
+        let mut trigger = Trigger::own((loaded, tree), vars, channel, about);
+        trigger.later = Some(hold);
+        trigger
     }
 
     pub fn tree(&self) -> &Tree {
