@@ -639,7 +639,10 @@ fn the_page_moves_the_clock_and_the_waiting_work_runs() {
     assert!(answered["answer"]["data"]["content"].as_str().unwrap().starts_with("I will remind you <t:"), "{answered}");
     let waiting: Value = serde_json::from_str(&played.get("/play/waiting").2).unwrap();
     assert_eq!(waiting["count"], 1, "{waiting}");
-    assert_eq!((&waiting["waiting"][0]["tree"], &waiting["waiting"][0]["note"]), (&json!("remind#1"), &json!("tea")));
+    assert_eq!(
+        (&waiting["waiting"][0]["tree"], &waiting["waiting"][0]["note"]),
+        (&json!("remind#9169a528"), &json!("tea"))
+    );
     let (status, body) = played.post("/play/clock", br#"{"forward":"5m"}"#, &[]);
     assert_eq!(status, 200, "{body}");
     assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["ran"], 0, "not due yet: {body}");
@@ -647,7 +650,10 @@ fn the_page_moves_the_clock_and_the_waiting_work_runs() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["ran"], 1, "{body}");
     let runs = played.runs(2);
-    assert!(runs.iter().any(|r| r["kind"] == "later" && r["name"] == "remind#1" && r["outcome"] == "ran"), "{runs:?}");
+    assert!(
+        runs.iter().any(|r| r["kind"] == "later" && r["name"] == "remind#9169a528" && r["outcome"] == "ran"),
+        "{runs:?}"
+    );
     let calls: Value = serde_json::from_str(&played.get("/play/calls?after=0").2).unwrap();
     let message = calls["calls"].as_array().unwrap().iter().find(|c| c["kind"] == "message").unwrap();
     assert_eq!(message["body"]["content"], "⏰ <@1001>: tea");
@@ -678,11 +684,11 @@ fn the_clock_is_moved_from_the_page_in_a_real_browser() {
                 async move { browser.find(fantoccini::Locator::Css(c)).await.unwrap().text().await.unwrap() }
             }
         };
-        wait_for(css("#waiting"), |t| t.contains("remind#1") && t.contains("tea")).await;
+        wait_for(css("#waiting"), |t| t.contains("remind#9169a528") && t.contains("tea")).await;
         browser.find(fantoccini::Locator::Css("#clock button")).await.unwrap().click().await.unwrap();
         wait_for(css("#messages"), |t| t.contains("The clock moved forward by 10m") && t.contains("tea")).await;
         wait_for(css("#messages"), |t| t.contains("⏰")).await;
-        wait_for(css("#waiting"), |t| !t.contains("remind#1")).await;
+        wait_for(css("#waiting"), |t| !t.contains("remind#9169a528")).await;
         browser.close().await.unwrap();
     });
 }

@@ -826,9 +826,9 @@ fn waiting_work_is_kept_listed_replaced_cancelled_and_bounded_on_both_backends()
         };
         assert_eq!(
             waiting(&[]),
-            "2026-11-28T09:10:00Z  user 1 in server 9  remind#1  key \"cake\"  note \"cake\"\n\
-             2026-11-28T09:30:00Z  user 1 in server 9  remind#1  key \"tea\"  note \"tea\"\n\
-             2026-11-29T09:00:00Z  user 2 in server 9  remind#1  key \"walk\"  note \"walk\"\n",
+            "2026-11-28T09:10:00Z  user 1 in server 9  remind#9169a528  key \"cake\"  note \"cake\"\n\
+             2026-11-28T09:30:00Z  user 1 in server 9  remind#9169a528  key \"tea\"  note \"tea\"\n\
+             2026-11-29T09:00:00Z  user 2 in server 9  remind#9169a528  key \"walk\"  note \"walk\"\n",
             "{store}"
         );
         assert_eq!(waiting(&["--user", "2", "--server", "9"]).lines().count(), 1);

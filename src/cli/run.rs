@@ -538,7 +538,7 @@ fn print_action(out: &mut dyn Write, a: &blkc::run::eval::ActionEvent) {
     let _ = writeln!(out, "{line}{how}");
 }
 
-/// Work kept to run later, or taken back: `⏲ waits until …: `remind#1``.
+/// Work kept to run later, or taken back: `⏲ waits until …: `remind#9169a528``.
 fn print_later(out: &mut dyn Write, event: &Event) {
     match event {
         Event::Later { tree, due, key, note, .. } => {

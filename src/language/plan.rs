@@ -1388,32 +1388,42 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
     Ok(plan)
 }
 
-/// Moves each `after`'s body into a tree of its own, `TREE#N` (the Nth
-/// `after` of tree TREE, in the order written; one inside another's body
-/// is that body's tree's), which its step names: what waits in the store
-/// names the tree it runs. Trees made so come after the file's.
+/// Moves each `after`'s body into a tree of its own, which its step names:
+/// what waits in the store names the tree it runs. The name is the parent
+/// tree's and a digest of the body's steps as written (their places left
+/// out), `remind#3fa94c1e`: an edit elsewhere in the file keeps it, so
+/// work kept before the edit runs the same body after it; an edit of the
+/// body makes a new name, and work kept for the old body is removed when
+/// it comes due (logged), never run with another body. A second body alike
+/// in one tree is `…-2`. Trees made so come after the file's.
 fn hoist_later(trees: &mut Vec<Tree>) {
-    fn take(steps: &mut [Step], parent: &str, n: &mut usize, out: &mut Vec<Tree>) {
+    fn take(steps: &mut [Step], parent: &str, seen: &mut Vec<String>, out: &mut Vec<Tree>) {
         for step in steps {
             if let Step::Later(l) = step {
-                *n += 1;
-                l.tree = format!("{parent}#{n}");
+                let steps = std::mem::take(&mut l.steps);
+                let mut name = format!("{parent}#{}", body_digest(&steps));
+                let alike = seen.iter().filter(|s| **s == name).count();
+                seen.push(name.clone());
+                if alike > 0 {
+                    name = format!("{name}-{}", alike + 1);
+                }
+                l.tree = name.clone();
                 out.push(Tree {
                     kind: TreeKind::Later,
-                    name: l.tree.clone(),
+                    name,
                     cooldown: None,
                     timer: None,
                     webhook: None,
                     menu: None,
                     guards: Vec::new(),
                     options: Vec::new(),
-                    steps: std::mem::take(&mut l.steps),
+                    steps,
                     failed: None,
                 });
                 continue;
             }
             for nested in step.nested_mut() {
-                take(nested, parent, n, out);
+                take(nested, parent, seen, out);
             }
         }
     }
@@ -1422,13 +1432,32 @@ fn hoist_later(trees: &mut Vec<Tree>) {
         let mut made = Vec::new();
         let parent = trees[next].name.clone();
         let failed = trees[next].failed.clone();
-        take(&mut trees[next].steps, &parent, &mut 0, &mut made);
+        take(&mut trees[next].steps, &parent, &mut Vec::new(), &mut made);
         for tree in &mut made {
             tree.failed = failed.clone();
         }
         trees.extend(made);
         next += 1;
     }
+}
+
+/// Eight hex digits of the SHA-256 of `steps` as the plan writes them,
+/// without their places in the file (`span`).
+fn body_digest(steps: &[Step]) -> String {
+    fn placeless(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(o) => {
+                o.remove("span");
+                o.values_mut().for_each(placeless);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(placeless),
+            _ => {}
+        }
+    }
+    use sha2::Digest as _;
+    let mut json = serde_json::to_value(steps).unwrap_or_default();
+    placeless(&mut json);
+    hex::encode(&sha2::Sha256::digest(json.to_string().as_bytes())[..4])
 }
 
 /// A tree as the trees that run (`ast::File::trees`, in its order): a

@@ -285,7 +285,7 @@ impl Host for Fresh {
         self.current().claim_due(now_ms, until_ms, me)
     }
 
-    fn renew_later(&self, ids: &[String], me: &str, until_ms: i64) -> Result<(), StoreError> {
+    fn renew_later(&self, ids: &[String], me: &str, until_ms: i64) -> Result<usize, StoreError> {
         self.current().renew_later(ids, me, until_ms)
     }
 

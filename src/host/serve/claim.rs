@@ -65,8 +65,27 @@ impl LaterHold {
         LaterHold { id, me, store, held, ran: false }
     }
 
-    /// The run started: its end removes the piece.
-    pub fn started(&mut self) {
+    /// The run starts once its claim is still this process's, renewed
+    /// until `until_ms`: its end removes the piece. False when another
+    /// process took the piece over meanwhile (this one was held up past
+    /// the lease): then it must not run, and the other's claim stands.
+    pub fn start(&mut self, until_ms: i64) -> bool {
+        match self.store.renew_later(std::slice::from_ref(&self.id), self.me, until_ms) {
+            Ok(0) => false,
+            Ok(_) => {
+                self.ran = true;
+                true
+            }
+            // The store cannot say: fail closed; the lease lapses.
+            Err(e) => {
+                tracing::warn!(id = self.id.as_str(), error = %e, "waiting work not run: its claim could not be checked");
+                false
+            }
+        }
+    }
+
+    /// Removed without running (its tree is gone).
+    pub fn drop_unrun(mut self) {
         self.ran = true;
     }
 }

@@ -120,8 +120,7 @@ fn queue(shared: &Arc<Shared>, held: &Held, piece: Later) {
     let hold = LaterHold::new(piece.id.clone(), super::share::me(), shared.bot.store.clone(), held.clone());
     let Some(tree) = loaded.plan.trees.iter().position(|t| t.kind == TreeKind::Later && t.name == piece.tree) else {
         tracing::warn!(tree = piece.tree.as_str(), "waiting work whose `after` the file no longer has is removed");
-        let mut hold = hold;
-        hold.started();
+        hold.drop_unrun();
         let about = About::Later { tree: piece.tree.clone(), key: piece.key.clone() };
         ended(shared, Ended::Before { about, received: std::time::Instant::now() }, Ending::of(Outcome::Failed));
         return;
@@ -142,7 +141,7 @@ fn renew(shared: &Shared, held: &Held) {
         return;
     }
     let until = shared.clock.now_ms() + LEASE_MS;
-    if let Err(e) = shared.bot.store.renew_later(&ids, super::share::me(), until) {
+    if let Err(e) = shared.bot.store.renew_later(&ids, super::share::me(), until).map(|_| ()) {
         tracing::warn!(error = %e, "claims of waiting work could not be renewed; another process may take them over");
     }
 }

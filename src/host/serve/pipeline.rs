@@ -34,7 +34,10 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
         tick.started();
     }
     if let Some(later) = trigger.later.as_mut() {
-        later.started();
+        let until = shared.clock.now_ms() + super::later::LEASE_MS;
+        if !later.start(until) {
+            return ended(shared, Ended::Trigger(&trigger), Ending::of(Outcome::Duplicate));
+        }
     }
     // A keystroke whose answer time has passed while it waited for a
     // thread was offered no choices already: it does not run.

@@ -81,9 +81,10 @@ pub trait Host: Send + Sync + std::fmt::Debug {
         Ok(Vec::new())
     }
 
-    /// Keeps `me`'s claims of `ids` until `until_ms` (their runs go on).
-    fn renew_later(&self, _ids: &[String], _me: &str, _until_ms: i64) -> Result<(), StoreError> {
-        Ok(())
+    /// Keeps `me`'s claims of `ids` until `until_ms` (their runs go on):
+    /// how many were still `me`'s.
+    fn renew_later(&self, ids: &[String], _me: &str, _until_ms: i64) -> Result<usize, StoreError> {
+        Ok(ids.len())
     }
 
     /// Removes waiting work `id`, which `me` claimed and ran.
@@ -151,7 +152,7 @@ impl Host for SharedStore {
         self.0.claim_due(now_ms, until_ms, me)
     }
 
-    fn renew_later(&self, ids: &[String], me: &str, until_ms: i64) -> Result<(), StoreError> {
+    fn renew_later(&self, ids: &[String], me: &str, until_ms: i64) -> Result<usize, StoreError> {
         self.0.renew_later(ids, me, until_ms)
     }
 

@@ -32,7 +32,7 @@ pub struct Later {
     pub key: String,
     /// When it is due: ms since the epoch, on the bot's clock.
     pub due_ms: i64,
-    /// The plan's tree that runs (`remind#1`).
+    /// The plan's tree that runs (`remind#9169a528`: `plan::hoist_later` names it).
     pub tree: String,
     /// What `{waiting}` shows of it.
     pub note: String,

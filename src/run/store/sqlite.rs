@@ -68,10 +68,11 @@ impl Host for SqliteHost {
         Ok(claimed)
     }
 
-    fn renew_later(&self, ids: &[String], me: &str, until_ms: i64) -> Result<(), StoreError> {
+    fn renew_later(&self, ids: &[String], me: &str, until_ms: i64) -> Result<usize, StoreError> {
         let store = Store::open(&self.path)?;
+        let mut kept = 0;
         for id in ids {
-            store
+            kept += store
                 .conn
                 .execute(
                     "UPDATE blkc_later SET claim_until = ?3 WHERE id = ?1 AND claimed_by = ?2",
@@ -79,7 +80,7 @@ impl Host for SqliteHost {
                 )
                 .map_err(|e| describe(&self.path, e))?;
         }
-        Ok(())
+        Ok(kept)
     }
 
     fn done_later(&self, id: &str, me: &str) -> Result<(), StoreError> {

@@ -37,11 +37,11 @@ impl Pool {
         Ok(claimed)
     }
 
-    pub fn renew_later(&self, ids: &[String], me: &str, until_ms: i64) -> Result<(), StoreError> {
+    pub fn renew_later(&self, ids: &[String], me: &str, until_ms: i64) -> Result<usize, StoreError> {
         let ids = ids.to_vec();
         self.with_conn(false, |conn| {
             let sql = "UPDATE blkc_later SET claim_until = $3 WHERE id = ANY($1) AND claimed_by = $2";
-            conn.execute(sql, &[&ids, &me, &until_ms]).map(|_| ())
+            conn.execute(sql, &[&ids, &me, &until_ms]).map(|n| n as usize)
         })
     }
 
