@@ -774,6 +774,7 @@ const NODE_WORDS: &[&str] = &[
     "with",
     "together",
     "cancel",
+    "at",
 ];
 
 /// Whether an action's subject, or a name after `to`, can be `word`: not a

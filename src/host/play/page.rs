@@ -65,6 +65,24 @@ fn own(play: &Play, req: &Request<Incoming>) -> bool {
     host_ok && origin_ok
 }
 
+/// `GET /play/waiting`: the work waiting, and the bot's clock; `POST
+/// /play/clock` with `{"forward": "10m"}`: the clock moves, and what came
+/// due runs.
+async fn clock(play: &Arc<Play>, method: &Method, body: &[u8]) -> Reply {
+    let play = play.clone();
+    if method == Method::GET {
+        let listed = tokio::task::spawn_blocking(move || play.waiting()).await.unwrap_or(Value::Null);
+        return json_reply(StatusCode::OK, &listed);
+    }
+    let asked: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let by = asked["forward"].as_str().unwrap_or_default().to_string();
+    match tokio::task::spawn_blocking(move || play.move_clock(&by)).await {
+        Ok(Ok((now, ran))) => json_reply(StatusCode::OK, &json!({ "now": now, "ran": ran })),
+        Ok(Err(why)) => json_reply(StatusCode::BAD_REQUEST, &json!({ "error": why.to_string() })),
+        Err(_) => json_reply(StatusCode::INTERNAL_SERVER_ERROR, &json!({ "error": "the clock did not move" })),
+    }
+}
+
 pub async fn route(play: &Arc<Play>, req: Request<Incoming>) -> Reply {
     if !own(play, &req) {
         return respond(StatusCode::FORBIDDEN, "text/plain", "this is blkc play's own address: open it as printed\n");
@@ -104,22 +122,7 @@ pub async fn route(play: &Arc<Play>, req: Request<Incoming>) -> Reply {
             json_reply(StatusCode::OK, &json!({ "after": after, "next": next, "calls": calls }))
         }
         (&Method::POST, "/play/interaction") => interaction(play, &body).await,
-        (&Method::GET, "/play/waiting") => {
-            let play = play.clone();
-            let listed = tokio::task::spawn_blocking(move || play.waiting()).await.unwrap_or(Value::Null);
-            json_reply(StatusCode::OK, &listed)
-        }
-        (&Method::POST, "/play/clock") => {
-            // `{"forward": "10m"}`: the bot's clock moves, and what came due runs.
-            let asked: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            let by = asked["forward"].as_str().unwrap_or_default().to_string();
-            let play = play.clone();
-            match tokio::task::spawn_blocking(move || play.move_clock(&by)).await {
-                Ok(Ok((now, ran))) => json_reply(StatusCode::OK, &json!({ "now": now, "ran": ran })),
-                Ok(Err(why)) => json_reply(StatusCode::BAD_REQUEST, &json!({ "error": why.to_string() })),
-                Err(_) => json_reply(StatusCode::INTERNAL_SERVER_ERROR, &json!({ "error": "the clock did not move" })),
-            }
-        }
+        (&Method::GET, "/play/waiting") | (&Method::POST, "/play/clock") => clock(play, &method, &body).await,
         (&Method::POST, "/play/event") => {
             let asked: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
             // (A webhook is posted to serve: off the page's threads.)
