@@ -13,7 +13,10 @@ use crate::language::ast::{File, Ident, Node, ReplyItem};
 
 pub fn check(file: &File, out: &mut Findings) {
     for tree in file.trees() {
-        walk(&tree.body, &mut Vec::new(), out);
+        // A webhook event's request is a block run before the tree's nodes.
+        let mut outside: Outside = tree.webhook.iter().map(|w| (w.block.name.name.to_string(), w.span)).collect();
+        walk(&tree.body, &mut outside, out);
+        owner_known(tree, &tree.body, out);
     }
 }
 
@@ -53,6 +56,53 @@ fn walk(nodes: &[Node], outside: &mut Outside, out: &mut Findings) {
             Node::Together(b, _) | Node::Failed(b, _) => walk(&b.body, outside, out),
             _ => {}
         }
+    }
+}
+
+/// B142: work kept per user (the default) in a tree whose trigger has no
+/// user, or per server in one with no server (a timed event, a webhook).
+fn owner_known(tree: &crate::language::ast::Tree, nodes: &[Node], out: &mut Findings) {
+    let provided = crate::language::model::trigger_variables(tree);
+    for node in nodes {
+        let (scope, span) = match node {
+            Node::Later(l) => (l.scope.as_ref(), l.head),
+            Node::Cancel(c) => (c.scope.as_ref(), c.span),
+            _ => {
+                nested(node).into_iter().for_each(|b| owner_known(tree, b, out));
+                continue;
+            }
+        };
+        let needed = if scope.is_some_and(|s| s.name == "server") { "server_id" } else { "user_id" };
+        if !provided.contains(&needed) {
+            out.push(
+                Diagnostic::new(
+                    Code::ScopeNotInTree,
+                    format!("work that waits is kept for its owner, and `{}` {}s have no `{needed}`", tree.name.name, tree.kind.as_str()),
+                )
+                .label(span, "kept here")
+                .related(tree.name.span, format!("this {} gives no {}", tree.kind.as_str(), &needed[..needed.len() - 3]))
+                .help("write `per server` where the trigger has a server; a timed event or a webhook keeps no work that waits (a timed event runs again on its own)"),
+            );
+        }
+        if let Node::Later(l) = node {
+            owner_known(tree, &l.body.body, out);
+        }
+    }
+}
+
+/// The branches inside a node that may hold work that waits.
+fn nested(node: &Node) -> Vec<&[Node]> {
+    match node {
+        Node::If(i) => i
+            .links
+            .iter()
+            .map(|l| l.then.body.as_slice())
+            .chain(i.otherwise.iter().map(|o| o.body.as_slice()))
+            .collect(),
+        Node::For(f) => vec![&f.body.body],
+        Node::With(w) => vec![&w.body.body],
+        Node::Together(b, _) | Node::Failed(b, _) => vec![&b.body],
+        _ => Vec::new(),
     }
 }
 
