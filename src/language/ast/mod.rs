@@ -425,6 +425,24 @@ impl GuardValue {
 }
 
 impl Node {
+    /// The node lists inside it that run where it stands (an `if`'s
+    /// branches, a loop's body, a `with`'s, a `together`'s, a `failed`'s):
+    /// not an `after`'s body, which runs later, in a run of its own.
+    pub fn branches(&self) -> Vec<&[Node]> {
+        match self {
+            Node::If(i) => i
+                .links
+                .iter()
+                .map(|l| l.then.body.as_slice())
+                .chain(i.otherwise.iter().map(|o| o.body.as_slice()))
+                .collect(),
+            Node::For(f) => vec![&f.body.body],
+            Node::With(w) => vec![&w.body.body],
+            Node::Together(b, _) | Node::Failed(b, _) => vec![&b.body],
+            _ => Vec::new(),
+        }
+    }
+
     pub fn span(&self) -> Span {
         match self {
             Node::Option(n) => n.span,

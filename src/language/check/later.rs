@@ -44,17 +44,7 @@ fn walk(nodes: &[Node], outside: &mut Outside, out: &mut Findings) {
                 }
                 walk(&f.body.body, outside, out);
             }
-            Node::If(i) => {
-                for link in &i.links {
-                    walk(&link.then.body, outside, out);
-                }
-                if let Some(o) = &i.otherwise {
-                    walk(&o.body, outside, out);
-                }
-            }
-            Node::With(w) => walk(&w.body.body, outside, out),
-            Node::Together(b, _) | Node::Failed(b, _) => walk(&b.body, outside, out),
-            _ => {}
+            other => other.branches().into_iter().for_each(|b| walk(b, outside, out)),
         }
     }
 }
@@ -68,7 +58,7 @@ fn owner_known(tree: &crate::language::ast::Tree, nodes: &[Node], out: &mut Find
             Node::Later(l) => (l.scope.as_ref(), l.head),
             Node::Cancel(c) => (c.scope.as_ref(), c.span),
             _ => {
-                nested(node).into_iter().for_each(|b| owner_known(tree, b, out));
+                node.branches().into_iter().for_each(|b| owner_known(tree, b, out));
                 continue;
             }
         };
@@ -87,22 +77,6 @@ fn owner_known(tree: &crate::language::ast::Tree, nodes: &[Node], out: &mut Find
         if let Node::Later(l) = node {
             owner_known(tree, &l.body.body, out);
         }
-    }
-}
-
-/// The branches inside a node that may hold work that waits.
-fn nested(node: &Node) -> Vec<&[Node]> {
-    match node {
-        Node::If(i) => i
-            .links
-            .iter()
-            .map(|l| l.then.body.as_slice())
-            .chain(i.otherwise.iter().map(|o| o.body.as_slice()))
-            .collect(),
-        Node::For(f) => vec![&f.body.body],
-        Node::With(w) => vec![&w.body.body],
-        Node::Together(b, _) | Node::Failed(b, _) => vec![&b.body],
-        _ => Vec::new(),
     }
 }
 
@@ -143,20 +117,7 @@ fn held(nodes: &[Node], head: Span, out: &mut Findings) {
                     .help("move it out of the `after`; to reach the user in private later, `dm \"{user_id}\" \"…\"`"),
             );
         }
-        match node {
-            Node::If(i) => {
-                for link in &i.links {
-                    held(&link.then.body, head, out);
-                }
-                if let Some(o) = &i.otherwise {
-                    held(&o.body, head, out);
-                }
-            }
-            Node::For(f) => held(&f.body.body, head, out),
-            Node::With(w) => held(&w.body.body, head, out),
-            Node::Together(b, _) => held(&b.body, head, out),
-            _ => {}
-        }
+        node.branches().into_iter().for_each(|b| held(b, head, out));
     }
 }
 

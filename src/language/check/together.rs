@@ -19,21 +19,10 @@ pub fn check(file: &File, out: &mut Findings) {
 /// Every `with` of `nodes`, in every branch.
 fn each_with<'a>(nodes: &'a [Node], f: &mut impl FnMut(&'a crate::language::ast::WithNode)) {
     for node in nodes {
-        match node {
-            Node::With(w) => {
-                f(w);
-                each_with(&w.body.body, f);
-            }
-            Node::Together(b, _) | Node::Failed(b, _) => each_with(&b.body, f),
-            Node::For(l) => each_with(&l.body.body, f),
-            Node::If(i) => {
-                i.links.iter().for_each(|l| each_with(&l.then.body, f));
-                if let Some(o) = &i.otherwise {
-                    each_with(&o.body, f);
-                }
-            }
-            _ => {}
+        if let Node::With(w) = node {
+            f(w);
         }
+        node.branches().into_iter().for_each(|b| each_with(b, f));
     }
 }
 
