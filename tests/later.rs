@@ -102,6 +102,15 @@ fn waiting_work_of_a_killed_server_is_taken_over_and_sent_once() {
     assert!(crate::support::wait::eventually(60, || left() == 0), "still kept after its run");
     // Sent once: the victim was killed before it posted.
     assert_eq!(posted(&platform), ["⏰ <@1001>: tea"], "{}", survivor.log());
+    // It may ping the member who asked for it, and no one else.
+    let calls = platform.calls();
+    let message = calls.iter().find(|c| c.method == "POST" && c.path.ends_with("/channels/4242/messages")).unwrap();
+    let allowed = &message.body["allowed_mentions"];
+    assert_eq!(
+        (&allowed["users"], &allowed["parse"]),
+        (&serde_json::json!(["1001"]), &serde_json::json!([])),
+        "{allowed}"
+    );
 }
 
 /// Issue 53's test: 1,000 reminders due at once, kept in a store two

@@ -496,8 +496,13 @@ impl Trigger {
             .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
             .collect();
         let channel = vars.iter().find(|(k, _)| k == "channel_id").map(|(_, v)| v.clone()).filter(|c| !c.is_empty());
+        // The member who asked for it may be pinged by it ("⏰ <@…>"), as
+        // their own command's reply could; no one else.
+        let asker = vars.iter().find(|(k, _)| k == "user_id").map(|(_, v)| v.clone());
+        let asker = asker.filter(|u| !u.is_empty() && u.bytes().all(|b| b.is_ascii_digit()));
         let about = About::Later { tree: piece.tree.clone(), key: piece.key.clone() };
         let mut trigger = Trigger::own((loaded, tree), vars, channel, about);
+        trigger.mentions = asker.into_iter().collect();
         trigger.later = Some(hold);
         trigger
     }
