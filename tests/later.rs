@@ -166,3 +166,47 @@ fn a_thousand_reminders_due_at_once_are_each_sent_once_and_none_early() {
     let ran: usize = servers.iter().map(|s| s.log().matches(&format!("waiting work tree={tree}")).count()).sum();
     assert_eq!(ran, 1000);
 }
+
+/// A button in a message that waiting work posts asks for the `require`
+/// lines of the command that kept the work, as a button of its own reply
+/// would: a reload never makes it ungated.
+#[test]
+fn a_button_waiting_work_posts_keeps_its_command_s_guards() {
+    let program = r#"command raid "Start a raid" {
+    require permissions manage_guild
+    after "10m" {
+        reply {
+            text "The raid starts now"
+            button join { label "Join" }
+        }
+    }
+    reply "In ten minutes."
+}
+
+handler join {
+    reply "Joined"
+}
+"#;
+    let (source, _) = blkc::language::load::source_from_bytes("raid.blk", program.as_bytes().to_vec());
+    let checked = blkc::language::load::check_source(source);
+    let plan = blkc::language::plan::lower(&checked).unwrap();
+    let later = plan.trees.iter().find(|t| t.kind == blkc::language::plan::TreeKind::Later).unwrap();
+    let raid = plan.trees.iter().find(|t| t.name == "raid").unwrap();
+    assert!(!raid.guards.is_empty());
+    assert_eq!(later.guards, raid.guards);
+    let button = blkc::language::plan::component(&plan, "join", &component_key(&plan)).unwrap();
+    assert_eq!(button.guards, raid.guards, "{button:?}");
+}
+
+/// The key of the plan's only component with handler `join`.
+fn component_key(plan: &blkc::language::plan::Plan) -> String {
+    let mut key = None;
+    for tree in &plan.trees {
+        for step in &tree.steps {
+            if let blkc::language::plan::Step::Reply { components, .. } = step {
+                key = key.or(components.first().map(|c| c.key.clone()));
+            }
+        }
+    }
+    key.unwrap()
+}

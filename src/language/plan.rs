@@ -1397,7 +1397,7 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
 /// it comes due (logged), never run with another body. A second body alike
 /// in one tree is `…-2`. Trees made so come after the file's.
 fn hoist_later(trees: &mut Vec<Tree>) {
-    fn take(steps: &mut [Step], parent: &str, seen: &mut Vec<String>, out: &mut Vec<Tree>) {
+    fn take(steps: &mut [Step], (parent, guards): (&str, &[Guard]), seen: &mut Vec<String>, out: &mut Vec<Tree>) {
         for step in steps {
             if let Step::Later(l) = step {
                 let steps = std::mem::take(&mut l.steps);
@@ -1415,7 +1415,9 @@ fn hoist_later(trees: &mut Vec<Tree>) {
                     timer: None,
                     webhook: None,
                     menu: None,
-                    guards: Vec::new(),
+                    // A button its message shows asks for its parent's
+                    // `require` lines, as one its parent showed would.
+                    guards: guards.to_vec(),
                     options: Vec::new(),
                     steps,
                     failed: None,
@@ -1423,16 +1425,16 @@ fn hoist_later(trees: &mut Vec<Tree>) {
                 continue;
             }
             for nested in step.nested_mut() {
-                take(nested, parent, seen, out);
+                take(nested, (parent, guards), seen, out);
             }
         }
     }
     let mut next = 0;
     while next < trees.len() {
         let mut made = Vec::new();
-        let parent = trees[next].name.clone();
+        let (parent, guards) = (trees[next].name.clone(), trees[next].guards.clone());
         let failed = trees[next].failed.clone();
-        take(&mut trees[next].steps, &parent, &mut Vec::new(), &mut made);
+        take(&mut trees[next].steps, (&parent, &guards), &mut Vec::new(), &mut made);
         for tree in &mut made {
             tree.failed = failed.clone();
         }
