@@ -109,6 +109,11 @@ fn claim_and_queue(shared: &Arc<Shared>, held: &Held) -> usize {
     };
     let count = claimed.len();
     for piece in claimed {
+        // A piece this process still runs, whose lease lapsed while this
+        // thread was held up, is claimed again: its run goes on, once.
+        if held.lock().unwrap_or_else(|e| e.into_inner()).contains(&piece.id) {
+            continue;
+        }
         queue(shared, held, piece);
     }
     count
