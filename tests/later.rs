@@ -25,11 +25,16 @@ const HELD: &str = r#"command remind "Remind me" {
 /// channel 4242 of server 9 (a run from a shell writes the same rows as a
 /// served one).
 fn keep(program: &str, store: &str, user: &str) {
+    keep_of(program, "remind", store, user);
+}
+
+/// [`keep`], of command `command`.
+fn keep_of(program: &str, tree: &str, store: &str, user: &str) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("bot.blk"), program).unwrap();
     let vars = [format!("user_id={user}"), "server_id=9".to_string(), "channel_id=4242".to_string()];
     let mut command = Command::new(env!("CARGO_BIN_EXE_blkc"));
-    command.current_dir(dir.path()).args(["run", "bot.blk", "--command", "remind", "--store", store]);
+    command.current_dir(dir.path()).args(["run", "bot.blk", "--command", tree, "--store", store]);
     for v in &vars {
         command.args(["--var", v]);
     }
@@ -209,4 +214,149 @@ fn component_key(plan: &blkc::language::plan::Plan) -> String {
         }
     }
     key.unwrap()
+}
+
+/// A question whose answer is the member's next message in the channel.
+const QUIZ: &str = r#"command quiz "A question" {
+    reply "What is 6 × 7?"
+    await message "1h" as guess {
+        reply "<@{user_id}> said {guess}"
+    } timeout {
+        reply "time is up"
+    }
+}
+"#;
+
+/// A member's message in server 9, as the Gateway dispatches it.
+fn said(id: &str, user: &str, channel: &str, content: &str, bot: bool) -> serde_json::Value {
+    serde_json::json!({
+        "guild_id": "9", "channel_id": channel, "id": id, "content": content,
+        "author": { "id": user, "username": format!("u{user}"), "bot": bot },
+    })
+}
+
+/// How many members' messages `served` read for an answer, by outcome.
+fn read_for_answers(served: &crate::serve::Served, outcome: &str) -> u64 {
+    let agent: ureq::Agent =
+        ureq::Agent::config_builder().timeout_global(Some(std::time::Duration::from_secs(10))).build().into();
+    let Ok(mut got) = agent.get(&format!("{}/metrics", served.url)).call() else { return 0 };
+    let text = got.body_mut().read_to_string().unwrap_or_default();
+    let line = format!("blkc_await_messages_total{{outcome=\"{outcome}\"}} ");
+    text.lines().find_map(|l| l.strip_prefix(line.as_str())).and_then(|n| n.trim().parse().ok()).unwrap_or(0)
+}
+
+/// Issue 53, item 7: a wait kept before the server started (it survives
+/// a restart: it is in the store) is answered by its member's next
+/// message in its channel, and only by that: not another member's, not
+/// one in another channel, not a bot's; once answered, it is gone.
+#[test]
+fn an_await_is_answered_by_its_member_s_next_message_in_its_channel_only() {
+    use crate::support::gateway::TestGateway;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3").display().to_string();
+    keep_of(QUIZ, "quiz", &store, "1001");
+    let platform = TestPlatform::start();
+    let gateway = TestGateway::start(200);
+    platform.set_gateway(gateway.bot_info(1));
+    let env = [("BLKC_BOT_TOKEN", "later.bot.token.0123456789")];
+    let served = serve(QUIZ, &platform, None, &["--store", &store], &env);
+    // It asks for messages and their text.
+    let identify = gateway.wait_op(2, 1);
+    let intents = identify[0].2["d"]["intents"].as_u64().unwrap();
+    assert_eq!(intents & ((1 << 9) | (1 << 12) | (1 << 15)), (1 << 9) | (1 << 12) | (1 << 15), "{intents}");
+    gateway.dispatch("MESSAGE_CREATE", said("1", "1002", "4242", "41", false));
+    gateway.dispatch("MESSAGE_CREATE", said("2", "1001", "4243", "40", false));
+    gateway.dispatch("MESSAGE_CREATE", said("3", "1001", "4242", "39", true));
+    let read = || read_for_answers(&served, "none");
+    assert!(crate::support::wait::eventually(60, || read() >= 2), "{}", served.log());
+    assert!(posted(&platform).is_empty(), "{:?}", posted(&platform));
+    gateway.dispatch("MESSAGE_CREATE", said("4", "1001", "4242", "42", false));
+    assert!(crate::support::wait::eventually(60, || !posted(&platform).is_empty()), "{}", served.log());
+    assert_eq!(posted(&platform), ["<@1001> said 42"]);
+    gateway.dispatch("MESSAGE_CREATE", said("5", "1001", "4242", "43", false));
+    assert!(crate::support::wait::eventually(60, || read() >= 3), "{}", served.log());
+    assert_eq!(read_for_answers(&served, "answered"), 1);
+    let log = served.wait_log("outcome=ran");
+    assert!(log.contains("waiting work tree=quiz#"), "{log}");
+    assert_eq!(posted(&platform), ["<@1001> said 42"], "{}", served.log());
+    // The bot's own messages were never read for an answer.
+    assert_eq!(read() + read_for_answers(&served, "answered"), 4);
+}
+
+/// Issue 53, item 7: two processes sharing PostgreSQL both read the
+/// member's answer (each holds the shard): the wait is taken by one, and
+/// its answer runs once.
+#[test]
+fn an_answer_read_by_two_processes_runs_once() {
+    use crate::support::gateway::TestGateway;
+    let Some(pg) = crate::support::postgres::server() else { return };
+    let url = pg.store();
+    keep_of(QUIZ, "quiz", &url, "1001");
+    let platform = TestPlatform::start();
+    let gateway = TestGateway::start(200);
+    platform.set_gateway(gateway.bot_info(1));
+    let env = [("BLKC_BOT_TOKEN", "later.bot.token.0123456789")];
+    let args = ["--store", url.as_str(), "--shard", "0/1"];
+    let (one, two) = (serve(QUIZ, &platform, None, &args, &env), serve(QUIZ, &platform, None, &args, &env));
+    gateway.wait_op(2, 2);
+    gateway.dispatch("MESSAGE_CREATE", said("7", "1001", "4242", "42", false));
+    let read = |s: &crate::serve::Served| read_for_answers(s, "none") + read_for_answers(s, "answered");
+    assert!(
+        crate::support::wait::eventually(60, || read(&one) >= 1 && read(&two) >= 1),
+        "{}\n{}",
+        one.log(),
+        two.log()
+    );
+    assert_eq!(read_for_answers(&one, "answered") + read_for_answers(&two, "answered"), 1);
+    assert!(crate::support::wait::eventually(60, || !posted(&platform).is_empty()), "{}", one.log());
+    let client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let client = std::sync::Mutex::new(client);
+    let left = || -> i64 { client.lock().unwrap().query_one("SELECT count(*) FROM blkc_later", &[]).unwrap().get(0) };
+    assert!(crate::support::wait::eventually(60, || left() == 0), "still kept after its answer ran");
+    assert_eq!(posted(&platform), ["<@1001> said 42"]);
+}
+
+/// Issue 53, item 7, in the store itself (SQLite and PostgreSQL): a wait
+/// is taken by a message only while it is not due, and claimed for its
+/// time-out only once it is; a taken one is its answer's, claimed, and
+/// a second message takes nothing.
+#[test]
+fn an_answer_and_its_time_out_are_never_both_taken() {
+    use blkc::run::store::later::{answer_key, Later};
+    use blkc::run::store::{Backend, Location};
+    let dir = tempfile::tempdir().unwrap();
+    let pg = crate::support::postgres::server();
+    let mut locations = vec![Location::Sqlite(dir.path().join("store.sqlite3"))];
+    locations.extend(pg.as_ref().map(|pg| Location::Postgres(pg.store())));
+    let (owner, key) = ("user:9:1001", answer_key("4242"));
+    for location in locations {
+        let store = Backend::open(&location).unwrap();
+        let wait = |id: &str, due_ms: i64| Later {
+            id: id.into(),
+            owner: owner.into(),
+            key: key.clone(),
+            due_ms,
+            tree: "quiz#timeout".into(),
+            note: String::new(),
+            vars: serde_json::json!({ "~answer": "quiz#answer", "~as": "guess", "user_id": "1001" }),
+        };
+        store.run_store().wait_later(&wait("a", 1_000)).unwrap().unwrap();
+        // Due: a message answers nothing, and the time-out is claimed.
+        assert_eq!(store.take_answer((owner, &key), "late", 1_000, (31_000, "me")).unwrap(), None);
+        let claimed = store.claim_due(1_000, 31_000, "me").unwrap();
+        assert_eq!(claimed.iter().map(|l| l.tree.as_str()).collect::<Vec<_>>(), ["quiz#timeout"]);
+        store.done_later("a", "me").unwrap();
+        // Not due: the message takes it, as its answer's work, claimed.
+        store.run_store().wait_later(&wait("b", 5_000)).unwrap().unwrap();
+        let taken = store.take_answer((owner, &key), "42", 1_000, (31_000, "me")).unwrap().unwrap();
+        assert_eq!((taken.tree.as_str(), taken.key.as_str(), taken.due_ms), ("quiz#answer", "", 1_000));
+        assert_eq!(taken.vars["~said"], "42");
+        assert_eq!(store.take_answer((owner, &key), "43", 1_001, (31_001, "me")).unwrap(), None);
+        // Its time-out never comes: its claim holds while its run goes on,
+        // and a lapsed claim (a process died) is the answer's, taken over.
+        assert!(store.claim_due(6_000, 36_000, "other").unwrap().is_empty());
+        let over = store.claim_due(40_000, 70_000, "other").unwrap();
+        assert_eq!(over.iter().map(|l| l.tree.as_str()).collect::<Vec<_>>(), ["quiz#answer"]);
+        assert_eq!(over[0].vars["~said"], "42");
+    }
 }

@@ -774,6 +774,7 @@ const NODE_WORDS: &[&str] = &[
     "with",
     "together",
     "cancel",
+    "await",
     "at",
 ];
 
@@ -920,7 +921,7 @@ fn node() -> impl Strategy<Value = Node> {
             });
         let failed = proptest::collection::vec(inner.clone(), 0..3)
             .prop_map(|body| Node::Failed(Box::new(Branch { body, span: sp() }), sp()));
-        prop_oneof![if_node, for_node, sub_node(inner.clone()), failed, later_node(inner)]
+        prop_oneof![if_node, for_node, sub_node(inner.clone()), failed, later_node(inner.clone()), await_node(inner)]
     })
 }
 
@@ -943,6 +944,21 @@ fn later_node(inner: BoxedStrategy<Node>) -> impl Strategy<Value = Node> {
                 }))
             })
         })
+}
+
+/// `await message "…" as NAME { … } [timeout { … }]`.
+fn await_node(inner: BoxedStrategy<Node>) -> impl Strategy<Value = Node> {
+    let body = || proptest::collection::vec(inner.clone(), 0..3);
+    (template(), ident(), body(), proptest::option::of(body())).prop_map(|(wait, name, body, timeout)| {
+        Node::Await(Box::new(AwaitNode {
+            wait,
+            name,
+            body: Branch { body, span: sp() },
+            timeout: timeout.map(|body| Branch { body, span: sp() }),
+            head: sp(),
+            span: sp(),
+        }))
+    })
 }
 
 /// A subcommand or a group (anywhere: the checker says where not).

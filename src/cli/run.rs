@@ -541,6 +541,12 @@ fn print_action(out: &mut dyn Write, a: &blkc::run::eval::ActionEvent) {
 /// Work kept to run later, or taken back: `⏲ waits until …: `remind#9169a528``.
 fn print_later(out: &mut dyn Write, event: &Event) {
     match event {
+        Event::Later { tree, due, answer: Some(answer), .. } => {
+            let _ = writeln!(
+                out,
+                "⏲ waits until {due} for the member's next message in this channel: `{answer}` runs with it, else `{tree}` — `blkc serve` runs it"
+            );
+        }
         Event::Later { tree, due, key, note, .. } => {
             let mut line = format!("⏲ waits until {due}: `{tree}`");
             for (word, value) in [("key", key), ("note", note)].into_iter().filter(|(_, v)| !v.is_empty()) {

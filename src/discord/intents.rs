@@ -25,6 +25,11 @@ pub fn needed<'k>(kinds: impl IntoIterator<Item = (&'k str, bool)>) -> Intents {
     bits
 }
 
+/// What a wait for a member's next message (`await message`) needs: the
+/// messages of servers and of private channels, and their text.
+pub const ANSWERS: Intents =
+    Intents::GUILDS.union(Intents::GUILD_MESSAGES).union(Intents::DIRECT_MESSAGES).union(Intents::MESSAGE_CONTENT);
+
 /// Each intent blkc asks for, and for a privileged one the portal's switch
 /// that allows it.
 const NAMES: &[(Intents, &str, Option<&str>)] = &[

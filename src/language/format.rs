@@ -425,14 +425,12 @@ impl Printer<'_> {
                 self.template(t);
                 self.trailing(span.end as usize);
             }
-            Node::Stop(span) => {
-                self.out.push_str("stop");
-                self.trailing(span.end as usize);
-            }
+            Node::Stop(span) => self.headless("stop", *span),
             Node::Failed(b, span) => self.headed("failed {", b, *span),
             Node::With(w) => self.headed(&format!("with {} {} {{", w.scope.name, w.whose.name), &w.body, w.span),
             Node::Together(b, span) => self.headed("together {", b, *span),
             Node::Later(l) => self.later(l),
+            Node::Await(a) => self.await_node(a),
             Node::Cancel(c) => {
                 self.out.push_str("cancel ");
                 self.template(&c.key);
@@ -809,6 +807,28 @@ impl Printer<'_> {
             );
         }
         self.trailing(node.span.end as usize);
+    }
+
+    /// A node of one word.
+    fn headless(&mut self, word: &str, span: Span) {
+        self.out.push_str(word);
+        self.trailing(span.end as usize);
+    }
+
+    /// `await message "30s" as NAME { … } timeout { … }`.
+    fn await_node(&mut self, a: &crate::language::ast::AwaitNode) {
+        self.out.push_str("await message ");
+        self.template(&a.wait);
+        self.out.push_str(" as ");
+        self.out.push_str(&a.name.name);
+        self.out.push_str(" {");
+        for (k, b) in std::iter::once(&a.body).chain(&a.timeout).enumerate() {
+            if k == 1 {
+                self.out.push_str(" timeout {");
+            }
+            self.block(b.span.start as usize, b.span.end as usize - 1, &b.body, Node::span, |p, n| p.node(n));
+        }
+        self.trailing(a.span.end as usize);
     }
 
     /// `for item in SOURCE [limit N] [join "SEP" into NAME] { … }`.

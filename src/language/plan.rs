@@ -14,7 +14,7 @@ use crate::language::model::Checked;
 pub use crate::language::vocab::Method;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 22;
+pub const FORMAT: u32 = 23;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -33,6 +33,10 @@ pub struct Plan {
     /// (their bits), computed once here for `deploy` and `invite`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub permissions: u64,
+    /// Whether a tree waits for a member's message (`await message`):
+    /// `serve` reads the Gateway's messages for answers then.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub awaits: bool,
     /// The registration payload of the file's commands, computed once here
     /// for `deploy` and `play`; none when a command or option has no
     /// description (which only `deploy` refuses, B409). Written in the
@@ -601,8 +605,23 @@ pub struct LaterStep {
     /// The body until the plan moves it to its tree.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<Step>,
+    /// An `await`'s answer: the body above is its `timeout`'s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Box<AnswerStep>>,
     /// `after "10m"`: what a failure points at.
     pub span: Span,
+}
+
+/// What an `await message "30s" as NAME { … }` runs when the member
+/// answers in time: tree `tree` of the plan, with the message's text as
+/// `{NAME}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnswerStep {
+    pub name: String,
+    pub tree: String,
+    /// The body until the plan moves it to its tree.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<Step>,
 }
 
 /// A loop, ready to run.
@@ -1085,7 +1104,9 @@ impl Step {
             }
             Step::Loop(l) => vec![l.steps.as_slice()],
             Step::With { steps, .. } | Step::Together { steps, .. } => vec![steps.as_slice()],
-            Step::Later(l) => vec![l.steps.as_slice()],
+            Step::Later(l) => {
+                std::iter::once(&l.steps).chain(l.answer.iter().map(|a| &a.steps)).map(Vec::as_slice).collect()
+            }
             Step::Request(r) => r.failed.iter().map(|f| f.steps.as_slice()).collect(),
             Step::Action(a) => vec![a.message.as_slice()],
             _ => Vec::new(),
@@ -1099,7 +1120,10 @@ impl Step {
             }
             Step::Loop(l) => vec![&mut l.steps],
             Step::With { steps, .. } | Step::Together { steps, .. } => vec![steps],
-            Step::Later(l) => vec![&mut l.steps],
+            Step::Later(l) => {
+                let LaterStep { steps, answer, .. } = &mut **l;
+                std::iter::once(steps).chain(answer.iter_mut().map(|a| &mut a.steps)).collect()
+            }
             Step::Action(a) => vec![&mut a.message],
             _ => Vec::new(),
         }
@@ -1176,6 +1200,7 @@ pub fn each_template(steps: &[Step], f: &mut impl FnMut(&Template)) {
                 f(&l.when);
                 l.key.iter().chain(&l.note).for_each(&mut *f);
                 each_template(&l.steps, f);
+                l.answer.iter().for_each(|a| each_template(&a.steps, f));
             }
             Step::Cancel { key, .. } => f(key),
             Step::Loop(l) => {
@@ -1239,7 +1264,10 @@ pub fn each_path(steps: &[Step], f: &mut impl FnMut(&Path)) {
                 each_path(otherwise, f);
             }
             Step::With { steps, .. } | Step::Together { steps, .. } => each_path(steps, f),
-            Step::Later(l) => each_path(&l.steps, f),
+            Step::Later(l) => {
+                each_path(&l.steps, f);
+                l.answer.iter().for_each(|a| each_path(&a.steps, f));
+            }
             Step::Loop(l) => {
                 f(&l.source);
                 l.limit.iter().for_each(|v| val(v, f));
@@ -1345,6 +1373,7 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
         variables: Vec::new(),
         trees: Vec::new(),
         intents: crate::language::registration::intents(&checked.ast).bits(),
+        awaits: crate::language::registration::awaits(&checked.ast),
         permissions: crate::language::registration::permissions(&checked.ast)
             .iter()
             .fold(0, |all, (bit, _)| all | bit.bits()),
@@ -1400,34 +1429,45 @@ fn hoist_later(trees: &mut Vec<Tree>) {
     fn take(steps: &mut [Step], (parent, guards): (&str, &[Guard]), seen: &mut Vec<String>, out: &mut Vec<Tree>) {
         for step in steps {
             if let Step::Later(l) = step {
-                let steps = std::mem::take(&mut l.steps);
-                let mut name = format!("{parent}#{}", body_digest(&steps));
-                let alike = seen.iter().filter(|s| **s == name).count();
-                seen.push(name.clone());
-                if alike > 0 {
-                    name = format!("{name}-{}", alike + 1);
+                l.tree = hoist(std::mem::take(&mut l.steps), (parent, guards), seen, out);
+                if let Some(a) = &mut l.answer {
+                    a.tree = hoist(std::mem::take(&mut a.steps), (parent, guards), seen, out);
                 }
-                l.tree = name.clone();
-                out.push(Tree {
-                    kind: TreeKind::Later,
-                    name,
-                    cooldown: None,
-                    timer: None,
-                    webhook: None,
-                    menu: None,
-                    // A button its message shows asks for its parent's
-                    // `require` lines, as one its parent showed would.
-                    guards: guards.to_vec(),
-                    options: Vec::new(),
-                    steps,
-                    failed: None,
-                });
                 continue;
             }
             for nested in step.nested_mut() {
                 take(nested, (parent, guards), seen, out);
             }
         }
+    }
+    /// `steps` as a tree of their own; its name.
+    fn hoist(
+        steps: Vec<Step>,
+        (parent, guards): (&str, &[Guard]),
+        seen: &mut Vec<String>,
+        out: &mut Vec<Tree>,
+    ) -> String {
+        let mut name = format!("{parent}#{}", body_digest(&steps));
+        let alike = seen.iter().filter(|s| **s == name).count();
+        seen.push(name.clone());
+        if alike > 0 {
+            name = format!("{name}-{}", alike + 1);
+        }
+        out.push(Tree {
+            kind: TreeKind::Later,
+            name: name.clone(),
+            cooldown: None,
+            timer: None,
+            webhook: None,
+            menu: None,
+            // A button its message shows asks for its parent's `require`
+            // lines, as one its parent showed would.
+            guards: guards.to_vec(),
+            options: Vec::new(),
+            steps,
+            failed: None,
+        });
+        name
     }
     let mut next = 0;
     while next < trees.len() {
@@ -1686,7 +1726,24 @@ fn step(node: &Node) -> Lowered<Option<Step>> {
             per_server: l.scope.as_ref().is_some_and(|s| s.name == "server"),
             tree: String::new(),
             steps: steps(&l.body.body)?,
+            answer: None,
             span: l.head,
+        })),
+        // Kept as an `after` whose body is the `timeout`'s, with the answer.
+        Node::Await(a) => Step::Later(Box::new(LaterStep {
+            at: false,
+            when: template(&a.wait),
+            key: None,
+            note: None,
+            per_server: false,
+            tree: String::new(),
+            steps: a.timeout.as_ref().map_or(Ok(Vec::new()), |t| steps(&t.body))?,
+            answer: Some(Box::new(AnswerStep {
+                name: a.name.name.to_string(),
+                tree: String::new(),
+                steps: steps(&a.body.body)?,
+            })),
+            span: a.head,
         })),
         Node::Cancel(c) => Step::Cancel {
             key: template(&c.key),

@@ -16,9 +16,26 @@ use crate::language::ast::{Choice, ChoiceValue, File, Ident, Locale, Node, Optio
 /// The Gateway intents the file's event trees need: each kind's own, and
 /// MESSAGE_CONTENT only for a tree that reads a variable only it fills.
 pub fn intents(file: &File) -> intents::Intents {
-    intents::needed(
+    let events = intents::needed(
         file.trees().filter(|t| t.kind == TreeKind::Event).map(|t| (t.name.name.as_str(), reads_content(t).is_some())),
-    )
+    );
+    if awaits(file) {
+        events | intents::ANSWERS
+    } else {
+        events
+    }
+}
+
+/// Whether a tree of the file waits for a member's message (`await`).
+pub fn awaits(file: &File) -> bool {
+    fn any(nodes: &[Node]) -> bool {
+        nodes.iter().any(|n| match n {
+            Node::Await(_) => true,
+            Node::Later(l) => any(&l.body.body),
+            other => other.branches().into_iter().any(any),
+        })
+    }
+    file.trees().any(|t| any(&t.body))
 }
 
 /// The variable an event tree reads that the platform fills only with the

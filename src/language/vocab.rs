@@ -754,6 +754,7 @@ keywords! {
     With "with" Tree,
     Together "together" Tree,
     Cancel "cancel" Tree,
+    Await "await" Tree,
     Key "key" Action,
     Note "note" Action,
     On "on" Block,

@@ -167,6 +167,19 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
                 }
                 out.push('\n');
             }
+            Node::Await(a) => {
+                out.push_str(&format!("await message {} as {} {{\n", template(&a.wait), a.name.name));
+                nodes(&a.body.body, level + 1, out);
+                out.push_str(&indent(level));
+                out.push('}');
+                if let Some(t) = &a.timeout {
+                    out.push_str(" timeout {\n");
+                    nodes(&t.body, level + 1, out);
+                    out.push_str(&indent(level));
+                    out.push('}');
+                }
+                out.push('\n');
+            }
         }
     }
 }

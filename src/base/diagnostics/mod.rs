@@ -127,7 +127,7 @@ codes! {
     NotUndoable = "B165", Error, "a step inside `together` that its transaction cannot take back";
     FieldNotInDefault = "B164", Warning, "a field or element of a custom variable that its declared default does not have";
     BadExpiry = "B169", Error, "a variable's `expires` that is not a duration";
-    MisplacedInLater = "B168", Error, "a step an `after` cannot hold, or a value of the run that keeps it that it reads";
+    MisplacedInLater = "B168", Error, "a step an `after` or an `await` cannot hold, or a value of the run that keeps it that it reads";
     // Samples.
     SampleMissingKey = "B201", Error, "key not in the block's sample";
     SampleArrayWithoutIndex = "B202", Error, "array addressed without an index";

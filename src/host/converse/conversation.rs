@@ -126,6 +126,7 @@ impl<'a> Conversation<'a> {
             }
             StepKind::Event { kind, args } => self.event(step.span, kind, args)?,
             StepKind::Tick(name) => self.tick(step.span, name)?,
+            StepKind::Say(text) => self.say(step.span, text)?,
             StepKind::Expect(_) => {}
         }
         Ok(())
@@ -309,11 +310,72 @@ impl<'a> Conversation<'a> {
                 other => json!(other.to_string()),
             };
         }
+        if kind.text == "message_create" && self.stage.awaits {
+            return self.message(step, given);
+        }
         let play = self.stage.play.clone();
         let after = play.next_call();
         play.fire(&kind.text, &given).map_err(|e| stuck(step, &e.to_string()))?;
         let what = if play.is_webhook(&kind.text) { "webhook" } else { "event" };
         self.await_run(step, after, what, &kind.text)
+    }
+
+    /// The member's message in the channel (where a command of theirs
+    /// would be): an `await` of theirs waiting there runs its answer, and
+    /// `message_create` events run; the step is what those runs did.
+    fn say(&mut self, step: Span, text: &Word) -> Result<(), Box<Diagnostic>> {
+        use crate::host::play::world;
+        let field = |name: &str| self.member.fields.iter().find(|(w, _)| w.text == name).and_then(|(_, v)| v.first());
+        let id = |name: &str, or: &str| field(name).map_or(or.to_string(), |w| w.text.clone());
+        let (user, server, channel) =
+            (id("id", world::MEMBER), id("server", world::SERVER), id("channel", world::CHANNEL));
+        let name = if self.member.name.is_empty() { "you" } else { &self.member.name };
+        let given = json!({ "user_id": user, "user_name": name, "server_id": server, "channel_id": channel, "content": text.text });
+        self.message(step, given)
+    }
+
+    /// A member's message (`given`, as an event step gives one; its ids are
+    /// the page's where not given) and the runs it starts: the answer of
+    /// the `await` of theirs waiting there, and `message_create` events.
+    fn message(&mut self, step: Span, mut given: Json) -> Result<(), Box<Diagnostic>> {
+        use crate::host::play::world;
+        let mut id = |k: &str, or: &str| -> String {
+            let own = given[k].as_str().filter(|v| !v.is_empty()).map_or(or.to_string(), str::to_string);
+            given[k] = json!(own);
+            own
+        };
+        let (user, server) = (id("user_id", world::MEMBER), id("server_id", world::SERVER));
+        let at = world::SERVERS.iter().find(|s| s.id == server).map_or(world::CHANNEL, |s| s.channel);
+        let channel = id("channel_id", at);
+        let play = self.stage.play.clone();
+        let (owner, key) = (format!("user:{server}:{user}"), crate::run::store::later::answer_key(&channel));
+        let waits = play.waiting()["waiting"]
+            .as_array()
+            .is_some_and(|all| all.iter().any(|p| p["owner"] == owner && p["key"] == key));
+        let heard = self.stage.hears("message_create");
+        let after = play.next_call();
+        let id = play.fire("message_create", &given).map_err(|e| stuck(step, &e.to_string()))?;
+        // Read for an answer (when the file awaits any), answered by the
+        // run of the wait it answered, and heard by the event's runs.
+        let read = |c: &Call| c.kind == "heard" && c.body["message"] == id.as_str();
+        let answer = |c: &&Call| c.kind == "run" && c.body["kind"] == "later";
+        let event = |c: &&Call| c.kind == "run" && c.body["kind"] == "event" && c.body["name"] == "message_create";
+        let done = |calls: &[Call]| {
+            (!self.stage.awaits || calls.iter().any(read))
+                && (!waits || calls.iter().any(|c| answer(&c)))
+                && (!heard || calls.iter().any(|c| event(&c)))
+        };
+        let (calls, _) = play.wait_calls(after, STEP_WITHIN, done);
+        if !done(&calls) {
+            return Err(stuck(step, "the bot's runs of the message did not end within 60 seconds"));
+        }
+        let mut did = Did { step, ..Did::default() };
+        for record in calls.iter().filter(|c| answer(c) || event(c)).map(|c| c.body.clone()).collect::<Vec<_>>() {
+            self.ran(&mut did, &record);
+        }
+        self.channel_messages(&mut did, &calls);
+        self.did = Some(did);
+        Ok(())
     }
 
     fn tick(&mut self, step: Span, name: &Word) -> Result<(), Box<Diagnostic>> {

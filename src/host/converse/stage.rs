@@ -35,6 +35,10 @@ pub struct Stage {
     /// Whether the bot hears events (its servers are greeted anew for
     /// each test).
     events: bool,
+    /// The kinds of the file's event trees.
+    kinds: std::collections::HashSet<String>,
+    /// Whether the file waits for members' messages (`await`).
+    pub awaits: bool,
     /// Each command's options and their types, as the platform numbers them.
     options: std::collections::HashMap<String, Vec<(String, u8)>>,
     /// Tells serve to stop, and its thread, which returns once it has.
@@ -86,20 +90,10 @@ impl Stage {
         *play.gateway.lock().unwrap_or_else(|e| e.into_inner()) = Some(gateway);
         play.tell(&loaded.checked);
         let events = loaded.plan.trees.iter().any(|t| t.kind == crate::language::plan::TreeKind::Event);
-        let options = loaded
-            .plan
-            .trees
-            .iter()
-            .filter(|t| t.kind == crate::language::plan::TreeKind::Command)
-            .map(|t| {
-                let typed = t.options.iter().map(|o| {
-                    let kind = serde_json::to_value(crate::discord::registration::option_type(o.kind));
-                    (o.name.clone(), kind.ok().and_then(|k| k.as_u64()).map_or(3, |k| k as u8))
-                });
-                (t.name.clone(), typed.collect())
-            })
-            .collect();
+        let (awaits, (kinds, options)) = (loaded.plan.awaits, heard(&loaded.plan));
         let store = Arc::new(Fresh::new(scratch.path()));
+        // Its waiting work is listed, as play's page lists it.
+        let _ = play.store.set(crate::run::store::Backend::from_arc(store.clone()));
         let moved = Arc::new(AtomicI64::new(0));
         let answers = Arc::new(Answers::default());
         let mut config = config(&play, secrets, store.clone(), answers.clone())?;
@@ -138,6 +132,8 @@ impl Stage {
             draws,
             tests: 0,
             events,
+            kinds,
+            awaits,
             options,
             stop,
             serving: Some(serving),
@@ -148,6 +144,11 @@ impl Stage {
 
     /// Makes the stage new for a test: an empty store, the clock where it
     /// was, every block answered from its sample.
+    /// Whether an event tree of the file runs on events of `kind`.
+    pub fn hears(&self, kind: &str) -> bool {
+        self.kinds.contains(kind)
+    }
+
     pub fn reset(&mut self) {
         self.tests += 1;
         self.store.begin(self.tests);
@@ -181,6 +182,24 @@ fn scratch() -> std::io::Result<tempfile::TempDir> {
 /// `serve` as the tests run it: on a free loopback port, its interactions
 /// signed by the stand-in, every request block answered offline (from the
 /// test's answers, else the block's sample), its platform the stand-in's.
+/// The kinds of a plan's event trees (not timed), and each command's
+/// options with their types, as the platform numbers them.
+#[allow(clippy::type_complexity)]
+fn heard(
+    plan: &crate::language::plan::Plan,
+) -> (std::collections::HashSet<String>, std::collections::HashMap<String, Vec<(String, u8)>>) {
+    use crate::language::plan::TreeKind;
+    let kinds = plan.trees.iter().filter(|t| t.kind == TreeKind::Event && t.timer.is_none()).map(|t| t.name.clone());
+    let options = plan.trees.iter().filter(|t| t.kind == TreeKind::Command).map(|t| {
+        let typed = t.options.iter().map(|o| {
+            let kind = serde_json::to_value(crate::discord::registration::option_type(o.kind));
+            (o.name.clone(), kind.ok().and_then(|k| k.as_u64()).map_or(3, |k| k as u8))
+        });
+        (t.name.clone(), typed.collect())
+    });
+    (kinds.collect(), options.collect())
+}
+
 fn config(play: &Play, secrets: Inputs, store: Arc<Fresh>, answers: Arc<Answers>) -> Result<Config, NoStage> {
     let mut inputs = secrets;
     inputs.bot_token = Some(play.token.clone());
@@ -295,5 +314,15 @@ impl Host for Fresh {
 
     fn next_due(&self) -> Result<Option<i64>, StoreError> {
         self.current().next_due()
+    }
+
+    fn take_answer(
+        &self,
+        wait: (&str, &str),
+        text: &str,
+        now_ms: i64,
+        claim: (i64, &str),
+    ) -> Result<Option<Later>, StoreError> {
+        self.current().take_answer(wait, text, now_ms, claim)
     }
 }

@@ -72,6 +72,8 @@ pub enum StepKind {
         args: Vec<(Word, Json)>,
     },
     Tick(Word),
+    /// `say "…"`: the member's message in the channel.
+    Say(Word),
     Wait {
         seconds: u64,
         written: Word,
@@ -407,6 +409,7 @@ impl Reader {
                 StepKind::Event { kind: self.first_word(&inner, at), args }
             }
             Rule::tick_step => StepKind::Tick(self.first_word(&inner, at)),
+            Rule::say_step => StepKind::Say(self.first_word(&inner, at)),
             Rule::wait_step => {
                 let written = self.first_word(&inner, at);
                 self.wait(written)

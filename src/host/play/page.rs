@@ -134,7 +134,7 @@ pub async fn route(play: &Arc<Play>, req: Request<Incoming>) -> Reply {
             .unwrap_or(Err(super::state::PlayError::NotServing));
             let asked = json!({ "kind": kind });
             match result {
-                Ok(()) => json_reply(StatusCode::OK, &json!({ "fired": asked["kind"] })),
+                Ok(_) => json_reply(StatusCode::OK, &json!({ "fired": asked["kind"] })),
                 Err(why) => json_reply(StatusCode::BAD_REQUEST, &json!({ "error": why.to_string() })),
             }
         }

@@ -190,8 +190,18 @@ impl Play {
             ran: Box::new(move |record| play.ran(&record)),
             ticks: self.ticks.1.clone(),
             later: self.later.1.clone(),
+            heard: Some(Box::new({
+                let play = self.clone();
+                move |id| play.heard(id)
+            })),
             stop: None,
         }
+    }
+
+    /// A member's message serve read for an `await`'s answer.
+    fn heard(&self, id: &str) {
+        let body = serde_json::json!({ "message": id });
+        self.record(Call { method: String::new(), route: String::new(), kind: "heard", interaction: None, body });
     }
 
     /// A run's record from serve, for the page's inspector (in order with
@@ -363,15 +373,16 @@ impl Play {
 
     /// Fires an event of `kind` (`member_join`) with what the page gave:
     /// the dispatch serve's shard is sent next.
-    pub fn fire(&self, kind: &str, given: &Value) -> Result<(), PlayError> {
+    /// The id of the dispatch's message (or other object) is returned.
+    pub fn fire(&self, kind: &str, given: &Value) -> Result<String, PlayError> {
         if let Some(name) = kind.strip_prefix("tick:") {
-            return self.tick(name);
+            return self.tick(name).map(|()| String::new());
         }
         let hook = self.file.lock().unwrap_or_else(|e| e.into_inner())["webhooks"]
             .as_array()
             .and_then(|hooks| hooks.iter().find(|h| h["name"] == kind).cloned());
         if let Some(hook) = hook {
-            return self.post_webhook(&hook, given);
+            return self.post_webhook(&hook, given).map(|()| String::new());
         }
         let id = self.id();
         let (t, d, prime) = world::dispatch(kind, given, &id).ok_or_else(|| PlayError::NotAnEvent(kind.to_string()))?;
@@ -379,7 +390,7 @@ impl Play {
             self.dispatch("GUILD_UPDATE", prime);
         }
         self.dispatch(t, d);
-        Ok(())
+        Ok(id)
     }
 
     /// Each server's GUILD_CREATE again, as the platform sends one when a
@@ -503,7 +514,7 @@ impl Play {
         let token = random::<12>().map(hex::encode).unwrap_or_default();
         let who = &asked["member"];
         let name = Some(text_or(&who["name"], "you"));
-        let user = User { id: Some(text_or(&who["id"], "1001")), username: name.clone(), global_name: name };
+        let user = User { id: Some(text_or(&who["id"], world::MEMBER)), username: name.clone(), global_name: name };
         let server = text_or(&asked["server"], world::SERVER);
         // A click comes from its message's channel; else the page's own.
         let on = asked.get("message").and_then(|m| m["channel_id"].as_str()).map(str::to_string);

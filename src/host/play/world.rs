@@ -25,6 +25,8 @@ pub const CHANNEL: &str = SERVERS[0].channel;
 /// The sequence of the last dispatch a session starts with (READY, and
 /// each server's GUILD_CREATE): the page's events come after it.
 pub const GREETED: u64 = 1 + SERVERS.len() as u64;
+/// The page's member, unless told otherwise.
+pub const MEMBER: &str = "1001";
 /// The bot's own user.
 pub const BOT: &str = "1400000000000000000";
 

@@ -34,7 +34,7 @@ pub const MAX_VOICE: usize = 100_000;
 /// deleted message's), across channels.
 pub const MAX_MESSAGES: usize = 10_000;
 /// The most characters kept of a message (the platform's longest).
-const MAX_CONTENT: usize = 4_000;
+pub const MAX_CONTENT: usize = 4_000;
 /// The most roles, emojis or scheduled events kept of one server.
 const MAX_PER_SERVER: usize = 1_000;
 /// The most roles kept of one member (a server has at most 250).

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use super::claim::{Held, LaterHold};
 use super::ending::{ended, Ended, Ending};
-use super::shared::{Queued, Shared, Work};
+use super::shared::{Queued, Said, Shared, Work};
 use super::trigger::{About, Outcome, Trigger};
 use crate::base::stop::StopSignal;
 use crate::language::plan::TreeKind;
@@ -33,15 +33,48 @@ pub const LEASE_MS: i64 = 30_000;
 /// another process kept is seen within it.
 const POLL: Duration = Duration::from_secs(1);
 
+/// The most members' messages on their way to this thread; past it, a
+/// message answers no `await` (logged; the wait's time-out runs).
+pub const ANSWER_BUFFER: usize = 10_000;
+
+/// A message the Gateway dispatched, sent to this thread when a member
+/// (not a bot, not this one) wrote it: the wait it may answer is taken
+/// there, where the store is asked, never on the shard's thread.
+pub fn maybe_answer(shared: &Shared, event: &crate::discord::model::Dispatch) {
+    use crate::discord::is_snowflake;
+    let crate::discord::model::Dispatch::Event("MESSAGE_CREATE", f) = event else { return };
+    let text = |v: Option<&serde_json::Value>| v.and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
+    let author = f.get("author");
+    let user = text(author.and_then(|a| a.get("id")));
+    let bot = author.and_then(|a| a.get("bot")).and_then(serde_json::Value::as_bool).unwrap_or(false);
+    let (server, channel) = (text(f.get("guild_id")), text(f.get("channel_id")));
+    if bot || !is_snowflake(&user) || !is_snowflake(&channel) || !(server.is_empty() || is_snowflake(&server)) {
+        return;
+    }
+    let content: String = text(f.get("content")).chars().take(super::events::MAX_CONTENT).collect();
+    let said = Said {
+        id: text(f.get("id")),
+        owner: format!("user:{server}:{user}"),
+        key: crate::run::store::later::answer_key(&channel),
+        text: content,
+    };
+    if shared.queue.answers.try_send(said).is_err() {
+        tracing::warn!("a member's message answers no `await`: too many messages are waiting to be read");
+    }
+}
+
 /// The thread of the waiting work, until [`LaterThread::stop`].
 pub struct LaterThread {
     stop: StopSignal,
+    /// Dropped to wake the thread at once.
+    wake: crossbeam_channel::Sender<()>,
     thread: std::thread::JoinHandle<()>,
 }
 
 impl LaterThread {
     pub fn stop(self) {
         self.stop.set();
+        drop(self.wake);
         let _ = self.thread.join();
     }
 }
@@ -49,26 +82,33 @@ impl LaterThread {
 /// Starts the thread.
 pub fn start(shared: &Arc<Shared>) -> std::io::Result<LaterThread> {
     let stop = StopSignal::new();
+    let (wake, woken) = crossbeam_channel::bounded::<()>(0);
     let (shared, stopped) = (shared.clone(), stop.clone());
     let thread = std::thread::Builder::new().name("blkc-later".into()).spawn(move || {
         let held: Held = Arc::default();
         let mut renewed = std::time::Instant::now();
+        let mut next_claim = std::time::Instant::now();
         // How many pieces this thread queued, told to a test that asks.
         let mut queued = 0;
+        // A conversation test that moved the clock asks for what is due
+        // now, and is told how many pieces were queued so far.
+        let asked = shared.hooks.as_ref().map_or_else(crossbeam_channel::never, |h| h.later.clone());
+        let answered = shared.queue.answered.clone();
         while !stopped.is_set() && !shared.life.draining() {
-            let ran = claim_and_queue(&shared, &held);
-            queued += ran;
+            if std::time::Instant::now() >= next_claim {
+                let ran = claim_and_queue(&shared, &held);
+                queued += ran;
+                next_claim = std::time::Instant::now() + wait(&shared, ran);
+            }
             if renewed.elapsed() >= shared.clock.real(LEASE_MS / 3) {
                 renew(&shared, &held);
                 renewed = std::time::Instant::now();
             }
-            // A conversation test that moved the clock asks for what is due
-            // now, and is told how many pieces were queued so far.
-            let Some(asked) = shared.hooks.as_ref().map(|h| h.later.clone()) else {
-                stopped.wait(wait(&shared, ran));
-                continue;
-            };
             crossbeam_channel::select! {
+                recv(woken) -> _ => {},
+                recv(answered) -> said => if let Ok(said) = said {
+                    take(&shared, &held, said);
+                },
                 recv(asked) -> reply => if let Ok(reply) = reply {
                     loop {
                         let n = claim_and_queue(&shared, &held);
@@ -77,11 +117,32 @@ pub fn start(shared: &Arc<Shared>) -> std::io::Result<LaterThread> {
                     }
                     let _ = reply.send(queued);
                 },
-                default(wait(&shared, ran)) => {}
+                default(next_claim.saturating_duration_since(std::time::Instant::now())) => {}
             }
         }
     })?;
-    Ok(LaterThread { stop, thread })
+    Ok(LaterThread { stop, wake, thread })
+}
+
+/// A member's message: the wait it answers, if one is waiting and not yet
+/// due, becomes its answer's run (claimed, as due work is).
+fn take(shared: &Arc<Shared>, held: &Held, said: Said) {
+    let now = shared.clock.now_ms();
+    match shared.bot.store.take_answer((&said.owner, &said.key), &said.text, now, (now + LEASE_MS, super::share::me()))
+    {
+        Ok(Some(piece)) => {
+            shared.metrics.answer("answered");
+            queue(shared, held, piece);
+        }
+        Ok(None) => shared.metrics.answer("none"),
+        Err(e) => {
+            shared.metrics.answer("failed");
+            tracing::warn!(error = %e, "a member's message answers no `await`: the store cannot say what waits");
+        }
+    }
+    if let Some(heard) = shared.hooks.as_ref().and_then(|h| h.heard.as_ref()) {
+        heard(&said.id);
+    }
 }
 
 /// How long to sleep: not at all while a claim took a full batch, else

@@ -75,6 +75,8 @@ pub struct Metrics {
     /// Connections closed at the door, by why.
     refused: Family<ByWhy, Counter>,
     reloads: Family<ByOutcome, Counter>,
+    /// Members' messages read for an `await`'s answer, by outcome.
+    answers: Family<ByOutcome, Counter>,
     /// Each timed event's next tick, in Unix seconds.
     timers: Family<ByTimer, Gauge>,
     timer_names: std::sync::Mutex<Vec<String>>,
@@ -110,6 +112,7 @@ impl Default for Metrics {
             global_limit: Gauge::default(),
             refused: Family::default(),
             reloads: Family::default(),
+            answers: Family::default(),
             timers: Family::default(),
             timer_names: std::sync::Mutex::default(),
             shards_held: Gauge::default(),
@@ -146,6 +149,7 @@ impl Default for Metrics {
         );
         r.register("blkc_connections_refused", "Connections closed at the door, by why", m.refused.clone());
         r.register("blkc_reloads", "Reloads of the file, by outcome", m.reloads.clone());
+        r.register("blkc_await_messages", "Members' messages read for an `await`'s answer", m.answers.clone());
         r.register(
             "blkc_timer_next_tick_seconds",
             "Each timed event's next tick, in seconds since the Unix epoch",
@@ -206,6 +210,11 @@ impl Metrics {
     /// `no_tree`).
     pub fn event(&self, kind: &str, outcome: Outcome) {
         self.events.get_or_create(&ByEvent { kind: kind.to_string(), outcome: outcome.label() }).inc();
+    }
+
+    /// A member's message read for an `await`'s answer.
+    pub fn answer(&self, outcome: &'static str) {
+        self.answers.get_or_create(&ByOutcome { outcome }).inc();
     }
 
     /// The Gateway's connections: `reconnect`, `resume`, `identify`.

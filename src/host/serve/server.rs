@@ -49,7 +49,9 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
     let (jobs, queue) = crossbeam_channel::bounded::<Work>(config.queue.max(1));
     let (events, arriving) = crossbeam_channel::bounded::<Work>(EVENT_BUFFER);
     let (keystrokes, typed) = crossbeam_channel::bounded::<Work>(KEYSTROKE_QUEUE);
-    let shared = Arc::new(shared(&mut config, loaded.clone(), Queue { jobs: jobs.clone(), events, keystrokes }));
+    let (answers, answered) = crossbeam_channel::bounded(super::later::ANSWER_BUFFER);
+    let parts = Queue { jobs: jobs.clone(), events, keystrokes, answers, answered };
+    let shared = Arc::new(shared(&mut config, loaded.clone(), parts));
     start_workers(&shared, config.workers.max(1), queue, (jobs, arriving))?;
     super::pool::start(&shared, &super::pool::Pool::share(keystroke_share(config.workers.max(1)), typed))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -64,19 +66,8 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
     // What this server took before a restart (an SQLite store).
     let taken = shared.bot.store.recent(super::clock::epoch_ms()).map_err(Stop::Store)?;
     shared.front.replay.lock().unwrap_or_else(|e| e.into_inner()).restore(taken, super::clock::epoch_ms());
-    let count = |kind| loaded.plan.trees.iter().filter(|t| t.kind == kind && t.timer.is_none()).count();
-    // (Timed events are the server's own: they need no Gateway.)
-    let (commands, events) =
-        (count(crate::language::plan::TreeKind::Command), count(crate::language::plan::TreeKind::Event));
     let _ = shared.life.runtime.set(runtime.handle().clone());
-    // Events come over the Gateway; so do commands when no public key says
-    // the application has an Interactions Endpoint URL.
-    let over_gateway = commands > 0 && config.public_key.is_none();
-    let gateway = if events > 0 || over_gateway {
-        Some(super::shards::start(&shared, &loaded, config.shards, config.max_shards)?)
-    } else {
-        None
-    };
+    let ((commands, events), gateway) = start_gateway(&shared, &loaded, &config)?;
     let clocks = start_clocks(&shared)?;
     let store = shared.bot.store.clone();
     let result = runtime.block_on(async move {
@@ -115,6 +106,30 @@ pub fn serve(mut config: Config) -> Result<(), Stop> {
     store.finish();
     runtime.shutdown_timeout(Duration::from_millis(100));
     result
+}
+
+/// The Gateway's shards, when the file needs them, and how many commands
+/// and events (not timed) the file has.
+#[allow(clippy::type_complexity)]
+fn start_gateway(
+    shared: &Arc<Shared>,
+    loaded: &Arc<Loaded>,
+    config: &Config,
+) -> Result<((usize, usize), Option<std::thread::JoinHandle<()>>), Stop> {
+    let count = |kind| loaded.plan.trees.iter().filter(|t| t.kind == kind && t.timer.is_none()).count();
+    // (Timed events are the server's own: they need no Gateway.)
+    let (commands, events) =
+        (count(crate::language::plan::TreeKind::Command), count(crate::language::plan::TreeKind::Event));
+    // Events come over the Gateway; so do commands when no public key says
+    // the application has an Interactions Endpoint URL, and the messages
+    // an `await` waits for.
+    let over_gateway = commands > 0 && config.public_key.is_none();
+    let gateway = if events > 0 || over_gateway || loaded.plan.awaits {
+        Some(super::shards::start(shared, loaded, config.shards, config.max_shards)?)
+    } else {
+        None
+    };
+    Ok(((commands, events), gateway))
 }
 
 /// The shared state of a server of `config`, serving `loaded`.

@@ -51,6 +51,9 @@ impl gateway::Events for GatewayEvents {
             return;
         }
         let loaded = shared.bot.loaded();
+        if loaded.plan.awaits {
+            super::later::maybe_answer(shared, &event);
+        }
         let runs: Vec<_> = shared
             .bot
             .cache

@@ -75,10 +75,16 @@ pub struct Hooks {
     /// Asks for the waiting work due now (a test moved the clock): the
     /// number of runs queued is sent back.
     pub later: crossbeam_channel::Receiver<crossbeam_channel::Sender<usize>>,
+    /// Told the id of each member's message read for an `await`'s answer,
+    /// once it was (whether it answered one or not).
+    pub heard: Option<Heard>,
     /// Told when the server is to stop, drain and return, as on SIGTERM
     /// (a conversation test's stage ends so).
     pub stop: Option<Arc<tokio::sync::Notify>>,
 }
+
+/// Told a message's id: [`Hooks::heard`].
+pub type Heard = Box<dyn Fn(&str) + Send + Sync>;
 
 /// The Gateway shards a process holds (`--shard ID/COUNT`, `--shards auto`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,6 +169,21 @@ pub struct Queue {
     /// within their own limit) waits there, or is offered no choices, and
     /// never delays a command's answer.
     pub keystrokes: crossbeam_channel::Sender<Work>,
+    /// Members' messages that may answer an `await`, on their way to the
+    /// thread of the waiting work (`later.rs`), which takes the wait.
+    pub answers: crossbeam_channel::Sender<Said>,
+    pub answered: crossbeam_channel::Receiver<Said>,
+}
+
+/// A member's message that may answer their `await` in its channel.
+pub struct Said {
+    /// The message's id.
+    pub id: String,
+    /// `user:SERVER:USER`.
+    pub owner: String,
+    /// `~message:CHANNEL`.
+    pub key: String,
+    pub text: String,
 }
 
 /// Keystrokes waiting for a thread; past it, a keystroke is offered no

@@ -488,13 +488,20 @@ impl Trigger {
         piece: &crate::run::store::later::Later,
         hold: super::claim::LaterHold,
     ) -> Trigger {
-        let vars: Vec<(String, String)> = piece
-            .vars
-            .as_object()
+        use crate::run::store::later::{ANSWER_NAME, ANSWER_TEXT, RESERVED};
+        let kept = piece.vars.as_object();
+        let text = |k: &str| kept.and_then(|o| o.get(k)).and_then(|v| v.as_str()).map(str::to_string);
+        let mut vars: Vec<(String, String)> = kept
             .into_iter()
             .flatten()
+            .filter(|(k, _)| !k.starts_with(RESERVED))
             .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
             .collect();
+        // An `await`'s answer: the member's text, under the name it gave.
+        if let (Some(name), Some(said)) = (text(ANSWER_NAME), text(ANSWER_TEXT)) {
+            vars.retain(|(k, _)| *k != name);
+            vars.push((name, said));
+        }
         let channel = vars.iter().find(|(k, _)| k == "channel_id").map(|(_, v)| v.clone()).filter(|c| !c.is_empty());
         // The member who asked for it may be pinged by it ("⏰ <@…>"), as
         // their own command's reply could; no one else.

@@ -246,6 +246,26 @@ pub enum Node {
     Later(Box<LaterNode>),
     /// `cancel "KEY"`: takes back the work waiting under a key.
     Cancel(Box<CancelNode>),
+    /// `await message "30s" as guess { … } timeout { … }`: the member's
+    /// next message, waited for.
+    Await(Box<AwaitNode>),
+}
+
+/// `await message "30s" as guess { … } timeout { … }`: kept in the store
+/// as work that waits, owned by the run's user and keyed by its channel;
+/// the user's next message there runs `body` in a run of its own with the
+/// message's text as `{guess}`, or, when none came in time, `timeout`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AwaitNode {
+    /// How long it waits: a duration.
+    pub wait: Template,
+    /// The answer's text's name in `body`.
+    pub name: Ident,
+    pub body: Branch,
+    pub timeout: Option<Branch>,
+    /// `await message "30s"`: its keywords and value.
+    pub head: Span,
+    pub span: Span,
 }
 
 /// `after "10m" key "…" note "…" per server { … }` (or `at "{when}"`):
@@ -265,6 +285,13 @@ pub struct LaterNode {
     /// `after "10m"`: its keyword and value.
     pub head: Span,
     pub span: Span,
+}
+
+impl AwaitNode {
+    /// Its first block, then its `timeout`'s.
+    pub fn bodies(&self) -> impl Iterator<Item = &Branch> {
+        std::iter::once(&self.body).chain(&self.timeout)
+    }
 }
 
 /// `cancel "KEY" [per server]`.
@@ -459,6 +486,7 @@ impl Node {
             Node::Choice(n) => n.span,
             Node::Action(n) => n.span,
             Node::With(w) => w.span,
+            Node::Await(a) => a.span,
             Node::Later(l) => l.span,
             Node::Cancel(c) => c.span,
             Node::Text(_, span) | Node::Stop(span) | Node::Failed(_, span) | Node::Together(_, span) => *span,

@@ -116,6 +116,15 @@ pub trait Visitor<'a> {
     fn named(&mut self, _name: &'a Ident, _site: Site) {}
     fn bot_token(&mut self, _span: Span, _site: Site) {}
     fn secret(&mut self, _slot: &'a Ident, _site: Site) {}
+    /// `await message "30s" as NAME { … } timeout { … }`: its wait, then
+    /// its bodies (`{NAME}` is the answer's text in the first).
+    fn await_node(&mut self, a: &'a crate::language::ast::AwaitNode) {
+        self.template(&a.wait, Site::Condition);
+        self.branch(&a.body.body);
+        if let Some(t) = &a.timeout {
+            self.branch(&t.body);
+        }
+    }
     /// `save NAME[path] = …`: a save of the variable, by default.
     fn save_field(&mut self, f: &'a crate::language::ast::SaveField) {
         self.save(&f.save);
@@ -158,6 +167,7 @@ pub fn walk_nodes<'a, V: Visitor<'a> + ?Sized>(v: &mut V, nodes: &'a [Node]) {
                 v.branch(&l.body.body);
             }
             Node::Cancel(c) => v.template(&c.key, Site::Save),
+            Node::Await(a) => v.await_node(a),
             Node::Register(_) => {}
             Node::Guard(g) => {
                 for value in &g.values {

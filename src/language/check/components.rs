@@ -530,11 +530,7 @@ impl<'t> Placement<'t, '_> {
                 Node::Api(_) => state.requested = true,
                 Node::Reply(r) => {
                     reply(r, self.tree, self.out);
-                    for c in r.components() {
-                        if let Some(h) = &c.handler {
-                            self.names(h);
-                        }
-                    }
+                    r.components().filter_map(|c| c.handler.as_ref()).for_each(|h| self.names(h));
                     if let Some(form) = state.form {
                         self.out.push(
                             Diagnostic::new(
@@ -568,6 +564,7 @@ impl<'t> Placement<'t, '_> {
                 Node::Together(b, _) => state = self.walk(&b.body, state),
                 // Run later, in a run of its own: it answers no one here.
                 Node::Later(l) => _ = self.walk(&l.body.body, state),
+                Node::Await(a) => a.bodies().for_each(|b| _ = self.walk(&b.body, state)),
                 Node::For(f) => {
                     // Its body runs any number of times, maybe none.
                     self.loops += 1;

@@ -220,7 +220,7 @@ pub(super) fn shadowed(name: &str) -> Option<&'static str> {
 
 /// A custom variable named like a variable blkc provides would be read
 /// instead of it, or never: refused.
-fn check_shadowing(name: &crate::language::ast::Ident, keyword: &str, out: &mut Findings) {
+pub(super) fn check_shadowing(name: &crate::language::ast::Ident, keyword: &str, out: &mut Findings) {
     let Some(what) = shadowed(&name.name) else { return };
     out.push(
         Diagnostic::new(Code::ShadowedVariable, format!("`{keyword} {}` takes the name of {what}", name.name))

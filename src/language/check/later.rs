@@ -18,6 +18,38 @@ pub fn check(file: &File, out: &mut Findings) {
         walk(&tree.body, &mut outside, out);
         owner_known(tree, &tree.body, out);
     }
+    let customs: Vec<&str> = file
+        .items
+        .iter()
+        .filter_map(|i| if let crate::language::ast::Item::Var(v) = i { Some(v.name.name.as_str()) } else { None })
+        .collect();
+    file.trees().for_each(|t| answer_names(&t.body, &customs, out));
+}
+
+/// B133: an `await`'s answer named like a variable blkc provides or a
+/// custom variable, which it would hide.
+fn answer_names(nodes: &[Node], customs: &[&str], out: &mut Findings) {
+    for node in nodes {
+        match node {
+            Node::Await(a) => {
+                if customs.contains(&a.name.name.as_str()) {
+                    out.push(
+                        Diagnostic::new(
+                            Code::ShadowedVariable,
+                            format!("`as {}` takes the name of a custom variable", a.name.name),
+                        )
+                        .label(a.name.span, format!("`{{{}}}` is already a custom variable", a.name.name))
+                        .help(format!("choose another name for the answer, like `{}_answer`", a.name.name)),
+                    );
+                } else {
+                    super::declarations::check_shadowing(&a.name, "as", out);
+                }
+                std::iter::once(&a.body).chain(&a.timeout).for_each(|b| answer_names(&b.body, customs, out));
+            }
+            Node::Later(l) => answer_names(&l.body.body, customs, out),
+            other => other.branches().into_iter().for_each(|b| answer_names(b, customs, out)),
+        }
+    }
 }
 
 /// What the nodes outside an `after`'s body make that the body may not
@@ -29,11 +61,12 @@ fn walk(nodes: &[Node], outside: &mut Outside, out: &mut Findings) {
         match node {
             Node::Later(l) => {
                 scope(l.scope.as_ref(), out);
-                let mut reads = Reads { outside: outside.clone(), out, inner: Vec::new() };
-                visit::walk_nodes(&mut reads, &l.body.body);
-                held(&l.body.body, l.head, out);
-                // Inside, its own blocks and loops are its own.
-                walk(&l.body.body, &mut Vec::new(), out);
+                kept(&l.body.body, (l.head, "an `after`"), outside, out);
+            }
+            Node::Await(a) => {
+                for body in std::iter::once(&a.body).chain(&a.timeout) {
+                    kept(&body.body, (a.head, "an `await`"), outside, out);
+                }
             }
             Node::Cancel(c) => scope(c.scope.as_ref(), out),
             Node::Api(b) => outside.push((b.name.name.to_string(), b.span)),
@@ -49,14 +82,50 @@ fn walk(nodes: &[Node], outside: &mut Outside, out: &mut Findings) {
     }
 }
 
+/// A body kept to run later (`head`, what it is), read in a run of its
+/// own: what it reads of the run outside (`outside`), and what it holds.
+fn kept(body: &[Node], head: (Span, &'static str), outside: &Outside, out: &mut Findings) {
+    let mut reads = Reads { outside: outside.clone(), out, inner: Vec::new(), what: head.1 };
+    visit::walk_nodes(&mut reads, body);
+    held(body, head, out);
+    // Inside, its own blocks and loops are its own.
+    walk(body, &mut Vec::new(), out);
+}
+
 /// B142: work kept per user (the default) in a tree whose trigger has no
-/// user, or per server in one with no server (a timed event, a webhook).
+/// user, or per server in one with no server (a timed event, a webhook);
+/// an `await` where there is no user or no channel to wait in.
 fn owner_known(tree: &crate::language::ast::Tree, nodes: &[Node], out: &mut Findings) {
     let provided = crate::language::model::trigger_variables(tree);
     for node in nodes {
         let (scope, span) = match node {
             Node::Later(l) => (l.scope.as_ref(), l.head),
             Node::Cancel(c) => (c.scope.as_ref(), c.span),
+            Node::Await(a) => {
+                for body in std::iter::once(&a.body).chain(&a.timeout) {
+                    owner_known(tree, &body.body, out);
+                }
+                let Some(needed) = ["user_id", "channel_id"].into_iter().find(|v| !provided.contains(v)) else {
+                    continue;
+                };
+                out.push(
+                    Diagnostic::new(
+                        Code::ScopeNotInTree,
+                        format!(
+                            "an `await` waits for a member's message in a channel, and `{}` {}s have no `{needed}`",
+                            tree.name.name,
+                            tree.kind.as_str()
+                        ),
+                    )
+                    .label(a.head, "waits here")
+                    .related(
+                        tree.name.span,
+                        format!("this {} gives no {}", tree.kind.as_str(), &needed[..needed.len() - 3]),
+                    )
+                    .help("await in a command, a handler, or an event with a member and a channel (`message_create`)"),
+                );
+                continue;
+            }
             _ => {
                 node.branches().into_iter().for_each(|b| owner_known(tree, b, out));
                 continue;
@@ -93,8 +162,9 @@ fn scope(scope: Option<&Ident>, out: &mut Findings) {
     );
 }
 
-/// B168: the steps an `after`'s body cannot take, in any branch.
-fn held(nodes: &[Node], head: Span, out: &mut Findings) {
+/// B168: the steps the body of an `after` (an `await`) cannot take, in
+/// any branch.
+fn held(nodes: &[Node], head: (Span, &'static str), out: &mut Findings) {
     for node in nodes {
         let why = match node {
             Node::Form(_) => Some("a form answers an interaction, which is long answered when this runs"),
@@ -111,10 +181,13 @@ fn held(nodes: &[Node], head: Span, out: &mut Findings) {
         };
         if let Some(why) = why {
             out.push(
-                Diagnostic::new(Code::MisplacedInLater, "an `after`'s body cannot hold this")
+                Diagnostic::new(Code::MisplacedInLater, format!("{}'s body cannot hold this", head.1))
                     .label(node.span(), why)
-                    .related(head, "runs later, in a run of its own")
-                    .help("move it out of the `after`; to reach the user in private later, `dm \"{user_id}\" \"…\"`"),
+                    .related(head.0, "runs later, in a run of its own")
+                    .help(format!(
+                        "move it out of {}; to reach the user in private later, `dm \"{{user_id}}\" \"…\"`",
+                        head.1
+                    )),
             );
         }
         node.branches().into_iter().for_each(|b| held(b, head, out));
@@ -127,6 +200,8 @@ struct Reads<'o> {
     out: &'o mut Findings,
     /// What the body itself made, read freely.
     inner: Vec<String>,
+    /// What keeps it: "an `after`", "an `await`".
+    what: &'static str,
 }
 
 impl Reads<'_> {
@@ -139,7 +214,7 @@ impl Reads<'_> {
         self.out.push(
             Diagnostic::new(Code::MisplacedInLater, format!("`{name}` is the run's that keeps this work, not kept with it"))
                 .label(span, "read later, when it is gone")
-                .related(*at, "made here, before the `after`")
+                .related(*at, format!("made here, before {}", self.what))
                 .help("the body has the run's variables (its options, `user_id`, `channel_id`…) and the custom variables as they are when it runs: save what it needs in a custom variable first, or make the request inside the body"),
         );
     }

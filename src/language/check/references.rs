@@ -44,6 +44,25 @@ struct Walk<'s, 'a> {
     /// How many `failed { … }` branches the node being walked is in (their
     /// failure's variables exist there).
     failing: usize,
+    /// The answers' names of the `await`s whose first body is being walked.
+    answers: Vec<&'a str>,
+    /// The answers' names of all the tree's `await`s.
+    tree_answers: HashSet<&'a str>,
+}
+
+/// The names the `await`s of `nodes` give their answers.
+fn answers_of<'a>(nodes: &'a [crate::language::ast::Node], out: &mut HashSet<&'a str>) {
+    use crate::language::ast::Node;
+    for n in nodes {
+        match n {
+            Node::Await(a) => {
+                out.insert(&a.name.name);
+                a.bodies().for_each(|b| answers_of(&b.body, out));
+            }
+            Node::Later(l) => answers_of(&l.body.body, out),
+            other => other.branches().into_iter().for_each(|b| answers_of(b, out)),
+        }
+    }
 }
 
 /// For `if api_b[status] OP N`: the block, and which branch is the error
@@ -120,7 +139,10 @@ pub fn check_tree<'a>(
         runs: Vec::new(),
         failing: 0,
         joins,
+        answers: Vec::new(),
+        tree_answers: HashSet::default(),
     };
+    answers_of(&tree.body, &mut walk.tree_answers);
     visit::walk_nodes(&mut walk, &tree.body);
     let read_into = std::mem::take(&mut walk.read_into);
     if scope.samples.enabled() {
@@ -198,6 +220,23 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
                     self.leave_loop(l);
                 }
             }
+        }
+    }
+
+    /// An `await`'s bodies run in runs of their own (nothing of this one
+    /// has run there); in the first, its answer's text has its name.
+    fn await_node(&mut self, a: &'a crate::language::ast::AwaitNode) {
+        self.template(&a.wait, Site::Condition);
+        for (k, body) in std::iter::once(&a.body).chain(&a.timeout).enumerate() {
+            self.flow.aside_start(body.span.start);
+            if k == 0 {
+                self.answers.push(&a.name.name);
+            }
+            self.branch(&body.body);
+            if k == 0 {
+                self.answers.pop();
+            }
+            self.flow.aside_end(body.span.end);
         }
     }
 
@@ -389,7 +428,7 @@ impl<'a> Walk<'_, 'a> {
 
     fn check_named(&mut self, name: &Ident, site: Site) {
         let n = name.name.as_str();
-        if self.frames.knows(n) {
+        if self.frames.knows(n) || self.answers.contains(&n) {
             return;
         }
         if site == Site::Loop {
@@ -411,7 +450,14 @@ impl<'a> Walk<'_, 'a> {
         if self.model.knows(n) {
             return;
         }
-        let mut diag = Diagnostic::new(Code::UnknownVariable, format!("unknown variable `{{{n}}}`"))
+        let diag = self.unknown(name, site);
+        self.out.push(diag);
+    }
+
+    /// B115 for `{NAME}`, with the help that fits what it may be.
+    fn unknown(&self, name: &Ident, site: Site) -> Diagnostic {
+        let n = name.name.as_str();
+        let diag = Diagnostic::new(Code::UnknownVariable, format!("unknown variable `{{{n}}}`"))
             .label(name.span, "not defined here");
         let candidates =
             self.model.variables.iter().map(|v| v.name.as_str()).chain(self.model.custom.iter().map(|c| &**c));
@@ -420,7 +466,7 @@ impl<'a> Walk<'_, 'a> {
             && n.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
         let lower = n.to_ascii_lowercase();
         let key_like = ["key", "token", "secret", "password", "passwd"].iter().any(|w| lower.contains(w));
-        diag = if (capitals || key_like) && suggestion.is_none() {
+        if (capitals || key_like) && suggestion.is_none() {
             // `{WEATHER_KEY}`: a secret written as a variable.
             let slot = n.to_ascii_uppercase();
             let braces = Span::new(name.span.start as usize - 1, name.span.end as usize + 1);
@@ -435,6 +481,10 @@ impl<'a> Walk<'_, 'a> {
                 vec![Edit { span: braces, replacement: format!("<{slot}>") }],
                 confidence,
             )
+        } else if self.tree_answers.contains(n) {
+            diag.help(format!(
+                "`{{{n}}}` is the member's answer to an `await`: it exists in that `await`'s first block only"
+            ))
         } else if let Some(block) = n.strip_prefix("api_").filter(|b| self.scope.blocks.contains_key(b)) {
             diag.help(format!(
                 "a response is read with a path: `{{api_{block}[response]}}` or `{{api_{block}[response.key]}}`"
@@ -461,8 +511,7 @@ impl<'a> Walk<'_, 'a> {
                 "declare a custom variable with `var {n}`, or use one of this {}'s variables (see `blkc explain B115`)",
                 self.tree.kind.as_str()
             ))
-        };
-        self.out.push(diag);
+        }
     }
 
     /// A reference to a block of this tree: walked through its sample; its

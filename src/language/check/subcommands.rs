@@ -137,6 +137,7 @@ fn article(n: &Node) -> &'static str {
         Node::Later(l) if l.at => "an `at`",
         Node::Later(_) => "an `after`",
         Node::Cancel(_) => "a `cancel`",
+        Node::Await(_) => "an `await`",
         Node::If(_) => "an `if`",
         Node::For(_) => "a `for`",
         Node::Text(..) => "a `text`",

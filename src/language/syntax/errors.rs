@@ -172,6 +172,8 @@ fn block_keyword(rule: Rule) -> Option<Keyword> {
         Rule::with_node | Rule::kw_with => Keyword::With,
         Rule::together_node | Rule::kw_together => Keyword::Together,
         Rule::cancel_node | Rule::kw_cancel => Keyword::Cancel,
+        Rule::await_node | Rule::kw_await => Keyword::Await,
+        Rule::kw_message => Keyword::Message,
         Rule::var_expires | Rule::kw_expires => Keyword::Expires,
         Rule::kw_after => Keyword::After,
         Rule::kw_key => Keyword::Key,

@@ -369,6 +369,7 @@ fn holds_tokens_of_values(rule: Rule) -> bool {
             | Rule::later_node
             | Rule::later_part
             | Rule::cancel_node
+            | Rule::await_node
             | Rule::var_expires
             | Rule::tree_open
     )
@@ -610,6 +611,7 @@ impl Lower<'_> {
                 | Rule::together_node
                 | Rule::later_node
                 | Rule::cancel_node
+                | Rule::await_node
                 | Rule::action
                 | Rule::stop => body.push(self.node(p)?),
                 _ => return self.unexpected(&p, "a command or event"),
@@ -738,6 +740,25 @@ impl Lower<'_> {
         Ok(crate::language::ast::LaterNode { at, when, key, note, scope, body, head, span })
     }
 
+    /// `await message "30s" as guess { … } timeout { … }`.
+    fn await_node(&mut self, pair: Pair<'_, Rule>) -> Lowered<crate::language::ast::AwaitNode> {
+        let span = self.span(&pair);
+        let (mut head, mut wait, mut name, mut body, mut timeout) = (span, None, None, None, None);
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::string => (head.end, wait) = (self.span(&p).end, Some(self.template(p))),
+                Rule::ident => name = Some(self.ident(p)),
+                Rule::branch if body.is_none() => body = Some(self.branch(p)?),
+                Rule::branch => timeout = Some(self.branch(p)?),
+                _ => {}
+            }
+        }
+        let wait = self.required(wait, Rule::string, "an `await`", span)?;
+        let name = self.required(name, Rule::ident, "an `await`", span)?;
+        let body = self.required(body, Rule::branch, "an `await`", span)?;
+        Ok(crate::language::ast::AwaitNode { wait, name, body, timeout, head, span })
+    }
+
     fn var_decl(&mut self, pair: Pair<'_, Rule>) -> Lowered<VarDecl> {
         let span = self.span(&pair);
         let mut name = None;
@@ -827,6 +848,7 @@ impl Lower<'_> {
                 Node::Together(Box::new(self.branch(branch)?), span)
             }
             Rule::later_node => Node::Later(Box::new(self.later(pair)?)),
+            Rule::await_node => Node::Await(Box::new(self.await_node(pair)?)),
             Rule::cancel_node => {
                 let span = self.span(&pair);
                 let mut key = None;

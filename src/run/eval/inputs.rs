@@ -217,13 +217,15 @@ pub enum Event {
     /// did in words, after the request events of its calls.
     Action(ActionEvent),
     /// Work kept in the store to run later (`after "10m" { … }`): the tree
-    /// that will run, when (RFC 3339), its key and note, and whose it is.
+    /// that will run, when (RFC 3339), its key and note, and whose it is;
+    /// an `await`'s, the tree its answer runs.
     Later {
         tree: String,
         due: String,
         key: String,
         note: String,
         owner: String,
+        answer: Option<String>,
     },
     /// `cancel "KEY"`: how many pieces of waiting work went.
     Cancel {

@@ -96,6 +96,21 @@ pub trait Host: Send + Sync + std::fmt::Debug {
     fn next_due(&self) -> Result<Option<i64>, StoreError> {
         Ok(None)
     }
+
+    /// The member's answer `text` to the wait `key` of `owner` that is not
+    /// due yet at `now_ms`: in one statement, the wait becomes its
+    /// answer's work, due now and claimed by `me` until `until_ms`, and is
+    /// returned. None when there is no such wait, or it is due or claimed
+    /// (its time-out runs instead): one of the two runs, never both.
+    fn take_answer(
+        &self,
+        _wait: (&str, &str),
+        _text: &str,
+        _now_ms: i64,
+        _claim: (i64, &str),
+    ) -> Result<Option<Later>, StoreError> {
+        Ok(None)
+    }
 }
 
 /// The claim of one `blkc serve` process on an SQLite store, held while it
@@ -162,5 +177,15 @@ impl Host for SharedStore {
 
     fn next_due(&self) -> Result<Option<i64>, StoreError> {
         self.0.next_due()
+    }
+
+    fn take_answer(
+        &self,
+        wait: (&str, &str),
+        text: &str,
+        now_ms: i64,
+        claim: (i64, &str),
+    ) -> Result<Option<Later>, StoreError> {
+        self.0.take_answer(wait, text, now_ms, claim)
     }
 }

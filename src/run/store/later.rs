@@ -53,10 +53,30 @@ impl Later {
         })
     }
 
+    /// Whether it is a wait for the member's answer (`await message`).
+    pub fn is_answer_wait(&self) -> bool {
+        self.key.starts_with("~message:")
+    }
+
     /// The bytes it keeps, held to [`MAX_KEPT_BYTES`].
     pub fn kept_bytes(&self) -> usize {
         self.vars.to_string().len() + self.key.len() + self.note.len()
     }
+}
+
+/// How blkc's own keys start; an author's cannot.
+pub const RESERVED: &str = "~";
+
+/// The variable of an `await`'s piece naming the tree its answer runs.
+pub const ANSWER_TREE: &str = "~answer";
+/// The variable of an `await`'s piece naming the answer's text in it.
+pub const ANSWER_NAME: &str = "~as";
+/// The variable the answer's text is put in when the member answers.
+pub const ANSWER_TEXT: &str = "~said";
+
+/// The key of a member's wait for their next message in `channel`.
+pub fn answer_key(channel: &str) -> String {
+    format!("~message:{channel}")
 }
 
 /// Why a piece of work was not kept.

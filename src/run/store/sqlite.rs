@@ -14,7 +14,7 @@ use serde_json::Value as Json;
 
 use super::error::StoreError;
 use super::host::{Host, ServingClaim};
-use super::later::{Full, Later, CLAIM_BATCH, COLUMNS, MAX_PER_OWNER, MAX_PER_STORE};
+use super::later::{Full, Later, ANSWER_TEXT, ANSWER_TREE, CLAIM_BATCH, COLUMNS, MAX_PER_OWNER, MAX_PER_STORE};
 use super::values::{Admin, Entry, VarStore};
 
 /// Where custom variables live between runs: what a run reads and saves.
@@ -87,6 +87,32 @@ impl Host for SqliteHost {
         let store = Store::open(&self.path)?;
         let sql = "DELETE FROM blkc_later WHERE id = ?1 AND claimed_by = ?2";
         store.conn.execute(sql, rusqlite::params![id, me]).map(|_| ()).map_err(|e| describe(&self.path, e))
+    }
+
+    fn take_answer(
+        &self,
+        wait: (&str, &str),
+        text: &str,
+        now_ms: i64,
+        claim: (i64, &str),
+    ) -> Result<Option<Later>, StoreError> {
+        if !self.path.exists() {
+            return Ok(None);
+        }
+        let store = Store::open(&self.path)?;
+        let sql = format!(
+            "UPDATE blkc_later SET tree = json_extract(vars, '$.\"{ANSWER_TREE}\"'),
+             vars = json_set(vars, '$.\"{ANSWER_TEXT}\"', ?3), key = '', due_at = ?4, claim_until = ?5, claimed_by = ?6
+             WHERE owner = ?1 AND key = ?2 AND due_at > ?4 AND claim_until <= ?4
+             AND json_extract(vars, '$.\"{ANSWER_TREE}\"') IS NOT NULL RETURNING {COLUMNS}"
+        );
+        let params = rusqlite::params![wait.0, wait.1, text, now_ms, claim.0, claim.1];
+        match store.conn.query_row(&sql, params, later_row) {
+            Ok(taken) => Ok(Some(taken)),
+            Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
+            Err(e) if no_table(&e) => Ok(None),
+            Err(e) => Err(describe(&self.path, e)),
+        }
     }
 
     fn next_due(&self) -> Result<Option<i64>, StoreError> {

@@ -534,6 +534,15 @@ function eventFields() {
   }));
 }
 
+async function say(content) {
+  said(content);
+  $("command").value = "";
+  const m = member();
+  const given = { user_id: m.id, user_name: m.name, server_id: $("server").value, channel_id: $("channel-id").value, content };
+  const r = await fetch("/play/event", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ kind: "message_create", given }) });
+  if (!r.ok) add("message").textContent = "Not sent: " + ((await r.json()).error || r.status);
+}
+
 async function fire(e) {
   e.preventDefault();
   const kind = $("event-kind").value;
@@ -601,6 +610,10 @@ async function start() {
   $("event-kind").addEventListener("change", eventFields);
   $("composer").addEventListener("submit", (e) => {
     e.preventDefault();
+    const typed = $("command").value;
+    // Text that is no command is the member's message in the channel (an
+    // `await` of theirs takes it; `message_create` events run on it).
+    if (!typed.trim().startsWith("/") && !chosen()) { say(typed); return; }
     const leaf = chosen();
     if (!leaf) { add("message").textContent = "No command " + $("command").value; return; }
     const given = [...$("options").querySelectorAll("[name]")].filter((f) => f.value !== "")

@@ -22,20 +22,29 @@ impl Runner<'_> {
     /// `after "10m" { … }`: the body's tree kept in the store.
     pub(super) fn later(&mut self, l: &LaterStep) -> Outcome {
         let when = render::render(&l.when, self);
-        let key = l.key.as_ref().map(|k| render::render(k, self)).unwrap_or_default();
+        let mut key = l.key.as_ref().map(|k| render::render(k, self)).unwrap_or_default();
         let note = l.note.as_ref().map(|n| render::render(n, self)).unwrap_or_default();
         self.flush()?;
         let due = self.due(&when, l.at).map_err(|why| refused(why, l.span))?;
         if key.chars().count() > MAX_KEY || note.chars().count() > MAX_NOTE {
             return Err(refused(format!("its key is over {MAX_KEY} characters or its note over {MAX_NOTE}"), l.span));
         }
+        if key.starts_with(later::RESERVED) {
+            return Err(refused(format!("a key cannot start with `{}` (blkc's own keys do)", later::RESERVED), l.span));
+        }
         let owner = self.later_owner(l.per_server, l.span)?;
-        let vars: serde_json::Map<String, Json> =
+        let mut vars: serde_json::Map<String, Json> =
             self.inputs.vars.iter().map(|(k, v)| (k.clone(), Json::String(v.clone()))).collect();
+        if let Some(answer) = &l.answer {
+            // One wait for the member's answer in a channel: a second replaces it.
+            key = later::answer_key(self.scoped_id("channel_id"));
+            vars.insert(later::ANSWER_TREE.into(), Json::String(answer.tree.clone()));
+            vars.insert(later::ANSWER_NAME.into(), Json::String(answer.name.clone()));
+        }
         let item = Later {
             id: later::new_id(),
             owner: owner.clone(),
-            key: self.redactor.redact(&key),
+            key: if l.answer.is_some() { key } else { self.redactor.redact(&key) },
             due_ms: due.unix_timestamp() * 1000,
             tree: l.tree.clone(),
             note: self.redactor.redact(&note),
@@ -61,7 +70,8 @@ impl Runner<'_> {
             }
         }
         let due = crate::base::when::written(due);
-        (self.sink)(Event::Later { tree: item.tree, due, key: item.key, note: item.note, owner });
+        let answer = l.answer.as_ref().map(|a| a.tree.clone());
+        (self.sink)(Event::Later { tree: item.tree, due, key: item.key, note: item.note, owner, answer });
         Ok(())
     }
 
@@ -89,7 +99,8 @@ impl Runner<'_> {
             }
         };
         match self.store.waiting(Some(&owner)) {
-            Ok(all) => Json::Array(all.iter().map(Later::shown).collect()),
+            // The waits for the member's answer are blkc's, not theirs to list.
+            Ok(all) => Json::Array(all.iter().filter(|l| !l.is_answer_wait()).map(Later::shown).collect()),
             Err(e) => {
                 let failure = crate::run::eval::failure::store_failure(&e, span, "reading `waiting`".into());
                 self.fatal.get_or_insert(failure);

@@ -7,7 +7,9 @@
 use serde_json::Value as Json;
 
 use super::{Failure, PgStore, Pool, StoreError};
-use crate::run::store::later::{Full, Later, CLAIM_BATCH, COLUMNS, MAX_PER_OWNER, MAX_PER_STORE};
+use crate::run::store::later::{
+    Full, Later, ANSWER_TEXT, ANSWER_TREE, CLAIM_BATCH, COLUMNS, MAX_PER_OWNER, MAX_PER_STORE,
+};
 
 /// A row of [`COLUMNS`] as waiting work.
 fn later_row(r: &tokio_postgres::Row) -> Result<Later, Failure> {
@@ -48,6 +50,30 @@ impl Pool {
     pub fn done_later(&self, id: &str, me: &str) -> Result<(), StoreError> {
         self.with_conn(false, |conn| {
             conn.execute("DELETE FROM blkc_later WHERE id = $1 AND claimed_by = $2", &[&id, &me]).map(|_| ())
+        })
+    }
+
+    pub fn take_answer(
+        &self,
+        wait: (&str, &str),
+        text: &str,
+        now_ms: i64,
+        claim: (i64, &str),
+    ) -> Result<Option<Later>, StoreError> {
+        // A claim or a take of the same row made at once waits for the
+        // other's, and finds the row no longer matches (READ COMMITTED
+        // checks an updated row again): one of the two wins.
+        let sql = format!(
+            "UPDATE blkc_later SET tree = vars::jsonb ->> '{ANSWER_TREE}',
+             vars = (vars::jsonb || jsonb_build_object('{ANSWER_TEXT}', $3::text))::text, key = '',
+             due_at = $4, claim_until = $5, claimed_by = $6
+             WHERE owner = $1 AND key = $2 AND due_at > $4 AND claim_until <= $4
+             AND vars::jsonb ? '{ANSWER_TREE}' RETURNING {COLUMNS}"
+        );
+        let (owner, key, text) = (wait.0.to_string(), wait.1.to_string(), text.to_string());
+        let (until, me) = (claim.0, claim.1.to_string());
+        self.with_conn(false, |conn| {
+            conn.query_opt(&sql, &[&owner, &key, &text, &now_ms, &until, &me])?.as_ref().map(later_row).transpose()
         })
     }
 
