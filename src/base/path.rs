@@ -68,6 +68,33 @@ pub fn index(text: &str) -> Option<usize> {
     canonical.then(|| text.parse().unwrap_or(usize::MAX))
 }
 
+/// The variable a segment written `{name}` takes its key from (`{votes[{user_id}]}`,
+/// `save votes[{option_pick}] = …`): the key is that variable's value when
+/// the path is read, one key whatever it holds.
+pub fn key_variable(text: &str) -> Option<&str> {
+    let name = text.strip_prefix('{')?.strip_suffix('}')?;
+    let mut bytes = name.bytes();
+    let ident = matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    ident.then_some(name)
+}
+
+/// The segments before the first whose key is a variable's value: what a
+/// sample or a declared value can check.
+pub fn until_variable<S: Segment>(segments: &[S]) -> &[S] {
+    let known = segments.iter().position(|s| key_variable(s.text()).is_some()).unwrap_or(segments.len());
+    &segments[..known]
+}
+
+/// [`check_segment`] of a path written in a template, whose key may also be
+/// a variable's value (`{name}`).
+pub fn check_key(text: &str) -> Result<(), SegmentError> {
+    match key_variable(text) {
+        Some(_) => Ok(()),
+        None => check_segment(text),
+    }
+}
+
 /// What is wrong with the form of one segment after the root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SegmentError {
@@ -410,6 +437,20 @@ impl Miss {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_key_from_a_value_is_a_variable_s_name_in_braces_and_ends_what_is_checked() {
+        assert_eq!(key_variable("{user_id}"), Some("user_id"));
+        assert_eq!(key_variable("{_x1}"), Some("_x1"));
+        for not in ["user_id", "{}", "{1x}", "{a b}", "{a", "a}", "{a.b}", "{{a}}"] {
+            assert_eq!(key_variable(not), None, "{not}");
+        }
+        assert_eq!(until_variable(&["a", "b", "{c}", "d"]), ["a", "b"]);
+        assert_eq!(until_variable(&["a"]), ["a"]);
+        assert_eq!(check_key("{c}"), Ok(()));
+        assert!(check_segment("{c}").is_err(), "a block's own paths take no variable");
+        assert!(check_key("{c").is_err());
+    }
 
     #[test]
     fn an_index_is_a_canonical_whole_number() {

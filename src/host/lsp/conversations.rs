@@ -247,7 +247,7 @@ fn step_words(before: &str) -> Vec<CompletionItem> {
         return Vec::new();
     }
     [
-        "test", "secret", "bot", "as", "command", "type", "click", "choose", "submit", "event", "tick", "wait",
+        "test", "secret", "bot", "as", "command", "type", "click", "choose", "submit", "event", "say", "tick", "wait",
         "respond", "expect",
     ]
     .iter()

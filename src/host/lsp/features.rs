@@ -830,6 +830,9 @@ fn keyword_words(place: vocab::Place) -> Vec<CompletionItem> {
             vocab::Keyword::Select => "a select menu: `select handler { choice \"Label\" \"value\" }`",
             vocab::Keyword::Form => "shows a form: `form handler { title \"…\" input name { label \"…\" } }`",
             vocab::Keyword::Update => "edits the message whose button or menu ran this handler",
+            vocab::Keyword::Await => {
+                "waits for the member's next message in the channel: `await message \"30s\" as answer { … } timeout { … }`"
+            }
             vocab::Keyword::Cooldown => {
                 "a wait between two runs: `cooldown \"1h\"` (per user), or `… per server`, `… per channel`"
             }

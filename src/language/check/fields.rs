@@ -37,7 +37,7 @@ pub fn check_path(file: &File, e: &ElementRef, out: &mut Findings) {
     let name = e.item.name.as_str();
     for seg in &e.segments {
         let negative = seg.text.strip_prefix('-').is_some_and(|n| path::index(n).is_some_and(|n| n > 0));
-        match path::check_segment(&seg.text) {
+        match path::check_key(&seg.text) {
             Ok(()) => {}
             Err(path::SegmentError::Negative) if negative => {}
             Err(why) => {
@@ -52,19 +52,21 @@ pub fn check_path(file: &File, e: &ElementRef, out: &mut Findings) {
         _ => None,
     });
     let Some(default) = declared.map(|d| d.fixed()) else { return };
-    let Err(miss) = path::walk(&default, &e.segments) else { return };
+    // A key read from a variable (`{votes[{user_id}]}`) is known only when it runs.
+    let segments = path::until_variable(&e.segments);
+    let Err(miss) = path::walk(&default, segments) else { return };
     // An empty object or list declares no shape (a map, a queue), and a
     // list grows: only a shape the default writes out is checked.
-    let at_level = path::walk(&default, &e.segments[..miss.at]).ok();
+    let at_level = path::walk(&default, &segments[..miss.at]).ok();
     let shaped = match at_level {
         Some(serde_json::Value::Object(map)) => !map.is_empty(),
         Some(serde_json::Value::Array(_)) => false,
         _ => true,
     };
-    if !shaped || matches!(miss.kind, MissKind::OutOfRange { .. }) || saved_there(file, name, &e.segments[..=miss.at]) {
+    if !shaped || matches!(miss.kind, MissKind::OutOfRange { .. }) || saved_there(file, name, &segments[..=miss.at]) {
         return;
     }
-    let at = &e.segments[miss.at];
+    let at = &segments[miss.at];
     let suggestion = match miss.kind {
         MissKind::NoKey => {
             did_you_mean(&at.text, miss.keys.iter().map(String::as_str)).filter(|k| path::addressable(k))
@@ -76,9 +78,9 @@ pub fn check_path(file: &File, e: &ElementRef, out: &mut Findings) {
         format!("{name}[{inner}]")
     };
     out.push(
-        Diagnostic::new(Code::FieldNotInDefault, miss.message_from(name, &e.segments))
+        Diagnostic::new(Code::FieldNotInDefault, miss.message_from(name, segments))
             .label(at.span, miss.label())
-            .help(miss.help_from(name, &whole, &e.segments))
+            .help(miss.help_from(name, &whole, segments))
             .note(format!("checked against the default `var {name}` declares; a save may add fields it does not have"))
             .maybe_fixes(suggestion.map(|k| (format!("write `{k}`"), at.span, k.to_string()))),
     );

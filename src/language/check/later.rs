@@ -205,6 +205,15 @@ struct Reads<'o> {
 }
 
 impl Reads<'_> {
+    /// The variables whose values are keys of a path.
+    fn keys(&mut self, segments: &[crate::language::ast::Segment]) {
+        for seg in segments {
+            if let Some(name) = crate::base::path::key_variable(&seg.text) {
+                self.read(name, seg.span);
+            }
+        }
+    }
+
     fn read(&mut self, name: &str, span: Span) {
         if self.inner.iter().any(|n| n == name) {
             return;
@@ -223,14 +232,21 @@ impl Reads<'_> {
 impl<'a> Visitor<'a> for Reads<'_> {
     fn reference(&mut self, r: &'a crate::language::ast::Reference, _site: Site, _in_text: bool) {
         self.read(&format!("api_{}", r.block.name), r.span);
+        self.keys(&r.segments);
     }
 
     fn element(&mut self, e: &'a crate::language::ast::ElementRef, _site: Site, _in_text: bool) {
         self.read(&e.item.name, e.span);
+        self.keys(&e.segments);
     }
 
     fn named(&mut self, name: &'a Ident, _site: Site) {
         self.read(&name.name, name.span);
+    }
+
+    fn save_field(&mut self, f: &'a crate::language::ast::SaveField) {
+        self.keys(&f.path);
+        self.save(&f.save);
     }
 
     fn block(&mut self, b: &'a crate::language::ast::ApiBlock) {

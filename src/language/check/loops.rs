@@ -74,11 +74,15 @@ impl<'a> Frames<'a> {
             return;
         };
         for seg in &e.segments {
-            if let Err(why) = path::check_segment(&seg.text) {
+            if let Err(why) = path::check_key(&seg.text) {
                 let (message, label, help) = why.text(&seg.text, name);
                 out.push(Diagnostic::new(Code::MalformedPath, message).label(seg.span, label).help(help));
                 return;
             }
+        }
+        // A key read from a variable is known only when it runs.
+        if path::until_variable(&e.segments).len() < e.segments.len() {
+            return;
         }
         let Some(first) = frame.elements.first() else { return };
         if frame.elements.iter().any(|el| path::walk(el, &e.segments).is_ok()) {

@@ -241,6 +241,7 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
     }
 
     fn element(&mut self, e: &'a ElementRef, site: Site, in_text: bool) {
+        self.check_keys(&e.segments, site);
         // A path no loop runs for reads a custom variable, if it names one.
         if self.frames.find(&e.item.name).is_none() && self.scope.first_values.has(&e.item.name) {
             return super::fields::check_path(self.scope.file, e, self.out);
@@ -302,11 +303,17 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
     }
 
     fn reference(&mut self, r: &'a Reference, site: Site, in_text: bool) {
+        self.check_keys(&r.segments, site);
         self.check_reference(r, site, in_text);
     }
 
     fn named(&mut self, name: &'a Ident, site: Site) {
         self.check_named(name, site);
+    }
+
+    fn save_field(&mut self, f: &'a crate::language::ast::SaveField) {
+        self.check_keys(&f.path, Site::Save);
+        self.save(&f.save);
     }
 }
 
@@ -452,6 +459,16 @@ impl<'a> Walk<'_, 'a> {
         }
         let diag = self.unknown(name, site);
         self.out.push(diag);
+    }
+
+    /// The variables whose values are keys of a path (`{votes[{user_id}]}`)
+    /// exist where the path is read.
+    fn check_keys(&mut self, segments: &[crate::language::ast::Segment], site: Site) {
+        for seg in segments {
+            let Some(name) = path::key_variable(&seg.text) else { continue };
+            let span = Span::new(seg.span.start as usize + 1, seg.span.end as usize - 1);
+            self.check_named(&Ident { name: name.into(), span }, site);
+        }
     }
 
     /// B115 for `{NAME}`, with the help that fits what it may be.
@@ -723,7 +740,7 @@ fn check_path(r: &Reference, out: &mut Findings) {
         }
     }
     for (i, seg) in r.segments.iter().enumerate() {
-        if let Err(e) = path::check_segment(&seg.text) {
+        if let Err(e) = path::check_key(&seg.text) {
             let parent = path::display(r.segments[..i].iter().map(|s| s.text.as_str()));
             let fix = match &e {
                 path::SegmentError::Brackets { key, index } => Some(format!("{key}.{index}")),

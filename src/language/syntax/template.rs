@@ -131,7 +131,7 @@ fn scan_template_parts(token: &str, base: usize, diags: &mut Vec<Diagnostic>, dr
                     i = skip;
                     continue;
                 }
-                let Some(close) = memchr::memchr(b'}', &bytes[i + 1..end]).map(|j| i + 1 + j) else {
+                let Some(close) = closing(bytes, i, end) else {
                     diags.push(unclosed_brace(token, base, i));
                     lit.push_str(&token[i..end]);
                     i = end;
@@ -184,6 +184,30 @@ fn scan_template_parts(token: &str, base: usize, diags: &mut Vec<Diagnostic>, dr
     }
     flush(&mut parts, &mut lit, base + lit_start, base + end);
     Template { parts, span }
+}
+
+/// The `}` that closes the `{` at `open`, before `end`: the first, unless a
+/// path segment inside `[…]` is itself `{name}` (`{votes[{user_id}]}`),
+/// whose `}` is the segment's.
+fn closing(bytes: &[u8], open: usize, end: usize) -> Option<usize> {
+    let first = memchr::memchr(b'}', &bytes[open + 1..end]).map(|j| open + 1 + j)?;
+    // The common case: no `[{` or `.{` before the first `}`.
+    let nested = |at: usize| bytes[at] == b'{' && matches!(bytes[at - 1], b'[' | b'.');
+    if !(open + 2..first).any(nested) {
+        return Some(first);
+    }
+    let (mut brackets, mut segment) = (0usize, false);
+    for (at, byte) in bytes.iter().enumerate().take(end).skip(open + 1) {
+        match byte {
+            b'[' => brackets += 1,
+            b']' => brackets = brackets.saturating_sub(1),
+            b'{' if brackets > 0 && !segment && nested(at) => segment = true,
+            b'}' if segment => segment = false,
+            b'}' => return Some(at),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Scans a string literal whose braces are plain text (descriptions, paths).
@@ -488,4 +512,31 @@ pub fn scan_reference(text: &str, start: usize, diags: &mut Vec<Diagnostic>) -> 
         segments: pieces.map(|(text, span)| Segment { text: text.into(), span }).collect(),
         span,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(text: &str) -> (Template, Vec<Diagnostic>) {
+        let mut diags = Vec::new();
+        let t = scan_template(&format!("\"{text}\""), 0, &mut diags);
+        (t, diags)
+    }
+
+    #[test]
+    fn a_path_segment_in_braces_is_read_inside_its_variable() {
+        let (t, diags) = parts("a {votes[{user_id}]} b {queue[x.{n}]}");
+        assert!(diags.is_empty(), "{diags:?}");
+        let vars: Vec<_> = t.parts.iter().filter(|p| matches!(p, Part::Var(Var::Element(_)))).collect();
+        assert_eq!(vars.len(), 2, "{t:?}");
+        // Braces elsewhere keep their old meaning: two variables side by
+        // side, and a brace that closes nothing.
+        let (t, diags) = parts("{a}{b}");
+        assert!(diags.is_empty() && t.parts.len() == 2, "{t:?} {diags:?}");
+        let (_, diags) = parts("{votes[{user_id}]");
+        assert!(!diags.is_empty());
+        let (_, diags) = parts("{a {b}}");
+        assert!(!diags.is_empty());
+    }
 }

@@ -71,6 +71,33 @@ pub enum Resolved<'a> {
     Status(u16),
 }
 
+/// `path` with each key written `{name}` made that variable's value (one
+/// key, whatever it holds: a map keyed by a value, `{votes[{user_id}]}`).
+fn keyed<'p>(path: &'p Path, scope: &mut dyn Scope) -> std::borrow::Cow<'p, Path> {
+    if !path.keys.iter().any(|k| k.name.starts_with('{')) {
+        return std::borrow::Cow::Borrowed(path);
+    }
+    let mut owned = path.clone();
+    for key in &mut owned.keys {
+        let Some(name) = path::key_variable(&key.name).map(str::to_string) else { continue };
+        let value = scope.variable(&name, key.span).unwrap_or_else(|| {
+            scope.missing(Missing::Variable { name: &name, span: key.span });
+            String::new()
+        });
+        key.index = path::index(&value);
+        key.name = value;
+    }
+    std::borrow::Cow::Owned(owned)
+}
+
+/// Whether key `at` of `path` was written `{name}` (its text says how it
+/// was written; a response's path has its root before its keys).
+pub fn key_was_variable(path: &Path, at: usize) -> bool {
+    let Some(inside) = path.text.split_once('[').and_then(|(_, rest)| rest.strip_suffix(']')) else { return false };
+    let skip = usize::from(!path.element);
+    path::segments(inside).nth(at + skip).is_some_and(|(_, written)| path::key_variable(written).is_some())
+}
+
 pub fn resolve<'a>(response: Option<&'a Response>, path: &Path) -> Result<Resolved<'a>, Miss> {
     let response = response.ok_or(Miss::NoResponse)?;
     if path.status {
@@ -227,13 +254,16 @@ fn helped(
             scope.missing(Missing::Variable { name, span: *span });
             Json::Null
         }),
-        Seg::Ref(path) => match resolve(scope.response(path), path) {
-            Ok(r) => resolved_json(&r),
-            Err(miss) => {
-                scope.missing(Missing::Path { path, miss });
-                Json::Null
+        Seg::Ref(path) => {
+            let path = &*keyed(path, scope);
+            match resolve(scope.response(path), path) {
+                Ok(r) => resolved_json(&r),
+                Err(miss) => {
+                    scope.missing(Missing::Path { path, miss });
+                    Json::Null
+                }
             }
-        },
+        }
         Seg::Draw { draw, span } => drawn(draw, *span, scope),
         // The scanner gives helpers no other base.
         _ => Json::Null,
@@ -337,24 +367,27 @@ fn render_with(t: &Template, scope: &mut dyn Scope, escape_at: impl Fn(&str) -> 
                 push_escaped(&mut out, &s, escape);
                 true
             }
-            Seg::Ref(path) => match resolve(scope.response(path), path) {
-                Ok(r) => {
-                    structured |= matches!(r, Resolved::Json(d) if d.is_structured());
-                    if matches!(escape, Escape::None | Escape::Authority) {
-                        push_resolved(&mut out, &r);
-                    } else {
-                        let mut s = String::new();
-                        push_resolved(&mut s, &r);
-                        push_escaped(&mut out, &s, escape);
+            Seg::Ref(path) => {
+                let path = &*keyed(path, scope);
+                match resolve(scope.response(path), path) {
+                    Ok(r) => {
+                        structured |= matches!(r, Resolved::Json(d) if d.is_structured());
+                        if matches!(escape, Escape::None | Escape::Authority) {
+                            push_resolved(&mut out, &r);
+                        } else {
+                            let mut s = String::new();
+                            push_resolved(&mut s, &r);
+                            push_escaped(&mut out, &s, escape);
+                        }
+                        true
                     }
-                    true
+                    Err(miss) => {
+                        let text = scope.missing(Missing::Path { path, miss });
+                        out.push_str(&text);
+                        false
+                    }
                 }
-                Err(miss) => {
-                    let text = scope.missing(Missing::Path { path, miss });
-                    out.push_str(&text);
-                    false
-                }
-            },
+            }
         };
         if filled {
             values.push((start..out.len(), escape));
@@ -369,13 +402,16 @@ pub fn render_val(v: &Val, scope: &mut dyn Scope) -> Json {
     match v {
         Val::Str(t) => Json::String(render(t, scope)),
         Val::Json(j) => j.clone(),
-        Val::Ref(path) => match resolve(scope.response(path), path) {
-            Ok(r) => resolved_json(&r),
-            Err(miss) => {
-                scope.missing(Missing::Path { path, miss });
-                Json::Null
+        Val::Ref(path) => {
+            let path = &*keyed(path, scope);
+            match resolve(scope.response(path), path) {
+                Ok(r) => resolved_json(&r),
+                Err(miss) => {
+                    scope.missing(Missing::Path { path, miss });
+                    Json::Null
+                }
             }
-        },
+        }
         Val::Object(entries) => Json::Object(entries.iter().map(|(k, v)| (k.clone(), render_val(v, scope))).collect()),
         Val::Array(items) => Json::Array(items.iter().map(|i| render_val(i, scope)).collect()),
         Val::Var { name, span } => match scope.variable_json(name, *span) {

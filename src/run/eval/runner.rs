@@ -382,7 +382,9 @@ impl render::Scope for Runner<'_> {
                 if self.options.dry_run && miss == Miss::NoResponse {
                     return text;
                 }
-                (text, Some(path_warning(path, &miss)))
+                // A map read by a value's key may not have it yet: no mistake.
+                let unkept = matches!(&miss, Miss::Path(m) if matches!(m.kind, crate::base::path::MissKind::NoKey | crate::base::path::MissKind::IndexOnObject) && render::key_was_variable(path, m.at));
+                (text, (!unkept).then(|| path_warning(path, &miss)))
             }
         };
         if let Some(d) = diag {
@@ -912,6 +914,7 @@ impl<'r> Runner<'r> {
             render::render_val(value, self);
             return self.flush();
         }
+        let path = &self.keyed_path(path, span);
         let failed = |e: StoreError| Box::new(store_failure(&e, span, format!("saving `{name}`")));
         let key = self.store_key(name, span)?;
         // Inside `together`, its transaction is the save's.
@@ -940,6 +943,20 @@ impl<'r> Runner<'r> {
             None => (self.sink)(event),
         }
         Ok(())
+    }
+
+    /// A save's path with each key written `{name}` made that variable's
+    /// value (`save votes[{option_pick}] = …`).
+    fn keyed_path(&mut self, path: &[String], span: Span) -> Vec<String> {
+        let mut keyed = path.to_vec();
+        for key in &mut keyed {
+            let Some(name) = crate::base::path::key_variable(key).map(str::to_string) else { continue };
+            *key = render::Scope::variable(self, &name, span).unwrap_or_else(|| {
+                render::Scope::missing(self, render::Missing::Variable { name: &name, span });
+                String::new()
+            });
+        }
+        keyed
     }
 
     /// What a save writes, computed inside its transaction: its value (a
