@@ -1063,3 +1063,46 @@ fn any_event_kind_and_a_webhook_are_fired_from_the_page() {
         browser.close().await.unwrap();
     });
 }
+
+/// Issue 53, item 7: text typed in the composer that is no command is the
+/// member's message in the channel, and an `await` of theirs takes it.
+#[test]
+fn a_message_typed_in_the_page_answers_an_await_in_a_real_browser() {
+    let Some(driver) = chromedriver() else { return };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/quiz.blk")).unwrap();
+    let played = play(&example, None, &["--offline"]);
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let css = |c: &'static str| {
+            let browser = browser.clone();
+            move || {
+                let browser = browser.clone();
+                async move { browser.find(fantoccini::Locator::Css(c)).await.unwrap().text().await.unwrap() }
+            }
+        };
+        let command = browser.find(fantoccini::Locator::Css("#command")).await.unwrap();
+        wait_for(
+            || {
+                let browser = browser.clone();
+                async move {
+                    let n = browser.execute("return document.querySelectorAll('#commands option').length", vec![]);
+                    n.await.map(|v| v.to_string()).unwrap_or_default()
+                }
+            },
+            |n| n == "2",
+        )
+        .await;
+        command.send_keys("/quiz").await.unwrap();
+        browser.find(fantoccini::Locator::Css("#composer button[type=submit]")).await.unwrap().click().await.unwrap();
+        wait_for(css("#messages"), |t| t.contains("What is 6 × 7?")).await;
+        wait_for(css("#waiting"), |t| t.contains("quiz#")).await;
+        // (The page keeps the command written, to run it again.)
+        command.clear().await.unwrap();
+        command.send_keys("42").await.unwrap();
+        browser.find(fantoccini::Locator::Css("#composer button[type=submit]")).await.unwrap().click().await.unwrap();
+        wait_for(css("#messages"), |t| t.contains("right! Your score is 1.")).await;
+        browser.close().await.unwrap();
+    });
+}

@@ -59,7 +59,14 @@ pub fn maybe_answer(shared: &Shared, event: &crate::discord::model::Dispatch) {
         text: content,
     };
     if shared.queue.answers.try_send(said).is_err() {
-        tracing::warn!("a member's message answers no `await`: too many messages are waiting to be read");
+        // Counted each, logged at the 1st, 2nd, 4th, 8th… (a flood of
+        // messages never floods the log).
+        static DROPPED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        shared.metrics.answer("dropped");
+        let dropped = DROPPED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        if dropped.is_power_of_two() {
+            tracing::warn!(dropped, "members' messages answer no `await`: too many are waiting to be read");
+        }
     }
 }
 
