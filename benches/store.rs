@@ -65,6 +65,17 @@ fn pick(sorted: &[Duration], p: f64) -> f64 {
 }
 
 fn main() {
+    // `cargo bench --bench store -- answers`: members' messages read for
+    // an `await`'s answer alone.
+    if std::env::args().any(|a| a == "answers") {
+        let dir = tempfile::tempdir().unwrap();
+        answers(&Backend::open(&Location::Sqlite(dir.path().join("store.sqlite3"))).unwrap(), "SQLite");
+        match postgres_server::server() {
+            Some(pg) => answers(&Backend::open(&Location::Postgres(pg.store())).unwrap(), "PostgreSQL"),
+            None => support::missing("store: PostgreSQL is not installed; SQLite alone"),
+        }
+        return;
+    }
     // `cargo bench --bench store -- global`: the global rate limit alone.
     if std::env::args().any(|a| a == "global") {
         match postgres_server::server() {
@@ -276,4 +287,42 @@ fn two_servers(dir: &std::path::Path, url: &str) {
         let _ = child.kill();
         let _ = child.wait();
     }
+}
+
+/// What `blkc serve`'s thread of waiting work spends on each member's
+/// message when the file has an `await` (`Host::take_answer`, one
+/// statement): messages a second read against a store holding 1,000
+/// waits of other members, none of them the message's (the common case),
+/// then 1,000 messages each answering its member's wait.
+fn answers(backend: &Backend, name: &str) {
+    use blkc::run::store::later::{answer_key, Later};
+    let wait = |user: usize, due_ms: i64| Later {
+        id: format!("w{user}"),
+        owner: format!("user:9:{user}"),
+        key: answer_key("4242"),
+        due_ms,
+        tree: "quiz#t".into(),
+        note: String::new(),
+        vars: serde_json::json!({ "~answer": "quiz#a", "~as": "guess" }),
+    };
+    for user in 0..1_000 {
+        backend.run_store().wait_later(&wait(user, i64::MAX / 2)).unwrap().unwrap();
+    }
+    let until = Instant::now() + Duration::from_secs_f64(seconds());
+    let (mut read, started) = (0u64, Instant::now());
+    while Instant::now() < until {
+        let owner = format!("user:9:{}", 100_000 + read);
+        assert!(backend.take_answer((&owner, &answer_key("4242")), "42", 1, (30_001, "bench")).unwrap().is_none());
+        read += 1;
+    }
+    let none = read as f64 / started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    for user in 0..1_000 {
+        let owner = format!("user:9:{user}");
+        assert!(backend.take_answer((&owner, &answer_key("4242")), "42", 1, (30_001, "bench")).unwrap().is_some());
+    }
+    let answered = 1_000.0 / started.elapsed().as_secs_f64();
+    println!(
+        "answers ({name}): {none:>7.0} messages/s answering no wait, {answered:>7.0}/s each taking its member's wait"
+    );
 }

@@ -360,3 +360,41 @@ fn an_answer_and_its_time_out_are_never_both_taken() {
         assert_eq!(over[0].vars["~said"], "42");
     }
 }
+
+/// A click with a time-out (`examples/challenge.blk`), in the store: a
+/// `cancel` takes back work that is not due and not claimed, and never
+/// work that is due, or claimed by a process that runs it.
+#[test]
+fn a_cancel_never_takes_back_work_due_or_running() {
+    use blkc::run::store::later::Later;
+    use blkc::run::store::{Backend, Location};
+    let dir = tempfile::tempdir().unwrap();
+    let pg = crate::support::postgres::server();
+    let mut locations = vec![Location::Sqlite(dir.path().join("store.sqlite3"))];
+    locations.extend(pg.as_ref().map(|pg| Location::Postgres(pg.store())));
+    for location in locations {
+        let store = Backend::open(&location).unwrap();
+        let piece = |id: &str, key: &str, due_ms: i64| Later {
+            id: id.into(),
+            owner: "server:9".into(),
+            key: key.into(),
+            due_ms,
+            tree: "challenge#t".into(),
+            note: String::new(),
+            vars: serde_json::json!({}),
+        };
+        for p in [piece("a", "soon", 5_000), piece("b", "due", 1_000), piece("c", "running", 2_000)] {
+            store.run_store().wait_later(&p).unwrap().unwrap();
+        }
+        // "running" is claimed by a process at 2 s (its lease to 32 s).
+        let claimed = store.claim_due(2_000, 32_000, "me").unwrap();
+        assert_eq!(claimed.iter().map(|l| l.key.as_str()).collect::<Vec<_>>(), ["due", "running"]);
+        let mut run = store.run_store();
+        assert_eq!(run.cancel_later("server:9", "running", 3_000).unwrap(), 0, "claimed: it runs");
+        assert_eq!(run.cancel_later("server:9", "soon", 5_000).unwrap(), 0, "due: it runs");
+        assert_eq!(run.cancel_later("server:9", "soon", 4_999).unwrap(), 1, "not due: taken back");
+        assert_eq!(run.cancel_later("server:9", "soon", 4_999).unwrap(), 0, "once");
+        let left: Vec<String> = run.waiting(None).unwrap().into_iter().map(|l| l.key).collect();
+        assert_eq!(left, ["due", "running"]);
+    }
+}

@@ -66,7 +66,7 @@ pub const COMMAND_VARIABLES: &[&str] = &[
 
 /// What every run can read, whatever started it: the time now (RFC 3339,
 /// UTC, to the second; `blkc run --now` fixes it).
-pub const WORLD_VARIABLES: &[&str] = &["now", "waiting"];
+pub const WORLD_VARIABLES: &[&str] = &["now", "waiting", "cancelled"];
 
 /// What an element of `{waiting}` holds (`run::store::later::Later::shown`
 /// makes them), for the checker and the editor.
@@ -80,6 +80,7 @@ pub fn about_variable(name: &str) -> Option<&'static str> {
             "the time now: RFC 3339 in UTC, to the second (`{now|timestamp 'R'}`, `{now|date '%H:%M' 'Europe/Paris'}`)"
         }
         "waiting" => "the work waiting for the user (`after … { … }`), soonest first: each its `key`, `note` and `due` time (`for w in waiting { text \"{w[note]} {w[due]|timestamp 'R'}\" }`)",
+        "cancelled" => "how many pieces of waiting work the run's last `cancel` took back: 0 when there was none, or it was due or running already (`if \"{cancelled}\" == \"1\" { … }`)",
         "user_locale" => "the language the user's client is set to (`en-US`, `fr`, `pt-BR`)",
         "server_locale" => "the server's preferred language (empty in a direct message)",
         _ => return None,

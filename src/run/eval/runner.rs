@@ -116,6 +116,8 @@ pub(super) struct Runner<'r> {
     /// option, a clicked value, a block's response): a channel it names is
     /// asked to be the run's server's before it is acted on.
     outside: bool,
+    /// What the run's last `cancel` took back (`{cancelled}`).
+    cancelled: u64,
 }
 
 /// The responses a run starts with: a webhook event's request, as block
@@ -199,6 +201,7 @@ impl<'r> Runner<'r> {
             told: Vec::new(),
             placeholder: false,
             outside: false,
+            cancelled: 0,
         }
     }
 }
@@ -256,6 +259,9 @@ impl render::Scope for Runner<'_> {
         }
         if name == "waiting" && !self.inputs.vars.contains_key(name) {
             return Some(self.waiting_list(span));
+        }
+        if name == "cancelled" && !self.inputs.vars.contains_key(name) {
+            return Some(Json::from(self.cancelled));
         }
         if let Some(v) = self.inputs.vars.get(name) {
             // `--vars FILE.json` gives lists and objects as their JSON text.

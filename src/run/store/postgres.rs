@@ -894,8 +894,8 @@ impl VarStore for PgStore {
         self.keep_later(item)
     }
 
-    fn cancel_later(&mut self, owner: &str, key: &str) -> Result<u64, StoreError> {
-        self.cancel(owner, key)
+    fn cancel_later(&mut self, owner: &str, key: &str, now_ms: i64) -> Result<u64, StoreError> {
+        self.cancel(owner, key, now_ms)
     }
 
     fn waiting(&mut self, owner: Option<&str>) -> Result<Vec<crate::run::store::later::Later>, StoreError> {

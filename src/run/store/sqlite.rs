@@ -678,9 +678,9 @@ impl VarStore for Store {
         kept
     }
 
-    fn cancel_later(&mut self, owner: &str, key: &str) -> Result<u64, StoreError> {
-        let sql = "DELETE FROM blkc_later WHERE owner = ?1 AND key = ?2";
-        match self.conn.execute(sql, rusqlite::params![owner, key]) {
+    fn cancel_later(&mut self, owner: &str, key: &str, now_ms: i64) -> Result<u64, StoreError> {
+        let sql = "DELETE FROM blkc_later WHERE owner = ?1 AND key = ?2 AND due_at > ?3 AND claim_until <= ?3";
+        match self.conn.execute(sql, rusqlite::params![owner, key, now_ms]) {
             Ok(n) => Ok(n as u64),
             Err(e) if no_table(&e) => Ok(0),
             Err(e) => Err(describe(&self.path, e)),
@@ -804,9 +804,9 @@ impl VarStore for LazyStore {
         self.for_writing()?.wait_later(item)
     }
 
-    fn cancel_later(&mut self, owner: &str, key: &str) -> Result<u64, StoreError> {
+    fn cancel_later(&mut self, owner: &str, key: &str, now_ms: i64) -> Result<u64, StoreError> {
         match self.for_reading()? {
-            Some(_) => self.for_writing()?.cancel_later(owner, key),
+            Some(_) => self.for_writing()?.cancel_later(owner, key, now_ms),
             None => Ok(0),
         }
     }

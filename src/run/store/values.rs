@@ -30,8 +30,10 @@ pub trait VarStore {
     fn wait_later(&mut self, _item: &Later) -> Result<Result<(), Full>, StoreError> {
         Err(StoreError::Io("this store keeps no waiting work".to_string()))
     }
-    /// Removes the owner's waiting work of `key`; how many went.
-    fn cancel_later(&mut self, _owner: &str, _key: &str) -> Result<u64, StoreError> {
+    /// Removes the owner's waiting work of `key` that is not due at
+    /// `now_ms` nor claimed by a process (its run may have begun): how
+    /// many went.
+    fn cancel_later(&mut self, _owner: &str, _key: &str, _now_ms: i64) -> Result<u64, StoreError> {
         Ok(0)
     }
     /// The waiting work of `owner` (of every owner: `None`), soonest first.
@@ -90,10 +92,10 @@ impl VarStore for MemoryStore {
         Ok(Ok(()))
     }
 
-    fn cancel_later(&mut self, owner: &str, key: &str) -> Result<u64, StoreError> {
+    fn cancel_later(&mut self, owner: &str, key: &str, now_ms: i64) -> Result<u64, StoreError> {
         let mut all = self.waiting(None)?;
         let before = all.len();
-        all.retain(|l| !(l.owner == owner && l.key == key));
+        all.retain(|l| !(l.owner == owner && l.key == key && l.due_ms > now_ms));
         let gone = (before - all.len()) as u64;
         self.0.insert(MEMORY_LATER.to_string(), Json::Array(all.iter().map(later_json).collect()));
         Ok(gone)

@@ -81,9 +81,15 @@ impl Runner<'_> {
         self.flush()?;
         let owner = self.later_owner(per_server, span)?;
         let key = self.redactor.redact(&key);
-        let removed = self.store.cancel_later(&owner, &key).map_err(|e| {
+        let now_ms = {
+            use crate::base::world::World as _;
+            self.world.now().unix_timestamp() * 1000
+        };
+        // Work due, or running, is not taken back: it runs (`{cancelled}` 0).
+        let removed = self.store.cancel_later(&owner, &key, now_ms).map_err(|e| {
             Box::new(crate::run::eval::failure::store_failure(&e, span, "cancelling work that waits".into()))
         })?;
+        self.cancelled = removed;
         (self.sink)(Event::Cancel { key, removed });
         Ok(())
     }

@@ -120,9 +120,13 @@ impl PgStore {
         kept
     }
 
-    pub(super) fn cancel(&mut self, owner: &str, key: &str) -> Result<u64, StoreError> {
+    /// (A claim of the same row made at once waits for this statement, or
+    /// this one for it, and finds the row no longer matches: the piece is
+    /// cancelled or runs, never both.)
+    pub(super) fn cancel(&mut self, owner: &str, key: &str, now_ms: i64) -> Result<u64, StoreError> {
         let (owner, key) = (owner.to_string(), key.to_string());
-        self.with_conn(|conn| conn.execute("DELETE FROM blkc_later WHERE owner = $1 AND key = $2", &[&owner, &key]))
+        let sql = "DELETE FROM blkc_later WHERE owner = $1 AND key = $2 AND due_at > $3 AND claim_until <= $3";
+        self.with_conn(|conn| conn.execute(sql, &[&owner, &key, &now_ms]))
     }
 
     pub(super) fn pending(&mut self, owner: Option<&str>) -> Result<Vec<Later>, StoreError> {
