@@ -1,8 +1,9 @@
 //! The platform's limits on what a bot registers and sends: commands,
 //! options and choices, messages, embeds, components and forms.
 
-/// Context-menu commands in the menu of a user, and of a message.
-pub const MENU_COMMANDS: usize = 5;
+/// Context-menu commands in the menu of a user, and of a message (15 each
+/// since the platform's change of 2026-03-03; 5 before).
+pub const MENU_COMMANDS: usize = 15;
 /// Characters in a description (and at least one).
 pub const DESCRIPTION: usize = 100;
 /// Options of one command.

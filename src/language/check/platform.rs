@@ -35,7 +35,7 @@ pub fn check(file: &File, out: &mut Findings) {
 
 /// Context-menu commands: in the menu of a user or of a message, named in
 /// 1 to 32 characters (any case, blanks allowed), with no description and
-/// no options, and at most five in each menu.
+/// no options, and at most [`limits::MENU_COMMANDS`] in each menu.
 fn menus(file: &File, out: &mut Findings) {
     let mut counts = [0usize; 2];
     for tree in file.written().filter(|t| t.kind == TreeKind::Command) {
@@ -52,7 +52,10 @@ fn menus(file: &File, out: &mut Findings) {
                             format!("more than {} commands in the menu of a {target}", limits::MENU_COMMANDS),
                         )
                         .label(tree.name.span, format!("command {} for {target}", limits::MENU_COMMANDS + 1))
-                        .help("the platform shows at most five commands in each menu: fold two into one"),
+                        .help(format!(
+                            "the platform takes at most {} commands in each menu: fold two into one",
+                            limits::MENU_COMMANDS
+                        )),
                     );
                 }
             }

@@ -47,6 +47,7 @@ pub const RECOGNISERS: &[(&str, Recogniser)] = &[
     ("concatenation", concatenation),
     ("foreign_literal", foreign_literal),
     ("lost_close_brace", lost_close_brace),
+    ("part_in_form", part_in_form),
     ("foreign_word", foreign_word),
 ];
 
@@ -715,6 +716,30 @@ fn stray_punctuation(f: &Failure<'_>) -> Option<Diagnostic> {
             "a line break ends a field or node; commas separate entries only inside `params`, `headers` and `body`",
         ),
     )
+}
+
+/// `select …`, `button …` or another part of a message inside a `form`,
+/// which holds only text inputs.
+fn part_in_form(f: &Failure<'_>) -> Option<Diagnostic> {
+    let line = line_start(f.text, f.at);
+    let written = f.text[line..f.at].trim_start();
+    let word = written.split_whitespace().next()?;
+    if !matches!(word, "select" | "button" | "text" | "embed" | "choice" | "field") {
+        return None;
+    }
+    let open = super::lexer::still_open(f.text, f.item, line, b'{', b'}').pop()?;
+    let head = f.text[line_start(f.text, open)..open].trim_start();
+    if head.split_whitespace().next() != Some("form") {
+        return None;
+    }
+    let start = f.at - written.len();
+    let diag = syntax(format!("a form holds only `input`s, not a `{word}`"))
+        .label(Span::new(start, start + word.len()), "not an input")
+        .help(
+            "a form's fields are `input NAME { label \"…\" }` (text the user types, at most 5); to offer choices, \
+             send a message with a `select` or buttons first, and show the form from its handler",
+        );
+    Some(diag)
 }
 
 // ── brackets ─────────────────────────────────────────────────────────────
