@@ -1106,3 +1106,54 @@ fn a_message_typed_in_the_page_answers_an_await_in_a_real_browser() {
         browser.close().await.unwrap();
     });
 }
+
+/// Issue 54: an embed's author links to its `author_url` with its
+/// `author_icon` beside it, and its footer has its `footer_icon`, as the
+/// client draws them.
+#[test]
+fn an_embed_s_author_link_and_icons_are_drawn_in_a_real_browser() {
+    let Some(driver) = chromedriver() else { return };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let program = r#"command card "A card" {
+    reply {
+        embed {
+            title "Hello"
+            author "Ada"
+            author_url "https://example.com/ada"
+            author_icon "https://example.com/ada.png"
+            footer "From blkc"
+            footer_icon "https://example.com/f.png"
+        }
+    }
+}
+"#;
+    let played = play(program, None, &["--offline"]);
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let js = |script: &'static str| {
+            let browser = browser.clone();
+            move || {
+                let browser = browser.clone();
+                async move { browser.execute(script, vec![]).await.map(|v| v.to_string()).unwrap_or_default() }
+            }
+        };
+        let css = |c: &'static str| {
+            let browser = browser.clone();
+            move || {
+                let browser = browser.clone();
+                async move { browser.find(fantoccini::Locator::Css(c)).await.unwrap().text().await.unwrap() }
+            }
+        };
+        let drawn = "const a = document.querySelector('.embed .author a'); \
+                     return [a ? a.href : '', document.querySelectorAll('.embed img.icon').length].join(' ')";
+        let command = browser.find(fantoccini::Locator::Css("#command")).await.unwrap();
+        let commands = "return String(document.querySelectorAll('#commands option').length)";
+        wait_for(js(commands), |n| n.contains('1')).await;
+        command.send_keys("/card").await.unwrap();
+        browser.find(fantoccini::Locator::Css("#composer button[type=submit]")).await.unwrap().click().await.unwrap();
+        wait_for(css("#messages"), |t| t.contains("Ada")).await;
+        wait_for(js(drawn), |t| t.contains("https://example.com/ada 2")).await;
+        browser.close().await.unwrap();
+    });
+}

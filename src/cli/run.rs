@@ -487,8 +487,12 @@ fn print_embed(out: &mut dyn Write, e: &blkc::discord::outgoing::Embed) {
         let value = display::lines(value).replace('\n', "\n│   ");
         let _ = writeln!(out, "│ {label}{value}");
     };
+    let author = e.author.as_ref().map(|a| match &e.author_url {
+        Some(url) => format!("{a} ({url})"),
+        None => a.clone(),
+    });
     let parts = [
-        ("", &e.author),
+        ("", &author),
         ("", &e.title),
         ("", &e.url),
         ("", &e.description),

@@ -145,10 +145,16 @@ fn timestamp(utc: &str) -> Option<twilight_model::util::Timestamp> {
 
 /// An embed in the platform's form (`crate::language::message::embed` has already
 /// kept it within the platform's limits and forms).
-fn embed(e: &crate::discord::outgoing::Embed) -> Embed {
+pub(crate) fn embed(e: &crate::discord::outgoing::Embed) -> Embed {
     let url = |u: &Option<String>| u.clone();
     Embed {
-        author: e.author.clone().map(|name| EmbedAuthor { icon_url: None, name, proxy_icon_url: None, url: None }),
+        // (An author's link and icon, and a footer's icon, go with them.)
+        author: e.author.clone().map(|name| EmbedAuthor {
+            icon_url: e.author_icon.clone(),
+            name,
+            proxy_icon_url: None,
+            url: e.author_url.clone(),
+        }),
         color: e.color,
         description: e.description.clone(),
         fields: e
@@ -157,7 +163,11 @@ fn embed(e: &crate::discord::outgoing::Embed) -> Embed {
             .map(|f| EmbedField { inline: f.inline, name: f.name.clone(), value: f.value.clone() })
             .collect(),
         flags: None,
-        footer: e.footer.clone().map(|text| EmbedFooter { icon_url: None, proxy_icon_url: None, text }),
+        footer: e.footer.clone().map(|text| EmbedFooter {
+            icon_url: e.footer_icon.clone(),
+            proxy_icon_url: None,
+            text,
+        }),
         image: url(&e.image).map(|url| EmbedImage {
             height: None,
             proxy_url: None,

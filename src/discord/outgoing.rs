@@ -173,6 +173,12 @@ pub struct Embed {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub author_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author_icon: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub footer_icon: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thumbnail: Option<String>,

@@ -269,6 +269,9 @@ pub fn embed(parts: Vec<(EmbedPart, String)>, fields: Vec<(String, String, bool)
             EmbedPart::Timestamp => &mut e.timestamp,
             EmbedPart::Footer => &mut e.footer,
             EmbedPart::Author => &mut e.author,
+            EmbedPart::AuthorUrl => &mut e.author_url,
+            EmbedPart::AuthorIcon => &mut e.author_icon,
+            EmbedPart::FooterIcon => &mut e.footer_icon,
             EmbedPart::Image => &mut e.image,
             EmbedPart::Thumbnail => &mut e.thumbnail,
             EmbedPart::Color => {
@@ -330,6 +333,26 @@ pub fn embed(parts: Vec<(EmbedPart, String)>, fields: Vec<(String, String, bool)
 mod tests {
     use super::*;
     use crate::discord::outgoing::{embed_units, fit_embeds, pieces, units, MAX_PIECES};
+
+    #[test]
+    fn an_author_s_link_and_icon_and_a_footer_s_icon_go_with_them_on_the_wire() {
+        let parts = vec![
+            (EmbedPart::Author, "Ada".into()),
+            (EmbedPart::AuthorUrl, "https://example.com/ada".into()),
+            (EmbedPart::AuthorIcon, "https://example.com/ada.png".into()),
+            (EmbedPart::Footer, "blkc".into()),
+            (EmbedPart::FooterIcon, "javascript:alert(1)".into()),
+        ];
+        let (e, changed) = embed(parts, Vec::new());
+        assert_eq!(e.author_url.as_deref(), Some("https://example.com/ada"));
+        assert_eq!(e.author_icon.as_deref(), Some("https://example.com/ada.png"));
+        assert_eq!(e.footer_icon, None, "not a web address: left out");
+        assert_eq!(changed.len(), 1, "{changed:?}");
+        let wire = serde_json::to_value(crate::discord::message::embed(&e)).unwrap();
+        assert_eq!(wire["author"]["url"], "https://example.com/ada");
+        assert_eq!(wire["author"]["icon_url"], "https://example.com/ada.png");
+        assert!(wire["footer"].get("icon_url").is_none_or(serde_json::Value::is_null), "{wire}");
+    }
 
     #[test]
     fn an_embed_is_kept_to_the_platform_s_limits_and_forms() {

@@ -512,6 +512,12 @@ pub enum EmbedPart {
     Timestamp,
     Footer,
     Author,
+    /// Where the author's name links to.
+    AuthorUrl,
+    /// A small image beside the author's name.
+    AuthorIcon,
+    /// A small image beside the footer's text.
+    FooterIcon,
     Image,
     Thumbnail,
 }
@@ -529,7 +535,7 @@ pub enum PartForm {
 }
 
 impl EmbedPart {
-    pub const ALL: [EmbedPart; 9] = [
+    pub const ALL: [EmbedPart; 12] = [
         EmbedPart::Title,
         EmbedPart::Description,
         EmbedPart::Url,
@@ -537,6 +543,9 @@ impl EmbedPart {
         EmbedPart::Timestamp,
         EmbedPart::Footer,
         EmbedPart::Author,
+        EmbedPart::AuthorUrl,
+        EmbedPart::AuthorIcon,
+        EmbedPart::FooterIcon,
         EmbedPart::Image,
         EmbedPart::Thumbnail,
     ];
@@ -550,6 +559,9 @@ impl EmbedPart {
             EmbedPart::Timestamp => "timestamp",
             EmbedPart::Footer => "footer",
             EmbedPart::Author => "author",
+            EmbedPart::AuthorUrl => "author_url",
+            EmbedPart::AuthorIcon => "author_icon",
+            EmbedPart::FooterIcon => "footer_icon",
             EmbedPart::Image => "image",
             EmbedPart::Thumbnail => "thumbnail",
         }
@@ -571,7 +583,12 @@ impl EmbedPart {
 
     pub fn form(self) -> PartForm {
         match self {
-            EmbedPart::Url | EmbedPart::Image | EmbedPart::Thumbnail => PartForm::Url,
+            EmbedPart::Url
+            | EmbedPart::Image
+            | EmbedPart::Thumbnail
+            | EmbedPart::AuthorUrl
+            | EmbedPart::AuthorIcon
+            | EmbedPart::FooterIcon => PartForm::Url,
             EmbedPart::Color => PartForm::Color,
             EmbedPart::Timestamp => PartForm::Timestamp,
             _ => PartForm::Text,
@@ -593,6 +610,9 @@ impl EmbedPart {
             EmbedPart::Timestamp => "a time shown in the footer: RFC 3339, `2026-11-24T14:05:00Z`",
             EmbedPart::Footer => "small text at the bottom, at most 2,048 characters",
             EmbedPart::Author => "a name above the title, at most 256 characters",
+            EmbedPart::AuthorUrl => "where the author's name links to: an http or https URL (with an `author`)",
+            EmbedPart::AuthorIcon => "a small image beside the author's name: an http or https URL (with an `author`)",
+            EmbedPart::FooterIcon => "a small image beside the footer: an http or https URL (with a `footer`)",
             EmbedPart::Image => "a large image below the text: an http or https URL",
             EmbedPart::Thumbnail => "a small image at the top right: an http or https URL",
         }
@@ -781,6 +801,9 @@ keywords! {
     Timestamp "timestamp" Embed,
     Footer "footer" Embed,
     Author "author" Embed,
+    AuthorUrl "author_url" Embed,
+    AuthorIcon "author_icon" Embed,
+    FooterIcon "footer_icon" Embed,
     Image "image" Embed,
     Thumbnail "thumbnail" Embed,
     Field "field" Embed,

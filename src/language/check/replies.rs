@@ -151,7 +151,14 @@ fn embed(e: &Embed, out: &mut Findings) {
             EmbedItem::Part { part, key, value, .. } => {
                 let slot = &mut seen.iter_mut().find(|(p, _)| p == part).expect("every part has a slot").1;
                 once(slot, *key, &format!("`{}`", part.as_str()), "an embed", out);
-                visible |= !matches!(part, EmbedPart::Color | EmbedPart::Url);
+                visible |= !matches!(
+                    part,
+                    EmbedPart::Color
+                        | EmbedPart::Url
+                        | EmbedPart::AuthorUrl
+                        | EmbedPart::AuthorIcon
+                        | EmbedPart::FooterIcon
+                );
                 if let Some(max) = part.limit() {
                     length(value, max, &format!("an embed's `{}`", part.as_str()), out);
                 }
@@ -170,6 +177,27 @@ fn embed(e: &Embed, out: &mut Findings) {
                 length(name, limits::FIELD_NAME, "a field's name", out);
                 length(value, limits::FIELD_VALUE, "a field's value", out);
             }
+        }
+    }
+    let has = |p: EmbedPart| seen.iter().find(|(s, _)| *s == p).and_then(|(_, at)| *at);
+    for (part, of) in [
+        (EmbedPart::AuthorUrl, EmbedPart::Author),
+        (EmbedPart::AuthorIcon, EmbedPart::Author),
+        (EmbedPart::FooterIcon, EmbedPart::Footer),
+    ] {
+        if let (Some(at), None) = (has(part), has(of)) {
+            out.push(
+                Diagnostic::new(
+                    Code::BadSetting,
+                    format!("an embed's `{}` needs its `{}`", part.as_str(), of.as_str()),
+                )
+                .label(at, format!("no `{}` in this embed", of.as_str()))
+                .help(format!(
+                    "the platform shows it beside the {}: add `{} \"…\"`",
+                    of.as_str(),
+                    of.as_str()
+                )),
+            );
         }
     }
     if !visible {

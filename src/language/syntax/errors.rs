@@ -11,7 +11,7 @@ use crate::language::vocab::{Keyword, Place};
 
 /// What an embed's part can be, in the words of [`describe`].
 const EMBED_PARTS: &str =
-    "an embed part (`title` `description` `url` `color` `timestamp` `footer` `author` `image` `thumbnail`)";
+    "an embed part (`title` `description` `url` `color` `timestamp` `footer` `footer_icon` `author` `author_url` `author_icon` `image` `thumbnail`)";
 
 /// The rules a message never names: they are parts of others.
 const SILENT: &[Rule] = &[

@@ -56,6 +56,22 @@ function embed(e) {
   if (e.color !== undefined) box.style.borderLeftColor = "#" + Number(e.color).toString(16).padStart(6, "0");
   const part = (cls, s) => { if (!s) return; const d = document.createElement("div"); d.className = cls; inline(d, s); box.append(d); };
   part("author", e.author && e.author.name);
+  // An author's icon and link, a footer's icon, as the client shows them.
+  const icon = (node, url) => {
+    if (!node || !/^https:\/\//i.test(url || "")) return;
+    const i = document.createElement("img");
+    i.className = "icon"; i.src = url; i.alt = ""; i.loading = "lazy";
+    node.prepend(i);
+  };
+  if (e.author) {
+    const name = box.lastElementChild;
+    if (e.author.url && /^https?:\/\//i.test(e.author.url)) {
+      const a = document.createElement("a");
+      a.href = e.author.url; a.rel = "noopener noreferrer"; a.target = "_blank";
+      a.append(...name.childNodes); name.append(a);
+    }
+    icon(name, e.author.icon_url);
+  }
   part("title", e.title);
   part("description", e.description);
   if (e.fields && e.fields.length) {
@@ -79,6 +95,7 @@ function embed(e) {
     box.append(i);
   }
   part("footer", e.footer && e.footer.text);
+  if (e.footer) icon(box.lastElementChild, e.footer.icon_url);
   return box;
 }
 
