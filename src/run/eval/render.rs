@@ -254,16 +254,7 @@ fn helped(
             scope.missing(Missing::Variable { name, span: *span });
             Json::Null
         }),
-        Seg::Ref(path) => {
-            let path = &*keyed(path, scope);
-            match resolve(scope.response(path), path) {
-                Ok(r) => resolved_json(&r),
-                Err(miss) => {
-                    scope.missing(Missing::Path { path, miss });
-                    Json::Null
-                }
-            }
-        }
+        Seg::Ref(path) => ref_json(path, scope),
         Seg::Draw { draw, span } => drawn(draw, *span, scope),
         // The scanner gives helpers no other base.
         _ => Json::Null,
@@ -396,22 +387,26 @@ fn render_with(t: &Template, scope: &mut dyn Scope, escape_at: impl Fn(&str) -> 
     RenderedUrl { text: out, values, structured }
 }
 
+/// The JSON value a path reads (its keys from values filled in), or null
+/// when it reads nothing (told to the scope).
+fn ref_json(path: &Path, scope: &mut dyn Scope) -> Json {
+    let path = &*keyed(path, scope);
+    match resolve(scope.response(path), path) {
+        Ok(r) => resolved_json(&r),
+        Err(miss) => {
+            scope.missing(Missing::Path { path, miss });
+            Json::Null
+        }
+    }
+}
+
 /// Renders a JSON value template: strings are templates, an unquoted
 /// reference inserts the JSON value itself.
 pub fn render_val(v: &Val, scope: &mut dyn Scope) -> Json {
     match v {
         Val::Str(t) => Json::String(render(t, scope)),
         Val::Json(j) => j.clone(),
-        Val::Ref(path) => {
-            let path = &*keyed(path, scope);
-            match resolve(scope.response(path), path) {
-                Ok(r) => resolved_json(&r),
-                Err(miss) => {
-                    scope.missing(Missing::Path { path, miss });
-                    Json::Null
-                }
-            }
-        }
+        Val::Ref(path) => ref_json(path, scope),
         Val::Object(entries) => Json::Object(entries.iter().map(|(k, v)| (k.clone(), render_val(v, scope))).collect()),
         Val::Array(items) => Json::Array(items.iter().map(|i| render_val(i, scope)).collect()),
         Val::Var { name, span } => match scope.variable_json(name, *span) {
