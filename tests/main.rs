@@ -11,6 +11,7 @@ mod support {
     pub mod print;
     pub mod proxy;
     pub mod server;
+    pub mod shapes;
     pub mod sharded;
     pub mod wait;
 }
@@ -36,6 +37,7 @@ mod gateway;
 mod hardening;
 mod later;
 mod layers;
+mod layout;
 mod loops;
 mod lsp;
 mod mistakes;

@@ -1157,3 +1157,74 @@ fn an_embed_s_author_link_and_icons_are_drawn_in_a_real_browser() {
         browser.close().await.unwrap();
     });
 }
+
+/// Issue 54: a layout message drawn as the client lays it out (a container
+/// behind its accent bar, a section's thumbnail beside its text, a gallery's
+/// grid, a separator), and a click on a section's button updating it.
+#[test]
+fn a_layout_message_is_drawn_and_its_section_s_button_clicked_in_a_real_browser() {
+    let Some(driver) = chromedriver() else { return };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let program = r###"var likes per channel = 0
+
+command card "A card" {
+    reply {
+        container {
+            accent "#57F287"
+            section {
+                text "## Ada"
+                thumbnail "https://example.com/ada.png" { description "Ada's picture" }
+            }
+            separator
+            gallery {
+                media "https://example.com/1.png"
+                media "https://example.com/2.png"
+            }
+            section {
+                text "Likes: {likes}"
+                button like { label "Like" }
+            }
+        }
+    }
+}
+
+handler like {
+    save likes = likes + 1
+    update {
+        container {
+            text "Liked {likes} times"
+        }
+    }
+}
+"###;
+    let played = play(program, None, &["--offline"]);
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let js = |script: &'static str| {
+            let browser = browser.clone();
+            move || {
+                let browser = browser.clone();
+                async move { browser.execute(script, vec![]).await.map(|v| v.to_string()).unwrap_or_default() }
+            }
+        };
+        let drawn = "const c = document.querySelector('#messages .container'); if (!c) return ''; \
+                     return [getComputedStyle(c).borderLeftColor, \
+                             c.querySelectorAll('.section img.thumbnail').length, \
+                             c.querySelector('.section img.thumbnail').alt, \
+                             c.querySelectorAll('.gallery img.media').length, \
+                             c.querySelectorAll('hr.separator').length, \
+                             c.querySelector('.text-display').textContent].join('|')";
+        let command = browser.find(fantoccini::Locator::Css("#command")).await.unwrap();
+        let commands = "return String(document.querySelectorAll('#commands option').length)";
+        wait_for(js(commands), |n| n.contains('1')).await;
+        command.send_keys("/card").await.unwrap();
+        browser.find(fantoccini::Locator::Css("#composer button[type=submit]")).await.unwrap().click().await.unwrap();
+        // #57F287 is rgb(87, 242, 135).
+        wait_for(js(drawn), |t| t.contains("rgb(87, 242, 135)|1|Ada's picture|2|1|## Ada")).await;
+        browser.find(fantoccini::Locator::Css("#messages .section button")).await.unwrap().click().await.unwrap();
+        let updated = "const c = document.querySelector('#messages .container'); return c ? c.textContent : ''";
+        wait_for(js(updated), |t| t.contains("Liked 1 times")).await;
+        browser.close().await.unwrap();
+    });
+}

@@ -608,7 +608,8 @@ fn reply_item() -> impl Strategy<Value = ReplyItem> {
                     .collect(),
                 span: sp(),
             }))
-        });
+        })
+        .boxed();
     prop_oneof![
         template().prop_map(|value| ReplyItem::Text { value, span: sp() }),
         Just(ReplyItem::Ephemeral(sp())),
@@ -621,8 +622,53 @@ fn reply_item() -> impl Strategy<Value = ReplyItem> {
         }),
         proptest::collection::vec(prop_oneof![part, field], 0..4)
             .prop_map(|items| ReplyItem::Embed(Embed { items, span: sp() })),
-        component,
+        component.clone(),
+        layout(component),
     ]
+}
+
+/// A layout part: a container of texts, components, sections, separators
+/// and galleries; a section of texts beside a thumbnail or a button; a
+/// separator; a gallery (the checker reads which counts and settings hold).
+fn layout(component: BoxedStrategy<ReplyItem>) -> impl Strategy<Value = ReplyItem> {
+    use blkc::language::ast::{Layout, LayoutKind, Media};
+    let media = (template(), layout_settings())
+        .prop_map(|(url, settings)| Media { keyword: sp(), url, settings, span: sp() })
+        .boxed();
+    let text = template().prop_map(|value| ReplyItem::Text { value, span: sp() }).boxed();
+    let part = |kind, items, media, settings| {
+        ReplyItem::Layout(Box::new(Layout { kind, keyword: sp(), items, media, settings, span: sp() }))
+    };
+    let button = component
+        .clone()
+        .prop_filter("a section's button", |c| matches!(c, ReplyItem::Component(c) if c.kind == ComponentKind::Button));
+    let section = (
+        proptest::collection::vec(text.clone(), 0..3),
+        proptest::option::of(media.clone()),
+        proptest::option::of(button),
+    )
+        .prop_map(move |(mut items, thumbnail, button)| {
+            items.extend(button);
+            part(LayoutKind::Section, items, thumbnail.into_iter().collect(), Vec::new())
+        })
+        .boxed();
+    let separator = layout_settings()
+        .prop_map(move |settings| part(LayoutKind::Separator, Vec::new(), Vec::new(), settings))
+        .boxed();
+    let gallery = proptest::collection::vec(media, 0..3)
+        .prop_map(move |media| part(LayoutKind::Gallery, Vec::new(), media, Vec::new()))
+        .boxed();
+    let inner = prop_oneof![text, component, section.clone(), separator.clone(), gallery.clone()];
+    let container = (proptest::collection::vec(inner, 0..4), layout_settings())
+        .prop_map(move |(items, settings)| part(LayoutKind::Container, items, Vec::new(), settings));
+    prop_oneof![container, section, separator, gallery]
+}
+
+/// Settings of a layout part: no word that starts one of its parts.
+fn layout_settings() -> impl Strategy<Value = Vec<Setting>> {
+    const PARTS: &[&str] =
+        &["text", "button", "select", "container", "section", "separator", "gallery", "media", "thumbnail"];
+    settings().prop_map(|list| list.into_iter().filter(|s| !PARTS.contains(&s.key.name.as_str())).collect())
 }
 
 fn sp_ident(name: &str) -> Ident {

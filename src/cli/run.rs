@@ -469,6 +469,65 @@ fn print_components(out: &mut dyn Write, components: &[blkc::discord::outgoing::
     }
 }
 
+/// A layout message as the terminal shows it, a line each: its texts, a
+/// container's parts behind its bar (`┃`), a section's texts with what
+/// stands beside them, a separator's line, a gallery's images, rows of
+/// components as a reply's.
+fn layout_lines(blocks: &[blkc::discord::outgoing::Block]) -> Vec<String> {
+    use blkc::discord::outgoing::{Accessory, Block, Media};
+    let media = |word: &str, m: &Media| {
+        let mut line = format!("▣ {word} {}", display::one_line(&m.url));
+        if let Some(d) = &m.description {
+            line.push_str(&format!(" ({})", display::one_line(d)));
+        }
+        if m.spoiler {
+            line.push_str(" (spoiler)");
+        }
+        line
+    };
+    let mut out = Vec::new();
+    for block in blocks {
+        match block {
+            Block::Text { text } => out.extend(display::lines(text).lines().map(str::to_string)),
+            Block::Components { components } => {
+                let mut buffer = Vec::new();
+                print_components(&mut buffer, components);
+                out.extend(String::from_utf8_lossy(&buffer).lines().map(str::to_string));
+            }
+            Block::Container { accent, spoiler, parts } => {
+                let mut about: Vec<String> = accent.iter().map(|c| format!("accent #{c:06X}")).collect();
+                if *spoiler {
+                    about.push("spoiler".into());
+                }
+                if !about.is_empty() {
+                    out.push(format!("┃ ({})", about.join(", ")));
+                }
+                out.extend(layout_lines(parts).into_iter().map(|l| format!("┃ {l}")));
+            }
+            Block::Section { texts, accessory } => {
+                for t in texts {
+                    out.extend(display::lines(t).lines().map(str::to_string));
+                }
+                match accessory {
+                    Accessory::Thumbnail(m) => out.push(format!("  beside it: {}", media("thumbnail", m))),
+                    Accessory::Component(c) => {
+                        let mut buffer = Vec::new();
+                        print_components(&mut buffer, std::slice::from_ref(c));
+                        out.push(format!("  beside it: {}", String::from_utf8_lossy(&buffer).trim_end()));
+                    }
+                }
+            }
+            Block::Separator { large, invisible } => out.push(match (large, invisible) {
+                (_, true) => String::new(),
+                (true, false) => "━━━━━━━━━━━━━━━━━━━━".into(),
+                (false, false) => "────────────────────".into(),
+            }),
+            Block::Gallery { media: items } => out.extend(items.iter().map(|m| media("image", m))),
+        }
+    }
+    out
+}
+
 /// A form as the terminal shows it: its title, then an input a line.
 fn print_form(out: &mut dyn Write, form: &blkc::discord::outgoing::Form) {
     let _ = writeln!(out, "(shows a form; sending it runs {})", form.handler);
@@ -569,12 +628,18 @@ fn print_event(out: &mut dyn Write, event: &Event, source: &SourceFile, opts: Re
     match event {
         // A reply holds chat users' values: shown so that none can forge a
         // line or send the terminal a control sequence.
-        Event::Reply { text, ephemeral, embeds, components, update } => {
+        Event::Reply { text, ephemeral, embeds, components, layout, update } => {
             if *update {
                 let _ = writeln!(out, "(updates the message the component is on)");
             }
             if *ephemeral {
                 let _ = writeln!(out, "(only the user who ran it sees this reply)");
+            }
+            if !layout.is_empty() {
+                for line in layout_lines(layout) {
+                    let _ = writeln!(out, "{line}");
+                }
+                return;
             }
             if !text.is_empty() || (embeds.is_empty() && !*update) {
                 let _ = writeln!(out, "{}", display::lines(text));

@@ -41,6 +41,20 @@ pub const INPUTS: usize = 5;
 pub const CUSTOM_ID: usize = 100;
 /// Characters of an embed's `url`, `image` and `thumbnail`.
 pub const EMBED_URL: usize = 2048;
+/// Components of a layout message, every one counted (its containers,
+/// sections, texts, thumbnails, galleries, separators, rows, buttons and
+/// menus).
+pub const LAYOUT_COMPONENTS: usize = 40;
+/// Characters of a layout message's text (each Text Display).
+pub const LAYOUT_TEXT: usize = 4000;
+/// Texts of a section (at least one, beside its accessory).
+pub const SECTION_TEXTS: usize = 3;
+/// Images of a media gallery (at least one).
+pub const GALLERY_ITEMS: usize = 10;
+/// Characters of a thumbnail's or a gallery image's description, and of
+/// its address.
+pub const MEDIA_DESCRIPTION: usize = 1024;
+pub const MEDIA_URL: usize = 2048;
 /// Characters of a link button's `url`.
 pub const LINK_URL: usize = 512;
 

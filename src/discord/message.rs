@@ -16,6 +16,9 @@ use twilight_model::channel::message::EmojiReactionType;
 /// A message's body, the same for an answer's `data`, an edit, a
 /// follow-up and a channel message.
 pub fn body(message: &Message) -> InteractionResponseData {
+    if !message.layout.is_empty() {
+        return layout_body(message);
+    }
     InteractionResponseData {
         // An update without text leaves the message's text as it is.
         content: (!message.content.is_empty() || (message.embeds.is_empty() && !message.update))
@@ -25,6 +28,92 @@ pub fn body(message: &Message) -> InteractionResponseData {
         embeds: (!message.embeds.is_empty()).then(|| message.embeds.iter().map(embed).collect()),
         components: (!message.components.is_empty()).then(|| components(&message.components)),
         ..InteractionResponseData::default()
+    }
+}
+
+/// A layout message's body: its parts alone, with the flag that says so
+/// (the platform refuses `content` or `embeds` beside it). An update sets
+/// the flag on the message it edits and empties its embeds; its content is
+/// emptied by the caller's route (`null` in the edit: [`LAYOUT_EDIT_NULLS`]).
+fn layout_body(message: &Message) -> InteractionResponseData {
+    let mut flags = MessageFlags::IS_COMPONENTS_V2;
+    if message.ephemeral {
+        flags |= MessageFlags::EPHEMERAL;
+    }
+    InteractionResponseData {
+        allowed_mentions: Some(allowed_mentions(&message.mentions)),
+        flags: Some(flags),
+        embeds: message.update.then(Vec::new),
+        components: Some(blocks(&message.layout)),
+        ..InteractionResponseData::default()
+    }
+}
+
+/// The parts of a layout message in the platform's form: components that
+/// stand together in rows, each part its component.
+fn blocks(list: &[crate::discord::outgoing::Block]) -> Vec<Component> {
+    use crate::discord::outgoing::{Accessory, Block};
+    use twilight_model::channel::message::component::{
+        Container, MediaGallery, MediaGalleryItem, Section, Separator, SeparatorSpacingSize, TextDisplay,
+    };
+    let text = |content: &String| Component::TextDisplay(TextDisplay { content: content.clone(), id: None });
+    let mut out = Vec::new();
+    for block in list {
+        match block {
+            Block::Text { text: t } => out.push(text(t)),
+            Block::Components { components: c } => out.extend(components(c)),
+            Block::Container { accent, spoiler, parts } => out.push(Component::Container(Container {
+                accent_color: accent.map(Some),
+                components: blocks(parts),
+                id: None,
+                spoiler: spoiler.then_some(true),
+            })),
+            Block::Section { texts, accessory } => out.push(Component::Section(Section {
+                accessory: Box::new(match accessory {
+                    Accessory::Thumbnail(m) => thumbnail(m),
+                    Accessory::Component(c) => component(c),
+                }),
+                components: texts.iter().map(text).collect(),
+                id: None,
+            })),
+            Block::Separator { large, invisible } => out.push(Component::Separator(Separator {
+                divider: invisible.then_some(false),
+                id: None,
+                spacing: large.then_some(SeparatorSpacingSize::Large),
+            })),
+            Block::Gallery { media } => out.push(Component::MediaGallery(MediaGallery {
+                id: None,
+                items: media
+                    .iter()
+                    .map(|m| MediaGalleryItem {
+                        description: m.description.clone(),
+                        media: unfurled(&m.url),
+                        spoiler: m.spoiler.then_some(true),
+                    })
+                    .collect(),
+            })),
+        }
+    }
+    out
+}
+
+fn thumbnail(m: &crate::discord::outgoing::Media) -> Component {
+    Component::Thumbnail(twilight_model::channel::message::component::Thumbnail {
+        description: m.description.clone().map(Some),
+        id: None,
+        media: unfurled(&m.url),
+        spoiler: m.spoiler.then_some(true),
+    })
+}
+
+/// An image's address as the platform takes one (it fills in the rest).
+fn unfurled(url: &str) -> twilight_model::channel::message::component::UnfurledMediaItem {
+    twilight_model::channel::message::component::UnfurledMediaItem {
+        content_type: None,
+        height: None,
+        proxy_url: None,
+        url: url.to_string(),
+        width: None,
     }
 }
 
@@ -210,10 +299,33 @@ pub fn answer(message: &Message) -> InteractionResponse {
     };
     let mut data = body(message);
     if message.update {
-        // An edit keeps the message's privacy, and may carry no flag of it.
-        data.flags = None;
+        data.flags = edit_flags(data.flags);
     }
     InteractionResponse { kind, data: Some(data) }
+}
+
+/// The flags an edit carries: it keeps the message's privacy and may carry
+/// no flag of it, but makes it a layout message (the platform takes that
+/// flag in an edit, and never takes it back).
+pub fn edit_flags(flags: Option<MessageFlags>) -> Option<MessageFlags> {
+    flags.filter(|f| f.contains(MessageFlags::IS_COMPONENTS_V2)).map(|_| MessageFlags::IS_COMPONENTS_V2)
+}
+
+/// An edit that makes a message a layout one, as the platform asks for it:
+/// its `content` emptied with `null` (which twilight's type cannot say);
+/// none for any other edit. `data` is the edit's body, or an answer's.
+pub fn layout_edit<T: serde::Serialize>(body: &T, data: Option<&InteractionResponseData>) -> Option<serde_json::Value> {
+    let data = data?;
+    if !data.flags.is_some_and(|f| f.contains(MessageFlags::IS_COMPONENTS_V2)) || data.embeds.is_none() {
+        return None;
+    }
+    let mut wire = serde_json::to_value(body).ok()?;
+    let slot = match wire.get_mut("data") {
+        Some(inner) => inner,
+        None => &mut wire,
+    };
+    slot.as_object_mut()?.insert("content".into(), serde_json::Value::Null);
+    Some(wire)
 }
 
 /// What a run said first, as the answer: a message (new, or an update of
@@ -299,19 +411,33 @@ mod tests {
 /// there.
 pub fn disable(rows: &mut [Component], custom_id: &str) -> bool {
     let mut found = false;
-    for row in rows {
-        if let Component::ActionRow(row) = row {
-            for c in &mut row.components {
-                if let Component::Button(b) = c {
-                    if b.custom_id.as_deref() == Some(custom_id) {
-                        b.disabled = true;
-                        found = true;
-                    }
-                }
+    for c in rows {
+        for b in buttons_in(c) {
+            if b.custom_id.as_deref() == Some(custom_id) {
+                b.disabled = true;
+                found = true;
             }
         }
     }
     found
+}
+
+/// The buttons of a message's top-level component: a row's, or in a
+/// layout message a container's rows and sections' and a section's
+/// button beside its text (the platform nests no deeper).
+fn buttons_in(c: &mut Component) -> Vec<&mut Button> {
+    fn of<'a>(c: &'a mut Component, depth: usize, out: &mut Vec<&'a mut Button>) {
+        match c {
+            Component::Button(b) => out.push(b),
+            Component::ActionRow(row) if depth < 3 => row.components.iter_mut().for_each(|c| of(c, depth + 1, out)),
+            Component::Container(box_) if depth == 0 => box_.components.iter_mut().for_each(|c| of(c, 1, out)),
+            Component::Section(s) if depth < 2 => of(&mut s.accessory, depth + 1, out),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    of(c, 0, &mut out);
+    out
 }
 
 #[cfg(test)]

@@ -442,9 +442,13 @@ impl Interaction {
     /// has none such: a forged or stale click).
     pub fn clicked_on_message(&self) -> Option<&twilight_model::channel::message::Component> {
         use twilight_model::channel::message::Component;
+        // (A row holds them, or in a layout message a container's row or
+        // a section beside its text: never deeper than the platform nests.)
         fn find<'c>(components: &'c [Component], id: &str, depth: usize) -> Option<&'c Component> {
             components.iter().find_map(|c| match c {
-                Component::ActionRow(row) if depth < 2 => find(&row.components, id, depth + 1),
+                Component::ActionRow(row) if depth < 3 => find(&row.components, id, depth + 1),
+                Component::Container(b) if depth == 0 => find(&b.components, id, 1),
+                Component::Section(s) if depth < 2 => find(std::slice::from_ref(&*s.accessory), id, depth + 1),
                 Component::Button(b) if b.custom_id.as_deref() == Some(id) => Some(c),
                 Component::SelectMenu(m) if m.custom_id == id => Some(c),
                 _ => None,

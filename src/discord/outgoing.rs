@@ -24,6 +24,83 @@ pub struct Message {
     pub components: Vec<Component>,
     /// An edit of the message a component is on, not a new message.
     pub update: bool,
+    /// A layout message's parts (then `content` is empty, `embeds` and
+    /// `components` are none: the parts hold its texts and components).
+    pub layout: Vec<Block>,
+}
+
+/// A part of a layout message (the platform's "components v2"), as it is
+/// sent: every text filled in and kept to its limit.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "part", rename_all = "lowercase")]
+pub enum Block {
+    /// A Text Display: markdown, at most [`limits::LAYOUT_TEXT`].
+    Text {
+        text: String,
+    },
+    /// Buttons and menus that stand together, laid in rows by [`rows`].
+    Components {
+        components: Vec<Component>,
+    },
+    Container {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        accent: Option<u32>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        spoiler: bool,
+        parts: Vec<Block>,
+    },
+    /// One to three texts beside a thumbnail or a button.
+    Section {
+        texts: Vec<String>,
+        accessory: Accessory,
+    },
+    Separator {
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        large: bool,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        invisible: bool,
+    },
+    Gallery {
+        media: Vec<Media>,
+    },
+}
+
+/// What stands beside a section's texts.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Accessory {
+    Thumbnail(Media),
+    /// A button (the platform takes no menu there).
+    Component(Component),
+}
+
+/// An image by its address: a thumbnail, or one of a gallery's.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Media {
+    pub url: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub spoiler: bool,
+}
+
+impl Message {
+    /// Every button and menu of the message, those in its layout too.
+    pub fn components_mut(&mut self) -> Vec<&mut Component> {
+        fn of<'a>(blocks: &'a mut [Block], out: &mut Vec<&'a mut Component>) {
+            for b in blocks {
+                match b {
+                    Block::Components { components } => out.extend(components.iter_mut()),
+                    Block::Container { parts, .. } => of(parts, out),
+                    Block::Section { accessory: Accessory::Component(c), .. } => out.push(c),
+                    _ => {}
+                }
+            }
+        }
+        let mut out: Vec<&mut Component> = self.components.iter_mut().collect();
+        of(&mut self.layout, &mut out);
+        out
+    }
 }
 
 /// What a run says: a message, or a form to fill in; or, for a

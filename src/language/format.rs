@@ -691,8 +691,14 @@ impl Printer<'_> {
 
     /// One line of a select menu's or a form's body.
     fn inner(&mut self, item: &Inner<'_>) {
+        if let Inner::Item(i) = item {
+            // (It indents itself.)
+            return self.reply_item(i);
+        }
         self.indent();
         match item {
+            Inner::Item(_) => {}
+            Inner::Media(m) => self.media(m),
             Inner::Setting(s) => {
                 self.out.push_str(&setting_line(self.text, s));
                 self.trailing(s.span.end as usize);
@@ -761,7 +767,46 @@ impl Printer<'_> {
                 self.trailing(e.span.end as usize);
             }
             ReplyItem::Component(c) => self.component(c),
+            ReplyItem::Layout(l) => self.layout(l),
         }
+    }
+
+    /// `container { … }`, `section { … }`, `gallery { … }`: their
+    /// settings and parts in the order written, a part a line;
+    /// `separator` and `separator { large }`.
+    fn layout(&mut self, l: &crate::language::ast::Layout) {
+        self.out.push_str(l.kind.as_str());
+        let close = l.span.end as usize - 1;
+        if l.kind == crate::language::ast::LayoutKind::Separator {
+            if !l.settings.is_empty() {
+                self.out.push(' ');
+                let open = self.open_brace(l.keyword.end as usize);
+                self.settings(open, close, &l.settings);
+            }
+        } else {
+            self.out.push_str(" {");
+            let open = self.open_brace(l.keyword.end as usize);
+            let mut inner: Vec<Inner<'_>> = l.settings.iter().map(Inner::Setting).collect();
+            inner.extend(l.media.iter().map(Inner::Media));
+            inner.extend(l.items.iter().map(Inner::Item));
+            inner.sort_by_key(|i| i.span().start);
+            self.block(open, close, &inner, Inner::span, |p, i| p.inner(i));
+        }
+        self.trailing(l.span.end as usize);
+    }
+
+    /// `thumbnail "…"` or `media "…"`, with `{ settings }` if it has any.
+    fn media(&mut self, m: &crate::language::ast::Media) {
+        let word = self.text.get(m.keyword.range()).unwrap_or("media").to_string();
+        self.out.push_str(&word);
+        self.out.push(' ');
+        self.template(&m.url);
+        if !m.settings.is_empty() {
+            self.out.push(' ');
+            let open = self.open_brace(m.url.span.end as usize);
+            self.settings(open, m.span.end as usize - 1, &m.settings);
+        }
+        self.trailing(m.span.end as usize);
     }
 
     fn embed_item(&mut self, item: &EmbedItem) {
@@ -1170,6 +1215,10 @@ enum Inner<'a> {
     Setting(&'a Setting),
     Choice(&'a MenuChoice),
     Input(&'a Input),
+    /// A part of a container or a section.
+    Item(&'a ReplyItem),
+    /// A gallery's `media`, a section's `thumbnail`.
+    Media(&'a crate::language::ast::Media),
 }
 
 impl Inner<'_> {
@@ -1178,6 +1227,8 @@ impl Inner<'_> {
             Inner::Setting(s) => s.span,
             Inner::Choice(c) => c.each.as_ref().map_or(c.span, |l| l.span),
             Inner::Input(i) => i.span,
+            Inner::Item(i) => i.span(),
+            Inner::Media(m) => m.span,
         }
     }
 }

@@ -6,7 +6,8 @@
 
 use crate::discord::limits;
 use crate::discord::outgoing::{
-    fit, short, Button, Choice, ChoiceValue, Component, Embed, EmbedField, Form, MenuChoice, Select, TextInput, CUT,
+    fit, short, Button, Choice, ChoiceValue, Component, Embed, EmbedField, Form, Media, MenuChoice, Select, TextInput,
+    CUT,
 };
 use crate::language::vocab::{self, EmbedPart, PartForm};
 
@@ -97,6 +98,11 @@ impl<'s> Filling<'s> {
                 ));
                 return None;
             }
+            Some(vocab::SettingForm::Color) if vocab::parse_color(&text).is_none() => {
+                let shown = crate::base::display::one_line(&text);
+                self.changed.push(format!("{}'s `{name}` was left out: `{shown}` is not a colour", self.within));
+                return None;
+            }
             Some(vocab::SettingForm::Emoji) => {
                 if let Err(problem) = crate::discord::emoji::judge(text.trim()) {
                     self.changed.push(format!("{}'s `{name}` was left out: {}", self.within, problem.describe(&text)));
@@ -115,6 +121,41 @@ impl<'s> Filling<'s> {
             self.changed.push(format!("{}'s `{what}` was cut to {max} characters", self.within));
         }
     }
+}
+
+/// A layout message's text as the platform takes it: none when blank (it
+/// refuses an empty one), else cut to [`limits::LAYOUT_TEXT`] (`changed`
+/// says so).
+pub fn layout_text(mut text: String, changed: &mut Vec<String>) -> Option<String> {
+    if text.trim().is_empty() {
+        return None;
+    }
+    if fit(&mut text, limits::LAYOUT_TEXT) {
+        changed.push(format!("a layout text was cut to {} characters", limits::LAYOUT_TEXT));
+    }
+    Some(text)
+}
+
+/// A thumbnail or a gallery's image from its filled address and settings,
+/// or why it is left out (an address that is not http or https, or too
+/// long: the platform would refuse the whole message).
+pub fn media(url: &str, mut f: Filling<'_>) -> Result<(Media, Vec<String>), String> {
+    let url = url.trim();
+    let shown = crate::base::display::one_line(url);
+    if !vocab::is_web_url(url) {
+        return Err(format!("{} was left out: `{shown}` is not an http or https address", f.within));
+    }
+    if url.chars().count() > limits::MEDIA_URL {
+        return Err(format!("{} was left out: its address is over {} characters", f.within, limits::MEDIA_URL));
+    }
+    let media = Media { url: url.to_string(), description: f.text("description"), spoiler: f.flag("spoiler") };
+    Ok((media, f.changed))
+}
+
+/// A container's accent colour and whether it is a spoiler.
+pub fn container(mut f: Filling<'_>) -> (Option<u32>, bool, Vec<String>) {
+    let accent = f.text("accent").and_then(|c| vocab::parse_color(&c));
+    (accent, f.flag("spoiler"), f.changed)
 }
 
 /// The `custom_id` of a component or a form, or why it cannot be one

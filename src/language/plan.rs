@@ -14,7 +14,7 @@ use crate::language::model::Checked;
 pub use crate::language::vocab::Method;
 
 /// The version of the Plan's JSON format.
-pub const FORMAT: u32 = 23;
+pub const FORMAT: u32 = 24;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -373,6 +373,72 @@ pub enum ComponentKind {
     Select,
 }
 
+/// A part of a layout message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "part", rename_all = "lowercase")]
+pub enum LayoutStep {
+    Text {
+        text: Template,
+    },
+    /// The reply's `components[index]`: those standing together share rows.
+    Component {
+        index: usize,
+    },
+    Container {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        settings: Vec<SettingStep>,
+        parts: Vec<LayoutStep>,
+    },
+    /// Texts beside a thumbnail or a button (the reply's
+    /// `components[button]`).
+    Section {
+        texts: Vec<Template>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thumbnail: Option<MediaStep>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        button: Option<usize>,
+    },
+    Separator {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        settings: Vec<SettingStep>,
+    },
+    Gallery {
+        media: Vec<MediaStep>,
+    },
+}
+
+/// A thumbnail or a gallery's image: its address and settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MediaStep {
+    pub url: Template,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<SettingStep>,
+}
+
+impl LayoutStep {
+    /// Calls `f` on every template of the part and of its parts.
+    fn each_template(&self, f: &mut impl FnMut(&Template)) {
+        let media = |m: &MediaStep, f: &mut dyn FnMut(&Template)| {
+            f(&m.url);
+            m.settings.iter().filter_map(|s| s.text.as_ref()).for_each(f);
+        };
+        match self {
+            LayoutStep::Text { text } => f(text),
+            LayoutStep::Component { .. } => {}
+            LayoutStep::Container { settings, parts } => {
+                setting_templates(settings, f);
+                parts.iter().for_each(|p| p.each_template(f));
+            }
+            LayoutStep::Section { texts, thumbnail, .. } => {
+                texts.iter().for_each(&mut *f);
+                thumbnail.iter().for_each(|m| media(m, f));
+            }
+            LayoutStep::Separator { settings } => setting_templates(settings, f),
+            LayoutStep::Gallery { media: items } => items.iter().for_each(|m| media(m, f)),
+        }
+    }
+}
+
 /// A setting: its word, and its text or number when it takes one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SettingStep {
@@ -475,6 +541,10 @@ pub enum Step {
         embeds: Vec<EmbedStep>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         components: Vec<ComponentStep>,
+        /// A layout message's parts, in order (its texts among them, and
+        /// its `components` by their place); none for any other message.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        layout: Vec<LayoutStep>,
         /// `update`: edits the message a component is on.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         update: bool,
@@ -1161,8 +1231,9 @@ pub fn each_template(steps: &[Step], f: &mut impl FnMut(&Template)) {
     for step in steps {
         match step {
             Step::Request(r) => r.each_template(f),
-            Step::Reply { text, translations, embeds, components, .. } => {
+            Step::Reply { text, translations, embeds, components, layout, .. } => {
                 text.iter().for_each(&mut *f);
+                layout.iter().for_each(|part| part.each_template(f));
                 translations.iter().for_each(|(_, t)| f(t));
                 for e in embeds {
                     e.parts.iter().for_each(|(_, t)| f(t));
@@ -1868,14 +1939,61 @@ fn reply_step(r: &ast::Reply) -> Step {
                 .collect(),
         })
         .collect();
+    let layout = if r.is_layout() { layout_steps(&r.items, &mut 0) } else { Vec::new() };
     Step::Reply {
-        text: r.text().map(template),
+        text: if r.is_layout() { None } else { r.text().map(template) },
+        layout,
         translations: r.translations().map(|t| (t.locale.name.to_string(), template(&t.value))).collect(),
         ephemeral: r.ephemeral(),
         embeds,
         components,
         update: r.update,
         span: r.span,
+    }
+}
+
+/// A layout message's parts, its components by their place among the
+/// reply's (`next`: the place of the next one, in the order
+/// `Reply::components` walks them).
+fn layout_steps(items: &[ast::ReplyItem], next: &mut usize) -> Vec<LayoutStep> {
+    let mut out = Vec::new();
+    for item in items {
+        match item {
+            ast::ReplyItem::Text { value, .. } => out.push(LayoutStep::Text { text: template(value) }),
+            ast::ReplyItem::Component(_) => {
+                out.push(LayoutStep::Component { index: *next });
+                *next += 1;
+            }
+            ast::ReplyItem::Layout(l) => out.push(layout_step(l, next)),
+            // (Refused beside a layout by the checker: B433.)
+            ast::ReplyItem::Embed(_) | ast::ReplyItem::Translation(_) | ast::ReplyItem::Ephemeral(_) => {}
+        }
+    }
+    out
+}
+
+fn layout_step(l: &ast::Layout, next: &mut usize) -> LayoutStep {
+    let media = |m: &ast::Media| MediaStep { url: template(&m.url), settings: settings(&m.settings) };
+    match l.kind {
+        ast::LayoutKind::Container => {
+            LayoutStep::Container { settings: settings(&l.settings), parts: layout_steps(&l.items, next) }
+        }
+        ast::LayoutKind::Separator => LayoutStep::Separator { settings: settings(&l.settings) },
+        ast::LayoutKind::Gallery => LayoutStep::Gallery { media: l.media.iter().map(media).collect() },
+        ast::LayoutKind::Section => {
+            let (mut texts, mut button) = (Vec::new(), None);
+            for item in &l.items {
+                match item {
+                    ast::ReplyItem::Text { value, .. } => texts.push(template(value)),
+                    ast::ReplyItem::Component(_) => {
+                        button = Some(*next);
+                        *next += 1;
+                    }
+                    _ => {}
+                }
+            }
+            LayoutStep::Section { texts, thumbnail: l.media.first().map(media), button }
+        }
     }
 }
 

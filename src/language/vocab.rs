@@ -267,6 +267,8 @@ pub enum SettingForm {
     Emoji,
     /// `max 3`: a whole number in this range.
     Number(u32, u32),
+    /// `accent "#5865F2"`: a colour ([`parse_color`]).
+    Color,
     /// `cooldown 30` or `cooldown "1h30m" per server`: a length of time
     /// ([`parse_duration`]), kept per user unless a `per` says otherwise.
     Duration,
@@ -485,6 +487,28 @@ pub const CHOICE_SETTINGS: &[SettingSpec] = &[
     setting("description", SettingForm::Text(100), "a line under the choice's label (at most 100 characters)"),
     setting("emoji", SettingForm::Emoji, "an emoji before the label: `\"👍\"`, or a server's `\"<:name:id>\"`"),
     setting("default", SettingForm::Flag, "chosen when the menu is shown"),
+];
+
+/// A layout message's container.
+pub const CONTAINER_SETTINGS: &[SettingSpec] = &[
+    setting("accent", SettingForm::Color, "the colour of the bar at its left: `\"#5865F2\"`"),
+    setting("spoiler", SettingForm::Flag, "hidden until clicked"),
+];
+
+/// A layout message's separator.
+pub const SEPARATOR_SETTINGS: &[SettingSpec] = &[
+    setting("large", SettingForm::Flag, "more space above and below (the default is small)"),
+    setting("invisible", SettingForm::Flag, "space without the line"),
+];
+
+/// A section's thumbnail and a gallery's media.
+pub const MEDIA_SETTINGS: &[SettingSpec] = &[
+    setting(
+        "description",
+        SettingForm::Text(crate::discord::limits::MEDIA_DESCRIPTION),
+        "the image's alternative text, for screen readers (at most 1,024 characters)",
+    ),
+    setting("spoiler", SettingForm::Flag, "blurred until clicked"),
 ];
 
 pub const FORM_SETTINGS: &[SettingSpec] =
@@ -810,6 +834,11 @@ keywords! {
     Inline "inline" Embed,
     Button "button" Reply,
     Select "select" Reply,
+    Container "container" Reply,
+    Section "section" Reply,
+    Separator "separator" Reply,
+    Gallery "gallery" Reply,
+    Media "media" Reply,
     Choice "choice" Component,
     Input "input" Form,
     True "true" Value,

@@ -267,53 +267,72 @@ fn message(r: &Reply, out: &mut String) {
         return;
     }
     out.push('{');
-    for item in &r.items {
-        match item {
-            ReplyItem::Text { value, .. } => out.push_str(&format!(" text {}", template(value))),
-            ReplyItem::Ephemeral(_) => out.push_str(" ephemeral"),
-            ReplyItem::Translation(t) => out.push_str(&format!(" text {} {}", t.locale.name, template(&t.value))),
-            ReplyItem::Embed(e) => {
-                out.push_str(" embed {");
-                for i in &e.items {
-                    match i {
-                        EmbedItem::Part { part, value, .. } => {
-                            out.push_str(&format!(" {} {}", part.as_str(), template(value)))
-                        }
-                        EmbedItem::Field { name, value, inline, .. } => {
-                            let inline = if inline.is_some() { " inline" } else { "" };
-                            out.push_str(&format!(" field {} {}{inline}", template(name), template(value)))
-                        }
+    r.items.iter().for_each(|item| reply_item(item, out));
+    out.push_str(" }\n");
+}
+
+/// A part of a message, after a blank.
+fn reply_item(item: &ReplyItem, out: &mut String) {
+    match item {
+        ReplyItem::Text { value, .. } => out.push_str(&format!(" text {}", template(value))),
+        ReplyItem::Ephemeral(_) => out.push_str(" ephemeral"),
+        ReplyItem::Translation(t) => out.push_str(&format!(" text {} {}", t.locale.name, template(&t.value))),
+        ReplyItem::Embed(e) => {
+            out.push_str(" embed {");
+            for i in &e.items {
+                match i {
+                    EmbedItem::Part { part, value, .. } => {
+                        out.push_str(&format!(" {} {}", part.as_str(), template(value)))
+                    }
+                    EmbedItem::Field { name, value, inline, .. } => {
+                        let inline = if inline.is_some() { " inline" } else { "" };
+                        out.push_str(&format!(" field {} {}{inline}", template(name), template(value)))
                     }
                 }
-                out.push_str(" }");
             }
-            ReplyItem::Component(c) => {
-                out.push_str(&format!(" {}", c.kind.as_str()));
-                if let Some(h) = &c.handler {
-                    out.push_str(&format!(" {}", h.name));
-                }
-                out.push_str(&format!(" {{{}", settings(&c.settings)));
-                for choice in &c.choices {
-                    if let Some(l) = &choice.each {
-                        out.push_str(&format!(" for {} in {}", l.item.name, loop_source(&l.source)));
-                        if let Some(limit) = &l.limit {
-                            out.push_str(&format!(" limit {}", value(limit, 0)));
-                        }
-                        out.push_str(" {");
-                    }
-                    out.push_str(&format!(" choice {} {}", template(&choice.label), template(&choice.value)));
-                    if !choice.settings.is_empty() {
-                        out.push_str(&format!(" {{{} }}", settings(&choice.settings)));
-                    }
-                    if choice.each.is_some() {
-                        out.push_str(" }");
-                    }
-                }
-                out.push_str(" }");
+            out.push_str(" }");
+        }
+        ReplyItem::Component(c) => {
+            out.push_str(&format!(" {}", c.kind.as_str()));
+            if let Some(h) = &c.handler {
+                out.push_str(&format!(" {}", h.name));
             }
+            out.push_str(&format!(" {{{}", settings(&c.settings)));
+            for choice in &c.choices {
+                if let Some(l) = &choice.each {
+                    out.push_str(&format!(" for {} in {}", l.item.name, loop_source(&l.source)));
+                    if let Some(limit) = &l.limit {
+                        out.push_str(&format!(" limit {}", value(limit, 0)));
+                    }
+                    out.push_str(" {");
+                }
+                out.push_str(&format!(" choice {} {}", template(&choice.label), template(&choice.value)));
+                if !choice.settings.is_empty() {
+                    out.push_str(&format!(" {{{} }}", settings(&choice.settings)));
+                }
+                if choice.each.is_some() {
+                    out.push_str(" }");
+                }
+            }
+            out.push_str(" }");
+        }
+        ReplyItem::Layout(l) => {
+            out.push_str(&format!(" {}", l.kind.as_str()));
+            if l.kind == blkc::language::ast::LayoutKind::Separator && l.settings.is_empty() {
+                return;
+            }
+            out.push_str(&format!(" {{{}", settings(&l.settings)));
+            for m in &l.media {
+                let word = if l.kind == blkc::language::ast::LayoutKind::Section { "thumbnail" } else { "media" };
+                out.push_str(&format!(" {word} {}", template(&m.url)));
+                if !m.settings.is_empty() {
+                    out.push_str(&format!(" {{{} }}", settings(&m.settings)));
+                }
+            }
+            l.items.iter().for_each(|item| reply_item(item, out));
+            out.push_str(" }");
         }
     }
-    out.push_str(" }\n");
 }
 
 /// Settings on one line, each after a blank: ` label "Yes" max 3 disabled`.

@@ -197,7 +197,7 @@ codes! {
     EphemeralInEvent = "B416", Error, "ephemeral reply in an event";
     UnknownSetting = "B417", Error, "a setting a button, menu, choice, form or input does not take";
     BadSetting = "B418", Error, "a setting's value not of its form, or a setting missing";
-    TooManyComponents = "B419", Error, "more than 5 rows, 25 choices or 5 inputs, or none";
+    TooManyComponents = "B419", Error, "more than 5 rows, 25 choices, 5 inputs, 40 layout components, 3 texts in a section or 10 images in a gallery, or none";
     LinkOrHandler = "B420", Error, "a button with both or neither of a handler and a link";
     UnknownHandler = "B421", Error, "a component or form naming a handler the file does not have";
     UnusedHandler = "B422", Warning, "a handler that no component or form runs";
@@ -211,6 +211,7 @@ codes! {
     BadGuard = "B430", Error, "a `require` line blkc cannot hold";
     MisplacedSubcommand = "B431", Error, "a subcommand or group where the platform does not take it";
     BadAutocomplete = "B432", Error, "an `autocomplete` or a `choice` that cannot work";
+    BadLayout = "B433", Error, "a layout message the platform refuses: an embed or a translation beside its parts, a section without one accessory";
     // Conversation tests (`.blkt` files; docs/test.md).
     UnknownInTest = "B501", Error, "a test naming what the bot does not have";
     BadTestStep = "B502", Error, "a test step or expectation that cannot be read";

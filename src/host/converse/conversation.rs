@@ -563,16 +563,40 @@ impl<'a> Conversation<'a> {
     }
 }
 
-/// A message's components, rows opened.
+/// A message's components, rows opened (and in a layout message its
+/// containers, and its sections with what stands beside their text).
 pub fn components(payload: &Json) -> Vec<Json> {
-    let mut out = Vec::new();
-    for row in payload["components"].as_array().into_iter().flatten() {
-        match row["components"].as_array() {
-            Some(inner) => out.extend(inner.iter().cloned()),
-            None => out.push(row.clone()),
+    fn open(list: &Json, depth: usize, out: &mut Vec<Json>) {
+        for c in list.as_array().into_iter().flatten() {
+            match (c["components"].as_array(), c.get("accessory")) {
+                (Some(_), accessory) if depth < 3 => {
+                    open(&c["components"], depth + 1, out);
+                    out.extend(accessory.cloned());
+                }
+                // (A form's label holds its one input.)
+                (None, _) if c.get("component").is_some() => out.push(c["component"].clone()),
+                _ => out.push(c.clone()),
+            }
         }
     }
+    let mut out = Vec::new();
+    open(&payload["components"], 0, &mut out);
     out
+}
+
+/// A message's text: its `content`, or a layout message's texts (its Text
+/// Displays, in order, a line between).
+pub fn message_text(payload: &Json) -> Json {
+    let layout = payload["flags"].as_u64().is_some_and(|f| f & (1 << 15) != 0);
+    if !layout {
+        return payload["content"].clone();
+    }
+    let texts: Vec<String> = components(payload)
+        .iter()
+        .filter(|c| c["type"] == 10)
+        .filter_map(|c| c["content"].as_str().map(str::to_string))
+        .collect();
+    Json::String(texts.join("\n"))
 }
 
 /// The data of a slash command's interaction: its name, subcommand path

@@ -174,7 +174,7 @@ struct Miss {
 fn check_message(check: &Check, m: &Json) -> Result<(), Miss> {
     let embed = &m["embeds"][0];
     match check {
-        Check::Text(want) => matched("text", want, &m["content"]),
+        Check::Text(want) => matched("text", want, &super::conversation::message_text(m)),
         Check::Private | Check::Public => {
             let private = m["flags"].as_u64().is_some_and(|f| f & 64 != 0);
             let (expected, got) = match (private, matches!(check, Check::Private)) {
@@ -369,7 +369,7 @@ fn list(items: &[String]) -> String {
 
 /// A message in a line: its text, or its embed's title, or a form's.
 fn shown(m: &Json) -> String {
-    for v in [&m["content"], &m["embeds"][0]["title"], &m["title"]] {
+    for v in [&super::conversation::message_text(m), &m["embeds"][0]["title"], &m["title"]] {
         if let Some(s) = v.as_str().filter(|s| !s.is_empty()) {
             let cut: String = s.chars().take(80).collect();
             return format!("{:?}{}", cut, if cut.len() < s.len() { "…" } else { "" });

@@ -84,7 +84,8 @@ fn message_lines(kind: &MessageKind, m: &Json) -> Vec<String> {
         checks.push(format!("fields {}", literals(&fields)));
         return vec![block(&head, &checks)];
     }
-    if let Some(content) = m["content"].as_str().filter(|c| !c.is_empty()) {
+    let content = super::conversation::message_text(m);
+    if let Some(content) = content.as_str().filter(|c| !c.is_empty()) {
         checks.push(format!("text {}", literal(content)));
     }
     if m["flags"].as_u64().is_some_and(|f| f & 64 != 0) {

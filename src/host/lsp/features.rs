@@ -635,6 +635,12 @@ fn word_completion(doc: &Document, offset: usize, prefix: &str) -> Vec<Completio
     }
     if trimmed.bytes().all(lexer::is_word_byte) {
         return match settings_in(doc, offset) {
+            // A container takes settings and parts.
+            Some((specs, "container")) => {
+                let mut words = setting_words(specs, "container");
+                words.extend(keyword_words(vocab::Place::Reply));
+                words
+            }
             Some((specs, within)) => setting_words(specs, within),
             None => keyword_words(where_in(doc, offset)),
         };
@@ -901,6 +907,10 @@ fn settings_in(doc: &Document, offset: usize) -> Option<(&'static [vocab::Settin
         "choice" => (vocab::CHOICE_SETTINGS, "choice"),
         "form" => (vocab::FORM_SETTINGS, "form"),
         "input" => (vocab::INPUT_SETTINGS, "input"),
+        "container" => (vocab::CONTAINER_SETTINGS, "container"),
+        "separator" => (vocab::SEPARATOR_SETTINGS, "separator"),
+        "thumbnail" => (vocab::MEDIA_SETTINGS, "thumbnail"),
+        "media" => (vocab::MEDIA_SETTINGS, "media"),
         _ => return None,
     })
 }
@@ -917,6 +927,7 @@ fn setting_at(doc: &Document, offset: usize) -> Option<(String, Span)> {
         vocab::SettingForm::Url(max) => format!("an http or https URL of at most {max} characters"),
         vocab::SettingForm::Emoji => "an emoji: `\"👍\"`, or a server's `\"<:name:id>\"`".to_string(),
         vocab::SettingForm::Number(least, most) => format!("a whole number from {least} to {most}"),
+        vocab::SettingForm::Color => "a colour: `\"#5865F2\"`".to_string(),
         vocab::SettingForm::Duration => {
             "a number of seconds or a string like `\"5m\"`, then `per user` (the default), `per server` or `per channel`".to_string()
         }
@@ -960,6 +971,8 @@ fn where_in(doc: &Document, offset: usize) -> vocab::Place {
         "pages" => vocab::Place::Pages,
         // (An action's message is a reply's parts.)
         "reply" | "send" | "dm" | "edit" | "create" => vocab::Place::Reply,
+        // (A container's and a section's parts are a reply's.)
+        "update" | "container" | "section" => vocab::Place::Reply,
         "embed" => vocab::Place::Embed,
         _ => vocab::Place::Tree,
     }

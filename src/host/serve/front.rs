@@ -335,7 +335,10 @@ enum First {
 
 fn reply(first: First) -> Reply {
     match first {
-        First::Answer(answer) => json_reply(&answer),
+        First::Answer(answer) => match discord::message::layout_edit(&answer, answer.data.as_ref()) {
+            Some(wire) => json_reply(&wire),
+            None => json_reply(&answer),
+        },
         First::Refused(status, text) => respond(status, "text/plain", text),
     }
 }

@@ -110,8 +110,8 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
 /// choice to the answer, the rest to the run's report.
 fn deliver(out: &mut Outbox, report: &mut RunReport, offered: &mut Vec<(String, String)>, event: Event) {
     match event {
-        Event::Reply { text, ephemeral, embeds, components, update } => {
-            let said = Said { text, ephemeral, embeds, components, update };
+        Event::Reply { text, ephemeral, embeds, components, layout, update } => {
+            let said = Said { text, ephemeral, embeds, components, layout, update };
             out.reply(report, said)
         }
         Event::Form(form) => {
@@ -214,6 +214,7 @@ struct Said {
     ephemeral: bool,
     embeds: Vec<outgoing::Embed>,
     components: Vec<outgoing::Component>,
+    layout: Vec<outgoing::Block>,
     update: bool,
 }
 
@@ -256,7 +257,7 @@ impl Outbox<'_> {
     /// platform's length, its embeds and components on the last of them.
     /// An update is one message, its text cut to the length.
     fn reply(&mut self, report: &mut RunReport, said: Said) {
-        let Said { text, ephemeral, embeds, components, mut update } = said;
+        let Said { text, ephemeral, embeds, components, layout, mut update } = said;
         self.replies += 1;
         let has_message = matches!(&self.trigger.target, Target::Interaction(a) if a.message.is_some());
         if update && !has_message {
@@ -280,6 +281,7 @@ impl Outbox<'_> {
             }
             message.embeds = embeds;
             message.components = components;
+            message.layout = layout;
             message.update = true;
             self.send(report, &Outgoing::Message(message));
             return;
@@ -291,6 +293,14 @@ impl Outbox<'_> {
                 kind = about.kind(),
                 "a reply in this event has no channel to go to; not sent"
             );
+            return;
+        }
+        if !layout.is_empty() {
+            // A layout message is one message: its texts are its parts.
+            let mut message = Message::new(String::new(), &self.trigger.mentions);
+            message.ephemeral = ephemeral && matches!(self.trigger.target, Target::Interaction(_));
+            message.layout = layout;
+            self.send(report, &Outgoing::Message(message));
             return;
         }
         let (parts, warning) =
@@ -343,19 +353,23 @@ impl Outbox<'_> {
                         return;
                     }
                     Delivery::EditMessage => {
-                        body.flags = None;
+                        body.flags = crate::discord::message::edit_flags(body.flags);
                         let Some((channel, message)) = &answer.message else { return };
                         let route = Route::EditChannelMessage { channel, message };
                         let deadline = Instant::now() + EVENT_DEADLINE;
-                        let sent = shared.bot.platform(&self.trigger.loaded).send(route, Some(&body), deadline);
+                        let platform = shared.bot.platform(&self.trigger.loaded);
+                        let sent = match crate::discord::message::layout_edit(&body, Some(&body)) {
+                            Some(wire) => platform.send(route, Some(&wire), deadline),
+                            None => platform.send(route, Some(&body), deadline),
+                        };
                         sent_message(shared, report, sent, &self.trigger.about);
                         return;
                     }
                     Delivery::Edit => {
                         report.deferred = true;
                         // An edit keeps the deferral's privacy and may
-                        // carry no flag of it.
-                        body.flags = None;
+                        // carry no flag of it (but a layout's).
+                        body.flags = crate::discord::message::edit_flags(body.flags);
                         Route::EditOriginal { application, token }
                     }
                     Delivery::FollowUp => {
@@ -395,12 +409,12 @@ impl Outbox<'_> {
     /// message's: the button is disabled among them if it is there.
     fn disable_in_update(&mut self, said: &Outgoing) -> Option<Outgoing> {
         let (Some((button, done)), Outgoing::Message(m)) = (&mut self.disable, said) else { return None };
-        if !m.update || m.components.is_empty() {
+        if !m.update || (m.components.is_empty() && m.layout.is_empty()) {
             return None;
         }
         *done = true;
         let mut m = m.clone();
-        for c in &mut m.components {
+        for c in m.components_mut() {
             if let outgoing::Component::Button(b) = c {
                 b.disabled |= b.custom_id.as_deref() == Some(button.custom_id.as_str());
             }

@@ -740,6 +740,72 @@ pub enum ReplyItem {
     Component(Box<Component>),
     /// `text fr "Bonjour !"`: the text in one language (boxed, as is rare).
     Translation(Box<Translation>),
+    /// `container`, `section`, `separator` or `gallery`: a part of a
+    /// layout message (boxed, as is rare).
+    Layout(Box<Layout>),
+}
+
+/// A part of a layout message: a container of parts, a section (text beside
+/// a thumbnail or a button), a separator or a media gallery.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layout {
+    pub kind: LayoutKind,
+    /// The span of its keyword.
+    pub keyword: Span,
+    /// A container's and a section's parts, in order (a section's button is
+    /// its accessory).
+    pub items: Vec<ReplyItem>,
+    /// A gallery's `media`, or a section's `thumbnail`.
+    pub media: Vec<Media>,
+    /// A container's `accent` and `spoiler`, a separator's `large` and
+    /// `invisible`.
+    pub settings: Vec<Setting>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LayoutKind {
+    Container,
+    Section,
+    Separator,
+    Gallery,
+}
+
+impl LayoutKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LayoutKind::Container => "container",
+            LayoutKind::Section => "section",
+            LayoutKind::Separator => "separator",
+            LayoutKind::Gallery => "gallery",
+        }
+    }
+}
+
+/// `thumbnail "https://…" { description "…" spoiler }` or a gallery's
+/// `media "https://…" { … }`: an image by its address.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Media {
+    /// The span of its keyword.
+    pub keyword: Span,
+    pub url: Template,
+    pub settings: Vec<Setting>,
+    pub span: Span,
+}
+
+impl Layout {
+    /// Every template of the part and of its parts, in the order written.
+    pub fn templates(&self) -> Vec<&Template> {
+        let mut out: Vec<&Template> = setting_templates(&self.settings).collect();
+        for m in &self.media {
+            out.push(&m.url);
+            out.extend(setting_templates(&m.settings));
+        }
+        for item in &self.items {
+            out.extend(item.templates());
+        }
+        out
+    }
 }
 
 /// `text LOCALE "…"`: a reply's text for users whose client is set to that
@@ -871,11 +937,18 @@ impl Reply {
         Reply { items: vec![ReplyItem::Text { value: text, span: text_span }], block: false, update: false, span }
     }
 
+    /// Its buttons and menus, those inside its layout's parts too, in the
+    /// order written.
     pub fn components(&self) -> impl Iterator<Item = &Component> {
-        self.items.iter().filter_map(|i| match i {
-            ReplyItem::Component(c) => Some(&**c),
-            _ => None,
-        })
+        let mut out = Vec::new();
+        components_of(&self.items, &mut out);
+        out.into_iter()
+    }
+
+    /// Whether it is a layout message: one with a container, a section, a
+    /// separator or a gallery (its texts are then parts of the layout).
+    pub fn is_layout(&self) -> bool {
+        self.items.iter().any(|i| matches!(i, ReplyItem::Layout(_)))
     }
 
     /// `reply` or `update`.
@@ -916,26 +989,41 @@ impl Reply {
 
     /// Every template of the reply, in the order written.
     pub fn templates(&self) -> impl Iterator<Item = &Template> {
-        self.items.iter().flat_map(|i| {
-            let (text, embed, component) = match i {
-                ReplyItem::Text { value, .. } => (Some(value), None, None),
-                ReplyItem::Translation(t) => (Some(&t.value), None, None),
-                ReplyItem::Ephemeral(_) => (None, None, None),
-                ReplyItem::Embed(e) => (None, Some(e.templates()), None),
-                ReplyItem::Component(c) => (None, None, Some(c.templates())),
-            };
-            text.into_iter().chain(embed.into_iter().flatten()).chain(component.into_iter().flatten())
-        })
+        self.items.iter().flat_map(ReplyItem::templates)
+    }
+}
+
+/// The buttons and menus of `items` and of the layout parts among them.
+fn components_of<'a>(items: &'a [ReplyItem], out: &mut Vec<&'a Component>) {
+    for item in items {
+        match item {
+            ReplyItem::Component(c) => out.push(c),
+            ReplyItem::Layout(l) => components_of(&l.items, out),
+            _ => {}
+        }
     }
 }
 
 impl ReplyItem {
+    /// Its templates, in the order written (a layout part's, all of them).
+    pub fn templates(&self) -> Vec<&Template> {
+        match self {
+            ReplyItem::Text { value, .. } => vec![value],
+            ReplyItem::Translation(t) => vec![&t.value],
+            ReplyItem::Ephemeral(_) => Vec::new(),
+            ReplyItem::Embed(e) => e.templates().collect(),
+            ReplyItem::Component(c) => c.templates().collect(),
+            ReplyItem::Layout(l) => l.templates(),
+        }
+    }
+
     pub fn span(&self) -> Span {
         match self {
             ReplyItem::Text { span, .. } | ReplyItem::Ephemeral(span) => *span,
             ReplyItem::Translation(t) => t.span,
             ReplyItem::Embed(e) => e.span,
             ReplyItem::Component(c) => c.span,
+            ReplyItem::Layout(l) => l.span,
         }
     }
 }

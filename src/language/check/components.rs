@@ -84,7 +84,8 @@ fn reply(r: &Reply, tree: &Tree, out: &mut Findings) {
             ComponentKind::Button => button(c, out),
             ComponentKind::Select => select(c, out),
         }
-        if rows[place] == limits::ROWS && (place == 0 || rows[place - 1] < limits::ROWS) {
+        // (A layout message's components count toward its 40: `layout`.)
+        if !r.is_layout() && rows[place] == limits::ROWS && (place == 0 || rows[place - 1] < limits::ROWS) {
             let span = c.span;
             out.push(
                 Diagnostic::new(Code::TooManyComponents, "a message holds at most 5 rows of components")
@@ -359,7 +360,7 @@ fn form(f: &Form, out: &mut Findings) {
 }
 
 /// Each setting is one the part takes, written once, in its form.
-fn settings(list: &[Setting], specs: &[SettingSpec], within: &str, out: &mut Findings) {
+pub(super) fn settings(list: &[Setting], specs: &[SettingSpec], within: &str, out: &mut Findings) {
     let mut seen: HashMap<&str, Span> = HashMap::new();
     for s in list {
         let name = s.key.name.as_str();
@@ -422,7 +423,20 @@ fn value_form(s: &Setting, spec: &SettingSpec, out: &mut Findings) {
                 );
             }
         }
-        (SettingForm::Text(_) | SettingForm::Url(_) | SettingForm::Emoji, _) => {
+        (SettingForm::Color, Some(SettingValue::Text(t))) => {
+            if let Some(text) = t.as_literal().filter(|c| vocab::parse_color(c).is_none()) {
+                let shown = crate::base::display::one_line(&text);
+                out.push(
+                    Diagnostic::new(
+                        Code::BadSetting,
+                        format!("`{name}` takes a colour: `#RRGGBB`, or its number up to 16777215"),
+                    )
+                    .label(t.span, format!("`{shown}` is not one"))
+                    .help("write the colour in hex, as `#3366FF`; blkc does not guess colours from names"),
+                );
+            }
+        }
+        (SettingForm::Text(_) | SettingForm::Url(_) | SettingForm::Emoji | SettingForm::Color, _) => {
             out.push(wrong("a string: `NAME \"…\"`", s.value.as_ref().map_or(s.span, SettingValue::span)))
         }
         (SettingForm::Number(least, most), Some(SettingValue::Number(n, span))) => {
@@ -474,11 +488,11 @@ fn duration(s: &Setting, value: Option<&SettingValue>, wrong: &dyn Fn(&str, Span
 
 /// UTF-16 units of a template's written text (its `{…}` not counted).
 fn written(t: &Template) -> usize {
-    super::replies::written(t)
+    super::text::written(t)
 }
 
 fn length(t: &Template, max: usize, what: &str, out: &mut Findings) {
-    super::replies::length_with(t, max, what, "shorten it: the platform refuses longer text", out);
+    super::text::length_with(t, max, what, "shorten it: the platform refuses longer text", out);
 }
 
 /// What has happened on a path through a tree, for where a form may go.

@@ -196,33 +196,8 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
     /// A reply's templates; a select's `for r in … { choice … }` reads its
     /// choice's inside its loop.
     fn reply(&mut self, r: &'a Reply) {
-        for item in &r.items {
-            let ReplyItem::Component(c) = item else {
-                for t in std::slice::from_ref(item).iter().flat_map(reply_item_templates) {
-                    self.template(t, Site::Reply);
-                }
-                continue;
-            };
-            for t in crate::language::ast::setting_templates(&c.settings) {
-                self.template(t, Site::Reply);
-            }
-            for choice in &c.choices {
-                if let Some(l) = &choice.each {
-                    self.enter_loop(l);
-                }
-                for t in [&choice.label, &choice.value]
-                    .into_iter()
-                    .chain(crate::language::ast::setting_templates(&choice.settings))
-                {
-                    self.template(t, Site::Reply);
-                }
-                if let Some(l) = &choice.each {
-                    self.leave_loop(l);
-                }
-            }
-        }
+        self.reply_items(&r.items);
     }
-
     /// An `await`'s bodies run in runs of their own (nothing of this one
     /// has run there); in the first, its answer's text has its name.
     fn await_node(&mut self, a: &'a crate::language::ast::AwaitNode) {
@@ -317,18 +292,51 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
     }
 }
 
-/// The templates of a reply's text or embed (a component's are walked with
-/// their loops).
-fn reply_item_templates(item: &ReplyItem) -> Vec<&crate::language::ast::Template> {
-    match item {
-        ReplyItem::Text { value, .. } => vec![value],
-        ReplyItem::Translation(t) => vec![&t.value],
-        ReplyItem::Embed(e) => e.templates().collect(),
-        ReplyItem::Ephemeral(_) | ReplyItem::Component(_) => Vec::new(),
-    }
-}
-
 impl<'a> Walk<'_, 'a> {
+    /// A reply's parts (a layout part's own parts within it).
+    fn reply_items(&mut self, items: &'a [ReplyItem]) {
+        for item in items {
+            match item {
+                ReplyItem::Component(c) => self.component(c),
+                ReplyItem::Layout(l) => {
+                    let media = l.media.iter().flat_map(|m| {
+                        std::iter::once(&m.url).chain(crate::language::ast::setting_templates(&m.settings))
+                    });
+                    for t in crate::language::ast::setting_templates(&l.settings).chain(media) {
+                        self.template(t, Site::Reply);
+                    }
+                    self.reply_items(&l.items);
+                }
+                _ => {
+                    for t in item.templates() {
+                        self.template(t, Site::Reply);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A component's settings, and its choices (within their loops).
+    fn component(&mut self, c: &'a crate::language::ast::Component) {
+        for t in crate::language::ast::setting_templates(&c.settings) {
+            self.template(t, Site::Reply);
+        }
+        for choice in &c.choices {
+            if let Some(l) = &choice.each {
+                self.enter_loop(l);
+            }
+            for t in [&choice.label, &choice.value]
+                .into_iter()
+                .chain(crate::language::ast::setting_templates(&choice.settings))
+            {
+                self.template(t, Site::Reply);
+            }
+            if let Some(l) = &choice.each {
+                self.leave_loop(l);
+            }
+        }
+    }
+
     /// B153: `file api_x` in a multipart body sends the response of a block
     /// of this tree that has run on every path to here.
     fn check_file_parts(&mut self, block: &'a ApiBlock) {

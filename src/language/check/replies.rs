@@ -57,23 +57,15 @@ impl<'a> Visitor<'a> for Walk<'_> {
     fn condition(&mut self, _: &'a crate::language::ast::Condition) {}
 }
 
-/// UTF-16 units of a template's written text (its `{…}` not counted).
-pub(super) fn written(t: &Template) -> usize {
-    t.parts
-        .iter()
-        .map(|p| match p {
-            crate::language::ast::Part::Lit(s, _) => s.encode_utf16().count(),
-            _ => 0,
-        })
-        .sum()
-}
-
 fn reply(r: &Reply, event: bool, out: &mut Findings) {
     let (mut text, mut ephemeral) = (None::<Span>, None::<Span>);
-    let (mut embeds, mut components) = (0, 0);
+    let (mut embeds, mut components, mut layout) = (0, 0, false);
     for item in &r.items {
         match item {
-            ReplyItem::Text { span, .. } => once(&mut text, *span, "`text`", "a reply", out),
+            // (A layout message's texts are parts of it: `layout`.)
+            ReplyItem::Text { span, .. } if !r.is_layout() => once(&mut text, *span, "`text`", "a reply", out),
+            ReplyItem::Text { span, .. } => text = text.or(Some(*span)),
+            ReplyItem::Layout(_) => layout = true,
             ReplyItem::Ephemeral(span) => {
                 once(&mut ephemeral, *span, "`ephemeral`", "a reply", out);
                 if event {
@@ -93,7 +85,9 @@ fn reply(r: &Reply, event: bool, out: &mut Findings) {
                             .help("the platform takes at most 10 embeds on a message; send the rest in another reply"),
                     );
                 }
-                embed(e, out);
+                if !r.is_layout() {
+                    embed(e, out);
+                }
             }
             ReplyItem::Component(_) => components += 1,
             // (Checked with the file's other translations: `translations`.)
@@ -102,7 +96,7 @@ fn reply(r: &Reply, event: bool, out: &mut Findings) {
     }
     // An update may change the components alone; a new message needs
     // something to show besides.
-    if r.block && text.is_none() && embeds == 0 && (!r.update || components == 0) {
+    if r.block && text.is_none() && embeds == 0 && !layout && (!r.update || components == 0) {
         out.push(
             Diagnostic::new(Code::EmptyReply, "this reply has nothing to show")
                 .label(r.span, "no `text` and no `embed`")
@@ -113,11 +107,12 @@ fn reply(r: &Reply, event: bool, out: &mut Findings) {
         .embeds()
         .flat_map(|e| &e.items)
         .map(|i| match i {
-            EmbedItem::Part { part, value, .. } if part.counts_in_total() => written(value),
+            EmbedItem::Part { part, value, .. } if part.counts_in_total() => super::text::written(value),
             EmbedItem::Part { .. } => 0,
-            EmbedItem::Field { name, value, .. } => written(name) + written(value),
+            EmbedItem::Field { name, value, .. } => super::text::written(name) + super::text::written(value),
         })
         .sum();
+    super::layout::check(r, out);
     if total > limits::EMBED_TOTAL {
         out.push(
             Diagnostic::new(
@@ -212,19 +207,7 @@ fn embed(e: &Embed, out: &mut Findings) {
 /// B410 for written text of an embed over `max` characters.
 fn length(t: &Template, max: usize, what: &str, out: &mut Findings) {
     let help = "shorten it, or move the text to the embed's `description` (4,096 characters)";
-    self::length_with(t, max, what, help, out);
-}
-
-/// B410 for written text over `max` characters, with its help.
-pub(super) fn length_with(t: &Template, max: usize, what: &str, help: &str, out: &mut Findings) {
-    let n = written(t);
-    if n > max {
-        out.push(
-            Diagnostic::new(Code::TextTooLong, format!("{what} is {n} characters; the platform takes {max}"))
-                .label(t.span, format!("{n} characters"))
-                .help(help.to_string()),
-        );
-    }
+    super::text::length_with(t, max, what, help, out);
 }
 
 /// B413 for a written colour, URL or time that is not one (a part with a
@@ -232,7 +215,7 @@ pub(super) fn length_with(t: &Template, max: usize, what: &str, help: &str, out:
 fn form(part: EmbedPart, value: &Template, out: &mut Findings) {
     if part.form() == PartForm::Url {
         let help = "the platform takes at most 2,048 characters in an embed's URLs: link a shorter address";
-        length_with(value, limits::EMBED_URL, &format!("an embed's `{}`", part.as_str()), help, out);
+        super::text::length_with(value, limits::EMBED_URL, &format!("an embed's `{}`", part.as_str()), help, out);
     }
     let Some(text) = value.as_literal() else { return };
     let (ok, want) = match part.form() {

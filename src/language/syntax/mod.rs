@@ -321,6 +321,12 @@ fn holds_tokens_of_trees(rule: Rule) -> bool {
             | Rule::menu_loop
             | Rule::form
             | Rule::form_input
+            | Rule::container
+            | Rule::section
+            | Rule::thumbnail
+            | Rule::separator
+            | Rule::gallery
+            | Rule::media
     )
 }
 
@@ -1108,8 +1114,52 @@ impl Lower<'_> {
             Rule::kw_ephemeral => ReplyItem::Ephemeral(span),
             Rule::embed => ReplyItem::Embed(self.embed(p)?),
             Rule::button | Rule::select => ReplyItem::Component(Box::new(self.component(p)?)),
+            Rule::container | Rule::section | Rule::separator | Rule::gallery => {
+                ReplyItem::Layout(Box::new(self.layout(p)?))
+            }
             _ => return self.unexpected(&p, "a `reply`"),
         }))
+    }
+
+    /// `container { … }`, `section { … }`, `separator [{ … }]` or
+    /// `gallery { media … }`: a part of a layout message.
+    fn layout(&mut self, pair: Pair<'_, Rule>) -> Lowered<Layout> {
+        let span = self.span(&pair);
+        let kind = match pair.as_rule() {
+            Rule::container => LayoutKind::Container,
+            Rule::section => LayoutKind::Section,
+            Rule::separator => LayoutKind::Separator,
+            _ => LayoutKind::Gallery,
+        };
+        let mut layout =
+            Layout { kind, keyword: span, items: Vec::new(), media: Vec::new(), settings: Vec::new(), span };
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_container | Rule::kw_section | Rule::kw_separator | Rule::kw_gallery => {
+                    layout.keyword = self.span(&p)
+                }
+                Rule::setting => layout.settings.push(self.setting(p)?),
+                Rule::thumbnail | Rule::media => layout.media.push(self.media(p)?),
+                _ => layout.items.extend(self.reply_item(p)?),
+            }
+        }
+        Ok(layout)
+    }
+
+    /// `thumbnail "…" { settings }` or `media "…" { settings }`.
+    fn media(&mut self, pair: Pair<'_, Rule>) -> Lowered<Media> {
+        let span = self.span(&pair);
+        let (mut keyword, mut url, mut settings) = (span, None, Vec::new());
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_thumbnail | Rule::kw_media => keyword = self.span(&p),
+                Rule::string => url = Some(self.template(p)),
+                Rule::setting => settings.push(self.setting(p)?),
+                _ => return self.unexpected(&p, "an image"),
+            }
+        }
+        let url = self.required(url, Rule::string, "an image", span)?;
+        Ok(Media { keyword, url, settings, span })
     }
 
     /// `VERB [KIND] [SUBJECT] [WORD VALUE, …]… [MESSAGE]`: a platform action.

@@ -177,6 +177,9 @@ pub enum Event {
         embeds: Vec<crate::discord::outgoing::Embed>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         components: Vec<crate::discord::outgoing::Component>,
+        /// A layout message's parts (its texts and components among them).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        layout: Vec<crate::discord::outgoing::Block>,
         /// An edit of the message the handler's component is on.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         update: bool,

@@ -26,6 +26,7 @@ use crate::run::store::VarStore;
 
 mod actions;
 mod later;
+mod layout;
 
 pub(super) struct Runner<'r> {
     pub plan: &'r Plan,
@@ -647,15 +648,15 @@ impl<'r> Runner<'r> {
         for step in steps {
             match step {
                 Step::Request(r) => self.request_or_failed(r)?,
-                Step::Reply { text, translations, ephemeral, embeds, components, update, span } => {
+                Step::Reply { text, translations, ephemeral, embeds, components, layout, update, span } => {
                     let text = self.in_locale(text.as_ref(), translations);
                     let text = text.map(|t| render::render(t, self)).unwrap_or_default();
                     let embeds = self.embeds(embeds, *span);
-                    let components = self.components(components, *span)?;
+                    let (components, layout) = self.laid_out(components, layout, *span)?;
                     self.flush()?;
                     let text = self.redactor.redact(&text);
                     let (ephemeral, update) = (*ephemeral, *update);
-                    (self.sink)(Event::Reply { text, ephemeral, embeds, components, update });
+                    (self.sink)(Event::Reply { text, ephemeral, embeds, components, layout, update });
                 }
                 Step::Form(form) => {
                     let form = self.form(form)?;
@@ -1203,6 +1204,31 @@ impl<'r> Runner<'r> {
         components: &[plan::ComponentStep],
         span: Span,
     ) -> Result<Vec<outgoing::Component>, Box<Diagnostic>> {
+        Ok(self.each_component(components, span)?.into_iter().flatten().collect())
+    }
+
+    /// A reply's components, or its layout's parts with its components in
+    /// them (then the first is empty).
+    pub(super) fn laid_out(
+        &mut self,
+        components: &[plan::ComponentStep],
+        layout: &[plan::LayoutStep],
+        span: Span,
+    ) -> Result<(Vec<outgoing::Component>, Vec<outgoing::Block>), Box<Diagnostic>> {
+        if layout.is_empty() {
+            return Ok((self.components(components, span)?, Vec::new()));
+        }
+        let mut built = self.each_component(components, span)?;
+        Ok((Vec::new(), self.layout(layout, &mut built, span)))
+    }
+
+    /// [`Runner::components`], one for each step: none where one was left
+    /// out (a menu whose choices come from an empty list).
+    fn each_component(
+        &mut self,
+        components: &[plan::ComponentStep],
+        span: Span,
+    ) -> Result<Vec<Option<outgoing::Component>>, Box<Diagnostic>> {
         use crate::language::vocab::{BUTTON_SETTINGS, CHOICE_SETTINGS, SELECT_SETTINGS};
         let mut out = Vec::with_capacity(components.len());
         for c in components {
@@ -1221,6 +1247,7 @@ impl<'r> Runner<'r> {
                         // The platform refuses a menu with nothing to choose.
                         let what = "a select menu whose choices come from an empty list was left out";
                         self.pending.push(failure::embed_adjusted(what, span));
+                        out.push(None);
                         continue;
                     }
                     let choices = filled_choices
@@ -1235,7 +1262,7 @@ impl<'r> Runner<'r> {
             };
             let (component, changed) = made.map_err(|why| Box::new(failure::custom_id_too_long(&why, span)))?;
             self.pending.extend(changed.iter().map(|what| failure::embed_adjusted(what, span)));
-            out.push(component);
+            out.push(Some(component));
         }
         Ok(out)
     }

@@ -99,50 +99,110 @@ function embed(e) {
   return box;
 }
 
+// The message flag of a layout message (IS_COMPONENTS_V2).
+const LAYOUT = 1 << 15;
+
 const STYLES = { 1: "", 2: "secondary", 3: "success", 4: "danger", 5: "secondary" };
 
 // A click carries its message as the platform's does: its id, flags and
 // components (serve answers only what the message offered).
-function components(rows, messageId, flags, channel) {
+function clickable(rows, messageId, flags, channel) {
   const on = { id: messageId, components: rows || [], flags: flags || 0 };
   // A message in another channel: a click comes from there.
   if (channel) on.channel_id = channel;
+  return on;
+}
+
+function components(rows, messageId, flags, channel) {
+  const on = clickable(rows, messageId, flags, channel);
+  return (rows || []).map((row) => drawRow(row.components || [], on));
+}
+
+// A row of buttons, or its one menu.
+function drawRow(list, on) {
+  const line = document.createElement("div");
+  line.className = "row";
+  for (const c of list) {
+    if (c.type === 2) line.append(drawButton(c, on));
+    else if (c.type === 3) line.append(drawSelect(c, on));
+  }
+  return line;
+}
+
+function drawButton(c, on) {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.className = STYLES[c.style] || "";
+  b.textContent = (c.emoji && c.emoji.name ? c.emoji.name + " " : "") + (c.label || "");
+  b.disabled = !!c.disabled;
+  // A link opens only as a web page (never a `javascript:` one).
+  if (c.url) b.addEventListener("click", () => { if (/^https?:\/\//i.test(c.url)) window.open(c.url, "_blank", "noopener"); });
+  else b.addEventListener("click", () => send({ type: 3, data: { custom_id: c.custom_id, component_type: 2 }, message: on }));
+  return b;
+}
+
+function drawSelect(c, on) {
+  const s = document.createElement("select");
+  s.multiple = (c.max_values || 1) > 1;
+  s.setAttribute("aria-label", c.placeholder || "Choose");
+  const none = document.createElement("option");
+  none.textContent = c.placeholder || "Choose…";
+  none.value = "";
+  if (!s.multiple) s.append(none);
+  for (const o of c.options || []) {
+    const opt = document.createElement("option");
+    opt.value = o.value; opt.textContent = o.label;
+    s.append(opt);
+  }
+  s.addEventListener("change", () => {
+    const values = [...s.selectedOptions].map((o) => o.value).filter(Boolean);
+    if (values.length) send({ type: 3, data: { custom_id: c.custom_id, component_type: 3, values }, message: on });
+  });
+  return s;
+}
+
+// An image of a layout message, from a web address only (the page's policy
+// allows https); a spoiler is blurred until clicked, as the client does.
+function picture(cls, media, description, spoiler) {
+  const url = media && media.url;
+  if (!/^https:\/\//i.test(url || "")) return document.createTextNode("");
+  const i = document.createElement("img");
+  i.className = cls + (spoiler ? " spoiler" : ""); i.src = url; i.alt = description || ""; i.loading = "lazy";
+  if (spoiler) i.addEventListener("click", () => i.classList.remove("spoiler"));
+  return i;
+}
+
+// A layout message's parts (the platform's components v2) as the client
+// lays them out: texts, a container behind its accent bar, a section's
+// text with its thumbnail or button at the right, a gallery's grid, a
+// separator's line, rows of components.
+function layout(list, on) {
   const out = [];
-  for (const row of rows || []) {
-    const line = document.createElement("div");
-    line.className = "row";
-    for (const c of row.components || []) {
-      if (c.type === 2) {
-        const b = document.createElement("button");
-        b.type = "button";
-        b.className = STYLES[c.style] || "";
-        b.textContent = (c.emoji && c.emoji.name ? c.emoji.name + " " : "") + (c.label || "");
-        b.disabled = !!c.disabled;
-        // A link opens only as a web page (never a `javascript:` one).
-        if (c.url) b.addEventListener("click", () => { if (/^https?:\/\//i.test(c.url)) window.open(c.url, "_blank", "noopener"); });
-        else b.addEventListener("click", () => send({ type: 3, data: { custom_id: c.custom_id, component_type: 2 }, message: on }));
-        line.append(b);
-      } else if (c.type === 3) {
-        const s = document.createElement("select");
-        s.multiple = (c.max_values || 1) > 1;
-        s.setAttribute("aria-label", c.placeholder || "Choose");
-        const none = document.createElement("option");
-        none.textContent = c.placeholder || "Choose…";
-        none.value = "";
-        if (!s.multiple) s.append(none);
-        for (const o of c.options || []) {
-          const opt = document.createElement("option");
-          opt.value = o.value; opt.textContent = o.label;
-          s.append(opt);
-        }
-        s.addEventListener("change", () => {
-          const values = [...s.selectedOptions].map((o) => o.value).filter(Boolean);
-          if (values.length) send({ type: 3, data: { custom_id: c.custom_id, component_type: 3, values }, message: on });
-        });
-        line.append(s);
-      }
-    }
-    out.push(line);
+  for (const c of list || []) {
+    let d = document.createElement("div");
+    if (c.type === 1) d = drawRow(c.components || [], on);
+    else if (c.type === 10) { d.className = "text-display"; inline(d, c.content || ""); }
+    else if (c.type === 17) {
+      d.className = "container" + (c.spoiler ? " spoiler" : "");
+      if (c.accent_color !== undefined && c.accent_color !== null) d.style.borderLeftColor = "#" + Number(c.accent_color).toString(16).padStart(6, "0");
+      if (c.spoiler) d.addEventListener("click", () => d.classList.remove("spoiler"), { once: true });
+      d.append(...layout(c.components, on));
+    } else if (c.type === 9) {
+      d.className = "section";
+      const texts = document.createElement("div");
+      texts.className = "section-texts";
+      texts.append(...layout(c.components, on));
+      const a = c.accessory || {};
+      const beside = a.type === 11 ? picture("thumbnail", a.media, a.description, a.spoiler) : a.type === 2 ? drawButton(a, on) : document.createTextNode("");
+      d.append(texts, beside);
+    } else if (c.type === 12) {
+      d.className = "gallery n" + Math.min((c.items || []).length, 4);
+      for (const item of c.items || []) d.append(picture("media", item.media, item.description, item.spoiler));
+    } else if (c.type === 14) {
+      d = document.createElement("hr");
+      d.className = "separator" + (c.spacing === 2 ? " large" : "") + (c.divider === false ? " invisible" : "");
+    } else continue;
+    out.push(d);
   }
   return out;
 }
@@ -161,7 +221,8 @@ function draw(li, m, note) {
   li.append(who);
   if (m.content) { const c = document.createElement("span"); inline(c, m.content); li.append(c); }
   for (const e of m.embeds || []) li.append(embed(e));
-  li.append(...components(m.components, li.dataset.message, m.flags, m.channel_id));
+  if (m.flags & LAYOUT) li.append(...layout(m.components, clickable(m.components, li.dataset.message, m.flags, m.channel_id)));
+  else li.append(...components(m.components, li.dataset.message, m.flags, m.channel_id));
   if (m.id) li.dataset.id = m.id;
   // Where it was sent, when not in the conversation's channel.
   const where = m.dm_user ? "Direct message to <@" + m.dm_user + ">" : m.channel_name ? "in #" + m.channel_name : "";

@@ -345,12 +345,12 @@ impl Runner<'_> {
     /// in), who it may ping kept to the run's own (never roles or
     /// `@everyone`).
     fn message_body(&mut self, a: &ActionStep) -> Done<Json> {
-        let Some(Step::Reply { text, embeds, components, span, .. }) = a.message.first() else {
+        let Some(Step::Reply { text, embeds, components, layout, span, .. }) = a.message.first() else {
             return Ok(json!({ "content": "" }));
         };
         let text = text.as_ref().map(|t| render::render(t, self)).unwrap_or_default();
         let embeds = self.embeds(embeds, *span);
-        let components = self.components(components, *span)?;
+        let (components, layout) = self.laid_out(components, layout, *span)?;
         self.flush()?;
         let shown: String = text.chars().take(80).collect();
         if !text.is_empty() {
@@ -360,6 +360,7 @@ impl Runner<'_> {
         crate::discord::outgoing::fit_message(&mut message.content);
         message.embeds = embeds;
         message.components = components;
+        message.layout = layout;
         let body = crate::discord::message::body(&message);
         Ok(serde_json::to_value(body).unwrap_or_else(|_| json!({})))
     }

@@ -1,0 +1,221 @@
+//! Layout messages (the platform's "components v2"; docs/language.md,
+//! "Layout") through `blkc serve` against the loopback test platform: the
+//! answer, its update after a click on a section's button, and a channel
+//! post, each held to the platform's published shape
+//! (`support::shapes`) and to what the file wrote; and the shapes
+//! themselves, which refuse what the platform refuses.
+
+use serde_json::{json, Value};
+
+use crate::serve::serve;
+use crate::support::platform::{click_showing, command, component_id, TestPlatform};
+use crate::support::shapes::{assert_shape, check};
+
+const CARD: &str = r###"var likes per channel = 0
+
+command card "Show a card" {
+    reply {
+        ephemeral
+        container {
+            accent "#5865F2"
+            section {
+                text "## {user_name}"
+                text "Likes: {likes}"
+                thumbnail "https://cdn.example.com/a.png" { description "avatar" }
+            }
+            separator { large }
+            gallery {
+                media "https://cdn.example.com/1.png"
+                media "https://cdn.example.com/2.png" { spoiler }
+            }
+            section {
+                text "Like this card?"
+                button like { label "Like" success }
+            }
+            button { label "Site" url "https://example.com" }
+            button like { label "Like too" }
+        }
+        text "-# only you see this"
+    }
+}
+
+handler like {
+    save likes = likes + 1
+    update {
+        container {
+            text "Liked {likes} times"
+            separator { invisible }
+            button like { label "Like" }
+        }
+    }
+}
+"###;
+
+#[test]
+fn a_layout_answer_and_its_update_are_the_platform_s_shapes() {
+    let platform = TestPlatform::start();
+    let served = serve(CARD, &platform, None, &[], &[]);
+    let answer = served.send(&platform, &command("l1", "card", json!([])));
+    assert_shape("answer", &answer.body);
+    let data = &answer.body["data"];
+    // Private, and laid out by its components alone.
+    assert_eq!(data["flags"], json!(64 | (1 << 15)), "{data:#}");
+    assert!(data.get("content").is_none() && data.get("embeds").is_none(), "{data:#}");
+    let top = data["components"].as_array().unwrap();
+    let types: Vec<&Value> = top.iter().map(|c| &c["type"]).collect();
+    assert_eq!(types, [&json!(17), &json!(10)], "{data:#}");
+    assert_eq!(top[1]["content"], "-# only you see this");
+    let container = &top[0];
+    assert_eq!(container["accent_color"], 0x5865F2);
+    let parts: Vec<&Value> = container["components"].as_array().unwrap().iter().map(|c| &c["type"]).collect();
+    assert_eq!(parts, [&json!(9), &json!(14), &json!(12), &json!(9), &json!(1)], "{container:#}");
+    let inside = &container["components"];
+    assert_eq!(inside[0]["components"][0]["content"], "## Ada");
+    assert_eq!(inside[0]["components"][1]["content"], "Likes: 0");
+    assert_eq!(inside[0]["accessory"]["media"]["url"], "https://cdn.example.com/a.png");
+    assert_eq!(inside[0]["accessory"]["description"], "avatar");
+    assert_eq!(inside[1]["spacing"], 2);
+    assert_eq!(inside[2]["items"][1]["spoiler"], true);
+    // A section's button beside its text; the two others share a row.
+    let like = component_id(CARD, "like", 0, "");
+    assert_eq!(inside[3]["accessory"]["custom_id"], like.as_str());
+    assert_eq!(inside[4]["components"].as_array().map(Vec::len), Some(2));
+
+    // A click on the section's button, as the platform sends it with the
+    // message: its handler runs, and the update makes the message the
+    // new layout (its content emptied with null, as the platform asks).
+    let clicked = click_showing("l2", &like, None, data["components"].clone());
+    let update = served.send(&platform, &clicked);
+    assert_shape("update", &update.body);
+    assert_eq!(update.body["type"], 7, "{update:?}\n{}", served.log());
+    let data = &update.body["data"];
+    assert_eq!(data["flags"], json!(1 << 15), "an edit carries no privacy flag: {data:#}");
+    assert!(data.get("content").is_some_and(Value::is_null) && data["embeds"] == json!([]), "{data:#}");
+    assert_eq!(data["components"][0]["components"][0]["content"], "Liked 1 times");
+    assert_eq!(data["components"][0]["components"][1]["divider"], false);
+
+    // A click on a button the message does not show is refused.
+    let forged = click_showing("l3", &like, None, json!([{ "type": 10, "content": "no buttons" }]));
+    let refused = served.send(&platform, &forged);
+    assert_ne!(refused.body["type"], 7, "{refused:?}");
+}
+
+#[test]
+fn a_layout_message_posted_to_a_channel_is_the_platform_s_shape() {
+    let platform = TestPlatform::start();
+    let program = format!(
+        "platform \"{}\"\n{}",
+        platform.api(),
+        r##"command announce "Announce" {
+    send to "888" {
+        container {
+            accent "#57F287"
+            text "# Release 2.0"
+            text "Out now, for {user_name}."
+        }
+        gallery { media "https://cdn.example.com/shot.png" { description "a screenshot" } }
+    }
+    reply "sent"
+}
+"##
+    );
+    let served = serve(&program, &platform, None, &[], &[("BLKC_BOT_TOKEN", "bot-token-abcdefghijklmnop")]);
+    let answer = served.send(&platform, &command("l4", "announce", json!([])));
+    assert_eq!(answer.body["data"]["content"], "sent", "{answer:?}\n{}", served.log());
+    let posted = platform.wait_for("/channels/888/messages", 1);
+    let body = &posted[0].body;
+    assert_shape("channel message", body);
+    assert_eq!(body["flags"], 1 << 15);
+    assert_eq!(body["components"][0]["components"][1]["content"], "Out now, for Ada.");
+    assert_eq!(body["components"][1]["items"][0]["description"], "a screenshot");
+}
+
+/// The shapes refuse what the platform refuses, so that a test holding a
+/// payload to them can fail: a section of four texts, a text over 4,000
+/// characters, a field the description does not name; and take the
+/// messages blkc sent before layouts (text, embeds, rows, a form).
+#[test]
+fn the_platform_s_shapes_refuse_what_it_refuses_and_take_the_older_messages() {
+    let text = |s: &str| json!({ "type": 10, "content": s });
+    let thumb = json!({ "type": 11, "media": { "url": "https://e.com/a.png" } });
+    let section = |n: usize| json!({ "type": 9, "components": vec![text("x"); n], "accessory": thumb });
+    let message = |components: Value| json!({ "flags": 1 << 15, "components": components });
+    assert!(check("channel message", &message(json!([section(3)]))).is_ok());
+    for (bad, why) in [
+        (message(json!([section(4)])), "4 items"),
+        (message(json!([section(0)])), "0 items"),
+        (message(json!([text(&"x".repeat(4001))])), "4001 characters"),
+        (message(json!([{ "type": 17, "components": [text("x")], "accent": 1 }])), "`accent`"),
+        (message(json!(vec![text("x"); 41])), "41 items"),
+    ] {
+        let problems = check("channel message", &bad).expect_err(why).join("\n");
+        assert!(problems.contains(why), "{why}: {problems}");
+    }
+    let older = json!({
+        "content": "hi", "allowed_mentions": { "parse": [] },
+        "embeds": [{ "title": "t", "color": 1, "fields": [{ "name": "a", "value": "b", "inline": true }] }],
+        "components": [{ "type": 1, "components": [{ "type": 2, "style": 1, "label": "Go", "custom_id": "blk2:go:0:" }] }]
+    });
+    assert_shape("channel message", &older);
+    assert_shape("answer", &json!({ "type": 4, "data": older }));
+    let form = json!({ "type": 9, "data": { "custom_id": "f", "title": "T", "components": [
+        { "type": 18, "label": "Topic", "component": { "type": 4, "custom_id": "topic", "style": 1 } }
+    ] } });
+    assert_shape("form", &form);
+}
+
+/// What a `{…}` fills in is held to the platform's limits when the message
+/// is sent, each change a warning (B326): a text past 4,000 characters cut,
+/// a thumbnail that is no web address left out (its section's texts shown
+/// alone), a gallery with no image left out, a colour that is none left out.
+#[test]
+fn a_layout_s_filled_values_are_held_to_the_limits_with_a_warning_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = r#"command card "A card" {
+    option colour "A colour"
+    option long "A text"
+    option picture "A picture"
+    reply {
+        container {
+            accent "{option_colour}"
+            section {
+                text "{option_long}"
+                thumbnail "{option_picture}"
+            }
+            gallery { media "{option_picture}" }
+            text "kept"
+        }
+    }
+}
+"#;
+    std::fs::write(dir.path().join("bot.blk"), program).unwrap();
+    let long = "x".repeat(4100);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["run", "bot.blk", "--command", "card", "--offline", "--format", "json"])
+        .args(["--var", &format!("option_long={long}"), "--var", "option_picture=javascript:alert(1)"])
+        .args(["--var", "option_colour=blue"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let events: Vec<Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let warnings: Vec<String> = events
+        .iter()
+        .filter(|e| e["code"] == "B326")
+        .map(|e| e["message"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let said = |part: &str| warnings.iter().any(|w| w.contains(part));
+    assert!(said("a layout text was cut to 4000 characters"), "{warnings:#?}");
+    assert!(said("a section's thumbnail was left out"), "{warnings:#?}");
+    assert!(said("a gallery with no image left to show was left out"), "{warnings:#?}");
+    assert!(said("`accent` was left out"), "{warnings:#?}");
+    let reply = events.iter().find(|e| e["event"] == "reply").expect("a reply");
+    let parts = &reply["layout"][0]["parts"];
+    assert!(reply["layout"][0].get("accent").is_none(), "{reply:#}");
+    assert_eq!(parts.as_array().map(Vec::len), Some(2), "the section's text alone, then `kept`: {reply:#}");
+    let text = parts[0]["text"].as_str().unwrap();
+    assert_eq!(text.encode_utf16().count(), 4000);
+    assert!(text.ends_with('…'));
+    assert_eq!(parts[1]["text"], "kept");
+}
