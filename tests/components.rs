@@ -98,11 +98,14 @@ handler got {
         (data["custom_id"].clone(), data["title"].clone()),
         (json!(component_id(program, "got", 0, "")), json!("Feedback for Ada"))
     );
-    let inputs: Vec<_> = data["components"].as_array().unwrap().iter().map(|r| r["components"][0].clone()).collect();
-    assert_eq!(inputs.len(), 2);
+    // Each input in a Label, as the platform has asked since 2025.
+    let labels = data["components"].as_array().unwrap();
+    assert_eq!(labels.len(), 2);
+    assert_eq!((labels[0]["type"].clone(), labels[0]["label"].clone()), (json!(18), json!("Topic")));
+    let inputs: Vec<_> = labels.iter().map(|l| l["component"].clone()).collect();
     assert_eq!(
         inputs[0],
-        json!({ "type": 4, "custom_id": "topic", "label": "Topic", "style": 1, "max_length": 100,
+        json!({ "type": 4, "custom_id": "topic", "style": 1, "max_length": 100,
                 "placeholder": "What about?", "required": true })
     );
     assert_eq!((inputs[1]["style"].clone(), inputs[1]["required"].clone()), (json!(2), json!(false)));

@@ -219,3 +219,117 @@ fn a_layout_s_filled_values_are_held_to_the_limits_with_a_warning_each() {
     assert!(text.ends_with('…'));
     assert_eq!(parts[1]["text"], "kept");
 }
+
+const APPLICATION: &str = r#"command apply "Apply" {
+    form application {
+        title "Staff application"
+        text "Tell us about **you**."
+        input why { label "Why?" description "A few lines" paragraph max 100 }
+        input team {
+            label "Team"
+            choice "Moderation" "mod"
+            choice "Events" "events" { description "Game nights" }
+        }
+        input mentor { label "A mentor" users optional }
+        input proof { label "Your work" upload max 2 types "image .pdf" }
+    }
+}
+
+command more "More" {
+    form more {
+        title "A little more"
+        input level {
+            label "Experience"
+            radio
+            choice "New" "new"
+            choice "Some" "some"
+        }
+        input days {
+            label "Days"
+            checkboxes
+            min 1
+            choice "Mon" "mon"
+            choice "Tue" "tue"
+            choice "Wed" "wed"
+        }
+        input agree { label "I read the rules" checkbox default }
+    }
+}
+
+handler application {
+    reply "why={field_why} team={field_team} mentor={field_mentor} proof={field_proof} name={field_proof_name} type={field_proof_type} size={field_proof_size}"
+}
+
+handler more {
+    reply "level={field_level} days={field_days} agree={field_agree}"
+}
+"#;
+
+/// A form as the platform has them now: each input in a Label with its
+/// description, of its kind (a paragraph, a menu, a member menu, an upload,
+/// a radio group, checkboxes, a checkbox), a text beside them; its
+/// submission in the platform's real shape gives each its variables.
+#[test]
+fn a_form_of_every_kind_of_input_is_shown_and_its_submission_read() {
+    let platform = TestPlatform::start();
+    let served = serve(APPLICATION, &platform, None, &[], &[]);
+    let answer = served.send(&platform, &command("f1", "apply", json!([])));
+    assert_eq!(answer.body["type"], 9, "{answer:?}\n{}", served.log());
+    let mut shown = answer.body.clone();
+    let kinds = |shown: &Value| -> Vec<Value> {
+        let parts = shown["data"]["components"].as_array().cloned().unwrap_or_default();
+        parts.iter().map(|p| json!([p["type"], p["component"]["type"]])).collect()
+    };
+    let types = [json!([10, null]), json!([18, 4]), json!([18, 3]), json!([18, 5]), json!([18, 19])];
+    assert_eq!(kinds(&shown), types, "{shown:#}");
+    let parts = &shown["data"]["components"];
+    assert_eq!(parts[1]["description"], "A few lines");
+    assert_eq!(parts[1]["component"]["style"], 2);
+    assert_eq!(parts[4]["component"]["file_types"], json!(["image", ".pdf"]));
+    // (The published description has no `file_types` yet; its docs do.)
+    shown["data"]["components"][4]["component"].as_object_mut().unwrap().remove("file_types");
+    assert_shape("form", &shown);
+    let second = served.send(&platform, &command("f0", "more", json!([])));
+    assert_shape("form", &second.body);
+    assert_eq!(kinds(&second.body), [json!([18, 21]), json!([18, 22]), json!([18, 23])], "{second:?}");
+    let parts = &second.body["data"]["components"];
+    assert_eq!(parts[1]["component"]["min_values"], 1);
+    assert_eq!(parts[2]["component"], json!({ "type": 23, "custom_id": "agree", "default": true }));
+
+    let form_id = answer.body["data"]["custom_id"].as_str().unwrap().to_string();
+    let mut sent = command("f2", "", json!([]));
+    sent["type"] = json!(5);
+    let label = |c: Value| json!({ "type": 18, "id": 1, "component": c });
+    sent["data"] = json!({ "custom_id": form_id, "components": [
+        { "type": 10, "id": 2 },
+        label(json!({ "type": 4, "custom_id": "why", "value": "I like helping" })),
+        label(json!({ "type": 3, "custom_id": "team", "values": ["events"] })),
+        label(json!({ "type": 5, "custom_id": "mentor", "values": ["42"] })),
+        label(json!({ "type": 19, "custom_id": "proof", "values": ["9001", "9002"] })),
+    ], "resolved": { "attachments": {
+        "9001": { "id": "9001", "filename": "shot.png", "size": 2048, "content_type": "image/png", "url": "https://cdn.discordapp.com/attachments/1/9001/shot.png" },
+        "9002": { "id": "9002", "filename": "cv.pdf", "size": 4096, "content_type": "application/pdf", "url": "https://cdn.discordapp.com/attachments/1/9002/cv.pdf" }
+    } } });
+    let answer = served.send(&platform, &sent);
+    assert_eq!(
+        answer.body["data"]["content"],
+        "why=I like helping team=events mentor=42 proof=https://cdn.discordapp.com/attachments/1/9001/shot.png, https://cdn.discordapp.com/attachments/1/9002/cv.pdf name=shot.png, cv.pdf type=image/png, application/pdf size=2048, 4096",
+        "{answer:?}\n{}",
+        served.log()
+    );
+    let mut other = command("f4", "", json!([]));
+    other["type"] = json!(5);
+    other["data"] = json!({ "custom_id": second.body["data"]["custom_id"], "components": [
+        label(json!({ "type": 21, "custom_id": "level", "value": "some" })),
+        label(json!({ "type": 22, "custom_id": "days", "values": ["mon", "wed"] })),
+        label(json!({ "type": 23, "custom_id": "agree", "value": false })),
+    ] });
+    let answer = served.send(&platform, &other);
+    assert_eq!(answer.body["data"]["content"], "level=some days=mon, wed agree=false", "{answer:?}");
+
+    // A forged submission: three files where the upload takes two.
+    sent["id"] = json!("f3");
+    sent["data"]["components"][4]["component"]["values"] = json!(["1", "2", "3"]);
+    let refused = served.send(&platform, &sent);
+    assert_ne!(refused.body["data"]["content"].as_str().map(|c| c.starts_with("why=")), Some(true), "{refused:?}");
+}

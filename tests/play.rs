@@ -1228,3 +1228,61 @@ handler like {
         browser.close().await.unwrap();
     });
 }
+
+/// Issue 54: a form of today's kinds of input drawn in a real browser (its
+/// text, a radio group, checkboxes, a checkbox, an upload with a real
+/// file), filled in and sent in the platform's shapes:
+/// its handler reads each.
+#[test]
+fn a_form_of_every_kind_of_input_is_filled_in_a_real_browser() {
+    let Some(driver) = chromedriver() else { return };
+    let program = r#"command apply "Apply" {
+    form application {
+        title "Application"
+        text "Only the staff read this."
+        input level {
+            label "Experience"
+            radio
+            choice "New" "new"
+            choice "Some" "some"
+        }
+        input days {
+            label "Days"
+            checkboxes
+            optional
+            choice "Mon" "mon"
+            choice "Tue" "tue"
+        }
+        input work { label "Work" upload optional }
+        input agree { label "I agree" checkbox }
+    }
+}
+
+handler application {
+    reply "level={field_level} days={field_days} work={field_work_name} ({field_work_size}) agree={field_agree}"
+}
+"#;
+    let played = play(program, None, &["--offline"]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("flyer.png");
+    std::fs::write(&file, [0u8; 1234]).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let page = Page(&browser);
+        page.wait_js("return document.querySelectorAll('#commands option').length", "1").await;
+        page.find("#command").await.send_keys("/apply").await.unwrap();
+        page.find("#composer button[type=submit]").await.click().await.unwrap();
+        page.wait_js("return document.getElementById('form').open", "true").await;
+        let text = page.js("return document.querySelector('#form-inputs .text-display').textContent").await;
+        assert_eq!(text, "Only the staff read this.");
+        page.find("#form-inputs input[name=level][value=some]").await.click().await.unwrap();
+        page.find("#form-inputs input[name=days][value=tue]").await.click().await.unwrap();
+        page.find("#form-inputs input[name=agree]").await.click().await.unwrap();
+        page.find("#form-inputs input[name=work]").await.send_keys(file.to_str().unwrap()).await.unwrap();
+        page.find("#form-send").await.click().await.unwrap();
+        page.wait_text("#messages", |t| t.contains("level=some days=tue work=flyer.png (1234) agree=true")).await;
+        browser.close().await.unwrap();
+    });
+}

@@ -664,6 +664,11 @@ fn layout(component: BoxedStrategy<ReplyItem>) -> impl Strategy<Value = ReplyIte
     prop_oneof![container, section, separator, gallery]
 }
 
+/// Settings of a form and its inputs: no `text`, which is a form's text.
+fn form_settings() -> impl Strategy<Value = Vec<Setting>> {
+    settings().prop_map(|list| list.into_iter().filter(|s| s.key.name != "text").collect())
+}
+
 /// Settings of a layout part: no word that starts one of its parts.
 fn layout_settings() -> impl Strategy<Value = Vec<Setting>> {
     const PARTS: &[&str] =
@@ -894,14 +899,39 @@ fn node() -> impl Strategy<Value = Node> {
             template().prop_map(|text| Node::Reply(Reply::text_only(text, sp()))),
             (proptest::collection::vec(reply_item(), 0..4), any::<bool>())
                 .prop_map(|(items, update)| Node::Reply(Reply { items, block: true, update, span: sp() })),
-            (ident(), settings(), proptest::collection::vec((ident(), settings()), 0..3)).prop_map(
-                |(handler, settings, inputs)| Node::Form(Box::new(Form {
+            (
+                ident(),
+                form_settings(),
+                proptest::collection::vec(
+                    (ident(), form_settings(), proptest::collection::vec((template(), template()), 0..3)),
+                    0..3
+                ),
+                proptest::collection::vec(template(), 0..2),
+            )
+                .prop_map(|(handler, settings, inputs, texts)| Node::Form(Box::new(Form {
                     handler,
                     settings,
-                    inputs: inputs.into_iter().map(|(name, settings)| Input { name, settings, span: sp() }).collect(),
+                    inputs: inputs
+                        .into_iter()
+                        .map(|(name, settings, choices)| Input {
+                            name,
+                            settings,
+                            choices: choices
+                                .into_iter()
+                                .map(|(label, value)| MenuChoice {
+                                    label,
+                                    value,
+                                    settings: Vec::new(),
+                                    each: None,
+                                    span: sp()
+                                })
+                                .collect(),
+                            span: sp(),
+                        })
+                        .collect(),
+                    texts: texts.into_iter().map(|value| ReplyItem::Text { value, span: sp() }).collect(),
                     span: sp(),
-                }))
-            ),
+                }))),
             save_node(),
             template().prop_map(|t| Node::Text(Box::new(t), sp())),
             Just(Node::Stop(sp())),

@@ -33,6 +33,12 @@ pub fn kind_of(header: &str) -> Option<&'static str> {
     })
 }
 
+/// The media type a file's name says (its extension, as `mime_guess`
+/// knows them), else `application/octet-stream`.
+pub fn of_name(name: &str) -> String {
+    mime_guess::from_path(name).first_or_octet_stream().essence_str().to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -532,10 +532,26 @@ fn layout_lines(blocks: &[blkc::discord::outgoing::Block]) -> Vec<String> {
 fn print_form(out: &mut dyn Write, form: &blkc::discord::outgoing::Form) {
     let _ = writeln!(out, "(shows a form; sending it runs {})", form.handler);
     let _ = writeln!(out, "┌ {}", display::one_line(&form.title));
-    for i in &form.inputs {
-        let kind = if i.paragraph { "paragraph" } else { "line" };
-        let need = if i.required { "" } else { ", optional" };
-        let _ = writeln!(out, "│ {} ({kind}{need}) → {{field_{}}}", display::one_line(&i.label), i.name);
+    use blkc::discord::outgoing::InputKind;
+    for (place, i) in form.inputs.iter().enumerate() {
+        for (_, t) in form.texts.iter().filter(|(at, _)| *at == place) {
+            let _ = writeln!(out, "│ {}", display::lines(t).replace('\n', "\n│ "));
+        }
+        let kind = match i.kind {
+            InputKind::Text if i.paragraph => "paragraph",
+            InputKind::Text => "line",
+            other => other.describe().trim_start_matches("a ").trim_start_matches("an "),
+        };
+        let need = if i.required || i.kind == InputKind::Checkbox { "" } else { ", optional" };
+        let mut line = format!("│ {} ({kind}{need})", display::one_line(&i.label));
+        if !i.choices.is_empty() {
+            let choices: Vec<String> = i.choices.iter().map(|c| display::one_line(&c.label)).collect();
+            line.push_str(&format!(": {}", choices.join(" / ")));
+        }
+        let _ = writeln!(out, "{line} → {{field_{}}}", i.name);
+    }
+    for (_, t) in form.texts.iter().filter(|(at, _)| *at >= form.inputs.len()) {
+        let _ = writeln!(out, "│ {}", display::lines(t).replace('\n', "\n│ "));
     }
 }
 

@@ -35,8 +35,16 @@ pub const ROWS: usize = 5;
 pub const ROW_BUTTONS: usize = 5;
 /// Choices of a select menu.
 pub const MENU_CHOICES: usize = 25;
-/// Inputs of a form.
+/// Inputs of a form, its texts counted.
 pub const INPUTS: usize = 5;
+/// Characters a form's text input takes.
+pub const INPUT_TEXT: u32 = 4000;
+/// Files one upload of a form takes.
+pub const UPLOAD_FILES: u32 = 10;
+/// Choices of a radio group and of a group of checkboxes.
+pub const GROUP_CHOICES: usize = 10;
+/// Kinds of file an upload filters for.
+pub const UPLOAD_TYPES: usize = 10;
 /// Characters of a component's `custom_id`.
 pub const CUSTOM_ID: usize = 100;
 /// Characters of an embed's `url`, `image` and `thumbnail`.

@@ -9,7 +9,7 @@ use twilight_model::id::Id;
 
 use crate::discord::outgoing::{Message, Outgoing};
 use twilight_model::channel::message::component::{
-    ActionRow, Button, ButtonStyle, Component, SelectMenu, SelectMenuOption, SelectMenuType, TextInput, TextInputStyle,
+    ActionRow, Button, ButtonStyle, Component, SelectMenu, SelectMenuOption, SelectMenuType,
 };
 use twilight_model::channel::message::EmojiReactionType;
 
@@ -192,36 +192,94 @@ fn emoji(text: &str) -> EmojiReactionType {
     custom.unwrap_or_else(|| EmojiReactionType::Unicode { name: text.to_string() })
 }
 
-/// A form, as the answer that shows it.
-pub fn modal(form: &crate::discord::outgoing::Form) -> InteractionResponse {
-    let rows = form
-        .inputs
+/// A form, as the answer that shows it (`MODAL`): its texts and inputs in
+/// order, each input in a Label with its label and description, of its
+/// kind's component (written out: twilight's types have no radio group).
+pub fn modal(form: &crate::discord::outgoing::Form) -> serde_json::Value {
+    use serde_json::json;
+    let text = |t: &String| json!({ "type": 10, "content": t });
+    let mut components = Vec::new();
+    for (place, input) in form.inputs.iter().enumerate() {
+        components.extend(form.texts.iter().filter(|(at, _)| *at == place).map(|(_, t)| text(t)));
+        let mut label = json!({ "type": 18, "label": input.label, "component": form_input(input) });
+        if let Some(d) = &input.description {
+            label["description"] = json!(d);
+        }
+        components.push(label);
+    }
+    components.extend(form.texts.iter().filter(|(at, _)| *at >= form.inputs.len()).map(|(_, t)| text(t)));
+    json!({ "type": 9, "data": { "custom_id": form.custom_id, "title": form.title, "components": components } })
+}
+
+/// A form's choices, as a menu's, a radio group's or a checkbox group's
+/// options (only a menu's show emoji).
+fn options(i: &crate::discord::outgoing::TextInput, with_emoji: bool) -> serde_json::Value {
+    use serde_json::{json, Value};
+    let list: Vec<Value> = i
+        .choices
         .iter()
-        .map(|i| {
-            Component::ActionRow(ActionRow {
-                id: None,
-                components: vec![Component::TextInput(TextInput {
-                    custom_id: i.name.clone(),
-                    id: None,
-                    #[allow(deprecated)]
-                    label: Some(i.label.clone()),
-                    max_length: i.max.map(|n| n.min(4000) as u16),
-                    min_length: i.min.map(|n| n.min(4000) as u16),
-                    placeholder: i.placeholder.clone(),
-                    required: Some(i.required),
-                    style: if i.paragraph { TextInputStyle::Paragraph } else { TextInputStyle::Short },
-                    value: i.value.clone(),
-                })],
-            })
+        .map(|o| {
+            let mut v = json!({ "label": o.label, "value": o.value });
+            if let Some(d) = &o.description {
+                v["description"] = json!(d);
+            }
+            if let (true, Some(e)) = (with_emoji, &o.emoji) {
+                v["emoji"] = serde_json::to_value(emoji(e)).unwrap_or(Value::Null);
+            }
+            if o.default {
+                v["default"] = json!(true);
+            }
+            v
         })
         .collect();
-    let data = InteractionResponseData {
-        custom_id: Some(form.custom_id.clone()),
-        title: Some(form.title.clone()),
-        components: Some(rows),
-        ..InteractionResponseData::default()
+    json!(list)
+}
+
+/// An input's component in a form's Label.
+fn form_input(i: &crate::discord::outgoing::TextInput) -> serde_json::Value {
+    use crate::discord::outgoing::InputKind;
+    use serde_json::{json, Map, Value};
+    let mut c = Map::new();
+    c.insert("type".into(), json!(i.kind.wire_type()));
+    c.insert("custom_id".into(), json!(i.name));
+    let mut put = |k: &str, v: Option<Value>| {
+        if let Some(v) = v {
+            c.insert(k.into(), v);
+        }
     };
-    InteractionResponse { kind: InteractionResponseType::Modal, data: Some(data) }
+    let (min, max) = (i.min.map(|n| json!(n)), i.max.map(|n| json!(n)));
+    let placeholder = i.placeholder.as_ref().map(|p| json!(p));
+    match i.kind {
+        InputKind::Text => {
+            put("style", Some(json!(if i.paragraph { 2 } else { 1 })));
+            put("min_length", min);
+            put("max_length", max);
+            put("placeholder", placeholder);
+            put("value", i.value.as_ref().map(|v| json!(v)));
+        }
+        InputKind::Menu | InputKind::Users | InputKind::Roles | InputKind::Mentionables | InputKind::Channels => {
+            put("placeholder", placeholder);
+            put("min_values", min);
+            put("max_values", max);
+            put("options", (i.kind == InputKind::Menu).then(|| options(i, true)));
+        }
+        InputKind::Upload => {
+            put("min_values", min);
+            put("max_values", max);
+            put("file_types", (!i.types.is_empty()).then(|| json!(i.types)));
+        }
+        InputKind::Radio => put("options", Some(options(i, false))),
+        InputKind::Checkboxes => {
+            put("options", Some(options(i, false)));
+            put("min_values", min);
+            put("max_values", max);
+        }
+        InputKind::Checkbox => put("default", i.default.then(|| json!(true))),
+    }
+    if i.kind != InputKind::Checkbox {
+        put("required", Some(json!(i.required)));
+    }
+    Value::Object(c)
 }
 
 /// A time `message::embed` wrote in UTC, as twilight holds one (its own
@@ -328,14 +386,36 @@ pub fn layout_edit<T: serde::Serialize>(body: &T, data: Option<&InteractionRespo
     Some(wire)
 }
 
+/// An interaction's first answer as it goes on the wire: of twilight's
+/// type, or written out where that type cannot say it (a form's inputs of
+/// today's kinds, a layout update's `content: null`).
+#[derive(Debug, serde::Serialize)]
+#[serde(untagged)]
+pub enum Answer {
+    Typed(Box<InteractionResponse>),
+    Wire(serde_json::Value),
+}
+
+impl From<InteractionResponse> for Answer {
+    fn from(answer: InteractionResponse) -> Answer {
+        Answer::Typed(Box::new(answer))
+    }
+}
+
 /// What a run said first, as the answer: a message (new, or an update of
 /// the component's), or a form.
-pub fn first_answer(said: &Outgoing) -> InteractionResponse {
+pub fn first_answer(said: &Outgoing) -> Answer {
     match said {
-        Outgoing::Message(m) => answer(m),
-        Outgoing::Form(f) => modal(f),
-        Outgoing::Nothing => deferred_update(),
-        Outgoing::Choices(choices) => autocomplete(choices),
+        Outgoing::Message(m) => {
+            let typed = answer(m);
+            match layout_edit(&typed, typed.data.as_ref()) {
+                Some(wire) => Answer::Wire(wire),
+                None => typed.into(),
+            }
+        }
+        Outgoing::Form(f) => Answer::Wire(modal(f)),
+        Outgoing::Nothing => deferred_update().into(),
+        Outgoing::Choices(choices) => autocomplete(choices).into(),
     }
 }
 

@@ -205,6 +205,13 @@ pub struct Attachment {
     pub size: Option<u64>,
 }
 
+/// Where the platform keeps a file a member uploaded, as its resolved
+/// attachment says: the address play's stand-in and the conversation
+/// tests give the files they make up.
+pub fn attachment_url(id: &str, filename: &str) -> String {
+    format!("https://{}/attachments/0/{id}/{}", ATTACHMENT_HOSTS[0], crate::base::urls::encode_value(filename))
+}
+
 /// The hosts the platform serves attachments from: a file part of an
 /// attachment option is fetched from one of them (over https), or from the
 /// platform's own origin (a stand-in's).
@@ -469,19 +476,30 @@ impl Interaction {
         self.message.as_ref().and_then(|m| m.id.as_deref())
     }
 
-    /// A submitted form's fields: each text input's id and value, found in
-    /// its rows (`{type 1, components: [{custom_id, value}]}`) or labels
-    /// (`{type 18, component: {…}}`), at most [`FORM_FIELDS`].
-    pub fn form_fields(&self) -> Vec<(String, String)> {
-        fn walk(v: &Json, depth: usize, out: &mut Vec<(String, String)>) {
+    /// A submitted form's fields: each input's id and what it holds (a text
+    /// input's or a radio group's `value`, a checkbox's `true` or `false`, a
+    /// menu's, a group's or an upload's `values`), found in its rows
+    /// (`{type 1, components: [{custom_id, value}]}`) or labels (`{type 18,
+    /// component: {…}}`), at most [`FORM_FIELDS`], a list at most 25 long.
+    pub fn form_fields(&self) -> Vec<(String, FormValue)> {
+        fn walk(v: &Json, depth: usize, out: &mut Vec<(String, FormValue)>) {
             if depth > 4 || out.len() >= FORM_FIELDS {
                 return;
             }
             match v {
                 Json::Array(items) => items.iter().for_each(|i| walk(i, depth + 1, out)),
                 Json::Object(o) => {
-                    if let (Some(Json::String(id)), Some(Json::String(value))) = (o.get("custom_id"), o.get("value")) {
-                        out.push((id.clone(), value.clone()));
+                    let given = match (o.get("value"), o.get("values")) {
+                        (Some(Json::String(value)), _) => Some(FormValue::Text(value.clone())),
+                        (Some(Json::Bool(ticked)), _) => Some(FormValue::Ticked(*ticked)),
+                        (Some(Json::Null), _) => Some(FormValue::Text(String::new())),
+                        (_, Some(Json::Array(values))) => Some(FormValue::List(
+                            values.iter().take(25).map(|v| v.as_str().unwrap_or_default().to_string()).collect(),
+                        )),
+                        _ => None,
+                    };
+                    if let (Some(Json::String(id)), Some(given)) = (o.get("custom_id"), given) {
+                        out.push((id.clone(), given));
                     }
                     for key in ["components", "component"] {
                         if let Some(inner) = o.get(key) {
@@ -498,6 +516,17 @@ impl Interaction {
         }
         out
     }
+}
+
+/// What a form's input holds when it is sent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FormValue {
+    /// A text input's text, a radio group's choice (empty: none).
+    Text(String),
+    /// A checkbox's.
+    Ticked(bool),
+    /// A menu's or a group's choices, an upload's files' ids.
+    List(Vec<String>),
 }
 
 /// A Gateway message, with its `d` left as text until its `op` and `t`

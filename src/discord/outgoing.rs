@@ -188,6 +188,124 @@ pub struct MenuChoice {
     pub default: bool,
 }
 
+/// What a form's input is: its word (`users`, `upload`, `radio`, …), or
+/// without one a menu when it has choices, else text. The one rule the
+/// checker, the plan and the wire read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputKind {
+    Text,
+    Menu,
+    Users,
+    Roles,
+    Mentionables,
+    Channels,
+    Upload,
+    Radio,
+    Checkboxes,
+    Checkbox,
+}
+
+impl InputKind {
+    /// The words that make an input of a kind, in the order tried.
+    pub const WORDS: &'static [(&'static str, InputKind)] = &[
+        ("users", InputKind::Users),
+        ("roles", InputKind::Roles),
+        ("mentionables", InputKind::Mentionables),
+        ("channels", InputKind::Channels),
+        ("upload", InputKind::Upload),
+        ("radio", InputKind::Radio),
+        ("checkboxes", InputKind::Checkboxes),
+        ("checkbox", InputKind::Checkbox),
+    ];
+
+    /// The kind of an input given which words it has and whether it has
+    /// choices.
+    pub fn of(has: impl Fn(&str) -> bool, choices: bool) -> InputKind {
+        match InputKind::WORDS.iter().find(|(w, _)| has(w)) {
+            Some((_, kind)) => *kind,
+            None if choices => InputKind::Menu,
+            None => InputKind::Text,
+        }
+    }
+
+    /// As a message says it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            InputKind::Text => "a text input",
+            InputKind::Menu => "a menu of choices",
+            InputKind::Users => "a menu of members",
+            InputKind::Roles => "a menu of roles",
+            InputKind::Mentionables => "a menu of members and roles",
+            InputKind::Channels => "a menu of channels",
+            InputKind::Upload => "an upload",
+            InputKind::Radio => "a radio group",
+            InputKind::Checkboxes => "a group of checkboxes",
+            InputKind::Checkbox => "a checkbox",
+        }
+    }
+
+    /// Whether it takes `setting` (every kind takes its word, `label`,
+    /// `description`, and but a checkbox `optional`).
+    pub fn takes(self, setting: &str) -> bool {
+        let own: &[&str] = match self {
+            InputKind::Text => &["paragraph", "placeholder", "value", "min", "max"],
+            InputKind::Menu | InputKind::Users | InputKind::Roles | InputKind::Mentionables | InputKind::Channels => {
+                &["placeholder", "min", "max"]
+            }
+            InputKind::Upload => &["min", "max", "types"],
+            InputKind::Radio => &[],
+            InputKind::Checkboxes => &["min", "max"],
+            InputKind::Checkbox => &["default"],
+        };
+        matches!(setting, "label" | "description")
+            || (setting == "optional" && self != InputKind::Checkbox)
+            || InputKind::WORDS.iter().any(|(w, k)| *w == setting && *k == self)
+            || own.contains(&setting)
+    }
+
+    /// The most its `min` and `max` count (characters, choices or files),
+    /// and how many choices it takes: none where it takes none.
+    pub fn most(self) -> (u32, usize) {
+        match self {
+            InputKind::Text => (limits::INPUT_TEXT, 0),
+            InputKind::Menu => (limits::MENU_CHOICES as u32, limits::MENU_CHOICES),
+            InputKind::Users | InputKind::Roles | InputKind::Mentionables | InputKind::Channels => {
+                (limits::MENU_CHOICES as u32, 0)
+            }
+            InputKind::Upload => (limits::UPLOAD_FILES, 0),
+            InputKind::Radio => (0, limits::GROUP_CHOICES),
+            InputKind::Checkboxes => (limits::GROUP_CHOICES as u32, limits::GROUP_CHOICES),
+            InputKind::Checkbox => (0, 0),
+        }
+    }
+
+    /// The fewest choices it takes (a radio group two, others one).
+    pub fn fewest_choices(self) -> usize {
+        if self == InputKind::Radio {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// The component type the platform gives it.
+    pub fn wire_type(self) -> u8 {
+        match self {
+            InputKind::Text => 4,
+            InputKind::Menu => 3,
+            InputKind::Users => 5,
+            InputKind::Roles => 6,
+            InputKind::Mentionables => 7,
+            InputKind::Channels => 8,
+            InputKind::Upload => 19,
+            InputKind::Radio => 21,
+            InputKind::Checkboxes => 22,
+            InputKind::Checkbox => 23,
+        }
+    }
+}
+
 /// A form as it is shown.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Form {
@@ -195,13 +313,28 @@ pub struct Form {
     pub custom_id: String,
     pub title: String,
     pub inputs: Vec<TextInput>,
+    /// Its texts, each with the place among the inputs it stands before.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub texts: Vec<(usize, String)>,
 }
 
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+/// An input of a form, of any kind (the name is the older one's: text).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TextInput {
     /// The input's name: the handler reads it as `{field_<name>}`.
     pub name: String,
+    pub kind: InputKind,
     pub label: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<MenuChoice>,
+    /// An upload's kinds of file (`image`, `.pdf`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub types: Vec<String>,
+    /// A checkbox shown ticked.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub default: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub paragraph: bool,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -456,6 +456,7 @@ impl Printer<'_> {
                 let open = self.open_brace(f.handler.span.end as usize);
                 let mut inner: Vec<Inner<'_>> = f.settings.iter().map(Inner::Setting).collect();
                 inner.extend(f.inputs.iter().map(Inner::Input));
+                inner.extend(f.texts.iter().map(Inner::Item));
                 inner.sort_by_key(|i| i.span().start);
                 self.block(open, f.span.end as usize - 1, &inner, Inner::span, |p, i| p.inner(i));
                 self.trailing(f.span.end as usize);
@@ -735,7 +736,17 @@ impl Printer<'_> {
                 self.out.push_str(&i.name.name);
                 self.out.push(' ');
                 let open = self.open_brace(i.name.span.end as usize);
-                self.settings(open, i.span.end as usize - 1, &i.settings);
+                let close = i.span.end as usize - 1;
+                if i.choices.is_empty() {
+                    self.settings(open, close, &i.settings);
+                } else {
+                    // Choices a line each, as a menu's.
+                    self.out.push('{');
+                    let mut inner: Vec<Inner<'_>> = i.settings.iter().map(Inner::Setting).collect();
+                    inner.extend(i.choices.iter().map(Inner::Choice));
+                    inner.sort_by_key(|i| i.span().start);
+                    self.block(open, close, &inner, Inner::span, |p, i| p.inner(i));
+                }
                 self.trailing(i.span.end as usize);
             }
         }

@@ -6,8 +6,8 @@
 
 use crate::discord::limits;
 use crate::discord::outgoing::{
-    fit, short, Button, Choice, ChoiceValue, Component, Embed, EmbedField, Form, Media, MenuChoice, Select, TextInput,
-    CUT,
+    fit, short, Button, Choice, ChoiceValue, Component, Embed, EmbedField, Form, InputKind, Media, MenuChoice, Select,
+    TextInput, CUT,
 };
 use crate::language::vocab::{self, EmbedPart, PartForm};
 
@@ -225,22 +225,7 @@ pub fn select(
         choices: Vec::new(),
     };
     let mut changed = std::mem::take(&mut f.changed);
-    for (mut label, mut value, mut c) in choices {
-        c.cut(&mut label, limits::CHOICE_TEXT, "label");
-        c.cut(&mut value, limits::CHOICE_TEXT, "value");
-        if label.trim().is_empty() {
-            label = CUT.into();
-        }
-        let choice = MenuChoice {
-            label,
-            value,
-            description: c.text("description"),
-            emoji: c.text("emoji"),
-            default: c.flag("default"),
-        };
-        changed.append(&mut c.changed);
-        menu.choices.push(choice);
-    }
+    menu.choices = menu_choices(choices, &mut changed);
     // The platform refuses a menu that asks for more than it offers (its
     // choices from a list are known only now).
     if of == "choices" {
@@ -259,34 +244,121 @@ pub fn select(
 }
 
 /// A form from its filled-in settings and inputs.
+/// A choice of a menu or a group: its label and value cut to the
+/// platform's 100 characters.
+pub fn menu_choices(choices: Vec<(String, String, Filling<'_>)>, changed: &mut Vec<String>) -> Vec<MenuChoice> {
+    let mut out = Vec::with_capacity(choices.len());
+    for (mut label, mut value, mut c) in choices {
+        c.cut(&mut label, limits::CHOICE_TEXT, "label");
+        c.cut(&mut value, limits::CHOICE_TEXT, "value");
+        if label.trim().is_empty() {
+            label = CUT.into();
+        }
+        let choice = MenuChoice {
+            label,
+            value,
+            description: c.text("description"),
+            emoji: c.text("emoji"),
+            default: c.flag("default"),
+        };
+        changed.append(&mut c.changed);
+        out.push(choice);
+    }
+    out
+}
+
+/// A form's input as a run filled it in: its name, kind, settings and
+/// choices.
+pub struct FilledInput<'s> {
+    pub name: String,
+    pub kind: InputKind,
+    pub settings: Filling<'s>,
+    pub choices: Vec<(String, String, Filling<'s>)>,
+}
+
+/// A form from its filled-in settings, inputs and texts (each with the
+/// place among the inputs it stands before), and what had to change.
 pub fn form(
     handler: &str,
     key: &str,
     mut f: Filling<'_>,
-    inputs: Vec<(String, Filling<'_>)>,
+    inputs: Vec<FilledInput<'_>>,
+    texts: Vec<(usize, String)>,
 ) -> Result<(Form, Vec<String>), String> {
     let mut form = Form {
         handler: handler.to_string(),
         custom_id: custom_id(handler, key, "")?,
         title: f.text("title").unwrap_or_else(|| CUT.into()),
         inputs: Vec::new(),
+        texts: Vec::new(),
     };
     let mut changed = std::mem::take(&mut f.changed);
-    for (name, mut i) in inputs {
-        let input = TextInput {
-            label: i.text("label").unwrap_or_else(|| name.clone()),
-            name,
-            paragraph: i.flag("paragraph"),
-            placeholder: i.text("placeholder"),
-            value: i.text("value"),
-            min: i.number("min"),
-            max: i.number("max"),
-            required: !i.flag("optional"),
-        };
-        changed.append(&mut i.changed);
-        form.inputs.push(input);
+    let mut left_out = Vec::new();
+    for (place, filled) in inputs.into_iter().enumerate() {
+        match input(filled, &mut changed) {
+            Some(input) => form.inputs.push(input),
+            None => left_out.push(place),
+        }
+    }
+    for (place, mut text) in texts {
+        if text.trim().is_empty() {
+            continue;
+        }
+        if fit(&mut text, limits::LAYOUT_TEXT) {
+            changed.push(format!("a form's text was cut to {} characters", limits::LAYOUT_TEXT));
+        }
+        form.texts.push((place - left_out.iter().filter(|&&p| p < place).count(), text));
     }
     Ok((form, changed))
+}
+
+/// One input of a form; none when it has nothing to choose from (its
+/// choices came from an empty list: the platform refuses such a form).
+fn input(filled: FilledInput<'_>, changed: &mut Vec<String>) -> Option<TextInput> {
+    let FilledInput { name, mut kind, settings: mut i, choices } = filled;
+    let label = i.text("label").unwrap_or_else(|| name.clone());
+    let mut choices = menu_choices(choices, changed);
+    let (_, most_choices) = kind.most();
+    if most_choices > 0 && choices.len() > most_choices {
+        changed.push(format!("input `{name}` kept its first {most_choices} choices, as many as the platform shows"));
+        choices.truncate(most_choices);
+    }
+    if most_choices > 0 && choices.is_empty() {
+        changed.push(format!("input `{name}` was left out: it has no choices"));
+        return None;
+    }
+    if kind == InputKind::Radio && choices.len() < 2 {
+        // (A radio group takes two; a menu of one is the same question.)
+        changed.push(format!("input `{name}` has one choice: shown as a menu"));
+        kind = InputKind::Menu;
+    }
+    let types: Vec<String> = i
+        .text("types")
+        .map(|t| t.split([' ', ',']).filter(|w| !w.is_empty()).map(str::to_string).collect())
+        .unwrap_or_default();
+    let mut input = TextInput {
+        label,
+        kind,
+        description: i.text("description"),
+        types: types.into_iter().take(limits::UPLOAD_TYPES).collect(),
+        default: i.flag("default"),
+        paragraph: i.flag("paragraph"),
+        placeholder: i.text("placeholder"),
+        value: i.text("value"),
+        min: i.number("min"),
+        max: i.number("max"),
+        required: !i.flag("optional") && kind != InputKind::Checkbox,
+        choices,
+        name,
+    };
+    // A group or a menu cannot ask for more than it offers.
+    if !input.choices.is_empty() {
+        let offered = input.choices.len() as u32;
+        input.max = input.max.map(|m| m.min(offered));
+        input.min = input.min.map(|m| m.min(input.max.unwrap_or(offered)));
+    }
+    changed.append(&mut i.changed);
+    Some(input)
 }
 
 /// An embed from its parts' and fields' filled-in text, and what had to

@@ -19,7 +19,7 @@ use crate::base::diagnostics::Diagnostic;
 use crate::base::source::{SourceFile, Span};
 use crate::language::ast::visit::each_block;
 use crate::language::ast::visit::{self, Visitor};
-use crate::language::ast::{ApiBlock, File, Ident, IfNode, Item, Node, Tree, TreeKind};
+use crate::language::ast::{ApiBlock, File, IfNode, Input, Item, Node, Tree, TreeKind};
 use crate::language::vocab;
 
 /// The largest sample blkc reads (a recorded response, 64 MiB).
@@ -361,8 +361,8 @@ impl Model {
 
 /// The inputs of the forms naming each handler, with the handler's name:
 /// its run is given `field_<input>` for each.
-pub fn form_fields(file: &File) -> FxHashMap<&str, Vec<(&Ident, &str)>> {
-    let mut out: FxHashMap<&str, Vec<(&Ident, &str)>> = FxHashMap::default();
+pub fn form_fields(file: &File) -> FxHashMap<&str, Vec<(&Input, &str)>> {
+    let mut out: FxHashMap<&str, Vec<(&Input, &str)>> = FxHashMap::default();
     // Only a handler is given a form's fields (a form naming no handler is
     // the checker's B421): a file without one is not walked for forms.
     if !file.trees().any(|t| t.kind == TreeKind::Handler) {
@@ -371,7 +371,7 @@ pub fn form_fields(file: &File) -> FxHashMap<&str, Vec<(&Ident, &str)>> {
     for tree in file.trees() {
         crate::language::ast::visit::each_form(&tree.body, &mut |form| {
             let handler = form.handler.name.as_str();
-            out.entry(handler).or_default().extend(form.inputs.iter().map(|i| (&i.name, handler)));
+            out.entry(handler).or_default().extend(form.inputs.iter().map(|i| (i, handler)));
         });
     }
     out
@@ -405,7 +405,7 @@ fn each_block_of<'a>(tree: &'a Tree, f: &mut impl FnMut(&'a ApiBlock)) {
 
 fn tree_model(
     tree: &Tree,
-    (fields, options): (&[(&Ident, &str)], &[&crate::language::ast::OptionDecl]),
+    (fields, options): (&[(&Input, &str)], &[&crate::language::ast::OptionDecl]),
     custom: &Arc<[Box<str>]>,
     shared: &mut FxHashMap<(TreeKind, String), Arc<[Variable]>>,
 ) -> TreeModel {
@@ -467,7 +467,7 @@ fn tree_model(
 /// The variables a tree's templates may name but the custom ones.
 fn tree_variables(
     tree: &Tree,
-    fields: &[(&Ident, &str)],
+    fields: &[(&Input, &str)],
     options: &[&crate::language::ast::OptionDecl],
 ) -> Arc<[Variable]> {
     let mut variables: Vec<Variable> = Vec::new();
@@ -476,7 +476,14 @@ fn tree_variables(
         add(t.to_string(), Origin::Trigger);
     }
     for (input, form) in fields {
-        add(format!("field_{}", input.name), Origin::Field { span: input.span, form: form.to_string() });
+        let (name, span) = (&input.name.name, input.name.span);
+        add(format!("field_{name}"), Origin::Field { span, form: form.to_string() });
+        // An upload's files' names, types and sizes besides their addresses.
+        if input.kind() == crate::discord::outgoing::InputKind::Upload {
+            for part in ["name", "type", "size"] {
+                add(format!("field_{name}_{part}"), Origin::Field { span, form: form.to_string() });
+            }
+        }
     }
     // (An option in an event is an error of its own, B-coded where options
     // are declared; its variable is still known, so it is not reported twice.)

@@ -473,13 +473,26 @@ pub struct FormStep {
     pub guards: Vec<Guard>,
     pub settings: Vec<SettingStep>,
     pub inputs: Vec<InputStep>,
+    /// Its texts, each with the place among the inputs it stands before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub texts: Vec<(usize, Template)>,
     pub span: Span,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InputStep {
     pub name: String,
+    /// Its kind (`InputKind::of` its words and choices).
+    #[serde(default = "text_input")]
+    pub kind: crate::discord::outgoing::InputKind,
     pub settings: Vec<SettingStep>,
+    /// A menu's, a radio group's or a checkbox group's choices.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<ChoiceStep>,
+}
+
+fn text_input() -> crate::discord::outgoing::InputKind {
+    crate::discord::outgoing::InputKind::Text
 }
 
 /// The settings of a part, as a list a run looks them up in.
@@ -1253,7 +1266,15 @@ pub fn each_template(steps: &[Step], f: &mut impl FnMut(&Template)) {
             }
             Step::Form(form) => {
                 setting_templates(&form.settings, f);
-                form.inputs.iter().for_each(|i| setting_templates(&i.settings, f));
+                form.texts.iter().for_each(|(_, t)| f(t));
+                for i in &form.inputs {
+                    setting_templates(&i.settings, f);
+                    for choice in &i.choices {
+                        f(&choice.label);
+                        f(&choice.value);
+                        setting_templates(&choice.settings, f);
+                    }
+                }
             }
             Step::Save { value, .. } => value.each_template(f),
             Step::If { branches, otherwise, .. } => {
@@ -1383,20 +1404,23 @@ pub fn form_inputs<'p>(plan: &'p Plan, handler: &str) -> Vec<&'p str> {
     out
 }
 
-/// The most characters each input of the forms naming `handler` takes: its
-/// `max`, else the platform's 4,000 (the longest of them when two forms
+/// Each input of the forms naming `handler`: its kind, and the most it
+/// takes (characters of text, choices of a menu or group, files of an
+/// upload): its `max`, else the platform's (the most of them when two forms
 /// share an input's name). A submission is held to it: the platform's
 /// client is, and a forged one must be too.
-pub fn form_input_limits(plan: &Plan, handler: &str) -> Vec<(String, usize)> {
-    fn walk(steps: &[Step], handler: &str, out: &mut Vec<(String, usize)>) {
+pub fn form_input_limits(plan: &Plan, handler: &str) -> Vec<(String, crate::discord::outgoing::InputKind, usize)> {
+    type Inputs = Vec<(String, crate::discord::outgoing::InputKind, usize)>;
+    fn walk(steps: &[Step], handler: &str, out: &mut Inputs) {
         for step in steps {
             match step {
                 Step::Form(f) if f.handler == handler => {
                     for i in &f.inputs {
-                        let max = find_setting(&i.settings, "max").and_then(|s| s.number).map_or(4000, |n| n as usize);
-                        match out.iter_mut().find(|(n, _)| *n == i.name) {
-                            Some((_, m)) => *m = (*m).max(max),
-                            None => out.push((i.name.clone(), max)),
+                        let most = i.kind.most().0.max(1) as usize;
+                        let max = find_setting(&i.settings, "max").and_then(|s| s.number).map_or(most, |n| n as usize);
+                        match out.iter_mut().find(|(n, _, _)| *n == i.name) {
+                            Some((_, _, m)) => *m = (*m).max(max),
+                            None => out.push((i.name.clone(), i.kind, max)),
                         }
                     }
                 }
@@ -1762,18 +1786,7 @@ fn step(node: &Node) -> Lowered<Option<Step>> {
         Node::Choice(c) => Step::Choice { name: template(&c.name), value: template(&c.value), span: c.span },
         Node::Api(b) => Step::Request(Box::new(request(b)?)),
         Node::Reply(r) => reply_step(r),
-        Node::Form(f) => Step::Form(Box::new(FormStep {
-            handler: f.handler.name.to_string(),
-            key: String::new(),
-            guards: Vec::new(),
-            settings: settings(&f.settings),
-            inputs: f
-                .inputs
-                .iter()
-                .map(|i| InputStep { name: i.name.name.to_string(), settings: settings(&i.settings) })
-                .collect(),
-            span: f.span,
-        })),
+        Node::Form(f) => Step::Form(Box::new(form_step(f))),
         Node::Save(s) => save_step(s, Vec::new()),
         Node::SaveField(f) => save_step(&f.save, f.path.iter().map(|s| s.text.to_string()).collect()),
         Node::If(i) => if_step(i)?,
@@ -1927,16 +1940,7 @@ fn reply_step(r: &ast::Reply) -> Step {
                 .into_iter()
                 .filter(|s| s.name != "max_clicks" && s.name != crate::language::vocab::COOLDOWN)
                 .collect(),
-            choices: c
-                .choices
-                .iter()
-                .map(|choice| ChoiceStep {
-                    label: template(&choice.label),
-                    value: template(&choice.value),
-                    settings: settings(&choice.settings),
-                    each: choice.each.as_ref().map(|l| Box::new(loop_step(l, Vec::new()))),
-                })
-                .collect(),
+            choices: choice_steps(&c.choices),
         })
         .collect();
     let layout = if r.is_layout() { layout_steps(&r.items, &mut 0) } else { Vec::new() };
@@ -1995,6 +1999,51 @@ fn layout_step(l: &ast::Layout, next: &mut usize) -> LayoutStep {
             LayoutStep::Section { texts, thumbnail: l.media.first().map(media), button }
         }
     }
+}
+
+/// A form: its settings, inputs (each of its kind, with its choices) and
+/// texts (each with the place among the inputs it stands before).
+fn form_step(f: &ast::Form) -> FormStep {
+    FormStep {
+        handler: f.handler.name.to_string(),
+        key: String::new(),
+        guards: Vec::new(),
+        settings: settings(&f.settings),
+        inputs: f
+            .inputs
+            .iter()
+            .map(|i| InputStep {
+                name: i.name.name.to_string(),
+                kind: i.kind(),
+                settings: settings(&i.settings),
+                choices: choice_steps(&i.choices),
+            })
+            .collect(),
+        texts: f
+            .texts
+            .iter()
+            .filter_map(|t| match t {
+                ast::ReplyItem::Text { value, span } => {
+                    Some((f.inputs.iter().filter(|i| i.span.start < span.start).count(), template(value)))
+                }
+                _ => None,
+            })
+            .collect(),
+        span: f.span,
+    }
+}
+
+/// A menu's (or a form input's) choices, each with its loop when it has one.
+fn choice_steps(choices: &[ast::MenuChoice]) -> Vec<ChoiceStep> {
+    choices
+        .iter()
+        .map(|choice| ChoiceStep {
+            label: template(&choice.label),
+            value: template(&choice.value),
+            settings: settings(&choice.settings),
+            each: choice.each.as_ref().map(|l| Box::new(loop_step(l, Vec::new()))),
+        })
+        .collect()
 }
 
 /// Settings as the plan keeps them (a checked file's numbers are whole

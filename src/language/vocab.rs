@@ -519,10 +519,31 @@ pub const INPUT_SETTINGS: &[SettingSpec] = &[
     setting("paragraph", SettingForm::Flag, "a text area of several lines (the default is one line)"),
     setting("placeholder", SettingForm::Text(100), "shown while the input is empty (at most 100 characters)"),
     setting("value", SettingForm::Text(4000), "the text the input starts with"),
-    setting("min", SettingForm::Number(0, 4000), "the fewest characters (0–4,000)"),
-    setting("max", SettingForm::Number(1, 4000), "the most characters (1–4,000)"),
+    setting("min", SettingForm::Number(0, 4000), "the fewest characters, choices or files (by its kind)"),
+    setting("max", SettingForm::Number(1, 4000), "the most characters, choices or files (by its kind)"),
     setting("optional", SettingForm::Flag, "may be left empty (inputs are required unless they say so)"),
+    setting("description", SettingForm::Text(100), "a line under the label (at most 100 characters)"),
+    setting("users", SettingForm::Flag, "a menu of the server's members: `{field_NAME}` is their ids"),
+    setting("roles", SettingForm::Flag, "a menu of the server's roles"),
+    setting("mentionables", SettingForm::Flag, "a menu of the server's members and roles"),
+    setting("channels", SettingForm::Flag, "a menu of the server's channels"),
+    setting(
+        "upload",
+        SettingForm::Flag,
+        "files uploaded: `{field_NAME}` is their addresses, `{field_NAME_name}`, `_type`, `_size` the first's",
+    ),
+    setting(
+        "types",
+        SettingForm::Text(200),
+        "an upload's kinds of file: `\"image\"`, `\"video\"`, `\"audio\"` or extensions, `\"image .pdf\"`",
+    ),
+    setting("radio", SettingForm::Flag, "its choices as a radio group: exactly one is chosen"),
+    setting("checkboxes", SettingForm::Flag, "its choices as checkboxes: any of them are chosen"),
+    setting("checkbox", SettingForm::Flag, "one checkbox: `{field_NAME}` is `true` or `false`"),
+    setting("default", SettingForm::Flag, "a checkbox shown ticked"),
 ];
+
+pub use crate::discord::outgoing::InputKind;
 
 /// The parts of an embed written `KEY "text"`: every one a template, like
 /// a reply's text.

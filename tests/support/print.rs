@@ -85,8 +85,13 @@ fn nodes(ns: &[Node], level: usize, out: &mut String) {
             Node::Reply(r) => reply(r, out),
             Node::Form(f) => {
                 out.push_str(&format!("form {} {{{}", f.handler.name, settings(&f.settings)));
+                f.texts.iter().for_each(|t| reply_item(t, out));
                 for i in &f.inputs {
-                    out.push_str(&format!(" input {} {{{} }}", i.name.name, settings(&i.settings)));
+                    out.push_str(&format!(" input {} {{{}", i.name.name, settings(&i.settings)));
+                    for c in &i.choices {
+                        out.push_str(&format!(" choice {} {}", template(&c.label), template(&c.value)));
+                    }
+                    out.push_str(" }");
                 }
                 out.push_str(" }\n");
             }

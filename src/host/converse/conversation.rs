@@ -496,19 +496,23 @@ impl<'a> Conversation<'a> {
         Err(not_offered(&first, "no select menu of the bot's offers that choice", &self.offered(3)))
     }
 
-    /// A form's submission: its fields given, each by its id.
+    /// A form's submission: its fields given, each by its id, each in the
+    /// shape the platform's client sends its kind of input in (a text's
+    /// or a radio group's `value`, a checkbox's `true` or `false`, a menu's,
+    /// a group's or an upload's `values`; an upload's files named, with
+    /// their attachments resolved).
     fn submit(&self, fields: &[(Word, Json)], step: Span) -> Result<(Json, Option<Json>), Box<Diagnostic>> {
         let Some((form, on)) = &self.form else {
             return Err(stuck(step, "the bot has shown no form to submit"));
         };
-        let inputs: Vec<Json> = components(form).into_iter().filter(|c| c["type"] == 4).collect();
+        let inputs: Vec<Json> = components(form).into_iter().filter(|c| c["custom_id"].is_string()).collect();
         let ids: Vec<String> = inputs.iter().filter_map(|c| c["custom_id"].as_str().map(str::to_string)).collect();
         for (field, _) in fields {
             if !ids.contains(&field.text) {
                 return Err(not_offered(field, "the form has no such field", &ids));
             }
         }
-        for input in inputs.iter().filter(|c| c["required"] != false) {
+        for input in inputs.iter().filter(|c| c["required"] != false && c["type"] != 23) {
             let id = input["custom_id"].as_str().unwrap_or_default();
             if !fields.iter().any(|(f, _)| f.text == id) {
                 return Err(stuck(
@@ -519,14 +523,17 @@ impl<'a> Conversation<'a> {
                 ));
             }
         }
-        let rows: Vec<Json> = fields
-            .iter()
-            .map(|(f, v)| {
-                let value = v.as_str().map_or_else(|| v.to_string(), str::to_string);
-                json!({ "type": 1, "components": [{ "type": 4, "custom_id": f.text, "value": value }] })
-            })
-            .collect();
-        Ok((json!({ "custom_id": form["custom_id"], "components": rows }), on.clone()))
+        let mut files = serde_json::Map::new();
+        let mut labels = Vec::new();
+        for (f, v) in fields {
+            let input = inputs.iter().find(|c| c["custom_id"] == f.text.as_str()).cloned().unwrap_or_default();
+            labels.push(json!({ "type": 18, "component": submitted(f, v, &input, &mut files)? }));
+        }
+        let mut data = json!({ "custom_id": form["custom_id"], "components": labels });
+        if !files.is_empty() {
+            data["resolved"] = json!({ "attachments": files });
+        }
+        Ok((data, on.clone()))
     }
 
     /// A message as a click carries it: its id, flags and components.
@@ -561,6 +568,59 @@ impl<'a> Conversation<'a> {
         out.dedup();
         out
     }
+}
+
+/// One field of a form as the platform's client sends it, by its input's
+/// kind; an upload's files added to `files` (the interaction's resolved
+/// attachments, each named as the test names it, of the type its
+/// extension says, its size unknown: 0).
+fn submitted(
+    field: &Word,
+    value: &Json,
+    input: &Json,
+    files: &mut serde_json::Map<String, Json>,
+) -> Result<Json, Box<Diagnostic>> {
+    let texts: Vec<String> = match value {
+        Json::Array(items) => items.iter().map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string)).collect(),
+        Json::String(s) => vec![s.clone()],
+        other => vec![other.to_string()],
+    };
+    let kind = input["type"].as_u64().unwrap_or(4);
+    let offered: Vec<String> = input["options"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o["value"].as_str().map(str::to_string))
+        .collect();
+    if matches!(kind, 3 | 21 | 22) {
+        if let Some(wrong) = texts.iter().find(|t| !offered.contains(t)) {
+            let word = Word { text: wrong.clone(), span: field.span };
+            return Err(not_offered(&word, "the input offers no such choice", &offered));
+        }
+    }
+    let id = &field.text;
+    Ok(match kind {
+        23 => {
+            json!({ "type": 23, "custom_id": id, "value": value.as_bool().unwrap_or(texts.first().is_some_and(|t| t == "true")) })
+        }
+        21 => json!({ "type": 21, "custom_id": id, "value": texts.first() }),
+        19 => {
+            let mut ids = Vec::new();
+            for name in &texts {
+                let file_id = format!("{}", 1_495_000_000_000_000_000u64 + files.len() as u64);
+                let kind = crate::base::media::of_name(name);
+                files.insert(
+                    file_id.clone(),
+                    json!({ "id": file_id, "filename": name, "size": 0, "content_type": kind,
+                            "url": crate::discord::model::attachment_url(&file_id, name) }),
+                );
+                ids.push(file_id);
+            }
+            json!({ "type": 19, "custom_id": id, "values": ids })
+        }
+        4 => json!({ "type": 4, "custom_id": id, "value": texts.join(", ") }),
+        other => json!({ "type": other, "custom_id": id, "values": texts }),
+    })
 }
 
 /// A message's components, rows opened (and in a layout message its

@@ -212,7 +212,11 @@ fn check_message(check: &Check, m: &Json) -> Result<(), Miss> {
         }
         Check::Title(want) => matched("title", want, &m["title"]),
         Check::Fields(ids) => {
-            let got = components(m).into_iter().filter(|c| c["type"] == 4).map(|c| text(&c["custom_id"])).collect();
+            let got = components(m)
+                .into_iter()
+                .filter(|c| c["custom_id"].is_string())
+                .map(|c| text(&c["custom_id"]))
+                .collect();
             same_list("fields", ids, got)
         }
     }

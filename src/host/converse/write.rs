@@ -80,7 +80,7 @@ fn message_lines(kind: &MessageKind, m: &Json) -> Vec<String> {
     if *kind == MessageKind::Form {
         checks.push(format!("title {}", literal(&text(&m["title"]))));
         let fields: Vec<String> =
-            components(m).into_iter().filter(|c| c["type"] == 4).map(|c| text(&c["custom_id"])).collect();
+            components(m).into_iter().filter(|c| c["custom_id"].is_string()).map(|c| text(&c["custom_id"])).collect();
         checks.push(format!("fields {}", literals(&fields)));
         return vec![block(&head, &checks)];
     }

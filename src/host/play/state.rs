@@ -536,7 +536,12 @@ impl Play {
         };
         // What the page gave, read into the types serve reads it into (an
         // option's value is kept as written: read from text).
-        let data = serde_json::from_str::<CommandData>(&asked["data"].to_string()).ok();
+        let mut data = serde_json::from_str::<CommandData>(&asked["data"].to_string()).ok();
+        // A file the page uploaded is where the platform keeps its uploads.
+        let files = data.as_mut().and_then(|d| d.resolved.as_mut()).and_then(|r| r.attachments.as_mut());
+        for (id, file) in files.into_iter().flatten() {
+            file.url = Some(crate::discord::model::attachment_url(id, file.filename.as_deref().unwrap_or("file")));
+        }
         let message = asked.get("message").filter(|m| m.is_object());
         let message = message.and_then(|m| serde_json::from_str::<MessageRef>(&m.to_string()).ok());
         let interaction = Interaction {

@@ -328,17 +328,19 @@ fn body_refused(shared: &Shared, refused: super::door::BodyRefused) -> Reply {
 /// What an interaction gets first, however it came.
 enum First {
     /// The answer: the HTTP exchange's body, or the callback's.
-    Answer(Box<twilight_model::http::interaction::InteractionResponse>),
+    Answer(Box<discord::message::Answer>),
     /// Not run: the HTTP status and text to refuse it with.
     Refused(StatusCode, &'static str),
 }
 
+/// An answer of twilight's type.
+fn typed(answer: twilight_model::http::interaction::InteractionResponse) -> First {
+    First::Answer(Box::new(answer.into()))
+}
+
 fn reply(first: First) -> Reply {
     match first {
-        First::Answer(answer) => match discord::message::layout_edit(&answer, answer.data.as_ref()) {
-            Some(wire) => json_reply(&wire),
-            None => json_reply(&answer),
-        },
+        First::Answer(answer) => json_reply(&answer),
         First::Refused(status, text) => respond(status, "text/plain", text),
     }
 }
@@ -401,7 +403,7 @@ async fn answer(shared: &Arc<Shared>, interaction: Interaction, received: Instan
             Ended::Before { about: About::interaction(&interaction), received },
             Ending::of(Outcome::Limited),
         );
-        return First::Answer(Box::new(discord::message::autocomplete(&[])));
+        return typed(discord::message::autocomplete(&[]));
     }
     if !first_delivery(shared, interaction.id(), received, !autocomplete).await {
         shared.metrics.interaction(Outcome::Replayed);
@@ -414,12 +416,12 @@ async fn answer(shared: &Arc<Shared>, interaction: Interaction, received: Instan
         Err(None) if autocomplete => {
             let about = About::interaction(&interaction);
             ended(shared, Ended::Before { about, received }, Ending::of(Outcome::UnknownCommand));
-            return First::Answer(Box::new(discord::message::autocomplete(&[])));
+            return typed(discord::message::autocomplete(&[]));
         }
         Err(None) => {
             let about = About::interaction(&interaction);
             ended(shared, Ended::Before { about, received }, Ending::of(Outcome::UnknownCommand));
-            return First::Answer(Box::new(discord::message::answer(&Message::notice(outgoing::UNKNOWN))));
+            return typed(discord::message::answer(&Message::notice(outgoing::UNKNOWN)));
         }
         Err(Some(handler)) => {
             // A message sent by an earlier version of the file, or an id
@@ -461,7 +463,7 @@ fn stale(
     let about = About::interaction(interaction);
     super::log::hiding(about.token(), || log(&about));
     ended(shared, Ended::Before { about, received }, Ending::of(outcome));
-    First::Answer(Box::new(discord::message::answer(&Message::notice(outgoing::STALE))))
+    typed(discord::message::answer(&Message::notice(outgoing::STALE)))
 }
 
 /// The interaction of a signed body: its size and signature hold, and it
@@ -509,7 +511,7 @@ fn refusal(shared: &Shared, interaction: &Interaction) -> Option<First> {
     match interaction.kind() {
         Ok(InteractionType::Ping) => {
             shared.metrics.interaction(Outcome::Ping);
-            Some(First::Answer(Box::new(discord::message::pong())))
+            Some(typed(discord::message::pong()))
         }
         Ok(
             InteractionType::ApplicationCommand
@@ -564,9 +566,9 @@ async fn queue_and_answer(
         let work = e.into_inner();
         ended(shared, Ended::Trigger(&work.trigger), Ending::of(Outcome::Busy));
         if autocomplete {
-            return First::Answer(Box::new(discord::message::autocomplete(&[])));
+            return typed(discord::message::autocomplete(&[]));
         }
-        return First::Answer(Box::new(discord::message::answer(&Message::notice(outgoing::BUSY))));
+        return typed(discord::message::answer(&Message::notice(outgoing::BUSY)));
     }
     let deadline = tokio::time::Instant::from_std(received + shared.front.answer_within);
     let answered = |said: &Outgoing| First::Answer(Box::new(discord::message::first_answer(said)));
@@ -585,17 +587,17 @@ async fn queue_and_answer(
                 // dropped, and the run counted failed with why).
                 Phase::Waiting(_) if autocomplete => {
                     *phase = Phase::Answered { original_is_component: false };
-                    First::Answer(Box::new(discord::message::autocomplete(&[])))
+                    typed(discord::message::autocomplete(&[]))
                 }
                 Phase::Waiting(_) => {
                     *phase = Phase::Deferred { edited: false, private, update };
                     shared.metrics.deferral();
-                    First::Answer(Box::new(deferral()))
+                    typed(deferral())
                 }
                 // The first message came as the time ran out.
                 _ => match first.try_recv() {
                     Ok(said) => answered(&said),
-                    Err(_) => First::Answer(Box::new(deferral())),
+                    Err(_) => typed(deferral()),
                 },
             }
         }

@@ -636,15 +636,74 @@ pub fn handler_variables(
     vars.push(("value".into(), value));
     vars.push(("values".into(), values.join(", ")));
     let given = interaction.form_fields();
-    for (input, max) in crate::language::plan::form_input_limits(plan, handler) {
-        let value = given.iter().find(|(id, _)| *id == input).map(|(_, v)| v.clone()).unwrap_or_default();
-        let n = value.chars().count();
-        if n > max {
-            return Err(Unfit::LongField { input, length: n, most: max });
-        }
-        vars.push((format!("field_{input}"), value));
+    for (input, kind, max) in crate::language::plan::form_input_limits(plan, handler) {
+        let value = given.iter().find(|(id, _)| *id == input).map(|(_, v)| v);
+        vars.extend(field_variables(interaction, &input, kind, max, value)?);
     }
     Ok(vars)
+}
+
+/// The variables of a form's input of `kind`, from what was sent for it
+/// (nothing: left empty): `field_NAME`, a list joined by `, `, a checkbox
+/// `true` or `false`, an upload its files' addresses with their names,
+/// types and sizes (`field_NAME_name`, `_type`, `_size`). `Err` when it
+/// holds more than its input takes, or a value of another kind of input
+/// (only a forged submission does).
+fn field_variables(
+    interaction: &Interaction,
+    input: &str,
+    kind: crate::discord::outgoing::InputKind,
+    max: usize,
+    value: Option<&crate::discord::model::FormValue>,
+) -> Result<Vec<(String, String)>, Unfit> {
+    use crate::discord::model::FormValue;
+    use crate::discord::outgoing::InputKind;
+    let too_long = |length: usize| Unfit::LongField { input: input.to_string(), length, most: max };
+    let name = format!("field_{input}");
+    let text = match (kind, value) {
+        (_, None) if kind == InputKind::Checkbox => "false".to_string(),
+        (_, None) => String::new(),
+        (InputKind::Text | InputKind::Radio, Some(FormValue::Text(t))) => {
+            let n = t.chars().count();
+            let most = if kind == InputKind::Radio { crate::discord::limits::CHOICE_TEXT } else { max };
+            if n > most {
+                return Err(too_long(n));
+            }
+            t.clone()
+        }
+        (InputKind::Checkbox, Some(FormValue::Ticked(ticked))) => ticked.to_string(),
+        (InputKind::Upload, Some(FormValue::List(ids))) if ids.len() <= max => {
+            return Ok(uploaded(interaction, &name, ids))
+        }
+        (_, Some(FormValue::List(values)))
+            if !matches!(kind, InputKind::Text | InputKind::Radio | InputKind::Checkbox) =>
+        {
+            let long = values.iter().map(|v| v.chars().count()).max().unwrap_or(0);
+            if values.len() > max || long > crate::discord::limits::CHOICE_TEXT {
+                return Err(too_long(values.len().max(long)));
+            }
+            values.join(", ")
+        }
+        _ => return Err(Unfit::FieldKind { input: input.to_string(), kind: kind.describe() }),
+    };
+    Ok(vec![(name, text)])
+}
+
+/// An upload's variables: the files' addresses, names, types and sizes, in
+/// the order sent, as the interaction's resolved attachments give them (an
+/// id it does not resolve gives nothing).
+fn uploaded(interaction: &Interaction, name: &str, ids: &[String]) -> Vec<(String, String)> {
+    let files: Vec<&crate::discord::model::Attachment> =
+        ids.iter().filter_map(|id| interaction.attachment(id)).collect();
+    let list = |f: &dyn Fn(&crate::discord::model::Attachment) -> String| {
+        files.iter().map(|a| f(a)).collect::<Vec<_>>().join(", ")
+    };
+    vec![
+        (name.to_string(), list(&|a| a.url.clone().unwrap_or_default())),
+        (format!("{name}_name"), list(&|a| a.filename.clone().unwrap_or_default())),
+        (format!("{name}_type"), list(&|a| a.content_type.clone().unwrap_or_default())),
+        (format!("{name}_size"), list(&|a| a.size.map(|s| s.to_string()).unwrap_or_default())),
+    ]
 }
 
 /// The `require` lines a click or a form's submission holds besides its
@@ -677,6 +736,8 @@ pub enum Unfit {
     NoTarget { menu: String },
     /// A form's field is longer than its input takes.
     LongField { input: String, length: usize, most: usize },
+    /// A form's field sent as another kind of input than its own.
+    FieldKind { input: String, kind: &'static str },
 }
 
 impl std::fmt::Display for Unfit {
@@ -690,7 +751,10 @@ impl std::fmt::Display for Unfit {
                 write!(f, "the interaction names no {menu} for the command in the {menu}'s menu")
             }
             Unfit::LongField { input, length, most } => {
-                write!(f, "the form's field `{input}` is {length} characters; its input takes {most}")
+                write!(f, "the form's field `{input}` holds {length}; its input takes {most}")
+            }
+            Unfit::FieldKind { input, kind } => {
+                write!(f, "the form's field `{input}` was sent as another kind of input than {kind}")
             }
         }
     }

@@ -891,16 +891,35 @@ pub struct Form {
     pub handler: Ident,
     pub settings: Vec<Setting>,
     pub inputs: Vec<Input>,
+    /// Its `text "…"`s (a `ReplyItem::Text`, or a translation, which the
+    /// checker refuses), shown where they stand among the inputs.
+    pub texts: Vec<ReplyItem>,
     pub span: Span,
 }
 
 /// `input name { label "…" paragraph … }`: makes `{field_<name>}` in the
-/// handler.
+/// handler. Its kind is its word (`users`, `upload`, `radio`, …) or its
+/// choices (`vocab::InputKind::of`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Input {
     pub name: Ident,
     pub settings: Vec<Setting>,
+    /// A menu's, a radio group's or a checkbox group's `choice`s.
+    pub choices: Vec<MenuChoice>,
     pub span: Span,
+}
+
+impl Input {
+    /// Its settings' templates, then its choices'.
+    pub fn templates(&self) -> impl Iterator<Item = &Template> {
+        setting_templates(&self.settings).chain(
+            self.choices.iter().flat_map(|c| [&c.label, &c.value].into_iter().chain(setting_templates(&c.settings))),
+        )
+    }
+
+    pub fn kind(&self) -> crate::language::vocab::InputKind {
+        crate::language::vocab::InputKind::of(|w| setting(&self.settings, w).is_some(), !self.choices.is_empty())
+    }
 }
 
 /// The first setting named `key` among `settings`.
@@ -926,7 +945,9 @@ impl Component {
 
 impl Form {
     pub fn templates(&self) -> impl Iterator<Item = &Template> {
-        setting_templates(&self.settings).chain(self.inputs.iter().flat_map(|i| setting_templates(&i.settings)))
+        setting_templates(&self.settings)
+            .chain(self.texts.iter().flat_map(ReplyItem::templates))
+            .chain(self.inputs.iter().flat_map(Input::templates))
     }
 }
 

@@ -331,12 +331,27 @@ fn form(f: &Form, out: &mut Findings) {
                 .help("add `input name { label \"…\" }`: the handler reads it as `{field_name}`"),
         );
     }
-    if let Some(extra) = f.inputs.get(limits::INPUTS) {
+    let mut parts: Vec<Span> = f.inputs.iter().map(|i| i.span).chain(f.texts.iter().map(ReplyItem::span)).collect();
+    parts.sort_by_key(|s| s.start);
+    if let Some(extra) = parts.get(limits::INPUTS) {
         out.push(
-            Diagnostic::new(Code::TooManyComponents, "a form has at most 5 inputs")
-                .label(extra.span, "the 6th")
+            Diagnostic::new(Code::TooManyComponents, "a form has at most 5 inputs and texts")
+                .label(*extra, "the 6th")
                 .help("ask for the rest in a second form, from the handler's answer"),
         );
+    }
+    for t in &f.texts {
+        match t {
+            ReplyItem::Text { value, .. } => {
+                let help = "a form's text takes at most 4,000 characters";
+                super::text::length_with(value, limits::LAYOUT_TEXT, "a form's text", help, out);
+            }
+            other => out.push(
+                Diagnostic::new(Code::BadLayout, "a form's texts have no translations")
+                    .label(other.span(), "this translation")
+                    .help("a form shows its texts as written: write the text once, with `{…}` for what changes"),
+            ),
+        }
     }
     let mut names: HashMap<&str, Span> = HashMap::new();
     for input in &f.inputs {
@@ -349,6 +364,7 @@ fn form(f: &Form, out: &mut Findings) {
             );
         }
         settings(&input.settings, vocab::INPUT_SETTINGS, "an input", out);
+        input_kind(input, out);
         if crate::language::ast::setting(&input.settings, "label").is_none() {
             out.push(
                 Diagnostic::new(Code::BadSetting, format!("input `{}` has no label", input.name.name))
@@ -357,6 +373,77 @@ fn form(f: &Form, out: &mut Findings) {
             );
         }
     }
+}
+
+/// A form's input as its kind takes it: one kind, the settings of that
+/// kind, `min` and `max` within what it counts, choices where it has them
+/// (B417, B418, B419).
+fn input_kind(input: &crate::language::ast::Input, out: &mut Findings) {
+    let words: Vec<&str> = vocab::InputKind::WORDS.iter().map(|(w, _)| *w).collect();
+    one_of(&input.settings, &words, ("an input is of one kind", "kind"), out);
+    let kind = input.kind();
+    for s in input.settings.iter().filter(|s| !kind.takes(&s.key.name)) {
+        // (A word no input takes is B417 of `settings` already, and a
+        // second kind's word is `one_of`'s.)
+        let second_kind = words.contains(&s.key.name.as_str());
+        if !second_kind && vocab::INPUT_SETTINGS.iter().any(|spec| spec.name == s.key.name.as_str()) {
+            out.push(
+                Diagnostic::new(Code::UnknownSetting, format!("{} takes no `{}`", kind.describe(), s.key.name))
+                    .label(s.key.span, "not one of its settings")
+                    .help(kind_help(kind)),
+            );
+        }
+    }
+    let (most, choices) = kind.most();
+    for key in ["min", "max"].into_iter().filter(|_| kind.takes("max")) {
+        let Some(s) = crate::language::ast::setting(&input.settings, key) else { continue };
+        let Some(SettingValue::Number(n, span)) = &s.value else { continue };
+        if n.parse::<u32>().is_ok_and(|n| n > most) {
+            out.push(
+                Diagnostic::new(Code::BadSetting, format!("`{key}` of {} is at most {most}", kind.describe()))
+                    .label(*span, "more than it takes")
+                    .help(kind_help(kind)),
+            );
+        }
+    }
+    let written = input.choices.iter().filter(|c| c.each.is_none()).count();
+    let looped = input.choices.iter().any(|c| c.each.is_some());
+    if choices == 0 {
+        if let Some(c) = input.choices.first() {
+            out.push(
+                Diagnostic::new(Code::BadSetting, format!("{} takes no choices", kind.describe()))
+                    .label(c.span, "a choice")
+                    .help("remove the choices, or its kind word: an input with choices is a menu of them"),
+            );
+        }
+    } else if written > choices {
+        out.push(
+            Diagnostic::new(Code::TooManyComponents, format!("{} shows at most {choices} choices", kind.describe()))
+                .label(input.choices[choices].span, format!("choice {}", choices + 1))
+                .help("offer fewer, or a menu (25 choices)"),
+        );
+    } else if !looped && written < kind.fewest_choices() {
+        out.push(
+            Diagnostic::new(
+                Code::TooManyComponents,
+                format!("{} needs at least {} choices", kind.describe(), kind.fewest_choices()),
+            )
+            .label(input.name.span, format!("{written} here"))
+            .help("add `choice \"Label\" \"value\"` lines"),
+        );
+    }
+}
+
+/// What an input of `kind` takes, for a help line.
+fn kind_help(kind: vocab::InputKind) -> String {
+    let takes: Vec<String> = vocab::INPUT_SETTINGS
+        .iter()
+        .filter(|s| kind.takes(s.name) && !vocab::InputKind::WORDS.iter().any(|(w, _)| *w == s.name))
+        .map(|s| format!("`{}`", s.name))
+        .collect();
+    let (most, _) = kind.most();
+    let counts = if kind.takes("max") { format!("; its `min` and `max` count up to {most}") } else { String::new() };
+    format!("{} takes {}{counts}", kind.describe(), takes.join(", "))
 }
 
 /// Each setting is one the part takes, written once, in its form.

@@ -198,6 +198,21 @@ impl<'a> Visitor<'a> for Walk<'_, 'a> {
     fn reply(&mut self, r: &'a Reply) {
         self.reply_items(&r.items);
     }
+
+    /// A form's templates; an input's `for r in … { choice … }` reads its
+    /// choice's inside its loop, as a menu's.
+    fn form(&mut self, f: &'a crate::language::ast::Form) {
+        let texts = f.texts.iter().flat_map(ReplyItem::templates);
+        for t in crate::language::ast::setting_templates(&f.settings).chain(texts) {
+            self.template(t, Site::Reply);
+        }
+        for i in &f.inputs {
+            for t in crate::language::ast::setting_templates(&i.settings) {
+                self.template(t, Site::Reply);
+            }
+            self.choices(&i.choices);
+        }
+    }
     /// An `await`'s bodies run in runs of their own (nothing of this one
     /// has run there); in the first, its answer's text has its name.
     fn await_node(&mut self, a: &'a crate::language::ast::AwaitNode) {
@@ -321,7 +336,12 @@ impl<'a> Walk<'_, 'a> {
         for t in crate::language::ast::setting_templates(&c.settings) {
             self.template(t, Site::Reply);
         }
-        for choice in &c.choices {
+        self.choices(&c.choices);
+    }
+
+    /// Choices of a menu or a form's input, each within its loop.
+    fn choices(&mut self, choices: &'a [crate::language::ast::MenuChoice]) {
+        for choice in choices {
             if let Some(l) = &choice.each {
                 self.enter_loop(l);
             }

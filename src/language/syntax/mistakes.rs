@@ -724,7 +724,7 @@ fn part_in_form(f: &Failure<'_>) -> Option<Diagnostic> {
     let line = line_start(f.text, f.at);
     let written = f.text[line..f.at].trim_start();
     let word = written.split_whitespace().next()?;
-    if !matches!(word, "select" | "button" | "text" | "embed" | "choice" | "field") {
+    if !matches!(word, "select" | "button" | "embed" | "choice" | "field") {
         return None;
     }
     let open = super::lexer::still_open(f.text, f.item, line, b'{', b'}').pop()?;
@@ -733,12 +733,16 @@ fn part_in_form(f: &Failure<'_>) -> Option<Diagnostic> {
         return None;
     }
     let start = f.at - written.len();
-    let diag = syntax(format!("a form holds only `input`s, not a `{word}`"))
+    let help = match word {
+        "select" | "choice" => {
+            "a menu in a form is an input with choices: `input NAME { label \"…\" choice \"Label\" \"value\" }` \
+             (or `users`, `roles`, `channels`; `radio` or `checkboxes` to show the choices as such)"
+        }
+        _ => "a form holds `input NAME { label \"…\" }`s and `text \"…\"`s, at most 5; a button goes in a message",
+    };
+    let diag = syntax(format!("a form holds only `input`s and `text`s, not a `{word}`"))
         .label(Span::new(start, start + word.len()), "not an input")
-        .help(
-            "a form's fields are `input NAME { label \"…\" }` (text the user types, at most 5); to offer choices, \
-             send a message with a `select` or buttons first, and show the form from its handler",
-        );
+        .help(help);
     Some(diag)
 }
 

@@ -1321,31 +1321,37 @@ impl Lower<'_> {
     /// `form handler { settings and inputs }`.
     fn form(&mut self, pair: Pair<'_, Rule>) -> Lowered<Form> {
         let span = self.span(&pair);
-        let (mut handler, mut settings, mut inputs) = (None, Vec::new(), Vec::new());
+        let (mut handler, mut settings, mut inputs, mut texts) = (None, Vec::new(), Vec::new(), Vec::new());
         for p in pair.into_inner() {
             match p.as_rule() {
                 Rule::kw_form => {}
                 Rule::ident => handler = Some(self.ident(p)),
                 Rule::setting => settings.push(self.setting(p)?),
-                Rule::form_input => {
-                    let input_span = self.span(&p);
-                    let (mut name, mut input_settings) = (None, Vec::new());
-                    for q in p.into_inner() {
-                        match q.as_rule() {
-                            Rule::kw_input => {}
-                            Rule::ident => name = Some(self.ident(q)),
-                            Rule::setting => input_settings.push(self.setting(q)?),
-                            _ => return self.unexpected(&q, "an `input`"),
-                        }
-                    }
-                    let name = self.required(name, Rule::ident, "an `input`", input_span)?;
-                    inputs.push(Input { name, settings: input_settings, span: input_span });
-                }
+                Rule::reply_text => texts.extend(self.reply_item(p)?),
+                Rule::form_input => inputs.push(self.input(p)?),
                 _ => return self.unexpected(&p, "a `form`"),
             }
         }
         let handler = self.required(handler, Rule::ident, "a `form`", span)?;
-        Ok(Form { handler, settings, inputs, span })
+        Ok(Form { handler, settings, inputs, texts, span })
+    }
+
+    /// `input NAME { settings and choices }`.
+    fn input(&mut self, pair: Pair<'_, Rule>) -> Lowered<Input> {
+        let span = self.span(&pair);
+        let (mut name, mut settings, mut choices) = (None, Vec::new(), Vec::new());
+        for q in pair.into_inner() {
+            match q.as_rule() {
+                Rule::kw_input => {}
+                Rule::ident => name = Some(self.ident(q)),
+                Rule::setting => settings.push(self.setting(q)?),
+                Rule::menu_choice => choices.push(self.menu_choice(q)?),
+                Rule::menu_loop => choices.push(self.menu_loop(q)?),
+                _ => return self.unexpected(&q, "an `input`"),
+            }
+        }
+        let name = self.required(name, Rule::ident, "an `input`", span)?;
+        Ok(Input { name, settings, choices, span })
     }
 
     fn embed(&mut self, pair: Pair<'_, Rule>) -> Lowered<Embed> {

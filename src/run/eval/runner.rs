@@ -1269,15 +1269,27 @@ impl<'r> Runner<'r> {
 
     /// A form, filled in and kept to the platform's limits.
     fn form(&mut self, form: &plan::FormStep) -> Result<outgoing::Form, Box<Diagnostic>> {
-        use crate::language::vocab::{FORM_SETTINGS, INPUT_SETTINGS};
+        use crate::language::vocab::{CHOICE_SETTINGS, FORM_SETTINGS, INPUT_SETTINGS};
         let filled = self.fill(&form.settings);
-        let inputs = form
-            .inputs
-            .iter()
-            .map(|i| (i.name.clone(), message::Filling::new(self.fill(&i.settings), INPUT_SETTINGS, "an input")))
-            .collect();
-        let made =
-            message::form(&form.handler, &form.key, message::Filling::new(filled, FORM_SETTINGS, "a form"), inputs);
+        let mut inputs = Vec::with_capacity(form.inputs.len());
+        for i in &form.inputs {
+            let choices = self
+                .choices(&i.choices)?
+                .into_iter()
+                .map(|(label, value, settings)| {
+                    (label, value, message::Filling::new(settings, CHOICE_SETTINGS, "a choice"))
+                })
+                .collect();
+            inputs.push(message::FilledInput {
+                name: i.name.clone(),
+                kind: i.kind,
+                settings: message::Filling::new(self.fill(&i.settings), INPUT_SETTINGS, "an input"),
+                choices,
+            });
+        }
+        let texts = form.texts.iter().map(|(place, t)| (*place, self.fill_text(t))).collect();
+        let f = message::Filling::new(filled, FORM_SETTINGS, "a form");
+        let made = message::form(&form.handler, &form.key, f, inputs, texts);
         let (form_out, changed) = made.map_err(|why| Box::new(failure::custom_id_too_long(&why, form.span)))?;
         self.pending.extend(changed.iter().map(|what| failure::embed_adjusted(what, form.span)));
         Ok(form_out)

@@ -276,30 +276,95 @@ function answered(result, asked) {
   }
 }
 
+// A form as the client shows it: its texts, and each input in its label
+// (or, the older way, in a row) drawn as its kind: a line or a paragraph,
+// a menu, a radio group, checkboxes, a checkbox, an upload.
 function form(data, asked) {
   $("form-title").textContent = data.title || "";
   const inputs = $("form-inputs");
   inputs.replaceChildren();
-  for (const row of data.components || []) {
-    for (const c of row.components || [row.component].filter(Boolean)) {
+  const fields = [];
+  for (const part of data.components || []) {
+    if (part.type === 10) { const d = document.createElement("div"); d.className = "text-display"; inline(d, part.content || ""); inputs.append(d); continue; }
+    for (const c of part.components || [part.component].filter(Boolean)) {
       const label = document.createElement("label");
-      text(label, c.label || c.custom_id);
-      const field = c.style === 2 ? document.createElement("textarea") : document.createElement("input");
-      field.name = c.custom_id;
-      field.required = c.required !== false;
-      if (c.value) field.value = c.value;
-      if (c.placeholder) field.placeholder = c.placeholder;
-      label.append(field);
+      label.className = "field";
+      text(label, part.label || c.label || c.custom_id);
+      if (part.description) { const d = document.createElement("small"); d.textContent = part.description; label.append(d); }
+      const field = formField(c);
+      label.append(field.node);
       inputs.append(label);
+      fields.push(field);
     }
   }
   const dialog = $("form");
   dialog.onclose = () => {
     if (dialog.returnValue !== "send") return;
-    const rows = [...inputs.querySelectorAll("[name]")].map((f) => ({ type: 1, components: [{ type: 4, custom_id: f.name, value: f.value }] }));
-    send({ type: 5, data: { custom_id: data.custom_id, components: rows }, message: asked.message });
+    const files = {};
+    const components = fields.map((f) => ({ type: 18, component: f.value(files) }));
+    const sent = { custom_id: data.custom_id, components };
+    if (Object.keys(files).length) sent.resolved = { attachments: files };
+    send({ type: 5, data: sent, message: asked.message });
   };
   dialog.showModal();
+}
+
+// One input of a form: its node, and what it sends (in the platform's
+// shape for its kind).
+function formField(c) {
+  const id = c.custom_id;
+  const choices = (type) => {
+    const box = document.createElement("div");
+    box.className = "choices";
+    for (const o of c.options || []) {
+      const l = document.createElement("label");
+      const b = document.createElement("input");
+      b.type = type; b.name = id; b.value = o.value; b.checked = !!o.default;
+      l.append(b, document.createTextNode(" " + o.label));
+      box.append(l);
+    }
+    return box;
+  };
+  const checked = (node) => [...node.querySelectorAll("input:checked")].map((b) => b.value);
+  if (c.type === 21) { const node = choices("radio"); return { node, value: () => ({ type: 21, custom_id: id, value: checked(node)[0] || null }) }; }
+  if (c.type === 22) { const node = choices("checkbox"); return { node, value: () => ({ type: 22, custom_id: id, values: checked(node) }) }; }
+  if (c.type === 23) {
+    const node = document.createElement("input");
+    node.type = "checkbox"; node.name = id; node.checked = !!c.default;
+    return { node, value: () => ({ type: 23, custom_id: id, value: node.checked }) };
+  }
+  if (c.type === 3) {
+    const node = document.createElement("select");
+    node.name = id; node.multiple = (c.max_values || 1) > 1; node.required = c.required !== false;
+    for (const o of c.options || []) { const opt = document.createElement("option"); opt.value = o.value; opt.textContent = o.label; opt.selected = !!o.default; node.append(opt); }
+    return { node, value: () => ({ type: 3, custom_id: id, values: [...node.selectedOptions].map((o) => o.value) }) };
+  }
+  if (c.type === 19) {
+    // The files' names, types and sizes, as the platform resolves an upload
+    // (play keeps no bytes).
+    const node = document.createElement("input");
+    node.type = "file"; node.name = id; node.multiple = (c.max_values || 1) > 1; node.required = c.required !== false;
+    if (c.file_types) node.accept = c.file_types.map((t) => (t.startsWith(".") ? t : t + "/*")).join(",");
+    return { node, value: (files) => {
+      const ids = [...node.files].map((f) => {
+        const fileId = String(1495000000000000000n + BigInt(Object.keys(files).length));
+        // (Where the platform keeps it, play's stand-in says.)
+        files[fileId] = { id: fileId, filename: f.name, size: f.size, content_type: f.type || "application/octet-stream" };
+        return fileId;
+      });
+      return { type: 19, custom_id: id, values: ids };
+    } };
+  }
+  if (c.type >= 5 && c.type <= 8) {
+    const node = document.createElement("input");
+    node.name = id; node.placeholder = "ids, separated by commas"; node.required = c.required !== false;
+    return { node, value: () => ({ type: c.type, custom_id: id, values: node.value.split(",").map((v) => v.trim()).filter(Boolean) }) };
+  }
+  const node = c.style === 2 ? document.createElement("textarea") : document.createElement("input");
+  node.name = id; node.required = c.required !== false;
+  if (c.value) node.value = c.value;
+  if (c.placeholder) node.placeholder = c.placeholder;
+  return { node, value: () => ({ type: 4, custom_id: id, value: node.value }) };
 }
 
 async function send(asked) {
