@@ -647,3 +647,25 @@ fn a_users_upload_is_fetched_from_the_platform_and_sent_on_as_a_file_part() {
     assert_eq!(api.received().len(), before, "neither the file nor the upload was fetched or sent");
     assert!(served.wait_interaction("21").contains("not where the platform keeps files"), "{}", served.log());
 }
+
+/// Issue 54: an attachment option's file is described by variables: its
+/// address, name, media type and size, as the interaction resolves it.
+#[test]
+fn an_attachment_option_s_address_name_type_and_size_are_variables() {
+    use crate::support::platform::{command, TestPlatform};
+    let platform = TestPlatform::start();
+    let bot = "command upload \"Upload\" {\n    option doc \"A file\" attachment required\n    reply \"{option_doc_name} ({option_doc_type}, {option_doc_size} bytes) at {option_doc_url}\"\n}\n";
+    let served = crate::serve::serve(bot, &platform, None, &[], &[]);
+    let mut interaction = command("30", "upload", serde_json::json!([{ "name": "doc", "type": 11, "value": "900" }]));
+    interaction["data"]["resolved"] = serde_json::json!({ "attachments": { "900": {
+        "id": "900", "url": "https://cdn.discordapp.com/attachments/1/900/report.csv", "filename": "report.csv",
+        "content_type": "text/csv", "size": 40
+    } } });
+    let answer = served.send(&platform, &interaction);
+    assert_eq!(
+        crate::serve::content(&answer),
+        "report.csv (text/csv, 40 bytes) at https://cdn.discordapp.com/attachments/1/900/report.csv",
+        "{}",
+        served.log()
+    );
+}

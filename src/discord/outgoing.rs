@@ -306,6 +306,20 @@ impl InputKind {
     }
 }
 
+/// The groups of files an upload filters for by name (the platform's
+/// "File Type Filtering"); any other type is a dot-prefixed extension.
+pub const FILE_GROUPS: &[&str] = &["image", "video", "audio"];
+
+/// A kind of file as an upload's `file_types` takes it: a group, or an
+/// extension with its dot, lowercase (the platform normalises it so);
+/// none for anything else.
+pub fn file_type(word: &str) -> Option<String> {
+    let word = word.trim().to_lowercase();
+    let extension =
+        word.strip_prefix('.').is_some_and(|e| !e.is_empty() && e.bytes().all(|b| b.is_ascii_alphanumeric()));
+    (FILE_GROUPS.contains(&word.as_str()) || extension).then_some(word)
+}
+
 /// A form as it is shown.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Form {

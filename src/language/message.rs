@@ -332,10 +332,16 @@ fn input(filled: FilledInput<'_>, changed: &mut Vec<String>) -> Option<TextInput
         changed.push(format!("input `{name}` has one choice: shown as a menu"));
         kind = InputKind::Menu;
     }
-    let types: Vec<String> = i
-        .text("types")
-        .map(|t| t.split([' ', ',']).filter(|w| !w.is_empty()).map(str::to_string).collect())
-        .unwrap_or_default();
+    let written = i.text("types").unwrap_or_default();
+    let words: Vec<&str> = written.split([' ', ',']).filter(|w| !w.is_empty()).collect();
+    let types: Vec<String> = words.iter().filter_map(|w| crate::discord::outgoing::file_type(w)).collect();
+    if types.len() < words.len() || types.len() > limits::UPLOAD_TYPES {
+        changed.push(format!(
+            "input `{name}` kept {} of its types: `image`, `video`, `audio` or an extension such as `.pdf`, at most {}",
+            types.len().min(limits::UPLOAD_TYPES),
+            limits::UPLOAD_TYPES
+        ));
+    }
     let mut input = TextInput {
         label,
         kind,

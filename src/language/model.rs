@@ -495,6 +495,13 @@ fn tree_variables(
         {
             let description = o.description.as_ref().map(|d| d.value.to_string());
             let (kind, required, span) = (o.option_type(), o.required.is_some(), o.name.span);
+            if kind == crate::discord::options::OptionType::Attachment {
+                // The file's address, name, media type and size.
+                for part in ["url", "name", "type", "size"] {
+                    let origin = Origin::Option { description: description.clone(), kind, required, span };
+                    add(format!("option_{}_{part}", o.name.name), origin);
+                }
+            }
             add(format!("option_{}", o.name.name), Origin::Option { description, kind, required, span });
         }
     }

@@ -561,8 +561,17 @@ pub fn variables(interaction: &Interaction, tree: &Tree) -> Result<Vec<(String, 
             tree.check_option_value(&variable, &value).map_err(Unfit::Option)?;
         }
         if option.kind == crate::discord::options::OptionType::Attachment {
-            if let Some(file) = interaction.attachment(&value).and_then(|a| serde_json::to_string(a).ok()) {
-                vars.push((crate::run::eval::inputs::attachment_key(&option.name), file));
+            let file = interaction.attachment(&value);
+            if let Some(described) = file.and_then(|a| serde_json::to_string(a).ok()) {
+                vars.push((crate::run::eval::inputs::attachment_key(&option.name), described));
+            }
+            // Where the file is, its name, media type and size, as variables.
+            let file = file.cloned().unwrap_or_default();
+            let size = file.size.map(|s| s.to_string());
+            for (part, text) in
+                [("url", file.url), ("name", file.filename), ("type", file.content_type), ("size", size)]
+            {
+                vars.push((format!("option_{}_{part}", option.name), text.unwrap_or_default()));
             }
         }
         vars.push((variable, value));

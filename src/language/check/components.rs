@@ -406,6 +406,7 @@ fn input_kind(input: &crate::language::ast::Input, out: &mut Findings) {
             );
         }
     }
+    upload_types(input, out);
     let written = input.choices.iter().filter(|c| c.each.is_none()).count();
     let looped = input.choices.iter().any(|c| c.each.is_some());
     if choices == 0 {
@@ -432,6 +433,25 @@ fn input_kind(input: &crate::language::ast::Input, out: &mut Findings) {
             .help("add `choice \"Label\" \"value\"` lines"),
         );
     }
+}
+
+/// An upload's written `types`: each a group or an extension, at most 10.
+fn upload_types(input: &crate::language::ast::Input, out: &mut Findings) {
+    let Some(s) = crate::language::ast::setting(&input.settings, "types") else { return };
+    let Some(SettingValue::Text(t)) = &s.value else { return };
+    let Some(text) = t.as_literal() else { return };
+    let words: Vec<&str> = text.split([' ', ',']).filter(|w| !w.is_empty()).collect();
+    let wrong: Vec<&str> = words.iter().copied().filter(|w| crate::discord::outgoing::file_type(w).is_none()).collect();
+    let problem = match (wrong.as_slice(), words.len()) {
+        ([first, ..], _) => format!("`{first}` is not a kind of file the platform filters for"),
+        (_, n) if n > limits::UPLOAD_TYPES => format!("an upload filters for at most 10 kinds of file, not {n}"),
+        _ => return,
+    };
+    out.push(
+        Diagnostic::new(Code::BadSetting, problem)
+            .label(t.span, "these types")
+            .help("write `image`, `video`, `audio` or extensions with their dot, `\"image .pdf\"`"),
+    );
 }
 
 /// What an input of `kind` takes, for a help line.
