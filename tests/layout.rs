@@ -333,3 +333,58 @@ fn a_form_of_every_kind_of_input_is_shown_and_its_submission_read() {
     let refused = served.send(&platform, &sent);
     assert_ne!(refused.body["data"]["content"].as_str().map(|c| c.starts_with("why=")), Some(true), "{refused:?}");
 }
+
+/// A poll in a reply and in a channel post, as the platform creates one
+/// (held to its published shape), and ended early by `end poll`: its
+/// route, and its results read from the message the platform answers.
+#[test]
+fn a_poll_is_sent_in_the_platform_s_shape_and_ended_with_its_results() {
+    let platform = TestPlatform::start();
+    let program = format!(
+        "platform \"{}\"\n{}",
+        platform.api(),
+        r#"command ask "Ask" {
+    reply {
+        text "Vote below"
+        poll {
+            question "Tea or coffee?"
+            answer "Tea" { emoji "🍵" }
+            answer "Coffee"
+            duration "2d"
+            multiple
+        }
+    }
+}
+
+command post "Post" {
+    send to "888" as asked { poll { question "Which day?" answer "Mon" answer "Tue" } }
+    end poll "{api_asked[response.id]}" in "888" as ended
+    reply "ended {api_ended[response.poll.results.is_finalized]}"
+}
+"#
+    );
+    let served = serve(&program, &platform, None, &[], &[("BLKC_BOT_TOKEN", "bot-token-abcdefghijklmnop")]);
+    let answer = served.send(&platform, &command("p1", "ask", json!([])));
+    assert_shape("answer", &answer.body);
+    assert_eq!(
+        answer.body["data"]["poll"],
+        json!({ "question": { "text": "Tea or coffee?" }, "duration": 48, "allow_multiselect": true, "answers": [
+            { "poll_media": { "text": "Tea", "emoji": { "name": "🍵" } } }, { "poll_media": { "text": "Coffee" } }
+        ] }),
+        "{answer:?}"
+    );
+    platform.answer(
+        "POST",
+        "/api/channels/888/polls/",
+        200,
+        json!({ "id": "5", "poll": { "results": { "is_finalized": true } } }),
+    );
+    let answer = served.send(&platform, &command("p2", "post", json!([])));
+    assert_eq!(answer.body["data"]["content"], "ended true", "{answer:?}\n{}", served.log());
+    let posted = platform.wait_for("/channels/888/messages", 1);
+    assert_shape("channel message", &posted[0].body);
+    assert_eq!(posted[0].body["poll"]["duration"], 24, "a day unless it says");
+    let ended = platform.calls().into_iter().find(|c| c.path.ends_with("/expire")).expect("the poll was ended");
+    assert_eq!((ended.method.as_str(), ended.body.is_null()), ("POST", true));
+    assert!(ended.path.starts_with("/api/channels/888/polls/"), "{}", ended.path);
+}

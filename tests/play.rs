@@ -1286,3 +1286,35 @@ handler application {
         browser.close().await.unwrap();
     });
 }
+
+/// Issue 54: a poll drawn in a real browser and voted in: the vote is the
+/// platform's `poll_vote_add` event, the bot's event counts it, and the
+/// poll ended early gives the results the page's votes make.
+#[test]
+fn a_poll_is_voted_in_and_ended_in_a_real_browser() {
+    let Some(driver) = chromedriver() else { return };
+    let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/vote.blk")).unwrap();
+    let played = play(&example, None, &["--offline"]);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let page = Page(&browser);
+        page.wait_js("return document.querySelectorAll('#commands option').length", "2").await;
+        let command = page.find("#command").await;
+        command.send_keys("/vote").await.unwrap();
+        page.find("#composer button[type=submit]").await.click().await.unwrap();
+        page.wait_text("#messages", |t| t.contains("Which game on Friday?")).await;
+        page.find("#messages .poll button.answer[data-answer='3']").await.click().await.unwrap();
+        page.wait_js(
+            "return document.querySelector('#messages .poll button.answer[data-answer=\"3\"] .count').textContent",
+            "1",
+        )
+        .await;
+        command.clear().await.unwrap();
+        command.send_keys("/results").await.unwrap();
+        page.find("#composer button[type=submit]").await.click().await.unwrap();
+        page.wait_text("#messages", |t| t.contains("Catan: 1")).await;
+        browser.close().await.unwrap();
+    });
+}

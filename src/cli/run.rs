@@ -528,6 +528,18 @@ fn layout_lines(blocks: &[blkc::discord::outgoing::Block]) -> Vec<String> {
     out
 }
 
+/// A poll as the terminal shows it: its question, an answer a line, how
+/// long it is open.
+fn print_poll(out: &mut dyn Write, p: &blkc::discord::outgoing::Poll) {
+    let _ = writeln!(out, "📊 {}", display::one_line(&p.question));
+    for a in &p.answers {
+        let emoji = a.emoji.as_deref().map(|e| format!("{} ", display::one_line(e))).unwrap_or_default();
+        let _ = writeln!(out, "  ○ {emoji}{}", display::one_line(&a.text));
+    }
+    let choose = if p.multiple { "choose any" } else { "choose one" };
+    let _ = writeln!(out, "  ({choose}; open {} hours)", p.hours);
+}
+
 /// A form as the terminal shows it: its title, then an input a line.
 fn print_form(out: &mut dyn Write, form: &blkc::discord::outgoing::Form) {
     let _ = writeln!(out, "(shows a form; sending it runs {})", form.handler);
@@ -640,31 +652,38 @@ fn print_later(out: &mut dyn Write, event: &Event) {
     }
 }
 
+/// A reply as the terminal shows it.
+fn print_reply(out: &mut dyn Write, event: &Event) {
+    let Event::Reply { text, ephemeral, embeds, components, layout, poll, update } = event else { return };
+    if *update {
+        let _ = writeln!(out, "(updates the message the component is on)");
+    }
+    if *ephemeral {
+        let _ = writeln!(out, "(only the user who ran it sees this reply)");
+    }
+    if !layout.is_empty() {
+        for line in layout_lines(layout) {
+            let _ = writeln!(out, "{line}");
+        }
+        return;
+    }
+    if !text.is_empty() || (embeds.is_empty() && poll.is_none() && !*update) {
+        let _ = writeln!(out, "{}", display::lines(text));
+    }
+    for e in embeds {
+        print_embed(out, e);
+    }
+    if let Some(p) = poll {
+        print_poll(out, p);
+    }
+    print_components(out, components);
+}
+
 fn print_event(out: &mut dyn Write, event: &Event, source: &SourceFile, opts: RenderOptions, verbose: bool) {
     match event {
         // A reply holds chat users' values: shown so that none can forge a
         // line or send the terminal a control sequence.
-        Event::Reply { text, ephemeral, embeds, components, layout, update } => {
-            if *update {
-                let _ = writeln!(out, "(updates the message the component is on)");
-            }
-            if *ephemeral {
-                let _ = writeln!(out, "(only the user who ran it sees this reply)");
-            }
-            if !layout.is_empty() {
-                for line in layout_lines(layout) {
-                    let _ = writeln!(out, "{line}");
-                }
-                return;
-            }
-            if !text.is_empty() || (embeds.is_empty() && !*update) {
-                let _ = writeln!(out, "{}", display::lines(text));
-            }
-            for e in embeds {
-                print_embed(out, e);
-            }
-            print_components(out, components);
-        }
+        Event::Reply { .. } => print_reply(out, event),
         Event::Form(form) => print_form(out, form),
         Event::Action(a) => print_action(out, a),
         Event::Choice { name, value } => {

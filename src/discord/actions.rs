@@ -29,6 +29,7 @@ pub enum Verb {
     Unpin,
     Purge,
     Edit,
+    EndPoll,
 }
 
 /// What a value of an action names, and how it is read.
@@ -367,6 +368,18 @@ pub const SPECS: &[Spec] = &[
         in_server: true,
         does: "edits a message the bot sent",
     },
+    Spec {
+        verb: Verb::EndPoll,
+        written: "end poll",
+        subject: Some((Slot::Message, "the message of the poll")),
+        words: &[IN, AS],
+        message: Message::No,
+        answers: true,
+        reason: false,
+        permissions: Permissions::empty(),
+        in_server: false,
+        does: "ends a poll the bot sent now; its message, with the results, is the answer",
+    },
 ];
 
 impl Verb {
@@ -392,9 +405,11 @@ impl Verb {
             ("unpin", None) => Verb::Unpin,
             ("purge", None) => Verb::Purge,
             ("edit", None) => Verb::Edit,
+            ("end", Some("poll")) => Verb::EndPoll,
             ("give" | "take", _) => return Err(&["role"]),
             ("create", _) => return Err(&["thread", "channel"]),
             ("delete", _) => return Err(&["message", "channel"]),
+            ("end", _) => return Err(&["poll"]),
             _ => return Err(&[]),
         })
     }

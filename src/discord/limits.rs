@@ -63,6 +63,12 @@ pub const GALLERY_ITEMS: usize = 10;
 /// its address.
 pub const MEDIA_DESCRIPTION: usize = 1024;
 pub const MEDIA_URL: usize = 2048;
+/// A poll's answers, the characters of its question and of an answer,
+/// and the hours it may stay open (32 days).
+pub const POLL_ANSWERS: usize = 10;
+pub const POLL_QUESTION: usize = 300;
+pub const POLL_ANSWER: usize = 55;
+pub const POLL_HOURS: u32 = 768;
 /// Characters of a link button's `url`.
 pub const LINK_URL: usize = 512;
 

@@ -369,21 +369,50 @@ pub fn edit_flags(flags: Option<MessageFlags>) -> Option<MessageFlags> {
     flags.filter(|f| f.contains(MessageFlags::IS_COMPONENTS_V2)).map(|_| MessageFlags::IS_COMPONENTS_V2)
 }
 
-/// An edit that makes a message a layout one, as the platform asks for it:
-/// its `content` emptied with `null` (which twilight's type cannot say);
-/// none for any other edit. `data` is the edit's body, or an answer's.
-pub fn layout_edit<T: serde::Serialize>(body: &T, data: Option<&InteractionResponseData>) -> Option<serde_json::Value> {
-    let data = data?;
-    if !data.flags.is_some_and(|f| f.contains(MessageFlags::IS_COMPONENTS_V2)) || data.embeds.is_none() {
+/// A message's body as it goes on the wire where twilight's type cannot
+/// say it: with its poll (in the shape the platform creates one from), or,
+/// for an update that makes a message a layout one, its `content` emptied
+/// with `null` as the platform asks; none for any other. `body` is the
+/// typed body or answer (the message's fields go in its `data` if it has
+/// one).
+pub fn wire<T: serde::Serialize>(body: &T, message: &Message) -> Option<serde_json::Value> {
+    let layout_update = message.update && !message.layout.is_empty();
+    if message.poll.is_none() && !layout_update {
         return None;
     }
     let mut wire = serde_json::to_value(body).ok()?;
-    let slot = match wire.get_mut("data") {
-        Some(inner) => inner,
-        None => &mut wire,
+    let slot = match wire.get("data").is_some() {
+        true => &mut wire["data"],
+        false => &mut wire,
     };
-    slot.as_object_mut()?.insert("content".into(), serde_json::Value::Null);
+    let fields = slot.as_object_mut()?;
+    if layout_update {
+        fields.insert("content".into(), serde_json::Value::Null);
+    }
+    if let Some(p) = &message.poll {
+        fields.insert("poll".into(), poll(p));
+    }
     Some(wire)
+}
+
+/// A poll as the platform creates one.
+fn poll(p: &crate::discord::outgoing::Poll) -> serde_json::Value {
+    use serde_json::json;
+    let answers: Vec<serde_json::Value> = p
+        .answers
+        .iter()
+        .map(|a| {
+            let mut media = json!({ "text": a.text });
+            if let Some(e) = &a.emoji {
+                media["emoji"] = match emoji(e) {
+                    EmojiReactionType::Custom { id, .. } => json!({ "id": id.to_string() }),
+                    EmojiReactionType::Unicode { name } => json!({ "name": name }),
+                };
+            }
+            json!({ "poll_media": media })
+        })
+        .collect();
+    json!({ "question": { "text": p.question }, "answers": answers, "duration": p.hours, "allow_multiselect": p.multiple })
 }
 
 /// An interaction's first answer as it goes on the wire: of twilight's
@@ -408,7 +437,7 @@ pub fn first_answer(said: &Outgoing) -> Answer {
     match said {
         Outgoing::Message(m) => {
             let typed = answer(m);
-            match layout_edit(&typed, typed.data.as_ref()) {
+            match wire(&typed, m) {
                 Some(wire) => Answer::Wire(wire),
                 None => typed.into(),
             }

@@ -27,6 +27,26 @@ pub struct Message {
     /// A layout message's parts (then `content` is empty, `embeds` and
     /// `components` are none: the parts hold its texts and components).
     pub layout: Vec<Block>,
+    /// A poll the message carries.
+    pub poll: Option<Poll>,
+}
+
+/// A poll as it is sent: its question and answers kept to their lengths.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Poll {
+    pub question: String,
+    pub answers: Vec<PollAnswer>,
+    /// How long it is open, in hours (1 to [`limits::POLL_HOURS`]).
+    pub hours: u32,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub multiple: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PollAnswer {
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emoji: Option<String>,
 }
 
 /// A part of a layout message (the platform's "components v2"), as it is

@@ -700,6 +700,16 @@ impl Printer<'_> {
         match item {
             Inner::Item(_) => {}
             Inner::Media(m) => self.media(m),
+            Inner::Answer(a) => {
+                self.out.push_str("answer ");
+                self.template(&a.text);
+                if !a.settings.is_empty() {
+                    self.out.push(' ');
+                    let open = self.open_brace(a.text.span.end as usize);
+                    self.settings(open, a.span.end as usize - 1, &a.settings);
+                }
+                self.trailing(a.span.end as usize);
+            }
             Inner::Setting(s) => {
                 self.out.push_str(&setting_line(self.text, s));
                 self.trailing(s.span.end as usize);
@@ -779,6 +789,15 @@ impl Printer<'_> {
             }
             ReplyItem::Component(c) => self.component(c),
             ReplyItem::Layout(l) => self.layout(l),
+            ReplyItem::Poll(p) => {
+                self.out.push_str("poll {");
+                let open = self.open_brace(p.keyword.end as usize);
+                let mut inner: Vec<Inner<'_>> = p.settings.iter().map(Inner::Setting).collect();
+                inner.extend(p.answers.iter().map(Inner::Answer));
+                inner.sort_by_key(|i| i.span().start);
+                self.block(open, p.span.end as usize - 1, &inner, Inner::span, |f, i| f.inner(i));
+                self.trailing(p.span.end as usize);
+            }
         }
     }
 
@@ -1230,6 +1249,8 @@ enum Inner<'a> {
     Item(&'a ReplyItem),
     /// A gallery's `media`, a section's `thumbnail`.
     Media(&'a crate::language::ast::Media),
+    /// A poll's `answer`.
+    Answer(&'a crate::language::ast::PollAnswer),
 }
 
 impl Inner<'_> {
@@ -1240,6 +1261,7 @@ impl Inner<'_> {
             Inner::Input(i) => i.span,
             Inner::Item(i) => i.span(),
             Inner::Media(m) => m.span,
+            Inner::Answer(a) => a.span,
         }
     }
 }

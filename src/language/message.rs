@@ -6,8 +6,8 @@
 
 use crate::discord::limits;
 use crate::discord::outgoing::{
-    fit, short, Button, Choice, ChoiceValue, Component, Embed, EmbedField, Form, InputKind, Media, MenuChoice, Select,
-    TextInput, CUT,
+    fit, short, Button, Choice, ChoiceValue, Component, Embed, EmbedField, Form, InputKind, Media, MenuChoice, Poll,
+    PollAnswer, Select, TextInput, CUT,
 };
 use crate::language::vocab::{self, EmbedPart, PartForm};
 
@@ -150,6 +150,41 @@ pub fn media(url: &str, mut f: Filling<'_>) -> Result<(Media, Vec<String>), Stri
     }
     let media = Media { url: url.to_string(), description: f.text("description"), spoiler: f.flag("spoiler") };
     Ok((media, f.changed))
+}
+
+/// A poll from its filled settings and answers (each cut to the platform's
+/// 55 characters, a blank one left out, at most 10), or none when no
+/// answer is left; what had to change.
+pub fn poll(mut f: Filling<'_>, answers: Vec<(String, Filling<'_>)>) -> (Option<Poll>, Vec<String>) {
+    let question = f.text("question").unwrap_or_else(|| CUT.into());
+    let hours = match f.text("duration").map(|d| vocab::parse_hours(&d, limits::POLL_HOURS)) {
+        Some(Ok(hours)) => hours,
+        Some(Err(why)) => {
+            f.changed.push(format!("a poll's `duration` was left out (a day): {why}"));
+            24
+        }
+        None => 24,
+    };
+    let mut changed = std::mem::take(&mut f.changed);
+    let mut kept = Vec::new();
+    for (mut text, mut a) in answers {
+        if text.trim().is_empty() {
+            changed.push("a poll's blank answer was left out".into());
+            continue;
+        }
+        a.cut(&mut text, limits::POLL_ANSWER, "answer");
+        kept.push(PollAnswer { text, emoji: a.text("emoji") });
+        changed.append(&mut a.changed);
+    }
+    if kept.len() > limits::POLL_ANSWERS {
+        changed.push(format!("a poll kept its first {} answers", limits::POLL_ANSWERS));
+        kept.truncate(limits::POLL_ANSWERS);
+    }
+    if kept.is_empty() {
+        changed.push("a poll with no answer left was left out".into());
+        return (None, changed);
+    }
+    (Some(Poll { question, answers: kept, hours, multiple: f.flag("multiple") }), changed)
 }
 
 /// A container's accent colour and whether it is a spoiler.

@@ -407,6 +407,14 @@ pub enum LayoutStep {
     },
 }
 
+/// A poll: its settings (`question`, `duration`, `multiple`) and answers,
+/// each with its settings (`emoji`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PollStep {
+    pub settings: Vec<SettingStep>,
+    pub answers: Vec<(Template, Vec<SettingStep>)>,
+}
+
 /// A thumbnail or a gallery's image: its address and settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MediaStep {
@@ -558,6 +566,8 @@ pub enum Step {
         /// its `components` by their place); none for any other message.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         layout: Vec<LayoutStep>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        poll: Option<Box<PollStep>>,
         /// `update`: edits the message a component is on.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         update: bool,
@@ -1239,31 +1249,42 @@ fn setting_templates(settings: &[SettingStep], f: &mut impl FnMut(&Template)) {
     settings.iter().filter_map(|s| s.text.as_ref()).for_each(f);
 }
 
+/// [`each_template`] of a reply's step.
+fn reply_templates(step: &Step, f: &mut impl FnMut(&Template)) {
+    let Step::Reply { text, translations, embeds, components, layout, poll, .. } = step else { return };
+    text.iter().for_each(&mut *f);
+    layout.iter().for_each(|part| part.each_template(f));
+    if let Some(p) = poll {
+        setting_templates(&p.settings, f);
+        for (answer, settings) in &p.answers {
+            f(answer);
+            setting_templates(settings, f);
+        }
+    }
+    translations.iter().for_each(|(_, t)| f(t));
+    for e in embeds {
+        e.parts.iter().for_each(|(_, t)| f(t));
+        for field in &e.fields {
+            f(&field.name);
+            f(&field.value);
+        }
+    }
+    for c in components {
+        setting_templates(&c.settings, f);
+        for choice in &c.choices {
+            f(&choice.label);
+            f(&choice.value);
+            setting_templates(&choice.settings, f);
+        }
+    }
+}
+
 /// Calls `f` on every template of a list of steps, in every branch.
 pub fn each_template(steps: &[Step], f: &mut impl FnMut(&Template)) {
     for step in steps {
         match step {
             Step::Request(r) => r.each_template(f),
-            Step::Reply { text, translations, embeds, components, layout, .. } => {
-                text.iter().for_each(&mut *f);
-                layout.iter().for_each(|part| part.each_template(f));
-                translations.iter().for_each(|(_, t)| f(t));
-                for e in embeds {
-                    e.parts.iter().for_each(|(_, t)| f(t));
-                    for field in &e.fields {
-                        f(&field.name);
-                        f(&field.value);
-                    }
-                }
-                for c in components {
-                    setting_templates(&c.settings, f);
-                    for choice in &c.choices {
-                        f(&choice.label);
-                        f(&choice.value);
-                        setting_templates(&choice.settings, f);
-                    }
-                }
-            }
+            Step::Reply { .. } => reply_templates(step, f),
             Step::Form(form) => {
                 setting_templates(&form.settings, f);
                 form.texts.iter().for_each(|(_, t)| f(t));
@@ -1944,9 +1965,14 @@ fn reply_step(r: &ast::Reply) -> Step {
         })
         .collect();
     let layout = if r.is_layout() { layout_steps(&r.items, &mut 0) } else { Vec::new() };
+    let poll = r.poll().map(|p| {
+        let answers = p.answers.iter().map(|a| (template(&a.text), settings(&a.settings))).collect();
+        Box::new(PollStep { settings: settings(&p.settings), answers })
+    });
     Step::Reply {
         text: if r.is_layout() { None } else { r.text().map(template) },
         layout,
+        poll,
         translations: r.translations().map(|t| (t.locale.name.to_string(), template(&t.value))).collect(),
         ephemeral: r.ephemeral(),
         embeds,
@@ -1970,7 +1996,10 @@ fn layout_steps(items: &[ast::ReplyItem], next: &mut usize) -> Vec<LayoutStep> {
             }
             ast::ReplyItem::Layout(l) => out.push(layout_step(l, next)),
             // (Refused beside a layout by the checker: B433.)
-            ast::ReplyItem::Embed(_) | ast::ReplyItem::Translation(_) | ast::ReplyItem::Ephemeral(_) => {}
+            ast::ReplyItem::Embed(_)
+            | ast::ReplyItem::Translation(_)
+            | ast::ReplyItem::Ephemeral(_)
+            | ast::ReplyItem::Poll(_) => {}
         }
     }
     out

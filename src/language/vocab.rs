@@ -269,6 +269,8 @@ pub enum SettingForm {
     Number(u32, u32),
     /// `accent "#5865F2"`: a colour ([`parse_color`]).
     Color,
+    /// `duration "1d"`: a length of time in whole hours, 1 to this many.
+    Hours(u32),
     /// `cooldown 30` or `cooldown "1h30m" per server`: a length of time
     /// ([`parse_duration`]), kept per user unless a `per` says otherwise.
     Duration,
@@ -413,6 +415,19 @@ pub fn action_duration(text: &str) -> Result<u64, String> {
     parse_duration(text)
 }
 
+/// A poll's `duration`: whole hours from 1 to `most` (`"1d"`, `"36h"`).
+pub fn parse_hours(text: &str, most: u32) -> Result<u32, String> {
+    let seconds = parse_duration(text)?;
+    if seconds == 0 || seconds % 3600 != 0 {
+        return Err("a poll is open for whole hours: `\"1h\"`, `\"12h\"`, `\"3d\"`".into());
+    }
+    let hours = seconds / 3600;
+    if hours > u64::from(most) {
+        return Err(format!("a poll is open for at most {} days", most / 24));
+    }
+    Ok(hours as u32)
+}
+
 pub fn parse_duration(text: &str) -> Result<u64, String> {
     let text = text.trim();
     let seconds = if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
@@ -488,6 +503,25 @@ pub const CHOICE_SETTINGS: &[SettingSpec] = &[
     setting("emoji", SettingForm::Emoji, "an emoji before the label: `\"👍\"`, or a server's `\"<:name:id>\"`"),
     setting("default", SettingForm::Flag, "chosen when the menu is shown"),
 ];
+
+/// A poll.
+pub const POLL_SETTINGS: &[SettingSpec] = &[
+    setting(
+        "question",
+        SettingForm::Text(crate::discord::limits::POLL_QUESTION),
+        "the question asked (required; at most 300 characters)",
+    ),
+    setting(
+        "duration",
+        SettingForm::Hours(crate::discord::limits::POLL_HOURS),
+        "how long it is open: `\"1h\"` to `\"32d\"` in whole hours (the default is a day)",
+    ),
+    setting("multiple", SettingForm::Flag, "a member may choose more than one answer"),
+];
+
+/// A poll's answer.
+pub const POLL_ANSWER_SETTINGS: &[SettingSpec] =
+    &[setting("emoji", SettingForm::Emoji, "an emoji beside the answer: `\"☕\"`, or a server's `\"<:name:id>\"`")];
 
 /// A layout message's container.
 pub const CONTAINER_SETTINGS: &[SettingSpec] = &[
@@ -860,6 +894,8 @@ keywords! {
     Separator "separator" Reply,
     Gallery "gallery" Reply,
     Media "media" Reply,
+    Poll "poll" Reply,
+    Answer "answer" Reply,
     Choice "choice" Component,
     Input "input" Form,
     True "true" Value,
@@ -880,6 +916,7 @@ keywords! {
     Unpin "unpin" Tree,
     Purge "purge" Tree,
     Edit "edit" Tree,
+    End "end" Tree,
     Role "role" Action,
     Message "message" Action,
     Thread "thread" Action,

@@ -321,6 +321,16 @@ fn reply_item(item: &ReplyItem, out: &mut String) {
             }
             out.push_str(" }");
         }
+        ReplyItem::Poll(p) => {
+            out.push_str(&format!(" poll {{{}", settings(&p.settings)));
+            for a in &p.answers {
+                out.push_str(&format!(" answer {}", template(&a.text)));
+                if !a.settings.is_empty() {
+                    out.push_str(&format!(" {{{} }}", settings(&a.settings)));
+                }
+            }
+            out.push_str(" }");
+        }
         ReplyItem::Layout(l) => {
             out.push_str(&format!(" {}", l.kind.as_str()));
             if l.kind == blkc::language::ast::LayoutKind::Separator && l.settings.is_empty() {

@@ -211,6 +211,7 @@ fn check_message(check: &Check, m: &Json) -> Result<(), Miss> {
             }
         }
         Check::Title(want) => matched("title", want, &m["title"]),
+        Check::Poll(want) => matched("poll", want, &m["poll"]["question"]["text"]),
         Check::Fields(ids) => {
             let got = components(m)
                 .into_iter()

@@ -221,6 +221,8 @@ pub enum Check {
     EmbedField(String, Match),
     Title(Match),
     Fields(Vec<String>),
+    /// The message's poll, by its question.
+    Poll(Match),
 }
 
 #[derive(Debug, Clone)]
@@ -639,6 +641,7 @@ impl Reader {
             Rule::disabled_check => Check::Disabled(list(self, 0)),
             Rule::choices_check => Check::Choices(list(self, 0)),
             Rule::title_check => Check::Title(self.matcher_of(parts.first())),
+            Rule::poll_check => Check::Poll(self.matcher_of(parts.first())),
             _ => Check::Fields(list(self, 0)),
         }
     }

@@ -911,6 +911,8 @@ fn settings_in(doc: &Document, offset: usize) -> Option<(&'static [vocab::Settin
         "separator" => (vocab::SEPARATOR_SETTINGS, "separator"),
         "thumbnail" => (vocab::MEDIA_SETTINGS, "thumbnail"),
         "media" => (vocab::MEDIA_SETTINGS, "media"),
+        "poll" => (vocab::POLL_SETTINGS, "poll"),
+        "answer" => (vocab::POLL_ANSWER_SETTINGS, "answer"),
         _ => return None,
     })
 }
@@ -928,6 +930,7 @@ fn setting_at(doc: &Document, offset: usize) -> Option<(String, Span)> {
         vocab::SettingForm::Emoji => "an emoji: `\"👍\"`, or a server's `\"<:name:id>\"`".to_string(),
         vocab::SettingForm::Number(least, most) => format!("a whole number from {least} to {most}"),
         vocab::SettingForm::Color => "a colour: `\"#5865F2\"`".to_string(),
+        vocab::SettingForm::Hours(most) => format!("whole hours, 1 to {most}: `\"1d\"`"),
         vocab::SettingForm::Duration => {
             "a number of seconds or a string like `\"5m\"`, then `per user` (the default), `per server` or `per channel`".to_string()
         }

@@ -58,6 +58,8 @@ pub struct Acted {
     dms: HashMap<String, String>,
     sent: Vec<Sent>,
     bans: Vec<(String, String)>,
+    /// The votes of polls: (message, answer, user).
+    votes: Vec<(String, u64, String)>,
 }
 
 /// The most messages and channels kept (a long play stays bounded).
@@ -113,6 +115,7 @@ impl Acted {
             }
             ("PUT" | "DELETE", ["channels", _, "messages", _, "reactions", _, "@me"]) => (204, Value::Null),
             ("PUT" | "DELETE", ["channels", _, "messages", "pins", _]) => (204, Value::Null),
+            ("POST", ["channels", _, "polls", message, "expire"]) => self.end_poll(message),
             ("GET", ["channels", channel]) => match self.find(channel) {
                 Some(c) => (200, c),
                 None => refused(404, 10003, "Unknown Channel"),
@@ -146,6 +149,36 @@ impl Acted {
             }
             _ => return None,
         })
+    }
+
+    /// A vote given (`add`) or taken back in a poll, as the page's member
+    /// or a test's cast it.
+    pub fn vote(&mut self, message: &str, answer: u64, user: &str, add: bool) {
+        self.votes.retain(|(m, a, u)| !(m == message && *a == answer && u == user));
+        if add {
+            self.votes.push((message.to_string(), answer, user.to_string()));
+            if self.votes.len() > KEPT {
+                self.votes.remove(0);
+            }
+        }
+    }
+
+    /// A poll ended now: its message, with the results the platform gives
+    /// (each answer's votes, final).
+    fn end_poll(&mut self, message: &str) -> Answer {
+        let votes = &self.votes;
+        let Some(sent) = self.sent.iter_mut().find(|m| m.id == message && m.body["poll"].is_object()) else {
+            return refused(404, 10008, "Unknown Message");
+        };
+        let answers = sent.body["poll"]["answers"].as_array().map_or(0, Vec::len) as u64;
+        let counts: Vec<Value> = (1..=answers)
+            .map(|id| {
+                let count = votes.iter().filter(|(m, a, _)| m == message && *a == id).count();
+                json!({ "id": id, "count": count, "me_voted": false })
+            })
+            .collect();
+        sent.body["poll"]["results"] = json!({ "is_finalized": true, "answer_counts": counts });
+        (200, sent.body.clone())
     }
 
     fn open_dm(&mut self, body: &Value) -> Answer {

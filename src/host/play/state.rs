@@ -389,6 +389,12 @@ impl Play {
         if !prime.is_null() {
             self.dispatch("GUILD_UPDATE", prime);
         }
+        // A vote counts in its poll's results when the poll ends.
+        if let ("poll_vote_add" | "poll_vote_remove", Some(message)) = (kind, d["message_id"].as_str()) {
+            let (answer, user) = (d["answer_id"].as_u64().unwrap_or(1), d["user_id"].as_str().unwrap_or_default());
+            let mut acted = self.acted.lock().unwrap_or_else(|e| e.into_inner());
+            acted.vote(message, answer, user, kind == "poll_vote_add");
+        }
         self.dispatch(t, d);
         Ok(id)
     }

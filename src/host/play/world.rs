@@ -44,6 +44,8 @@ pub fn bot_info(url: &str) -> GatewayBot {
 pub fn event_fields() -> Vec<&'static str> {
     let mut fields: Vec<&'static str> = crate::discord::events::SAMPLE_DEFAULTS.iter().map(|(k, _)| *k).collect();
     fields.push("body");
+    // (A poll vote's answer, a number.)
+    fields.push("answer_id");
     fields
 }
 
@@ -70,7 +72,12 @@ pub fn dispatch(kind: &str, given: &Value, id: &str) -> Option<(&'static str, Va
             _ => None,
         })
     };
-    let (t, d, prime) = crate::discord::events::sample(kind, &value)?;
+    let (t, mut d, prime) = crate::discord::events::sample(kind, &value)?;
+    // A poll vote's answer, as given (a number, as the platform sends it).
+    let answer = given["answer_id"].as_u64().or_else(|| given["answer_id"].as_str().and_then(|a| a.parse().ok()));
+    if let (Some(answer), true) = (answer, d.get("answer_id").is_some()) {
+        d["answer_id"] = Value::from(answer);
+    }
     let prime = match prime {
         Value::Object(mut p) => {
             p.insert("id".into(), Value::String(server.id.to_string()));

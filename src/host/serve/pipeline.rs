@@ -110,8 +110,8 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
 /// choice to the answer, the rest to the run's report.
 fn deliver(out: &mut Outbox, report: &mut RunReport, offered: &mut Vec<(String, String)>, event: Event) {
     match event {
-        Event::Reply { text, ephemeral, embeds, components, layout, update } => {
-            let said = Said { text, ephemeral, embeds, components, layout, update };
+        Event::Reply { text, ephemeral, embeds, components, layout, poll, update } => {
+            let said = Said { text, ephemeral, embeds, components, layout, poll, update };
             out.reply(report, said)
         }
         Event::Form(form) => {
@@ -215,6 +215,7 @@ struct Said {
     embeds: Vec<outgoing::Embed>,
     components: Vec<outgoing::Component>,
     layout: Vec<outgoing::Block>,
+    poll: Option<outgoing::Poll>,
     update: bool,
 }
 
@@ -257,7 +258,7 @@ impl Outbox<'_> {
     /// platform's length, its embeds and components on the last of them.
     /// An update is one message, its text cut to the length.
     fn reply(&mut self, report: &mut RunReport, said: Said) {
-        let Said { text, ephemeral, embeds, components, layout, mut update } = said;
+        let Said { text, ephemeral, embeds, components, layout, poll, mut update } = said;
         self.replies += 1;
         let has_message = matches!(&self.trigger.target, Target::Interaction(a) if a.message.is_some());
         if update && !has_message {
@@ -310,14 +311,14 @@ impl Outbox<'_> {
             log::hiding(about.token(), || tracing::warn!(id = about.id(), kind = about.kind(), "{w}"));
         }
         let last = parts.len() - 1;
-        let mut rich = Some((embeds, components));
+        let mut rich = Some((embeds, components, poll));
         for (i, p) in parts.into_iter().enumerate() {
             let mut message = Message::new(p, &self.trigger.mentions);
             // Only an interaction's answer can be private (B416 refuses it
             // in an event before the file is served).
             message.ephemeral = ephemeral && matches!(self.trigger.target, Target::Interaction(_));
             if i == last {
-                (message.embeds, message.components) = rich.take().unwrap_or_default();
+                (message.embeds, message.components, message.poll) = rich.take().unwrap_or_default();
             }
             self.send(report, &Outgoing::Message(message));
         }
@@ -354,14 +355,11 @@ impl Outbox<'_> {
                     }
                     Delivery::EditMessage => {
                         body.flags = crate::discord::message::edit_flags(body.flags);
-                        let Some((channel, message)) = &answer.message else { return };
-                        let route = Route::EditChannelMessage { channel, message };
+                        let Some((channel, id)) = &answer.message else { return };
+                        let route = Route::EditChannelMessage { channel, message: id };
                         let deadline = Instant::now() + EVENT_DEADLINE;
                         let platform = shared.bot.platform(&self.trigger.loaded);
-                        let sent = match crate::discord::message::layout_edit(&body, Some(&body)) {
-                            Some(wire) => platform.send(route, Some(&wire), deadline),
-                            None => platform.send(route, Some(&body), deadline),
-                        };
+                        let sent = send_body(platform, route, &body, message, deadline);
                         sent_message(shared, report, sent, &self.trigger.about);
                         return;
                     }
@@ -384,7 +382,7 @@ impl Outbox<'_> {
                     }
                 };
                 let deadline = self.trigger.received + TOKEN_LIFETIME;
-                shared.bot.platform(&self.trigger.loaded).send(route, Some(&body), deadline)
+                send_body(shared.bot.platform(&self.trigger.loaded), route, &body, message, deadline)
             }
             Target::Channel(Some(_))
                 if matches!(said, Outgoing::Form(_) | Outgoing::Nothing | Outgoing::Choices(_)) =>
@@ -394,11 +392,26 @@ impl Outbox<'_> {
             Target::Channel(Some(channel)) => {
                 let route = Route::ChannelMessage { channel };
                 let deadline = Instant::now() + EVENT_DEADLINE;
-                shared.bot.platform(&self.trigger.loaded).send(route, Some(&body), deadline)
+                send_body(shared.bot.platform(&self.trigger.loaded), route, &body, message, deadline)
             }
             Target::Channel(None) => return,
         };
         sent_message(shared, report, sent, &self.trigger.about);
+    }
+}
+
+/// A message's body sent on `route`: as twilight's type gives it, or
+/// written out where that type cannot say it (`message::wire`).
+fn send_body(
+    platform: crate::discord::rest::Platform,
+    route: Route<'_>,
+    body: &InteractionResponseData,
+    message: &Message,
+    deadline: Instant,
+) -> Result<crate::discord::rest::Answer, PlatformError> {
+    match crate::discord::message::wire(body, message) {
+        Some(wire) => platform.send(route, Some(&wire), deadline),
+        None => platform.send(route, Some(body), deadline),
     }
 }
 

@@ -743,6 +743,32 @@ pub enum ReplyItem {
     /// `container`, `section`, `separator` or `gallery`: a part of a
     /// layout message (boxed, as is rare).
     Layout(Box<Layout>),
+    /// `poll { question "…" answer "…" … }` (boxed, as is rare).
+    Poll(Box<Poll>),
+}
+
+/// A poll: its settings (`question`, `duration`, `multiple`) and answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Poll {
+    pub keyword: Span,
+    pub settings: Vec<Setting>,
+    pub answers: Vec<PollAnswer>,
+    pub span: Span,
+}
+
+/// `answer "Coffee" { emoji "☕" }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PollAnswer {
+    pub text: Template,
+    pub settings: Vec<Setting>,
+    pub span: Span,
+}
+
+impl Poll {
+    pub fn templates(&self) -> Vec<&Template> {
+        let answers = self.answers.iter().flat_map(|a| std::iter::once(&a.text).chain(setting_templates(&a.settings)));
+        setting_templates(&self.settings).chain(answers).collect()
+    }
 }
 
 /// A part of a layout message: a container of parts, a section (text beside
@@ -966,6 +992,14 @@ impl Reply {
         out.into_iter()
     }
 
+    /// Its poll, if it has one (a second is B414).
+    pub fn poll(&self) -> Option<&Poll> {
+        self.items.iter().find_map(|i| match i {
+            ReplyItem::Poll(p) => Some(&**p),
+            _ => None,
+        })
+    }
+
     /// Whether it is a layout message: one with a container, a section, a
     /// separator or a gallery (its texts are then parts of the layout).
     pub fn is_layout(&self) -> bool {
@@ -1035,6 +1069,7 @@ impl ReplyItem {
             ReplyItem::Embed(e) => e.templates().collect(),
             ReplyItem::Component(c) => c.templates().collect(),
             ReplyItem::Layout(l) => l.templates(),
+            ReplyItem::Poll(p) => p.templates(),
         }
     }
 
@@ -1045,6 +1080,7 @@ impl ReplyItem {
             ReplyItem::Embed(e) => e.span,
             ReplyItem::Component(c) => c.span,
             ReplyItem::Layout(l) => l.span,
+            ReplyItem::Poll(p) => p.span,
         }
     }
 }

@@ -125,6 +125,7 @@ fn example(spec: &Spec) -> &'static str {
         Verb::Unpin => "`unpin \"{message_id}\"`",
         Verb::Purge => "`purge 20 in \"{channel_id}\"`",
         Verb::Edit => "`edit log { text \"…\" }`",
+        Verb::EndPoll => "`end poll \"{poll_message}\" as ended`",
     }
 }
 

@@ -543,6 +543,14 @@ fn value_form(s: &Setting, spec: &SettingSpec, out: &mut Findings) {
                 );
             }
         }
+        (SettingForm::Hours(most), Some(SettingValue::Text(t))) => {
+            if let Some(Err(why)) = t.as_literal().map(|text| vocab::parse_hours(&text, most)) {
+                out.push(wrong("whole hours: `\"1h\"` to `\"32d\"`", t.span).help(why));
+            }
+        }
+        (SettingForm::Hours(_), _) => {
+            out.push(wrong("a string of whole hours: `\"1d\"`", s.value.as_ref().map_or(s.span, SettingValue::span)))
+        }
         (SettingForm::Text(_) | SettingForm::Url(_) | SettingForm::Emoji | SettingForm::Color, _) => {
             out.push(wrong("a string: `NAME \"…\"`", s.value.as_ref().map_or(s.span, SettingValue::span)))
         }

@@ -63,6 +63,11 @@ fn parts(items: &[ReplyItem], top: bool, weights: &mut Vec<(Span, usize)>, out: 
                     .label(e.span, "this embed")
                     .help("a message with a container, a section, a separator or a gallery is laid out by them: put the embed's text in `container { text \"…\" }` (its colour is the container's `accent \"#…\"`), or send the embed in a reply of its own"),
             ),
+            ReplyItem::Poll(p) => out.push(
+                Diagnostic::new(Code::BadLayout, "a layout message carries no poll")
+                    .label(p.keyword, "this poll")
+                    .help("the platform disables polls in a message laid out by its parts: send the poll in a reply of its own"),
+            ),
             ReplyItem::Translation(t) => out.push(
                 Diagnostic::new(Code::BadLayout, "a layout message's texts have no translations")
                     .label(t.span, "this translation")

@@ -58,7 +58,7 @@ impl<'a> Visitor<'a> for Walk<'_> {
 }
 
 fn reply(r: &Reply, event: bool, out: &mut Findings) {
-    let (mut text, mut ephemeral) = (None::<Span>, None::<Span>);
+    let (mut text, mut ephemeral, mut poll) = (None::<Span>, None::<Span>, None::<Span>);
     let (mut embeds, mut components, mut layout) = (0, 0, false);
     for item in &r.items {
         match item {
@@ -90,13 +90,17 @@ fn reply(r: &Reply, event: bool, out: &mut Findings) {
                 }
             }
             ReplyItem::Component(_) => components += 1,
+            ReplyItem::Poll(p) => {
+                once(&mut poll, p.keyword, "`poll`", "a reply", out);
+                self::poll(p, r.update, out);
+            }
             // (Checked with the file's other translations: `translations`.)
             ReplyItem::Translation(_) => {}
         }
     }
     // An update may change the components alone; a new message needs
     // something to show besides.
-    if r.block && text.is_none() && embeds == 0 && !layout && (!r.update || components == 0) {
+    if r.block && text.is_none() && embeds == 0 && !layout && poll.is_none() && (!r.update || components == 0) {
         out.push(
             Diagnostic::new(Code::EmptyReply, "this reply has nothing to show")
                 .label(r.span, "no `text` and no `embed`")
@@ -122,6 +126,45 @@ fn reply(r: &Reply, event: bool, out: &mut Findings) {
             .label(r.span, "these embeds")
             .help("shorten the descriptions, or send some of the embeds in another reply"),
         );
+    }
+}
+
+/// A poll: its question, 1 to 10 answers, its settings; never in an edit
+/// (the platform does not change a poll once sent).
+fn poll(p: &crate::language::ast::Poll, update: bool, out: &mut Findings) {
+    super::components::settings(&p.settings, vocab::POLL_SETTINGS, "a poll", out);
+    if update {
+        out.push(
+            Diagnostic::new(Code::MisplacedUpdate, "an `update` cannot carry a poll")
+                .label(p.keyword, "a poll cannot be edited in")
+                .help("send the poll in a new message: `reply { poll { … } }`"),
+        );
+    }
+    if crate::language::ast::setting(&p.settings, "question").is_none() {
+        out.push(
+            Diagnostic::new(Code::BadSetting, "this poll asks no question")
+                .label(p.keyword, "the platform needs one")
+                .help("give it a `question \"…\"` (at most 300 characters)"),
+        );
+    }
+    if p.answers.is_empty() {
+        out.push(
+            Diagnostic::new(Code::TooManyComponents, "this poll has no answers")
+                .label(p.span, "nothing to vote for")
+                .help("add `answer \"…\"` lines, 1 to 10"),
+        );
+    }
+    if let Some(extra) = p.answers.get(limits::POLL_ANSWERS) {
+        out.push(
+            Diagnostic::new(Code::TooManyComponents, "a poll has at most 10 answers")
+                .label(extra.span, "the 11th")
+                .help("offer fewer, or a select menu (25 choices)"),
+        );
+    }
+    for a in &p.answers {
+        let help = "a poll's answer takes at most 55 characters";
+        super::text::length_with(&a.text, limits::POLL_ANSWER, "a poll's answer", help, out);
+        super::components::settings(&a.settings, vocab::POLL_ANSWER_SETTINGS, "a poll's answer", out);
     }
 }
 

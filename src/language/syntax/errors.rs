@@ -145,6 +145,8 @@ fn keyword(rule: Rule) -> Option<Keyword> {
         Rule::gallery | Rule::kw_gallery => Keyword::Gallery,
         Rule::media | Rule::kw_media => Keyword::Media,
         Rule::thumbnail | Rule::kw_thumbnail => Keyword::Thumbnail,
+        Rule::poll | Rule::kw_poll => Keyword::Poll,
+        Rule::poll_answer | Rule::kw_answer => Keyword::Answer,
         Rule::handler | Rule::kw_handler => Keyword::Handler,
         Rule::update | Rule::kw_update => Keyword::Update,
         Rule::cooldown | Rule::kw_cooldown => Keyword::Cooldown,

@@ -327,6 +327,8 @@ fn holds_tokens_of_trees(rule: Rule) -> bool {
             | Rule::separator
             | Rule::gallery
             | Rule::media
+            | Rule::poll
+            | Rule::poll_answer
     )
 }
 
@@ -1117,6 +1119,7 @@ impl Lower<'_> {
             Rule::container | Rule::section | Rule::separator | Rule::gallery => {
                 ReplyItem::Layout(Box::new(self.layout(p)?))
             }
+            Rule::poll => ReplyItem::Poll(Box::new(self.poll(p)?)),
             _ => return self.unexpected(&p, "a `reply`"),
         }))
     }
@@ -1144,6 +1147,34 @@ impl Lower<'_> {
             }
         }
         Ok(layout)
+    }
+
+    /// `poll { settings and answers }`.
+    fn poll(&mut self, pair: Pair<'_, Rule>) -> Lowered<Poll> {
+        let span = self.span(&pair);
+        let mut poll = Poll { keyword: span, settings: Vec::new(), answers: Vec::new(), span };
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_poll => poll.keyword = self.span(&p),
+                Rule::setting => poll.settings.push(self.setting(p)?),
+                Rule::poll_answer => {
+                    let answer_span = self.span(&p);
+                    let (mut text, mut settings) = (None, Vec::new());
+                    for q in p.into_inner() {
+                        match q.as_rule() {
+                            Rule::kw_answer => {}
+                            Rule::string => text = Some(self.template(q)),
+                            Rule::setting => settings.push(self.setting(q)?),
+                            _ => return self.unexpected(&q, "a poll's answer"),
+                        }
+                    }
+                    let text = self.required(text, Rule::string, "a poll's answer", answer_span)?;
+                    poll.answers.push(PollAnswer { text, settings, span: answer_span });
+                }
+                _ => return self.unexpected(&p, "a poll"),
+            }
+        }
+        Ok(poll)
     }
 
     /// `thumbnail "…" { settings }` or `media "…" { settings }`.

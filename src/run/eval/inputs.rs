@@ -180,6 +180,8 @@ pub enum Event {
         /// A layout message's parts (its texts and components among them).
         #[serde(skip_serializing_if = "Vec::is_empty")]
         layout: Vec<crate::discord::outgoing::Block>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        poll: Option<crate::discord::outgoing::Poll>,
         /// An edit of the message the handler's component is on.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         update: bool,

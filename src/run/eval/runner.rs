@@ -648,15 +648,16 @@ impl<'r> Runner<'r> {
         for step in steps {
             match step {
                 Step::Request(r) => self.request_or_failed(r)?,
-                Step::Reply { text, translations, ephemeral, embeds, components, layout, update, span } => {
+                Step::Reply { text, translations, ephemeral, embeds, components, layout, poll, update, span } => {
                     let text = self.in_locale(text.as_ref(), translations);
                     let text = text.map(|t| render::render(t, self)).unwrap_or_default();
                     let embeds = self.embeds(embeds, *span);
                     let (components, layout) = self.laid_out(components, layout, *span)?;
+                    let poll = poll.as_ref().and_then(|p| self.poll(p, *span));
                     self.flush()?;
                     let text = self.redactor.redact(&text);
                     let (ephemeral, update) = (*ephemeral, *update);
-                    (self.sink)(Event::Reply { text, ephemeral, embeds, components, layout, update });
+                    (self.sink)(Event::Reply { text, ephemeral, embeds, components, layout, poll, update });
                 }
                 Step::Form(form) => {
                     let form = self.form(form)?;
@@ -1205,6 +1206,23 @@ impl<'r> Runner<'r> {
         span: Span,
     ) -> Result<Vec<outgoing::Component>, Box<Diagnostic>> {
         Ok(self.each_component(components, span)?.into_iter().flatten().collect())
+    }
+
+    /// A reply's poll, filled in and kept to the platform's limits.
+    pub(super) fn poll(&mut self, p: &plan::PollStep, span: Span) -> Option<outgoing::Poll> {
+        use crate::language::vocab::{POLL_ANSWER_SETTINGS, POLL_SETTINGS};
+        let filled = self.fill(&p.settings);
+        let answers = p
+            .answers
+            .iter()
+            .map(|(text, settings)| {
+                let text = self.fill_text(text);
+                (text, message::Filling::new(self.fill(settings), POLL_ANSWER_SETTINGS, "a poll's answer"))
+            })
+            .collect();
+        let (poll, changed) = message::poll(message::Filling::new(filled, POLL_SETTINGS, "a poll"), answers);
+        self.pending.extend(changed.iter().map(|what| failure::embed_adjusted(what, span)));
+        poll
     }
 
     /// A reply's components, or its layout's parts with its components in

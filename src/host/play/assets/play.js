@@ -221,6 +221,7 @@ function draw(li, m, note) {
   li.append(who);
   if (m.content) { const c = document.createElement("span"); inline(c, m.content); li.append(c); }
   for (const e of m.embeds || []) li.append(embed(e));
+  if (m.poll) li.append(drawPoll(m.poll, m.id, m.channel_id, m.flags));
   if (m.flags & LAYOUT) li.append(...layout(m.components, clickable(m.components, li.dataset.message, m.flags, m.channel_id)));
   else li.append(...components(m.components, li.dataset.message, m.flags, m.channel_id));
   if (m.id) li.dataset.id = m.id;
@@ -675,6 +676,47 @@ function eventFields() {
     label.append(input);
     return label;
   }));
+}
+
+// A poll as the client shows it: its question, and its answers as votes
+// the member casts (a `poll_vote_add` event, as the platform dispatches
+// one); a click on a chosen answer takes the vote back. The counts are
+// the page's own; an ended poll shows the platform's results.
+function drawPoll(p, messageId, channel, flags) {
+  const box = document.createElement("div");
+  box.className = "poll";
+  const q = document.createElement("div");
+  q.className = "question"; q.textContent = (p.question && p.question.text) || "";
+  box.append(q);
+  const counts = {};
+  for (const c of (p.results && p.results.answer_counts) || []) counts[c.id] = c.count;
+  (p.answers || []).forEach((a, i) => {
+    const id = a.answer_id || i + 1;
+    const b = document.createElement("button");
+    b.type = "button"; b.className = "answer"; b.dataset.answer = id;
+    const count = document.createElement("span");
+    count.className = "count"; count.textContent = String(counts[id] || 0);
+    const media = a.poll_media || {};
+    b.append(document.createTextNode((media.emoji && media.emoji.name ? media.emoji.name + " " : "") + (media.text || "") + " "), count);
+    b.disabled = !!(p.results && p.results.is_finalized) || !messageId;
+    b.addEventListener("click", async () => {
+      const taking = b.classList.contains("chosen");
+      if (!taking && !p.allow_multiselect) for (const o of box.querySelectorAll("button.chosen")) o.click();
+      const m = member();
+      const given = { user_id: m.id, user_name: m.name, server_id: $("server").value, channel_id: channel || $("channel-id").value, message_id: messageId, answer_id: String(id) };
+      const kind = taking ? "poll_vote_remove" : "poll_vote_add";
+      const r = await fetch("/play/event", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ kind, given }) });
+      if (!r.ok) return;
+      b.classList.toggle("chosen", !taking);
+      count.textContent = String(Number(count.textContent) + (taking ? -1 : 1));
+    });
+    box.append(b);
+  });
+  const hours = p.duration ? p.duration + "h" : "";
+  const n = document.createElement("div");
+  n.className = "note"; n.textContent = [p.allow_multiselect ? "Select one or more answers" : "Select one answer", hours && "open " + hours, p.results && p.results.is_finalized ? "ended" : ""].filter(Boolean).join(" · ");
+  box.append(n);
+  return box;
 }
 
 async function say(content) {

@@ -63,7 +63,7 @@ impl Runner<'_> {
             Verb::Timeout | Verb::Nickname | Verb::Kick | Verb::Ban | Verb::Unban => self.on_member(a, reason)?,
             Verb::CreateThread => self.create_thread(a, reason)?,
             Verb::CreateChannel => self.create_channel(a, reason)?,
-            Verb::DeleteMessage | Verb::Pin | Verb::Unpin | Verb::Edit => self.on_message(a, reason)?,
+            Verb::DeleteMessage | Verb::Pin | Verb::Unpin | Verb::Edit | Verb::EndPoll => self.on_message(a, reason)?,
             Verb::DeleteChannel => {
                 let channel = self.subject_id(a, Slot::Channel)?;
                 self.call(a, Call { method: Method::DELETE, path: format!("/channels/{channel}"), body: None, reason })?
@@ -155,7 +155,7 @@ impl Runner<'_> {
         self.call(a, Call { method, path, body, reason })
     }
 
-    /// `delete message`, `pin`, `unpin`, `edit`: a message by id or by the
+    /// `delete message`, `pin`, `unpin`, `edit`, `end poll`: a message by id or by the
     /// earlier action that sent it, in `in`, its action's channel or the run's.
     fn on_message(&mut self, a: &ActionStep, reason: Option<&str>) -> Done<Response> {
         let (message, from) = self.subject_message(a)?;
@@ -166,6 +166,7 @@ impl Runner<'_> {
             Verb::DeleteMessage => (Method::DELETE, at, None),
             Verb::Pin => (Method::PUT, pins, None),
             Verb::Unpin => (Method::DELETE, pins, None),
+            Verb::EndPoll => (Method::POST, format!("/channels/{channel}/polls/{message}/expire"), None),
             _ => (Method::PATCH, at, Some(self.message_body(a)?)),
         };
         let reason = if a.verb == Verb::Edit { None } else { reason };
@@ -345,24 +346,31 @@ impl Runner<'_> {
     /// in), who it may ping kept to the run's own (never roles or
     /// `@everyone`).
     fn message_body(&mut self, a: &ActionStep) -> Done<Json> {
-        let Some(Step::Reply { text, embeds, components, layout, span, .. }) = a.message.first() else {
+        let Some(Step::Reply { text, embeds, components, layout, poll, span, .. }) = a.message.first() else {
             return Ok(json!({ "content": "" }));
         };
         let text = text.as_ref().map(|t| render::render(t, self)).unwrap_or_default();
         let embeds = self.embeds(embeds, *span);
         let (components, layout) = self.laid_out(components, layout, *span)?;
+        let poll = poll.as_ref().and_then(|p| self.poll(p, *span));
         self.flush()?;
         let shown: String = text.chars().take(80).collect();
         if !text.is_empty() {
             self.told.push(("text", if shown.len() < text.len() { format!("{shown}…") } else { shown }));
+        }
+        if let Some(p) = &poll {
+            let shown: String = p.question.chars().take(80).collect();
+            self.told.push(("poll", shown));
         }
         let mut message = crate::discord::outgoing::Message::new(text, &self.inputs.mentions);
         crate::discord::outgoing::fit_message(&mut message.content);
         message.embeds = embeds;
         message.components = components;
         message.layout = layout;
+        message.poll = poll;
         let body = crate::discord::message::body(&message);
-        Ok(serde_json::to_value(body).unwrap_or_else(|_| json!({})))
+        let wire = crate::discord::message::wire(&body, &message);
+        Ok(wire.unwrap_or_else(|| serde_json::to_value(body).unwrap_or_else(|_| json!({}))))
     }
 
     /// Sends one call of the action (or answers it offline), told as a
