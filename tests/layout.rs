@@ -388,3 +388,39 @@ command post "Post" {
     assert_eq!((ended.method.as_str(), ended.body.is_null()), ("POST", true));
     assert!(ended.path.starts_with("/api/channels/888/polls/"), "{}", ended.path);
 }
+
+/// Issue 54's smaller items on the wire: a menu's default members and a
+/// menu of channels' kinds, and a premium button, each in the platform's
+/// shape.
+#[test]
+fn a_menu_s_defaults_and_channel_kinds_and_a_premium_button_are_sent() {
+    let platform = TestPlatform::start();
+    let program = r#"command pick "Pick" {
+    reply {
+        text "Pick"
+        select who { users max 2 defaults "{user_id} <@42>" }
+        select room { channels types "text forum" }
+        button { sku "1088510058284990888" }
+    }
+}
+
+handler who {
+    reply "{values}"
+}
+
+handler room {
+    reply "{value}"
+}
+"#;
+    let served = serve(program, &platform, None, &[], &[]);
+    let answer = served.send(&platform, &command("s1", "pick", json!([])));
+    assert_shape("answer", &answer.body);
+    let rows = &answer.body["data"]["components"];
+    assert_eq!(
+        rows[0]["components"][0]["default_values"],
+        json!([{ "id": "1001", "type": "user" }, { "id": "42", "type": "user" }]),
+        "{rows:#}"
+    );
+    assert_eq!(rows[1]["components"][0]["channel_types"], json!([0, 15]));
+    assert_eq!(rows[2]["components"][0], json!({ "type": 2, "style": 6, "sku_id": "1088510058284990888" }));
+}

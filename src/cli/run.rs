@@ -439,9 +439,10 @@ fn print_components(out: &mut dyn Write, components: &[blkc::discord::outgoing::
                 Component::Button(b) => {
                     let label =
                         [b.emoji.as_deref(), b.label.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ");
-                    let to = match (&b.handler, &b.url) {
-                        (Some(h), _) => format!(" → {h}"),
-                        (None, Some(u)) => format!(" → {u}"),
+                    let to = match (&b.handler, &b.url, &b.sku) {
+                        (Some(h), _, _) => format!(" → {h}"),
+                        (None, Some(u), _) => format!(" → {u}"),
+                        (None, None, Some(sku)) => format!("premium → buys SKU {sku}"),
                         _ => String::new(),
                     };
                     let off = if b.disabled { " (disabled)" } else { "" };

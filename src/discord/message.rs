@@ -134,20 +134,25 @@ fn component(c: &crate::discord::outgoing::Component) -> Component {
             emoji: b.emoji.as_deref().map(emoji),
             id: None,
             label: b.label.clone(),
-            sku_id: None,
+            sku_id: b.sku.as_deref().and_then(|s| s.parse::<u64>().ok()).and_then(Id::new_checked),
             style: match b.style {
                 "secondary" => ButtonStyle::Secondary,
                 "success" => ButtonStyle::Success,
                 "danger" => ButtonStyle::Danger,
                 "link" => ButtonStyle::Link,
+                "premium" => ButtonStyle::Premium,
                 _ => ButtonStyle::Primary,
             },
             url: b.url.clone(),
         }),
         C::Select(m) => Component::SelectMenu(SelectMenu {
-            channel_types: None,
+            channel_types: (!m.channel_types.is_empty()).then(|| {
+                let known = crate::discord::registration::CHANNEL_TYPES;
+                m.channel_types.iter().filter_map(|w| known.iter().find(|(k, _)| k == w).map(|(_, t)| *t)).collect()
+            }),
             custom_id: m.custom_id.clone(),
-            default_values: None,
+            default_values: (!m.defaults.is_empty())
+                .then(|| m.defaults.iter().filter_map(|(id, kind)| default(id, kind)).collect()),
             disabled: m.disabled,
             id: None,
             kind: match m.of {
@@ -175,6 +180,17 @@ fn component(c: &crate::discord::outgoing::Component) -> Component {
             required: None,
         }),
     }
+}
+
+/// A menu's default value of `kind` (`user`, `role`, `channel`).
+fn default(id: &str, kind: &str) -> Option<twilight_model::channel::message::component::SelectDefaultValue> {
+    use twilight_model::channel::message::component::SelectDefaultValue as D;
+    let id = id.parse::<u64>().ok()?;
+    Some(match kind {
+        "role" => D::Role(Id::new_checked(id)?),
+        "channel" => D::Channel(Id::new_checked(id)?),
+        _ => D::User(Id::new_checked(id)?),
+    })
 }
 
 /// An emoji as written: a server's `<:name:id>` (`<a:…>` animated), else

@@ -175,6 +175,9 @@ pub struct Button {
     pub custom_id: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub disabled: bool,
+    /// A premium button's SKU (then it has no label, emoji, url or id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sku: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
@@ -194,6 +197,42 @@ pub struct Select {
     pub disabled: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<MenuChoice>,
+    /// A menu of users, roles, mentionables or channels: who or what is
+    /// chosen when it is shown (an id, and `user`, `role` or `channel`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub defaults: Vec<(String, &'static str)>,
+    /// A menu of channels: the kinds it lists (`registration::CHANNEL_TYPES`'s words).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub channel_types: Vec<&'static str>,
+}
+
+/// One of a menu's `defaults`, as a menu of `of` (`users`, `roles`,
+/// `mentionables`, `channels`) takes it: an id, or a mention of the kind
+/// it lists (`<@id>`, `<@&id>`, `<#id>`); none for anything else.
+pub fn default_value(token: &str, of: &str) -> Option<(String, &'static str)> {
+    let token = token.trim();
+    let (id, kind) = if let Some(id) = token.strip_prefix("<@&").and_then(|t| t.strip_suffix('>')) {
+        (id, "role")
+    } else if let Some(id) = token.strip_prefix("<#").and_then(|t| t.strip_suffix('>')) {
+        (id, "channel")
+    } else if let Some(id) = token.strip_prefix("<@").and_then(|t| t.strip_suffix('>')) {
+        (id.trim_start_matches('!'), "user")
+    } else {
+        let kind = match of {
+            "roles" => "role",
+            "channels" => "channel",
+            _ => "user",
+        };
+        (token, kind)
+    };
+    let fits = match of {
+        "users" => kind == "user",
+        "roles" => kind == "role",
+        "channels" => kind == "channel",
+        "mentionables" => kind != "channel",
+        _ => false,
+    };
+    (fits && crate::discord::is_snowflake(id)).then(|| (id.to_string(), kind))
 }
 
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]

@@ -219,6 +219,9 @@ pub fn button(handler: Option<&str>, key: &str, mut f: Filling<'_>) -> Result<(C
         Some(h) => Some(custom_id(h, key, value.as_deref().unwrap_or_default())?),
         None => None,
     };
+    if let (None, Some(sku)) = (handler, f.text("sku")) {
+        return Ok(premium(sku.trim(), f));
+    }
     let mut b = Button {
         style: if handler.is_none() { "link" } else { style },
         label: f.text("label"),
@@ -227,6 +230,7 @@ pub fn button(handler: Option<&str>, key: &str, mut f: Filling<'_>) -> Result<(C
         handler: handler.map(str::to_string),
         custom_id,
         disabled: f.flag("disabled"),
+        sku: None,
     };
     if handler.is_none() && b.url.is_none() {
         // A link whose address did not fill in as one cannot be sent.
@@ -239,6 +243,53 @@ pub fn button(handler: Option<&str>, key: &str, mut f: Filling<'_>) -> Result<(C
         b.label = Some(CUT.into());
     }
     Ok((Component::Button(b), f.changed))
+}
+
+/// A menu's `defaults` (each an id or a mention of what it lists, as many
+/// as can be chosen) and, for a menu of channels, its `types`; what is not
+/// one is left out, said in `changed`.
+fn menu_defaults(menu: &mut Select, f: &mut Filling<'_>) {
+    let words = |t: Option<String>| -> Vec<String> {
+        t.map(|t| t.split([' ', ',']).filter(|w| !w.is_empty()).map(str::to_string).collect()).unwrap_or_default()
+    };
+    if menu.of != "choices" {
+        let given = words(f.text("defaults"));
+        let mut kept: Vec<(String, &'static str)> =
+            given.iter().filter_map(|w| crate::discord::outgoing::default_value(w, menu.of)).collect();
+        let most = menu.max.unwrap_or(1) as usize;
+        if kept.len() < given.len() || kept.len() > most {
+            f.changed.push(format!("a select menu kept {} of its `defaults`", kept.len().min(most)));
+        }
+        kept.truncate(most);
+        menu.defaults = kept;
+    }
+    if menu.of == "channels" {
+        let given = words(f.text("types"));
+        let known = crate::discord::registration::CHANNEL_TYPES;
+        menu.channel_types = given.iter().filter_map(|w| known.iter().find(|(k, _)| k == w).map(|(k, _)| *k)).collect();
+        if menu.channel_types.len() < given.len() {
+            f.changed.push("a select menu of channels left out `types` that are no kind of channel".into());
+        }
+    }
+}
+
+/// A premium button of SKU `sku`; one that did not fill in as an id is a
+/// disabled link instead (the platform would refuse the message).
+fn premium(sku: &str, mut f: Filling<'_>) -> (Component, Vec<String>) {
+    let disabled = f.flag("disabled");
+    if crate::discord::is_snowflake(sku) {
+        let b = Button { style: "premium", sku: Some(sku.to_string()), disabled, ..Button::default() };
+        return (Component::Button(b), f.changed);
+    }
+    f.changed.push("a premium button's `sku` did not fill in as an id; it is shown disabled".into());
+    let b = Button {
+        style: "link",
+        label: Some(CUT.into()),
+        url: Some("https://discord.com".into()),
+        disabled: true,
+        ..Button::default()
+    };
+    (Component::Button(b), f.changed)
 }
 
 /// A select menu from its filled-in settings and choices.
@@ -258,7 +309,10 @@ pub fn select(
         max: f.number("max"),
         disabled: f.flag("disabled"),
         choices: Vec::new(),
+        defaults: Vec::new(),
+        channel_types: Vec::new(),
     };
+    menu_defaults(&mut menu, &mut f);
     let mut changed = std::mem::take(&mut f.changed);
     menu.choices = menu_choices(choices, &mut changed);
     // The platform refuses a menu that asks for more than it offers (its

@@ -309,6 +309,7 @@ pub const BUTTON_SETTINGS: &[SettingSpec] = &[
     setting("secondary", SettingForm::Flag, "style: grey"),
     setting("success", SettingForm::Flag, "style: green"),
     setting("danger", SettingForm::Flag, "style: red"),
+    setting("sku", SettingForm::Text(20), "makes it a premium button: buys this SKU of the app's store (its id)"),
     setting(
         "max_clicks",
         SettingForm::Number(1, 1_000_000),
@@ -495,6 +496,12 @@ pub const SELECT_SETTINGS: &[SettingSpec] = &[
     setting("roles", SettingForm::Flag, "choose among the server's roles"),
     setting("mentionables", SettingForm::Flag, "choose among users and roles"),
     setting("channels", SettingForm::Flag, "choose among the server's channels"),
+    setting(
+        "defaults",
+        SettingForm::Text(2000),
+        "who or what is chosen when the menu is shown: ids or mentions, `\"{user_id}\"` (a menu of users, roles, mentionables or channels)",
+    ),
+    setting("types", SettingForm::Text(200), "the kinds of channel a menu of channels lists: `\"text forum\"`"),
     setting(COOLDOWN, SettingForm::Duration, COOLDOWN_ABOUT),
 ];
 

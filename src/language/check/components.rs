@@ -120,6 +120,9 @@ fn update(r: &Reply, tree: &Tree, out: &mut Findings) {
 
 fn button(c: &Component, out: &mut Findings) {
     settings(&c.settings, vocab::BUTTON_SETTINGS, "a button", out);
+    if let Some(sku) = crate::language::ast::setting(&c.settings, "sku") {
+        return premium(c, sku, out);
+    }
     let url = crate::language::ast::setting(&c.settings, "url");
     let styles = one_of(&c.settings, vocab::BUTTON_STYLES, ("a button has one style", "style"), out);
     match (&c.handler, url) {
@@ -156,6 +159,37 @@ fn button(c: &Component, out: &mut Findings) {
                 .label(c.keyword, "no `label` and no `emoji`")
                 .help("give it a `label \"…\"`"),
         );
+    }
+}
+
+/// A premium button (`sku`): it buys the SKU, and is nothing else; the
+/// platform draws it (no handler, label, emoji, link, value or style).
+fn premium(c: &Component, sku: &Setting, out: &mut Findings) {
+    if let Some(h) = &c.handler {
+        out.push(
+            Diagnostic::new(Code::LinkOrHandler, "a premium button runs no handler")
+                .label(h.span, "this handler would never run")
+                .related(sku.span, "a premium button, by this")
+                .help("the platform answers a premium button's click with its store; remove the handler"),
+        );
+    }
+    if let Some(extra) = c.settings.iter().find(|s| !matches!(s.key.name.as_str(), "sku" | "disabled")) {
+        out.push(
+            Diagnostic::new(Code::LinkOrHandler, format!("a premium button takes no `{}`", extra.key.name))
+                .label(extra.span, "not sent with a premium button")
+                .related(sku.span, "a premium button, by this")
+                .help("the platform draws a premium button from its SKU: its name, price and icon; remove it"),
+        );
+    }
+    if let Some(SettingValue::Text(t)) = &sku.value {
+        if let Some(text) = t.as_literal().filter(|id| !crate::discord::is_snowflake(id.trim())) {
+            let shown = crate::base::display::one_line(&text);
+            out.push(
+                Diagnostic::new(Code::BadSetting, "`sku` takes the id of one of the app's SKUs")
+                    .label(t.span, format!("`{shown}` is no id"))
+                    .help("the developer portal lists the app's SKUs under Monetization, each with its id"),
+            );
+        }
     }
 }
 
@@ -211,6 +245,7 @@ fn select(c: &Component, out: &mut Findings) {
             );
         }
     }
+    menu_extras(c, kinds.first().map(|k| k.key.name.as_str()), out);
     if let Some(kind) = kinds.first() {
         if let Some(choice) = c.choices.first() {
             out.push(
@@ -223,6 +258,48 @@ fn select(c: &Component, out: &mut Findings) {
         return;
     }
     choices(c, min, max, out);
+}
+
+/// A menu's `defaults` and `types`: only where its kind takes them, each
+/// written one it lists (B418).
+fn menu_extras(c: &Component, kind: Option<&str>, out: &mut Findings) {
+    let wrong = |s: &Setting, message: String, help: &str| {
+        Diagnostic::new(Code::BadSetting, message).label(s.span, "not this menu's").help(help.to_string())
+    };
+    if let Some(s) = crate::language::ast::setting(&c.settings, "defaults") {
+        match (kind, &s.value) {
+            (None, _) => out.push(wrong(
+                s,
+                "a menu of choices takes no `defaults`".into(),
+                "mark a choice `default` instead: `choice \"Red\" \"red\" { default }`",
+            )),
+            (Some(of), Some(SettingValue::Text(t))) => {
+                let text = t.as_literal().unwrap_or_default();
+                let bad = text
+                    .split([' ', ','])
+                    .filter(|w| !w.is_empty())
+                    .find(|w| crate::discord::outgoing::default_value(w, of).is_none());
+                if let (Some(bad), false) = (bad, t.as_literal().is_none()) {
+                    let message = format!("`{bad}` is not one of what a menu of `{of}` lists");
+                    out.push(wrong(s, message, "write ids, or mentions of its kind: `<@id>`, `<@&id>`, `<#id>`"));
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = crate::language::ast::setting(&c.settings, "types") {
+        if kind != Some("channels") {
+            out.push(wrong(s, "only a menu of channels takes `types`".into(), "add `channels`, or remove `types`"));
+        } else if let Some(SettingValue::Text(t)) = &s.value {
+            let text = t.as_literal().unwrap_or_default();
+            let known = |w: &&str| crate::discord::registration::CHANNEL_TYPES.iter().any(|(k, _)| k == w);
+            if let Some(bad) = text.split([' ', ',']).filter(|w| !w.is_empty()).find(|w| !known(w)) {
+                let words: Vec<&str> = crate::discord::registration::CHANNEL_TYPES.iter().map(|(k, _)| *k).collect();
+                let help = format!("the kinds are {}", words.join(", "));
+                out.push(wrong(s, format!("`{bad}` is not a kind of channel"), &help));
+            }
+        }
+    }
 }
 
 /// A menu's written choices: some, at most 25, each value once, and no

@@ -135,6 +135,8 @@ function drawButton(c, on) {
   b.className = STYLES[c.style] || "";
   b.textContent = (c.emoji && c.emoji.name ? c.emoji.name + " " : "") + (c.label || "");
   b.disabled = !!c.disabled;
+  // A premium button: the platform draws it from its SKU and sells it.
+  if (c.style === 6) { b.className = "premium"; b.textContent = "🛒 Buy (SKU " + (c.sku_id || "?") + ")"; b.title = "the platform's store answers this click, not the bot"; return b; }
   // A link opens only as a web page (never a `javascript:` one).
   if (c.url) b.addEventListener("click", () => { if (/^https?:\/\//i.test(c.url)) window.open(c.url, "_blank", "noopener"); });
   else b.addEventListener("click", () => send({ type: 3, data: { custom_id: c.custom_id, component_type: 2 }, message: on }));
