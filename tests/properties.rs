@@ -757,7 +757,7 @@ fn register_node() -> impl Strategy<Value = Node> {
     });
     let locale = (name(), text(), proptest::option::of(text()), proptest::collection::vec(option, 0..3)).prop_map(
         |(locale, name, description, options)| {
-            Register::Locale(Locale { locale, name, description, options, span: sp() })
+            Register::Locale(Locale { locale, name, description, options, choices: Vec::new(), span: sp() })
         },
     );
     prop_oneof![

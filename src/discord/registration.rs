@@ -280,6 +280,9 @@ impl Bounds {
 pub struct Choice {
     pub name: String,
     pub value: ChoiceValue,
+    /// Its name in other languages (`locale fr … { "Red" "Rouge" }`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name_localizations: Option<BTreeMap<String, String>>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -515,6 +518,8 @@ fn same_choices(wanted: &[Choice], registered: &[twilight_model::application::co
     wanted.len() == registered.len()
         && wanted.iter().zip(registered).all(|(w, r)| {
             w.name == r.name
+                && w.name_localizations.clone().unwrap_or_default()
+                    == r.name_localizations.clone().map(|m| m.into_iter().collect()).unwrap_or_default()
                 && match (&w.value, &r.value) {
                     (ChoiceValue::Text(a), V::String(b)) => a == b,
                     (ChoiceValue::Number(a), V::Integer(b)) => a.to_string().parse::<i64>().ok() == Some(*b),
@@ -562,7 +567,7 @@ mod tests {
         let wanted = |max: &str| {
             let r = Bounds::of(OptionType::Number, [(false, "-0.5"), (true, "2.5")].into_iter());
             let n = Bounds::of(OptionType::Integer, [(false, "2"), (true, max)].into_iter());
-            let half = vec![Choice { name: "Half".into(), value: number("0.50") }];
+            let half = vec![Choice { name: "Half".into(), value: number("0.50"), name_localizations: None }];
             slash(
                 "roll",
                 "Roll",

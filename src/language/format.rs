@@ -606,19 +606,34 @@ impl Printer<'_> {
         // Braces when they hold an option or a comment.
         let braces = Span::new(after, l.span.end as usize);
         let written = self.text.as_bytes().get(l.span.end as usize - 1) == Some(&b'}');
-        if written && (!l.options.is_empty() || self.has_comment_in(braces)) {
+        if written && (!l.options.is_empty() || !l.choices.is_empty() || self.has_comment_in(braces)) {
             self.out.push(' ');
             let open = self.open_brace(after);
             self.out.push('{');
+            // Options and choices, in the order written.
+            let mut lines: Vec<LocaleLine<'_>> = l.options.iter().map(|o| (o.span, Some(o), None)).collect();
+            lines.extend(
+                l.choices.iter().map(|c| (Span::new(c.0.span.start as usize, c.1.span.end as usize), None, Some(c))),
+            );
+            lines.sort_by_key(|(span, ..)| span.start);
             self.block(
                 open,
                 l.span.end as usize - 1,
-                &l.options,
-                |o| o.span,
-                |p, o| {
+                &lines,
+                |(span, ..)| *span,
+                |p, line| {
                     p.indent();
-                    p.out.push_str(&o.option.name);
-                    let end = p.texts(&o.name, o.description.as_ref());
+                    let end = match line {
+                        (_, Some(o), _) => {
+                            p.out.push_str(&o.option.name);
+                            p.texts(&o.name, o.description.as_ref())
+                        }
+                        (_, _, Some((written, translated))) => {
+                            p.out.push_str(&text_literal(&written.value));
+                            p.texts(translated, None)
+                        }
+                        _ => return,
+                    };
                     p.trailing(end);
                 },
             );
@@ -1241,6 +1256,9 @@ impl Printer<'_> {
 }
 
 /// A line of a select menu's or a form's body, in source order.
+/// A line of a `locale`'s braces: an option's names, or a choice's.
+type LocaleLine<'a> = (Span, Option<&'a crate::language::ast::LocaleOption>, Option<&'a (Text, Text)>);
+
 enum Inner<'a> {
     Setting(&'a Setting),
     Choice(&'a MenuChoice),

@@ -189,8 +189,11 @@ pub(crate) fn level_payload(tree: &Tree) -> Vec<reg::CommandOption> {
                 description: text(&o.description),
                 required: Some(o.required.is_some()),
                 choices: o.choices.as_ref().map(|choices| {
-                    let choice =
-                        |c: &Choice| reg::Choice { name: c.name.name.to_string(), value: choice_value(kind, &c.value) };
+                    let choice = |c: &Choice| reg::Choice {
+                        name: c.name.name.to_string(),
+                        value: choice_value(kind, &c.value),
+                        name_localizations: choice_names(tree, &c.name.name),
+                    };
                     choices.entries.iter().map(choice).collect()
                 }),
                 autocomplete: o.autocomplete.as_ref().map(|_| true),
@@ -265,6 +268,17 @@ pub fn extra(tree: &Tree) -> reg::Extra {
     }
     extra.locales = localizations(locales(tree).map(|l| (l, Some(&l.name), l.description.as_ref())));
     extra
+}
+
+/// A choice's name in each of the tree's `locale`s that gives one.
+fn choice_names(tree: &Tree, written: &str) -> Option<BTreeMap<String, String>> {
+    let names: BTreeMap<String, String> = locales(tree)
+        .filter_map(|l| {
+            let (_, name) = l.choices.iter().find(|(w, _)| w.value.as_str() == written)?;
+            Some((l.locale.name.to_string(), name.value.to_string()))
+        })
+        .collect();
+    (!names.is_empty()).then_some(names)
 }
 
 /// An option's kinds of channel and localizations.

@@ -639,6 +639,9 @@ pub struct Locale {
     pub name: Text,
     pub description: Option<Text>,
     pub options: Vec<LocaleOption>,
+    /// `"Red" "Rouge"`: a choice's name (as written in its `choices`) and
+    /// its name in this language.
+    pub choices: Vec<(Text, Text)>,
     pub span: Span,
 }
 

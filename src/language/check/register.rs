@@ -214,6 +214,37 @@ fn locale(tree: &Tree, l: &Locale, options: &[&OptionDecl], out: &mut Findings) 
         description(&what("command"), &tree.name.name, &d.value, d.span, out);
     }
     translated_options(tree, l, options, out);
+    translated_choices(tree, l, options, out);
+}
+
+/// A `locale`'s choices: each the name of a choice of the command's
+/// options, with a name of 1 to 100 characters.
+fn translated_choices(tree: &Tree, l: &Locale, options: &[&OptionDecl], out: &mut Findings) {
+    let names: Vec<&str> = options
+        .iter()
+        .filter_map(|o| o.choices.as_ref())
+        .flat_map(|c| c.entries.iter().map(|e| e.name.name.as_str()))
+        .collect();
+    for (written, translated) in &l.choices {
+        if !names.contains(&written.value.as_str()) {
+            let diag = Diagnostic::new(
+                Code::UnknownRegisterWord,
+                format!("command `{}` has no choice `{}`", tree.name.name, written.value),
+            )
+            .label(written.span, "no option's choice is named so");
+            let meant = did_you_mean(&written.value, names.iter().copied());
+            let help = "a locale's `\"Choice\" \"Name\"` translates a choice of the command's options, by its name";
+            out.push(diag.meant(written.span, meant, help));
+        }
+        let n = translated.value.chars().count();
+        if n == 0 || n > crate::discord::limits::CHOICE_TEXT {
+            out.push(
+                Diagnostic::new(Code::TextTooLong, format!("a choice's name in `{}` is {n} characters", l.locale.name))
+                    .label(translated.span, "this name")
+                    .help("a choice's name is 1 to 100 characters, in any language"),
+            );
+        }
+    }
 }
 
 /// A `locale`'s options: each one the command has, once, with a name and

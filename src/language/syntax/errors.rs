@@ -56,6 +56,7 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::menu => "a context-menu command's name and menu (`\"Show Avatar\" for user`)",
         Rule::register => "`permissions`, `contexts`, `installs`, `nsfw` or `locale`",
         Rule::locale_option => "an option's name and its translation",
+        Rule::locale_choice => "a choice's name and its translation",
         Rule::choice => "a choice `\"Shown\" = value`",
         Rule::branch => "`{`",
         Rule::condition => "a condition",

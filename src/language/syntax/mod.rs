@@ -299,6 +299,7 @@ fn holds_tokens_of_trees(rule: Rule) -> bool {
             | Rule::autocomplete
             | Rule::locale
             | Rule::locale_option
+            | Rule::locale_choice
             | Rule::var_scope
             | Rule::choices
             | Rule::arith
@@ -1023,7 +1024,7 @@ impl Lower<'_> {
     /// `locale fr "name" ["description"] [{ option "name" ["description"] … }]`.
     fn locale(&mut self, pair: Pair<'_, Rule>) -> Lowered<Locale> {
         let span = self.span(&pair);
-        let (mut locale, mut texts, mut options) = (None, Vec::new(), Vec::new());
+        let (mut locale, mut texts, mut options, mut choices) = (None, Vec::new(), Vec::new(), Vec::new());
         for p in pair.into_inner() {
             match p.as_rule() {
                 Rule::kw_locale => {}
@@ -1043,13 +1044,21 @@ impl Lower<'_> {
                     let name = self.required(texts.next(), Rule::string, "a `locale`'s option", at)?;
                     options.push(LocaleOption { option, name, description: texts.next(), span: at });
                 }
+                Rule::locale_choice => {
+                    let at = self.span(&p);
+                    let mut texts = p.into_inner().map(|q| self.text(q));
+                    let (written, translated) = (texts.next(), texts.next());
+                    let written = self.required(written, Rule::string, "a `locale`'s choice", at)?;
+                    let translated = self.required(translated, Rule::string, "a `locale`'s choice", at)?;
+                    choices.push((written, translated));
+                }
                 _ => return self.unexpected(&p, "a `locale`"),
             }
         }
         let locale = self.required(locale, Rule::name, "a `locale`", span)?;
         let mut texts = texts.into_iter();
         let name = self.required(texts.next(), Rule::string, "a `locale`", span)?;
-        Ok(Locale { locale, name, description: texts.next(), options, span })
+        Ok(Locale { locale, name, description: texts.next(), options, choices, span })
     }
 
     /// `choices { "Shown" = value, … }`: the keyword, then key and value tokens.

@@ -1,9 +1,10 @@
-//! Layout messages (the platform's "components v2"; docs/language.md,
-//! "Layout") through `blkc serve` against the loopback test platform: the
-//! answer, its update after a click on a section's button, and a channel
-//! post, each held to the platform's published shape
-//! (`support::shapes`) and to what the file wrote; and the shapes
-//! themselves, which refuse what the platform refuses.
+//! The platform's message surface as it is today (issue 54) through `blkc
+//! serve` against the loopback test platform, each payload held to the
+//! platform's published shape (`support::shapes`) and to what the file
+//! wrote: layout messages (the answer, its update after a click on a
+//! section's button, a channel post), forms of every kind of input, polls,
+//! menus' defaults and kinds, premium buttons, localized choices; and the
+//! shapes themselves, which refuse what the platform refuses.
 
 use serde_json::{json, Value};
 
@@ -423,4 +424,42 @@ handler room {
     );
     assert_eq!(rows[1]["components"][0]["channel_types"], json!([0, 15]));
     assert_eq!(rows[2]["components"][0], json!({ "type": 2, "style": 6, "sku_id": "1088510058284990888" }));
+}
+
+/// A choice's name in a `locale`'s language is registered with it, and a
+/// locale naming no choice is refused.
+#[test]
+fn a_choice_is_registered_with_its_names_in_other_languages() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = r#"command colour "Pick a colour" {
+    option c "The colour" choices { Red = "red", Blue = "blue" }
+    locale fr "couleur" "Choisir une couleur" {
+        "Red" "Rouge"
+        "Blue" "Bleu"
+    }
+    locale de "farbe" "Eine Farbe wählen" { "Red" "Rot" }
+    reply "{option_c}"
+}
+"#;
+    std::fs::write(dir.path().join("bot.blk"), program).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["deploy", "bot.blk", "--dry-run"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let start = stdout.find('[').expect("the commands as JSON");
+    let commands: Value = serde_json::Deserializer::from_str(&stdout[start..]).into_iter().next().unwrap().unwrap();
+    let choices = &commands[0]["options"][0]["choices"];
+    assert_eq!(choices[0]["name_localizations"], json!({ "de": "Rot", "fr": "Rouge" }), "{commands:#}");
+    assert_eq!(choices[1]["name_localizations"], json!({ "fr": "Bleu" }));
+    std::fs::write(dir.path().join("bot.blk"), program.replace("\"Blue\" \"Bleu\"", "\"Green\" \"Vert\"")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blkc"))
+        .args(["check", "bot.blk"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success() && said.contains("has no choice `Green`"), "{said}");
 }
