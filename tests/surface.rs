@@ -463,3 +463,91 @@ fn a_choice_is_registered_with_its_names_in_other_languages() {
     let said = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success() && said.contains("has no choice `Green`"), "{said}");
 }
+
+/// Every limit of the platform blkc holds a message to is one line of
+/// `discord::limits`, and each is the platform's as its published API
+/// description says it (tests/fixtures/platform/message-schemas.json): a
+/// change of a limit there fails here, naming the line to change.
+#[test]
+fn each_message_limit_blkc_holds_is_the_platform_s_published_one() {
+    use blkc::discord::limits;
+    let schemas =
+        &serde_json::from_str::<Value>(include_str!("fixtures/platform/message-schemas.json")).unwrap()["schemas"];
+    let at = |path: &str| -> u64 {
+        let mut v = schemas;
+        for key in path.split('.') {
+            v = &v[key];
+        }
+        v.as_u64().unwrap_or_else(|| panic!("{path} is no number in the description"))
+    };
+    let pinned: &[(&str, u64, &str)] = &[
+        // (A message's `content` is 2,000 characters as the docs say; the
+        // description's 4,000 is not a bot's. A message of rows takes 5 of
+        // them, as the docs say; the description's 40 is a layout's.)
+        ("EMBEDS", limits::EMBEDS as u64, "MessageCreateRequest.properties.embeds.maxItems"),
+        ("LAYOUT_COMPONENTS", limits::LAYOUT_COMPONENTS as u64, "MessageCreateRequest.properties.components.maxItems"),
+        (
+            "LAYOUT_COMPONENTS",
+            limits::LAYOUT_COMPONENTS as u64,
+            "ContainerComponentForMessageRequest.properties.components.maxItems",
+        ),
+        (
+            "LAYOUT_TEXT",
+            limits::LAYOUT_TEXT as u64,
+            "TextDisplayComponentForMessageRequest.properties.content.maxLength",
+        ),
+        (
+            "SECTION_TEXTS",
+            limits::SECTION_TEXTS as u64,
+            "SectionComponentForMessageRequest.properties.components.maxItems",
+        ),
+        (
+            "GALLERY_ITEMS",
+            limits::GALLERY_ITEMS as u64,
+            "MediaGalleryComponentForMessageRequest.properties.items.maxItems",
+        ),
+        (
+            "MEDIA_DESCRIPTION",
+            limits::MEDIA_DESCRIPTION as u64,
+            "MediaGalleryItemRequest.properties.description.maxLength",
+        ),
+        ("MEDIA_URL", limits::MEDIA_URL as u64, "UnfurledMediaRequest.properties.url.maxLength"),
+        (
+            "ROW_BUTTONS",
+            limits::ROW_BUTTONS as u64,
+            "ActionRowComponentForMessageRequest.properties.components.maxItems",
+        ),
+        (
+            "MENU_CHOICES",
+            limits::MENU_CHOICES as u64,
+            "StringSelectComponentForMessageRequest.properties.options.maxItems",
+        ),
+        ("CUSTOM_ID", limits::CUSTOM_ID as u64, "ButtonComponentForMessageRequest.properties.custom_id.maxLength"),
+        ("LINK_URL", limits::LINK_URL as u64, "ButtonComponentForMessageRequest.properties.url.maxLength"),
+        (
+            "INPUT_TEXT",
+            u64::from(limits::INPUT_TEXT),
+            "TextInputComponentForModalRequest.properties.max_length.maximum",
+        ),
+        (
+            "UPLOAD_FILES",
+            u64::from(limits::UPLOAD_FILES),
+            "FileUploadComponentForModalRequest.properties.max_values.maximum",
+        ),
+        (
+            "GROUP_CHOICES",
+            limits::GROUP_CHOICES as u64,
+            "CheckboxGroupComponentForModalRequest.properties.options.maxItems",
+        ),
+        ("POLL_ANSWERS", limits::POLL_ANSWERS as u64, "PollCreateRequest.properties.answers.maxItems"),
+        ("POLL_HOURS", u64::from(limits::POLL_HOURS), "PollCreateRequest.properties.duration.maximum"),
+        ("POLL_QUESTION", limits::POLL_QUESTION as u64, "PollMedia.properties.text.maxLength"),
+        // (An answer's 55 characters are the docs'; the description says 300.)
+    ];
+    let wrong: Vec<String> = pinned
+        .iter()
+        .filter(|(_, ours, path)| *ours != at(path))
+        .map(|(name, ours, path)| format!("limits::{name} is {ours}; the platform's {path} is {}", at(path)))
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -32,7 +32,7 @@ pub(crate) mod emoji;
 pub mod events;
 pub(crate) mod gateway;
 pub mod intents;
-pub(crate) mod limits;
+pub mod limits;
 pub(crate) mod message;
 pub(crate) mod model;
 pub(crate) mod names;
