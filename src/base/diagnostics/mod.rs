@@ -490,9 +490,15 @@ impl std::ops::Deref for Findings {
 /// "did you mean `x`?" over a closed vocabulary.
 pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let lower = word.to_ascii_lowercase();
+    // Two words whose lengths differ by more than the distance allowed are
+    // never that close: not measured (a word of a mutated file may be
+    // 60,000 characters long, and measuring costs their product).
+    // (Counted in characters, as the distance is: it is at least theirs.)
+    let chars = word.chars().count();
+    let near = |c: &str| c.chars().count().abs_diff(chars) <= (c.len().max(word.len()) / 3).max(1);
     candidates
         .into_iter()
-        .filter(|c| *c != word)
+        .filter(|c| *c != word && near(c))
         .map(|c| (strsim::damerau_levenshtein(&lower, &c.to_ascii_lowercase()), c))
         .filter(|(d, c)| *d <= (c.len().max(word.len()) / 3).max(1))
         .min_by_key(|(d, _)| *d)
