@@ -624,7 +624,18 @@ fn reply_item() -> impl Strategy<Value = ReplyItem> {
             .prop_map(|items| ReplyItem::Embed(Embed { items, span: sp() })),
         component.clone(),
         layout(component),
+        poll(),
     ]
+}
+
+/// A poll: settings (no word that starts an answer) and answers.
+fn poll() -> impl Strategy<Value = ReplyItem> {
+    use blkc::language::ast::{Poll, PollAnswer};
+    let settings = || settings().prop_map(|l| l.into_iter().filter(|s| s.key.name != "answer").collect::<Vec<_>>());
+    let answer = (template(), settings()).prop_map(|(text, settings)| PollAnswer { text, settings, span: sp() });
+    (settings(), proptest::collection::vec(answer, 0..3)).prop_map(|(settings, answers)| {
+        ReplyItem::Poll(Box::new(Poll { keyword: sp(), settings, answers, span: sp() }))
+    })
 }
 
 /// A layout part: a container of texts, components, sections, separators
