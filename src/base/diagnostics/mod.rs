@@ -198,7 +198,7 @@ codes! {
     UnknownSetting = "B417", Error, "a setting a button, menu, choice, form or input does not take";
     BadSetting = "B418", Error, "a setting's value not of its form, or a setting missing";
     TooManyComponents = "B419", Error, "more than 5 rows, 25 choices, 5 inputs, 40 layout components, 3 texts in a section or 10 images in a gallery, or none";
-    LinkOrHandler = "B420", Error, "a button with both or neither of a handler and a link";
+    LinkOrHandler = "B420", Error, "a button with both or neither of a handler and a link, or a premium button with either";
     UnknownHandler = "B421", Error, "a component or form naming a handler the file does not have";
     UnusedHandler = "B422", Warning, "a handler that no component or form runs";
     MisplacedForm = "B423", Error, "a form where the platform does not take one";
