@@ -328,6 +328,12 @@ fn a_form_of_every_kind_of_input_is_shown_and_its_submission_read() {
     let answer = served.send(&platform, &other);
     assert_eq!(answer.body["data"]["content"], "level=some days=mon, wed agree=false", "{answer:?}");
 
+    // A forged submission: a member menu's value that is no id.
+    sent["id"] = json!("f5");
+    sent["data"]["components"][3]["component"]["values"] = json!(["../../users/@me"]);
+    let refused = served.send(&platform, &sent);
+    assert_ne!(refused.body["data"]["content"].as_str().map(|c| c.starts_with("why=")), Some(true), "{refused:?}");
+    sent["data"]["components"][3]["component"]["values"] = json!(["42"]);
     // A forged submission: three files where the upload takes two.
     sent["id"] = json!("f3");
     sent["data"]["components"][4]["component"]["values"] = json!(["1", "2", "3"]);

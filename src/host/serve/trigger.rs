@@ -681,6 +681,14 @@ fn field_variables(
             t.clone()
         }
         (InputKind::Checkbox, Some(FormValue::Ticked(ticked))) => ticked.to_string(),
+        // A menu of the server's members, roles or channels, and an upload,
+        // give ids: anything else is a forged submission's.
+        (
+            InputKind::Users | InputKind::Roles | InputKind::Mentionables | InputKind::Channels | InputKind::Upload,
+            Some(FormValue::List(ids)),
+        ) if ids.iter().any(|id| !crate::discord::is_snowflake(id)) => {
+            return Err(Unfit::FieldKind { input: input.to_string(), kind: kind.describe() })
+        }
         (InputKind::Upload, Some(FormValue::List(ids))) if ids.len() <= max => {
             return Ok(uploaded(interaction, &name, ids))
         }
