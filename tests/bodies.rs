@@ -147,20 +147,10 @@ fn a_multipart_body_is_read_back_by_a_real_parser_and_no_value_adds_a_header() {
     assert_eq!(got.len(), 2);
     let text = String::from_utf8_lossy(&got[1]).into_owned();
     let content_type = header(&text, "content-type").unwrap().to_string();
-    let boundary = multer::parse_boundary(&content_type).unwrap();
-    let bytes = body(&got[1]).to_vec();
-    let parts = tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async move {
-        let mut form = multer::Multipart::with_reader(&bytes[..], boundary);
-        let mut parts = Vec::new();
-        while let Some(field) = form.next_field().await.unwrap() {
-            let name = field.name().map(str::to_string);
-            let file = field.file_name().map(str::to_string);
-            let kind = field.content_type().map(|m| m.to_string());
-            let headers: Vec<String> = field.headers().keys().map(|k| k.to_string()).collect();
-            parts.push((name, file, kind, headers, field.bytes().await.unwrap().to_vec()));
-        }
-        parts
-    });
+    let parts: Vec<_> = crate::support::platform::multipart(&content_type, body(&got[1]))
+        .into_iter()
+        .map(|p| (p.name, p.filename, p.content_type, p.headers, p.bytes))
+        .collect();
     assert_eq!(parts.len(), 3, "{text}");
     assert_eq!(parts[0].0.as_deref(), Some("note"));
     assert_eq!(parts[0].4, format!("from {hostile}").into_bytes(), "a text part's value is its bytes");

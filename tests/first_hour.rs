@@ -205,6 +205,19 @@ fn a_deploy_says_what_it_changes_and_never_wipes_by_accident() {
         "{said}"
     );
     assert_eq!(platform.registered(path).as_array().unwrap().len(), 2, "a dry run registers nothing");
+    // An attachment option's kinds of file are registered, and a change of
+    // them is a change (the platform's listing holds them; twilight's
+    // option does not).
+    let upload = "command up \"Upload\" {\n    option doc \"A file\" attachment types \"image .PDF\"\n    reply \"{option_doc_name}\"\n}\n";
+    let (code, said) = deploy(upload, &["--remove-all"]);
+    assert_eq!(code, Some(0), "{said}");
+    assert_eq!(platform.registered(path)[0]["options"][0]["file_types"], serde_json::json!(["image", ".pdf"]));
+    let (_, said) = deploy(upload, &[]);
+    assert!(said.contains(": 1 unchanged"), "{said}");
+    let (_, said) = deploy(&upload.replace("image .PDF", "image"), &["--dry-run"]);
+    assert!(said.contains("1 changed (/up: options)"), "{said}");
+    let (code, said) = deploy(two, &["--remove-all"]);
+    assert_eq!(code, Some(0), "{said}");
     // A file with no commands: refused, nothing sent.
     let puts = || platform.calls().iter().filter(|c| c.method == "PUT").count();
     let before = puts();

@@ -1318,3 +1318,72 @@ fn a_poll_is_voted_in_and_ended_in_a_real_browser() {
         browser.close().await.unwrap();
     });
 }
+
+/// A 1×1 PNG (a real one: the browser decodes it).
+const PNG: &[u8] = b"\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\x0d\x49\x44\x41\x54\x78\x9c\x63\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff\x89\x99\x3d\x1d\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
+
+/// Issue 54: a reply's files as the client shows them, in a real browser:
+/// an image an embed shows by `attachment://` (loaded from the stand-in, as
+/// the platform's CDN serves it, and not shown a second time), a CSV as its
+/// name and size whose link downloads its bytes, and a layout message's
+/// file where it stands.
+#[test]
+fn a_reply_s_files_are_shown_and_downloaded_in_a_real_browser() {
+    let Some(driver) = chromedriver() else { return };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let program = r#"command export "Export" {
+    reply {
+        text "Your export"
+        file "chart.png"
+        file text "name,qty\nlamp,3\n" { filename "stock.csv" }
+        embed {
+            title "Chart"
+            image "attachment://chart.png"
+        }
+    }
+}
+
+command card "Card" {
+    reply {
+        container {
+            text "Notes"
+            file text "first note" { filename "notes.txt" }
+        }
+    }
+}
+"#;
+    let played = play_with(program, None, &[("chart.png", PNG)], &["--offline"]);
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let js = |script: &'static str| {
+            let browser = browser.clone();
+            move || {
+                let browser = browser.clone();
+                async move { browser.execute(script, vec![]).await.map(|v| v.to_string()).unwrap_or_default() }
+            }
+        };
+        let command = browser.find(fantoccini::Locator::Css("#command")).await.unwrap();
+        let commands = "return String(document.querySelectorAll('#commands option').length)";
+        wait_for(js(commands), |n| n.contains('2')).await;
+        command.send_keys("/export").await.unwrap();
+        browser.find(fantoccini::Locator::Css("#composer button[type=submit]")).await.unwrap().click().await.unwrap();
+        let drawn = "const m = [...document.querySelectorAll('#messages .message')].find(m => m.querySelector('.embed')); \
+                     if (!m) return ''; const img = m.querySelector('.embed img.image'); \
+                     const f = m.querySelector('a.file'); \
+                     return [img && img.complete && img.naturalWidth, m.querySelectorAll('img').length, \
+                             f && f.querySelector('.file-name').textContent, f && f.querySelector('.file-size').textContent, \
+                             f && f.getAttribute('download')].join('|')";
+        wait_for(js(drawn), |t| t.contains("1|1|stock.csv|16 bytes|stock.csv")).await;
+        let fetched = "const f = document.querySelector('#messages a.file'); \
+                       const r = await fetch(f.href); return r.headers.get('content-disposition') + '|' + await r.text()";
+        let fetched = browser.execute(&format!("return (async () => {{ {fetched} }})()"), vec![]).await.unwrap();
+        assert_eq!(fetched.as_str(), Some("attachment; filename=\"stock.csv\"|name,qty\nlamp,3\n"));
+        command.clear().await.unwrap();
+        command.send_keys("/card").await.unwrap();
+        browser.find(fantoccini::Locator::Css("#composer button[type=submit]")).await.unwrap().click().await.unwrap();
+        let card = "const c = document.querySelector('#messages .container a.file .file-name'); return c ? c.textContent : ''";
+        wait_for(js(card), |t| t.contains("notes.txt")).await;
+        browser.close().await.unwrap();
+    });
+}

@@ -440,23 +440,34 @@ fn status() -> impl Strategy<Value = Text> {
     "[1-5][0-9xX]{2}".prop_map(|value: String| Text { value: value.into(), span: sp() })
 }
 
+/// Where a file's bytes come from: a path, a name, or text.
+fn file_source() -> impl Strategy<Value = FileSource> {
+    prop_oneof![
+        "\\PC{0,8}".prop_map(|v: String| FileSource::Path(Text { value: v.into(), span: sp() })),
+        ident().prop_map(FileSource::Name),
+        template().prop_map(FileSource::Text),
+    ]
+}
+
+/// A file a message carries, with its settings.
+fn reply_file() -> impl Strategy<Value = ReplyItem> {
+    (file_source(), settings()).prop_map(|(source, settings)| {
+        ReplyItem::File(Box::new(blkc::language::ast::ReplyFile { keyword: sp(), source, settings, span: sp() }))
+    })
+}
+
 /// A body of every kind the grammar reads.
 fn body() -> impl Strategy<Value = Body> {
     let entries = || {
         proptest::collection::vec((key(), value()), 0..3)
             .prop_map(|es| es.into_iter().map(|(key, value)| Entry { key, value, span: sp() }).collect::<Vec<_>>())
     };
-    let file = (
-        prop_oneof![
-            "\\PC{0,8}".prop_map(|v: String| FileSource::Path(Text { value: v.into(), span: sp() })),
-            ident().prop_map(FileSource::Name),
-        ],
-        proptest::collection::vec((prop_oneof![Just("type"), Just("filename")], template()), 0..2),
-    )
-        .prop_map(|(source, settings)| {
-            let settings = settings.into_iter().map(|(w, t)| (Ident { name: w.into(), span: sp() }, t)).collect();
-            PartValue::File(FilePart { source, settings, span: sp() })
-        });
+    let file =
+        (file_source(), proptest::collection::vec((prop_oneof![Just("type"), Just("filename")], template()), 0..2))
+            .prop_map(|(source, settings)| {
+                let settings = settings.into_iter().map(|(w, t)| (Ident { name: w.into(), span: sp() }, t)).collect();
+                PartValue::File(FilePart { source, settings, span: sp() })
+            });
     let part = (key(), prop_oneof![template().prop_map(PartValue::Field), file]).prop_map(|(key, value)| PartDecl {
         key,
         value,
@@ -625,6 +636,7 @@ fn reply_item() -> impl Strategy<Value = ReplyItem> {
         component.clone(),
         layout(component),
         poll(),
+        reply_file(),
     ]
 }
 
@@ -669,7 +681,7 @@ fn layout(component: BoxedStrategy<ReplyItem>) -> impl Strategy<Value = ReplyIte
     let gallery = proptest::collection::vec(media, 0..3)
         .prop_map(move |media| part(LayoutKind::Gallery, Vec::new(), media, Vec::new()))
         .boxed();
-    let inner = prop_oneof![text, component, section.clone(), separator.clone(), gallery.clone()];
+    let inner = prop_oneof![text, component, section.clone(), separator.clone(), gallery.clone(), reply_file().boxed()];
     let container = (proptest::collection::vec(inner, 0..4), layout_settings())
         .prop_map(move |(items, settings)| part(LayoutKind::Container, items, Vec::new(), settings));
     prop_oneof![container, section, separator, gallery]
@@ -724,9 +736,10 @@ fn cooldown() -> impl Strategy<Value = Option<Setting>> {
 fn option_node() -> impl Strategy<Value = Node> {
     let bounds = proptest::collection::vec((any::<bool>(), number()), 0..3);
     let channels = proptest::option::of(words());
+    let types = text();
     let autocomplete = proptest::option::of(proptest::collection::vec(choice_node(), 0..3));
-    (name(), text(), option_kind(), any::<bool>(), bounds, channels, choices(), autocomplete).prop_map(
-        |(name, description, kind, required, bounds, channels, choices, autocomplete)| {
+    (name(), text(), option_kind(), any::<bool>(), (bounds, channels, types), choices(), autocomplete).prop_map(
+        |(name, description, kind, required, (bounds, channels, types), choices, autocomplete)| {
             // (Both is the checker's B432.)
             let autocomplete = autocomplete.map(|body| {
                 let tree = Tree::inner(TreeKind::Autocomplete, name.clone(), (None, None), body, sp());
@@ -739,6 +752,7 @@ fn option_node() -> impl Strategy<Value = Node> {
                 required: required.then(sp),
                 bounds: bounds.into_iter().map(|(max, n)| OptionBound { max, value: n.into(), span: sp() }).collect(),
                 channels,
+                file_types: types.map(|t| (sp(), t)),
                 choices,
                 autocomplete,
                 span: sp(),

@@ -161,6 +161,15 @@ fn option(o: &Value, bad: &mut impl FnMut(bool, String), optional: &mut bool) ->
         let known = |t: &Value| t.as_u64().is_some_and(|t| matches!(t, 0..=5 | 10..=16));
         bad(kind == 7 && types.as_array().is_some_and(|t| t.iter().all(known)), "channel_types".into());
     }
+    // The platform's File Type Filtering: a group or a dot-prefixed
+    // extension, at most 10, on an attachment option.
+    if let Some(types) = o.get("file_types") {
+        let known = |t: &Value| {
+            t.as_str().is_some_and(|t| matches!(t, "image" | "video" | "audio") || t.starts_with('.') && t.len() > 1)
+        };
+        let listed = types.as_array().is_some_and(|t| t.len() <= 10 && t.iter().all(known));
+        bad(kind == 11 && listed, "file_types".into());
+    }
     localizations(o, true, bad);
     size
 }

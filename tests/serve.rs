@@ -99,7 +99,33 @@ pub(crate) fn serve_with_files(
     env: &[(&str, &str)],
     files: Option<(u64, u64)>,
 ) -> Served {
+    start(program, platform, api, (args, env), files, &[])
+}
+
+/// [`serve`], with files beside the bot (a path from its folder, and
+/// the file's bytes).
+pub(crate) fn serve_beside(
+    program: &str,
+    platform: &TestPlatform,
+    args: &[&str],
+    env: &[(&str, &str)],
+    beside: &[(&str, &[u8])],
+) -> Served {
+    start(program, platform, None, (args, env), None, beside)
+}
+
+fn start(
+    program: &str,
+    platform: &TestPlatform,
+    api: Option<&TestServer>,
+    (args, env): (&[&str], &[(&str, &str)]),
+    files: Option<(u64, u64)>,
+    beside: &[(&str, &[u8])],
+) -> Served {
     let dir = tempfile::tempdir().unwrap();
+    for (path, bytes) in beside {
+        std::fs::write(dir.path().join(path), bytes).unwrap();
+    }
     let file = dir.path().join("bot.blk");
     let text = match api {
         Some(api) => program.replace("@API@", &api.base()),

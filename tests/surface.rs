@@ -546,6 +546,13 @@ fn each_message_limit_blkc_holds_is_the_platform_s_published_one() {
             "CheckboxGroupComponentForModalRequest.properties.options.maxItems",
         ),
         ("POLL_ANSWERS", limits::POLL_ANSWERS as u64, "PollCreateRequest.properties.answers.maxItems"),
+        ("FILES", limits::FILES as u64, "MessageCreateRequest.properties.attachments.maxItems"),
+        ("FILE_NAME", limits::FILE_NAME as u64, "MessageAttachmentRequest.properties.filename.maxLength"),
+        (
+            "FILE_DESCRIPTION",
+            limits::FILE_DESCRIPTION as u64,
+            "MessageAttachmentRequest.properties.description.maxLength",
+        ),
         ("POLL_HOURS", u64::from(limits::POLL_HOURS), "PollCreateRequest.properties.duration.maximum"),
         ("POLL_QUESTION", limits::POLL_QUESTION as u64, "PollMedia.properties.text.maxLength"),
         // (An answer's 55 characters are the docs'; the description says 300.)
@@ -556,4 +563,181 @@ fn each_message_limit_blkc_holds_is_the_platform_s_published_one() {
         .map(|(name, ours, path)| format!("limits::{name} is {ours}; the platform's {path} is {}", at(path)))
         .collect();
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// 9 MiB of bytes no text encoding would keep: every byte value, in an
+/// order that repeats only every 251 bytes.
+fn nine_mib() -> Vec<u8> {
+    (0..9u32 << 20).map(|i| (i.wrapping_mul(31) % 251) as u8).collect()
+}
+
+/// A reply with files: the platform's answer to the interaction is
+/// "thinking" (its HTTP answer is JSON, never an upload), then the message
+/// edits it as an upload: a multipart body whose `payload_json` is an edit
+/// of an answer in the platform's shape, listing each file by its place,
+/// and each file as `files[n]` with its name, type and every byte (one of
+/// 9 MiB); an embed shows one of them by `attachment://`. A private reply
+/// thinks in private.
+#[test]
+fn a_reply_with_files_is_uploaded_as_the_platform_takes_files() {
+    let platform = TestPlatform::start();
+    let program = r#"command export "Export" {
+    option qty "How many"
+    reply {
+        text "Your export, {user_name}"
+        file "data.bin" { description "Every byte" }
+        file text "name,qty\nlamp,{option_qty}\n" { filename "stock.csv" }
+        file "chart.png" { spoiler }
+        embed {
+            title "Chart"
+            image "attachment://chart.png"
+        }
+    }
+}
+
+command mine "Mine" {
+    reply {
+        ephemeral
+        file text "only yours" { filename "note.txt" }
+    }
+}
+"#;
+    let png = b"\x89PNG\r\n\x1a\n not really".to_vec();
+    let data = nine_mib();
+    let beside: &[(&str, &[u8])] = &[("data.bin", &data), ("chart.png", &png)];
+    let served = crate::serve::serve_beside(program, &platform, &[], &[], beside);
+    let options = json!([{ "name": "qty", "type": 3, "value": "3" }]);
+    let answer = served.send(&platform, &command("f1", "export", options));
+    assert_eq!(answer.body, json!({ "type": 5 }), "thinking first: {answer:?}\n{}", served.log());
+    let edits = platform.wait_for("/messages/@original", 1);
+    let edit = edits.first().unwrap_or_else(|| panic!("no edit: {}", served.log()));
+    assert_eq!(edit.method, "PATCH");
+    assert!(edit.content_type.as_deref().unwrap_or_default().starts_with("multipart/form-data; boundary="));
+    assert_shape("edit of an answer", &edit.body);
+    assert_eq!(edit.body["content"], "Your export, Ada");
+    assert_eq!(
+        edit.body["attachments"],
+        json!([
+            { "id": "0", "filename": "data.bin", "description": "Every byte" },
+            { "id": "1", "filename": "stock.csv" },
+            { "id": "2", "filename": "chart.png", "is_spoiler": true },
+        ])
+    );
+    assert_eq!(edit.body["embeds"][0]["image"]["url"], "attachment://chart.png");
+    let files: Vec<(&str, &str, &str, usize)> = edit
+        .files
+        .iter()
+        .map(|f| {
+            let name = f.name.as_deref().unwrap_or_default();
+            (
+                name,
+                f.filename.as_deref().unwrap_or_default(),
+                f.content_type.as_deref().unwrap_or_default(),
+                f.bytes.len(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        files,
+        [
+            ("files[0]", "data.bin", "application/octet-stream", 9 << 20),
+            ("files[1]", "stock.csv", "text/csv", 16),
+            ("files[2]", "chart.png", "image/png", png.len())
+        ]
+    );
+    assert!(edit.files[0].bytes == data, "the 9 MiB file, every byte");
+    assert_eq!(edit.files[1].bytes, b"name,qty\nlamp,3\n");
+    assert_eq!(edit.files[2].bytes, png);
+    // A private reply with a file thinks in private (an edit keeps it so).
+    let answer = served.send(&platform, &command("f2", "mine", json!([])));
+    assert_eq!(answer.body, json!({ "type": 5, "data": { "flags": 64 } }), "{answer:?}");
+    let edits = platform.wait_for("/messages/@original", 2);
+    assert_eq!(edits.len(), 2, "{}", served.log());
+    assert_shape("edit of an answer", &edits[1].body);
+    assert_eq!(edits[1].files[0].bytes, b"only yours");
+}
+
+/// A file over the platform's 10 MiB is refused before anything of its
+/// message is sent: the run fails with B337 saying the file and its size,
+/// and the platform is sent no upload.
+#[test]
+fn a_file_over_the_upload_limit_is_refused_before_it_is_sent() {
+    let platform = TestPlatform::start();
+    let api = crate::support::server::TestServer::start();
+    let program = r#"command export "Export" {
+    api big {
+        method GET
+        url "@API@/big/11534336"
+    }
+    reply {
+        text "Here it is"
+        file api_big { filename "big.json" }
+    }
+}
+"#;
+    let served = serve(program, &platform, Some(&api), &["--max-response-size", "20000000"], &[]);
+    let answer = served.send(&platform, &command("g1", "export", json!([])));
+    let log = served.wait_log("B337");
+    assert!(log.contains("file `big.json` cannot be sent: it is 11534338 bytes"), "{log}");
+    assert_ne!(crate::serve::content(&answer), "Here it is", "{answer:?}");
+    let uploads: Vec<_> = platform.calls().into_iter().filter(|c| !c.files.is_empty()).collect();
+    assert!(uploads.is_empty(), "nothing uploaded: {uploads:?}");
+}
+
+/// Files in a layout message and in a message an action sends: in a layout
+/// message, a file stands where it is written as a File component, unless
+/// an image of the message shows it (`attachment://`); a message sent to a
+/// channel is an upload too, in the platform's shape.
+#[test]
+fn files_stand_in_layout_messages_and_go_with_sent_messages() {
+    let platform = TestPlatform::start();
+    let program = format!(
+        "platform \"{}\"\n{}",
+        platform.api(),
+        r#"command card "Card" {
+    reply {
+        container {
+            section {
+                text "The chart"
+                thumbnail "attachment://chart.png"
+            }
+            file "notes.txt" { spoiler }
+        }
+        file "chart.png"
+    }
+}
+
+command post "Post" {
+    send to "888" {
+        text "The numbers"
+        file text "a,b\n1,2\n" { filename "numbers.csv" type "text/csv; charset=utf-8" }
+    }
+    reply "posted"
+}
+"#
+    );
+    let beside: &[(&str, &[u8])] = &[("chart.png", b"png"), ("notes.txt", b"notes")];
+    let env = [("BLKC_BOT_TOKEN", "bot-token-abcdefghijklmnop")];
+    let served = crate::serve::serve_beside(&program, &platform, &[], &env, beside);
+    let answer = served.send(&platform, &command("h1", "card", json!([])));
+    assert_eq!(answer.body["type"], 5, "{answer:?}");
+    let edit = platform.wait_for("/messages/@original", 1).pop().unwrap_or_else(|| panic!("{}", served.log()));
+    assert_shape("edit of an answer", &edit.body);
+    assert_eq!(edit.body["flags"], 1 << 15, "a layout message");
+    let container = &edit.body["components"][0];
+    assert_eq!(container["components"][0]["accessory"]["media"]["url"], "attachment://chart.png");
+    assert_eq!(
+        container["components"][1],
+        json!({ "type": 13, "file": { "url": "attachment://notes.txt" }, "spoiler": true })
+    );
+    assert_eq!(edit.body["components"].as_array().map(Vec::len), Some(1), "the chart is shown by the thumbnail");
+    let names: Vec<_> = edit.files.iter().map(|f| f.filename.clone().unwrap_or_default()).collect();
+    assert_eq!(names, ["notes.txt", "chart.png"]);
+    let answer = served.send(&platform, &command("h2", "post", json!([])));
+    assert_eq!(crate::serve::content(&answer), "posted", "{answer:?}\n{}", served.log());
+    let posted = platform.wait_for("/channels/888/messages", 1).pop().unwrap();
+    assert_shape("channel message", &posted.body);
+    assert_eq!(posted.body["attachments"], json!([{ "id": "0", "filename": "numbers.csv" }]));
+    assert_eq!(posted.files[0].content_type.as_deref(), Some("text/csv; charset=utf-8"));
+    assert_eq!(posted.files[0].bytes, b"a,b\n1,2\n");
 }

@@ -5,6 +5,7 @@ pub mod data;
 pub mod diagnostics;
 pub mod display;
 pub mod media;
+pub mod multipart;
 pub mod numbers;
 pub mod path;
 pub mod source;

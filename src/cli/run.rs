@@ -474,7 +474,7 @@ fn print_components(out: &mut dyn Write, components: &[blkc::discord::outgoing::
 /// container's parts behind its bar (`┃`), a section's texts with what
 /// stands beside them, a separator's line, a gallery's images, rows of
 /// components as a reply's.
-fn layout_lines(blocks: &[blkc::discord::outgoing::Block]) -> Vec<String> {
+fn layout_lines(blocks: &[blkc::discord::outgoing::Block], files: &[blkc::discord::outgoing::File]) -> Vec<String> {
     use blkc::discord::outgoing::{Accessory, Block, Media};
     let media = |word: &str, m: &Media| {
         let mut line = format!("▣ {word} {}", display::one_line(&m.url));
@@ -503,7 +503,7 @@ fn layout_lines(blocks: &[blkc::discord::outgoing::Block]) -> Vec<String> {
                 if !about.is_empty() {
                     out.push(format!("┃ ({})", about.join(", ")));
                 }
-                out.extend(layout_lines(parts).into_iter().map(|l| format!("┃ {l}")));
+                out.extend(layout_lines(parts, files).into_iter().map(|l| format!("┃ {l}")));
             }
             Block::Section { texts, accessory } => {
                 for t in texts {
@@ -524,9 +524,29 @@ fn layout_lines(blocks: &[blkc::discord::outgoing::Block]) -> Vec<String> {
                 (false, false) => "────────────────────".into(),
             }),
             Block::Gallery { media: items } => out.extend(items.iter().map(|m| media("image", m))),
+            Block::File { name, .. } => out.extend(files.iter().filter(|f| &f.name == name).map(file_line)),
         }
     }
     out
+}
+
+/// A file a message carries, as the terminal shows it: its name, type and
+/// size (a name or description from a value is shown on one line).
+fn file_line(f: &blkc::discord::outgoing::File) -> String {
+    let size = f.bytes.len();
+    let shown = match size {
+        0..1024 => format!("{size} bytes"),
+        1024..1_048_576 => format!("{:.1} KiB", size as f64 / 1024.0),
+        _ => format!("{:.1} MiB", size as f64 / 1_048_576.0),
+    };
+    let mut line = format!("📎 {} ({}, {shown})", display::one_line(&f.name), f.media_type.as_deref().unwrap_or("?"));
+    if let Some(d) = &f.description {
+        line.push_str(&format!(" \"{}\"", display::one_line(d)));
+    }
+    if f.spoiler {
+        line.push_str(" (spoiler)");
+    }
+    line
 }
 
 /// A poll as the terminal shows it: its question, an answer a line, how
@@ -655,7 +675,7 @@ fn print_later(out: &mut dyn Write, event: &Event) {
 
 /// A reply as the terminal shows it.
 fn print_reply(out: &mut dyn Write, event: &Event) {
-    let Event::Reply { text, ephemeral, embeds, components, layout, poll, update } = event else { return };
+    let Event::Reply { text, ephemeral, embeds, components, layout, poll, files, update } = event else { return };
     if *update {
         let _ = writeln!(out, "(updates the message the component is on)");
     }
@@ -663,13 +683,16 @@ fn print_reply(out: &mut dyn Write, event: &Event) {
         let _ = writeln!(out, "(only the user who ran it sees this reply)");
     }
     if !layout.is_empty() {
-        for line in layout_lines(layout) {
+        for line in layout_lines(layout, files) {
             let _ = writeln!(out, "{line}");
         }
         return;
     }
-    if !text.is_empty() || (embeds.is_empty() && poll.is_none() && !*update) {
+    if !text.is_empty() || (embeds.is_empty() && poll.is_none() && files.is_empty() && !*update) {
         let _ = writeln!(out, "{}", display::lines(text));
+    }
+    for f in files {
+        let _ = writeln!(out, "{}", file_line(f));
     }
     for e in embeds {
         print_embed(out, e);

@@ -69,6 +69,14 @@ pub const POLL_ANSWERS: usize = 10;
 pub const POLL_QUESTION: usize = 300;
 pub const POLL_ANSWER: usize = 55;
 pub const POLL_HOURS: u32 = 768;
+/// Files on one message, and the characters of a file's name and of its
+/// description.
+pub const FILES: usize = 10;
+pub const FILE_NAME: usize = 1024;
+pub const FILE_DESCRIPTION: usize = 1024;
+/// The bytes of one uploaded file: the platform's default for every user
+/// (a server's boosts may allow more; blkc holds to this one).
+pub const UPLOAD_BYTES: u64 = 10 << 20;
 /// Characters of a link button's `url`.
 pub const LINK_URL: usize = 512;
 

@@ -81,6 +81,13 @@ fn blocks(list: &[crate::discord::outgoing::Block]) -> Vec<Component> {
                 id: None,
                 spacing: large.then_some(SeparatorSpacingSize::Large),
             })),
+            Block::File { name, spoiler } => {
+                out.push(Component::File(twilight_model::channel::message::component::FileDisplay {
+                    file: unfurled(&format!("attachment://{name}")),
+                    id: None,
+                    spoiler: spoiler.then_some(true),
+                }))
+            }
             Block::Gallery { media } => out.push(Component::MediaGallery(MediaGallery {
                 id: None,
                 items: media
@@ -393,7 +400,7 @@ pub fn edit_flags(flags: Option<MessageFlags>) -> Option<MessageFlags> {
 /// one).
 pub fn wire<T: serde::Serialize>(body: &T, message: &Message) -> Option<serde_json::Value> {
     let layout_update = message.update && !message.layout.is_empty();
-    if message.poll.is_none() && !layout_update {
+    if message.poll.is_none() && !layout_update && message.files.is_empty() {
         return None;
     }
     let mut wire = serde_json::to_value(body).ok()?;
@@ -408,7 +415,52 @@ pub fn wire<T: serde::Serialize>(body: &T, message: &Message) -> Option<serde_js
     if let Some(p) = &message.poll {
         fields.insert("poll".into(), poll(p));
     }
+    if !message.files.is_empty() {
+        fields.insert("attachments".into(), attachments(&message.files));
+    }
     Some(wire)
+}
+
+/// The files of a message as its body lists them: each by its place
+/// (`files[n]` in the multipart body), its name, description and whether
+/// it is a spoiler.
+fn attachments(files: &[crate::discord::outgoing::File]) -> serde_json::Value {
+    let listed = files.iter().enumerate().map(|(n, f)| {
+        let mut a = serde_json::json!({ "id": n.to_string(), "filename": f.name });
+        if let Some(d) = &f.description {
+            a["description"] = d.clone().into();
+        }
+        if f.spoiler {
+            a["is_spoiler"] = true.into();
+        }
+        a
+    });
+    serde_json::Value::Array(listed.collect())
+}
+
+/// A message's body with its files, as the platform takes an upload: a
+/// multipart/form-data body of its JSON as `payload_json` and each file as
+/// `files[n]` (named by its place in `attachments`), and its
+/// `Content-Type`. One encoder writes it and an API block's multipart body
+/// (`base::multipart`).
+pub fn with_files(json: &[u8], files: &[crate::discord::outgoing::File]) -> Result<(Vec<u8>, String), String> {
+    use crate::base::multipart::Part;
+    let mut parts = vec![Part {
+        name: "payload_json".into(),
+        filename: None,
+        media_type: Some("application/json".into()),
+        bytes: json.to_vec().into(),
+    }];
+    parts.extend(files.iter().enumerate().map(|(n, f)| Part {
+        name: format!("files[{n}]"),
+        filename: Some(f.name.clone()),
+        media_type: Some(f.media_type.clone().unwrap_or_else(|| "application/octet-stream".into())),
+        bytes: f.bytes.clone(),
+    }));
+    crate::base::multipart::encode(&parts).map_err(|(n, why)| match parts.get(n) {
+        Some(p) => format!("file `{}`: {why}", p.filename.as_deref().unwrap_or(&p.name)),
+        None => why,
+    })
 }
 
 /// A poll as the platform creates one.
@@ -451,6 +503,9 @@ impl From<InteractionResponse> for Answer {
 /// the component's), or a form.
 pub fn first_answer(said: &Outgoing) -> Answer {
     match said {
+        // Files go up with an edit of a "thinking" answer: the answer to the
+        // platform's request is JSON, never an upload.
+        Outgoing::Message(m) if !m.files.is_empty() && !m.update => deferred(m.ephemeral).into(),
         Outgoing::Message(m) => {
             let typed = answer(m);
             match wire(&typed, m) {

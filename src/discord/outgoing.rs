@@ -29,6 +29,31 @@ pub struct Message {
     pub layout: Vec<Block>,
     /// A poll the message carries.
     pub poll: Option<Poll>,
+    /// The files it carries (at most [`limits::FILES`], each within
+    /// [`limits::UPLOAD_BYTES`]): sent as multipart, the message's body in
+    /// `payload_json` (`discord::message::files`).
+    pub files: Vec<File>,
+}
+
+/// A file a message carries: its name (what `attachment://` names), its
+/// media type, its description (alt text), whether it is hidden as a
+/// spoiler, and its bytes.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct File {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub media_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub spoiler: bool,
+    /// (Written out as its `size` in bytes.)
+    #[serde(rename = "size", serialize_with = "length")]
+    pub bytes: std::sync::Arc<[u8]>,
+}
+
+fn length<S: serde::Serializer>(bytes: &std::sync::Arc<[u8]>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(bytes.len() as u64)
 }
 
 /// A poll as it is sent: its question and answers kept to their lengths.
@@ -82,6 +107,12 @@ pub enum Block {
     },
     Gallery {
         media: Vec<Media>,
+    },
+    /// A file the message carries, shown where it stands (by its name).
+    File {
+        name: String,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        spoiler: bool,
     },
 }
 
@@ -377,6 +408,20 @@ pub fn file_type(word: &str) -> Option<String> {
     let extension =
         word.strip_prefix('.').is_some_and(|e| !e.is_empty() && e.bytes().all(|b| b.is_ascii_alphanumeric()));
     (FILE_GROUPS.contains(&word.as_str()) || extension).then_some(word)
+}
+
+/// The kinds of file a `types "image .pdf"` filters for (an upload's, an
+/// attachment option's): each a group or an extension (`file_type`), at
+/// most [`limits::UPLOAD_TYPES`]; else why not.
+pub fn file_types(text: &str) -> Result<Vec<String>, String> {
+    let words: Vec<&str> = text.split([' ', ',']).filter(|w| !w.is_empty()).collect();
+    if let Some(wrong) = words.iter().find(|w| file_type(w).is_none()) {
+        return Err(format!("`{wrong}` is not a kind of file the platform filters for"));
+    }
+    if words.len() > limits::UPLOAD_TYPES {
+        return Err(format!("a filter holds at most {} kinds of file, not {}", limits::UPLOAD_TYPES, words.len()));
+    }
+    Ok(words.iter().filter_map(|w| file_type(w)).collect())
 }
 
 /// A form as it is shown.

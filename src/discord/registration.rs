@@ -206,6 +206,9 @@ pub struct CommandOption {
     /// A `channel` option's kinds of channel (`in text, forum`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub channel_types: Option<Vec<ChannelType>>,
+    /// An `attachment` option's kinds of file (`types "image .pdf"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_types: Option<Vec<String>>,
     #[serde(flatten)]
     pub locales: Localizations,
 }
@@ -371,7 +374,7 @@ impl Changes {
                     if r.description != w.description {
                         what.push("description");
                     }
-                    if !same_options(&w.options, &r.options, &r.bounds, "") {
+                    if !same_options(&w.options, &r.options, (&r.bounds, &r.file_types), "") {
                         what.push("options");
                     }
                     what.extend(w.extra.changed(r));
@@ -431,6 +434,9 @@ pub struct Registered {
     pub command: twilight_model::application::command::Command,
     /// Each top-level option's `min_value` and `max_value`, as written.
     pub bounds: Bounded,
+    /// Each option's `file_types` (twilight's option has no such field),
+    /// by the option's path as [`Bounded`]'s.
+    pub file_types: HashMap<String, Vec<String>>,
 }
 
 /// Each option's `min_value` and `max_value` as the platform wrote them,
@@ -453,7 +459,9 @@ pub fn read(bytes: &[u8]) -> Result<Vec<Registered>, serde_json::Error> {
     for mut command in list {
         let mut bounds = Bounded::new();
         numbers_taken(&mut command, "", &mut bounds);
-        out.push(Registered { command: serde_json::from_value(command)?, bounds });
+        let mut file_types = HashMap::new();
+        file_types_of(&command, "", &mut file_types);
+        out.push(Registered { command: serde_json::from_value(command)?, bounds, file_types });
     }
     Ok(out)
 }
@@ -485,12 +493,23 @@ fn numbers_taken(holder: &mut serde_json::Value, prefix: &str, bounds: &mut Boun
     }
 }
 
+/// The `file_types` of a command's options at every level, by path.
+fn file_types_of(holder: &serde_json::Value, prefix: &str, out: &mut HashMap<String, Vec<String>>) {
+    for option in holder.get("options").and_then(serde_json::Value::as_array).into_iter().flatten() {
+        let path = format!("{prefix}{}", option.get("name").and_then(serde_json::Value::as_str).unwrap_or_default());
+        if let Some(types) = option.get("file_types").and_then(serde_json::Value::as_array) {
+            out.insert(path.clone(), types.iter().filter_map(|t| t.as_str().map(str::to_lowercase)).collect());
+        }
+        file_types_of(option, &format!("{path}/"), out);
+    }
+}
+
 /// Whether the options (or subcommands) to register are those registered,
 /// at every level; `prefix` is their path's (`show/`).
 fn same_options(
     wanted: &[CommandOption],
     registered: &[twilight_model::application::command::CommandOption],
-    bounds: &Bounded,
+    (bounds, file_types): (&Bounded, &HashMap<String, Vec<String>>),
     prefix: &str,
 ) -> bool {
     wanted.len() == registered.len()
@@ -507,9 +526,11 @@ fn same_options(
                 && w.autocomplete.unwrap_or(false) == r.autocomplete.unwrap_or(false)
                 && same_choices(w.choices.as_deref().unwrap_or_default(), r.choices.as_deref().unwrap_or_default())
                 && w.bounds.same(r, bounds.get(&path))
+                && w.file_types.as_deref().unwrap_or_default()
+                    == file_types.get(&path).map(Vec::as_slice).unwrap_or_default()
                 && channels
                 && w.locales.same(r.name_localizations.as_ref(), r.description_localizations.as_ref())
-                && same_options(ours, theirs, bounds, &format!("{path}/"))
+                && same_options(ours, theirs, (bounds, file_types), &format!("{path}/"))
         })
 }
 
@@ -562,6 +583,7 @@ mod tests {
             options: None,
             bounds,
             channel_types: None,
+            file_types: None,
             locales: Localizations::default(),
         };
         let wanted = |max: &str| {
@@ -580,5 +602,36 @@ mod tests {
         };
         assert_eq!(Changes::between(&[wanted("120")], &listed).unchanged, ["/roll"]);
         assert_eq!(Changes::between(&[wanted("100")], &listed).changed, [("/roll".to_string(), vec!["options"])]);
+    }
+
+    /// An attachment option's kinds of file, which twilight's registered
+    /// option does not hold, are read from the list and compared.
+    #[test]
+    fn an_attachment_option_s_file_types_are_compared_with_those_registered() {
+        let listed = r#"[{"id":"1","application_id":"2","version":"1","type":1,"name":"up","description":"Up",
+            "options":[{"type":11,"name":"doc","description":"A file","file_types":["image",".PDF"]}]}]"#;
+        let listed = read(listed.as_bytes()).unwrap();
+        assert_eq!(listed[0].file_types["doc"], ["image", ".pdf"]);
+        let wanted = |types: Option<Vec<String>>| {
+            let doc = CommandOption {
+                kind: CommandOptionType::Attachment,
+                name: "doc".into(),
+                description: "A file".into(),
+                required: Some(false),
+                choices: None,
+                autocomplete: None,
+                options: None,
+                bounds: Bounds::default(),
+                channel_types: None,
+                file_types: types,
+                locales: Localizations::default(),
+            };
+            slash("up", "Up", vec![doc], Extra::default())
+        };
+        let types = |t: &[&str]| Some(t.iter().map(|s| s.to_string()).collect());
+        assert_eq!(Changes::between(&[wanted(types(&["image", ".pdf"]))], &listed).unchanged, ["/up"]);
+        let changed = Changes::between(&[wanted(types(&["image"]))], &listed).changed;
+        assert_eq!(changed, [("/up".to_string(), vec!["options"])]);
+        assert_eq!(Changes::between(&[wanted(None)], &listed).changed.len(), 1, "a filter taken away is a change");
     }
 }

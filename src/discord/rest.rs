@@ -295,17 +295,43 @@ impl Platform {
             Some(b) => Some(serde_json::to_vec(b).map_err(|e| PlatformError::Body(e.to_string()))?),
             None => None,
         };
-        let mut answer = self.call(route, body.as_deref(), deadline)?;
+        self.exchange(route, body.as_deref().map(|b| (b, "application/json")), deadline)
+    }
+
+    /// Sends `route` with a message's body and its files, as the platform
+    /// takes an upload (`message::with_files`: multipart, the body as
+    /// `payload_json`). Waits and tries again as [`Platform::send`] does.
+    pub fn send_files<B: Serialize + ?Sized>(
+        &self,
+        route: Route<'_>,
+        body: &B,
+        files: &[crate::discord::outgoing::File],
+        deadline: Instant,
+    ) -> Result<Answer, PlatformError> {
+        let json = serde_json::to_vec(body).map_err(|e| PlatformError::Body(e.to_string()))?;
+        let (bytes, content_type) = crate::discord::message::with_files(&json, files).map_err(PlatformError::Body)?;
+        self.exchange(route, Some((&bytes, &content_type)), deadline)
+    }
+
+    /// One request with its body and type; a webhook the platform does not
+    /// know yet is tried again a few times.
+    fn exchange(
+        &self,
+        route: Route<'_>,
+        body: Option<(&[u8], &str)>,
+        deadline: Instant,
+    ) -> Result<Answer, PlatformError> {
+        let mut answer = self.call(route, body, deadline)?;
         while route.is_webhook() && answer.status == 404 && answer.unknown_webhook < WEBHOOK_RETRIES {
             let tried = answer.unknown_webhook + 1;
             std::thread::sleep(WEBHOOK_RETRY_WAIT);
-            answer = self.call(route, body.as_deref(), deadline)?;
+            answer = self.call(route, body, deadline)?;
             answer.unknown_webhook = tried;
         }
         Ok(answer)
     }
 
-    fn call(&self, route: Route<'_>, body: Option<&[u8]>, deadline: Instant) -> Result<Answer, PlatformError> {
+    fn call(&self, route: Route<'_>, body: Option<(&[u8], &str)>, deadline: Instant) -> Result<Answer, PlatformError> {
         let _waiting = crate::base::waiting::Blocking::start();
         let method = route.method();
         let url = format!("{}{}", self.base, route.path()?);
@@ -322,8 +348,8 @@ impl Platform {
                 request = request.header("Authorization", format!("Bot {t}"));
             }
             let sent = match body {
-                Some(b) => {
-                    let request = request.header("Content-Type", "application/json").body(b.to_vec());
+                Some((b, content_type)) => {
+                    let request = request.header("Content-Type", content_type).body(b.to_vec());
                     self.agent.run(request.map_err(|e| transport(e.to_string()))?)
                 }
                 None => self.agent.run(request.body(()).map_err(|e| transport(e.to_string()))?),

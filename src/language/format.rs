@@ -531,6 +531,10 @@ impl Printer<'_> {
             self.out.push_str(" in ");
             self.out.push_str(&words(channels));
         }
+        if let Some((_, types)) = &o.file_types {
+            self.out.push_str(" types ");
+            self.out.push_str(&text_literal(&types.value));
+        }
         // (Both is B432; neither is lost.)
         if let Some(choices) = &o.choices {
             self.out.push_str(" choices ");
@@ -812,6 +816,36 @@ impl Printer<'_> {
                 inner.sort_by_key(|i| i.span().start);
                 self.block(open, p.span.end as usize - 1, &inner, Inner::span, |f, i| f.inner(i));
                 self.trailing(p.span.end as usize);
+            }
+            ReplyItem::File(f) => {
+                self.out.push_str("file ");
+                let end = self.file_source(&f.source);
+                if !f.settings.is_empty() {
+                    self.out.push(' ');
+                    let open = self.open_brace(end as usize);
+                    self.settings(open, f.span.end as usize - 1, &f.settings);
+                }
+                self.trailing(f.span.end as usize);
+            }
+        }
+    }
+
+    /// A file's source as written (`"chart.png"`, `api_chart`, `text "…"`);
+    /// where it ends in the source.
+    fn file_source(&mut self, source: &FileSource) -> u32 {
+        match source {
+            FileSource::Path(path) => {
+                self.out.push_str(&text_literal(&path.value));
+                path.span.end
+            }
+            FileSource::Name(name) => {
+                self.out.push_str(&name.name);
+                name.span.end
+            }
+            FileSource::Text(t) => {
+                self.out.push_str("text ");
+                self.template(t);
+                t.span.end
             }
         }
     }
@@ -1113,10 +1147,7 @@ impl Printer<'_> {
                             PartValue::Field(t) => p.out.push_str(&pair_value(p.text, t)),
                             PartValue::File(file) => {
                                 p.out.push_str("file ");
-                                match &file.source {
-                                    FileSource::Path(path) => p.out.push_str(&text_literal(&path.value)),
-                                    FileSource::Name(name) => p.out.push_str(&name.name),
-                                }
+                                p.file_source(&file.source);
                                 for (word, value) in &file.settings {
                                     p.out.push(' ');
                                     p.out.push_str(&word.name);

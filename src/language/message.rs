@@ -142,8 +142,11 @@ pub fn layout_text(mut text: String, changed: &mut Vec<String>) -> Option<String
 pub fn media(url: &str, mut f: Filling<'_>) -> Result<(Media, Vec<String>), String> {
     let url = url.trim();
     let shown = crate::base::display::one_line(url);
-    if !vocab::is_web_url(url) {
-        return Err(format!("{} was left out: `{shown}` is not an http or https address", f.within));
+    if !vocab::is_image_address(url) {
+        return Err(format!(
+            "{} was left out: `{shown}` is not an http or https address or a file's `attachment://` address",
+            f.within
+        ));
     }
     if url.chars().count() > limits::MEDIA_URL {
         return Err(format!("{} was left out: its address is over {} characters", f.within, limits::MEDIA_URL));
@@ -456,6 +459,28 @@ fn input(filled: FilledInput<'_>, changed: &mut Vec<String>) -> Option<TextInput
     Some(input)
 }
 
+/// Whether an embed part's filled text is of its part's form (an address
+/// within the platform's length, a time), else why not.
+fn form_holds(part: EmbedPart, text: &str) -> Result<(), String> {
+    let trimmed = text.trim();
+    let n = trimmed.chars().count();
+    let (ok, what) = match part.form() {
+        PartForm::Url | PartForm::Image if n > limits::EMBED_URL => {
+            return Err(format!("it is {n} characters, and the platform takes {}", limits::EMBED_URL))
+        }
+        PartForm::Url => (vocab::is_web_url(trimmed), "an http or https URL"),
+        PartForm::Image => {
+            (vocab::is_image_address(trimmed), "an http or https URL or a file's `attachment://` address")
+        }
+        PartForm::Timestamp => (vocab::is_timestamp(trimmed), "an RFC 3339 time"),
+        PartForm::Text | PartForm::Color => (true, ""),
+    };
+    match ok {
+        true => Ok(()),
+        false => Err(format!("{:?} is not {what}", short(text))),
+    }
+}
+
 /// An embed from its parts' and fields' filled-in text, and what had to
 /// change for the platform to take it (for a warning: a run never fails
 /// on an embed, and the platform never answers 400 to one).
@@ -493,27 +518,13 @@ pub fn embed(parts: Vec<(EmbedPart, String)>, fields: Vec<(String, String, bool)
                 continue;
             }
         };
-        let ok = match part.form() {
-            PartForm::Url if text.trim().chars().count() > limits::EMBED_URL => {
-                let n = text.trim().chars().count();
-                changed.push(format!(
-                    "the embed's `{name}` was left out: it is {n} characters, and the platform takes {}",
-                    limits::EMBED_URL
-                ));
-                continue;
-            }
-            PartForm::Url => vocab::is_web_url(text.trim()),
-            PartForm::Timestamp => vocab::is_timestamp(text.trim()),
-            PartForm::Text | PartForm::Color => true,
-        };
         if blank {
             // The platform refuses an empty part: a value that filled in
             // empty leaves it out.
             continue;
         }
-        if !ok {
-            let what = if part.form() == PartForm::Url { "an http or https URL" } else { "an RFC 3339 time" };
-            changed.push(format!("the embed's `{name}` was left out: {:?} is not {what}", short(&text)));
+        if let Err(why) = form_holds(part, &text) {
+            changed.push(format!("the embed's `{name}` was left out: {why}"));
             continue;
         }
         *slot = Some(match part.form() {

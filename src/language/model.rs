@@ -50,9 +50,9 @@ pub fn headers_path(sample: &str) -> String {
 /// A file beside the bot, read: its bytes, or why it cannot be.
 pub type FileRead = Result<Arc<[u8]>, String>;
 
-/// The largest file a multipart body sends from beside the `.blk` (the
-/// platform's own upload limit for a bot is 10 MiB).
-pub const MAX_UPLOAD_SIZE: u64 = 8 << 20;
+/// The largest file a multipart body or a message sends from beside the
+/// `.blk`: the platform's upload limit ([`crate::discord::limits::UPLOAD_BYTES`]).
+pub const MAX_UPLOAD_SIZE: u64 = crate::discord::limits::UPLOAD_BYTES;
 
 impl Samples {
     /// Samples beside the file, read when needed, and paths checked

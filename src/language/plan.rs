@@ -384,6 +384,11 @@ pub enum LayoutStep {
     Component {
         index: usize,
     },
+    /// The reply's `files[index]`, shown where it stands (unless an image
+    /// of the message shows it by its `attachment://` address).
+    File {
+        index: usize,
+    },
     Container {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         settings: Vec<SettingStep>,
@@ -432,7 +437,7 @@ impl LayoutStep {
         };
         match self {
             LayoutStep::Text { text } => f(text),
-            LayoutStep::Component { .. } => {}
+            LayoutStep::Component { .. } | LayoutStep::File { .. } => {}
             LayoutStep::Container { settings, parts } => {
                 setting_templates(settings, f);
                 parts.iter().for_each(|p| p.each_template(f));
@@ -568,6 +573,9 @@ pub enum Step {
         layout: Vec<LayoutStep>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         poll: Option<Box<PollStep>>,
+        /// The files it carries, in order.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<FileStep>,
         /// `update`: edits the message a component is on.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         update: bool,
@@ -830,7 +838,8 @@ impl Body {
             Body::Text { text, .. } => f(text),
             Body::Multipart { parts } => parts.iter().for_each(|p| match &p.value {
                 PartValue::Field { text } => f(text),
-                PartValue::File { filename, media_type, .. } => {
+                PartValue::File { from, filename, media_type } => {
+                    from.each_template(f);
                     filename.iter().chain(media_type).for_each(&mut *f);
                 }
             }),
@@ -879,6 +888,49 @@ pub enum FileFrom {
     Block(String),
     /// The file a user gave as this attachment option.
     Option(String),
+    /// Text the run builds (`file text "…"`), sent as UTF-8.
+    Text(Template),
+}
+
+impl FileFrom {
+    /// Its source from the language's: a path, `api_<block>`,
+    /// `option_<name>` or `text "…"`.
+    pub fn of(source: &ast::FileSource) -> FileFrom {
+        match source {
+            ast::FileSource::Path(p) => FileFrom::Path(p.value.to_string()),
+            ast::FileSource::Name(n) => match n.name.strip_prefix("option_") {
+                Some(option) => FileFrom::Option(option.to_string()),
+                None => FileFrom::Block(n.name.strip_prefix("api_").unwrap_or(&n.name).to_string()),
+            },
+            ast::FileSource::Text(t) => FileFrom::Text(template(t)),
+        }
+    }
+
+    /// The name a file goes by when nothing names it: a path's last part,
+    /// the block's or option's name, `file.txt` for text.
+    pub fn default_name(&self) -> String {
+        match self {
+            FileFrom::Path(p) => p.rsplit('/').next().unwrap_or(p).to_string(),
+            FileFrom::Block(b) | FileFrom::Option(b) => b.clone(),
+            FileFrom::Text(_) => "file.txt".to_string(),
+        }
+    }
+
+    /// Calls `f` on its template (`file text "…"`'s).
+    pub fn each_template(&self, f: &mut impl FnMut(&Template)) {
+        if let FileFrom::Text(t) = self {
+            f(t);
+        }
+    }
+}
+
+/// A file a message carries: where its bytes come from, and its settings
+/// (`filename`, `type`, `description`, `spoiler`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileStep {
+    pub from: FileFrom,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<SettingStep>,
 }
 
 /// The `Authorization` header a block's `auth` writes.
@@ -1251,8 +1303,12 @@ fn setting_templates(settings: &[SettingStep], f: &mut impl FnMut(&Template)) {
 
 /// [`each_template`] of a reply's step.
 fn reply_templates(step: &Step, f: &mut impl FnMut(&Template)) {
-    let Step::Reply { text, translations, embeds, components, layout, poll, .. } = step else { return };
+    let Step::Reply { text, translations, embeds, components, layout, poll, files, .. } = step else { return };
     text.iter().for_each(&mut *f);
+    for file in files {
+        file.from.each_template(f);
+        setting_templates(&file.settings, f);
+    }
     layout.iter().for_each(|part| part.each_template(f));
     if let Some(p) = poll {
         setting_templates(&p.settings, f);
@@ -1964,7 +2020,9 @@ fn reply_step(r: &ast::Reply) -> Step {
             choices: choice_steps(&c.choices),
         })
         .collect();
-    let layout = if r.is_layout() { layout_steps(&r.items, &mut 0) } else { Vec::new() };
+    let layout = if r.is_layout() { layout_steps(&r.items, &mut (0, 0)) } else { Vec::new() };
+    let files =
+        r.files().map(|f| FileStep { from: FileFrom::of(&f.source), settings: settings(&f.settings) }).collect();
     let poll = r.poll().map(|p| {
         let answers = p.answers.iter().map(|a| (template(&a.text), settings(&a.settings))).collect();
         Box::new(PollStep { settings: settings(&p.settings), answers })
@@ -1973,6 +2031,7 @@ fn reply_step(r: &ast::Reply) -> Step {
         text: if r.is_layout() { None } else { r.text().map(template) },
         layout,
         poll,
+        files,
         translations: r.translations().map(|t| (t.locale.name.to_string(), template(&t.value))).collect(),
         ephemeral: r.ephemeral(),
         embeds,
@@ -1982,17 +2041,21 @@ fn reply_step(r: &ast::Reply) -> Step {
     }
 }
 
-/// A layout message's parts, its components by their place among the
-/// reply's (`next`: the place of the next one, in the order
-/// `Reply::components` walks them).
-fn layout_steps(items: &[ast::ReplyItem], next: &mut usize) -> Vec<LayoutStep> {
+/// A layout message's parts, its components and files by their place
+/// among the reply's (`next`: the places of the next of each, in the order
+/// `Reply::components` and `Reply::files` walk them).
+fn layout_steps(items: &[ast::ReplyItem], next: &mut (usize, usize)) -> Vec<LayoutStep> {
     let mut out = Vec::new();
     for item in items {
         match item {
             ast::ReplyItem::Text { value, .. } => out.push(LayoutStep::Text { text: template(value) }),
             ast::ReplyItem::Component(_) => {
-                out.push(LayoutStep::Component { index: *next });
-                *next += 1;
+                out.push(LayoutStep::Component { index: next.0 });
+                next.0 += 1;
+            }
+            ast::ReplyItem::File(_) => {
+                out.push(LayoutStep::File { index: next.1 });
+                next.1 += 1;
             }
             ast::ReplyItem::Layout(l) => out.push(layout_step(l, next)),
             // (Refused beside a layout by the checker: B433.)
@@ -2005,7 +2068,7 @@ fn layout_steps(items: &[ast::ReplyItem], next: &mut usize) -> Vec<LayoutStep> {
     out
 }
 
-fn layout_step(l: &ast::Layout, next: &mut usize) -> LayoutStep {
+fn layout_step(l: &ast::Layout, next: &mut (usize, usize)) -> LayoutStep {
     let media = |m: &ast::Media| MediaStep { url: template(&m.url), settings: settings(&m.settings) };
     match l.kind {
         ast::LayoutKind::Container => {
@@ -2019,8 +2082,8 @@ fn layout_step(l: &ast::Layout, next: &mut usize) -> LayoutStep {
                 match item {
                     ast::ReplyItem::Text { value, .. } => texts.push(template(value)),
                     ast::ReplyItem::Component(_) => {
-                        button = Some(*next);
-                        *next += 1;
+                        button = Some(next.0);
+                        next.0 += 1;
                     }
                     _ => {}
                 }
@@ -2193,15 +2256,7 @@ fn body(b: &ast::Body) -> Body {
                                 file.settings.iter().find(|(w, _)| w.name == word).map(|(_, t)| template(t))
                             };
                             PartValue::File {
-                                from: match &file.source {
-                                    ast::FileSource::Path(p) => FileFrom::Path(p.value.to_string()),
-                                    ast::FileSource::Name(n) => match n.name.strip_prefix("option_") {
-                                        Some(option) => FileFrom::Option(option.to_string()),
-                                        None => {
-                                            FileFrom::Block(n.name.strip_prefix("api_").unwrap_or(&n.name).to_string())
-                                        }
-                                    },
-                                },
+                                from: FileFrom::of(&file.source),
                                 media_type: setting("type"),
                                 filename: setting("filename"),
                             }
@@ -2298,10 +2353,34 @@ fn retry(r: &ast::Retry, block: &ast::ApiBlock) -> Retry {
     }
 }
 
-/// Marks the requests whose response bytes a multipart body of the tree
-/// sends as a file (`file api_x`): only theirs are kept.
+/// Marks the requests whose response bytes a multipart body or a message
+/// of the tree sends as a file (`file api_x`): only theirs are kept.
 fn with_kept_bytes(mut steps: Vec<Step>, t: &ast::Tree) -> Vec<Step> {
     let mut sent = Vec::new();
+    fn sent_by_messages(steps: &[Step], sent: &mut Vec<String>) {
+        for step in steps {
+            match step {
+                Step::Reply { files, .. } => sent.extend(files.iter().filter_map(|f| match &f.from {
+                    FileFrom::Block(b) => Some(b.clone()),
+                    _ => None,
+                })),
+                Step::Action(a) => sent_by_messages(&a.message, sent),
+                Step::Request(r) => {
+                    if let Some(f) = &r.failed {
+                        sent_by_messages(&f.steps, sent);
+                    }
+                }
+                Step::If { branches, otherwise, .. } => {
+                    branches.iter().for_each(|(_, then)| sent_by_messages(then, sent));
+                    sent_by_messages(otherwise, sent);
+                }
+                Step::Loop(l) => sent_by_messages(&l.steps, sent),
+                Step::With { steps, .. } | Step::Together { steps, .. } => sent_by_messages(steps, sent),
+                _ => {}
+            }
+        }
+    }
+    sent_by_messages(&steps, &mut sent);
     ast::visit::each_block(&t.body, &mut |b| {
         if let Some((ast::Body::Multipart(parts), _)) = b.body() {
             for p in parts {

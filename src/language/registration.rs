@@ -175,6 +175,7 @@ pub(crate) fn level_payload(tree: &Tree) -> Vec<reg::CommandOption> {
             options: Some(level_payload(&s.tree)).filter(|o| !o.is_empty()),
             bounds: reg::Bounds::default(),
             channel_types: None,
+            file_types: None,
             locales: extra(&s.tree).locales,
         };
         return tree.subs().map(sub).collect();
@@ -200,6 +201,10 @@ pub(crate) fn level_payload(tree: &Tree) -> Vec<reg::CommandOption> {
                 options: None,
                 bounds: reg::Bounds::of(kind, o.bounds.iter().map(|b| (b.max, b.value.as_str()))),
                 channel_types,
+                file_types: o
+                    .file_types
+                    .as_ref()
+                    .and_then(|(_, t)| crate::discord::outgoing::file_types(&t.value).ok()),
                 locales,
             }
         })

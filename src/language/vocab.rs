@@ -552,6 +552,26 @@ pub const MEDIA_SETTINGS: &[SettingSpec] = &[
     setting("spoiler", SettingForm::Flag, "blurred until clicked"),
 ];
 
+/// A file a message carries.
+pub const FILE_SETTINGS: &[SettingSpec] = &[
+    setting(
+        "filename",
+        SettingForm::Text(crate::discord::limits::FILE_NAME),
+        "the name it is sent under, which `attachment://NAME` names (a path's own name when not given)",
+    ),
+    setting(
+        "type",
+        SettingForm::Text(255),
+        "its media type: `\"text/csv\"` (from its name's extension when not given)",
+    ),
+    setting(
+        "description",
+        SettingForm::Text(crate::discord::limits::FILE_DESCRIPTION),
+        "its alternative text, for screen readers (at most 1,024 characters)",
+    ),
+    setting("spoiler", SettingForm::Flag, "hidden until clicked"),
+];
+
 pub const FORM_SETTINGS: &[SettingSpec] =
     &[setting("title", SettingForm::Text(45), "the form's title (required; at most 45 characters)")];
 
@@ -614,6 +634,9 @@ pub enum PartForm {
     Text,
     /// An `http` or `https` URL.
     Url,
+    /// An image: an `http` or `https` URL, or `attachment://NAME` (a file
+    /// the message carries).
+    Image,
     /// `#RRGGBB`, or the colour's number (`5793266`).
     Color,
     /// A date and time as RFC 3339 writes it (`2026-11-24T14:05:00Z`).
@@ -669,12 +692,8 @@ impl EmbedPart {
 
     pub fn form(self) -> PartForm {
         match self {
-            EmbedPart::Url
-            | EmbedPart::Image
-            | EmbedPart::Thumbnail
-            | EmbedPart::AuthorUrl
-            | EmbedPart::AuthorIcon
-            | EmbedPart::FooterIcon => PartForm::Url,
+            EmbedPart::Url | EmbedPart::AuthorUrl => PartForm::Url,
+            EmbedPart::Image | EmbedPart::Thumbnail | EmbedPart::AuthorIcon | EmbedPart::FooterIcon => PartForm::Image,
             EmbedPart::Color => PartForm::Color,
             EmbedPart::Timestamp => PartForm::Timestamp,
             _ => PartForm::Text,
@@ -697,10 +716,10 @@ impl EmbedPart {
             EmbedPart::Footer => "small text at the bottom, at most 2,048 characters",
             EmbedPart::Author => "a name above the title, at most 256 characters",
             EmbedPart::AuthorUrl => "where the author's name links to: an http or https URL (with an `author`)",
-            EmbedPart::AuthorIcon => "a small image beside the author's name: an http or https URL (with an `author`)",
-            EmbedPart::FooterIcon => "a small image beside the footer: an http or https URL (with a `footer`)",
-            EmbedPart::Image => "a large image below the text: an http or https URL",
-            EmbedPart::Thumbnail => "a small image at the top right: an http or https URL",
+            EmbedPart::AuthorIcon => "a small image beside the author's name: an http or https URL or a file's `attachment://NAME` (with an `author`)",
+            EmbedPart::FooterIcon => "a small image beside the footer: an http or https URL or a file's `attachment://NAME` (with a `footer`)",
+            EmbedPart::Image => "a large image below the text: an http or https URL or a file's `attachment://NAME`",
+            EmbedPart::Thumbnail => "a small image at the top right: an http or https URL or a file's `attachment://NAME`",
         }
     }
 }
@@ -736,6 +755,21 @@ pub fn is_timestamp(text: &str) -> bool {
 pub fn is_web_url(text: &str) -> bool {
     url::Url::parse(text).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
 }
+
+/// The file an `attachment://NAME` address names, when it is one.
+pub fn attachment_name(text: &str) -> Option<&str> {
+    text.strip_prefix("attachment://").filter(|n| !n.is_empty() && !n.contains(['/', '\\']))
+}
+
+/// An image's address: an http or https URL, or a file the message
+/// carries (`attachment://chart.png`).
+pub fn is_image_address(text: &str) -> bool {
+    is_web_url(text) || attachment_name(text).is_some()
+}
+
+/// The extensions of the images an embed shows from a message's files
+/// (the platform's "Using Attachments within Embeds").
+pub const EMBED_IMAGE_TYPES: &[&str] = &["jpg", "jpeg", "png", "webp", "gif"];
 
 /// Where a keyword can stand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -837,6 +871,7 @@ keywords! {
     Required "required" Option,
     Choices "choices" Option,
     Min "min" Option,
+    Types "types" Option,
     Max "max" Option,
     Locale "locale" Tree,
     Permissions "permissions" Tree,

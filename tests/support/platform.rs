@@ -19,7 +19,42 @@ pub struct Call {
     /// The `X-Audit-Log-Reason` header, as sent (percent-encoded).
     pub reason: Option<String>,
     pub body: Value,
+    /// The files of an upload (a multipart body, whose `payload_json` is
+    /// `body`).
+    pub files: Vec<Part>,
+    /// The body's `Content-Type`, as sent.
+    pub content_type: Option<String>,
     pub at: Instant,
+}
+
+/// One part of a multipart/form-data body, as multer (the parser axum
+/// uses) reads it back: its name, file name, type, header names and bytes.
+#[derive(Debug, Clone)]
+pub struct Part {
+    pub name: Option<String>,
+    pub filename: Option<String>,
+    pub content_type: Option<String>,
+    pub headers: Vec<String>,
+    pub bytes: Vec<u8>,
+}
+
+/// The parts of a multipart/form-data body with this `Content-Type`.
+pub fn multipart(content_type: &str, bytes: &[u8]) -> Vec<Part> {
+    let boundary = multer::parse_boundary(content_type).unwrap();
+    let bytes = bytes.to_vec();
+    tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async move {
+        let mut form = multer::Multipart::with_reader(&bytes[..], boundary);
+        let mut parts = Vec::new();
+        while let Some(field) = form.next_field().await.unwrap() {
+            let name = field.name().map(str::to_string);
+            let filename = field.file_name().map(str::to_string);
+            let content_type = field.content_type().map(|m| m.to_string());
+            let headers: Vec<String> = field.headers().keys().map(|k| k.to_string()).collect();
+            let bytes = field.bytes().await.unwrap().to_vec();
+            parts.push(Part { name, filename, content_type, headers, bytes });
+        }
+        parts
+    })
 }
 
 /// Answers given every time: a method, a path prefix, a status and a body.
@@ -102,8 +137,24 @@ impl TestPlatform {
         let a = answers.clone();
         std::thread::spawn(move || {
             for mut request in s.incoming_requests() {
-                let mut body = String::new();
-                let _ = request.as_reader().read_to_string(&mut body);
+                let mut raw = Vec::new();
+                let _ = request.as_reader().read_to_end(&mut raw);
+                let content_type = request
+                    .headers()
+                    .iter()
+                    .find(|h| h.field.equiv("Content-Type"))
+                    .map(|h| h.value.as_str().to_string());
+                // An upload: its message is its `payload_json`.
+                let files = match &content_type {
+                    Some(t) if t.starts_with("multipart/form-data") => multipart(t, &raw),
+                    _ => Vec::new(),
+                };
+                let body = match files.iter().find(|p| p.name.as_deref() == Some("payload_json")) {
+                    Some(p) => String::from_utf8_lossy(&p.bytes).into_owned(),
+                    None => String::from_utf8_lossy(&raw).into_owned(),
+                };
+                let files: Vec<Part> =
+                    files.into_iter().filter(|p| p.name.as_deref() != Some("payload_json")).collect();
                 let path = request.url().to_string();
                 let authorization = request
                     .headers()
@@ -129,6 +180,8 @@ impl TestPlatform {
                     authorization,
                     reason,
                     body: json.clone(),
+                    files,
+                    content_type,
                     at: Instant::now(),
                 });
                 let given = a

@@ -207,6 +207,9 @@ fn option(o: &OptionDecl, level: usize, out: &mut String) {
     if let Some(w) = &o.channels {
         out.push_str(&format!(" in {}", words(w)));
     }
+    if let Some((_, t)) = &o.file_types {
+        out.push_str(&format!(" types {}", text(&t.value)));
+    }
     if let Some(c) = &o.choices {
         out.push_str(" choices {");
         for choice in &c.entries {
@@ -347,6 +350,21 @@ fn reply_item(item: &ReplyItem, out: &mut String) {
             l.items.iter().for_each(|item| reply_item(item, out));
             out.push_str(" }");
         }
+        ReplyItem::File(f) => {
+            out.push_str(&format!(" file {}", file_source(&f.source)));
+            if !f.settings.is_empty() {
+                out.push_str(&format!(" {{{} }}", settings(&f.settings)));
+            }
+        }
+    }
+}
+
+/// Where a file's bytes come from, as written.
+fn file_source(source: &FileSource) -> String {
+    match source {
+        FileSource::Path(p) => text(&p.value),
+        FileSource::Name(n) => n.name.to_string(),
+        FileSource::Text(t) => format!("text {}", template(t)),
     }
 }
 
@@ -470,10 +488,7 @@ fn body(b: &Body, level: usize) -> String {
                     let v = match &p.value {
                         PartValue::Field(t) => template(t),
                         PartValue::File(f) => {
-                            let mut s = match &f.source {
-                                FileSource::Path(p) => format!("file {}", text(&p.value)),
-                                FileSource::Name(n) => format!("file {}", n.name),
-                            };
+                            let mut s = format!("file {}", file_source(&f.source));
                             for (w, t) in &f.settings {
                                 s.push_str(&format!(" {} {}", w.name, template(t)));
                             }

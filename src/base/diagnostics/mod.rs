@@ -178,6 +178,7 @@ codes! {
     ActionValue = "B334", Error, "an action's value, once filled, not an id, a mention or a name the server has";
     NotATime = "B335", Error, "a value a time or duration helper is given is not a time or a duration";
     LaterRefused = "B336", Error, "work that waits not kept: its time is no time, or too much waits already";
+    FileUnsent = "B337", Error, "a file a message carries could not be had, or is larger than the platform takes";
     // What the chat platform registers (`blkc deploy`; checked by `check` too).
     PlatformName = "B401", Error, "command or option name the platform refuses";
     DescriptionLength = "B402", Error, "description empty or longer than 100 characters";
@@ -212,6 +213,7 @@ codes! {
     MisplacedSubcommand = "B431", Error, "a subcommand or group where the platform does not take it";
     BadAutocomplete = "B432", Error, "an `autocomplete` or a `choice` that cannot work";
     BadLayout = "B433", Error, "a layout message the platform refuses: an embed or a translation beside its parts, a section without one accessory";
+    BadAttachment = "B434", Error, "an `attachment://` address that names no file of its message, or a file an embed cannot show";
     // Conversation tests (`.blkt` files; docs/test.md).
     UnknownInTest = "B501", Error, "a test naming what the bot does not have";
     BadTestStep = "B502", Error, "a test step or expectation that cannot be read";

@@ -212,6 +212,10 @@ fn check_message(check: &Check, m: &Json) -> Result<(), Miss> {
         }
         Check::Title(want) => matched("title", want, &m["title"]),
         Check::Poll(want) => matched("poll", want, &m["poll"]["question"]["text"]),
+        Check::Files(names) => {
+            let got = m["attachments"].as_array().into_iter().flatten().map(|a| text(&a["filename"])).collect();
+            same_list("files", names, got)
+        }
         Check::Fields(ids) => {
             let got = components(m)
                 .into_iter()

@@ -223,6 +223,8 @@ pub enum Check {
     Fields(Vec<String>),
     /// The message's poll, by its question.
     Poll(Match),
+    /// The names of the message's files, in order.
+    Files(Vec<String>),
 }
 
 #[derive(Debug, Clone)]
@@ -642,6 +644,7 @@ impl Reader {
             Rule::choices_check => Check::Choices(list(self, 0)),
             Rule::title_check => Check::Title(self.matcher_of(parts.first())),
             Rule::poll_check => Check::Poll(self.matcher_of(parts.first())),
+            Rule::files_check => Check::Files(list(self, 0)),
             _ => Check::Fields(list(self, 0)),
         }
     }

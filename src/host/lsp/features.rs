@@ -848,6 +848,12 @@ fn keyword_words(place: vocab::Place) -> Vec<CompletionItem> {
             items.push(item(k.as_str().to_string(), CompletionItemKind::KEYWORD, about.into()));
         }
     }
+    // `file` is an `api` block's word too (a multipart part's).
+    if place == vocab::Place::Reply {
+        let about =
+            "a file the message carries: `file \"report.pdf\"`, `file api_x`, `file text \"…\" { filename \"a.csv\" }`";
+        items.push(item("file".to_string(), CompletionItemKind::KEYWORD, about.into()));
+    }
     items
 }
 
@@ -913,6 +919,7 @@ fn settings_in(doc: &Document, offset: usize) -> Option<(&'static [vocab::Settin
         "media" => (vocab::MEDIA_SETTINGS, "media"),
         "poll" => (vocab::POLL_SETTINGS, "poll"),
         "answer" => (vocab::POLL_ANSWER_SETTINGS, "answer"),
+        "file" => (vocab::FILE_SETTINGS, "file"),
         _ => return None,
     })
 }

@@ -15,6 +15,7 @@
 //! cross-site request); the bot token is a random one, good only here.
 
 pub mod acted;
+mod files;
 pub mod gateway;
 mod page;
 mod stand_in;

@@ -92,7 +92,12 @@ pub async fn route(play: &Arc<Play>, req: Request<Incoming>) -> Reply {
     let authorization =
         req.headers().get(hyper::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_string);
     let reason = req.headers().get("x-audit-log-reason").and_then(|v| v.to_str().ok()).map(str::to_string);
-    let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
+    let content_type = req.headers().get(hyper::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
+    // Serve's uploads (a message with files) may be larger than the rest.
+    let upload =
+        path.starts_with("/api/v10/") && content_type.as_deref().is_some_and(|t| t.starts_with("multipart/form-data"));
+    let limit = if upload { super::files::MAX_UPLOAD } else { MAX_BODY };
+    let body = match Limited::new(req.into_body(), limit).collect().await {
         Ok(b) => b.to_bytes(),
         Err(_) => return respond(StatusCode::PAYLOAD_TOO_LARGE, "text/plain", "too large\n"),
     };
@@ -138,6 +143,7 @@ pub async fn route(play: &Arc<Play>, req: Request<Incoming>) -> Reply {
                 Err(why) => json_reply(StatusCode::BAD_REQUEST, &json!({ "error": why.to_string() })),
             }
         }
+        (&Method::GET, p) if p.starts_with("/play/files/") => uploaded(play, &p["/play/files/".len()..]),
         (_, p) if p.starts_with("/api/v10/") => {
             let asked = super::stand_in::Asked {
                 method: method.as_str(),
@@ -146,15 +152,52 @@ pub async fn route(play: &Arc<Play>, req: Request<Incoming>) -> Reply {
                 authorization: authorization.as_deref(),
                 reason: reason.as_deref(),
             };
-            let (status, value) = super::stand_in::handle(play, &asked, &body);
-            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
-            if value.is_null() {
-                respond(status, "application/json", Bytes::new())
-            } else {
-                json_reply(status, &value)
-            }
+            stand_in(play, &asked, content_type.as_deref().filter(|_| upload), body).await
         }
         _ => respond(StatusCode::NOT_FOUND, "text/plain", "not found\n"),
+    }
+}
+
+/// `GET /play/files/ID`: a file serve uploaded with a message, as an image
+/// when it is one of the platform's image types, else as a download; never
+/// a page of this origin (its own policy sandboxes it).
+fn uploaded(play: &Play, id: &str) -> Reply {
+    let Some((media_type, name, bytes)) = play.uploads.get(id) else {
+        return respond(StatusCode::NOT_FOUND, "text/plain", "no such file\n");
+    };
+    let mut r = respond(StatusCode::OK, media_type, bytes);
+    let headers = r.headers_mut();
+    headers.insert(
+        hyper::header::CONTENT_SECURITY_POLICY,
+        hyper::header::HeaderValue::from_static("default-src 'none'; sandbox"),
+    );
+    if media_type == "application/octet-stream" {
+        let name: String = name.chars().filter(|c| c.is_ascii_graphic() && *c != '"' && *c != '\\').collect();
+        if let Ok(v) = hyper::header::HeaderValue::from_str(&format!("attachment; filename=\"{name}\"")) {
+            headers.insert(hyper::header::CONTENT_DISPOSITION, v);
+        }
+    }
+    r
+}
+
+/// A call to the stand-in's API: an upload's files read first (`upload`:
+/// its multipart type), then answered as the platform would.
+async fn stand_in(play: &Play, asked: &super::stand_in::Asked<'_>, upload: Option<&str>, body: Bytes) -> Reply {
+    let (body, files) = match upload {
+        Some(t) => match super::files::read(t, body).await {
+            Some(read) => read,
+            None => {
+                return json_reply(StatusCode::BAD_REQUEST, &json!({ "message": "Invalid Form Body", "code": 50035 }))
+            }
+        },
+        None => (body, Vec::new()),
+    };
+    let (status, value) = super::stand_in::handle(play, asked, &body, files);
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    if value.is_null() {
+        respond(status, "application/json", Bytes::new())
+    } else {
+        json_reply(status, &value)
     }
 }
 

@@ -19,11 +19,15 @@ pub struct Asked<'a> {
     pub reason: Option<&'a str>,
 }
 
-/// Answers serve's call with `body`. A route that needs the bot token
-/// refuses another.
-pub fn handle(play: &Play, asked: &Asked<'_>, body: &[u8]) -> (u16, Value) {
+/// Answers serve's call with `body` (and the files of an upload, which
+/// the message then shows by their addresses on the page). A route that
+/// needs the bot token refuses another.
+pub fn handle(play: &Play, asked: &Asked<'_>, body: &[u8], files: Vec<super::files::Upload>) -> (u16, Value) {
     let (method, path) = (asked.method, asked.path);
-    let body: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let mut body: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    if !files.is_empty() && body.is_object() {
+        play.uploads.keep(&mut body, files, &mut || play.id().parse().unwrap_or_default());
+    }
     let route = path.strip_prefix("/api/v10").unwrap_or(path);
     let bot = asked.authorization == Some(format!("Bot {}", play.token).as_str());
     let refused = |status: u16, message: &str| {

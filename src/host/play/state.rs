@@ -87,6 +87,8 @@ pub struct Play {
     /// the sender would).
     hook_secrets: Mutex<std::collections::HashMap<String, String>>,
     own_secret: String,
+    /// The files serve uploaded with its messages.
+    pub uploads: super::files::Uploads,
 }
 
 impl Play {
@@ -124,6 +126,7 @@ impl Play {
             acted: Mutex::new(super::acted::Acted::default()),
             hook_secrets: Mutex::new(std::collections::HashMap::new()),
             own_secret: format!("play-webhook.{}", hex::encode(secret)),
+            uploads: super::files::Uploads::default(),
         })
     }
 

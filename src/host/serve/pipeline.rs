@@ -110,8 +110,8 @@ pub fn run(shared: &Arc<Shared>, work: Work) {
 /// choice to the answer, the rest to the run's report.
 fn deliver(out: &mut Outbox, report: &mut RunReport, offered: &mut Vec<(String, String)>, event: Event) {
     match event {
-        Event::Reply { text, ephemeral, embeds, components, layout, poll, update } => {
-            let said = Said { text, ephemeral, embeds, components, layout, poll, update };
+        Event::Reply { text, ephemeral, embeds, components, layout, poll, files, update } => {
+            let said = Said { text, ephemeral, embeds, components, layout, poll, files, update };
             out.reply(report, said)
         }
         Event::Form(form) => {
@@ -216,6 +216,7 @@ struct Said {
     components: Vec<outgoing::Component>,
     layout: Vec<outgoing::Block>,
     poll: Option<outgoing::Poll>,
+    files: Vec<outgoing::File>,
     update: bool,
 }
 
@@ -258,7 +259,7 @@ impl Outbox<'_> {
     /// platform's length, its embeds and components on the last of them.
     /// An update is one message, its text cut to the length.
     fn reply(&mut self, report: &mut RunReport, said: Said) {
-        let Said { text, ephemeral, embeds, components, layout, poll, mut update } = said;
+        let Said { text, ephemeral, embeds, components, layout, poll, files, mut update } = said;
         self.replies += 1;
         let has_message = matches!(&self.trigger.target, Target::Interaction(a) if a.message.is_some());
         if update && !has_message {
@@ -301,6 +302,7 @@ impl Outbox<'_> {
             let mut message = Message::new(String::new(), &self.trigger.mentions);
             message.ephemeral = ephemeral && matches!(self.trigger.target, Target::Interaction(_));
             message.layout = layout;
+            message.files = files;
             self.send(report, &Outgoing::Message(message));
             return;
         }
@@ -311,14 +313,14 @@ impl Outbox<'_> {
             log::hiding(about.token(), || tracing::warn!(id = about.id(), kind = about.kind(), "{w}"));
         }
         let last = parts.len() - 1;
-        let mut rich = Some((embeds, components, poll));
+        let mut rich = Some(((embeds, components), (poll, files)));
         for (i, p) in parts.into_iter().enumerate() {
             let mut message = Message::new(p, &self.trigger.mentions);
             // Only an interaction's answer can be private (B416 refuses it
             // in an event before the file is served).
             message.ephemeral = ephemeral && matches!(self.trigger.target, Target::Interaction(_));
             if i == last {
-                (message.embeds, message.components, message.poll) = rich.take().unwrap_or_default();
+                ((message.embeds, message.components), (message.poll, message.files)) = rich.take().unwrap_or_default();
             }
             self.send(report, &Outgoing::Message(message));
         }
@@ -401,7 +403,8 @@ impl Outbox<'_> {
 }
 
 /// A message's body sent on `route`: as twilight's type gives it, or
-/// written out where that type cannot say it (`message::wire`).
+/// written out where that type cannot say it (`message::wire`), with its
+/// files as an upload.
 fn send_body(
     platform: crate::discord::rest::Platform,
     route: Route<'_>,
@@ -410,6 +413,7 @@ fn send_body(
     deadline: Instant,
 ) -> Result<crate::discord::rest::Answer, PlatformError> {
     match crate::discord::message::wire(body, message) {
+        Some(wire) if !message.files.is_empty() => platform.send_files(route, &wire, &message.files, deadline),
         Some(wire) => platform.send(route, Some(&wire), deadline),
         None => platform.send(route, Some(body), deadline),
     }

@@ -295,6 +295,15 @@ impl Answer {
                 if let Some(tx) = tx.take() {
                     let _ = tx.send(said.clone());
                 }
+                // A message with files is uploaded as an edit: the exchange
+                // answers "thinking" (`message::first_answer`), in private
+                // when the message is.
+                if let Outgoing::Message(m) = said {
+                    if !m.files.is_empty() && !m.update {
+                        *phase = Phase::Deferred { edited: true, private: m.ephemeral, update: false };
+                        return Delivery::Edit;
+                    }
+                }
                 let original_is_component = update || matches!(said, Outgoing::Nothing);
                 *phase = Phase::Answered { original_is_component };
                 Delivery::Sent
@@ -1024,5 +1033,35 @@ mod tests {
         assert!(matches!(answer(thinking(), true).deliver(&private), Delivery::Replace));
         assert!(matches!(answer(thinking(), true).deliver(&Outgoing::Nothing), Delivery::Replace));
         assert!(matches!(answer(thinking(), false).deliver(&update()), Delivery::EditMessage));
+    }
+
+    #[test]
+    fn a_first_message_with_files_thinks_then_edits_and_what_follows_follows_up() {
+        let file = crate::discord::outgoing::File {
+            name: "a.csv".into(),
+            media_type: None,
+            description: None,
+            spoiler: false,
+            bytes: std::sync::Arc::from(&b"a"[..]),
+        };
+        let with_file = |ephemeral: bool| {
+            let mut m = Message::new("here", &[]);
+            m.ephemeral = ephemeral;
+            m.files = vec![file.clone()];
+            Outgoing::Message(m)
+        };
+        for ephemeral in [false, true] {
+            let a = answer(Phase::Waiting(None), true);
+            // The exchange is handed the message (it answers "thinking"), and
+            // the message edits that answer with its files.
+            assert!(matches!(a.deliver(&with_file(ephemeral)), Delivery::Edit));
+            let phase = a.phase.lock().unwrap();
+            assert!(matches!(*phase, Phase::Deferred { edited: true, private, update: false } if private == ephemeral));
+            drop(phase);
+            assert!(matches!(a.deliver(&Outgoing::Message(Message::new("more", &[]))), Delivery::FollowUp));
+        }
+        // Past a public "thinking…", a private message with files replaces it.
+        let thinking = Phase::Deferred { edited: false, private: false, update: false };
+        assert!(matches!(answer(thinking, true).deliver(&with_file(true)), Delivery::Replace));
     }
 }

@@ -578,6 +578,9 @@ pub struct OptionDecl {
     pub bounds: Vec<OptionBound>,
     /// `in text, forum`: the kinds of channel a `channel` option offers.
     pub channels: Option<Words>,
+    /// `types "image .pdf"`: the kinds of file an `attachment` option
+    /// takes, with the keyword's span.
+    pub file_types: Option<(Span, Text)>,
     pub choices: Option<Choices>,
     /// `autocomplete { … }`: choices offered as the user types.
     pub autocomplete: Option<Box<Autocomplete>>,
@@ -748,6 +751,18 @@ pub enum ReplyItem {
     Layout(Box<Layout>),
     /// `poll { question "…" answer "…" … }` (boxed, as is rare).
     Poll(Box<Poll>),
+    /// `file "report.pdf" { … }`: a file the message carries (boxed).
+    File(Box<ReplyFile>),
+}
+
+/// A file a message carries: where its bytes come from, and its settings
+/// (`filename`, `type`, `description`, `spoiler`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplyFile {
+    pub keyword: Span,
+    pub source: FileSource,
+    pub settings: Vec<Setting>,
+    pub span: Span,
 }
 
 /// A poll: its settings (`question`, `duration`, `multiple`) and answers.
@@ -995,6 +1010,14 @@ impl Reply {
         out.into_iter()
     }
 
+    /// The files it carries, those inside its layout's parts too, in the
+    /// order written.
+    pub fn files(&self) -> impl Iterator<Item = &ReplyFile> {
+        let mut out = Vec::new();
+        files_of(&self.items, &mut out);
+        out.into_iter()
+    }
+
     /// Its poll, if it has one (a second is B414).
     pub fn poll(&self) -> Option<&Poll> {
         self.items.iter().find_map(|i| match i {
@@ -1052,6 +1075,16 @@ impl Reply {
 }
 
 /// The buttons and menus of `items` and of the layout parts among them.
+fn files_of<'a>(items: &'a [ReplyItem], out: &mut Vec<&'a ReplyFile>) {
+    for item in items {
+        match item {
+            ReplyItem::File(f) => out.push(f),
+            ReplyItem::Layout(l) => files_of(&l.items, out),
+            _ => {}
+        }
+    }
+}
+
 fn components_of<'a>(items: &'a [ReplyItem], out: &mut Vec<&'a Component>) {
     for item in items {
         match item {
@@ -1073,6 +1106,7 @@ impl ReplyItem {
             ReplyItem::Component(c) => c.templates().collect(),
             ReplyItem::Layout(l) => l.templates(),
             ReplyItem::Poll(p) => p.templates(),
+            ReplyItem::File(f) => f.templates(),
         }
     }
 
@@ -1084,6 +1118,32 @@ impl ReplyItem {
             ReplyItem::Component(c) => c.span,
             ReplyItem::Layout(l) => l.span,
             ReplyItem::Poll(p) => p.span,
+            ReplyItem::File(f) => f.span,
+        }
+    }
+}
+
+impl ReplyFile {
+    /// Its text's template (`file text "…"`) and its settings'.
+    pub fn templates(&self) -> Vec<&Template> {
+        let text = match &self.source {
+            FileSource::Text(t) => Some(t),
+            FileSource::Path(_) | FileSource::Name(_) => None,
+        };
+        text.into_iter().chain(setting_templates(&self.settings)).collect()
+    }
+
+    /// The name it is sent under when written as a literal: its `filename`,
+    /// or the last part of its path (none when a value fills it, or for a
+    /// block's response, a user's file or text without a `filename`).
+    pub fn literal_name(&self) -> Option<String> {
+        match setting(&self.settings, "filename").and_then(|s| s.value.as_ref()) {
+            Some(SettingValue::Text(t)) => t.as_literal(),
+            Some(_) => None,
+            None => match &self.source {
+                FileSource::Path(p) => Some(p.value.rsplit('/').next().unwrap_or(&p.value).to_string()),
+                FileSource::Name(_) | FileSource::Text(_) => None,
+            },
         }
     }
 }
@@ -1346,8 +1406,11 @@ pub struct FilePart {
 pub enum FileSource {
     /// A file beside the `.blk`, by its path as written.
     Path(Text),
-    /// A name: `api_<block>` (that block's response bytes).
+    /// A name: `api_<block>` (that block's response bytes) or
+    /// `option_<name>` (the file a user gave as an attachment option).
     Name(Ident),
+    /// `file text "…"`: text the run builds (a CSV, a transcript).
+    Text(Template),
 }
 
 /// How long a block's answer is kept.

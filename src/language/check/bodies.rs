@@ -253,15 +253,30 @@ fn part(scope: &Scope<'_>, tree: &crate::language::ast::Tree, p: &crate::languag
         }
         seen.push(w);
     }
-    match &file.source {
+    file_source(scope, tree, &file.source, &format!("of part `{}`", p.key.name), out);
+}
+
+/// Where a file's bytes come from, as a multipart part or a message names
+/// it (`what`: "of part `doc`"): a regular file beside the bot, an
+/// attachment option of the tree, or a block's response (whether that
+/// block has run is the flow's to say: `references`).
+pub fn file_source(
+    scope: &Scope<'_>,
+    tree: &crate::language::ast::Tree,
+    source: &FileSource,
+    what: &str,
+    out: &mut Findings,
+) {
+    match source {
         FileSource::Path(path) => {
             if let Some(Err(why)) = scope.samples.file(&path.value) {
                 out.push(
-                    Diagnostic::new(Code::BadBody, format!("the file `{}` of part `{}` {why}", path.value, p.key.name))
+                    Diagnostic::new(Code::BadBody, format!("the file `{}` {what} {why}", path.value))
                         .label(path.span, "cannot be sent")
-                        .help(
-                            "name a regular file beside the .blk (at most 8 MiB), by its path from the .blk's folder",
-                        ),
+                        .help(format!(
+                            "name a regular file beside the .blk (at most {} MiB), by its path from the .blk's folder",
+                            crate::language::model::MAX_UPLOAD_SIZE >> 20
+                        )),
                 );
             }
         }
@@ -275,16 +290,17 @@ fn part(scope: &Scope<'_>, tree: &crate::language::ast::Tree, p: &crate::languag
                 Some(true) => return,
                 Some(false) => (
                     format!("`file {}` names no attachment option of this {}", name.name, tree.kind.as_str()),
-                    "a file part sends the file a user gave as an option of type `attachment`: `option doc \"A file\" attachment`, then `file option_doc`",
+                    "a file is one a user gave as an option of type `attachment`: `option doc \"A file\" attachment`, then `file option_doc`",
                 ),
                 None if name.name.starts_with("api_") => return,
                 None => (
                     format!("`file {}` names no block's response and no option", name.name),
-                    "a file part sends a file beside the .blk (`file \"chart.png\"`), a block's response (`file api_chart`) or a user's upload (`file option_doc`)",
+                    "a file comes from beside the .blk (`file \"chart.png\"`), a block's response (`file api_chart`), a user's upload (`file option_doc`) or text (`file text \"…\"`)",
                 ),
             };
             out.push(Diagnostic::new(Code::BadBody, message).label(name.span, "nothing to send").help(help));
         }
+        FileSource::Text(_) => {}
     }
 }
 

@@ -517,13 +517,7 @@ fn upload_types(input: &crate::language::ast::Input, out: &mut Findings) {
     let Some(s) = crate::language::ast::setting(&input.settings, "types") else { return };
     let Some(SettingValue::Text(t)) = &s.value else { return };
     let Some(text) = t.as_literal() else { return };
-    let words: Vec<&str> = text.split([' ', ',']).filter(|w| !w.is_empty()).collect();
-    let wrong: Vec<&str> = words.iter().copied().filter(|w| crate::discord::outgoing::file_type(w).is_none()).collect();
-    let problem = match (wrong.as_slice(), words.len()) {
-        ([first, ..], _) => format!("`{first}` is not a kind of file the platform filters for"),
-        (_, n) if n > limits::UPLOAD_TYPES => format!("an upload filters for at most 10 kinds of file, not {n}"),
-        _ => return,
-    };
+    let Err(problem) = crate::discord::outgoing::file_types(&text) else { return };
     out.push(
         Diagnostic::new(Code::BadSetting, problem)
             .label(t.span, "these types")

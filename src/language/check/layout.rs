@@ -19,6 +19,11 @@ pub fn check(r: &Reply, out: &mut Findings) {
     }
     let mut weights = Vec::new();
     parts(&r.items, true, &mut weights, out);
+    // A file an image of the message shows is no part of its own.
+    let shown = super::files::shown(r);
+    for f in r.files().filter(|f| f.literal_name().is_some_and(|n| shown.contains(&n))) {
+        weights.iter_mut().filter(|(span, _)| *span == f.keyword).for_each(|(_, w)| *w = 0);
+    }
     // The 41st component, where the count passes the platform's 40.
     let mut total = 0;
     for (span, weight) in weights {
@@ -57,6 +62,7 @@ fn parts(items: &[ReplyItem], top: bool, weights: &mut Vec<(Span, usize)>, out: 
                 weights.push((*span, 1));
             }
             ReplyItem::Component(c) => weights.push((c.span, 1 + usize::from(rows.contains(&i)))),
+            ReplyItem::File(f) => weights.push((f.keyword, 1)),
             ReplyItem::Layout(l) => layout(l, weights, out),
             ReplyItem::Embed(e) => out.push(
                 Diagnostic::new(Code::BadLayout, "a layout message shows no embeds")
@@ -199,17 +205,15 @@ fn media(m: &Media, word: &str, out: &mut Findings) {
     let help = "the platform takes at most 2,048 characters in an image's address: link a shorter one";
     super::text::length_with(&m.url, limits::MEDIA_URL, &format!("a {word}'s address"), help, out);
     let Some(text) = m.url.as_literal() else { return };
-    if !vocab::is_web_url(text.trim()) {
+    if !vocab::is_image_address(text.trim()) {
         let shown = crate::base::display::one_line(&text);
-        let help = if text.trim().starts_with("attachment://") {
-            "blkc does not attach files to a reply yet: link the image by its https address"
-        } else {
-            "write the whole address, with `https://`"
-        };
         out.push(
-            Diagnostic::new(Code::EmbedValueForm, format!("a {word} must be an http or https URL"))
-                .label(m.url.span, format!("`{shown}` is not one"))
-                .help(help),
+            Diagnostic::new(
+                Code::EmbedValueForm,
+                format!("a {word} must be an http or https URL, or `attachment://NAME` for a file the message carries"),
+            )
+            .label(m.url.span, format!("`{shown}` is not one"))
+            .help("write the whole address, with `https://`, or attach the file with `file \"…\"` and name it"),
         );
     }
 }

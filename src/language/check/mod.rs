@@ -9,6 +9,7 @@ mod bodies;
 mod components;
 mod declarations;
 mod fields;
+mod files;
 mod guards;
 mod later;
 mod layout;

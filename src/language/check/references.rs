@@ -313,6 +313,13 @@ impl<'a> Walk<'_, 'a> {
         for item in items {
             match item {
                 ReplyItem::Component(c) => self.component(c),
+                ReplyItem::File(f) => {
+                    for t in item.templates() {
+                        self.template(t, Site::Reply);
+                    }
+                    super::bodies::file_source(self.scope, self.tree, &f.source, "a message carries", self.out);
+                    self.file_block_ran(&f.source, None);
+                }
                 ReplyItem::Layout(l) => {
                     let media = l.media.iter().flat_map(|m| {
                         std::iter::once(&m.url).chain(crate::language::ast::setting_templates(&m.settings))
@@ -360,27 +367,33 @@ impl<'a> Walk<'_, 'a> {
     /// B153: `file api_x` in a multipart body sends the response of a block
     /// of this tree that has run on every path to here.
     fn check_file_parts(&mut self, block: &'a ApiBlock) {
-        use crate::language::ast::{Body, FileSource, PartValue};
+        use crate::language::ast::{Body, PartValue};
         let Some((Body::Multipart(parts), _)) = block.body() else { return };
         for p in parts {
             let PartValue::File(file) = &p.value else { continue };
-            let FileSource::Name(name) = &file.source else { continue };
-            let Some(b) = name.name.strip_prefix("api_") else { continue };
-            let (message, help) = if !self.own_blocks.contains_key(b) || b == block.name.name.as_str() {
-                (
-                    format!("`file {}` names no other block of this {}", name.name, self.tree.kind.as_str()),
-                    "a file part sends the response of a block that runs before this one in the same tree",
-                )
-            } else if !self.flow.has_run(b) {
-                (
-                    format!("block `{b}` has not run on every path to here"),
-                    "move the block before this one, out of any branch or loop, so its response exists when this request is sent",
-                )
-            } else {
-                continue;
-            };
-            self.out.push(Diagnostic::new(Code::BadBody, message).label(name.span, "no response to send").help(help));
+            self.file_block_ran(&file.source, Some(block.name.name.as_str()));
         }
+    }
+
+    /// B153: a file from `api_x` is the response of another block of this
+    /// tree (not `sending`'s own) that has run on every path to here.
+    fn file_block_ran(&mut self, source: &crate::language::ast::FileSource, sending: Option<&str>) {
+        let crate::language::ast::FileSource::Name(name) = source else { return };
+        let Some(b) = name.name.strip_prefix("api_") else { return };
+        let (message, help) = if !self.own_blocks.contains_key(b) || Some(b) == sending {
+            (
+                format!("`file {}` names no other block of this {}", name.name, self.tree.kind.as_str()),
+                "a file sends the response of a block that runs before it in the same tree",
+            )
+        } else if !self.flow.has_run(b) {
+            (
+                format!("block `{b}` has not run on every path to here"),
+                "move the block before this, out of any branch or loop, so its response exists when the file is sent",
+            )
+        } else {
+            return;
+        };
+        self.out.push(Diagnostic::new(Code::BadBody, message).label(name.span, "no response to send").help(help));
     }
 
     /// A loop's head is read before it runs; its body may then run any

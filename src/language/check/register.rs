@@ -104,6 +104,37 @@ fn command(tree: &Tree, whole: bool, out: &mut Findings) {
         if let Some(w) = &o.channels {
             channels(o, w, out);
         }
+        if let Some((keyword, types)) = &o.file_types {
+            file_types(o, *keyword, types, out);
+        }
+    }
+}
+
+/// An option's `types`: on an `attachment` option, each a group or an
+/// extension, at most 10 (`outgoing::file_types`, an upload's rule too).
+fn file_types(
+    o: &OptionDecl,
+    keyword: crate::base::source::Span,
+    types: &crate::language::ast::Text,
+    out: &mut Findings,
+) {
+    if o.option_type() != OptionType::Attachment {
+        out.push(
+            Diagnostic::new(
+                Code::MisplacedRegister,
+                format!("`types` on option `{}`, which is not an attachment", o.name.name),
+            )
+            .label(keyword, "kinds of file")
+            .help("`types \"image .pdf\"` is for an `attachment` option: write its type `attachment`, or leave out `types`"),
+        );
+        return;
+    }
+    if let Err(problem) = crate::discord::outgoing::file_types(&types.value) {
+        out.push(
+            Diagnostic::new(Code::UnknownRegisterWord, problem)
+                .label(types.span, "these kinds of file")
+                .help("write `image`, `video`, `audio` or extensions with their dot: `types \"image .pdf\"`"),
+        );
     }
 }
 

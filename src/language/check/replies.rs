@@ -59,7 +59,7 @@ impl<'a> Visitor<'a> for Walk<'_> {
 
 fn reply(r: &Reply, event: bool, out: &mut Findings) {
     let (mut text, mut ephemeral, mut poll) = (None::<Span>, None::<Span>, None::<Span>);
-    let (mut embeds, mut components, mut layout) = (0, 0, false);
+    let (mut embeds, mut components, mut layout, mut files) = (0, 0, false, 0);
     for item in &r.items {
         match item {
             // (A layout message's texts are parts of it: `layout`.)
@@ -96,11 +96,14 @@ fn reply(r: &Reply, event: bool, out: &mut Findings) {
             }
             // (Checked with the file's other translations: `translations`.)
             ReplyItem::Translation(_) => {}
+            ReplyItem::File(_) => files += 1,
         }
     }
+    super::files::check(r, out);
     // An update may change the components alone; a new message needs
     // something to show besides.
-    if r.block && text.is_none() && embeds == 0 && !layout && poll.is_none() && (!r.update || components == 0) {
+    let shown = text.is_some() || embeds > 0 || layout || poll.is_some() || files > 0;
+    if r.block && !shown && (!r.update || components == 0) {
         out.push(
             Diagnostic::new(Code::EmptyReply, "this reply has nothing to show")
                 .label(r.span, "no `text` and no `embed`")
@@ -256,7 +259,7 @@ fn length(t: &Template, max: usize, what: &str, out: &mut Findings) {
 /// B413 for a written colour, URL or time that is not one (a part with a
 /// `{…}` is judged at run time).
 fn form(part: EmbedPart, value: &Template, out: &mut Findings) {
-    if part.form() == PartForm::Url {
+    if matches!(part.form(), PartForm::Url | PartForm::Image) {
         let help = "the platform takes at most 2,048 characters in an embed's URLs: link a shorter address";
         super::text::length_with(value, limits::EMBED_URL, &format!("an embed's `{}`", part.as_str()), help, out);
     }
@@ -265,6 +268,10 @@ fn form(part: EmbedPart, value: &Template, out: &mut Findings) {
         PartForm::Text => return,
         PartForm::Color => (vocab::parse_color(&text).is_some(), "a colour: `#RRGGBB`, or its number up to 16777215"),
         PartForm::Url => (vocab::is_web_url(text.trim()), "an http or https URL"),
+        PartForm::Image => (
+            vocab::is_image_address(text.trim()),
+            "an http or https URL, or `attachment://NAME` for a file the message carries",
+        ),
         PartForm::Timestamp => {
             (vocab::is_timestamp(text.trim()), "a time as RFC 3339 writes it: `2026-11-24T14:05:00Z`")
         }
@@ -276,7 +283,7 @@ fn form(part: EmbedPart, value: &Template, out: &mut Findings) {
                 .label(value.span, format!("`{shown}` is not one"))
                 .help(match part.form() {
                     PartForm::Color => "write the colour in hex, as `#3366FF`; blkc does not guess colours from names",
-                    PartForm::Url => "write the whole address, with `https://`",
+                    PartForm::Url | PartForm::Image => "write the whole address, with `https://`",
                     _ => "write the date, the time and the zone: `2026-11-24T14:05:00Z`",
                 }),
         );

@@ -291,6 +291,7 @@ fn holds_tokens_of_trees(rule: Rule) -> bool {
             | Rule::option_type
             | Rule::option_bound
             | Rule::option_in
+            | Rule::option_files
             | Rule::menu
             | Rule::guard
             | Rule::register
@@ -330,6 +331,8 @@ fn holds_tokens_of_trees(rule: Rule) -> bool {
             | Rule::media
             | Rule::poll
             | Rule::poll_answer
+            | Rule::reply_file
+            | Rule::file_text
     )
 }
 
@@ -940,6 +943,7 @@ impl Lower<'_> {
         let mut required = None;
         let mut bounds = Vec::new();
         let mut channels = None;
+        let mut file_types = None;
         let mut choices = None;
         let mut autocomplete = None;
         // The node ends at its last token, not at the blanks the grammar's
@@ -969,6 +973,14 @@ impl Lower<'_> {
                     let keyword = inner.next().map_or(at, |k| self.span(&k));
                     channels = Some(Words { keyword, words: inner.map(|w| self.ident(w)).collect(), span: at });
                 }
+                Rule::option_files => {
+                    let at = self.span(&p);
+                    let mut inner = p.into_inner();
+                    let keyword = inner.next().map_or(at, |k| self.span(&k));
+                    let string = inner.find(|q| q.as_rule() == Rule::string);
+                    file_types =
+                        Some((keyword, self.text(self.required(string, Rule::string, "an option's `types`", at)?)));
+                }
                 Rule::choices => choices = Some(self.choices(p)?),
                 Rule::autocomplete => {
                     let option = self.required(name.as_ref(), Rule::name, "an `option`", span)?;
@@ -978,7 +990,7 @@ impl Lower<'_> {
             }
         }
         let name = self.required(name, Rule::ident, "an `option`", span)?;
-        Ok(OptionDecl { name, description, kind, required, bounds, channels, choices, autocomplete, span })
+        Ok(OptionDecl { name, description, kind, required, bounds, channels, file_types, choices, autocomplete, span })
     }
 
     /// `require WORD value, …`.
@@ -1129,8 +1141,39 @@ impl Lower<'_> {
                 ReplyItem::Layout(Box::new(self.layout(p)?))
             }
             Rule::poll => ReplyItem::Poll(Box::new(self.poll(p)?)),
+            Rule::reply_file => ReplyItem::File(Box::new(self.reply_file(p)?)),
             _ => return self.unexpected(&p, "a `reply`"),
         }))
+    }
+
+    /// `file SOURCE { settings }` in a message.
+    fn reply_file(&mut self, pair: Pair<'_, Rule>) -> Lowered<ReplyFile> {
+        let span = self.span(&pair);
+        let (mut keyword, mut source, mut settings) = (span, None, Vec::new());
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_file => keyword = self.span(&p),
+                Rule::setting => settings.push(self.setting(p)?),
+                _ => source = Some(self.file_source(p, "a message's `file`")?),
+            }
+        }
+        let source = self.required(source, Rule::string, "a message's `file`", span)?;
+        Ok(ReplyFile { keyword, source, settings, span })
+    }
+
+    /// Where a file's bytes come from: a path (a string), a name, or
+    /// `text "…"`.
+    fn file_source(&mut self, p: Pair<'_, Rule>, within: &'static str) -> Lowered<FileSource> {
+        Ok(match p.as_rule() {
+            Rule::string => FileSource::Path(self.text(p)),
+            Rule::ident => FileSource::Name(self.ident(p)),
+            Rule::file_text => {
+                let span = self.span(&p);
+                let string = p.into_inner().find(|q| q.as_rule() == Rule::string);
+                FileSource::Text(self.template(self.required(string, Rule::string, within, span)?))
+            }
+            _ => return self.unexpected(&p, within),
+        })
     }
 
     /// `container { … }`, `section { … }`, `separator [{ … }]` or
@@ -1766,9 +1809,7 @@ impl Lower<'_> {
                 let mut parts = v.into_inner();
                 parts.next(); // `file`
                 let source = match parts.next() {
-                    Some(s) if s.as_rule() == Rule::string => FileSource::Path(self.text(s)),
-                    Some(s) if s.as_rule() == Rule::ident => FileSource::Name(self.ident(s)),
-                    Some(s) => return self.unexpected(&s, "a file part"),
+                    Some(s) => self.file_source(s, "a file part")?,
                     None => return Err(Unexpected { rule: Rule::file_part, within: "a file part", span: file_span }),
                 };
                 let mut settings = Vec::new();

@@ -613,6 +613,18 @@ pub fn custom_id_too_long(why: &str, span: Span) -> Diagnostic {
         .help("a component's `value` travels in its id: keep it short, and longer state in a `var`")
 }
 
+/// B337: a file a message carries that cannot be had (no such file, a
+/// block with no response, a user's upload the platform did not give) or
+/// is larger than the platform takes: nothing of the message is sent.
+pub fn file_unsent(name: &str, why: &str, span: Span) -> Diagnostic {
+    Diagnostic::new(Code::FileUnsent, format!("file `{name}` cannot be sent: {why}"))
+        .label(span, "this message's file")
+        .help(format!(
+            "the platform takes files of at most {} MiB each, 10 a message; send a link to a larger file instead",
+            crate::discord::limits::UPLOAD_BYTES >> 20
+        ))
+}
+
 /// B326: what an embed needed changed for the platform to take it (a part
 /// cut to its limit, or left out for not being of its form).
 pub fn embed_adjusted(what: &str, span: Span) -> Diagnostic {

@@ -182,6 +182,8 @@ pub enum Event {
         layout: Vec<crate::discord::outgoing::Block>,
         #[serde(skip_serializing_if = "Option::is_none")]
         poll: Option<crate::discord::outgoing::Poll>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        files: Vec<crate::discord::outgoing::File>,
         /// An edit of the message the handler's component is on.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         update: bool,

@@ -9,7 +9,7 @@ use super::redact::Redactor;
 use super::render::{self, Escape, Scope};
 use crate::base::urls::Destination;
 use crate::base::urls::Region;
-use crate::language::plan::{Auth, Body, BodyPart, FileFrom, Method, PartValue, Request};
+use crate::language::plan::{Auth, Body, BodyPart, Method, PartValue, Request};
 use crate::language::policy::{self, Platform, TokenRefusal};
 
 #[derive(Debug, Clone)]
@@ -290,28 +290,18 @@ fn form_text(value: serde_json::Value) -> Option<String> {
     }
 }
 
-/// A multipart/form-data body (RFC 7578) by ureq's encoder, and its
-/// `Content-Type` with the boundary. A name or file name, which may hold
-/// a value, is escaped as the WHATWG form encoder does (`"` as `%22`, CR
-/// and LF as `%0D` and `%0A`): no value can end its header line or quote.
+/// A multipart/form-data body (RFC 7578) by the one encoder
+/// (`base::multipart`), and its `Content-Type` with the boundary.
 fn multipart(parts: &[BodyPart], scope: &mut dyn Scope) -> Result<(Vec<u8>, String), Refusal> {
-    use std::io::Read as _;
-    let escape = |s: &str| s.replace('"', "%22").replace('\r', "%0D").replace('\n', "%0A");
-    /// A part filled in: its name and file name escaped, its type, its bytes.
-    struct Filled {
-        name: String,
-        filename: Option<String>,
-        media_type: Option<String>,
-        bytes: std::sync::Arc<[u8]>,
-    }
-    let mut owned: Vec<Filled> = Vec::with_capacity(parts.len());
+    use crate::base::multipart::Part;
+    let mut owned: Vec<Part> = Vec::with_capacity(parts.len());
     for part in parts {
         let refusal = |why: String| Refusal::Part { name: part.name.clone(), why };
         match &part.value {
             PartValue::Field { text } => {
                 let text = render::render_field(text, scope).text;
-                owned.push(Filled {
-                    name: escape(&part.name),
+                owned.push(Part {
+                    name: part.name.clone(),
                     filename: None,
                     media_type: None,
                     bytes: text.into_bytes().into(),
@@ -319,40 +309,18 @@ fn multipart(parts: &[BodyPart], scope: &mut dyn Scope) -> Result<(Vec<u8>, Stri
             }
             PartValue::File { from, media_type, filename } => {
                 let file = scope.file(from).map_err(refusal)?;
-                let bytes = file.bytes;
                 let media_type = media_type.as_ref().map(|t| render::render_field(t, scope).text).or(file.media_type);
-                if let Some(t) = &media_type {
-                    if t.parse::<ureq::http::HeaderValue>().is_err() || t.contains(['\r', '\n']) {
-                        return Err(refusal(format!("its type `{}` is not a media type", t.escape_debug())));
-                    }
-                }
                 let filename = match (filename, file.name) {
                     (Some(t), _) => render::render_field(t, scope).text,
                     (None, Some(name)) => name,
-                    (None, None) => match from {
-                        FileFrom::Path(p) => p.rsplit('/').next().unwrap_or(p).to_string(),
-                        FileFrom::Block(b) | FileFrom::Option(b) => b.clone(),
-                    },
+                    (None, None) => from.default_name(),
                 };
-                owned.push(Filled { name: escape(&part.name), filename: Some(escape(&filename)), media_type, bytes });
+                owned.push(Part { name: part.name.clone(), filename: Some(filename), media_type, bytes: file.bytes });
             }
         }
     }
-    let mut form = ureq::unversioned::multipart::Form::new();
-    for Filled { name, filename, media_type, bytes } in &owned {
-        let mut part = ureq::unversioned::multipart::Part::bytes(bytes);
-        if let Some(f) = filename {
-            part = part.file_name(f);
-        }
-        if let Some(t) = media_type {
-            part = part.mime_str(t).map_err(|e| Refusal::Part { name: name.clone(), why: e.to_string() })?;
-        }
-        form = form.part(name, part);
-    }
-    let content_type = format!("multipart/form-data; boundary={}", form.boundary());
-    let mut bytes = Vec::new();
-    form.read_to_end(&mut bytes).map_err(|e| Refusal::Part { name: String::new(), why: e.to_string() })?;
-    Ok((bytes, content_type))
+    crate::base::multipart::encode(&owned)
+        .map_err(|(n, why)| Refusal::Part { name: owned.get(n).map(|p| p.name.clone()).unwrap_or_default(), why })
 }
 
 /// The `Content-Type` the body is sent with: set from the body's kind, or

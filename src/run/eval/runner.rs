@@ -25,6 +25,7 @@ use crate::run::store::StoreError;
 use crate::run::store::VarStore;
 
 mod actions;
+mod files;
 mod later;
 mod layout;
 
@@ -112,6 +113,9 @@ pub(super) struct Runner<'r> {
     /// and whether a value read a variable with no value (offline, an
     /// action then acts on an id of its own).
     told: Vec<(&'static str, String)>,
+    /// The files of the message the action being run sends (its
+    /// `message_body` has them; its call sends them as multipart).
+    action_files: Vec<outgoing::File>,
     placeholder: bool,
     /// The value last filled read what a user or another server gave (an
     /// option, a clicked value, a block's response): a channel it names is
@@ -200,6 +204,7 @@ impl<'r> Runner<'r> {
             refreshing: false,
             last_block: String::new(),
             told: Vec::new(),
+            action_files: Vec::new(),
             placeholder: false,
             outside: false,
             cancelled: 0,
@@ -341,6 +346,10 @@ impl render::Scope for Runner<'_> {
                 None => Err(format!("the file `{path}` cannot be read: no folder is known for the bot")),
             },
             plan::FileFrom::Option(option) => self.attachment(option),
+            plan::FileFrom::Text(t) => {
+                let text = render::render(t, self);
+                Ok(render::FileBytes::bytes(self.redactor.redact(&text).into_bytes().into()))
+            }
             plan::FileFrom::Block(block) => match self.responses.get(block) {
                 Some(response) => {
                     Ok(render::FileBytes::bytes(response.bytes.clone().unwrap_or_else(|| match &response.body {
@@ -648,16 +657,29 @@ impl<'r> Runner<'r> {
         for step in steps {
             match step {
                 Step::Request(r) => self.request_or_failed(r)?,
-                Step::Reply { text, translations, ephemeral, embeds, components, layout, poll, update, span } => {
+                Step::Reply {
+                    text,
+                    translations,
+                    ephemeral,
+                    embeds,
+                    components,
+                    layout,
+                    poll,
+                    files,
+                    update,
+                    span,
+                } => {
                     let text = self.in_locale(text.as_ref(), translations);
                     let text = text.map(|t| render::render(t, self)).unwrap_or_default();
                     let embeds = self.embeds(embeds, *span);
-                    let (components, layout) = self.laid_out(components, layout, *span)?;
+                    let files = self.files(files, *span)?;
+                    let (components, layout) = self.laid_out(components, layout, &files, *span)?;
                     let poll = poll.as_ref().and_then(|p| self.poll(p, *span));
                     self.flush()?;
                     let text = self.redactor.redact(&text);
                     let (ephemeral, update) = (*ephemeral, *update);
-                    (self.sink)(Event::Reply { text, ephemeral, embeds, components, layout, poll, update });
+                    let reply = Event::Reply { text, ephemeral, embeds, components, layout, poll, files, update };
+                    (self.sink)(reply);
                 }
                 Step::Form(form) => {
                     let form = self.form(form)?;
@@ -1231,13 +1253,14 @@ impl<'r> Runner<'r> {
         &mut self,
         components: &[plan::ComponentStep],
         layout: &[plan::LayoutStep],
+        files: &[outgoing::File],
         span: Span,
     ) -> Result<(Vec<outgoing::Component>, Vec<outgoing::Block>), Box<Diagnostic>> {
         if layout.is_empty() {
             return Ok((self.components(components, span)?, Vec::new()));
         }
         let mut built = self.each_component(components, span)?;
-        Ok((Vec::new(), self.layout(layout, &mut built, span)))
+        Ok((Vec::new(), self.layout_message(layout, &mut built, files, span)))
     }
 
     /// [`Runner::components`], one for each step: none where one was left

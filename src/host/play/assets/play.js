@@ -58,7 +58,7 @@ function embed(e) {
   part("author", e.author && e.author.name);
   // An author's icon and link, a footer's icon, as the client shows them.
   const icon = (node, url) => {
-    if (!node || !/^https:\/\//i.test(url || "")) return;
+    if (!node || !shownImage(url)) return;
     const i = document.createElement("img");
     i.className = "icon"; i.src = url; i.alt = ""; i.loading = "lazy";
     node.prepend(i);
@@ -87,9 +87,10 @@ function embed(e) {
     }
     box.append(fields);
   }
-  // Images load only from web addresses (the page's policy allows https).
+  // Images load only from web addresses (the page's policy allows https)
+  // and from the files the message carries (the stand-in's own).
   for (const [cls, img] of [["thumbnail", e.thumbnail], ["image", e.image]]) {
-    if (!img || !/^https:\/\//i.test(img.url || "")) continue;
+    if (!img || !shownImage(img.url)) continue;
     const i = document.createElement("img");
     i.className = cls; i.src = img.url; i.alt = ""; i.loading = "lazy";
     box.append(i);
@@ -167,18 +168,52 @@ function drawSelect(c, on) {
 // allows https); a spoiler is blurred until clicked, as the client does.
 function picture(cls, media, description, spoiler) {
   const url = media && media.url;
-  if (!/^https:\/\//i.test(url || "")) return document.createTextNode("");
+  if (!shownImage(url)) return document.createTextNode("");
   const i = document.createElement("img");
   i.className = cls + (spoiler ? " spoiler" : ""); i.src = url; i.alt = description || ""; i.loading = "lazy";
   if (spoiler) i.addEventListener("click", () => i.classList.remove("spoiler"));
   return i;
 }
 
+// Whether an image may be shown: from a web address over https, or a file
+// the message carries (kept by the stand-in, as the platform's CDN keeps it).
+function shownImage(url) { return /^https:\/\//i.test(url || "") || isFile(url); }
+function isFile(url) { return /^\/play\/files\/\d+$/.test(url || ""); }
+const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+// A file a message carries, as the client shows it: an image in place (a
+// spoiler blurred until clicked), any other as its name and size, to
+// download.
+function fileNode(a, spoiler) {
+  if (IMAGE_TYPES.includes(String(a.content_type || "").split(";")[0].trim())) {
+    return picture("attachment", { url: a.url }, a.description, spoiler || a.is_spoiler);
+  }
+  const box = document.createElement("a");
+  box.className = "file" + (spoiler || a.is_spoiler ? " spoiler" : "");
+  box.href = a.url; box.download = a.filename || "file";
+  const name = document.createElement("span");
+  name.className = "file-name"; name.textContent = a.filename || "file";
+  const size = document.createElement("span");
+  const n = Number(a.size) || 0;
+  size.className = "file-size";
+  size.textContent = n < 1024 ? n + " bytes" : n < 1048576 ? (n / 1024).toFixed(1) + " KB" : (n / 1048576).toFixed(1) + " MB";
+  box.append(name, size);
+  if (a.description) box.title = a.description;
+  return box;
+}
+
+// The files of a message that nothing else in it shows (an embed's image
+// shows its own file), each as the client shows a file.
+function attachments(m) {
+  const used = JSON.stringify([m.embeds || [], m.components || []]);
+  return (m.attachments || []).filter(a => isFile(a.url) && !used.includes(JSON.stringify(a.url))).map(a => fileNode(a));
+}
+
 // A layout message's parts (the platform's components v2) as the client
 // lays them out: texts, a container behind its accent bar, a section's
 // text with its thumbnail or button at the right, a gallery's grid, a
 // separator's line, rows of components.
-function layout(list, on) {
+function layout(list, on, files) {
   const out = [];
   for (const c of list || []) {
     let d = document.createElement("div");
@@ -188,18 +223,23 @@ function layout(list, on) {
       d.className = "container" + (c.spoiler ? " spoiler" : "");
       if (c.accent_color !== undefined && c.accent_color !== null) d.style.borderLeftColor = "#" + Number(c.accent_color).toString(16).padStart(6, "0");
       if (c.spoiler) d.addEventListener("click", () => d.classList.remove("spoiler"), { once: true });
-      d.append(...layout(c.components, on));
+      d.append(...layout(c.components, on, files));
     } else if (c.type === 9) {
       d.className = "section";
       const texts = document.createElement("div");
       texts.className = "section-texts";
-      texts.append(...layout(c.components, on));
+      texts.append(...layout(c.components, on, files));
       const a = c.accessory || {};
       const beside = a.type === 11 ? picture("thumbnail", a.media, a.description, a.spoiler) : a.type === 2 ? drawButton(a, on) : document.createTextNode("");
       d.append(texts, beside);
     } else if (c.type === 12) {
       d.className = "gallery n" + Math.min((c.items || []).length, 4);
       for (const item of c.items || []) d.append(picture("media", item.media, item.description, item.spoiler));
+    } else if (c.type === 13) {
+      const url = c.file && c.file.url;
+      const a = (files || []).find(f => f.url === url);
+      if (!a) continue;
+      d = fileNode(a, c.spoiler);
     } else if (c.type === 14) {
       d = document.createElement("hr");
       d.className = "separator" + (c.spacing === 2 ? " large" : "") + (c.divider === false ? " invisible" : "");
@@ -224,8 +264,11 @@ function draw(li, m, note) {
   if (m.content) { const c = document.createElement("span"); inline(c, m.content); li.append(c); }
   for (const e of m.embeds || []) li.append(embed(e));
   if (m.poll) li.append(drawPoll(m.poll, m.id, m.channel_id, m.flags));
-  if (m.flags & LAYOUT) li.append(...layout(m.components, clickable(m.components, li.dataset.message, m.flags, m.channel_id)));
-  else li.append(...components(m.components, li.dataset.message, m.flags, m.channel_id));
+  if (m.flags & LAYOUT) li.append(...layout(m.components, clickable(m.components, li.dataset.message, m.flags, m.channel_id), m.attachments));
+  else {
+    li.append(...attachments(m));
+    li.append(...components(m.components, li.dataset.message, m.flags, m.channel_id));
+  }
   if (m.id) li.dataset.id = m.id;
   // Where it was sent, when not in the conversation's channel.
   const where = m.dm_user ? "Direct message to <@" + m.dm_user + ">" : m.channel_name ? "in #" + m.channel_name : "";

@@ -346,12 +346,13 @@ impl Runner<'_> {
     /// in), who it may ping kept to the run's own (never roles or
     /// `@everyone`).
     fn message_body(&mut self, a: &ActionStep) -> Done<Json> {
-        let Some(Step::Reply { text, embeds, components, layout, poll, span, .. }) = a.message.first() else {
+        let Some(Step::Reply { text, embeds, components, layout, poll, files, span, .. }) = a.message.first() else {
             return Ok(json!({ "content": "" }));
         };
         let text = text.as_ref().map(|t| render::render(t, self)).unwrap_or_default();
         let embeds = self.embeds(embeds, *span);
-        let (components, layout) = self.laid_out(components, layout, *span)?;
+        let files = self.files(files, *span)?;
+        let (components, layout) = self.laid_out(components, layout, &files, *span)?;
         let poll = poll.as_ref().and_then(|p| self.poll(p, *span));
         self.flush()?;
         let shown: String = text.chars().take(80).collect();
@@ -362,14 +363,20 @@ impl Runner<'_> {
             let shown: String = p.question.chars().take(80).collect();
             self.told.push(("poll", shown));
         }
+        for f in &files {
+            self.told.push(("file", format!("{} ({} bytes)", f.name, f.bytes.len())));
+        }
         let mut message = crate::discord::outgoing::Message::new(text, &self.inputs.mentions);
         crate::discord::outgoing::fit_message(&mut message.content);
         message.embeds = embeds;
         message.components = components;
         message.layout = layout;
         message.poll = poll;
+        message.files = files;
         let body = crate::discord::message::body(&message);
         let wire = crate::discord::message::wire(&body, &message);
+        // The call that sends this message sends its files with it.
+        self.action_files = message.files;
         Ok(wire.unwrap_or_else(|| serde_json::to_value(body).unwrap_or_else(|_| json!({}))))
     }
 
@@ -404,10 +411,17 @@ impl Runner<'_> {
             let value = percent_encoding::utf8_percent_encode(reason, percent_encoding::NON_ALPHANUMERIC).to_string();
             built.headers.push(super::request::Header { name: "X-Audit-Log-Reason".into(), value, secret: false });
         }
+        let files = std::mem::take(&mut self.action_files);
         if let Some(body) = &call.body {
-            built.body = Some(serde_json::to_vec(body).unwrap_or_default());
-            let json = "application/json".to_string();
-            built.headers.push(super::request::Header { name: "Content-Type".into(), value: json, secret: false });
+            let json = serde_json::to_vec(body).unwrap_or_default();
+            let (bytes, media_type) = match files.is_empty() {
+                true => (json, "application/json".to_string()),
+                false => crate::discord::message::with_files(&json, &files)
+                    .map_err(|why| Box::new(failure::file_unsent(&files[0].name, &why, a.span)))?,
+            };
+            built.body = Some(bytes);
+            let header = super::request::Header { name: "Content-Type".into(), value: media_type, secret: false };
+            built.headers.push(header);
         }
         // What filling its values warned of is said before it is sent (and,
         // with `--strict`, fails the run: nothing is sent).

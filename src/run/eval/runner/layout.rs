@@ -15,9 +15,28 @@ use crate::language::vocab;
 use crate::run::eval::failure;
 
 impl Runner<'_> {
+    /// A layout message's parts: [`Runner::layout`], each file shown once.
+    pub(super) fn layout_message(
+        &mut self,
+        steps: &[LayoutStep],
+        built: &mut [Option<Component>],
+        files: &[crate::discord::outgoing::File],
+        span: Span,
+    ) -> Vec<Block> {
+        let mut blocks = self.layout(steps, built, files, span);
+        unshown_files_only(&mut blocks);
+        blocks
+    }
+
     /// The parts of `steps`, with the reply's components (`built`, each
     /// taken where it stands).
-    pub(super) fn layout(&mut self, steps: &[LayoutStep], built: &mut [Option<Component>], span: Span) -> Vec<Block> {
+    fn layout(
+        &mut self,
+        steps: &[LayoutStep],
+        built: &mut [Option<Component>],
+        files: &[crate::discord::outgoing::File],
+        span: Span,
+    ) -> Vec<Block> {
         let mut out = Vec::new();
         let mut together = false;
         for step in steps {
@@ -39,7 +58,7 @@ impl Runner<'_> {
                     let (accent, spoiler, changed) =
                         message::container(Filling::new(filled, vocab::CONTAINER_SETTINGS, "a container"));
                     self.adjusted(changed, span);
-                    let parts = self.layout(parts, built, span);
+                    let parts = self.layout(parts, built, files, span);
                     if parts.is_empty() {
                         self.adjusted(vec!["a container with nothing left to show was left out".into()], span);
                     } else {
@@ -49,6 +68,12 @@ impl Runner<'_> {
                 LayoutStep::Section { texts, thumbnail, button } => {
                     let button = button.and_then(|i| built.get_mut(i).and_then(Option::take));
                     self.section(texts, thumbnail.as_ref(), button, span, &mut out);
+                }
+                LayoutStep::File { index } => {
+                    // (A file the run could not have failed it: B337.)
+                    if let Some(f) = files.get(*index) {
+                        out.push(Block::File { name: f.name.clone(), spoiler: f.spoiler });
+                    }
                 }
                 LayoutStep::Separator { settings } => {
                     let filled = self.fill(settings);
@@ -123,8 +148,48 @@ impl Runner<'_> {
         text
     }
 
+    /// [`Runner::adjusted`] for a message's files.
+    pub(super) fn adjusted_files(&mut self, changed: Vec<String>, span: Span) {
+        self.adjusted(changed, span);
+    }
+
     /// A warning (B326) for each change made to fit the platform.
     fn adjusted(&mut self, changed: Vec<String>, span: Span) {
         self.pending.extend(changed.iter().map(|what| failure::embed_adjusted(what, span)));
+    }
+}
+
+/// Leaves out a file part whose file an image of the message already shows
+/// (`attachment://NAME`): each file is shown once; a container left empty
+/// by it goes too.
+fn unshown_files_only(blocks: &mut Vec<Block>) {
+    fn shown(blocks: &[Block], out: &mut Vec<String>) {
+        for b in blocks {
+            let media: Vec<&crate::discord::outgoing::Media> = match b {
+                Block::Gallery { media } => media.iter().collect(),
+                Block::Section { accessory: Accessory::Thumbnail(m), .. } => vec![m],
+                Block::Container { parts, .. } => {
+                    shown(parts, out);
+                    Vec::new()
+                }
+                _ => Vec::new(),
+            };
+            out.extend(media.iter().filter_map(|m| vocab::attachment_name(&m.url).map(str::to_string)));
+        }
+    }
+    fn keep(blocks: &mut Vec<Block>, shown: &[String]) {
+        blocks.retain_mut(|b| match b {
+            Block::File { name, .. } => !shown.contains(name),
+            Block::Container { parts, .. } => {
+                keep(parts, shown);
+                !parts.is_empty()
+            }
+            _ => true,
+        });
+    }
+    let mut names = Vec::new();
+    shown(blocks, &mut names);
+    if !names.is_empty() {
+        keep(blocks, &names);
     }
 }
