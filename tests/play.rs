@@ -1387,3 +1387,25 @@ command card "Card" {
         browser.close().await.unwrap();
     });
 }
+
+/// Issue 54: a component with `expires` in play, on the bot's clock: the
+/// answer's message carries when it was sent, a click within its time runs,
+/// and once the page moved the clock past it the click is told it expired.
+#[test]
+fn a_component_expires_on_play_s_clock() {
+    let program = "command ask \"Ask\" {\n    reply {\n        text \"Quick!\"\n        button go { label \"Go\" expires \"10m\" }\n    }\n}\n\nhandler go {\n    reply \"went\"\n}\n";
+    let played = play(program, None, &["--offline"]);
+    let answered = played.send(json!({ "type": 2, "data": { "type": 1, "name": "ask" } }));
+    let data = &answered["answer"]["data"];
+    assert!(data["timestamp"].as_str().is_some_and(|t| t.starts_with("20")), "{answered}");
+    let button = &data["components"][0]["components"][0];
+    let message = json!({ "id": "play-1", "components": data["components"], "timestamp": data["timestamp"] });
+    let click =
+        json!({ "type": 3, "data": { "custom_id": button["custom_id"], "component_type": 2 }, "message": message });
+    let went = played.send(click.clone());
+    assert_eq!(went["answer"]["data"]["content"], "went", "{went}");
+    let (status, body) = played.post("/play/clock", br#"{"forward":"11m"}"#, &[]);
+    assert_eq!(status, 200, "{body}");
+    let expired = played.send(click);
+    assert_eq!(expired["answer"]["data"]["content"], "This has expired: it no longer does anything.", "{expired}");
+}

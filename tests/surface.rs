@@ -741,3 +741,47 @@ command post "Post" {
     assert_eq!(posted.files[0].content_type.as_deref(), Some("text/csv; charset=utf-8"));
     assert_eq!(posted.files[0].bytes, b"a,b\n1,2\n");
 }
+
+/// A component with `expires` stops working that long after its message was
+/// sent, by the time the platform gives the message: a click within it
+/// runs, one past it is told it has expired and runs nothing, and a click
+/// on a message that says no time is held to the limit too (it cannot be
+/// told to be within it).
+#[test]
+fn a_component_past_its_expiry_is_told_so_and_runs_nothing() {
+    let platform = TestPlatform::start();
+    let program = r#"command ask "Ask" {
+    reply {
+        text "Quick!"
+        button go { label "Go" expires "10m" }
+    }
+}
+
+handler go {
+    reply "went"
+}
+"#;
+    let served = serve(program, &platform, None, &[], &[]);
+    let id = component_id(program, "go", 0, "");
+    let at = |minutes_ago: i64| {
+        let t = time::OffsetDateTime::now_utc() - time::Duration::minutes(minutes_ago);
+        t.format(&time::format_description::well_known::Rfc3339).unwrap()
+    };
+    let clicked = |n: &str, sent: Option<String>| {
+        let mut body = crate::support::platform::click(n, &id, None);
+        if let Some(sent) = sent {
+            body["message"]["timestamp"] = json!(sent);
+        }
+        served.send(&platform, &body)
+    };
+    let answer = clicked("e1", Some(at(9)));
+    assert_eq!(crate::serve::content(&answer), "went", "{answer:?}\n{}", served.log());
+    for (n, sent) in [("e2", Some(at(11))), ("e3", None), ("e4", Some("yesterday-ish".to_string()))] {
+        let answer = clicked(n, sent);
+        assert_eq!(crate::serve::content(&answer), "This has expired: it no longer does anything.", "{answer:?}");
+        assert_eq!(answer.body["data"]["flags"], 64, "told privately");
+    }
+    let three = || served.log().matches("outcome=expired").count() == 3;
+    assert!(crate::support::wait::eventually(20, three), "{}", served.log());
+    assert!(!served.log().contains("went\""), "nothing past its time ran");
+}

@@ -127,9 +127,20 @@ pub struct MessageRef {
     pub components: Option<Vec<twilight_model::channel::message::Component>>,
     #[serde(deserialize_with = "lenient")]
     pub flags: Option<u64>,
+    /// When it was sent (ISO 8601, as the platform writes it).
+    #[serde(deserialize_with = "text", skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
 }
 
 impl MessageRef {
+    /// When it was sent, in milliseconds since 1970; none when the time
+    /// is not one.
+    pub fn sent_ms(&self) -> Option<i64> {
+        let t = self.timestamp.as_deref()?;
+        let at = time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()?;
+        i64::try_from(at.unix_timestamp_nanos() / 1_000_000).ok()
+    }
+
     /// Only the user it answered sees it: it cannot be edited with the
     /// bot token.
     pub fn ephemeral(&self) -> bool {

@@ -360,6 +360,10 @@ pub struct ComponentStep {
     pub max_clicks: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cooldown: Option<Cooldown>,
+    /// `expires "10m"`: how many seconds after its message was sent a
+    /// click still runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<u64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub settings: Vec<SettingStep>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -2012,10 +2016,22 @@ fn reply_step(r: &ast::Reply) -> Step {
                 _ => None,
             }),
             cooldown: Cooldown::of(ast::setting(&c.settings, crate::language::vocab::COOLDOWN)),
+            expires: ast::setting(&c.settings, crate::language::vocab::EXPIRES).and_then(|s| match &s.value {
+                Some(ast::SettingValue::Number(n, _)) => n.parse().ok(),
+                Some(ast::SettingValue::Text(t)) => {
+                    t.as_literal().and_then(|text| crate::language::vocab::parse_duration(&text).ok())
+                }
+                None => None,
+            }),
             // What travels to the message; the gates above are serve's.
             settings: settings(&c.settings)
                 .into_iter()
-                .filter(|s| s.name != "max_clicks" && s.name != crate::language::vocab::COOLDOWN)
+                .filter(|s| {
+                    !matches!(
+                        s.name.as_str(),
+                        "max_clicks" | crate::language::vocab::COOLDOWN | crate::language::vocab::EXPIRES
+                    )
+                })
                 .collect(),
             choices: choice_steps(&c.choices),
         })

@@ -271,6 +271,9 @@ pub enum SettingForm {
     Color,
     /// `duration "1d"`: a length of time in whole hours, 1 to this many.
     Hours(u32),
+    /// `expires "10m"`: a length of time ([`parse_duration`]), from a second
+    /// to this many seconds.
+    Lasting(u64),
     /// `cooldown 30` or `cooldown "1h30m" per server`: a length of time
     /// ([`parse_duration`]), kept per user unless a `per` says otherwise.
     Duration,
@@ -316,7 +319,16 @@ pub const BUTTON_SETTINGS: &[SettingSpec] = &[
         "disabled after this many clicks, by anyone, on one message (counted in the store, across processes)",
     ),
     setting(COOLDOWN, SettingForm::Duration, COOLDOWN_ABOUT),
+    setting(EXPIRES, SettingForm::Lasting(MAX_EXPIRES), EXPIRES_ABOUT),
 ];
+
+/// The setting of a component that stops working a time after its message
+/// was sent (a collector's `time`).
+pub const EXPIRES: &str = "expires";
+const EXPIRES_ABOUT: &str =
+    "stops working this long after its message was sent: `\"10m\"`, `\"1d\"` (a later click is told it has expired)";
+/// The longest `expires`: 30 days.
+pub const MAX_EXPIRES: u64 = 30 * 24 * 3600;
 
 /// The setting of a wait between two uses: of a button, a select menu, or
 /// (written in its head) a command, handler or event.
@@ -503,6 +515,7 @@ pub const SELECT_SETTINGS: &[SettingSpec] = &[
     ),
     setting("types", SettingForm::Text(200), "the kinds of channel a menu of channels lists: `\"text forum\"`"),
     setting(COOLDOWN, SettingForm::Duration, COOLDOWN_ABOUT),
+    setting(EXPIRES, SettingForm::Lasting(MAX_EXPIRES), EXPIRES_ABOUT),
 ];
 
 pub const CHOICE_SETTINGS: &[SettingSpec] = &[

@@ -544,6 +544,10 @@ impl<'a> Conversation<'a> {
         if let Some(channel) = message.payload["channel_id"].as_str() {
             carried["channel_id"] = json!(channel);
         }
+        // When it was sent, on the bot's clock (a component may expire).
+        if let Some(at) = message.payload["timestamp"].as_str() {
+            carried["timestamp"] = json!(at);
+        }
         carried
     }
 

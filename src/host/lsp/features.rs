@@ -938,6 +938,7 @@ fn setting_at(doc: &Document, offset: usize) -> Option<(String, Span)> {
         vocab::SettingForm::Number(least, most) => format!("a whole number from {least} to {most}"),
         vocab::SettingForm::Color => "a colour: `\"#5865F2\"`".to_string(),
         vocab::SettingForm::Hours(most) => format!("whole hours, 1 to {most}: `\"1d\"`"),
+        vocab::SettingForm::Lasting(most) => format!("a length of time, up to {} days: `\"10m\"`", most / 86_400),
         vocab::SettingForm::Duration => {
             "a number of seconds or a string like `\"5m\"`, then `per user` (the default), `per server` or `per channel`".to_string()
         }

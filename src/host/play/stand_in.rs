@@ -28,6 +28,14 @@ pub fn handle(play: &Play, asked: &Asked<'_>, body: &[u8], files: Vec<super::fil
     if !files.is_empty() && body.is_object() {
         play.uploads.keep(&mut body, files, &mut || play.id().parse().unwrap_or_default());
     }
+    // A new message is sent now, on the bot's clock.
+    let new_message = matches!(
+        Route::parse(method, path.strip_prefix("/api/v10").unwrap_or(path)),
+        Some(Route::FollowUp { .. } | Route::ChannelMessage { .. })
+    );
+    if new_message && body.is_object() {
+        body["timestamp"] = json!(play.now_rfc3339());
+    }
     let route = path.strip_prefix("/api/v10").unwrap_or(path);
     let bot = asked.authorization == Some(format!("Bot {}", play.token).as_str());
     let refused = |status: u16, message: &str| {

@@ -588,8 +588,23 @@ impl Play {
             .map_err(PlayError::NoAnswer)?;
         let status = answer.status().as_u16();
         let text = answer.body_mut().read_to_string().map_err(PlayError::NoAnswer)?;
-        let value: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        let mut value: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        // A new message (or "thinking…") is sent now, on the bot's clock.
+        if matches!(value["type"].as_u64(), Some(4 | 5)) {
+            if !value["data"].is_object() {
+                value["data"] = json!({});
+            }
+            value["data"]["timestamp"] = json!(self.now_rfc3339());
+        }
         Ok(json!({ "status": status, "answer": value }))
+    }
+
+    /// Now on the bot's clock (the system's, moved as the page moved it),
+    /// as the platform writes a message's time.
+    pub fn now_rfc3339(&self) -> String {
+        let moved = self.moved.load(std::sync::atomic::Ordering::SeqCst);
+        let now = time::OffsetDateTime::now_utc() + time::Duration::milliseconds(moved);
+        now.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
     }
 }
 

@@ -16,6 +16,10 @@ pub struct Gates {
     cooldowns: Vec<(String, Cooldown)>,
     /// The store key of a button's clicks on its message, and its most.
     clicks: Option<(String, u32)>,
+    /// When a component with `expires` stops working (ms since 1970): its
+    /// message's time and the setting's; `Some(0)` when the message says
+    /// no time (a limit that cannot be told holds: it has expired).
+    expires_at: Option<i64>,
     /// The button's id and the message it is on, to disable it there after
     /// its last click.
     pub button: Option<Button>,
@@ -40,6 +44,8 @@ pub enum Passage {
     Cooling { wait_ms: u64, per: VarScope },
     /// The button was clicked its `max` times already.
     UsedUp { max: u32 },
+    /// The component's `expires` has passed since its message was sent.
+    Expired,
 }
 
 impl Gates {
@@ -65,6 +71,11 @@ impl Gates {
             let name = format!("{COOLDOWN_PREFIX}component.{handler}.{key}");
             gates.cooldowns.push((cooldown_key(&name, c, vars), Cooldown { per: effective_scope(c.per, vars), ..c }));
         }
+        if let Some(seconds) = component.expires {
+            let sent = interaction.message.as_ref().and_then(|m| m.sent_ms());
+            let lasting = i64::try_from(seconds.saturating_mul(1000)).unwrap_or(i64::MAX);
+            gates.expires_at = Some(sent.map_or(0, |at| at.saturating_add(lasting)));
+        }
         if let Some(max) = component.max_clicks {
             // A message id is digits; anything else counts in a key of its
             // own, never in another message's.
@@ -88,6 +99,10 @@ impl Gates {
     /// running or a button used up keeps the run from starting and changes
     /// nothing; else every cooldown starts again and the click is counted.
     pub fn pass(&self, store: &mut dyn VarStore, now_ms: u64) -> Result<Passage, StoreError> {
+        // (Told by the clock alone: nothing is counted for an expired click.)
+        if self.expires_at.is_some_and(|at| i128::from(now_ms) >= i128::from(at)) {
+            return Ok(Passage::Expired);
+        }
         if self.is_empty() {
             return Ok(Passage::Open { last_click: false });
         }
@@ -167,6 +182,7 @@ impl Passage {
             }
             Passage::UsedUp { max: 1 } => "This button has been used already.".to_string(),
             Passage::UsedUp { max } => format!("This button has been used its {max} times."),
+            Passage::Expired => "This has expired: it no longer does anything.".to_string(),
         })
     }
 }
@@ -209,8 +225,20 @@ mod tests {
         Gates {
             cooldowns: cooldown.map(|c| (cooldown_key("~cooldown.command.daily", c, &vars), c)).into_iter().collect(),
             clicks: clicks.map(|max| ("~clicks.5.0".to_string(), max)),
+            expires_at: None,
             button: None,
         }
+    }
+
+    #[test]
+    fn an_expired_click_is_refused_by_the_clock_and_counts_nothing() {
+        let mut store = MemoryStore::default();
+        let g = Gates { expires_at: Some(10_000), ..gates(None, Some(3)) };
+        assert_eq!(g.pass(&mut store, 9_999).ok(), Some(Passage::Open { last_click: false }));
+        assert_eq!(g.pass(&mut store, 10_000).ok(), Some(Passage::Expired));
+        assert_eq!(store.0.get("~clicks.5.0"), Some(&serde_json::json!(1)), "the expired click is not counted");
+        let unknown = Gates { expires_at: Some(0), ..gates(None, None) };
+        assert_eq!(unknown.pass(&mut store, 1).ok(), Some(Passage::Expired), "no time: expired");
     }
 
     #[test]

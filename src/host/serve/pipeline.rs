@@ -156,7 +156,11 @@ fn refused_by_guards(shared: &Arc<Shared>, trigger: &Trigger) -> bool {
 /// A trigger a cooldown or a used-up button keeps from running: the user
 /// is told privately (an event's run is only logged).
 fn refuse(shared: &Arc<Shared>, trigger: &Trigger, passage: Passage) {
-    let outcome = if matches!(passage, Passage::UsedUp { .. }) { Outcome::UsedUp } else { Outcome::Cooldown };
+    let outcome = match passage {
+        Passage::UsedUp { .. } => Outcome::UsedUp,
+        Passage::Expired => Outcome::Expired,
+        _ => Outcome::Cooldown,
+    };
     refuse_with(shared, trigger, outcome, passage.refusal());
 }
 

@@ -174,6 +174,8 @@ pub enum Outcome {
     Cooldown,
     /// A button clicked its `max_clicks` times already.
     UsedUp,
+    /// A component clicked past its `expires`.
+    Expired,
     /// A `require` line did not hold: the member was told why.
     Guarded,
     /// An autocomplete keystroke past the user's rate: no choices offered.
@@ -208,6 +210,7 @@ impl Outcome {
             Outcome::Stale => "stale",
             Outcome::Cooldown => "cooldown",
             Outcome::UsedUp => "used_up",
+            Outcome::Expired => "expired",
             Outcome::Guarded => "guarded",
             Outcome::Limited => "limited",
             Outcome::Late => "late",

@@ -138,13 +138,15 @@ fn button(c: &Component, out: &mut Findings) {
                 .help("remove the `url` to run the handler, or the handler's name to open the link"),
         ),
         (None, Some(url)) => {
-            let extra = c.settings.iter().find(|s| s.key.name == "value" || styles.iter().any(|t| t.span == s.span));
+            let gate = |s: &Setting| matches!(s.key.name.as_str(), "max_clicks" | vocab::COOLDOWN | vocab::EXPIRES);
+            let extra =
+                c.settings.iter().find(|s| s.key.name == "value" || gate(s) || styles.iter().any(|t| t.span == s.span));
             if let Some(extra) = extra {
                 out.push(
                     Diagnostic::new(Code::LinkOrHandler, format!("a link button takes no `{}`", extra.key.name))
                         .label(extra.span, "not sent with a link")
                         .related(url.span, "a link, by this")
-                        .help("a link button is always grey and carries no value; remove it"),
+                        .help("a link button is always grey, carries no value, and its click opens the link without reaching the bot; remove it"),
                 );
             }
         }
@@ -635,6 +637,22 @@ fn value_form(s: &Setting, spec: &SettingSpec, out: &mut Findings) {
             s.value.as_ref().map_or(s.span, SettingValue::span),
         )),
         (SettingForm::Duration, value) => duration(s, value.as_ref(), &wrong, out),
+        (SettingForm::Lasting(most), Some(value)) => {
+            let lasting = match value {
+                SettingValue::Number(n, _) => Some(n.parse::<u64>().map_err(|e| e.to_string())),
+                SettingValue::Text(t) => t.as_literal().map(|text| vocab::parse_duration(&text)),
+            };
+            let span = value.span();
+            match lasting {
+                None => {
+                    out.push(wrong("a length of time written out (a click is held to it before anything runs)", span))
+                }
+                Some(Ok(n)) if n > most => out.push(wrong(&format!("at most {} days", most / 86_400), span)),
+                Some(Ok(0) | Err(_)) => out.push(wrong("a length of time: `\"10m\"`, `\"2h\"`, `\"1d\"`", span)),
+                Some(Ok(_)) => {}
+            }
+        }
+        (SettingForm::Lasting(_), None) => out.push(wrong("a length of time: `expires \"10m\"`", s.span)),
     }
     if let (Some(scope), false) = (&s.scope, spec.form == SettingForm::Duration) {
         out.push(wrong("no `per`: only a cooldown is kept per user, server or channel", scope.span));

@@ -105,17 +105,19 @@ const LAYOUT = 1 << 15;
 
 const STYLES = { 1: "", 2: "secondary", 3: "success", 4: "danger", 5: "secondary" };
 
-// A click carries its message as the platform's does: its id, flags and
-// components (serve answers only what the message offered).
-function clickable(rows, messageId, flags, channel) {
+// A click carries its message as the platform's does: its id, flags,
+// components (serve answers only what the message offered) and when it
+// was sent (a component may expire).
+function clickable(rows, messageId, flags, channel, timestamp) {
   const on = { id: messageId, components: rows || [], flags: flags || 0 };
+  if (timestamp) on.timestamp = timestamp;
   // A message in another channel: a click comes from there.
   if (channel) on.channel_id = channel;
   return on;
 }
 
-function components(rows, messageId, flags, channel) {
-  const on = clickable(rows, messageId, flags, channel);
+function components(rows, messageId, flags, channel, timestamp) {
+  const on = clickable(rows, messageId, flags, channel, timestamp);
   return (rows || []).map((row) => drawRow(row.components || [], on));
 }
 
@@ -264,10 +266,10 @@ function draw(li, m, note) {
   if (m.content) { const c = document.createElement("span"); inline(c, m.content); li.append(c); }
   for (const e of m.embeds || []) li.append(embed(e));
   if (m.poll) li.append(drawPoll(m.poll, m.id, m.channel_id, m.flags));
-  if (m.flags & LAYOUT) li.append(...layout(m.components, clickable(m.components, li.dataset.message, m.flags, m.channel_id), m.attachments));
+  if (m.flags & LAYOUT) li.append(...layout(m.components, clickable(m.components, li.dataset.message, m.flags, m.channel_id, m.timestamp), m.attachments));
   else {
     li.append(...attachments(m));
-    li.append(...components(m.components, li.dataset.message, m.flags, m.channel_id));
+    li.append(...components(m.components, li.dataset.message, m.flags, m.channel_id, m.timestamp));
   }
   if (m.id) li.dataset.id = m.id;
   // Where it was sent, when not in the conversation's channel.
@@ -310,6 +312,8 @@ function answered(result, asked) {
     li.dataset.message = "play-" + id;
     li.dataset.interaction = id;
     li.textContent = "bot is thinking…";
+    // (Its edit keeps when it was sent.)
+    li.payload = { timestamp: (a.data || {}).timestamp };
     state.byInteraction.set(id, li);
     linkRun(li);
   } else if (a.type === 6) {
