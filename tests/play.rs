@@ -113,6 +113,9 @@ fn a_command_and_a_click_run_through_serve_and_the_page_is_play_s_own() {
     let answer = &answered["answer"];
     assert_eq!(answer["type"], 4, "{answered}");
     assert_eq!(answer["data"]["content"], "**Coffee or tea?** Click to vote.");
+    // When the message was sent, on the bot's clock (its buttons expire).
+    let sent_at = answered["timestamp"].clone();
+    assert!(sent_at.as_str().is_some_and(|t| t.starts_with("20")), "{answered}");
     let button = &answer["data"]["components"][0]["components"][0];
     let coffee = crate::support::platform::component_id(&example, "vote", 0, "coffee");
     assert_eq!(button["custom_id"], coffee.as_str());
@@ -121,7 +124,7 @@ fn a_command_and_a_click_run_through_serve_and_the_page_is_play_s_own() {
     let click = json!({
         "type": 3,
         "data": { "custom_id": coffee, "component_type": 2 },
-        "message": { "id": "1400000000000000099", "components": answer["data"]["components"] },
+        "message": { "id": "1400000000000000099", "components": answer["data"]["components"], "timestamp": sent_at },
         "member": { "id": "2002", "name": "Grace" },
     });
     let answered = played.send(click);
@@ -1397,9 +1400,9 @@ fn a_component_expires_on_play_s_clock() {
     let played = play(program, None, &["--offline"]);
     let answered = played.send(json!({ "type": 2, "data": { "type": 1, "name": "ask" } }));
     let data = &answered["answer"]["data"];
-    assert!(data["timestamp"].as_str().is_some_and(|t| t.starts_with("20")), "{answered}");
+    assert!(answered["timestamp"].as_str().is_some_and(|t| t.starts_with("20")), "{answered}");
     let button = &data["components"][0]["components"][0];
-    let message = json!({ "id": "play-1", "components": data["components"], "timestamp": data["timestamp"] });
+    let message = json!({ "id": "play-1", "components": data["components"], "timestamp": answered["timestamp"] });
     let click =
         json!({ "type": 3, "data": { "custom_id": button["custom_id"], "component_type": 2 }, "message": message });
     let went = played.send(click.clone());

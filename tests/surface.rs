@@ -785,3 +785,64 @@ handler go {
     assert!(crate::support::wait::eventually(20, three), "{}", served.log());
     assert!(!served.log().contains("went\""), "nothing past its time ran");
 }
+
+/// A form's upload passed on with a message (`file field_NAME`): each file
+/// the member uploaded is fetched from where the platform keeps it (here
+/// its own origin) and uploaded with the handler's message under its own
+/// name; a file anywhere else is never fetched.
+#[test]
+fn a_form_s_uploaded_files_go_on_with_a_message() {
+    let platform = TestPlatform::start();
+    let program = r#"command apply "Apply" {
+    form application {
+        title "Apply"
+        input work { label "Work" upload max 2 }
+    }
+}
+
+handler application {
+    reply {
+        text "Got {field_work_name}"
+        file field_work
+    }
+}
+"#;
+    let served = serve(program, &platform, None, &[], &[]);
+    let answer = served.send(&platform, &command("u1", "apply", json!([])));
+    let form_id = answer.body["data"]["custom_id"].as_str().unwrap().to_string();
+    let base = format!("http://127.0.0.1:{}", platform.port);
+    let submitted = |n: &str, url: String| {
+        let mut sent = command(n, "", json!([]));
+        sent["type"] = json!(5);
+        sent["data"] = json!({ "custom_id": form_id, "components": [
+            { "type": 18, "id": 1, "component": { "type": 19, "custom_id": "work", "values": ["9001", "9002"] } },
+        ], "resolved": { "attachments": {
+            "9001": { "id": "9001", "filename": "a.csv", "size": 40, "content_type": "text/csv", "url": url },
+            "9002": { "id": "9002", "filename": "b.csv", "size": 40, "content_type": "text/csv", "url": format!("{base}/attachments/1/9002/b.csv") }
+        } } });
+        served.send(&platform, &sent)
+    };
+    let answer = submitted("u2", format!("{base}/attachments/1/9001/a.csv"));
+    assert_eq!(answer.body["type"], 5, "{answer:?}\n{}", served.log());
+    let edit = platform.wait_for("/messages/@original", 1).pop().unwrap_or_else(|| panic!("{}", served.log()));
+    assert_shape("edit of an answer", &edit.body);
+    assert_eq!(edit.body["content"], "Got a.csv, b.csv");
+    let files: Vec<(String, String)> = edit
+        .files
+        .iter()
+        .map(|f| (f.filename.clone().unwrap_or_default(), String::from_utf8_lossy(&f.bytes).into_owned()))
+        .collect();
+    assert_eq!(
+        files,
+        [
+            ("a.csv".to_string(), "week,orders\n48,141\nfrom /attachments/1/9001/a.csv\n".to_string()),
+            ("b.csv".to_string(), "week,orders\n48,141\nfrom /attachments/1/9002/b.csv\n".to_string())
+        ]
+    );
+    // A file anywhere else is not fetched: nothing is sent, and the run says why.
+    let answer = submitted("u3", "http://127.0.0.1:9/elsewhere.csv".to_string());
+    assert_ne!(answer.body["type"], 5, "{answer:?}");
+    let log = served.wait_log("B337");
+    assert!(log.contains("not where the platform keeps files"), "{log}");
+    assert_eq!(platform.wait_for("/messages/@original", 1).len(), 1, "no second upload");
+}

@@ -892,6 +892,9 @@ pub enum FileFrom {
     Block(String),
     /// The file a user gave as this attachment option.
     Option(String),
+    /// The files a user uploaded in a form, by the handler's variable
+    /// (`field_work`).
+    Field(String),
     /// Text the run builds (`file text "…"`), sent as UTF-8.
     Text(Template),
 }
@@ -902,6 +905,7 @@ impl FileFrom {
     pub fn of(source: &ast::FileSource) -> FileFrom {
         match source {
             ast::FileSource::Path(p) => FileFrom::Path(p.value.to_string()),
+            ast::FileSource::Name(n) if n.name.starts_with("field_") => FileFrom::Field(n.name.to_string()),
             ast::FileSource::Name(n) => match n.name.strip_prefix("option_") {
                 Some(option) => FileFrom::Option(option.to_string()),
                 None => FileFrom::Block(n.name.strip_prefix("api_").unwrap_or(&n.name).to_string()),
@@ -915,7 +919,7 @@ impl FileFrom {
     pub fn default_name(&self) -> String {
         match self {
             FileFrom::Path(p) => p.rsplit('/').next().unwrap_or(p).to_string(),
-            FileFrom::Block(b) | FileFrom::Option(b) => b.clone(),
+            FileFrom::Block(b) | FileFrom::Option(b) | FileFrom::Field(b) => b.clone(),
             FileFrom::Text(_) => "file.txt".to_string(),
         }
     }

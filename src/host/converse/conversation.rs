@@ -179,8 +179,15 @@ impl<'a> Conversation<'a> {
         let first = &sent["answer"];
         let clicked = on.as_ref().and_then(|m| m["id"].as_str()).map(str::to_string);
         let kind = first["type"].as_u64().unwrap_or(0);
+        // A new message's time, as the platform keeps it (a click carries it).
+        let stamped = |mut payload: Json| {
+            if let (Some(at), Some(fields)) = (sent["timestamp"].as_str(), payload.as_object_mut()) {
+                fields.insert("timestamp".into(), json!(at));
+            }
+            payload
+        };
         match kind {
-            4 => self.said(&mut did, MessageKind::Reply, &format!("play-{id}"), first["data"].clone()),
+            4 => self.said(&mut did, MessageKind::Reply, &format!("play-{id}"), stamped(first["data"].clone())),
             7 => self.said(&mut did, MessageKind::Update, clicked.as_deref().unwrap_or(""), first["data"].clone()),
             8 => did.choices = Some((first["data"]["choices"].as_array().cloned().unwrap_or_default(), false)),
             9 => {
@@ -207,7 +214,7 @@ impl<'a> Conversation<'a> {
                     if let (Some(flags), Some(edit)) = (first["data"]["flags"].as_u64(), body.as_object_mut()) {
                         edit.entry("flags").or_insert(flags.into());
                     }
-                    self.said(&mut did, MessageKind::Reply, &format!("play-{id}"), body);
+                    self.said(&mut did, MessageKind::Reply, &format!("play-{id}"), stamped(body));
                 }
                 "edit" => {
                     let target = if kind == 6 { clicked.clone().unwrap_or_default() } else { format!("play-{id}") };

@@ -588,15 +588,14 @@ impl Play {
             .map_err(PlayError::NoAnswer)?;
         let status = answer.status().as_u16();
         let text = answer.body_mut().read_to_string().map_err(PlayError::NoAnswer)?;
-        let mut value: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
-        // A new message (or "thinking…") is sent now, on the bot's clock.
-        if matches!(value["type"].as_u64(), Some(4 | 5)) {
-            if !value["data"].is_object() {
-                value["data"] = json!({});
-            }
-            value["data"]["timestamp"] = json!(self.now_rfc3339());
+        let value: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        let mut sent = json!({ "status": status, "answer": value });
+        // A new message (or "thinking…") is sent now, on the bot's clock: the
+        // time the platform gives its message (a component may expire).
+        if matches!(sent["answer"]["type"].as_u64(), Some(4 | 5)) {
+            sent["timestamp"] = json!(self.now_rfc3339());
         }
-        Ok(json!({ "status": status, "answer": value }))
+        Ok(sent)
     }
 
     /// Now on the bot's clock (the system's, moved as the page moved it),

@@ -727,7 +727,10 @@ fn uploaded(interaction: &Interaction, name: &str, ids: &[String]) -> Vec<(Strin
     let list = |f: &dyn Fn(&crate::discord::model::Attachment) -> String| {
         files.iter().map(|a| f(a)).collect::<Vec<_>>().join(", ")
     };
+    // The files themselves, for `file field_NAME` (a name no template reads).
+    let described = serde_json::to_string(&files).unwrap_or_default();
     vec![
+        (crate::run::eval::inputs::attachment_key(name), described),
         (name.to_string(), list(&|a| a.url.clone().unwrap_or_default())),
         (format!("{name}_name"), list(&|a| a.filename.clone().unwrap_or_default())),
         (format!("{name}_type"), list(&|a| a.content_type.clone().unwrap_or_default())),

@@ -292,10 +292,11 @@ pub fn file_source(
                     format!("`file {}` names no attachment option of this {}", name.name, tree.kind.as_str()),
                     "a file is one a user gave as an option of type `attachment`: `option doc \"A file\" attachment`, then `file option_doc`",
                 ),
-                None if name.name.starts_with("api_") => return,
+                // (A form's upload is the flow's to find: `references`.)
+                None if name.name.starts_with("api_") || name.name.starts_with("field_") => return,
                 None => (
                     format!("`file {}` names no block's response and no option", name.name),
-                    "a file comes from beside the .blk (`file \"chart.png\"`), a block's response (`file api_chart`), a user's upload (`file option_doc`) or text (`file text \"…\"`)",
+                    "a file comes from beside the .blk (`file \"chart.png\"`), a block's response (`file api_chart`), a user's file (`file option_doc`, or a form's upload `file field_work`) or text (`file text \"…\"`)",
                 ),
             };
             out.push(Diagnostic::new(Code::BadBody, message).label(name.span, "nothing to send").help(help));

@@ -637,25 +637,27 @@ fn value_form(s: &Setting, spec: &SettingSpec, out: &mut Findings) {
             s.value.as_ref().map_or(s.span, SettingValue::span),
         )),
         (SettingForm::Duration, value) => duration(s, value.as_ref(), &wrong, out),
-        (SettingForm::Lasting(most), Some(value)) => {
-            let lasting = match value {
-                SettingValue::Number(n, _) => Some(n.parse::<u64>().map_err(|e| e.to_string())),
-                SettingValue::Text(t) => t.as_literal().map(|text| vocab::parse_duration(&text)),
-            };
-            let span = value.span();
-            match lasting {
-                None => {
-                    out.push(wrong("a length of time written out (a click is held to it before anything runs)", span))
-                }
-                Some(Ok(n)) if n > most => out.push(wrong(&format!("at most {} days", most / 86_400), span)),
-                Some(Ok(0) | Err(_)) => out.push(wrong("a length of time: `\"10m\"`, `\"2h\"`, `\"1d\"`", span)),
-                Some(Ok(_)) => {}
-            }
-        }
+        (SettingForm::Lasting(most), Some(value)) => lasting(value, most, &wrong, out),
         (SettingForm::Lasting(_), None) => out.push(wrong("a length of time: `expires \"10m\"`", s.span)),
     }
     if let (Some(scope), false) = (&s.scope, spec.form == SettingForm::Duration) {
         out.push(wrong("no `per`: only a cooldown is kept per user, server or channel", scope.span));
+    }
+}
+
+/// A length of time a component lasts (`expires`): written out, from a
+/// second to `most` seconds.
+fn lasting(value: &SettingValue, most: u64, wrong: &dyn Fn(&str, Span) -> Diagnostic, out: &mut Findings) {
+    let lasting = match value {
+        SettingValue::Number(n, _) => Some(n.parse::<u64>().map_err(|e| e.to_string())),
+        SettingValue::Text(t) => t.as_literal().map(|text| vocab::parse_duration(&text)),
+    };
+    let span = value.span();
+    match lasting {
+        None => out.push(wrong("a length of time written out (a click is held to it before anything runs)", span)),
+        Some(Ok(n)) if n > most => out.push(wrong(&format!("at most {} days", most / 86_400), span)),
+        Some(Ok(0) | Err(_)) => out.push(wrong("a length of time: `\"10m\"`, `\"2h\"`, `\"1d\"`", span)),
+        Some(Ok(_)) => {}
     }
 }
 

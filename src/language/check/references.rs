@@ -379,6 +379,17 @@ impl<'a> Walk<'_, 'a> {
     /// tree (not `sending`'s own) that has run on every path to here.
     fn file_block_ran(&mut self, source: &crate::language::ast::FileSource, sending: Option<&str>) {
         let crate::language::ast::FileSource::Name(name) = source else { return };
+        // A form's upload: an input of a form this handler is given (only
+        // an upload's variables have a `_name`).
+        if name.name.starts_with("field_") {
+            if !self.model.knows(&format!("{}_name", name.name)) {
+                let message =
+                    format!("`file {}` names no upload of a form this {} is given", name.name, self.tree.kind.as_str());
+                let help = "a form's `input NAME { upload }` gives its handler the files as `file field_NAME`";
+                self.out.push(Diagnostic::new(Code::BadBody, message).label(name.span, "no files to send").help(help));
+            }
+            return;
+        }
         let Some(b) = name.name.strip_prefix("api_") else { return };
         let (message, help) = if !self.own_blocks.contains_key(b) || Some(b) == sending {
             (

@@ -134,7 +134,8 @@ impl Default for Memory {
 
 /// Where the file a user gave as attachment option `option` is described
 /// among a run's `vars` (as JSON: the platform's `url`, `filename`,
-/// `content_type`, `size`): a name no template can read.
+/// `content_type`, `size`), and the files of a form's upload
+/// (`field_NAME`: a list of them): a name no template can read.
 pub fn attachment_key(option: &str) -> String {
     format!("\u{0}attachment.{option}")
 }

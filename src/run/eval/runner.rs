@@ -346,6 +346,13 @@ impl render::Scope for Runner<'_> {
                 None => Err(format!("the file `{path}` cannot be read: no folder is known for the bot")),
             },
             plan::FileFrom::Option(option) => self.attachment(option),
+            plan::FileFrom::Field(field) => {
+                let mut files = self.uploads(field)?;
+                match files.len() {
+                    1 => Ok(files.remove(0)),
+                    n => Err(format!("`{field}` holds {n} files, and a part sends one")),
+                }
+            }
             plan::FileFrom::Text(t) => {
                 let text = render::render(t, self);
                 Ok(render::FileBytes::bytes(self.redactor.redact(&text).into_bytes().into()))
@@ -657,30 +664,7 @@ impl<'r> Runner<'r> {
         for step in steps {
             match step {
                 Step::Request(r) => self.request_or_failed(r)?,
-                Step::Reply {
-                    text,
-                    translations,
-                    ephemeral,
-                    embeds,
-                    components,
-                    layout,
-                    poll,
-                    files,
-                    update,
-                    span,
-                } => {
-                    let text = self.in_locale(text.as_ref(), translations);
-                    let text = text.map(|t| render::render(t, self)).unwrap_or_default();
-                    let embeds = self.embeds(embeds, *span);
-                    let files = self.files(files, *span)?;
-                    let (components, layout) = self.laid_out(components, layout, &files, *span)?;
-                    let poll = poll.as_ref().and_then(|p| self.poll(p, *span));
-                    self.flush()?;
-                    let text = self.redactor.redact(&text);
-                    let (ephemeral, update) = (*ephemeral, *update);
-                    let reply = Event::Reply { text, ephemeral, embeds, components, layout, poll, files, update };
-                    (self.sink)(reply);
-                }
+                Step::Reply { .. } => self.reply(step)?,
                 Step::Form(form) => {
                     let form = self.form(form)?;
                     self.flush()?;
@@ -735,14 +719,57 @@ impl<'r> Runner<'r> {
         Ok(())
     }
 
+    /// A reply's message, filled in and told (`Event::Reply`).
+    fn reply(&mut self, step: &Step) -> Outcome {
+        let Step::Reply { text, translations, ephemeral, embeds, components, layout, poll, files, update, span } = step
+        else {
+            return Ok(());
+        };
+        let text = self.in_locale(text.as_ref(), translations);
+        let text = text.map(|t| render::render(t, self)).unwrap_or_default();
+        let embeds = self.embeds(embeds, *span);
+        let files = self.files(files, *span)?;
+        let (components, layout) = self.laid_out(components, layout, &files, *span)?;
+        let poll = poll.as_ref().and_then(|p| self.poll(p, *span));
+        self.flush()?;
+        let text = self.redactor.redact(&text);
+        let (ephemeral, update) = (*ephemeral, *update);
+        (self.sink)(Event::Reply { text, ephemeral, embeds, components, layout, poll, files, update });
+        Ok(())
+    }
+
     /// The file a user gave as attachment option `option`: fetched from
     /// where the platform keeps it (its CDN over https, or the platform's
     /// own origin), within the upload bound. Offline and in a dry run,
     /// nothing is fetched: the part holds a line that says which file.
     fn attachment(&mut self, option: &str) -> Result<render::FileBytes, String> {
-        use crate::discord::model::{Attachment, ATTACHMENT_HOSTS};
         let described = self.inputs.vars.get(&super::inputs::attachment_key(option));
-        let file: Option<Attachment> = described.and_then(|d| serde_json::from_str(d).ok());
+        let file: Option<crate::discord::model::Attachment> = described.and_then(|d| serde_json::from_str(d).ok());
+        self.fetched(file, option)
+    }
+
+    /// The files a user uploaded in a form (`field_NAME`), in the order
+    /// sent, each fetched as an attachment option's is; none when the
+    /// upload was left empty.
+    pub(super) fn uploads(&mut self, field: &str) -> Result<Vec<render::FileBytes>, String> {
+        use crate::discord::model::Attachment;
+        let described = self.inputs.vars.get(&super::inputs::attachment_key(field)).cloned();
+        match described.map(|d| serde_json::from_str::<Vec<Attachment>>(&d).map_err(|e| e.to_string())) {
+            Some(Ok(files)) => files.into_iter().map(|f| self.fetched(Some(f), field)).collect(),
+            Some(Err(why)) => Err(format!("the files of `{field}` cannot be read: {why}")),
+            // Offline, a run without a form's submission has a line for it.
+            None => Ok(vec![self.fetched(None, field)?]),
+        }
+    }
+
+    /// A file a user gave (as `given_as`), fetched from where the platform
+    /// keeps it; offline and in a dry run, a line that says which file.
+    fn fetched(
+        &mut self,
+        file: Option<crate::discord::model::Attachment>,
+        option: &str,
+    ) -> Result<render::FileBytes, String> {
+        use crate::discord::model::ATTACHMENT_HOSTS;
         if self.options.offline || self.options.dry_run {
             let name = file.as_ref().and_then(|f| f.filename.clone()).unwrap_or_else(|| option.to_string());
             let bytes = format!("<the file the user gave as `{option}`: {name}>").into_bytes();

@@ -266,10 +266,10 @@ function draw(li, m, note) {
   if (m.content) { const c = document.createElement("span"); inline(c, m.content); li.append(c); }
   for (const e of m.embeds || []) li.append(embed(e));
   if (m.poll) li.append(drawPoll(m.poll, m.id, m.channel_id, m.flags));
-  if (m.flags & LAYOUT) li.append(...layout(m.components, clickable(m.components, li.dataset.message, m.flags, m.channel_id, m.timestamp), m.attachments));
+  if (m.flags & LAYOUT) li.append(...layout(m.components, clickable(m.components, li.dataset.message, m.flags, m.channel_id, m.timestamp || li.dataset.sent), m.attachments));
   else {
     li.append(...attachments(m));
-    li.append(...components(m.components, li.dataset.message, m.flags, m.channel_id, m.timestamp));
+    li.append(...components(m.components, li.dataset.message, m.flags, m.channel_id, m.timestamp || li.dataset.sent));
   }
   if (m.id) li.dataset.id = m.id;
   // Where it was sent, when not in the conversation's channel.
@@ -303,6 +303,7 @@ function answered(result, asked) {
   const target = asked.message && document.querySelector(`[data-message="${CSS.escape(asked.message.id)}"]`);
   if (a.type === 4 || a.type === 7) {
     const li = a.type === 7 && target ? target : add("message");
+    if (a.type === 4) li.dataset.sent = result.timestamp || "";
     li.dataset.message = li.dataset.message || "play-" + id;
     li.dataset.interaction = id;
     state.byInteraction.set(id, li);
@@ -313,7 +314,7 @@ function answered(result, asked) {
     li.dataset.interaction = id;
     li.textContent = "bot is thinking…";
     // (Its edit keeps when it was sent.)
-    li.payload = { timestamp: (a.data || {}).timestamp };
+    li.dataset.sent = result.timestamp || "";
     state.byInteraction.set(id, li);
     linkRun(li);
   } else if (a.type === 6) {
