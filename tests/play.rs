@@ -1359,34 +1359,25 @@ command card "Card" {
     runtime.block_on(async {
         let browser = browser(&driver).await;
         browser.goto(&played.url).await.unwrap();
-        let js = |script: &'static str| {
-            let browser = browser.clone();
-            move || {
-                let browser = browser.clone();
-                async move { browser.execute(script, vec![]).await.map(|v| v.to_string()).unwrap_or_default() }
-            }
-        };
-        let command = browser.find(fantoccini::Locator::Css("#command")).await.unwrap();
-        let commands = "return String(document.querySelectorAll('#commands option').length)";
-        wait_for(js(commands), |n| n.contains('2')).await;
+        let page = Page(&browser);
+        page.wait_js("return String(document.querySelectorAll('#commands option').length)", "2").await;
+        let command = page.find("#command").await;
         command.send_keys("/export").await.unwrap();
-        browser.find(fantoccini::Locator::Css("#composer button[type=submit]")).await.unwrap().click().await.unwrap();
+        page.find("#composer button[type=submit]").await.click().await.unwrap();
         let drawn = "const m = [...document.querySelectorAll('#messages .message')].find(m => m.querySelector('.embed')); \
                      if (!m) return ''; const img = m.querySelector('.embed img.image'); \
                      const f = m.querySelector('a.file'); \
                      return [img && img.complete && img.naturalWidth, m.querySelectorAll('img').length, \
                              f && f.querySelector('.file-name').textContent, f && f.querySelector('.file-size').textContent, \
                              f && f.getAttribute('download')].join('|')";
-        wait_for(js(drawn), |t| t.contains("1|1|stock.csv|16 bytes|stock.csv")).await;
-        let fetched = "const f = document.querySelector('#messages a.file'); \
-                       const r = await fetch(f.href); return r.headers.get('content-disposition') + '|' + await r.text()";
-        let fetched = browser.execute(&format!("return (async () => {{ {fetched} }})()"), vec![]).await.unwrap();
-        assert_eq!(fetched.as_str(), Some("attachment; filename=\"stock.csv\"|name,qty\nlamp,3\n"));
+        page.wait_js(drawn, "1|1|stock.csv|16 bytes|stock.csv").await;
+        let fetched = "return (async () => { const f = document.querySelector('#messages a.file'); \
+                       const r = await fetch(f.href); return r.headers.get('content-disposition') + '|' + await r.text() })()";
+        assert_eq!(page.js(fetched).await, "attachment; filename=\"stock.csv\"|name,qty\nlamp,3\n");
         command.clear().await.unwrap();
         command.send_keys("/card").await.unwrap();
-        browser.find(fantoccini::Locator::Css("#composer button[type=submit]")).await.unwrap().click().await.unwrap();
-        let card = "const c = document.querySelector('#messages .container a.file .file-name'); return c ? c.textContent : ''";
-        wait_for(js(card), |t| t.contains("notes.txt")).await;
+        page.find("#composer button[type=submit]").await.click().await.unwrap();
+        page.wait_text("#messages .container a.file .file-name", |t| t == "notes.txt").await;
         browser.close().await.unwrap();
     });
 }
