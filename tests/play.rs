@@ -1403,3 +1403,49 @@ fn a_component_expires_on_play_s_clock() {
     let expired = played.send(click);
     assert_eq!(expired["answer"]["data"]["content"], "This has expired: it no longer does anything.", "{expired}");
 }
+
+/// Issue 56, items 2 and 4, the newcomer's case: a reply's lines (the docs'
+/// `join "\n"` loop, an embed's description) keep their breaks on the page,
+/// and the newest answer is in view however many came before it.
+#[test]
+fn the_page_keeps_line_breaks_and_shows_the_newest_answer() {
+    let Some(driver) = chromedriver() else { return };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let program = r#"var items = ["tea", "cake", "jam"]
+
+command list "The list" {
+    for item in items join "\n" into lines {
+        text "- {item}"
+    }
+    reply {
+        text "Today:\n{lines}"
+        embed { description "first line\nsecond line" }
+    }
+}
+"#;
+    let played = play(program, None, &["--offline"]);
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let page = Page(&browser);
+        page.wait_js("return String(document.querySelectorAll('#commands option').length)", "1").await;
+        let command = page.find("#command").await;
+        for n in 1..=20 {
+            command.clear().await.unwrap();
+            command.send_keys("/list").await.unwrap();
+            page.find("#composer button[type=submit]").await.click().await.unwrap();
+            let count = "return String(document.querySelectorAll('#messages .embed').length)";
+            page.wait_js(count, &n.to_string()).await;
+        }
+        let last = "const m = [...document.querySelectorAll('#messages .message')].pop(); \
+                    return m.querySelector('.content').innerText + '|' + m.querySelector('.embed .description').innerText";
+        assert_eq!(page.js(last).await, "Today:\n- tea\n- cake\n- jam|first line\nsecond line");
+        // The newest answer is in view: the conversation scrolled to it.
+        let in_view = "const main = document.querySelector('main'); \
+                       const last = [...document.querySelectorAll('#messages .message')].pop().getBoundingClientRect(); \
+                       const box = main.getBoundingClientRect(); \
+                       return String(main.scrollHeight > main.clientHeight && last.bottom <= box.bottom + 1 && last.top >= box.top)";
+        page.wait_js(in_view, "true").await;
+        browser.close().await.unwrap();
+    });
+}

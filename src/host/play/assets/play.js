@@ -263,7 +263,7 @@ function draw(li, m, note) {
   who.className = "author";
   who.textContent = "bot";
   li.append(who);
-  if (m.content) { const c = document.createElement("span"); inline(c, m.content); li.append(c); }
+  if (m.content) { const c = document.createElement("span"); c.className = "content"; inline(c, m.content); li.append(c); }
   for (const e of m.embeds || []) li.append(embed(e));
   if (m.poll) li.append(drawPoll(m.poll, m.id, m.channel_id, m.flags));
   if (m.flags & LAYOUT) li.append(...layout(m.components, clickable(m.components, li.dataset.message, m.flags, m.channel_id, m.timestamp || li.dataset.sent), m.attachments));
@@ -281,11 +281,24 @@ function draw(li, m, note) {
   linkRun(li);
 }
 
+// The conversation stays at its newest message, as the client keeps it:
+// while it is scrolled to the end, whatever is added or grows (an answer,
+// its edit, its run's link) keeps it there; scrolled back, it stays put
+// until the member says something.
+const follow = { atEnd: true };
+function followNewest() {
+  const main = document.querySelector("main");
+  const toEnd = () => { main.scrollTop = main.scrollHeight; };
+  main.addEventListener("scroll", () => { follow.atEnd = main.scrollTop + main.clientHeight >= main.scrollHeight - 8; });
+  new MutationObserver(() => { if (follow.atEnd) toEnd(); })
+    .observe($("messages"), { childList: true, subtree: true, characterData: true });
+  follow.toEnd = () => { follow.atEnd = true; toEnd(); };
+}
+
 function add(cls) {
   const li = document.createElement("li");
   li.className = cls;
   $("messages").append(li);
-  li.scrollIntoView({ block: "end" });
   return li;
 }
 
@@ -293,6 +306,7 @@ function said(line) {
   const li = add("message");
   const who = document.createElement("span"); who.className = "author"; who.textContent = $("user-name").value;
   li.append(who, document.createTextNode(line));
+  if (follow.toEnd) follow.toEnd();
 }
 
 // The first answer to an interaction: a message, "thinking", an update of
@@ -835,6 +849,7 @@ async function moveClock(e) {
 }
 
 async function start() {
+  followNewest();
   await file();
   await waiting().catch(() => {});
   setInterval(() => { file().catch(() => {}); waiting().catch(() => {}); }, 2000);
