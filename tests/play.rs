@@ -1449,3 +1449,41 @@ command list "The list" {
         browser.close().await.unwrap();
     });
 }
+
+/// Issue 56, item 5, the newcomer's case: "Playing as" takes permissions by
+/// their names (as `require permissions` writes them), and a name that is
+/// none is said on the page instead of playing a member with none.
+#[test]
+fn playing_as_takes_permissions_by_name_and_says_a_wrong_one() {
+    let Some(driver) = chromedriver() else { return };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let program = "command kick \"Kick\" {\n    require permissions kick_members\n    reply \"allowed\"\n}\n";
+    let played = play(program, None, &["--offline"]);
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let page = Page(&browser);
+        page.wait_js("return String(document.querySelectorAll('#commands option').length)", "1").await;
+        page.js("document.querySelector('#who').open = true; return ''").await;
+        let permissions = page.find("#user-permissions").await;
+        let command = page.find("#command").await;
+        let last = "const m = [...document.querySelectorAll('#messages .message')].pop(); return m ? m.innerText : ''";
+        for (given, answer) in [
+            ("kick_members", "allowed"),
+            ("send_messages", "You need"),
+            (
+                "kick_memberz",
+                "blkc play: Playing as: no permission is called `kick_memberz`; did you mean `kick_members`?",
+            ),
+        ] {
+            permissions.clear().await.unwrap();
+            permissions.send_keys(given).await.unwrap();
+            command.clear().await.unwrap();
+            command.send_keys("/kick").await.unwrap();
+            page.find("#composer button[type=submit]").await.click().await.unwrap();
+            let shown = wait_for(|| page.js(last), |t| t.contains(answer)).await;
+            assert!(given == "kick_members" || !shown.contains("allowed"), "{given}: {shown}");
+        }
+        browser.close().await.unwrap();
+    });
+}

@@ -177,6 +177,29 @@ pub fn permission(word: &str) -> Option<Permissions> {
     Permissions::from_name(&word.to_ascii_uppercase())
 }
 
+/// A member's permissions as a person writes them: the platform's names in
+/// lower case (`kick_members, ban_members`) or bits (`8`), or both, split
+/// by commas or spaces; a word that is neither is said, with the name it
+/// most likely meant.
+pub fn permission_bits(text: &str) -> Result<u64, String> {
+    let mut bits = 0u64;
+    for word in text.split([',', ' ']).filter(|w| !w.is_empty()) {
+        bits |= match word.parse::<u64>() {
+            Ok(n) => n,
+            Err(_) => match permission(word) {
+                Some(p) => p.bits(),
+                None => {
+                    let words = permission_words();
+                    let meant = crate::base::diagnostics::did_you_mean(word, words.iter().map(String::as_str));
+                    let hint = meant.map(|m| format!("; did you mean `{m}`?")).unwrap_or_default();
+                    return Err(format!("no permission is called `{word}`{hint}"));
+                }
+            },
+        };
+    }
+    Ok(bits)
+}
+
 /// Every permission's word, for did-you-mean and completion.
 pub fn permission_words() -> Vec<String> {
     use bitflags::Flags;
@@ -602,6 +625,16 @@ mod tests {
         };
         assert_eq!(Changes::between(&[wanted("120")], &listed).unchanged, ["/roll"]);
         assert_eq!(Changes::between(&[wanted("100")], &listed).changed, [("/roll".to_string(), vec!["options"])]);
+    }
+
+    #[test]
+    fn permissions_are_read_by_name_or_bits_and_a_wrong_name_is_said() {
+        assert_eq!(permission_bits("kick_members, ban_members"), Ok((1 << 1) | (1 << 2)));
+        assert_eq!(permission_bits("8 kick_members"), Ok(8 | (1 << 1)));
+        assert_eq!(permission_bits(""), Ok(0));
+        let wrong = permission_bits("kick_memberz").unwrap_err();
+        assert!(wrong.contains("`kick_memberz`") && wrong.contains("did you mean `kick_members`?"), "{wrong}");
+        assert!(permission_bits("KICK_MEMBERS").is_err(), "the names are written in lower case");
     }
 
     /// An attachment option's kinds of file, which twilight's registered

@@ -210,6 +210,12 @@ async fn interaction(play: &Arc<Play>, body: &[u8]) -> Reply {
     if !asked.is_object() || !asked["data"].is_object() {
         return json_reply(StatusCode::BAD_REQUEST, &json!({ "error": "an interaction needs `type` and `data`" }));
     }
+    // Who plays, as the page names them: a permission that is none is said.
+    if let Some(written) = asked["member"]["permissions"].as_str() {
+        if let Err(why) = crate::discord::registration::permission_bits(written) {
+            return json_reply(StatusCode::BAD_REQUEST, &json!({ "error": format!("Playing as: {why}") }));
+        }
+    }
     let interaction = play.interaction(&asked);
     let id = interaction["id"].clone();
     let sent = {

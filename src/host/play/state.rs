@@ -541,7 +541,11 @@ impl Play {
             user: Some(user),
             nick: None,
             roles: Some(roles),
-            permissions: Some(text_or(&who["permissions"], &(1u64 << 3).to_string())),
+            permissions: Some(
+                crate::discord::registration::permission_bits(&text_or(&who["permissions"], "8"))
+                    .unwrap_or_default()
+                    .to_string(),
+            ),
         };
         // What the page gave, read into the types serve reads it into (an
         // option's value is kept as written: read from text).
