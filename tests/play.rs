@@ -1487,3 +1487,43 @@ fn playing_as_takes_permissions_by_name_and_says_a_wrong_one() {
         browser.close().await.unwrap();
     });
 }
+
+/// Issue 56, item 1, the newcomer's case: in `play --offline`, an edit that
+/// adds a command with a secret reaches the bot (offline needs no secrets,
+/// at a reload as at the start); without `--offline`, the reload serve
+/// refuses (the secret has no value) is shown on the page, not silent.
+#[test]
+fn an_edit_with_a_secret_reloads_offline_and_a_refused_reload_is_shown() {
+    let first = "command hi \"Hi\" {\n    reply \"hi\"\n}\n";
+    let with_secret = "command hi \"Hi\" {\n    reply \"hi\"\n}\ncommand order \"Order\" {\n    api order {\n        method GET\n        url \"https://shop.example.com/orders/1\"\n        headers { X-Api-Key = \"<SHOP_KEY>\" }\n        sample \"order.json\"\n    }\n    reply \"order {api_order[response.state]}\"\n}\n";
+    let order = json!({ "type": 2, "data": { "type": 1, "name": "order" } });
+    for offline in [true, false] {
+        let args: &[&str] = if offline { &["--offline"] } else { &[] };
+        let played = play_with(first, None, &[("order.json", br#"{"state": "packed"}"#)], args);
+        std::fs::write(played._dir.path().join("bot.blk"), with_secret).unwrap();
+        let file = || -> Value { serde_json::from_str(&played.get("/play/file").2).unwrap() };
+        if offline {
+            let mut said = Value::Null;
+            for _ in 0..80 {
+                said = played.send(order.clone())["answer"]["data"]["content"].clone();
+                if said == "order packed" {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            assert_eq!(said, "order packed", "the edit reached the bot");
+            assert_eq!(file()["refused"], json!([]), "nothing refused");
+        } else {
+            let mut refused = Value::Null;
+            for _ in 0..80 {
+                refused = file()["refused"].clone();
+                if refused.as_array().is_some_and(|r| !r.is_empty()) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            assert_eq!(refused[0]["code"], "B306", "{refused}");
+            assert!(refused[0]["message"].as_str().unwrap().contains("SHOP_KEY"), "{refused}");
+        }
+    }
+}

@@ -198,7 +198,31 @@ impl Play {
                 move |id| play.heard(id)
             })),
             stop: None,
+            reloaded: Some(Box::new({
+                let play = self.clone();
+                move |refused| play.reloaded(refused)
+            })),
         }
+    }
+
+    /// How serve's last reload went: what it refused is shown on the page
+    /// beside the file's own diagnostics (a file can check clean and still
+    /// be refused: a secret without a value), until a reload is taken.
+    fn reloaded(&self, refused: Option<&crate::host::serve::Refused>) {
+        let problems: Vec<Value> = refused.map_or_else(Vec::new, |r| {
+            let listed = r.problems.iter().map(|p| {
+                json!({
+                    "code": p.code, "severity": "error", "message": format!("serve refused the new version: {}", p.message),
+                    "line": p.line, "column": p.column, "help": p.help,
+                })
+            });
+            let mut listed: Vec<Value> = listed.collect();
+            if listed.is_empty() {
+                listed.push(json!({ "code": "", "severity": "error", "message": format!("serve refused the new version: {}", r.rendered), "line": 1, "column": 1 }));
+            }
+            listed
+        });
+        self.file.lock().unwrap_or_else(|e| e.into_inner())["refused"] = json!(problems);
     }
 
     /// A member's message serve read for an `await`'s answer.
@@ -294,9 +318,12 @@ impl Play {
             .collect();
         let servers: Vec<Value> =
             world::SERVERS.iter().map(|g| json!({ "id": g.id, "name": g.name, "channel": g.channel })).collect();
-        *self.file.lock().unwrap_or_else(|e| e.into_inner()) = json!({
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        // (What serve last refused stays until serve takes a version.)
+        let refused = file.get("refused").cloned().unwrap_or_else(|| json!([]));
+        *file = json!({
             "name": name, "commands": commands, "events": events, "timers": timers, "servers": servers,
-            "fields": fields, "diagnostics": [],
+            "fields": fields, "diagnostics": [], "refused": refused,
         });
     }
 

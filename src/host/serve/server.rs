@@ -281,7 +281,16 @@ async fn watch(shared: Arc<Shared>) {
 /// Loads the file again: a clean file replaces the plan for new runs (runs
 /// in flight keep theirs); a file with errors is refused and logged.
 fn reload(shared: &Shared, why: &str) {
-    match super::loaded::load(&shared.file).and_then(|loaded| super::loaded::ready(loaded, &shared.bot.inputs)) {
+    // Offline, nothing is sent: no secret is needed (as at the start).
+    let ready = |loaded| match shared.bot.options.offline {
+        true => Ok(loaded),
+        false => super::loaded::ready(loaded, &shared.bot.inputs),
+    };
+    let reloaded = super::loaded::load(&shared.file).and_then(ready);
+    if let Some(told) = shared.hooks.as_ref().and_then(|h| h.reloaded.as_ref()) {
+        told(reloaded.as_ref().err());
+    }
+    match reloaded {
         Ok(loaded) => {
             let commands =
                 loaded.plan.trees.iter().filter(|t| t.kind == crate::language::plan::TreeKind::Command).count();

@@ -81,7 +81,13 @@ pub struct Hooks {
     /// Told when the server is to stop, drain and return, as on SIGTERM
     /// (a conversation test's stage ends so).
     pub stop: Option<Arc<tokio::sync::Notify>>,
+    /// Told how each reload went: why it was refused (the file's errors,
+    /// a secret without a value), or nothing when it was taken.
+    pub reloaded: Option<Reloaded>,
 }
+
+/// Told a reload's refusal, or none: [`Hooks::reloaded`].
+pub type Reloaded = Box<dyn Fn(Option<&super::loaded::Refused>) + Send + Sync>;
 
 /// Told a message's id: [`Hooks::heard`].
 pub type Heard = Box<dyn Fn(&str) + Send + Sync>;

@@ -821,7 +821,9 @@ async function file() {
   const list = $("commands");
   list.replaceChildren();
   for (const l of state.commands) { const o = document.createElement("option"); o.value = "/" + l.path.join(" "); list.append(o); }
-  const shown = (f.diagnostics || []).map((d) =>
+  // (What serve refused is shown too: a file can check clean and still be
+  // refused, a secret without a value.)
+  const shown = (f.diagnostics || []).concat(f.refused || []).map((d) =>
     `${d.severity} ${d.code} at ${d.line}:${d.column}: ${d.message}` + (d.help ? `\n  help: ${d.help}` : ""));
   $("diagnostics").textContent = shown.join("\n");
 }
