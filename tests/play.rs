@@ -1527,3 +1527,37 @@ fn an_edit_with_a_secret_reloads_offline_and_a_refused_reload_is_shown() {
         }
     }
 }
+
+/// Issue 56, item 6, the newcomer's case: a button used up (`max_clicks`)
+/// looks used up on the page, as the platform disables it on its message:
+/// the message it is on is edited in place, and a second message's button
+/// counts its own clicks.
+#[test]
+fn a_used_up_button_is_disabled_on_its_message_in_a_real_browser() {
+    let Some(driver) = chromedriver() else { return };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let program = "command claim \"Claim\" {\n    reply {\n        text \"One prize\"\n        button take { label \"Take\" max_clicks 1 }\n    }\n}\n\nhandler take {\n    reply \"taken by {user_name}\"\n}\n";
+    let played = play(program, None, &["--offline"]);
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let page = Page(&browser);
+        page.wait_js("return String(document.querySelectorAll('#commands option').length)", "1").await;
+        let command = page.find("#command").await;
+        for _ in 0..2 {
+            command.clear().await.unwrap();
+            command.send_keys("/claim").await.unwrap();
+            page.find("#composer button[type=submit]").await.click().await.unwrap();
+        }
+        let buttons = "return String(document.querySelectorAll('#messages .row button').length)";
+        page.wait_js(buttons, "2").await;
+        page.find("#messages .row button").await.click().await.unwrap();
+        page.wait_text("#messages", |t| t.contains("taken by you")).await;
+        // The first message's button is disabled in place; the second's is not.
+        let states =
+            "return [...document.querySelectorAll('#messages .row button')].map(b => String(b.disabled)).join(',')";
+        page.wait_js(states, "true,false").await;
+        assert_eq!(page.js("return String(document.querySelectorAll('#messages .message').length)").await, "5");
+        browser.close().await.unwrap();
+    });
+}

@@ -187,7 +187,7 @@ impl<'a> Conversation<'a> {
             payload
         };
         match kind {
-            4 => self.said(&mut did, MessageKind::Reply, &format!("play-{id}"), stamped(first["data"].clone())),
+            4 => self.said(&mut did, MessageKind::Reply, &id, stamped(first["data"].clone())),
             7 => self.said(&mut did, MessageKind::Update, clicked.as_deref().unwrap_or(""), first["data"].clone()),
             8 => did.choices = Some((first["data"]["choices"].as_array().cloned().unwrap_or_default(), false)),
             9 => {
@@ -214,15 +214,16 @@ impl<'a> Conversation<'a> {
                     if let (Some(flags), Some(edit)) = (first["data"]["flags"].as_u64(), body.as_object_mut()) {
                         edit.entry("flags").or_insert(flags.into());
                     }
-                    self.said(&mut did, MessageKind::Reply, &format!("play-{id}"), stamped(body));
+                    self.said(&mut did, MessageKind::Reply, &id, stamped(body));
                 }
                 "edit" => {
-                    let target = if kind == 6 { clicked.clone().unwrap_or_default() } else { format!("play-{id}") };
+                    let target = if kind == 6 { clicked.clone().unwrap_or_default() } else { id.clone() };
                     self.said(&mut did, MessageKind::Update, &target, call.body.clone());
                 }
                 "follow_up" => {
                     let n = self.messages.len();
-                    self.said(&mut did, MessageKind::Reply, &format!("play-{id}-{n}"), call.body.clone());
+                    let own = call.body["id"].as_str().map_or_else(|| format!("{id}-{n}"), str::to_string);
+                    self.said(&mut did, MessageKind::Reply, &own, call.body.clone());
                 }
                 "run" if call.interaction.as_deref() == Some(&id) => self.ran(&mut did, &call.body),
                 _ => {}
@@ -233,8 +234,19 @@ impl<'a> Conversation<'a> {
         Ok(())
     }
 
-    /// Messages the bot sent to channels in the step (by the bot token).
+    /// Messages the bot sent to channels in the step (by the bot token),
+    /// and those it edited so (a button disabled after its last click: the
+    /// message shown changes, as the client shows it, and no message is
+    /// said).
     fn channel_messages(&mut self, did: &mut Did, calls: &[Call]) {
+        for call in calls.iter().filter(|c| c.kind == "edit_message") {
+            let edited = call.route.rsplit('/').next().unwrap_or_default();
+            if let Some(m) = self.messages.iter_mut().find(|m| m.id == edited) {
+                if let (Some(old), Some(new)) = (m.payload.as_object_mut(), call.body.as_object()) {
+                    old.extend(new.clone());
+                }
+            }
+        }
         for call in calls.iter().filter(|c| c.kind == "message" || c.kind == "dm") {
             let channel = match call.body["dm_user"].as_str() {
                 // A direct message: in the user's inbox, `@ID`.

@@ -69,12 +69,19 @@ pub fn handle(play: &Play, asked: &Asked<'_>, body: &[u8], files: Vec<super::fil
         Some(token) => route.replace(token, "…"),
         None => route.to_string(),
     };
+    // A new message has its id from the start: what the page is told is
+    // what serve is answered.
+    if kind == "follow_up" && body.is_object() {
+        body["id"] = json!(play.id());
+    }
     play.record(Call { method: method.to_string(), route: shown, kind, interaction, body: body.clone() });
     match kind {
         "delete" | "callback" => (204, Value::Null),
         _ => {
             let mut message = if body.is_object() { body } else { json!({}) };
-            message["id"] = json!(play.id());
+            if message["id"].is_null() {
+                message["id"] = json!(play.id());
+            }
             (200, message)
         }
     }

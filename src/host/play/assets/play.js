@@ -318,13 +318,15 @@ function answered(result, asked) {
   if (a.type === 4 || a.type === 7) {
     const li = a.type === 7 && target ? target : add("message");
     if (a.type === 4) li.dataset.sent = result.timestamp || "";
-    li.dataset.message = li.dataset.message || "play-" + id;
+    // A message's id is a snowflake, as the platform's (here its
+    // interaction's): a click on it is counted, and edited, on it alone.
+    li.dataset.message = li.dataset.message || id;
     li.dataset.interaction = id;
     state.byInteraction.set(id, li);
     draw(li, a.data || {}, a.type === 7 ? "updated" : "");
   } else if (a.type === 5) {
     const li = add("message thinking");
-    li.dataset.message = "play-" + id;
+    li.dataset.message = id;
     li.dataset.interaction = id;
     li.textContent = "bot is thinking…";
     // (Its edit keeps when it was sent.)
@@ -439,11 +441,6 @@ async function send(asked) {
 // What serve sent the platform after its first answers: edits of a
 // "thinking" answer or of a component's message, follow-ups, messages.
 async function poll() {
-  // What came before the page opened is not its conversation.
-  for (;;) {
-    try { state.after = (await (await fetch("/play/calls?after=now")).json()).next; break; }
-    catch (e) { await new Promise((ok) => setTimeout(ok, 1000)); }
-  }
   for (;;) {
     try {
       const r = await fetch("/play/calls?after=" + state.after);
@@ -455,12 +452,21 @@ async function poll() {
         if (c.kind === "edit" && li) { li.classList.remove("thinking"); draw(li, c.body, "edited"); }
         else if (c.kind === "delete" && li) li.remove();
         else if (c.kind === "action") acted(c);
-        else if (c.kind === "follow_up" || c.kind === "message" || c.kind === "dm") { const n = add("message"); n.dataset.message = "play-m" + state.seen; if (c.interaction) n.dataset.interaction = c.interaction; draw(n, c.body, ""); }
-        else if (c.kind === "edit_message") { const n = add("message"); draw(n, c.body, "edited"); }
+        else if (c.kind === "follow_up" || c.kind === "message" || c.kind === "dm") { const n = add("message"); n.dataset.message = (c.body && c.body.id) || "m" + state.seen; if (c.interaction) n.dataset.interaction = c.interaction; draw(n, c.body, ""); }
+        else if (c.kind === "edit_message") edited(c);
         else if (c.kind === "run") inspected(c.body);
       }
     } catch (e) { await new Promise((ok) => setTimeout(ok, 1000)); }
   }
+}
+
+// A message the bot edited with its token (a button disabled after its
+// last click): that message, as the client updates it in place.
+function edited(c) {
+  const id = (c.route.match(/\/messages\/(\d+)$/) || [])[1];
+  const li = id && document.querySelector(`[data-message="${CSS.escape(id)}"]`);
+  if (li) draw(li, c.body, "edited");
+  else draw(add("message"), c.body, "edited");
 }
 
 // An action's call as the chat would show its effect: a line saying what
@@ -850,8 +856,19 @@ async function moveClock(e) {
   await waiting();
 }
 
+// What came before the page opened is not its conversation: where it
+// starts is known before a command can be sent (else a quick command's
+// edit could be taken for one of those).
+async function opened() {
+  for (;;) {
+    try { state.after = (await (await fetch("/play/calls?after=now")).json()).next; return; }
+    catch (e) { await new Promise((ok) => setTimeout(ok, 1000)); }
+  }
+}
+
 async function start() {
   followNewest();
+  await opened();
   await file();
   await waiting().catch(() => {});
   setInterval(() => { file().catch(() => {}); waiting().catch(() => {}); }, 2000);
