@@ -271,3 +271,20 @@ fn secrets_stay_out_of_what_the_tests_read() {
     assert!(after.contains("appid=<WEATHER_KEY>"), "{written}");
     assert!(!after.contains("a-secret-key-1234"), "{written}");
 }
+
+/// Issue 56, item 6: a button used up (`max_clicks`) is disabled on its
+/// message by the bot's edit, and the test sees it so, as the platform's
+/// client shows it: a click on it is a step the member cannot take (B503).
+#[test]
+fn a_used_up_button_is_disabled_on_its_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let bot = "command claim \"Claim\" {\n    reply {\n        text \"One prize\"\n        button take { label \"Take\" max_clicks 1 }\n    }\n}\n\nhandler take {\n    reply \"taken\"\n}\n";
+    std::fs::write(dir.path().join("bot.blk"), bot).unwrap();
+    let tests = "test \"one prize\" {\n    command claim\n    click \"Take\"\n    expect reply \"taken\"\n    click \"Take\"\n}\n";
+    std::fs::write(dir.path().join("bot.blkt"), tests).unwrap();
+    let out = blkc(dir.path(), &["test", "bot.blkt", "--color", "never"]);
+    let (stdout, stderr) = text(&out);
+    assert!(!out.status.success(), "{stdout}{stderr}");
+    let said = format!("{stdout}{stderr}");
+    assert!(said.contains("B503") && said.contains("that button is disabled"), "{said}");
+}
