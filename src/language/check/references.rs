@@ -569,6 +569,12 @@ impl<'a> Walk<'_, 'a> {
                     "an autocomplete tree reads its command's options: declare `option {option} \"…\"` in the command"
                 )),
             }
+        } else if self.tree.kind != TreeKind::Handler && (matches!(n, "value" | "values") || n.starts_with("field_")) {
+            diag.help(format!(
+                "`{{{n}}}` is given to a `handler`, by the button, menu or form that runs it: read it in `handler NAME {{ … }}`, not in {} `{}`",
+                self.tree.kind.as_str(),
+                self.tree.name.name
+            ))
         } else if let Some(kind) = vocab::EVENTS.iter().find(|e| e.vars.contains(&n)).map(|e| e.kind) {
             diag.help(format!(
                 "`{{{n}}}` is provided by `{kind}` events, not by {} `{}`",

@@ -382,7 +382,10 @@ fn generic(f: &Failure<'_>) -> Diagnostic {
     let mut diag = Diagnostic::new(Code::Syntax, message).label(f.found_span, format!("unexpected {found}"));
     let word = f.found_text();
     let unclosed = expected.contains(&"`}`").then(|| super::lexer::open_braces(text, pos, at).pop()).flatten();
-    if let Some(suggestion) = did_you_mean(word, f.keywords.iter().copied()) {
+    // An embed's parts are words of their own (`colour` for `color`).
+    let parts = expected.contains(&EMBED_PARTS).then_some(crate::language::vocab::EmbedPart::ALL).into_iter().flatten();
+    let candidates: Vec<&str> = f.keywords.iter().copied().chain(parts.map(|p| p.as_str())).collect();
+    if let Some(suggestion) = did_you_mean(word, candidates.iter().copied()) {
         diag = diag.help(format!("did you mean `{suggestion}`?")).fix(
             format!("write `{suggestion}`"),
             f.found_span,

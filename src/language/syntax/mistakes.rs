@@ -48,6 +48,7 @@ pub const RECOGNISERS: &[(&str, Recogniser)] = &[
     ("foreign_literal", foreign_literal),
     ("lost_close_brace", lost_close_brace),
     ("part_in_form", part_in_form),
+    ("field_without_value", field_without_value),
     ("foreign_word", foreign_word),
 ];
 
@@ -743,6 +744,27 @@ fn part_in_form(f: &Failure<'_>) -> Option<Diagnostic> {
     let diag = syntax(format!("a form holds only `input`s and `text`s, not a `{word}`"))
         .label(Span::new(start, start + word.len()), "not an input")
         .help(help);
+    Some(diag)
+}
+
+/// `field "Name"` in an embed, with no value: pest wants the value's string
+/// at whatever follows (often the next line's `}`); the mistake is the field.
+fn field_without_value(f: &Failure<'_>) -> Option<Diagnostic> {
+    if !f.expects(Expected::Str) {
+        return None;
+    }
+    let before = before_comments(f.text, f.at);
+    let line = line_start(before, before.len());
+    let written = before[line..].trim_start();
+    let name = written.strip_prefix("field")?.trim_start();
+    // The line is `field "Name"` alone: one whole string after the word.
+    if !(name.len() >= 2 && name.starts_with('"') && name.ends_with('"') && !name[1..name.len() - 1].contains('"')) {
+        return None;
+    }
+    let start = before.len() - written.len();
+    let diag = syntax("this embed `field` has a name and no value".to_string())
+        .label(Span::new(start, before.len()), "no value after its name")
+        .help("an embed field is written `field \"Name\" \"Value\"`, with `inline` after it to stand beside the next");
     Some(diag)
 }
 
