@@ -274,6 +274,34 @@ pub fn too_many_requests(block: &ApiBlock, runs: u64, out: &mut Findings) {
     );
 }
 
+/// B147: more requests than a run sends (the 101st) among the steps every
+/// run of the tree takes: its API blocks and actions outside any `if`,
+/// loop or `failed` (each sends at least one), counted in order. Found at
+/// run time otherwise, on the first run that reaches it (B327).
+pub fn requests_every_run(tree: &Tree, out: &mut Findings) {
+    use crate::language::ast::Node;
+    let mut sent = 0usize;
+    for node in &tree.body {
+        let (name, span) = match node {
+            Node::Api(b) => (format!("block `{}`", b.name.name), b.name.span),
+            Node::Action(a) => (format!("this `{}`", a.verb.name), a.span),
+            _ => continue,
+        };
+        sent += 1;
+        if sent == MAX_REQUESTS + 1 {
+            out.push(
+                Diagnostic::new(
+                    Code::LoopLimit,
+                    format!("{name} is the {}st request every run of this {} sends", MAX_REQUESTS + 1, tree.kind.as_str()),
+                )
+                .label(span, format!("a run sends at most {MAX_REQUESTS} requests"))
+                .help("fetch what the blocks need in fewer requests (a list in one answer), or split the work across commands"),
+            );
+            return;
+        }
+    }
+}
+
 /// B146: `text` and `stop` outside a loop, and `text` outside every loop
 /// with a join.
 pub fn check_placement(tree: &Tree, out: &mut Findings) {

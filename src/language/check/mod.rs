@@ -62,6 +62,7 @@ pub fn check(file: &File, model: &crate::language::model::Model) -> Findings {
         secrets::check_tree(&scope, tree, &mut out);
         replies::check_tree(tree, &mut out);
         loops::check_placement(tree, &mut out);
+        loops::requests_every_run(tree, &mut out);
     }
     out
 }
