@@ -1561,3 +1561,57 @@ fn a_used_up_button_is_disabled_on_its_message_in_a_real_browser() {
         browser.close().await.unwrap();
     });
 }
+
+/// Issue 56, item 8, the newcomer's case: a menu shows its placeholder
+/// again once a choice is sent (the client resets it), an offline
+/// request's line in the inspector says it was answered from its sample
+/// (never "in null ms"), and the page asks for no favicon it lacks.
+#[test]
+fn a_menu_resets_after_a_choice_and_an_offline_request_says_so() {
+    let Some(driver) = chromedriver() else { return };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let program = r#"command pick "Pick" {
+    reply {
+        text "Pick a size"
+        select size {
+            placeholder "Size"
+            choice "Small" "small"
+            choice "Large" "large"
+        }
+    }
+}
+
+handler size {
+    api stock {
+        method GET
+        url "https://shop.example.com/stock/{value}"
+        sample "stock.json"
+    }
+    reply "{value}: {api_stock[response.left]} left"
+}
+"#;
+    let played = play_with(program, None, &[("stock.json", br#"{"left": 3}"#)], &["--offline"]);
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let page = Page(&browser);
+        assert_eq!(
+            page.js("const l = document.querySelector('link[rel=icon]'); return l ? l.href : ''").await,
+            "data:,"
+        );
+        page.wait_js("return String(document.querySelectorAll('#commands option').length)", "1").await;
+        page.find("#command").await.send_keys("/pick").await.unwrap();
+        page.find("#composer button[type=submit]").await.click().await.unwrap();
+        page.wait_js("return String(document.querySelectorAll('#messages select').length)", "1").await;
+        page.find("#messages select").await.select_by_value("large").await.unwrap();
+        page.wait_text("#messages", |t| t.contains("large: 3 left")).await;
+        assert_eq!(page.js("return document.querySelector('#messages select').value").await, "");
+        let inspect = "return String(document.querySelectorAll('#messages .inspect').length)";
+        page.wait_js(inspect, "2").await;
+        let buttons = browser.find_all(fantoccini::Locator::Css("#messages .inspect")).await.unwrap();
+        buttons[1].click().await.unwrap();
+        let run = page.wait_text("#runs details[open]", |t| t.contains("stock:")).await;
+        assert!(run.contains("answered from its sample") && !run.contains("null"), "{run}");
+        browser.close().await.unwrap();
+    });
+}

@@ -32,7 +32,8 @@ fn respond(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Re
     if let Ok(v) = hyper::header::HeaderValue::from_str(content_type) {
         headers.insert(hyper::header::CONTENT_TYPE, v);
     }
-    // The page loads nothing from elsewhere, and no other page frames it.
+    // The page's scripts, styles and connections are its own (images may
+    // also come over https, as an embed's do), and no other page frames it.
     headers.insert(
         hyper::header::CONTENT_SECURITY_POLICY,
         hyper::header::HeaderValue::from_static(

@@ -156,12 +156,17 @@ function drawSelect(c, on) {
   if (!s.multiple) s.append(none);
   for (const o of c.options || []) {
     const opt = document.createElement("option");
-    opt.value = o.value; opt.textContent = o.label;
+    opt.value = o.value; opt.textContent = o.label; opt.selected = !!o.default;
     s.append(opt);
   }
+  // Once sent, the menu shows what its message says again (its defaults,
+  // or its placeholder), as the client resets it.
+  const reset = () => { for (const opt of s.options) opt.selected = (c.options || []).some((o) => o.default && o.value === opt.value); };
+  reset();
   s.addEventListener("change", () => {
     const values = [...s.selectedOptions].map((o) => o.value).filter(Boolean);
     if (values.length) send({ type: 3, data: { custom_id: c.custom_id, component_type: 3, values }, message: on });
+    if (!s.multiple) reset();
   });
   return s;
 }
@@ -606,7 +611,7 @@ function request(details, e) {
   const s = document.createElement("summary");
   const how = (e.offline ? " (its sample)" : "") + (e.cached ? " (kept in the store)" : "")
     + (e.retries ? ` after ${e.retries} ${e.retries === 1 ? "retry" : "retries"}` : "");
-  s.textContent = `${e.block}: ${e.method} ${e.url} → ${e.status}${how}` + (e.duration_ms !== undefined ? ` in ${e.duration_ms} ms` : "");
+  s.textContent = `${e.block}: ${e.method} ${e.url} → ${e.status}${how}` + (e.duration_ms != null ? ` in ${e.duration_ms} ms` : e.offline ? " (offline: answered from its sample)" : "");
   const pre = document.createElement("pre");
   const headers = (h) => (h || []).map(([k, v]) => `${k}: ${v}`).join("\n");
   pre.textContent = [headers(e.request_headers), e.request_body || "", "", headers(e.response_headers), e.response_body || ""]
