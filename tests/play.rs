@@ -1615,3 +1615,46 @@ handler size {
         browser.close().await.unwrap();
     });
 }
+
+/// Issue 56, item 3, the newcomer's case: a context-menu command is played
+/// from the command picker, as the client opens it from a menu: a user's on
+/// the member playing, a message's on the newest message shown (or, with
+/// none, the page says so).
+#[test]
+fn context_menu_commands_are_played_from_the_picker() {
+    let Some(driver) = chromedriver() else { return };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let program = r#"command hi "Hi" {
+    reply "hello there"
+}
+
+command "High five" for user {
+    reply "{user_name} high-fives {target_user_name}!"
+}
+
+command "Quote" for message {
+    reply "quoted: {target_message_content}"
+}
+"#;
+    let played = play(program, None, &["--offline"]);
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let page = Page(&browser);
+        page.wait_js("return String(document.querySelectorAll('#commands option').length)", "3").await;
+        let command = page.find("#command").await;
+        let last = "const m = [...document.querySelectorAll('#messages .message')].pop(); return m ? m.innerText : ''";
+        for (typed, answer) in [
+            ("/Quote", "No message to use /Quote on"),
+            ("/hi", "hello there"),
+            ("/Quote", "quoted: hello there"),
+            ("/High five", "you high-fives you!"),
+        ] {
+            command.clear().await.unwrap();
+            command.send_keys(typed).await.unwrap();
+            page.find("#composer button[type=submit]").await.click().await.unwrap();
+            wait_for(|| page.js(last), |t| t.contains(answer)).await;
+        }
+        browser.close().await.unwrap();
+    });
+}

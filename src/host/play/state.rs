@@ -323,7 +323,7 @@ impl Play {
         let refused = file.get("refused").cloned().unwrap_or_else(|| json!([]));
         *file = json!({
             "name": name, "commands": commands, "events": events, "timers": timers, "servers": servers,
-            "fields": fields, "diagnostics": [], "refused": refused,
+            "fields": fields, "diagnostics": [], "refused": refused, "bot": world::BOT,
         });
     }
 

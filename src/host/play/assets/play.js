@@ -694,7 +694,22 @@ function complete(field, leaf, label) {
 // The command's data, as the platform sends it: its options, in its
 // subcommand (and group) when it is one; `focused`, the option being typed
 // for an autocomplete (sent as typed so far, a number's text too).
+// A context-menu command's data, as the platform resolves what it was
+// chosen on: the member playing, or the newest message shown (none: null).
+function menuData(leaf) {
+  if (leaf.menu === 2) {
+    const m = member();
+    return { type: 2, name: leaf.path[0], target_id: m.id, resolved: { users: { [m.id]: { id: m.id, username: m.name, global_name: m.name } } } };
+  }
+  const li = [...document.querySelectorAll("#messages li")].reverse().find((l) => l.payload && l.dataset.message);
+  if (!li) return null;
+  const id = li.dataset.message;
+  const author = { id: state.bot, username: "bot", global_name: "bot" };
+  return { type: 3, name: leaf.path[0], target_id: id, resolved: { messages: { [id]: { id, content: li.payload.content || "", author } } } };
+}
+
 function data(leaf, focused) {
+  if (leaf.menu) return menuData(leaf);
   const given = [...$("options").querySelectorAll("[name]")].filter((f) => f.value !== "" || f.name === focused).map((f) => {
     const type = Number(f.dataset.type);
     let value = f.tagName === "SELECT" ? JSON.parse(f.value) : f.value;
@@ -828,10 +843,19 @@ async function file() {
   servers(f.servers || []);
   events(f.events || [], f.timers || [], f.fields || {}, f.webhooks || []);
   $("file").textContent = f.name || "";
-  state.commands = (f.commands || []).filter((c) => c.type === 1).flatMap(leaves);
+  // A context-menu command is chosen by its name too: on a user's (the
+  // member playing) or a message's (the newest shown), as the client
+  // opens it from their menu.
+  state.commands = (f.commands || []).flatMap((c) => (c.type === 1 ? leaves(c) : [{ path: [c.name], options: [], menu: c.type }]));
+  state.bot = f.bot || "";
   const list = $("commands");
   list.replaceChildren();
-  for (const l of state.commands) { const o = document.createElement("option"); o.value = "/" + l.path.join(" "); list.append(o); }
+  for (const l of state.commands) {
+    const o = document.createElement("option");
+    o.value = "/" + l.path.join(" ");
+    if (l.menu) o.label = o.value + (l.menu === 2 ? " (on a user: you)" : " (on a message: the newest)");
+    list.append(o);
+  }
   // (What serve refused is shown too: a file can check clean and still be
   // refused, a secret without a value.)
   const shown = (f.diagnostics || []).concat(f.refused || []).map((d) =>
@@ -893,7 +917,9 @@ async function start() {
     const given = [...$("options").querySelectorAll("[name]")].filter((f) => f.value !== "")
       .map((f) => `${f.name}: ${f.tagName === "SELECT" ? f.selectedOptions[0].textContent : f.value}`);
     said(["/" + leaf.path.join(" ")].concat(given).join("  "));
-    send({ type: 2, data: data(leaf) });
+    const asked = data(leaf);
+    if (!asked) { add("message").textContent = "No message to use " + $("command").value + " on: send one first"; return; }
+    send({ type: 2, data: asked });
   });
   poll();
 }
