@@ -305,4 +305,23 @@ fn commands_come_over_the_gateway_without_a_public_address() {
         !log.contains("itoken-9101-secretpart") && !log.contains("itoken-9103"),
         "the token is never logged: {log}"
     );
+    // One the server cannot read is logged (issue 56, item 10), what of it
+    // a member wrote or its token never.
+    gateway.dispatch("INTERACTION_CREATE", serde_json::json!("secret-member-text itoken-9104"));
+    let log = served.wait_log("could not be read and is not answered");
+    assert!(log.contains("This interaction failed") && log.contains("fault="), "{log}");
+    assert!(!log.contains("secret-member-text") && !log.contains("itoken-9104"), "{log}");
+}
+
+/// Issue 56, item 10: `blkc --help` says how commands arrive as
+/// docs/serve.md does: over the Gateway with just a bot token, or signed to
+/// an HTTP endpoint.
+#[test]
+fn serve_s_help_and_its_docs_say_the_same_ways_commands_arrive() {
+    let out = Command::new(env!("CARGO_BIN_EXE_blkc")).arg("--help").output().unwrap();
+    let help = text(&out.stdout);
+    let line = help.lines().find(|l| l.trim_start().starts_with("serve")).unwrap_or_default().to_string();
+    assert!(line.contains("over the Gateway") && line.contains("HTTP endpoint"), "{line}");
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/serve.md")).unwrap();
+    assert!(docs.contains("**Over the Gateway**") && docs.contains("**To an HTTP endpoint**"));
 }

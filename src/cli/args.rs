@@ -40,8 +40,8 @@ pub enum Command {
         #[command(subcommand)]
         action: VarsAction,
     },
-    /// Serve the bot to chat users: the platform's interactions, signed,
-    /// over HTTP (docs/serve.md)
+    /// Serve the bot to chat users: interactions over the Gateway (just a
+    /// bot token) or, signed, to an HTTP endpoint, and events (docs/serve.md)
     Serve(ServeArgs),
     /// Register the file's commands with the platform (one bulk overwrite)
     Deploy(DeployArgs),

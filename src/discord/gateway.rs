@@ -607,7 +607,12 @@ impl Shard {
             Some(OpCode::Dispatch) => {
                 let t = frame.t.as_deref().unwrap_or_default();
                 let raw = frame.d.map_or("null", |d| d.get());
-                let Some(event) = Dispatch::parse(t, raw) else { return Heard::Nothing };
+                let Some(event) = Dispatch::parse(t, raw) else {
+                    if t == "INTERACTION_CREATE" {
+                        unread_interaction(self.id, raw);
+                    }
+                    return Heard::Nothing;
+                };
                 match &event {
                     Dispatch::Ready(ready) => {
                         let id = ready.session_id.clone().unwrap_or_default();
@@ -813,6 +818,23 @@ fn read<T>(socket: &mut Socket, take: impl FnOnce(Frame<'_>) -> T) -> Result<Opt
         Err(tungstenite::Error::Capacity(_)) => Err(Closed::TooLarge),
         Err(_) => Err(Closed::Lost),
     }
+}
+
+/// An INTERACTION_CREATE that cannot be read is logged, never silent: its
+/// user sees "This interaction failed". Only where and what kind of fault
+/// is said (a value of it could be a member's text or its token).
+fn unread_interaction(shard: u32, raw: &str) {
+    let why = match serde_json::from_str::<super::model::Interaction>(raw) {
+        _ if !raw.trim_start().starts_with('{') => "its data is not a JSON object".to_string(),
+        Err(e) => format!("{:?} at line {} column {}", e.classify(), e.line(), e.column()),
+        Ok(_) => "its data is not one blkc reads".to_string(),
+    };
+    tracing::warn!(
+        shard,
+        bytes = raw.len(),
+        fault = why,
+        "an INTERACTION_CREATE from the Gateway could not be read and is not answered: its user sees \"This interaction failed\""
+    );
 }
 
 #[cfg(test)]
