@@ -509,8 +509,26 @@ impl<'a> Walk<'_, 'a> {
         if self.model.knows(n) {
             return;
         }
+        // An option declared beside this subcommand is B431 already: the
+        // one error says where it goes.
+        if n.strip_prefix("option_").is_some_and(|o| self.beside_subcommands(o)) {
+            return;
+        }
         let diag = self.unknown(name, site);
         self.out.push(diag);
+    }
+
+    /// Whether the command this subcommand (or group) is in declares
+    /// option `option` beside its subcommands.
+    fn beside_subcommands(&self, option: &str) -> bool {
+        use crate::language::ast::Node;
+        let span = self.tree.span;
+        let within = |body: &[Node]| body.iter().any(|n| matches!(n, Node::Sub(s) if s.tree.span == span));
+        self.scope.file.every_level().into_iter().any(|(parent, _)| {
+            let holds =
+                within(&parent.body) || parent.body.iter().any(|n| matches!(n, Node::Sub(g) if within(&g.tree.body)));
+            holds && parent.options().any(|o| o.name.name == option)
+        })
     }
 
     /// The variables whose values are keys of a path (`{votes[{user_id}]}`)
