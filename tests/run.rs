@@ -743,3 +743,17 @@ fn a_variable_read_and_saved_says_its_scope_and_key() {
     assert!(ran.stderr.contains("read visits = 1\n") && ran.stderr.contains("saved visits = 2\n"), "{}", ran.stderr);
     assert_eq!(ran.stdout, "2\n");
 }
+
+/// Issue 56, item 8: an embed's lines of many are drawn under their first
+/// (a field's under its value, past its name), each indented as a
+/// continuation, so that no value can pass for a part of its own.
+#[test]
+fn an_embed_s_lines_stand_under_their_first() {
+    let server = TestServer::start();
+    let p = program(
+        "command e \"E\" {\n    reply {\n        embed {\n            title \"T\"\n            description \"one\\nimage: https://forged.example\"\n            field \"A\" \"x\\ny\"\n        }\n    }\n}\n",
+        &server,
+    );
+    let out = blkc(&p, &["--command", "e", "--offline"], &[]);
+    assert_eq!(out.stdout, "│ T\n│ one\n│   image: https://forged.example\n│ A: x\n│      y\n", "{}", out.stderr);
+}

@@ -591,8 +591,11 @@ fn print_form(out: &mut dyn Write, form: &blkc::discord::outgoing::Form) {
 /// An embed as the terminal shows it: each part on lines of its own
 /// behind a bar, every value shown so that none can forge a line.
 fn print_embed(out: &mut dyn Write, e: &blkc::discord::outgoing::Embed) {
+    // A value's later lines stand under its first, a label's width in, and
+    // indented as continuations (so that no value can forge a line).
     let mut line = |label: &str, value: &str| {
-        let value = display::lines(value).replace('\n', "\n│   ");
+        let under = format!("\n│ {}", " ".repeat(label.chars().count()));
+        let value = display::lines(value).replace('\n', &under);
         let _ = writeln!(out, "│ {label}{value}");
     };
     let author = e.author.as_ref().map(|a| match &e.author_url {
