@@ -1503,25 +1503,17 @@ fn an_edit_with_a_secret_reloads_offline_and_a_refused_reload_is_shown() {
         std::fs::write(played._dir.path().join("bot.blk"), with_secret).unwrap();
         let file = || -> Value { serde_json::from_str(&played.get("/play/file").2).unwrap() };
         if offline {
-            let mut said = Value::Null;
-            for _ in 0..80 {
-                said = played.send(order.clone())["answer"]["data"]["content"].clone();
-                if said == "order packed" {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(250));
-            }
-            assert_eq!(said, "order packed", "the edit reached the bot");
+            // The bot takes the new version when its own watch sees it.
+            let said = || played.send(order.clone())["answer"]["data"]["content"].clone();
+            let packed = crate::support::wait::eventually(30, || said() == "order packed");
+            assert!(packed, "the edit reached the bot: {}", said());
             assert_eq!(file()["refused"], json!([]), "nothing refused");
         } else {
-            let mut refused = Value::Null;
-            for _ in 0..80 {
-                refused = file()["refused"].clone();
-                if refused.as_array().is_some_and(|r| !r.is_empty()) {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(250));
-            }
+            let refused = crate::support::wait::until(30, || {
+                let refused = file()["refused"].clone();
+                refused.as_array().is_some_and(|r| !r.is_empty()).then_some(refused)
+            });
+            let refused = refused.unwrap_or_else(|| panic!("no refusal shown: {}", file()));
             assert_eq!(refused[0]["code"], "B306", "{refused}");
             assert!(refused[0]["message"].as_str().unwrap().contains("SHOP_KEY"), "{refused}");
         }
