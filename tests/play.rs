@@ -14,6 +14,8 @@ use crate::support::server::TestServer;
 struct Played {
     child: Child,
     url: String,
+    /// What play printed before its page's address.
+    started: Vec<String>,
     _dir: tempfile::TempDir,
 }
 
@@ -49,15 +51,17 @@ fn play_with(program: &str, api: Option<&TestServer>, files: &[(&str, &[u8])], a
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut started = Vec::new();
     let url = loop {
         let line = lines.next().expect("play prints its address").unwrap();
         if let Some(rest) = line.strip_prefix("blkc play: open ") {
             break rest.split_whitespace().next().unwrap().to_string();
         }
+        started.push(line);
     };
     // The rest of what it prints is read, so that it never blocks on it.
     std::thread::spawn(move || lines.for_each(drop));
-    Played { child, url, _dir: dir }
+    Played { child, url, started, _dir: dir }
 }
 
 fn agent() -> ureq::Agent {
@@ -94,6 +98,18 @@ impl Played {
         let mut r = request.header("Content-Type", "application/json").send(body).unwrap();
         (r.status().as_u16(), r.body_mut().read_to_string().unwrap())
     }
+}
+
+/// The newcomer's case: `blkc play bot.blk --listen PORT` said it served
+/// on another, random port (serve's, inside play). The `serving` line
+/// names the page the user opens.
+#[test]
+fn the_serving_line_names_the_page_not_the_bot_s_port_inside() {
+    let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/poll.blk")).unwrap();
+    let played = play(&example, None, &["--offline"]);
+    let serving = played.started.iter().find(|l| l.contains(" serving ")).expect("a serving line");
+    let page = played.url.trim_end_matches('/');
+    assert!(serving.contains(&format!("listen=\"{page}/ (play's page")), "{serving}");
 }
 
 #[test]

@@ -202,6 +202,7 @@ impl Play {
                 let play = self.clone();
                 move |refused| play.reloaded(refused)
             })),
+            page: Some(self.url()),
         }
     }
 

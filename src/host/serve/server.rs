@@ -215,8 +215,14 @@ fn log_serving(
     door: &super::door::Door,
     asked: Option<usize>,
 ) {
+    // Behind play's page, the page is where the bot is reached; its own
+    // port is play's business, never one to open.
+    let listen = match shared.hooks.as_ref().and_then(|h| h.page.as_deref()) {
+        Some(page) => format!("{page} (play's page; the bot answers it inside on {})", serving.listen),
+        None => serving.listen,
+    };
     tracing::info!(
-        listen = serving.listen,
+        listen,
         file = %shared.file.display(),
         commands = serving.commands,
         events = serving.events,

@@ -84,6 +84,10 @@ pub struct Hooks {
     /// Told how each reload went: why it was refused (the file's errors,
     /// a secret without a value), or nothing when it was taken.
     pub reloaded: Option<Reloaded>,
+    /// The address its users reach when the server stands behind a page
+    /// (play's): the `serving` line names it first, and its own loopback
+    /// endpoint as where the bot answers inside.
+    pub page: Option<String>,
 }
 
 /// Told a reload's refusal, or none: [`Hooks::reloaded`].
