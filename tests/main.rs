@@ -40,6 +40,7 @@ mod layers;
 mod loops;
 mod lsp;
 mod mistakes;
+mod new;
 mod parallel;
 mod play;
 mod properties;

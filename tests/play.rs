@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::support::server::TestServer;
 
-struct Played {
+pub struct Played {
     child: Child,
     url: String,
     /// What play printed before its page's address.
@@ -42,6 +42,11 @@ fn play_with(program: &str, api: Option<&TestServer>, files: &[(&str, &[u8])], a
     }
     let text = api.map_or(program.to_string(), |api| program.replace("@API@", &api.base()));
     std::fs::write(dir.path().join("bot.blk"), text).unwrap();
+    play_in(dir, args)
+}
+
+/// Starts `blkc play bot.blk` in `dir`, as its author would there.
+pub fn play_in(dir: tempfile::TempDir, args: &[&str]) -> Played {
     let mut child = Command::new(env!("CARGO_BIN_EXE_blkc"))
         .args(["play", "bot.blk", "--listen", "127.0.0.1:0"])
         .args(args)
@@ -83,7 +88,7 @@ impl Played {
     }
 
     /// What the page sends when the user runs a command or clicks.
-    fn send(&self, asked: Value) -> Value {
+    pub fn send(&self, asked: Value) -> Value {
         let bytes = serde_json::to_vec(&asked).unwrap();
         let (status, body) = self.post("/play/interaction", &bytes, &[]);
         assert_eq!(status, 200, "{body}");

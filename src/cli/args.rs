@@ -13,6 +13,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Write a new bot's folder: the bot, its tests, samples, a README
+    /// (`--template` minimal, moderation, tickets or economy)
+    New(NewArgs),
     /// Check files for every mistake that can be seen before a request is sent
     Check(CheckArgs),
     /// Rewrite files in the one canonical layout, comments kept
@@ -548,4 +551,38 @@ fn platform_url(text: &str) -> Result<blkc::language::policy::Platform, String> 
     blkc::language::policy::Platform::parse(text).ok_or_else(|| {
         format!("`{text}` is not an absolute http(s) URL with a host, like `https://discord.com/api/v10`")
     })
+}
+
+#[derive(Debug, clap::Args)]
+pub struct NewArgs {
+    /// The folder to write (it must not exist, or be empty); its name is
+    /// the project's
+    pub name: PathBuf,
+    /// What kind of bot to start from
+    #[arg(long, value_enum, default_value_t = Template::Minimal)]
+    pub template: Template,
+}
+
+/// The kinds of bot `blkc new` starts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Template {
+    /// A greeting, a button that counts, and a request to an API
+    Minimal,
+    /// Warnings, timeouts, kicks and bans, guarded and logged
+    Moderation,
+    /// A support desk: private ticket channels opened from a panel
+    Tickets,
+    /// Coins per member, a daily bonus, gifts and a leaderboard
+    Economy,
+}
+
+impl Template {
+    pub fn name(self) -> &'static str {
+        match self {
+            Template::Minimal => "minimal",
+            Template::Moderation => "moderation",
+            Template::Tickets => "tickets",
+            Template::Economy => "economy",
+        }
+    }
 }

@@ -11,6 +11,7 @@ mod explain;
 mod fmt;
 mod inputs;
 mod invite;
+mod new;
 mod play;
 mod report;
 mod run;
@@ -39,6 +40,7 @@ pub fn main() -> ExitCode {
     quiet_on_closed_pipes();
     let cli = Cli::parse();
     let exit = match cli.command {
+        Command::New(args) => new::new(&args),
         Command::Check(args) => check::check(&args),
         Command::Fmt(args) => fmt::fmt(&args),
         Command::Run(args) => run::run(&args),
