@@ -113,3 +113,32 @@ fn the_docs_table_of_event_kinds_is_the_platform_layer_s() {
     }
     assert_eq!(&text[start..end], made, "run with BLKC_UPDATE_DOCS=1 to write it");
 }
+
+/// The README is for a newcomer first (issue 56, item 11): what blkc is, a
+/// bot, the two set-up commands, how to start one's own, where to go next;
+/// the figures a click away, in a short table.
+#[test]
+fn the_readme_says_what_blkc_is_before_its_figures() {
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    let order = ["## A first bot", "## Set up", "## Start a bot", "## Where to go next", "## Performance"];
+    let places: Vec<usize> =
+        order.iter().map(|h| readme.find(&format!("\n{h}\n")).unwrap_or_else(|| panic!("no {h}"))).collect();
+    assert!(places.windows(2).all(|w| w[0] < w[1]), "the README's sections in the order {order:?}");
+    let intro = &readme[..places[0]];
+    assert!(intro.contains("chat bots") && !intro.contains('|'), "what blkc is comes first, in words:\n{intro}");
+    let rows = readme.lines().filter(|l| l.starts_with('|')).count();
+    assert!(rows <= 10, "the README has {rows} table rows: the figures belong in docs/performance.md");
+    for linked in ["docs/performance.md", "docs/reliability.md", "docs/examples.md"] {
+        assert!(readme.contains(&format!("]({linked})")), "the README links {linked}");
+        assert!(Path::new(ROOT).join(linked).exists(), "{linked} exists");
+    }
+    // Every example is shown by a command in docs/examples.md.
+    let shown = std::fs::read_to_string(Path::new(ROOT).join("docs/examples.md")).unwrap();
+    for entry in std::fs::read_dir(Path::new(ROOT).join("examples")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "blk") {
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            assert!(shown.contains(&format!("examples/{name}.blk")), "docs/examples.md shows examples/{name}.blk");
+        }
+    }
+}
