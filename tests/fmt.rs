@@ -150,6 +150,71 @@ fn examples_are_formatted() {
     }
 }
 
+/// The docs are written in fmt's style (issue 56, item 9): a newcomer
+/// who formats a snippet they copied gets it back as it was.
+#[test]
+fn the_docs_snippets_are_written_as_fmt_writes_them() {
+    for doc in ["docs/language.md", "README.md", "docs/run.md", "docs/test.md", "docs/play.md", "docs/serve.md"] {
+        let text = std::fs::read_to_string(Path::new(ROOT).join(doc)).unwrap();
+        for (k, block) in text.split("```blk\n").skip(1).enumerate() {
+            let snippet = block.split("```").next().unwrap_or_default();
+            if let Ok(formatted) = format_text("x.blk", snippet) {
+                assert_eq!(formatted, snippet, "{doc}'s snippet {k} is not in fmt's style");
+            }
+        }
+    }
+}
+
+/// The newcomer's case: the docs' `reply { ephemeral text "…" }` and a
+/// button of four settings stay on one line, as rustfmt keeps a short
+/// struct literal; longer or commented ones are a part a line.
+#[test]
+fn short_blocks_stay_on_one_line() {
+    let short = r#"command c "C" {
+    reply { ephemeral text "You cannot give coins to yourself." }
+    update { text "Done" }
+    reply {
+        text "Vote"
+        button vote { label "Coffee" emoji "☕" value "coffee" expires "1d" }
+    }
+}
+"#;
+    // As the newcomer ran it: `blkc fmt --check` on the file.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bot.blk"), short).unwrap();
+    let checked = blkc().args(["fmt", "--check", "bot.blk"]).current_dir(dir.path()).output().unwrap();
+    assert!(checked.status.success(), "{}", String::from_utf8_lossy(&checked.stdout));
+    let long = r#"command c "C" {
+    reply { ephemeral text "A private answer long enough that the reply no longer fits in a line of a hundred." }
+    reply { ephemeral text "x" # why
+    }
+    reply { text "a" button b { label "B" emoji "☕" value "b" expires "1d" disabled } }
+}
+"#;
+    let expected = r#"command c "C" {
+    reply {
+        ephemeral
+        text "A private answer long enough that the reply no longer fits in a line of a hundred."
+    }
+    reply {
+        ephemeral
+        text "x"  # why
+    }
+    reply {
+        text "a"
+        button b {
+            label "B"
+            emoji "☕"
+            value "b"
+            expires "1d"
+            disabled
+        }
+    }
+}
+"#;
+    assert_eq!(format_text("x.blk", long).unwrap(), expected);
+}
+
 #[test]
 fn the_canonical_form_of_every_construct() {
     let text = std::fs::read_to_string(Path::new(ROOT).join("tests/fixtures/fmt/every_construct.blk")).unwrap();

@@ -25,6 +25,11 @@ const INDENT: &str = "    ";
 pub const MAX_WIDTH: usize = 100;
 pub const MAX_INLINE: usize = 3;
 
+/// A component's, a file's or an input's settings stay on one line when
+/// they fit and are at most this many (`button vote { label "Coffee" emoji
+/// "☕" value "coffee" expires "1d" }`).
+pub const MAX_INLINE_SETTINGS: usize = 4;
+
 /// A `#` comment: where it is, and its text (from `#` to the end of its
 /// line, trailing blanks dropped).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -399,9 +404,16 @@ impl Printer<'_> {
                 }
                 None => {
                     self.out.push_str(r.keyword());
-                    self.out.push_str(" {");
+                    self.out.push(' ');
                     let open = self.open_brace(r.span.start as usize);
-                    self.block(open, r.span.end as usize - 1, &r.items, ReplyItem::span, |p, i| p.reply_item(i));
+                    let close = r.span.end as usize - 1;
+                    match self.inline_reply(&r.items, Span::new(open, close + 1)) {
+                        Some(line) => self.out.push_str(&line),
+                        None => {
+                            self.out.push('{');
+                            self.block(open, close, &r.items, ReplyItem::span, |p, i| p.reply_item(i));
+                        }
+                    }
                     self.trailing(r.span.end as usize);
                 }
             },
@@ -684,12 +696,32 @@ impl Printer<'_> {
         self.trailing(c.span.end as usize);
     }
 
+    /// `reply { ephemeral text "…" }` on one line, as rustfmt keeps a short
+    /// struct literal: a reply of a text, private or not, that fits and
+    /// holds no comment. Anything more (an embed, a component, a file) is
+    /// a part a line.
+    fn inline_reply(&self, items: &[ReplyItem], whole: Span) -> Option<String> {
+        if items.is_empty() || items.len() > 2 || self.has_comment_in(whole) {
+            return None;
+        }
+        let parts: Option<Vec<String>> = items
+            .iter()
+            .map(|item| match item {
+                ReplyItem::Ephemeral(_) => Some("ephemeral".to_string()),
+                ReplyItem::Text { value, .. } => Some(format!("text {}", template_literal(self.text, value))),
+                _ => None,
+            })
+            .collect();
+        let line = format!("{{ {} }}", parts?.join(" "));
+        (!line.contains('\n') && self.column() + line.chars().count() <= MAX_WIDTH).then_some(line)
+    }
+
     /// `{ label "Yes" success }` on one line when it fits and holds no
     /// comment, else a setting a line.
     fn settings(&mut self, open: usize, close: usize, settings: &[Setting]) {
         let whole = Span::new(open, close + 1);
         let column = self.column();
-        let inline = (!self.has_comment_in(whole) && settings.len() <= MAX_INLINE).then(|| {
+        let inline = (!self.has_comment_in(whole) && settings.len() <= MAX_INLINE_SETTINGS).then(|| {
             let items: Vec<String> = settings.iter().map(|s| setting_line(self.text, s)).collect();
             if items.is_empty() {
                 "{}".to_string()
