@@ -329,17 +329,25 @@ fn the_page_plays_a_conversation_in_a_real_browser() {
         };
         let command = find("#command").await.unwrap();
         wait_for(
-            || async {
-                browser
-                    .execute("return document.querySelectorAll('#commands option').length", vec![])
-                    .await
-                    .unwrap()
-                    .to_string()
-            },
-            |n| n == "1",
+            || async { browser.find(fantoccini::Locator::Css("#file")).await.unwrap().text().await.unwrap() },
+            |t| t.ends_with("bot.blk"),
         )
         .await;
-        command.send_keys("/forecast").await.unwrap();
+        // The picker lists it as the client does, with its description.
+        command.send_keys("/").await.unwrap();
+        let listed =
+            "return [...document.querySelectorAll('#picker [role=option]')].map(o => o.textContent).join(' | ')";
+        let listed = wait_for(
+            || async { browser.execute(listed, vec![]).await.unwrap().as_str().unwrap_or_default().to_string() },
+            |t| !t.is_empty(),
+        )
+        .await;
+        assert!(
+            listed.starts_with("/forecastcitydays") && listed.contains("The weather to come in a city"),
+            "{listed}"
+        );
+        screenshot(&browser, "picker.png").await;
+        command.send_keys("forecast").await.unwrap();
         find("[name=city]").await.unwrap().send_keys("Par").await.unwrap();
         let script = "return [...document.querySelectorAll('#choices-city option')].map(o => o.label).join(' | ')";
         let offered = wait_for(
@@ -356,23 +364,101 @@ fn the_page_plays_a_conversation_in_a_real_browser() {
     });
 }
 
-/// In a dark theme (the system's), the page's own colours are dark.
+/// The newcomer's case (issue 56, item 13): play draws as the client
+/// does. Messages headed by an avatar of initials, the author's name (the
+/// bot's with its APP tag) and the time, the command used above its
+/// answer, a second message of the same author grouped under the first;
+/// the client's markdown; mentions by name; emoji in a colour font.
 #[test]
-fn the_page_follows_a_dark_theme() {
+fn the_page_draws_messages_and_markdown_as_the_client() {
+    let Some(driver) = chromedriver() else { return };
+    let program = r##"command md "The client's markdown" {
+    reply "# Title\n## Sub\n-# small print\n- one\n- two\n  - nested\n1. first\n2. second\n> quoted\n**bold** *it* __under__ ~~gone~~ ||secret|| `code`\n```rust\nfn main() \{\}\n```\n[docs](https://example.com/docs) <t:0:R> <@1001> <@&1400000000000000803> <#1400000000000000002>"
+    reply "and more"
+}
+"##;
+    let played = play(program, None, &["--offline"]);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let browser = browser(&driver).await;
+        browser.goto(&played.url).await.unwrap();
+        let page = Page(&browser);
+        page.wait_text("#file", |t| t.ends_with("bot.blk")).await;
+        page.find("#command").await.send_keys("/md\u{E007}").await.unwrap();
+        page.wait_text("#messages", |t| t.contains("and more")).await;
+        let first = "document.querySelector('#messages .message')";
+        let q = |css: &str| format!("return [...{first}.querySelectorAll('{css}')].map(e => e.textContent).join('|')");
+        assert_eq!(page.js(&q(".md-h1, .md-h2, .md-subtext")).await, "Title|Sub|small print");
+        assert_eq!(page.js(&q(".content > ul > li")).await, "one|twonested");
+        assert_eq!(page.js(&q(".content ul ul > li")).await, "nested");
+        assert_eq!(page.js(&q(".content ol > li")).await, "first|second");
+        assert_eq!(page.js(&q("blockquote")).await, "quoted");
+        assert_eq!(
+            page.js(&q("strong, em, u, s, .spoiler-text, :not(pre) > code")).await,
+            "bold|it|under|gone|secret|code"
+        );
+        assert_eq!(page.js(&q("pre code")).await, "fn main() {}");
+        assert_eq!(page.js(&q(r#"a[href="https://example.com/docs"][target=_blank][rel~=noopener]"#)).await, "docs");
+        let ago = page.js(&q("time.timestamp")).await;
+        assert!(ago.ends_with("years ago"), "{ago}");
+        assert_eq!(page.js(&q(".content .mention")).await, "@you|@Regulars|#general");
+        // The head: who used what, the avatar, the name, its tag, the time.
+        assert_eq!(page.js(&q(".used")).await, "@you used /md");
+        assert_eq!(page.js(&q(".avatar")).await, "B");
+        assert_eq!(page.js(&q(".head .author, .head .tag")).await, "bot|APP");
+        assert!(page.js(&q(".head .time")).await.starts_with("Today at "));
+        // The follow-up is grouped under it: no avatar, no head.
+        let second = "document.querySelectorAll('#messages .message')[1]";
+        assert_eq!(page.js(&format!("return {second}.className")).await, "message grouped");
+        assert_eq!(page.js(&format!("return {second}.querySelectorAll('.avatar, .head').length")).await, "0");
+        // A spoiler is hidden until clicked.
+        let spoiler = page.find("#messages .spoiler-text").await;
+        assert_eq!(
+            page.js(&format!("return getComputedStyle({first}.querySelector('.spoiler-text')).color")).await,
+            "rgba(0, 0, 0, 0)"
+        );
+        spoiler.click().await.unwrap();
+        assert_eq!(
+            page.js(&format!("return {first}.querySelector('.spoiler-text').className")).await,
+            "spoiler-text shown"
+        );
+        // Emoji in a colour font the machine has.
+        let fonts = page.js("return getComputedStyle(document.body).fontFamily").await;
+        assert!(fonts.contains("Noto Color Emoji"), "{fonts}");
+        let drawn = "const c = document.createElement('canvas').getContext('2d'); \
+                     const width = (f) => { c.font = f; return c.measureText('😀').width; }; \
+                     return String(width(\"40px 'Noto Color Emoji', monospace\") !== width('40px monospace'))";
+        assert_eq!(page.js(drawn).await, "true", "the machine has Noto Color Emoji (fonts-noto-color-emoji)");
+        screenshot(&browser, "markdown.png").await;
+        browser.close().await.unwrap();
+    });
+}
+
+/// The newcomer's case (issue 56, item 13): the page is the client's dark
+/// theme by default, whatever the system prefers, and light when chosen
+/// (kept on reload).
+#[test]
+fn the_page_is_dark_by_default_and_light_when_chosen() {
     let Some(driver) = chromedriver() else { return };
     let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/poll.blk")).unwrap();
     let played = play(&example, None, &["--offline"]);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {
-        let browser = browser_with(&driver, &["--blink-settings=preferredColorScheme=0"]).await;
+        let browser = browser_with(&driver, &["--blink-settings=preferredColorScheme=1"]).await;
         browser.goto(&played.url).await.unwrap();
         let page = Page(&browser);
-        page.wait_js("return matchMedia('(prefers-color-scheme: dark)').matches", "true").await;
+        page.wait_js("return matchMedia('(prefers-color-scheme: dark)').matches", "false").await;
+        page.wait_js("return document.documentElement.dataset.theme", "dark").await;
         assert_eq!(page.js("return getComputedStyle(document.body).backgroundColor").await, "rgb(49, 51, 56)");
         let command = page.find("#command").await;
         command.send_keys("/poll\u{E007}").await.unwrap();
         page.wait_text("#messages", |t| t.contains("Coffee or tea?")).await;
         screenshot(&browser, "dark.png").await;
+        page.find("#theme").await.click().await.unwrap();
+        assert_eq!(page.js("return getComputedStyle(document.body).backgroundColor").await, "rgb(255, 255, 255)");
+        browser.refresh().await.unwrap();
+        page.wait_js("return document.documentElement.dataset.theme", "light").await;
+        assert_eq!(page.js("return getComputedStyle(document.body).backgroundColor").await, "rgb(255, 255, 255)");
         browser.close().await.unwrap();
     });
 }
@@ -395,7 +481,7 @@ fn an_event_is_fired_from_the_page_in_a_real_browser() {
             || async { browser.execute("return !document.getElementById('events').hidden", vec![]).await.unwrap() };
         wait_for(|| async { visible().await.to_string() }, |v| v == "true").await;
         browser.find(fantoccini::Locator::Css("#events button")).await.unwrap().click().await.unwrap();
-        wait_for(text, |t| t.contains("you fired member_join") && t.contains("Welcome, @1001!")).await;
+        wait_for(text, |t| t.contains("you fired member_join") && t.contains("Welcome, @you!")).await;
         browser.close().await.unwrap();
     });
 }
@@ -739,7 +825,7 @@ fn a_whole_conversation_in_a_real_browser() {
         let browser = browser(&driver).await;
         browser.goto(&played.url).await.unwrap();
         let page = Page(&browser);
-        page.wait_js("return document.querySelectorAll('#commands option').length", "1").await;
+        page.wait_js("return state.commands.length", "1").await;
         // A command with options: "thinking…", then its edit in place.
         page.find("#command").await.send_keys("/order").await.unwrap();
         page.find("select[name=drink]").await.select_by_label("Tea").await.unwrap();
@@ -788,7 +874,7 @@ fn a_whole_conversation_in_a_real_browser() {
         // An event, fired from the page.
         page.wait_js("return !document.getElementById('events').hidden", "true").await;
         page.find("#events button").await.click().await.unwrap();
-        page.wait_text("#messages", |t| t.contains("Welcome, @1001!")).await;
+        page.wait_text("#messages", |t| t.contains("Welcome, @you!")).await;
         saved_broken_then_fixed(&page, &played).await;
         browser.close().await.unwrap();
     });
@@ -808,7 +894,7 @@ async fn saved_broken_then_fixed(page: &Page<'_>, played: &Played) {
     // Saved fixed: its new command is offered and played.
     std::fs::write(played.file(), format!("{good}\ncommand menu \"See the menu\" {{\n    reply \"Coffee, tea\"\n}}\n"))
         .unwrap();
-    page.wait_js("return document.querySelectorAll('#commands option').length", "2").await;
+    page.wait_js("return state.commands.length", "2").await;
     page.wait_text("#diagnostics", str::is_empty).await;
     // (By keyboard: Enter sends.)
     let command = page.find("#command").await;
@@ -1111,7 +1197,7 @@ fn a_message_typed_in_the_page_answers_an_await_in_a_real_browser() {
             || {
                 let browser = browser.clone();
                 async move {
-                    let n = browser.execute("return document.querySelectorAll('#commands option').length", vec![]);
+                    let n = browser.execute("return state.commands.length", vec![]);
                     n.await.map(|v| v.to_string()).unwrap_or_default()
                 }
             },
@@ -1172,7 +1258,7 @@ fn an_embed_s_author_link_and_icons_are_drawn_in_a_real_browser() {
         let drawn = "const a = document.querySelector('.embed .author a'); \
                      return [a ? a.href : '', document.querySelectorAll('.embed img.icon').length].join(' ')";
         let command = browser.find(fantoccini::Locator::Css("#command")).await.unwrap();
-        let commands = "return String(document.querySelectorAll('#commands option').length)";
+        let commands = "return String(state.commands.length)";
         wait_for(js(commands), |n| n.contains('1')).await;
         command.send_keys("/card").await.unwrap();
         browser.find(fantoccini::Locator::Css("#composer button[type=submit]")).await.unwrap().click().await.unwrap();
@@ -1240,12 +1326,12 @@ handler like {
                              c.querySelectorAll('hr.separator').length, \
                              c.querySelector('.text-display').textContent].join('|')";
         let command = browser.find(fantoccini::Locator::Css("#command")).await.unwrap();
-        let commands = "return String(document.querySelectorAll('#commands option').length)";
+        let commands = "return String(state.commands.length)";
         wait_for(js(commands), |n| n.contains('1')).await;
         command.send_keys("/card").await.unwrap();
         browser.find(fantoccini::Locator::Css("#composer button[type=submit]")).await.unwrap().click().await.unwrap();
         // #57F287 is rgb(87, 242, 135).
-        wait_for(js(drawn), |t| t.contains("rgb(87, 242, 135)|1|Ada's picture|2|1|## Ada")).await;
+        wait_for(js(drawn), |t| t.contains("rgb(87, 242, 135)|1|Ada's picture|2|1|Ada")).await;
         browser.find(fantoccini::Locator::Css("#messages .section button")).await.unwrap().click().await.unwrap();
         let updated = "const c = document.querySelector('#messages .container'); return c ? c.textContent : ''";
         wait_for(js(updated), |t| t.contains("Liked 1 times")).await;
@@ -1295,7 +1381,7 @@ handler application {
         let browser = browser(&driver).await;
         browser.goto(&played.url).await.unwrap();
         let page = Page(&browser);
-        page.wait_js("return document.querySelectorAll('#commands option').length", "1").await;
+        page.wait_js("return state.commands.length", "1").await;
         page.find("#command").await.send_keys("/apply").await.unwrap();
         page.find("#composer button[type=submit]").await.click().await.unwrap();
         page.wait_js("return document.getElementById('form').open", "true").await;
@@ -1324,7 +1410,7 @@ fn a_poll_is_voted_in_and_ended_in_a_real_browser() {
         let browser = browser(&driver).await;
         browser.goto(&played.url).await.unwrap();
         let page = Page(&browser);
-        page.wait_js("return document.querySelectorAll('#commands option').length", "2").await;
+        page.wait_js("return state.commands.length", "2").await;
         let command = page.find("#command").await;
         command.send_keys("/vote").await.unwrap();
         page.find("#composer button[type=submit]").await.click().await.unwrap();
@@ -1381,7 +1467,7 @@ command card "Card" {
         let browser = browser(&driver).await;
         browser.goto(&played.url).await.unwrap();
         let page = Page(&browser);
-        page.wait_js("return String(document.querySelectorAll('#commands option').length)", "2").await;
+        page.wait_js("return String(state.commands.length)", "2").await;
         let command = page.find("#command").await;
         command.send_keys("/export").await.unwrap();
         page.find("#composer button[type=submit]").await.click().await.unwrap();
@@ -1449,7 +1535,7 @@ command list "The list" {
         let browser = browser(&driver).await;
         browser.goto(&played.url).await.unwrap();
         let page = Page(&browser);
-        page.wait_js("return String(document.querySelectorAll('#commands option').length)", "1").await;
+        page.wait_text("#file", |t| t.ends_with("bot.blk")).await;
         let command = page.find("#command").await;
         for n in 1..=20 {
             command.clear().await.unwrap();
@@ -1460,7 +1546,8 @@ command list "The list" {
         }
         let last = "const m = [...document.querySelectorAll('#messages .message')].pop(); \
                     return m.querySelector('.content').innerText + '|' + m.querySelector('.embed .description').innerText";
-        assert_eq!(page.js(last).await, "Today:\n- tea\n- cake\n- jam|first line\nsecond line");
+        // (The joined lines are a markdown list, as the client shows one.)
+        assert_eq!(page.js(last).await, "Today:\ntea\ncake\njam|first line\nsecond line");
         // The newest answer is in view: the conversation scrolled to it.
         let in_view = "const main = document.querySelector('main'); \
                        const last = [...document.querySelectorAll('#messages .message')].pop().getBoundingClientRect(); \
@@ -1484,7 +1571,7 @@ fn playing_as_takes_permissions_by_name_and_says_a_wrong_one() {
         let browser = browser(&driver).await;
         browser.goto(&played.url).await.unwrap();
         let page = Page(&browser);
-        page.wait_js("return String(document.querySelectorAll('#commands option').length)", "1").await;
+        page.wait_text("#file", |t| t.ends_with("bot.blk")).await;
         page.js("document.querySelector('#who').open = true; return ''").await;
         let permissions = page.find("#user-permissions").await;
         let command = page.find("#command").await;
@@ -1555,7 +1642,7 @@ fn a_used_up_button_is_disabled_on_its_message_in_a_real_browser() {
         let browser = browser(&driver).await;
         browser.goto(&played.url).await.unwrap();
         let page = Page(&browser);
-        page.wait_js("return String(document.querySelectorAll('#commands option').length)", "1").await;
+        page.wait_text("#file", |t| t.ends_with("bot.blk")).await;
         let command = page.find("#command").await;
         for _ in 0..2 {
             command.clear().await.unwrap();
@@ -1570,7 +1657,8 @@ fn a_used_up_button_is_disabled_on_its_message_in_a_real_browser() {
         let states =
             "return [...document.querySelectorAll('#messages .row button')].map(b => String(b.disabled)).join(',')";
         page.wait_js(states, "true,false").await;
-        assert_eq!(page.js("return String(document.querySelectorAll('#messages .message').length)").await, "5");
+        // (A command heads its answer, as the client's: two answers and the click's.)
+        assert_eq!(page.js("return String(document.querySelectorAll('#messages .message').length)").await, "3");
         browser.close().await.unwrap();
     });
 }
@@ -1612,7 +1700,7 @@ handler size {
             page.js("const l = document.querySelector('link[rel=icon]'); return l ? l.href : ''").await,
             "data:,"
         );
-        page.wait_js("return String(document.querySelectorAll('#commands option').length)", "1").await;
+        page.wait_text("#file", |t| t.ends_with("bot.blk")).await;
         page.find("#command").await.send_keys("/pick").await.unwrap();
         page.find("#composer button[type=submit]").await.click().await.unwrap();
         page.wait_js("return String(document.querySelectorAll('#messages select').length)", "1").await;
@@ -1654,7 +1742,7 @@ command "Quote" for message {
         let browser = browser(&driver).await;
         browser.goto(&played.url).await.unwrap();
         let page = Page(&browser);
-        page.wait_js("return String(document.querySelectorAll('#commands option').length)", "3").await;
+        page.wait_js("return String(state.commands.length)", "3").await;
         let command = page.find("#command").await;
         let last = "const m = [...document.querySelectorAll('#messages .message')].pop(); return m ? m.innerText : ''";
         for (typed, answer) in [

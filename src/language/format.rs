@@ -395,28 +395,7 @@ impl Printer<'_> {
             Node::Option(o) => self.option(o),
             Node::Register(r) => self.register(r),
             Node::Guard(g) => self.guard(g),
-            Node::Reply(r) => match r.text().filter(|_| !r.block) {
-                Some(text) => {
-                    self.out.push_str(r.keyword());
-                    self.out.push(' ');
-                    self.template(text);
-                    self.trailing(r.span.end as usize);
-                }
-                None => {
-                    self.out.push_str(r.keyword());
-                    self.out.push(' ');
-                    let open = self.open_brace(r.span.start as usize);
-                    let close = r.span.end as usize - 1;
-                    match self.inline_reply(&r.items, Span::new(open, close + 1)) {
-                        Some(line) => self.out.push_str(&line),
-                        None => {
-                            self.out.push('{');
-                            self.block(open, close, &r.items, ReplyItem::span, |p, i| p.reply_item(i));
-                        }
-                    }
-                    self.trailing(r.span.end as usize);
-                }
-            },
+            Node::Reply(r) => self.reply(r),
             Node::Save(s) => self.save(s, ""),
             Node::SaveField(f) => {
                 let path = crate::base::path::display_from("", f.path.iter().map(|s| s.text.as_str()));
@@ -472,6 +451,32 @@ impl Printer<'_> {
                 inner.sort_by_key(|i| i.span().start);
                 self.block(open, f.span.end as usize - 1, &inner, Inner::span, |p, i| p.inner(i));
                 self.trailing(f.span.end as usize);
+            }
+        }
+    }
+
+    /// `reply "…"`, or `reply { … }` (on one line when it is short).
+    fn reply(&mut self, r: &crate::language::ast::Reply) {
+        match r.text().filter(|_| !r.block) {
+            Some(text) => {
+                self.out.push_str(r.keyword());
+                self.out.push(' ');
+                self.template(text);
+                self.trailing(r.span.end as usize);
+            }
+            None => {
+                self.out.push_str(r.keyword());
+                self.out.push(' ');
+                let open = self.open_brace(r.span.start as usize);
+                let close = r.span.end as usize - 1;
+                match self.inline_reply(&r.items, Span::new(open, close + 1)) {
+                    Some(line) => self.out.push_str(&line),
+                    None => {
+                        self.out.push('{');
+                        self.block(open, close, &r.items, ReplyItem::span, |p, i| p.reply_item(i));
+                    }
+                }
+                self.trailing(r.span.end as usize);
             }
         }
     }

@@ -324,7 +324,7 @@ impl Play {
         let refused = file.get("refused").cloned().unwrap_or_else(|| json!([]));
         *file = json!({
             "name": name, "commands": commands, "events": events, "timers": timers, "servers": servers,
-            "fields": fields, "diagnostics": [], "refused": refused, "bot": world::BOT,
+            "fields": fields, "diagnostics": [], "refused": refused, "bot": world::BOT, "names": names(),
         });
     }
 
@@ -511,7 +511,8 @@ impl Play {
                 v
             })
             .collect();
-        serde_json::json!({ "now": self.clock_now(), "waiting": shown, "count": pieces.len() })
+        let now_ms = self.clock.get().map_or_else(crate::host::serve::clock::epoch_ms, |c| c.now_ms());
+        serde_json::json!({ "now": self.clock_now(), "now_ms": now_ms, "waiting": shown, "count": pieces.len() })
     }
 
     /// Ticks the timed event `name` now (the file's, as last read well).
@@ -715,6 +716,21 @@ impl std::fmt::Display for PlayError {
 }
 
 impl std::error::Error for PlayError {}
+
+/// The names the page shows mentions by, as the client does (`<@id>` as
+/// `@name`): the world's users, roles and channels. (The member playing is
+/// the page's own.)
+fn names() -> Value {
+    let roles: serde_json::Map<String, Value> =
+        super::acted::ROLES.iter().map(|(id, name)| (id.to_string(), json!(name))).collect();
+    let channels: serde_json::Map<String, Value> =
+        world::SERVERS.iter().map(|g| (g.channel.to_string(), json!("general"))).collect();
+    json!({
+        "users": { world::BOT: "bot", super::acted::OWNER: "owner", super::acted::CLOSED_DMS: "quiet" },
+        "roles": roles,
+        "channels": channels,
+    })
+}
 
 #[cfg(test)]
 mod tests {

@@ -18,7 +18,7 @@ async function post(asked) {
   asked.server = $("server").value;
   asked.channel = $("channel-id").value;
   const r = await fetch("/play/interaction", {
-    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(asked),
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(Object.assign({}, asked, { used: undefined })),
   });
   return r.json();
 }
@@ -27,28 +27,217 @@ async function post(asked) {
 
 function text(node, s) { node.append(document.createTextNode(s)); }
 
-// Markdown as the client shows the common part of it: bold, italics,
-// code, and mentions (drawn, never linked).
+// The client's markdown, drawn as DOM nodes (never as HTML): headers,
+// lists, code blocks, quotes and subtext a line each; bold, italics,
+// underline, strikethrough, spoilers, code, masked links, timestamps and
+// mentions (drawn by name, never linked) within a line.
 function inline(node, s) {
-  const pattern = /(\*\*[^*]+\*\*|\*[^*]+\*|`[^`]+`|<@!?\d+>|<@&\d+>|<#\d+>)/g;
+  const fence = /```(?:([\w+#.-]+)\n)?([\s\S]*?)```/g;
   let last = 0;
-  for (const m of s.matchAll(pattern)) {
-    text(node, s.slice(last, m.index));
-    const t = m[0];
-    let el;
-    if (t.startsWith("**")) { el = document.createElement("strong"); el.textContent = t.slice(2, -2); }
-    else if (t.startsWith("`")) { el = document.createElement("code"); el.textContent = t.slice(1, -1); }
-    else if (t.startsWith("*")) { el = document.createElement("em"); el.textContent = t.slice(1, -1); }
-    else {
-      el = document.createElement("span");
-      el.className = "mention";
-      el.textContent = t.startsWith("<#") ? "#" + t.slice(2, -1) : t.startsWith("<@&") ? "@role " + t.slice(3, -1) : "@" + t.replace(/[<@!>]/g, "");
+  for (const m of s.matchAll(fence)) {
+    blocks(node, s.slice(last, m.index));
+    const pre = document.createElement("pre");
+    const code = document.createElement("code");
+    code.textContent = m[2].replace(/\n$/, "");
+    if (m[1]) code.dataset.lang = m[1];
+    pre.append(code);
+    node.append(pre);
+    last = m.index + m[0].length;
+  }
+  blocks(node, s.slice(last));
+}
+
+// The lines of markdown outside code blocks: each run of alike lines (a
+// quote, a list) one element; other lines kept as text with their breaks.
+function blocks(node, s) {
+  if (!s) return;
+  const lines = s.replace(/^\n/, "").replace(/\n$/, "").split("\n");
+  let plain = [];
+  const flush = () => { if (plain.length) { const t = document.createElement("span"); spans(t, plain.join("\n")); node.append(t); plain = []; } };
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    let m;
+    if (line.startsWith(">>> ")) {
+      flush();
+      const q = document.createElement("blockquote");
+      inline(q, [line.slice(4)].concat(lines.slice(i + 1)).join("\n"));
+      node.append(q);
+      return;
+    } else if (line.startsWith("> ") || line === ">") {
+      flush();
+      const quoted = [];
+      while (i < lines.length && (lines[i].startsWith("> ") || lines[i] === ">")) quoted.push(lines[i++].slice(2));
+      i--;
+      const q = document.createElement("blockquote");
+      blocks(q, quoted.join("\n"));
+      node.append(q);
+    } else if ((m = /^(#{1,3}) (.+)$/.exec(line))) {
+      flush();
+      const h = document.createElement("div");
+      h.className = "md-h" + m[1].length;
+      h.setAttribute("role", "heading");
+      h.setAttribute("aria-level", String(m[1].length));
+      spans(h, m[2]);
+      node.append(h);
+    } else if ((m = /^-# (.+)$/.exec(line))) {
+      flush();
+      const small = document.createElement("div");
+      small.className = "md-subtext";
+      spans(small, m[1]);
+      node.append(small);
+    } else if (/^\s*([-*]|\d{1,9}\.) /.test(line)) {
+      flush();
+      // A list goes on while its lines are of its kind, or inside an item.
+      const items = [];
+      const base = /^\s*/.exec(line)[0].length;
+      const kind = (l) => (/^\s*\d/.test(l) ? "1" : "-");
+      while (i < lines.length && /^\s*([-*]|\d{1,9}\.) /.test(lines[i])
+        && (/^\s*/.exec(lines[i])[0].length > base || kind(lines[i]) === kind(line))) items.push(lines[i++]);
+      i--;
+      node.append(list(items));
+    } else {
+      plain.push(line);
     }
-    node.append(el);
-    last = m.index + t.length;
+  }
+  flush();
+}
+
+// A list's lines: `- ` or `* ` bullets, `1. ` numbers; two more spaces of
+// indent, a list within the item before.
+function list(lines) {
+  const ordered = /^\s*\d/.test(lines[0]);
+  const top = document.createElement(ordered ? "ol" : "ul");
+  const first = /^\s*(\d+)\./.exec(lines[0]);
+  if (first && first[1] !== "1") top.start = Number(first[1]);
+  const depth = (l) => /^\s*/.exec(l)[0].length;
+  const base = depth(lines[0]);
+  let item;
+  for (let i = 0; i < lines.length; i++) {
+    if (depth(lines[i]) > base && item) {
+      const inner = [];
+      while (i < lines.length && depth(lines[i]) > base) inner.push(lines[i++]);
+      i--;
+      item.append(list(inner));
+      continue;
+    }
+    item = document.createElement("li");
+    spans(item, lines[i].replace(/^\s*([-*]|\d{1,9}\.) /, ""));
+    top.append(item);
+  }
+  return top;
+}
+
+const INLINE = new RegExp([
+  /\\([^A-Za-z0-9\s])/, // an escaped character
+  /(`+)([\s\S]*?[^`])\2(?!`)/, // code
+  /\|\|([\s\S]+?)\|\|/, // a spoiler
+  /\*\*([\s\S]+?)\*\*(?!\*)/, // bold
+  /__([\s\S]+?)__(?!_)/, // underline
+  /\*(?!\s)([\s\S]+?)\*/, // italics
+  /(?<![A-Za-z0-9])_(?!\s)([\s\S]+?)_(?![A-Za-z0-9])/, // italics
+  /~~([\s\S]+?)~~/, // strikethrough
+  /\[([^\]\n]+)\]\(<?(https?:\/\/[^\s)>]+)>?\)/, // a masked link
+  /(https?:\/\/[^\s<]*[^\s<.,:;"')\]])/, // a link
+  /<(@!?|@&|#)(\d+)>/, // a mention
+  /<t:(-?\d{1,13})(?::([tTdDfFR]))?>/, // a timestamp
+  /<a?:(\w{2,32}):\d+>/, // a server's emoji
+  /<\/([\w -]{1,100}):\d+>/, // a command's mention
+].map((r) => r.source).join("|"), "g");
+
+function spans(node, s) {
+  let last = 0;
+  for (const m of s.matchAll(INLINE)) {
+    text(node, s.slice(last, m.index));
+    node.append(span(m));
+    last = m.index + m[0].length;
   }
   text(node, s.slice(last));
 }
+
+function wrapped(tag, cls, inner) {
+  const el = document.createElement(tag);
+  if (cls) el.className = cls;
+  spans(el, inner);
+  return el;
+}
+
+// One match of INLINE, by the group that matched.
+function span(m) {
+  if (m[1] !== undefined) return document.createTextNode(m[1]);
+  if (m[3] !== undefined) { const c = document.createElement("code"); c.textContent = m[3].trim() || m[3]; return c; }
+  if (m[4] !== undefined) {
+    const el = wrapped("span", "spoiler-text", m[4]);
+    el.title = "Spoiler: click to show";
+    el.addEventListener("click", () => el.classList.add("shown"));
+    return el;
+  }
+  if (m[5] !== undefined) return wrapped("strong", "", m[5]);
+  if (m[6] !== undefined) return wrapped("u", "", m[6]);
+  if (m[7] !== undefined || m[8] !== undefined) return wrapped("em", "", m[7] !== undefined ? m[7] : m[8]);
+  if (m[9] !== undefined) return wrapped("s", "", m[9]);
+  if (m[10] !== undefined) return link(m[11], m[10]);
+  if (m[12] !== undefined) return link(m[12], m[12]);
+  if (m[13] !== undefined) return mention(m[13], m[14]);
+  if (m[15] !== undefined) return timestamp(Number(m[15]), m[16] || "f");
+  const el = document.createElement("span");
+  el.className = "mention";
+  el.textContent = m[17] !== undefined ? ":" + m[17] + ":" : "/" + m[18];
+  return el;
+}
+
+// A link opens elsewhere, never in the page; only http(s).
+function link(url, label) {
+  const a = document.createElement("a");
+  a.href = url;
+  a.target = "_blank";
+  a.rel = "noopener noreferrer";
+  spans(a, label === url ? "" : label);
+  if (label === url) a.textContent = url;
+  return a;
+}
+
+// A mention by name, as the client draws it: the member playing, the
+// world's users, roles and channels; one play does not know by its id.
+function mention(kind, id) {
+  const el = document.createElement("span");
+  el.className = "mention";
+  const names = state.names || {};
+  if (kind === "#") el.textContent = "#" + ((names.channels || {})[id] || id);
+  else if (kind === "@&") el.textContent = "@" + ((names.roles || {})[id] || "role " + id);
+  else el.textContent = "@" + (id === $("user-id").value ? $("user-name").value : (names.users || {})[id] || id);
+  return el;
+}
+
+// `<t:UNIX:STYLE>` as the client shows it, in the page's locale, the
+// relative one by the bot's clock (which the page can move).
+function timestamp(seconds, style) {
+  const at = new Date(seconds * 1000);
+  const el = document.createElement("time");
+  el.className = "timestamp";
+  if (isNaN(at)) { el.textContent = "Invalid Date"; return el; }
+  el.dateTime = at.toISOString();
+  const formats = {
+    t: { hour: "2-digit", minute: "2-digit" },
+    T: { hour: "2-digit", minute: "2-digit", second: "2-digit" },
+    d: { day: "2-digit", month: "2-digit", year: "numeric" },
+    D: { day: "numeric", month: "long", year: "numeric" },
+    f: { day: "numeric", month: "long", year: "numeric", hour: "2-digit", minute: "2-digit" },
+    F: { weekday: "long", day: "numeric", month: "long", year: "numeric", hour: "2-digit", minute: "2-digit" },
+  };
+  el.title = at.toLocaleString(undefined, formats.F);
+  el.textContent = style === "R" ? relative(at) : at.toLocaleString(undefined, formats[style]);
+  return el;
+}
+
+function relative(at) {
+  const seconds = Math.round((at.getTime() - botNow()) / 1000);
+  const units = [["year", 31536000], ["month", 2592000], ["day", 86400], ["hour", 3600], ["minute", 60], ["second", 1]];
+  const [unit, size] = units.find(([, n]) => Math.abs(seconds) >= n) || units[units.length - 1];
+  return new Intl.RelativeTimeFormat(undefined, { numeric: "auto" }).format(Math.round(seconds / size), unit);
+}
+
+// The bot's clock, as /play/waiting last told it.
+function botNow() { return Date.now() + (state.clockOffset || 0); }
 
 function embed(e) {
   const box = document.createElement("div");
@@ -264,11 +453,8 @@ function draw(li, m, note) {
   li.payload = m;
   li.replaceChildren();
   li.className = "message" + (m.flags & 64 ? " ephemeral" : "");
-  const who = document.createElement("span");
-  who.className = "author";
-  who.textContent = "bot";
-  li.append(who);
-  if (m.content) { const c = document.createElement("span"); c.className = "content"; inline(c, m.content); li.append(c); }
+  heading(li, bot(), m.timestamp);
+  if (m.content) { const c = document.createElement("div"); c.className = "content"; inline(c, m.content); li.append(c); }
   for (const e of m.embeds || []) li.append(embed(e));
   if (m.poll) li.append(drawPoll(m.poll, m.id, m.channel_id, m.flags));
   if (m.flags & LAYOUT) li.append(...layout(m.components, clickable(m.components, li.dataset.message, m.flags, m.channel_id, m.timestamp || li.dataset.sent), m.attachments));
@@ -307,11 +493,81 @@ function add(cls) {
   return li;
 }
 
+// What the member playing says in the channel, headed as theirs.
 function said(line) {
   const li = add("message");
-  const who = document.createElement("span"); who.className = "author"; who.textContent = $("user-name").value;
-  li.append(who, document.createTextNode(line));
+  heading(li, { id: $("user-id").value, name: $("user-name").value });
+  const c = document.createElement("div");
+  c.className = "content";
+  inline(c, line);
+  li.append(c);
   if (follow.toEnd) follow.toEnd();
+}
+
+// The bot, as its messages are headed: its name is its file's.
+function bot() {
+  return { id: state.bot || "bot", name: (state.name || "bot").replace(/^.*\//, "").replace(/\.blk$/, "") || "bot", app: true };
+}
+
+// Who wrote a message, as the client heads it: an avatar of their
+// initials, the name (the bot's with its APP tag) and the time. A message
+// right after one of the same author's, within seven minutes, is grouped
+// under it without a head; an answer to a command says who used it.
+const AVATAR_COLOURS = ["#5865f2", "#757e8a", "#3ba55c", "#faa61a", "#ed4245", "#eb459f"];
+function heading(li, who, sent) {
+  const at = Date.parse(li.dataset.sent || sent || "") || Number(li.dataset.at) || botNow();
+  li.dataset.at = String(at);
+  li.dataset.author = who.id;
+  const before = li.previousElementSibling;
+  const grouped = !li.dataset.used && before && before.dataset.author === who.id && before.classList.contains("message")
+    && Math.abs(at - Number(before.dataset.at)) < 7 * 60 * 1000;
+  li.classList.toggle("grouped", !!grouped);
+  if (li.dataset.used) {
+    const used = document.createElement("div");
+    used.className = "used";
+    const name = document.createElement("span");
+    name.className = "mention";
+    name.textContent = "@" + (li.dataset.user || "you");
+    used.append(name, document.createTextNode(" used "));
+    const command = document.createElement("span");
+    command.className = "command";
+    command.textContent = li.dataset.used;
+    used.append(command);
+    li.append(used);
+  }
+  const time = new Date(at);
+  const hm = time.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+  if (grouped) {
+    const t = document.createElement("time"); t.className = "hover-time"; t.textContent = hm; t.dateTime = time.toISOString();
+    li.append(t);
+    return;
+  }
+  const avatar = document.createElement("div");
+  avatar.className = "avatar";
+  avatar.setAttribute("aria-hidden", "true");
+  avatar.textContent = initials(who.name);
+  let hash = 0;
+  for (const ch of String(who.id)) hash = (hash * 31 + ch.codePointAt(0)) >>> 0;
+  avatar.style.background = AVATAR_COLOURS[hash % AVATAR_COLOURS.length];
+  const head = document.createElement("div");
+  head.className = "head";
+  const name = document.createElement("span");
+  name.className = "author";
+  name.textContent = who.name;
+  head.append(name);
+  if (who.app) { const tag = document.createElement("span"); tag.className = "tag"; tag.textContent = "APP"; head.append(tag); }
+  const t = document.createElement("time");
+  t.className = "time";
+  t.dateTime = time.toISOString();
+  const today = new Date(botNow()).toDateString() === time.toDateString();
+  t.textContent = today ? "Today at " + hm : time.toLocaleDateString() + " " + hm;
+  head.append(t);
+  li.append(avatar, head);
+}
+
+function initials(name) {
+  const words = String(name).match(/[\p{L}\p{N}]+/gu) || ["?"];
+  return words.slice(0, 2).map((w) => [...w][0].toUpperCase()).join("");
 }
 
 // The first answer to an interaction: a message, "thinking", an update of
@@ -322,7 +578,7 @@ function answered(result, asked) {
   const target = asked.message && document.querySelector(`[data-message="${CSS.escape(asked.message.id)}"]`);
   if (a.type === 4 || a.type === 7) {
     const li = a.type === 7 && target ? target : add("message");
-    if (a.type === 4) li.dataset.sent = result.timestamp || "";
+    if (a.type === 4) { li.dataset.sent = result.timestamp || ""; used(li, asked); }
     // A message's id is a snowflake, as the platform's (here its
     // interaction's): a click on it is counted, and edited, on it alone.
     li.dataset.message = li.dataset.message || id;
@@ -330,12 +586,17 @@ function answered(result, asked) {
     state.byInteraction.set(id, li);
     draw(li, a.data || {}, a.type === 7 ? "updated" : "");
   } else if (a.type === 5) {
-    const li = add("message thinking");
+    const li = add("message");
     li.dataset.message = id;
     li.dataset.interaction = id;
-    li.textContent = "bot is thinking…";
     // (Its edit keeps when it was sent.)
     li.dataset.sent = result.timestamp || "";
+    used(li, asked);
+    heading(li, bot());
+    const thinking = document.createElement("div");
+    thinking.className = "thinking";
+    thinking.textContent = bot().name + " is thinking…";
+    li.append(thinking);
     state.byInteraction.set(id, li);
     linkRun(li);
   } else if (a.type === 6) {
@@ -346,6 +607,13 @@ function answered(result, asked) {
     const li = add("message");
     li.textContent = result.error ? "blkc play: " + result.error : "bot answered " + JSON.stringify(a);
   }
+}
+
+// An answer to a command says above it who used which, as the client's.
+function used(li, asked) {
+  if (!asked.used) return;
+  li.dataset.used = asked.used;
+  li.dataset.user = $("user-name").value;
 }
 
 // A form as the client shows it: its texts, and each input in its label
@@ -625,11 +893,11 @@ function request(details, e) {
 function leaves(command) {
   // A command, or each of its subcommands by its whole name.
   const subs = (command.options || []).filter((o) => o.type === 1 || o.type === 2);
-  if (!subs.length) return [{ path: [command.name], options: command.options || [] }];
+  if (!subs.length) return [{ path: [command.name], options: command.options || [], description: command.description }];
   const out = [];
   for (const s of subs) {
-    if (s.type === 1) out.push({ path: [command.name, s.name], options: s.options || [] });
-    else for (const t of s.options || []) out.push({ path: [command.name, s.name, t.name], options: t.options || [] });
+    if (s.type === 1) out.push({ path: [command.name, s.name], options: s.options || [], description: s.description });
+    else for (const t of s.options || []) out.push({ path: [command.name, s.name, t.name], options: t.options || [], description: t.description });
   }
   return out;
 }
@@ -848,14 +1116,9 @@ async function file() {
   // opens it from their menu.
   state.commands = (f.commands || []).flatMap((c) => (c.type === 1 ? leaves(c) : [{ path: [c.name], options: [], menu: c.type }]));
   state.bot = f.bot || "";
-  const list = $("commands");
-  list.replaceChildren();
-  for (const l of state.commands) {
-    const o = document.createElement("option");
-    o.value = "/" + l.path.join(" ");
-    if (l.menu) o.label = o.value + (l.menu === 2 ? " (on a user: you)" : " (on a message: the newest)");
-    list.append(o);
-  }
+  state.name = f.name || "";
+  state.names = f.names || {};
+  picker.refresh();
   // (What serve refused is shown too: a file can check clean and still be
   // refused, a secret without a value.)
   const shown = (f.diagnostics || []).concat(f.refused || []).map((d) =>
@@ -868,6 +1131,7 @@ async function file() {
 async function waiting() {
   const w = await (await fetch("/play/waiting")).json();
   $("clock-now").textContent = w.now || "";
+  if (typeof w.now_ms === "number") state.clockOffset = w.now_ms - Date.now();
   $("waiting").replaceChildren(...(w.waiting || []).map((p) => {
     const li = document.createElement("li");
     li.textContent = `${p.due}  ${p.tree}` + (p.key ? `  key "${p.key}"` : "") + (p.note ? `  ${p.note}` : "");
@@ -895,14 +1159,107 @@ async function opened() {
   }
 }
 
+// The slash-command picker, as the client's: typing `/` lists the
+// bot's commands (a context-menu command by its menu) with their
+// descriptions and options; arrows move, Tab or a click takes one, Enter
+// takes one or, once taken, sends it.
+const picker = {
+  active: 0,
+  shown: [],
+  list() { return $("picker"); },
+  open() { return !this.list().hidden; },
+  close() { this.list().hidden = true; $("command").setAttribute("aria-expanded", "false"); },
+  refresh() { if (this.open()) this.show(); },
+  show() {
+    const typed = $("command").value;
+    const box = this.list();
+    if (!typed.startsWith("/") || chosen()) { this.close(); return; }
+    const want = typed.slice(1).toLowerCase();
+    this.shown = state.commands.filter((l) => l.path.join(" ").toLowerCase().includes(want));
+    if (!this.shown.length) { this.close(); return; }
+    this.active = Math.min(this.active, this.shown.length - 1);
+    box.replaceChildren(...this.shown.map((l, k) => this.entry(l, k)));
+    box.hidden = false;
+    $("command").setAttribute("aria-expanded", "true");
+  },
+  entry(l, k) {
+    const li = document.createElement("li");
+    li.id = "pick-" + k;
+    li.setAttribute("role", "option");
+    li.setAttribute("aria-selected", String(k === this.active));
+    const name = document.createElement("span");
+    name.className = "pick-name";
+    name.textContent = "/" + l.path.join(" ");
+    li.append(name);
+    for (const o of l.options) {
+      const chip = document.createElement("span");
+      chip.className = "pick-option" + (o.required ? " required" : "");
+      chip.textContent = o.name;
+      li.append(chip);
+    }
+    const about = document.createElement("span");
+    about.className = "pick-description";
+    about.textContent = l.menu ? (l.menu === 2 ? "Apps menu on a user: you" : "Apps menu on a message: the newest") : l.description || "";
+    const app = document.createElement("span");
+    app.className = "pick-app";
+    app.textContent = bot().name;
+    li.append(about, app);
+    li.addEventListener("mousedown", (e) => { e.preventDefault(); this.take(k); });
+    return li;
+  },
+  take(k) {
+    const l = this.shown[k];
+    if (!l) return;
+    $("command").value = "/" + l.path.join(" ");
+    this.close();
+    showOptions();
+    const first = $("options").querySelector("[name]");
+    (first || $("command")).focus();
+  },
+  key(e) {
+    if (!this.open()) return;
+    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      e.preventDefault();
+      const n = this.shown.length;
+      this.active = (this.active + (e.key === "ArrowDown" ? 1 : n - 1)) % n;
+      this.show();
+      $("command").setAttribute("aria-activedescendant", "pick-" + this.active);
+    } else if (e.key === "Tab" || (e.key === "Enter" && !chosen())) {
+      e.preventDefault();
+      this.take(this.active);
+    } else if (e.key === "Escape") {
+      this.close();
+    }
+  },
+};
+
+// The client's dark theme unless light was chosen (kept in this browser).
+function theme() {
+  const saved = localStorage.getItem("blkc-play-theme") === "light" ? "light" : "dark";
+  const set = (t) => {
+    document.documentElement.dataset.theme = t;
+    $("theme").textContent = t === "dark" ? "☀ Light" : "☾ Dark";
+    $("theme").setAttribute("aria-label", t === "dark" ? "Use the light theme" : "Use the dark theme");
+  };
+  set(saved);
+  $("theme").addEventListener("click", () => {
+    const next = document.documentElement.dataset.theme === "dark" ? "light" : "dark";
+    localStorage.setItem("blkc-play-theme", next);
+    set(next);
+  });
+}
+
 async function start() {
+  theme();
   followNewest();
   await opened();
   await file();
   await waiting().catch(() => {});
   setInterval(() => { file().catch(() => {}); waiting().catch(() => {}); }, 2000);
   $("clock").addEventListener("submit", moveClock);
-  $("command").addEventListener("input", showOptions);
+  $("command").addEventListener("input", () => { picker.active = 0; picker.show(); showOptions(); });
+  $("command").addEventListener("keydown", (e) => picker.key(e));
+  $("command").addEventListener("blur", () => picker.close());
   $("user-name").addEventListener("input", () => { $("who-name").textContent = $("user-name").value; });
   $("events").addEventListener("submit", fire);
   $("event-kind").addEventListener("change", eventFields);
@@ -916,10 +1273,11 @@ async function start() {
     if (!leaf) { add("message").textContent = "No command " + $("command").value; return; }
     const given = [...$("options").querySelectorAll("[name]")].filter((f) => f.value !== "")
       .map((f) => `${f.name}: ${f.tagName === "SELECT" ? f.selectedOptions[0].textContent : f.value}`);
-    said(["/" + leaf.path.join(" ")].concat(given).join("  "));
     const asked = data(leaf);
     if (!asked) { add("message").textContent = "No message to use " + $("command").value + " on: send one first"; return; }
-    send({ type: 2, data: asked });
+    picker.close();
+    if (follow.toEnd) follow.toEnd();
+    send({ type: 2, data: asked, used: ["/" + leaf.path.join(" ")].concat(given).join("  ") });
   });
   poll();
 }
