@@ -71,7 +71,8 @@ pub fn format_file(text: &str, file: &File) -> String {
     for item in &file.items {
         let start = item_span(item).start as usize;
         if let Some(prev) = previous {
-            // Trees stand apart; `var` and `platform` lines may be grouped.
+            // Trees stand apart; `var`, `platform` and `include` lines may
+            // be grouped.
             let grouped = !matches!(prev, Item::Tree(_)) && !matches!(item, Item::Tree(_));
             if !grouped || p.blank_between(p.token_end(item_span(prev).end as usize), p.first_before(start)) {
                 p.out.push('\n');
@@ -96,6 +97,7 @@ fn item_span(item: &Item) -> Span {
         Item::Tree(t) => t.span,
         Item::Var(v) => v.span,
         Item::Platform(p) => p.span,
+        Item::Include(i) => i.span,
         Item::Failed(_, span) => *span,
     }
 }
@@ -342,6 +344,11 @@ impl Printer<'_> {
                 self.out.push_str("platform ");
                 self.out.push_str(&text_literal(&p.url.value));
                 self.trailing(p.span.end as usize);
+            }
+            Item::Include(i) => {
+                self.out.push_str("include ");
+                self.out.push_str(&text_literal(&i.path.value));
+                self.trailing(i.span.end as usize);
             }
             Item::Failed(b, span) => {
                 self.out.push_str("failed {");

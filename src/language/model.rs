@@ -391,7 +391,7 @@ fn custom_variables<'a>(file: &'a File) -> Vec<&'a str> {
             Item::Var(v) => add(v.name.name.as_str()),
             Item::Tree(t) => crate::language::ast::visit::each_save(&t.body, &mut |s| add(s.name.name.as_str())),
             Item::Failed(b, _) => crate::language::ast::visit::each_save(&b.body, &mut |s| add(s.name.name.as_str())),
-            Item::Platform(_) => {}
+            Item::Platform(_) | Item::Include(_) => {}
         }
     }
     names

@@ -1565,7 +1565,7 @@ pub fn lower(checked: &Checked) -> Result<Plan, Box<Diagnostic>> {
     }
     for item in &file.items {
         match item {
-            Item::Platform(_) => {}
+            Item::Platform(_) | Item::Include(_) => {}
             Item::Var(v) => plan.variables.push(Variable {
                 name: v.name.name.to_string(),
                 default: v.default.as_ref().map(fixed),

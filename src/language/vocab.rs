@@ -855,6 +855,7 @@ keywords! {
     Cooldown "cooldown" Head,
     Var "var" Top,
     Platform "platform" Top,
+    Include "include" Top,
     Option "option" Tree,
     Api "api" Tree,
     Reply "reply" Tree,

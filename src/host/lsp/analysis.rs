@@ -147,7 +147,7 @@ impl Document {
                     tree: None,
                     block: None,
                 }),
-                Item::Tree(_) | Item::Platform(_) | Item::Failed(..) => {}
+                Item::Tree(_) | Item::Platform(_) | Item::Include(_) | Item::Failed(..) => {}
             }
         }
         // Each tree that runs: a subcommand's names are its own.

@@ -1163,6 +1163,10 @@ pub fn symbols(doc: &Document) -> DocumentSymbolResponse {
                 let detail = Some(p.url.value.to_string());
                 out.push(symbol(doc, "platform".into(), detail, LspSymbolKind::CONSTANT, p.span, p.url.span));
             }
+            Item::Include(i) => {
+                let detail = Some(i.path.value.to_string());
+                out.push(symbol(doc, "include".into(), detail, LspSymbolKind::FILE, i.span, i.path.span));
+            }
             Item::Failed(_, span) => {
                 let detail = Some("what a failed step runs".to_string());
                 out.push(symbol(doc, "failed".into(), detail, LspSymbolKind::EVENT, *span, *span));

@@ -24,6 +24,8 @@ pub enum Item {
     Tree(Tree),
     Var(VarDecl),
     Platform(Platform),
+    /// `include "commands.blk"`: another file of the bot, read with it.
+    Include(Include),
     /// `failed { … }` at the top of the file: what every command, event
     /// and handler without its own runs when a step fails.
     Failed(Branch, Span),
@@ -189,6 +191,14 @@ pub struct VarDecl {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Platform {
     pub url: Text,
+    pub span: Span,
+}
+
+/// `include "PATH"`: a file of the bot beside this one (its path relative
+/// to this file's folder), whose items are the bot's as if written here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Include {
+    pub path: Text,
     pub span: Span,
 }
 

@@ -64,6 +64,8 @@ pub fn check(scope: &Scope<'_>, out: &mut Findings) {
             }
             // (The file's `failed`, once: check::bodies.)
             Item::Failed(..) => {}
+            // (Read by the loader, which reports its own: load::includes.)
+            Item::Include(_) => {}
             Item::Platform(p) => {
                 if let Some(first) = platform.replace(p.span) {
                     out.push(

@@ -30,7 +30,7 @@ impl<'a> Scope<'a> {
         for item in &file.items {
             match item {
                 Item::Platform(p) if platform.is_none() => platform = Platform::parse(&p.url.value),
-                Item::Var(_) | Item::Platform(_) | Item::Tree(_) | Item::Failed(..) => {}
+                Item::Var(_) | Item::Platform(_) | Item::Include(_) | Item::Tree(_) | Item::Failed(..) => {}
             }
         }
         // By the tree that runs them (a subcommand, an autocomplete).
@@ -82,7 +82,7 @@ impl<'a> FirstValues<'a> {
                 }
                 Item::Tree(t) => visit::walk_nodes(&mut Saves(&mut first.started), &t.body),
                 Item::Failed(b, _) => visit::walk_nodes(&mut Saves(&mut first.started), &b.body),
-                Item::Platform(_) => {}
+                Item::Platform(_) | Item::Include(_) => {}
             }
         }
         first

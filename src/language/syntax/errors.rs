@@ -98,6 +98,7 @@ fn keyword(rule: Rule) -> Option<Keyword> {
         Rule::event | Rule::kw_event => Keyword::Event,
         Rule::var_decl | Rule::kw_var => Keyword::Var,
         Rule::platform | Rule::kw_platform => Keyword::Platform,
+        Rule::include | Rule::kw_include => Keyword::Include,
         Rule::option_decl | Rule::kw_option => Keyword::Option,
         Rule::api_block | Rule::kw_api => Keyword::Api,
         Rule::reply | Rule::kw_reply => Keyword::Reply,

@@ -642,7 +642,9 @@ fn equals(f: &Failure<'_>) -> Option<Diagnostic> {
     }
     let span = Span::new(f.at, f.at + 1);
     let keyword = previous_word(f.text, f.at).map_or("", |(w, _)| w);
-    if matches!(keyword, "method" | "url" | "sample" | "allow" | "reply" | "platform") && !f.expects_punct("{") {
+    if matches!(keyword, "method" | "url" | "sample" | "allow" | "reply" | "platform" | "include")
+        && !f.expects_punct("{")
+    {
         let value_at = f.at + 1 + (f.text[f.at + 1..].len() - f.text[f.at + 1..].trim_start_matches([' ', '\t']).len());
         let mut edits =
             vec![Edit { span: Span::new(end_of_previous(f.text, f.at), value_at), replacement: " ".into() }];
@@ -1119,6 +1121,7 @@ fn unquoted_string(f: &Failure<'_>) -> Option<Diagnostic> {
         "reply" => "a reply's text",
         "url" => "a URL",
         "platform" => "the platform's URL",
+        "include" => "an included file's path",
         _ if context(f) == Context::Headers => "a header value",
         _ => "this value",
     };

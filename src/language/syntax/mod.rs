@@ -287,6 +287,7 @@ fn holds_tokens_of_trees(rule: Rule) -> bool {
             | Rule::event
             | Rule::var_decl
             | Rule::platform
+            | Rule::include
             | Rule::option_decl
             | Rule::option_type
             | Rule::option_bound
@@ -569,6 +570,7 @@ impl Lower<'_> {
             Rule::handler => Item::Tree(self.tree(pair, TreeKind::Handler)?),
             Rule::var_decl => Item::Var(self.var_decl(pair)?),
             Rule::platform => Item::Platform(self.platform(pair)?),
+            Rule::include => Item::Include(self.include(pair)?),
             Rule::failed_node => match self.node(pair)? {
                 Node::Failed(b, span) => Item::Failed(*b, span),
                 _ => {
@@ -797,6 +799,19 @@ impl Lower<'_> {
         }
         let name = self.required(name, Rule::ident, "a `var`", span)?;
         Ok(VarDecl { name, scope, default, expires, span })
+    }
+
+    fn include(&mut self, pair: Pair<'_, Rule>) -> Lowered<Include> {
+        let span = self.span(&pair);
+        let mut path = None;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_include => {}
+                Rule::string => path = Some(self.text(p)),
+                _ => return self.unexpected(&p, "an `include`"),
+            }
+        }
+        Ok(Include { path: self.required(path, Rule::string, "an `include`", span)?, span })
     }
 
     fn platform(&mut self, pair: Pair<'_, Rule>) -> Lowered<Platform> {
