@@ -913,3 +913,29 @@ fn the_time_and_the_locale_hover_and_time_helpers_complete() {
     let stamp = items.as_array().unwrap().iter().find(|i| i["label"] == "timestamp").expect("timestamp completes");
     assert!(stamp["detail"].as_str().unwrap().contains("t T d D f F s S R"), "{stamp}");
 }
+
+/// A bot in several files (issue 56, item 15): the root opened in the
+/// editor is checked whole, with the files it includes; a finding in an
+/// included file is published for that file, none falsely for the root.
+#[test]
+fn a_root_file_is_checked_with_the_files_it_includes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = "include \"parts.blk\"\n\ncommand hi \"Hi\" {\n    reply \"{greeting}\"\n}\n";
+    std::fs::write(dir.path().join("bot.blk"), root).unwrap();
+    std::fs::write(
+        dir.path().join("parts.blk"),
+        "var greeting = \"hello\"\n\ncommand bye \"Bye\" {\n    reply \"{nope}\"\n}\n",
+    )
+    .unwrap();
+    let uri = file_uri(&dir.path().join("bot.blk"));
+    let parts = file_uri(&dir.path().join("parts.blk"));
+    let mut client = Client::start(&[]);
+    let published = client.open(&uri, root);
+    assert_eq!(published["uri"], uri);
+    assert_eq!(codes(&published), Vec::<String>::new(), "{published}");
+    let included = client.notification("textDocument/publishDiagnostics");
+    assert_eq!(included["uri"], parts, "{included}");
+    assert_eq!(codes(&included), ["B115"], "{included}");
+    assert_eq!(included["diagnostics"][0]["range"]["start"]["line"], 3);
+    assert_eq!(client.shutdown(), 0);
+}

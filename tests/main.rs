@@ -35,6 +35,7 @@ mod formats;
 mod fuzz;
 mod gateway;
 mod hardening;
+mod includes;
 mod later;
 mod layers;
 mod loops;

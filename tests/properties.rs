@@ -1154,6 +1154,7 @@ pub(crate) fn arb_file() -> impl Strategy<Value = File> {
             })),
         1 => "\\PC{0,8}".prop_map(|value: String| Item::Platform(Platform { url: Text { value: value.into(), span: sp() }, span: sp() })),
         1 => proptest::collection::vec(node(), 0..3).prop_map(|body| Item::Failed(Branch { body, span: sp() }, sp())),
+        1 => "\\PC{0,8}".prop_map(|value: String| Item::Include(Include { path: Text { value: value.into(), span: sp() }, span: sp() })),
     ];
     proptest::collection::vec(item, 0..4).prop_map(|items| File { items })
 }

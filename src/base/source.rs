@@ -45,11 +45,26 @@ impl From<Span> for miette::SourceSpan {
     }
 }
 
-/// One `.blk` file: its name as given and its whole text.
+/// One `.blk` file: its name as given and its whole text. A bot in several
+/// files (`include`) is one text of its files, one after the other, each
+/// starting a line, with its `parts` saying which file each range is:
+/// every position said of it (a line, a column, a file's name) is its own
+/// file's.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
     pub name: String,
     pub text: String,
+    /// The files of a bot in several, in the order of their text (the
+    /// first is the root file); empty for one file.
+    pub parts: Vec<Part>,
+}
+
+/// One file of a bot in several: its name and its range of the bot's text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    pub name: String,
+    pub start: usize,
+    pub end: usize,
 }
 
 impl SourceFile {
@@ -65,14 +80,35 @@ impl SourceFile {
         if text.contains('\r') {
             text = lone_cr_to_lf(text);
         }
-        SourceFile { name: name.into(), text }
+        SourceFile { name: name.into(), text, parts: Vec::new() }
+    }
+
+    /// The file a byte offset is in: its part, or none for one file.
+    pub fn part_at(&self, offset: usize) -> Option<&Part> {
+        let k = self.parts.partition_point(|p| p.start <= offset).checked_sub(1)?;
+        self.parts.get(k)
+    }
+
+    /// The name of the file a byte offset is in.
+    pub fn file_at(&self, offset: usize) -> &str {
+        self.part_at(offset).map_or(&self.name, |p| &p.name)
+    }
+
+    /// The file a part is, as a source file of its own (its offsets less
+    /// the part's start).
+    pub fn part_file(&self, part: &Part) -> SourceFile {
+        let text = self.text.get(part.start..part.end).unwrap_or_default().to_string();
+        SourceFile { name: part.name.clone(), text, parts: Vec::new() }
     }
 
     /// An index of line starts, for many line and column look-ups.
     pub fn line_index(&self) -> LineIndex<'_> {
         let mut starts = vec![0];
         starts.extend(memchr::memchr_iter(b'\n', self.text.as_bytes()).map(|i| i + 1));
-        LineIndex { text: &self.text, starts, last: Default::default() }
+        // Each part starts a line: its first line's number in the text.
+        let parts = self.parts.iter().map(|p| (p.start, starts.partition_point(|&s| s < p.start), p.name.as_str()));
+        let parts = parts.collect();
+        LineIndex { text: &self.text, starts, parts, name: &self.name, last: Default::default() }
     }
 
     /// 1-based line and column (in characters) of a byte offset. Scans the
@@ -82,9 +118,10 @@ impl SourceFile {
         while !self.text.is_char_boundary(offset) {
             offset -= 1;
         }
-        let before = &self.text.as_bytes()[..offset];
+        let from = self.part_at(offset).map_or(0, |p| p.start);
+        let before = &self.text.as_bytes()[from..offset];
         let line = memchr::memchr_iter(b'\n', before).count() + 1;
-        let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
+        let line_start = memchr::memrchr(b'\n', before).map_or(from, |i| from + i + 1);
         let col = self.text[line_start..offset].chars().count() + 1;
         (line, col)
     }
@@ -95,6 +132,9 @@ impl SourceFile {
 pub struct LineIndex<'a> {
     text: &'a str,
     starts: Vec<usize>,
+    /// Each part's start, first line and name (none for one file).
+    parts: Vec<(usize, usize, &'a str)>,
+    name: &'a str,
     /// The last look-up: (line, offset, column). A column is counted from
     /// it when the next offset is later on the same line, so that many
     /// look-ups along one long line (a fix's edits on a pasted JSON line)
@@ -102,7 +142,7 @@ pub struct LineIndex<'a> {
     last: std::cell::Cell<(usize, usize, usize)>,
 }
 
-impl LineIndex<'_> {
+impl<'a> LineIndex<'a> {
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let mut offset = offset.min(self.text.len());
@@ -117,7 +157,19 @@ impl LineIndex<'_> {
             self.text[self.starts[line]..offset].chars().count() + 1
         };
         self.last.set((line, offset, col));
-        (line + 1, col)
+        // (A line of a part counts from the part's first.)
+        let first = self.part(offset).map_or(0, |p| p.1);
+        (line + 1 - first, col)
+    }
+
+    /// The name of the file a byte offset is in.
+    pub fn file(&self, offset: usize) -> &'a str {
+        self.part(offset).map_or(self.name, |p| p.2)
+    }
+
+    fn part(&self, offset: usize) -> Option<&(usize, usize, &'a str)> {
+        let k = self.parts.partition_point(|p| p.0 <= offset).checked_sub(1)?;
+        self.parts.get(k)
     }
 }
 

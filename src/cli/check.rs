@@ -128,6 +128,9 @@ fn fix(
     options: LoadOptions,
     stdout: &mut dyn Write,
 ) -> Result<Checked, Exit> {
+    if !checked.source.parts.is_empty() {
+        return fix_parts(path, checked, stdin_name, options, stdout);
+    }
     let original = checked.source.text.clone();
     let name = checked.source.name.clone();
     let folder = if path.as_os_str() == "-" { stdin_name.and_then(Path::parent) } else { path.parent() };
@@ -145,6 +148,60 @@ fn fix(
     if total > 0 {
         let s = if total == 1 { "" } else { "s" };
         eprintln!("{}: fixed {total} problem{s}", checked.source.name);
+    }
+    Ok(checked)
+}
+
+/// [`fix`] for a bot in several files: each file's certain fixes are made in
+/// that file (never in the bot's text as one), and the bot read again, a
+/// few rounds. From standard input, the root's text is printed and the
+/// files it includes are fixed in place.
+fn fix_parts(
+    path: &Path,
+    mut checked: Checked,
+    stdin_name: Option<&Path>,
+    options: LoadOptions,
+    stdout: &mut dyn Write,
+) -> Result<Checked, Exit> {
+    let root = checked.source.name.clone();
+    let mut root_text = checked.source.parts.first().map(|p| checked.source.text[p.start..p.end].to_string());
+    let mut total = 0;
+    for _ in 0..8 {
+        let mut applied = 0;
+        for (part, local) in blkc::base::diagnostics::by_file(&checked.source, &checked.diagnostics) {
+            let (fixed, n) = blkc::base::diagnostics::apply_certain(&part.text, &local);
+            if n == 0 {
+                continue;
+            }
+            applied += n;
+            if path.as_os_str() == "-" && part.name == root {
+                root_text = Some(fixed);
+            } else {
+                super::write_atomically(Path::new(&part.name), &fixed)
+                    .map_err(|e| report::usage(format!("cannot write `{}`: {e}", part.name)))?;
+            }
+        }
+        if applied == 0 {
+            break;
+        }
+        total += applied;
+        checked = match (path.as_os_str() == "-", &root_text) {
+            (true, Some(text)) => {
+                let folder = stdin_name.map(|n| n.parent().unwrap_or(Path::new("")));
+                blkc::language::load::load_reader(text.as_bytes(), &root, folder, options)
+                    .unwrap_or_else(blkc::language::load::LoadError::into_checked)
+            }
+            _ => {
+                blkc::language::load::load(path, options).unwrap_or_else(blkc::language::load::LoadError::into_checked)
+            }
+        };
+    }
+    if path.as_os_str() == "-" {
+        let _ = stdout.write_all(root_text.unwrap_or_default().as_bytes());
+    }
+    if total > 0 {
+        let s = if total == 1 { "" } else { "s" };
+        eprintln!("{root}: fixed {total} problem{s}");
     }
     Ok(checked)
 }

@@ -247,7 +247,7 @@ fn print_coverage(bot: &SourceFile, coverage: &Coverage) {
     let index = bot.line_index();
     for arm in coverage.arms.iter().filter(|a| !a.reached) {
         let (line, column) = index.line_col(arm.span.start as usize);
-        println!("  not taken: {}:{line}:{column} {}", bot.name, arm.describe());
+        println!("  not taken: {}:{line}:{column} {}", index.file(arm.span.start as usize), arm.describe());
     }
 }
 
@@ -262,7 +262,8 @@ fn coverage_json(bot: &SourceFile, coverage: &Coverage) -> serde_json::Value {
         .filter(|a| !a.reached)
         .map(|a| {
             let (line, column) = index.line_col(a.span.start as usize);
-            json!({ "line": line, "column": column, "branch": a.arm, "branches": a.arms })
+            let file = index.file(a.span.start as usize);
+            json!({ "file": file, "line": line, "column": column, "branch": a.arm, "branches": a.arms })
         })
         .collect();
     json!({

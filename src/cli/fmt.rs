@@ -19,7 +19,14 @@ pub fn fmt(args: &FmtArgs) -> Exit {
     let limits = Limits::default();
     let mut stdout = std::io::stdout().lock();
     let (mut unformatted, mut errors, mut unreadable) = (false, false, false);
-    for path in &args.files {
+    // The files given, then the files they include (each once): a bot in
+    // several files is formatted from its root.
+    let mut files: Vec<std::path::PathBuf> = args.files.clone();
+    let mut seen: Vec<std::path::PathBuf> = files.iter().filter_map(|p| std::fs::canonicalize(p).ok()).collect();
+    let mut next = 0;
+    while next < files.len() {
+        let path = &files[next].clone();
+        next += 1;
         let stdin = path.as_os_str() == "-";
         let name = match (stdin, &args.stdin_filename) {
             (true, Some(n)) => n.display().to_string(),
@@ -48,6 +55,12 @@ pub fn fmt(args: &FmtArgs) -> Exit {
             }
             Ok(checked) => checked,
         };
+        let folder = match (stdin, &args.stdin_filename) {
+            (true, Some(n)) => n.parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
+            (true, None) => std::path::PathBuf::new(),
+            (false, _) => path.parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
+        };
+        included(&checked.ast, &folder, &mut seen, &mut files);
         let source = &checked.source;
         let formatted = blkc::language::format::format_file(&source.text, &checked.ast);
         if args.check {
@@ -67,6 +80,27 @@ pub fn fmt(args: &FmtArgs) -> Exit {
         (true, _) => Exit::Usage,
         (false, true) => Exit::Diagnostics,
         (false, false) => Exit::Success,
+    }
+}
+
+/// The files a file includes that are not yet to be formatted, added to
+/// `files` (one that cannot be read is `blkc check`'s B008).
+fn included(
+    ast: &blkc::language::ast::File,
+    folder: &std::path::Path,
+    seen: &mut Vec<std::path::PathBuf>,
+    files: &mut Vec<std::path::PathBuf>,
+) {
+    for item in &ast.items {
+        if let blkc::language::ast::Item::Include(include) = item {
+            let path = folder.join(&*include.path.value);
+            if let Ok(canonical) = std::fs::canonicalize(&path) {
+                if !seen.contains(&canonical) {
+                    seen.push(canonical);
+                    files.push(path);
+                }
+            }
+        }
     }
 }
 

@@ -190,7 +190,124 @@ fn load_bytes(name: &str, folder: Option<&std::path::Path>, bytes: Vec<u8>, opti
         let diagnostics = parsed.diagnostics.finish();
         return Checked { source, ast: parsed.ast, diagnostics, model: model::Model::default() };
     }
+    let (source, read) = with_includes(source, folder, options.limits);
     let samples = model::Samples::in_folder(folder.map(std::path::Path::to_path_buf).unwrap_or_default());
     let samples = if options.skip_samples { samples.unchecked() } else { samples };
-    check_source_in(source, options.limits, samples)
+    let mut checked = check_source_in(source, options.limits, samples);
+    if !read.is_empty() {
+        checked.diagnostics.splice(0..0, read);
+    }
+    checked
+}
+
+/// The most files one bot may be made of.
+pub const MAX_FILES: usize = 100;
+
+/// A bot in several files read as one (docs/language.md, "A bot in several
+/// files"): each `include "PATH"` names a file by its path from the folder
+/// of the file that includes it, read once, depth first, its text after
+/// the texts before it, each file a [`Part`] of the bot's text. A file
+/// that cannot be read is B008 at its `include`; one included again (or
+/// the root itself) is B009. A file without `include` is read as it is.
+pub fn with_includes(
+    source: SourceFile,
+    folder: Option<&std::path::Path>,
+    limits: syntax::Limits,
+) -> (SourceFile, Vec<Diagnostic>) {
+    if memchr::memmem::find(source.text.as_bytes(), b"include").is_none() {
+        return (source, Vec::new());
+    }
+    let root = folder.unwrap_or(std::path::Path::new(""));
+    let mut bot = Bot { text: String::new(), parts: Vec::new(), seen: Vec::new(), found: Vec::new(), limits };
+    let root_path = root.join(std::path::Path::new(&source.name).file_name().unwrap_or_default());
+    bot.seen.extend(std::fs::canonicalize(&root_path).ok());
+    bot.add(source.name.clone(), &source.text, root);
+    if bot.parts.len() == 1 {
+        return (source, bot.found);
+    }
+    let mut whole = SourceFile::new(source.name, bot.text);
+    whole.parts = bot.parts;
+    (whole, bot.found)
+}
+
+/// The bot's text as its files are read into it.
+struct Bot {
+    text: String,
+    parts: Vec<crate::base::source::Part>,
+    /// Every file read, by its canonical path.
+    seen: Vec<std::path::PathBuf>,
+    found: Vec<Diagnostic>,
+    limits: syntax::Limits,
+}
+
+impl Bot {
+    /// Adds a file's text as a part, then the files it includes.
+    fn add(&mut self, name: String, text: &str, folder: &std::path::Path) {
+        let start = self.text.len();
+        self.text.push_str(text);
+        let end = self.text.len();
+        if !self.text.ends_with('\n') {
+            self.text.push('\n');
+        }
+        self.parts.push(crate::base::source::Part { name: name.clone(), start, end });
+        if memchr::memmem::find(text.as_bytes(), b"include").is_none() {
+            return;
+        }
+        let parsed = syntax::parse_with(&SourceFile::new(name, text.to_string()), self.limits);
+        for item in &parsed.ast.items {
+            if let crate::language::ast::Item::Include(include) = item {
+                let span = Span::new(start + include.path.span.start as usize, start + include.path.span.end as usize);
+                self.include(&include.path.value, span, folder);
+            }
+        }
+    }
+
+    fn include(&mut self, path: &str, span: Span, folder: &std::path::Path) {
+        let path = folder.join(path);
+        let shown = path.display().to_string();
+        let cannot = |why: String, help: &str| {
+            Diagnostic::new(Code::IncludeUnreadable, format!("`{shown}` cannot be read: {why}"))
+                .label(span, "included here")
+                .help(help.to_string())
+        };
+        if self.parts.len() >= MAX_FILES {
+            let help = "a bot is at most 100 files: join some of them";
+            return self.found.push(cannot(format!("the bot has {MAX_FILES} files already"), help));
+        }
+        let canonical = match std::fs::canonicalize(&path) {
+            Ok(c) => c,
+            Err(e) => {
+                let help = "the path is from the folder of the file that includes it";
+                return self.found.push(cannot(e.to_string(), help));
+            }
+        };
+        if self.seen.contains(&canonical) {
+            let d = Diagnostic::new(Code::IncludedTwice, format!("`{shown}` is already part of the bot"))
+                .label(span, "included again here")
+                .help("a file is read once: remove this `include` (a file that includes the one that includes it is read once too)");
+            return self.found.push(d);
+        }
+        self.seen.push(canonical);
+        let left = self.limits.max_file_size.saturating_sub(self.text.len());
+        let bytes = match read_bytes(&path, syntax::Limits { max_file_size: left, ..self.limits }) {
+            Ok(bytes) if bytes.len() <= left => bytes,
+            Ok(_) => {
+                let help = "the bot's files together are held to the size limit of one file";
+                return self
+                    .found
+                    .push(cannot(format!("the bot would be over {} bytes", self.limits.max_file_size), help));
+            }
+            Err(e) => {
+                return self.found.push(cannot(e.error.to_string(), "check that the path names a readable `.blk` file"))
+            }
+        };
+        let text = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(_) => return self.found.push(cannot("it is not UTF-8".into(), "save the file as UTF-8")),
+        };
+        // (As a file of its own reads it: no BOM, lone CRs as LFs.)
+        let text = SourceFile::new(shown.clone(), text).text;
+        let inner = path.parent().unwrap_or(std::path::Path::new("")).to_path_buf();
+        self.add(shown, &text, &inner);
+    }
 }

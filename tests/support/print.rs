@@ -21,6 +21,7 @@ pub fn file(f: &File) -> String {
                 out.push('\n');
             }
             Item::Platform(p) => out.push_str(&format!("platform {}\n", text(&p.url.value))),
+            Item::Include(i) => out.push_str(&format!("include {}\n", text(&i.path.value))),
             Item::Failed(b, _) => {
                 out.push_str("failed {\n");
                 nodes(&b.body, 1, &mut out);

@@ -9,6 +9,9 @@ use crate::base::source::{LineIndex, SourceFile, Span};
 
 /// `file:line:col: severity[CODE]: message`, one line per diagnostic.
 pub fn short(file: &SourceFile, diags: &[Diagnostic]) -> String {
+    if !file.parts.is_empty() {
+        return super::by_file(file, diags).iter().map(|(f, d)| short(f, d)).collect();
+    }
     let index = file.line_index();
     let mut out = String::new();
     for d in diags {
@@ -27,6 +30,9 @@ pub fn short(file: &SourceFile, diags: &[Diagnostic]) -> String {
 /// GitHub Actions workflow commands: `::error file=…,line=…,col=…::message`.
 /// Hints are `notice`s; the help line follows the message.
 pub fn github(file: &SourceFile, diags: &[Diagnostic]) -> String {
+    if !file.parts.is_empty() {
+        return super::by_file(file, diags).iter().map(|(f, d)| github(f, d)).collect();
+    }
     let index = file.line_index();
     let mut out = String::new();
     for d in diags {
@@ -88,7 +94,11 @@ pub fn sarif(files: &[(&SourceFile, &[Diagnostic])]) -> serde_json::Value {
         })
         .collect();
     let mut results = Vec::new();
-    for (file, diags) in files {
+    // (A bot in several files is a file each.)
+    let parts: Vec<(SourceFile, Vec<Diagnostic>)> =
+        files.iter().filter(|(f, _)| !f.parts.is_empty()).flat_map(|(f, d)| super::by_file(f, d)).collect();
+    let each = files.iter().filter(|(f, _)| f.parts.is_empty()).map(|(f, d)| (*f, *d));
+    for (file, diags) in each.chain(parts.iter().map(|(f, d)| (f, d.as_slice()))) {
         let index = file.line_index();
         for d in diags.iter() {
             results.push(result(file, &index, d, codes.binary_search(&d.code).unwrap_or(0)));

@@ -6,7 +6,7 @@
 pub mod formats;
 pub mod render;
 
-use crate::base::source::Span;
+use crate::base::source::{SourceFile, Span};
 
 macro_rules! codes {
     ($($variant:ident = $code:literal, $severity:ident, $title:literal;)*) => {
@@ -58,6 +58,8 @@ codes! {
     MalformedVariable = "B005", Error, "malformed `{…}` variable";
     InvalidUtf8 = "B006", Error, "file is not UTF-8";
     Unreadable = "B007", Error, "file cannot be read";
+    IncludeUnreadable = "B008", Error, "an included file cannot be read";
+    IncludedTwice = "B009", Error, "a file included twice";
     // Checking.
     DuplicateBlock = "B101", Error, "duplicate block name in one command or event";
     UnsupportedMethod = "B102", Error, "unsupported HTTP method";
@@ -544,4 +546,78 @@ pub fn apply_certain(text: &str, diags: &[Diagnostic]) -> (String, usize) {
 /// (two insertions there would have no order).
 fn conflict(a: Span, b: Span) -> bool {
     (a.start < b.end && b.start < a.end) || a.start == b.start
+}
+
+/// A diagnostic of a bot in several files as its own file's (the one rule
+/// every report of such a bot calls): the file its first primary label is
+/// in, as a source of its own, and the diagnostic with its spans in that
+/// file. A label in another file becomes a line of its note, with where it
+/// is (`first declared here: commands.blk:3:9`); a suggestion that edits
+/// another file is left to that file's own fix.
+pub fn localized(file: &SourceFile, d: &Diagnostic) -> (SourceFile, Diagnostic) {
+    let at = d.primary_span().map_or(0, |s| s.start as usize);
+    match file.part_at(at) {
+        Some(part) => (file.part_file(part), local_to(part, &file.line_index(), d)),
+        None => (file.clone(), d.clone()),
+    }
+}
+
+/// The diagnostics of a bot in several files by file, each as its own
+/// file's ([`localized`]), in the order of the files; one file's as they
+/// are.
+pub fn by_file(file: &SourceFile, diags: &[Diagnostic]) -> Vec<(SourceFile, Vec<Diagnostic>)> {
+    if file.parts.is_empty() {
+        return vec![(file.clone(), diags.to_vec())];
+    }
+    let index = file.line_index();
+    let mut out: Vec<(SourceFile, Vec<Diagnostic>)> = Vec::new();
+    for part in &file.parts {
+        let mine: Vec<Diagnostic> = diags
+            .iter()
+            .filter(|d| file.part_at(d.primary_span().map_or(0, |s| s.start as usize)) == Some(part))
+            .map(|d| local_to(part, &index, d))
+            .collect();
+        if !mine.is_empty() {
+            out.push((file.part_file(part), mine));
+        }
+    }
+    out
+}
+
+fn local_to(
+    part: &crate::base::source::Part,
+    index: &crate::base::source::LineIndex<'_>,
+    d: &Diagnostic,
+) -> Diagnostic {
+    let inside = |s: Span| (s.start as usize) >= part.start && (s.end as usize) <= part.end;
+    let shift = |s: Span| Span::new(s.start as usize - part.start, s.end as usize - part.start);
+    let mut local = d.clone();
+    let mut elsewhere = Vec::new();
+    local.labels = d
+        .labels
+        .iter()
+        .filter_map(|l| {
+            if inside(l.span) {
+                return Some(Label { span: shift(l.span), ..l.clone() });
+            }
+            let (line, col) = index.line_col(l.span.start as usize);
+            elsewhere.push(format!("{}: {}:{line}:{col}", l.text, index.file(l.span.start as usize)));
+            None
+        })
+        .collect();
+    local.suggestions = d
+        .suggestions
+        .iter()
+        .filter(|s| s.edits.iter().all(|e| inside(e.span)))
+        .map(|s| Suggestion {
+            edits: s.edits.iter().map(|e| Edit { span: shift(e.span), replacement: e.replacement.clone() }).collect(),
+            ..s.clone()
+        })
+        .collect();
+    if !elsewhere.is_empty() {
+        let mut note = local.note.take().map_or_else(Vec::new, |n| vec![n]);
+        note.extend(elsewhere);
+        local.note = Some(note.join("\n"));
+    }
+    local
 }

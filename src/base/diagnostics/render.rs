@@ -257,6 +257,10 @@ pub fn render_terminal(file: &SourceFile, diags: &[Diagnostic], opts: RenderOpti
 
 /// Renders diagnostics as miette reports, without a summary line.
 pub fn render_reports(file: &SourceFile, diags: &[Diagnostic], opts: RenderOptions) -> String {
+    if !file.parts.is_empty() {
+        let each = super::by_file(file, diags);
+        return each.iter().map(|(f, d)| render_reports(f, d, opts)).collect();
+    }
     if diags.is_empty() {
         // No line index for a clean file: on a big one it is a tenth of the
         // memory the check takes.
@@ -298,8 +302,16 @@ pub fn summary(name: &str, diags: &[Diagnostic]) -> String {
 
 /// The diagnostics of a file as a JSON value, for editors.
 pub fn render_json(file: &SourceFile, diags: &[Diagnostic]) -> serde_json::Value {
-    let index = file.line_index();
-    let items: Vec<_> = diags.iter().map(|d| diagnostic_json(file, &index, d)).collect();
+    let items: Vec<_> = if file.parts.is_empty() {
+        let index = file.line_index();
+        diags.iter().map(|d| diagnostic_json(file, &index, d)).collect()
+    } else {
+        // (A bot in several files: each diagnostic names its own file.)
+        let each = super::by_file(file, diags);
+        each.iter()
+            .flat_map(|(part, local)| local.iter().map(|d| diagnostic_json(part, &part.line_index(), d)))
+            .collect()
+    };
     let count = |s: Severity| diags.iter().filter(|d| d.severity == s).count();
     serde_json::json!({
         "file": file.name,
@@ -323,6 +335,11 @@ pub fn span_json(index: &LineIndex<'_>, span: Span) -> serde_json::Value {
 /// One diagnostic as JSON: the object `blkc check --format json` lists and
 /// `blkc run --format json` puts in its `warning` and `error` events.
 pub fn diagnostic_json(file: &SourceFile, index: &LineIndex<'_>, d: &Diagnostic) -> serde_json::Value {
+    if !file.parts.is_empty() {
+        // (A bot in several files: as its own file's.)
+        let (part, local) = super::localized(file, d);
+        return diagnostic_json(&part, &part.line_index(), &local);
+    }
     serde_json::json!({
         "code": d.code.as_str(),
         "severity": d.severity,

@@ -71,17 +71,24 @@ impl Document {
             Some(f) => Samples::in_folder(f.clone()),
             None => Samples::none(),
         };
-        let checked = crate::language::load::check_source_in(
-            SourceFile::new(name, text),
-            crate::language::syntax::Limits::default(),
-            samples,
-        );
-        let lines = Lines::of(&checked.source.text);
+        // A bot in several files is checked whole, with the files it
+        // includes as they are on disk (docs/editor.md).
+        let limits = crate::language::syntax::Limits::default();
+        let (source, read) = match &folder {
+            Some(f) => crate::language::load::with_includes(SourceFile::new(name, text), Some(f), limits),
+            None => (SourceFile::new(name, text), Vec::new()),
+        };
+        let mut checked = crate::language::load::check_source_in(source, limits, samples);
+        checked.diagnostics.splice(0..0, read);
+        let own = checked.source.parts.first().map_or(checked.source.text.len(), |p| p.end);
+        let lines = Lines::of(&checked.source.text[..own]);
         Document { checked, path, version, lines }
     }
 
+    /// The document's own text (of a bot in several files, this file's).
     pub fn text(&self) -> &str {
-        &self.checked.source.text
+        let own = self.checked.source.parts.first().map_or(self.checked.source.text.len(), |p| p.end);
+        &self.checked.source.text[..own]
     }
 
     pub fn folder(&self) -> Option<&Path> {

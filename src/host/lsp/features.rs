@@ -67,7 +67,41 @@ pub fn write_code_pages() {
 
 /// The file's diagnostics, as `blkc check` finds them.
 pub fn diagnostics(uri: &Uri, doc: &Document) -> Vec<LspDiagnostic> {
-    to_lsp(uri, &doc.checked.diagnostics, &|span| range(doc, span))
+    let own = doc.text().len() as u32;
+    let mine: Vec<_> = doc
+        .checked
+        .diagnostics
+        .iter()
+        .filter(|d| d.primary_span().is_none_or(|s| s.start <= own))
+        .map(|d| {
+            // A place in another file of the bot is said in the note.
+            let (_, local) = crate::base::diagnostics::localized(&doc.checked.source, d);
+            local
+        })
+        .collect();
+    to_lsp(uri, &mine, &|span| range(doc, span))
+}
+
+/// The diagnostics of the files a document includes, by each file's path,
+/// as that file's (published to its URI while the including one is open).
+pub fn included_diagnostics(doc: &Document) -> Vec<(String, Vec<LspDiagnostic>)> {
+    let source = &doc.checked.source;
+    let each = crate::base::diagnostics::by_file(source, &doc.checked.diagnostics);
+    let mut out = Vec::new();
+    for part in source.parts.iter().skip(1) {
+        let Some((file, diags)) = each.iter().find(|(f, _)| f.name == part.name) else {
+            out.push((part.name.clone(), Vec::new()));
+            continue;
+        };
+        let Ok(uri) = crate::base::source::file_uri(&part.name).parse::<Uri>() else { continue };
+        let lines = super::analysis::Lines::of(&file.text);
+        let range = |s: Span| Range {
+            start: lines.pos(&file.text, s.start as usize),
+            end: lines.pos(&file.text, s.end as usize),
+        };
+        out.push((part.name.clone(), to_lsp(&uri, diags, &range)));
+    }
+    out
 }
 
 /// Diagnostics as the protocol has them, placed by `range` (a `.blk` or a

@@ -240,6 +240,19 @@ impl Server<'_> {
             diagnostics,
             version: Some(doc.version),
         });
+        // A bot in several files: each file it includes has its own (none
+        // is published for one that is open itself, which has its own).
+        for (path, diagnostics) in features::included_diagnostics(doc) {
+            let Ok(included) = crate::base::source::file_uri(&path).parse::<Uri>() else { continue };
+            if self.docs.contains_key(included.as_str()) {
+                continue;
+            }
+            self.notify::<note::PublishDiagnostics>(PublishDiagnosticsParams {
+                uri: included,
+                diagnostics,
+                version: None,
+            });
+        }
     }
 
     fn notification(&mut self, n: Notification) {

@@ -214,7 +214,7 @@ impl Play {
             let listed = r.problems.iter().map(|p| {
                 json!({
                     "code": p.code, "severity": "error", "message": format!("serve refused the new version: {}", p.message),
-                    "line": p.line, "column": p.column, "help": p.help,
+                    "file": p.file, "line": p.line, "column": p.column, "help": p.help,
                 })
             });
             let mut listed: Vec<Value> = listed.collect();
@@ -264,10 +264,11 @@ impl Play {
             .iter()
             .filter(|d| d.severity != crate::base::diagnostics::Severity::Hint)
             .map(|d| {
-                let (line, column) = d.primary_span().map_or((1, 1), |s| index.line_col(s.start as usize));
+                let at = d.primary_span().map_or(0, |s| s.start as usize);
+                let (line, column) = index.line_col(at);
                 json!({
                     "code": d.code.as_str(), "severity": d.severity.as_str(), "message": d.message,
-                    "line": line, "column": column, "help": d.help,
+                    "file": index.file(at), "line": line, "column": column, "help": d.help,
                 })
             })
             .collect();

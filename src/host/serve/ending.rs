@@ -104,6 +104,10 @@ fn tell(shared: &Shared, what: &Ended, ending: Ending) {
             let start = event["span"]["start"].as_u64().unwrap_or(0) as usize;
             let (line, column) = index.line_col(start);
             (event["line"], event["column"]) = (json!(line), json!(column));
+            // (A bot in several files: the file it is in.)
+            if !trigger.loaded.checked.source.parts.is_empty() {
+                event["file"] = json!(index.file(start));
+            }
         }
     }
     let record = Record {

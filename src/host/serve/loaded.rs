@@ -30,6 +30,8 @@ pub struct Refused {
 #[derive(Debug)]
 pub struct Problem {
     pub code: &'static str,
+    /// The file it is in (a bot in several files: one of them).
+    pub file: String,
     pub line: usize,
     pub column: usize,
     pub message: String,
@@ -43,8 +45,10 @@ impl Refused {
             .iter()
             .filter(|d| d.severity == crate::base::diagnostics::Severity::Error)
             .map(|d| {
-                let (line, column) = d.primary_span().map_or((1, 1), |s| index.line_col(s.start as usize));
-                Problem { code: d.code.as_str(), line, column, message: d.message.clone(), help: d.help.clone() }
+                let at = d.primary_span().map_or(0, |s| s.start as usize);
+                let (line, column) = index.line_col(at);
+                let file = index.file(at).to_string();
+                Problem { code: d.code.as_str(), file, line, column, message: d.message.clone(), help: d.help.clone() }
             })
             .collect();
         Refused { rendered: render_terminal(source, diagnostics, RenderOptions { color: false, width: 100 }), problems }
@@ -120,8 +124,62 @@ impl std::error::Error for NotAnAddress {}
 
 /// What `--watch` compares: the file's modification time and size.
 pub fn stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
+    let (mut latest, mut size) = one_stamp(path)?;
+    // A bot in several files changes when any of them does.
+    for file in included(path) {
+        if let Some((modified, len)) = one_stamp(&file) {
+            latest = latest.max(modified);
+            size = size.wrapping_add(len).wrapping_add(1);
+        }
+    }
+    Some((latest, size))
+}
+
+fn one_stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
     let meta = std::fs::metadata(path).ok()?;
     Some((meta.modified().ok()?, meta.len()))
+}
+
+/// The files `path` includes, and the files they include (each once), by
+/// their `include "…"` lines. A file's list is read again only when its
+/// stamp changed, so that watching costs the files' metadata.
+fn included(path: &Path) -> Vec<PathBuf> {
+    type Lists = std::collections::HashMap<PathBuf, ((std::time::SystemTime, u64), Vec<PathBuf>)>;
+    static READ: std::sync::Mutex<Option<Lists>> = std::sync::Mutex::new(None);
+    let mut read = READ.lock().unwrap_or_else(|e| e.into_inner());
+    let lists = read.get_or_insert_with(Lists::default);
+    let (mut out, mut next) = (Vec::new(), vec![path.to_path_buf()]);
+    while let Some(file) = next.pop() {
+        let Some(now) = one_stamp(&file) else { continue };
+        let list = match lists.get(&file) {
+            Some((seen, list)) if *seen == now => list.clone(),
+            _ => {
+                let list = include_lines(&file);
+                lists.insert(file.clone(), (now, list.clone()));
+                list
+            }
+        };
+        for f in list {
+            if f != path && !out.contains(&f) && out.len() < crate::language::load::MAX_FILES {
+                out.push(f.clone());
+                next.push(f);
+            }
+        }
+    }
+    out
+}
+
+/// The paths of a file's `include "…"` lines, from its folder.
+fn include_lines(file: &Path) -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read_to_string(file) else { return Vec::new() };
+    if memchr::memmem::find(text.as_bytes(), b"include").is_none() {
+        return Vec::new();
+    }
+    let folder = file.parent().unwrap_or(Path::new(""));
+    text.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("include")?.trim_start().strip_prefix('"')?.split('"').next())
+        .map(|p| folder.join(p))
+        .collect()
 }
 
 /// The store beside the file, wherever blkc is run from (as for `run`).

@@ -642,9 +642,7 @@ fn equals(f: &Failure<'_>) -> Option<Diagnostic> {
     }
     let span = Span::new(f.at, f.at + 1);
     let keyword = previous_word(f.text, f.at).map_or("", |(w, _)| w);
-    if matches!(keyword, "method" | "url" | "sample" | "allow" | "reply" | "platform" | "include")
-        && !f.expects_punct("{")
-    {
+    if TAKES_A_VALUE.contains(&keyword) && !f.expects_punct("{") {
         let value_at = f.at + 1 + (f.text[f.at + 1..].len() - f.text[f.at + 1..].trim_start_matches([' ', '\t']).len());
         let mut edits =
             vec![Edit { span: Span::new(end_of_previous(f.text, f.at), value_at), replacement: " ".into() }];
@@ -1118,10 +1116,7 @@ fn unquoted_string(f: &Failure<'_>) -> Option<Diagnostic> {
     };
     let text = &f.text[span.range()];
     let what = match keyword {
-        "reply" => "a reply's text",
-        "url" => "a URL",
-        "platform" => "the platform's URL",
-        "include" => "an included file's path",
+        "reply" | "url" | "platform" | "include" => value_of(keyword),
         _ if context(f) == Context::Headers => "a header value",
         _ => "this value",
     };
@@ -1660,6 +1655,19 @@ fn lost_close_brace(f: &Failure<'_>) -> Option<Diagnostic> {
             .help(format!("close it with `}}` before `{word}`"))
             .suggest_edits("add the missing `}`", vec![edit], Confidence::Maybe),
     )
+}
+
+/// The keywords a value follows directly, never `=` (`url = "…"` is `url "…"`).
+const TAKES_A_VALUE: [&str; 7] = ["method", "url", "sample", "allow", "reply", "platform", "include"];
+
+/// What the string after a keyword is, in words.
+fn value_of(keyword: &str) -> &'static str {
+    match keyword {
+        "reply" => "a reply's text",
+        "url" => "a URL",
+        "platform" => "the platform's URL",
+        _ => "an included file's path",
+    }
 }
 
 #[cfg(test)]

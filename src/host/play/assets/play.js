@@ -1122,7 +1122,7 @@ async function file() {
   // (What serve refused is shown too: a file can check clean and still be
   // refused, a secret without a value.)
   const shown = (f.diagnostics || []).concat(f.refused || []).map((d) =>
-    `${d.severity} ${d.code} at ${d.line}:${d.column}: ${d.message}` + (d.help ? `\n  help: ${d.help}` : ""));
+    `${d.severity} ${d.code} at ${d.file ? d.file + ":" : ""}${d.line}:${d.column}: ${d.message}` + (d.help ? `\n  help: ${d.help}` : ""));
   $("diagnostics").textContent = shown.join("\n");
 }
 
