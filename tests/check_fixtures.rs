@@ -42,18 +42,16 @@ fn check_fixture(path: &Path) -> blkc::language::model::Checked {
         None => {
             let limits = limits_of(&source.text);
             // A bot in several files: its files read from beside it.
-            let (mut source, mut read) = blkc::language::load::with_includes(source, Some(Path::new(FIXTURES)), limits);
+            let samples = blkc::language::model::Samples::in_folder(FIXTURES.into());
+            let mut checked = blkc::language::load::check_bot(source, Some(Path::new(FIXTURES)), limits, samples);
             // (Named as the fixture is, from the crate's tests folder: the
             // snapshots hold no machine's path.)
-            for part in &mut source.parts {
+            for part in &mut checked.source.parts {
                 part.name = part.name.replace(FIXTURES, "fixtures/check");
             }
-            for d in &mut read {
+            for d in &mut checked.diagnostics {
                 d.message = d.message.replace(FIXTURES, "fixtures/check");
             }
-            let samples = blkc::language::model::Samples::in_folder(FIXTURES.into());
-            let mut checked = blkc::language::load::check_source_in(source, limits, samples);
-            checked.diagnostics.splice(0..0, read);
             checked
         }
     }

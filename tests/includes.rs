@@ -61,6 +61,11 @@ fn a_bot_in_three_files_checks_runs_builds_and_deploys_from_its_root() {
     assert_eq!(plan["variables"][0]["name"], "coins");
     let deployed = blkc(d, &["deploy", "bot.blk", "--dry-run", "--application-id", "1"]);
     assert!(said(&deployed).contains("buy"), "{}", said(&deployed));
+    // Its conversation tests, beside the root.
+    let test = "test \"a purchase and another\" {\n    command buy\n    expect reply text \"You have 1 coins.\"\n    click \"Again\"\n    expect reply text \"Again: 2\"\n}\n";
+    std::fs::write(d.join("bot.blkt"), test).unwrap();
+    let tested = blkc(d, &["test", "bot.blkt"]);
+    assert!(tested.status.success() && said(&tested).contains("1 passed"), "{}", said(&tested));
 }
 
 /// The newcomer's case: a name defined in two files is reported in the

@@ -190,10 +190,22 @@ fn load_bytes(name: &str, folder: Option<&std::path::Path>, bytes: Vec<u8>, opti
         let diagnostics = parsed.diagnostics.finish();
         return Checked { source, ast: parsed.ast, diagnostics, model: model::Model::default() };
     }
-    let (source, read) = with_includes(source, folder, options.limits);
     let samples = model::Samples::in_folder(folder.map(std::path::Path::to_path_buf).unwrap_or_default());
     let samples = if options.skip_samples { samples.unchecked() } else { samples };
-    let mut checked = check_source_in(source, options.limits, samples);
+    check_bot(source, folder, options.limits, samples)
+}
+
+/// [`check_source_in`] of a root file with the files it includes, read
+/// from `folder` ([`with_includes`]): what every reader of a bot calls
+/// (`load`, the language server's documents and tests' bots).
+pub fn check_bot(
+    source: SourceFile,
+    folder: Option<&std::path::Path>,
+    limits: syntax::Limits,
+    samples: model::Samples,
+) -> Checked {
+    let (source, read) = with_includes(source, folder, limits);
+    let mut checked = check_source_in(source, limits, samples);
     if !read.is_empty() {
         checked.diagnostics.splice(0..0, read);
     }
@@ -246,9 +258,9 @@ impl Bot {
         let start = self.text.len();
         self.text.push_str(text);
         let end = self.text.len();
-        if !self.text.ends_with('\n') {
-            self.text.push('\n');
-        }
+        // (A line break of its own after each: an offset at a file's end,
+        // where a file's last error may stand, is that file's.)
+        self.text.push('\n');
         self.parts.push(crate::base::source::Part { name: name.clone(), start, end });
         if memchr::memmem::find(text.as_bytes(), b"include").is_none() {
             return;

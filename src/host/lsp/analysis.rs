@@ -74,12 +74,10 @@ impl Document {
         // A bot in several files is checked whole, with the files it
         // includes as they are on disk (docs/editor.md).
         let limits = crate::language::syntax::Limits::default();
-        let (source, read) = match &folder {
-            Some(f) => crate::language::load::with_includes(SourceFile::new(name, text), Some(f), limits),
-            None => (SourceFile::new(name, text), Vec::new()),
+        let checked = match &folder {
+            Some(f) => crate::language::load::check_bot(SourceFile::new(name, text), Some(f), limits, samples),
+            None => crate::language::load::check_source_in(SourceFile::new(name, text), limits, samples),
         };
-        let mut checked = crate::language::load::check_source_in(source, limits, samples);
-        checked.diagnostics.splice(0..0, read);
         let own = checked.source.parts.first().map_or(checked.source.text.len(), |p| p.end);
         let lines = Lines::of(&checked.source.text[..own]);
         Document { checked, path, version, lines }

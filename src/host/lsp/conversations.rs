@@ -97,10 +97,11 @@ impl TestDocument {
         };
         let folder = bot.parent().map(Path::to_path_buf).unwrap_or_default();
         let name = bot.display().to_string();
-        let checked = crate::language::load::check_source_in(
+        let checked = crate::language::load::check_bot(
             SourceFile::new(name, text),
+            Some(&folder),
             crate::language::syntax::Limits::default(),
-            crate::language::model::Samples::in_folder(folder),
+            crate::language::model::Samples::in_folder(folder.clone()),
         );
         if checked.has_errors() {
             self.diagnostics.push(no_bot(format!("the bot `{}` has errors", bot.display()), at));
