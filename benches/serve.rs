@@ -19,6 +19,9 @@
 #[path = "../tests/support/platform.rs"]
 #[allow(dead_code)]
 mod platform;
+#[path = "../tests/support/postgres.rs"]
+#[allow(dead_code)]
+mod postgres_server;
 mod support;
 
 use std::io::{BufRead as _, BufReader};
@@ -45,6 +48,20 @@ impl Drop for Server {
 }
 
 impl Server {
+    /// The CPU time the process has used (user and system), from /proc.
+    fn cpu(&self) -> Duration {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
+        // The fields after the command's name, which is in parentheses.
+        let fields: Vec<u64> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().map(|f| f.parse().unwrap_or(0)).collect())
+            .unwrap_or_default();
+        // SAFETY: sysconf has no preconditions.
+        let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        let used = fields.get(11).copied().unwrap_or(0) + fields.get(12).copied().unwrap_or(0);
+        Duration::from_secs_f64(used as f64 / ticks)
+    }
+
     /// Resident memory now and at most (KiB), from /proc.
     fn memory(&self) -> (u64, u64) {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
@@ -75,13 +92,10 @@ handler tap {
 "#;
 
 fn start_blkc(dir: &Path, api: u16, key: &SigningKey, binary: &Path, extra: &[&str]) -> Server {
-    let file = dir.join("bot.blk");
     let clicks = if binary == Path::new(env!("CARGO_BIN_EXE_blkc")) { CLICKS } else { "" };
-    std::fs::write(
-        &file,
-        clicks.to_string()
-            + &format!(
-                r#"command fast "Fast" {{
+    let source = clicks.to_string()
+        + &format!(
+            r#"command fast "Fast" {{
     option word "Word"
     reply "pong {{option_word}}"
 }}
@@ -110,9 +124,14 @@ command slow "Slow" {{
     reply "done {{option_word}}"
 }}
 "#
-            ),
-    )
-    .unwrap();
+        );
+    start_source(dir, &source, api, key, binary, extra)
+}
+
+/// `blkc serve` of `source` (written to `dir/bot.blk`), its platform at the
+/// loopback API `api`.
+fn start_source(dir: &Path, source: &str, api: u16, key: &SigningKey, binary: &Path, extra: &[&str]) -> Server {
+    std::fs::write(dir.join("bot.blk"), source).unwrap();
     let mut child = Command::new(binary)
         .args(["serve", "bot.blk", "--listen", "127.0.0.1:0", "--log-format", "json", "--platform"])
         .arg(format!("http://127.0.0.1:{api}/api"))
@@ -132,7 +151,8 @@ command slow "Slow" {{
     Server { child, address }
 }
 
-fn start_node(api: u16, key: &SigningKey) -> Option<Server> {
+/// express + discord-interactions; its clicks' counts in `dir/votes.sqlite3`.
+fn start_node(api: u16, key: &SigningKey, dir: &Path) -> Option<Server> {
     let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/node");
     if !folder.join("node_modules").exists() {
         let ok = Command::new("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(&folder).status();
@@ -146,6 +166,7 @@ fn start_node(api: u16, key: &SigningKey) -> Option<Server> {
         .arg(port.to_string())
         .arg(format!("http://127.0.0.1:{api}"))
         .env("PUBLIC_KEY", hex::encode(key.verifying_key().to_bytes()))
+        .env("STORE", dir.join("votes.sqlite3"))
         .current_dir(&folder)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -167,6 +188,7 @@ fn main() {
     match std::env::var("BLKC_BENCH_ONLY").as_deref() {
         Ok("pool") => return pool(&dir, api, &key, support::sized(2_000, 20), support::sized(5, 1)),
         Ok("neighbours") => return busy_neighbours(&dir, api, &key),
+        Ok("saves") => return saves(&dir, api, &key, support::sized(10_000, 100), support::sized(3, 1)),
         _ => {}
     }
     let blkc = start_blkc(&dir, api, &key, Path::new(env!("CARGO_BIN_EXE_blkc")), &[]);
@@ -175,7 +197,7 @@ fn main() {
         std::fs::create_dir_all(&dir).unwrap();
         start_blkc(&dir, api, &key, Path::new(&binary), &[])
     });
-    let node = start_node(api, &key);
+    let node = start_node(api, &key, &dir);
     if node.is_none() {
         support::missing("serve: node or npm is missing; blkc alone");
     }
@@ -259,8 +281,137 @@ fn main() {
     slow_commands(&blkc, baseline.as_ref(), &key);
     drop(baseline);
     drop(blkc);
+    saves(&dir, api, &key, per_round, support::sized(3, 1));
     pool(&dir, api, &key, per_round / 5, rounds);
     busy_neighbours(&dir, api, &key);
+}
+
+/// The reply-only command, beside the poll's vote.
+const FAST: &str = r#"
+command fast "Fast" {
+    option word "Word"
+    reply "pong {option_word}"
+}
+"#;
+
+/// A click that saves beside a command that does not: examples/poll.blk's
+/// vote (a per-user cooldown kept in the store, the channel's count saved,
+/// the message updated in place), each click by a user of its own so that
+/// none is refused. `blkc serve` with its default SQLite store, with a
+/// PostgreSQL store (a durable one, fsync on, started by the bench), and
+/// express doing the same with better-sqlite3 (benches/node/server.js);
+/// `BLKC_BENCH_BASELINE`'s build with SQLite beside them. Closed loops at 8
+/// and 64 connections, then paced at 1,000 a second; the server's CPU time a
+/// request from /proc. Every round alternates the servers.
+fn saves(dir: &Path, api: u16, key: &SigningKey, per_round: usize, rounds: usize) {
+    let bot = format!("{}{FAST}", include_str!("../examples/poll.blk"));
+    let vote = platform::component_id(&bot, "vote", 0, "coffee");
+    let started = |name: &str, binary: &Path, extra: &[&str]| -> Server {
+        let dir = dir.join(format!("saves-{}", name.replace(' ', "-")));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        start_source(&dir, &bot, api, key, binary, extra)
+    };
+    let this = Path::new(env!("CARGO_BIN_EXE_blkc"));
+    let mut servers: Vec<(String, Server)> = vec![("blkc sqlite".into(), started("blkc sqlite", this, &[]))];
+    let postgres = postgres_server::durable_server();
+    match &postgres {
+        Some(pg) => {
+            let url = pg.store();
+            servers.push(("blkc postgres".into(), started("blkc postgres", this, &["--store", &url])));
+        }
+        None => support::missing("serve: PostgreSQL's binaries are missing; the saves bench without it"),
+    }
+    if let Ok(binary) = std::env::var("BLKC_BENCH_BASELINE") {
+        servers.push(("base sqlite".into(), started("base sqlite", Path::new(&binary), &[])));
+    }
+    let node_dir = dir.join("saves-node");
+    let _ = std::fs::remove_dir_all(&node_dir);
+    std::fs::create_dir_all(&node_dir).unwrap();
+    match start_node(api, key, &node_dir) {
+        Some(node) => servers.push(("node sqlite".into(), node)),
+        None => support::missing("serve: node or npm is missing; the saves bench without express"),
+    }
+    let (mut next_id, mut next_user) = (60_000_000, 3_000_000);
+    let mut requests = |kind: &str, n: usize| -> Vec<Vec<u8>> {
+        let made = (0..n)
+            .map(|i| match kind {
+                "vote" => support::signed_vote(key, next_id + i, &vote, next_user + i),
+                _ => signed(key, next_id + i, "fast", &format!("{}", i % 97)),
+            })
+            .collect();
+        next_id += n;
+        next_user += n;
+        made
+    };
+    for (_, server) in &servers {
+        let warm = load(&server.address, requests("vote", 200), 8);
+        assert_eq!(warm.failures + warm.notices, 0, "the warm-up of {} failed", server.address);
+    }
+    // (server, kind, how), each round's (rate, p50, p99, CPU a request).
+    type Figure = (f64, Duration, Duration, Duration);
+    type Line<'a> = (String, &'a str, String);
+    let mut figures: Vec<(Line, Vec<Figure>)> = Vec::new();
+    let paced_n = support::sized(3_000, 50);
+    for _ in 0..rounds {
+        for how in ["8 connections", "64 connections", "paced 1,000/s"] {
+            for (name, server) in &servers {
+                for kind in ["fast", "vote"] {
+                    let cpu = server.cpu();
+                    let l = match how {
+                        "paced 1,000/s" => support::paced(&server.address, requests(kind, paced_n), 1000.0, CLIENTS),
+                        _ => {
+                            let clients = if how.starts_with('8') { 8 } else { 64 };
+                            load(&server.address, requests(kind, per_round), clients)
+                        }
+                    };
+                    let cpu = (server.cpu() - cpu) / l.latencies.len().max(1) as u32;
+                    assert_eq!(l.failures + l.notices, 0, "{name} {kind} {how}: not answered as asked");
+                    let mut sorted = l.latencies;
+                    sorted.sort();
+                    let rate = sorted.len() as f64 / l.wall.as_secs_f64();
+                    let figure = (rate, percentile(&sorted, 0.5), percentile(&sorted, 0.99), cpu);
+                    let label = (name.clone(), kind, how.to_string());
+                    match figures.iter_mut().find(|(l, _)| *l == label) {
+                        Some((_, v)) => v.push(figure),
+                        None => figures.push((label, vec![figure])),
+                    }
+                }
+            }
+        }
+    }
+    println!(
+        "serve: clicks that save (poll.blk's vote) beside the reply-only command, {rounds} alternating rounds; medians"
+    );
+    let median = |v: &[Figure], f: &dyn Fn(&Figure) -> f64| {
+        let mut xs: Vec<f64> = v.iter().map(f).collect();
+        xs.sort_by(f64::total_cmp);
+        xs[xs.len() / 2]
+    };
+    let summary = |v: &[Figure]| {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        (median(v, &|f| f.0), median(v, &|f| ms(f.1)), median(v, &|f| ms(f.2)), median(v, &|f| ms(f.3) * 1e3))
+    };
+    for ((name, kind, how), v) in &figures {
+        let (rate, p50, p99, cpu) = summary(v);
+        println!(
+            "  {name:<13} {kind:<4} {how:<14} {rate:>8.0}/s   p50 {p50:>6.2} ms   p99 {p99:>6.2} ms   CPU {cpu:>5.0} µs a request"
+        );
+    }
+    for ((name, kind, how), v) in figures.iter().filter(|((_, k, _), _)| *k == "vote") {
+        let Some((_, fast)) = figures.iter().find(|((n, k, h), _)| n == name && *k == "fast" && h == how) else {
+            continue;
+        };
+        let ((rate, _, p99, cpu), (f_rate, _, f_p99, f_cpu)) = (summary(v), summary(fast));
+        println!(
+            "  {name} {how}: a {kind} runs at {:.2}× the command's rate, {:.2}× its p99, {:.2}× its CPU",
+            rate / f_rate,
+            p99 / f_p99,
+            cpu / f_cpu
+        );
+    }
+    drop(servers);
+    drop(postgres);
 }
 
 /// Slow commands (an API that answers in 4 s) beside programs at the

@@ -284,3 +284,51 @@ fn a_store_others_can_write_or_another_user_owns_is_refused() {
     assert_eq!(set.status.code(), Some(3), "{err}");
     assert!(err.contains("belongs to another user"), "{err}");
 }
+
+/// A serving process keeps its SQLite store's connections between runs
+/// (src/run/store/kept.rs). Every click it acknowledged survives a
+/// `kill -9`; a store removed under it is made anew by the next save, never
+/// saved into the removed file; one made writable by others is refused at
+/// the next save, as a new process would refuse it.
+#[test]
+fn a_serving_process_keeps_its_store_open_and_loses_nothing_to_a_kill_or_a_removal() {
+    use crate::serve::{content, serve, FAILED_WORD};
+    use crate::support::platform::{command, TestPlatform};
+    use std::os::unix::fs::PermissionsExt as _;
+    let platform = TestPlatform::start();
+    let program = "var n = 0\ncommand add \"Add\" {\n    save n = n + 1\n    reply \"n is {n}\"\n}\n";
+    let served = serve(program, &platform, None, &[], &[]);
+    let dir = served.file.parent().unwrap().to_path_buf();
+    let add = |id: String| content(&served.send(&platform, &command(&id, "add", serde_json::json!([])))).to_string();
+    let n = || listing(&dir).into_iter().find(|(name, _)| name == "n").map(|(_, v)| v);
+    for i in 1..=20 {
+        assert_eq!(add(format!("a{i}")), format!("n is {i}"), "{}", served.log());
+    }
+    assert_eq!(n(), Some(serde_json::json!(20)));
+
+    // Removed, with its log: the next save makes a new store and is in it.
+    let store = dir.join(".blkc/store.sqlite3");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", store.display()));
+    }
+    assert_eq!(add("b1".into()), "n is 1", "{}", served.log());
+    assert_eq!(add("b2".into()), "n is 2", "{}", served.log());
+    assert_eq!(n(), Some(serde_json::json!(2)));
+
+    // Made writable by others: refused at the next save, which fails.
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o666)).unwrap();
+    assert_eq!(add("c1".into()), FAILED_WORD, "{}", served.log());
+    let log = served.wait_interaction("c1");
+    assert!(log.contains("can be written by other users"), "{log}");
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert_eq!(add("c2".into()), "n is 3", "{}", served.log());
+
+    // Killed right after its last answer: every acknowledged save is kept.
+    for i in 4..=40 {
+        assert_eq!(add(format!("d{i}")), format!("n is {i}"), "{}", served.log());
+    }
+    served.signal(libc::SIGKILL);
+    let mut served = served;
+    let _ = served.child.wait();
+    assert_eq!(n(), Some(serde_json::json!(40)));
+}

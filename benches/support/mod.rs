@@ -250,6 +250,26 @@ pub fn signed_click(key: &SigningKey, id: usize, custom_id: &str) -> Vec<u8> {
     signed_body(key, body)
 }
 
+/// A whole HTTP request of a signed click by user `user` on a button of a
+/// message sent just now (its id a snowflake of this moment, so that a
+/// button that expires has not), whose id is `custom_id`.
+pub fn signed_vote(key: &SigningKey, id: usize, custom_id: &str, user: usize) -> Vec<u8> {
+    const DISCORD_EPOCH_MS: u128 = 1_420_070_400_000;
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis();
+    let message = ((now - DISCORD_EPOCH_MS) << 22).to_string();
+    let body = serde_json::json!({
+        "type": 3, "id": format!("{id}"), "application_id": "4242", "token": format!("token-{id}"),
+        "guild_id": "777", "channel_id": "888",
+        "message": { "id": message, "components": [{ "type": 1, "components": [
+            { "type": 2, "style": 1, "label": "Coffee", "custom_id": custom_id }
+        ] }] },
+        "member": { "user": { "id": format!("{user}"), "username": format!("voter{user}") } },
+        "data": { "custom_id": custom_id, "component_type": 2 }
+    })
+    .to_string();
+    signed_body(key, body)
+}
+
 fn signed_body(key: &SigningKey, body: String) -> Vec<u8> {
     let timestamp = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs().to_string();
     let mut message = timestamp.as_bytes().to_vec();
@@ -355,6 +375,53 @@ pub fn load(address: &str, requests: Vec<Vec<u8>>, clients: usize) -> Load {
         deferred += d;
     }
     Load { wall: started.elapsed(), latencies, failures, notices, deferred }
+}
+
+/// Sends `requests` at `per_second`, each at its own moment whatever the
+/// answers before it (an open loop, as users click), over `clients`
+/// keep-alive connections; each latency is from the moment the request was
+/// due, so that a server that falls behind is charged for the wait.
+pub fn paced(address: &str, requests: Vec<Vec<u8>>, per_second: f64, clients: usize) -> Load {
+    let mut shares: Vec<Vec<(usize, Vec<u8>)>> = (0..clients).map(|_| Vec::new()).collect();
+    for (i, r) in requests.into_iter().enumerate() {
+        shares[i % clients].push((i, r));
+    }
+    let started = Instant::now() + Duration::from_millis(100);
+    let threads: Vec<_> = shares
+        .into_iter()
+        .map(|share| {
+            let address = address.to_string();
+            std::thread::spawn(move || {
+                let stream = TcpStream::connect(&address).unwrap();
+                stream.set_nodelay(true).unwrap();
+                let mut writer = stream.try_clone().unwrap();
+                let mut reader = BufReader::new(stream);
+                let (mut latencies, mut failures, mut notices) = (Vec::new(), 0, 0);
+                for (i, request) in share {
+                    let due = started + Duration::from_secs_f64(i as f64 / per_second);
+                    if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                        std::thread::sleep(wait);
+                    }
+                    let answered = writer.write_all(&request).ok().and_then(|()| read_response(&mut reader));
+                    match answered {
+                        Some((200, body)) => notices += usize::from(body.contains("\"flags\":64")),
+                        _ => failures += 1,
+                    }
+                    latencies.push(due.elapsed());
+                }
+                (latencies, failures, notices)
+            })
+        })
+        .collect();
+    let mut load = Load { wall: Duration::ZERO, latencies: Vec::new(), failures: 0, notices: 0, deferred: 0 };
+    for t in threads {
+        let (l, f, n) = t.join().unwrap();
+        load.latencies.extend(l);
+        load.failures += f;
+        load.notices += n;
+    }
+    load.wall = started.elapsed();
+    load
 }
 
 /// Sends each of `requests` on a connection of its own, all at once (a

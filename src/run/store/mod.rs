@@ -11,6 +11,7 @@
 
 mod error;
 pub(crate) mod host;
+mod kept;
 pub mod later;
 pub mod postgres;
 pub(crate) mod sqlite;

@@ -7,6 +7,8 @@
 //! reported and never recreated.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
@@ -14,27 +16,38 @@ use serde_json::Value as Json;
 
 use super::error::StoreError;
 use super::host::{Host, ServingClaim};
+use super::kept::{Kept, WriteGate};
 use super::later::{Full, Later, ANSWER_TEXT, ANSWER_TREE, CLAIM_BATCH, COLUMNS, MAX_PER_OWNER, MAX_PER_STORE};
 use super::values::{Admin, Entry, VarStore};
 
 /// Where custom variables live between runs: what a run reads and saves.
-/// An SQLite file: opened by each run when it first reads or saves; the
-/// deliveries the one serving process took are kept in it too.
+/// An SQLite file: opened by the first run that reads or saves, its
+/// connections kept for the next runs ([`Kept`]); the deliveries the one
+/// serving process took are kept in it too.
 #[derive(Debug)]
 pub struct SqliteHost {
     path: PathBuf,
     seen: SqliteSeen,
+    kept: Arc<Kept>,
 }
 
 impl SqliteHost {
     pub fn new(path: PathBuf) -> SqliteHost {
-        SqliteHost { seen: SqliteSeen::new(path.clone()), path }
+        SqliteHost { seen: SqliteSeen::new(path.clone()), kept: Kept::new(path.clone()), path }
+    }
+
+    /// `f` on a kept connection (or one opened), given back after.
+    fn with_store<T>(&self, f: impl FnOnce(&mut Store) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let mut store = self.kept.open()?;
+        let done = f(&mut store);
+        self.kept.give_back(store);
+        done
     }
 }
 
 impl Host for SqliteHost {
     fn run_store(&self) -> Box<dyn VarStore + Send> {
-        Box::new(LazyStore::new(self.path.clone()))
+        Box::new(LazyStore::kept(self.kept.clone()))
     }
 
     fn remember(&self, key: String, expires_ms: i64) {
@@ -54,39 +67,44 @@ impl Host for SqliteHost {
     }
 
     fn claim_due(&self, now_ms: i64, until_ms: i64, me: &str) -> Result<Vec<Later>, StoreError> {
-        let store = Store::open(&self.path)?;
-        store.later_table()?;
-        let sql = format!(
-            "UPDATE blkc_later SET claim_until = ?2, claimed_by = ?3 WHERE id IN (SELECT id FROM blkc_later
-             WHERE due_at <= ?1 AND claim_until <= ?1 ORDER BY due_at LIMIT {CLAIM_BATCH}) RETURNING {COLUMNS}"
-        );
-        let mut statement = store.conn.prepare(&sql).map_err(|e| describe(&self.path, e))?;
-        let rows = statement.query_map(rusqlite::params![now_ms, until_ms, me], later_row);
-        let mut claimed: Vec<Later> =
-            rows.and_then(|rows| rows.collect::<Result<_, _>>()).map_err(|e| describe(&self.path, e))?;
-        claimed.sort_by_key(|l| l.due_ms);
-        Ok(claimed)
+        self.with_store(|store| {
+            store.later_table()?;
+            let sql = format!(
+                "UPDATE blkc_later SET claim_until = ?2, claimed_by = ?3 WHERE id IN (SELECT id FROM blkc_later
+                 WHERE due_at <= ?1 AND claim_until <= ?1 ORDER BY due_at LIMIT {CLAIM_BATCH}) RETURNING {COLUMNS}"
+            );
+            let claimed: rusqlite::Result<Vec<Later>> = store.writing(|conn| {
+                let mut statement = conn.prepare_cached(&sql)?;
+                let rows = statement.query_map(rusqlite::params![now_ms, until_ms, me], later_row)?;
+                rows.collect::<Result<_, _>>()
+            });
+            let mut claimed = claimed.map_err(|e| describe(&self.path, e))?;
+            claimed.sort_by_key(|l| l.due_ms);
+            Ok(claimed)
+        })
     }
 
     fn renew_later(&self, ids: &[String], me: &str, until_ms: i64) -> Result<usize, StoreError> {
-        let store = Store::open(&self.path)?;
-        let mut kept = 0;
-        for id in ids {
-            kept += store
-                .conn
-                .execute(
-                    "UPDATE blkc_later SET claim_until = ?3 WHERE id = ?1 AND claimed_by = ?2",
-                    rusqlite::params![id, me, until_ms],
-                )
-                .map_err(|e| describe(&self.path, e))?;
-        }
-        Ok(kept)
+        self.with_store(|store| {
+            store
+                .writing(|conn| {
+                    let mut kept = 0;
+                    for id in ids {
+                        let sql = "UPDATE blkc_later SET claim_until = ?3 WHERE id = ?1 AND claimed_by = ?2";
+                        kept += conn.prepare_cached(sql)?.execute(rusqlite::params![id, me, until_ms])?;
+                    }
+                    Ok(kept)
+                })
+                .map_err(|e| describe(&self.path, e))
+        })
     }
 
     fn done_later(&self, id: &str, me: &str) -> Result<(), StoreError> {
-        let store = Store::open(&self.path)?;
         let sql = "DELETE FROM blkc_later WHERE id = ?1 AND claimed_by = ?2";
-        store.conn.execute(sql, rusqlite::params![id, me]).map(|_| ()).map_err(|e| describe(&self.path, e))
+        self.with_store(|store| {
+            let done = store.writing(|conn| conn.prepare_cached(sql)?.execute(rusqlite::params![id, me]));
+            done.map(|_| ()).map_err(|e| describe(&self.path, e))
+        })
     }
 
     fn take_answer(
@@ -99,7 +117,6 @@ impl Host for SqliteHost {
         if !self.path.exists() {
             return Ok(None);
         }
-        let store = Store::open(&self.path)?;
         let sql = format!(
             "UPDATE blkc_later SET tree = json_extract(vars, '$.\"{ANSWER_TREE}\"'),
              vars = json_set(vars, '$.\"{ANSWER_TEXT}\"', ?3), key = '', due_at = ?4, claim_until = ?5, claimed_by = ?6
@@ -107,12 +124,12 @@ impl Host for SqliteHost {
              AND json_extract(vars, '$.\"{ANSWER_TREE}\"') IS NOT NULL RETURNING {COLUMNS}"
         );
         let params = rusqlite::params![wait.0, wait.1, text, now_ms, claim.0, claim.1];
-        match store.conn.query_row(&sql, params, later_row) {
-            Ok(taken) => Ok(Some(taken)),
-            Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
-            Err(e) if no_table(&e) => Ok(None),
-            Err(e) => Err(describe(&self.path, e)),
-        }
+        self.with_store(|store| {
+            match store.writing(|conn| conn.prepare_cached(&sql)?.query_row(params, later_row).optional()) {
+                Err(e) if no_table(&e) => Ok(None),
+                other => other.map_err(|e| describe(&self.path, e)),
+            }
+        })
     }
 
     fn next_due(&self) -> Result<Option<i64>, StoreError> {
@@ -315,6 +332,11 @@ pub struct Store {
     path: PathBuf,
     /// A save's transaction is open (see [`VarStore::begin`]).
     in_transaction: bool,
+    /// The file opened (device and inode), when opened to write.
+    identity: (u64, u64),
+    /// A process's kept connection: its writers' gate, held while in a
+    /// transaction, and the flag that has the log synced.
+    keeping: Option<(Arc<WriteGate>, Arc<AtomicBool>)>,
 }
 
 /// How long a save waits for another process's save to finish.
@@ -339,13 +361,13 @@ impl Store {
         if !exists {
             create(path)?;
         }
-        check_ownership(path)?;
+        let identity = file_identity(path)?;
         // Checked without writing before it is opened to write.
         Store::open_read_only(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NOFOLLOW;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| describe(path, e))?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| describe(path, e))?;
-        let store = Store { conn, path: path.to_path_buf(), in_transaction: false };
+        let store = Store { conn, path: path.to_path_buf(), in_transaction: false, identity, keeping: None };
         match store.verify() {
             // SQLite needs to create its journal beside the store to write.
             Err(_) if path.parent().is_some_and(read_only_folder) => Err(StoreError::Io(format!(
@@ -372,14 +394,15 @@ impl Store {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| describe(path, e))?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| describe(path, e))?;
-        let store = Store { conn, path: path.to_path_buf(), in_transaction: false };
+        let store = Store { conn, path: path.to_path_buf(), in_transaction: false, identity: (0, 0), keeping: None };
         match store.verify() {
             // A store in WAL mode needs its shared-memory file to be read; in a
             // folder that cannot be written, read it as an unchanging file.
             Err(_) if path.parent().is_some_and(read_only_folder) => {
                 let uri = format!("file:{}?immutable=1", path.display());
                 let conn = Connection::open_with_flags(uri, flags).map_err(|e| describe(path, e))?;
-                let store = Store { conn, path: path.to_path_buf(), in_transaction: false };
+                let store =
+                    Store { conn, path: path.to_path_buf(), in_transaction: false, identity: (0, 0), keeping: None };
                 store.verify()?;
                 Ok(store)
             }
@@ -389,6 +412,42 @@ impl Store {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Makes this connection one a process keeps ([`Kept`]): its commits
+    /// are not synced each (the log is, within a second), and its writes
+    /// take their turn at `gate`.
+    pub(super) fn keep(&mut self, gate: Arc<WriteGate>, dirty: Arc<AtomicBool>) -> Result<(), StoreError> {
+        self.conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| describe(&self.path, e))?;
+        self.keeping = Some((gate, dirty));
+        Ok(())
+    }
+
+    pub(super) fn is_kept(&self) -> bool {
+        self.keeping.is_some()
+    }
+
+    pub(super) fn identity(&self) -> (u64, u64) {
+        self.identity
+    }
+
+    pub(super) fn in_transaction(&self) -> bool {
+        self.in_transaction
+    }
+
+    /// A write of its own (outside a save's transaction: SQLite makes it
+    /// one), in its turn among the process's writers.
+    fn writing<T>(&mut self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+        let gate = self.keeping.as_ref().filter(|_| !self.in_transaction);
+        if let Some((gate, _)) = gate {
+            gate.enter();
+        }
+        let done = f(&self.conn);
+        if let Some((gate, dirty)) = gate {
+            dirty.store(true, Ordering::Release);
+            gate.leave();
+        }
+        done
     }
 
     /// A database that is not ours is refused rather than changed.
@@ -542,10 +601,11 @@ fn remove_abandoned(dir: &Path, prefix: &str) {
     }
 }
 
-/// A store is refused when another user owns it or others may write it:
-/// such a file may have been planted for this user to write saved data
-/// into (for another to read), or be changed under it.
-fn check_ownership(path: &Path) -> Result<(), StoreError> {
+/// The file at `path` (device and inode), refused when another user owns
+/// it or others may write it: such a file may have been planted for this
+/// user to write saved data into (for another to read), or be changed
+/// under it.
+pub(super) fn file_identity(path: &Path) -> Result<(u64, u64), StoreError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt as _;
@@ -574,8 +634,10 @@ fn check_ownership(path: &Path) -> Result<(), StoreError> {
                 meta.mode() & 0o777
             )));
         }
+        Ok((meta.dev(), meta.ino()))
     }
-    Ok(())
+    #[cfg(not(unix))]
+    Ok((0, 0))
 }
 
 /// A complete, empty store at `tmp` (a new name in a private folder):
@@ -620,8 +682,8 @@ impl VarStore for Store {
     fn get(&mut self, name: &str) -> Result<Option<Json>, StoreError> {
         let value: Option<String> = self
             .conn
-            .query_row("SELECT value FROM vars WHERE name = ?1", [name], |r| r.get(0))
-            .optional()
+            .prepare_cached("SELECT value FROM vars WHERE name = ?1")
+            .and_then(|mut s| s.query_row([name], |r| r.get(0)).optional())
             .map_err(|e| describe(&self.path, e))?;
         value.map(|v| parse(&v)).transpose()
     }
@@ -631,21 +693,29 @@ impl VarStore for Store {
         let upsert = "INSERT INTO vars (name, value, updated_at) VALUES (?1, ?2, ?3)
              ON CONFLICT(name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at";
         let params = rusqlite::params![name, value.to_string(), now];
-        if self.in_transaction {
-            self.conn.execute(upsert, params).map_err(|e| describe(&self.path, e))?;
-            return Ok(());
+        let outer = self.in_transaction;
+        self.begin()?;
+        let written = self.conn.prepare_cached(upsert).and_then(|mut s| s.execute(params));
+        let written = written.map(|_| ()).map_err(|e| describe(&self.path, e));
+        if !outer {
+            self.end(written.is_ok())?;
         }
-        let tx =
-            self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| describe(&self.path, e))?;
-        tx.execute(upsert, params).map_err(|e| describe(&self.path, e))?;
-        tx.commit().map_err(|e| describe(&self.path, e))
+        written
     }
 
     /// Takes the store's write lock: the reads of a save and its write are
     /// one transaction, so concurrent read-then-save runs lose nothing.
     fn begin(&mut self) -> Result<(), StoreError> {
         if !self.in_transaction {
-            self.conn.execute_batch("BEGIN IMMEDIATE").map_err(|e| describe(&self.path, e))?;
+            if let Some((gate, _)) = &self.keeping {
+                gate.enter();
+            }
+            if let Err(e) = self.conn.execute_batch("BEGIN IMMEDIATE") {
+                if let Some((gate, _)) = &self.keeping {
+                    gate.leave();
+                }
+                return Err(describe(&self.path, e));
+            }
             self.in_transaction = true;
         }
         Ok(())
@@ -655,15 +725,25 @@ impl VarStore for Store {
         if !self.in_transaction {
             return Ok(());
         }
-        self.in_transaction = false;
         let sql = if commit { "COMMIT" } else { "ROLLBACK" };
-        self.conn.execute_batch(sql).map_err(|e| describe(&self.path, e))
+        let ended = self.conn.execute_batch(sql);
+        if ended.is_err() && !self.conn.is_autocommit() {
+            // A commit that failed (the disk is full) leaves the
+            // transaction open: it is rolled back, and nothing was saved.
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+        self.in_transaction = false;
+        if let Some((gate, dirty)) = &self.keeping {
+            dirty.store(true, Ordering::Release);
+            gate.leave();
+        }
+        ended.map_err(|e| describe(&self.path, e))
     }
 
     fn remove_expired(&mut self, prefix: &str, now_ms: u64) -> Result<u64, StoreError> {
         let sql = "DELETE FROM vars WHERE substr(name, 1, length(?1)) = ?1
              AND value GLOB '[0-9]*' AND value NOT GLOB '*[^0-9]*' AND CAST(value AS INTEGER) < ?2";
-        let removed = self.conn.execute(sql, rusqlite::params![prefix, now_ms as i64]);
+        let removed = self.writing(|conn| conn.execute(sql, rusqlite::params![prefix, now_ms as i64]));
         removed.map(|n| n as u64).map_err(|e| describe(&self.path, e))
     }
 
@@ -680,7 +760,7 @@ impl VarStore for Store {
 
     fn cancel_later(&mut self, owner: &str, key: &str, now_ms: i64) -> Result<u64, StoreError> {
         let sql = "DELETE FROM blkc_later WHERE owner = ?1 AND key = ?2 AND due_at > ?3 AND claim_until <= ?3";
-        match self.conn.execute(sql, rusqlite::params![owner, key, now_ms]) {
+        match self.writing(|conn| conn.execute(sql, rusqlite::params![owner, key, now_ms])) {
             Ok(n) => Ok(n as u64),
             Err(e) if no_table(&e) => Ok(0),
             Err(e) => Err(describe(&self.path, e)),
@@ -746,15 +826,28 @@ pub struct LazyStore {
     path: std::path::PathBuf,
     store: Option<Store>,
     writable: bool,
+    /// The process's kept connections: one is taken first, and the one
+    /// used is given back when the run ends.
+    kept: Option<Arc<Kept>>,
 }
 
 impl LazyStore {
     pub fn new(path: std::path::PathBuf) -> LazyStore {
-        LazyStore { path, store: None, writable: false }
+        LazyStore { path, store: None, writable: false, kept: None }
+    }
+
+    /// A run's store from `kept`, a process's kept connections.
+    pub fn kept(kept: Arc<Kept>) -> LazyStore {
+        LazyStore { path: kept.path().to_path_buf(), store: None, writable: false, kept: Some(kept) }
     }
 
     fn for_reading(&mut self) -> Result<Option<&mut Store>, StoreError> {
         if self.store.is_none() {
+            if let Some(store) = self.kept.as_ref().and_then(|k| k.take()) {
+                self.store = Some(store);
+                self.writable = true;
+                return Ok(self.store.as_mut());
+            }
             if !self.path.exists() {
                 return Ok(None);
             }
@@ -766,10 +859,27 @@ impl LazyStore {
     fn for_writing(&mut self) -> Result<&mut Store, StoreError> {
         if !self.writable {
             self.store = None;
-            self.store = Some(Store::open(&self.path)?);
+            self.store = Some(match &self.kept {
+                Some(kept) => kept.open()?,
+                None => Store::open(&self.path)?,
+            });
             self.writable = true;
         }
         self.store.as_mut().ok_or_else(|| StoreError::Io("the store is not open".to_string()))
+    }
+}
+
+impl Drop for LazyStore {
+    /// A run that ended in a save's transaction (it panicked) rolls it
+    /// back, which gives the writers' gate back; the connection is kept.
+    fn drop(&mut self) {
+        let Some(mut store) = self.store.take() else { return };
+        if store.in_transaction {
+            let _ = store.end(false);
+        }
+        if let Some(kept) = &self.kept {
+            kept.give_back(store);
+        }
     }
 }
 
