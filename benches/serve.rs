@@ -188,7 +188,10 @@ fn main() {
     match std::env::var("BLKC_BENCH_ONLY").as_deref() {
         Ok("pool") => return pool(&dir, api, &key, support::sized(2_000, 20), support::sized(5, 1)),
         Ok("neighbours") => return busy_neighbours(&dir, api, &key),
-        Ok("saves") => return saves(&dir, api, &key, support::sized(10_000, 100), support::sized(3, 1)),
+        Ok("saves") => {
+            let rounds = std::env::var("BLKC_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok());
+            return saves(&dir, api, &key, support::sized(10_000, 100), rounds.unwrap_or(support::sized(3, 1)));
+        }
         _ => {}
     }
     let blkc = start_blkc(&dir, api, &key, Path::new(env!("CARGO_BIN_EXE_blkc")), &[]);
@@ -344,9 +347,9 @@ fn saves(dir: &Path, api: u16, key: &SigningKey, per_round: usize, rounds: usize
         next_user += n;
         made
     };
-    for (_, server) in &servers {
+    for (name, server) in &servers {
         let warm = load(&server.address, requests("vote", 200), 8);
-        assert_eq!(warm.failures + warm.notices, 0, "the warm-up of {} failed", server.address);
+        assert_eq!(warm.failures + warm.notices, 0, "the warm-up of {name} failed: {:?}", warm.first_notice);
     }
     // (server, kind, how), each round's (rate, p50, p99, CPU a request).
     type Figure = (f64, Duration, Duration, Duration);

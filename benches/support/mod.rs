@@ -251,16 +251,14 @@ pub fn signed_click(key: &SigningKey, id: usize, custom_id: &str) -> Vec<u8> {
 }
 
 /// A whole HTTP request of a signed click by user `user` on a button of a
-/// message sent just now (its id a snowflake of this moment, so that a
-/// button that expires has not), whose id is `custom_id`.
+/// message sent just now (so that a button that expires has not), whose id
+/// is `custom_id`.
 pub fn signed_vote(key: &SigningKey, id: usize, custom_id: &str, user: usize) -> Vec<u8> {
-    const DISCORD_EPOCH_MS: u128 = 1_420_070_400_000;
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis();
-    let message = ((now - DISCORD_EPOCH_MS) << 22).to_string();
+    let sent = time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339).unwrap();
     let body = serde_json::json!({
         "type": 3, "id": format!("{id}"), "application_id": "4242", "token": format!("token-{id}"),
         "guild_id": "777", "channel_id": "888",
-        "message": { "id": message, "components": [{ "type": 1, "components": [
+        "message": { "id": "555", "timestamp": sent, "components": [{ "type": 1, "components": [
             { "type": 2, "style": 1, "label": "Coffee", "custom_id": custom_id }
         ] }] },
         "member": { "user": { "id": format!("{user}"), "username": format!("voter{user}") } },
@@ -316,6 +314,8 @@ pub struct Load {
     pub notices: usize,
     /// Interactions answered "thinking" (their runs were still going).
     pub deferred: usize,
+    /// The first answer that was a notice, to say what went wrong.
+    pub first_notice: Option<String>,
 }
 
 /// Sends `requests` over `clients` keep-alive connections at once; each
@@ -337,6 +337,7 @@ pub fn load(address: &str, requests: Vec<Vec<u8>>, clients: usize) -> Load {
                 let mut reader = BufReader::new(stream);
                 let mut latencies = Vec::with_capacity(share.len());
                 let (mut failures, mut notices, mut deferred) = (0, 0, 0);
+                let mut first_notice = None;
                 for request in share {
                     let t = Instant::now();
                     if writer.write_all(&request).is_err() {
@@ -349,6 +350,9 @@ pub fn load(address: &str, requests: Vec<Vec<u8>>, clients: usize) -> Load {
                         Some((200, body))
                             if ["4", "5", "6", "7"].iter().any(|t| body.contains(&format!("\"type\":{t}"))) =>
                         {
+                            if body.contains("\"flags\":64") && notices == 0 {
+                                first_notice = Some(body.clone());
+                            }
                             notices += usize::from(body.contains("\"flags\":64"));
                             deferred += usize::from(body.contains("\"type\":5") || body.contains("\"type\":6"));
                         }
@@ -361,20 +365,22 @@ pub fn load(address: &str, requests: Vec<Vec<u8>>, clients: usize) -> Load {
                     }
                     latencies.push(t.elapsed());
                 }
-                (latencies, failures, notices, deferred)
+                (latencies, failures, notices, deferred, first_notice)
             })
         })
         .collect();
     let mut latencies = Vec::new();
     let (mut failures, mut notices, mut deferred) = (0, 0, 0);
+    let mut first_notice = None;
     for t in threads {
-        let (l, f, n, d) = t.join().unwrap();
+        let (l, f, n, d, notice) = t.join().unwrap();
+        first_notice = first_notice.or(notice);
         latencies.extend(l);
         failures += f;
         notices += n;
         deferred += d;
     }
-    Load { wall: started.elapsed(), latencies, failures, notices, deferred }
+    Load { wall: started.elapsed(), latencies, failures, notices, deferred, first_notice }
 }
 
 /// Sends `requests` at `per_second`, each at its own moment whatever the
@@ -413,7 +419,8 @@ pub fn paced(address: &str, requests: Vec<Vec<u8>>, per_second: f64, clients: us
             })
         })
         .collect();
-    let mut load = Load { wall: Duration::ZERO, latencies: Vec::new(), failures: 0, notices: 0, deferred: 0 };
+    let mut load =
+        Load { wall: Duration::ZERO, latencies: Vec::new(), failures: 0, notices: 0, deferred: 0, first_notice: None };
     for t in threads {
         let (l, f, n) = t.join().unwrap();
         load.latencies.extend(l);
@@ -451,7 +458,8 @@ pub fn burst(address: &str, requests: Vec<Vec<u8>>) -> Load {
         .collect();
     let started = Instant::now();
     barrier.wait();
-    let mut load = Load { wall: Duration::ZERO, latencies: Vec::new(), failures: 0, notices: 0, deferred: 0 };
+    let mut load =
+        Load { wall: Duration::ZERO, latencies: Vec::new(), failures: 0, notices: 0, deferred: 0, first_notice: None };
     for t in threads {
         let (took, answered) = t.join().unwrap();
         match answered {

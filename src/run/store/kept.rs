@@ -13,8 +13,11 @@
 //! Kept connections commit without an fsync each (`synchronous=NORMAL` in
 //! WAL mode): a commit is in the log once written, so a process killed
 //! (`kill -9`) or crashed loses no save it acknowledged, and the store is
-//! never corrupt. A thread syncs the log within a second of a commit, so a
-//! power cut loses at most the saves of the last second.
+//! never corrupt. Nor do they move the log into the store when it grows
+//! (SQLite's automatic checkpoint, two fsyncs made by whichever save
+//! crossed the line, while it holds the write lock): a thread does, within
+//! a second of a commit, syncing the log first, so a power cut loses at
+//! most the saves of the last second and no save waits on the disk.
 //!
 //! The process's own writers take their turn at [`WriteGate`] before
 //! SQLite's write lock: SQLite's busy handler sleeps and polls (1, 2, 5, 10
@@ -35,7 +38,7 @@ use super::sqlite::Store;
 const MAX_IDLE: usize = 64;
 
 /// How soon after a commit the log is synced to the disk.
-const SYNC_EVERY: Duration = Duration::from_secs(1);
+const SYNC_EVERY: Duration = Duration::from_millis(100);
 
 /// The kept connections of the store at `path`.
 pub struct Kept {
@@ -66,6 +69,17 @@ impl Kept {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The gate the process's writers take their turn at.
+    pub fn gate(&self) -> Arc<WriteGate> {
+        self.gate.clone()
+    }
+
+    /// A writer of its own connection committed: the syncer moves the log
+    /// into the store within a second.
+    pub fn committed(&self) {
+        self.dirty.store(true, Ordering::Release);
     }
 
     /// A connection to write with: a kept one whose file is still the
@@ -105,37 +119,43 @@ impl Kept {
         }
     }
 
+    /// Moves the log's committed saves into the store (a passive
+    /// checkpoint: no writer waits on it), syncing the log first and the
+    /// store after, on a connection of the syncer's own (`own`, opened
+    /// when first needed and again when the store's file changed).
+    fn checkpoint(&self, own: &mut Option<Store>) {
+        if own.as_ref().is_some_and(|s| super::sqlite::file_identity(&self.path).ok() != Some(s.identity())) {
+            *own = None;
+        }
+        if own.is_none() {
+            *own = Store::open(&self.path).ok();
+        }
+        let Some(store) = own else { return };
+        if let Err(e) = store.checkpoint() {
+            tracing::warn!(error = %e, store = %self.path.display(), "the store's log could not be moved into it");
+        }
+    }
+
     /// Starts the thread that syncs the log after commits, once; it ends
     /// with the last handle on `self`.
-    fn start_syncer(self: &Arc<Kept>) {
+    pub fn start_syncer(self: &Arc<Kept>) {
         let mut started = self.syncer.lock().unwrap_or_else(|e| e.into_inner());
         if *started {
             return;
         }
         let weak: Weak<Kept> = Arc::downgrade(self);
-        let wal = wal_path(&self.path);
-        let spawned = std::thread::Builder::new().name("blkc-store-sync".into()).spawn(move || loop {
-            std::thread::sleep(SYNC_EVERY);
-            let Some(kept) = weak.upgrade() else { return };
-            if kept.dirty.swap(false, Ordering::AcqRel) {
-                // The log's committed frames, on the disk; SQLite recovers
-                // them from it after a power cut.
-                if let Err(e) = std::fs::File::open(&wal).and_then(|f| f.sync_data()) {
-                    if e.kind() != std::io::ErrorKind::NotFound {
-                        tracing::warn!(error = %e, store = %kept.path.display(), "the store's log could not be synced");
-                    }
+        let spawned = std::thread::Builder::new().name("blkc-store-sync".into()).spawn(move || {
+            let mut own: Option<Store> = None;
+            loop {
+                std::thread::sleep(SYNC_EVERY);
+                let Some(kept) = weak.upgrade() else { return };
+                if kept.dirty.swap(false, Ordering::AcqRel) {
+                    kept.checkpoint(&mut own);
                 }
             }
         });
         *started = spawned.is_ok();
     }
-}
-
-/// The write-ahead log beside the store at `path`.
-fn wal_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_os_string();
-    name.push("-wal");
-    PathBuf::from(name)
 }
 
 /// One writer at a time among a process's kept connections.

@@ -17,6 +17,7 @@ use serde_json::Value as Json;
 use super::error::StoreError;
 use super::host::{Host, ServingClaim};
 use super::kept::{Kept, WriteGate};
+
 use super::later::{Full, Later, ANSWER_TEXT, ANSWER_TREE, CLAIM_BATCH, COLUMNS, MAX_PER_OWNER, MAX_PER_STORE};
 use super::values::{Admin, Entry, VarStore};
 
@@ -33,7 +34,8 @@ pub struct SqliteHost {
 
 impl SqliteHost {
     pub fn new(path: PathBuf) -> SqliteHost {
-        SqliteHost { seen: SqliteSeen::new(path.clone()), kept: Kept::new(path.clone()), path }
+        let kept = Kept::new(path.clone());
+        SqliteHost { seen: SqliteSeen::new(path.clone(), kept.clone()), kept, path }
     }
 
     /// `f` on a kept connection (or one opened), given back after.
@@ -175,6 +177,11 @@ fn later_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Later> {
 pub struct SqliteSeen {
     path: PathBuf,
     writer: std::sync::Mutex<Option<Writer>>,
+    /// The process's kept connections ([`Kept`]): a batch takes its turn
+    /// at their writers' gate, rather than meet a run's save at SQLite's
+    /// lock, whose busy handler sleeps, and their syncer moves the log
+    /// into the store.
+    kept: Arc<Kept>,
 }
 
 /// The thread that writes the deliveries, and its queue.
@@ -190,16 +197,18 @@ impl std::fmt::Debug for SqliteSeen {
 const SEEN_BACKLOG: usize = 65_536;
 
 impl SqliteSeen {
-    fn new(path: PathBuf) -> SqliteSeen {
-        SqliteSeen { path, writer: std::sync::Mutex::new(None) }
+    fn new(path: PathBuf, kept: Arc<Kept>) -> SqliteSeen {
+        SqliteSeen { path, writer: std::sync::Mutex::new(None), kept }
     }
 
     /// The store's connection with its table of deliveries (the store is
     /// checked to be a blkc store, and created, before it is written).
     fn connect(&self) -> Result<Connection, StoreError> {
         let conn = Store::open(&self.path)?.conn;
-        // A delivery lost to a power cut at most: not worth an fsync each.
+        // A delivery lost to a power cut at most: not worth an fsync each;
+        // the log is moved into the store by the kept connections' syncer.
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| describe(&self.path, e))?;
+        conn.pragma_update(None, "wal_autocheckpoint", 0).map_err(|e| describe(&self.path, e))?;
         conn.execute_batch("CREATE TABLE IF NOT EXISTS blkc_seen (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)")
             .map_err(|e| describe(&self.path, e))?;
         Ok(conn)
@@ -225,9 +234,10 @@ impl SqliteSeen {
         if writer.is_none() {
             let (tx, rx) = crossbeam_channel::bounded(SEEN_BACKLOG);
             let Ok(conn) = self.connect() else { return };
-            let path = self.path.clone();
+            let (path, kept) = (self.path.clone(), self.kept.clone());
+            kept.start_syncer();
             let started =
-                std::thread::Builder::new().name("blkc-seen".into()).spawn(move || write_seen(conn, &path, &rx));
+                std::thread::Builder::new().name("blkc-seen".into()).spawn(move || write_seen(conn, &path, &kept, &rx));
             let Ok(thread) = started else { return };
             *writer = Some((tx, thread));
         }
@@ -248,10 +258,12 @@ impl SqliteSeen {
 
 /// Writes the deliveries as they come, those waiting together in one
 /// transaction; now and then removes those that stopped counting.
-fn write_seen(mut conn: Connection, path: &Path, rx: &crossbeam_channel::Receiver<(String, i64)>) {
+fn write_seen(mut conn: Connection, path: &Path, kept: &Kept, rx: &crossbeam_channel::Receiver<(String, i64)>) {
     let mut batches = 0u64;
     while let Ok(first) = rx.recv() {
         let batch: Vec<(String, i64)> = std::iter::once(first).chain(rx.try_iter().take(4096)).collect();
+        let gate = kept.gate();
+        gate.enter();
         let written = (|| -> rusqlite::Result<()> {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             {
@@ -269,6 +281,8 @@ fn write_seen(mut conn: Connection, path: &Path, rx: &crossbeam_channel::Receive
             }
             tx.commit()
         })();
+        kept.committed();
+        gate.leave();
         if let Err(e) = written {
             // The process's memory still refuses replays while it lives.
             eprintln!("blkc: cannot note deliveries in {}: {}", path.display(), describe(path, e));
@@ -419,8 +433,18 @@ impl Store {
     /// take their turn at `gate`.
     pub(super) fn keep(&mut self, gate: Arc<WriteGate>, dirty: Arc<AtomicBool>) -> Result<(), StoreError> {
         self.conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| describe(&self.path, e))?;
+        // The kept connections' checkpoints are the syncer's (kept.rs).
+        self.conn.pragma_update(None, "wal_autocheckpoint", 0).map_err(|e| describe(&self.path, e))?;
         self.keeping = Some((gate, dirty));
         Ok(())
+    }
+
+    /// A passive checkpoint: the log's committed frames into the store,
+    /// the log synced before and the store after (`synchronous=FULL`).
+    pub(super) fn checkpoint(&mut self) -> Result<(), StoreError> {
+        self.conn.pragma_update(None, "synchronous", "FULL").map_err(|e| describe(&self.path, e))?;
+        let done = self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+        done.map_err(|e| describe(&self.path, e))
     }
 
     pub(super) fn is_kept(&self) -> bool {
