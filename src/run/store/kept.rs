@@ -16,8 +16,9 @@
 //! never corrupt. Nor do they move the log into the store when it grows
 //! (SQLite's automatic checkpoint, two fsyncs made by whichever save
 //! crossed the line, while it holds the write lock): a thread does, within
-//! a second of a commit, syncing the log first, so a power cut loses at
-//! most the saves of the last second and no save waits on the disk.
+//! a tenth of a second of a commit, syncing the log first, so a power cut
+//! loses at most the saves of the last tenth of a second and no save waits
+//! on the disk.
 //!
 //! The process's own writers take their turn at [`WriteGate`] before
 //! SQLite's write lock: SQLite's busy handler sleeps and polls (1, 2, 5, 10
@@ -37,7 +38,7 @@ use super::sqlite::Store;
 /// Connections kept beyond this many are closed when given back.
 const MAX_IDLE: usize = 64;
 
-/// How soon after a commit the log is synced to the disk.
+/// How soon after a commit the log is synced and moved into the store.
 const SYNC_EVERY: Duration = Duration::from_millis(100);
 
 /// The kept connections of the store at `path`.
