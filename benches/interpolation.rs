@@ -56,42 +56,81 @@ fn response() -> serde_json::Value {
     serde_json::json!({ "data": { "total": 600, "items": items } })
 }
 
-fn main() {
-    let json = response();
-    let size = json.to_string().len();
-    let fields =
-        ["id", "name", "price", "tags.1", "owner.login", "owner.profile.city", "owner.profile.stars", "active"];
+/// The template of `slots` (1,000 `{…}`, each followed by a space) in a
+/// reply of a command whose block `r` the bench answers.
+fn template(slots: &[String]) -> plan::Template {
     let mut text = String::from("command c {\n    api r { method GET url \"https://x.io\" }\n    reply \"");
-    for i in 0..1000 {
-        text.push_str(&format!("{{api_r[response.data.items.{}.{}]}} ", i * 7 % 600, fields[i % fields.len()]));
+    for slot in slots {
+        text.push_str(slot);
+        text.push(' ');
     }
     text.push_str("\"\n}\n");
     let checked = blkc::language::load::check_source(SourceFile::new("bench.blk", text));
-    assert!(!checked.has_errors());
+    assert!(!checked.has_errors(), "{:?}", checked.diagnostics.first());
     let Item::Tree(tree) = &checked.ast.items[0] else { unreachable!() };
     let Node::Reply(reply) = &tree.body[1] else { unreachable!() };
-    let template = plan::template(reply.text().expect("a reply with text"));
-    let data = blkc::base::data::Data::parse(json.to_string().as_bytes()).unwrap().data;
-    let mut scope = Bench { response: Response::new(200, Body::Json(data)), world: Default::default() };
+    plan::template(reply.text().expect("a reply with text"))
+}
 
-    let out = render::render(&template, &mut scope);
-    assert!(out.contains("item number 3") && !out.contains("{api_r"));
+/// Nanoseconds per `{…}` rendered (the median of seven samples, the best
+/// and the worst).
+fn measure(template: &plan::Template, scope: &mut Bench) -> [f64; 3] {
     let rounds = support::sized(2000, 2);
     let mut samples = Vec::new();
     for _ in 0..7 {
         let start = Instant::now();
         for _ in 0..rounds {
-            std::hint::black_box(render::render(std::hint::black_box(&template), &mut scope));
+            std::hint::black_box(render::render(std::hint::black_box(template), scope));
         }
         samples.push(start.elapsed().as_nanos() as f64 / (rounds * 1000) as f64);
     }
     samples.sort_by(f64::total_cmp);
+    [samples[3], samples[0], samples[6]]
+}
+
+fn main() {
+    let json = response();
+    let size = json.to_string().len();
+    let fields =
+        ["id", "name", "price", "tags.1", "owner.login", "owner.profile.city", "owner.profile.stars", "active"];
+    let lookups: Vec<String> = (0..1000)
+        .map(|i| format!("{{api_r[response.data.items.{}.{}]}}", i * 7 % 600, fields[i % fields.len()]))
+        .collect();
+    // The data helpers and random (issue 53): each kind in a template of
+    // its own.
+    let kinds: [(&str, &dyn Fn(&str) -> String); 8] = [
+        ("`|upper` of a text", &|item| format!("{{{item}.name]|upper}}")),
+        ("`|round 1` of a number", &|item| format!("{{{item}.price]|round 1}}")),
+        ("`|join ' '` of a list", &|item| format!("{{{item}.tags]|join ' '}}")),
+        ("`|replace|pad` of a text", &|item| format!("{{{item}.owner.login]|replace 'user' 'member'|pad 12}}")),
+        ("`|count` of a list", &|item| format!("{{{item}.tags]|count}}")),
+        ("`|pick` of a list", &|item| format!("{{{item}.tags]|pick}}")),
+        ("`{random 1 6}`", &|_| "{random 1 6}".to_string()),
+        ("`{dice 2d6|sum}`", &|_| "{dice 2d6|sum}".to_string()),
+    ];
+    let helpers: Vec<(&str, Vec<String>)> = kinds
+        .iter()
+        .map(|(what, slot)| {
+            (*what, (0..1000).map(|i| slot(&format!("api_r[response.data.items.{}", i * 7 % 600))).collect())
+        })
+        .collect();
+    let data = blkc::base::data::Data::parse(json.to_string().as_bytes()).unwrap().data;
+    let mut scope = Bench { response: Response::new(200, Body::Json(data)), world: Default::default() };
+    let mut templates = vec![("a lookup", template(&lookups))];
+    templates.extend(helpers.iter().map(|(what, slots)| (*what, template(slots))));
+    for (what, template) in &templates {
+        let out = render::render(template, &mut scope);
+        assert!(!out.contains("{api_r") && !out.contains("{random") && !out.contains("{dice"), "{what}: {out}");
+    }
+    assert!(render::render(&templates[0].1, &mut scope).contains("item number 3"));
+    assert!(render::render(&templates[1].1, &mut scope).contains("ITEM NUMBER 7"));
     println!(
-        "interpolation: response {:.0} KB, 1000 lookups per template, {rounds} renders per sample",
-        size as f64 / 1e3
+        "interpolation: response {:.0} KB, 1000 {{…}} per template, {} renders per sample",
+        size as f64 / 1e3,
+        support::sized(2000, 2)
     );
-    println!(
-        "interpolation: median {:.1} ns per lookup and render (best {:.1}, worst {:.1})",
-        samples[3], samples[0], samples[6]
-    );
+    for (what, template) in &templates {
+        let [median, best, worst] = measure(template, &mut scope);
+        println!("interpolation: {what}: median {median:.1} ns a {{…}} rendered (best {best:.1}, worst {worst:.1})");
+    }
 }
