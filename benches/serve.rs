@@ -143,9 +143,16 @@ fn start_source(dir: &Path, source: &str, api: u16, key: &SigningKey, binary: &P
         .spawn()
         .expect("start blkc serve");
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let first = lines.next().and_then(Result::ok).unwrap_or_default();
-    let log: serde_json::Value = serde_json::from_str(&first).unwrap_or_default();
-    let address = log["listen"].as_str().unwrap_or_else(|| panic!("blkc serve did not start: {first}")).to_string();
+    // The first line that says where it listens (a warning may come first).
+    let mut said = String::new();
+    let address = loop {
+        let Some(Ok(line)) = lines.next() else { panic!("blkc serve did not start: {said}") };
+        let log: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+        if let Some(listen) = log["listen"].as_str() {
+            break listen.to_string();
+        }
+        said.push_str(&line);
+    };
     // The log of every interaction is read (and dropped), as a terminal would.
     std::thread::spawn(move || for _ in lines {});
     Server { child, address }
@@ -188,6 +195,7 @@ fn main() {
     match std::env::var("BLKC_BENCH_ONLY").as_deref() {
         Ok("pool") => return pool(&dir, api, &key, support::sized(2_000, 20), support::sized(5, 1)),
         Ok("neighbours") => return busy_neighbours(&dir, api, &key),
+        Ok("features") => return features(&dir, &key),
         Ok("saves") => {
             let rounds = std::env::var("BLKC_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok());
             return saves(&dir, api, &key, support::sized(10_000, 100), rounds.unwrap_or(support::sized(3, 1)));
@@ -285,6 +293,7 @@ fn main() {
     drop(baseline);
     drop(blkc);
     saves(&dir, api, &key, per_round, support::sized(3, 1));
+    features(&dir, &key);
     pool(&dir, api, &key, per_round / 5, rounds);
     busy_neighbours(&dir, api, &key);
 }
@@ -567,4 +576,147 @@ fn metric(address: &str, name: &str) -> Option<u64> {
     let (_, body) = support::read_response(&mut std::io::BufReader::new(stream))?;
     let line = body.lines().find(|l| l.strip_prefix(name).is_some_and(|rest| rest.starts_with(' ')))?;
     line.split_whitespace().last()?.parse::<f64>().ok().map(|n| n as u64)
+}
+
+/// The platform's requests as they came: when, and the request line.
+type Arrivals = std::sync::Arc<std::sync::Mutex<Vec<(std::time::Instant, String)>>>;
+
+/// The turn's features on their hot paths, through `blkc serve`: a role
+/// given by a command (through the rate limiter, at the default global
+/// limit of 50 a second and at one the platform granted, 5,000), a webhook
+/// event with its GitHub signature, each sending a message, and 1,000
+/// reminders (`at` one moment, each a member's own) all due at once: when
+/// each reaches the platform after its time.
+fn features(dir: &Path, key: &SigningKey) {
+    let arrivals: Arrivals = Default::default();
+    let noted = arrivals.clone();
+    let platform = support::http_server(move |line, _| {
+        noted.lock().unwrap().push((std::time::Instant::now(), line.to_string()));
+        "{\"id\":\"1\"}".to_string()
+    });
+    let secret = "whsec-0123456789abcdef";
+    let lead = Duration::from_secs(support::sized(8, 4));
+    // A whole second (the time helpers read seconds), `lead` or a little
+    // more from now.
+    let now = time::OffsetDateTime::now_utc();
+    let due = (now + lead + Duration::from_secs(1)).replace_nanosecond(0).unwrap();
+    let due_at = std::time::Instant::now() + Duration::try_from(due - now).unwrap();
+    let at = due.format(&time::format_description::well_known::Rfc3339).unwrap();
+    let bot = format!(
+        r#"command role "Role" {{
+    option word "Word"
+    give role "999" to "{{user_id}}"
+    reply "given"
+}}
+command remind "Remind" {{
+    option word "Word"
+    at "{at}" {{
+        send to "900" "reminder {{option_word}}"
+    }}
+    reply "kept"
+}}
+event push webhook "/hooks/github" signed github secret "<GITHUB_SECRET>" {{
+    send to "901" "push {{api_webhook[response.n]}}"
+}}
+"#
+    );
+    let this = Path::new(env!("CARGO_BIN_EXE_blkc"));
+    let folder = dir.join("features");
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).unwrap();
+    std::env::set_var("BLKC_BOT_TOKEN", "bench.bot.token.0123456789");
+    std::env::set_var("BLKC_SECRET_GITHUB_SECRET", secret);
+    let granted = start_source(&folder, &bot, platform, key, this, &["--global-rate-limit", "5000"]);
+    let count = |what: &str| arrivals.lock().unwrap().iter().filter(|(_, l)| l.contains(what)).count();
+    let wait_for = |what: &str, n: usize| {
+        let until = std::time::Instant::now() + Duration::from_secs(120);
+        while count(what) < n && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let times: Vec<std::time::Instant> =
+            arrivals.lock().unwrap().iter().filter(|(_, l)| l.contains(what)).map(|(t, _)| *t).collect();
+        times
+    };
+
+    // 1,000 reminders, kept before their moment.
+    let reminders = support::sized(1000, 20);
+    let asked = load(
+        &granted.address,
+        (0..reminders)
+            .map(|i| support::signed_by(key, 70_000_000 + i, "remind", &i.to_string(), 5_000_000 + i))
+            .collect(),
+        CLIENTS,
+    );
+    assert_eq!(asked.failures + asked.notices, 0, "the reminders were not all kept");
+    let kept_by = due_at.saturating_duration_since(std::time::Instant::now());
+    let sent = wait_for("/channels/900/messages", reminders);
+    // Milliseconds after the moment (before it: negative).
+    let mut late: Vec<f64> = sent
+        .iter()
+        .map(|t| match t.checked_duration_since(due_at) {
+            Some(after) => after.as_secs_f64() * 1e3,
+            None => -(due_at.duration_since(*t).as_secs_f64() * 1e3),
+        })
+        .collect();
+    late.sort_by(f64::total_cmp);
+    let at = |p: f64| late.get(((late.len() as f64 * p) as usize).min(late.len().saturating_sub(1))).copied();
+    println!(
+        "serve: {} of {reminders} reminders due at one moment sent (kept {:.1} s before it); after their time: first {:.1} ms, p50 {:.1} ms, last {:.1} ms",
+        sent.len(),
+        kept_by.as_secs_f64(),
+        at(0.0).unwrap_or_default(),
+        at(0.5).unwrap_or_default(),
+        at(1.0).unwrap_or_default()
+    );
+
+    // Roles given, at a granted global limit and at the default one.
+    std::fs::create_dir_all(dir.join("features-default")).unwrap();
+    let default = start_source(&dir.join("features-default"), &bot, platform, key, this, &[]);
+    for (label, server, n) in [
+        ("a limit of 5,000/s", &granted, support::sized(4000, 40)),
+        ("the default limit, 50/s", &default, support::sized(300, 10)),
+    ] {
+        let before = count("/roles/999");
+        let started = std::time::Instant::now();
+        let l = load(&server.address, (0..n).map(|i| signed(key, 71_000_000 + i, "role", "r")).collect(), CLIENTS);
+        assert_eq!(l.failures + l.notices, 0, "roles: not answered as asked");
+        let given = wait_for("/roles/999", before + n);
+        let took = given.last().map_or(Duration::ZERO, |t| t.duration_since(started));
+        println!(
+            "serve: {n} roles given by commands at {label}: {:.0} actions/s reached the platform ({} of {n})",
+            (given.len() - before) as f64 / took.as_secs_f64(),
+            given.len() - before
+        );
+    }
+
+    // Webhook events, each signed and its delivery new.
+    let n = support::sized(4000, 40);
+    let host = granted.address.clone();
+    let posts: Vec<Vec<u8>> = (0..n)
+        .map(|i| {
+            let body = format!("{{\"n\":{i},\"ref\":\"refs/heads/main\"}}");
+            let signed = blkc::base::webhook::Scheme::Github.sign(secret, body.as_bytes(), 0);
+            let headers: String = signed.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
+            format!(
+                "POST /hooks/github HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                 X-GitHub-Event: push\r\nX-GitHub-Delivery: bench-{i}\r\n{headers}\r\n{body}",
+                body.len()
+            )
+            .into_bytes()
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let l = support::load_status(&granted.address, posts, CLIENTS, 202);
+    assert_eq!(l.failures, 0, "webhook events: not accepted");
+    let accepted = l.latencies.len() as f64 / l.wall.as_secs_f64();
+    let delivered = wait_for("/channels/901/messages", n);
+    let took = delivered.last().map_or(Duration::ZERO, |t| t.duration_since(started));
+    let mut latencies = l.latencies;
+    latencies.sort();
+    println!(
+        "serve: {n} signed webhook events: accepted at {accepted:.0}/s (p99 {:.2} ms), their {} messages sent at {:.0}/s",
+        percentile(&latencies, 0.99).as_secs_f64() * 1e3,
+        delivered.len(),
+        delivered.len() as f64 / took.as_secs_f64()
+    );
 }

@@ -223,10 +223,15 @@ pub fn key() -> SigningKey {
 
 /// A whole HTTP request of a signed interaction, ready to write.
 pub fn signed(key: &SigningKey, id: usize, command: &str, word: &str) -> Vec<u8> {
+    signed_by(key, id, command, word, 1001)
+}
+
+/// [`signed`], by user `user`.
+pub fn signed_by(key: &SigningKey, id: usize, command: &str, word: &str, user: usize) -> Vec<u8> {
     let body = serde_json::json!({
         "type": 2, "id": format!("{id}"), "application_id": "4242", "token": format!("token-{id}"),
         "guild_id": "777", "channel_id": "888",
-        "member": { "user": { "id": "1001", "username": "ada" } },
+        "member": { "user": { "id": format!("{user}"), "username": format!("member{user}") } },
         "data": { "name": command, "options": [{ "name": "word", "type": 3, "value": word }] }
     })
     .to_string();
@@ -321,6 +326,31 @@ pub struct Load {
 /// Sends `requests` over `clients` keep-alive connections at once; each
 /// latency is from the request's first byte written to its answer read.
 pub fn load(address: &str, requests: Vec<Vec<u8>>, clients: usize) -> Load {
+    load_judged(address, requests, clients, interaction_answer)
+}
+
+/// How an answer is counted: not as the platform expects (`None`), else
+/// whether it is a notice only its user sees and whether it says
+/// "thinking".
+type Judge = fn(u16, &str) -> Option<(bool, bool)>;
+
+/// An interaction's answer: a message (4), "thinking" (5), a component's
+/// update (7) or its deferral (6).
+fn interaction_answer(status: u16, body: &str) -> Option<(bool, bool)> {
+    let kind = ["4", "5", "6", "7"].iter().any(|t| body.contains(&format!("\"type\":{t}")));
+    (status == 200 && kind)
+        .then(|| (body.contains("\"flags\":64"), body.contains("\"type\":5") || body.contains("\"type\":6")))
+}
+
+/// [`load`] of requests whose every answer is `status` (a webhook's 202).
+pub fn load_status(address: &str, requests: Vec<Vec<u8>>, clients: usize, status: u16) -> Load {
+    match status {
+        202 => load_judged(address, requests, clients, |s, _| (s == 202).then_some((false, false))),
+        _ => load_judged(address, requests, clients, |s, _| (s == 200).then_some((false, false))),
+    }
+}
+
+fn load_judged(address: &str, requests: Vec<Vec<u8>>, clients: usize, judge: Judge) -> Load {
     let mut shares: Vec<Vec<Vec<u8>>> = (0..clients).map(|_| Vec::new()).collect();
     for (i, r) in requests.into_iter().enumerate() {
         shares[i % clients].push(r);
@@ -344,21 +374,18 @@ pub fn load(address: &str, requests: Vec<Vec<u8>>, clients: usize) -> Load {
                         failures += 1;
                         continue;
                     }
-                    match read_response(&mut reader) {
-                        // A message (4), "thinking" (5), a component's update (7)
-                        // or its deferral (6).
-                        Some((200, body))
-                            if ["4", "5", "6", "7"].iter().any(|t| body.contains(&format!("\"type\":{t}"))) =>
-                        {
-                            if body.contains("\"flags\":64") && notices == 0 {
+                    let answer = read_response(&mut reader);
+                    match answer.as_ref().and_then(|(status, body)| Some((judge(*status, body)?, body))) {
+                        Some(((notice, thinking), body)) => {
+                            if notice && notices == 0 {
                                 first_notice = Some(body.clone());
                             }
-                            notices += usize::from(body.contains("\"flags\":64"));
-                            deferred += usize::from(body.contains("\"type\":5") || body.contains("\"type\":6"));
+                            notices += usize::from(notice);
+                            deferred += usize::from(thinking);
                         }
-                        other => {
+                        None => {
                             if failures == 0 {
-                                eprintln!("unexpected answer: {other:?}");
+                                eprintln!("unexpected answer: {answer:?}");
                             }
                             failures += 1;
                         }
