@@ -98,7 +98,8 @@ fn main() {
         .collect();
     // The data helpers and random (issue 53): each kind in a template of
     // its own.
-    let kinds: [(&str, &dyn Fn(&str) -> String); 8] = [
+    type Slot = dyn Fn(&str) -> String;
+    let kinds: [(&str, &Slot); 8] = [
         ("`|upper` of a text", &|item| format!("{{{item}.name]|upper}}")),
         ("`|round 1` of a number", &|item| format!("{{{item}.price]|round 1}}")),
         ("`|join ' '` of a list", &|item| format!("{{{item}.tags]|join ' '}}")),

@@ -53,6 +53,9 @@ pub fn sample(n: usize) -> String {
     format!("{{\"data\": {{\"total\": 720, \"items\": [{}]}}, \"links\": {{\"next\": null}}}}\n", items.join(",\n"))
 }
 
+/// The requests a run may send (B147).
+const RUN_REQUESTS: usize = 100;
+
 /// [`generate`], each block naming one of `samples` sample files
 /// (`samples/sNN.json`) when `samples` is not 0.
 pub fn generate_with(trees: usize, blocks: usize, samples: usize) -> String {
@@ -71,7 +74,16 @@ pub fn generate_with(trees: usize, blocks: usize, samples: usize) -> String {
         }
         let var = if is_event { "server_id" } else { "option_query" };
         for b in 0..per_tree {
-            let prev = if b > 0 { format!("{{api_b{}[response.data.items.0.id]}}", b - 1) } else { "{user_id}".into() };
+            // A run sends at most 100 requests (B147): the blocks past the
+            // 100th are in a branch of their own, which starts a chain anew.
+            if b == RUN_REQUESTS {
+                out.push_str(&format!("    if \"{{{var}}}\" == \"more\" {{\n"));
+            }
+            let prev = if b % RUN_REQUESTS > 0 {
+                format!("{{api_b{}[response.data.items.0.id]}}", b - 1)
+            } else {
+                "{user_id}".into()
+            };
             let method = ["GET", "POST", "PUT", "PATCH", "DELETE"][b % 5];
             out.push_str(&format!(
                 "    api b{b} {{\n        method {method}\n        url \"https://api{}.example.com/v2/resources/{{{var}}}/items\"\n        params {{\n            page = {b}\n            filter = \"{prev}\"\n            sort = \"created_at desc\"\n        }}\n        headers {{\n            Accept = \"application/json\"\n            X-Api-Key = \"<SERVICE_KEY>\"\n            X-Request-Id = \"req-{t}-{b}\"\n        }}\n",
@@ -92,7 +104,11 @@ pub fn generate_with(trees: usize, blocks: usize, samples: usize) -> String {
                 ));
             }
         }
-        out.push_str(&format!("    save last_seen = \"{{api_b{}[response.data.items.0.id]}}\"\n}}\n\n", per_tree - 1));
+        if per_tree > RUN_REQUESTS {
+            out.push_str("    }\n");
+        }
+        let last = per_tree.min(RUN_REQUESTS) - 1;
+        out.push_str(&format!("    save last_seen = \"{{api_b{last}[response.data.items.0.id]}}\"\n}}\n\n"));
     }
     out
 }

@@ -78,7 +78,7 @@ impl Kept {
     }
 
     /// A writer of its own connection committed: the syncer moves the log
-    /// into the store within a second.
+    /// into the store within a tenth of a second.
     pub fn committed(&self) {
         self.dirty.store(true, Ordering::Release);
     }
