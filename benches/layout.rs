@@ -50,9 +50,8 @@ fn main() {
     let checked = blkc::language::load::check_source(SourceFile::new("card.blk", text.clone()));
     assert!(!checked.has_errors(), "{:?}", checked.diagnostics);
     let plan = blkc::language::plan::lower(&checked).expect("the card lowers");
-    let mut inputs = Inputs::default();
-    inputs.vars =
-        [("user_name", "Ada"), ("user_id", "1001"), ("channel_id", "888")].map(|(k, v)| (k.into(), v.into())).into();
+    let vars = [("user_name", "Ada"), ("user_id", "1001"), ("channel_id", "888")];
+    let inputs = Inputs { vars: vars.map(|(k, v)| (k.into(), v.into())).into(), ..Inputs::default() };
     let options = Options { offline: true, ..Options::default() };
     let render = || -> Vec<u8> {
         let mut said = Vec::new();
