@@ -22,7 +22,8 @@ use std::sync::Arc;
 
 pub use error::StoreError;
 pub use host::{Host, ServingClaim, SharedStore};
-pub use sqlite::{claim_for_serving, LazyStore, SqliteHost, Store, DEFAULT_PATH, SCHEMA_VERSION};
+pub use kept::SqliteHost;
+pub use sqlite::{claim_for_serving, LazyStore, Store, DEFAULT_PATH, SCHEMA_VERSION};
 pub use values::{delivery_key, Admin, Entry, MemoryStore, VarStore};
 
 /// The store at `location` for `blkc vars`: only to read when `reading`

@@ -8,154 +8,26 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 use serde_json::Value as Json;
 
 use super::error::StoreError;
-use super::host::{Host, ServingClaim};
-use super::kept::{Kept, WriteGate};
+use super::host::ServingClaim;
 
-use super::later::{Full, Later, ANSWER_TEXT, ANSWER_TREE, CLAIM_BATCH, COLUMNS, MAX_PER_OWNER, MAX_PER_STORE};
+use super::later::{Full, Later, COLUMNS, MAX_PER_OWNER, MAX_PER_STORE};
 use super::values::{Admin, Entry, VarStore};
-
-/// Where custom variables live between runs: what a run reads and saves.
-/// An SQLite file: opened by the first run that reads or saves, its
-/// connections kept for the next runs ([`Kept`]); the deliveries the one
-/// serving process took are kept in it too.
-#[derive(Debug)]
-pub struct SqliteHost {
-    path: PathBuf,
-    seen: SqliteSeen,
-    kept: Arc<Kept>,
-}
-
-impl SqliteHost {
-    pub fn new(path: PathBuf) -> SqliteHost {
-        let kept = Kept::new(path.clone());
-        SqliteHost { seen: SqliteSeen::new(path.clone(), kept.clone()), kept, path }
-    }
-
-    /// `f` on a kept connection (or one opened), given back after.
-    fn with_store<T>(&self, f: impl FnOnce(&mut Store) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        let mut store = self.kept.open()?;
-        let done = f(&mut store);
-        self.kept.give_back(store);
-        done
-    }
-}
-
-impl Host for SqliteHost {
-    fn run_store(&self) -> Box<dyn VarStore + Send> {
-        Box::new(LazyStore::kept(self.kept.clone()))
-    }
-
-    fn remember(&self, key: String, expires_ms: i64) {
-        self.seen.remember(key, expires_ms);
-    }
-
-    fn finish(&self) {
-        self.seen.finish();
-    }
-
-    fn recent(&self, now_ms: i64) -> Result<Vec<(String, i64)>, StoreError> {
-        self.seen.recent(now_ms)
-    }
-
-    fn claim_for_serving(&self) -> Result<Option<ServingClaim>, StoreError> {
-        claim_for_serving(&self.path).map(Some)
-    }
-
-    fn claim_due(&self, now_ms: i64, until_ms: i64, me: &str) -> Result<Vec<Later>, StoreError> {
-        self.with_store(|store| {
-            store.later_table()?;
-            let sql = format!(
-                "UPDATE blkc_later SET claim_until = ?2, claimed_by = ?3 WHERE id IN (SELECT id FROM blkc_later
-                 WHERE due_at <= ?1 AND claim_until <= ?1 ORDER BY due_at LIMIT {CLAIM_BATCH}) RETURNING {COLUMNS}"
-            );
-            let claimed: rusqlite::Result<Vec<Later>> = store.writing(|conn| {
-                let mut statement = conn.prepare_cached(&sql)?;
-                let rows = statement.query_map(rusqlite::params![now_ms, until_ms, me], later_row)?;
-                rows.collect::<Result<_, _>>()
-            });
-            let mut claimed = claimed.map_err(|e| describe(&self.path, e))?;
-            claimed.sort_by_key(|l| l.due_ms);
-            Ok(claimed)
-        })
-    }
-
-    fn renew_later(&self, ids: &[String], me: &str, until_ms: i64) -> Result<usize, StoreError> {
-        self.with_store(|store| {
-            store
-                .writing(|conn| {
-                    let mut kept = 0;
-                    for id in ids {
-                        let sql = "UPDATE blkc_later SET claim_until = ?3 WHERE id = ?1 AND claimed_by = ?2";
-                        kept += conn.prepare_cached(sql)?.execute(rusqlite::params![id, me, until_ms])?;
-                    }
-                    Ok(kept)
-                })
-                .map_err(|e| describe(&self.path, e))
-        })
-    }
-
-    fn done_later(&self, id: &str, me: &str) -> Result<(), StoreError> {
-        let sql = "DELETE FROM blkc_later WHERE id = ?1 AND claimed_by = ?2";
-        self.with_store(|store| {
-            let done = store.writing(|conn| conn.prepare_cached(sql)?.execute(rusqlite::params![id, me]));
-            done.map(|_| ()).map_err(|e| describe(&self.path, e))
-        })
-    }
-
-    fn take_answer(
-        &self,
-        wait: (&str, &str),
-        text: &str,
-        now_ms: i64,
-        claim: (i64, &str),
-    ) -> Result<Option<Later>, StoreError> {
-        if !self.path.exists() {
-            return Ok(None);
-        }
-        let sql = format!(
-            "UPDATE blkc_later SET tree = json_extract(vars, '$.\"{ANSWER_TREE}\"'),
-             vars = json_set(vars, '$.\"{ANSWER_TEXT}\"', ?3), key = '', due_at = ?4, claim_until = ?5, claimed_by = ?6
-             WHERE owner = ?1 AND key = ?2 AND due_at > ?4 AND claim_until <= ?4
-             AND json_extract(vars, '$.\"{ANSWER_TREE}\"') IS NOT NULL RETURNING {COLUMNS}"
-        );
-        let params = rusqlite::params![wait.0, wait.1, text, now_ms, claim.0, claim.1];
-        self.with_store(|store| {
-            match store.writing(|conn| conn.prepare_cached(&sql)?.query_row(params, later_row).optional()) {
-                Err(e) if no_table(&e) => Ok(None),
-                other => other.map_err(|e| describe(&self.path, e)),
-            }
-        })
-    }
-
-    fn next_due(&self) -> Result<Option<i64>, StoreError> {
-        if !self.path.exists() {
-            return Ok(None);
-        }
-        let store = Store::open_read_only(&self.path)?;
-        let next = store.conn.query_row("SELECT min(due_at) FROM blkc_later", [], |r| r.get::<_, Option<i64>>(0));
-        match next {
-            Ok(next) => Ok(next),
-            Err(e) if no_table(&e) => Ok(None),
-            Err(e) => Err(describe(&self.path, e)),
-        }
-    }
-}
 
 /// Whether `e` says the table of waiting work was never made (no run of
 /// the store has made any yet).
-fn no_table(e: &rusqlite::Error) -> bool {
+pub(super) fn no_table(e: &rusqlite::Error) -> bool {
     e.to_string().contains("no such table: blkc_later")
 }
 
 /// A row of `blkc_later` ([`COLUMNS`]) as waiting work.
-fn later_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Later> {
+pub(super) fn later_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Later> {
     let vars: String = r.get(6)?;
     Ok(Later {
         id: r.get(0)?,
@@ -166,129 +38,6 @@ fn later_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Later> {
         note: r.get(5)?,
         vars: serde_json::from_str(&vars).unwrap_or(Json::Null),
     })
-}
-
-/// The deliveries the serving process took, in its SQLite store (a table
-/// beside the variables, `blkc_seen`, made when first needed; readers of
-/// the store's format 1 pass it by), so that a restarted server still
-/// knows them. The process's memory decides while it lives; the store is
-/// written behind it, by a thread of its own, many deliveries a
-/// transaction, so no answer waits on the disk.
-pub struct SqliteSeen {
-    path: PathBuf,
-    writer: std::sync::Mutex<Option<Writer>>,
-    /// The process's kept connections ([`Kept`]): a batch takes its turn
-    /// at their writers' gate, rather than meet a run's save at SQLite's
-    /// lock, whose busy handler sleeps, and their syncer moves the log
-    /// into the store.
-    kept: Arc<Kept>,
-}
-
-/// The thread that writes the deliveries, and its queue.
-type Writer = (crossbeam_channel::Sender<(String, i64)>, std::thread::JoinHandle<()>);
-
-impl std::fmt::Debug for SqliteSeen {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteSeen").field("path", &self.path).finish_non_exhaustive()
-    }
-}
-
-/// Deliveries waiting to be written, past which one is left to memory.
-const SEEN_BACKLOG: usize = 65_536;
-
-impl SqliteSeen {
-    fn new(path: PathBuf, kept: Arc<Kept>) -> SqliteSeen {
-        SqliteSeen { path, writer: std::sync::Mutex::new(None), kept }
-    }
-
-    /// The store's connection with its table of deliveries (the store is
-    /// checked to be a blkc store, and created, before it is written).
-    fn connect(&self) -> Result<Connection, StoreError> {
-        let conn = Store::open(&self.path)?.conn;
-        // A delivery lost to a power cut at most: not worth an fsync each;
-        // the log is moved into the store by the kept connections' syncer.
-        conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| describe(&self.path, e))?;
-        conn.pragma_update(None, "wal_autocheckpoint", 0).map_err(|e| describe(&self.path, e))?;
-        conn.execute_batch("CREATE TABLE IF NOT EXISTS blkc_seen (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)")
-            .map_err(|e| describe(&self.path, e))?;
-        Ok(conn)
-    }
-
-    /// The deliveries taken that still count at `now_ms`: their keys and
-    /// when each stops counting (ms since the epoch), soonest first.
-    pub fn recent(&self, now_ms: i64) -> Result<Vec<(String, i64)>, StoreError> {
-        let conn = self.connect()?;
-        let mut statement = conn
-            .prepare("SELECT id, expires_at FROM blkc_seen WHERE expires_at > ?1 ORDER BY expires_at")
-            .map_err(|e| describe(&self.path, e))?;
-        let rows = statement
-            .query_map([now_ms], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
-            .map_err(|e| describe(&self.path, e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| describe(&self.path, e))
-    }
-
-    /// Notes delivery `key` taken, counting until `expires_ms`: written in
-    /// the background.
-    pub fn remember(&self, key: String, expires_ms: i64) {
-        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        if writer.is_none() {
-            let (tx, rx) = crossbeam_channel::bounded(SEEN_BACKLOG);
-            let Ok(conn) = self.connect() else { return };
-            let (path, kept) = (self.path.clone(), self.kept.clone());
-            kept.start_syncer();
-            let started =
-                std::thread::Builder::new().name("blkc-seen".into()).spawn(move || write_seen(conn, &path, &kept, &rx));
-            let Ok(thread) = started else { return };
-            *writer = Some((tx, thread));
-        }
-        if let Some((tx, _)) = writer.as_ref() {
-            let _ = tx.try_send((key, expires_ms));
-        }
-    }
-
-    /// Writes what waits, and stops the writer (the server stops).
-    pub fn finish(&self) {
-        let writer = self.writer.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some((tx, thread)) = writer {
-            drop(tx);
-            let _ = thread.join();
-        }
-    }
-}
-
-/// Writes the deliveries as they come, those waiting together in one
-/// transaction; now and then removes those that stopped counting.
-fn write_seen(mut conn: Connection, path: &Path, kept: &Kept, rx: &crossbeam_channel::Receiver<(String, i64)>) {
-    let mut batches = 0u64;
-    while let Ok(first) = rx.recv() {
-        let batch: Vec<(String, i64)> = std::iter::once(first).chain(rx.try_iter().take(4096)).collect();
-        let gate = kept.gate();
-        gate.enter();
-        let written = (|| -> rusqlite::Result<()> {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            {
-                let mut insert =
-                    tx.prepare_cached("INSERT OR REPLACE INTO blkc_seen (id, expires_at) VALUES (?1, ?2)")?;
-                for (key, expires) in &batch {
-                    insert.execute(rusqlite::params![key, expires])?;
-                }
-            }
-            if batches.is_multiple_of(256) {
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_millis() as i64);
-                tx.execute("DELETE FROM blkc_seen WHERE expires_at < ?1", [now])?;
-            }
-            tx.commit()
-        })();
-        kept.committed();
-        gate.leave();
-        if let Err(e) = written {
-            // The process's memory still refuses replays while it lives.
-            eprintln!("blkc: cannot note deliveries in {}: {}", path.display(), describe(path, e));
-        }
-        batches += 1;
-    }
 }
 
 /// Claims the SQLite store at `path` for one serving process. A second
@@ -342,7 +91,7 @@ pub const DEFAULT_PATH: &str = ".blkc/store.sqlite3";
 pub const SCHEMA_VERSION: i64 = 1;
 
 pub struct Store {
-    conn: Connection,
+    pub(super) conn: Connection,
     path: PathBuf,
     /// A save's transaction is open (see [`VarStore::begin`]).
     in_transaction: bool,
@@ -461,7 +210,7 @@ impl Store {
 
     /// A write of its own (outside a save's transaction: SQLite makes it
     /// one), in its turn among the process's writers.
-    fn writing<T>(&mut self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    pub(super) fn writing<T>(&mut self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
         let gate = self.keeping.as_ref().filter(|_| !self.in_transaction);
         if let Some((gate, _)) = gate {
             gate.enter();
@@ -533,7 +282,7 @@ impl Admin for Store {
 }
 
 /// What a store failure means, in words, and of which kind.
-fn describe(path: &Path, e: rusqlite::Error) -> StoreError {
+pub(super) fn describe(path: &Path, e: rusqlite::Error) -> StoreError {
     use rusqlite::ErrorCode;
     let shown = path.display();
     match e.sqlite_error_code() {
@@ -808,7 +557,7 @@ impl VarStore for Store {
 impl Store {
     /// Makes the table of waiting work, if no run has yet (readers of the
     /// store's format 1 pass it by, as they pass `blkc_seen`).
-    fn later_table(&self) -> Result<(), StoreError> {
+    pub(super) fn later_table(&self) -> Result<(), StoreError> {
         self.conn
             .execute_batch(
                 "CREATE TABLE IF NOT EXISTS blkc_later (id TEXT PRIMARY KEY, owner TEXT NOT NULL, key TEXT NOT NULL,
@@ -852,7 +601,7 @@ pub struct LazyStore {
     writable: bool,
     /// The process's kept connections: one is taken first, and the one
     /// used is given back when the run ends.
-    kept: Option<Arc<Kept>>,
+    kept: Option<Arc<dyn Keeper>>,
 }
 
 impl LazyStore {
@@ -861,7 +610,7 @@ impl LazyStore {
     }
 
     /// A run's store from `kept`, a process's kept connections.
-    pub fn kept(kept: Arc<Kept>) -> LazyStore {
+    pub fn kept(kept: Arc<dyn Keeper>) -> LazyStore {
         LazyStore { path: kept.path().to_path_buf(), store: None, writable: false, kept: Some(kept) }
     }
 
@@ -953,6 +702,43 @@ impl VarStore for LazyStore {
             Some(store) => store.waiting(owner),
             None => Ok(Vec::new()),
         }
+    }
+}
+
+/// Where a run's store takes a connection from and gives it back to: a
+/// serving process's kept connections (`kept.rs`).
+pub trait Keeper: Send + Sync {
+    /// The store's path.
+    fn path(&self) -> &Path;
+    /// A kept connection to the store's file as it is now, if there is one.
+    fn take(&self) -> Option<Store>;
+    /// A kept connection, else one opened to write and made a kept one.
+    fn open(&self) -> Result<Store, StoreError>;
+    /// The connection a run used, for the next run.
+    fn give_back(&self, store: Store);
+}
+
+/// One writer at a time among a process's kept connections.
+#[derive(Debug, Default)]
+pub struct WriteGate {
+    busy: Mutex<bool>,
+    free: Condvar,
+}
+
+impl WriteGate {
+    /// Waits for the gate to be free, and takes it.
+    pub fn enter(&self) {
+        let mut busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+        while *busy {
+            busy = self.free.wait(busy).unwrap_or_else(|e| e.into_inner());
+        }
+        *busy = true;
+    }
+
+    /// Gives the gate to the next writer.
+    pub fn leave(&self) {
+        *self.busy.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        self.free.notify_one();
     }
 }
 
