@@ -98,7 +98,9 @@ impl Kept {
         if own.as_ref().is_some_and(|s| super::sqlite::file_identity(&self.path).ok() != Some(s.identity())) {
             *own = None;
         }
-        if own.is_none() {
+        // The syncer never makes a store: one removed is made by the next
+        // save, as a run's would be.
+        if own.is_none() && super::sqlite::file_identity(&self.path).is_ok() {
             *own = Store::open(&self.path).ok();
         }
         let Some(store) = own else { return };
